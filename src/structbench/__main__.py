@@ -1,0 +1,5 @@
+"""``python -m structbench``."""
+
+from structbench.cli.app import main
+
+main()

@@ -1,0 +1,202 @@
+"""The model interface every backend implements, and the request/response types strategies use."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from abc import ABC, abstractmethod
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Role = Literal["system", "user", "assistant"]
+
+
+@dataclass(frozen=True)
+class Message:
+    """One chat turn."""
+
+    role: Role
+    content: str
+
+
+@dataclass(frozen=True)
+class GenerationParams:
+    """Sampling parameters; all of them are part of the cache key."""
+
+    max_tokens: int = 512
+    temperature: float = 0.0
+    top_p: float = 1.0
+    n: int = 1
+    """Number of samples to draw for the same prompt (self-consistency)."""
+    stop: tuple[str, ...] = ()
+    seed: int | None = None
+    logprobs: bool = False
+    """Ask for the log-probabilities of the generated tokens (first-token confidence)."""
+    top_logprobs: int = 0
+    response_format: dict[str, Any] | None = None
+    """An OpenAI ``response_format`` (JSON Schema structured output) where the backend supports it."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """A chat (``messages``) or completion (``prompt``) request: exactly one of the two is set."""
+
+    messages: tuple[Message, ...] | None = None
+    prompt: str | None = None
+    params: GenerationParams = field(default_factory=GenerationParams)
+
+    def __post_init__(self) -> None:
+        if (self.messages is None) == (self.prompt is None):
+            raise ValueError("a Request has either messages or a prompt, not both and not neither")
+
+    @classmethod
+    def chat(cls, user: str, *, system: str | None = None, **params: Any) -> Request:
+        """A one-turn chat request, optionally with a system message."""
+        msgs = ((Message("system", system),) if system else ()) + (Message("user", user),)
+        return cls(messages=msgs, params=GenerationParams(**params))
+
+    @property
+    def kind(self) -> Literal["chat", "completion"]:
+        return "chat" if self.messages is not None else "completion"
+
+    def prompt_payload(self) -> str | list[dict[str, str]]:
+        """The prompt as exported and stored: the text, or the list of chat messages."""
+        if self.messages is not None:
+            return [{"role": m.role, "content": m.content} for m in self.messages]
+        assert self.prompt is not None
+        return self.prompt
+
+    def with_reply(self, reply: str, user: str) -> Request:
+        """The follow-up chat request: this conversation, the model's ``reply``, then a new ``user`` turn."""
+        if self.messages is None:
+            raise ValueError("follow-up turns need a chat request")
+        msgs = (*self.messages, Message("assistant", reply), Message("user", user))
+        return Request(messages=msgs, params=self.params)
+
+
+@dataclass(frozen=True)
+class TokenLogprob:
+    """A generated token, its log-probability and the most likely alternatives at that position."""
+
+    token: str
+    logprob: float
+    top: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One generated continuation."""
+
+    text: str
+    logprobs: tuple[TokenLogprob, ...] | None = None
+    finish_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Response:
+    """What a backend returns: ``n`` choices and token usage."""
+
+    choices: tuple[Choice, ...]
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cached: bool = False
+    """True when the response came from the response cache rather than the model."""
+
+    @property
+    def text(self) -> str:
+        return self.choices[0].text
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Response:
+        choices = tuple(
+            Choice(
+                text=c["text"],
+                logprobs=None
+                if c.get("logprobs") is None
+                else tuple(TokenLogprob(**lp) for lp in c["logprobs"]),
+                finish_reason=c.get("finish_reason"),
+            )
+            for c in data["choices"]
+        )
+        return cls(
+            choices=choices,
+            prompt_tokens=data.get("prompt_tokens"),
+            completion_tokens=data.get("completion_tokens"),
+        )
+
+
+class BackendError(Exception):
+    """A model call failed for good (after retries); recorded as the sample's error."""
+
+
+class Backend(ABC):
+    """A model client. Implementations must be safe to call concurrently from one event loop."""
+
+    backend: str
+    """The backend's registered name (``openai``, ``llamacpp`` ...)."""
+    model: str
+    """The model's name as the backend knows it; part of the cache key."""
+    base_url: str | None = None
+    """The server address where there is one; part of the cache key."""
+    cacheable: bool = True
+    """Whether responses go through the response cache (the oracle's do not)."""
+    supports_logprobs: bool = False
+
+    @abstractmethod
+    async def generate(self, request: Request) -> Response:
+        """Run one request and return its choices; raise ``BackendError`` when it cannot succeed."""
+
+    async def aclose(self) -> None:  # noqa: B027  (optional hook; most backends hold nothing)
+        """Release connections or model memory."""
+
+    def describe(self) -> dict[str, Any]:
+        """What the manifest records about this backend (never secrets)."""
+        return {"backend": self.backend, "model": self.model, "base_url": self.base_url}
+
+
+CACHE_KEY_FIELDS = (
+    "backend",
+    "model",
+    "base_url",
+    "kind",
+    "messages_or_prompt",
+    "max_tokens",
+    "temperature",
+    "top_p",
+    "n",
+    "stop",
+    "seed",
+    "logprobs",
+    "top_logprobs",
+    "response_format",
+)
+"""Exactly the request fields that identify a cached response. Left out on purpose: API keys, timeouts,
+retry settings, concurrency, and anything about the run (strategy name, sample id), so that the same
+request from another run or strategy is a cache hit."""
+
+
+def cache_key(backend: Backend, request: Request) -> str:
+    """A stable SHA-256 over ``CACHE_KEY_FIELDS``."""
+    p = request.params
+    fields: dict[str, Any] = {
+        "backend": backend.backend,
+        "model": backend.model,
+        "base_url": backend.base_url,
+        "kind": request.kind,
+        "messages_or_prompt": request.prompt_payload(),
+        "max_tokens": p.max_tokens,
+        "temperature": p.temperature,
+        "top_p": p.top_p,
+        "n": p.n,
+        "stop": list(p.stop),
+        "seed": p.seed,
+        "logprobs": p.logprobs,
+        "top_logprobs": p.top_logprobs,
+        "response_format": p.response_format,
+    }
+    assert tuple(fields) == CACHE_KEY_FIELDS
+    blob = json.dumps(fields, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()

@@ -1,0 +1,51 @@
+"""Build a backend from ``--model BACKEND[:NAME]`` and the run's connection settings."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from structbench.backends.base import Backend
+from structbench.errors import UsageError
+from structbench.registry import Registry
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    """Everything needed to construct a backend; ``api_key_env`` names a variable, never holds a key."""
+
+    backend: str
+    name: str | None = None
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    concurrency: int = 8
+    timeout: float = 120.0
+    max_retries: int = 6
+    options: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, model: str, **kwargs: object) -> BackendSpec:
+        """Split ``BACKEND[:NAME]``; the name may itself contain colons (``openai:org/model:tag``)."""
+        backend, _, name = model.partition(":")
+        if not backend:
+            raise UsageError(f"--model {model!r}: expected BACKEND[:NAME], e.g. openai:gpt-4o-mini")
+        return cls(backend=backend, name=name or None, **kwargs)  # type: ignore[arg-type]
+
+    @property
+    def label(self) -> str:
+        """How results name the model: ``backend:name``."""
+        return f"{self.backend}:{self.name}" if self.name else self.backend
+
+
+BackendFactory = Callable[[BackendSpec], Backend]
+
+BACKENDS: Registry[BackendFactory] = Registry("backend")
+BACKENDS.register("openai", "structbench.backends.openai_compat:from_spec")
+BACKENDS.register("llamacpp", "structbench.backends.llamacpp:from_spec")
+BACKENDS.register("mock", "structbench.backends.mock:from_spec")
+BACKENDS.register("oracle", "structbench.backends.oracle:from_spec")
+
+
+def make_backend(spec: BackendSpec) -> Backend:
+    """Construct the backend ``spec`` names."""
+    return BACKENDS.get(spec.backend)(spec)

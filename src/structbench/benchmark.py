@@ -1,0 +1,156 @@
+"""The contract between the core and a benchmark: load samples, prompt them, parse, score, aggregate.
+
+The core (runner, CLI, reports) only talks to this interface; benchmarks live in
+``structbench.benchmarks.<name>`` and are found through ``structbench.benchmarks.BENCHMARKS``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from structbench.backends.base import Request, Response
+from structbench.data.sample import Sample
+from structbench.errors import UsageError
+
+if TYPE_CHECKING:
+    from structbench.datasets import DataContext
+
+Generate = Callable[[Request], Awaitable[Response]]
+"""How a strategy calls the model: the runner binds the backend, the response cache and bookkeeping."""
+
+
+@dataclass
+class Attempt:
+    """What a strategy produced for one sample: the text the parser reads, plus anything else it used."""
+
+    output: str
+    """The raw model text the benchmark's parser reads (for multi-call strategies, the final one)."""
+    outputs: list[str] = field(default_factory=list)
+    """All sampled texts when the strategy draws several (self-consistency); empty otherwise."""
+    confidence: float | None = None
+    """Probability of the chosen answer's first token, when the backend returns logprobs."""
+    artifacts: dict[str, Any] = field(default_factory=dict)
+    """Strategy-specific JSON-able results (executed program output, merged rows ...)."""
+
+    @classmethod
+    def from_prediction(cls, output: str | list[str]) -> Attempt:
+        """An attempt rebuilt from a predictions file, where ``output`` is raw text or a list of samples."""
+        if isinstance(output, list):
+            return cls(output=output[0] if output else "", outputs=list(output))
+        return cls(output=output)
+
+
+class Strategy(ABC):
+    """A prompting pipeline: from a sample to an ``Attempt`` through one or more model calls."""
+
+    name: str = ""
+    description: str = ""
+
+    @abstractmethod
+    async def run(self, sample: Sample, generate: Generate) -> Attempt:
+        """Prompt the model about ``sample`` through ``generate``."""
+
+
+class Scored(BaseModel):
+    """One sample's outcome, self-contained so metrics can be recomputed from ``samples.jsonl``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    task: str
+    parsed: Any
+    """The answer the parser extracted (None when nothing could be parsed)."""
+    gold: Any
+    score: float
+    """The per-sample headline score in [0, 1] (1 = correct for classification)."""
+    values: dict[str, float] = {}
+    """Further per-sample metric values (cell F1, tuple similarity, rejection ...)."""
+    meta: dict[str, Any] = {}
+    """Breakdown keys copied from the sample."""
+
+
+class NoOptions(BaseModel):
+    """A benchmark without run options."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Benchmark(ABC):
+    """One benchmark: where its data comes from, how samples are prompted, parsed and scored."""
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    """The paper's name for it."""
+    variants: ClassVar[tuple[str, ...]]
+    """Variant names; the first is the default."""
+    default_strategy: ClassVar[str]
+    headline: ClassVar[str]
+    """The metric reported as the headline; a key of ``aggregate``'s result."""
+    metric_names: ClassVar[tuple[str, ...]]
+    breakdown_keys: ClassVar[tuple[str, ...]] = ("task",)
+    """Meta keys (and ``task``) over which metrics are also computed per group."""
+    Options: ClassVar[type[BaseModel]] = NoOptions
+    """Run options (``--option key=value``), validated by this model."""
+
+    def __init__(self, options: Mapping[str, Any] | None = None) -> None:
+        try:
+            self.options = self.Options.model_validate(dict(options or {}))
+        except ValidationError as err:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'option'}: {e['msg']}" for e in err.errors()
+            )
+            raise UsageError(f"{self.name}: bad --option: {problems}") from None
+
+    def check_variant(self, variant: str | None) -> str:
+        """The variant to use (the default when None); unknown names raise ``UsageError``."""
+        if variant is None:
+            return self.variants[0]
+        if variant not in self.variants:
+            raise UsageError(f"{self.name} has no variant {variant!r}; variants: {', '.join(self.variants)}")
+        return variant
+
+    @abstractmethod
+    def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> list[Sample]:
+        """Load or generate the variant's samples (``limit`` is a hint; the core also truncates)."""
+
+    @abstractmethod
+    def strategies(self) -> Mapping[str, Strategy]:
+        """The prompting strategies this benchmark supports, by name."""
+
+    def strategy(self, name: str | None) -> Strategy:
+        """The named strategy (the default when None); unknown names raise ``UsageError``."""
+        table = self.strategies()
+        name = name or self.default_strategy
+        if name not in table:
+            raise UsageError(f"{self.name} has no strategy {name!r}; strategies: {', '.join(table)}")
+        return table[name]
+
+    @abstractmethod
+    def oracle(self, sample: Sample, request: Request) -> str:
+        """The reply a perfect model would give to ``request`` about ``sample``, in the expected format."""
+
+    @abstractmethod
+    def score(self, sample: Sample, attempt: Attempt, strategy: str) -> Scored:
+        """Parse the attempt with the benchmark's own parser and score it against the gold answer."""
+
+    @abstractmethod
+    def aggregate(self, scored: Sequence[Scored]) -> dict[str, float]:
+        """Corpus-level metrics over ``scored``; must contain ``headline`` and ``metric_names``."""
+
+    def export_fields(self, sample: Sample) -> dict[str, Any]:
+        """Benchmark-specific fields added to each ``export`` line."""
+        return {}
+
+    def extra_results(self, scored: Sequence[Scored]) -> dict[str, Any]:
+        """Extra JSON-able results for ``metrics.json`` (confusion matrix ...)."""
+        return {}
+
+
+current_sample: ContextVar[tuple[Benchmark, Sample]] = ContextVar("current_sample")
+"""The benchmark and sample a strategy is working on; the oracle backend reads it to know the gold."""

@@ -1,0 +1,265 @@
+"""``structbench``: list, run, export, score and report. Heavy modules are imported inside commands."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from structbench.errors import StructbenchError, UsageError
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=False,
+    help="Evaluate language models on reasoning over structured knowledge.",
+    pretty_exceptions_enable=False,
+)
+
+DEFAULT_SUITE = ["structext:test"]
+"""What ``structbench run`` evaluates with no arguments: benchmarks that need no download."""
+DEFAULT_LIMIT = 8
+DEFAULT_MODEL = "llamacpp"
+
+BenchArg = Annotated[str, typer.Argument(help="BENCH[:VARIANT]")]
+DataDirOpt = Annotated[
+    Path | None,
+    typer.Option("--data-dir", help="Local copy of the datasets (<dir>/<dataset>/...); env STRUCTBENCH_DATA_DIR."),
+]
+OptionOpt = Annotated[
+    list[str] | None,
+    typer.Option("--option", "-o", help="Benchmark run option KEY=VALUE or BENCH.KEY=VALUE (repeatable)."),
+]
+StrategyOpt = Annotated[str | None, typer.Option("--strategy", "-s", help="Strategy name (default: the benchmark's).")]
+LimitOpt = Annotated[int | None, typer.Option("--limit", "-n", help="Evaluate the first N samples of each benchmark.")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed for generators, shuffles and sampling.")]
+
+
+def _console() -> Any:
+    from rich.console import Console
+
+    return Console()
+
+
+@app.command("list")
+def list_cmd() -> None:
+    """Benchmarks with their variants, strategies and metrics; backends."""
+    from rich.table import Table
+
+    from structbench.backends import BACKENDS
+    from structbench.benchmarks import BENCHMARKS
+
+    table = Table(title="benchmarks", show_lines=True)
+    for col in ("benchmark", "variants", "strategies", "metrics (headline first)", "options"):
+        table.add_column(col)
+    for name in BENCHMARKS.names():
+        cls = BENCHMARKS.get(name)
+        bench = cls()
+        strategies = [f"[bold]{s}[/bold]" if s == cls.default_strategy else s for s in bench.strategies()]
+        metrics = [cls.headline, *(m for m in cls.metric_names if m != cls.headline)]
+        table.add_row(
+            f"{name}\n[dim]{cls.title}[/dim]",
+            ", ".join(cls.variants),
+            ", ".join(strategies),
+            ", ".join(metrics),
+            ", ".join(cls.Options.model_fields) or "-",
+        )
+    console = _console()
+    console.print(table)
+    console.print("backends: " + ", ".join(BACKENDS.names()) + f" (default: {DEFAULT_MODEL}, embedded Gemma 3 270M)")
+
+
+@app.command()
+def run(
+    model: Annotated[
+        str, typer.Option("--model", "-m", help="BACKEND[:NAME], e.g. openai:gpt-4o-mini.")
+    ] = DEFAULT_MODEL,
+    bench: Annotated[
+        str | None, typer.Option("--bench", "-b", help="Comma-separated BENCH[:VARIANT] list.")
+    ] = None,
+    strategy: Annotated[
+        str | None, typer.Option("--strategy", "-s", help="Comma-separated strategies, or 'all'.")
+    ] = None,
+    option: OptionOpt = None,
+    limit: LimitOpt = None,
+    concurrency: Annotated[int, typer.Option("--concurrency", "-c", help="Samples in flight at once.")] = 8,
+    seed: SeedOpt = 0,
+    out: Annotated[Path | None, typer.Option("--out", help="Run directory (default runs/<config hash>).")] = None,
+    resume: Annotated[Path | None, typer.Option("--resume", help="Continue the run in this directory.")] = None,
+    base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible server URL.")] = None,
+    api_key_env: Annotated[str, typer.Option(help="Environment variable holding the API key.")] = "OPENAI_API_KEY",
+    timeout: Annotated[float, typer.Option(help="Seconds per model request.")] = 120.0,
+    max_retries: Annotated[int, typer.Option(help="Retries on 429/5xx/timeouts.")] = 6,
+    cache: Annotated[Path | None, typer.Option(help="Response cache file (default <cache>/responses.sqlite).")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")] = False,
+    data_dir: DataDirOpt = None,
+    offline: Annotated[bool, typer.Option(help="Never download datasets.")] = False,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+) -> None:
+    """Evaluate a model. With no arguments: a quick offline suite on the embedded model."""
+    from structbench.backends import BackendSpec, make_backend
+    from structbench.datasets import DataContext, cache_root
+    from structbench.report.markdown import headline_table
+    from structbench.runner.cache import ResponseCache
+    from structbench.runner.config import RunConfig, parse_options
+    from structbench.runner.run import Run, prepare
+    from structbench.runner.store import MANIFEST
+
+    if resume is not None:
+        manifest_path = resume / MANIFEST
+        if not manifest_path.is_file():
+            raise UsageError(f"--resume {resume}: no {MANIFEST} there")
+        config = RunConfig.model_validate(json.loads(manifest_path.read_text())["config"])
+        run_dir = resume
+    else:
+        if bench is None:
+            benches, limit = DEFAULT_SUITE, limit if limit is not None else DEFAULT_LIMIT
+        else:
+            benches = [b.strip() for b in bench.split(",") if b.strip()]
+        config = RunConfig(
+            model=model,
+            base_url=base_url,
+            benches=benches,
+            strategies=[s.strip() for s in strategy.split(",")] if strategy else [],
+            options=parse_options(option or []),
+            limit=limit,
+            seed=seed,
+            data_dir=str(data_dir) if data_dir else None,
+        )
+        run_dir = out or Path("runs") / f"{config.model.replace(':', '-').replace('/', '_')}-{config.fingerprint()}"
+    data = DataContext.from_env(config.data_dir, offline=offline)
+    selections = prepare(config, data)
+    spec = BackendSpec.parse(
+        config.model,
+        base_url=config.base_url,
+        api_key_env=api_key_env,
+        concurrency=concurrency,
+        timeout=timeout,
+        max_retries=max_retries,
+    )
+    backend = make_backend(spec)
+    response_cache = None if no_cache else ResponseCache(cache or cache_root() / "responses.sqlite")
+    metrics = Run(run_dir, config).execute(
+        backend,
+        selections,
+        cache=response_cache,
+        concurrency=concurrency,
+        progress=progress and sys.stderr.isatty(),
+    )
+    if response_cache is not None:
+        response_cache.close()
+    _print_markdown(headline_table(metrics))
+    typer.echo(f"run directory: {run_dir}")
+
+
+@app.command()
+def export(
+    bench: BenchArg,
+    out: Annotated[Path, typer.Option("--out", help="JSON-lines file to write.")],
+    limit: LimitOpt = None,
+    seed: SeedOpt = 0,
+    strategy: StrategyOpt = None,
+    option: OptionOpt = None,
+    data_dir: DataDirOpt = None,
+) -> None:
+    """Write each sample's prompt (the strategy's first model call), gold and meta as JSON lines."""
+    from structbench.runner.export import export_lines
+
+    b, variant, samples, strat = _load_one(bench, strategy, option, limit, seed, data_dir)
+    tmp = out.with_name(f".{out.name}.tmp")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(tmp, "w") as fh:
+        for line in export_lines(b, variant, samples, strat):
+            fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+    os.replace(tmp, out)
+    typer.echo(f"wrote {len(samples)} samples to {out}")
+
+
+@app.command()
+def score(
+    bench: BenchArg,
+    predictions: Annotated[Path, typer.Option("--predictions", "-p", help="JSON lines with 'id' and 'output'.")],
+    strategy: StrategyOpt = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Write metrics JSON here.")] = None,
+    limit: LimitOpt = None,
+    seed: SeedOpt = 0,
+    option: OptionOpt = None,
+    data_dir: DataDirOpt = None,
+    model: Annotated[str, typer.Option(help="Model name to record in the results.")] = "predictions",
+) -> None:
+    """Parse and score raw model outputs with the benchmark's own parser and metrics."""
+    from structbench.report.markdown import render
+    from structbench.results import MetricsFile
+    from structbench.runner.export import read_predictions, score_predictions
+    from structbench.runner.store import write_json_atomic
+
+    preds = read_predictions(predictions)
+    b, variant, samples, strat = _load_one(bench, strategy, option, limit, seed, data_dir)
+    entry = score_predictions(b, variant, samples, strat, preds, source=predictions, model=model)
+    metrics = MetricsFile(results=[entry])
+    _print_markdown(render(metrics, title=f"scores of {predictions}"))
+    if entry.missing:
+        typer.echo(f"warning: {len(entry.missing)} sample(s) missing from {predictions}, counted as wrong", err=True)
+    if out is not None:
+        write_json_atomic(out, metrics.model_dump())
+
+
+@app.command()
+def report(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
+    out: Annotated[Path | None, typer.Option("--out", help="Write the Markdown here instead of stdout.")] = None,
+) -> None:
+    """A Markdown summary of a run directory."""
+    from structbench.report.markdown import render
+    from structbench.results import MetricsFile
+    from structbench.runner.store import METRICS
+
+    path = run_dir / METRICS
+    if not path.is_file():
+        raise UsageError(f"{run_dir}: no {METRICS} (is the run finished? resume it with --resume {run_dir})")
+    text = render(MetricsFile.model_validate_json(path.read_text()), title=f"structbench report: {run_dir}")
+    if out is None:
+        typer.echo(text)
+    else:
+        out.write_text(text)
+
+
+def _load_one(
+    entry: str, strategy: str | None, option: list[str] | None, limit: int | None, seed: int, data_dir: Path | None
+) -> tuple[Any, str, list[Any], Any]:
+    from structbench.benchmarks import BENCHMARKS
+    from structbench.datasets import DataContext
+    from structbench.runner.config import check_options_used, parse_options, split_bench
+    from structbench.runner.run import load_benchmark
+
+    options = parse_options(option or [])
+    check_options_used([BENCHMARKS.get(split_bench(entry)[0])], options)
+    bench, variant = load_benchmark(entry, options)
+    samples = bench.load(variant, DataContext.from_env(data_dir), seed=seed, limit=limit)
+    if limit is not None:
+        samples = samples[:limit]
+    return bench, variant, samples, bench.strategy(strategy)
+
+
+def _print_markdown(text: str) -> None:
+    if sys.stdout.isatty():
+        from rich.markdown import Markdown
+
+        _console().print(Markdown(text))
+    else:
+        typer.echo(text)
+
+
+def main() -> None:
+    """Entry point: user and data errors print one line and exit 2; nothing else is swallowed."""
+    try:
+        app()
+    except StructbenchError as err:
+        typer.echo(f"error: {err}", err=True)
+        sys.exit(err.exit_code)
+    except KeyboardInterrupt:
+        typer.echo("interrupted; finished samples are saved, the same command resumes", err=True)
+        sys.exit(130)

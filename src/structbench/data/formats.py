@@ -1,0 +1,296 @@
+"""More text serializations of evidence: CSV, JSON, HTML, XML and triples (Markdown lives in ``serialize``).
+
+Every table-based benchmark offers them through its ``serialization`` option. Conventions shared by all
+formats:
+
+- Free text (``Text``, ``StructuredText``) is passed through unchanged: it has no structure to re-render.
+- A table caption, a list title and a tree root are kept where the format has a place for them
+  (``<caption>``, a ``caption`` attribute or key) and otherwise written as a line before the data.
+- A header made only of empty strings (untitled columns, e.g. a Wikipedia infobox) is left out where the
+  format allows it (CSV, HTML, XML); JSON then uses the ``columns``/``rows`` form.
+- Characters that XML 1.0 cannot hold (control characters) are dropped in HTML and XML output.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from lxml import etree
+from lxml import html as lxml_html
+from lxml.builder import E
+
+from structbench.data.evidence import Evidence, Graph, ItemList, StructuredText, Table, Text, Tree
+from structbench.data.serialize import SERIALIZERS
+
+_XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def _xml_text(value: str) -> str:
+    return _XML_ILLEGAL.sub("", value)
+
+
+def _has_header(table: Table) -> bool:
+    return any(h.strip() for h in table.header)
+
+
+def _tree_children(tree: Tree) -> tuple[list[str], dict[str, list[str]]]:
+    """Roots in first-seen order and each node's children, from the parent -> child edges."""
+    children: dict[str, list[str]] = {}
+    order: list[str] = []
+    for parent, child in tree.edges:
+        children.setdefault(parent, []).append(child)
+        for node in (parent, child):
+            if node not in order:
+                order.append(node)
+    has_parent = {c for _, c in tree.edges}
+    return [n for n in order if n not in has_parent], children
+
+
+def _with_title(title: str | None, body: str) -> str:
+    return f"{title}\n\n{body}" if title else body
+
+
+def _passthrough(evidence: Evidence) -> str | None:
+    if isinstance(evidence, Text | StructuredText):
+        return evidence.text
+    return None
+
+
+# --- CSV -------------------------------------------------------------------------------------------
+
+
+def _csv_rows(rows: list[list[str]]) -> str:
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    return buf.getvalue().rstrip("\n")
+
+
+def to_csv(evidence: Evidence) -> str:
+    """RFC 4180 CSV (quoted where needed); graphs as subject,relation,object and trees as parent,child."""
+    text = _passthrough(evidence)
+    if text is not None:
+        return text
+    if isinstance(evidence, Table):
+        rows = ([evidence.header] if _has_header(evidence) else []) + evidence.rows
+        return _with_title(evidence.caption, _csv_rows(rows))
+    if isinstance(evidence, ItemList):
+        return _with_title(evidence.title, _csv_rows([[item] for item in evidence.items]))
+    if isinstance(evidence, Graph):
+        return _csv_rows([["subject", "relation", "object"], *map(list, evidence.triples)])
+    if isinstance(evidence, Tree):
+        return _csv_rows([["parent", "child"], *map(list, evidence.edges)])
+    raise TypeError(f"no CSV form for {type(evidence).__name__}")
+
+
+# --- JSON ------------------------------------------------------------------------------------------
+
+
+def table_json(table: Table) -> Any:
+    """A list of row objects keyed by column name when the names are unique and non-empty, else
+    ``{"columns": [...], "rows": [[...]]}``; a caption turns either into ``{"caption": ..., ...}``."""
+    names = [h.strip() for h in table.header]
+    if all(names) and len(set(names)) == len(names):
+        records = [dict(zip(names, row, strict=False)) for row in table.rows]
+        return {"caption": table.caption, "rows": records} if table.caption else records
+    body: dict[str, Any] = {"columns": table.header, "rows": table.rows}
+    return {"caption": table.caption, **body} if table.caption else body
+
+
+def _tree_json(tree: Tree) -> Any:
+    roots, children = _tree_children(tree)
+
+    def node(name: str, seen: frozenset[str]) -> Any:
+        kids = [k for k in children.get(name, []) if k not in seen]
+        return {k: node(k, seen | {k}) for k in kids}
+
+    return {r: node(r, frozenset({r})) for r in roots}
+
+
+def to_json(evidence: Evidence) -> str:
+    """Indented JSON (non-ASCII kept): tables as records, lists as arrays, graphs as triple objects."""
+    text = _passthrough(evidence)
+    if text is not None:
+        return text
+    value: Any
+    if isinstance(evidence, Table):
+        value = table_json(evidence)
+    elif isinstance(evidence, ItemList):
+        value = {"title": evidence.title, "items": evidence.items} if evidence.title else evidence.items
+    elif isinstance(evidence, Graph):
+        value = [{"subject": s, "relation": r, "object": o} for s, r, o in evidence.triples]
+    elif isinstance(evidence, Tree):
+        value = _tree_json(evidence)
+    else:
+        raise TypeError(f"no JSON form for {type(evidence).__name__}")
+    return json.dumps(value, ensure_ascii=False, indent=2)
+
+
+# --- HTML ------------------------------------------------------------------------------------------
+
+
+def _html_table(header: list[str] | None, rows: list[list[str]], caption: str | None) -> Any:
+    parts: list[Any] = []
+    if caption:
+        parts.append(E.caption(_xml_text(caption)))
+    if header is not None:
+        parts.append(E.thead(E.tr(*(E.th(_xml_text(h)) for h in header))))
+    parts.append(E.tbody(*(E.tr(*(E.td(_xml_text(c)) for c in row)) for row in rows)))
+    return E.table(*parts)
+
+
+def _html_tree(tree: Tree) -> Any:
+    roots, children = _tree_children(tree)
+
+    def items(names: list[str], seen: frozenset[str]) -> Any:
+        lis = []
+        for name in names:
+            kids = [k for k in children.get(name, []) if k not in seen]
+            li = E.li(_xml_text(name))
+            if kids:
+                li.append(items(kids, seen | set(kids)))
+            lis.append(li)
+        return E.ul(*lis)
+
+    return items(roots, frozenset(roots))
+
+
+def to_html(evidence: Evidence) -> str:
+    """An HTML fragment: a ``<table>`` (caption, thead, tbody), or a ``<ul>`` for lists and trees."""
+    text = _passthrough(evidence)
+    if text is not None:
+        return text
+    if isinstance(evidence, Table):
+        header = evidence.header if _has_header(evidence) else None
+        element = _html_table(header, evidence.rows, evidence.caption)
+    elif isinstance(evidence, ItemList):
+        element = E.ul(*(E.li(_xml_text(i)) for i in evidence.items))
+        if evidence.title:
+            element = E.div(E.p(_xml_text(evidence.title)), element)
+    elif isinstance(evidence, Graph):
+        element = _html_table(["Subject", "Relation", "Object"], [list(t) for t in evidence.triples], None)
+    elif isinstance(evidence, Tree):
+        element = _html_tree(evidence)
+    else:
+        raise TypeError(f"no HTML form for {type(evidence).__name__}")
+    out: str = lxml_html.tostring(element, pretty_print=True, encoding="unicode")
+    return out.rstrip("\n")
+
+
+# --- XML -------------------------------------------------------------------------------------------
+
+
+def to_xml(evidence: Evidence) -> str:
+    """Indented XML; a cell names its column in an attribute (``<cell column="...">``), any name works."""
+    text = _passthrough(evidence)
+    if text is not None:
+        return text
+    if isinstance(evidence, Table):
+        element = E.table()
+        if evidence.caption:
+            element.append(E.caption(_xml_text(evidence.caption)))
+        named = _has_header(evidence)
+        for row in evidence.rows:
+            row_el = E.row()
+            for i, cell in enumerate(row):
+                cell_el = E.cell(_xml_text(cell))
+                if named and i < len(evidence.header):
+                    cell_el.set("column", _xml_text(evidence.header[i]))
+                row_el.append(cell_el)
+            element.append(row_el)
+    elif isinstance(evidence, ItemList):
+        element = E.list(*(E.item(_xml_text(i)) for i in evidence.items))
+        if evidence.title:
+            element.set("title", _xml_text(evidence.title))
+    elif isinstance(evidence, Graph):
+        element = E.graph(
+            *(
+                E.triple(E.subject(_xml_text(s)), E.relation(_xml_text(r)), E.object(_xml_text(o)))
+                for s, r, o in evidence.triples
+            )
+        )
+    elif isinstance(evidence, Tree):
+        element = _xml_tree(evidence)
+    else:
+        raise TypeError(f"no XML form for {type(evidence).__name__}")
+    out: str = etree.tostring(element, pretty_print=True, encoding="unicode")
+    return out.rstrip("\n")
+
+
+def _xml_tree(tree: Tree) -> Any:
+    roots, children = _tree_children(tree)
+
+    def node(name: str, seen: frozenset[str]) -> Any:
+        el = E.node(name=_xml_text(name))
+        for kid in children.get(name, []):
+            if kid not in seen:
+                el.append(node(kid, seen | {kid}))
+        return el
+
+    return E.tree(*(node(r, frozenset({r})) for r in roots))
+
+
+# --- triples ---------------------------------------------------------------------------------------
+
+
+def _triple_line(s: str, r: str, o: str) -> str:
+    return f"({s}, {r}, {o})"
+
+
+def table_triples(table: Table) -> list[tuple[str, str, str]]:
+    """(row key, column, value) for every non-empty cell except the key itself.
+
+    The row key is the first column's value when those values are unique and non-empty (the table's
+    natural key, e.g. a name), else ``row i`` (1-based). Untitled columns are called ``column j``.
+    """
+    firsts = [row[0].strip() if row else "" for row in table.rows]
+    keyed = bool(firsts) and all(firsts) and len(set(firsts)) == len(firsts) and len(table.header) > 1
+    names = [h.strip() or f"column {j + 1}" for j, h in enumerate(table.header)]
+    triples = []
+    for i, row in enumerate(table.rows):
+        subject = firsts[i] if keyed else f"row {i + 1}"
+        for j, cell in enumerate(row):
+            if (keyed and j == 0) or not cell.strip():
+                continue
+            column = names[j] if j < len(names) else f"column {j + 1}"
+            triples.append((subject, column, cell.strip()))
+    return triples
+
+
+def to_triples(evidence: Evidence) -> str:
+    """One ``(subject, relation, object)`` line per fact: graphs as they are, tables cell by cell
+    (``table_triples``), lists as ``(title, has item, item)``, trees as ``(parent, has child, child)``."""
+    text = _passthrough(evidence)
+    if text is not None:
+        return text
+    if isinstance(evidence, Graph):
+        triples = list(evidence.triples)
+        title = None
+    elif isinstance(evidence, Table):
+        triples, title = table_triples(evidence), evidence.caption
+    elif isinstance(evidence, ItemList):
+        subject = evidence.title or "list"
+        triples, title = [(subject, "has item", item) for item in evidence.items], None
+    elif isinstance(evidence, Tree):
+        triples, title = [(p, "has child", c) for p, c in evidence.edges], None
+    else:
+        raise TypeError(f"no triples form for {type(evidence).__name__}")
+    return _with_title(title, "\n".join(_triple_line(*t) for t in triples))
+
+
+FORMATS: dict[str, Callable[[Evidence], str]] = {
+    "csv": to_csv,
+    "json": to_json,
+    "html": to_html,
+    "xml": to_xml,
+    "triples": to_triples,
+}
+"""The serializations this module adds to ``SERIALIZERS``."""
+
+for _name, _render in FORMATS.items():
+    if _name not in SERIALIZERS:
+        SERIALIZERS.register(_name, _render)

@@ -1,0 +1,60 @@
+"""A small named registry with lazy ``"module:attr"`` targets and "did you mean" errors."""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from collections.abc import Callable, Iterator
+from typing import Generic, TypeVar
+
+from structbench.errors import UsageError
+
+T = TypeVar("T")
+
+
+class Registry(Generic[T]):
+    """Maps names to objects; a target may be a ``"package.module:attr"`` string resolved on first use."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._entries: dict[str, T | str] = {}
+
+    def register(self, name: str, target: T | str) -> None:
+        """Add ``name``; refuses duplicates so two plugins can never shadow each other."""
+        if name in self._entries:
+            raise ValueError(f"{self.kind} {name!r} is already registered")
+        self._entries[name] = target
+
+    def decorator(self, name: str) -> Callable[[T], T]:
+        """Register the decorated object under ``name``."""
+
+        def wrap(obj: T) -> T:
+            self.register(name, obj)
+            return obj
+
+        return wrap
+
+    def names(self) -> list[str]:
+        return list(self._entries)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def get(self, name: str) -> T:
+        """Return the object for ``name``, importing a lazy target; unknown names raise ``UsageError``."""
+        try:
+            target = self._entries[name]
+        except KeyError:
+            close = difflib.get_close_matches(name, self._entries, n=3)
+            hint = f" Did you mean: {', '.join(close)}?" if close else ""
+            known = ", ".join(self._entries) or "none"
+            raise UsageError(f"unknown {self.kind} {name!r}.{hint} Known: {known}.") from None
+        if isinstance(target, str):
+            module_name, _, attr = target.partition(":")
+            obj: T = getattr(importlib.import_module(module_name), attr)
+            self._entries[name] = obj
+            return obj
+        return target

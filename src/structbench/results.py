@@ -1,0 +1,106 @@
+"""The results schema shared by ``metrics.json`` (runs) and ``score --out``, and how it is computed."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from structbench.benchmark import Benchmark, Scored
+
+
+class Headline(BaseModel):
+    """The benchmark's headline metric."""
+
+    name: str
+    value: float
+
+
+class Group(BaseModel):
+    """Metrics over one group of a breakdown."""
+
+    n: int
+    metrics: dict[str, float]
+
+
+class ResultEntry(BaseModel):
+    """Metrics of one (benchmark, variant, strategy, model)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    benchmark: str
+    variant: str
+    strategy: str
+    model: str
+    headline: Headline
+    metrics: dict[str, float]
+    """Every corpus-level metric, the headline included."""
+    n: int
+    """Number of samples scored (missing predictions and errors included, counted as wrong)."""
+    breakdowns: dict[str, dict[str, Group]] = Field(default_factory=dict)
+    """Breakdown key (task, depth, budget ...) -> group value -> metrics over that group."""
+    errors: int = 0
+    """Samples whose model call failed for good; scored as wrong."""
+    missing: list[str] = Field(default_factory=list)
+    """Ids without a prediction (``score`` only); scored as wrong."""
+    extra: dict[str, Any] = Field(default_factory=dict)
+    """Benchmark-specific results (confusion matrix, label distribution ...)."""
+
+
+class MetricsFile(BaseModel):
+    """The whole of ``metrics.json``."""
+
+    results: list[ResultEntry]
+
+
+def _group_value(s: Scored, key: str) -> str | None:
+    value = s.task if key == "task" else s.meta.get(key)
+    return None if value is None else str(value)
+
+
+def compute_result(
+    bench: Benchmark,
+    variant: str,
+    strategy: str,
+    model: str,
+    scored: Sequence[Scored],
+    *,
+    errors: int = 0,
+    missing: Sequence[str] = (),
+) -> ResultEntry:
+    """Aggregate ``scored`` overall and per breakdown group."""
+    metrics = bench.aggregate(scored) if scored else {}
+    breakdowns: dict[str, dict[str, Group]] = {}
+    for key in bench.breakdown_keys:
+        groups: dict[str, list[Scored]] = defaultdict(list)
+        for s in scored:
+            value = _group_value(s, key)
+            if value is not None:
+                groups[value].append(s)
+        if groups:
+            breakdowns[key] = {
+                value: Group(n=len(items), metrics=bench.aggregate(items))
+                for value, items in sorted(groups.items(), key=lambda kv: _sort_key(kv[0]))
+            }
+    return ResultEntry(
+        benchmark=bench.name,
+        variant=variant,
+        strategy=strategy,
+        model=model,
+        headline=Headline(name=bench.headline, value=metrics.get(bench.headline, 0.0)),
+        metrics=metrics,
+        n=len(scored),
+        breakdowns=breakdowns,
+        errors=errors,
+        missing=list(missing),
+        extra=bench.extra_results(scored) if scored else {},
+    )
+
+
+def _sort_key(value: str) -> tuple[int, float, str]:
+    try:
+        return (0, float(value), value)
+    except ValueError:
+        return (1, 0.0, value)

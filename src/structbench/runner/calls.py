@@ -1,0 +1,64 @@
+"""The ``generate`` a strategy receives: backend + response cache + in-flight de-duplication."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field, replace
+
+from structbench.backends.base import Backend, Request, Response, cache_key
+from structbench.runner.cache import ResponseCache
+
+
+class ModelCaller:
+    """Sends requests to one backend, answering repeats from the cache and joining identical in-flight calls."""
+
+    def __init__(self, backend: Backend, cache: ResponseCache | None) -> None:
+        self.backend = backend
+        self.cache = cache if backend.cacheable else None
+        self._inflight: dict[str, asyncio.Future[Response]] = {}
+        self.model_calls = 0
+
+    async def __call__(self, request: Request) -> Response:
+        if self.cache is None:
+            self.model_calls += 1
+            return await self.backend.generate(request)
+        key = cache_key(self.backend, request)
+        hit = self.cache.get(key)
+        if hit is not None:
+            return replace(hit, cached=True)
+        pending = self._inflight.get(key)
+        if pending is not None:
+            return replace(await asyncio.shield(pending), cached=True)
+        future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
+        self._inflight[key] = future
+        try:
+            self.model_calls += 1
+            response = await self.backend.generate(request)
+            self.cache.put(key, self.backend.model, request, response)
+            future.set_result(response)
+            return response
+        except BaseException as err:
+            future.set_exception(err)
+            future.exception()  # mark retrieved: waiters re-raise it, nobody else must
+            raise
+        finally:
+            del self._inflight[key]
+
+
+@dataclass
+class CallLog:
+    """Per-sample bookkeeping around a ``ModelCaller``: the first request and call counts."""
+
+    caller: ModelCaller
+    first: Request | None = None
+    calls: int = 0
+    cached: int = 0
+    requests: list[Request] = field(default_factory=list)
+
+    async def __call__(self, request: Request) -> Response:
+        if self.first is None:
+            self.first = request
+        self.calls += 1
+        response = await self.caller(request)
+        self.cached += response.cached
+        return response

@@ -1,0 +1,81 @@
+"""A run, fully described by data: what to evaluate, on which model, how."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from structbench.benchmark import Benchmark
+from structbench.errors import UsageError
+
+
+class RunConfig(BaseModel):
+    """Everything that decides a run's results; two runs with equal configs are the same run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    """``BACKEND[:NAME]``."""
+    base_url: str | None = None
+    benches: list[str]
+    """``BENCH[:VARIANT]`` entries."""
+    strategies: list[str] = Field(default_factory=list)
+    """Strategy names, applied to every benchmark; empty = each benchmark's default; ``all`` = every one."""
+    options: dict[str, str] = Field(default_factory=dict)
+    """``key=value`` run options; ``bench.key`` targets one benchmark, a bare key every one that has it."""
+    limit: int | None = None
+    seed: int = 0
+    data_dir: str | None = None
+
+    def fingerprint(self) -> str:
+        """A short stable hash, used to name the default run directory."""
+        blob = json.dumps(self.model_dump(), sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:10]
+
+
+def split_bench(entry: str) -> tuple[str, str | None]:
+    """``BENCH[:VARIANT]`` -> (bench, variant or None)."""
+    name, _, variant = entry.partition(":")
+    return name, variant or None
+
+
+def parse_options(pairs: list[str]) -> dict[str, str]:
+    """``["k=v", ...]`` -> dict; a pair without ``=`` is a usage error."""
+    options: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--option {pair!r}: expected KEY=VALUE (or BENCH.KEY=VALUE)")
+        options[key.strip()] = value
+    return options
+
+
+def options_for(bench_cls: type[Benchmark], options: dict[str, str]) -> dict[str, Any]:
+    """The options that reach ``bench_cls``: its ``bench.key`` entries and the bare keys it declares."""
+    fields = bench_cls.Options.model_fields
+    mine: dict[str, Any] = {}
+    for key, value in options.items():
+        prefix, dot, rest = key.partition(".")
+        if dot:
+            if prefix == bench_cls.name:
+                mine[rest] = value
+        elif key in fields:
+            mine[key] = value
+    return mine
+
+
+def check_options_used(bench_classes: list[type[Benchmark]], options: dict[str, str]) -> None:
+    """Refuse options that no selected benchmark accepts (a typo must not pass silently)."""
+    names = {b.name for b in bench_classes}
+    for key in options:
+        prefix, dot, _ = key.partition(".")
+        if dot and prefix not in names:
+            raise UsageError(f"--option {key}: benchmark {prefix!r} is not part of this run")
+        if not dot and not any(key in b.Options.model_fields for b in bench_classes):
+            accepted = sorted({f for b in bench_classes for f in b.Options.model_fields})
+            raise UsageError(
+                f"--option {key}: no selected benchmark has this option; options: {', '.join(accepted) or 'none'}"
+            )

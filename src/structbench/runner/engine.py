@@ -1,0 +1,95 @@
+"""Schedules (sample x strategy) jobs on one model with asyncio and turns attempts into records."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from structbench.backends.base import BackendError
+from structbench.benchmark import Attempt, Benchmark, Strategy, current_sample
+from structbench.data.sample import Sample
+from structbench.runner.calls import CallLog, ModelCaller
+from structbench.runner.records import SampleRecord
+
+
+@dataclass(frozen=True)
+class Job:
+    """One sample under one strategy of one benchmark variant."""
+
+    bench: Benchmark
+    variant: str
+    strategy: Strategy
+    sample: Sample
+
+
+async def run_job(job: Job, caller: ModelCaller, model: str) -> SampleRecord:
+    """Run the strategy, parse and score; a failure becomes a record with ``error`` set, scored as wrong."""
+    log = CallLog(caller)
+    current_sample.set((job.bench, job.sample))
+    started = time.perf_counter()
+    error: str | None = None
+    try:
+        attempt = await job.strategy.run(job.sample, log)
+    except BackendError as err:
+        attempt, error = Attempt(output=""), str(err)
+    except Exception as err:  # a bug must not lose the rest of the run; it is recorded and counted
+        attempt = Attempt(output="")
+        error = f"{type(err).__name__}: {err}\n{traceback.format_exc(limit=4)}"
+    try:
+        scored = job.bench.score(job.sample, attempt, job.strategy.name)
+    except Exception as err:
+        scored = job.bench.score(job.sample, Attempt(output=""), job.strategy.name)
+        error = error or f"scoring failed: {type(err).__name__}: {err}"
+    return SampleRecord(
+        benchmark=job.bench.name,
+        variant=job.variant,
+        strategy=job.strategy.name,
+        model=model,
+        id=job.sample.id,
+        task=job.sample.task,
+        prompt=log.first.prompt_payload() if log.first is not None else None,
+        output=attempt.output,
+        outputs=attempt.outputs or None,
+        parsed=scored.parsed,
+        gold=scored.gold,
+        score=scored.score,
+        values=scored.values,
+        meta=scored.meta,
+        confidence=attempt.confidence,
+        artifacts=attempt.artifacts,
+        error=error,
+        calls=log.calls,
+        cached_calls=log.cached,
+        seconds=round(time.perf_counter() - started, 4),
+    )
+
+
+async def run_jobs(
+    jobs: Sequence[Job],
+    caller: ModelCaller,
+    model: str,
+    concurrency: int,
+    on_record: Callable[[SampleRecord], None],
+) -> None:
+    """Run ``jobs`` with at most ``concurrency`` in flight, handing each record to ``on_record`` at once."""
+    queue: asyncio.Queue[Job] = asyncio.Queue()
+    for job in jobs:
+        queue.put_nowait(job)
+
+    async def worker() -> None:
+        while True:
+            try:
+                job = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            on_record(await run_job(job, caller, model))
+
+    workers = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, len(jobs))))]
+    try:
+        await asyncio.gather(*workers)
+    finally:
+        for w in workers:
+            w.cancel()

@@ -1,0 +1,56 @@
+"""One line of ``samples.jsonl``: a sample under one strategy and model, with its outcome."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from structbench.benchmark import Scored
+
+
+class SampleRecord(BaseModel):
+    """Everything known about one (benchmark, variant, strategy, model, sample)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    benchmark: str
+    variant: str
+    strategy: str
+    model: str
+    id: str
+    task: str
+    prompt: str | list[dict[str, str]] | None
+    """The strategy's first model call: the prompt text or the chat messages."""
+    output: str
+    """The raw text the parser read."""
+    outputs: list[str] | None = None
+    """All sampled texts, for strategies that draw several."""
+    parsed: Any = None
+    gold: Any = None
+    score: float = 0.0
+    values: dict[str, float] = {}
+    meta: dict[str, Any] = {}
+    confidence: float | None = None
+    artifacts: dict[str, Any] = {}
+    error: str | None = None
+    """Why the sample failed (a model call that failed for good, a crash); scored as wrong."""
+    calls: int = 0
+    """Model calls the strategy made, cache hits included."""
+    cached_calls: int = 0
+    seconds: float = 0.0
+
+    @property
+    def key(self) -> tuple[str, str, str, str, str]:
+        return (self.benchmark, self.variant, self.strategy, self.model, self.id)
+
+    def scored(self) -> Scored:
+        return Scored(
+            id=self.id,
+            task=self.task,
+            parsed=self.parsed,
+            gold=self.gold,
+            score=self.score,
+            values=self.values,
+            meta=self.meta,
+        )

@@ -1,0 +1,224 @@
+"""A whole run: resolve benchmarks and strategies, resume from the run directory, evaluate, write metrics."""
+
+from __future__ import annotations
+
+import asyncio
+import platform
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from structbench import __version__
+from structbench.backends.base import Backend
+from structbench.benchmark import Benchmark, Strategy
+from structbench.benchmarks import BENCHMARKS
+from structbench.data.sample import Sample
+from structbench.datasets import DataContext
+from structbench.errors import UsageError
+from structbench.results import MetricsFile, ResultEntry, compute_result
+from structbench.runner.cache import ResponseCache
+from structbench.runner.calls import ModelCaller
+from structbench.runner.config import RunConfig, check_options_used, options_for, split_bench
+from structbench.runner.engine import Job, run_jobs
+from structbench.runner.progress import RunProgress
+from structbench.runner.records import SampleRecord
+from structbench.runner.store import MANIFEST, METRICS, RunStore, write_json_atomic
+
+PACKAGES = ("pydantic", "httpx", "typer", "rich", "numpy", "llama_cpp_python", "duckdb", "sqlglot", "rapidfuzz")
+
+
+@dataclass
+class Selection:
+    """One benchmark variant of a run, with its samples and the strategies to apply."""
+
+    bench: Benchmark
+    variant: str
+    samples: list[Sample]
+    strategies: list[Strategy]
+
+
+def load_benchmark(entry: str, options: dict[str, str]) -> tuple[Benchmark, str]:
+    """Instantiate ``BENCH[:VARIANT]`` with the options meant for it."""
+    name, variant = split_bench(entry)
+    cls = BENCHMARKS.get(name)
+    bench = cls(options_for(cls, options))
+    return bench, bench.check_variant(variant)
+
+
+def pick_strategies(bench: Benchmark, names: list[str]) -> list[Strategy]:
+    """``[]`` -> the default; ``["all"]`` -> every strategy; else the named ones (each must exist)."""
+    if not names:
+        return [bench.strategy(None)]
+    if names == ["all"]:
+        return list(bench.strategies().values())
+    return [bench.strategy(n) for n in names]
+
+
+def prepare(config: RunConfig, data: DataContext) -> list[Selection]:
+    """Load every selected benchmark's samples (truncated to ``limit``) and strategies."""
+    classes = [BENCHMARKS.get(split_bench(e)[0]) for e in config.benches]
+    check_options_used(classes, config.options)
+    selections = []
+    for entry in config.benches:
+        bench, variant = load_benchmark(entry, config.options)
+        samples = bench.load(variant, data, seed=config.seed, limit=config.limit)
+        if config.limit is not None:
+            samples = samples[: config.limit]
+        ids = [s.id for s in samples]
+        if len(set(ids)) != len(ids):
+            raise UsageError(f"{bench.name}:{variant}: duplicate sample ids")
+        selections.append(Selection(bench, variant, samples, pick_strategies(bench, config.strategies)))
+    return selections
+
+
+def git_revision() -> str | None:
+    """The git commit of the structbench source, when it runs from a checkout."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def package_versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    versions = {"structbench": __version__, "python": sys.version.split()[0]}
+    for name in PACKAGES:
+        try:
+            versions[name] = version(name.replace("_", "-"))
+        except PackageNotFoundError:
+            continue
+    return versions
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class Run:
+    """A run directory being filled: resumes whatever a previous session (or a killed one) finished."""
+
+    def __init__(self, run_dir: Path, config: RunConfig) -> None:
+        self.run_dir = run_dir
+        self.config = config
+        manifest_path = run_dir / MANIFEST
+        self.manifest: dict[str, Any] = {}
+        if manifest_path.exists():
+            import json
+
+            self.manifest = json.loads(manifest_path.read_text())
+            previous = RunConfig.model_validate(self.manifest["config"])
+            if previous != config:
+                raise UsageError(
+                    f"{run_dir} holds a run with a different configuration; use another --out, "
+                    f"or --resume {run_dir} to continue that run"
+                )
+
+    def execute(
+        self,
+        backend: Backend,
+        selections: list[Selection],
+        *,
+        cache: ResponseCache | None,
+        concurrency: int,
+        progress: bool,
+    ) -> MetricsFile:
+        store = RunStore(self.run_dir)
+        model = self.config.model
+        jobs = [
+            Job(sel.bench, sel.variant, strategy, sample)
+            for sel in selections
+            for strategy in sel.strategies
+            for sample in sel.samples
+            if not store.done((sel.bench.name, sel.variant, strategy.name, model, sample.id))
+        ]
+        session: dict[str, Any] = {"started": _now(), "jobs": len(jobs)}
+        self.manifest.update(
+            {
+                "structbench": __version__,
+                "config": self.config.model_dump(),
+                "backend": backend.describe(),
+                "concurrency": concurrency,
+                "cache": str(cache.path) if cache else None,
+                "packages": package_versions(),
+                "platform": platform.platform(),
+                "git_revision": git_revision(),
+                "seed": self.config.seed,
+                "status": "running",
+            }
+        )
+        self.manifest.setdefault("sessions", []).append(session)
+        write_json_atomic(self.run_dir / MANIFEST, self.manifest)
+        caller = ModelCaller(backend, cache)
+        t0 = time.perf_counter()
+        status = "interrupted"
+        try:
+            with RunProgress(len(jobs), enabled=progress) as bar:
+
+                def on_record(record: SampleRecord) -> None:
+                    store.append(record)
+                    bar.advance(error=record.error is not None)
+
+                asyncio.run(self._run_all(jobs, caller, model, concurrency, on_record, backend))
+            status = "complete"
+        finally:
+            store.close()
+            session.update(
+                finished=_now(),
+                seconds=round(time.perf_counter() - t0, 3),
+                model_calls=caller.model_calls,
+                cache_hits=cache.hits if cache else 0,
+            )
+            self.manifest["status"] = status
+            write_json_atomic(self.run_dir / MANIFEST, self.manifest)
+        metrics = metrics_from_records(selections, list(store.records.values()), model)
+        write_json_atomic(self.run_dir / METRICS, metrics.model_dump())
+        return metrics
+
+    @staticmethod
+    async def _run_all(
+        jobs: list[Job], caller: ModelCaller, model: str, concurrency: int, on_record: Any, backend: Backend
+    ) -> None:
+        try:
+            await run_jobs(jobs, caller, model, concurrency, on_record)
+        finally:
+            await backend.aclose()
+
+
+def metrics_from_records(selections: list[Selection], records: list[SampleRecord], model: str) -> MetricsFile:
+    """One result entry per (benchmark, variant, strategy) over the records of the current samples."""
+    by_key: dict[tuple[str, str, str], list[SampleRecord]] = defaultdict(list)
+    for r in records:
+        by_key[(r.benchmark, r.variant, r.strategy)].append(r)
+    results: list[ResultEntry] = []
+    for sel in selections:
+        order = {s.id: i for i, s in enumerate(sel.samples)}
+        for strategy in sel.strategies:
+            recs = sorted(
+                (r for r in by_key[(sel.bench.name, sel.variant, strategy.name)]
+                 if r.model == model and r.id in order),
+                key=lambda r: order[r.id],
+            )
+            results.append(
+                compute_result(
+                    sel.bench,
+                    sel.variant,
+                    strategy.name,
+                    model,
+                    [r.scored() for r in recs],
+                    errors=sum(r.error is not None for r in recs),
+                )
+            )
+    return MetricsFile(results=results)

@@ -1,0 +1,81 @@
+"""Generic strategies: one call, k samples with a vote, and answer-then-refine."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from structbench.backends.base import Choice, Request
+from structbench.benchmark import Attempt, Generate, Strategy
+from structbench.data.sample import Sample
+
+PromptBuilder = Callable[[Sample], Request]
+"""Builds the first request for a sample."""
+
+FollowUp = Callable[[Sample, str], str]
+"""Builds the next user turn from the sample and the model's previous reply."""
+
+
+def first_token_confidence(choice: Choice) -> float | None:
+    """Probability of the first generated token, when the backend returned logprobs."""
+    if not choice.logprobs:
+        return None
+    return math.exp(choice.logprobs[0].logprob)
+
+
+class SingleTurn(Strategy):
+    """One request built by ``build``; the reply is the attempt."""
+
+    def __init__(self, name: str, build: PromptBuilder, description: str = "") -> None:
+        self.name = name
+        self.build = build
+        self.description = description
+
+    async def run(self, sample: Sample, generate: Generate) -> Attempt:
+        response = await generate(self.build(sample))
+        choice = response.choices[0]
+        return Attempt(output=choice.text, confidence=first_token_confidence(choice))
+
+
+class SelfConsistency(Strategy):
+    """Draw ``k`` samples at ``temperature`` in one request; the benchmark's scorer takes the majority."""
+
+    def __init__(
+        self, name: str, build: PromptBuilder, k: int = 5, temperature: float = 0.7, description: str = ""
+    ) -> None:
+        self.name = name
+        self.build = build
+        self.k = k
+        self.temperature = temperature
+        self.description = description
+
+    async def run(self, sample: Sample, generate: Generate) -> Attempt:
+        base = self.build(sample)
+        from dataclasses import replace
+
+        request = replace(base, params=replace(base.params, n=self.k, temperature=self.temperature))
+        response = await generate(request)
+        texts = [c.text for c in response.choices]
+        return Attempt(output=texts[0] if texts else "", outputs=texts)
+
+
+class SelfRefine(Strategy):
+    """Answer, then one follow-up turn asking the model to check and refine its answer."""
+
+    def __init__(
+        self, name: str, build: PromptBuilder, follow_up: FollowUp, rounds: int = 1, description: str = ""
+    ) -> None:
+        self.name = name
+        self.build = build
+        self.follow_up = follow_up
+        self.rounds = rounds
+        self.description = description
+
+    async def run(self, sample: Sample, generate: Generate) -> Attempt:
+        request = self.build(sample)
+        response = await generate(request)
+        first = response.text
+        for _ in range(self.rounds):
+            request = request.with_reply(response.text, self.follow_up(sample, response.text))
+            response = await generate(request)
+        return Attempt(output=response.text, artifacts={"initial_output": first})

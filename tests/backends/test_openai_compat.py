@@ -1,0 +1,115 @@
+"""The OpenAI-compatible backend against a loopback server: requests, retries, Retry-After, errors."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from structbench.backends.base import BackendError, Request
+from structbench.backends.openai_compat import OpenAIBackend, backoff_delay, retry_after_seconds
+from structbench.testing.openai_server import MockOpenAIServer
+
+
+async def _with_server(server: MockOpenAIServer, fn):  # type: ignore[no-untyped-def]
+    srv = await server.serve()
+    port = srv.sockets[0].getsockname()[1]
+    try:
+        return await fn(f"http://127.0.0.1:{port}/v1")
+    finally:
+        srv.close()
+        await srv.wait_closed()
+
+
+def test_chat_and_completion_roundtrip() -> None:
+    server = MockOpenAIServer(reply="B")
+
+    async def go(url: str) -> None:
+        backend = OpenAIBackend("m", base_url=url, api_key="sk-test")
+        chat = await backend.generate(Request.chat("hi", n=3))
+        assert [c.text for c in chat.choices] == ["B", "B", "B"]
+        comp = await backend.generate(Request(prompt="hi"))
+        assert comp.text == "B" and comp.prompt_tokens is not None
+        await backend.aclose()
+
+    asyncio.run(_with_server(server, go))
+    assert server.authorization == ["Bearer sk-test", "Bearer sk-test"]
+
+
+def test_retries_429_honouring_retry_after() -> None:
+    server = MockOpenAIServer(fail_every=2, fail_status=429, retry_after="0.4")
+
+    async def go(url: str) -> float:
+        backend = OpenAIBackend("m", base_url=url, max_retries=3, backoff_base=0.001)
+        await backend.generate(Request.chat("one"))  # request 1 succeeds
+        t0 = time.perf_counter()
+        out = await backend.generate(Request.chat("two"))  # request 2 is a 429, request 3 succeeds
+        assert out.text == "A"
+        await backend.aclose()
+        return time.perf_counter() - t0
+
+    waited = asyncio.run(_with_server(server, go))
+    assert waited >= 0.4
+    assert server.requests == 3
+
+
+def test_retries_500_then_gives_up() -> None:
+    server = MockOpenAIServer(fail_every=1, fail_status=500)
+
+    async def go(url: str) -> None:
+        backend = OpenAIBackend("m", base_url=url, max_retries=2, backoff_base=0.001)
+        with pytest.raises(BackendError, match="gave up after 3 tries"):
+            await backend.generate(Request.chat("x"))
+        await backend.aclose()
+
+    asyncio.run(_with_server(server, go))
+    assert server.requests == 3
+
+
+def test_client_error_is_not_retried() -> None:
+    server = MockOpenAIServer()
+
+    async def go(url: str) -> None:
+        backend = OpenAIBackend("m", base_url=url.replace("/v1", "/v2"), max_retries=5, backoff_base=0.001)
+        with pytest.raises(BackendError, match="HTTP 404"):
+            await backend.generate(Request.chat("x"))
+        await backend.aclose()
+
+    asyncio.run(_with_server(server, go))
+    assert server.requests == 1
+
+
+def test_connection_refused_is_retried_then_fails() -> None:
+    async def go() -> None:
+        backend = OpenAIBackend("m", base_url="http://127.0.0.1:9/v1", max_retries=1, backoff_base=0.001)
+        with pytest.raises(BackendError, match="ConnectError"):
+            await backend.generate(Request.chat("x"))
+        await backend.aclose()
+
+    asyncio.run(go())
+
+
+def test_retry_after_and_backoff() -> None:
+    assert retry_after_seconds("3") == 3.0
+    assert retry_after_seconds(None) is None
+    assert retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0
+    assert retry_after_seconds("soon") is None
+    delays = [backoff_delay(a, base=1.0, cap=8.0) for a in range(10) for _ in range(20)]
+    assert all(0 <= d <= 8.0 for d in delays) and len(set(delays)) > 100
+
+
+def test_logprobs_are_parsed() -> None:
+    data = {
+        "choices": [
+            {
+                "index": 0,
+                "message": {"content": "A"},
+                "logprobs": {"content": [{"token": "A", "logprob": -0.5, "top_logprobs": [
+                    {"token": "A", "logprob": -0.5}, {"token": "B", "logprob": -1.2}]}]},
+            }
+        ]
+    }
+    resp = OpenAIBackend._parse(data, chat=True)
+    lp = resp.choices[0].logprobs
+    assert lp is not None and lp[0].logprob == -0.5 and lp[0].top == {"A": -0.5, "B": -1.2}
