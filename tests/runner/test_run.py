@@ -144,3 +144,10 @@ def test_options_reach_only_their_benchmark() -> None:
     sel = prepare(_config(options={"toy.size": "3"}, limit=None), DataContext())
     assert len(sel[0].samples) == 3
     assert isinstance(sel[0].bench, ToyBench)
+
+
+def test_max_tokens_caps_every_request(tmp_path: Path) -> None:
+    backend = MockBackend(default="yes")
+    _run(tmp_path, backend, _config(strategies=["refine"], max_tokens=2, limit=3))
+    assert len(backend.calls) == 6
+    assert {c.params.max_tokens for c in backend.calls} == {2}

@@ -107,7 +107,19 @@ class Response:
         return self.choices[0].text
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """A JSON-able form (without ``cached``, which describes where a copy came from)."""
+        return {
+            "choices": [
+                {
+                    "text": c.text,
+                    "logprobs": None if c.logprobs is None else [asdict(lp) for lp in c.logprobs],
+                    "finish_reason": c.finish_reason,
+                }
+                for c in self.choices
+            ],
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Response:

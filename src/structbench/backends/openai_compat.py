@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import os
 import random
 import time
 from typing import Any
 
-import httpx
+import aiohttp
 
 from structbench.backends.base import (
     Backend,
@@ -71,14 +72,23 @@ class OpenAIBackend(Backend):
         self._api_key = api_key
         self.max_retries = max_retries
         self.backoff_base = backoff_base
+        self.concurrency = concurrency
+        self.timeout = timeout
         self._semaphore = asyncio.Semaphore(concurrency)
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.AsyncClient(
-            base_url=self.base_url,
-            headers=headers,
-            timeout=httpx.Timeout(timeout),
-            limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency),
-        )
+        self._session: aiohttp.ClientSession | None = None
+
+    def _client(self) -> aiohttp.ClientSession:
+        """The HTTP session, created inside the running event loop on first use."""
+        if self._session is None:
+            headers = {"Content-Type": "application/json"}
+            if self._api_key:
+                headers["Authorization"] = f"Bearer {self._api_key}"
+            self._session = aiohttp.ClientSession(
+                headers=headers,
+                timeout=aiohttp.ClientTimeout(total=self.timeout),
+                connector=aiohttp.TCPConnector(limit=self.concurrency),
+            )
+        return self._session
 
     def _body(self, request: Request) -> tuple[str, dict[str, Any]]:
         p = request.params
@@ -111,7 +121,7 @@ class OpenAIBackend(Backend):
     def _parse(data: dict[str, Any], chat: bool) -> Response:
         choices = []
         for c in sorted(data.get("choices", []), key=lambda c: c.get("index", 0)):
-            text = (c.get("message") or {}).get("content") or "" if chat else c.get("text") or ""
+            text = ((c.get("message") or {}).get("content") if chat else c.get("text")) or ""
             choices.append(Choice(text=text, logprobs=_logprobs(c.get("logprobs"), chat),
                                   finish_reason=c.get("finish_reason")))
         usage = data.get("usage") or {}
@@ -121,34 +131,42 @@ class OpenAIBackend(Backend):
             completion_tokens=usage.get("completion_tokens"),
         )
 
+    async def _post(self, url: str, data: bytes) -> tuple[int, bytes, str | None]:
+        async with self._client().post(url, data=data) as resp:
+            return resp.status, await resp.read(), resp.headers.get("Retry-After")
+
     async def generate(self, request: Request) -> Response:
         path, body = self._body(request)
+        url = self.base_url + path
+        data = json.dumps(body).encode()
         last_error = ""
         async with self._semaphore:
             for attempt in range(self.max_retries + 1):
                 wait: float | None = None
                 try:
-                    resp = await self._client.post(path, json=body)
-                except (httpx.TimeoutException, httpx.TransportError) as err:
+                    status, payload, retry_after = await self._post(url, data)
+                except (aiohttp.ClientError, TimeoutError) as err:
                     last_error = f"{type(err).__name__}: {err}"
                 else:
-                    if resp.status_code < 400:
+                    if status < 400:
                         try:
-                            return self._parse(resp.json(), request.messages is not None)
+                            return self._parse(json.loads(payload), request.messages is not None)
                         except ValueError as err:
-                            raise BackendError(f"{self.base_url}{path}: invalid JSON response: {err}") from err
-                    last_error = f"HTTP {resp.status_code}: {resp.text[:300]}"
-                    if resp.status_code not in RETRY_STATUS:
-                        raise BackendError(f"{self.base_url}{path}: {last_error}")
-                    wait = retry_after_seconds(resp.headers.get("retry-after"))
+                            raise BackendError(f"{url}: invalid JSON response: {err}") from err
+                    last_error = f"HTTP {status}: {payload[:300].decode(errors='replace')}"
+                    if status not in RETRY_STATUS:
+                        raise BackendError(f"{url}: {last_error}")
+                    wait = retry_after_seconds(retry_after)
                 if attempt == self.max_retries:
                     break
                 delay = backoff_delay(attempt, self.backoff_base)
                 await asyncio.sleep(max(delay, wait or 0.0))
-        raise BackendError(f"{self.base_url}{path}: gave up after {self.max_retries + 1} tries: {last_error}")
+        raise BackendError(f"{url}: gave up after {self.max_retries + 1} tries: {last_error}")
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
 
 
 def _logprobs(raw: Any, chat: bool) -> tuple[TokenLogprob, ...] | None:

@@ -1,4 +1,4 @@
-"""``structbench``: list, run, export, score and report. Heavy modules are imported inside commands."""
+"""``structbench``: list, run, export, score, report and compare. Heavy modules are imported inside commands."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
+from structbench.cli import report_cmds
 from structbench.errors import StructbenchError, UsageError
 
 app = typer.Typer(
@@ -22,6 +23,8 @@ app = typer.Typer(
 DEFAULT_SUITE = ["structext:test"]
 """What ``structbench run`` evaluates with no arguments: benchmarks that need no download."""
 DEFAULT_LIMIT = 8
+DEFAULT_MAX_TOKENS = 64
+"""The default suite caps replies: the embedded base model otherwise rambles to each prompt's limit."""
 DEFAULT_MODEL = "llamacpp"
 
 BenchArg = Annotated[str, typer.Argument(help="BENCH[:VARIANT]")]
@@ -85,6 +88,9 @@ def run(
     ] = None,
     option: OptionOpt = None,
     limit: LimitOpt = None,
+    max_tokens: Annotated[
+        int | None, typer.Option("--max-tokens", help="Cap every request's max_tokens (part of the config).")
+    ] = None,
     concurrency: Annotated[int, typer.Option("--concurrency", "-c", help="Samples in flight at once.")] = 8,
     seed: SeedOpt = 0,
     out: Annotated[Path | None, typer.Option("--out", help="Run directory (default runs/<config hash>).")] = None,
@@ -117,6 +123,7 @@ def run(
     else:
         if bench is None:
             benches, limit = DEFAULT_SUITE, limit if limit is not None else DEFAULT_LIMIT
+            max_tokens = max_tokens if max_tokens is not None else DEFAULT_MAX_TOKENS
         else:
             benches = [b.strip() for b in bench.split(",") if b.strip()]
         config = RunConfig(
@@ -128,6 +135,7 @@ def run(
             limit=limit,
             seed=seed,
             data_dir=str(data_dir) if data_dir else None,
+            max_tokens=max_tokens,
         )
         run_dir = out or Path("runs") / f"{config.model.replace(':', '-').replace('/', '_')}-{config.fingerprint()}"
     data = DataContext.from_env(config.data_dir, offline=offline)
@@ -207,24 +215,8 @@ def score(
         write_json_atomic(out, metrics.model_dump())
 
 
-@app.command()
-def report(
-    run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
-    out: Annotated[Path | None, typer.Option("--out", help="Write the Markdown here instead of stdout.")] = None,
-) -> None:
-    """A Markdown summary of a run directory."""
-    from structbench.report.markdown import render
-    from structbench.results import MetricsFile
-    from structbench.runner.store import METRICS
-
-    path = run_dir / METRICS
-    if not path.is_file():
-        raise UsageError(f"{run_dir}: no {METRICS} (is the run finished? resume it with --resume {run_dir})")
-    text = render(MetricsFile.model_validate_json(path.read_text()), title=f"structbench report: {run_dir}")
-    if out is None:
-        typer.echo(text)
-    else:
-        out.write_text(text)
+app.command("report")(report_cmds.report)
+app.command("compare")(report_cmds.compare)
 
 
 def _load_one(

@@ -36,11 +36,15 @@ class ResponseCache:
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute(_SCHEMA)
+        self._keys = {row[0] for row in self._conn.execute("SELECT key FROM responses")}
         self.hits = 0
         self.misses = 0
 
     def get(self, key: str) -> Response | None:
-        row = self._conn.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
+        """The stored response, or None. Keys known at open time are held in memory, so a miss costs no query."""
+        row = None
+        if key in self._keys:
+            row = self._conn.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
         if row is None:
             self.misses += 1
             return None
@@ -50,7 +54,6 @@ class ResponseCache:
     def put(self, key: str, model: str, request: Request, response: Response) -> None:
         """Store and commit at once (autocommit mode), before the caller uses the response."""
         data = response.to_json()
-        data.pop("cached", None)
         self._conn.execute(
             "INSERT OR REPLACE INTO responses (key, model, request, response, created) VALUES (?, ?, ?, ?, ?)",
             (
@@ -61,6 +64,7 @@ class ResponseCache:
                 time.time(),
             ),
         )
+        self._keys.add(key)
 
     def __len__(self) -> int:
         return int(self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from structbench.backends.base import Backend, Request, Response, cache_key
 from structbench.runner.cache import ResponseCache
@@ -47,15 +47,17 @@ class ModelCaller:
 
 @dataclass
 class CallLog:
-    """Per-sample bookkeeping around a ``ModelCaller``: the first request and call counts."""
+    """Per-sample bookkeeping around a ``ModelCaller``: the first request, call counts, the token cap."""
 
     caller: ModelCaller
+    max_tokens: int | None = None
     first: Request | None = None
     calls: int = 0
     cached: int = 0
-    requests: list[Request] = field(default_factory=list)
 
     async def __call__(self, request: Request) -> Response:
+        if self.max_tokens is not None and request.params.max_tokens > self.max_tokens:
+            request = replace(request, params=replace(request.params, max_tokens=self.max_tokens))
         if self.first is None:
             self.first = request
         self.calls += 1

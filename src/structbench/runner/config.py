@@ -29,6 +29,8 @@ class RunConfig(BaseModel):
     limit: int | None = None
     seed: int = 0
     data_dir: str | None = None
+    max_tokens: int | None = None
+    """Cap on every request's ``max_tokens`` (quick runs on slow local models); None keeps each prompt's own."""
 
     def fingerprint(self) -> str:
         """A short stable hash, used to name the default run directory."""

@@ -25,9 +25,9 @@ class Job:
     sample: Sample
 
 
-async def run_job(job: Job, caller: ModelCaller, model: str) -> SampleRecord:
+async def run_job(job: Job, caller: ModelCaller, model: str, max_tokens: int | None = None) -> SampleRecord:
     """Run the strategy, parse and score; a failure becomes a record with ``error`` set, scored as wrong."""
-    log = CallLog(caller)
+    log = CallLog(caller, max_tokens)
     current_sample.set((job.bench, job.sample))
     started = time.perf_counter()
     error: str | None = None
@@ -43,7 +43,7 @@ async def run_job(job: Job, caller: ModelCaller, model: str) -> SampleRecord:
     except Exception as err:
         scored = job.bench.score(job.sample, Attempt(output=""), job.strategy.name)
         error = error or f"scoring failed: {type(err).__name__}: {err}"
-    return SampleRecord(
+    return SampleRecord.model_construct(
         benchmark=job.bench.name,
         variant=job.variant,
         strategy=job.strategy.name,
@@ -73,6 +73,7 @@ async def run_jobs(
     model: str,
     concurrency: int,
     on_record: Callable[[SampleRecord], None],
+    max_tokens: int | None = None,
 ) -> None:
     """Run ``jobs`` with at most ``concurrency`` in flight, handing each record to ``on_record`` at once."""
     queue: asyncio.Queue[Job] = asyncio.Queue()
@@ -85,7 +86,7 @@ async def run_jobs(
                 job = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            on_record(await run_job(job, caller, model))
+            on_record(await run_job(job, caller, model, max_tokens))
 
     workers = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, len(jobs))))]
     try:

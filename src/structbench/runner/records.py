@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from structbench.benchmark import Scored
 
@@ -29,10 +29,10 @@ class SampleRecord(BaseModel):
     parsed: Any = None
     gold: Any = None
     score: float = 0.0
-    values: dict[str, float] = {}
-    meta: dict[str, Any] = {}
+    values: dict[str, float] = Field(default_factory=dict)
+    meta: dict[str, Any] = Field(default_factory=dict)
     confidence: float | None = None
-    artifacts: dict[str, Any] = {}
+    artifacts: dict[str, Any] = Field(default_factory=dict)
     error: str | None = None
     """Why the sample failed (a model call that failed for good, a crash); scored as wrong."""
     calls: int = 0

@@ -171,7 +171,7 @@ class Run:
                     store.append(record)
                     bar.advance(error=record.error is not None)
 
-                asyncio.run(self._run_all(jobs, caller, model, concurrency, on_record, backend))
+                asyncio.run(self._run_all(jobs, caller, concurrency, on_record, backend))
             status = "complete"
         finally:
             store.close()
@@ -187,12 +187,11 @@ class Run:
         write_json_atomic(self.run_dir / METRICS, metrics.model_dump())
         return metrics
 
-    @staticmethod
     async def _run_all(
-        jobs: list[Job], caller: ModelCaller, model: str, concurrency: int, on_record: Any, backend: Backend
+        self, jobs: list[Job], caller: ModelCaller, concurrency: int, on_record: Any, backend: Backend
     ) -> None:
         try:
-            await run_jobs(jobs, caller, model, concurrency, on_record)
+            await run_jobs(jobs, caller, self.config.model, concurrency, on_record, self.config.max_tokens)
         finally:
             await backend.aclose()
 

@@ -1,0 +1,106 @@
+"""``structbench report`` and ``structbench compare``; registered on the app by ``cli.app``.
+
+Only typer and pathlib load at import time; the report machinery (numpy, matplotlib, jinja2) loads
+inside the commands so ``structbench --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from structbench.report.entries import StatsOptions
+
+ResamplesOpt = Annotated[int, typer.Option("--resamples", help="Bootstrap resamples (and randomization rounds).")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap and randomization.")]
+ConfidenceOpt = Annotated[float, typer.Option("--confidence", help="Confidence level of the intervals.")]
+
+
+def _echo_markdown(text: str) -> None:
+    if sys.stdout.isatty():
+        from rich.console import Console
+        from rich.markdown import Markdown
+
+        Console().print(Markdown(text))
+    else:
+        typer.echo(text)
+
+
+def _stats(resamples: int, seed: int, confidence: float) -> StatsOptions:
+    from structbench.errors import UsageError
+    from structbench.report.entries import StatsOptions
+
+    if resamples < 1:
+        raise UsageError("--resamples must be at least 1")
+    if not 0.0 < confidence < 1.0:
+        raise UsageError("--confidence must lie strictly between 0 and 1")
+    return StatsOptions(resamples=resamples, seed=seed, confidence=confidence)
+
+
+def report(
+    run_dirs: Annotated[list[Path], typer.Argument(help="One or more run directories.")],
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="report.html (plus report.md beside it) or report.md; default: Markdown to stdout."),
+    ] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Also write every entry's metrics and intervals as JSON.")
+    ] = None,
+    title: Annotated[str | None, typer.Option(help="Report title.")] = None,
+    resamples: ResamplesOpt = 1000,
+    seed: SeedOpt = 0,
+    confidence: ConfidenceOpt = 0.95,
+    samples: Annotated[bool, typer.Option(help="Include the per-sample browser.")] = True,
+    max_text: Annotated[int, typer.Option(help="Characters of each prompt and output kept in the browser.")] = 20_000,
+) -> None:
+    """Tables, figures, confidence intervals and a per-sample browser over run directories."""
+    from structbench.errors import UsageError
+    from structbench.report.api import ReportOptions, markdown_report, write_report
+
+    stats = _stats(resamples, seed, confidence)
+    options = ReportOptions(title=title, stats=stats, samples=samples, max_text=max_text)
+    if out is None:
+        if json_out is not None:
+            raise UsageError("--json needs --out")
+        _echo_markdown(markdown_report(run_dirs, options))
+        return
+    for path in write_report(run_dirs, out, options, json_out=json_out):
+        typer.echo(f"wrote {path}")
+
+
+def compare(
+    run_a: Annotated[Path, typer.Argument(help="Run directory of system A.")],
+    run_b: Annotated[Path, typer.Argument(help="Run directory of system B (may be A, with --strategy-a/-b).")],
+    out: Annotated[Path | None, typer.Option("--out", help="Also write the comparison as JSON here.")] = None,
+    strategy_a: Annotated[str | None, typer.Option(help="Pair this strategy of A ...")] = None,
+    strategy_b: Annotated[str | None, typer.Option(help="... with this strategy of B.")] = None,
+    resamples: ResamplesOpt = 1000,
+    seed: SeedOpt = 0,
+    confidence: ConfidenceOpt = 0.95,
+) -> None:
+    """Paired bootstrap and approximate randomization of B against A on their shared samples."""
+    from structbench.report.compare import compare_runs, comparison_markdown
+    from structbench.report.runs import BenchmarkCache, load_run
+    from structbench.runner.store import write_json_atomic
+
+    stats = _stats(resamples, seed, confidence)
+    a, b = load_run(run_a), load_run(run_b)
+    rows = compare_runs(a, b, stats=stats, benches=BenchmarkCache(), strategy_a=strategy_a, strategy_b=strategy_b)
+    _echo_markdown(comparison_markdown(rows, str(run_a), str(run_b)))
+    if out is not None:
+        write_json_atomic(
+            out,
+            {
+                "a": str(run_a),
+                "b": str(run_b),
+                "resamples": stats.resamples,
+                "seed": stats.seed,
+                "confidence": stats.confidence,
+                "comparisons": [c.as_dict() for c in rows],
+            },
+        )
+        typer.echo(f"wrote {out}")
