@@ -241,14 +241,28 @@ def _triple_line(s: str, r: str, o: str) -> str:
     return f"({s}, {r}, {o})"
 
 
-def table_triples(table: Table) -> list[tuple[str, str, str]]:
-    """(row key, column, value) for every non-empty cell except the key itself.
+_NUMBER = re.compile(r"[-+]?[\d.,]+%?")
 
-    The row key is the first column's value when those values are unique and non-empty (the table's
-    natural key, e.g. a name), else ``row i`` (1-based). Untitled columns are called ``column j``.
+
+def table_triples(table: Table) -> list[tuple[str, str, str]]:
+    """The facts of a table as triples, one per non-empty cell.
+
+    A header-less two-column table (an infobox) is a list of key-value pairs:
+    ``(caption or "table", key, value)``. Otherwise a cell is ``(row key, column, value)``: the row key is
+    the first column's value when those values are unique, non-empty and not numbers (a name column),
+    else ``row i`` (1-based); untitled columns are called ``column j``.
     """
+    if not _has_header(table) and len(table.header) == 2:
+        subject = table.caption or "table"
+        return [(subject, key.strip(), value.strip()) for key, value in table.rows if key.strip() and value.strip()]
     firsts = [row[0].strip() if row else "" for row in table.rows]
-    keyed = bool(firsts) and all(firsts) and len(set(firsts)) == len(firsts) and len(table.header) > 1
+    keyed = (
+        len(table.header) > 1
+        and bool(firsts)
+        and all(firsts)
+        and len(set(firsts)) == len(firsts)
+        and not any(_NUMBER.fullmatch(f) for f in firsts)
+    )
     names = [h.strip() or f"column {j + 1}" for j, h in enumerate(table.header)]
     triples = []
     for i, row in enumerate(table.rows):
@@ -271,7 +285,8 @@ def to_triples(evidence: Evidence) -> str:
         triples = list(evidence.triples)
         title = None
     elif isinstance(evidence, Table):
-        triples, title = table_triples(evidence), evidence.caption
+        keyed_by_caption = not _has_header(evidence) and len(evidence.header) == 2
+        triples, title = table_triples(evidence), None if keyed_by_caption else evidence.caption
     elif isinstance(evidence, ItemList):
         subject = evidence.title or "list"
         triples, title = [(subject, "has item", item) for item in evidence.items], None

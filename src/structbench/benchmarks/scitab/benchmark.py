@@ -1,0 +1,219 @@
+"""SciTab (Lu et al., EMNLP 2023): verify scientific claims against a paper's table and caption."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from structbench.backends.base import Request
+from structbench.benchmark import Attempt, Benchmark, Generate, Scored, Strategy
+from structbench.benchmarks.scitab import prompts
+from structbench.benchmarks.scitab.markup import Markup
+from structbench.benchmarks.scitab.metrics import TWO_CLASS, confusion, macro_f1, per_class, two_class
+from structbench.benchmarks.scitab.parse import Pick, parse_label
+from structbench.benchmarks.scitab.program import EqualMode, ProgramOutcome, extract_program, run_program
+from structbench.benchmarks.scitab.prompts import OPTION_LABELS, SEPARATOR, Style
+from structbench.benchmarks.scitab.samples import SETTINGS, demonstrations, select_claims, to_sample
+from structbench.benchmarks.scitab.source import DATA_FILE, LABELS, NEI, REFUTES, SOURCE, SUPPORTS, read_claims
+from structbench.data.sample import LabelGold, Sample
+from structbench.data.serialize import SERIALIZERS
+from structbench.errors import UsageError
+from structbench.sandbox import Limits, NamespaceMode
+from structbench.strategies.common import SingleTurn
+
+if TYPE_CHECKING:
+    from structbench.datasets import DataContext
+
+MAX_TOKENS: dict[Style, int] = {"zero_shot": 64, "in_context": 64, "cot": 512, "pot": 512}
+
+
+class SciTabOptions(BaseModel):
+    """Run options (``--option key=value``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    serialization: str = "paper"
+    """Table rendering: ``paper`` (the "|| a | b ||" lines of Appendix H) or a registered serializer."""
+    markup: Markup = "strip"
+    """``[BOLD]``/``[ITALIC]``/``[EMPTY]`` cell markers: ``strip`` (as the paper's prompts) or ``keep``."""
+    keep_pool: bool = False
+    """Also evaluate the 25 held-out pool claims (all 1,224); in_context/cot/pot then see 3 test claims."""
+    pot_equal: EqualMode = "tolerant"
+    """``equal(a, b)`` for PoT programs: ``tolerant`` (relative 1e-6) or ``exact`` (== as in the paper)."""
+    pot_timeout: float = Field(10.0, gt=0)
+    """Wall-clock seconds per PoT program (CPU limit: the same, rounded up)."""
+    pot_memory_mb: int = Field(512, ge=64)
+    sandbox: NamespaceMode = "auto"
+    """``auto``: namespaces where available, else degrade with a warning; ``require``; ``off``."""
+
+
+class ProgramOfThought(Strategy):
+    """H.4: the model writes a program; it runs in the sandbox, and the outcome goes to the artifacts."""
+
+    name = "pot"
+    description = "Program-of-thoughts (Appendix H.4): a Python program decides the label, run sandboxed."
+
+    def __init__(self, bench: SciTab) -> None:
+        self.bench = bench
+
+    async def run(self, sample: Sample, generate: Generate) -> Attempt:
+        response = await generate(self.bench.request(sample, "pot"))
+        text = response.text
+        program = extract_program(text)
+        outcome = await asyncio.to_thread(self.bench.execute, program)
+        return Attempt(output=text, artifacts={"program": {"code": program, **outcome.to_json()}})
+
+
+class SciTab(Benchmark):
+    name: ClassVar[str] = "scitab"
+    title: ClassVar[str] = "SciTab"
+    variants: ClassVar[tuple[str, ...]] = ("all", "2class")
+    default_strategy: ClassVar[str] = "zero_shot"
+    headline: ClassVar[str] = "macro_f1"
+    metric_names: ClassVar[tuple[str, ...]] = ("macro_f1", "macro_f1_2class", "accuracy", "invalid_rate")
+    breakdown_keys: ClassVar[tuple[str, ...]] = ()
+    Options: ClassVar[type[BaseModel]] = SciTabOptions
+
+    def __init__(self, options: Mapping[str, Any] | None = None) -> None:
+        super().__init__(options)
+        self.opts: SciTabOptions = self.options  # type: ignore[assignment]
+        if self.opts.serialization != prompts.PAPER_FORMAT:
+            SERIALIZERS.get(self.opts.serialization)  # unknown names raise UsageError with suggestions
+        self._demos: dict[str, list[Sample]] = {}
+
+    # -- data ---------------------------------------------------------------------------------
+    def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> list[Sample]:
+        """The variant's test claims in file order (seed unused: nothing is sampled)."""
+        variant = self.check_variant(variant)
+        records = read_claims(data.file(SOURCE, DATA_FILE))
+        self._demos[variant] = demonstrations(records, variant, self.opts.markup)
+        chosen = select_claims(records, variant, keep_pool=self.opts.keep_pool)
+        return [to_sample(r, variant, self.opts.markup) for r in chosen]
+
+    def demonstrations(self, variant: str) -> list[Sample]:
+        if variant not in self._demos:
+            raise UsageError(f"scitab: load variant {variant!r} before prompting with demonstrations")
+        return self._demos[variant]
+
+    # -- prompting ----------------------------------------------------------------------------
+    def prompt(self, sample: Sample, style: Style) -> str:
+        setting = SETTINGS[sample.variant]
+        fmt = self.opts.serialization
+        if style == "zero_shot":
+            return prompts.zero_shot(sample, setting, fmt)
+        build = {"in_context": prompts.in_context, "cot": prompts.cot, "pot": prompts.pot}[style]
+        return build(sample, self.demonstrations(sample.variant), setting, fmt)
+
+    def request(self, sample: Sample, style: Style) -> Request:
+        stop = () if style == "zero_shot" else (SEPARATOR,)
+        return Request.chat(self.prompt(sample, style), max_tokens=MAX_TOKENS[style], temperature=0.0, stop=stop)
+
+    def strategies(self) -> Mapping[str, Strategy]:
+        def single(style: Style, description: str) -> SingleTurn:
+            return SingleTurn(style, lambda s: self.request(s, style), description=description)
+
+        return {
+            "zero_shot": single("zero_shot", "Appendix H.1: options A true / B false / C impossible to tell."),
+            "in_context": single("in_context", "Appendix H.2 with 3 held-out demonstrations; direct answer."),
+            "cot": single("cot", "Appendix H.3: 3 demonstrations with reasoning; the final answer counts."),
+            "pot": ProgramOfThought(self),
+        }
+
+    def execute(self, program: str) -> ProgramOutcome:
+        """Run a PoT program with this run's options."""
+        limits = Limits(
+            cpu_seconds=max(1, int(-(-self.opts.pot_timeout // 1))),
+            wall_seconds=self.opts.pot_timeout,
+            memory_mb=self.opts.pot_memory_mb,
+            max_processes=1,  # a PoT program has no reason to fork; this also caps its memory at memory_mb
+        )
+        return run_program(program, equal=self.opts.pot_equal, limits=limits, namespaces=self.opts.sandbox)
+
+    def oracle(self, sample: Sample, request: Request) -> str:
+        label = _gold(sample)
+        text = request.messages[-1].content if request.messages else request.prompt or ""
+        style = prompts.style_of(text)
+        if style == "zero_shot":
+            return prompts.ZERO_SHOT_ANSWERS[label]
+        if style == "in_context":
+            return prompts.ANSWERS[label]
+        if style == "cot":
+            return f"The gold label is known to the oracle.\nAnswer:\n{prompts.COT_ANSWERS[label]}"
+        ans = {SUPPORTS: "True", REFUTES: "False", NEI: "None"}[label]
+        return f"```python\n# the oracle prints the gold label and returns it\nprint({label!r})\nans = {ans}\n```"
+
+    # -- scoring ------------------------------------------------------------------------------
+    def score(self, sample: Sample, attempt: Attempt, strategy: str) -> Scored:
+        values: dict[str, float] = {}
+        parsed: str | None
+        if strategy == "pot":
+            outcome: dict[str, Any] = attempt.artifacts.get("program") or {}
+            if not outcome and attempt.output.strip():  # from a predictions file: run the reply now
+                outcome = self.execute(extract_program(attempt.output)).to_json()
+            parsed = outcome.get("label")
+            values["program_ok"] = float(outcome.get("status") == "ok")
+        else:
+            pick: Pick = "last" if strategy == "cot" else "first"
+            parsed = parse_label(attempt.output, pick=pick, options=strategy == "zero_shot")
+        gold = _gold(sample)
+        return Scored(
+            id=sample.id,
+            task=sample.task,
+            parsed=parsed,
+            gold=gold,
+            score=float(parsed == gold),
+            values=values,
+            meta={"setting": SETTINGS[sample.variant]},
+        )
+
+    def aggregate(self, scored: Sequence[Scored]) -> dict[str, float]:
+        """Macro-F1 of the variant's setting (headline), both settings' macro-F1, accuracy, invalid rate."""
+        n = len(scored)
+        gold = [str(s.gold) for s in scored]
+        pred = [s.parsed for s in scored]
+        three = macro_f1(gold, pred, LABELS)
+        two = macro_f1(*two_class(gold, pred), TWO_CLASS)
+        is_three = not scored or scored[0].meta.get("setting", "3-class") == "3-class"
+        out = {
+            "macro_f1": three if is_three else two,
+            "macro_f1_2class": two,
+            "accuracy": sum(s.score for s in scored) / n if n else 0.0,
+            "invalid_rate": sum(p is None for p in pred) / n if n else 0.0,
+        }
+        if is_three:
+            out["macro_f1_3class"] = three
+        programs = [s.values["program_ok"] for s in scored if "program_ok" in s.values]
+        if programs:
+            out["program_error_rate"] = 1.0 - sum(programs) / len(programs)
+        return out
+
+    def extra_results(self, scored: Sequence[Scored]) -> dict[str, Any]:
+        """Confusion matrices (three-class and two-class), per-class scores, label counts."""
+        gold = [str(s.gold) for s in scored]
+        pred = [s.parsed for s in scored]
+        present = [label for label in LABELS if label in gold]
+        g2, p2 = two_class(gold, pred)
+        return {
+            "confusion_matrix": confusion(gold, pred, present),
+            "confusion_matrix_2class": confusion(g2, p2, TWO_CLASS),
+            "per_class": per_class(gold, pred, present),
+            "gold_counts": dict(Counter(gold)),
+            "predicted_counts": {str(k): v for k, v in Counter(pred).items()},
+        }
+
+    def export_fields(self, sample: Sample) -> dict[str, Any]:
+        return {
+            "setting": SETTINGS[sample.variant],
+            "option_map": dict(OPTION_LABELS),
+            "demonstrations": [d.id for d in self._demos.get(sample.variant, [])],
+        }
+
+
+def _gold(sample: Sample) -> Any:
+    if not isinstance(sample.gold, LabelGold) or sample.gold.label not in LABELS:
+        raise UsageError(f"scitab sample {sample.id}: gold is not a veracity label")
+    return sample.gold.label

@@ -1,0 +1,65 @@
+"""SciTab's metrics: macro-F1 (three-class and two-class), accuracy, confusion matrices.
+
+Definitions follow scikit-learn's ``f1_score(y_true, y_pred, average="macro", zero_division=0)``:
+per class, precision = TP / predicted, recall = TP / gold, F1 their harmonic mean (0 where
+undefined), averaged over the classes that occur among the gold labels or the predictions
+(scikit-learn's default label set; on the full test set that is every class). A reply that gave no
+label is a miss for its gold class and a false positive for none (it is not a class of its own); so is,
+in the two-class setting, a "not enough info" prediction.
+
+Two-class (the paper: "examples labeled as NEI are excluded"): only claims whose gold label is
+supports or refutes count, over labels (supports, refutes); a "not enough info" prediction on them is
+a miss, as above.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from structbench.benchmarks.scitab.source import LABELS, REFUTES, SUPPORTS
+
+INVALID = "invalid"
+"""Column of the confusion matrix for replies that gave no label."""
+TWO_CLASS = (SUPPORTS, REFUTES)
+
+
+def per_class(gold: Sequence[str], pred: Sequence[str | None], labels: Sequence[str]) -> dict[str, dict[str, float]]:
+    """Precision, recall, F1 and support of each label."""
+    out: dict[str, dict[str, float]] = {}
+    for label in labels:
+        tp = sum(g == label and p == label for g, p in zip(gold, pred, strict=True))
+        predicted = sum(p == label for p in pred)
+        support = sum(g == label for g in gold)
+        precision = tp / predicted if predicted else 0.0
+        recall = tp / support if support else 0.0
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        out[label] = {"precision": precision, "recall": recall, "f1": f1, "support": float(support)}
+    return out
+
+
+def macro_f1(gold: Sequence[str], pred: Sequence[str | None], labels: Sequence[str]) -> float:
+    """Unweighted mean of the per-label F1 over the ``labels`` that occur in ``gold`` or ``pred``."""
+    present = [label for label in labels if label in gold or label in pred]
+    if not present:
+        return 0.0
+    scores = per_class(gold, pred, present)
+    return sum(s["f1"] for s in scores.values()) / len(present)
+
+
+def two_class(gold: Sequence[str], pred: Sequence[str | None]) -> tuple[list[str], list[str | None]]:
+    """The pairs whose gold label is supports or refutes."""
+    pairs = [(g, p) for g, p in zip(gold, pred, strict=True) if g in TWO_CLASS]
+    return [g for g, _ in pairs], [p for _, p in pairs]
+
+
+def confusion(
+    gold: Sequence[str], pred: Sequence[str | None], gold_labels: Sequence[str] = LABELS
+) -> dict[str, object]:
+    """Rows: ``gold_labels``; columns: the three labels plus ``invalid`` (a reply that gave no label)."""
+    columns = [*LABELS, INVALID]
+    rows = list(gold_labels)
+    matrix = [[0] * len(columns) for _ in rows]
+    for g, p in zip(gold, pred, strict=True):
+        if g in rows:
+            matrix[rows.index(g)][columns.index(p) if p in LABELS else len(LABELS)] += 1
+    return {"gold": rows, "predicted": columns, "matrix": matrix}

@@ -1,0 +1,169 @@
+"""StructFact (Huang et al.): fact verification over structured evidence with the answers Yes / No /
+Not sure enough, asked as options A/B/C, scored by weighted F1 over three option orders."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from structbench.backends.base import Request
+from structbench.benchmark import Attempt, Benchmark, Scored, Strategy
+from structbench.benchmarks.structfact.loader import LABELS, load_file
+from structbench.benchmarks.structfact.metrics import (
+    METRIC_NAMES,
+    NO_ANSWER,
+    classification_metrics,
+    confusion_matrix,
+)
+from structbench.benchmarks.structfact.options import StructFactOptions
+from structbench.benchmarks.structfact.parser import find_option, majority, raw_majority
+from structbench.benchmarks.structfact.prompts import Prompter
+from structbench.benchmarks.structfact.source import DEMO, DEMO_PATH, locate_full
+from structbench.benchmarks.structfact.strategies import DIRECTIONS, build_strategies
+from structbench.data.sample import LabelGold, Sample
+from structbench.datasets import DataContext
+from structbench.errors import DataError
+
+_OPTION_LINE = re.compile(r"^([ABC])\) (Yes|No|Not sure enough)\s*$", re.MULTILINE)
+
+
+def read_enhanced_context(path: Path) -> dict[str, str]:
+    """Sample id -> GPT-written context, from the official CSV (columns index,label) or a JSON object."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise DataError(f"{path}: cannot read enhanced context: {err.strerror}") from err
+    if path.suffix == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise DataError(f"{path}:{err.lineno}: not JSON: {err.msg}") from err
+        if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+            raise DataError(f"{path}: expected a JSON object of sample id -> text")
+        return {str(k): v for k, v in data.items()}
+    rows = csv.DictReader(text.splitlines())
+    if not rows.fieldnames or not {"index", "label"} <= set(rows.fieldnames):
+        raise DataError(f"{path}: expected CSV columns 'index' and 'label', got {rows.fieldnames}")
+    return {str(row["index"]).strip(): row["label"] for row in rows}
+
+
+class StructFact(Benchmark):
+    """Questions over Wikipedia tables, lists and text in five reasoning tasks (``CHALLENGE``)."""
+
+    name = "structfact"
+    title = "StructFact"
+    variants = ("demo", "full")
+    default_strategy = "zero_shot"
+    headline = "weighted_f1"
+    metric_names = METRIC_NAMES
+    breakdown_keys = ("task", "source", "structure")
+    Options: ClassVar[type[StructFactOptions]] = StructFactOptions
+    options: StructFactOptions
+
+    def __init__(self, options: Mapping[str, Any] | None = None) -> None:
+        super().__init__(options)
+        self._strategies: dict[str, Strategy] | None = None
+
+    # --- data -------------------------------------------------------------------------------------
+
+    def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> list[Sample]:
+        full = variant == "full"
+        path = locate_full(data, self.options.full_path) if full else data.file(DEMO, DEMO_PATH)
+        return load_file(path, variant, seed=seed, limit=limit)
+
+    # --- prompting --------------------------------------------------------------------------------
+
+    def strategies(self) -> Mapping[str, Strategy]:
+        if self._strategies is None:
+            path = self.options.enhanced_context_file
+            enhanced = read_enhanced_context(Path(path).expanduser()) if path else None
+            self._strategies = build_strategies(Prompter(self.options, enhanced))
+        return self._strategies
+
+    def label_of(self, letter: str) -> str:
+        """The gold-label spelling (``YES`` ...) of an option letter under the option map."""
+        return self.options.letters[letter].upper()
+
+    def letter_of(self, label: str) -> str:
+        return next(letter for letter, text in self.options.letters.items() if text.upper() == label)
+
+    def oracle(self, sample: Sample, request: Request) -> str:
+        """The gold answer's letter, as listed in the request's last message (else under the option map)."""
+        assert isinstance(sample.gold, LabelGold)
+        last = request.messages[-1].content if request.messages else request.prompt or ""
+        shown = {text.upper(): letter for letter, text in _OPTION_LINE.findall(last)}
+        return shown.get(sample.gold.label) or self.letter_of(sample.gold.label)
+
+    # --- scoring ----------------------------------------------------------------------------------
+
+    def _parse(self, text: str, strategy: str) -> str | None:
+        mention = find_option(text, DIRECTIONS.get(strategy, "first"))
+        return None if mention is None else self.label_of(mention.letter)
+
+    def score(self, sample: Sample, attempt: Attempt, strategy: str) -> Scored:
+        assert isinstance(sample.gold, LabelGold)
+        values: dict[str, float] = {}
+        if attempt.outputs:
+            if self.options.vote_on_raw_text:
+                winner = raw_majority(attempt.outputs)
+                parsed = self._parse(winner, strategy)
+                values["vote_share"] = attempt.outputs.count(winner) / len(attempt.outputs)
+            else:
+                parsed, values["vote_share"] = majority([self._parse(t, strategy) for t in attempt.outputs])
+        else:
+            parsed = self._parse(attempt.output, strategy)
+        if attempt.confidence is not None:
+            values["confidence"] = attempt.confidence
+        gold = sample.gold.label
+        return Scored(
+            id=sample.id,
+            task=sample.task,
+            parsed=parsed,
+            gold=gold,
+            score=float(parsed == gold),
+            values=values,
+            meta=dict(sample.meta),
+        )
+
+    def aggregate(self, scored: Sequence[Scored]) -> dict[str, float]:
+        gold = [str(s.gold) for s in scored]
+        pred = [NO_ANSWER if s.parsed is None else str(s.parsed) for s in scored]
+        metrics = classification_metrics(gold, pred)
+        metrics["no_answer"] = pred.count(NO_ANSWER) / len(pred) if pred else 0.0
+        return metrics
+
+    def extra_results(self, scored: Sequence[Scored]) -> dict[str, Any]:
+        """Confusion matrix (gold rows, predicted columns), label counts, and confidence by outcome."""
+        labels = [*LABELS, NO_ANSWER]
+        gold = [str(s.gold) for s in scored]
+        pred = [NO_ANSWER if s.parsed is None else str(s.parsed) for s in scored]
+        extra: dict[str, Any] = {
+            "option_map": dict(self.options.letters),
+            "confusion_matrix": {
+                "labels": labels,
+                "matrix": confusion_matrix(gold, pred, labels).tolist(),
+            },
+            "gold_counts": dict(Counter(gold)),
+            "predicted_counts": dict(Counter(pred)),
+        }
+        confident = [s for s in scored if "confidence" in s.values]
+        if confident:
+            groups: dict[str, list[float]] = {}
+            for s in confident:
+                key = f"{s.parsed or NO_ANSWER}/{'correct' if s.score else 'wrong'}"
+                groups.setdefault(key, []).append(s.values["confidence"])
+            extra["confidence"] = {key: {"n": len(v), "mean": sum(v) / len(v)} for key, v in sorted(groups.items())}
+        return extra
+
+    def export_fields(self, sample: Sample) -> dict[str, Any]:
+        assert isinstance(sample.gold, LabelGold)
+        return {
+            "label": sample.gold.label,
+            "answer_option": self.letter_of(sample.gold.label),
+            "option_map": dict(self.options.letters),
+        }

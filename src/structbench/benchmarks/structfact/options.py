@@ -1,0 +1,91 @@
+"""StructFact's run options (``--option key=value``) and its option maps."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from structbench.benchmarks.structfact.truncation import TOKEN_COUNTERS
+from structbench.data.serialize import SERIALIZERS
+
+OPTION_MAPS: tuple[dict[str, str], ...] = (
+    {"A": "Yes", "B": "No", "C": "Not sure enough"},
+    {"A": "No", "B": "Yes", "C": "Not sure enough"},
+    {"A": "Not sure enough", "B": "Yes", "C": "No"},
+    {"A": "Not sure enough", "B": "No", "C": "Yes"},
+    {"A": "Yes", "B": "Not sure enough", "C": "No"},
+    {"A": "No", "B": "Not sure enough", "C": "Yes"},
+)
+"""All six orders of {Yes, No, Not sure enough} on A/B/C, numbered as the official ``--option_map``."""
+
+PAPER_OPTION_MAPS = (0, 1, 2)
+"""The three orders the paper averages over ("mainly used" in the official code)."""
+
+ORIGINAL = "paper"
+"""The ``serialization`` that sends the EVIDENCE strings exactly as released (the paper's prompts)."""
+
+
+class StructFactOptions(BaseModel):
+    """Run options; the defaults reproduce the paper (Table 4 and the official code)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    option_map: int = Field(0, ge=0, le=len(OPTION_MAPS) - 1)
+    """Which order of answers A/B/C stand for (``OPTION_MAPS``); 0 = A) Yes B) No C) Not sure enough."""
+    serialization: str = ORIGINAL
+    """``paper`` (the released Markdown strings, as in the paper), or a registered serialization re-rendered from the
+    parsed evidence: markdown, csv, json, html, xml, triples."""
+    max_evidence_tokens: int = Field(2500, ge=0)
+    """Evidence longer than this is cut and ``\\n...`` appended, as the paper does; 0 = never cut."""
+    token_counter: str = "regex"
+    """How evidence tokens are counted for truncation (``TOKEN_COUNTERS``): regex, whitespace, tiktoken."""
+    shots: int = Field(1, ge=1, le=5)
+    """Few-shot examples per prompt, drawn from the official pool of five."""
+    shuffle: Literal["rows", "columns", "both"] = "both"
+    """What the ``shuffled`` strategy permutes in tables (list items and triples follow ``rows``)."""
+    k: int = Field(5, ge=1)
+    """Samples drawn by ``self_consistency``."""
+    temperature: float = Field(0.6, ge=0.0)
+    top_p: float = Field(0.95, gt=0.0, le=1.0)
+    max_tokens: int = Field(10, ge=1)
+    """Generation budget without CoT (Table 4)."""
+    max_tokens_cot: int = Field(512, ge=1)
+    """Generation budget with CoT and for self-refine (Table 4)."""
+    logprobs: bool = True
+    """Ask for token log-probabilities (top 5) to report the chosen option's confidence."""
+    drop_unstructured: bool = False
+    """Leave out the unstructured context: NEW_EVIDENCE where the record has it, else the text pieces
+    (with ``serialization=paper``: the EVIDENCE strings that hold nothing but text)."""
+    enhanced_context_file: str | None = None
+    """GPT-written context for ``enhanced_context``: a CSV with columns index,label (the official
+    ``combine_enhance`` file) or a JSON object of sample id -> text."""
+    full_path: str | None = None
+    """The full-release file (JSON or JSONL) for the ``full`` variant."""
+    few_shot_placeholder: bool = False
+    """Bug-compatible: show the literal ``[data example]`` instead of the examples' data, as the
+    official ``generate_few_shot_examples`` does."""
+    official_without_data_cot: bool = False
+    """Bug-compatible: the official w/o-data CoT template, which asks for "Yes"/"No" words although
+    only A/B/C is parsed (so nearly every answer counts as wrong)."""
+    vote_on_raw_text: bool = False
+    """Bug-compatible: self-consistency votes on the raw sampled strings (official), not parsed options."""
+
+    @field_validator("serialization")
+    @classmethod
+    def _known_serialization(cls, value: str) -> str:
+        if value != ORIGINAL and value not in SERIALIZERS:
+            raise ValueError(f"unknown serialization {value!r}; known: {ORIGINAL}, {', '.join(SERIALIZERS)}")
+        return value
+
+    @field_validator("token_counter")
+    @classmethod
+    def _known_counter(cls, value: str) -> str:
+        if value not in TOKEN_COUNTERS:
+            raise ValueError(f"unknown token_counter {value!r}; known: {', '.join(TOKEN_COUNTERS)}")
+        return value
+
+    @property
+    def letters(self) -> dict[str, str]:
+        """Letter -> answer text (``Yes`` ...) under the chosen option map."""
+        return OPTION_MAPS[self.option_map]

@@ -1,0 +1,48 @@
+"""Run untrusted Python (model-written programs) in a separate, isolated, resource-limited process.
+
+``run_python(code)`` writes ``code`` to ``main.py`` in a fresh private directory and runs it with the
+base interpreter as ``python -I -S -B`` (standard library only, no inherited environment), through a
+launcher (``_launcher.py``) that isolates itself before ``exec``:
+
+- **Resources**: RLIMIT_CPU, RLIMIT_AS (memory), RLIMIT_FSIZE (file size, captured output included),
+  RLIMIT_NPROC (processes), RLIMIT_NOFILE, no core dumps; a wall-clock timeout kills the process group.
+- **Processes**: the program is PID 1 of its own PID namespace, so everything it forks dies with it
+  (parent-death signal covers a killed launcher); no-new-privileges is set.
+- **Network**: an empty network namespace (loopback down): every connect fails, host loopback included.
+- **Filesystem**: a mount namespace whose root is a read-only tmpfs with read-only binds of ``/usr``,
+  ``/bin``, ``/lib*``, two files of ``/etc`` and the interpreter's prefix, ``/dev/{null,zero,full,random,
+  urandom}``, and the private directory read-write at ``/sandbox`` (``pivot_root``, old root detached).
+  Nothing else of the host (``/tmp``, ``/home``, ``/root``, the repository, ``/proc``) is visible.
+- **Identity**: as root the program runs as a fresh unprivileged uid/gid per run (no account, no
+  capabilities); as a normal user, inside a user namespace that maps the user's own uid, so it keeps no
+  capabilities after ``exec``.
+- **Environment**: only PATH, LANG/LC_ALL, HOME/TMPDIR (the private directory) and a run id.
+
+Where the kernel refuses namespaces (containers without CAP_SYS_ADMIN, disabled unprivileged user
+namespaces), ``namespaces="auto"`` degrades with a ``SandboxWarning`` and installs in-process audit-hook
+guards instead: sockets, process creation, ctypes, writes outside the private directory and reads
+outside it and the standard library raise PermissionError. Audit hooks are not a security boundary
+(native code can bypass them); ``namespaces="require"`` refuses to run without namespaces.
+"""
+
+from structbench.sandbox.config import GuardMode, Isolation, Limits, NamespaceMode, SandboxResult
+from structbench.sandbox.runner import (
+    SandboxUnavailableError,
+    SandboxWarning,
+    interpreter,
+    probe,
+    run_python,
+)
+
+__all__ = [
+    "GuardMode",
+    "Isolation",
+    "Limits",
+    "NamespaceMode",
+    "SandboxResult",
+    "SandboxUnavailableError",
+    "SandboxWarning",
+    "interpreter",
+    "probe",
+    "run_python",
+]

@@ -1,0 +1,363 @@
+"""The sandbox launcher: isolates itself, then ``exec``s the untrusted program.
+
+Run by ``structbench.sandbox.runner`` as ``python -I -S -B _launcher.py CONFIG.json`` in a fresh
+process (never imported: it must work with the standard library only, and it runs in a child that
+``fork``ed from a possibly multi-threaded parent only through ``exec``, so ``preexec_fn`` is avoided).
+
+Steps, each recorded in a JSON report written to ``report_fd`` just before ``exec``:
+
+1. ``unshare`` the mount, network, PID, IPC and UTS namespaces (plus a user namespace when not root);
+2. ``fork`` so that the program is PID 1 of the new PID namespace (when it dies, the kernel kills
+   every process left in it) and relay its exit status;
+3. build a minimal read-only root (tmpfs with read-only binds of the system and Python directories,
+   a few device nodes, and the work directory read-write at ``/sandbox``) and ``pivot_root`` into it;
+4. as root, switch to an unprivileged per-run uid/gid; set resource limits, no-new-privileges and
+   parent-death signal;
+5. ``exec`` the interpreter with a bootstrap that installs in-process guards (audit hooks) when asked.
+
+With ``namespaces == "auto"`` a step the kernel refuses is skipped and reported; with ``"require"``
+the launcher exits with status 125 and the reason on stderr.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import platform
+import resource
+import signal
+import sys
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+
+MS_RDONLY = 1
+MS_NOSUID = 2
+MS_NODEV = 4
+MS_NOEXEC = 8
+MS_REMOUNT = 32
+MS_NOATIME = 1024
+MS_NODIRATIME = 2048
+MS_BIND = 4096
+MS_REC = 16384
+MS_PRIVATE = 1 << 18
+MS_RELATIME = 1 << 21
+MNT_DETACH = 2
+
+PR_SET_PDEATHSIG = 1
+PR_SET_NO_NEW_PRIVS = 38
+
+SYS_PIVOT_ROOT = {"x86_64": 155, "amd64": 155, "aarch64": 41, "arm64": 41}
+
+SETUP_FAILED = 125
+"""Exit status when ``namespaces == "require"`` and isolation could not be set up."""
+
+DEVICES = ("null", "zero", "full", "random", "urandom")
+
+# Runs inside the sandbox before the program. It installs audit hooks (PEP 578) that refuse network
+# use, process creation, ctypes and file access outside the work directory. Audit hooks are a
+# best-effort in-process guard (native code can bypass them), used when namespaces are unavailable.
+BOOTSTRAP = r"""
+import sys
+def _sandbox_guard(cfg):
+    import os
+    work = os.path.realpath(os.getcwd())
+    reads = [os.path.realpath(p) for p in cfg["read_roots"]] + [work]
+    net_events = {"socket.__new__", "socket.connect", "socket.bind", "socket.sendto", "socket.sendmsg",
+                  "socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyaddr"}
+    spawn_events = {"os.fork", "os.forkpty", "os.exec", "os.posix_spawn", "os.spawn", "os.system",
+                    "subprocess.Popen", "os.startfile", "pty.spawn"}
+    write_events = {"os.remove", "os.rename", "os.mkdir", "os.rmdir", "os.chmod", "os.chown", "os.link", "os.chdir",
+                    "os.symlink", "os.truncate", "os.utime", "os.chflags", "os.lchflags", "os.mkfifo",
+                    "os.mknod", "shutil.rmtree", "shutil.copyfile", "shutil.move", "shutil.chown"}
+    list_events = {"os.listdir", "os.scandir", "glob.glob", "os.walk", "os.fwalk"}
+    wflags = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+    realpath, fspath, isabs, join, sep = os.path.realpath, os.fspath, os.path.isabs, os.path.join, os.sep
+
+    def resolve(p):
+        p = fspath(p)
+        if isinstance(p, bytes):
+            p = p.decode("utf-8", "surrogateescape")
+        return realpath(p if isabs(p) else join(os.getcwd(), p))
+
+    def inside(p, roots):
+        return any(p == r or p.startswith(r.rstrip(sep) + sep) for r in roots)
+
+    def deny(event):
+        raise PermissionError(f"sandbox: {event} is not allowed")
+
+    def hook(event, args):
+        if cfg["net"]:
+            if event in net_events or event in spawn_events or event.startswith("ctypes."):
+                deny(event)
+        if not cfg["fs"]:
+            return
+        if event == "open":
+            path, mode, flags = args
+            if isinstance(path, int) or path is None:
+                return
+            writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or bool((flags or 0) & wflags)
+            if not inside(resolve(path), [work] if writing else reads):
+                deny(f"open({fspath(path)!r})")
+        elif event in write_events or event in list_events:
+            roots = [work] if event in write_events else reads
+            for a in args:
+                if isinstance(a, (str, bytes)) or hasattr(a, "__fspath__"):
+                    if not inside(resolve(a), roots):
+                        deny(f"{event}({fspath(a)!r})")
+    sys.addaudithook(hook)
+
+import json as _json, runpy as _runpy
+_cfg = _json.loads(sys.argv[1])
+del sys.argv[:2]
+if _cfg["net"] or _cfg["fs"]:
+    _sandbox_guard(_cfg)
+del _json, _cfg, _sandbox_guard
+_runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+class SetupError(Exception):
+    """A kernel refused an isolation step."""
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        err = ctypes.get_errno()
+        raise SetupError(f"{what}: {os.strerror(err)} (errno {err})")
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    enc = [None if s is None else s.encode() for s in (source, target, fstype, data)]
+    _check(_libc.mount(enc[0], enc[1], enc[2], ctypes.c_ulong(flags), enc[3]), f"mount {target}")
+
+
+def _locked_flags(path: str) -> int:
+    """Per-mount flags of ``path``'s mount that a user namespace may not clear on remount."""
+    f = os.statvfs(path).f_flag
+    pairs = (
+        (os.ST_NOSUID, MS_NOSUID),
+        (os.ST_NODEV, MS_NODEV),
+        (os.ST_NOEXEC, MS_NOEXEC),
+        (os.ST_NOATIME, MS_NOATIME),
+        (os.ST_NODIRATIME, MS_NODIRATIME),
+        (os.ST_RELATIME, MS_RELATIME),
+    )
+    return sum(ms for st, ms in pairs if f & st)
+
+
+def _bind(src: str, dst: str, *, readonly: bool, extra: int = 0) -> None:
+    if os.path.isdir(src):
+        os.makedirs(dst, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        with open(dst, "a"):
+            pass
+    _mount(src, dst, None, MS_BIND | MS_REC)
+    flags = MS_BIND | MS_REMOUNT | _locked_flags(src) | extra | (MS_RDONLY if readonly else 0)
+    _mount(None, dst, None, flags)
+
+
+def _unshare(flags: int, what: str) -> None:
+    _check(_libc.unshare(ctypes.c_int(flags)), f"unshare({what})")
+
+
+def _write(path: str, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+def enter_namespaces(report: dict) -> bool:
+    """Unshare every namespace; returns whether a PID namespace was created (the caller must fork)."""
+    base = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
+    if os.geteuid() != 0:
+        uid, gid = os.geteuid(), os.getegid()
+        _unshare(CLONE_NEWUSER, "user")
+        # Map our own ids to themselves: the process keeps its capabilities inside the new namespace
+        # until exec, where a non-zero uid loses them.
+        _write("/proc/self/setgroups", "deny")
+        _write("/proc/self/uid_map", f"{uid} {uid} 1")
+        _write("/proc/self/gid_map", f"{gid} {gid} 1")
+        report["user_namespace"] = True
+    _unshare(base, "mount, net, ipc, uts")
+    report["network"] = "namespace"
+    try:
+        _unshare(CLONE_NEWPID, "pid")
+    except SetupError as err:
+        report["notes"].append(str(err))
+        return False
+    return True
+
+
+def interpreter_paths() -> list[str]:
+    """Where this interpreter (the one the program gets) keeps its binary and standard library."""
+    paths = [sys.base_prefix, sys.base_exec_prefix, os.path.dirname(sys.executable)]
+    return [os.path.realpath(p) for p in paths]
+
+
+def readonly_paths(system: list[str]) -> list[str]:
+    """``system`` plus the interpreter's paths, without paths already inside an earlier (real) directory."""
+    chosen: list[str] = []
+    for path in [*system, *interpreter_paths()]:
+        covered = any(path.startswith(c.rstrip("/") + "/") for c in chosen if not os.path.islink(c))
+        if not covered and path not in chosen and os.path.lexists(path):
+            chosen.append(path)
+    return chosen
+
+
+def build_root(cfg: dict, report: dict) -> None:
+    """A minimal read-only root with the work directory read-write at ``/sandbox``; then pivot into it."""
+    root = cfg["rootdir"]
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
+    for path in readonly_paths(cfg["ro_paths"]):
+        if os.path.islink(path) and os.path.dirname(path) == "/":
+            os.symlink(os.readlink(path), root + path)  # /bin -> usr/bin on merged-/usr systems
+        elif os.path.exists(path):
+            _bind(path, root + path, readonly=True)
+    for name in DEVICES:
+        if os.path.exists(f"/dev/{name}"):
+            _bind(f"/dev/{name}", f"{root}/dev/{name}", readonly=False, extra=MS_NOSUID)
+    _bind(cfg["workdir"], f"{root}/sandbox", readonly=False, extra=MS_NOSUID | MS_NODEV)
+    os.chdir(root)
+    number = SYS_PIVOT_ROOT.get(platform.machine().lower())
+    if number is not None:
+        _check(_libc.syscall(ctypes.c_long(number), b".", b"."), "pivot_root")
+        _check(_libc.umount2(b".", ctypes.c_int(MNT_DETACH)), "umount old root")
+        report["filesystem"] = "pivot_root"
+    else:
+        os.chroot(".")
+        report["filesystem"] = "chroot"
+    os.chdir("/")
+    _mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    os.chdir("/sandbox")
+
+
+def set_limits(limits: dict) -> None:
+    """Resource limits of the program (soft CPU limit sends SIGXCPU, the hard one a second later SIGKILL)."""
+    table = {
+        "cpu_seconds": resource.RLIMIT_CPU,
+        "memory_bytes": resource.RLIMIT_AS,
+        "file_size_bytes": resource.RLIMIT_FSIZE,
+        "max_processes": resource.RLIMIT_NPROC,
+        "max_open_files": resource.RLIMIT_NOFILE,
+    }
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    for key, which in table.items():
+        value = limits.get(key)
+        if value is None:
+            continue
+        hard = value + 1 if key == "cpu_seconds" else value
+        resource.setrlimit(which, (value, hard))
+
+
+def relay(pid: int) -> None:
+    """Wait for the PID-namespace init and leave with its status (re-raising the signal that killed it)."""
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            break
+        except InterruptedError:
+            continue
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        if sig not in (signal.SIGKILL, signal.SIGSTOP):
+            signal.signal(sig, signal.SIG_DFL)
+        os.kill(os.getpid(), sig)
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+
+
+def fail(message: str) -> None:
+    os.write(2, f"sandbox setup failed: {message}\n".encode())
+    os._exit(SETUP_FAILED)
+
+
+def main() -> None:
+    with open(sys.argv[1]) as fh:
+        cfg = json.load(fh)
+    report_fd = cfg["report_fd"]
+    os.set_inheritable(report_fd, False)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    report: dict = {
+        "network": "shared",
+        "filesystem": "shared",
+        "pid_namespace": False,
+        "user_namespace": False,
+        "uid": os.geteuid(),
+        "guard": False,
+        "notes": [],
+    }
+    mode = cfg["namespaces"]
+    in_mount_ns = False
+    if mode != "off":
+        try:
+            if enter_namespaces(report):
+                pid = os.fork()
+                if pid:
+                    os.close(report_fd)
+                    # The runner's timeout: kill the namespace's init; the kernel then kills everything
+                    # else in it before our wait returns, so nothing outlives the run.
+                    signal.signal(signal.SIGTERM, lambda *_: os.kill(pid, signal.SIGKILL))
+                    relay(pid)
+                report["pid_namespace"] = True
+                # Set before anything else can go wrong, so a killed launcher takes us down too.
+                _libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+            in_mount_ns = True
+        except SetupError as err:
+            if mode == "require":
+                fail(str(err))
+            report["notes"].append(str(err))
+    if in_mount_ns:
+        try:
+            build_root(cfg, report)
+        except (SetupError, OSError) as err:
+            if mode == "require":
+                fail(str(err))
+            report["notes"].append(f"filesystem isolation: {err}")
+            report["filesystem"] = "shared"
+            os.chdir(cfg["workdir"])
+    else:
+        os.chdir(cfg["workdir"])
+    drop = cfg.get("drop_to")
+    if drop and os.geteuid() == 0:
+        os.setgroups([])
+        os.setgid(drop[1])
+        os.setuid(drop[0])
+        report["uid"] = drop[0]
+    _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    if report["pid_namespace"]:
+        _libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)  # setuid cleared the earlier setting
+    guard = cfg["guard"]
+    net_guard = guard == "on" or (guard == "auto" and report["network"] != "namespace")
+    fs_guard = guard == "on" or (guard == "auto" and report["filesystem"] == "shared")
+    report["guard"] = net_guard or fs_guard
+    if net_guard and report["network"] == "shared":
+        report["network"] = "guard"
+    if fs_guard and report["filesystem"] == "shared":
+        report["filesystem"] = "guard"
+    env = dict(cfg["env"], HOME=os.getcwd(), TMPDIR=os.getcwd())
+    set_limits(cfg["limits"])
+    os.write(report_fd, json.dumps(report).encode() + b"\n")  # closed by exec (not inheritable)
+    guard_cfg = json.dumps({"net": net_guard, "fs": fs_guard, "read_roots": [*interpreter_paths(), "/dev"]})
+    argv = [cfg["python"], "-I", "-S", "-B", "-X", "utf8", "-c", BOOTSTRAP, guard_cfg, cfg["program"]]
+    try:
+        os.execve(cfg["python"], argv, env)
+    except OSError as err:
+        message = f"cannot start {cfg['python']} as uid {os.geteuid()}: {err}"
+        os.write(report_fd, json.dumps({"exec_error": message}).encode() + b"\n")
+        os._exit(SETUP_FAILED)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,279 @@
+"""Run untrusted Python in a separate, isolated, resource-limited process: ``run_python``."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from structbench.errors import StructbenchError
+from structbench.sandbox.config import GuardMode, Isolation, Limits, NamespaceMode, SandboxResult
+
+log = logging.getLogger(__name__)
+
+LAUNCHER = Path(__file__).with_name("_launcher.py")
+SETUP_FAILED = 125
+"""The launcher's exit status when isolation was required but refused (keep in sync with _launcher)."""
+
+SYSTEM_RO_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/ld.so.cache", "/etc/localtime")
+"""Read-only in the sandbox's root; the launcher adds the interpreter's own prefix."""
+
+UID_BASE = 1_500_000_000
+"""As root, each run gets a uid in [UID_BASE, UID_BASE + 10**8): owned by no account, unique per run, so
+RLIMIT_NPROC counts only that run's processes and runs cannot signal one another."""
+
+
+class SandboxUnavailableError(StructbenchError):
+    """Isolation was required (``namespaces="require"``) but the kernel refused it."""
+
+
+class SandboxWarning(UserWarning):
+    """The sandbox runs with weaker isolation than namespaces give (see ``Isolation``)."""
+
+
+def interpreter() -> str:
+    """The base interpreter (no virtual environment: the program only gets the standard library)."""
+    base = getattr(sys, "_base_executable", None) or sys.executable
+    return os.path.realpath(base)
+
+
+def _own_process_count() -> int:
+    """Processes of this uid: RLIMIT_NPROC counts them too when the sandbox keeps our uid."""
+    uid = os.getuid()
+    count = 0
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                count += entry.stat().st_uid == uid
+            except OSError:
+                continue
+    return count
+
+
+def _read_capped(path: Path, cap: int) -> tuple[str, bool]:
+    with path.open("rb") as fh:
+        data = fh.read(cap + 1)
+    return data[:cap].decode("utf-8", "replace"), len(data) > cap
+
+
+def _chown_tree(root: Path, uid: int, gid: int) -> None:
+    os.chown(root, uid, gid)
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in [*dirnames, *filenames]:
+            os.chown(os.path.join(dirpath, name), uid, gid)
+
+
+_warned: set[str] = set()
+
+
+def _warn_degraded(isolation: Isolation) -> None:
+    key = isolation.describe()
+    if key in _warned:
+        return
+    _warned.add(key)
+    message = (
+        "structbench sandbox: Linux namespaces are unavailable, so untrusted programs run with weaker "
+        f"isolation ({key}). Resource limits, a clean environment and in-process audit-hook guards still "
+        "apply, but they are not a security boundary; run as root or enable unprivileged user namespaces."
+    )
+    log.warning(message)
+    warnings.warn(message, SandboxWarning, stacklevel=3)
+
+
+def run_python(
+    code: str,
+    *,
+    limits: Limits | None = None,
+    files: Mapping[str, str | bytes] | None = None,
+    stdin: str | bytes | None = None,
+    namespaces: NamespaceMode = "auto",
+    guard: GuardMode = "auto",
+    python: str | None = None,
+) -> SandboxResult:
+    """Run ``code`` as ``main.py`` in a private temporary directory (deleted afterwards) and return its output.
+
+    ``files`` are written beside it (relative paths). The program gets the standard library only, an
+    environment with no inherited variables, and the limits in ``limits``. See the package docstring for
+    what is isolated. ``python`` overrides the interpreter (default: this one's base interpreter); it
+    must be readable by an unprivileged uid when namespaces are unavailable and we are root.
+    """
+    limits = limits or Limits()
+    python = os.path.realpath(python) if python else interpreter()
+    base = Path(tempfile.mkdtemp(prefix="structbench-sandbox-"))
+    run_id = base.name
+    try:
+        os.chmod(base, 0o711)  # the sandbox uid may pass through, not list
+        work = base / "work"
+        rootdir = base / "root"
+        work.mkdir()
+        rootdir.mkdir()
+        (work / "main.py").write_text(code, encoding="utf-8")
+        for rel, content in (files or {}).items():
+            target = (work / rel).resolve()
+            if not target.is_relative_to(work.resolve()) or rel == "main.py":
+                raise ValueError(f"sandbox file {rel!r} must be a relative path other than main.py")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(content.encode() if isinstance(content, str) else content)
+        drop_to = None
+        extra_procs = 0
+        if os.geteuid() == 0:
+            uid = UID_BASE + secrets.randbelow(10**8)
+            drop_to = [uid, uid]
+            _chown_tree(work, uid, uid)
+        else:
+            extra_procs = _own_process_count()
+        report_r, report_w = os.pipe()
+        config = {
+            "python": python,
+            "program": "main.py",
+            "workdir": str(work),
+            "rootdir": str(rootdir),
+            "ro_paths": list(SYSTEM_RO_PATHS),
+            "namespaces": namespaces,
+            "guard": guard,
+            "drop_to": drop_to,
+            "limits": limits.rlimits(extra_procs),
+            "report_fd": report_w,
+            "env": {
+                "PATH": "/usr/local/bin:/usr/bin:/bin",
+                "LANG": "C.UTF-8",
+                "LC_ALL": "C.UTF-8",
+                "STRUCTBENCH_SANDBOX_RUN": run_id,
+            },
+        }
+        config_path = base / "config.json"
+        config_path.write_text(json.dumps(config))
+        stdin_path = base / "stdin"
+        stdin_path.write_bytes(stdin.encode() if isinstance(stdin, str) else (stdin or b""))
+        out_path, err_path = base / "stdout", base / "stderr"
+        started = time.perf_counter()
+        timed_out = False
+        raw_report: bytes | None = None
+        with (
+            stdin_path.open("rb") as fin,
+            out_path.open("wb") as fout,
+            err_path.open("wb") as ferr,
+            os.fdopen(report_r, "rb", buffering=0) as report_pipe,
+        ):
+            try:
+                proc = subprocess.Popen(
+                    [python, "-I", "-S", "-B", str(LAUNCHER), str(config_path)],
+                    stdin=fin,
+                    stdout=fout,
+                    stderr=ferr,
+                    cwd=base,
+                    env={"PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"},
+                    start_new_session=True,
+                    pass_fds=(report_w,),
+                )
+            finally:
+                os.close(report_w)
+            try:
+                proc.wait(timeout=limits.wall_seconds)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                raw_report = _drain(report_r)  # complete: the launcher writes it just before exec
+                if _parse_report(raw_report)[0].get("pid_namespace"):
+                    _stop(proc)
+            finally:
+                _kill_group(proc.pid)
+                proc.wait()
+            seconds = time.perf_counter() - started
+            if raw_report is None:
+                raw_report = _drain(report_pipe.fileno())
+        parsed, exec_error = _parse_report(raw_report)
+        report = parsed or None
+        stdout, out_cut = _read_capped(out_path, limits.max_output_bytes)
+        stderr, err_cut = _read_capped(err_path, limits.max_output_bytes)
+        if exec_error is not None:
+            raise SandboxUnavailableError(f"sandbox: {exec_error}")
+        if report is None and proc.returncode == SETUP_FAILED:
+            reason = stderr.strip() or "sandbox setup failed"
+            raise SandboxUnavailableError(f"{reason} (namespaces={namespaces!r}; 'auto' would degrade)")
+        isolation = Isolation.from_report(report) if report is not None else None
+        if isolation is not None and namespaces == "auto" and not isolation.complete:
+            _warn_degraded(isolation)
+        return SandboxResult(
+            stdout=stdout,
+            stderr=stderr,
+            returncode=proc.returncode,
+            timed_out=timed_out,
+            seconds=round(seconds, 4),
+            isolation=isolation,
+            stdout_truncated=out_cut,
+            stderr_truncated=err_cut,
+        )
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _stop(proc: subprocess.Popen[bytes], grace: float = 3.0) -> None:
+    """Ask the launcher to kill its PID namespace and wait for the teardown; SIGKILL the group if that fails.
+
+    Only used with a PID namespace: without one the launcher has become the program, which could catch
+    SIGTERM, so the caller goes straight to the group SIGKILL (``_kill_group``).
+    """
+    proc.send_signal(signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=grace)
+
+
+def _kill_group(pgid: int) -> None:
+    """SIGKILL the launcher's process group (whatever is left of it; the PID namespace dies with its init)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def _drain(fd: int) -> bytes:
+    """Whatever the launcher wrote to the report pipe so far (never blocks)."""
+    os.set_blocking(fd, False)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except BlockingIOError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _parse_report(raw: bytes) -> tuple[dict[str, Any], str | None]:
+    """The launcher's isolation report ({} if none), and its error when ``exec`` of the interpreter failed."""
+    report: dict[str, Any] = {}
+    exec_error: str | None = None
+    for line in raw.splitlines():
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and "exec_error" in obj:
+            exec_error = str(obj["exec_error"])
+        elif isinstance(obj, dict):
+            report = obj
+    return report, exec_error
+
+
+@cache
+def probe(namespaces: NamespaceMode = "auto", python: str | None = None) -> Isolation:
+    """The isolation this machine gives (one trivial run, cached per process)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SandboxWarning)
+        result = run_python("pass", namespaces=namespaces, limits=Limits(wall_seconds=30), python=python)
+    if result.isolation is None:
+        raise SandboxUnavailableError(f"the sandbox could not start a program: {result.stderr.strip()}")
+    return result.isolation

@@ -1,0 +1,23 @@
+"""Fixtures for SciTab tests: the release's records and both variants' samples (default options)."""
+
+from __future__ import annotations
+
+import pytest
+
+from structbench.benchmarks.scitab import SciTab
+from structbench.benchmarks.scitab.source import DATA_FILE, SOURCE, ClaimRecord, read_claims
+from structbench.data.sample import Sample
+from structbench.datasets import DataContext
+
+
+@pytest.fixture(scope="session")
+def records(shared_data: DataContext) -> list[ClaimRecord]:
+    return read_claims(shared_data.file(SOURCE, DATA_FILE))
+
+
+@pytest.fixture(scope="session")
+def loaded(shared_data: DataContext) -> tuple[SciTab, dict[str, list[Sample]]]:
+    """One benchmark instance with both variants loaded (its demonstrations included)."""
+    bench = SciTab()
+    samples = {v: bench.load(v, shared_data, seed=0, limit=None) for v in SciTab.variants}
+    return bench, samples

@@ -1,0 +1,71 @@
+"""Program-of-thought: program extraction, sandboxed execution, and reading ``ans``."""
+
+from __future__ import annotations
+
+import pytest
+
+from structbench.benchmarks.scitab import SciTab
+from structbench.benchmarks.scitab.program import extract_program, run_program
+from structbench.benchmarks.scitab.prompts import PROGRAMS
+from structbench.sandbox import Limits
+
+S, R, N = "supports", "refutes", "not enough info"
+
+
+@pytest.mark.parametrize(
+    ("reply", "program"),
+    [
+        ("ans = True", "ans = True"),
+        ("```python\nx = 1\nans = x > 0\n```\nThis program checks x.", "x = 1\nans = x > 0"),
+        ("Here you go:\n```\nans = False\n```", "ans = False"),
+        ("a = 2\nans = equal(a, 2)\n------\nRead the following table and then write", "a = 2\nans = equal(a, 2)"),
+        ("Here is the code:\nans = None\nThis sets ans to None.", "ans = None"),
+        ("```python\nans = (1 <\n```", "ans = (1 <"),  # hopeless: returned as is, fails when run
+    ],
+)
+def test_extract_program(reply: str, program: str) -> None:
+    assert extract_program(reply) == program
+
+
+@pytest.mark.parametrize(
+    ("program", "label", "ans"),
+    [
+        ("ans = 3 > 2", S, "True"),
+        ("ans = equal(0.1 + 0.2, 0.3) and 5 < 4", R, "False"),
+        ("ans = None", N, "None"),
+        ("ans = 'the claim is false'", R, "'the claim is false'"),
+        ("ans = 'C'", N, "'C'"),
+        ("print('computing')\nprint('supports')", S, None),  # no ans: the last printed line
+        ("import sys\nprint('refutes')\nsys.exit(0)", R, None),
+        ("ans = 3", None, "3"),
+    ],
+)
+def test_program_verdicts(program: str, label: str | None, ans: str | None) -> None:
+    outcome = run_program(program)
+    assert outcome.status == "ok"
+    assert (outcome.label, outcome.ans) == (label, ans)
+
+
+def test_failing_programs_give_no_label() -> None:
+    crash = run_program("ans = table['BLEU']")
+    assert (crash.label, crash.status) == (None, "error")
+    assert crash.error is not None and "NameError" in crash.error
+    loop = run_program("while True:\n    pass", limits=Limits(cpu_seconds=1, wall_seconds=3))
+    assert loop.label is None and loop.status in ("SIGXCPU", "SIGKILL", "timeout")
+
+
+def test_paper_programs_give_their_labels_and_exact_equal_reproduces_error_case_5() -> None:
+    for (table_id, label), program in PROGRAMS.items():
+        assert run_program(program).label == label, table_id
+    woz = next(p for (_, label), p in PROGRAMS.items() if "COMER_acc" in p)
+    # 88.64 - 86.69 = 1.9500000000000028: the paper's float error (Appendix G, error case 5)
+    assert run_program(woz, equal="exact").label == R
+    assert run_program(woz, equal="tolerant").label == S
+
+
+def test_benchmark_runs_programs_without_fork_and_with_its_options() -> None:
+    forked = SciTab().execute("import os\npid = os.fork()\nans = True")
+    assert forked.label is None and forked.status == "error"
+    assert forked.error is not None and "BlockingIOError" in forked.error
+    exact = SciTab({"pot_equal": "exact"}).execute("ans = equal(88.64 - 86.69, 1.95)")
+    assert (exact.label, exact.equal) == (R, "exact")

@@ -1,0 +1,388 @@
+"""The sandbox against hostile programs, with kernel namespaces and in the degraded (guard-only) mode."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import structbench
+from structbench.sandbox import Limits, SandboxResult, SandboxUnavailableError, probe, run_python
+
+FAST = Limits(cpu_seconds=2, wall_seconds=4, memory_mb=256, file_size_mb=1, max_processes=8)
+
+
+def _degraded_python() -> str | None:
+    """An interpreter the degraded mode can run (as root it must be readable by an unprivileged uid)."""
+    for candidate in (None, "/usr/bin/python3", "/usr/local/bin/python3", shutil.which("python3")):
+        if candidate is not None and not os.path.exists(candidate):
+            continue
+        try:
+            probe("off", candidate)
+        except SandboxUnavailableError:
+            continue
+        return candidate
+    return None
+
+
+@pytest.fixture(params=["namespaces", "degraded"])
+def mode(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """Keyword arguments of ``run_python`` for each isolation mode this machine supports."""
+    if request.param == "namespaces":
+        if not probe().complete:
+            pytest.skip(f"namespaces unavailable here: {probe().describe()}")
+        return {"namespaces": "require", "guard": "off"}
+    python = _degraded_python()
+    if python is None and os.geteuid() == 0:
+        pytest.skip("no interpreter readable by an unprivileged uid for the degraded mode")
+    return {"namespaces": "off", "guard": "auto", "python": python}
+
+
+def run(code: str, mode: dict[str, Any], limits: Limits = FAST, **kw: Any) -> SandboxResult:
+    return run_python(textwrap.dedent(code), limits=limits, **mode, **kw)
+
+
+def leftover_processes() -> list[int]:
+    """Processes (readable to us) whose environment marks them as sandboxed programs."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            env = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if b"STRUCTBENCH_SANDBOX_RUN=" in env:
+            found.append(int(entry.name))
+    return found
+
+
+def test_runs_a_program_with_files_and_stdin(mode: dict[str, Any]) -> None:
+    result = run(
+        """
+        import sys
+        print(open("data/in.txt").read().strip(), sys.stdin.read().strip())
+        open("out.txt", "w").write("inside is fine")
+        print(open("out.txt").read())
+        """,
+        mode,
+        files={"data/in.txt": "hello"},
+        stdin="world",
+    )
+    assert result.ok, result.stderr
+    assert result.stdout.split("\n")[:2] == ["hello world", "inside is fine"]
+    assert result.isolation is not None
+
+
+def test_private_directory_is_deleted(mode: dict[str, Any]) -> None:
+    result = run("import os; print(os.environ['STRUCTBENCH_SANDBOX_RUN']); open('f', 'w').write('x')", mode)
+    assert result.ok, result.stderr
+    assert not (Path(tempfile.gettempdir()) / result.stdout.strip()).exists()
+
+
+def test_infinite_loop_is_stopped_by_the_cpu_limit(mode: dict[str, Any]) -> None:
+    result = run("while True:\n    pass\n", mode, Limits(cpu_seconds=1, wall_seconds=30))
+    assert not result.ok and not result.timed_out  # the CPU limit, not the wall clock, ended it
+    assert result.signal in ("SIGXCPU", "SIGKILL")
+
+
+def test_sleeping_program_is_stopped_by_the_wall_clock(mode: dict[str, Any]) -> None:
+    result = run("import time; time.sleep(60)", mode, Limits(wall_seconds=1))
+    assert result.timed_out and result.status() == "timeout"
+    assert result.seconds < 20
+
+
+def test_fork_bomb_is_contained(mode: dict[str, Any]) -> None:
+    code = """
+    import os
+    while True:
+        try:
+            os.fork()
+        except OSError:
+            pass
+    """
+    result = run(code, mode, Limits(cpu_seconds=2, wall_seconds=1, max_processes=8))
+    assert not result.ok and result.seconds < 20
+    assert leftover_processes() == []
+
+
+def test_process_count_is_limited(mode: dict[str, Any]) -> None:
+    code = """
+    import os, time
+    made = 0
+    for _ in range(50):
+        try:
+            pid = os.fork()
+        except OSError:
+            break
+        if pid == 0:
+            time.sleep(30)
+            os._exit(0)
+        made += 1
+    print(made)
+    """
+    result = run(code, mode, Limits(wall_seconds=4, max_processes=6))
+    assert result.ok, result.stderr
+    if mode["namespaces"] == "off":  # the degraded guard refuses fork altogether
+        assert int(result.stdout) == 0
+    else:
+        assert 0 < int(result.stdout) < 6
+
+
+def test_detached_children_die_with_the_program(mode: dict[str, Any]) -> None:
+    if mode["namespaces"] == "off":
+        pytest.skip("without a PID namespace a detached child could outlive the process group")
+    code = """
+    import os, time
+    if os.fork() == 0:
+        os.setsid()
+        time.sleep(30)
+    print("parent done")
+    """
+    result = run(code, mode, Limits(wall_seconds=25))
+    assert result.ok and result.seconds < 20  # did not wait for the 30 s sleeper
+    assert leftover_processes() == []
+
+
+def test_memory_bomb_raises_memory_error(mode: dict[str, Any]) -> None:
+    code = """
+    hoard = []
+    while True:
+        hoard.append(bytearray(16 << 20))
+    """
+    result = run(code, mode, Limits(memory_mb=128, wall_seconds=8))
+    assert result.returncode == 1
+    assert "MemoryError" in result.stderr
+
+
+def test_huge_file_and_output_are_capped(mode: dict[str, Any]) -> None:
+    code = """
+    import sys
+    try:
+        with open("big", "wb") as fh:
+            fh.write(b"x" * (4 << 20))
+        print("WROTE")
+    except OSError as err:
+        print("REFUSED", err.errno)
+    """
+    limits = Limits(file_size_mb=1, wall_seconds=4)
+    result = run(code, mode, limits)
+    assert "WROTE" not in result.stdout
+    flood = run("import sys\nwhile True:\n    sys.stdout.write('y' * 65536)\n", mode, limits)
+    assert not flood.ok
+    assert len(flood.stdout) <= limits.max_output_bytes
+
+
+def test_network_is_unreachable(mode: dict[str, Any]) -> None:
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    listener.setblocking(False)
+    port = listener.getsockname()[1]
+    code = f"""
+    import socket
+    try:
+        socket.create_connection(("127.0.0.1", {port}), timeout=2).sendall(b"leak")
+        print("CONNECTED")
+    except OSError as err:
+        print("BLOCKED", type(err).__name__, err)
+    """
+    try:
+        result = run(code, mode)
+        assert result.ok, result.stderr
+        assert result.stdout.startswith("BLOCKED"), result.stdout
+        with pytest.raises(BlockingIOError):
+            listener.accept()
+    finally:
+        listener.close()
+
+
+def test_cannot_read_outside_its_directory(mode: dict[str, Any], tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET-4711")
+    secret.chmod(0o644)
+    repo_file = Path(structbench.__file__).resolve()
+    code = f"""
+    import os
+    for path in [{str(secret)!r}, {str(repo_file)!r}, "/etc/hostname", "/proc/1/environ"]:
+        try:
+            print("READ", path, open(path).read()[:40])
+        except OSError as err:
+            print("DENIED", path, type(err).__name__)
+    try:
+        os.chdir("/")
+        print("READ relative", open("etc/hostname").read()[:40])
+    except OSError as err:
+        print("DENIED relative", type(err).__name__)
+    """
+    result = run(code, mode)
+    assert result.ok, result.stderr
+    assert "TOP-SECRET-4711" not in result.stdout
+    assert "READ" not in result.stdout, result.stdout
+
+
+def test_cannot_write_outside_its_directory(mode: dict[str, Any], tmp_path: Path) -> None:
+    tmp_path.chmod(0o777)  # even a world-writable directory must stay out of reach
+    targets = [tmp_path / "evil.txt", Path(tempfile.gettempdir()) / f"evil-{os.getpid()}.txt"]
+    code = f"""
+    import os
+    for path in {[str(t) for t in targets]!r} + ["../evil.txt", "/evil.txt", "/usr/evil.txt"]:
+        try:
+            with open(path, "w") as fh:
+                fh.write("pwned")
+            print("WROTE", path)
+        except OSError as err:
+            print("DENIED", path, type(err).__name__)
+    """
+    result = run(code, mode)
+    assert result.ok, result.stderr
+    assert "WROTE" not in result.stdout, result.stdout
+    assert not any(t.exists() for t in targets)
+
+
+def test_environment_secrets_are_not_inherited(mode: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-secret-0123456789")
+    monkeypatch.setenv("HF_TOKEN", "hf_fake_secret")
+    code = f"""
+    import os
+    print(sorted(os.environ))
+    print(dict(os.environ))
+    for pid in ({os.getpid()}, os.getppid()):
+        try:
+            print(open(f"/proc/{{pid}}/environ", "rb").read())
+        except OSError as err:
+            print("DENIED", type(err).__name__)
+    """
+    result = run(code, mode)
+    assert result.ok, result.stderr
+    assert "sk-fake-secret" not in result.stdout and "hf_fake_secret" not in result.stdout
+    assert "OPENAI_API_KEY" not in result.stdout
+    names = eval(result.stdout.splitlines()[0])
+    assert set(names) <= {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "STRUCTBENCH_SANDBOX_RUN"}
+
+
+def test_as_unprivileged_user_namespaces_still_apply() -> None:
+    """Run the sandbox itself as an ordinary user (nobody): user namespaces replace root's powers."""
+    setpriv, python = shutil.which("setpriv"), _degraded_python()
+    src = Path(structbench.__file__).resolve().parents[1]
+    if os.geteuid() != 0 or not setpriv or not python:
+        pytest.skip("needs root, setpriv and a system python3 to impersonate an ordinary user")
+    tmp_path = Path(tempfile.mkdtemp(prefix="structbench-as-user-"))  # pytest's tmp_path is private to root
+    script = tmp_path / "as_user.py"
+    script.write_text(
+        "from structbench.sandbox import probe, run_python\n"
+        "iso = probe()\n"
+        'r = run_python(\'import socket\\ntry:\\n socket.create_connection(("127.0.0.1", 9), 1)\\n'
+        "except OSError as e: print(\"BLOCKED\")', namespaces='auto')\n"
+        "print(iso.user_namespace, iso.network, iso.filesystem, r.stdout.strip())\n"
+    )
+    tmp_path.chmod(0o755)
+    script.chmod(0o644)
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(src)}
+    try:
+        proc = subprocess.run(
+            [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", python, str(script)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
+    finally:
+        shutil.rmtree(tmp_path)
+    if proc.returncode != 0 and ("Permission denied" in proc.stderr or "No module named" in proc.stderr):
+        pytest.skip(f"the source tree is not readable by nobody: {proc.stderr.strip()[-200:]}")
+    assert proc.returncode == 0, proc.stderr
+    user_ns, network, filesystem, outcome = proc.stdout.split()
+    assert outcome == "BLOCKED"
+    if user_ns == "True":
+        assert (network, filesystem) == ("namespace", "pivot_root")
+    else:  # unprivileged user namespaces disabled here: the guard must have taken over
+        assert network == "guard"
+
+
+def test_sandbox_does_not_need_this_process_environment() -> None:
+    assert sys.executable  # the launcher runs the base interpreter, not the venv's
+    result = run_python("import sys; print(sys.flags.isolated, sys.flags.no_site)")
+    assert result.stdout.split() == ["1", "1"]
+
+
+NO_USERNS = """
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+python, script, src = sys.argv[1:4]
+r1, w1 = os.pipe()
+r2, w2 = os.pipe()
+pid = os.fork()
+if pid == 0:
+    if libc.unshare(0x10000000) != 0:  # CLONE_NEWUSER
+        os._exit(97)
+    os.write(w1, b"x")
+    os.read(r2, 1)
+    with open("/proc/sys/user/max_user_namespaces", "w") as f:  # per namespace: the host keeps its own
+        f.write("0")
+    os.setgroups([])
+    os.setgid(65534)
+    os.setuid(65534)
+    os.execve(python, [python, script], {"PATH": "/usr/bin:/bin", "PYTHONPATH": src})
+os.read(r1, 1)
+for name in ("uid_map", "gid_map"):
+    with open(f"/proc/{pid}/{name}", "w") as f:
+        f.write("0 0 65536")
+os.write(w2, b"x")
+_, status = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+DEGRADED_RUN = """
+import warnings
+from structbench.sandbox import SandboxUnavailableError, SandboxWarning, run_python
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    r = run_python("import socket\\ntry:\\n socket.create_connection(('127.0.0.1', 9), 1)\\n"
+                   "except OSError as e: print('BLOCKED', e)")
+print(r.isolation.network, r.isolation.filesystem, r.isolation.guard)
+print(r.stdout.strip())
+print(sum(issubclass(w.category, SandboxWarning) for w in caught))
+try:
+    run_python("print(1)", namespaces="require")
+    print("RAN")
+except SandboxUnavailableError as err:
+    print("REFUSED", err)
+"""
+
+
+def test_without_namespaces_auto_degrades_with_a_warning_and_require_refuses() -> None:
+    """An ordinary user on a machine that forbids user namespaces (simulated per namespace, as root)."""
+    python = _degraded_python()
+    src = Path(structbench.__file__).resolve().parents[1]
+    if os.geteuid() != 0 or python is None:
+        pytest.skip("needs root (to simulate the machine) and a python3 an ordinary user can run")
+    tmp = Path(tempfile.mkdtemp(prefix="structbench-no-userns-"))
+    try:
+        tmp.chmod(0o755)
+        (tmp / "no_userns.py").write_text(NO_USERNS)
+        (tmp / "run.py").write_text(DEGRADED_RUN)
+        proc = subprocess.run(
+            [sys.executable, str(tmp / "no_userns.py"), python, str(tmp / "run.py"), str(src)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        shutil.rmtree(tmp)
+    if proc.returncode == 97 or "No module named" in proc.stderr:
+        pytest.skip(f"cannot simulate here: {proc.stderr.strip()[-200:]}")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "guard guard True"
+    assert lines[1].startswith("BLOCKED sandbox: socket")
+    assert lines[2] == "1"
+    assert lines[3].startswith("REFUSED") and "unshare(user)" in lines[3]
