@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
@@ -40,7 +41,8 @@ class ResultEntry(BaseModel):
     n: int
     """Number of samples scored (missing predictions and errors included, counted as wrong)."""
     breakdowns: dict[str, dict[str, Group]] = Field(default_factory=dict)
-    """Breakdown key (task, depth, budget ...) -> group value -> metrics over that group."""
+    """Breakdown key (task, depth, budget ...) -> group value -> metrics over that group; a metric that does
+    not apply to a group (rejection rate among answerable questions, say) is absent from it."""
     errors: int = 0
     """Samples whose model call failed for good; scored as wrong."""
     missing: list[str] = Field(default_factory=list)
@@ -53,6 +55,11 @@ class MetricsFile(BaseModel):
     """The whole of ``metrics.json``."""
 
     results: list[ResultEntry]
+
+
+def _defined(metrics: dict[str, float]) -> dict[str, float]:
+    """Drop metrics that do not apply to a group (NaN), so ``metrics.json`` stays strict JSON."""
+    return {k: v for k, v in metrics.items() if not math.isnan(v)}
 
 
 def _group_value(s: Scored, key: str) -> str | None:
@@ -71,7 +78,7 @@ def compute_result(
     missing: Sequence[str] = (),
 ) -> ResultEntry:
     """Aggregate ``scored`` overall and per breakdown group."""
-    metrics = bench.aggregate(scored) if scored else {}
+    metrics = _defined(bench.aggregate(scored)) if scored else {}
     breakdowns: dict[str, dict[str, Group]] = {}
     for key in bench.breakdown_keys:
         groups: dict[str, list[Scored]] = defaultdict(list)
@@ -81,7 +88,7 @@ def compute_result(
                 groups[value].append(s)
         if groups:
             breakdowns[key] = {
-                value: Group(n=len(items), metrics=bench.aggregate(items))
+                value: Group(n=len(items), metrics=_defined(bench.aggregate(items)))
                 for value, items in sorted(groups.items(), key=lambda kv: _sort_key(kv[0]))
             }
     return ResultEntry(
@@ -89,7 +96,7 @@ def compute_result(
         variant=variant,
         strategy=strategy,
         model=model,
-        headline=Headline(name=bench.headline, value=metrics.get(bench.headline, 0.0)),
+        headline=_headline(bench, metrics),
         metrics=metrics,
         n=len(scored),
         breakdowns=breakdowns,
@@ -97,6 +104,15 @@ def compute_result(
         missing=list(missing),
         extra=bench.extra_results(scored) if scored else {},
     )
+
+
+def _headline(bench: Benchmark, metrics: dict[str, float]) -> Headline:
+    """The benchmark's headline metric; where it does not apply (rejection-only runs, say), the first metric
+    of ``metric_names`` that does."""
+    for name in (bench.headline, *bench.metric_names):
+        if name in metrics:
+            return Headline(name=name, value=metrics[name])
+    return Headline(name=bench.headline, value=0.0)
 
 
 def _sort_key(value: str) -> tuple[int, float, str]:

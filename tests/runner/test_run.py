@@ -151,3 +151,18 @@ def test_max_tokens_caps_every_request(tmp_path: Path) -> None:
     _run(tmp_path, backend, _config(strategies=["refine"], max_tokens=2, limit=3))
     assert len(backend.calls) == 6
     assert {c.params.max_tokens for c in backend.calls} == {2}
+
+
+def test_metrics_that_do_not_apply_are_left_out(tmp_path: Path) -> None:
+    from structbench.benchmark import Scored
+    from structbench.results import compute_result
+
+    class Rejecting(ToyBench):
+        def aggregate(self, scored):  # type: ignore[no-untyped-def]
+            return {"accuracy": float("nan"), "yes_rate": 0.5}
+
+    entry = compute_result(Rejecting(), "small", "direct", "m", [Scored(id="a", task="t", parsed=None, gold="no",
+                                                                       score=0.0, meta={"rows": 2})])
+    assert entry.headline.name == "yes_rate" and entry.metrics == {"yes_rate": 0.5}
+    assert entry.breakdowns["rows"]["2"].metrics == {"yes_rate": 0.5}
+    json.loads(entry.model_dump_json())  # strict JSON: no NaN

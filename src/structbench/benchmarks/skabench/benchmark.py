@@ -1,0 +1,334 @@
+"""SKA-Bench as a structbench benchmark: instances -> testbed contexts -> samples -> prompts -> scores.
+
+Variants:
+- ``rfqa`` (default): instances built from one RelationalFactQA database (``--option db=...``),
+  fetched as its CSV tables with checksums.
+- ``csv``: instances built from any folder of CSV tables (``--option path=DIR``).
+- ``jsonl``: instances read from a JSONL file in the documented format (``--option path=FILE``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from structbench.backends.base import Request
+from structbench.benchmark import Attempt, Benchmark, Scored, Strategy
+from structbench.benchmarks.skabench.builder import MAX_ROWS, build_instances
+from structbench.benchmarks.skabench.database import Database
+from structbench.benchmarks.skabench.instances import read_instances
+from structbench.benchmarks.skabench.metrics import answer_f1, mean, normalize
+from structbench.benchmarks.skabench.parsing import parse_answer_list, parse_rejection
+from structbench.benchmarks.skabench.prompts import qa_prompt, rejection_prompt, render_knowledge
+from structbench.benchmarks.skabench.sources import load_rfqa_database
+from structbench.benchmarks.skabench.templates import TEMPLATES
+from structbench.benchmarks.skabench.testbeds import (
+    INTEGRATION,
+    NEGATIVE,
+    TESTBED_ALIASES,
+    TESTBEDS,
+    Context,
+    ContextBuilder,
+    Skipped,
+    bucket,
+    budget_label,
+    default_budgets,
+    parse_budget,
+    positions_for,
+    resolve_testbed,
+)
+from structbench.benchmarks.skabench.tokens import TokenCounter, token_counter
+from structbench.benchmarks.skabench.units import KNOWLEDGE_TYPES, Instance, KnowledgeType, Passage, Row, Triple
+from structbench.data import AnswerListGold, Graph, LabelGold, Sample, Table, Text
+from structbench.datasets import DataContext
+from structbench.errors import UsageError
+from structbench.strategies import SelfConsistency, SingleTurn
+
+log = logging.getLogger(__name__)
+
+
+class SkaOptions(BaseModel):
+    """Run options (``--option key=value``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    testbed: str = "noise"
+    """Comma list of noise, order, integration, negative (or the full names), or ``all``."""
+    knowledge: str = "all"
+    """Comma list of kg, table, kg+text, table+text, or ``all``."""
+    budget: str | None = None
+    """Comma list of token budgets (``4k``, ``24000``, up to ``128k``); default: the paper's per testbed."""
+    position: str | None = None
+    """Order testbed arrangements to build (original, prefix, random, suffix); default: all that apply."""
+    db: str = "galois/world_1"
+    """``rfqa`` variant: the RFQA database (``<source>/<db>``) to build instances from."""
+    path: str | None = None
+    """``csv`` variant: a folder of CSV tables; ``jsonl`` variant: an instance file."""
+    questions: int = Field(30, ge=1)
+    """Builder variants: how many questions to generate (each gives up to four instances)."""
+    templates: str | None = None
+    """Builder variants: comma list of question templates (default: all)."""
+    tokenizer: str = "cl100k"
+    """Token counter for budgets: cl100k, regex or gguf:PATH (gguf:embedded for the embedded model)."""
+    shuffle_seed: int = 42
+    """Seed of the noise draw and of the KG/text shuffles (the paper's 42)."""
+    underfull: Literal["drop", "keep"] = "drop"
+    """Instances whose knowledge base cannot reach 95% of a budget: left out, or kept short."""
+    max_tokens: int = Field(1024, ge=1)
+    """Generation limit per reply (the prompts let the model reason before its final JSON line)."""
+    min_rows: int = Field(8, ge=1)
+    """Builder variants: tables with fewer rows are not asked about (the paper keeps tables of 8+ rows)."""
+    max_rows: int = Field(MAX_ROWS, ge=1)
+    """Builder variants: a larger table contributes its lineage rows plus a seeded sample of the others."""
+
+
+def _choices(text: str, known: Sequence[str], what: str) -> list[str]:
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if items == ["all"]:
+        return list(known)
+    unknown = [t for t in items if t not in known]
+    if unknown or not items:
+        raise UsageError(f"skabench: unknown {what} {', '.join(unknown) or text!r}; known: {', '.join(known)}, all")
+    return items
+
+
+class SkaBench(Benchmark):
+    """SKA-Bench (Liu et al., EMNLP 2025): structured knowledge QA over four testbeds."""
+
+    name = "skabench"
+    title = "SKA-Bench"
+    variants = ("rfqa", "csv", "jsonl")
+    default_strategy = "direct"
+    headline = "f1"
+    metric_names = ("f1", "rejection_rate")
+    breakdown_keys = ("testbed", "knowledge_type", "budget", "position", "positive_units")
+    Options = SkaOptions
+
+    def __init__(self, options: Mapping[str, Any] | None = None, *, counter: TokenCounter | None = None) -> None:
+        super().__init__(options)
+        self.opts: SkaOptions = self.options  # type: ignore[assignment]
+        self._counter = counter
+        self.skipped: Counter[str] = Counter()
+        """Why contexts were not built in the last ``load`` (reason -> count)."""
+
+    @property
+    def counter(self) -> TokenCounter:
+        if self._counter is None:
+            self._counter = token_counter(self.opts.tokenizer)
+        return self._counter
+
+    # -- data ---------------------------------------------------------------------------------------
+
+    def knowledge_types(self) -> list[KnowledgeType]:
+        return _choices(self.opts.knowledge, KNOWLEDGE_TYPES, "knowledge type")  # type: ignore[return-value]
+
+    def testbeds(self) -> list[str]:
+        if self.opts.testbed.strip() == "all":
+            return list(TESTBEDS)
+        return [resolve_testbed(t.strip()) for t in self.opts.testbed.split(",") if t.strip()]
+
+    def instances(self, variant: str, data: DataContext, *, seed: int) -> list[Instance]:
+        """The variant's instances: built from a database, or read from a JSONL file."""
+        kinds = self.knowledge_types()
+        if variant == "jsonl":
+            return [i for i in read_instances(self._path("an instance JSONL file")) if i.knowledge_type in kinds]
+        db = (
+            load_rfqa_database(self.opts.db, data)
+            if variant == "rfqa"
+            else Database.from_csv_folder(self._path("a folder of CSV tables"))
+        )
+        templates = _choices(self.opts.templates, TEMPLATES.names(), "template") if self.opts.templates else None
+        return build_instances(
+            db,
+            self.opts.questions,
+            knowledge_types=kinds,
+            seed=seed,
+            templates=templates,
+            min_rows=self.opts.min_rows,
+            max_rows=self.opts.max_rows,
+        )
+
+    def _path(self, what: str) -> Path:
+        if not self.opts.path:
+            raise UsageError(f"skabench: this variant needs --option path=... ({what})")
+        return Path(self.opts.path).expanduser()
+
+    def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> list[Sample]:
+        variant = self.check_variant(variant)
+        return self.samples(self.instances(variant, data, seed=seed), variant)
+
+    def samples(self, instances: Iterable[Instance], variant: str) -> list[Sample]:
+        """Every testbed context of every instance, as samples (instance by instance)."""
+        builder = ContextBuilder(
+            self.counter, seed=self.opts.shuffle_seed, keep_underfull=self.opts.underfull == "keep"
+        )
+        budgets = [parse_budget(b) for b in self.opts.budget.split(",")] if self.opts.budget else None
+        wanted_positions = (
+            _choices(self.opts.position, ("original", "prefix", "random", "suffix"), "position")
+            if self.opts.position
+            else None
+        )
+        self.skipped = Counter()
+        samples: list[Sample] = []
+        for instance in instances:
+            for testbed in self.testbeds():
+                if testbed == INTEGRATION and len(instance.positive_units) < 2:
+                    self.skipped["information integration needs 2+ positive units"] += 1
+                    continue
+                positions = positions_for(testbed, instance.knowledge_type)
+                if wanted_positions is not None and testbed == TESTBED_ALIASES["order"]:
+                    positions = tuple(p for p in positions if p in wanted_positions)
+                for budget in budgets or default_budgets(testbed, instance.knowledge_type):
+                    for position in positions:
+                        context = builder.build(instance, testbed, budget, position)
+                        if isinstance(context, Skipped):
+                            self.skipped[context.reason] += 1
+                            log.debug(
+                                "skabench: %s left out at %s/%s: %s", instance.id, testbed, budget, context.detail
+                            )
+                            continue
+                        samples.append(self.to_sample(context, variant))
+        if self.skipped:
+            log.info("skabench: contexts left out: %s", dict(self.skipped))
+        return samples
+
+    def to_sample(self, context: Context, variant: str) -> Sample:
+        instance = context.instance
+        evidence: list[Any] = []
+        if instance.knowledge_type.startswith("kg"):
+            evidence.append(
+                Graph(triples=[(u.subject, u.relation, u.object) for u in context.structured if isinstance(u, Triple)])
+            )
+        else:
+            evidence.append(
+                Table(
+                    header=list(instance.header or []),
+                    rows=[list(u.cells) for u in context.structured if isinstance(u, Row)],
+                )
+            )
+        evidence.extend(Text(text=p.text) for p in context.texts)
+        negative = context.testbed == NEGATIVE
+        count = len(instance.positive_units)
+        short = next(k for k, v in TESTBED_ALIASES.items() if v == context.testbed)
+        return Sample(
+            id=f"{instance.id}/{short}/{budget_label(context.budget)}/{context.position}",
+            benchmark=self.name,
+            variant=variant,
+            task=context.testbed,
+            question=instance.question,
+            evidence=evidence,
+            gold=LabelGold(label="no") if negative else AnswerListGold(answers=list(instance.answers)),
+            meta={
+                "testbed": context.testbed,
+                "knowledge_type": instance.knowledge_type,
+                "budget": budget_label(context.budget),
+                "position": context.position,
+                "positive_units": bucket(count),
+            },
+            extra={
+                "instance_id": instance.id,
+                "answers": list(instance.answers),
+                "budget_tokens": context.budget,
+                "context_tokens": context.tokens,
+                "positive_count": count,
+                "positive_structured": list(context.positive_structured),
+                "positive_texts": list(context.positive_texts),
+                "source": instance.meta,
+            },
+        )
+
+    # -- prompting ----------------------------------------------------------------------------------
+
+    def prompt(self, sample: Sample) -> str:
+        """The paper's prompt for the sample (QA, or negative rejection)."""
+        knowledge_type = sample.meta["knowledge_type"]
+        structured: list[Triple | Row] = []
+        header: list[str] | None = None
+        texts: list[Passage] = []
+        for ev in sample.evidence:
+            if isinstance(ev, Graph):
+                structured.extend(Triple(s, r, o) for s, r, o in ev.triples)
+            elif isinstance(ev, Table):
+                header = ev.header
+                structured.extend(Row(tuple(cells)) for cells in ev.rows)
+            elif isinstance(ev, Text):
+                texts.append(Passage(ev.text))
+        knowledge = render_knowledge(knowledge_type, structured, texts, header)
+        build = rejection_prompt if sample.meta["testbed"] == NEGATIVE else qa_prompt
+        return build(knowledge_type, knowledge, sample.question)
+
+    def request(self, sample: Sample) -> Request:
+        return Request.chat(self.prompt(sample), max_tokens=self.opts.max_tokens, temperature=0.0)
+
+    def strategies(self) -> Mapping[str, Strategy]:
+        return {
+            "direct": SingleTurn("direct", self.request, "The paper's prompt, one greedy reply (Appendix C)."),
+            "self_consistency": SelfConsistency(
+                "self_consistency",
+                self.request,
+                k=5,
+                temperature=0.7,
+                description="Five sampled replies to the paper's prompt; the most frequent answer set wins.",
+            ),
+        }
+
+    def oracle(self, sample: Sample, request: Request) -> str:
+        if sample.meta["testbed"] == NEGATIVE:
+            return json.dumps({"answer": "no"})
+        answers = sample.gold.answers if isinstance(sample.gold, AnswerListGold) else []
+        return json.dumps({"answer": answers}, ensure_ascii=False)
+
+    # -- scoring ------------------------------------------------------------------------------------
+
+    def score(self, sample: Sample, attempt: Attempt, strategy: str) -> Scored:
+        outputs = attempt.outputs or [attempt.output]
+        if sample.meta["testbed"] == NEGATIVE:
+            verdict = _majority([parse_rejection(o) for o in outputs], key=lambda v: v)
+            value = float(verdict == "no")
+            return Scored(
+                id=sample.id,
+                task=sample.task,
+                parsed=verdict,
+                gold="no",
+                score=value,
+                values={"rejected": value},
+                meta=sample.meta,
+            )
+        gold = sample.gold.answers if isinstance(sample.gold, AnswerListGold) else []
+        answers = _majority([parse_answer_list(o) for o in outputs], key=lambda a: frozenset(normalize(x) for x in a))
+        f1 = answer_f1(answers, gold)
+        return Scored(
+            id=sample.id, task=sample.task, parsed=answers, gold=gold, score=f1, values={"f1": f1}, meta=sample.meta
+        )
+
+    def aggregate(self, scored: Sequence[Scored]) -> dict[str, float]:
+        """Mean F1 over QA samples and rejection rate over negative rejection samples (NaN when none)."""
+        qa = [s.score for s in scored if s.meta.get("testbed") != NEGATIVE]
+        rejection = [s.score for s in scored if s.meta.get("testbed") == NEGATIVE]
+        return {"f1": mean(qa), "rejection_rate": mean(rejection)}
+
+    def export_fields(self, sample: Sample) -> dict[str, Any]:
+        return {
+            "testbed": sample.meta["testbed"],
+            "knowledge_type": sample.meta["knowledge_type"],
+            "budget": sample.extra["budget_tokens"],
+            "position": sample.meta["position"],
+            "positive_units": sample.extra["positive_count"],
+            "context_tokens": sample.extra["context_tokens"],
+        }
+
+
+def _majority(values: list[Any], key: Any) -> Any:
+    """The most frequent parsed value (by ``key``), the earliest among ties; None when nothing parsed."""
+    parsed = [v for v in values if v is not None]
+    if not parsed:
+        return None
+    counts = Counter(key(v) for v in parsed)
+    best = max(counts.values())
+    return next(v for v in parsed if counts[key(v)] == best)

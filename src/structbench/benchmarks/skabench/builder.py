@@ -1,0 +1,273 @@
+"""Build SKA-Bench instances from a relational database, without human annotation.
+
+1. Templates (``templates``) propose questions with SQL; the gold answers are the SQL's result.
+2. Positive units are the query's lineage: the rows whose removal (leave-one-out, re-running the SQL
+   without that row) changes the answer. The lineage alone must give the same answer (sufficiency);
+   questions failing either check, or without an answer, are dropped.
+3. Units of each knowledge type (``forms``):
+   - Table: rows under the table's header; positive units are the lineage rows, noisy units the others.
+   - KG: each row's (entity, attribute, value) triples; positive triples are the lineage rows' triples
+     of the columns the question references; every other triple is noise.
+   - KG+Text and Table+Text: one column the question references (its answer column when possible)
+     plus up to two unreferenced ones move out of the triples/table into one paragraph per entity
+     ("<entity>: The <column> of <entity> is <value>. ..."); the question then needs both kinds of unit.
+     A question that references fewer than two columns besides the subject cannot be made hybrid.
+   Tables over ``MAX_ROWS`` rows contribute the lineage plus a seeded sample of their other rows.
+   Noisy units of one entity that the question could be checked against (its triples of referenced
+   columns, its row and its paragraph) share a ``group`` and are drawn together.
+"""
+
+from __future__ import annotations
+
+import random
+import zlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from structbench.benchmarks.skabench.database import ROW_ID, Database, Value, quote
+from structbench.benchmarks.skabench.forms import TableProfile, profile
+from structbench.benchmarks.skabench.templates import TEMPLATES, Query
+from structbench.benchmarks.skabench.units import (
+    KNOWLEDGE_TYPES,
+    Instance,
+    KnowledgeType,
+    Passage,
+    Row,
+    Triple,
+)
+
+MAX_LINEAGE_CANDIDATES = 80
+MAX_ROWS = 5000
+"""Rows of one table that make up an instance's knowledge base: enough for 128k-token contexts in every
+form (5,000 rows of 3+ columns), without materializing 10^5-row tables for each question."""
+
+
+def format_value(value: Value) -> str:
+    """An SQL result as answer text."""
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def run_query(
+    db: Database, query: Query, *, exclude: Iterable[int] = (), only: Iterable[int] | None = None
+) -> list[str]:
+    """The query's answers (distinct, sorted) on its table without the ``exclude`` rows (or on ``only``)."""
+    table = quote(query.relation)
+    if only is not None:
+        rows = ",".join(str(int(r)) for r in only) or "NULL"
+        where = f" WHERE {quote(ROW_ID)} IN ({rows})"
+    else:
+        rows = ",".join(str(int(r)) for r in exclude)
+        where = f" WHERE {quote(ROW_ID)} NOT IN ({rows})" if rows else ""
+    result = db.execute(f"WITH t AS (SELECT * FROM {table}{where}) {query.sql}", query.params)
+    return sorted({format_value(r[0]) for r in result if r[0] is not None})
+
+
+def lineage(db: Database, query: Query, answers: list[str]) -> list[int] | None:
+    """Rows whose removal changes the answer, if they alone reproduce it; None otherwise."""
+    table = quote(query.relation)
+    candidates = [
+        int(r[0])  # type: ignore[arg-type]
+        for r in db.execute(f"WITH t AS (SELECT * FROM {table}) {query.candidates_sql}", query.candidate_params)
+    ]
+    if not candidates or len(candidates) > MAX_LINEAGE_CANDIDATES:
+        return None
+    rows = sorted(r for r in candidates if run_query(db, query, exclude=[r]) != answers)
+    if not rows or run_query(db, query, only=rows) != answers:
+        return None
+    return rows
+
+
+@dataclass(frozen=True)
+class BuiltQuestion:
+    """A templated question with its gold answers (by execution) and lineage rows."""
+
+    query: Query
+    answers: list[str]
+    lineage: list[int]
+
+
+def generate_questions(
+    db: Database,
+    n: int,
+    *,
+    seed: int = 0,
+    templates: Sequence[str] | None = None,
+    min_rows: int = 8,
+    min_columns: int = 3,
+) -> list[BuiltQuestion]:
+    """Up to ``n`` distinct questions, cycling through ``templates`` over tables picked at random."""
+    names = list(templates) if templates else TEMPLATES.names()
+    tables = [
+        profile(rel) for rel in db.relations.values() if len(rel.cells) >= min_rows and len(rel.columns) >= min_columns
+    ]
+    if not tables:
+        return []
+    rng = random.Random(seed)
+    built: list[BuiltQuestion] = []
+    seen: set[str] = set()
+    attempts = 0
+    while len(built) < n and attempts < 60 * n:
+        template = TEMPLATES.get(names[attempts % len(names)])
+        attempts += 1
+        query = template(rng.choice(tables), rng)
+        if query is None or query.question in seen:
+            continue
+        answers = run_query(db, query)
+        if not answers:
+            continue
+        rows = lineage(db, query, answers)
+        if rows is None:
+            continue
+        seen.add(query.question)
+        built.append(BuiltQuestion(query=query, answers=answers, lineage=rows))
+    return built
+
+
+def _text_columns(table: TableProfile, query: Query, rng: random.Random) -> list[int] | None:
+    """The columns a hybrid instance moves into paragraphs, or None when the question cannot be hybrid."""
+    referenced = [j for j in dict.fromkeys(query.columns) if j != table.subject_column]
+    if len(referenced) < 2:
+        return None
+    first = query.answer_column if query.answer_column in referenced else rng.choice(referenced)
+    assert first is not None
+    spare = [
+        j
+        for j in range(len(table.columns))
+        if j not in query.columns and j != table.subject_column and j != table.name_column
+    ]
+    return [first, *rng.sample(spare, min(2, len(spare)))]
+
+
+def _kg_units(
+    table: TableProfile, built: BuiltQuestion, text_columns: list[int], rows: Sequence[int]
+) -> tuple[list[Triple | Row | Passage], list[Triple | Row | Passage]]:
+    referenced = set(built.query.columns)
+    structured = [j for j in table.attribute_columns() if j not in text_columns]
+    lineage = set(built.lineage)
+    positive: list[Triple | Row | Passage] = []
+    noisy: list[Triple | Row | Passage] = []
+    for row in rows:
+        group = f"row{row}"
+        in_lineage = row in lineage
+        for column, triple in table.triples(row, structured, None if in_lineage else group, referenced):
+            (positive if in_lineage and column in referenced else noisy).append(triple)
+        if text_columns:
+            passage = table.passage(row, text_columns, None if in_lineage else group)
+            if passage is not None:
+                (positive if in_lineage else noisy).append(passage)
+    return positive, noisy
+
+
+def _table_units(
+    table: TableProfile, built: BuiltQuestion, text_columns: list[int], rows: Sequence[int]
+) -> tuple[list[str], list[Triple | Row | Passage], list[Triple | Row | Passage]]:
+    kept = [j for j in range(len(table.columns)) if j not in text_columns]
+    header = [table.columns[j] for j in kept]
+    lineage = set(built.lineage)
+    positive: list[Triple | Row | Passage] = []
+    noisy: list[Triple | Row | Passage] = []
+    for row in rows:
+        cells = table.relation.cells[row]
+        group = f"row{row}" if text_columns and row not in lineage else None
+        unit = Row(tuple(cells[j] or "" for j in kept), row, group)
+        passage = table.passage(row, text_columns, group) if text_columns else None
+        target = positive if row in lineage else noisy
+        target.append(unit)
+        if passage is not None:
+            target.append(passage)
+    return header, positive, noisy
+
+
+def knowledge_rows(n_rows: int, lineage: Sequence[int], max_rows: int | None, seed: int) -> list[int]:
+    """The table rows an instance's knowledge base is made of: all of them, or for tables over
+    ``max_rows`` the lineage plus a seeded sample of the others (in table order)."""
+    if max_rows is None or n_rows <= max_rows:
+        return list(range(n_rows))
+    keep = set(lineage)
+    others = [r for r in range(n_rows) if r not in keep]
+    keep.update(random.Random(seed).sample(others, max(0, max_rows - len(keep))))
+    return sorted(keep)
+
+
+def to_instance(
+    db: Database,
+    built: BuiltQuestion,
+    knowledge_type: KnowledgeType,
+    instance_id: str,
+    rng: random.Random,
+    table: TableProfile | None = None,
+    max_rows: int | None = MAX_ROWS,
+) -> Instance | None:
+    """The question as an instance of ``knowledge_type``; None when it cannot take that form."""
+    table = table or profile(db.relations[built.query.relation])
+    rows = knowledge_rows(
+        len(table.relation.cells), built.lineage, max_rows, seed=zlib.crc32(built.query.question.encode())
+    )
+    text_columns: list[int] = []
+    if knowledge_type.endswith("+text"):
+        chosen = _text_columns(table, built.query, rng)
+        if chosen is None or (knowledge_type == "table+text" and table.subject_column is None):
+            return None
+        text_columns = chosen
+    header: list[str] | None = None
+    if knowledge_type.startswith("kg"):
+        positive, noisy = _kg_units(table, built, text_columns, rows)
+    else:
+        header, positive, noisy = _table_units(table, built, text_columns, rows)
+    if not positive:
+        return None
+    if text_columns and not (
+        any(isinstance(u, Passage) for u in positive) and any(not isinstance(u, Passage) for u in positive)
+    ):
+        return None
+    query = built.query
+    # Consistent by construction; validating ~10^5 units per instance would dominate the build time.
+    return Instance.model_construct(
+        id=instance_id,
+        knowledge_type=knowledge_type,
+        question=query.question,
+        answers=built.answers,
+        header=header,
+        positive_units=positive,
+        noisy_units=noisy,
+        meta={
+            "database": db.name,
+            "table": query.relation,
+            "template": query.template,
+            "sql": f"WITH t AS (SELECT * FROM {quote(query.relation)}) {query.sql}",
+            "params": list(query.params),
+            "spec": query.spec,
+            "lineage_rows": built.lineage,
+            "text_columns": [table.columns[j] for j in text_columns],
+        },
+    )
+
+
+def build_instances(
+    db: Database,
+    questions: int,
+    *,
+    knowledge_types: Sequence[KnowledgeType] = KNOWLEDGE_TYPES,
+    seed: int = 0,
+    templates: Sequence[str] | None = None,
+    min_rows: int = 8,
+    min_columns: int = 3,
+    max_rows: int | None = MAX_ROWS,
+) -> list[Instance]:
+    """Instances of every requested knowledge type for up to ``questions`` generated questions."""
+    rng = random.Random(seed + 1)
+    prefix = db.name.replace("/", "_")
+    instances: list[Instance] = []
+    profiles: dict[str, TableProfile] = {}
+    for k, built in enumerate(
+        generate_questions(db, questions, seed=seed, templates=templates, min_rows=min_rows, min_columns=min_columns)
+    ):
+        name = built.query.relation
+        table = profiles.setdefault(name, profile(db.relations[name]))
+        for kt in knowledge_types:
+            instance = to_instance(db, built, kt, f"{prefix}-q{k:03d}-{kt}", rng, table, max_rows)
+            if instance is not None:
+                instances.append(instance)
+    return instances

@@ -1,0 +1,62 @@
+"""SKA-Bench metrics (section 4.1): answer-list F1 per instance, averaged; rejection rate.
+
+The paper scores "the agreement between the predicted answer list and the gold answer list" with F1
+averaged over instances (macro-F1). Answers are compared as sets of normalized strings: numbers are
+canonicalized (``1,780,000`` = ``1780000``, ``5.0`` = ``5``, a leading ``$`` or trailing ``%`` dropped);
+other strings are lowercased with punctuation, articles and extra whitespace removed (SQuAD style,
+except that an answer made only of an article keeps it).
+The official normalization is not published.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import string
+from collections.abc import Iterable, Sequence
+
+_NUMBER = re.compile(r"^[+-]?(\d{1,3}(,\d{3})+|\d+)?(\.\d+)?([eE][+-]?\d+)?$")
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCT = str.maketrans("", "", string.punctuation)
+
+
+def _number(text: str) -> str | None:
+    raw = text.strip().removeprefix("$").removesuffix("%").strip()
+    if not raw or not any(c.isdigit() for c in raw) or not _NUMBER.match(raw):
+        return None
+    value = float(raw.replace(",", ""))
+    if not math.isfinite(value):
+        return None
+    if value.is_integer():
+        return str(int(value))
+    return repr(round(value, 9))
+
+
+def normalize(answer: str) -> str:
+    """The comparable form of one answer string."""
+    number = _number(answer)
+    if number is not None:
+        return number
+    text = " ".join(answer.lower().translate(_PUNCT).split())
+    # Articles go, unless the answer is nothing else (a grade "A" stays "a").
+    return " ".join(_ARTICLES.sub(" ", text).split()) or text
+
+
+def answer_f1(predicted: Iterable[str] | None, gold: Iterable[str]) -> float:
+    """F1 between the predicted and gold answer sets (normalized); no prediction scores 0."""
+    if predicted is None:
+        return 0.0
+    pred = {normalize(a) for a in predicted} - {""}
+    ref = {normalize(a) for a in gold} - {""}
+    if not pred or not ref:
+        return float(pred == ref)
+    hits = len(pred & ref)
+    if hits == 0:
+        return 0.0
+    precision, recall = hits / len(pred), hits / len(ref)
+    return 2 * precision * recall / (precision + recall)
+
+
+def mean(values: Sequence[float]) -> float:
+    """The average, or NaN for no values (a metric that does not apply to a group)."""
+    return sum(values) / len(values) if values else math.nan

@@ -1,0 +1,231 @@
+"""The benchmark end to end: variants, options, oracle = 1.0 on every strategy, scoring, export."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from structbench.backends.base import Backend, Request
+from structbench.backends.mock import MockBackend, prompt_text
+from structbench.backends.oracle import OracleBackend
+from structbench.benchmark import Attempt
+from structbench.benchmarks import BENCHMARKS
+from structbench.benchmarks.skabench import SkaBench
+from structbench.benchmarks.skabench.instances import write_instances
+from structbench.benchmarks.skabench.testbeds import NEGATIVE, TESTBEDS
+from structbench.benchmarks.skabench.units import Instance, Row, Triple
+from structbench.data import AnswerListGold, Graph, LabelGold, Sample, Table, Text
+from structbench.datasets import DataContext
+from structbench.errors import DatasetUnavailableError, UsageError
+from structbench.results import MetricsFile
+from structbench.runner.config import RunConfig
+from structbench.runner.export import export_lines, score_predictions
+from structbench.runner.run import Run, prepare
+
+FAST = {"questions": "3", "testbed": "all"}
+
+
+@pytest.fixture(scope="module")
+def loaded(shared_data: DataContext) -> tuple[SkaBench, list[Sample]]:
+    bench = SkaBench(FAST)
+    return bench, bench.load("rfqa", shared_data, seed=0, limit=None)
+
+
+def _run(
+    tmp_path: Path, backend: Backend, shared_data: DataContext, strategies: list[str], **options: str
+) -> MetricsFile:
+    config = RunConfig.model_validate(
+        {
+            "model": getattr(backend, "model", "mock"),
+            "benches": ["skabench"],
+            "strategies": strategies,
+            "options": {**FAST, **options},
+        }
+    )
+    selections = prepare(config, shared_data)
+    return Run(tmp_path / "run", config).execute(
+        backend,
+        selections,
+        cache=None,
+        concurrency=8,
+        progress=False,
+    )
+
+
+def test_registered() -> None:
+    assert BENCHMARKS.get("skabench") is SkaBench
+    assert SkaBench.variants[0] == "rfqa"
+
+
+def test_samples_cover_every_testbed_and_type(loaded: tuple[SkaBench, list[Sample]]) -> None:
+    _, samples = loaded
+    assert {s.meta["testbed"] for s in samples} == set(TESTBEDS)
+    assert {s.meta["knowledge_type"] for s in samples} == {"kg", "table", "kg+text", "table+text"}
+    assert len({s.id for s in samples}) == len(samples)
+    for s in samples:
+        assert s.benchmark == "skabench" and s.variant == "rfqa" and s.task == s.meta["testbed"]
+        assert set(s.meta) == {"testbed", "knowledge_type", "budget", "position", "positive_units"}
+        budget = s.extra["budget_tokens"]
+        assert budget * 0.95 <= s.extra["context_tokens"] <= budget
+        assert s.meta["budget"] == f"{budget // 1000}k"
+        if s.meta["testbed"] == NEGATIVE:
+            assert s.gold == LabelGold(label="no")
+            assert not s.extra["positive_structured"] and not s.extra["positive_texts"]
+        else:
+            assert isinstance(s.gold, AnswerListGold) and s.gold.answers == s.extra["answers"]
+        if s.meta["testbed"] == "information_integration":
+            assert s.meta["positive_units"] in {"2", "3", "4", ">4"}
+        kinds = [type(e) for e in s.evidence]
+        assert kinds[0] is (Graph if s.meta["knowledge_type"].startswith("kg") else Table)
+        assert all(k is Text for k in kinds[1:]) and (len(kinds) > 1) == s.meta["knowledge_type"].endswith("+text")
+
+
+def test_prompt_is_the_paper_template_over_the_counted_context(loaded: tuple[SkaBench, list[Sample]]) -> None:
+    bench, samples = loaded
+    for s in samples[:40]:
+        prompt = bench.prompt(s)
+        knowledge = prompt.split("\n**Task Description:** ")[0]
+        assert bench.counter(knowledge) == s.extra["context_tokens"]
+        assert prompt.endswith(
+            '{"answer": "yes"} or {"answer": "no"} in the last line.'
+            if s.meta["testbed"] == NEGATIVE
+            else '{"answer": <YOUR ANSWER LIST>} in the last line.'
+        )
+        assert f"### Question:\n{s.question}\n" in prompt
+
+
+def test_oracle_scores_one_on_every_strategy(tmp_path: Path, shared_data: DataContext) -> None:
+    metrics = _run(tmp_path, OracleBackend(), shared_data, ["all"])
+    assert [r.strategy for r in metrics.results] == ["direct", "self_consistency"]
+    for r in metrics.results:
+        assert r.headline.name == "f1" and r.headline.value == 1.0
+        assert r.metrics == {"f1": 1.0, "rejection_rate": 1.0}
+        assert r.errors == 0 and r.n > 50
+        assert set(r.breakdowns) == {"testbed", "knowledge_type", "budget", "position", "positive_units"}
+        assert set(r.breakdowns["testbed"]) == set(TESTBEDS)
+        assert set(r.breakdowns["position"]) == {"original", "prefix", "random", "suffix"}
+        # F1 does not apply to rejection-only groups: the core leaves it out rather than writing NaN.
+        assert r.breakdowns["testbed"][NEGATIVE].metrics == {"rejection_rate": 1.0}
+
+
+def test_wrong_and_partial_answers_score_below_one(tmp_path: Path, shared_data: DataContext) -> None:
+    def reply(request: Request) -> str:
+        text = prompt_text(request)
+        if "judge whether" in text:
+            return '{"answer": "yes"}'
+        return 'Let me look.\n{"answer": ["certainly not an answer"]}'
+
+    metrics = _run(tmp_path, MockBackend(reply=reply), shared_data, ["direct"])
+    (r,) = metrics.results
+    assert r.metrics == {"f1": 0.0, "rejection_rate": 0.0}
+
+
+def test_score_parses_last_line_and_majority(loaded: tuple[SkaBench, list[Sample]]) -> None:
+    bench, samples = loaded
+    qa = next(s for s in samples if s.meta["testbed"] != NEGATIVE)
+    gold = qa.extra["answers"]
+    right = json.dumps({"answer": gold})
+    scored = bench.score(qa, Attempt(output=f"Reasoning...\n{right}"), "direct")
+    assert scored.score == 1.0 and scored.parsed == gold and scored.values == {"f1": 1.0}
+    partial = bench.score(qa, Attempt(output=json.dumps({"answer": [*gold, "extra"]})), "direct")
+    assert 0 < partial.score < 1
+    vote = Attempt(output="x", outputs=['{"answer": ["wrong"]}', right, right.lower()])
+    assert bench.score(qa, vote, "self_consistency").score == 1.0
+    neg = next(s for s in samples if s.meta["testbed"] == NEGATIVE)
+    assert bench.score(neg, Attempt(output='{"answer": "no"}'), "direct").values == {"rejected": 1.0}
+    assert bench.score(neg, Attempt(output="I don't know"), "direct").score == 0.0
+    agg = bench.aggregate([scored, partial, bench.score(neg, Attempt(output='{"answer": "no"}'), "direct")])
+    assert agg["f1"] == pytest.approx((1 + partial.score) / 2) and agg["rejection_rate"] == 1.0
+
+
+def test_export_and_score_round_trip(loaded: tuple[SkaBench, list[Sample]]) -> None:
+    bench, samples = loaded
+    strategy = bench.strategy(None)
+    lines = list(export_lines(bench, "rfqa", samples[:30], strategy))
+    for line, s in zip(lines, samples[:30], strict=True):
+        assert {"testbed", "knowledge_type", "budget", "position", "positive_units", "context_tokens"} <= set(line)
+        assert line["budget"] == s.extra["budget_tokens"] and isinstance(line["positive_units"], int)
+        assert line["prompt"][0]["content"] == bench.prompt(s)
+    predictions: dict[str, str | list[str]] = {s.id: bench.oracle(s, bench.request(s)) for s in samples[:30]}
+    result = score_predictions(bench, "rfqa", samples[:30], strategy, predictions, source=Path("p.jsonl"))
+    assert result.headline.value == 1.0
+
+
+def test_jsonl_variant(tmp_path: Path) -> None:
+    instances = [
+        Instance(
+            id="kg1",
+            knowledge_type="kg",
+            question="Which nation has the Alta Verapaz Department?",
+            answers=["Guatemala"],
+            positive_units=[Triple("Guatemala", "administrative_divisions", "Alta Verapaz Department")],
+            noisy_units=[Triple(f"Country {i}", "administrative_divisions", f"Department {i}") for i in range(400)],
+        ),
+        Instance(
+            id="tb1",
+            knowledge_type="table",
+            question="Who scored 48 goals?",
+            answers=["Ray Barlow"],
+            header=["Name", "Goals"],
+            positive_units=[Row(("Ray Barlow", "48"), 200)],
+            noisy_units=[Row((f"Player {i}", str(i)), i) for i in range(400) if i != 48],
+        ),
+    ]
+    path = tmp_path / "mine.jsonl"
+    write_instances(instances, path)
+    bench = SkaBench({"path": str(path), "testbed": "noise,negative", "budget": "1k", "tokenizer": "regex"})
+    samples = bench.load("jsonl", DataContext(), seed=0, limit=None)
+    assert sorted(s.id for s in samples) == [
+        "kg1/negative/1k/random",
+        "kg1/noise/1k/random",
+        "tb1/negative/1k/original",
+        "tb1/noise/1k/original",
+    ]
+    table = next(s for s in samples if s.id == "tb1/noise/1k/original")
+    rows = table.evidence[0].rows  # type: ignore[union-attr]
+    assert ["Ray Barlow", "48"] in rows
+    assert [int(r[1]) for r in rows if r[0] != "Ray Barlow"] == sorted(int(r[1]) for r in rows if r[0] != "Ray Barlow")
+    only_tables = SkaBench({"path": str(path), "knowledge": "table", "tokenizer": "regex", "budget": "1k"})
+    assert {s.meta["knowledge_type"] for s in only_tables.load("jsonl", DataContext(), seed=0, limit=None)} == {"table"}
+
+
+def test_csv_variant_builds_from_any_folder(tmp_path: Path) -> None:
+    rows = ["name,team,goals,apps"] + [f"Player {i},Team {i % 7},{i * 3 % 101},{i}" for i in range(300)]
+    (tmp_path / "players.csv").write_text("\n".join(rows) + "\n")
+    bench = SkaBench({"path": str(tmp_path), "questions": "6", "tokenizer": "regex", "knowledge": "table,kg"})
+    samples = bench.load("csv", DataContext(), seed=0, limit=None)
+    assert samples and {s.meta["knowledge_type"] for s in samples} == {"table", "kg"}
+    assert all(s.extra["source"]["database"] == tmp_path.name for s in samples)
+
+
+def test_option_errors(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="unknown testbed"):
+        SkaBench({"testbed": "speed"}).testbeds()
+    with pytest.raises(UsageError, match="unknown knowledge type"):
+        SkaBench({"knowledge": "graph"}).knowledge_types()
+    with pytest.raises(UsageError, match="bad --option"):
+        SkaBench({"underfull": "maybe"})
+    with pytest.raises(UsageError, match="path="):
+        SkaBench({}).load("jsonl", DataContext(), seed=0, limit=None)
+    with pytest.raises(UsageError, match="no RFQA database"):
+        SkaBench({"db": "bird/nothing"}).load("rfqa", DataContext(), seed=0, limit=None)
+    with pytest.raises(UsageError, match="budget"):
+        SkaBench({"budget": "200k", "path": "x"}).samples([], "jsonl")
+    with pytest.raises(UsageError, match="unknown tokenizer"):
+        _ = SkaBench({"tokenizer": "bpe"}).counter
+
+
+def test_rfqa_never_downloads_offline(tmp_path: Path) -> None:
+    with pytest.raises(DatasetUnavailableError, match="raw.githubusercontent.com"):
+        SkaBench({}).load("rfqa", DataContext(offline=True), seed=0, limit=None)
+
+
+def test_model_tokenizer_as_callable(shared_data: DataContext) -> None:
+    words = SkaBench({"questions": "2", "knowledge": "kg", "budget": "2k"}, counter=lambda t: len(t.split()))
+    samples = words.load("rfqa", shared_data, seed=0, limit=None)
+    assert samples
+    for s in samples:
+        knowledge = words.prompt(s).split("\n**Task Description:** ")[0]
+        assert 1900 <= len(knowledge.split()) <= 2000
