@@ -68,7 +68,7 @@ class OpenAIBackend(Backend):
         backoff_base: float = 0.5,
     ) -> None:
         self.model = model
-        self.base_url = base_url.rstrip("/")
+        self.base_url: str = base_url.rstrip("/")
         self._api_key = api_key
         self.max_retries = max_retries
         self.backoff_base = backoff_base

@@ -1,0 +1,237 @@
+"""The CoT strategy's two steps (paper section 4): ask for base data, run the query in memory.
+
+Step 1, ``plan``: for every table the query reads, the base query ``select attributes from table
+(where conditions)``: the attributes are all columns of that table the query uses (projection,
+conditions, joins, grouping, ordering), so the rest of the query can run on them; the conditions are
+the WHERE conjuncts that are *simple*: they test only this table's columns against literals
+(comparisons, LIKE, IN lists, BETWEEN, IS NULL and their AND/OR/NOT combinations). Everything else
+(joins, nested queries, functions, aggregates, ordering, limits) is left to step 2.
+
+Step 2, ``execute``: the model's rows become typed tables (same names and column types as the
+source database) in an in-memory DuckDB, and the original SQL runs on them.
+
+The paper notes that its CoT "does not yet support joins over multiple tables"; here each table is
+retrieved on its own and the join happens in memory, which is the natural extension.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import duckdb
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+from sqlglot.optimizer.qualify import qualify
+
+from structbench.benchmarks.rfqa.database import NUMERIC_TYPES, SCHEMA, new_connection, quote
+from structbench.benchmarks.rfqa.engine import parse, to_duckdb
+from structbench.benchmarks.rfqa.gold import json_value
+from structbench.benchmarks.rfqa.metrics import align_records
+from structbench.benchmarks.rfqa.normalize import normalize_cell
+from structbench.benchmarks.rfqa.prompts import cot_query
+
+_SIMPLE_PREDICATES = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Like, exp.ILike, exp.Between, exp.Is)
+
+
+@dataclass(frozen=True)
+class BaseQuery:
+    """One table's base data request."""
+
+    table: str
+    columns: list[str]
+    types: list[str]
+    conditions: str | None = None
+    """The simple WHERE conditions on this table, as PostgreSQL text without table qualifiers."""
+
+    @property
+    def text(self) -> str:
+        """``select a, b from t where ...`` as shown to the model (Figure 7)."""
+        return cot_query(self.table, self.columns, self.conditions)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> BaseQuery:
+        return cls(
+            table=data["table"],
+            columns=list(data["columns"]),
+            types=list(data["types"]),
+            conditions=data.get("conditions"),
+        )
+
+
+def _is_value(node: exp.Expr) -> bool:
+    if isinstance(node, exp.Literal | exp.Null | exp.Boolean):
+        return True
+    if isinstance(node, exp.Neg):
+        return _is_value(node.this)
+    return isinstance(node, exp.Tuple) and all(_is_value(e) for e in node.expressions)
+
+
+def _simple_on(node: exp.Expr, alias: str) -> bool:
+    """Whether ``node`` only tests columns of ``alias`` against literals."""
+    if isinstance(node, exp.Paren):
+        return _simple_on(node.this, alias)
+    if isinstance(node, exp.And | exp.Or):
+        return _simple_on(node.left, alias) and _simple_on(node.right, alias)
+    if isinstance(node, exp.Not):
+        return _simple_on(node.this, alias)
+    if isinstance(node, exp.In):
+        return (
+            isinstance(node.this, exp.Column)
+            and node.this.table == alias
+            and not node.args.get("query")
+            and all(_is_value(e) for e in node.expressions)
+        )
+    if isinstance(node, _SIMPLE_PREDICATES):
+        operands = [v for k, v in node.args.items() if isinstance(v, exp.Expr) and k != "escape"]
+        columns = [o for o in operands if isinstance(o, exp.Column)]
+        return (
+            len(columns) == 1
+            and columns[0].table == alias
+            and all(isinstance(o, exp.Column) or _is_value(o) for o in operands)
+        )
+    return False
+
+
+def _conjuncts(where: exp.Expr | None) -> list[exp.Expr]:
+    if where is None:
+        return []
+    node = where.this if isinstance(where, exp.Where) else where
+    return list(node.flatten()) if isinstance(node, exp.And) else [node]
+
+
+def _unqualified(node: exp.Expr) -> str:
+    copy = node.copy()
+    for col in copy.find_all(exp.Column):
+        col.set("table", None)
+    return copy.sql(dialect="postgres")
+
+
+def plan(sql: str, schema: Mapping[str, Mapping[str, str]]) -> list[BaseQuery]:
+    """The base queries for ``sql`` over a database with ``schema`` (table -> column -> type)."""
+    sg_schema: dict[str, object] = {t: dict(cols) for t, cols in schema.items()}
+    try:
+        tree = qualify(parse(sql), schema=sg_schema, dialect="postgres", quote_identifiers=False)
+    except SqlglotError:
+        tree = parse(sql)
+    alias_of: dict[str, str] = {}
+    order: list[str] = []
+    occurrences: dict[str, int] = {}
+    for table in tree.find_all(exp.Table):
+        name = table.name.lower()
+        occurrences[name] = occurrences.get(name, 0) + 1
+        alias_of[(table.alias or table.name).lower()] = name
+        if name not in order and name in schema:
+            order.append(name)
+    used: dict[str, set[str]] = {t: set() for t in order}
+    for col in tree.find_all(exp.Column):
+        owner = alias_of.get(col.table.lower()) if col.table else None
+        if owner is None:
+            owners = [t for t in order if col.name.lower() in schema[t]]
+            owner = owners[0] if len(owners) == 1 else None
+        if owner is not None and owner in used:
+            used[owner].add(col.name.lower())
+    outer_where = tree.args.get("where") if isinstance(tree, exp.Select) else None
+    bases: list[BaseQuery] = []
+    for name in order:
+        cols = [c for c in schema[name] if c in used[name]] or [next(iter(schema[name]))]
+        aliases = [a for a, t in alias_of.items() if t == name]
+        conditions = (
+            [_unqualified(c) for c in _conjuncts(outer_where) if any(_simple_on(c, a) for a in aliases)]
+            if occurrences[name] == 1  # a table read twice (self-join, subquery) needs all its rows
+            else []
+        )
+        bases.append(
+            BaseQuery(
+                table=name,
+                columns=cols,
+                types=[schema[name][c] for c in cols],
+                conditions=" and ".join(conditions) or None,
+            )
+        )
+    return bases
+
+
+def _coerce(value: Any, db_type: str) -> Any:
+    """A JSON value from the model as a value of the column's type (None when it does not fit)."""
+    if value is None or isinstance(value, dict | list):
+        return None
+    base = db_type.split("(")[0].upper()
+    if base == "BOOLEAN":
+        text = str(value).strip().lower()
+        return True if text in ("true", "t", "yes", "1") else False if text in ("false", "f", "no", "0") else None
+    if base in NUMERIC_TYPES:
+        number = normalize_cell(value).number
+        if number is None:
+            return None
+        return int(number) if base != "DOUBLE" and number == int(number) else number
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value == int(value):
+        return str(int(value))
+    return str(value)
+
+
+def execute(
+    sql: str, bases: Sequence[BaseQuery], rows: Mapping[str, Sequence[Mapping[str, Any]]], columns: Sequence[str]
+) -> list[dict[str, Any]]:
+    """Run ``sql`` over the model's rows for each base table; the result as records keyed by ``columns``.
+
+    Raises ``duckdb.Error`` when the query cannot run on the returned data.
+    """
+    with _SCRATCH_LOCK:
+        return _execute(_scratch(), sql, bases, rows, columns)
+
+
+_SCRATCH: list[duckdb.DuckDBPyConnection] = []
+_SCRATCH_LOCK = threading.Lock()
+"""One in-memory DuckDB reused for every in-memory step (opening one costs tens of milliseconds);
+each execution gets a fresh ``target`` schema, dropped afterwards."""
+
+
+def _scratch() -> duckdb.DuckDBPyConnection:
+    if not _SCRATCH:
+        _SCRATCH.append(new_connection())
+    return _SCRATCH[0]
+
+
+def _execute(
+    con: duckdb.DuckDBPyConnection,
+    sql: str,
+    bases: Sequence[BaseQuery],
+    rows: Mapping[str, Sequence[Mapping[str, Any]]],
+    columns: Sequence[str],
+) -> list[dict[str, Any]]:
+    con.execute(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
+    con.execute(f"CREATE SCHEMA {SCHEMA}")
+    con.execute(f"SET schema = '{SCHEMA}'")
+    try:
+        schema: dict[str, dict[str, str]] = {}
+        for base in bases:
+            schema[base.table] = dict(zip(base.columns, base.types, strict=True))
+            cols = ", ".join(f"{quote(c)} {t}" for c, t in schema[base.table].items())
+            con.execute(f"CREATE TABLE {quote(base.table)} ({cols})")
+            values = [
+                [_coerce(v, t) for v, t in zip(row, base.types, strict=True)]
+                for row in align_records(rows.get(base.table, ()), base.columns)
+            ]
+            if values:
+                # one list parameter per column, unnested side by side: fast bulk insertion
+                unnest = ", ".join(f"UNNEST(?::{t}[])" for t in base.types)
+                con.execute(
+                    f"INSERT INTO {quote(base.table)} SELECT {unnest}", [list(c) for c in zip(*values, strict=True)]
+                )
+        try:
+            query = to_duckdb(sql, schema)
+        except SqlglotError as err:
+            raise duckdb.InvalidInputException(str(err)) from err
+        result = con.sql(query)
+        out = result.fetchall() if result is not None else []
+        return [dict(zip(columns, (json_value(v) for v in row), strict=False)) for row in out]
+    finally:
+        con.execute(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")

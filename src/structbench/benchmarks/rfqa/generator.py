@@ -1,0 +1,374 @@
+"""QATCH-style generation: NL question + SQL pairs from your own tables, with gold by execution.
+
+RFQA's "qatch" items were made this way (paper section 3): projections and selections with numeric,
+categorical and mixed conditions over a table, phrased from templates. ``generate_pairs`` does the
+same for any CSV file, folder of CSV files (a database) or mapping of table names to CSV files, and
+adds DISTINCT, ORDER BY, LIMIT, GROUP BY, aggregates and joins (over columns of the same name whose
+values overlap). Every SQL is executed on the loaded tables (DuckDB, typed as in ``database.py``)
+and its result is the gold table; items with an empty result or more than ``max_rows`` rows are
+dropped, like QATCH's manual pruning of trivial queries.
+
+Entry points: ``generate_pairs(...)`` and ``write_pairs(pairs, path)`` in Python, or
+``python -m structbench.benchmarks.rfqa.generator DATA --out pairs.jsonl [--per-category N] [--seed S]``.
+Each JSONL line holds ``id, category, question, sql, tables, schema, gold {columns, rows}``, the
+same fields ``structbench export rfqa`` writes, so the items can be scored like RFQA's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from structbench.benchmarks.rfqa.database import NUMERIC_TYPES, Database, column_key, load_table, new_connection
+from structbench.benchmarks.rfqa.gold import json_value
+from structbench.errors import DataError
+
+CATEGORIES = (
+    "project",
+    "select_categorical",
+    "select_numerical",
+    "select_mixed",
+    "distinct",
+    "order_by",
+    "limit",
+    "group_by",
+    "aggregate",
+    "join",
+)
+"""The kinds of query generated, as QATCH names its test categories."""
+
+_OPS = {
+    "=": "is equal to",
+    ">": "is greater than",
+    "<": "is smaller than",
+    ">=": "is greater or equal than",
+    "<=": "is smaller or equal than",
+}
+_AGGS = {"MAX": "maximum", "MIN": "minimum", "AVG": "average", "SUM": "total"}
+_IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
+_KEYLIKE = re.compile(r"(id|code|key|abbreviation)$")
+"""Column names that look like keys (``id``, ``aid``, ``country_code`` ...): candidates for joins."""
+
+
+@dataclass(frozen=True)
+class GeneratedPair:
+    """One generated item: the question, its SQL and the gold table from executing it."""
+
+    id: str
+    category: str
+    question: str
+    sql: str
+    tables: tuple[str, ...]
+    columns: list[str]
+    rows: list[list[Any]]
+
+    def to_json(self) -> dict[str, Any]:
+        """The export-style line: question, sql, schema (output columns) and gold."""
+        data = asdict(self)
+        return {
+            "id": data["id"],
+            "category": self.category,
+            "question": self.question,
+            "sql": self.sql,
+            "tables": list(self.tables),
+            "schema": self.columns,
+            "gold": {"columns": self.columns, "rows": self.rows},
+        }
+
+
+@cache
+def _reserved() -> frozenset[str]:
+    con = duckdb.connect(":memory:")
+    try:
+        rows = con.execute("SELECT keyword_name FROM duckdb_keywords() WHERE keyword_category = 'reserved'").fetchall()
+    finally:
+        con.close()
+    return frozenset(r[0].lower() for r in rows)
+
+
+def _ident(name: str) -> str:
+    """An identifier, quoted only when it must be (not a plain lower-case name, or reserved)."""
+    if _IDENT.match(name) and name not in _reserved():
+        return name
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _literal(value: Any) -> str:
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int | float):
+        return repr(value)
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def _list(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def load_tables(source: Path | Mapping[str, Path]) -> Database:
+    """Load a CSV file, a folder of CSV files, or ``{table: csv}`` into one in-memory database."""
+    if isinstance(source, Mapping):
+        files = {column_key(k): Path(v) for k, v in source.items()}
+    elif source.is_dir():
+        files = {column_key(p.stem): p for p in sorted(source.glob("*.csv"))}
+    else:
+        files = {column_key(source.stem): source}
+    if not files:
+        raise DataError(f"{source}: no CSV tables found")
+    db = Database(key="generated", connection=new_connection())
+    for name, path in files.items():
+        if not path.is_file():
+            raise DataError(f"{path}: table file not found")
+        load_table(db, name, path)
+    return db
+
+
+class _Generator:
+    def __init__(self, db: Database, rng: random.Random, max_attributes: int, max_rows: int) -> None:
+        self.db = db
+        self.rng = rng
+        self.max_attributes = max_attributes
+        self.max_rows = max_rows
+        self._values: dict[tuple[str, str], list[Any]] = {}
+
+    def numeric(self, table: str) -> list[str]:
+        return [c for c, t in self.db.tables[table].items() if t in NUMERIC_TYPES]
+
+    def categorical(self, table: str) -> list[str]:
+        return [c for c, t in self.db.tables[table].items() if t == "VARCHAR"]
+
+    def values(self, table: str, column: str) -> list[Any]:
+        key = (table, column)
+        if key not in self._values:
+            rows = self.db.connection.execute(
+                f"SELECT DISTINCT {_ident(column)} FROM {_ident(table)} WHERE {_ident(column)} IS NOT NULL "
+                f"ORDER BY 1 LIMIT 500"
+            ).fetchall()
+            self._values[key] = [r[0] for r in rows]
+        return self._values[key]
+
+    def describing(self, table: str, key: str) -> list[str]:
+        """A column to show for ``table`` in a join: its first text column other than the key."""
+        cols = [c for c in self.categorical(table) if c != key] or [c for c in self.db.tables[table] if c != key]
+        return cols[:1] or [key]
+
+    def unique(self, table: str, column: str) -> bool:
+        """Whether ``column`` has no NULL and no repeated value in ``table`` (a key)."""
+        row = self.db.connection.execute(
+            f"SELECT count(*) = count(DISTINCT {_ident(column)}) AND count(*) = count({_ident(column)}) "
+            f"FROM {_ident(table)}"
+        ).fetchall()[0]
+        return bool(row[0])
+
+    def projection(self, table: str) -> list[str]:
+        cols = list(self.db.tables[table])
+        k = self.rng.randint(1, min(self.max_attributes, len(cols)))
+        picked = self.rng.sample(cols, k)
+        return [c for c in cols if c in picked]
+
+    def condition(self, table: str, kind: str) -> tuple[str, str] | None:
+        pool = self.numeric(table) if kind == "numerical" else self.categorical(table)
+        if not pool:
+            return None
+        column = self.rng.choice(pool)
+        values = self.values(table, column)
+        if not values:
+            return None
+        value = self.rng.choice(values)
+        op = self.rng.choice(list(_OPS)) if kind == "numerical" else "="
+        return f"{_ident(column)} {op} {_literal(value)}", f"{column} {_OPS[op]} {value}"
+
+    def make(self, category: str, table: str, tables: Sequence[str]) -> tuple[str, str, tuple[str, ...]] | None:
+        """(question, sql, tables) for one item of ``category`` on ``table``, or None when impossible."""
+        cols = self.projection(table)
+        sel = ", ".join(_ident(c) for c in cols)
+        noun = f"{table}s"
+        if category == "project":
+            return f"List the {_list(cols)} of all {noun}.", f"SELECT {sel} FROM {_ident(table)}", (table,)
+        if category.startswith("select_"):
+            kinds = {"select_categorical": ["categorical"], "select_numerical": ["numerical"]}.get(
+                category, ["categorical", "numerical"]
+            )
+            conds = [self.condition(table, k) for k in kinds]
+            if any(c is None for c in conds):
+                return None
+            where = " AND ".join(c[0] for c in conds if c)
+            said = " and ".join(c[1] for c in conds if c)
+            return (
+                f"List the {_list(cols)} of {noun} WHERE {said}.",
+                f"SELECT {sel} FROM {_ident(table)} WHERE {where}",
+                (table,),
+            )
+        if category == "distinct":
+            column = self.rng.choice(list(self.db.tables[table]))
+            return (
+                f"List the different {column} of {noun}.",
+                f"SELECT DISTINCT {_ident(column)} FROM {_ident(table)}",
+                (table,),
+            )
+        if category in ("order_by", "limit"):
+            numeric = self.numeric(table)
+            if not numeric:
+                return None
+            key = self.rng.choice(numeric)
+            if category == "order_by":
+                return (
+                    f"List the {_list(cols)} of {noun} in descending order of {key}.",
+                    f"SELECT {sel} FROM {_ident(table)} ORDER BY {_ident(key)} DESC",
+                    (table,),
+                )
+            k = self.rng.randint(1, 10)
+            return (
+                f"List the {_list(cols)} of the {k} {noun} with the highest {key}.",
+                f"SELECT {sel} FROM {_ident(table)} ORDER BY {_ident(key)} DESC LIMIT {k}",
+                (table,),
+            )
+        if category == "group_by":
+            cats = self.categorical(table)
+            if not cats:
+                return None
+            g = self.rng.choice(cats)
+            return (
+                f"For each {g}, how many {noun} are there?",
+                f"SELECT {_ident(g)}, COUNT(*) AS count FROM {_ident(table)} GROUP BY {_ident(g)}",
+                (table,),
+            )
+        if category == "aggregate":
+            numeric = self.numeric(table)
+            if not numeric:
+                return None
+            n = self.rng.choice(numeric)
+            agg = self.rng.choice(list(_AGGS))
+            return (
+                f"What is the {_AGGS[agg]} {n} of {noun}?",
+                f"SELECT {agg}({_ident(n)}) AS {_ident(f'{agg.lower()}_{n}')} FROM {_ident(table)}",
+                (table,),
+            )
+        if category == "join":
+            return self.join(table, tables)
+        raise ValueError(f"unknown category {category!r}; known: {', '.join(CATEGORIES)}")
+
+    def join(self, table: str, tables: Sequence[str]) -> tuple[str, str, tuple[str, ...]] | None:
+        """A join with another table over a key: a column of the same name, unique in exactly one of
+        the two tables (a foreign key), whose values overlap."""
+        options = []
+        for other in tables:
+            if other == table:
+                continue
+            for key in set(self.db.tables[table]) & set(self.db.tables[other]):
+                if not _KEYLIKE.search(key) or self.unique(table, key) == self.unique(other, key):
+                    continue
+                if set(self.values(table, key)) & set(self.values(other, key)):
+                    options.append((other, key))
+        if not options:
+            return None
+        other, key = self.rng.choice(sorted(options))
+        left = self.describing(table, key)
+        right = self.describing(other, key)
+        right_name = right[0] if right[0] != left[0] else f"{other}_{right[0]}"
+        sql = (
+            f"SELECT T1.{_ident(left[0])}, T2.{_ident(right[0])} AS {_ident(right_name)} FROM {_ident(table)} AS T1 "
+            f"JOIN {_ident(other)} AS T2 ON T1.{_ident(key)} = T2.{_ident(key)}"
+        )
+        question = f"List the {left[0]} of {table}s together with the {right[0]} of the {other} with the same {key}."
+        return question, sql, (table, other)
+
+
+def generate_pairs(
+    source: Path | str | Mapping[str, Path],
+    *,
+    per_category: int = 3,
+    categories: Sequence[str] = CATEGORIES,
+    seed: int = 0,
+    max_attributes: int = 3,
+    max_rows: int = 1000,
+    max_tries: int = 20,
+) -> list[GeneratedPair]:
+    """Generate up to ``per_category`` items of each category for each table of ``source``.
+
+    ``source`` is a CSV file, a folder of CSV files (one table each, the file stem as its name) or a
+    mapping from table names to CSV files. Deterministic for a given ``seed``.
+    """
+    unknown = [c for c in categories if c not in CATEGORIES]
+    if unknown:
+        raise DataError(f"unknown categories {unknown}; known: {', '.join(CATEGORIES)}")
+    db = load_tables(Path(source) if isinstance(source, str) else source)
+    rng = random.Random(seed)
+    gen = _Generator(db, rng, max_attributes, max_rows)
+    tables = sorted(db.tables)
+    pairs: list[GeneratedPair] = []
+    seen: set[str] = set()
+    for table in tables:
+        for category in categories:
+            made = 0
+            for _ in range(max_tries):
+                if made >= per_category:
+                    break
+                item = gen.make(category, table, tables)
+                if item is None:
+                    break
+                question, sql, used = item
+                if sql in seen:
+                    continue
+                seen.add(sql)
+                try:
+                    columns, _, rows = db.execute(sql)
+                except duckdb.Error:
+                    continue
+                if not rows or len(rows) > max_rows:
+                    continue
+                made += 1
+                pairs.append(
+                    GeneratedPair(
+                        id=f"{table}_{category}_{made}",
+                        category=category,
+                        question=question,
+                        sql=sql,
+                        tables=used,
+                        columns=[c.lower() for c in columns],
+                        rows=[[json_value(v) for v in row] for row in rows],
+                    )
+                )
+    return pairs
+
+
+def write_pairs(pairs: Sequence[GeneratedPair], path: Path) -> None:
+    """Write ``pairs`` as JSON lines (one ``GeneratedPair.to_json()`` per line)."""
+    with path.open("w", encoding="utf-8") as out:
+        for pair in pairs:
+            out.write(json.dumps(pair.to_json(), ensure_ascii=False) + "\n")
+
+
+def main(argv: Sequence[str] | None = None, write: Callable[[str], None] = print) -> int:
+    """``python -m structbench.benchmarks.rfqa.generator DATA --out FILE``."""
+    parser = argparse.ArgumentParser(description="Generate QATCH-style NL/SQL pairs with gold tables.")
+    parser.add_argument("data", type=Path, help="a CSV file or a folder of CSV files (one table each)")
+    parser.add_argument("--out", type=Path, required=True, help="JSONL file to write")
+    parser.add_argument("--per-category", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-attributes", type=int, default=3)
+    parser.add_argument("--max-rows", type=int, default=1000)
+    args = parser.parse_args(argv)
+    pairs = generate_pairs(
+        args.data,
+        per_category=args.per_category,
+        seed=args.seed,
+        max_attributes=args.max_attributes,
+        max_rows=args.max_rows,
+    )
+    write_pairs(pairs, args.out)
+    write(f"wrote {len(pairs)} pairs to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

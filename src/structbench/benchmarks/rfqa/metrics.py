@@ -1,0 +1,230 @@
+"""RFQA's table metrics (paper section 4) and QATCH's, on one expected/returned table pair.
+
+Both tables are first restricted to the expected attributes, aligned by name, and every cell is
+normalized (``normalize.py``).
+
+- Cell precision / recall / F1 (the paper's F1): the *sets* of normalized cells of all expected
+  attributes, compared with the fuzzy matching rule. Precision is the share of returned cells that
+  match some expected cell; recall the share of expected cells matched by some returned cell.
+- Tuple similarity (TS): the share of distinct expected tuples for which the result holds a tuple
+  whose cells all match, attribute by attribute, and which occurs as many times (so TS = 1 means the
+  same schema, cardinality and values, as the paper says).
+- QATCH (exact on normalized cells): cell precision and recall, tuple cardinality
+  (``min/max`` of the row counts), tuple constraint (share of distinct expected tuples present with
+  the same multiplicity) and tuple order (Spearman's rho over the common tuples, rescaled to [0, 1];
+  only for queries with ORDER BY).
+
+Edge cases follow the released code: two empty tables score 1 everywhere; an empty result for a
+non-empty gold scores 0.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from structbench.benchmarks.rfqa.matching import IntendedRule, MatchRule, MatchSet, Pairs
+from structbench.benchmarks.rfqa.normalize import Cell, normalize_cell
+
+METRICS = (
+    "cell_precision",
+    "cell_recall",
+    "cell_f1",
+    "tuple_similarity",
+    "qatch_cell_precision",
+    "qatch_cell_recall",
+    "tuple_cardinality",
+    "tuple_constraint",
+    "tuple_order",
+)
+"""Per-sample metric names; ``tuple_order`` is absent for queries without ORDER BY."""
+
+_KEY = re.compile(r"[^0-9a-z]+")
+
+
+def attribute_key(name: str) -> str:
+    """An attribute name compared loosely: lower case, runs of non-alphanumerics as ``_``."""
+    return _KEY.sub("_", str(name).strip().lower()).strip("_")
+
+
+def align_records(records: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> list[list[Any]]:
+    """Rows of ``records`` restricted to ``columns`` (matched by ``attribute_key``), missing as None.
+
+    A record sharing no attribute with ``columns`` but holding exactly as many values is read by
+    position (a model that renamed ``count`` to ``number_of_counties``).
+    """
+    wanted = [attribute_key(c) for c in columns]
+    rows: list[list[Any]] = []
+    for rec in records:
+        keyed = {attribute_key(k): v for k, v in rec.items()}
+        if not any(w in keyed for w in wanted) and len(rec) == len(columns):
+            rows.append(list(rec.values()))
+        else:
+            rows.append([keyed.get(w) for w in wanted])
+    return rows
+
+
+def _normalize_rows(rows: Sequence[Sequence[Any]]) -> list[tuple[Cell, ...]]:
+    memo: dict[tuple[type, Any], Cell] = {}
+
+    def norm(value: Any) -> Cell:
+        try:
+            key = (type(value), value)
+            cell = memo.get(key)
+        except TypeError:  # unhashable (a list or object in a model's cell)
+            return normalize_cell(value)
+        if cell is None:
+            cell = memo[key] = normalize_cell(value)
+        return cell
+
+    return [tuple(norm(v) for v in row) for row in rows]
+
+
+def _pooled_cells(rows: Sequence[tuple[Cell, ...]]) -> list[Cell]:
+    seen: dict[str, Cell] = {}
+    for row in rows:
+        for cell in row:
+            seen.setdefault(cell.text, cell)
+    return list(seen.values())
+
+
+def _cell_prf(expected: list[Cell], actual: list[Cell], rule: MatchRule) -> tuple[float, float, float]:
+    if not expected and not actual:
+        return 1.0, 1.0, 1.0
+    if not expected or not actual:
+        return 0.0, 0.0, 0.0
+    pairs = rule.pairs(expected, actual)
+    recall = sum(1 for p in pairs if p) / len(expected)
+    precision = _covered(pairs, len(actual)) / len(actual)
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return precision, recall, f1
+
+
+def _covered(pairs: Pairs, n: int) -> int:
+    """How many candidates match at least one expected cell (numeric runs merged in linear time)."""
+    hit = [False] * n
+    starts = [0] * (n + 1)
+    by_value: Sequence[int] = ()
+    for p in pairs:
+        for i in p.ids:
+            hit[i] = True
+        if p.hi > p.lo:
+            by_value = p.by_value
+            starts[p.lo] += 1
+            starts[p.hi] -= 1
+    depth = 0
+    for pos, i in enumerate(by_value):
+        depth += starts[pos]
+        if depth > 0:
+            hit[i] = True
+    return sum(hit)
+
+
+def _tuple_similarity(
+    expected: list[tuple[Cell, ...]], actual: list[tuple[Cell, ...]], rule: MatchRule, width: int
+) -> float:
+    if not expected and not actual:
+        return 1.0
+    if not expected or not actual:
+        return 0.0
+    e_count = Counter(tuple(c.text for c in row) for row in expected)
+    a_count = Counter(tuple(c.text for c in row) for row in actual)
+    if width == 0:
+        return 1.0 if e_count == a_count else 0.0
+    # per attribute: each expected value's matching set over the distinct returned values
+    matches: list[dict[str, MatchSet]] = []
+    value_ids: list[dict[str, int]] = []
+    for j in range(width):
+        e_vals = {row[j].text: row[j] for row in expected}
+        a_vals = {row[j].text: row[j] for row in actual}
+        pairs = rule.pairs(list(e_vals.values()), list(a_vals.values()), tuple_level=True)
+        matches.append(dict(zip(e_vals, pairs, strict=True)))
+        value_ids.append({text: i for i, text in enumerate(a_vals)})
+    # returned tuples indexed by the most selective attribute: the one with the most distinct
+    # expected values, texts before numbers (a number matches every value within 10%)
+    numeric_share = [
+        sum(c.number is not None for c in {r[j].text: r[j] for r in expected}.values()) for j in range(width)
+    ]
+    pivot = max(range(width), key=lambda j: (len(matches[j]) - numeric_share[j] > 0, len(matches[j])))
+    by_pivot: dict[int, list[tuple[str, ...]]] = defaultdict(list)
+    for a_key in a_count:
+        by_pivot[value_ids[pivot][a_key[pivot]]].append(a_key)
+    others = [j for j in range(width) if j != pivot]
+    hits = 0
+    for e_key, mult in e_count.items():
+        hits += any(
+            a_count[a_key] == mult and all(value_ids[j][a_key[j]] in matches[j][e_key[j]] for j in others)
+            for v in matches[pivot][e_key[pivot]]
+            for a_key in by_pivot.get(v, ())
+        )
+    return hits / len(e_count)
+
+
+def _tuple_order(expected: list[tuple[str, ...]], actual: list[tuple[str, ...]]) -> float:
+    """QATCH's tuple order: Spearman's rho over the common tuples in first-seen order, in [0, 1]."""
+    if not expected and not actual:
+        return 1.0
+    if not expected or not actual:
+        return 0.0
+    e_set, a_set = set(expected), set(actual)
+    new_pred = list(dict.fromkeys(r for r in actual if r in e_set))
+    new_target = list(dict.fromkeys(r for r in expected if r in a_set))
+    if not new_target:
+        rho = 0.0
+    else:
+        rank = {r: i for i, r in enumerate(new_target)}
+        diff = sum((i - rank[r]) ** 2 for i, r in enumerate(new_pred))
+        n = max(len(new_target), 2)
+        rho = 1 - 6 * diff / (n * (n**2 - 1))
+    return (round(rho, 3) + 1) / 2
+
+
+def table_metrics(
+    expected_rows: Sequence[Sequence[Any]],
+    actual_rows: Sequence[Sequence[Any]],
+    *,
+    rule: MatchRule | None = None,
+    ordered: bool = False,
+) -> dict[str, float]:
+    """All metrics for one query; rows are aligned lists of raw values (expected attributes only)."""
+    rule = rule or IntendedRule()
+    width = max((len(r) for r in expected_rows), default=0)
+    expected = _normalize_rows(expected_rows)
+    actual = [row[:width] + (normalize_cell(None),) * (width - len(row)) for row in _normalize_rows(actual_rows)]
+    e_cells, a_cells = _pooled_cells(expected), _pooled_cells(actual)
+    precision, recall, f1 = _cell_prf(e_cells, a_cells, rule)
+    e_texts = [tuple(c.text for c in row) for row in expected]
+    a_texts = [tuple(c.text for c in row) for row in actual]
+    out = {
+        "cell_precision": precision,
+        "cell_recall": recall,
+        "cell_f1": f1,
+        "tuple_similarity": _tuple_similarity(expected, actual, rule, width),
+    }
+    out.update(_qatch(e_texts, a_texts))
+    if ordered:
+        out["tuple_order"] = _tuple_order(e_texts, a_texts)
+    return out
+
+
+def _qatch(expected: list[tuple[str, ...]], actual: list[tuple[str, ...]]) -> dict[str, float]:
+    if not expected and not actual:
+        return dict.fromkeys(
+            ("qatch_cell_precision", "qatch_cell_recall", "tuple_cardinality", "tuple_constraint"), 1.0
+        )
+    if not expected or not actual:
+        return dict.fromkeys(
+            ("qatch_cell_precision", "qatch_cell_recall", "tuple_cardinality", "tuple_constraint"), 0.0
+        )
+    e_cells = {c for row in expected for c in row}
+    a_cells = {c for row in actual for c in row}
+    common = len(e_cells & a_cells)
+    e_count, a_count = Counter(expected), Counter(actual)
+    return {
+        "qatch_cell_precision": common / len(a_cells),
+        "qatch_cell_recall": common / len(e_cells),
+        "tuple_cardinality": min(len(expected), len(actual)) / max(len(expected), len(actual)),
+        "tuple_constraint": sum(a_count[k] == v for k, v in e_count.items()) / len(e_count),
+    }

@@ -1,0 +1,169 @@
+"""From a model reply to rows: JSON recovery (paper section 4 and Appendix C) and table reading.
+
+Recovery, in order: (1) take the text between the first opening ``{``/``[`` and the matching last
+closing one (the outermost braces or brackets), after dropping Markdown code fences; (2) parse it;
+(3) if it is truncated (brackets still open at the end), cut back to the last complete element and
+close the open brackets; (4) otherwise repair it with ``json-repair`` (missing quotes, trailing
+commas, single quotes ...). A reply none of these recovers is *invalid*; the strategies then
+re-prompt once for valid JSON (``prompts.INVALID_JSON``) before giving up.
+
+Reading a table: a list of objects is the rows; an object holding a list of objects is that list; an
+empty object or list is an empty answer; a single object with known attributes is one row; scalars
+or lists inside a list are read by position (one attribute per value).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from json_repair import repair_json
+
+from structbench.benchmarks.rfqa.metrics import attribute_key
+
+_FENCE = re.compile(r"```[a-zA-Z]*")
+
+
+@dataclass(frozen=True)
+class Recovered:
+    """The outcome of recovery: the JSON value (None when invalid) and which step produced it."""
+
+    value: Any
+    how: str
+    """``json``, ``truncated``, ``repaired`` or ``invalid``."""
+
+    @property
+    def valid(self) -> bool:
+        return self.how != "invalid"
+
+
+def outermost(text: str) -> str | None:
+    """The text from the first ``{``/``[`` to the last ``}``/``]`` (to the end when never closed)."""
+    text = _FENCE.sub("", text)
+    starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
+    if not starts:
+        return None
+    start = min(starts)
+    end = max(text.rfind("}"), text.rfind("]"))
+    return text[start : end + 1] if end > start else text[start:]
+
+
+def complete_truncated(text: str) -> str | None:
+    """Close a JSON text cut off mid-way: keep everything up to the last element that was completed
+    inside an open container, then add the missing closing brackets. None when nothing is open."""
+    stack: list[str] = []
+    in_string = escaped = False
+    last_good = -1
+    stack_at_good: list[str] = []
+    for i, ch in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+            continue
+        if ch == '"':
+            in_string = True
+        elif ch in "{[":
+            stack.append("}" if ch == "{" else "]")
+        elif ch in "}]":
+            if not stack:
+                return None
+            stack.pop()
+            last_good, stack_at_good = i, list(stack)
+    if not stack:
+        return None
+    if last_good < 0:
+        return None
+    head = text[: last_good + 1].rstrip().rstrip(",")
+    return head + "".join(reversed(stack_at_good))
+
+
+def recover_json(reply: str) -> Recovered:
+    """Recover the JSON value of a model reply (see the module docstring)."""
+    body = outermost(reply)
+    if body is None:
+        return Recovered(None, "invalid")
+    try:
+        return Recovered(json.loads(body), "json")
+    except ValueError:
+        pass
+    completed = complete_truncated(body)
+    if completed is not None:
+        try:
+            return Recovered(json.loads(completed), "truncated")
+        except ValueError:
+            pass
+    try:
+        repaired = repair_json(body, return_objects=True)
+    except Exception:  # json-repair raises assorted errors on hopeless input
+        repaired = None
+    if isinstance(repaired, dict | list) and (repaired or body.strip() in ("{}", "[]")):
+        return Recovered(repaired, "repaired")
+    return Recovered(None, "invalid")
+
+
+def _rows_container(value: Any) -> list[Any] | None:
+    if isinstance(value, list):
+        return value
+    if isinstance(value, dict):
+        if not value:
+            return []
+        for v in value.values():
+            if isinstance(v, list) and (not v or all(isinstance(x, dict) for x in v)):
+                return v
+        for v in value.values():
+            if isinstance(v, dict) and (inner := _rows_container(v)) is not None and inner:
+                return inner
+        return [value]
+    return None
+
+
+def read_records(value: Any, columns: Sequence[str]) -> list[dict[str, Any]] | None:
+    """The rows of a recovered JSON value as records keyed by attribute; None when it holds no table."""
+    rows = _rows_container(value)
+    if rows is None:
+        return None
+    records: list[dict[str, Any]] = []
+    for row in rows:
+        if isinstance(row, dict):
+            if row:
+                records.append(row)
+        elif isinstance(row, list):
+            records.append(dict(zip(columns, row, strict=False)))
+        elif len(columns) == 1:
+            records.append({columns[0]: row})
+        else:
+            return None
+    return records
+
+
+def parse_table(reply: str, columns: Sequence[str]) -> tuple[list[dict[str, Any]] | None, str]:
+    """Recover and read a reply: (records, how); records is None when the reply is invalid."""
+    recovered = recover_json(reply)
+    if not recovered.valid:
+        return None, "invalid"
+    records = read_records(recovered.value, columns)
+    return (records, recovered.how) if records is not None else (None, "invalid")
+
+
+def merge_new(merged: list[dict[str, Any]], new: Sequence[dict[str, Any]], columns: Sequence[str]) -> int:
+    """Append the rows of a later round that are not already in ``merged``; returns how many."""
+    keys = [attribute_key(c) for c in columns]
+
+    def key(rec: dict[str, Any]) -> str:
+        keyed = {attribute_key(k): v for k, v in rec.items()}
+        return json.dumps([keyed.get(k) for k in keys] if any(k in keyed for k in keys) else rec, default=str)
+
+    seen = {key(r) for r in merged}
+    added = 0
+    for rec in new:
+        if key(rec) not in seen:
+            merged.append(rec)
+            added += 1
+    return added

@@ -1,0 +1,182 @@
+"""NL, SQL and CoT end to end: oracle scores, iterative retrieval with a paging mock, re-prompts."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from structbench.backends.base import Choice, Request, Response
+from structbench.backends.mock import MockBackend
+from structbench.benchmark import Attempt, Scored
+from structbench.benchmarks.rfqa import RFQABenchmark, prompts
+from structbench.benchmarks.rfqa.cot import BaseQuery
+from structbench.benchmarks.rfqa.database import DatabaseCache, quote
+from structbench.data.sample import Sample, TableGold
+
+pytestmark = pytest.mark.shared
+
+
+def run(bench: RFQABenchmark, strategy: str, sample: Sample, backend: Any = None) -> Attempt:
+    async def generate(request: Request) -> Response:
+        if backend is not None:
+            return await backend.generate(request)
+        return Response(choices=(Choice(text=bench.oracle(sample, request)),))
+
+    return asyncio.run(bench.strategy(strategy).run(sample, generate))
+
+
+def _base_size(sample: Sample, cache: DatabaseCache) -> int:
+    dataset, db_id = sample.meta["db"].split("/", 1)
+    db = cache.get(dataset, db_id)
+    total = 0
+    for data in sample.extra["cot"]:
+        base = BaseQuery.from_json(data)
+        where = f" WHERE {base.conditions}" if base.conditions else ""
+        total += int(str(db.execute(f"SELECT count(*) FROM {quote(base.table)}{where}")[2][0][0]))
+    return total
+
+
+@pytest.mark.parametrize("strategy", ["nl", "sql"])
+def test_oracle_scores_one_for_every_sample(
+    strategy: str, rfqa_bench: RFQABenchmark, rfqa_samples: list[Sample]
+) -> None:
+    scored = [rfqa_bench.score(s, run(rfqa_bench, strategy, s), strategy) for s in rfqa_samples]
+    assert len(scored) == 681
+    bad = [s.id for s in scored if s.values["cell_f1"] < 1 or s.values["tuple_similarity"] < 1]
+    assert bad == []
+    agg = rfqa_bench.aggregate(scored)
+    assert agg["avg_f1_ts"] == 1.0 and agg["invalid_rate"] == 0.0 and agg["tuple_order"] == 1.0
+    assert set(rfqa_bench.metric_names) <= set(agg)
+
+
+def test_cot_oracle_scores_one(
+    rfqa_bench: RFQABenchmark, rfqa_samples: list[Sample], rfqa_cache: DatabaseCache
+) -> None:
+    """Every sample whose base data is at most 3,000 rows (the rest are joins over 10k-100k-row
+    tables, covered by the next test on one of them to keep the suite fast)."""
+    small = [s for s in rfqa_samples if _base_size(s, rfqa_cache) <= 3000]
+    assert len(small) >= 640
+    scored = [rfqa_bench.score(s, run(rfqa_bench, "cot", s), "cot") for s in small]
+    bad = [(s.id, s.values["cell_f1"], s.values["tuple_similarity"]) for s in scored if s.score < 1]
+    assert bad == []
+
+
+def test_cot_oracle_on_a_join_over_large_tables(rfqa_bench: RFQABenchmark, rfqa_samples: list[Sample]) -> None:
+    sample = next(s for s in rfqa_samples if s.id == "bird_10")
+    assert [b["table"] for b in sample.extra["cot"]] == ["book", "book_author", "author"]
+    attempt = run(rfqa_bench, "cot", sample)
+    assert attempt.artifacts["base_rows"]["book_author"] > 10000
+    assert rfqa_bench.score(sample, attempt, "cot").score == 1.0
+
+
+def test_cot_prompt_pushes_simple_conditions(rfqa_samples: list[Sample]) -> None:
+    by_id = {s.id: s for s in rfqa_samples}
+    bases = [BaseQuery.from_json(d) for d in by_id["galois_15"].extra["cot"]]
+    assert [b.text for b in bases] == [
+        "select lake_name, area_squared_km, state_name from usa_lake "
+        "where state_name = 'california' and area_squared_km > 450"
+    ]
+    # a function of a column is not a simple condition: it is left to the in-memory step
+    bird_20 = BaseQuery.from_json(by_id["bird_20"].extra["cot"][0])
+    assert bird_20.conditions is None and "release_date" in bird_20.columns
+
+
+def _pager(gold: TableGold, page: int) -> Any:
+    calls: list[Request] = []
+
+    def reply(request: Request) -> str:
+        calls.append(request)
+        assert request.messages is not None
+        turn = sum(m.role == "assistant" for m in request.messages)
+        if turn:
+            assert request.messages[-1].content == prompts.ITERATIVE
+        rows = gold.rows[turn * page : (turn + 1) * page]
+        return json.dumps([dict(zip(gold.columns, r, strict=True)) for r in rows]) if rows else "{}"
+
+    return MockBackend(reply=reply), calls
+
+
+@pytest.mark.parametrize("strategy", ["nl", "sql"])
+def test_iterative_retrieval_pages_until_empty(
+    strategy: str, rfqa_bench: RFQABenchmark, rfqa_samples: list[Sample]
+) -> None:
+    sample = next(s for s in rfqa_samples if isinstance(s.gold, TableGold) and len(s.gold.rows) == 30)
+    assert isinstance(sample.gold, TableGold)
+    backend, calls = _pager(sample.gold, 7)
+    attempt = run(rfqa_bench, strategy, sample, backend)
+    assert len(calls) == 6  # pages of 7, 7, 7, 7, 2, then the empty answer
+    assert [r["new_rows"] for r in attempt.artifacts["rounds"]] == [7, 7, 7, 7, 2, 0]
+    assert rfqa_bench.score(sample, attempt, strategy).score == 1.0
+    # a predictions file holds only the output text: it scores the same
+    again = rfqa_bench.score(sample, Attempt.from_prediction(attempt.output), strategy)
+    assert again.score == 1.0
+
+
+def test_iterations_stop_at_the_limit(rfqa_bench: RFQABenchmark, rfqa_samples: list[Sample]) -> None:
+    sample = next(s for s in rfqa_samples if isinstance(s.gold, TableGold) and len(s.gold.rows) >= 20)
+    assert isinstance(sample.gold, TableGold)
+    backend, calls = _pager(sample.gold, 1)
+    attempt = run(rfqa_bench, "nl", sample, backend)
+    assert len(calls) == 11  # the first answer + 10 follow-ups
+    assert len(json.loads(attempt.output)) == 11
+    limited = RFQABenchmark({"iterations": 2})
+    backend, calls = _pager(sample.gold, 1)
+    run(limited, "nl", sample, backend)
+    assert len(calls) == 3
+
+
+def test_invalid_json_gets_one_reprompt(rfqa_bench: RFQABenchmark, rfqa_samples: list[Sample]) -> None:
+    sample = rfqa_samples[0]
+    backend = MockBackend(default="Sorry, I cannot answer that.")
+    attempt = run(rfqa_bench, "sql", sample, backend)
+    assert len(backend.calls) == 2
+    assert backend.calls[1].messages is not None and backend.calls[1].messages[-1].content == prompts.INVALID_JSON
+    scored = rfqa_bench.score(sample, attempt, "sql")
+    assert scored.values["invalid"] == 1.0 and scored.score == 0.0
+    fixed = MockBackend(
+        rules=[],
+        reply=lambda r: (
+            "{}"
+            if r.messages and r.messages[-1].content == prompts.ITERATIVE
+            else ("oops" if len(r.messages or ()) == 1 else "[]")
+        ),
+    )
+    attempt = run(rfqa_bench, "sql", sample, fixed)
+    assert attempt.artifacts["valid"] and rfqa_bench.score(sample, attempt, "sql").values["invalid"] == 0.0
+
+
+def test_prompts_follow_appendix_c(rfqa_bench: RFQABenchmark, rfqa_samples: list[Sample]) -> None:
+    sample = next(s for s in rfqa_samples if s.id == "galois_43")
+    backend = MockBackend(default="{}")
+    run(rfqa_bench, "sql", sample, backend)
+    first = backend.calls[0]
+    assert first.messages is not None
+    text = first.messages[0].content
+    assert text.startswith(
+        "List the results of the SQL query: SELECT DISTINCT p.name, p.party FROM target.world_presidents p"
+    )
+    assert "Respond with JSON only. Don't add any comments. Use the following JSON schema: " in text
+    schema = json.loads(text.split("JSON schema: ", 1)[1].rstrip("."))
+    assert schema["type"] == "array" and list(schema["items"]["properties"]) == ["name", "party"]
+    assert first.params.response_format is None
+    structured = RFQABenchmark({"structured_output": "true"})
+    backend = MockBackend(default="{}")
+    run(structured, "nl", sample, backend)
+    assert backend.calls[0].params.response_format is not None
+
+
+def test_breakdowns_and_export(rfqa_bench: RFQABenchmark, rfqa_samples: list[Sample]) -> None:
+    scored: list[Scored] = [rfqa_bench.score(s, Attempt(output="[]"), "nl") for s in rfqa_samples]
+    extra = rfqa_bench.extra_results(scored)
+    assert extra["gold"]["counts"]["missing_table"] == 15
+    by_type = extra["by_query_complexity"]
+    # over the 681 samples with gold (Figure 1(b) counts all 696: ORDER BY 17, LIMIT 11)
+    assert by_type["ORDER BY"]["n"] == 16 and by_type["LIMIT"]["n"] == 10
+    assert sum(by_type[c]["n"] for c in by_type if c.startswith(("SELECT", "WHERE"))) == 681
+    assert {s.meta["output_type"] for s in scored} == {"numerical", "categorical", "mixed"}
+    fields = rfqa_bench.export_fields(rfqa_samples[0])
+    assert set(fields) == {"sql", "question", "schema", "gold"}
+    assert fields["gold"]["columns"] == fields["schema"]
