@@ -26,6 +26,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--bench", default="structext:test", help="Benchmark whose samples are sent.")
     parser.add_argument("--strategy", default=None)
+    parser.add_argument("--option", action="append", default=[], help="Benchmark option KEY=VALUE.")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp_name:
@@ -45,6 +46,8 @@ def main() -> None:
                    "--out", str(tmp / "run"), "--no-progress"]
             if args.strategy:
                 cmd += ["-s", args.strategy]
+            for option in args.option:
+                cmd += ["-o", option]
             env = dict(os.environ, STRUCTBENCH_CACHE=str(tmp / "cache"))
             start = time.time()
             proc = subprocess.run(cmd, env=env, capture_output=True, text=True)

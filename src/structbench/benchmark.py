@@ -12,7 +12,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from structbench.backends.base import Request, Response
 from structbench.data.sample import Sample
@@ -69,9 +69,9 @@ class Scored(BaseModel):
     gold: Any
     score: float
     """The per-sample headline score in [0, 1] (1 = correct for classification)."""
-    values: dict[str, float] = {}
+    values: dict[str, float] = Field(default_factory=dict)
     """Further per-sample metric values (cell F1, tuple similarity, rejection ...)."""
-    meta: dict[str, Any] = {}
+    meta: dict[str, Any] = Field(default_factory=dict)
     """Breakdown keys copied from the sample."""
 
 

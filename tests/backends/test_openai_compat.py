@@ -83,7 +83,7 @@ def test_client_error_is_not_retried() -> None:
 def test_connection_refused_is_retried_then_fails() -> None:
     async def go() -> None:
         backend = OpenAIBackend("m", base_url="http://127.0.0.1:9/v1", max_retries=1, backoff_base=0.001)
-        with pytest.raises(BackendError, match="ConnectError"):
+        with pytest.raises(BackendError, match="ClientConnectorError"):
             await backend.generate(Request.chat("x"))
         await backend.aclose()
 

@@ -1,7 +1,10 @@
-"""A Markdown summary of a run: headline table, all metrics, and breakdowns."""
+"""Markdown: the summary printed after a run, and the Markdown twin of the full report."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from structbench.report.document import Document, Section, TableBlock, TextBlock
 from structbench.results import MetricsFile, ResultEntry
 
 
@@ -45,3 +48,47 @@ def render(metrics: MetricsFile, title: str = "structbench report") -> str:
     parts = [f"# {title}", "", headline_table(metrics), ""]
     parts.extend(entry_section(r) + "\n" for r in metrics.results)
     return "\n".join(parts)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def table_markdown(t: TableBlock) -> str:
+    """A ``TableBlock`` as a pipe table (bold cells in ``**``), with its caption above and note below."""
+    out = [f"*{t.caption}*", ""] if t.caption else []
+    out.append("| " + " | ".join(_cell(c) or " " for c in t.columns) + " |")
+    out.append("|" + "---|" * len(t.columns))
+    for i, row in enumerate(t.rows):
+        cells = [f"**{_cell(c)}**" if (i, j) in t.bold else _cell(c) for j, c in enumerate(row)]
+        out.append("| " + " | ".join(cells) + " |")
+    if t.note:
+        out += ["", t.note]
+    return "\n".join(out)
+
+
+def render_document(doc: Document, figure_dir: Path | None = None, figure_link: str = "") -> str:
+    """The report as Markdown. Figures are written as SVG files into ``figure_dir`` and linked as
+    ``figure_link/<name>.svg``; without ``figure_dir`` they are left out."""
+    parts = [f"# {doc.title}", ""]
+    parts += [f"> {note}" for note in doc.notes]
+    if doc.notes:
+        parts.append("")
+
+    def emit(section: Section, level: int) -> None:
+        parts.extend([f"{'#' * level} {section.title}", ""])
+        for block in section.blocks:
+            if isinstance(block, TableBlock):
+                parts.extend([table_markdown(block), ""])
+            elif isinstance(block, TextBlock):
+                parts.extend([block.text, ""])
+            elif figure_dir is not None:
+                figure_dir.mkdir(parents=True, exist_ok=True)
+                (figure_dir / f"{block.name}.svg").write_text(block.svg)
+                parts.extend([f"![{block.caption}]({figure_link}/{block.name}.svg)", ""])
+        for child in section.children:
+            emit(child, min(level + 1, 6))
+
+    for section in doc.sections:
+        emit(section, 2)
+    return "\n".join(parts).rstrip() + "\n"

@@ -1,0 +1,106 @@
+"""Entry points: read run directories and write the HTML report with its Markdown twin."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from structbench.errors import UsageError
+from structbench.report.build import build_document
+from structbench.report.document import Document
+from structbench.report.entries import EntryView, StatsOptions, collect
+from structbench.report.html import DEFAULT_MAX_TEXT, render_html
+from structbench.report.markdown import render_document
+from structbench.report.runs import BenchmarkCache, load_run
+from structbench.runner.store import write_json_atomic
+
+HTML_SUFFIXES = (".html", ".htm")
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """What goes into a report."""
+
+    title: str | None = None
+    stats: StatsOptions = field(default_factory=StatsOptions)
+    samples: bool = True
+    """Include the per-sample browser (HTML only)."""
+    figures: bool = True
+    max_text: int = DEFAULT_MAX_TEXT
+
+
+def prepare(run_dirs: Sequence[Path], options: ReportOptions) -> tuple[Document, list[EntryView]]:
+    """Read the runs, compute headline statistics and lay out the document."""
+    if not run_dirs:
+        raise UsageError("give at least one run directory")
+    runs = [load_run(p) for p in run_dirs]
+    benches = BenchmarkCache()
+    views = collect(runs, options.stats, benches)
+    notes = [
+        f"{name} {why}; its intervals are those of the mean per-sample score."
+        for name, why in benches.notes.items()
+    ]
+    notes += [
+        f"{v.section}/{v.strategy}/{v.label}: {len(v.records)} sample records for n = {v.result.n}."
+        for v in views
+        if len(v.records) != v.result.n
+    ]
+    title = options.title or "structbench report: " + ", ".join(str(p) for p in run_dirs)
+    return build_document(views, title, notes, figures=options.figures), views
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def results_json(views: Sequence[EntryView]) -> dict[str, Any]:
+    """Every entry with its metrics (headline statistics included) and the interval's parameters."""
+    return {
+        "results": [
+            {
+                **v.result.model_dump(),
+                "run": str(v.run),
+                "label": v.label,
+                "interval": v.interval.as_dict() if v.interval else None,
+            }
+            for v in views
+        ]
+    }
+
+
+def write_report(
+    run_dirs: Sequence[Path], out: Path, options: ReportOptions | None = None, *, json_out: Path | None = None
+) -> list[Path]:
+    """Write ``out`` (``.html``: the HTML report plus its Markdown twin ``.md``; ``.md``: Markdown only).
+
+    The Markdown's figures go to ``<stem>_figures/`` beside it; the HTML embeds its own. ``json_out``
+    also gets ``results_json``. Returns the files written."""
+    options = options or ReportOptions()
+    suffix = out.suffix.lower()
+    if suffix not in (*HTML_SUFFIXES, ".md"):
+        raise UsageError(f"--out {out}: expected a .html or .md file")
+    doc, views = prepare(run_dirs, options)
+    md_path = out.with_suffix(".md")
+    figure_dir = out.parent / f"{out.stem}_figures"
+    _write(md_path, render_document(doc, figure_dir if options.figures else None, figure_dir.name))
+    written = [md_path]
+    if suffix in HTML_SUFFIXES:
+        _write(out, render_html(doc, views, samples=options.samples, max_text=options.max_text))
+        written.insert(0, out)
+    if json_out is not None:
+        write_json_atomic(json_out, results_json(views))
+        written.append(json_out)
+    return written
+
+
+def markdown_report(run_dirs: Sequence[Path], options: ReportOptions | None = None) -> str:
+    """The Markdown report without figures (for stdout)."""
+    options = options or ReportOptions()
+    doc, _ = prepare(run_dirs, ReportOptions(options.title, options.stats, options.samples, False, options.max_text))
+    return render_document(doc)

@@ -1,0 +1,145 @@
+"""The self-contained HTML report: inline CSS, inline SVG figures, and a per-sample browser in plain JS.
+
+Nothing is fetched when the file is opened: no CDN, no fonts, no images outside the file. The sample
+records travel as JSON inside ``<script type="application/json">``, with ``<``, ``>`` and ``&`` written
+as ``\\u003c``, ``\\u003e`` and ``\\u0026`` so no text in a prompt can close the script element.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from structbench import __version__
+from structbench.report.document import Document, FigureBlock, Section, TableBlock
+from structbench.report.entries import EntryView
+
+DEFAULT_MAX_TEXT = 20_000
+"""Characters of each prompt and output kept in the sample browser."""
+
+
+def _clip(text: str | None, limit: int) -> str:
+    """``text`` cut to about ``limit`` characters, keeping its head and its tail (where the question
+    of a long-context prompt usually is)."""
+    if text is None:
+        return ""
+    if len(text) <= limit:
+        return text
+    head = limit // 2
+    tail = limit - head
+    return f"{text[:head]}\n… [{len(text) - limit} characters cut] …\n{text[len(text) - tail:]}"
+
+
+def prompt_text(prompt: str | list[dict[str, str]] | None) -> str:
+    """A prompt as readable text: completion text as is, chat messages under role headers."""
+    if prompt is None:
+        return ""
+    if isinstance(prompt, str):
+        return prompt
+    return "\n\n".join(f"── {m.get('role', '?')} ──\n{m.get('content', '')}" for m in prompt)
+
+
+def browser_payload(views: Sequence[EntryView], max_text: int = DEFAULT_MAX_TEXT) -> dict[str, Any]:
+    """Records for the sample browser; identical prompts (shared across strategies) are stored once."""
+    prompts: list[str] = []
+    index: dict[str, int] = {}
+    records = []
+    for v in views:
+        for r in v.records:
+            text = _clip(prompt_text(r.prompt), max_text)
+            if text not in index:
+                index[text] = len(prompts)
+                prompts.append(text)
+            records.append(
+                {
+                    "benchmark": r.benchmark,
+                    "variant": r.variant,
+                    "strategy": r.strategy,
+                    "model": v.label,
+                    "id": r.id,
+                    "task": r.task,
+                    "prompt": index[text],
+                    "output": _clip(r.output, max_text),
+                    "outputs": [_clip(o, max_text) for o in r.outputs] if r.outputs else None,
+                    "parsed": r.parsed,
+                    "gold": r.gold,
+                    "score": r.score,
+                    "values": r.values,
+                    "meta": r.meta,
+                    "error": r.error,
+                }
+            )
+    return {"prompts": prompts, "records": records}
+
+
+def _finite(obj: Any) -> Any:
+    """``obj`` with NaN and infinities replaced by None (JSON.parse rejects them)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_finite(v) for v in obj]
+    return obj
+
+
+def script_json(data: Any) -> str:
+    """JSON safe to place inside a ``<script>`` element."""
+    try:
+        text = json.dumps(data, ensure_ascii=False, default=str, allow_nan=False)
+    except ValueError:
+        text = json.dumps(_finite(data), ensure_ascii=False, default=str, allow_nan=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _anchors(sections: Sequence[Section]) -> dict[int, str]:
+    """A unique HTML id per section."""
+    taken: set[str] = {"details", "samples"}
+    out: dict[int, str] = {}
+
+    def walk(s: Section) -> None:
+        base = s.anchor
+        name, k = base, 2
+        while name in taken:
+            name, k = f"{base}-{k}", k + 1
+        taken.add(name)
+        out[id(s)] = name
+        for c in s.children:
+            walk(c)
+
+    for s in sections:
+        walk(s)
+    return out
+
+
+def _kind(block: object) -> str:
+    if isinstance(block, TableBlock):
+        return "table"
+    return "figure" if isinstance(block, FigureBlock) else "text"
+
+
+def render_html(
+    doc: Document, views: Sequence[EntryView], *, samples: bool = True, max_text: int = DEFAULT_MAX_TEXT
+) -> str:
+    """The whole report as one HTML string."""
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("structbench.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    anchors = _anchors(doc.sections)
+    env.globals.update(anchor=lambda s: anchors[id(s)], kind=_kind)
+    browser = script_json(browser_payload(views, max_text)) if samples else None
+    return env.get_template("report.html.j2").render(
+        doc=doc,
+        version=__version__,
+        main_sections=[s for s in doc.sections if not s.collapsed],
+        detail_sections=[s for s in doc.sections if s.collapsed],
+        browser=browser,
+    )

@@ -1,0 +1,86 @@
+"""Run directories as the report sees them: metrics, sample records, and the benchmarks that scored them."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from structbench.benchmark import Benchmark
+from structbench.errors import UsageError
+from structbench.results import MetricsFile, ResultEntry
+from structbench.runner.records import SampleRecord
+from structbench.runner.store import MANIFEST, METRICS, SAMPLES, read_records
+
+EntryKey = tuple[str, str, str, str]
+"""(benchmark, variant, strategy, model)."""
+
+
+@dataclass
+class RunDir:
+    """One run directory, read-only."""
+
+    path: Path
+    manifest: dict[str, Any]
+    metrics: MetricsFile
+    records: list[SampleRecord]
+
+    @property
+    def options(self) -> dict[str, str]:
+        """The run's ``--option`` pairs, as recorded in the manifest."""
+        return dict(self.manifest.get("config", {}).get("options", {}))
+
+    def records_by_entry(self) -> dict[EntryKey, list[SampleRecord]]:
+        """Records per entry, sorted by sample id: ``samples.jsonl`` is in completion order, which
+        varies from run to run, and the bootstrap must not."""
+        grouped: dict[EntryKey, list[SampleRecord]] = defaultdict(list)
+        for r in sorted(self.records, key=lambda r: r.id):
+            grouped[(r.benchmark, r.variant, r.strategy, r.model)].append(r)
+        return grouped
+
+
+def load_run(path: Path) -> RunDir:
+    """Read ``metrics.json`` (required), ``manifest.json`` and ``samples.jsonl`` (optional) of a run."""
+    metrics_path = path / METRICS
+    if not metrics_path.is_file():
+        raise UsageError(f"{path}: no {METRICS} (is the run finished? resume it with --resume {path})")
+    try:
+        metrics = MetricsFile.model_validate_json(metrics_path.read_text())
+    except ValueError as err:
+        raise UsageError(f"{metrics_path}: not a metrics file: {err}") from None
+    manifest_path = path / MANIFEST
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
+    return RunDir(path, manifest, metrics, list(read_records(path / SAMPLES)))
+
+
+@dataclass
+class BenchmarkCache:
+    """Benchmark instances for re-aggregation, built with each run's options; None when not importable."""
+
+    notes: dict[str, str] = field(default_factory=dict)
+    """Benchmark name -> why its intervals fall back to the mean per-sample score."""
+    _cache: dict[tuple[str, tuple[tuple[str, str], ...]], Benchmark | None] = field(default_factory=dict)
+
+    def get(self, name: str, options: dict[str, str]) -> Benchmark | None:
+        key = (name, tuple(sorted(options.items())))
+        if key not in self._cache:
+            self._cache[key] = self._load(name, options)
+        return self._cache[key]
+
+    def _load(self, name: str, options: dict[str, str]) -> Benchmark | None:
+        from structbench.benchmarks import BENCHMARKS
+        from structbench.runner.config import options_for
+
+        try:
+            cls = BENCHMARKS.get(name)
+            return cls(options_for(cls, options))
+        except Exception as err:  # any import or option failure: fall back to per-sample means
+            self.notes[name] = f"could not be loaded ({type(err).__name__}: {err})"
+            return None
+
+
+def entry_records(entry: ResultEntry, grouped: dict[EntryKey, list[SampleRecord]]) -> list[SampleRecord]:
+    """The records behind one result entry."""
+    return grouped.get((entry.benchmark, entry.variant, entry.strategy, entry.model), [])

@@ -1,0 +1,268 @@
+"""Paper-style tables built from result entries: models x strategies, all metrics, per breakdown group."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from structbench.report.document import TableBlock
+from structbench.report.entries import EntryView
+
+MAX_GROUP_COLUMNS = 10
+"""Breakdowns with more groups than this are laid out with groups as rows."""
+MAX_LABELS = 15
+"""Parsed answers with more distinct values than this are not treated as labels."""
+NONE_LABEL = "(none)"
+
+
+_NUM = r"[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?\s*[kKmM]?"
+_NUMBER = re.compile(rf"^\s*({_NUM})\s*$")
+_RANGE = re.compile(rf"^\s*({_NUM})\s*(?:-|–|\.\.|to)\s*{_NUM}\s*$")
+_ABOVE = re.compile(rf"^\s*(?:>=?\s*({_NUM})|({_NUM})\s*\+)\s*$")
+_BELOW = re.compile(rf"^\s*<=?\s*({_NUM})\s*$")
+_SCALE = {"k": 1e3, "m": 1e6}
+
+
+def _number(text: str) -> float:
+    text = text.strip()
+    scale = _SCALE.get(text[-1].lower(), 1.0)
+    return float(text.rstrip("kKmM").strip()) * scale
+
+
+def numeric_value(value: str) -> float | None:
+    """A group value as a number: ``"3"``, ``"0.5"``, and token budgets like ``"4k"`` (4000); else None."""
+    m = _NUMBER.match(value)
+    if m is None:
+        return None
+    number = _number(m.group(1))
+    return number if math.isfinite(number) else None
+
+
+def _bin_position(value: str) -> float | None:
+    """Where a bin label sits on the number line: ``"2-10"`` at 2, ``">500"`` and ``"4+"`` just past the
+    bound, ``"<5"`` just before it."""
+    if m := _RANGE.match(value):
+        return _number(m.group(1))
+    if m := _ABOVE.match(value):
+        return _number(m.group(1) or m.group(2)) + 0.5
+    if m := _BELOW.match(value):
+        return _number(m.group(1)) - 0.5
+    return None
+
+
+def group_order(value: str) -> tuple[int, float, str]:
+    """Numbers (``4k`` included) and numeric bins (``2-10``, ``>500``) in numeric order, then the rest
+    alphabetically."""
+    number = numeric_value(value)
+    if number is None:
+        number = _bin_position(value)
+    return (1, 0.0, value) if number is None or not math.isfinite(number) else (0, number, value)
+
+
+def fmt(value: float | None) -> str:
+    """Four decimals, or a dash for a missing or undefined value."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    return f"{value:.4f}"
+
+
+def fmt_headline(view: EntryView) -> str:
+    """``value [low, high]`` for the headline metric."""
+    value = fmt(view.result.headline.value)
+    if view.interval is None:
+        return value
+    return f"{value} [{fmt(view.interval.low)}, {fmt(view.interval.high)}]"
+
+
+def unique(items: Iterable[str]) -> list[str]:
+    """Distinct items in order of first appearance."""
+    return list(dict.fromkeys(items))
+
+
+def _best_per_column(values: list[list[float | None]]) -> set[tuple[int, int]]:
+    """Cells holding the maximum of their column, when the column has at least two values."""
+    bold: set[tuple[int, int]] = set()
+    for j in range(len(values[0]) if values else 0):
+        col = [(i, x) for i, row in enumerate(values) if (x := row[j]) is not None and not math.isnan(x)]
+        if len(col) < 2:
+            continue
+        top = max(v for _, v in col)
+        bold |= {(i, j) for i, v in col if v == top}
+    return bold
+
+
+def headline_pivot(views: Sequence[EntryView]) -> TableBlock:
+    """Rows = models, columns = strategies; cells = headline with its bootstrap CI (best per column bold)."""
+    models = unique(v.label for v in views)
+    strategies = unique(v.strategy for v in views)
+    cell = {(v.label, v.strategy): v for v in views}
+    rows, values = [], []
+    for m in models:
+        hits = [cell.get((m, s)) for s in strategies]
+        rows.append([m, *(fmt_headline(v) if v else "–" for v in hits)])
+        values.append([v.result.headline.value if v else None for v in hits])
+    bold = {(i, j + 1) for i, j in _best_per_column(values)}
+    h = views[0].result.headline.name
+    conf = next((v.interval.confidence for v in views if v.interval), 0.95)
+    return TableBlock(
+        columns=["model", *strategies],
+        rows=rows,
+        caption=f"{h} by model and strategy, with {conf:.0%} bootstrap confidence intervals",
+        bold=bold,
+    )
+
+
+def metrics_table(views: Sequence[EntryView]) -> TableBlock:
+    """Rows = (model, strategy); columns = n, errors and every metric, headline statistics last."""
+    names = unique(name for v in views for name in v.result.metrics)
+    rows = [
+        [v.label, v.strategy, str(v.result.n), str(v.result.errors), *(fmt(v.result.metrics.get(n)) for n in names)]
+        for v in views
+    ]
+    methods = unique(v.interval.method for v in views if v.interval)
+    note = "Headline statistics: " + "; ".join(METHOD_NOTES[m] for m in methods) if methods else ""
+    return TableBlock(columns=["model", "strategy", "n", "errors", *names], rows=rows, caption="All metrics", note=note)
+
+
+METHOD_NOTES = {
+    "mean": "mean of per-sample scores, analytic standard error, percentile bootstrap CI",
+    "aggregate": "corpus-level metric re-aggregated on each bootstrap resample (SE = bootstrap std)",
+    "mean-fallback": "benchmark unavailable (see the notes at the top): CI of the mean per-sample score",
+}
+
+
+def breakdown_pivot(views: Sequence[EntryView], key: str, metric: str | None = None) -> TableBlock | None:
+    """The headline (or ``metric``) per group of ``key``: (model, strategy) rows, or group rows if many."""
+    having = [v for v in views if key in v.result.breakdowns]
+    if not having:
+        return None
+    metric = metric or having[0].result.headline.name
+    groups = sorted(unique(g for v in having for g in v.result.breakdowns[key]), key=group_order)
+    sizes = {g: {v.result.breakdowns[key][g].n for v in having if g in v.result.breakdowns[key]} for g in groups}
+
+    def value(v: EntryView, g: str) -> float | None:
+        group = v.result.breakdowns[key].get(g)
+        return None if group is None else group.metrics.get(metric)
+
+    caption = f"{metric} by {key}"
+    if len(groups) > MAX_GROUP_COLUMNS:
+        cols = [f"{v.label} / {v.strategy}" for v in having]
+        values = [[value(v, g) for v in having] for g in groups]
+        rows = [
+            [g, "/".join(str(n) for n in sorted(sizes[g])), *map(fmt, vals)]
+            for g, vals in zip(groups, values, strict=True)
+        ]
+        best = {(i, j + 2) for i, j in _best_per_row(values)}
+        return TableBlock(columns=[key, "n", *cols], rows=rows, caption=caption, bold=best)
+    header = [g if len(sizes[g]) != 1 else f"{g} (n={next(iter(sizes[g]))})" for g in groups]
+    values = [[value(v, g) for g in groups] for v in having]
+    rows = [[v.label, v.strategy, *map(fmt, vals)] for v, vals in zip(having, values, strict=True)]
+    bold = {(i, j + 2) for i, j in _best_per_column(values)}
+    return TableBlock(columns=["model", "strategy", *header], rows=rows, caption=caption, bold=bold)
+
+
+def _best_per_row(values: list[list[float | None]]) -> set[tuple[int, int]]:
+    transposed = [list(col) for col in zip(*values, strict=True)] if values else []
+    return {(i, j) for j, i in _best_per_column(transposed)}
+
+
+def confusion(view: EntryView) -> tuple[list[str], list[list[float]]] | None:
+    """``extra["confusion_matrix"]`` as (labels, matrix with gold rows and predicted columns), if well formed."""
+    raw: Any = view.result.extra.get("confusion_matrix")
+    if not isinstance(raw, dict):
+        return None
+    labels, matrix = raw.get("labels"), raw.get("matrix")
+    if not isinstance(labels, list) or not isinstance(matrix, list) or len(matrix) != len(labels):
+        return None
+    if any(not isinstance(row, list) or len(row) != len(labels) for row in matrix):
+        return None
+    return [str(x) for x in labels], [[float(x) for x in row] for row in matrix]
+
+
+def confusion_table(view: EntryView) -> TableBlock | None:
+    """The confusion matrix as a table: gold labels as rows, predicted labels as columns."""
+    cm = confusion(view)
+    if cm is None:
+        return None
+    labels, matrix = cm
+    rows = [[f"gold: {g}", *(f"{x:g}" for x in row)] for g, row in zip(labels, matrix, strict=True)]
+    bold = {(i, i + 1) for i in range(len(labels))}
+    return TableBlock(
+        columns=["", *(f"pred: {p}" for p in labels)],
+        rows=rows,
+        caption=f"Confusion matrix: {view.label} / {view.strategy}",
+        bold=bold,
+    )
+
+
+def label_of(value: Any) -> str | None:
+    """A parsed answer as a label (None parses as ``(none)``); None when not a scalar (lists, tables ...)."""
+    if value is None:
+        return NONE_LABEL
+    if isinstance(value, str | bool | int):
+        return str(value)
+    return None
+
+
+def label_counts(views: Sequence[EntryView]) -> tuple[list[str], Counter[str], list[Counter[str]]] | None:
+    """Labels, gold counts and per-entry counts of parsed answers, when answers are a few scalar labels."""
+    per_view: list[Counter[str]] = []
+    for v in views:
+        parsed = [label_of(r.parsed) for r in v.records]
+        if not parsed or any(lab is None for lab in parsed):
+            return None
+        per_view.append(Counter(lab for lab in parsed if lab is not None))
+    gold: Counter[str] = Counter()
+    for r in views[0].records:
+        g = label_of(r.gold)
+        if g is None:
+            return None
+        gold[g] += 1
+    labels = sorted(set(gold).union(*per_view), key=lambda x: (x == NONE_LABEL, x))
+    if len(labels) > MAX_LABELS or not any(set(c) - {NONE_LABEL} for c in per_view):
+        return None
+    return labels, gold, per_view
+
+
+def label_table(views: Sequence[EntryView]) -> TableBlock | None:
+    """Counts of each predicted label per (model, strategy), beside the gold distribution."""
+    counted = label_counts(views)
+    if counted is None:
+        return None
+    labels, gold, per_view = counted
+    rows = [[lab, str(gold[lab]), *(str(c[lab]) for c in per_view)] for lab in labels]
+    return TableBlock(
+        columns=["label", "gold", *(f"{v.label} / {v.strategy}" for v in views)],
+        rows=rows,
+        caption="Distribution of predicted labels (parsed answers)",
+    )
+
+
+def overview_table(views: Sequence[EntryView]) -> TableBlock:
+    """One row per entry: benchmark, variant, strategy, model, headline with SE and CI, n, errors."""
+    rows = []
+    for v in views:
+        r, iv = v.result, v.interval
+        rows.append(
+            [
+                r.benchmark,
+                r.variant,
+                r.strategy,
+                v.label,
+                r.headline.name,
+                fmt(r.headline.value),
+                fmt(iv.se if iv else None),
+                f"[{fmt(iv.low)}, {fmt(iv.high)}]" if iv else "–",
+                str(r.n),
+                str(r.errors),
+            ]
+        )
+    conf = next((v.interval.confidence for v in views if v.interval), 0.95)
+    return TableBlock(
+        columns=["benchmark", "variant", "strategy", "model", "metric", "value", "SE", f"{conf:.0%} CI", "n", "errors"],
+        rows=rows,
+        caption="Headline metric of every run entry",
+    )

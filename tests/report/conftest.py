@@ -1,0 +1,106 @@
+"""Run directories for report tests, made by the real runner with a noisy oracle backend."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from structbench.backends.base import Backend, Request
+from structbench.backends.mock import MockBackend
+from structbench.benchmark import Scored, current_sample
+from structbench.benchmarks import BENCHMARKS
+from structbench.datasets import DataContext
+from structbench.runner.config import RunConfig
+from structbench.runner.run import Run, prepare
+from toybench import ToyBench  # importing it registers ``toy``
+
+LABELS = ("yes", "no", "(none)")
+
+
+class ToyLabels(ToyBench):
+    """The toy lookup scored by macro-F1 (a corpus-level metric) and reporting a confusion matrix."""
+
+    name = "toylabels"
+    title = "Toy lookup, macro-F1"
+    variants = ("small",)
+    headline = "macro_f1"
+    metric_names = ("macro_f1", "accuracy")
+
+    def aggregate(self, scored: Sequence[Scored]) -> dict[str, float]:
+        pairs = [(s.gold, s.parsed or "(none)") for s in scored]
+        f1s = []
+        for c in ("yes", "no"):
+            tp = sum(g == c and p == c for g, p in pairs)
+            wrong = sum((g == c) != (p == c) for g, p in pairs)
+            f1s.append(2 * tp / (2 * tp + wrong) if tp else 0.0)
+        return {"macro_f1": sum(f1s) / 2, "accuracy": sum(s.score for s in scored) / len(scored)}
+
+    def extra_results(self, scored: Sequence[Scored]) -> dict[str, Any]:
+        counts = Counter((s.gold, s.parsed or "(none)") for s in scored)
+        matrix = [[counts[(g, p)] for p in LABELS] for g in LABELS]
+        return {"confusion_matrix": {"labels": list(LABELS), "matrix": matrix}}
+
+
+if "toylabels" not in BENCHMARKS:
+    BENCHMARKS.register("toylabels", ToyLabels)
+
+
+def noisy_oracle(accuracy: float, salt: str) -> MockBackend:
+    """Replies like the oracle for a share ``accuracy`` of (sample, request) pairs, else with nothing."""
+
+    def reply(request: Request) -> str:
+        bench, sample = current_sample.get()
+        digest = hashlib.sha256(f"{salt}/{sample.id}".encode()).digest()
+        keep = int.from_bytes(digest[:4], "big") / 2**32 < accuracy
+        return bench.oracle(sample, request) if keep else ""
+
+    return MockBackend(reply=reply, model=salt)
+
+
+def make_run(
+    root: Path,
+    name: str,
+    *,
+    accuracy: float,
+    benches: tuple[str, ...] = ("toy",),
+    strategies: tuple[str, ...] = ("all",),
+    limit: int | None = None,
+    data_dir: Path | None = None,
+    backend: Backend | None = None,
+) -> Path:
+    """A finished run directory ``root/name`` whose model is right on about ``accuracy`` of the samples."""
+    config = RunConfig(
+        model=name,
+        benches=list(benches),
+        strategies=list(strategies),
+        limit=limit,
+        data_dir=str(data_dir) if data_dir else None,
+    )
+    data = DataContext(data_dir=data_dir, offline=True)
+    run_dir = root / name
+    Run(run_dir, config).execute(
+        backend or noisy_oracle(accuracy, name), prepare(config, data), cache=None, concurrency=4, progress=False
+    )
+    return run_dir
+
+
+@pytest.fixture(scope="session")
+def toy_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Two runs over two benchmarks (toy small and big, toylabels) and two strategies: weak and strong."""
+    root = tmp_path_factory.mktemp("runs")
+    benches = ("toy", "toy:big", "toylabels")
+    strategies = ("direct", "vote")
+    weak = make_run(root, "weak", accuracy=0.45, benches=benches, strategies=strategies)
+    strong = make_run(root, "strong", accuracy=0.85, benches=benches, strategies=strategies)
+    return weak, strong
+
+
+@pytest.fixture(scope="session")
+def run_factory() -> Callable[..., Path]:
+    """``make_run`` for tests that need a run of their own."""
+    return make_run

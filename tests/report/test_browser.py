@@ -1,0 +1,149 @@
+"""The HTML report in headless Chromium: no console errors, and the per-sample browser filters correctly.
+
+Uses the system Chromium and chromedriver (Debian ``chromium``, ``chromium-driver``) through selenium;
+nothing is downloaded. Skips when they are absent, unless ``STRUCTBENCH_REQUIRE_SHARED=1`` (CI).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from structbench.backends.mock import MockBackend
+from structbench.report.api import ReportOptions, write_report
+from structbench.report.entries import StatsOptions
+
+EVIL = "no </script><script>window.__pwned = 1</script><!-- pwned"
+PAGE = 200
+
+
+def _need(what: str) -> None:
+    if os.environ.get("STRUCTBENCH_REQUIRE_SHARED") == "1":
+        pytest.fail(f"{what} is required (STRUCTBENCH_REQUIRE_SHARED=1) but missing")
+    pytest.skip(f"{what} not available")
+
+
+@pytest.fixture(scope="module")
+def driver() -> Iterator[Any]:
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    chromedriver = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+    if chromium is None or not os.path.exists(chromedriver):
+        _need("chromium and chromium-driver")
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        _need("selenium")
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(chromium)
+    profile = tempfile.mkdtemp(prefix="structbench-chromium-")
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={profile}",
+        "--window-size=1280,1600",
+    ):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    browser = webdriver.Chrome(service=Service(executable_path=chromedriver), options=options)
+    try:
+        yield browser
+    finally:
+        browser.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def page(
+    toy_runs: tuple[Path, Path], run_factory: Callable[..., Path], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, list[dict[str, Any]]]:
+    """A report over two models x three benchmark variants, plus a run whose outputs try to break out."""
+    root = tmp_path_factory.mktemp("browser")
+    evil = run_factory(root, "evil", accuracy=0.0, strategies=("direct",), backend=MockBackend(default=EVIL))
+    runs = [*toy_runs, evil]
+    out = root / "report.html"
+    write_report(runs, out, ReportOptions(stats=StatsOptions(resamples=50)))
+    records = [json.loads(line) for run in runs for line in (run / "samples.jsonl").read_text().splitlines()]
+    return out, records
+
+
+def test_report_renders_without_errors_and_filters(driver: Any, page: tuple[Path, list[dict[str, Any]]]) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    path, records = page
+    driver.get(path.as_uri())
+    count = driver.find_element(By.ID, "sb-count")
+    search = driver.find_element(By.ID, "sb-search")
+
+    def shown() -> tuple[int, int]:
+        rows = driver.find_elements(By.CSS_SELECTOR, "#sb-rows tr.sb-row")
+        return int(count.get_attribute("data-count")), len(rows)
+
+    def expect(keep: Callable[[dict[str, Any]], bool]) -> None:
+        n = sum(map(keep, records))
+        WebDriverWait(driver, 5).until(lambda _: shown()[0] == n)
+        assert shown() == (n, min(n, PAGE))
+
+    def choose(select_id: str, value: str) -> None:
+        Select(driver.find_element(By.ID, select_id)).select_by_value(value)
+
+    def correct(r: dict[str, Any]) -> bool:
+        return r["error"] is None and r["score"] >= 1
+
+    WebDriverWait(driver, 10).until(lambda _: count.get_attribute("data-count") != "0")
+    severe = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    assert severe == []
+    assert driver.execute_script("return window.__pwned === undefined")
+    assert len(driver.find_elements(By.CSS_SELECTOR, "figure.plot svg")) >= 4
+    assert len(records) > PAGE
+    expect(lambda r: True)
+
+    choose("sb-benchmark", "toylabels")
+    expect(lambda r: r["benchmark"] == "toylabels")
+    choose("sb-outcome", "correct")
+    expect(lambda r: r["benchmark"] == "toylabels" and correct(r))
+    choose("sb-task", "red")
+    expect(lambda r: r["benchmark"] == "toylabels" and correct(r) and r["task"] == "red")
+    choose("sb-model", "strong")
+    expect(lambda r: r["benchmark"] == "toylabels" and correct(r) and r["task"] == "red" and r["model"] == "strong")
+    for select_id in ("sb-benchmark", "sb-outcome", "sb-task", "sb-model"):
+        choose(select_id, "")
+    expect(lambda r: True)
+    choose("sb-outcome", "wrong")
+    expect(lambda r: not correct(r) and r["error"] is None and r["score"] <= 0)
+    choose("sb-outcome", "")
+
+    search.send_keys("pwned")
+    expect(lambda r: "pwned" in r["output"])
+    assert shown()[0] == 40  # the evil run: toy small, one strategy
+    search.send_keys(Keys.CONTROL, "a", Keys.DELETE)
+    search.send_keys("TOY-13")  # case-insensitive; matches ids toy-13 and toy-130 ... toy-139
+    expect(lambda r: "toy-13" in r["id"])
+    search.send_keys(Keys.CONTROL, "a", Keys.DELETE)
+    expect(lambda r: True)
+
+    driver.find_element(By.ID, "sb-more").click()
+    assert shown()[1] == min(len(records), 2 * PAGE)
+
+    # A row opens its details; a hostile output shows as text, not markup.
+    search.send_keys("pwned")
+    expect(lambda r: "pwned" in r["output"])
+    driver.find_element(By.CSS_SELECTOR, "#sb-rows tr.sb-row").click()
+    detail = driver.find_element(By.CSS_SELECTOR, "#sb-rows tr.sb-detail").text
+    assert "Does the number" in detail and "</script><script>window.__pwned = 1</script>" in detail
+    assert driver.execute_script("return window.__pwned === undefined")
+    assert [e for e in driver.get_log("browser") if e["level"] == "SEVERE"] == []

@@ -1,0 +1,107 @@
+"""``structbench report`` and ``structbench compare`` as a user runs them, and ``compare`` against references."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from structbench.report.compare import compare_runs
+from structbench.report.entries import StatsOptions
+from structbench.report.runs import BenchmarkCache, load_run
+from structbench.stats import MeanStatistic, paired_test
+
+TESTS = Path(__file__).resolve().parents[1]
+
+
+def sb(cwd: Path, *args: str, check: int = 0) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(TESTS), STRUCTBENCH_PLUGINS="toybench", STRUCTBENCH_CACHE=str(cwd / "c"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "structbench", *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=300
+    )
+    assert proc.returncode == check, proc.stderr + proc.stdout
+    return proc
+
+
+def test_report_command_writes_html_and_markdown(toy_runs: tuple[Path, Path], tmp_path: Path) -> None:
+    weak, strong = toy_runs
+    proc = sb(
+        tmp_path, "report", str(weak), str(strong), "--out", "out/r.html", "--json", "out/r.json",
+        "--resamples", "100", "--title", "T",
+    )
+    assert "wrote out/r.html" in proc.stdout and "wrote out/r.md" in proc.stdout
+    results = json.loads((tmp_path / "out" / "r.json").read_text())["results"]
+    assert len(results) == 12
+    first = results[0]
+    assert first["interval"]["resamples"] == 100 and first["interval"]["method"] == "mean"
+    assert first["metrics"]["accuracy_ci_low"] == first["interval"]["low"] <= first["headline"]["value"]
+    md = (tmp_path / "out" / "r.md").read_text()
+    assert md.startswith("# T\n")
+    # ``toylabels`` is registered only inside the test process: the subprocess falls back, and says so.
+    assert "toylabels could not be loaded" in md
+    assert "benchmark unavailable (see the notes at the top): CI of the mean per-sample score" in md
+    stdout = sb(tmp_path, "report", str(weak), "--resamples", "50").stdout
+    assert stdout.startswith("# structbench report:") and "## toy:big — Toy table lookup" in stdout
+    assert "![" not in stdout  # no figures on stdout
+    err = sb(tmp_path, "report", str(tmp_path), check=2).stderr
+    assert "no metrics.json" in err
+
+
+def test_compare_command_and_json(toy_runs: tuple[Path, Path], tmp_path: Path) -> None:
+    weak, strong = toy_runs
+    proc = sb(tmp_path, "compare", str(weak), str(strong), "--out", "c.json", "--resamples", "500", "--seed", "3")
+    assert "| toy:small | direct | accuracy | overall |" in proc.stdout
+    data = json.loads((tmp_path / "c.json").read_text())
+    assert (data["resamples"], data["seed"]) == (500, 3)
+    rows = data["comparisons"]
+    overall = {(r["benchmark"], r["variant"], r["strategy_a"]): r for r in rows if r["breakdown"] == "overall"}
+    assert set(overall) == {(b, v, s) for b, v in [("toy", "small"), ("toy", "big"), ("toylabels", "small")]
+                            for s in ("direct", "vote")}
+    # Against a direct computation on the pooled per-sample scores of the two runs.
+    a = [json.loads(x) for x in (weak / "samples.jsonl").read_text().splitlines()]
+    b = {(r["benchmark"], r["variant"], r["strategy"], r["id"]): r["score"]
+         for r in map(json.loads, (strong / "samples.jsonl").read_text().splitlines())}
+    mine = sorted(
+        (r for r in a if (r["benchmark"], r["variant"], r["strategy"]) == ("toy", "big", "vote")), key=lambda r: r["id"]
+    )
+    sa = np.array([r["score"] for r in mine])
+    sb_ = np.array([b[("toy", "big", "vote", r["id"])] for r in mine])
+    ref = paired_test(MeanStatistic(np.concatenate([sa, sb_])), len(sa), resamples=500, seed=3)
+    got = overall[("toy", "big", "vote")]
+    assert got["n"] == 200 and got["delta"] == pytest.approx(sb_.mean() - sa.mean())
+    assert got["p_bootstrap"] == pytest.approx(ref.p_bootstrap)
+    assert got["p_randomization"] == pytest.approx(ref.p_randomization)
+    assert got["delta"] > 0.25 and got["p_bootstrap"] < 0.01 and got["p_randomization"] < 0.01
+    # Per breakdown group: the groups of ``task`` and ``rows`` partition the pairs.
+    groups = [r for r in rows if (r["benchmark"], r["variant"], r["strategy_a"]) == ("toy", "big", "vote")]
+    assert sum(r["n"] for r in groups if r["breakdown"] == "task") == 200
+    assert sum(r["n"] for r in groups if r["breakdown"] == "rows") == 200
+
+
+def test_compare_a_run_with_itself_across_strategies(toy_runs: tuple[Path, Path], tmp_path: Path) -> None:
+    weak = toy_runs[0]
+    proc = sb(tmp_path, "compare", str(weak), str(weak), "--strategy-a", "direct", "--strategy-b", "vote")
+    assert "| toy:small | direct vs vote | accuracy | overall |  | 40 |" in proc.stdout
+    # The noisy oracle answers by sample, so both strategies agree everywhere: no difference at all.
+    assert "+0.0000 | [0.0000, 0.0000] | 1.0000 | 1.0000 |" in proc.stdout
+    err = sb(tmp_path, "compare", str(weak), str(weak), "--strategy-a", "direct", check=2).stderr
+    assert "--strategy-b" in err
+    err = sb(tmp_path, "compare", str(weak), str(weak), "--strategy-a", "x", "--strategy-b", "y", check=2).stderr
+    assert "share no samples" in err
+
+
+def test_compare_reaggregates_corpus_metrics(toy_runs: tuple[Path, Path]) -> None:
+    """In process (where ``toylabels`` is importable) macro-F1 is recomputed per resample, not averaged."""
+    a, b = (load_run(p) for p in toy_runs)
+    rows = compare_runs(a, b, stats=StatsOptions(resamples=200), benches=BenchmarkCache())
+    labels = [r for r in rows if r.benchmark == "toylabels" and r.breakdown == "overall"]
+    assert {r.method for r in labels} == {"aggregate"}
+    headline = {e.strategy: e.headline.value for e in a.metrics.results if e.benchmark == "toylabels"}
+    for r in labels:
+        assert r.metric == "macro_f1" and r.test.a == pytest.approx(headline[r.strategy_a])
+    assert {r.method for r in rows if r.benchmark == "toy"} == {"mean"}

@@ -1,0 +1,172 @@
+"""The report over real run directories: files, self-containment, paper-style tables, figures, intervals."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from structbench.benchmark import Scored
+from structbench.errors import UsageError
+from structbench.report.api import ReportOptions, write_report
+from structbench.report.entries import StatsOptions, headline_interval
+from structbench.report.html import script_json
+from structbench.report.runs import load_run
+from structbench.runner.records import SampleRecord
+from structbench.runner.store import read_records
+from toybench import ToyBench
+
+OPTIONS = ReportOptions(stats=StatsOptions(resamples=300, seed=5))
+
+
+@pytest.fixture(scope="module")
+def report(toy_runs: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str, Path]:
+    out = tmp_path_factory.mktemp("report") / "r.html"
+    written = write_report(list(toy_runs), out, OPTIONS)
+    assert written == [out, out.with_suffix(".md")]
+    return out.read_text(), out.with_suffix(".md").read_text(), out.parent
+
+
+def records(run: Path) -> list[SampleRecord]:
+    return list(read_records(run / "samples.jsonl"))
+
+
+def md_table(md: str, caption: str) -> list[list[str]]:
+    """The rows of the Markdown table under ``*caption*`` (header included)."""
+    block = md.split(f"*{caption}*\n\n", 1)[1].split("\n\n", 1)[0]
+    lines = [line for line in block.splitlines() if not line.startswith("|---")]
+    return [[c.strip() for c in line.strip("|").split("|")] for line in lines]
+
+
+def test_html_is_self_contained(report: tuple[str, str, Path]) -> None:
+    html, _, _ = report
+    assert html.startswith("<!DOCTYPE html>")
+    external = re.findall(r'(?:src|href)\s*=\s*"(?!#|data:)([^"]*)"', html)
+    assert external == []
+    assert "<script src" not in html and "@import" not in html and "url(http" not in html
+    assert html.count("<svg") >= 4  # line plots of both variants, confusion matrices, label bars
+    ids = re.findall(r'\sid="([^"]+)"', html)
+    assert len(ids) == len(set(ids)), [i for i, n in Counter(ids).items() if n > 1]
+    payload = re.search(r'<script type="application/json" id="sb-data">(.*?)</script>', html, re.S)
+    assert payload is not None
+    data = json.loads(payload.group(1))
+    assert len(data["records"]) == 2 * (40 + 200 + 40) * 2
+
+
+def test_markdown_has_paper_style_tables(report: tuple[str, str, Path], toy_runs: tuple[Path, Path]) -> None:
+    _, md, folder = report
+    assert "## toy:small — Toy table lookup" in md and "## toylabels:small — Toy lookup, macro-F1" in md
+    pivot = md_table(md, "accuracy by model and strategy, with 95% bootstrap confidence intervals")
+    assert pivot[0] == ["model", "direct", "vote"]
+    assert [row[0] for row in pivot[1:]] == ["weak", "strong"]
+    assert "**" in pivot[2][1] and "**" not in pivot[1][1]  # the stronger model is bold
+    by_rows = md_table(md, "accuracy by rows")
+    assert by_rows[0][:2] == ["model", "strategy"] and by_rows[0][2].startswith("2 (n=")
+    assert "![accuracy vs rows](r_figures/toy-small-by-rows.svg)" in md
+    assert (folder / "r_figures" / "toy-small-by-rows.svg").read_text().startswith("<svg")
+    # Per-entry details keep every metric per group.
+    assert "## toy:small / vote / strong" in md and "### by rows" in md
+
+
+def test_confusion_matrix_and_label_distribution(report: tuple[str, str, Path], toy_runs: tuple[Path, Path]) -> None:
+    _, md, _ = report
+    weak = [r for r in records(toy_runs[0]) if r.benchmark == "toylabels" and r.strategy == "direct"]
+    counts = Counter((r.gold, r.parsed or "(none)") for r in weak)
+    table = md_table(md, "Confusion matrix: weak / direct")
+    assert table[0] == ["", "pred: yes", "pred: no", "pred: (none)"]
+    for row, gold in zip(table[1:], ("yes", "no", "(none)"), strict=True):
+        assert [c.strip("*") for c in row[1:]] == [str(counts[(gold, p)]) for p in ("yes", "no", "(none)")]
+    section = md.split("### toylabels:small predicted labels", 1)[1]
+    labels = md_table(section, "Distribution of predicted labels (parsed answers)")
+    assert labels[0][:3] == ["label", "gold", "weak / direct"]
+    parsed = Counter(r.parsed or "(none)" for r in weak)
+    gold = Counter(r.gold for r in weak)
+    for row in labels[1:]:
+        assert int(row[1]) == gold[row[0]] and int(row[2]) == parsed[row[0]]
+
+
+def loop_ci(values: list[Any], metric: Callable[[list[Any]], float], seed: int, resamples: int) -> tuple[float, float]:
+    rng = np.random.default_rng(seed)
+    stats = [metric([values[i] for i in rng.integers(0, len(values), size=len(values))]) for _ in range(resamples)]
+    low, high = np.percentile(stats, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def macro_f1(pairs: list[tuple[str, str]]) -> float:
+    f1s = []
+    for c in ("yes", "no"):
+        tp = sum(g == c and p == c for g, p in pairs)
+        fp = sum(g != c and p == c for g, p in pairs)
+        fn = sum(g == c and p != c for g, p in pairs)
+        f1s.append(2 * tp / (2 * tp + fp + fn) if tp else 0.0)
+    return sum(f1s) / 2
+
+
+def test_headline_intervals_match_an_independent_computation(
+    report: tuple[str, str, Path], toy_runs: tuple[Path, Path]
+) -> None:
+    _, md, _ = report
+    overview = md_table(md, "Headline metric of every run entry")
+    header = ["benchmark", "variant", "strategy", "model", "metric", "value", "SE", "95% CI", "n", "errors"]
+    assert overview[0] == header
+    rows = {(r[0], r[1], r[2], r[3]): r for r in overview[1:]}
+    assert len(rows) == 12
+    for run in toy_runs:
+        by_entry: dict[tuple[str, str, str], list[SampleRecord]] = {}
+        for r in sorted(records(run), key=lambda r: r.id):  # the report resamples records in id order
+            by_entry.setdefault((r.benchmark, r.variant, r.strategy), []).append(r)
+        for (bench, variant, strategy), recs in by_entry.items():
+            row = rows[(bench, variant, strategy, run.name)]
+            if bench == "toylabels":
+                pairs = [(r.gold, r.parsed or "(none)") for r in recs]
+                value = macro_f1(pairs)
+                low, high = loop_ci(pairs, macro_f1, 5, 300)
+            else:
+                scores = [r.score for r in recs]
+                value = float(np.mean(scores))
+                low, high = loop_ci(scores, lambda xs: sum(xs) / len(xs), 5, 300)
+                assert row[6] == f"{np.std(scores, ddof=1) / np.sqrt(len(scores)):.4f}"
+            assert row[5] == f"{value:.4f}"
+            assert row[7] == f"[{low:.4f}, {high:.4f}]"
+
+
+def test_script_json_cannot_close_the_script_element() -> None:
+    data = {"output": "</script><script>alert(1)</script><!-- & -->", "x": float("nan")}
+    text = script_json(data)
+    assert "<" not in text and ">" not in text and "&" not in text
+    assert json.loads(text) == {"output": data["output"], "x": None}
+
+
+def test_bad_arguments_are_usage_errors(toy_runs: tuple[Path, Path], tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match=r"\.html or \.md"):
+        write_report(list(toy_runs), tmp_path / "r.txt")
+    with pytest.raises(UsageError, match="no metrics.json"):
+        write_report([tmp_path], tmp_path / "r.html")
+
+
+def test_markdown_only(toy_runs: tuple[Path, Path], tmp_path: Path) -> None:
+    written = write_report(toy_runs[:1], tmp_path / "only.md", ReportOptions(stats=StatsOptions(resamples=50)))
+    assert written == [tmp_path / "only.md"]
+    assert not (tmp_path / "only.html").exists()
+    assert "![accuracy vs rows](only_figures/toy-small-by-rows.svg)" in (tmp_path / "only.md").read_text()
+
+
+def test_a_failing_aggregate_falls_back_to_the_mean_score(toy_runs: tuple[Path, Path]) -> None:
+    class Flaky(ToyBench):
+        def aggregate(self, scored: Sequence[Scored]) -> dict[str, float]:
+            if len({s.id for s in scored}) < len(scored):
+                raise ValueError("duplicate samples")
+            return super().aggregate(scored)
+
+    recs = [r for r in records(toy_runs[0]) if (r.benchmark, r.variant, r.strategy) == ("toy", "small", "direct")]
+    result = next(e for e in load_run(toy_runs[0]).metrics.results if e.benchmark == "toy")
+    notes: dict[str, str] = {}
+    iv = headline_interval(result, recs, Flaky(), StatsOptions(resamples=20), notes)
+    assert iv.method == "mean-fallback" and iv.estimate == pytest.approx(result.headline.value)
+    assert "duplicate samples" in notes["toy"]
