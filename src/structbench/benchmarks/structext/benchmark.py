@@ -1,0 +1,209 @@
+"""StrucText-Eval (Gu et al., 2025): reasoning over structure-rich text in 8 languages and 29 tasks.
+
+Variants: ``test`` and ``hard`` are generated here (seeded, verified against real parsers);
+``official`` reads the released JSON files. The answer is read after the reply's last "Answer:"
+heading and scored by thresholded RougeL (the headline), exact match and BLEU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from structbench.backends.base import Request
+from structbench.benchmark import Attempt, Benchmark, Scored, Strategy
+from structbench.benchmarks.structext import official, prompts
+from structbench.benchmarks.structext.answers import extract_answer
+from structbench.benchmarks.structext.metrics import EmptyText, bleu, rouge_l_parts, thresholded
+from structbench.benchmarks.structext.suites import Item, demonstrations, suite_items
+from structbench.benchmarks.structext.templates import LANGUAGES, TEMPLATES
+from structbench.data.evidence import StructuredText
+from structbench.data.sample import Sample, TextGold
+from structbench.strategies.common import SingleTurn
+
+if TYPE_CHECKING:
+    from structbench.datasets import DataContext
+
+
+class StructextOptions(BaseModel):
+    """Run options (``--option key=value``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    syntax: Literal["balanced", "official"] = "balanced"
+    """Generated Syntax questions: half broken texts (``balanced``), or all broken as released (``official``)."""
+    parse: Literal["answer", "raw"] = "answer"
+    """``answer``: score the text after the reply's last "Answer:" heading; ``raw``: the whole reply
+    (the official scorer)."""
+    empty: Literal["zero", "drop"] = "zero"
+    """An empty answer scores 0 (``zero``), or is left out of the averages as the official scorer's
+    exception handler does (``drop``, bug-compatible)."""
+    shots: int = Field(3, ge=0, le=10)
+    """Demonstrations for ``few_shot`` / ``simple_few_shot`` (and at most this many for the official prompt)."""
+    threshold: float = Field(0.75, ge=0.0, le=1.0)
+    """RougeL below this counts as 0 (paper Sec. 4.3)."""
+    max_tokens: int = Field(2048, ge=1)
+    verify: bool = True
+    """Recheck every generated answer with the parsers (a disagreement raises)."""
+
+
+def _sample(item: Item, variant: str) -> Sample:
+    template = TEMPLATES[item.template]
+    return Sample(
+        id=item.id,
+        benchmark="structext",
+        variant=variant,
+        task=template.task,
+        question=item.question,
+        evidence=[StructuredText(language=template.language, text=item.reference)],
+        gold=TextGold(text=item.answer),
+        meta={"language": template.language, "template": template.id, "depth": item.depth,
+              "width": item.width},
+        extra={"seed": item.seed},
+    )
+
+
+class StrucTextEval(Benchmark):
+    """Generated Test / Test-Hard suites and the official release, under the paper's prompts."""
+
+    name = "structext"
+    title = "StrucText-Eval"
+    variants = ("test", "hard", "official")
+    default_strategy = "naive"
+    headline = "rougeL"
+    metric_names = ("rougeL", "rougeL_raw", "exact_match", "bleu")
+    breakdown_keys = ("language", "task", "template", "depth", "width")
+    Options: ClassVar[type[BaseModel]] = StructextOptions
+
+    options: StructextOptions
+
+    # --- data ---------------------------------------------------------------------------------------
+
+    def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> list[Sample]:
+        variant = self.check_variant(variant)
+        if variant == "official":
+            samples = official.load(data)
+            return samples[:limit] if limit is not None else samples
+        items = suite_items(variant, seed, syntax=self.options.syntax, verify=self.options.verify, limit=limit)
+        return [_sample(item, variant) for item in items]
+
+    def export_fields(self, sample: Sample) -> dict[str, Any]:
+        reference = sample.evidence[0]
+        assert isinstance(reference, StructuredText)
+        assert isinstance(sample.gold, TextGold)
+        return {
+            "question": sample.question,
+            "reference": reference.text,
+            "language": sample.meta["language"],
+            "task": sample.task,
+            "template": sample.meta["template"],
+            "depth": sample.meta["depth"],
+            "width": sample.meta["width"],
+            "answer": sample.gold.text,
+        }
+
+    # --- prompts ------------------------------------------------------------------------------------
+
+    def parts(self, sample: Sample, demos: list[prompts.Demo] | None = None) -> prompts.PromptParts:
+        """What the prompt templates show about ``sample``."""
+        template = TEMPLATES[sample.meta["template"]]
+        ask, requirement = template.split(sample.question)
+        reference = sample.evidence[0]
+        assert isinstance(reference, StructuredText)
+        return prompts.PromptParts(
+            language=LANGUAGES[template.language].display,
+            typename=template.language,
+            question=ask,
+            requirement=requirement,
+            full_question=sample.question,
+            reference=reference.text,
+            hint=sample.extra.get("rule_hint") or prompts.RULE_HINTS[template.id],
+            demos=demos or [],
+        )
+
+    def demos(self, sample: Sample, *, simple: bool = False) -> list[prompts.Demo]:
+        """``shots`` demonstrations: released examples, or freshly generated ones of the same template.
+
+        Few-shot demonstrations share the sample's depth and width (the release draws them with the
+        same settings); simple ones are the smallest structures (depth 1, width 1), or for released
+        samples the shortest of their examples.
+        """
+        k = self.options.shots
+        template = TEMPLATES[sample.meta["template"]]
+        if "examples" in sample.extra:
+            examples = [official.demo(template, ex) for ex in sample.extra["examples"]]
+            if simple:
+                examples = sorted(examples, key=lambda d: len(d.reference))
+            return examples[:k]
+        depth, width = (1, 1) if simple else (sample.meta["depth"], sample.meta["width"])
+        out = []
+        for qa in demonstrations(template.id, depth, width, sample.extra["seed"], k, syntax=self.options.syntax):
+            question = template.question(**qa.slots)
+            ask, requirement = template.split(question)
+            out.append(prompts.Demo(ask, requirement, question, qa.reference, qa.answer))
+        return out
+
+    def _request(self, text: str) -> Request:
+        return Request.chat(text, max_tokens=self.options.max_tokens)
+
+    def strategies(self) -> Mapping[str, Strategy]:
+        def single(name: str, build: Callable[[Sample], str], description: str) -> Strategy:
+            return SingleTurn(name, lambda s: self._request(build(s)), description)
+
+        def official_prompt(sample: Sample, *, hint: bool) -> str:
+            template = TEMPLATES[sample.meta["template"]]
+            examples = [official.demo(template, ex) for ex in sample.extra.get("examples", [])]
+            return prompts.official(self.parts(sample, examples), with_hint=hint)
+
+        table = [
+            single("naive", lambda s: prompts.naive(self.parts(s)), "Paper Table 7."),
+            single("self_cot", lambda s: prompts.self_cot(self.parts(s)), "Paper Table 8 (CoT)."),
+            single("ps_cot", lambda s: prompts.ps_cot(self.parts(s)), "Plan-and-Solve CoT in Table 8's layout."),
+            single("rule_hint", lambda s: prompts.rule_hint(self.parts(s)), "Paper Table 10 (w/ hint)."),
+            single("few_shot", lambda s: prompts.few_shot(self.parts(s, self.demos(s))),
+                   "Paper Table 9 with `shots` demonstrations of the same size."),
+            single("simple_few_shot", lambda s: prompts.few_shot(self.parts(s, self.demos(s, simple=True))),
+                   "Paper Table 9 with the smallest demonstrations."),
+            single("official", lambda s: official_prompt(s, hint=False),
+                   "The official repository's prompt (released examples included)."),
+            single("official_hint", lambda s: official_prompt(s, hint=True),
+                   "The official repository's prompt with its '### Hint:' section."),
+        ]
+        return {s.name: s for s in table}
+
+    def oracle(self, sample: Sample, request: Request) -> str:
+        assert isinstance(sample.gold, TextGold)
+        return sample.gold.text if self.options.parse == "raw" else f"### Answer:\n{sample.gold.text}"
+
+    # --- scoring ------------------------------------------------------------------------------------
+
+    def score(self, sample: Sample, attempt: Attempt, strategy: str) -> Scored:
+        assert isinstance(sample.gold, TextGold)
+        gold = sample.gold.text
+        answer = extract_answer(attempt.output, raw=self.options.parse == "raw")
+        try:
+            f, p, r = rouge_l_parts(gold, answer)  # the official call order: gold is the package's hypothesis
+            empty = 0.0
+        except EmptyText:
+            f, p, r, empty = 0.0, 0.0, 0.0, 1.0
+        # p = r = 1 is a perfect F1 that the package's 1e-8 smoothing reports as 0.999999995.
+        rouge = 1.0 if p == r == 1.0 else thresholded(f, self.options.threshold)
+        values = {
+            "rougeL": rouge,
+            "rougeL_raw": f,
+            "exact_match": float(answer.strip() == gold.strip()),
+            "bleu": bleu(answer, gold) if answer else 0.0,
+            "empty": empty,
+        }
+        return Scored(id=sample.id, task=sample.task, parsed=answer, gold=gold, score=rouge, values=values,
+                      meta=dict(sample.meta))
+
+    def aggregate(self, scored: Sequence[Scored]) -> dict[str, float]:
+        counted = [s for s in scored if not (self.options.empty == "drop" and s.values.get("empty"))]
+        n = len(counted)
+        out = {name: sum(s.values[name] for s in counted) / n if n else 0.0 for name in self.metric_names}
+        out["empty_rate"] = sum(s.values.get("empty", 0.0) for s in scored) / len(scored) if scored else 0.0
+        out["n_scored"] = float(n)
+        return out

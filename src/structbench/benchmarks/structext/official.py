@@ -1,0 +1,112 @@
+"""The official release: ``Benchmark/`` (1,276 files) and ``New_Benchmark/`` (348 files), one sample each.
+
+Each released JSON file holds a Question, its Answer, the Reference text, a Label (language, depth
+``node_number``, width ``n_ary_ratio``, ``few_shot_num``, task), the RuleHint and ``few_shot_num``
+worked ``examples``. The file name's ``_N`` suffix is the template slot. Files are declared with
+raw GitHub URLs at the commits named in the release's SOURCE notes and their SHA-256
+(``official_manifest.json``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from structbench.benchmarks.structext.prompts import Demo
+from structbench.benchmarks.structext.templates import BY_SLOT, Template
+from structbench.data.evidence import StructuredText
+from structbench.data.sample import Sample, TextGold
+from structbench.datasets import DataContext, DatasetSource, RemoteFile
+from structbench.errors import DataError
+
+NAME = "structext-eval"
+HOMEPAGE = "https://github.com/MikeGu721/StrucText-Eval"
+SLOT = re.compile(r"_(\d+)\.json$")
+
+
+@cache
+def manifest() -> dict[str, Any]:
+    """``{"repository", "commits": {top folder: commit}, "files": {path: sha256}}``."""
+    text = resources.files(__package__).joinpath("official_manifest.json").read_text(encoding="utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+@cache
+def source() -> DatasetSource:
+    """The release as a ``DatasetSource`` (raw GitHub URLs pinned to commits, with checksums)."""
+    man = manifest()
+    base = f"https://raw.githubusercontent.com/{man['repository']}"
+    files = tuple(
+        RemoteFile(path=path, url=f"{base}/{man['commits'][path.split('/', 1)[0]]}/{path}", sha256=digest)
+        for path, digest in man["files"].items()
+    )
+    return DatasetSource(name=NAME, homepage=HOMEPAGE, files=files, license="MIT")
+
+
+def _field(record: dict[str, Any], key: str, where: str) -> Any:
+    if key not in record:
+        raise DataError(f"{where}: missing field {key!r}")
+    return record[key]
+
+
+def demo(template: Template, example: dict[str, str]) -> Demo:
+    """A released example as a prompt demonstration."""
+    ask, requirement = template.split(example["question"].strip())
+    return Demo(ask, requirement, example["question"], example["reference"], example["answer"].strip(),
+                raw_answer=example["answer"])
+
+
+def read_sample(root: Path, path: str) -> Sample:
+    """One released file as a ``Sample`` (``DataError`` naming the file and field when malformed)."""
+    where = str(root / path)
+    try:
+        record = json.loads((root / path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise DataError(f"{where}: cannot read JSON ({err})") from err
+    label = _field(record, "Label", where)
+    slot = SLOT.search(path)
+    if not isinstance(label, dict) or slot is None:
+        raise DataError(f"{where}: field 'Label' must be an object and the name must end in _N.json")
+    language = _field(label, "typename", f"{where} Label")
+    template = BY_SLOT.get((language, int(slot.group(1))))
+    tasks = _field(label, "other_label_list", f"{where} Label")
+    if template is None or not tasks or tasks[0] != template.task:
+        raise DataError(f"{where}: Label.typename/other_label_list {language!r}/{tasks!r} match no template")
+    examples = [
+        {"question": _field(ex, "Question", f"{where} examples[{i}]"),
+         "answer": _field(ex, "Answer", f"{where} examples[{i}]"),
+         "reference": _field(ex, "Reference", f"{where} examples[{i}]")}
+        for i, ex in enumerate(record.get("examples") or [])
+    ]
+    shots = _field(label, "few_shot_num", f"{where} Label")
+    if len(examples) != shots:
+        raise DataError(f"{where}: Label.few_shot_num is {shots} but there are {len(examples)} examples")
+    return Sample(
+        id=path.removesuffix(".json"),
+        benchmark="structext",
+        variant="official",
+        task=template.task,
+        question=_field(record, "Question", where),
+        evidence=[StructuredText(language=language, text=_field(record, "Reference", where))],
+        gold=TextGold(text=_field(record, "Answer", where)),
+        meta={
+            "language": language,
+            "template": template.id,
+            "depth": _field(label, "node_number", f"{where} Label"),
+            "width": _field(label, "n_ary_ratio", f"{where} Label"),
+            "shots": shots,
+            "release": path.split("/", 1)[0],
+        },
+        extra={"rule_hint": _field(record, "RuleHint", where), "examples": examples},
+    )
+
+
+def load(data: DataContext) -> list[Sample]:
+    """Every released file, in manifest order (``Benchmark/`` then ``New_Benchmark/``)."""
+    root = data.locate(source())
+    return [read_sample(root, path) for path in manifest()["files"] if path.endswith(".json")]

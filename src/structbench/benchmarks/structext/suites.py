@@ -1,0 +1,114 @@
+"""The generated suites: Test (depth 1-2, width 1, 64 per task) and Test-Hard (depth 1-3 x width 1-3, 8 each).
+
+A suite is a list of cells ``(depth, width, n)``; for each cell and language, ``n`` structures are
+drawn and every template of the language asks one question about each, so each template gets ``n``
+questions per cell (29 x 2 x 64 = 3,712 and 29 x 9 x 8 = 2,088, the paper's Table 2 counts).
+Syntax questions alternate broken / intact texts (balanced); ``syntax="official"`` breaks all of them,
+as the release does.
+
+Order: structure index first, then cell, then template slot, then language. The first 8 questions
+are one per language, the first 29 one per template, and every block of 29 x cells questions covers
+all templates at every size, so ``--limit N`` draws a spread sample; a prefix is always the same
+whatever the limit. Ids (``<template>/d<depth>w<width>/<index>``) name the same question in any order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from itertools import zip_longest
+from typing import Literal, NamedTuple
+
+from structbench.benchmarks.structext.generator import QA, Shape, generate
+from structbench.benchmarks.structext.templates import LANGUAGES, TEMPLATES
+
+SyntaxMode = Literal["balanced", "official"]
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One complexity setting of a suite and how many structures per language it gets."""
+
+    depth: int
+    width: int
+    n: int
+
+
+SUITES: dict[str, tuple[Cell, ...]] = {
+    "test": (Cell(1, 1, 64), Cell(2, 1, 64)),
+    "hard": tuple(Cell(d, w, 8) for d in (1, 2, 3) for w in (1, 2, 3)),
+}
+
+
+class Item(NamedTuple):
+    """One generated question, ready to become a ``Sample``."""
+
+    id: str
+    template: str
+    question: str
+    answer: str
+    reference: str
+    depth: int
+    width: int
+    seed: str
+    """The structure's seed: regenerates it (few-shot demonstrations draw from neighbouring seeds)."""
+
+
+def structure_seed(seed: int, language: str, depth: int, width: int, index: int) -> str:
+    """A process-independent seed for one structure (``random.Random`` hashes strings with SHA-512)."""
+    return f"structext/{seed}/{language}/d{depth}w{width}/{index}"
+
+
+def syntax_broken(index: int, mode: SyntaxMode) -> bool:
+    """Whether the ``index``-th structure's Syntax question reads a broken text."""
+    return mode == "official" or index % 2 == 0
+
+
+def _question(qa: QA) -> str:
+    return TEMPLATES[qa.template].question(**qa.slots) if qa.slots else _fixed_question(qa.template)
+
+
+@cache
+def _fixed_question(template: str) -> str:
+    return TEMPLATES[template].question()
+
+
+def _block(cell: Cell, index: int, seed: int, syntax: SyntaxMode, verify: bool) -> list[Item]:
+    """The questions about every language's ``index``-th structure of ``cell``, slot by slot, then language."""
+    depth, width = cell.depth, cell.width
+    shape = Shape(depth, width)
+    broken = syntax_broken(index, syntax)
+    suffix = f"/d{depth}w{width}/{index:03d}"
+    columns = []
+    for language in LANGUAGES:
+        key = structure_seed(seed, language, depth, width, index)
+        qas = generate(language, shape, key, syntax_error=broken, verify=verify)
+        columns.append([Item(qa.template + suffix, qa.template, _question(qa), qa.answer, qa.reference, depth, width,
+                             key) for qa in qas])
+    return [item for row in zip_longest(*columns) for item in row if item is not None]
+
+
+def suite_items(suite: str, seed: int = 0, *, syntax: SyntaxMode = "balanced", verify: bool = True,
+                limit: int | None = None) -> list[Item]:
+    """All questions of a suite, interleaved (see the module docstring); ``limit`` stops early."""
+    cells = SUITES[suite]
+    out: list[Item] = []
+    for index in range(max(cell.n for cell in cells)):
+        for cell in cells:
+            if index < cell.n:
+                out += _block(cell, index, seed, syntax, verify)
+                if limit is not None and len(out) >= limit:
+                    return out[:limit]
+    return out
+
+
+def demonstrations(template: str, depth: int, width: int, seed: str, k: int, *,
+                   syntax: SyntaxMode = "balanced") -> list[QA]:
+    """``k`` worked examples of ``template`` at the given size, from structures seeded after ``seed``."""
+    language = TEMPLATES[template].language
+    shape = Shape(depth, width)
+    demos = []
+    for j in range(k):
+        qas = generate(language, shape, f"{seed}/demo{j}", syntax_error=syntax_broken(j + 1, syntax))
+        demos.append(next(qa for qa in qas if qa.template == template))
+    return demos

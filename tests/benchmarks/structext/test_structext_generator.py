@@ -1,0 +1,110 @@
+"""The generator: counts, seeds, depth/width control, balanced Syntax, parser cross-check."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+import ryml
+import yaml
+from lxml import etree
+
+from structbench.benchmarks.structext.generator import GENERATORS, GroundTruthError, Shape, generate
+from structbench.benchmarks.structext.suites import SUITES, suite_items
+from structbench.benchmarks.structext.templates import LANGUAGES, TEMPLATES
+from structbench.benchmarks.structext.verify import VERIFIERS
+
+
+@pytest.fixture(scope="module")
+def test_suite() -> list:
+    return suite_items("test", seed=0)
+
+
+def test_suite_counts_match_table_2(test_suite: list) -> None:
+    assert len(test_suite) == 3712
+    per_template = Counter(i.template for i in test_suite)
+    assert set(per_template) == set(TEMPLATES) and set(per_template.values()) == {128}
+    assert Counter((i.depth, i.width) for i in test_suite) == {(1, 1): 1856, (2, 1): 1856}
+    assert len({i.id for i in test_suite}) == 3712
+    assert sum(c.n * 29 for c in SUITES["hard"]) == 2088
+
+
+def test_same_seed_same_suite_and_other_seed_differs(test_suite: list) -> None:
+    again = suite_items("test", seed=0, limit=300)
+    assert [(i.id, i.question, i.answer, i.reference) for i in again] == [
+        (i.id, i.question, i.answer, i.reference) for i in test_suite[:300]
+    ]
+    other = suite_items("test", seed=1, limit=300)
+    assert sum(a.reference != b.reference for a, b in zip(other, test_suite, strict=False)) > 250
+
+
+def test_syntax_questions_are_balanced_unless_official(test_suite: list) -> None:
+    for template in ("json.syntax", "yaml.syntax", "xml.syntax"):
+        golds = Counter(i.answer for i in test_suite if i.template == template)
+        assert golds == {"True": 64, "False": 64}
+    official = suite_items("test", seed=0, syntax="official", limit=900)
+    syntax = [i.answer for i in official if i.template.endswith(".syntax")]
+    assert len(syntax) > 64 and set(syntax) == {"True"}
+
+
+@pytest.mark.parametrize(("depth", "width"), [(1, 1), (2, 1), (2, 3), (3, 2)])
+def test_depth_and_width_control_the_tree(depth: int, width: int) -> None:
+    qas = generate("tree", Shape(depth, width), "shape")
+    edges = qas[0].reference.split("\n")
+    b = depth * width
+    assert len(edges) == sum(b**level for level in range(1, depth + 1))
+    assert qas[0].answer == str(depth)
+    doc = json.loads(generate("json", Shape(depth, width), "shape")[0].reference)
+    assert len(doc["subs"]) == b
+    assert all(1 <= len(doc) - 2 <= 6 * depth for doc in [doc, *doc["subs"]])
+
+
+def test_hard_items_reach_about_100k_characters() -> None:
+    qas = generate("json", Shape(3, 3), "big")
+    assert 80_000 < len(qas[0].reference) < 200_000
+
+
+@pytest.mark.parametrize("language", list(LANGUAGES))
+def test_a_wrong_answer_is_caught_never_dropped(language: str) -> None:
+    for index in range(len(GENERATORS[language](__import__("random").Random(0), Shape(2, 1), True))):
+        qas = generate(language, Shape(2, 1), "catch", syntax_error=True)
+        qas[index].answer += "x"
+        with pytest.raises(GroundTruthError):
+            VERIFIERS[language](qas)
+
+
+def test_broken_texts_are_rejected_by_every_parser() -> None:
+    for seed in range(20):
+        broken = {
+            lang: next(q.reference for q in generate(lang, Shape(2, 2), seed, syntax_error=True)
+                       if q.template.endswith("syntax"))
+            for lang in ("json", "yaml", "xml")
+        }
+        with pytest.raises(ValueError):
+            json.loads(broken["json"])
+        with pytest.raises(yaml.YAMLError):
+            yaml.safe_load(broken["yaml"])
+        with pytest.raises(ryml.ExceptionParse):
+            ryml.parse_in_arena(broken["yaml"].encode())
+        with pytest.raises(etree.XMLSyntaxError):
+            etree.fromstring(broken["xml"].encode())
+
+
+def test_yaml_reads_the_same_with_pyyaml_and_rapidyaml() -> None:
+    from structbench.benchmarks.structext.verify import load_yaml
+
+    for seed in range(10):
+        text = generate("yaml", Shape(2, 2), seed)[0].reference
+        assert yaml.safe_load(text) == load_yaml(text)
+
+
+def test_questions_read_like_the_release() -> None:
+    qas = {q.template: q for q in generate("json", Shape(1, 1), "words")}
+    q = TEMPLATES["json.deepest"].question(**qas["json.deepest"].slots)
+    assert q == (
+        "What are the most deeply nested objects, i.e., no value of type list or dict?The content should be "
+        "an excerpt as they appear in the JSON file, separated by \\n\\n."
+    )
+    section = next(q for q in generate("markdown", Shape(3, 1), "words") if q.template == "markdown.section")
+    assert "th section?" in TEMPLATES["markdown.section"].question(**section.slots)

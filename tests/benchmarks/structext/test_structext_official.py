@@ -1,0 +1,78 @@
+"""The released files: declared with pinned URLs and checksums, loaded in full, scored by the oracle."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from structbench.benchmarks.structext import BENCHMARK
+from structbench.benchmarks.structext.official import manifest, read_sample, source
+from structbench.datasets import DataContext
+from structbench.errors import DataError
+
+pytestmark = pytest.mark.shared
+
+
+def test_source_pins_every_file_to_its_commit() -> None:
+    files = source().files
+    assert len(files) == 1276 + 348 + 1
+    by_top = Counter(f.path.split("/", 1)[0] for f in files)
+    assert by_top == {"Benchmark": 1276, "New_Benchmark": 348, "Generation": 1}
+    new = next(f for f in files if f.path.startswith("New_Benchmark/"))
+    assert new.url == (
+        "https://raw.githubusercontent.com/MikeGu721/StrucText-Eval/"
+        f"3b13d4198cb2c8916d053266132c361052226029/{new.path}"
+    )
+    assert all(f.sha256 and len(f.sha256) == 64 for f in files)
+
+
+def test_checksums_match_the_shared_copy(shared_datasets: Path) -> None:
+    root = shared_datasets / "structext-eval"
+    for path, digest in list(manifest()["files"].items())[::25]:
+        assert hashlib.sha256((root / path).read_bytes()).hexdigest() == digest, path
+
+
+def test_loads_every_released_file(shared_data: DataContext) -> None:
+    samples = BENCHMARK({}).load("official", shared_data, seed=0, limit=None)
+    assert len(samples) == 1624
+    assert Counter(s.meta["release"] for s in samples) == {"Benchmark": 1276, "New_Benchmark": 348}
+    assert len({s.meta["template"] for s in samples}) == 29
+    assert Counter(s.meta["shots"] for s in samples)[10] == 116
+    ten = next(s for s in samples if s.meta["shots"] == 10)
+    assert len(ten.extra["examples"]) == 10 and ten.extra["rule_hint"]
+
+
+@pytest.mark.parametrize("strategy", ["naive", "few_shot", "simple_few_shot", "official", "official_hint"])
+def test_oracle_scores_one_on_released_samples(shared_data: DataContext, strategy: str) -> None:
+    from tests.benchmarks.structext.test_structext_benchmark import run
+
+    bench = BENCHMARK({})
+    samples = bench.load("official", shared_data, seed=0, limit=None)[::40]
+    assert bench.aggregate(run(bench, samples, strategy))["rougeL"] == 1.0
+
+
+def test_official_prompt_reproduces_the_release_layout(shared_data: DataContext) -> None:
+    bench = BENCHMARK({})
+    sample = next(s for s in bench.load("official", shared_data, seed=0, limit=None) if s.meta["shots"] == 2)
+    text = bench.strategy("official_hint").build(sample).messages[-1].content  # type: ignore[attr-defined]
+    assert text.startswith(f"There are References in {sample.meta['language']}. Based on the content under")
+    assert f"### Hint:\n{sample.extra['rule_hint']}\n\n### Examples:\n\n### Question:\n" in text
+    reference = sample.evidence[0].text  # type: ignore[union-attr]
+    assert text.endswith(f"### Question:\n{sample.question}\n\n### Reference:\n{reference}\n\n### Answer:\n")
+
+
+def test_malformed_files_name_the_file_and_field(tmp_path: Path, shared_datasets: Path) -> None:
+    path = next(p for p in manifest()["files"] if p.endswith(".json"))
+    record = json.loads((shared_datasets / "structext-eval" / path).read_text())
+    del record["Answer"]
+    (tmp_path / path).parent.mkdir(parents=True)
+    (tmp_path / path).write_text(json.dumps(record))
+    with pytest.raises(DataError, match="missing field 'Answer'"):
+        read_sample(tmp_path, path)
+    (tmp_path / path).write_text("{not json")
+    with pytest.raises(DataError, match="cannot read JSON"):
+        read_sample(tmp_path, path)
