@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -40,6 +41,16 @@ class Selection:
     variant: str
     samples: list[Sample]
     strategies: list[Strategy]
+
+
+def run_async(coro: Coroutine[Any, Any, None]) -> None:
+    """Run the event loop on uvloop where it is installed (several times less loop overhead per request)."""
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(coro)
+    else:
+        uvloop.run(coro)
 
 
 def load_benchmark(entry: str, options: dict[str, str]) -> tuple[Benchmark, str]:
@@ -152,7 +163,6 @@ class Run:
                 "backend": backend.describe(),
                 "concurrency": concurrency,
                 "cache": str(cache.path) if cache else None,
-                "packages": package_versions(),
                 "platform": platform.platform(),
                 "git_revision": git_revision(),
                 "seed": self.config.seed,
@@ -171,7 +181,7 @@ class Run:
                     store.append(record)
                     bar.advance(error=record.error is not None)
 
-                asyncio.run(self._run_all(jobs, caller, concurrency, on_record, backend))
+                run_async(self._run_all(jobs, caller, concurrency, on_record, backend))
             status = "complete"
         finally:
             store.close()
@@ -182,6 +192,7 @@ class Run:
                 cache_hits=cache.hits if cache else 0,
             )
             self.manifest["status"] = status
+            self.manifest["packages"] = package_versions()  # after the requests: importlib.metadata is slow
             write_json_atomic(self.run_dir / MANIFEST, self.manifest)
         metrics = metrics_from_records(selections, list(store.records.values()), model)
         write_json_atomic(self.run_dir / METRICS, metrics.model_dump())
