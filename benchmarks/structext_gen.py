@@ -32,7 +32,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--suite", nargs="+", default=["test", "hard"], choices=["test", "hard"])
     args = parser.parse_args()
-    print(f"{'suite':5s} {'':10s} {'n':>5s}  {'cold wall':>9s}  {'best wall':>9s} {'q/s':>8s}  {'best cpu':>8s} {'q/s':>8s}")
+    print(f"{'suite':5s} {'':10s} {'n':>5s}  {'cold wall':>9s}  {'best wall':>9s} {'q/s':>8s}  "
+          f"{'best cpu':>8s} {'q/s':>8s}")
     for k, suite in enumerate(args.suite):
         for verify in (True, False):
             count, runs = timings(suite, args.repeat, verify, seed0=1000 * k + (0 if verify else 500))

@@ -57,6 +57,14 @@ def test_loads_the_test_suite(samples: list[Sample]) -> None:
     assert s.evidence[0].kind == "structured_text"
 
 
+def test_limit_spreads_over_languages_and_templates(bench: StrucTextEval, samples: list[Sample]) -> None:
+    eight = bench.load("test", DataContext(), seed=0, limit=8)
+    assert len({s.meta["language"] for s in eight}) == 8
+    assert {s.id for s in eight} < {s.id for s in samples}
+    hard = bench.load("hard", DataContext(), seed=0, limit=29)
+    assert len({s.meta["template"] for s in hard}) == 29
+
+
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_oracle_scores_one_on_every_strategy(bench: StrucTextEval, samples: list[Sample], strategy: str) -> None:
     scored = run(bench, samples[::23], strategy)

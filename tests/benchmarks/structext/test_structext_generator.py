@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 
@@ -37,6 +38,38 @@ def test_same_seed_same_suite_and_other_seed_differs(test_suite: list) -> None:
     ]
     other = suite_items("test", seed=1, limit=300)
     assert sum(a.reference != b.reference for a, b in zip(other, test_suite, strict=False)) > 250
+
+
+def test_limit_draws_a_spread_sample(test_suite: list) -> None:
+    first = suite_items("test", seed=0, limit=8)
+    assert [i.template.split(".")[0] for i in first] == list(LANGUAGES)  # one question per language
+    assert {i.template for i in suite_items("test", seed=0, limit=29)} == set(TEMPLATES)
+    both_depths = suite_items("test", seed=0, limit=58)
+    assert Counter((i.template, i.depth) for i in both_depths) == {(t, d): 1 for t in TEMPLATES for d in (1, 2)}
+    hard = suite_items("hard", seed=0, limit=29 * 9)
+    assert {(i.template, i.depth, i.width) for i in hard} == {
+        (t, d, w) for t in TEMPLATES for d in (1, 2, 3) for w in (1, 2, 3)
+    }
+    # A prefix is the same whatever the limit, and ids name the same question in every order.
+    assert [i.id for i in both_depths] == [i.id for i in test_suite[:58]]
+    by_id = {i.id: i for i in test_suite}
+    assert all(by_id[i.id] == i for i in both_depths)
+    assert {i.id for i in first} == {
+        "csv.lookup/d1w1/000", "tree.height/d1w1/000", "json.object_by_id/d1w1/000", "yaml.object_by_id/d1w1/000",
+        "xml.tag_content/d1w1/000", "markdown.bold/d1w1/000", "latex.bold/d1w1/000", "org.bold/d1w1/000",
+    }
+
+
+@pytest.mark.parametrize(("suite", "limit", "digest"), [
+    ("test", 290, "eb44c7f79abd593d6dcc2efb23b0e8e5ee0be9ac07837ef96c148f6c88a7dd79"),
+    ("hard", 261, "77552dea4c932642fbd42294f5ee8a82b6f6eedbd08d89a1ce100a295eb6bdfb"),
+])
+def test_generated_text_is_pinned(suite: str, limit: int, digest: str) -> None:
+    """The suites are fixed by their seed: a change here changes every published result (update on purpose only)."""
+    h = hashlib.sha256()
+    for i in suite_items(suite, seed=0, limit=limit):
+        h.update("\x1f".join([i.id, i.question, i.answer, i.reference, i.seed]).encode() + b"\x1e")
+    assert h.hexdigest() == digest
 
 
 def test_syntax_questions_are_balanced_unless_official(test_suite: list) -> None:
@@ -108,3 +141,48 @@ def test_questions_read_like_the_release() -> None:
     )
     section = next(q for q in generate("markdown", Shape(3, 1), "words") if q.template == "markdown.section")
     assert "th section?" in TEMPLATES["markdown.section"].question(**section.slots)
+
+
+def test_yaml_excerpts_compare_through_the_emitter() -> None:
+    from structbench.benchmarks.structext.verify import EmittedJson
+
+    value = [{"id": "a", "Z": "z", "subs": []}]
+    assert EmittedJson('[\n  {\n    "id": "a",\n    "Z": "z",\n    "subs": []\n  }\n]\n') == value  # fast path
+    assert EmittedJson('[{"id": "a", "Z": "z", "subs": []}]') == value  # other layout: read and compared
+    assert EmittedJson('[{"id": "a", "Z": "y", "subs": []}]') != value
+    assert EmittedJson('[\n  {\n    "id": "a",\n    "subs": []\n  }\n]\n') != value
+
+
+def test_section_reads_headings_anywhere() -> None:
+    from structbench.benchmarks.structext.verify import section
+
+    text = "# a\npara\n## c\nmore\n# b\nx"
+    assert section("markdown", text, [1]) == "# a\npara\n## c\nmore"
+    assert section("markdown", text, [2]) == "# b\nx"
+    assert section("markdown", text, [1, 1]) == "## c\nmore"
+    assert section("markdown", text, [2, 1]).startswith("<no 1th heading")
+    latex = "root\np\n\\section{a}\nq\n\\subsection{b}\nr\n\\section{c}\ns"
+    assert section("latex", latex, [1, 1]) == "\\subsection{b}\nr"
+    assert section("latex", latex, [2]) == "\\section{c}\ns"
+
+
+def test_tree_check_does_not_rely_on_edge_order() -> None:
+    qas = generate("tree", Shape(3, 1), "order")
+    lines = qas[0].reference.split("\n")
+    shuffled = "\n".join(lines[::-1])
+    for qa in qas:
+        qa.reference = shuffled
+    VERIFIERS["tree"](qas)
+    qas[2].answer = qas[2].answer.rsplit("->", 1)[0]
+    with pytest.raises(GroundTruthError):
+        VERIFIERS["tree"](qas)
+
+
+def test_verifiers_reject_mismatched_documents() -> None:
+    qas = generate("json", Shape(2, 1), "mixed")
+    other = generate("json", Shape(2, 1), "other")
+    qas[3] = other[3]  # an access-path question about another document
+    with pytest.raises(GroundTruthError):
+        VERIFIERS["json"](qas)
+    with pytest.raises(GroundTruthError):
+        VERIFIERS["yaml"](generate("yaml", Shape(1, 1), "few")[:4])

@@ -44,6 +44,13 @@ def test_loads_every_released_file(shared_data: DataContext) -> None:
     assert Counter(s.meta["shots"] for s in samples)[10] == 116
     ten = next(s for s in samples if s.meta["shots"] == 10)
     assert len(ten.extra["examples"]) == 10 and ten.extra["rule_hint"]
+    # Interleaved over templates: a short --limit covers every language, then every template.
+    assert len({s.meta["language"] for s in samples[:8]}) == 8
+    assert len({s.meta["template"] for s in samples[:29]}) == 29
+    assert len({s.id for s in samples}) == 1624
+    by_template = [s.id for s in samples if s.meta["template"] == "json.deepest"]
+    files = [path.removesuffix(".json") for path in manifest()["files"]]
+    assert by_template == sorted(by_template, key=files.index)  # manifest order kept
 
 
 @pytest.mark.parametrize("strategy", ["naive", "few_shot", "simple_few_shot", "official", "official_hint"])

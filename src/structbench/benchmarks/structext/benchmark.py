@@ -2,7 +2,8 @@
 
 Variants: ``test`` and ``hard`` are generated here (seeded, verified against real parsers);
 ``official`` reads the released JSON files. The answer is read after the reply's last "Answer:"
-heading and scored by thresholded RougeL (the headline), exact match and BLEU.
+heading and scored by thresholded RougeL (the headline), exact match and BLEU, and optionally by an
+LLM judge (``--option judge=same|BACKEND[:NAME]``).
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from structbench.backends.base import Request
+from structbench.backends.base import Backend, Request
 from structbench.benchmark import Attempt, Benchmark, Scored, Strategy
-from structbench.benchmarks.structext import official, prompts
+from structbench.benchmarks.structext import judge, official, prompts
 from structbench.benchmarks.structext.answers import extract_answer
+from structbench.benchmarks.structext.judge import Judged
 from structbench.benchmarks.structext.metrics import EmptyText, bleu, rouge_l_parts, thresholded
 from structbench.benchmarks.structext.suites import Item, demonstrations, suite_items
 from structbench.benchmarks.structext.templates import LANGUAGES, TEMPLATES
@@ -47,6 +49,10 @@ class StructextOptions(BaseModel):
     max_tokens: int = Field(2048, ge=1)
     verify: bool = True
     """Recheck every generated answer with the parsers (a disagreement raises)."""
+    judge: str | None = None
+    """LLM-as-judge: ``same`` (the run's own model) or ``BACKEND[:NAME]`` of a judge model; off when unset."""
+    judge_base_url: str | None = None
+    """The judge backend's server address (with ``judge=BACKEND[:NAME]``)."""
 
 
 def _sample(item: Item, variant: str) -> Sample:
@@ -78,6 +84,7 @@ class StrucTextEval(Benchmark):
     Options: ClassVar[type[BaseModel]] = StructextOptions
 
     options: StructextOptions
+    _judge_backend: Backend | None = None
 
     # --- data ---------------------------------------------------------------------------------------
 
@@ -171,10 +178,25 @@ class StrucTextEval(Benchmark):
             single("official_hint", lambda s: official_prompt(s, hint=True),
                    "The official repository's prompt with its '### Hint:' section."),
         ]
+        if self.options.judge is not None:
+            table = [Judged(strategy, self._judge_generate()) for strategy in table]
         return {s.name: s for s in table}
+
+    def _judge_generate(self) -> judge.Generate | None:
+        """The judge model's ``generate`` (None: the run's own model), its backend built once."""
+        if self.options.judge in (None, "same"):
+            return None
+        if self._judge_backend is None:
+            from structbench.backends.factory import BackendSpec, make_backend
+
+            self._judge_backend = make_backend(BackendSpec.parse(self.options.judge,
+                                                                 base_url=self.options.judge_base_url))
+        return self._judge_backend.generate
 
     def oracle(self, sample: Sample, request: Request) -> str:
         assert isinstance(sample.gold, TextGold)
+        if judge.is_judge_request(request):
+            return "True"
         return sample.gold.text if self.options.parse == "raw" else f"### Answer:\n{sample.gold.text}"
 
     # --- scoring ------------------------------------------------------------------------------------
@@ -197,6 +219,10 @@ class StrucTextEval(Benchmark):
             "bleu": bleu(answer, gold) if answer else 0.0,
             "empty": empty,
         }
+        if "judge" in attempt.artifacts:
+            verdict = attempt.artifacts["judge"]["verdict"]
+            values["judge"] = verdict or 0.0
+            values["judge_unparsed"] = float(verdict is None)
         return Scored(id=sample.id, task=sample.task, parsed=answer, gold=gold, score=rouge, values=values,
                       meta=dict(sample.meta))
 
@@ -205,5 +231,8 @@ class StrucTextEval(Benchmark):
         n = len(counted)
         out = {name: sum(s.values[name] for s in counted) / n if n else 0.0 for name in self.metric_names}
         out["empty_rate"] = sum(s.values.get("empty", 0.0) for s in scored) / len(scored) if scored else 0.0
+        judged = [s.values["judge"] for s in counted if "judge" in s.values]
+        if judged:
+            out["judge"] = sum(judged) / len(judged)
         out["n_scored"] = float(n)
         return out

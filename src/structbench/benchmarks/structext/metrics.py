@@ -12,7 +12,9 @@ package), with a bit-parallel LCS table so that 100k-character answers score in 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
+from typing import Any
 
 
 def sentences(text: str) -> list[list[str]]:
@@ -98,8 +100,13 @@ def thresholded(value: float, threshold: float = 0.75) -> float:
     return 0.0 if value < threshold else value
 
 
+@functools.cache
+def _sentence_bleu() -> Any:
+    from sacrebleu.metrics import BLEU
+
+    return BLEU(effective_order=True)  # what sacrebleu.sentence_bleu builds on every call
+
+
 def bleu(prediction: str, gold: str) -> float:
     """Sentence BLEU (sacrebleu defaults) on a 0-1 scale."""
-    import sacrebleu
-
-    return float(sacrebleu.sentence_bleu(prediction, [gold]).score) / 100.0
+    return float(_sentence_bleu().sentence_score(prediction, [gold]).score) / 100.0

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from structbench.benchmarks.structext.prompts import Demo
-from structbench.benchmarks.structext.templates import BY_SLOT, Template
+from structbench.benchmarks.structext.templates import BY_SLOT, LANGUAGES, TEMPLATES, Template
 from structbench.data.evidence import StructuredText
 from structbench.data.sample import Sample, TextGold
 from structbench.datasets import DataContext, DatasetSource, RemoteFile
@@ -107,6 +107,21 @@ def read_sample(root: Path, path: str) -> Sample:
 
 
 def load(data: DataContext) -> list[Sample]:
-    """Every released file, in manifest order (``Benchmark/`` then ``New_Benchmark/``)."""
+    """Every released file, interleaved over templates as the generated suites are (see ``interleave``)."""
     root = data.locate(source())
-    return [read_sample(root, path) for path in manifest()["files"] if path.endswith(".json")]
+    return interleave([read_sample(root, path) for path in manifest()["files"] if path.endswith(".json")])
+
+
+def interleave(samples: list[Sample]) -> list[Sample]:
+    """Round robin over templates, taken slot by slot and language by language (one question per language
+    first, then one per template); each template's samples keep their manifest order (``Benchmark/``
+    before ``New_Benchmark/``), so ``--limit`` draws a spread sample."""
+    languages = list(LANGUAGES)
+    order = {t.id: (t.index, languages.index(t.language)) for t in TEMPLATES.values()}
+    rank: dict[str, int] = {}
+    keyed = []
+    for position, sample in enumerate(samples):
+        template = sample.meta["template"]
+        rank[template] = rank.get(template, -1) + 1
+        keyed.append(((rank[template], *order[template], position), sample))
+    return [sample for _, sample in sorted(keyed, key=lambda pair: pair[0])]

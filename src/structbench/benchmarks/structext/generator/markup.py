@@ -123,8 +123,8 @@ def generate_markup(lang: str, rng: Random, shape: Shape) -> list[QA]:
     text = "\n".join(lines)
     level = rng.randint(1, depth)
     path = [rng.randrange(b) for _ in range(level)]
-    sizes = [sum(b**k for k in range(depth - lv + 1)) for lv in range(depth + 1)]
-    start = sum(1 + j * sizes[lv] for lv, j in enumerate(path, start=1))
+    sizes = [sum(b**k for k in range(depth - lv + 1)) for lv in range(depth + 1)]  # subtree size per level
+    start = sum(1 + j * sizes[lv] for lv, j in enumerate(path, start=1))  # the pre-order index of `path`
     excerpt = "\n".join(lines[2 * start : 2 * (start + sizes[level])])
     indices = [i + 1 for i in path]
     return [

@@ -26,8 +26,6 @@ class Topology:
     paths: tuple[tuple[int, ...], ...]
     """Child positions from the root down to each node."""
     is_leaf: tuple[bool, ...]
-    post: tuple[int, ...]
-    """The nodes in post-order (the order their closing tags appear)."""
 
     @property
     def total(self) -> int:
@@ -52,7 +50,6 @@ def topology(branching: int, depth: int) -> Topology:
     sizes: list[int] = []
     parents: list[int] = []
     paths: list[tuple[int, ...]] = []
-    post: list[int] = []
 
     def grow(level: int, path: tuple[int, ...], parent: int) -> None:
         i = len(levels)
@@ -64,8 +61,7 @@ def topology(branching: int, depth: int) -> Topology:
             for j in range(branching):
                 grow(level + 1, (*path, j), i)
         sizes[i] = len(levels) - i
-        post.append(i)
 
     grow(0, (), -1)
     return Topology(branching, depth, tuple(levels), tuple(sizes), tuple(parents), tuple(paths),
-                    tuple(s == 1 for s in sizes), tuple(post))
+                    tuple(s == 1 for s in sizes))
