@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from structbench.backends.base import CACHE_KEY_FIELDS, Choice, Request, Response, cache_key
+from structbench.backends.base import CACHE_KEY_FIELDS, Choice, Request, Response, cache_fields, cache_key
 from structbench.backends.openai_compat import OpenAIBackend
 from structbench.runner.cache import ResponseCache
 
@@ -28,7 +28,7 @@ def test_cache_survives_reopen_and_holds_no_secret(tmp_path: Path) -> None:
     backend = OpenAIBackend("m", base_url="http://127.0.0.1:1/v1", api_key="sk-very-secret")
     req = Request.chat("question?")
     cache = ResponseCache(path)
-    cache.put(cache_key(backend, req), backend.model, req, Response(choices=(Choice(text="A"),)))
+    cache.put(cache_key(backend, req), backend.model, cache_fields(backend, req), Response(choices=(Choice(text="A"),)))
     cache.close()
     again = ResponseCache(path)
     got = again.get(cache_key(backend, req))

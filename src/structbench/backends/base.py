@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from abc import ABC, abstractmethod
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
+
+import orjson
 
 Role = Literal["system", "user", "assistant"]
 
@@ -190,8 +191,8 @@ retry settings, concurrency, and anything about the run (strategy name, sample i
 request from another run or strategy is a cache hit."""
 
 
-def cache_key(backend: Backend, request: Request) -> str:
-    """A stable SHA-256 over ``CACHE_KEY_FIELDS``."""
+def cache_fields(backend: Backend, request: Request) -> bytes:
+    """``CACHE_KEY_FIELDS`` of a request as canonical JSON (sorted keys, compact): hashed, and stored."""
     p = request.params
     fields: dict[str, Any] = {
         "backend": backend.backend,
@@ -210,5 +211,9 @@ def cache_key(backend: Backend, request: Request) -> str:
         "response_format": p.response_format,
     }
     assert tuple(fields) == CACHE_KEY_FIELDS
-    blob = json.dumps(fields, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(blob.encode()).hexdigest()
+    return orjson.dumps(fields, option=orjson.OPT_SORT_KEYS)
+
+
+def cache_key(backend: Backend, request: Request, fields: bytes | None = None) -> str:
+    """A stable SHA-256 over ``CACHE_KEY_FIELDS`` (pass ``fields`` when already computed)."""
+    return hashlib.sha256(fields if fields is not None else cache_fields(backend, request)).hexdigest()

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
-import json
 import os
 import random
 import time
 from typing import Any
 
 import aiohttp
+import orjson
 
 from structbench.backends.base import (
     Backend,
@@ -138,7 +138,7 @@ class OpenAIBackend(Backend):
     async def generate(self, request: Request) -> Response:
         path, body = self._body(request)
         url = self.base_url + path
-        data = json.dumps(body).encode()
+        data = orjson.dumps(body)
         last_error = ""
         async with self._semaphore:
             for attempt in range(self.max_retries + 1):
@@ -150,7 +150,7 @@ class OpenAIBackend(Backend):
                 else:
                     if status < 400:
                         try:
-                            return self._parse(json.loads(payload), request.messages is not None)
+                            return self._parse(orjson.loads(payload), request.messages is not None)
                         except ValueError as err:
                             raise BackendError(f"{url}: invalid JSON response: {err}") from err
                     last_error = f"HTTP {status}: {payload[:300].decode(errors='replace')}"

@@ -8,18 +8,19 @@ commits). Other processes may read and write the same file; SQLite serializes th
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
 from pathlib import Path
 
-from structbench.backends.base import Request, Response
+import orjson
+
+from structbench.backends.base import Response
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
     key TEXT PRIMARY KEY,
     model TEXT NOT NULL,
-    request TEXT NOT NULL,
+    request BLOB NOT NULL,
     response TEXT NOT NULL,
     created REAL NOT NULL
 )
@@ -49,20 +50,15 @@ class ResponseCache:
             self.misses += 1
             return None
         self.hits += 1
-        return Response.from_json(json.loads(row[0]))
+        return Response.from_json(orjson.loads(row[0]))
 
-    def put(self, key: str, model: str, request: Request, response: Response) -> None:
-        """Store and commit at once (autocommit mode), before the caller uses the response."""
-        data = response.to_json()
+    def put(self, key: str, model: str, request_fields: bytes, response: Response) -> None:
+        """Store and commit at once (autocommit mode), before the caller uses the response.
+
+        ``request_fields`` is the canonical JSON the key hashes (``backends.base.cache_fields``)."""
         self._conn.execute(
             "INSERT OR REPLACE INTO responses (key, model, request, response, created) VALUES (?, ?, ?, ?, ?)",
-            (
-                key,
-                model,
-                json.dumps(request.prompt_payload(), ensure_ascii=False),
-                json.dumps(data, ensure_ascii=False),
-                time.time(),
-            ),
+            (key, model, request_fields, orjson.dumps(response.to_json()).decode(), time.time()),
         )
         self._keys.add(key)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, replace
 
-from structbench.backends.base import Backend, Request, Response, cache_key
+from structbench.backends.base import Backend, Request, Response, cache_fields, cache_key
 from structbench.runner.cache import ResponseCache
 
 
@@ -22,7 +22,8 @@ class ModelCaller:
         if self.cache is None:
             self.model_calls += 1
             return await self.backend.generate(request)
-        key = cache_key(self.backend, request)
+        fields = cache_fields(self.backend, request)
+        key = cache_key(self.backend, request, fields)
         hit = self.cache.get(key)
         if hit is not None:
             return replace(hit, cached=True)
@@ -34,7 +35,7 @@ class ModelCaller:
         try:
             self.model_calls += 1
             response = await self.backend.generate(request)
-            self.cache.put(key, self.backend.model, request, response)
+            self.cache.put(key, self.backend.model, fields, response)
             future.set_result(response)
             return response
         except BaseException as err:
