@@ -124,7 +124,12 @@ def main() -> None:
         async with srv:
             await srv.serve_forever()
 
-    asyncio.run(run())
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(run())
+    else:
+        uvloop.run(run())
 
 
 if __name__ == "__main__":

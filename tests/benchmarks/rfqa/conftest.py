@@ -1,4 +1,5 @@
-"""Session fixtures: the release's queries, databases and gold tables are loaded once."""
+"""Session fixtures: the release's queries, databases and gold tables are loaded once; a small
+database of the tests' own for the generator."""
 
 from __future__ import annotations
 
@@ -53,3 +54,19 @@ def rfqa_report(rfqa_bench: RFQABenchmark) -> GoldReport:
 def rfqa_cache(rfqa_bench: RFQABenchmark) -> DatabaseCache:
     assert rfqa_bench._cache is not None
     return rfqa_bench._cache
+
+
+@pytest.fixture
+def small_tables(tmp_path: Path) -> Path:
+    """A two-table database written by the test: countries and their cities (joinable on country_id)."""
+    folder = tmp_path / "small_db"
+    folder.mkdir()
+    (folder / "country.csv").write_text(
+        "country_id,name,continent,population\n"
+        "1,Italy,Europe,59\n2,France,Europe,68\n3,Japan,Asia,125\n4,Peru,America,34\n5,Chile,America,\n"
+    )
+    (folder / "city.csv").write_text(
+        "city,country_id,population\nRome,1,2.8\nMilan,1,1.4\nParis,2,2.1\nTokyo,3,14.0\nKyoto,3,1.5\n"
+        "Lima,4,9.7\nL'Aquila,1,0.07\n"
+    )
+    return folder

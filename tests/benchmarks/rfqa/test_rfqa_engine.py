@@ -62,3 +62,10 @@ def test_target_schema_and_names() -> None:
         "?column?",
         "name_2",
     ]
+
+
+def test_nulls_sort_as_in_postgres(db: Database) -> None:
+    """NULL is larger than any value: last ascending, first descending (DuckDB's default: last in both)."""
+    assert [r[0] for r in db.execute("SELECT score FROM t ORDER BY score")[2]] == [2, 7, None, None]
+    assert [r[0] for r in db.execute("SELECT score FROM t ORDER BY score DESC")[2]] == [None, None, 7, 2]
+    assert [r[0] for r in db.execute("SELECT score FROM t ORDER BY score DESC NULLS LAST")[2]] == [7, 2, None, None]

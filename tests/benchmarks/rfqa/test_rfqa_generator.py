@@ -8,19 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from structbench.benchmarks.rfqa.generator import CATEGORIES, generate_pairs, main
+from structbench.benchmarks.rfqa.generator import CATEGORIES, generate_pairs, main, read_pairs
 from structbench.errors import DataError
 
 
 @pytest.fixture
-def tables(tmp_path: Path) -> Path:
-    (tmp_path / "country.csv").write_text(
-        "country_id,name,continent,population\n1,Italy,Europe,59\n2,France,Europe,68\n3,Japan,Asia,125\n4,Peru,America,34\n"
-    )
-    (tmp_path / "city.csv").write_text(
-        "city,country_id,population\nRome,1,2.8\nMilan,1,1.4\nParis,2,2.1\nTokyo,3,14.0\nKyoto,3,1.5\nLima,4,9.7\n"
-    )
-    return tmp_path
+def tables(small_tables: Path) -> Path:
+    return small_tables
 
 
 def test_every_category_with_gold_by_execution(tables: Path) -> None:
@@ -33,7 +27,11 @@ def test_every_category_with_gold_by_execution(tables: Path) -> None:
         if p.category == "select_numerical" and p.tables == ("country",):
             column, op, value = p.sql.split(" WHERE ")[1].split(" ", 2)
             if column == "population":
-                keep = [r for r in rows if eval(f"{int(r['population'])} {'==' if op == '=' else op} {value}")]
+                keep = [
+                    r
+                    for r in rows
+                    if r["population"] and eval(f"{int(r['population'])} {'==' if op == '=' else op} {value}")
+                ]
                 assert len(p.rows) == len(keep), p.sql
     join = next(p for p in pairs if p.category == "join")
     assert "country_id" in join.sql and len(join.tables) == 2
@@ -46,8 +44,10 @@ def test_single_csv_and_cli(tables: Path, tmp_path: Path) -> None:
     assert main([str(tables / "country.csv"), "--out", str(out), "--per-category", "1"], write=said.append) == 0
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert lines and said == [f"wrote {len(lines)} pairs to {out}"]
-    assert set(lines[0]) == {"id", "category", "question", "sql", "tables", "schema", "gold"}
+    assert set(lines[0]) == {"id", "category", "question", "sql", "tables", "schema", "types", "gold", "data"}
     assert all(line["tables"] == ["country"] for line in lines)
+    assert all(line["data"] == str((tables / "country.csv").resolve()) for line in lines)
+    assert read_pairs(out) == generate_pairs(tables / "country.csv", per_category=1)
 
 
 def test_bad_input(tmp_path: Path) -> None:
@@ -55,3 +55,16 @@ def test_bad_input(tmp_path: Path) -> None:
         generate_pairs(tmp_path)
     with pytest.raises(DataError):
         generate_pairs(tmp_path, categories=["pivot"])
+
+
+def test_limit_never_cuts_a_tie_and_nulls_go_last(tmp_path: Path) -> None:
+    (tmp_path / "score.csv").write_text("name,points\na,5\nb,5\nc,5\nd,3\ne,\nf,1\ng,1\n")
+    pairs = generate_pairs(tmp_path / "score.csv", per_category=10, categories=["limit", "order_by"], seed=0)
+    limits = [p for p in pairs if p.category == "limit"]
+    assert limits and all("DESC NULLS LAST" in p.sql for p in pairs)
+    for p in limits:
+        k = int(p.sql.rsplit("LIMIT ", 1)[1])
+        # ordered 5,5,5,3,1,1,NULL: k = 1, 2 (inside 5,5,5) and 5 (inside 1,1) are ambiguous
+        assert k in (3, 4, 6, 7, 8, 9, 10), p.sql
+    ordered = next(p for p in pairs if p.category == "order_by" and "points" in p.columns)
+    assert ordered.rows[-1][ordered.columns.index("points")] is None

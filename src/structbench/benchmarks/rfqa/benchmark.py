@@ -4,7 +4,8 @@ Read top to bottom: ``source.py`` (where the data comes from), ``queries.py`` + 
 ``engine.py`` + ``gold.py`` (gold tables by executing each query), ``prompts.py`` + ``strategies.py``
 + ``cot.py`` (the NL, SQL and CoT methods), ``parsing.py`` (JSON recovery), ``normalize.py`` +
 ``matching.py`` + ``metrics.py`` (cell F1, tuple similarity and QATCH's metrics), ``complexity.py``
-(breakdown by query type) and ``generator.py`` (QATCH-style items from your own tables).
+(breakdown by query type), ``generator.py`` (QATCH-style items from your own tables) and
+``generated.py`` (the ``generated`` variant that runs them).
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ import json
 import logging
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -22,9 +24,9 @@ from structbench.benchmark import Attempt, Benchmark, Scored, Strategy
 from structbench.benchmarks.rfqa import prompts
 from structbench.benchmarks.rfqa.complexity import CLASSES, has_order_by, shape
 from structbench.benchmarks.rfqa.cot import BaseQuery, plan
-from structbench.benchmarks.rfqa.database import DatabaseCache, quote
+from structbench.benchmarks.rfqa.database import Database, DatabaseCache, quote
 from structbench.benchmarks.rfqa.engine import referenced_tables
-from structbench.benchmarks.rfqa.gold import GoldReport, GoldResult, execute_gold, json_value
+from structbench.benchmarks.rfqa.gold import GoldReport, GoldResult, GoldTable, execute_gold, json_value
 from structbench.benchmarks.rfqa.matching import RULES, MatchRule
 from structbench.benchmarks.rfqa.metrics import METRICS, align_records, table_metrics
 from structbench.benchmarks.rfqa.parsing import parse_table
@@ -33,10 +35,16 @@ from structbench.benchmarks.rfqa.source import QUERIES_FILE, dataset_source
 from structbench.benchmarks.rfqa.strategies import RetrievalSettings, build_strategies
 from structbench.data.sample import Sample, TableGold
 from structbench.datasets import DataContext
+from structbench.errors import UsageError
+
+if TYPE_CHECKING:
+    from structbench.benchmarks.rfqa.generated import GeneratedItem
 
 log = logging.getLogger(__name__)
 
 SOURCES = ("bird", "galois", "qatch", "spider1")
+GENERATED = "generated"
+"""The variant running QATCH-style pairs from the user's own tables (``--option path=...``)."""
 CELL_BINS = ((1, "1"), (10, "2-10"), (50, "11-50"), (100, "51-100"), (500, "101-500"))
 
 
@@ -63,6 +71,14 @@ class RFQAOptions(BaseModel):
     max_tokens: int = Field(4096, ge=1)
     structured_output: bool = False
     """Send the output's JSON Schema as the request's ``response_format``."""
+    path: str | None = None
+    """``generated`` only: a JSONL file of generated pairs, or a CSV file or folder of CSV files to
+    generate pairs from (with the run's seed)."""
+    per_category: int = Field(3, ge=1)
+    """``generated`` from CSV: pairs per query category and table."""
+    data: str | None = None
+    """``generated`` from JSONL: the source tables (CSV file or folder) for every line, instead of the
+    ``data`` path each line records."""
 
 
 class RFQABenchmark(Benchmark):
@@ -70,7 +86,7 @@ class RFQABenchmark(Benchmark):
 
     name: ClassVar[str] = "rfqa"
     title: ClassVar[str] = "RelationalFactQA"
-    variants: ClassVar[tuple[str, ...]] = ("all", *SOURCES)
+    variants: ClassVar[tuple[str, ...]] = ("all", *SOURCES, GENERATED)
     default_strategy: ClassVar[str] = "nl"
     headline: ClassVar[str] = "avg_f1_ts"
     metric_names: ClassVar[tuple[str, ...]] = (
@@ -87,6 +103,8 @@ class RFQABenchmark(Benchmark):
         self.rule: MatchRule = RULES[opts.string_rule](opts.numeric_tolerance, opts.string_tolerance)
         self._strategies = build_strategies(self.settings)
         self._cache: DatabaseCache | None = None
+        self._generated: dict[str, Database] = {}
+        """The ``generated`` variant's source databases by ``meta["db"]``."""
         self.gold_report = GoldReport()
         """Every query's gold outcome from the last ``load`` (excluded samples included)."""
 
@@ -104,6 +122,11 @@ class RFQABenchmark(Benchmark):
 
     def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> list[Sample]:
         variant = self.check_variant(variant)
+        if variant == GENERATED:
+            return self.load_generated(seed=seed, limit=limit)
+        misplaced = sorted(self.opts.model_fields_set & {"path", "data", "per_category"})
+        if misplaced:
+            raise UsageError(f"rfqa:{variant}: --option {', '.join(misplaced)} apply only to rfqa:{GENERATED}")
         root = data.locate(dataset_source())
         queries = read_queries(root / QUERIES_FILE)
         if variant != "all":
@@ -129,39 +152,108 @@ class RFQABenchmark(Benchmark):
             )
         return samples
 
+    def load_generated(self, *, seed: int, limit: int | None) -> list[Sample]:
+        """The ``generated`` variant: pairs from ``--option path`` (JSONL, or CSV generated with ``seed``)."""
+        # imported here: ``python -m structbench.benchmarks.rfqa.generator`` must not find it imported
+        from structbench.benchmarks.rfqa.generated import load_items
+
+        if self.opts.path is None:
+            raise UsageError(
+                f"rfqa:{GENERATED} needs --option path=FILE.jsonl (pairs written by "
+                "python -m structbench.benchmarks.rfqa.generator) or path=CSV_FILE_OR_FOLDER"
+            )
+        items = load_items(Path(self.opts.path), per_category=self.opts.per_category, seed=seed, data=self.opts.data)
+        if limit is not None:
+            items = items[:limit]
+        self._generated = {i.db_key: i.database for i in items if i.database is not None}
+        self.gold_report = GoldReport([i.check for i in items])
+        return [self.make_generated_sample(item) for item in items]
+
     def make_sample(self, query: Query, result: GoldResult, variant: str) -> Sample:
         """The sample for one query with its executed gold table."""
         assert result.table is not None and self._cache is not None
-        table = result.table
         db = self._cache.get(query.dataset, query.db_id)
-        numeric = table.numeric_columns
-        output_type = "numerical" if all(numeric) else "categorical" if not any(numeric) else "mixed"
-        title = (referenced_tables(query.sql) or [query.db_id])[0]
-        return Sample(
-            id=query.qid,
-            benchmark=self.name,
+        return self.build_sample(
+            sample_id=query.qid,
             variant=variant,
             task=query.dataset,
             question=query.question,
+            sql=query.sql,
+            table=result.table,
+            title=(referenced_tables(query.sql) or [query.db_id])[0],
+            schema=db.tables,
+            meta={"db": f"{query.dataset}/{query.db_id}", "gold_status": result.status.value},
+            extra={"annotated_tuples": query.tuples},
+        )
+
+    def make_generated_sample(self, item: GeneratedItem) -> Sample:
+        """The sample for one generated pair (task = its query category)."""
+        pair = item.pair
+        return self.build_sample(
+            sample_id=pair.id,
+            variant=GENERATED,
+            task=pair.category,
+            question=pair.question,
+            sql=pair.sql,
+            table=GoldTable(columns=pair.columns, types=pair.types, rows=pair.rows),
+            title=(pair.tables or ("table",))[0],
+            schema=item.database.tables if item.database is not None else None,
+            meta={"db": item.db_key, "category": pair.category, "gold_status": item.check.status.value},
+            extra={"tables": list(pair.tables)},
+        )
+
+    def build_sample(
+        self,
+        *,
+        sample_id: str,
+        variant: str,
+        task: str,
+        question: str,
+        sql: str,
+        table: GoldTable,
+        title: str,
+        schema: Mapping[str, Mapping[str, str]] | None,
+        meta: Mapping[str, Any],
+        extra: Mapping[str, Any],
+    ) -> Sample:
+        """A sample with the breakdown keys and the strategies' payload; ``schema`` is the source
+        database's (None when it is not at hand: no CoT plan, complexity from the SQL alone)."""
+        numeric = table.numeric_columns
+        output_type = "numerical" if all(numeric) else "categorical" if not any(numeric) else "mixed"
+        return Sample(
+            id=sample_id,
+            benchmark=self.name,
+            variant=variant,
+            task=task,
+            question=question,
             gold=TableGold(columns=table.columns, rows=table.rows),
             meta={
-                "db": f"{query.dataset}/{query.db_id}",
+                **meta,
                 "attrs": len(table.columns),
                 "cells": cells_bin(len(table.columns) * len(table.rows)),
                 "output_type": output_type,
-                "gold_status": result.status.value,
             },
             extra={
-                "sql": query.sql,
+                "sql": sql,
                 "columns": table.columns,
                 "column_types": table.types,
                 "json_schema": prompts.json_schema(title, table.columns, table.types),
-                "cot": [b.to_json() for b in plan(query.sql, db.tables)],
-                "complexity": shape(query.sql, db.tables).classes(),
-                "ordered": has_order_by(query.sql),
-                "annotated_tuples": query.tuples,
+                "cot": [b.to_json() for b in plan(sql, schema)] if schema is not None else None,
+                "complexity": shape(sql, schema).classes(),
+                "ordered": has_order_by(sql),
+                **extra,
             },
         )
+
+    def database(self, sample: Sample) -> Database | None:
+        """The loaded source database of ``sample`` (None when it is not at hand)."""
+        key = sample.meta["db"]
+        if key in self._generated:
+            return self._generated[key]
+        if self._cache is None or sample.variant == GENERATED:
+            return None
+        dataset, db_id = key.split("/", 1)
+        return self._cache.get(dataset, db_id)
 
     # -- prompting ----------------------------------------------------------------------------
 
@@ -183,13 +275,12 @@ class RFQABenchmark(Benchmark):
 
     def base_rows(self, sample: Sample, prompt: str) -> list[dict[str, Any]]:
         """The true rows of the CoT base query that ``prompt`` asks for (run on the source database)."""
-        bases = [BaseQuery.from_json(d) for d in sample.extra["cot"]]
+        bases = [BaseQuery.from_json(d) for d in sample.extra["cot"] or ()]
         matching = [b for b in bases if f"query: {b.text}. " in prompt]
-        if not matching or self._cache is None:
+        db = self.database(sample)
+        if not matching or db is None:
             raise RuntimeError(f"rfqa oracle: no base query of {sample.id} in the prompt (or data not loaded)")
         base = max(matching, key=lambda b: len(b.text))
-        dataset, db_id = sample.meta["db"].split("/", 1)
-        db = self._cache.get(dataset, db_id)
         cols = ", ".join(quote(c) for c in base.columns)
         where = f" WHERE {base.conditions}" if base.conditions else ""
         _, _, rows = db.execute(f"SELECT {cols} FROM {quote(base.table)}{where}")

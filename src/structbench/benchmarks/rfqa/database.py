@@ -11,7 +11,9 @@ declared in the dbunibas/galois experiment configs (``column_types.json``, copie
 - empty fields and the pandas artefact ``nan`` in numeric columns are NULL; a value that does not
   cast to its declared type becomes NULL and is reported in ``Database.issues``;
 - tables live in schema ``target``, which is also the default schema, so ``target.t`` and ``t`` both
-  resolve, as in the galois runs.
+  resolve, as in the galois runs;
+- NULLs sort as PostgreSQL sorts them, larger than any value: last in ascending order, first in
+  descending order (DuckDB's default puts them last in both; it changes the gold of bird_51).
 
 Query-side semantics (``'1'`` vs ``1``, integer division) are handled in ``engine.py``.
 """
@@ -95,9 +97,11 @@ class Database:
 
 
 def new_connection() -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB with schema ``target`` as the default schema, single-threaded."""
+    """An in-memory DuckDB with schema ``target`` as the default schema, PostgreSQL's NULL ordering,
+    single-threaded."""
     con = duckdb.connect(":memory:")
     con.execute("SET threads = 1")
+    con.execute("SET default_null_order = 'nulls_last_on_asc_first_on_desc'")
     con.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
     con.execute(f"SET schema = '{SCHEMA}'")
     return con

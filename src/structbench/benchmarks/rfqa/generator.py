@@ -8,10 +8,16 @@ values overlap). Every SQL is executed on the loaded tables (DuckDB, typed as in
 and its result is the gold table; items with an empty result or more than ``max_rows`` rows are
 dropped, like QATCH's manual pruning of trivial queries.
 
-Entry points: ``generate_pairs(...)`` and ``write_pairs(pairs, path)`` in Python, or
-``python -m structbench.benchmarks.rfqa.generator DATA --out pairs.jsonl [--per-category N] [--seed S]``.
-Each JSONL line holds ``id, category, question, sql, tables, schema, gold {columns, rows}``, the
-same fields ``structbench export rfqa`` writes, so the items can be scored like RFQA's.
+LIMIT items whose cut falls inside a tie (the k-th and (k+1)-th rows have the same key) are dropped
+too: their gold table would depend on the engine's choice among equal rows. ORDER BY and LIMIT items
+say ``NULLS LAST`` (PostgreSQL, whose NULL ordering the engine follows, puts NULLs first in DESC).
+
+Entry points: ``generate_pairs(...)``, ``write_pairs(pairs, path)`` and ``read_pairs(path)`` in
+Python, or ``python -m structbench.benchmarks.rfqa.generator DATA --out pairs.jsonl [--per-category N]
+[--seed S]``. Each JSONL line holds ``id, category, question, sql, tables, schema, types, gold
+{columns, rows}, data`` (``schema``, ``question``, ``sql`` and ``gold`` as ``structbench export rfqa``
+writes them; ``types`` the output columns' types; ``data`` the absolute path of the source tables).
+Run them as a benchmark with ``structbench run -b rfqa:generated --option path=pairs.jsonl``.
 """
 
 from __future__ import annotations
@@ -21,14 +27,17 @@ import json
 import random
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import duckdb
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from sqlglot.errors import SqlglotError
 
 from structbench.benchmarks.rfqa.database import NUMERIC_TYPES, Database, column_key, load_table, new_connection
+from structbench.benchmarks.rfqa.engine import referenced_tables
 from structbench.benchmarks.rfqa.gold import json_value
 from structbench.errors import DataError
 
@@ -69,19 +78,24 @@ class GeneratedPair:
     sql: str
     tables: tuple[str, ...]
     columns: list[str]
+    types: list[str]
+    """The output columns' DuckDB types (BIGINT, DOUBLE, BOOLEAN, VARCHAR ...)."""
     rows: list[list[Any]]
+    data: str | dict[str, str] | None = None
+    """Where the tables came from: a CSV file or folder (absolute path), or table -> CSV file."""
 
     def to_json(self) -> dict[str, Any]:
-        """The export-style line: question, sql, schema (output columns) and gold."""
-        data = asdict(self)
+        """The JSONL line: the export fields (question, sql, schema, gold) plus category, types, data."""
         return {
-            "id": data["id"],
+            "id": self.id,
             "category": self.category,
             "question": self.question,
             "sql": self.sql,
             "tables": list(self.tables),
             "schema": self.columns,
+            "types": self.types,
             "gold": {"columns": self.columns, "rows": self.rows},
+            "data": self.data,
         }
 
 
@@ -117,13 +131,18 @@ def _list(names: Sequence[str]) -> str:
 def load_tables(source: Path | Mapping[str, Path]) -> Database:
     """Load a CSV file, a folder of CSV files, or ``{table: csv}`` into one in-memory database."""
     if isinstance(source, Mapping):
-        files = {column_key(k): Path(v) for k, v in source.items()}
+        named = [(k, Path(v)) for k, v in source.items()]
     elif source.is_dir():
-        files = {column_key(p.stem): p for p in sorted(source.glob("*.csv"))}
+        named = [(p.stem, p) for p in sorted(source.glob("*.csv"))]
     else:
-        files = {column_key(source.stem): source}
-    if not files:
+        named = [(source.stem, source)]
+    if not named:
         raise DataError(f"{source}: no CSV tables found")
+    files: dict[str, Path] = {}
+    for name, path in named:
+        if column_key(name) in files:
+            raise DataError(f"{path}: table name {column_key(name)!r} already used by {files[column_key(name)]}")
+        files[column_key(name)] = path
     db = Database(key="generated", connection=new_connection())
     for name, path in files.items():
         if not path.is_file():
@@ -168,6 +187,16 @@ class _Generator:
             f"FROM {_ident(table)}"
         ).fetchall()[0]
         return bool(row[0])
+
+    def tied_cut(self, table: str, key: str, k: int) -> bool:
+        """Whether ``ORDER BY key DESC NULLS LAST LIMIT k`` cuts between rows of equal key (an
+        ambiguous gold table)."""
+        rows = self.db.connection.execute(
+            f"SELECT {_ident(key)} FROM {_ident(table)} ORDER BY 1 DESC NULLS LAST LIMIT {k + 1}"
+        ).fetchall()
+        if len(rows) <= k:
+            return False
+        return rows[k - 1][0] is None or rows[k][0] == rows[k - 1][0]
 
     def projection(self, table: str) -> list[str]:
         cols = list(self.db.tables[table])
@@ -223,13 +252,15 @@ class _Generator:
             if category == "order_by":
                 return (
                     f"List the {_list(cols)} of {noun} in descending order of {key}.",
-                    f"SELECT {sel} FROM {_ident(table)} ORDER BY {_ident(key)} DESC",
+                    f"SELECT {sel} FROM {_ident(table)} ORDER BY {_ident(key)} DESC NULLS LAST",
                     (table,),
                 )
-            k = self.rng.randint(1, 10)
+            k = next((k for k in self.rng.sample(range(1, 11), 10) if not self.tied_cut(table, key, k)), None)
+            if k is None:
+                return None
             return (
                 f"List the {_list(cols)} of the {k} {noun} with the highest {key}.",
-                f"SELECT {sel} FROM {_ident(table)} ORDER BY {_ident(key)} DESC LIMIT {k}",
+                f"SELECT {sel} FROM {_ident(table)} ORDER BY {_ident(key)} DESC NULLS LAST LIMIT {k}",
                 (table,),
             )
         if category == "group_by":
@@ -298,10 +329,35 @@ def generate_pairs(
     ``source`` is a CSV file, a folder of CSV files (one table each, the file stem as its name) or a
     mapping from table names to CSV files. Deterministic for a given ``seed``.
     """
+    src = Path(source) if isinstance(source, str) else source
+    data = {k: str(Path(v).resolve()) for k, v in src.items()} if isinstance(src, Mapping) else str(src.resolve())
+    return generate_from(
+        load_tables(src),
+        per_category=per_category,
+        categories=categories,
+        seed=seed,
+        max_attributes=max_attributes,
+        max_rows=max_rows,
+        max_tries=max_tries,
+        data=data,
+    )
+
+
+def generate_from(
+    db: Database,
+    *,
+    per_category: int = 3,
+    categories: Sequence[str] = CATEGORIES,
+    seed: int = 0,
+    max_attributes: int = 3,
+    max_rows: int = 1000,
+    max_tries: int = 20,
+    data: str | dict[str, str] | None = None,
+) -> list[GeneratedPair]:
+    """``generate_pairs`` over tables already loaded in ``db`` (``data`` is recorded in each pair)."""
     unknown = [c for c in categories if c not in CATEGORIES]
     if unknown:
         raise DataError(f"unknown categories {unknown}; known: {', '.join(CATEGORIES)}")
-    db = load_tables(Path(source) if isinstance(source, str) else source)
     rng = random.Random(seed)
     gen = _Generator(db, rng, max_attributes, max_rows)
     tables = sorted(db.tables)
@@ -321,7 +377,7 @@ def generate_pairs(
                     continue
                 seen.add(sql)
                 try:
-                    columns, _, rows = db.execute(sql)
+                    columns, types, rows = db.execute(sql)
                 except duckdb.Error:
                     continue
                 if not rows or len(rows) > max_rows:
@@ -335,7 +391,9 @@ def generate_pairs(
                         sql=sql,
                         tables=used,
                         columns=[c.lower() for c in columns],
+                        types=types,
                         rows=[[json_value(v) for v in row] for row in rows],
+                        data=data,
                     )
                 )
     return pairs
@@ -346,6 +404,101 @@ def write_pairs(pairs: Sequence[GeneratedPair], path: Path) -> None:
     with path.open("w", encoding="utf-8") as out:
         for pair in pairs:
             out.write(json.dumps(pair.to_json(), ensure_ascii=False) + "\n")
+
+
+class _GoldLine(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    columns: list[str] = Field(min_length=1)
+    rows: list[list[Any]]
+
+    @model_validator(mode="after")
+    def _rectangular(self) -> _GoldLine:
+        for n, row in enumerate(self.rows):
+            if len(row) != len(self.columns):
+                raise ValueError(f"row {n} has {len(row)} value(s) for {len(self.columns)} column(s)")
+        return self
+
+
+class _PairLine(BaseModel):
+    """One JSONL line as read: the generator's fields; ``category``, ``tables``, ``types`` and ``data``
+    may be absent (lines exported by ``structbench export rfqa`` also read)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: str = Field(min_length=1)
+    question: str = Field(min_length=1)
+    sql: str = Field(min_length=1)
+    gold: _GoldLine
+    category: str = "generated"
+    tables: list[str] | None = None
+    types: list[str] | None = None
+    data: str | dict[str, str] | None = None
+
+    @model_validator(mode="after")
+    def _types_per_column(self) -> _PairLine:
+        if self.types is not None and len(self.types) != len(self.gold.columns):
+            raise ValueError(f"types has {len(self.types)} entries for {len(self.gold.columns)} gold column(s)")
+        return self
+
+
+def value_type(values: Sequence[Any]) -> str:
+    """The DuckDB type of a column holding the JSON ``values`` (BIGINT, DOUBLE, BOOLEAN or VARCHAR)."""
+    present = [v for v in values if v is not None]
+    if present and all(isinstance(v, bool) for v in present):
+        return "BOOLEAN"
+    if present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+        return "BIGINT"
+    if present and all(isinstance(v, int | float) and not isinstance(v, bool) for v in present):
+        return "DOUBLE"
+    return "VARCHAR"
+
+
+def read_pairs(path: Path) -> list[GeneratedPair]:
+    """The pairs in a JSONL file written by ``write_pairs``; a malformed line raises ``DataError``
+    naming the file and line. Missing ``types`` are inferred from the gold values."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise DataError(f"{path}: cannot read: {err}") from err
+    pairs: list[GeneratedPair] = []
+    seen: set[str] = set()
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            line = _PairLine.model_validate_json(raw)
+        except ValidationError as err:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'line'}: {e['msg']}" for e in err.errors(include_url=False)
+            )
+            raise DataError(f"{where}: {problems}") from None
+        if line.id in seen:
+            raise DataError(f"{where}: duplicate id {line.id!r}")
+        seen.add(line.id)
+        try:
+            tables = tuple(line.tables or referenced_tables(line.sql))
+        except SqlglotError as err:
+            raise DataError(f"{where}: sql does not parse: {err}") from None
+        columns = line.gold.columns
+        types = line.types or [value_type([row[i] for row in line.gold.rows]) for i in range(len(columns))]
+        pairs.append(
+            GeneratedPair(
+                id=line.id,
+                category=line.category,
+                question=line.question,
+                sql=line.sql,
+                tables=tables,
+                columns=columns,
+                types=types,
+                rows=line.gold.rows,
+                data=line.data,
+            )
+        )
+    if not pairs:
+        raise DataError(f"{path}: no pairs (expected JSON lines written by the rfqa generator)")
+    return pairs
 
 
 def main(argv: Sequence[str] | None = None, write: Callable[[str], None] = print) -> int:

@@ -26,6 +26,7 @@ from structbench.benchmark import Attempt, Generate, Strategy
 from structbench.benchmarks.rfqa import cot, prompts
 from structbench.benchmarks.rfqa.parsing import merge_new, parse_table
 from structbench.data.sample import Sample
+from structbench.errors import DataError
 
 
 @dataclass(frozen=True)
@@ -135,6 +136,11 @@ class ChainOfThought(Strategy):
         self.settings = settings
 
     async def run(self, sample: Sample, generate: Generate) -> Attempt:
+        if sample.extra.get("cot") is None:
+            raise DataError(
+                f"rfqa {sample.id}: the CoT method needs the item's source tables, which are not at hand "
+                "(pass --option data=CSV_FILE_OR_FOLDER)"
+            )
         settings = self.settings()
         rows: dict[str, list[dict[str, Any]]] = {}
         rounds: dict[str, list[dict[str, Any]]] = {}
