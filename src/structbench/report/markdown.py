@@ -35,11 +35,12 @@ def entry_section(r: ResultEntry) -> str:
     if r.missing:
         out += ["", f"{len(r.missing)} sample(s) had no prediction and count as wrong."]
     for key, groups in r.breakdowns.items():
-        names = list(next(iter(groups.values())).metrics) if groups else []
+        names = list(dict.fromkeys(name for g in groups.values() for name in g.metrics))
         out += ["", f"### by {key}", "", f"| {key} | n | " + " | ".join(names) + " |"]
         out.append("|---|---|" + "---|" * len(names))
         for value, g in groups.items():
-            out.append(f"| {value} | {g.n} | " + " | ".join(_fmt(g.metrics.get(n, 0.0)) for n in names) + " |")
+            cells = (_fmt(g.metrics[n]) if n in g.metrics else "–" for n in names)  # – : does not apply
+            out.append(f"| {value} | {g.n} | " + " | ".join(cells) + " |")
     return "\n".join(out)
 
 
