@@ -386,3 +386,50 @@ def test_without_namespaces_auto_degrades_with_a_warning_and_require_refuses() -
     assert lines[1].startswith("BLOCKED sandbox: socket")
     assert lines[2] == "1"
     assert lines[3].startswith("REFUSED") and "unshare(user)" in lines[3]
+
+
+def test_guard_cannot_be_switched_off_from_inside(mode: dict[str, Any], tmp_path: Path) -> None:
+    """The audit-hook guard's state is out of reach: no gc walk, no hook-frame mutation, no raw fork_exec."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("top secret")
+    code = f"""
+    results = []
+    try:
+        import gc
+        for obj in gc.get_objects():
+            if isinstance(obj, dict) and "net" in obj and "fs" in obj:
+                obj["net"] = obj["fs"] = False
+        results.append("GC-WALKED")
+    except PermissionError:
+        results.append("GC-DENIED")
+    try:
+        open("/etc/hostname").read()
+    except PermissionError as err:
+        frame = err.__traceback__
+        while frame.tb_next:
+            frame = frame.tb_next
+        for value in frame.tb_frame.f_back.f_locals.values() if frame.tb_frame.f_back else ():
+            for method in ("clear", "append"):
+                try:
+                    getattr(value, method)(*(("/",) if method == "append" else ()))
+                except (AttributeError, TypeError):
+                    pass
+    except OSError:
+        pass
+    try:
+        import _posixsubprocess
+        results.append("FORK_EXEC-IMPORTED")
+    except (PermissionError, ImportError):
+        results.append("FORK_EXEC-DENIED")
+    try:
+        print(open({str(secret)!r}).read())
+    except OSError as err:
+        results.append("READ-BLOCKED")
+    print(" ".join(results))
+    """
+    result = run(code, mode)
+    assert result.ok, result.stderr
+    assert "top secret" not in result.stdout
+    assert "READ-BLOCKED" in result.stdout
+    if mode.get("namespaces") == "off":
+        assert "GC-DENIED" in result.stdout and "FORK_EXEC-DENIED" in result.stdout

@@ -67,15 +67,22 @@ import sys
 def _sandbox_guard(cfg):
     import os
     work = os.path.realpath(os.getcwd())
-    reads = [os.path.realpath(p) for p in cfg["read_roots"]] + [work]
-    net_events = {"socket.__new__", "socket.connect", "socket.bind", "socket.sendto", "socket.sendmsg",
-                  "socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyaddr"}
-    spawn_events = {"os.fork", "os.forkpty", "os.exec", "os.posix_spawn", "os.spawn", "os.system",
-                    "subprocess.Popen", "os.startfile", "pty.spawn"}
-    write_events = {"os.remove", "os.rename", "os.mkdir", "os.rmdir", "os.chmod", "os.chown", "os.link", "os.chdir",
+    reads = tuple(os.path.realpath(p) for p in cfg["read_roots"]) + (work,)
+    # Everything the hook reads is immutable: a program that reaches the hook's frame (through a
+    # traceback of a denied call) finds nothing it can change.
+    net_events = frozenset({"socket.__new__", "socket.connect", "socket.bind", "socket.sendto", "socket.sendmsg",
+                  "socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyaddr"})
+    spawn_events = frozenset({"os.fork", "os.forkpty", "os.exec", "os.posix_spawn", "os.spawn", "os.system",
+                    "subprocess.Popen", "os.startfile", "pty.spawn"})
+    write_events = frozenset({"os.remove", "os.rename", "os.mkdir", "os.rmdir", "os.chmod", "os.chown", "os.link", "os.chdir",
                     "os.symlink", "os.truncate", "os.utime", "os.chflags", "os.lchflags", "os.mkfifo",
-                    "os.mknod", "shutil.rmtree", "shutil.copyfile", "shutil.move", "shutil.chown"}
-    list_events = {"os.listdir", "os.scandir", "glob.glob", "os.walk", "os.fwalk"}
+                    "os.mknod", "shutil.rmtree", "shutil.copyfile", "shutil.move", "shutil.chown"})
+    list_events = frozenset({"os.listdir", "os.scandir", "glob.glob", "os.walk", "os.fwalk"})
+    # Ways to reach the guard's own state or to start processes without the events above.
+    introspection_events = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents",
+                                      "sys._current_frames"})
+    blocked_modules = frozenset({"_posixsubprocess", "_ctypes", "ctypes", "_xxsubinterpreters", "_testcapi"})
+    guard_net, guard_fs = bool(cfg["net"]), bool(cfg["fs"])  # plain locals: nothing to mutate later
     wflags = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
     realpath, fspath, isabs, join, sep = os.path.realpath, os.fspath, os.path.isabs, os.path.join, os.sep
 
@@ -92,20 +99,23 @@ def _sandbox_guard(cfg):
         raise PermissionError(f"sandbox: {event} is not allowed")
 
     def hook(event, args):
-        if cfg["net"]:
-            if event in net_events or event in spawn_events or event.startswith("ctypes."):
-                deny(event)
-        if not cfg["fs"]:
+        if event in introspection_events or event.startswith("ctypes."):
+            deny(event)
+        if event == "import" and args[0] in blocked_modules:
+            deny(f"import {args[0]}")
+        if guard_net and (event in net_events or event in spawn_events):
+            deny(event)
+        if not guard_fs:
             return
         if event == "open":
             path, mode, flags = args
             if isinstance(path, int) or path is None:
                 return
             writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or bool((flags or 0) & wflags)
-            if not inside(resolve(path), [work] if writing else reads):
+            if not inside(resolve(path), (work,) if writing else reads):
                 deny(f"open({fspath(path)!r})")
         elif event in write_events or event in list_events:
-            roots = [work] if event in write_events else reads
+            roots = (work,) if event in write_events else reads
             for a in args:
                 if isinstance(a, (str, bytes)) or hasattr(a, "__fspath__"):
                     if not inside(resolve(a), roots):

@@ -122,3 +122,11 @@ def test_first_and_last_differ_only_without_an_answer_marker() -> None:
     assert parse_label(reply, pick="last") == R
     marked = "It looks true at first.\nAnswer: false. True only for COPA."
     assert parse_label(marked, pick="first") == parse_label(marked, pick="last") == R
+
+
+def test_unsupported_and_nei_abbreviation() -> None:
+    from structbench.benchmarks.scitab.parse import parse_label
+
+    assert parse_label("The claim is unsupported by the data.", pick="first", options=False) == "refutes"
+    assert parse_label("unsupported", pick="first", options=False) == "refutes"
+    assert parse_label("NEI", pick="first", options=False) == "not enough info"

@@ -55,6 +55,7 @@ _NEI = [
     rf"{_NOT} necessarily (?:true|false|correct)",
     r"\bneither true nor false",
     r"\b(?:unknown|uncertain|undetermined|unverifiable|indeterminate|unclear)",
+    r"\bNEI",
 ]
 _REFUTES = [
     rf"{_NOT} (?:entirely |completely |fully |quite )?(?:true|correct|accurate|supported|right)",
@@ -62,6 +63,7 @@ _REFUTES = [
     r"\bpartially (?:true|correct|right|supported)",
     r"\bfalse",
     r"\brefute[sd]?",
+    r"\bunsupported",
     r"\bincorrect",
     r"\binaccurate",
     r"\bcontradict(?:s|ed|ory)?",

@@ -161,10 +161,10 @@ class SkaBench(Benchmark):
 
     def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> list[Sample]:
         variant = self.check_variant(variant)
-        return self.samples(self.instances(variant, data, seed=seed), variant)
+        return self.samples(self.instances(variant, data, seed=seed), variant, limit=limit)
 
-    def samples(self, instances: Iterable[Instance], variant: str) -> list[Sample]:
-        """Every testbed context of every instance, as samples (instance by instance)."""
+    def samples(self, instances: Iterable[Instance], variant: str, limit: int | None = None) -> list[Sample]:
+        """Every testbed context of every instance, as samples (instance by instance; the first ``limit``)."""
         builder = ContextBuilder(
             self.counter, seed=self.opts.shuffle_seed, keep_underfull=self.opts.underfull == "keep"
         )
@@ -176,8 +176,11 @@ class SkaBench(Benchmark):
         )
         self.skipped = Counter()
         samples: list[Sample] = []
+        testbeds = self.testbeds()
         for instance in instances:
-            for testbed in self.testbeds():
+            if limit is not None and len(samples) >= limit:
+                break
+            for testbed in testbeds:
                 if testbed == INTEGRATION and len(instance.positive_units) < 2:
                     self.skipped["information integration needs 2+ positive units"] += 1
                     continue

@@ -18,7 +18,7 @@ from typing import Any
 
 from structbench.errors import DataError
 
-NULLS = frozenset({"", "null", "NULL"})
+NULLS = frozenset({"", "null", "NULL", "nan"})
 ROW_ID = "__row"
 _INT = re.compile(r"^[+-]?(0|[1-9]\d*)$")
 _REAL = re.compile(r"^[+-]?(0|[1-9]\d*)?\.\d+([eE][+-]?\d+)?$|^[+-]?(0|[1-9]\d*)[eE][+-]?\d+$")

@@ -1,60 +1,53 @@
 """Where the builder's databases come from: the RelationalFactQA release (by database), or SciTab's tables.
 
 The RFQA release publishes each database as a folder of CSV tables,
-``dataset/data/<source>/<db>/<table>.csv``. ``rfqa_files.json`` lists every table's SHA-256 at the
-snapshot commit, so any one database can be fetched (and verified) on its own.
+``dataset/data/<source>/<db>/<table>.csv``. The RFQA benchmark's own ``DatasetSource`` pins every
+file's URL and SHA-256, so any one database can be fetched (and verified) on its own.
 """
 
 from __future__ import annotations
 
 import json
-from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
+from structbench.benchmarks.rfqa.source import dataset_source as rfqa_release
 from structbench.benchmarks.skabench.database import Database
-from structbench.datasets import DataContext, DatasetSource, RemoteFile
+from structbench.datasets import DataContext, DatasetSource
 from structbench.errors import DataError, UsageError
 
-RFQA_NAME = "relationalfactqa"
-RFQA_HOMEPAGE = "https://github.com/dario-tnn/relational-fact-qa"
+RFQA_PREFIX = "dataset/data"
 
 
-@lru_cache(maxsize=1)
-def _manifest() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((Path(__file__).parent / "rfqa_files.json").read_text())
-    return data
+def _tables(database: str | None = None) -> list[str]:
+    """Release paths of the CSV tables (of one ``<source>/<db>``), ``sqlite_*`` bookkeeping files left out."""
+    prefix = f"{RFQA_PREFIX}/{database.strip('/')}/" if database else f"{RFQA_PREFIX}/"
+    return [
+        f.path
+        for f in rfqa_release().files
+        if f.path.startswith(prefix) and f.path.endswith(".csv") and not f.path.rsplit("/", 1)[1].startswith("sqlite_")
+    ]
 
 
 def rfqa_databases() -> list[str]:
     """``<source>/<db>`` names of the databases in the RFQA release."""
-    return sorted({path.rsplit("/", 1)[0] for path in _manifest()["files"]})
+    return sorted({path[len(RFQA_PREFIX) + 1 :].rsplit("/", 1)[0] for path in _tables()})
 
 
 def rfqa_source(database: str) -> DatasetSource:
-    """The CSV tables of one RFQA database (``sqlite_*`` bookkeeping files left out)."""
-    manifest = _manifest()
-    prefix = f"{database.strip('/')}/"
-    files = tuple(
-        RemoteFile(
-            path=f"{manifest['prefix']}/{path}",
-            url=f"https://raw.githubusercontent.com/{manifest['repository']}/{manifest['commit']}/"
-            f"{manifest['prefix']}/{path}",
-            sha256=entry["sha256"],
-        )
-        for path, entry in sorted(manifest["files"].items())
-        if path.startswith(prefix) and not path.rsplit("/", 1)[1].startswith("sqlite_")
-    )
+    """The CSV tables of one RFQA database, with the release's URLs and checksums."""
+    release = rfqa_release()
+    wanted = set(_tables(database))
+    files = tuple(f for f in release.files if f.path in wanted and not f.optional)
     if not files:
         raise UsageError(f"skabench: no RFQA database {database!r}; known: {', '.join(rfqa_databases())}")
-    return DatasetSource(name=RFQA_NAME, homepage=RFQA_HOMEPAGE, files=files)
+    return DatasetSource(name=release.name, homepage=release.homepage, files=files, license=release.license)
 
 
 def load_rfqa_database(database: str, data: DataContext) -> Database:
     """One RFQA database, located (or downloaded and verified) through ``data``."""
     source = rfqa_source(database)
     root = data.locate(source)
-    folder = root / _manifest()["prefix"] / database.strip("/")
+    folder = root / RFQA_PREFIX / database.strip("/")
     tables = [Path(f.path).stem for f in source.files]
     return Database.from_csv_folder(folder, name=database.strip("/"), tables=tables)
 
