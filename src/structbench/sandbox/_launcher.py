@@ -74,9 +74,10 @@ def _sandbox_guard(cfg):
                   "socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyaddr"})
     spawn_events = frozenset({"os.fork", "os.forkpty", "os.exec", "os.posix_spawn", "os.spawn", "os.system",
                     "subprocess.Popen", "os.startfile", "pty.spawn"})
-    write_events = frozenset({"os.remove", "os.rename", "os.mkdir", "os.rmdir", "os.chmod", "os.chown", "os.link", "os.chdir",
-                    "os.symlink", "os.truncate", "os.utime", "os.chflags", "os.lchflags", "os.mkfifo",
-                    "os.mknod", "shutil.rmtree", "shutil.copyfile", "shutil.move", "shutil.chown"})
+    write_events = frozenset({"os.remove", "os.rename", "os.mkdir", "os.rmdir", "os.chmod", "os.chown",
+                    "os.link", "os.chdir", "os.symlink", "os.truncate", "os.utime", "os.chflags",
+                    "os.lchflags", "os.mkfifo", "os.mknod", "shutil.rmtree", "shutil.copyfile", "shutil.move",
+                    "shutil.chown"})
     list_events = frozenset({"os.listdir", "os.scandir", "glob.glob", "os.walk", "os.fwalk"})
     # Ways to reach the guard's own state or to start processes without the events above.
     introspection_events = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents",
