@@ -54,7 +54,10 @@ class Registry(Generic[T]):
             raise UsageError(f"unknown {self.kind} {name!r}.{hint} Known: {known}.") from None
         if isinstance(target, str):
             module_name, _, attr = target.partition(":")
-            obj: T = getattr(importlib.import_module(module_name), attr)
+            try:
+                obj: T = getattr(importlib.import_module(module_name), attr)
+            except (ImportError, AttributeError) as err:
+                raise UsageError(f"{self.kind} {name!r} failed to load from {target}: {err}") from err
             self._entries[name] = obj
             return obj
         return target

@@ -44,7 +44,7 @@ class ResultEntry(BaseModel):
     """Breakdown key (task, depth, budget ...) -> group value -> metrics over that group; a metric that does
     not apply to a group (rejection rate among answerable questions, say) is absent from it."""
     errors: int = 0
-    """Samples whose model call failed for good; scored as wrong."""
+    """Samples that failed (a model call that failed for good, a strategy or scorer crash); scored as wrong."""
     missing: list[str] = Field(default_factory=list)
     """Ids without a prediction (``score`` only); scored as wrong."""
     extra: dict[str, Any] = Field(default_factory=dict)

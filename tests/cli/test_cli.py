@@ -95,7 +95,7 @@ def server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     log = tmp_path / "requests.log"
     port_file = tmp_path / "port"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "structbench.testing.openai_server", "--latency", "0.02", "--reply", "yes",
+        [sys.executable, "-m", "structbench.testing.openai_server", "--latency", "0.05", "--reply", "yes",
          "--log", str(log), "--port-file", str(port_file)],
         stdout=subprocess.DEVNULL,
     )

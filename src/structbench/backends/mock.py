@@ -8,6 +8,7 @@ rules from a JSON file ``{"rules": [{"match": "...", "reply": "..."}], "default"
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import re
 from collections.abc import Callable
@@ -77,8 +78,11 @@ def from_spec(spec: BackendSpec) -> Backend:
         return MockBackend()
     path = Path(spec.name)
     try:
-        data = json.loads(path.read_text())
+        raw = path.read_bytes()
+        data = json.loads(raw)
         rules = [Rule(**r) for r in data.get("rules", [])]
     except (OSError, ValueError, TypeError) as err:
         raise DataError(f"mock script {path}: {err}") from err
-    return MockBackend(rules=rules, default=str(data.get("default", "")), model=f"mock:{path.name}")
+    backend = MockBackend(rules=rules, default=str(data.get("default", "")), model=f"mock:{path.name}")
+    backend.base_url = f"sha256:{hashlib.sha256(raw).hexdigest()[:16]}"  # an edited script is another model
+    return backend

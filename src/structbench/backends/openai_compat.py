@@ -13,6 +13,7 @@ import os
 import random
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 import orjson
@@ -29,6 +30,8 @@ from structbench.backends.factory import BackendSpec
 from structbench.errors import UsageError
 
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+MAX_RETRY_AFTER = 120.0
+"""Longest ``Retry-After`` honoured, in seconds: a server cannot park a request slot for hours."""
 
 
 def retry_after_seconds(value: str | None) -> float | None:
@@ -160,7 +163,7 @@ class OpenAIBackend(Backend):
                 if attempt == self.max_retries:
                     break
                 delay = backoff_delay(attempt, self.backoff_base)
-                await asyncio.sleep(max(delay, wait or 0.0))
+                await asyncio.sleep(max(delay, min(wait or 0.0, MAX_RETRY_AFTER)))
         raise BackendError(f"{url}: gave up after {self.max_retries + 1} tries: {last_error}")
 
     async def aclose(self) -> None:
@@ -193,10 +196,17 @@ def _logprobs(raw: Any, chat: bool) -> tuple[TokenLogprob, ...] | None:
 def from_spec(spec: BackendSpec) -> Backend:
     if not spec.name:
         raise UsageError("--model openai:NAME needs a model name, e.g. openai:gpt-4o-mini")
+    base_url = spec.base_url or os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1")
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UsageError(f"--base-url {base_url!r}: expected http(s)://HOST[:PORT]/PATH")
+    api_key = os.environ.get(spec.api_key_env)
+    if not api_key and parts.hostname == "api.openai.com":
+        raise UsageError(f"api.openai.com needs an API key: set the environment variable {spec.api_key_env}")
     return OpenAIBackend(
         model=spec.name,
-        base_url=spec.base_url or os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1"),
-        api_key=os.environ.get(spec.api_key_env),
+        base_url=base_url,
+        api_key=api_key,
         concurrency=spec.concurrency,
         timeout=spec.timeout,
         max_retries=spec.max_retries,

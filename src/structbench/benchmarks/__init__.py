@@ -25,8 +25,13 @@ def _load_plugins() -> None:
     import importlib
     import os
 
+    from structbench.errors import UsageError
+
     for module in filter(None, (m.strip() for m in os.environ.get("STRUCTBENCH_PLUGINS", "").split(","))):
-        importlib.import_module(module)
+        try:
+            importlib.import_module(module)
+        except ImportError as err:
+            raise UsageError(f"STRUCTBENCH_PLUGINS: cannot import {module!r}: {err}") from err
 
 
 _load_plugins()

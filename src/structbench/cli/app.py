@@ -37,7 +37,9 @@ OptionOpt = Annotated[
     typer.Option("--option", "-o", help="Benchmark run option KEY=VALUE or BENCH.KEY=VALUE (repeatable)."),
 ]
 StrategyOpt = Annotated[str | None, typer.Option("--strategy", "-s", help="Strategy name (default: the benchmark's).")]
-LimitOpt = Annotated[int | None, typer.Option("--limit", "-n", help="Evaluate the first N samples of each benchmark.")]
+LimitOpt = Annotated[
+    int | None, typer.Option("--limit", "-n", min=0, help="Evaluate the first N samples of each benchmark.")
+]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed for generators, shuffles and sampling.")]
 
 
@@ -89,16 +91,16 @@ def run(
     option: OptionOpt = None,
     limit: LimitOpt = None,
     max_tokens: Annotated[
-        int | None, typer.Option("--max-tokens", help="Cap every request's max_tokens (part of the config).")
+        int | None, typer.Option("--max-tokens", min=1, help="Cap every request's max_tokens (part of the config).")
     ] = None,
-    concurrency: Annotated[int, typer.Option("--concurrency", "-c", help="Samples in flight at once.")] = 8,
+    concurrency: Annotated[int, typer.Option("--concurrency", "-c", min=1, help="Samples in flight at once.")] = 8,
     seed: SeedOpt = 0,
     out: Annotated[Path | None, typer.Option("--out", help="Run directory (default runs/<config hash>).")] = None,
     resume: Annotated[Path | None, typer.Option("--resume", help="Continue the run in this directory.")] = None,
     base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible server URL.")] = None,
     api_key_env: Annotated[str, typer.Option(help="Environment variable holding the API key.")] = "OPENAI_API_KEY",
-    timeout: Annotated[float, typer.Option(help="Seconds per model request.")] = 120.0,
-    max_retries: Annotated[int, typer.Option(help="Retries on 429/5xx/timeouts.")] = 6,
+    timeout: Annotated[float, typer.Option(min=0.001, help="Seconds per model request.")] = 120.0,
+    max_retries: Annotated[int, typer.Option(min=0, help="Retries on 429/5xx/timeouts.")] = 6,
     cache: Annotated[Path | None, typer.Option(help="Response cache file (default <cache>/responses.sqlite).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")] = False,
     data_dir: DataDirOpt = None,
@@ -106,31 +108,31 @@ def run(
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
     """Evaluate a model. With no arguments: a quick offline suite on the embedded model."""
-    from structbench.backends import BackendSpec, make_backend
+    from structbench.backends import BACKENDS, BackendSpec, make_backend
     from structbench.datasets import DataContext, cache_root
     from structbench.report.markdown import headline_table
     from structbench.runner.cache import ResponseCache
     from structbench.runner.config import RunConfig, parse_options
-    from structbench.runner.run import Run, prepare
+    from structbench.runner.run import Run, prepare, read_manifest
     from structbench.runner.store import MANIFEST
 
     if resume is not None:
-        manifest_path = resume / MANIFEST
-        if not manifest_path.is_file():
+        manifest = read_manifest(resume)
+        if not manifest:
             raise UsageError(f"--resume {resume}: no {MANIFEST} there")
-        config = RunConfig.model_validate(json.loads(manifest_path.read_text())["config"])
+        config = RunConfig.model_validate(manifest["config"])
         run_dir = resume
     else:
         if bench is None:
             benches, limit = DEFAULT_SUITE, limit if limit is not None else DEFAULT_LIMIT
             max_tokens = max_tokens if max_tokens is not None else DEFAULT_MAX_TOKENS
         else:
-            benches = [b.strip() for b in bench.split(",") if b.strip()]
+            benches = list(dict.fromkeys(b.strip() for b in bench.split(",") if b.strip()))
         config = RunConfig(
             model=model,
             base_url=base_url,
             benches=benches,
-            strategies=[s.strip() for s in strategy.split(",")] if strategy else [],
+            strategies=list(dict.fromkeys(s.strip() for s in strategy.split(",") if s.strip())) if strategy else [],
             options=parse_options(option or []),
             limit=limit,
             seed=seed,
@@ -138,8 +140,6 @@ def run(
             max_tokens=max_tokens,
         )
         run_dir = out or Path("runs") / f"{config.model.replace(':', '-').replace('/', '_')}-{config.fingerprint()}"
-    data = DataContext.from_env(config.data_dir, offline=offline)
-    selections = prepare(config, data)
     spec = BackendSpec.parse(
         config.model,
         base_url=config.base_url,
@@ -148,15 +148,22 @@ def run(
         timeout=timeout,
         max_retries=max_retries,
     )
+    BACKENDS.get(spec.backend)  # an unknown backend fails before any data is loaded
+    the_run = Run(run_dir, config)  # so does a run directory holding another configuration
+    selections = prepare(config, DataContext.from_env(config.data_dir, offline=offline))
     backend = make_backend(spec)
     response_cache = None if no_cache else ResponseCache(cache or cache_root() / "responses.sqlite")
-    metrics = Run(run_dir, config).execute(
-        backend,
-        selections,
-        cache=response_cache,
-        concurrency=concurrency,
-        progress=progress and sys.stderr.isatty(),
-    )
+    try:
+        metrics = the_run.execute(
+            backend,
+            selections,
+            cache=response_cache,
+            concurrency=concurrency,
+            progress=progress and sys.stderr.isatty(),
+        )
+    except KeyboardInterrupt:
+        typer.echo(f"interrupted; finished samples are saved in {run_dir}, the same command resumes", err=True)
+        raise typer.Exit(130) from None
     if response_cache is not None:
         response_cache.close()
     _print_markdown(headline_table(metrics))
@@ -252,6 +259,3 @@ def main() -> None:
     except StructbenchError as err:
         typer.echo(f"error: {err}", err=True)
         sys.exit(err.exit_code)
-    except KeyboardInterrupt:
-        typer.echo("interrupted; finished samples are saved, the same command resumes", err=True)
-        sys.exit(130)

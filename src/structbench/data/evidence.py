@@ -39,7 +39,7 @@ class ItemList(_Evidence):
 
 
 class Tree(_Evidence):
-    """A rooted tree as parent -> child edges; the root is the first edge's parent."""
+    """A tree (or forest) as parent -> child edges; every node without a parent is a root."""
 
     kind: Literal["tree"] = "tree"
     edges: list[tuple[str, str]]

@@ -47,10 +47,10 @@ def to_markdown(evidence: Evidence) -> str:
 
 def _tree_bullets(tree: Tree) -> str:
     children: dict[str, list[str]] = {}
-    nodes: list[str] = []
+    nodes: dict[str, None] = {}  # insertion-ordered set
     for parent, child in tree.edges:
         children.setdefault(parent, []).append(child)
-        nodes.extend(n for n in (parent, child) if n not in nodes)
+        nodes.update(dict.fromkeys((parent, child)))
     has_parent = {c for _, c in tree.edges}
     roots = [n for n in nodes if n not in has_parent]
     lines: list[str] = []

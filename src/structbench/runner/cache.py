@@ -15,6 +15,7 @@ from pathlib import Path
 import orjson
 
 from structbench.backends.base import Response
+from structbench.errors import UsageError
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -32,20 +33,20 @@ class ResponseCache:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute(_SCHEMA)
-        self._keys = {row[0] for row in self._conn.execute("SELECT key FROM responses")}
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.execute(_SCHEMA)
+        except (OSError, sqlite3.Error) as err:
+            raise UsageError(f"response cache {path}: {err}") from err
         self.hits = 0
         self.misses = 0
 
     def get(self, key: str) -> Response | None:
-        """The stored response, or None. Keys known at open time are held in memory, so a miss costs no query."""
-        row = None
-        if key in self._keys:
-            row = self._conn.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
+        """The stored response, or None (entries other processes wrote since opening included)."""
+        row = self._conn.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
         if row is None:
             self.misses += 1
             return None
@@ -60,7 +61,6 @@ class ResponseCache:
             "INSERT OR REPLACE INTO responses (key, model, request, response, created) VALUES (?, ?, ?, ?, ?)",
             (key, model, request_fields, orjson.dumps(response.to_json()).decode(), time.time()),
         )
-        self._keys.add(key)
 
     def __len__(self) -> int:
         return int(self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])

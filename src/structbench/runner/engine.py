@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from structbench.backends.base import BackendError
-from structbench.benchmark import Attempt, Benchmark, Strategy, current_sample
+from structbench.benchmark import Attempt, Benchmark, Scored, Strategy, current_sample
 from structbench.data.sample import Sample
 from structbench.runner.calls import CallLog, ModelCaller
 from structbench.runner.records import SampleRecord
@@ -41,8 +41,12 @@ async def run_job(job: Job, caller: ModelCaller, model: str, max_tokens: int | N
     try:
         scored = job.bench.score(job.sample, attempt, job.strategy.name)
     except Exception as err:
-        scored = job.bench.score(job.sample, Attempt(output=""), job.strategy.name)
         error = error or f"scoring failed: {type(err).__name__}: {err}"
+        try:
+            scored = job.bench.score(job.sample, Attempt(output=""), job.strategy.name)
+        except Exception:
+            scored = Scored(id=job.sample.id, task=job.sample.task, parsed=None, gold=None, score=0.0,
+                            meta=job.sample.meta)
     return SampleRecord.model_construct(
         benchmark=job.bench.name,
         variant=job.variant,

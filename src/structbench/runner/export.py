@@ -65,9 +65,13 @@ def _params(request: Request) -> dict[str, Any]:
     return {
         "max_tokens": p.max_tokens,
         "temperature": p.temperature,
+        "top_p": p.top_p,
         "n": p.n,
         "stop": list(p.stop),
+        "seed": p.seed,
         "logprobs": p.logprobs,
+        "top_logprobs": p.top_logprobs,
+        "response_format": p.response_format,
     }
 
 

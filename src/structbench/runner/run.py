@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import platform
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from structbench.benchmark import Benchmark, Strategy
 from structbench.benchmarks import BENCHMARKS
 from structbench.data.sample import Sample
 from structbench.datasets import DataContext
-from structbench.errors import UsageError
+from structbench.errors import DataError, UsageError
 from structbench.results import MetricsFile, ResultEntry, compute_result
 from structbench.runner.cache import ResponseCache
 from structbench.runner.calls import ModelCaller
@@ -63,6 +64,7 @@ def load_benchmark(entry: str, options: dict[str, str]) -> tuple[Benchmark, str]
 
 def pick_strategies(bench: Benchmark, names: list[str]) -> list[Strategy]:
     """``[]`` -> the default; ``["all"]`` -> every strategy; else the named ones (each must exist)."""
+    names = list(dict.fromkeys(n for n in names if n))  # drop repeats and empty names
     if not names:
         return [bench.strategy(None)]
     if names == ["all"]:
@@ -75,7 +77,7 @@ def prepare(config: RunConfig, data: DataContext) -> list[Selection]:
     classes = [BENCHMARKS.get(split_bench(e)[0]) for e in config.benches]
     check_options_used(classes, config.options)
     selections = []
-    for entry in config.benches:
+    for entry in dict.fromkeys(config.benches):  # a repeated BENCH[:VARIANT] is evaluated once
         bench, variant = load_benchmark(entry, config.options)
         samples = bench.load(variant, data, seed=config.seed, limit=config.limit)
         if config.limit is not None:
@@ -85,6 +87,19 @@ def prepare(config: RunConfig, data: DataContext) -> list[Selection]:
             raise UsageError(f"{bench.name}:{variant}: duplicate sample ids")
         selections.append(Selection(bench, variant, samples, pick_strategies(bench, config.strategies)))
     return selections
+
+
+def _lock(run_dir: Path) -> int:
+    import fcntl
+
+    run_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(run_dir / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise UsageError(f"{run_dir} is being filled by another structbench process") from None
+    return fd
 
 
 def git_revision() -> str | None:
@@ -118,24 +133,46 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+def read_manifest(run_dir: Path) -> dict[str, Any]:
+    """A run directory's manifest (empty when there is none); a damaged one is a ``DataError``."""
+    import json
+
+    path = run_dir / MANIFEST
+    if not path.exists():
+        return {}
+    try:
+        manifest: dict[str, Any] = json.loads(path.read_text())
+        RunConfig.model_validate(manifest["config"])
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise DataError(f"{path}: not a structbench run manifest ({err})") from err
+    return manifest
+
+
 class Run:
-    """A run directory being filled: resumes whatever a previous session (or a killed one) finished."""
+    """A run directory being filled: resumes whatever a previous session (or a killed one) finished.
+
+    ``execute`` holds an exclusive lock on ``<run_dir>/.lock`` while it runs, so two processes never
+    fill the same directory at once."""
 
     def __init__(self, run_dir: Path, config: RunConfig) -> None:
         self.run_dir = run_dir
         self.config = config
-        manifest_path = run_dir / MANIFEST
-        self.manifest: dict[str, Any] = {}
-        if manifest_path.exists():
-            import json
+        if run_dir.exists() and not run_dir.is_dir():
+            raise UsageError(f"--out {run_dir}: exists and is not a directory")
+        self.manifest = read_manifest(run_dir)
+        if self.manifest and RunConfig.model_validate(self.manifest["config"]) != config:
+            raise UsageError(
+                f"{run_dir} holds a run with a different configuration; use another --out, "
+                f"or --resume {run_dir} to continue that run"
+            )
 
-            self.manifest = json.loads(manifest_path.read_text())
-            previous = RunConfig.model_validate(self.manifest["config"])
-            if previous != config:
-                raise UsageError(
-                    f"{run_dir} holds a run with a different configuration; use another --out, "
-                    f"or --resume {run_dir} to continue that run"
-                )
+    def check_backend(self, backend: Backend) -> None:
+        """Refuse to resume a run that a different server or model file started (same config, other target)."""
+        previous = self.manifest.get("backend")
+        if previous is not None and previous != backend.describe():
+            raise UsageError(
+                f"{self.run_dir} was run against {previous}, not {backend.describe()}; use another --out"
+            )
 
     def execute(
         self,
@@ -146,8 +183,11 @@ class Run:
         concurrency: int,
         progress: bool,
     ) -> MetricsFile:
+        self.check_backend(backend)
+        lock = _lock(self.run_dir)
         store = RunStore(self.run_dir)
         model = self.config.model
+        hits_before = cache.hits if cache else 0
         jobs = [
             Job(sel.bench, sel.variant, strategy, sample)
             for sel in selections
@@ -189,13 +229,16 @@ class Run:
                 finished=_now(),
                 seconds=round(time.perf_counter() - t0, 3),
                 model_calls=caller.model_calls,
-                cache_hits=cache.hits if cache else 0,
+                cache_hits=(cache.hits - hits_before) if cache else 0,
             )
             self.manifest["status"] = status
             self.manifest["packages"] = package_versions()  # after the requests: importlib.metadata is slow
             write_json_atomic(self.run_dir / MANIFEST, self.manifest)
-        metrics = metrics_from_records(selections, list(store.records.values()), model)
-        write_json_atomic(self.run_dir / METRICS, metrics.model_dump())
+        try:
+            metrics = metrics_from_records(selections, list(store.records.values()), model)
+            write_json_atomic(self.run_dir / METRICS, metrics.model_dump(mode="json"))
+        finally:
+            os.close(lock)
         return metrics
 
     async def _run_all(

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from structbench.errors import DataError
+from structbench.errors import DataError, UsageError
 from structbench.runner.records import SampleRecord
 
 MANIFEST = "manifest.json"
@@ -29,7 +29,7 @@ def write_json_atomic(path: Path, data: Any) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(fd, "w") as fh:
-            json.dump(data, fh, indent=2, ensure_ascii=False, default=str)
+            json.dump(data, fh, indent=2, ensure_ascii=False, default=str, allow_nan=False)
             fh.write("\n")
             fh.flush()
             os.fsync(fh.fileno())
@@ -69,7 +69,10 @@ class RunStore:
         self.records: dict[tuple[str, str, str, str, str], SampleRecord] = {
             r.key: r for r in read_records(self.samples_path, repair=True)
         }
-        self._fd = os.open(self.samples_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            self._fd = os.open(self.samples_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as err:
+            raise UsageError(f"{self.samples_path}: {err.strerror}") from err
 
     def done(self, key: tuple[str, str, str, str, str]) -> bool:
         """True when ``key`` finished without error (errored samples are retried on resume)."""
@@ -77,9 +80,12 @@ class RunStore:
         return record is not None and record.error is None
 
     def append(self, record: SampleRecord) -> None:
-        line = record.model_dump_json() + "\n"
-        os.write(self._fd, line.encode())
-        self.records[record.key] = record
+        """Write one line (all of it, or raise) and keep the record as it reads back from disk."""
+        line = record.model_dump_json(fallback=repr).encode() + b"\n"
+        view = memoryview(line)
+        while view:
+            view = view[os.write(self._fd, view) :]
+        self.records[record.key] = SampleRecord.model_validate_json(line)
 
     def close(self) -> None:
         os.fsync(self._fd)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import replace
 
 from structbench.backends.base import Choice, Request
 from structbench.benchmark import Attempt, Generate, Strategy
@@ -51,8 +52,6 @@ class SelfConsistency(Strategy):
 
     async def run(self, sample: Sample, generate: Generate) -> Attempt:
         base = self.build(sample)
-        from dataclasses import replace
-
         request = replace(base, params=replace(base.params, n=self.k, temperature=self.temperature))
         response = await generate(request)
         texts = [c.text for c in response.choices]
@@ -60,7 +59,7 @@ class SelfConsistency(Strategy):
 
 
 class SelfRefine(Strategy):
-    """Answer, then one follow-up turn asking the model to check and refine its answer."""
+    """Answer, then ``rounds`` follow-up turns (one by default) asking the model to check and refine."""
 
     def __init__(
         self, name: str, build: PromptBuilder, follow_up: FollowUp, rounds: int = 1, description: str = ""

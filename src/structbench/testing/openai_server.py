@@ -1,7 +1,7 @@
 """A minimal OpenAI-compatible HTTP server on loopback, for tests and the overhead benchmark.
 
 It answers ``/v1/chat/completions`` and ``/v1/completions`` after a fixed latency with a fixed reply,
-can fail every k-th request with 429 (``Retry-After``) or 500, and appends one line per request it
+can fail every k-th request with 429 (``Retry-After: 0`` by default) or 500, and appends one line per request it
 answers to a log (``request_digest``, then the times it was received and answered), so tests can
 prove no request was repeated and benchmarks can time the request phase.
 
@@ -81,9 +81,6 @@ class MockOpenAIServer:
             request = json.loads(body or b"{}")
         except ValueError:
             return 400, {"error": {"message": "invalid JSON"}}, ""
-        if self.log_fd is not None:
-            line = f"{request_digest(request)} {received:.6f} {time.time():.6f}\n"
-            os.write(self.log_fd, line.encode())
         n = int(request.get("n", 1))
         if path == "/v1/chat/completions":
             choices = [
@@ -94,6 +91,9 @@ class MockOpenAIServer:
             choices = [{"index": i, "text": self.reply, "finish_reason": "stop"} for i in range(n)]
         else:
             return 404, {"error": {"message": f"no route {method} {path}"}}, ""
+        if self.log_fd is not None:
+            line = f"{request_digest(request)} {received:.6f} {time.time():.6f}\n"
+            os.write(self.log_fd, line.encode())
         usage = {"prompt_tokens": len(body) // 4, "completion_tokens": 1}
         return 200, {"id": "mock", "object": "chat.completion", "choices": choices, "usage": usage}, ""
 
