@@ -154,3 +154,12 @@ def test_instance_row_order_default() -> None:
         noisy_units=[Row(("n0",)), Row(("n1",), 7)],
     )
     assert [u.order for u in [*inst.positive_units, *inst.noisy_units] if isinstance(u, Row)] == [0, 1, 7]
+
+
+def test_f1_strips_accents_and_reads_numbers_like_rfqa() -> None:
+    assert answer_f1(["São Paulo"], ["Sao Paulo"]) == 1.0
+    assert answer_f1(["3 million"], ["3000000"]) == 1.0
+    assert answer_f1(["1.000,5", "Zürich"], ["1000.5", "zurich"]) == 1.0
+    assert normalize("1e5") == normalize("100000") and normalize("-.5") == normalize("-0.5")
+    assert answer_f1(["3 million"], ["3"]) == 0.0
+    assert normalize("5 km") == "5 km"  # a suffix that is no shorthand leaves text

@@ -6,40 +6,21 @@ and ``1,000.5`` -> 1000.5). A cell that reads as a number becomes its canonical 
 ``1000.5``) and carries the number for tolerant comparison; other cells become trimmed text with
 runs of whitespace collapsed. NULL (JSON ``null``, missing attribute) normalizes to the empty text.
 
-Choices the paper leaves open: commas, spaces or apostrophes between groups of three digits
-(``1,000``, ``1 234 567``) and repeated dots (``1.000.000``) separate thousands; when both a dot and
-a comma occur the last one is the decimal separator; any other lone comma is a decimal comma
-(``3,5``); a single dot is always a decimal point (``1.008`` stays 1.008, an atomic weight).
-Shorthand is only read when the whole cell is a number and its suffix, so ``B-block`` or a name with
-an initial is never mistaken for a number.
+Accents, number reading and number text are shared with SKA-Bench (:mod:`structbench.data.normalize`,
+which also lists the choices the paper leaves open: thousands and decimal separators, shorthand).
 """
 
 from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-_SUFFIXES = {
-    "k": 1e3,
-    "thousand": 1e3,
-    "m": 1e6,
-    "mn": 1e6,
-    "mio": 1e6,
-    "million": 1e6,
-    "millions": 1e6,
-    "b": 1e9,
-    "bn": 1e9,
-    "billion": 1e9,
-    "billions": 1e9,
-    "t": 1e12,
-    "tn": 1e12,
-    "trillion": 1e12,
-}
-_NUMBER = re.compile(r"^([+-]?)(\d[\d.,\s\u202f\u00a0']*\d|\d)\s*([a-z]*)$")
-_GROUPED = re.compile(r"^\d{1,3}([.,\s\u202f\u00a0'])\d{3}(\1\d{3})*$")
+from structbench.data.normalize import number_text, parse_number, strip_accents
+
+__all__ = ["Cell", "normalize_cell", "number_text", "parse_number", "strip_accents"]
+
 _SPACES = re.compile(r"\s+")
 _NULLS = frozenset({"null", "none", "nan"})
 _NUMBER_START = frozenset("0123456789+-")
@@ -51,60 +32,6 @@ class Cell:
 
     text: str
     number: float | None = None
-
-
-def strip_accents(text: str) -> str:
-    """``é`` -> ``e``: decompose and drop combining marks."""
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-
-
-def _plain_number(body: str) -> float | None:
-    """The value of a digit string with thousands and decimal separators in either convention."""
-    grouped = _GROUPED.match(body)
-    if grouped:
-        if grouped.group(1) == "." and body.count(".") == 1:
-            return float(body)  # "1.000" or "1.008": a decimal point
-        return float(re.sub(r"\D", "", body))
-    compact = re.sub(r"[\s\u202f\u00a0']", "", body)
-    has_dot, has_comma = "." in compact, "," in compact
-    if has_dot and has_comma:
-        decimal = "." if compact.rfind(".") > compact.rfind(",") else ","
-        thousands = "," if decimal == "." else "."
-        compact = compact.replace(thousands, "").replace(decimal, ".")
-    elif has_comma:
-        if compact.count(",") > 1:
-            return None
-        compact = compact.replace(",", ".")
-    elif compact.count(".") > 1:
-        return None
-    try:
-        return float(compact)
-    except ValueError:
-        return None
-
-
-def parse_number(text: str) -> float | None:
-    """The number a normalized (lower-case, accent-free) text denotes, or None."""
-    m = _NUMBER.match(text)
-    if not m:
-        return None
-    sign, body, suffix = m.groups()
-    if suffix and suffix not in _SUFFIXES:
-        return None
-    value = _plain_number(body)
-    if value is None:
-        return None
-    if suffix:
-        value *= _SUFFIXES[suffix]
-    return -value if sign == "-" else value
-
-
-def number_text(value: float) -> str:
-    """Canonical text of a number: integral values without a decimal part, others as repr."""
-    if math.isfinite(value) and value == int(value) and abs(value) < 1e18:
-        return str(int(value))
-    return repr(value)
 
 
 def normalize_cell(value: Any) -> Cell:

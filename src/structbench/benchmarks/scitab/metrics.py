@@ -1,6 +1,7 @@
 """SciTab's metrics: macro-F1 (three-class and two-class), accuracy, confusion matrices.
 
-Definitions follow scikit-learn's ``f1_score(y_true, y_pred, average="macro", zero_division=0)``:
+Definitions (shared, in :mod:`structbench.stats.classification`) follow scikit-learn's ``f1_score(y_true,
+y_pred, average="macro", zero_division=0)``:
 per class, precision = TP / predicted, recall = TP / gold, F1 their harmonic mean (0 where
 undefined), averaged over the classes that occur among the gold labels or the predictions
 (scikit-learn's default label set; on the full test set that is every class). A reply that gave no
@@ -17,24 +18,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from structbench.benchmarks.scitab.source import LABELS, REFUTES, SUPPORTS
+from structbench.stats import classification
 
 INVALID = "invalid"
 """Column of the confusion matrix for replies that gave no label."""
 TWO_CLASS = (SUPPORTS, REFUTES)
+UNPARSED: str | None = None
+"""A reply that gave no label is a miss of no class (``unparsed`` of :mod:`structbench.stats.classification`)."""
 
 
 def per_class(gold: Sequence[str], pred: Sequence[str | None], labels: Sequence[str]) -> dict[str, dict[str, float]]:
     """Precision, recall, F1 and support of each label."""
-    out: dict[str, dict[str, float]] = {}
-    for label in labels:
-        tp = sum(g == label and p == label for g, p in zip(gold, pred, strict=True))
-        predicted = sum(p == label for p in pred)
-        support = sum(g == label for g in gold)
-        precision = tp / predicted if predicted else 0.0
-        recall = tp / support if support else 0.0
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        out[label] = {"precision": precision, "recall": recall, "f1": f1, "support": float(support)}
-    return out
+    return classification.per_label(gold, pred, labels, unparsed=UNPARSED)
 
 
 def macro_f1(gold: Sequence[str], pred: Sequence[str | None], labels: Sequence[str]) -> float:
@@ -42,8 +37,7 @@ def macro_f1(gold: Sequence[str], pred: Sequence[str | None], labels: Sequence[s
     present = [label for label in labels if label in gold or label in pred]
     if not present:
         return 0.0
-    scores = per_class(gold, pred, present)
-    return sum(s["f1"] for s in scores.values()) / len(present)
+    return classification.macro_f1(gold, pred, present, unparsed=UNPARSED)
 
 
 def two_class(gold: Sequence[str], pred: Sequence[str | None]) -> tuple[list[str], list[str | None]]:
@@ -58,8 +52,8 @@ def confusion(
     """Rows: ``gold_labels``; columns: the three labels plus ``invalid`` (a reply that gave no label)."""
     columns = [*LABELS, INVALID]
     rows = list(gold_labels)
-    matrix = [[0] * len(columns) for _ in rows]
-    for g, p in zip(gold, pred, strict=True):
-        if g in rows:
-            matrix[rows.index(g)][columns.index(p) if p in LABELS else len(LABELS)] += 1
+    shown = [p if p in LABELS else INVALID for p in pred]
+    labels = [*columns, *(row for row in rows if row not in columns)]
+    full = classification.confusion_matrix(gold, shown, labels)
+    matrix = [full[labels.index(row), : len(columns)].tolist() for row in rows]
     return {"gold": rows, "predicted": columns, "matrix": matrix}

@@ -49,6 +49,7 @@ from structbench.data import AnswerListGold, Graph, LabelGold, Sample, Table, Te
 from structbench.datasets import DataContext
 from structbench.errors import UsageError
 from structbench.strategies import SelfConsistency, SingleTurn
+from structbench.strategies.vote import majority
 
 log = logging.getLogger(__name__)
 
@@ -292,7 +293,7 @@ class SkaBench(Benchmark):
     def score(self, sample: Sample, attempt: Attempt, strategy: str) -> Scored:
         outputs = attempt.outputs or [attempt.output]
         if sample.meta["testbed"] == NEGATIVE:
-            verdict = _majority([parse_rejection(o) for o in outputs], key=lambda v: v)
+            verdict = majority([parse_rejection(o) for o in outputs])
             value = float(verdict == "no")
             return Scored(
                 id=sample.id,
@@ -304,7 +305,7 @@ class SkaBench(Benchmark):
                 meta=sample.meta,
             )
         gold = sample.gold.answers if isinstance(sample.gold, AnswerListGold) else []
-        answers = _majority([parse_answer_list(o) for o in outputs], key=lambda a: frozenset(normalize(x) for x in a))
+        answers = majority([parse_answer_list(o) for o in outputs], key=lambda a: frozenset(normalize(x) for x in a))
         f1 = answer_f1(answers, gold)
         return Scored(
             id=sample.id, task=sample.task, parsed=answers, gold=gold, score=f1, values={"f1": f1}, meta=sample.meta
@@ -325,13 +326,3 @@ class SkaBench(Benchmark):
             "positive_units": sample.extra["positive_count"],
             "context_tokens": sample.extra["context_tokens"],
         }
-
-
-def _majority(values: list[Any], key: Any) -> Any:
-    """The most frequent parsed value (by ``key``), the earliest among ties; None when nothing parsed."""
-    parsed = [v for v in values if v is not None]
-    if not parsed:
-        return None
-    counts = Counter(key(v) for v in parsed)
-    best = max(counts.values())
-    return next(v for v in parsed if counts[key(v)] == best)

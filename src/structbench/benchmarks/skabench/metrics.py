@@ -1,10 +1,13 @@
 """SKA-Bench metrics (section 4.1): answer-list F1 per instance, averaged; rejection rate.
 
 The paper scores "the agreement between the predicted answer list and the gold answer list" with F1
-averaged over instances (macro-F1). Answers are compared as sets of normalized strings: numbers are
-canonicalized (``1,780,000`` = ``1780000``, ``5.0`` = ``5``, a leading ``$`` or trailing ``%`` dropped);
-other strings are lowercased with punctuation, articles and extra whitespace removed (SQuAD style,
-except that an answer made only of an article keeps it).
+averaged over instances (macro-F1). Answers are compared as sets of normalized strings: accents are
+removed (``São`` = ``Sao``); numbers are canonicalized with RFQA's number reading, shared in
+:mod:`structbench.data.normalize`, as the gold answers come from the same databases (``1,780,000`` =
+``1.780.000`` = ``1780000``, ``5.0`` = ``5``, ``3 million`` = ``3000000``, ``1.000,5`` = ``1000.5``), plus
+a leading decimal point or an exponent (``.5``, ``1e5``), a leading ``$`` or trailing ``%`` dropped; other
+strings are lowercased with punctuation, articles and extra whitespace removed (SQuAD style, except that
+an answer made only of an article keeps it).
 The official normalization is not published.
 """
 
@@ -15,25 +18,30 @@ import re
 import string
 from collections.abc import Iterable, Sequence
 
+from structbench.data.normalize import number_text, parse_number, strip_accents
+
 _NUMBER = re.compile(r"^[+-]?(\d{1,3}(,\d{3})+|\d+)?(\.\d+)?([eE][+-]?\d+)?$")
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans("", "", string.punctuation)
 
 
 def _number(text: str) -> str | None:
-    raw = text.strip().removeprefix("$").removesuffix("%").strip()
-    if not raw or not any(c.isdigit() for c in raw) or not _NUMBER.match(raw):
+    """Canonical number text of an (accent-free) answer that reads as a number, else None."""
+    raw = " ".join(text.lower().split()).removeprefix("$").removesuffix("%").strip()
+    if not raw or not any(c.isdigit() for c in raw):
         return None
-    value = float(raw.replace(",", ""))
-    if not math.isfinite(value):
+    value = parse_number(raw)
+    if value is None and _NUMBER.match(raw):
+        value = float(raw.replace(",", ""))
+    if value is None or not math.isfinite(value):
         return None
-    if value.is_integer():
-        return str(int(value))
-    return repr(round(value, 9))
+    return number_text(round(value, 9))
 
 
 def normalize(answer: str) -> str:
     """The comparable form of one answer string."""
+    if not answer.isascii():
+        answer = strip_accents(answer)
     number = _number(answer)
     if number is not None:
         return number

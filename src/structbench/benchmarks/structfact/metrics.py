@@ -1,4 +1,5 @@
-"""Classification metrics with scikit-learn's definitions (``zero_division=0``), in numpy.
+"""Classification metrics with scikit-learn's definitions (``zero_division=0``), from
+:mod:`structbench.stats.classification`.
 
 As in the official ``cal_option.py``, which hands sklearn the gold labels and the mapped predictions,
 the label set is every label that occurs in gold or predictions, ``NONE`` (no option found) included:
@@ -16,6 +17,10 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from structbench.stats.classification import accuracy, confusion_matrix, label_counts, observed_labels
+
+__all__ = ["METRIC_NAMES", "NO_ANSWER", "average_runs", "classification_metrics", "confusion_matrix"]
+
 NO_ANSWER = "NONE"
 """The prediction recorded when no option letter was found."""
 
@@ -29,43 +34,21 @@ METRIC_NAMES = (
 )
 
 
-def confusion_matrix(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> np.ndarray:
-    """Counts with gold labels as rows and predictions as columns, in ``labels`` order."""
-    index = {label: i for i, label in enumerate(labels)}
-    matrix = np.zeros((len(labels), len(labels)), dtype=np.int64)
-    for g, p in zip(gold, pred, strict=True):
-        matrix[index[g], index[p]] += 1
-    return matrix
-
-
-def _divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    out = np.zeros(num.shape, dtype=float)
-    np.divide(num, den, out=out, where=den != 0)
-    return out
-
-
-def classification_metrics(gold: Sequence[str], pred: Sequence[str]) -> dict[str, float]:
-    """``METRIC_NAMES`` over aligned gold and predicted labels (all 0.0 when empty)."""
+def classification_metrics(gold: Sequence[str], pred: Sequence[str | None]) -> dict[str, float]:
+    """``METRIC_NAMES`` over aligned gold and predicted labels (all 0.0 when empty); None is ``NONE``."""
     if len(gold) != len(pred):
         raise ValueError(f"{len(gold)} gold labels but {len(pred)} predictions")
     if not gold:
         return dict.fromkeys(METRIC_NAMES, 0.0)
-    labels = sorted(set(gold) | set(pred))
-    matrix = confusion_matrix(gold, pred, labels)
-    tp = np.diag(matrix).astype(float)
-    support = matrix.sum(axis=1).astype(float)
-    predicted = matrix.sum(axis=0).astype(float)
-    precision = _divide(tp, predicted)
-    recall = _divide(tp, support)
-    f1 = _divide(2 * tp, support + predicted)
-    weights = support / support.sum()
+    labels = observed_labels(gold, pred, unparsed=NO_ANSWER)
+    counts = label_counts(gold, pred, labels, unparsed=NO_ANSWER)
     return {
-        "accuracy": float(tp.sum() / len(gold)),
-        "weighted_f1": float(weights @ f1),
-        "balanced_accuracy": float(recall[support > 0].mean()),
-        "macro_f1": float(f1.mean()),
-        "weighted_precision": float(weights @ precision),
-        "weighted_recall": float(weights @ recall),
+        "accuracy": accuracy(gold, pred, unparsed=NO_ANSWER),
+        "weighted_f1": counts.weighted(counts.f1),
+        "balanced_accuracy": counts.balanced_accuracy,
+        "macro_f1": counts.macro(counts.f1),
+        "weighted_precision": counts.weighted(counts.precision),
+        "weighted_recall": counts.weighted(counts.recall),
     }
 
 

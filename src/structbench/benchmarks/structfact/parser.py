@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from structbench.backends.base import Choice
+from structbench.strategies import vote
 
 Direction = Literal["first", "last"]
 
@@ -57,12 +57,8 @@ def find_option(text: str, direction: Direction) -> OptionMention | None:
 
 def majority(votes: Sequence[str | None]) -> tuple[str | None, float]:
     """The most frequent non-None vote (ties go to the earliest) and its share of all votes."""
-    counts = Counter(v for v in votes if v is not None)
-    if not counts:
-        return None, 0.0
-    best = max(counts.values())
-    winner = next(v for v in votes if v is not None and counts[v] == best)
-    return winner, best / len(votes)
+    winner = vote.majority(votes)
+    return winner, (votes.count(winner) / len(votes) if winner is not None else 0.0)
 
 
 def raw_majority(texts: Sequence[str]) -> str:
