@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections import Counter
+from pyexpat import ExpatError, ParserCreate
 
 import pytest
 import ryml
@@ -15,6 +17,7 @@ from structbench.benchmarks.structext.generator import GENERATORS, GroundTruthEr
 from structbench.benchmarks.structext.suites import SUITES, suite_items
 from structbench.benchmarks.structext.templates import LANGUAGES, TEMPLATES
 from structbench.benchmarks.structext.verify import VERIFIERS
+from structbench.forkmap import can_fork
 
 
 @pytest.fixture(scope="module")
@@ -72,6 +75,30 @@ def test_generated_text_is_pinned(suite: str, limit: int, digest: str) -> None:
     assert h.hexdigest() == digest
 
 
+def test_worker_processes_do_not_change_the_suite() -> None:
+    alone = suite_items("hard", seed=3, workers=1)
+    assert suite_items("hard", seed=3, workers=2) == alone
+    assert suite_items("hard", seed=3, workers=3) == alone
+    assert suite_items("hard", seed=3, workers=2, limit=500) == alone[:500]
+
+
+def test_a_generator_bug_in_a_worker_process_reaches_the_caller(monkeypatch: pytest.MonkeyPatch) -> None:
+    if not can_fork():
+        pytest.skip("forking is not possible here now (another thread is alive)")
+    caller = os.getpid()
+    check = VERIFIERS["org"]
+
+    def fails_in_workers(qas: list) -> None:
+        if os.getpid() != caller:
+            raise GroundTruthError("org: planted disagreement")
+        check(qas)
+
+    monkeypatch.setitem(VERIFIERS, "org", fails_in_workers)
+    assert len(suite_items("test", seed=0, workers=1)) == 3712  # no worker: nothing planted fires
+    with pytest.raises(GroundTruthError, match="planted disagreement"):
+        suite_items("test", seed=0, workers=2)
+
+
 def test_syntax_questions_are_balanced_unless_official(test_suite: list) -> None:
     for template in ("json.syntax", "yaml.syntax", "xml.syntax"):
         golds = Counter(i.answer for i in test_suite if i.template == template)
@@ -122,6 +149,8 @@ def test_broken_texts_are_rejected_by_every_parser() -> None:
             ryml.parse_in_arena(broken["yaml"].encode())
         with pytest.raises(etree.XMLSyntaxError):
             etree.fromstring(broken["xml"].encode())
+        with pytest.raises(ExpatError):
+            ParserCreate().Parse(broken["xml"], True)
 
 
 def test_yaml_reads_the_same_with_pyyaml_and_rapidyaml() -> None:

@@ -1,0 +1,110 @@
+"""fork_map: shares computed in forked children come back in order; failures surface in the caller."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from structbench import forkmap
+from structbench.forkmap import fork_map
+
+pytestmark = pytest.mark.skipif(not forkmap.can_fork(), reason="needs fork and a single-threaded process")
+
+
+class ShareError(RuntimeError):
+    """A failure raised inside a worker."""
+
+
+def _pid_and_square(share: int) -> tuple[int, int]:
+    return os.getpid(), share * share
+
+
+def test_results_in_share_order_from_other_processes() -> None:
+    results = fork_map(_pid_and_square, [3, 1, 4, 1, 5])
+    assert [square for _, square in results] == [9, 1, 16, 1, 25]
+    pids = [pid for pid, _ in results]
+    assert pids[0] == os.getpid()  # the first share runs here
+    assert len(set(pids)) == 5  # every other share in its own child
+
+
+def test_large_results_cross_the_pipe_intact() -> None:
+    text = "x" * 3_000_000  # far beyond a pipe's buffer
+
+    def work(k: int) -> str:
+        return text + str(k)
+
+    assert fork_map(work, [0, 1, 2]) == [text + "0", text + "1", text + "2"]
+
+
+def test_a_child_exception_is_raised_in_the_caller() -> None:
+    def work(share: int) -> int:
+        if share == 2:
+            raise ShareError("generator bug in share 2")
+        return share
+
+    with pytest.raises(ShareError, match="generator bug in share 2"):
+        fork_map(work, [0, 1, 2])
+
+
+def test_an_exception_that_does_not_pickle_travels_as_text() -> None:
+    class Local(Exception):  # a local class cannot be pickled by reference
+        pass
+
+    def work(share: int) -> int:
+        if share:
+            raise Local("cannot pickle me")
+        return share
+
+    with pytest.raises(RuntimeError, match="Local: cannot pickle me"):
+        fork_map(work, [0, 1])
+
+
+def test_a_killed_child_is_an_error_not_a_missing_result() -> None:
+    def work(share: int) -> int:
+        if share:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return share
+
+    with pytest.raises(RuntimeError, match="ended without a result"):
+        fork_map(work, [0, 1])
+
+
+def test_the_callers_failure_stops_the_children(tmp_path: Path) -> None:
+    pid_file = tmp_path / "child.pid"
+
+    def work(share: int) -> int:
+        if share == 0:
+            while not pid_file.exists():  # wait until the child is surely running
+                time.sleep(0.001)
+            raise ShareError("caller failed")
+        part = tmp_path / "child.part"
+        part.write_text(str(os.getpid()))
+        part.rename(pid_file)  # appears whole
+        signal.pause()  # would wait forever if not killed
+        return share
+
+    with pytest.raises(ShareError, match="caller failed"):
+        fork_map(work, [0, 1])
+    child = int(pid_file.read_text())
+    with pytest.raises(ChildProcessError):
+        os.waitpid(child, os.WNOHANG)  # killed and reaped: not even a zombie is left
+    with pytest.raises(ProcessLookupError):
+        os.kill(child, 0)
+
+
+def test_runs_here_while_another_thread_is_alive() -> None:
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        assert not forkmap.can_fork()
+        results = fork_map(_pid_and_square, [2, 3])
+    finally:
+        stop.set()
+        thread.join()
+    assert results == [(os.getpid(), 4), (os.getpid(), 9)]
