@@ -90,6 +90,20 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert not (tmp_path / "runs").exists()
 
 
+def test_resume_refuses_flags_that_would_change_the_run(tmp_path: Path) -> None:
+    sb(tmp_path, "run", "-m", "oracle", "-b", "toy", "-n", "5", "-o", "size=30", "--out", "r")
+    before = (tmp_path / "r" / "metrics.json").read_text()
+    err = sb(tmp_path, "run", "--resume", "r", "-n", "7", "-m", "mock:x.json", check=2).stderr
+    assert "--model, --limit would change it" in err
+    assert "--option" in sb(tmp_path, "run", "--resume", "r", "-o", "size=20", check=2).stderr
+    assert "--out" in sb(tmp_path, "run", "--resume", "r", "--out", "elsewhere", check=2).stderr
+    assert (tmp_path / "r" / "metrics.json").read_text() == before
+    # The same flags as the run's own, and execution settings, are fine.
+    sb(tmp_path, "run", "--resume", "r", "-m", "oracle", "-b", "toy", "-n", "5", "-o", "size=30", "--out", "r",
+       "--concurrency", "2", "--timeout", "30")
+    assert json.loads((tmp_path / "r" / "metrics.json").read_text())["results"][0]["n"] == 5
+
+
 @pytest.fixture()
 def server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     log = tmp_path / "requests.log"

@@ -77,8 +77,39 @@ def list_cmd() -> None:
     console.print("backends: " + ", ".join(BACKENDS.names()) + f" (default: {DEFAULT_MODEL}, embedded Gemma 3 270M)")
 
 
+def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict[str, Any]) -> list[str]:
+    """The run-defining flags given on the command line whose values differ from the resumed run's."""
+    from structbench.runner.config import parse_options
+
+    def typed(name: str) -> bool:  # ParameterSource.COMMANDLINE, compared by name (typer vendors click)
+        source = ctx.get_parameter_source(name)
+        return source is not None and source.name == "COMMANDLINE"
+
+    def split(text: str | None) -> list[str]:
+        return list(dict.fromkeys(part.strip() for part in (text or "").split(",") if part.strip()))
+
+    same = {
+        "model": lambda v: v == config.model,
+        "base_url": lambda v: v == config.base_url,
+        "bench": lambda v: split(v) == config.benches,
+        "strategy": lambda v: split(v) == config.strategies,
+        "option": lambda v: parse_options(v or []) == config.options,
+        "limit": lambda v: v == config.limit,
+        "seed": lambda v: v == config.seed,
+        "max_tokens": lambda v: v == config.max_tokens,
+        "data_dir": lambda v: str(v) == config.data_dir,
+        "out": lambda v: Path(v).resolve() == resume.resolve(),
+    }
+    return [
+        "--" + name.replace("_", "-")
+        for name, matches in same.items()
+        if typed(name) and not matches(given[name])
+    ]
+
+
 @app.command()
 def run(
+    ctx: typer.Context,
     model: Annotated[
         str, typer.Option("--model", "-m", help="BACKEND[:NAME], e.g. openai:gpt-4o-mini.")
     ] = DEFAULT_MODEL,
@@ -121,6 +152,15 @@ def run(
         if not manifest:
             raise UsageError(f"--resume {resume}: no {MANIFEST} there")
         config = RunConfig.model_validate(manifest["config"])
+        given = {"model": model, "base_url": base_url, "bench": bench, "strategy": strategy, "option": option,
+                 "limit": limit, "seed": seed, "max_tokens": max_tokens, "data_dir": data_dir, "out": out}
+        conflicts = _resume_conflicts(ctx, resume, config, given)
+        if conflicts:
+            raise UsageError(
+                f"--resume {resume} continues that run as its manifest defines it; "
+                f"{', '.join(conflicts)} would change it (start a new run instead, or drop them; "
+                "--concurrency, --timeout, --max-retries, --cache and the like may be given)"
+            )
         run_dir = resume
     else:
         if bench is None:
