@@ -1,7 +1,7 @@
 """Run a CPU-bound function over a few shares of work in forked processes, results back by pickle.
 
 Generation of large synthetic suites is pure Python plus C parsers, so threads do not help; a forked
-child starts in about a millisecond with every module already imported and every cache warm, which a
+child starts in a few milliseconds with every module already imported and every cache warm, which a
 ``spawn`` or ``forkserver`` pool cannot match. Forking is only safe in a single-threaded process, so
 ``fork_map`` runs the shares one after another here whenever forking is unavailable or another thread
 is alive. A child's exception is raised again in the caller; a child killed by a signal is an error.
