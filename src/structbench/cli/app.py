@@ -77,6 +77,11 @@ def list_cmd() -> None:
     console.print("backends: " + ", ".join(BACKENDS.names()) + f" (default: {DEFAULT_MODEL}, embedded Gemma 3 270M)")
 
 
+def _comma_list(text: str | None) -> list[str]:
+    """``"a, b,a"`` -> ``["a", "b"]``: the items of a comma-separated flag, once each, in order."""
+    return list(dict.fromkeys(part.strip() for part in (text or "").split(",") if part.strip()))
+
+
 def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict[str, Any]) -> list[str]:
     """The run-defining flags given on the command line whose values differ from the resumed run's."""
     from structbench.runner.config import parse_options
@@ -85,14 +90,11 @@ def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict
         source = ctx.get_parameter_source(name)
         return source is not None and source.name == "COMMANDLINE"
 
-    def split(text: str | None) -> list[str]:
-        return list(dict.fromkeys(part.strip() for part in (text or "").split(",") if part.strip()))
-
     same = {
         "model": lambda v: v == config.model,
         "base_url": lambda v: v == config.base_url,
-        "bench": lambda v: split(v) == config.benches,
-        "strategy": lambda v: split(v) == config.strategies,
+        "bench": lambda v: _comma_list(v) == config.benches,
+        "strategy": lambda v: _comma_list(v) == config.strategies,
         "option": lambda v: parse_options(v or []) == config.options,
         "limit": lambda v: v == config.limit,
         "seed": lambda v: v == config.seed,
@@ -167,12 +169,12 @@ def run(
             benches, limit = DEFAULT_SUITE, limit if limit is not None else DEFAULT_LIMIT
             max_tokens = max_tokens if max_tokens is not None else DEFAULT_MAX_TOKENS
         else:
-            benches = list(dict.fromkeys(b.strip() for b in bench.split(",") if b.strip()))
+            benches = _comma_list(bench)
         config = RunConfig(
             model=model,
             base_url=base_url,
             benches=benches,
-            strategies=list(dict.fromkeys(s.strip() for s in strategy.split(",") if s.strip())) if strategy else [],
+            strategies=_comma_list(strategy),
             options=parse_options(option or []),
             limit=limit,
             seed=seed,

@@ -301,6 +301,11 @@ def _json_rejects(text: str) -> bool:
     return False
 
 
+def _syntax_truth(reference: str, document: str, rejects: Callable[[str], bool]) -> str:
+    """A Syntax answer: the document already parsed, so only a different text needs ``rejects``."""
+    return "True" if reference is not document and reference != document and rejects(reference) else "False"
+
+
 def _verify_notation(lang: str, read: Read, rejects: Callable[[str], bool]) -> Verifier:
     """The check of one notation's five questions, all answered from one ``read`` of the texts."""
 
@@ -329,8 +334,7 @@ def _verify_notation(lang: str, read: Read, rejects: Callable[[str], bool]) -> V
             elif kind == "first_sub_id":
                 _check(qa, root["subs"][0]["id"])
             elif kind == "syntax":
-                bad = qa.reference is not text and qa.reference != text and rejects(qa.reference)
-                _check(qa, "True" if bad else "False")
+                _check(qa, _syntax_truth(qa.reference, text, rejects))
             elif kind == "access_path":
                 if qa.slots["value"] in ids:
                     raise GroundTruthError(f"{qa.template}: value {qa.slots['value']!r} is also an id")
@@ -381,8 +385,7 @@ def verify_xml(qas: list[QA]) -> None:
             tags = [element.tag for element in _WITH_VALUE(root, value=qa.slots["value"])]
             _check(qa, tags[0] if len(tags) == 1 else f"<{len(tags)} tags>")
         else:
-            _check(qa, "True" if qa.reference is not text and qa.reference != text and _xml_rejects(qa.reference)
-                   else "False")
+            _check(qa, _syntax_truth(qa.reference, text, _xml_rejects))
 
 
 # --- markup ------------------------------------------------------------------------------------------
