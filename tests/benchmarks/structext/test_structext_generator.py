@@ -14,7 +14,7 @@ import yaml
 from lxml import etree
 
 from structbench.benchmarks.structext.generator import GENERATORS, GroundTruthError, Shape, generate
-from structbench.benchmarks.structext.suites import SUITES, suite_items
+from structbench.benchmarks.structext.suites import SUITES, _blocks, _shares, suite_items
 from structbench.benchmarks.structext.templates import LANGUAGES, TEMPLATES
 from structbench.benchmarks.structext.verify import VERIFIERS
 from structbench.forkmap import can_fork
@@ -80,6 +80,17 @@ def test_worker_processes_do_not_change_the_suite() -> None:
     assert suite_items("hard", seed=3, workers=2) == alone
     assert suite_items("hard", seed=3, workers=3) == alone
     assert suite_items("hard", seed=3, workers=2, limit=500) == alone[:500]
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_shares_cover_every_block_once_and_leave_children_lighter(n: int) -> None:
+    blocks = _blocks("hard")
+    shares = _shares(blocks, n, "balanced")
+    assert sorted(pos for share in shares for pos in share) == list(range(len(blocks)))
+    cost = [sum((Shape(blocks[p][0].depth, blocks[p][0].width).branching + 1) ** blocks[p][0].depth for p in share)
+            for share in shares]
+    assert all(cost[0] > child for child in cost[1:])  # a child still has to send its questions back
+    assert max(cost) < 1.2 * min(cost)
 
 
 def test_a_generator_bug_in_a_worker_process_reaches_the_caller(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -211,7 +211,7 @@ class _Ryml(threading.local):
         """The tree of ``text``, valid until the next ``parse``."""
         data = text.encode()
         tree = self.tree = ryml.Tree()  # clearing a used tree costs more than a new one
-        tree.reserve(2 * data.count(b"\n") + 16)
+        tree.reserve(data.count(b"\n") + data.count(b"- ") + 16)  # a node per line, two per "- key:" line
         tree.reserve_arena(len(data) + 16)
         ryml.parse_csubstr(data, tree)
         return tree
