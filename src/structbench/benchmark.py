@@ -154,3 +154,18 @@ class Benchmark(ABC):
 
 current_sample: ContextVar[tuple[Benchmark, Sample]] = ContextVar("current_sample")
 """The benchmark and sample a strategy is working on; the oracle backend reads it to know the gold."""
+
+other_models: ContextVar[Callable[[str, str | None], Generate]] = ContextVar("other_models")
+"""``(BACKEND[:NAME], base_url) -> generate`` for models other than the run's own (an LLM judge). The
+runner installs one (``runner.calls.ModelPool``) whose calls share the run's response cache and whose
+backends close with the run."""
+
+
+def other_model(spec: str, base_url: str | None = None) -> Generate:
+    """The ``generate`` of model ``spec`` (``BACKEND[:NAME]``), cached and closed by the active run."""
+    try:
+        pool = other_models.get()
+    except LookupError:
+        raise UsageError(f"model {spec!r} can only be called during a run (structbench run, or inside "
+                         "structbench.runner.calls.ModelPool)") from None
+    return pool(spec, base_url)

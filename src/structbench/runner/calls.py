@@ -1,11 +1,19 @@
-"""The ``generate`` a strategy receives: backend + response cache + in-flight de-duplication."""
+"""The ``generate`` a strategy receives: backend + response cache + in-flight de-duplication.
+
+``ModelPool`` does the same for models other than the run's own (an LLM judge), by spec.
+"""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from contextvars import Token
 from dataclasses import dataclass, replace
+from types import TracebackType
 
 from structbench.backends.base import Backend, Request, Response, cache_fields, cache_key
+from structbench.backends.factory import BackendSpec, make_backend
+from structbench.benchmark import Generate, other_models
 from structbench.runner.cache import ResponseCache
 
 
@@ -44,6 +52,40 @@ class ModelCaller:
             raise
         finally:
             del self._inflight[key]
+
+
+class ModelPool:
+    """Callers for models other than the run's own, each built on first use and sharing one response cache.
+
+    ``async with`` makes the pool what ``benchmark.other_model`` answers from, and closes its backends
+    at the end, so a judge's calls are cached like the run's own and nothing is left open.
+    """
+
+    def __init__(self, cache: ResponseCache | None) -> None:
+        self.cache = cache
+        self.callers: dict[tuple[str, str | None], ModelCaller] = {}
+        self._token: Token[Callable[[str, str | None], Generate]] | None = None
+
+    def __call__(self, spec: str, base_url: str | None = None) -> ModelCaller:
+        key = (spec, base_url)
+        if key not in self.callers:
+            self.callers[key] = ModelCaller(make_backend(BackendSpec.parse(spec, base_url=base_url)), self.cache)
+        return self.callers[key]
+
+    @property
+    def model_calls(self) -> int:
+        return sum(caller.model_calls for caller in self.callers.values())
+
+    async def __aenter__(self) -> ModelPool:
+        self._token = other_models.set(self)
+        return self
+
+    async def __aexit__(self, kind: type[BaseException] | None, err: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        if self._token is not None:
+            other_models.reset(self._token)
+        for caller in self.callers.values():
+            await caller.backend.aclose()
 
 
 @dataclass

@@ -24,7 +24,7 @@ from structbench.datasets import DataContext
 from structbench.errors import DataError, UsageError
 from structbench.results import MetricsFile, ResultEntry, compute_result
 from structbench.runner.cache import ResponseCache
-from structbench.runner.calls import ModelCaller
+from structbench.runner.calls import ModelCaller, ModelPool
 from structbench.runner.config import RunConfig, check_options_used, options_for, split_bench
 from structbench.runner.engine import Job, run_jobs
 from structbench.runner.progress import RunProgress
@@ -212,6 +212,7 @@ class Run:
         self.manifest.setdefault("sessions", []).append(session)
         write_json_atomic(self.run_dir / MANIFEST, self.manifest)
         caller = ModelCaller(backend, cache)
+        others = ModelPool(cache)
         t0 = time.perf_counter()
         status = "interrupted"
         try:
@@ -221,14 +222,14 @@ class Run:
                     store.append(record)
                     bar.advance(error=record.error is not None)
 
-                run_async(self._run_all(jobs, caller, concurrency, on_record, backend))
+                run_async(self._run_all(jobs, caller, others, concurrency, on_record))
             status = "complete"
         finally:
             store.close()
             session.update(
                 finished=_now(),
                 seconds=round(time.perf_counter() - t0, 3),
-                model_calls=caller.model_calls,
+                model_calls=caller.model_calls + others.model_calls,
                 cache_hits=(cache.hits - hits_before) if cache else 0,
             )
             self.manifest["status"] = status
@@ -242,12 +243,14 @@ class Run:
         return metrics
 
     async def _run_all(
-        self, jobs: list[Job], caller: ModelCaller, concurrency: int, on_record: Any, backend: Backend
+        self, jobs: list[Job], caller: ModelCaller, others: ModelPool, concurrency: int, on_record: Any
     ) -> None:
+        """Run the jobs; the run's backend and any other model the strategies called are closed after."""
         try:
-            await run_jobs(jobs, caller, self.config.model, concurrency, on_record, self.config.max_tokens)
+            async with others:
+                await run_jobs(jobs, caller, self.config.model, concurrency, on_record, self.config.max_tokens)
         finally:
-            await backend.aclose()
+            await caller.backend.aclose()
 
 
 def metrics_from_records(selections: list[Selection], records: list[SampleRecord], model: str) -> MetricsFile:

@@ -9,12 +9,18 @@ from pathlib import Path
 import pytest
 
 from structbench.backends.base import Choice, Request, Response
-from structbench.benchmark import current_sample
+from structbench.backends.oracle import OracleBackend
+from structbench.benchmark import Attempt, current_sample
 from structbench.benchmarks.structext import BENCHMARK
 from structbench.benchmarks.structext.benchmark import StrucTextEval
 from structbench.benchmarks.structext.judge import Judged, is_judge_request, judge_request, parse_verdict
 from structbench.data.sample import Sample
 from structbench.datasets import DataContext
+from structbench.errors import UsageError
+from structbench.runner.cache import ResponseCache
+from structbench.runner.calls import ModelPool
+from structbench.runner.config import RunConfig
+from structbench.runner.run import Run, prepare
 
 
 def _samples() -> list[Sample]:
@@ -27,16 +33,17 @@ def _run(bench: StrucTextEval, samples: list[Sample], strategy: str, answer: str
 
     async def main() -> dict[str, float]:
         scored = []
-        for sample in samples:
-            async def generate(request: Request, sample: Sample = sample) -> Response:
-                text = bench.oracle(sample, request) if answer is None or is_judge_request(request) else answer
-                return Response(choices=(Choice(text=text),))
+        async with ModelPool(None):
+            for sample in samples:
+                async def generate(request: Request, sample: Sample = sample) -> Response:
+                    text = bench.oracle(sample, request) if answer is None or is_judge_request(request) else answer
+                    return Response(choices=(Choice(text=text),))
 
-            token = current_sample.set((bench, sample))
-            try:
-                scored.append(bench.score(sample, await strat.run(sample, generate), strategy))
-            finally:
-                current_sample.reset(token)
+                token = current_sample.set((bench, sample))
+                try:
+                    scored.append(bench.score(sample, await strat.run(sample, generate), strategy))
+                finally:
+                    current_sample.reset(token)
         return bench.aggregate(scored)
 
     return asyncio.run(main())
@@ -71,7 +78,7 @@ def test_judge_on_another_backend(tmp_path: Path) -> None:
     samples = _samples()[:5]
     metrics = _run(bench, samples, "naive")  # the oracle answers, the mock judge disagrees
     assert metrics["judge"] == 0.0 and metrics["rougeL"] == 1.0
-    assert bench.strategies()["naive"].judge is not None  # type: ignore[attr-defined]
+    assert bench.strategies()["naive"].judge == f"mock:{script}"  # type: ignore[attr-defined]
 
 
 def test_unreadable_verdicts_count_as_wrong_and_are_reported(tmp_path: Path) -> None:
@@ -84,10 +91,33 @@ def test_unreadable_verdicts_count_as_wrong_and_are_reported(tmp_path: Path) -> 
     async def generate(request: Request) -> Response:
         return Response(choices=(Choice(text=bench.oracle(sample, request)),))
 
-    scored = bench.score(sample, asyncio.run(strat.run(sample, generate)), "naive")
+    async def judged() -> Attempt:
+        async with ModelPool(None):
+            return await strat.run(sample, generate)
+
+    scored = bench.score(sample, asyncio.run(judged()), "naive")
     assert scored.values["judge"] == 0.0 and scored.values["judge_unparsed"] == 1.0
 
 
 def test_no_judge_by_default() -> None:
     bench = BENCHMARK({})
     assert "judge" not in _run(bench, _samples()[:3], "naive")
+
+
+def test_a_judge_on_another_backend_is_cached_by_the_run(tmp_path: Path) -> None:
+    """The judge's calls go through the run's response cache: a second run asks the judge nothing."""
+    script = tmp_path / "judge.json"
+    script.write_text(json.dumps({"default": "True"}))
+    config = RunConfig(model="oracle", benches=["structext:test"], limit=4, options={"judge": f"mock:{script}"})
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    for name, judge_calls in (("first", 4), ("second", 0)):  # plus four oracle calls each time (never cached)
+        run = Run(tmp_path / name, config)
+        metrics = run.execute(OracleBackend(), prepare(config, DataContext()), cache=cache, concurrency=2,
+                              progress=False)
+        assert metrics.results[0].metrics["judge"] == 1.0
+        assert run.manifest["sessions"][-1]["model_calls"] == 4 + judge_calls
+
+
+def test_an_unknown_judge_backend_fails_before_the_run() -> None:
+    with pytest.raises(UsageError, match="unknown backend 'nosuch'"):
+        BENCHMARK({"judge": "nosuch:model"}).strategies()

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from structbench.backends.base import Backend, Request
+from structbench.backends.base import Request
 from structbench.benchmark import Attempt, Benchmark, Scored, Strategy
 from structbench.benchmarks.structext import judge, official, prompts
 from structbench.benchmarks.structext.answers import extract_answer
@@ -84,7 +84,6 @@ class StrucTextEval(Benchmark):
     Options: ClassVar[type[BaseModel]] = StructextOptions
 
     options: StructextOptions
-    _judge_backend: Backend | None = None
 
     # --- data ---------------------------------------------------------------------------------------
 
@@ -179,19 +178,18 @@ class StrucTextEval(Benchmark):
                    "The official repository's prompt with its '### Hint:' section."),
         ]
         if self.options.judge is not None:
-            table = [Judged(strategy, self._judge_generate()) for strategy in table]
+            model = self._judge_model()
+            table = [Judged(strategy, model, self.options.judge_base_url) for strategy in table]
         return {s.name: s for s in table}
 
-    def _judge_generate(self) -> judge.Generate | None:
-        """The judge model's ``generate`` (None: the run's own model), its backend built once."""
+    def _judge_model(self) -> str | None:
+        """The judge's ``BACKEND[:NAME]`` (None: the run's own model); an unknown backend fails here, before the run."""
         if self.options.judge in (None, "same"):
             return None
-        if self._judge_backend is None:
-            from structbench.backends.factory import BackendSpec, make_backend
+        from structbench.backends.factory import BACKENDS, BackendSpec
 
-            self._judge_backend = make_backend(BackendSpec.parse(self.options.judge,
-                                                                 base_url=self.options.judge_base_url))
-        return self._judge_backend.generate
+        BACKENDS.get(BackendSpec.parse(self.options.judge).backend)
+        return self.options.judge
 
     def oracle(self, sample: Sample, request: Request) -> str:
         assert isinstance(sample.gold, TextGold)

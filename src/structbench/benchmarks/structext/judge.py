@@ -3,8 +3,9 @@
 The paper reports an LLM-as-Judge score (GPT-4o, after Zheng et al., 2023) next to RougeL (Sec. 4.3,
 Table 6; Fig. 8 shows its binary "Judge: True/False" verdicts) but prints no judge prompt. Ours is a
 reference-guided single-answer grading prompt in the MT-Bench style, asking for a True/False verdict.
-The judge is any backend: the run's own (through the runner's cached ``generate``) or another one
-built from a ``BACKEND[:NAME]`` spec; ``judge_verdict`` also scores saved replies after the fact.
+The judge is any backend: the run's own or another one named by a ``BACKEND[:NAME]`` spec, which the
+run builds, caches like its own calls and closes (``benchmark.other_model``); ``judge_verdict`` also
+scores saved replies after the fact.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import re
 from collections.abc import Awaitable, Callable
 
 from structbench.backends.base import Request, Response
-from structbench.benchmark import Attempt, Strategy
+from structbench.benchmark import Attempt, Strategy, other_model
 from structbench.data.sample import Sample, TextGold
 
 Generate = Callable[[Request], Awaitable[Response]]
@@ -61,15 +62,17 @@ async def judge_verdict(sample: Sample, reply: str, generate: Generate) -> tuple
 class Judged(Strategy):
     """A strategy whose every attempt is also judged; the verdict goes to ``artifacts["judge"]``."""
 
-    def __init__(self, inner: Strategy, judge: Generate | None = None) -> None:
+    def __init__(self, inner: Strategy, judge: str | None = None, base_url: str | None = None) -> None:
         self.inner = inner
         self.judge = judge
-        """The judge's ``generate``; None: the run's own model, through the runner."""
+        """The judge model as ``BACKEND[:NAME]``, reached through the run (``other_model``); None: the run's own."""
+        self.base_url = base_url
         self.name = inner.name
         self.description = f"{inner.description} Judged by an LLM."
 
     async def run(self, sample: Sample, generate: Generate) -> Attempt:
         attempt = await self.inner.run(sample, generate)
-        verdict, text = await judge_verdict(sample, attempt.output, self.judge or generate)
+        judge = generate if self.judge is None else other_model(self.judge, self.base_url)
+        verdict, text = await judge_verdict(sample, attempt.output, judge)
         attempt.artifacts["judge"] = {"verdict": verdict, "reply": text}
         return attempt
