@@ -20,6 +20,7 @@ from structbench.errors import UsageError
 
 if TYPE_CHECKING:
     from structbench.datasets import DataContext
+    from structbench.stats.bootstrap import Statistic
 
 Generate = Callable[[Request], Awaitable[Response]]
 """How a strategy calls the model: the runner binds the backend, the response cache and bookkeeping."""
@@ -150,6 +151,15 @@ class Benchmark(ABC):
     def extra_results(self, scored: Sequence[Scored]) -> dict[str, Any]:
         """Extra JSON-able results for ``metrics.json`` (confusion matrix ...)."""
         return {}
+
+    def statistic(self, pool: Sequence[Scored], metric: str) -> Statistic | None:
+        """``aggregate(...)[metric]`` evaluated on many bootstrap resamples of ``pool`` at once, or None.
+
+        Bootstrap intervals of a metric that is not a mean of scores re-aggregate every resample;
+        a benchmark may offer a vectorized equivalent here (it must equal ``aggregate`` on every
+        resample: the benchmark's tests check it).
+        """
+        return None
 
 
 current_sample: ContextVar[tuple[Benchmark, Sample]] = ContextVar("current_sample")

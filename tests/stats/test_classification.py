@@ -9,6 +9,7 @@ import pytest
 from sklearn import metrics
 
 from structbench.stats.classification import (
+    LabelStatistic,
     accuracy,
     confusion_matrix,
     label_counts,
@@ -82,3 +83,44 @@ def test_hand_computed_and_edge_cases() -> None:
     assert label_counts([], [], ["x"]).balanced_accuracy == 0.0 and accuracy([], []) == 0.0
     with pytest.raises(ValueError, match="2 gold labels but 1 predictions"):
         label_counts(["x", "y"], ["x"], ["x"])
+
+
+@pytest.mark.parametrize("unparsed", [None, "e"])
+def test_label_statistic_counts_each_resample_as_label_counts_does(unparsed: str | None) -> None:
+    rng = random.Random(5)
+    gold, pred = _draw(rng, 300)
+    keep = [rng.random() < 0.8 for _ in gold]
+    labels = ["b", "e"]  # "a" and "c" are gold but no label: a prediction of "b" for them is a false positive
+    stat = LabelStatistic.of(gold, pred, labels, lambda c: c.macro(c.f1, present_only=True), unparsed=unparsed,
+                             keep=keep)
+    idx = np.random.default_rng(0).integers(0, 300, size=(40, 300))
+    for row, value in zip(idx, stat.batch(idx), strict=True):
+        g = [gold[i] for i in row if keep[i]]
+        p = [pred[i] for i in row if keep[i]]
+        counts = label_counts(g, p, labels, unparsed=unparsed)
+        present = [lab for lab, n in zip(labels, counts.support + counts.predicted, strict=True) if n]
+        assert value == pytest.approx(macro_f1(g, p, present, unparsed=unparsed), abs=1e-12)
+
+
+def test_batch_counts_average_as_label_counts_do() -> None:
+    rng = random.Random(6)
+    gold, pred = _draw(rng, 200)
+    labels = ALPHABET
+    idx = np.random.default_rng(1).integers(0, 200, size=(25, 200))
+    for name in ("weighted_f1", "balanced", "macro_precision", "weighted_recall"):
+        metric = {
+            "weighted_f1": lambda c: c.weighted(c.f1),
+            "balanced": lambda c: c.balanced_accuracy,
+            "macro_precision": lambda c: c.macro(c.precision),
+            "weighted_recall": lambda c: c.weighted(c.recall),
+        }[name]
+        values = LabelStatistic.of(gold, pred, labels, metric).batch(idx)
+        for row, value in zip(idx, values, strict=True):
+            counts = label_counts([gold[i] for i in row], [pred[i] for i in row], labels)
+            expected = {
+                "weighted_f1": counts.weighted(counts.f1),
+                "balanced": counts.balanced_accuracy,
+                "macro_precision": counts.macro(counts.precision),
+                "weighted_recall": counts.weighted(counts.recall),
+            }[name]
+            assert value == pytest.approx(expected, abs=1e-12), name

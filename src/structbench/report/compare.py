@@ -72,7 +72,7 @@ def _headline(run: RunDir, key: tuple[str, str, str], bench: Benchmark | None) -
 
 def _statistic(pool: Sequence[Scored], bench: Benchmark | None, metric: str, method: str) -> Statistic:
     if method == "aggregate" and bench is not None:
-        return AggregateStatistic(bench, pool, metric)
+        return bench.statistic(pool, metric) or AggregateStatistic(bench, pool, metric)
     return MeanStatistic(scores_of(pool))
 
 

@@ -17,7 +17,7 @@ and a prediction outside ``labels`` is still a miss (false negative) for the gol
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -144,3 +144,79 @@ def weighted_f1(
     """``f1_score(average="weighted", labels=labels, zero_division=0)``."""
     counts = label_counts(gold, pred, labels, unparsed=unparsed)
     return counts.weighted(counts.f1)
+
+
+@dataclass(frozen=True)
+class BatchCounts:
+    """``LabelCounts`` of many bootstrap resamples at once: arrays of shape (resamples, labels)."""
+
+    tp: np.ndarray
+    support: np.ndarray
+    predicted: np.ndarray
+
+    @property
+    def precision(self) -> np.ndarray:
+        return _divide(self.tp, self.predicted)
+
+    @property
+    def recall(self) -> np.ndarray:
+        return _divide(self.tp, self.support)
+
+    @property
+    def f1(self) -> np.ndarray:
+        return _divide(2 * self.tp, self.support + self.predicted)
+
+    def macro(self, values: np.ndarray, *, present_only: bool = False) -> np.ndarray:
+        """Unweighted mean over the labels, or over those that occur in the resample's gold or predictions
+        (scikit-learn's default label set); 0.0 for none."""
+        mask = (self.support + self.predicted > 0) if present_only else np.ones(values.shape, dtype=bool)
+        return _divide(np.where(mask, values, 0.0).sum(axis=1), mask.sum(axis=1).astype(float))
+
+    def weighted(self, values: np.ndarray) -> np.ndarray:
+        """Mean weighted by gold support (0.0 when no gold label is among the labels)."""
+        return _divide((self.support * values).sum(axis=1), self.support.sum(axis=1))
+
+    @property
+    def balanced_accuracy(self) -> np.ndarray:
+        """Mean recall over the labels with gold support (0.0 for none)."""
+        present = self.support > 0
+        return _divide(np.where(present, self.recall, 0.0).sum(axis=1), present.sum(axis=1).astype(float))
+
+
+@dataclass(frozen=True)
+class LabelStatistic:
+    """A label metric on many bootstrap resamples at once (a ``bootstrap.Statistic``), without re-aggregating.
+
+    Each sample becomes one (gold, predicted) pair code, with one extra code for any label outside
+    ``labels`` (and for None unless ``unparsed`` names a label), so that a resample's ``BatchCounts``
+    come from a single ``bincount`` and count exactly what ``label_counts`` counts. Samples with
+    ``keep`` False take no part (a metric over a subset, e.g. SciTab's two-class F1).
+    """
+
+    codes: np.ndarray
+    size: int
+    """Labels plus one (the code of everything else)."""
+    metric: Callable[[BatchCounts], np.ndarray]
+
+    @classmethod
+    def of(cls, gold: Sequence[str], pred: Sequence[Prediction], labels: Sequence[str],
+           metric: Callable[[BatchCounts], np.ndarray], *, unparsed: str | None = None,
+           keep: Sequence[bool] | None = None) -> LabelStatistic:
+        index: dict[str | None, int] = {label: i for i, label in enumerate(labels)}
+        size = len(labels) + 1
+        left_out = size * size
+        codes = [index.get(g, size - 1) * size + index.get(p, size - 1)
+                 for g, p in zip(gold, _resolve(pred, unparsed), strict=True)]
+        if keep is not None:
+            codes = [code if kept else left_out for code, kept in zip(codes, keep, strict=True)]
+        return cls(np.array(codes, dtype=np.int64), size, metric)
+
+    def batch(self, idx: np.ndarray) -> np.ndarray:
+        rows, cells = len(idx), self.size * self.size + 1  # the last cell: samples left out
+        flat = (self.codes[idx] + cells * np.arange(rows)[:, None]).ravel()
+        pairs = np.bincount(flat, minlength=rows * cells).reshape(rows, cells)[:, :-1]
+        table = pairs.reshape(rows, self.size, self.size).astype(float)  # gold rows, predicted columns
+        k = self.size - 1
+        counts = BatchCounts(np.diagonal(table, axis1=1, axis2=2)[:, :k], table[:, :k, :].sum(axis=2),
+                             table[:, :, :k].sum(axis=1))
+        return np.asarray(self.metric(counts), dtype=float)

@@ -2,8 +2,10 @@
 
 When the metric is the mean of per-sample ``score`` (accuracy, mean ROUGE-L ...) it is computed with
 numpy on all resamples at once; otherwise (macro-F1, weighted F1 ...) each resample is re-aggregated
-through the benchmark's own ``aggregate``. Which case applies is found by probing ``aggregate`` on the
-data; without the benchmark class the mean of per-sample scores stands in (``mean-fallback``).
+through the benchmark's own ``aggregate``, unless the benchmark offers a vectorized equivalent
+(``Benchmark.statistic``: the classification benchmarks count labels on all resamples at once).
+Which case applies is found by probing ``aggregate`` on the data; without the benchmark class the
+mean of per-sample scores stands in (``mean-fallback``).
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ def metric_statistic(pool: Sequence[Scored], bench: Benchmark | None, metric: st
         return MeanStatistic(scores_of(pool)), "mean-fallback"
     if is_mean_of_scores(bench, pool, metric):
         return MeanStatistic(scores_of(pool)), "mean"
-    return AggregateStatistic(bench, pool, metric), "aggregate"
+    return bench.statistic(pool, metric) or AggregateStatistic(bench, pool, metric), "aggregate"
 
 
 def metric_interval(

@@ -113,3 +113,22 @@ def test_score_agrees_with_an_independent_count_on_random_replies(seed: int) -> 
     matrix = np.array(extra["confusion_matrix"]["matrix"])
     assert matrix.sum() == 300 and np.trace(matrix) == sum(s.score for s in scored)
     assert extra["gold_counts"] == {label: gold.count(label) for label in labels}
+
+
+@pytest.mark.parametrize("setting", ["3-class", "2-class"])
+def test_vectorized_bootstrap_statistic_equals_aggregate(setting: str) -> None:
+    rng = random.Random(11)
+    golds = [S, R] if setting == "2-class" else [S, R, N]
+    pool = []
+    for i in range(400):
+        gold, parsed = rng.choice(golds), rng.choice([S, R, N, None])
+        pool.append(Scored(id=f"c{i}", task="t", parsed=parsed, gold=gold, score=float(parsed == gold),
+                           meta={"setting": setting}))
+    bench = SciTab({})
+    idx = np.random.default_rng(2).integers(0, 400, size=(30, 400))
+    offered = [m for m in bench.aggregate(pool) if bench.statistic(pool, m) is not None]
+    assert {"macro_f1", "macro_f1_2class", "invalid_rate"} <= set(offered)
+    for metric in offered:
+        fast = bench.statistic(pool, metric).batch(idx)  # type: ignore[union-attr]
+        slow = [bench.aggregate([pool[i] for i in row])[metric] for row in idx]
+        assert fast == pytest.approx(slow, abs=1e-12), metric

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import warnings
 
+import numpy as np
 import pytest
 
 from structbench.benchmark import Scored
@@ -115,3 +116,20 @@ def test_average_runs() -> None:
     runs = [{"weighted_f1": 0.5, "accuracy": 0.4}, {"weighted_f1": 0.7, "accuracy": 0.6}, {"weighted_f1": 0.6}]
     assert average_runs(runs) == {"weighted_f1": pytest.approx(0.6)}
     assert average_runs([]) == {}
+
+
+def test_vectorized_bootstrap_statistic_equals_aggregate() -> None:
+    rng = random.Random(12)
+    labels = ["YES", "NO", "NOT SURE ENOUGH"]
+    pool = []
+    for i in range(400):
+        gold, parsed = rng.choice(labels), rng.choice([*labels, None])
+        pool.append(Scored(id=str(i), task="t", parsed=parsed, gold=gold, score=float(parsed == gold)))
+    bench = StructFact({})
+    idx = np.random.default_rng(3).integers(0, 400, size=(30, 400))
+    offered = [m for m in bench.aggregate(pool) if bench.statistic(pool, m) is not None]
+    assert set(offered) == set(METRIC_NAMES) - {"accuracy"} | {"no_answer"}
+    for metric in offered:
+        fast = bench.statistic(pool, metric).batch(idx)  # type: ignore[union-attr]
+        slow = [bench.aggregate([pool[i] for i in row])[metric] for row in idx]
+        assert fast == pytest.approx(slow, abs=1e-12), metric

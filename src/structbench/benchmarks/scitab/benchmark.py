@@ -7,13 +7,14 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from structbench.backends.base import Request
 from structbench.benchmark import Attempt, Benchmark, Generate, Scored, Strategy
 from structbench.benchmarks.scitab import prompts
 from structbench.benchmarks.scitab.markup import Markup
-from structbench.benchmarks.scitab.metrics import TWO_CLASS, confusion, macro_f1, per_class, two_class
+from structbench.benchmarks.scitab.metrics import TWO_CLASS, confusion, macro_f1, macro_f1_batch, per_class, two_class
 from structbench.benchmarks.scitab.parse import Pick, parse_label
 from structbench.benchmarks.scitab.program import EqualMode, ProgramOutcome, extract_program, run_program
 from structbench.benchmarks.scitab.prompts import OPTION_LABELS, SEPARATOR, Style
@@ -23,6 +24,8 @@ from structbench.data.sample import LabelGold, Sample
 from structbench.data.serialize import SERIALIZERS
 from structbench.errors import UsageError
 from structbench.sandbox import Limits, NamespaceMode
+from structbench.stats.bootstrap import MeanStatistic, Statistic
+from structbench.stats.classification import LabelStatistic
 from structbench.strategies.common import SingleTurn
 
 if TYPE_CHECKING:
@@ -190,6 +193,21 @@ class SciTab(Benchmark):
         if programs:
             out["program_error_rate"] = 1.0 - sum(programs) / len(programs)
         return out
+
+    def statistic(self, pool: Sequence[Scored], metric: str) -> Statistic | None:
+        """Macro-F1 (both settings) and the invalid rate on all bootstrap resamples at once."""
+        gold = [str(s.gold) for s in pool]
+        pred = [s.parsed for s in pool]
+        is_three = not pool or pool[0].meta.get("setting", "3-class") == "3-class"
+        if metric == "invalid_rate":
+            return MeanStatistic(np.array([p is None for p in pred], dtype=float))
+        if metric == "macro_f1_3class" and not is_three:
+            return None
+        if metric in ("macro_f1_3class", "macro_f1_2class", "macro_f1"):
+            if metric == "macro_f1_3class" or (metric == "macro_f1" and is_three):
+                return LabelStatistic.of(gold, pred, LABELS, macro_f1_batch)
+            return LabelStatistic.of(gold, pred, TWO_CLASS, macro_f1_batch, keep=[g in TWO_CLASS for g in gold])
+        return None
 
     def extra_results(self, scored: Sequence[Scored]) -> dict[str, Any]:
         """Confusion matrices (three-class and two-class), per-class scores, label counts."""

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from structbench.benchmarks.scitab.source import LABELS, REFUTES, SUPPORTS
 from structbench.stats import classification
 
@@ -38,6 +40,11 @@ def macro_f1(gold: Sequence[str], pred: Sequence[str | None], labels: Sequence[s
     if not present:
         return 0.0
     return classification.macro_f1(gold, pred, present, unparsed=UNPARSED)
+
+
+def macro_f1_batch(counts: classification.BatchCounts) -> np.ndarray:
+    """``macro_f1`` on many resamples at once (see ``classification.LabelStatistic``)."""
+    return counts.macro(counts.f1, present_only=True)
 
 
 def two_class(gold: Sequence[str], pred: Sequence[str | None]) -> tuple[list[str], list[str | None]]:

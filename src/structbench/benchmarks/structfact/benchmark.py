@@ -11,10 +11,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+import numpy as np
+
 from structbench.backends.base import Request
 from structbench.benchmark import Attempt, Benchmark, Scored, Strategy
 from structbench.benchmarks.structfact.loader import LABELS, load_file
 from structbench.benchmarks.structfact.metrics import (
+    BATCH_METRICS,
     METRIC_NAMES,
     NO_ANSWER,
     classification_metrics,
@@ -28,6 +31,8 @@ from structbench.benchmarks.structfact.strategies import DIRECTIONS, build_strat
 from structbench.data.sample import LabelGold, Sample
 from structbench.datasets import DataContext
 from structbench.errors import DataError
+from structbench.stats.bootstrap import MeanStatistic, Statistic
+from structbench.stats.classification import LabelStatistic, observed_labels
 
 _OPTION_LINE = re.compile(r"^([ABC])\) (Yes|No|Not sure enough)\s*$", re.MULTILINE)
 
@@ -136,6 +141,16 @@ class StructFact(Benchmark):
         metrics = classification_metrics(gold, pred)
         metrics["no_answer"] = pred.count(NO_ANSWER) / len(pred) if pred else 0.0
         return metrics
+
+    def statistic(self, pool: Sequence[Scored], metric: str) -> Statistic | None:
+        """The label metrics and the no-answer rate on all bootstrap resamples at once."""
+        gold = [str(s.gold) for s in pool]
+        pred = [NO_ANSWER if s.parsed is None else str(s.parsed) for s in pool]
+        if metric == "no_answer":
+            return MeanStatistic(np.array([p == NO_ANSWER for p in pred], dtype=float))
+        if metric not in BATCH_METRICS:
+            return None
+        return LabelStatistic.of(gold, pred, observed_labels(gold, pred), BATCH_METRICS[metric])
 
     def extra_results(self, scored: Sequence[Scored]) -> dict[str, Any]:
         """Confusion matrix (gold rows, predicted columns), label counts, and confidence by outcome."""

@@ -13,11 +13,11 @@ the label set is every label that occurs in gold or predictions, ``NONE`` (no op
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from structbench.stats.classification import accuracy, confusion_matrix, label_counts, observed_labels
+from structbench.stats.classification import BatchCounts, accuracy, confusion_matrix, label_counts, observed_labels
 
 __all__ = ["METRIC_NAMES", "NO_ANSWER", "average_runs", "classification_metrics", "confusion_matrix"]
 
@@ -50,6 +50,17 @@ def classification_metrics(gold: Sequence[str], pred: Sequence[str | None]) -> d
         "weighted_precision": counts.weighted(counts.precision),
         "weighted_recall": counts.weighted(counts.recall),
     }
+
+
+BATCH_METRICS: dict[str, Callable[[BatchCounts], np.ndarray]] = {
+    "weighted_f1": lambda c: c.weighted(c.f1),
+    "balanced_accuracy": lambda c: c.balanced_accuracy,
+    "macro_f1": lambda c: c.macro(c.f1, present_only=True),
+    "weighted_precision": lambda c: c.weighted(c.precision),
+    "weighted_recall": lambda c: c.weighted(c.recall),
+}
+"""The label metrics of ``classification_metrics`` on many resamples at once (``LabelStatistic`` over the
+labels observed in the whole pool: a label absent from a resample counts for nothing, as there)."""
 
 
 def average_runs(runs: Sequence[Mapping[str, float]]) -> dict[str, float]:
