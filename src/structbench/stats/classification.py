@@ -55,11 +55,9 @@ def confusion_matrix(
     return matrix
 
 
-@dataclass(frozen=True)
-class LabelCounts:
-    """True positives, gold support and predicted counts of each label, in ``labels`` order."""
+class _Rates:
+    """Per-label precision, recall and F1 from ``tp``, ``support`` and ``predicted`` (0 where undefined)."""
 
-    labels: tuple[str, ...]
     tp: np.ndarray
     support: np.ndarray
     predicted: np.ndarray
@@ -75,6 +73,16 @@ class LabelCounts:
     @property
     def f1(self) -> np.ndarray:
         return _divide(2 * self.tp, self.support + self.predicted)
+
+
+@dataclass(frozen=True)
+class LabelCounts(_Rates):
+    """True positives, gold support and predicted counts of each label, in ``labels`` order."""
+
+    labels: tuple[str, ...]
+    tp: np.ndarray
+    support: np.ndarray
+    predicted: np.ndarray
 
     def macro(self, values: np.ndarray) -> float:
         """Unweighted mean over the labels (0.0 for none)."""
@@ -147,24 +155,12 @@ def weighted_f1(
 
 
 @dataclass(frozen=True)
-class BatchCounts:
+class BatchCounts(_Rates):
     """``LabelCounts`` of many bootstrap resamples at once: arrays of shape (resamples, labels)."""
 
     tp: np.ndarray
     support: np.ndarray
     predicted: np.ndarray
-
-    @property
-    def precision(self) -> np.ndarray:
-        return _divide(self.tp, self.predicted)
-
-    @property
-    def recall(self) -> np.ndarray:
-        return _divide(self.tp, self.support)
-
-    @property
-    def f1(self) -> np.ndarray:
-        return _divide(2 * self.tp, self.support + self.predicted)
 
     def macro(self, values: np.ndarray, *, present_only: bool = False) -> np.ndarray:
         """Unweighted mean over the labels, or over those that occur in the resample's gold or predictions
