@@ -55,3 +55,24 @@ def test_other_model_outside_a_run_is_a_usage_error(tmp_path: Path) -> None:
 
     with pytest.raises(UsageError):
         asyncio.run(after_the_pool())
+
+
+def test_every_backend_is_closed_when_one_fails_to(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    closed: list[str] = []
+
+    async def aclose(self: MockBackend) -> None:
+        closed.append(self.model)
+        if self.model == "mock:True.json":
+            raise OSError("connection reset while closing")
+
+    monkeypatch.setattr(MockBackend, "aclose", aclose)
+    specs = [_script(tmp_path, "True"), _script(tmp_path, "False")]
+
+    async def session() -> None:
+        async with ModelPool(None):
+            for spec in specs:
+                await other_model(spec)(Request.chat("is it?"))
+
+    with pytest.raises(OSError, match="connection reset"):
+        asyncio.run(session())
+    assert sorted(closed) == ["mock:False.json", "mock:True.json"]

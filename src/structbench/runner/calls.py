@@ -84,8 +84,14 @@ class ModelPool:
                         tb: TracebackType | None) -> None:
         if self._token is not None:
             other_models.reset(self._token)
-        for caller in self.callers.values():
-            await caller.backend.aclose()
+        failures = []
+        for caller in self.callers.values():  # every backend is closed even when one fails to
+            try:
+                await caller.backend.aclose()
+            except Exception as failure:
+                failures.append(failure)
+        if failures:
+            raise failures[0]
 
 
 @dataclass
