@@ -201,12 +201,12 @@ class SciTab(Benchmark):
         is_three = not pool or pool[0].meta.get("setting", "3-class") == "3-class"
         if metric == "invalid_rate":
             return MeanStatistic(np.array([p is None for p in pred], dtype=float))
-        if metric == "macro_f1_3class" and not is_three:
-            return None
-        if metric in ("macro_f1_3class", "macro_f1_2class", "macro_f1"):
-            if metric == "macro_f1_3class" or (metric == "macro_f1" and is_three):
-                return LabelStatistic.of(gold, pred, LABELS, macro_f1_batch)
+        setting = {"macro_f1_3class": "3-class", "macro_f1_2class": "2-class",
+                   "macro_f1": "3-class" if is_three else "2-class"}.get(metric)
+        if setting == "2-class":
             return LabelStatistic.of(gold, pred, TWO_CLASS, macro_f1_batch, keep=[g in TWO_CLASS for g in gold])
+        if setting == "3-class" and is_three:  # aggregate reports the three-class F1 only in that setting
+            return LabelStatistic.of(gold, pred, LABELS, macro_f1_batch)
         return None
 
     def extra_results(self, scored: Sequence[Scored]) -> dict[str, Any]:
