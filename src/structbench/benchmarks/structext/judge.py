@@ -11,13 +11,10 @@ scores saved replies after the fact.
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
 
-from structbench.backends.base import Request, Response
-from structbench.benchmark import Attempt, Strategy, other_model
+from structbench.backends.base import Request
+from structbench.benchmark import Attempt, Generate, Strategy, other_model
 from structbench.data.sample import Sample, TextGold
-
-Generate = Callable[[Request], Awaitable[Response]]
 
 JUDGE_OPENING = "[Instruction]\nPlease act as an impartial judge"
 JUDGE_TEMPLATE = (
