@@ -1,18 +1,43 @@
-"""Exceptions the CLI turns into clear messages and exit codes."""
+"""Exceptions the CLI turns into clear messages, and the exit codes every command uses."""
 
 from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """What a ``structbench`` process's exit status means (documented in the README)."""
+
+    OK = 0
+    """Finished; every sample was scored."""
+    INTERNAL = 1
+    """A bug in structbench (an unexpected exception, printed with its traceback)."""
+    USAGE = 2
+    """Bad arguments, unknown names, malformed or missing data; nothing was run."""
+    FAILED_SAMPLES = 3
+    """The run finished, but some samples failed (model errors after retries, or harness errors);
+    running the same command again retries exactly those."""
+    STOPPED = 4
+    """The run stopped early because every request was failing the same way (server down, bad key,
+    unknown model): a circuit breaker, so no believable row of zeros is produced."""
+    STORAGE = 5
+    """The run directory or the response cache could not be written (read-only, disk full)."""
+    INTERRUPTED = 130
+    """Ctrl-C (SIGINT)."""
+    TERMINATED = 143
+    """SIGTERM."""
 
 
 class StructbenchError(Exception):
     """Base class for errors that carry a message meant for the user."""
 
-    exit_code = 1
+    exit_code: int = ExitCode.INTERNAL
 
 
 class UsageError(StructbenchError):
     """Bad arguments, unknown names or malformed input data (exit code 2)."""
 
-    exit_code = 2
+    exit_code = ExitCode.USAGE
 
 
 class DataError(UsageError):
