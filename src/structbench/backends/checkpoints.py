@@ -133,7 +133,7 @@ def embedded_checkpoint() -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=".part-"))
     try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        tokenizer = gguf_tokenizer(transformers, gguf)
         tokenizer.chat_template = fallback_template("gemma3")
         tokenizer.save_pretrained(tmp)
         model = transformers.AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
@@ -153,6 +153,18 @@ def embedded_checkpoint() -> Path:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return target
+
+
+def gguf_tokenizer(transformers: Any, gguf: Path) -> Any:
+    """A GGUF file's tokenizer through transformers, adding BOS when the file says to (transformers'
+    conversion drops ``tokenizer.ggml.add_bos_token``)."""
+    from gguf import GGUFReader
+
+    tokenizer = transformers.AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name, local_files_only=True)
+    field = GGUFReader(gguf).fields.get("tokenizer.ggml.add_bos_token")
+    if field is not None and bool(field.parts[field.data[0]][0]):
+        tokenizer.add_bos_token = True
+    return tokenizer
 
 
 def _import_transformers(what: str) -> tuple[Any, Any]:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from structbench.backends.base import Backend, BackendError, Choice, GenerationParams, Request, Response
-from structbench.backends.checkpoints import Checkpoint, _import_transformers, resolve
+from structbench.backends.checkpoints import Checkpoint, _import_transformers, gguf_tokenizer, resolve
 from structbench.backends.factory import BackendSpec
 from structbench.backends.local_prompts import (
     Truncate,
@@ -163,7 +163,10 @@ class HFBackend(Backend):
         torch, transformers = _import_transformers(f"hf:{self.model}")
         s, ck = self.settings, self.checkpoint
         where = {"gguf_file": ck.gguf_file} if ck.gguf_file else {}
-        tokenizer = transformers.AutoTokenizer.from_pretrained(ck.path, local_files_only=True, **where)
+        if ck.gguf_file:
+            tokenizer = gguf_tokenizer(transformers, ck.path / ck.gguf_file)
+        else:
+            tokenizer = transformers.AutoTokenizer.from_pretrained(ck.path, local_files_only=True)
         dtype = s.dtype if s.dtype == "auto" else getattr(torch, s.dtype)
         kwargs = {"dtype": dtype, "local_files_only": True, **where, **s.load_kwargs}
         if s.device_map is not None:
@@ -269,7 +272,8 @@ class HFBackend(Backend):
     def _generate_split(
         self, loaded: _Loaded, rows: list[list[int]], params: GenerationParams, logprobs: bool
     ) -> list[list[_Sample]]:
-        """``_generate``, halving the batch (and ``batch_size``) on out-of-memory."""
+        """``_generate``; on out-of-memory, the batch again in chunks of half its size (which becomes the
+        batch size for the rest of the run)."""
         try:
             return self._generate(loaded, rows, params, logprobs)
         except Exception as err:
@@ -278,12 +282,13 @@ class HFBackend(Backend):
             _free_memory()
             if len(rows) == 1:
                 raise BackendError(f"hf:{self.model}: out of memory on one prompt of {len(rows[0])} tokens") from err
-            half = len(rows) // 2
-            self.batch_size = max(1, min(self.batch_size, half))
+            size = len(rows) // 2
+            self.batch_size = min(self.batch_size, size)
             log.warning("hf: out of memory on a batch of %d; batch size now %d", len(rows), self.batch_size)
-            return self._generate_split(loaded, rows[:half], params, logprobs) + self._generate_split(
-                loaded, rows[half:], params, logprobs
-            )
+            out: list[list[_Sample]] = []
+            for start in range(0, len(rows), size):
+                out += self._generate_split(loaded, rows[start: start + size], params, logprobs)
+            return out
 
     def _generate(
         self, loaded: _Loaded, rows: list[list[int]], params: GenerationParams, logprobs: bool
@@ -410,7 +415,9 @@ def _first_token_logprobs(logp: Any, token: int, top_k: int, tokenizer: Any) -> 
 
     values, indices = torch.topk(logp, max(1, top_k))
     piece = lambda t: tokenizer.decode([int(t)])  # noqa: E731
-    top = {piece(i): float(v) for v, i in zip(values.tolist(), indices.tolist(), strict=True)}
+    top: dict[str, float] = {}
+    for v, i in zip(values.tolist(), indices.tolist(), strict=True):
+        top.setdefault(piece(i), float(v))  # tokens that print alike (byte pieces) keep the likeliest
     return (TokenLogprob(token=piece(token), logprob=float(logp[token]), top=top),)
 
 
@@ -457,8 +464,10 @@ def token_counter(name: str) -> TokenCounter:
     """The tokenizer of model ``name`` (as ``hf:``/``vllm:`` take it) as a ``structbench.tokens`` counter."""
     _, transformers = _import_transformers(f"token counter hf:{name}")
     checkpoint = resolve(name, backend="hf")
-    where = {"gguf_file": checkpoint.gguf_file} if checkpoint.gguf_file else {}
-    tokenizer = transformers.AutoTokenizer.from_pretrained(checkpoint.path, local_files_only=True, **where)
+    if checkpoint.gguf_file:
+        tokenizer = gguf_tokenizer(transformers, checkpoint.path / checkpoint.gguf_file)
+    else:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(checkpoint.path, local_files_only=True)
     return IdsCounter(
         lambda text: tokenizer(text, add_special_tokens=False)["input_ids"],
         lambda ids: tokenizer.decode(list(ids), skip_special_tokens=True),

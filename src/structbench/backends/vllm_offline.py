@@ -13,7 +13,9 @@ Requests map to ``SamplingParams`` one to one: ``n``, ``temperature``, ``top_p``
 as the llama.cpp backend gives them. ``--model-arg`` settings besides ``truncate``, ``seed``,
 ``revision`` and ``download`` are vLLM engine arguments (``dtype``, ``tensor_parallel_size``,
 ``max_model_len``, ``gpu_memory_utilization``, ``quantization``, ``enforce_eager`` ...); ``device`` is
-only checked against the platform the installed vLLM build targets. On a CPU
+only checked against the platform the installed vLLM build targets. Without a ``dtype``, a checkpoint
+saved in float32 (the converted embedded model) stays in float32, as transformers loads it, where vLLM's
+own ``auto`` would halve it. On a CPU
 without an explicit KV-cache size the backend reserves 4 GiB (``kv_cache_memory_bytes``), instead of
 vLLM's default of 92% of the machine's memory.
 """
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import logging
 import queue
 import threading
@@ -113,6 +116,16 @@ class VLLMSettings:
         return settings_identity(values, EXECUTION_ONLY)
 
 
+def _checkpoint_dtype(checkpoint: Checkpoint) -> str | None:
+    """The dtype a checkpoint's ``config.json`` declares."""
+    try:
+        config = json.loads((checkpoint.path / "config.json").read_text())
+    except (OSError, ValueError):
+        return None
+    value = config.get("dtype") or config.get("torch_dtype")
+    return value if isinstance(value, str) else None
+
+
 def _engine_arg_names() -> set[str]:
     import dataclasses
 
@@ -173,6 +186,8 @@ class VLLMBackend(Backend):
         from vllm.platforms import current_platform
 
         kwargs = {"model": str(self.checkpoint.path), "seed": self.settings.seed, **self.settings.engine_args}
+        if "dtype" not in kwargs and _checkpoint_dtype(self.checkpoint) == "float32":
+            kwargs["dtype"] = "float32"  # as transformers keeps it (vLLM's "auto" would halve it)
         sized = "kv_cache_memory_bytes" in kwargs or "gpu_memory_utilization" in kwargs
         if current_platform.is_cpu() and not sized:
             kwargs["kv_cache_memory_bytes"] = CPU_KV_CACHE_BYTES
@@ -311,7 +326,7 @@ def _response(output: Any, request: Request, tokenizer: Any, prompt_tokens: int)
                 TokenLogprob(
                     token=_piece(chosen, first[chosen], tokenizer),
                     logprob=float(first[chosen].logprob),
-                    top={_piece(t, lp, tokenizer): float(lp.logprob) for t, lp in top},
+                    top=_top(top, tokenizer),
                 ),
             )
         choices.append(Choice(text=sample.text, logprobs=logprobs, finish_reason=sample.finish_reason))
@@ -320,6 +335,14 @@ def _response(output: Any, request: Request, tokenizer: Any, prompt_tokens: int)
 
 def _piece(token: int, logprob: Any, tokenizer: Any) -> str:
     return str(logprob.decoded_token) if logprob.decoded_token is not None else str(tokenizer.decode([token]))
+
+
+def _top(ranked: list[tuple[int, Any]], tokenizer: Any) -> dict[str, float]:
+    """Alternatives by printed piece; tokens that print alike (byte pieces) keep the likeliest."""
+    top: dict[str, float] = {}
+    for token, logprob in ranked:
+        top.setdefault(_piece(token, logprob, tokenizer), float(logprob.logprob))
+    return top
 
 
 def _shutdown(llm: Any) -> None:
