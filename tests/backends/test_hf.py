@@ -275,3 +275,24 @@ def test_embedded_gguf_agrees_with_llamacpp_on_first_tokens(with_embedded: Path)
             assert la.token == lb.token, (a.text, b.text)
             assert la.logprob == pytest.approx(lb.logprob, abs=0.15)
     assert decided >= 7
+
+
+def test_closing_stops_a_running_batch_and_caches_nothing(tmp_path: Path) -> None:
+    long = build_tiny_model(tmp_path / "long", context=4096)
+    backend = hf(long)
+    run(backend.generate(Request.chat("hi", max_tokens=2)))  # loaded
+    steps: list[int] = []
+    backend._loaded.model.register_forward_hook(lambda *_: steps.append(1))  # type: ignore[union-attr]
+
+    async def go() -> Any:
+        task = asyncio.ensure_future(backend.generate(Request.chat("hi", max_tokens=4000)))
+        while len(steps) < 3:
+            await asyncio.sleep(0.01)
+        await backend.aclose()  # as a stopped run does
+        return await asyncio.gather(task, return_exceptions=True)
+
+    (outcome,) = run(go())
+    assert isinstance(outcome, BackendError) and "stopped before the batch finished" in str(outcome)
+    assert len(steps) < 1000  # it did not run to 4,000 tokens
+    again = run(backend.generate(Request.chat("hi", max_tokens=5)))
+    assert again.completion_tokens == 5

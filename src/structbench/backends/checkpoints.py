@@ -6,8 +6,8 @@ GGUF converted once by transformers (``gguf_file``) into a checkpoint directory 
 with Gemma's chat template and end-of-turn token, so that transformers and vLLM load it like any other.
 
 The identity (part of every cache key) is the resolved location or hub commit plus a digest of the
-files: weights by name, size and modification time (hashing gigabytes per run would cost minutes),
-every other file (config, tokenizer, chat template) by content.
+files: weights (and any file over 64 MiB) by name, size and modification time (hashing gigabytes per run
+would cost minutes), every other file (config, tokenizer, chat template) by content.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from structbench.errors import UsageError
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".ckpt", ".h5", ".msgpack")
 """Files identified by size and modification time rather than by content."""
+CONTENT_HASH_LIMIT = 64 << 20
+"""Other files larger than this are identified by size and modification time as well."""
 
 EMBEDDED = "embedded"
 EMBEDDED_DIR = "gemma-3-270m-q4_k_m-hf"
@@ -60,8 +62,8 @@ class Checkpoint:
             files = sorted(p for p in self.path.rglob("*") if p.is_file())
         for file in files:
             rel = file.relative_to(self.path).as_posix()
-            if file.suffix in WEIGHT_SUFFIXES:
-                stat = file.stat()
+            stat = file.stat()
+            if file.suffix in WEIGHT_SUFFIXES or stat.st_size > CONTENT_HASH_LIMIT:
                 h.update(f"{rel}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
             else:
                 h.update(f"{rel}\0".encode() + hashlib.sha256(file.read_bytes()).digest() + b"\n")
@@ -129,7 +131,7 @@ def embedded_checkpoint() -> Path:
     if (target / "config.json").is_file():
         return target
     gguf = embedded_model_path()
-    torch, transformers = _import_transformers("hf:embedded")
+    torch, transformers = import_transformers("hf:embedded")
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=".part-"))
     try:
@@ -167,7 +169,7 @@ def gguf_tokenizer(transformers: Any, gguf: Path) -> Any:
     return tokenizer
 
 
-def _import_transformers(what: str) -> tuple[Any, Any]:
+def import_transformers(what: str) -> tuple[Any, Any]:
     try:
         import torch
         import transformers

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from structbench.backends.base import Backend, BackendError, Choice, GenerationParams, Request, Response
-from structbench.backends.checkpoints import Checkpoint, _import_transformers, gguf_tokenizer, resolve
+from structbench.backends.checkpoints import Checkpoint, gguf_tokenizer, import_transformers, resolve
 from structbench.backends.factory import BackendSpec
 from structbench.backends.local_prompts import (
     Truncate,
@@ -142,6 +142,8 @@ class HFBackend(Backend):
         self._lock = threading.Lock()
         self._pending: list[_Job] = []
         self._drainer: asyncio.Task[None] | None = None
+        self._interrupt = threading.Event()
+        """Set when the run stops (Ctrl-C, close): the running ``generate`` ends at its next token."""
         self.generate_calls = 0
         """How many ``model.generate`` calls ran (batching makes it fewer than the requests)."""
 
@@ -160,7 +162,7 @@ class HFBackend(Backend):
         return self._loaded
 
     def _load_model(self) -> _Loaded:
-        torch, transformers = _import_transformers(f"hf:{self.model}")
+        torch, transformers = import_transformers(f"hf:{self.model}")
         s, ck = self.settings, self.checkpoint
         where = {"gguf_file": ck.gguf_file} if ck.gguf_file else {}
         if ck.gguf_file:
@@ -194,6 +196,7 @@ class HFBackend(Backend):
 
     async def generate(self, request: Request) -> Response:
         loop = asyncio.get_running_loop()
+        self._interrupt.clear()
         job = _Job(request, sample_label(), loop.create_future())
         self._pending.append(job)
         if self._drainer is None or self._drainer.done() or self._drainer.get_loop() is not loop:
@@ -220,6 +223,7 @@ class HFBackend(Backend):
             try:
                 results = await asyncio.to_thread(self._run_batch, [(j.request, j.sample) for j in batch])
             except BaseException as err:
+                self._interrupt.set()  # cancelled: do not keep the CPU or GPU busy for nobody
                 for job in batch:
                     if not job.future.done():
                         job.future.set_exception(err if isinstance(err, Exception) else BackendError("stopped"))
@@ -276,6 +280,8 @@ class HFBackend(Backend):
         batch size for the rest of the run)."""
         try:
             return self._generate(loaded, rows, params, logprobs)
+        except BackendError:
+            raise
         except Exception as err:
             if not _is_oom(err):
                 raise BackendError(f"hf:{self.model}: {type(err).__name__}: {err}") from err
@@ -326,7 +332,9 @@ class HFBackend(Backend):
             pad_token_id=loaded.pad_id,
             return_dict_in_generate=False,
         )
-        criteria = StoppingCriteriaList([_StopText(loaded.tokenizer, params.stop, width)]) if params.stop else None
+        criteria = StoppingCriteriaList([_Interrupted(self._interrupt)])
+        if params.stop:
+            criteria.append(_StopText(loaded.tokenizer, params.stop, width))
         captured: list[Any] = []
 
         def first_logits(_module: Any, _args: Any, output: Any) -> None:
@@ -348,6 +356,8 @@ class HFBackend(Backend):
         finally:
             if hook is not None:
                 hook.remove()
+        if self._interrupt.is_set():  # cut short: nothing of it may be taken for a reply (or cached)
+            raise BackendError(f"hf:{self.model}: stopped before the batch finished")
         self.generate_calls += 1
         generated = out[:, width:].tolist()
         logp = torch.log_softmax(captured[0], dim=-1).cpu() if captured else None
@@ -365,6 +375,9 @@ class HFBackend(Backend):
             if token in loaded.stop_ids:
                 tokens, finish = tokens[: pos + 1], "stop"
                 break
+        else:  # a row stopped by a stop string is padded to the batch's length
+            while len(tokens) > 1 and tokens[-1] == loaded.pad_id:
+                tokens = tokens[:-1]
         first = tokens[0] if tokens else None
         used = len(tokens)
         if finish == "stop":
@@ -379,6 +392,7 @@ class HFBackend(Backend):
         return Choice(text=text, logprobs=lps, finish_reason=finish), used
 
     async def aclose(self) -> None:
+        self._interrupt.set()
         if self._drainer is not None and not self._drainer.done():
             await asyncio.gather(self._drainer, return_exceptions=True)
         with self._lock:
@@ -388,6 +402,18 @@ class HFBackend(Backend):
 
 _Sample = tuple[list[int], Any]
 """One generated row: its token ids, and its first-position log-probabilities (or None)."""
+
+
+class _Interrupted:
+    """Stops every row once ``event`` is set."""
+
+    def __init__(self, event: threading.Event) -> None:
+        self.event = event
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        import torch
+
+        return torch.full((input_ids.shape[0],), self.event.is_set(), dtype=torch.bool, device=input_ids.device)
 
 
 class _StopText:
@@ -454,7 +480,7 @@ def _free_memory() -> None:
 def from_spec(spec: BackendSpec) -> Backend:
     if not spec.name:
         raise UsageError("--model hf:MODEL: name a checkpoint directory, a .gguf file, a hub id, or 'embedded'")
-    _import_transformers(f"hf:{spec.name}")
+    import_transformers(f"hf:{spec.name}")
     settings = HFSettings.parse(spec.options)
     checkpoint = resolve(spec.name, backend="hf", download=settings.download, revision=settings.revision)
     return HFBackend(checkpoint, spec.name, settings)
@@ -462,7 +488,7 @@ def from_spec(spec: BackendSpec) -> Backend:
 
 def token_counter(name: str) -> TokenCounter:
     """The tokenizer of model ``name`` (as ``hf:``/``vllm:`` take it) as a ``structbench.tokens`` counter."""
-    _, transformers = _import_transformers(f"token counter hf:{name}")
+    _, transformers = import_transformers(f"token counter hf:{name}")
     checkpoint = resolve(name, backend="hf")
     if checkpoint.gguf_file:
         tokenizer = gguf_tokenizer(transformers, checkpoint.path / checkpoint.gguf_file)

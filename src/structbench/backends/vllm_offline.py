@@ -49,6 +49,8 @@ from structbench.errors import UsageError
 log = logging.getLogger(__name__)
 
 CPU_KV_CACHE_BYTES = 4 << 30
+GATHER_SECONDS = 0.002
+"""How long an idle engine waits for more requests after the first, so concurrent ones share the first step."""
 
 EXECUTION_ONLY = (
     "tensor_parallel_size",
@@ -169,18 +171,14 @@ class VLLMBackend(Backend):
         self.base_url = ";".join(s for s in (checkpoint.identity(), settings.identity()) if s)
         self._inbox: queue.Queue[Any] = queue.Queue()
         self._thread: threading.Thread | None = None
-        self._start_lock = threading.Lock()
+        self._lock = threading.Lock()
+        """Guards ``_thread`` and ``_dead`` against requests sent while the engine thread exits."""
+        self._dead: BackendError | None = None
         self._ids = itertools.count()
         self.max_concurrent = 0
         """The most requests the engine held at once (to check that vLLM got them together)."""
 
     # --- the engine thread --------------------------------------------------------------------------
-
-    def _ensure_thread(self) -> None:
-        with self._start_lock:
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._serve, name="structbench-vllm", daemon=True)
-                self._thread.start()
 
     def _engine_kwargs(self) -> dict[str, Any]:
         from vllm.platforms import current_platform
@@ -194,7 +192,10 @@ class VLLMBackend(Backend):
         return kwargs
 
     def _serve(self) -> None:
-        """Load the engine, then admit requests and step until told to stop."""
+        """Load the engine, then admit requests and step until told to stop; on the way out, fail whatever
+        is still waiting (under the lock, so nothing is sent to a thread that is gone)."""
+        failure = BackendError(f"vllm:{self.model}: the backend was closed")
+        llm = None
         try:
             vllm = _import_vllm(f"vllm:{self.model}")
             llm = vllm.LLM(**self._engine_kwargs())
@@ -204,18 +205,20 @@ class VLLMBackend(Backend):
             stops = stop_token_ids(tokenizer, engine.model_config.hf_config)
             context = int(engine.model_config.max_model_len)
         except BaseException as err:
-            self._fail_all(BackendError(f"vllm:{self.model}: the engine did not start: {type(err).__name__}: {err}"))
+            failure = BackendError(f"vllm:{self.model}: the engine did not start: {type(err).__name__}: {err}")
+            self._dead = failure
+            self._finish(failure, {}, llm)
             return
         running: dict[str, tuple[_Work, int]] = {}
         try:
             while True:
-                block = not engine.has_unfinished_requests()
-                items = self._take(block)
+                items = self._take(block=not engine.has_unfinished_requests())
+                if any(item is _STOP for item in items):
+                    for item in items:
+                        if isinstance(item, _Work):
+                            _deliver(item.future, failure)
+                    return
                 for item in items:
-                    if item is _STOP:
-                        for work, _ in running.values():
-                            _deliver(work.future, BackendError("vllm: the backend was closed"))
-                        return
                     request_id = str(next(self._ids))
                     try:
                         ids, params = self._prepare(item, tokenizer, template, stops, context, vllm)
@@ -223,7 +226,7 @@ class VLLMBackend(Backend):
                     except BackendError as err:
                         _deliver(item.future, err)
                         continue
-                    except Exception as err:
+                    except Exception as err:  # vLLM's own validation
                         _deliver(item.future, BackendError(f"vllm: {type(err).__name__}: {err}"))
                         continue
                     running[request_id] = (item, len(ids))
@@ -236,29 +239,30 @@ class VLLMBackend(Backend):
                         _deliver(work.future, _response(output, work.request, tokenizer, prompt_tokens))
         except BaseException as err:
             failure = BackendError(f"vllm:{self.model}: the engine failed: {type(err).__name__}: {err}")
-            for work, _ in running.values():
-                _deliver(work.future, failure)
-            self._fail_all(failure)
+            self._dead = failure
         finally:
+            self._finish(failure, running, llm)
+
+    def _finish(self, failure: BackendError, running: dict[str, tuple[_Work, int]], llm: Any) -> None:
+        with self._lock:
+            self._thread = None
+            left = [item for item in self._take(block=False) if isinstance(item, _Work)]
+        for work in [*(w for w, _ in running.values()), *left]:
+            _deliver(work.future, failure)
+        if llm is not None:
             _shutdown(llm)
 
     def _take(self, block: bool) -> list[Any]:
-        """Everything waiting in the inbox (waiting for the first item when the engine is idle)."""
+        """Everything waiting in the inbox. An idle engine waits for the first item, then lets the requests
+        sent with it arrive (until none comes for ``GATHER_SECONDS``), so they start as one batch."""
         items: list[Any] = []
         try:
             items.append(self._inbox.get(block=block))
             while True:
-                items.append(self._inbox.get_nowait())
+                items.append(self._inbox.get(timeout=GATHER_SECONDS) if block else self._inbox.get_nowait())
         except queue.Empty:
             pass
         return items
-
-    def _fail_all(self, error: BackendError) -> None:
-        """Fail whatever is waiting, and everything sent later (the engine is gone)."""
-        self._dead = error
-        for item in self._take(block=False):
-            if isinstance(item, _Work):
-                _deliver(item.future, error)
 
     def _prepare(self, work: _Work, tokenizer: Any, template: str, stops: list[int], context: int,
                  vllm: Any) -> tuple[list[int], Any]:
@@ -285,22 +289,24 @@ class VLLMBackend(Backend):
 
     # --- the event loop side ------------------------------------------------------------------------
 
-    _dead: BackendError | None = None
-
     async def generate(self, request: Request) -> Response:
-        if self._dead is not None:
-            raise self._dead
-        self._ensure_thread()
         future: Future[Response] = Future()
-        self._inbox.put(_Work(request, sample_label(), future))
+        with self._lock:
+            if self._dead is not None:
+                raise self._dead
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._serve, name="structbench-vllm", daemon=True)
+                self._thread.start()
+            self._inbox.put(_Work(request, sample_label(), future))
         return await asyncio.wrap_future(future)
 
     async def aclose(self) -> None:
-        thread = self._thread
-        if thread is not None and thread.is_alive():
-            self._inbox.put(_STOP)
+        with self._lock:
+            thread = self._thread
+            if thread is not None:
+                self._inbox.put(_STOP)
+        if thread is not None:
             await asyncio.to_thread(thread.join)
-        self._thread = None
 
 
 def _deliver(future: Future[Response], result: Response | BaseException) -> None:
