@@ -23,7 +23,7 @@ from structbench.backends.factory import BackendSpec, make_backend  # noqa: E402
 from structbench.backends.vllm_offline import VLLMBackend  # noqa: E402
 from structbench.errors import UsageError  # noqa: E402
 
-SMALL_ENGINE = {"dtype": "float32", "kv_cache_memory_bytes": str(64 << 20), "max_num_seqs": "16"}
+SMALL_ENGINE = {"dtype": "float32", "kv_cache_memory_bytes": str(64 << 20), "max_num_seqs": "32"}
 """A 64 MiB KV cache: plenty for a 256-token model, and light on a shared CPU."""
 
 PROMPTS = ["What is 2 + 2?", "Name the capital of France, please.", "| a | b |", "yes or no?", "Paris"]
@@ -87,6 +87,19 @@ def test_sampling_is_seeded_and_n_gives_n_choices(engine: VLLMBackend, loop: asy
     assert sample(None) == sample(0)  # no seed: the backend's seed (0)
 
 
+def test_seeded_sampling_of_many_long_prompts_at_once(engine: VLLMBackend, loop: asyncio.AbstractEventLoop) -> None:
+    """More prompt tokens than one engine step takes: with chunked prefill, vLLM 0.32 on a CPU crashed here
+    ("CPU Generator does not use offset"); the backend prefills whole prompts on CPUs."""
+    requests = [
+        Request(prompt=f"{i} The quick brown fox jumps over the lazy dog. " * 8,
+                params=GenerationParams(max_tokens=4, temperature=0.6, top_p=0.95, seed=i))
+        for i in range(24)
+    ]
+    first = together(loop, engine, requests)
+    assert sum(r.prompt_tokens for r in first) > 4096  # more than the engine's token budget per step
+    assert [r.text for r in together(loop, engine, requests)] == [r.text for r in first]
+
+
 def test_stop_strings_cut_the_text(engine: VLLMBackend, loop: asyncio.AbstractEventLoop) -> None:
     text = loop.run_until_complete(engine.generate(Request.chat(PROMPTS[0], max_tokens=16))).text
     stop = next(
@@ -116,7 +129,7 @@ def test_engine_arguments_are_checked_and_identify_outputs(tiny: Path) -> None:
 
     base = backend().base_url
     assert base.startswith(f"file://{tiny.resolve()}#") and 'dtype="float32"' in base
-    assert backend(max_num_seqs="4", enforce_eager="true").base_url == base  # scheduling only
+    assert backend(max_num_seqs="4", enforce_eager="true", enable_chunked_prefill="true").base_url == base
     assert backend(max_model_len="128").base_url != base
     assert backend(seed="3").base_url != base
     with pytest.raises(UsageError, match="not a vLLM engine argument"):

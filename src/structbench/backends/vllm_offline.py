@@ -15,7 +15,8 @@ as the llama.cpp backend gives them. ``--model-arg`` settings besides ``truncate
 ``max_model_len``, ``gpu_memory_utilization``, ``quantization``, ``enforce_eager`` ...); ``device`` is
 only checked against the platform the installed vLLM build targets. Without a ``dtype``, a checkpoint
 saved in float32 (the converted embedded model) stays in float32, as transformers loads it, where vLLM's
-own ``auto`` would halve it. On a CPU
+own ``auto`` would halve it. On a CPU, prompts are prefilled whole (``enable_chunked_prefill=false``):
+with chunked prefill vLLM 0.32 crashes on seeded sampling there. On a CPU
 without an explicit KV-cache size the backend reserves 4 GiB (``kv_cache_memory_bytes``), instead of
 vLLM's default of 92% of the machine's memory.
 """
@@ -186,9 +187,12 @@ class VLLMBackend(Backend):
         kwargs = {"model": str(self.checkpoint.path), "seed": self.settings.seed, **self.settings.engine_args}
         if "dtype" not in kwargs and _checkpoint_dtype(self.checkpoint) == "float32":
             kwargs["dtype"] = "float32"  # as transformers keeps it (vLLM's "auto" would halve it)
-        sized = "kv_cache_memory_bytes" in kwargs or "gpu_memory_utilization" in kwargs
-        if current_platform.is_cpu() and not sized:
-            kwargs["kv_cache_memory_bytes"] = CPU_KV_CACHE_BYTES
+        if current_platform.is_cpu():
+            if "kv_cache_memory_bytes" not in kwargs and "gpu_memory_utilization" not in kwargs:
+                kwargs["kv_cache_memory_bytes"] = CPU_KV_CACHE_BYTES
+            # vLLM 0.32's CPU runner rewinds a seeded request's generator after a partial prefill, which a
+            # CPU generator cannot do ("CPU Generator does not use offset"): prefill prompts whole
+            kwargs.setdefault("enable_chunked_prefill", False)
         return kwargs
 
     def _serve(self) -> None:
