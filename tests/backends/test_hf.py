@@ -73,8 +73,10 @@ def test_concurrent_greedy_requests_share_one_generate_and_match_single_runs(tin
 
 def test_batch_size_caps_rows_per_generate(tiny: Path) -> None:
     backend = hf(tiny, batch_size="2")
-    together(backend, [Request.chat(p, max_tokens=3) for p in PROMPTS])
+    texts = [r.text for r in together(backend, [Request.chat(p, max_tokens=3) for p in PROMPTS])]
     assert backend.generate_calls == 3  # 5 prompts in batches of 2, 2, 1
+    placed = hf(tiny, device_map="cpu")  # accelerate places the model; no .to(device)
+    assert [r.text for r in together(placed, [Request.chat(p, max_tokens=3) for p in PROMPTS])] == texts
 
 
 def test_first_token_logprobs_are_the_models_own(tiny: Path) -> None:
@@ -233,6 +235,23 @@ def test_the_models_tokenizer_serves_as_token_counter(tiny: Path) -> None:
         counter = token_counter(spec)
         assert counter.count(text) == len(tokenizer(text, add_special_tokens=False)["input_ids"]) > 5
         assert text.startswith(counter.head(text, 3)) and counter.count(counter.head(text, 3)) <= 3
+
+
+@pytest.mark.slow
+def test_a_gguf_file_loads_through_transformers(with_embedded: Path) -> None:
+    """``hf:FILE.gguf`` (transformers' ``gguf_file``, dequantized on load) is the model ``hf:embedded`` runs."""
+    from structbench.backends.llamacpp import embedded_model_path
+
+    gguf = embedded_model_path()
+    direct = make_backend(BackendSpec(backend="hf", name=str(gguf)))
+    assert direct.base_url is not None and direct.base_url.startswith(f"file://{gguf.resolve()}#")
+    converted = make_backend(BackendSpec(backend="hf", name="embedded"))
+    requests = [Request(prompt="The capital of France is", params=GenerationParams(max_tokens=4, logprobs=True)),
+                Request.chat("Complete the list: Monday, Tuesday,", max_tokens=4, logprobs=True)]
+    a, b = together(direct, requests), together(converted, requests)
+    for x, y in zip(a, b, strict=True):
+        assert x.text == y.text and x.prompt_tokens == y.prompt_tokens  # BOS too: the GGUF says to add it
+        assert x.choices[0].logprobs[0].logprob == pytest.approx(y.choices[0].logprobs[0].logprob, abs=1e-4)
 
 
 @pytest.mark.slow

@@ -8,6 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+try:  # transformers and vLLM show tqdm bars; tqdm's monitor thread would outlive them, and fork_map
+    import tqdm  # (tests/test_forkmap.py, later in the same session) runs its shares serially
+    tqdm.tqdm.monitor_interval = 0  # when another thread is alive
+except ImportError:  # the extras are not installed: these tests skip
+    pass
+
 CORPUS = [
     "The quick brown fox jumps over the lazy dog.",
     "Answer: A B C D yes no true false 0 1 2 3 4 5 6 7 8 9",

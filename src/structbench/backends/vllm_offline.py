@@ -27,6 +27,7 @@ import asyncio
 import itertools
 import json
 import logging
+import os
 import queue
 import threading
 from concurrent.futures import Future
@@ -184,6 +185,8 @@ class VLLMBackend(Backend):
     def _engine_kwargs(self) -> dict[str, Any]:
         from vllm.platforms import current_platform
 
+        # the checkpoint is a local directory by now: neither vLLM nor its engine processes need the hub
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
         kwargs = {"model": str(self.checkpoint.path), "seed": self.settings.seed, **self.settings.engine_args}
         if "dtype" not in kwargs and _checkpoint_dtype(self.checkpoint) == "float32":
             kwargs["dtype"] = "float32"  # as transformers keeps it (vLLM's "auto" would halve it)
