@@ -5,7 +5,9 @@ local hub cache, or ``embedded`` (see ``checkpoints``). Requests that strategies
 batched: greedy requests with the same ``max_tokens`` and ``stop`` share one left-padded ``generate``
 call of up to ``batch_size`` prompts; a sampled request runs alone with its ``n`` samples drawn in one
 call after ``torch.manual_seed(seed)``, so it gives the same samples whatever else is in flight. On
-out-of-memory a batch is split in halves and the batch size lowered for the rest of the run.
+out-of-memory a batch runs again in chunks of half its size, which becomes the batch size for the rest
+of the run. Closing the backend (a stopped run) ends a running ``generate`` at its next token, and its
+cut-short rows are errors, never replies.
 
 Every sampling knob a model's ``generation_config.json`` may set is fixed from the request (top-k off,
 no repetition penalty), as on the other backends. Log-probabilities are those of the first generated
