@@ -20,6 +20,7 @@ from structbench.errors import UsageError
 
 if TYPE_CHECKING:
     from structbench.datasets import DataContext
+    from structbench.papers.spec import PaperTable
     from structbench.stats.bootstrap import Statistic
 
 Generate = Callable[[Request], Awaitable[Response]]
@@ -151,6 +152,12 @@ class Benchmark(ABC):
     def extra_results(self, scored: Sequence[Scored]) -> dict[str, Any]:
         """Extra JSON-able results for ``metrics.json`` (confusion matrix ...)."""
         return {}
+
+    @classmethod
+    def paper_tables(cls) -> Sequence[PaperTable]:
+        """The papers' result tables this benchmark reproduces: published numbers, the preset that runs
+        each table's configuration, and how a run's records fill its columns (``structbench.papers``)."""
+        return ()
 
     def statistic(self, pool: Sequence[Scored], metric: str) -> Statistic | None:
         """``aggregate(...)[metric]`` evaluated on many bootstrap resamples of ``pool`` at once, or None.

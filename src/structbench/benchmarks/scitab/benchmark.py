@@ -15,6 +15,7 @@ from structbench.benchmark import Attempt, Benchmark, Generate, Scored, Strategy
 from structbench.benchmarks.scitab import prompts
 from structbench.benchmarks.scitab.markup import Markup
 from structbench.benchmarks.scitab.metrics import TWO_CLASS, confusion, macro_f1, macro_f1_batch, per_class, two_class
+from structbench.benchmarks.scitab.paper import TABLES
 from structbench.benchmarks.scitab.parse import Pick, parse_label
 from structbench.benchmarks.scitab.program import EqualMode, ProgramOutcome, extract_program, run_program
 from structbench.benchmarks.scitab.prompts import OPTION_LABELS, SEPARATOR, Style
@@ -23,6 +24,7 @@ from structbench.benchmarks.scitab.source import DATA_FILE, LABELS, NEI, REFUTES
 from structbench.data.sample import LabelGold, Sample
 from structbench.data.serialize import SERIALIZERS
 from structbench.errors import UsageError
+from structbench.papers.spec import PaperTable
 from structbench.sandbox import Limits, NamespaceMode
 from structbench.stats.bootstrap import MeanStatistic, Statistic
 from structbench.stats.classification import LabelStatistic
@@ -87,6 +89,10 @@ class SciTab(Benchmark):
         if self.opts.serialization != prompts.PAPER_FORMAT:
             SERIALIZERS.get(self.opts.serialization)  # unknown names raise UsageError with suggestions
         self._demos: dict[str, list[Sample]] = {}
+
+    @classmethod
+    def paper_tables(cls) -> Sequence[PaperTable]:
+        return TABLES
 
     # -- data ---------------------------------------------------------------------------------
     def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> list[Sample]:

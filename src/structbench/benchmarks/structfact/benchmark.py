@@ -24,6 +24,7 @@ from structbench.benchmarks.structfact.metrics import (
     confusion_matrix,
 )
 from structbench.benchmarks.structfact.options import StructFactOptions
+from structbench.benchmarks.structfact.paper import TABLES
 from structbench.benchmarks.structfact.parser import find_option, majority, raw_majority
 from structbench.benchmarks.structfact.prompts import Prompter
 from structbench.benchmarks.structfact.source import DEMO, DEMO_PATH, locate_full
@@ -31,6 +32,7 @@ from structbench.benchmarks.structfact.strategies import DIRECTIONS, build_strat
 from structbench.data.sample import LabelGold, Sample
 from structbench.datasets import DataContext
 from structbench.errors import DataError
+from structbench.papers.spec import PaperTable
 from structbench.stats.bootstrap import MeanStatistic, Statistic
 from structbench.stats.classification import LabelStatistic, observed_labels
 
@@ -73,6 +75,10 @@ class StructFact(Benchmark):
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
         self._strategies: dict[str, Strategy] | None = None
+
+    @classmethod
+    def paper_tables(cls) -> Sequence[PaperTable]:
+        return TABLES
 
     # --- data -------------------------------------------------------------------------------------
 
