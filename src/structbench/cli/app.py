@@ -74,12 +74,51 @@ def list_cmd() -> None:
         )
     console = _console()
     console.print(table)
+    console.print(_presets_table())
     console.print("backends: " + ", ".join(BACKENDS.names()) + f" (default: {DEFAULT_MODEL}, embedded Gemma 3 270M)")
+
+
+def _presets_table() -> Any:
+    """``--preset`` names: the configuration behind each paper table."""
+    from rich.table import Table
+
+    from structbench.papers import paper_tables
+
+    table = Table(title="presets (structbench run --model M --preset NAME [--limit N])", show_lines=True)
+    for col in ("preset", "table", "benchmarks", "strategies", "options"):
+        table.add_column(col)
+    for t in paper_tables():
+        p = t.preset
+        table.add_row(
+            f"{p.name}\n[dim]{p.description}[/dim]",
+            f"{t.published.source}\n[dim]{len(t.published.rows)} rows x {len(t.published.columns)} columns[/dim]",
+            ", ".join(p.benches),
+            ", ".join(p.strategies),
+            ", ".join(f"{k}={v}" for k, v in p.options.items()) or "-",
+        )
+    return table
 
 
 def _comma_list(text: str | None) -> list[str]:
     """``"a, b,a"`` -> ``["a", "b"]``: the items of a comma-separated flag, once each, in order."""
     return list(dict.fromkeys(part.strip() for part in (text or "").split(",") if part.strip()))
+
+
+def _preset_config(name: str, option: list[str] | None) -> tuple[list[str], list[str], dict[str, str]]:
+    """``--preset NAME`` as benches, strategies and options; ``--option`` may add options the preset
+    leaves open (a data path, a tokenizer), not change the ones it sets."""
+    from structbench.papers import preset_table
+    from structbench.runner.config import parse_options
+
+    preset = preset_table(name).preset
+    options = dict(preset.options)
+    for key, value in parse_options(option or []).items():
+        bare = key.partition(".")[2] or key
+        fixed = preset.options.get(key, preset.options.get(bare))
+        if fixed is not None and fixed != value:
+            raise UsageError(f"--option {key}={value}: preset {name} runs the paper's {bare}={fixed}")
+        options[key] = value
+    return list(preset.benches), list(preset.strategies), options
 
 
 def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict[str, Any]) -> list[str]:
@@ -95,11 +134,12 @@ def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict
         "base_url": lambda v: v == config.base_url,
         "bench": lambda v: _comma_list(v) == config.benches,
         "strategy": lambda v: _comma_list(v) == config.strategies,
-        "option": lambda v: parse_options(v or []) == config.options,
+        "option": lambda v: given["preset"] is not None or parse_options(v or []) == config.options,
         "limit": lambda v: v == config.limit,
         "seed": lambda v: v == config.seed,
         "max_tokens": lambda v: v == config.max_tokens,
         "data_dir": lambda v: str(v) == config.data_dir,
+        "preset": lambda v: _preset_config(v, given["option"]) == (config.benches, config.strategies, config.options),
         "out": lambda v: Path(v).resolve() == resume.resolve(),
     }
     return [
@@ -119,7 +159,12 @@ def run(
         str | None, typer.Option("--bench", "-b", help="Comma-separated BENCH[:VARIANT] list.")
     ] = None,
     strategy: Annotated[
-        str | None, typer.Option("--strategy", "-s", help="Comma-separated strategies, or 'all'.")
+        str | None,
+        typer.Option("--strategy", "-s", help="Comma-separated strategies (BENCH[:VARIANT]/NAME: for one), or 'all'."),
+    ] = None,
+    preset: Annotated[
+        str | None,
+        typer.Option("--preset", "-p", help="Run one paper table's configuration (structbench list shows them)."),
     ] = None,
     option: OptionOpt = None,
     limit: LimitOpt = None,
@@ -155,7 +200,8 @@ def run(
             raise UsageError(f"--resume {resume}: no {MANIFEST} there")
         config = RunConfig.model_validate(manifest["config"])
         given = {"model": model, "base_url": base_url, "bench": bench, "strategy": strategy, "option": option,
-                 "limit": limit, "seed": seed, "max_tokens": max_tokens, "data_dir": data_dir, "out": out}
+                 "limit": limit, "seed": seed, "max_tokens": max_tokens, "data_dir": data_dir, "out": out,
+                 "preset": preset}
         conflicts = _resume_conflicts(ctx, resume, config, given)
         if conflicts:
             raise UsageError(
@@ -165,7 +211,12 @@ def run(
             )
         run_dir = resume
     else:
-        if bench is None:
+        strategies, options = _comma_list(strategy), parse_options(option or [])
+        if preset is not None:
+            if bench is not None or strategy is not None:
+                raise UsageError(f"--preset {preset} sets the benchmarks and strategies; drop --bench and --strategy")
+            benches, strategies, options = _preset_config(preset, option)
+        elif bench is None:
             benches, limit = DEFAULT_SUITE, limit if limit is not None else DEFAULT_LIMIT
             max_tokens = max_tokens if max_tokens is not None else DEFAULT_MAX_TOKENS
         else:
@@ -174,8 +225,8 @@ def run(
             model=model,
             base_url=base_url,
             benches=benches,
-            strategies=_comma_list(strategy),
-            options=parse_options(option or []),
+            strategies=strategies,
+            options=options,
             limit=limit,
             seed=seed,
             data_dir=str(data_dir) if data_dir else None,

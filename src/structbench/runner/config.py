@@ -23,7 +23,8 @@ class RunConfig(BaseModel):
     benches: list[str]
     """``BENCH[:VARIANT]`` entries."""
     strategies: list[str] = Field(default_factory=list)
-    """Strategy names, applied to every benchmark; empty = each benchmark's default; ``all`` = every one."""
+    """Strategy names, applied to every benchmark (``BENCH[:VARIANT]/NAME``: to that one only); empty = each
+    benchmark's default; ``all`` = every one."""
     options: dict[str, str] = Field(default_factory=dict)
     """``key=value`` run options; ``bench.key`` targets one benchmark, a bare key every one that has it."""
     limit: int | None = None

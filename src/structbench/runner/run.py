@@ -62,6 +62,33 @@ def load_benchmark(entry: str, options: dict[str, str]) -> tuple[Benchmark, str]
     return bench, bench.check_variant(variant)
 
 
+def strategies_for(bench: str, variant: str, names: list[str]) -> list[str]:
+    """The strategy names that apply to one ``BENCH:VARIANT``: plain names apply to every benchmark,
+    ``BENCH[:VARIANT]/STRATEGY`` only to that benchmark (and variant)."""
+    out = []
+    for name in names:
+        target, slash, strategy = name.rpartition("/")
+        if not slash:
+            out.append(name)
+            continue
+        target_bench, _, target_variant = target.partition(":")
+        if target_bench == bench and target_variant in ("", variant):
+            out.append(strategy)
+    return out
+
+
+def check_qualified(names: list[str], entries: list[tuple[str, str]]) -> None:
+    """Refuse a ``BENCH[:VARIANT]/STRATEGY`` that names no benchmark of the run (a typo must not pass)."""
+    for name in names:
+        target, slash, _ = name.rpartition("/")
+        if not slash:
+            continue
+        target_bench, _, target_variant = target.partition(":")
+        if not any(b == target_bench and target_variant in ("", v) for b, v in entries):
+            run = ", ".join(f"{b}:{v}" for b, v in entries)
+            raise UsageError(f"--strategy {name}: {target} is not part of this run ({run})")
+
+
 def pick_strategies(bench: Benchmark, names: list[str]) -> list[Strategy]:
     """``[]`` -> the default; ``["all"]`` -> every strategy; else the named ones (each must exist)."""
     names = list(dict.fromkeys(n for n in names if n))  # drop repeats and empty names
@@ -77,15 +104,17 @@ def prepare(config: RunConfig, data: DataContext) -> list[Selection]:
     classes = [BENCHMARKS.get(split_bench(e)[0]) for e in config.benches]
     check_options_used(classes, config.options)
     selections = []
-    for entry in dict.fromkeys(config.benches):  # a repeated BENCH[:VARIANT] is evaluated once
-        bench, variant = load_benchmark(entry, config.options)
+    loaded = [load_benchmark(entry, config.options) for entry in dict.fromkeys(config.benches)]
+    check_qualified(config.strategies, [(bench.name, variant) for bench, variant in loaded])
+    for bench, variant in loaded:  # a repeated BENCH[:VARIANT] is evaluated once
         samples = bench.load(variant, data, seed=config.seed, limit=config.limit)
         if config.limit is not None:
             samples = samples[: config.limit]
         ids = [s.id for s in samples]
         if len(set(ids)) != len(ids):
             raise UsageError(f"{bench.name}:{variant}: duplicate sample ids")
-        selections.append(Selection(bench, variant, samples, pick_strategies(bench, config.strategies)))
+        names = strategies_for(bench.name, variant, config.strategies)
+        selections.append(Selection(bench, variant, samples, pick_strategies(bench, names)))
     return selections
 
 
