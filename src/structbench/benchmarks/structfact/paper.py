@@ -34,7 +34,8 @@ DIFFERENCES = (
     "The paper's 13,407 questions are not released: the preset runs the 25-question demo (give the full "
     "release with --bench structfact:full -o full_path=FILE and the same strategies and options)."
 )
-ORDER_OPTION = {"option_map": ",".join(ORDERS.values)}
+ORDER_OPTION = {"option_map": ",".join(ORDERS.values), "shots": "1"}
+"""The three option orders, and one example of the same task per few-shot prompt (Appendix K.1)."""
 
 
 def _prompt_row() -> RunRow:
