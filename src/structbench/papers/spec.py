@@ -25,6 +25,13 @@ class Orders:
     """Its values the paper averages over (``("0", "1", "2")``)."""
     default: str
     """Its value in a run that does not set it."""
+    id_suffix: str = ""
+    """How a run that asks every question under each value names the samples: ``/map{value}`` appended to
+    the question's id. The orders' samples are paired on the id without it (resampled together)."""
+
+    def base_id(self, sample_id: str, value: str) -> str:
+        """The question's id without the order's suffix."""
+        return sample_id.removesuffix(self.id_suffix.format(value=value)) if self.id_suffix else sample_id
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any
 
 import numpy as np
@@ -148,9 +148,13 @@ class MeanOfStatistics:
         return np.asarray(np.mean([p.batch(idx) for p in self.parts], axis=0), dtype=float)
 
 
-def estimate(records: Sequence[SampleRecord], bench: Benchmark, metric: str) -> Estimate | Gap:
-    """``metric`` over ``records`` through the benchmark's own ``aggregate``, ready to be resampled."""
-    ordered = sorted(records, key=lambda r: r.id)
+def estimate(
+    records: Sequence[SampleRecord], bench: Benchmark, metric: str, key: Callable[[str], str] | None = None
+) -> Estimate | Gap:
+    """``metric`` over ``records`` through the benchmark's own ``aggregate``, ready to be resampled; the
+    samples are ordered (and named, for pairing) by ``key`` of their id."""
+    key = key or (lambda i: i)
+    ordered = sorted(records, key=lambda r: key(r.id))
     scored: list[Scored] = [r.scored() for r in ordered]
     value = float(bench.aggregate(scored).get(metric, math.nan))
     if not math.isfinite(value):
@@ -163,7 +167,7 @@ def estimate(records: Sequence[SampleRecord], bench: Benchmark, metric: str) -> 
         stat = MeanStatistic(np.asarray(per_sample, dtype=float))  # a mean of per-sample values: vectorized
     else:
         stat, _ = metric_statistic(scored, bench, metric)
-    return Estimate(value, tuple(r.id for r in ordered), stat, len(scored))
+    return Estimate(value, tuple(key(r.id) for r in ordered), stat, len(scored))
 
 
 Combiner = Callable[[np.ndarray], float]
@@ -296,7 +300,7 @@ class TableFill:
         for o in present:
             source, recs = by_order[o]
             assert source.bench is not None
-            est = estimate(recs, source.bench, m.metric)
+            est = estimate(recs, source.bench, m.metric, key=partial(orders.base_id, value=o))
             if isinstance(est, Gap):
                 return est
             parts.append(est)

@@ -16,8 +16,8 @@ from structbench.papers.spec import Cell, Mean, Measure, PaperTable, Preset, Run
 PUBLISHED = Path(__file__).parent / "published"
 STRATEGY = "direct"
 """The paper's prompt, one greedy reply."""
-SELECTION = ("testbed", "knowledge", "budget", "position")
-"""Options that only choose which contexts are built."""
+SELECTION = ("testbed", "knowledge", "budget", "position", "db", "path", "questions", "templates")
+"""Options that only choose which instances and contexts are built."""
 DIFFERENCES = (
     "The paper's instances (WebQSP/CWQ, WTQ/TableBench, STaRK, HybridQA with annotated positive units) are "
     "not available: the preset builds instances from an RFQA database (see the SKA-Bench divergences)."

@@ -13,7 +13,7 @@ from structbench.benchmarks.structfact.options import PAPER_OPTION_MAPS
 from structbench.papers.spec import Cell, Mean, Measure, Orders, PaperTable, Preset, RunRow
 
 PUBLISHED = Path(__file__).parent / "published"
-ORDERS = Orders("option_map", tuple(str(m) for m in PAPER_OPTION_MAPS), default="0")
+ORDERS = Orders("option_map", tuple(str(m) for m in PAPER_OPTION_MAPS), default="0", id_suffix="/map{value}")
 """The paper averages each model over three option orders; the official code's maps 0, 1 and 2."""
 
 PROMPTS = {"zs_direct": "zero_shot", "zs_cot": "zero_shot_cot", "fs_direct": "few_shot", "fs_cot": "few_shot_cot"}
@@ -34,6 +34,8 @@ DIFFERENCES = (
     "The paper's 13,407 questions are not released: the preset runs the 25-question demo (give the full "
     "release with --bench structfact:full -o full_path=FILE and the same strategies and options)."
 )
+SELECTION = ("full_path",)
+"""Where the full release is read from."""
 ORDER_OPTION = {"option_map": ",".join(ORDERS.values), "shots": "1"}
 """The three option orders, and one example of the same task per few-shot prompt (Appendix K.1)."""
 
@@ -64,6 +66,7 @@ def _prompt_table(file: str, name: str, description: str, temperature: str) -> P
         rows=(_prompt_row(),),
         plot=("overall_acc", "overall_f1"),
         requires={"temperature": temperature},
+        selection=SELECTION,
     )
 
 
@@ -101,6 +104,7 @@ TABLE3 = PaperTable(
     ),
     plot=("geo_f1", "struct_f1"),
     requires={"temperature": "0.6"},
+    selection=SELECTION,
 )
 
 TABLES = (TABLE1, TABLE3, TABLE7)
