@@ -70,7 +70,7 @@ def test_every_benchmark_table_is_consistent() -> None:
     tables = paper_tables()
     names = [t.name for t in tables]
     assert len(names) == len(set(names)) >= 10
-    assert {t.benchmark for t in tables} == {"structfact", "scitab", "skabench", "structext", "rfqa"}
+    assert {t.benchmark for t in tables} >= {"structfact", "scitab", "skabench", "structext", "rfqa"}  # + test toys
     for table in tables:
         assert table.problems() == [], table.name
         assert table.published.benchmark == table.benchmark
