@@ -441,7 +441,7 @@ def fill_tables(views: Sequence[EntryView], runs: Sequence[RunDir], stats: Stats
                 row = fill.row(run_row)
                 if row is not None:
                     rows.append((model, row))
-        if rows or any(f.excluded for f in fills):
+        if rows:  # a table no run fills (all at another temperature, say) is left out
             out.append(FilledTable(table, rows, fills))
     return out
 
