@@ -157,6 +157,8 @@ class Backend(ABC):
     cacheable: bool = True
     """Whether responses go through the response cache (the oracle's do not)."""
     supports_logprobs: bool = False
+    model_options: tuple[str, ...] = ()
+    """The ``--model-option`` keys this backend takes (load settings such as ``n_ctx``)."""
 
     @abstractmethod
     async def generate(self, request: Request) -> Response:

@@ -47,5 +47,10 @@ BACKENDS.register("oracle", "structbench.backends.oracle:from_spec")
 
 
 def make_backend(spec: BackendSpec) -> Backend:
-    """Construct the backend ``spec`` names."""
-    return BACKENDS.get(spec.backend)(spec)
+    """Construct the backend ``spec`` names; a ``--model-option`` it does not take is a usage error."""
+    backend = BACKENDS.get(spec.backend)(spec)
+    unknown = sorted(set(spec.options) - set(backend.model_options))
+    if unknown:
+        known = ", ".join(backend.model_options) or "none"
+        raise UsageError(f"--model-option {unknown[0]}: not an option of the {spec.backend} backend (known: {known})")
+    return backend

@@ -51,35 +51,53 @@ def _console() -> Any:
 
 @app.command("list")
 def list_cmd() -> None:
-    """Benchmarks with their variants, strategies and metrics; backends."""
-    from rich.table import Table
+    """Benchmarks with their variants, strategies, metrics and options; backends."""
+    import shutil
+    import textwrap
 
     from structbench.backends import BACKENDS
     from structbench.benchmarks import BENCHMARKS
 
-    table = Table(title="benchmarks", show_lines=True)
-    for col in ("benchmark", "variants", "strategies", "metrics (headline first)", "options"):
-        table.add_column(col)
+    width = max(40, shutil.get_terminal_size((100, 24)).columns)
+
+    def field(label: str, items: list[str]) -> str:
+        """``label: a, b, c`` wrapped between items only, so every name stays whole and copyable."""
+        return textwrap.fill(
+            ", ".join(items) or "-", width=width, initial_indent=f"  {label + ':':<12}", subsequent_indent=" " * 14,
+            break_long_words=False, break_on_hyphens=False,
+        )
+
+    blocks = []
     for name in BENCHMARKS.names():
         cls = BENCHMARKS.get(name)
         bench = cls()
-        strategies = [f"[bold]{s}[/bold]" if s == cls.default_strategy else s for s in bench.strategies()]
-        metrics = [cls.headline, *(m for m in cls.metric_names if m != cls.headline)]
-        table.add_row(
-            f"{name}\n[dim]{cls.title}[/dim]",
-            ", ".join(cls.variants),
-            ", ".join(strategies),
-            ", ".join(metrics),
-            ", ".join(cls.Options.model_fields) or "-",
-        )
-    console = _console()
-    console.print(table)
-    console.print("backends: " + ", ".join(BACKENDS.names()) + f" (default: {DEFAULT_MODEL}, embedded Gemma 3 270M)")
+        strategies = [f"{s} (default)" if s == cls.default_strategy else s for s in bench.strategies()]
+        metrics = [f"{cls.headline} (headline)", *(m for m in cls.metric_names if m != cls.headline)]
+        variants = [f"{v} (default)" if i == 0 else v for i, v in enumerate(cls.variants)]
+        blocks.append("\n".join([
+            f"{name}  {cls.title}",
+            field("variants", variants),
+            field("strategies", strategies),
+            field("metrics", metrics),
+            field("options", list(cls.Options.model_fields)),
+        ]))
+    typer.echo("\n\n".join(blocks))
+    typer.echo("\n" + field("backends", [f"{b} (default)" if b == DEFAULT_MODEL else b for b in BACKENDS.names()]))
 
 
 def _comma_list(text: str | None) -> list[str]:
     """``"a, b,a"`` -> ``["a", "b"]``: the items of a comma-separated flag, once each, in order."""
     return list(dict.fromkeys(part.strip() for part in (text or "").split(",") if part.strip()))
+
+
+def _benches(text: str | None) -> list[str]:
+    """``--bench`` entries; ``all`` stands for every registered benchmark (its default variant)."""
+    from structbench.benchmarks import BENCHMARKS
+
+    entries = _comma_list(text)
+    if "all" not in entries:
+        return entries
+    return list(dict.fromkeys(name for e in entries for name in (BENCHMARKS.names() if e == "all" else [e])))
 
 
 def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict[str, Any]) -> list[str]:
@@ -93,7 +111,7 @@ def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict
     same = {
         "model": lambda v: v == config.model,
         "base_url": lambda v: v == config.base_url,
-        "bench": lambda v: _comma_list(v) == config.benches,
+        "bench": lambda v: _benches(v) == config.benches,
         "strategy": lambda v: _comma_list(v) == config.strategies,
         "option": lambda v: parse_options(v or []) == config.options,
         "limit": lambda v: v == config.limit,
@@ -116,7 +134,7 @@ def run(
         str, typer.Option("--model", "-m", help="BACKEND[:NAME], e.g. openai:gpt-4o-mini.")
     ] = DEFAULT_MODEL,
     bench: Annotated[
-        str | None, typer.Option("--bench", "-b", help="Comma-separated BENCH[:VARIANT] list.")
+        str | None, typer.Option("--bench", "-b", help="Comma-separated BENCH[:VARIANT] list, or 'all'.")
     ] = None,
     strategy: Annotated[
         str | None, typer.Option("--strategy", "-s", help="Comma-separated strategies, or 'all'.")
@@ -131,6 +149,10 @@ def run(
     out: Annotated[Path | None, typer.Option("--out", help="Run directory (default runs/<config hash>).")] = None,
     resume: Annotated[Path | None, typer.Option("--resume", help="Continue the run in this directory.")] = None,
     base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible server URL.")] = None,
+    model_option: Annotated[
+        list[str] | None,
+        typer.Option("--model-option", "-M", help="Backend option KEY=VALUE (repeatable), e.g. n_ctx=4096."),
+    ] = None,
     api_key_env: Annotated[str, typer.Option(help="Environment variable holding the API key.")] = "OPENAI_API_KEY",
     timeout: Annotated[float, typer.Option(min=0.001, help="Seconds per model request.")] = 120.0,
     max_retries: Annotated[int, typer.Option(min=0, help="Retries on 429/5xx/timeouts.")] = 6,
@@ -138,14 +160,20 @@ def run(
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")] = False,
     data_dir: DataDirOpt = None,
     offline: Annotated[bool, typer.Option(help="Never download datasets.")] = False,
-    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    progress: Annotated[
+        bool,
+        typer.Option(help="Progress on stderr: a bar on a terminal, a line every --progress-every seconds in logs."),
+    ] = True,
+    progress_every: Annotated[
+        float, typer.Option(min=0.1, help="Seconds between progress lines when stderr is not a terminal.")
+    ] = 30.0,
 ) -> None:
     """Evaluate a model. With no arguments: a quick offline suite on the embedded model."""
     from structbench.backends import BACKENDS, BackendSpec, make_backend
     from structbench.datasets import DataContext, cache_root
     from structbench.report.markdown import headline_table
     from structbench.runner.cache import ResponseCache
-    from structbench.runner.config import RunConfig, parse_options
+    from structbench.runner.config import RunConfig, parse_model_options, parse_options
     from structbench.runner.run import Run, prepare, read_manifest
     from structbench.runner.store import MANIFEST
 
@@ -169,7 +197,7 @@ def run(
             benches, limit = DEFAULT_SUITE, limit if limit is not None else DEFAULT_LIMIT
             max_tokens = max_tokens if max_tokens is not None else DEFAULT_MAX_TOKENS
         else:
-            benches = _comma_list(bench)
+            benches = _benches(bench)
         config = RunConfig(
             model=model,
             base_url=base_url,
@@ -189,6 +217,7 @@ def run(
         concurrency=concurrency,
         timeout=timeout,
         max_retries=max_retries,
+        options=parse_model_options(model_option or []),
     )
     BACKENDS.get(spec.backend)  # an unknown backend fails before any data is loaded
     the_run = Run(run_dir, config)  # so does a run directory holding another configuration
@@ -201,7 +230,8 @@ def run(
             selections,
             cache=response_cache,
             concurrency=concurrency,
-            progress=progress and sys.stderr.isatty(),
+            progress=progress,
+            progress_interval=progress_every,
         )
     except KeyboardInterrupt:
         typer.echo(f"interrupted; finished samples are saved in {run_dir}, the same command resumes", err=True)

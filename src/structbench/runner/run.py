@@ -27,7 +27,7 @@ from structbench.runner.cache import ResponseCache
 from structbench.runner.calls import ModelCaller, ModelPool
 from structbench.runner.config import RunConfig, check_options_used, options_for, split_bench
 from structbench.runner.engine import Job, run_jobs
-from structbench.runner.progress import RunProgress
+from structbench.runner.progress import ProgressMode, RunProgress
 from structbench.runner.records import SampleRecord
 from structbench.runner.store import MANIFEST, METRICS, RunStore, write_json_atomic
 
@@ -181,7 +181,8 @@ class Run:
         *,
         cache: ResponseCache | None,
         concurrency: int,
-        progress: bool,
+        progress: bool | ProgressMode,
+        progress_interval: float = 30.0,
     ) -> MetricsFile:
         self.check_backend(backend)
         lock = _lock(self.run_dir)
@@ -216,7 +217,7 @@ class Run:
         t0 = time.perf_counter()
         status = "interrupted"
         try:
-            with RunProgress(len(jobs), enabled=progress) as bar:
+            with RunProgress(len(jobs), enabled=progress, interval=progress_interval) as bar:
 
                 def on_record(record: SampleRecord) -> None:
                     store.append(record)
