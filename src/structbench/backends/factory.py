@@ -9,6 +9,9 @@ from structbench.backends.base import Backend
 from structbench.errors import UsageError
 from structbench.registry import Registry
 
+DEFAULT_MAX_REPLY_BYTES = 16 * 2**20
+"""16 MiB: many times a long completion with log-probabilities, yet a bound on memory and disk."""
+
 
 @dataclass(frozen=True)
 class BackendSpec:
@@ -21,6 +24,8 @@ class BackendSpec:
     concurrency: int = 8
     timeout: float = 120.0
     max_retries: int = 6
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
+    """Largest HTTP reply body read; a larger one is an error (``--max-reply-mb``)."""
     options: dict[str, str] = field(default_factory=dict)
 
     @classmethod
