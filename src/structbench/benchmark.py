@@ -159,6 +159,17 @@ class Benchmark(ABC):
         each table's configuration, and how a run's records fill its columns (``structbench.papers``)."""
         return ()
 
+    def answer_labels(self, scored: Sequence[Scored]) -> tuple[str, ...]:
+        """The closed set of answers, for benchmarks whose answer is a label (their baselines); () otherwise."""
+        return ()
+
+    def baselines(self, scored: Sequence[Scored]) -> dict[str, float]:
+        """The headline's value under trivial predictors on the same samples (``chance``, ``majority`` ...), so a
+        score can be read at a glance; {} when none is defined. Label benchmarks get them from ``answer_labels``."""
+        from structbench.stats.baselines import label_baselines
+
+        return label_baselines(self, scored, self.answer_labels(scored), self.headline)
+
     def statistic(self, pool: Sequence[Scored], metric: str) -> Statistic | None:
         """``aggregate(...)[metric]`` evaluated on many bootstrap resamples of ``pool`` at once, or None.
 

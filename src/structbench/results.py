@@ -13,10 +13,15 @@ from structbench.benchmark import Benchmark, Scored
 
 
 class Headline(BaseModel):
-    """The benchmark's headline metric."""
+    """The benchmark's headline metric, with its bootstrap interval where one was computed."""
 
     name: str
     value: float
+    ci_low: float | None = None
+    ci_high: float | None = None
+    """A percentile bootstrap interval of this metric itself (``confidence``, 1,000 resamples over the
+    samples, seed 0); absent when no interval was computed."""
+    confidence: float | None = None
 
 
 class Group(BaseModel):
@@ -49,6 +54,10 @@ class ResultEntry(BaseModel):
     """Ids without a prediction (``score`` only); scored as wrong."""
     extra: dict[str, Any] = Field(default_factory=dict)
     """Benchmark-specific results (confusion matrix, label distribution ...)."""
+    baselines: dict[str, float] = Field(default_factory=dict)
+    """The headline under trivial predictors on the same samples: ``chance`` (uniform random answers among the
+    benchmark's options, mean of 200 seeded draws) and ``majority`` (always the most frequent gold answer);
+    empty where the benchmark defines none (free-text answers)."""
 
 
 class MetricsFile(BaseModel):
@@ -76,6 +85,7 @@ def compute_result(
     *,
     errors: int = 0,
     missing: Sequence[str] = (),
+    interval: bool = True,
 ) -> ResultEntry:
     """Aggregate ``scored`` overall and per breakdown group."""
     metrics = _defined(bench.aggregate(scored)) if scored else {}
@@ -91,18 +101,25 @@ def compute_result(
                 value: Group(n=len(items), metrics=_defined(bench.aggregate(items)))
                 for value, items in sorted(groups.items(), key=lambda kv: _sort_key(kv[0]))
             }
+    headline = _headline(bench, metrics)
+    if interval and scored:
+        from structbench.stats.metric import metric_interval
+
+        ci = metric_interval(scored, bench, headline.name)
+        headline = headline.model_copy(update={"ci_low": ci.low, "ci_high": ci.high, "confidence": ci.confidence})
     return ResultEntry(
         benchmark=bench.name,
         variant=variant,
         strategy=strategy,
         model=model,
-        headline=_headline(bench, metrics),
+        headline=headline,
         metrics=metrics,
         n=len(scored),
         breakdowns=breakdowns,
         errors=errors,
         missing=list(missing),
         extra=bench.extra_results(scored) if scored else {},
+        baselines=_defined(bench.baselines(scored)) if scored else {},
     )
 
 

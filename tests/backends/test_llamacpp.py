@@ -1,13 +1,26 @@
-"""The embedded default model through llama-cpp-python: chat, completion, n samples, first-token logprobs."""
+"""The embedded default model through llama-cpp-python: load parameters, chat, completion, n samples,
+first-token logprobs, and closing while a call is generating."""
 
 from __future__ import annotations
 
 import asyncio
 import math
+import threading
 
-from structbench.backends.base import GenerationParams, Request
+import pytest
+
+from structbench.backends.base import BackendError, GenerationParams, Request
 from structbench.backends.factory import BackendSpec, make_backend
-from structbench.backends.llamacpp import DEFAULT_MODEL, GEMMA_TEMPLATE, LlamaCppBackend, fallback_template
+from structbench.backends.llamacpp import (
+    DEFAULT_MODEL,
+    GEMMA_TEMPLATE,
+    LlamaCppBackend,
+    LoadParams,
+    embedded_model_path,
+    fallback_template,
+    load_llama,
+)
+from structbench.errors import UsageError
 
 
 def test_embedded_model_generates() -> None:
@@ -31,6 +44,68 @@ def test_embedded_model_generates() -> None:
         )
         assert len(many.choices) == 2
         await backend.aclose()
+
+    asyncio.run(go())
+
+
+def test_the_model_loads_without_extra_buffer_types_unless_asked() -> None:
+    """llama.cpp's extra buffer types (AMX repacking) crash with Gemma 3 on AMX CPUs: off by default, checked
+    on the loaded model on every machine, whatever its CPU."""
+    assert LoadParams().extra_bufts is False
+    llm = load_llama(embedded_model_path(), LoadParams(n_ctx=512))
+    try:
+        assert llm.model_params.use_extra_bufts is False
+        assert llm.n_ctx() == 512
+    finally:
+        llm.close()
+    opted = load_llama(embedded_model_path(), LoadParams(n_ctx=512, extra_bufts=True))
+    try:
+        assert opted.model_params.use_extra_bufts is True
+    finally:
+        opted.close()
+
+
+def test_model_options_are_parsed_and_checked() -> None:
+    backend = make_backend(BackendSpec(backend="llamacpp", options={"n_ctx": "2048", "extra_bufts": "yes"}))
+    assert isinstance(backend, LlamaCppBackend)
+    assert backend.params == LoadParams(n_ctx=2048, extra_bufts=True)
+    assert backend.describe()["load"]["extra_bufts"] is True
+    with pytest.raises(UsageError, match="n_ctx=0: expected a positive integer"):
+        make_backend(BackendSpec(backend="llamacpp", options={"n_ctx": "0"}))
+    with pytest.raises(UsageError, match="extra_bufts=maybe: expected true or false"):
+        make_backend(BackendSpec(backend="llamacpp", options={"extra_bufts": "maybe"}))
+    with pytest.raises(UsageError, match="--model-option gpu: not an option of the llamacpp backend"):
+        make_backend(BackendSpec(backend="llamacpp", options={"gpu": "1"}))
+    with pytest.raises(UsageError, match="not an option of the mock backend \\(known: none\\)"):
+        make_backend(BackendSpec(backend="mock", options={"n_ctx": "1"}))
+
+
+def test_closing_stops_the_call_in_progress_and_waits_for_it() -> None:
+    """Ctrl-C closes the backend while a worker thread generates: the call stops at its next token, the model
+    is freed only after it, and the unfinished reply is an error, never a truncated answer."""
+    backend = make_backend(BackendSpec(backend="llamacpp"))
+    assert isinstance(backend, LlamaCppBackend)
+    started = threading.Event()
+    stopping = backend._stopping
+
+    def watched(tokens: object, logits: object) -> bool:
+        started.set()
+        return stopping(tokens, logits)
+
+    backend._stopping = watched  # type: ignore[method-assign]
+
+    async def go() -> None:
+        call = asyncio.create_task(
+            backend.generate(Request(prompt="Count: 1, 2, 3,", params=GenerationParams(max_tokens=4000)))
+        )
+        while not started.is_set():
+            await asyncio.sleep(0.01)
+        await backend.aclose()
+        assert backend._llm is None
+        with pytest.raises(BackendError, match="closed before the reply finished"):
+            await call
+        with pytest.raises(BackendError):
+            await backend.generate(Request(prompt="1,", params=GenerationParams(max_tokens=2)))
 
     asyncio.run(go())
 

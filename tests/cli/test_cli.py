@@ -51,10 +51,11 @@ def test_list_shows_benchmarks_and_backends(tmp_path: Path) -> None:
 
 def test_run_oracle_then_report(tmp_path: Path) -> None:
     proc = sb(tmp_path, "run", "--model", "oracle", "--bench", "toy", "--strategy", "all", "--out", "r")
-    assert "| toy | small | vote | oracle | accuracy | 1.0000 | 40 | 0 |" in proc.stdout
+    assert "| toy | small | vote | oracle | accuracy | 1.0000 | [1.0000, 1.0000] | 40 | 0 |" in proc.stdout
     metrics = json.loads((tmp_path / "r" / "metrics.json").read_text())
     assert {r["strategy"] for r in metrics["results"]} == {"direct", "vote", "refine"}
-    assert all(r["headline"] == {"name": "accuracy", "value": 1.0} for r in metrics["results"])
+    assert all(r["headline"] == {"name": "accuracy", "value": 1.0, "ci_low": 1.0, "ci_high": 1.0, "confidence": 0.95}
+               for r in metrics["results"])
     report = sb(tmp_path, "report", "r").stdout
     assert "## toy:small / refine / oracle" in report and "### by rows" in report
 

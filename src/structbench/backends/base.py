@@ -142,7 +142,26 @@ class Response:
 
 
 class BackendError(Exception):
-    """A model call failed for good (after retries); recorded as the sample's error."""
+    """A model call failed for good (after retries); recorded as the sample's error.
+
+    ``cause`` names the kind of failure in a few words (``HTTP 401``, ``timeout``, ``unusable reply``):
+    the circuit breaker stops a run when many calls in a row fail with the same cause."""
+
+    def __init__(self, message: str, cause: str = "model error") -> None:
+        super().__init__(message)
+        self.cause = cause
+
+
+def unusable_reason(response: Response) -> str | None:
+    """Why ``response`` cannot be used (and so must never be cached), or None when it can."""
+    if not isinstance(response.choices, tuple) or not response.choices:
+        return "the reply has no choices"
+    for choice in response.choices:
+        if not isinstance(choice, Choice):
+            return f"a choice is a {type(choice).__name__}"
+        if not isinstance(choice.text, str):
+            return f"a choice's text is a {type(choice.text).__name__}, not a string"
+    return None
 
 
 class Backend(ABC):
@@ -157,6 +176,8 @@ class Backend(ABC):
     cacheable: bool = True
     """Whether responses go through the response cache (the oracle's do not)."""
     supports_logprobs: bool = False
+    model_options: tuple[str, ...] = ()
+    """The ``--model-option`` keys this backend takes (load settings such as ``n_ctx``)."""
 
     @abstractmethod
     async def generate(self, request: Request) -> Response:

@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import signal
 import sys
+import traceback
+from collections.abc import Callable
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from structbench.cli import report_cmds
-from structbench.errors import StructbenchError, UsageError
+from structbench.errors import ExitCode, StorageError, StructbenchError, Terminated, UsageError
+from structbench.redact import MASK, redact, redact_url
+
+if TYPE_CHECKING:
+    from structbench.runner.cache import ResponseCache
+    from structbench.runner.control import RunControl
 
 app = typer.Typer(
     add_completion=False,
@@ -26,6 +36,17 @@ DEFAULT_LIMIT = 8
 DEFAULT_MAX_TOKENS = 64
 """The default suite caps replies: the embedded base model otherwise rambles to each prompt's limit."""
 DEFAULT_MODEL = "llamacpp"
+DEFAULT_MAX_REPLY_MB = 16.0
+"""``--max-reply-mb``: far above any real completion (``backends.factory.DEFAULT_MAX_REPLY_BYTES``)."""
+MAX_CONSECUTIVE_FAILURES = 10
+"""``--max-consecutive-failures`` (``runner.control.MAX_CONSECUTIVE_FAILURES``)."""
+
+
+class CacheErrorChoice(StrEnum):
+    """``--on-cache-error``."""
+
+    stop = "stop"
+    continue_ = "continue"
 
 BenchArg = Annotated[str, typer.Argument(help="BENCH[:VARIANT]")]
 DataDirOpt = Annotated[
@@ -51,52 +72,60 @@ def _console() -> Any:
 
 @app.command("list")
 def list_cmd() -> None:
-    """Benchmarks with their variants, strategies and metrics; backends."""
-    from rich.table import Table
+    """Benchmarks with their variants, strategies, metrics and options; backends."""
+    import shutil
+    import textwrap
 
     from structbench.backends import BACKENDS
     from structbench.benchmarks import BENCHMARKS
 
-    table = Table(title="benchmarks", show_lines=True)
-    for col in ("benchmark", "variants", "strategies", "metrics (headline first)", "options"):
-        table.add_column(col)
+    width = max(40, shutil.get_terminal_size((100, 24)).columns)
+
+    def field(label: str, items: list[str]) -> str:
+        """``label: a, b, c`` wrapped between items only, so every name stays whole and copyable."""
+        return textwrap.fill(
+            ", ".join(items) or "-", width=width, initial_indent=f"  {label + ':':<12}", subsequent_indent=" " * 14,
+            break_long_words=False, break_on_hyphens=False,
+        )
+
+    blocks = []
     for name in BENCHMARKS.names():
         cls = BENCHMARKS.get(name)
         bench = cls()
-        strategies = [f"[bold]{s}[/bold]" if s == cls.default_strategy else s for s in bench.strategies()]
-        metrics = [cls.headline, *(m for m in cls.metric_names if m != cls.headline)]
-        table.add_row(
-            f"{name}\n[dim]{cls.title}[/dim]",
-            ", ".join(cls.variants),
-            ", ".join(strategies),
-            ", ".join(metrics),
-            ", ".join(cls.Options.model_fields) or "-",
-        )
-    console = _console()
-    console.print(table)
-    console.print(_presets_table())
-    console.print("backends: " + ", ".join(BACKENDS.names()) + f" (default: {DEFAULT_MODEL}, embedded Gemma 3 270M)")
+        strategies = [f"{s} (default)" if s == cls.default_strategy else s for s in bench.strategies()]
+        metrics = [f"{cls.headline} (headline)", *(m for m in cls.metric_names if m != cls.headline)]
+        variants = [f"{v} (default)" if i == 0 else v for i, v in enumerate(cls.variants)]
+        blocks.append("\n".join([
+            f"{name}  {cls.title}",
+            field("variants", variants),
+            field("strategies", strategies),
+            field("metrics", metrics),
+            field("options", list(cls.Options.model_fields)),
+        ]))
+    typer.echo("\n\n".join(blocks))
+    title = "presets: one paper table's configuration each (structbench run --model M --preset NAME [--limit N])"
+    typer.echo("\n\n" + textwrap.fill(title, width=width, break_long_words=False, break_on_hyphens=False) + "\n")
+    typer.echo("\n\n".join(_preset_blocks(field, width)))
+    typer.echo("\n" + field("backends", [f"{b} (default)" if b == DEFAULT_MODEL else b for b in BACKENDS.names()]))
 
 
-def _presets_table() -> Any:
-    """``--preset`` names: the configuration behind each paper table."""
-    from rich.table import Table
+def _preset_blocks(field: Callable[[str, list[str]], str], width: int) -> list[str]:
+    """``--preset`` names with the configuration behind each paper table."""
+    import textwrap
 
     from structbench.papers import paper_tables
 
-    table = Table(title="presets (structbench run --model M --preset NAME [--limit N])", show_lines=True)
-    for col in ("preset", "table", "benchmarks", "strategies", "options"):
-        table.add_column(col)
+    blocks = []
     for t in paper_tables():
-        p = t.preset
-        table.add_row(
-            f"{p.name}\n[dim]{p.description}[/dim]",
-            f"{t.published.source}\n[dim]{len(t.published.rows)} rows x {len(t.published.columns)} columns[/dim]",
-            ", ".join(p.benches),
-            ", ".join(p.strategies),
-            ", ".join(f"{k}={v}" for k, v in p.options.items()) or "-",
-        )
-    return table
+        p, data = t.preset, t.published
+        head = f"{p.name}  {data.source} ({len(data.rows)} rows x {len(data.columns)} columns)"
+        blocks.append("\n".join([
+            textwrap.fill(head, width=width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False),
+            field("benchmarks", list(p.benches)),
+            field("strategies", list(p.strategies)),
+            field("options", [f"{k}={v}" for k, v in p.options.items()]),
+        ]))
+    return blocks
 
 
 def _comma_list(text: str | None) -> list[str]:
@@ -121,6 +150,16 @@ def _preset_config(name: str, option: list[str] | None) -> tuple[list[str], list
     return list(preset.benches), list(preset.strategies), options
 
 
+def _benches(text: str | None) -> list[str]:
+    """``--bench`` entries; ``all`` stands for every registered benchmark (its default variant)."""
+    from structbench.benchmarks import BENCHMARKS
+
+    entries = _comma_list(text)
+    if "all" not in entries:
+        return entries
+    return list(dict.fromkeys(name for e in entries for name in (BENCHMARKS.names() if e == "all" else [e])))
+
+
 def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict[str, Any]) -> list[str]:
     """The run-defining flags given on the command line whose values differ from the resumed run's."""
     from structbench.runner.config import parse_options
@@ -131,8 +170,8 @@ def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict
 
     same = {
         "model": lambda v: v == config.model,
-        "base_url": lambda v: v == config.base_url,
-        "bench": lambda v: _comma_list(v) == config.benches,
+        "base_url": lambda v: v is not None and redact_url(v) == config.base_url,
+        "bench": lambda v: _benches(v) == config.benches,
         "strategy": lambda v: _comma_list(v) == config.strategies,
         "option": lambda v: given["preset"] is not None or parse_options(v or []) == config.options,
         "limit": lambda v: v == config.limit,
@@ -156,7 +195,7 @@ def run(
         str, typer.Option("--model", "-m", help="BACKEND[:NAME], e.g. openai:gpt-4o-mini.")
     ] = DEFAULT_MODEL,
     bench: Annotated[
-        str | None, typer.Option("--bench", "-b", help="Comma-separated BENCH[:VARIANT] list.")
+        str | None, typer.Option("--bench", "-b", help="Comma-separated BENCH[:VARIANT] list, or 'all'.")
     ] = None,
     strategy: Annotated[
         str | None,
@@ -176,21 +215,41 @@ def run(
     out: Annotated[Path | None, typer.Option("--out", help="Run directory (default runs/<config hash>).")] = None,
     resume: Annotated[Path | None, typer.Option("--resume", help="Continue the run in this directory.")] = None,
     base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible server URL.")] = None,
+    model_option: Annotated[
+        list[str] | None,
+        typer.Option("--model-option", "-M", help="Backend option KEY=VALUE (repeatable), e.g. n_ctx=4096."),
+    ] = None,
     api_key_env: Annotated[str, typer.Option(help="Environment variable holding the API key.")] = "OPENAI_API_KEY",
     timeout: Annotated[float, typer.Option(min=0.001, help="Seconds per model request.")] = 120.0,
     max_retries: Annotated[int, typer.Option(min=0, help="Retries on 429/5xx/timeouts.")] = 6,
+    max_reply_mb: Annotated[
+        float, typer.Option(min=0.001, help="Largest reply body read from a server (MiB); a larger one is an error.")
+    ] = DEFAULT_MAX_REPLY_MB,
+    max_consecutive_failures: Annotated[
+        int, typer.Option(min=0, help="Stop the run when this many model calls in a row fail the same way (0: never).")
+    ] = MAX_CONSECUTIVE_FAILURES,
     cache: Annotated[Path | None, typer.Option(help="Response cache file (default <cache>/responses.sqlite).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")] = False,
+    on_cache_error: Annotated[
+        CacheErrorChoice,
+        typer.Option(help="When the cache cannot be written: stop (keeping every answer) or continue without it."),
+    ] = CacheErrorChoice.stop,
     data_dir: DataDirOpt = None,
     offline: Annotated[bool, typer.Option(help="Never download datasets.")] = False,
-    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    progress: Annotated[
+        bool,
+        typer.Option(help="Progress on stderr: a bar on a terminal, a line every --progress-every seconds in logs."),
+    ] = True,
+    progress_every: Annotated[
+        float, typer.Option(min=0.1, help="Seconds between progress lines when stderr is not a terminal.")
+    ] = 30.0,
 ) -> None:
     """Evaluate a model. With no arguments: a quick offline suite on the embedded model."""
     from structbench.backends import BACKENDS, BackendSpec, make_backend
     from structbench.datasets import DataContext, cache_root
     from structbench.report.markdown import headline_table
-    from structbench.runner.cache import ResponseCache
-    from structbench.runner.config import RunConfig, parse_options
+    from structbench.runner.config import RunConfig, parse_model_options, parse_options
+    from structbench.runner.control import RunControl
     from structbench.runner.run import Run, prepare, read_manifest
     from structbench.runner.store import MANIFEST
 
@@ -209,6 +268,9 @@ def run(
                 f"{', '.join(conflicts)} would change it (start a new run instead, or drop them; "
                 "--concurrency, --timeout, --max-retries, --cache and the like may be given)"
             )
+        if config.base_url is not None and MASK in config.base_url and base_url is None:
+            raise UsageError(f"--resume {resume}: the run's --base-url had a password, which is never stored; "
+                             "give --base-url again")
         run_dir = resume
     else:
         strategies, options = _comma_list(strategy), parse_options(option or [])
@@ -220,10 +282,10 @@ def run(
             benches, limit = DEFAULT_SUITE, limit if limit is not None else DEFAULT_LIMIT
             max_tokens = max_tokens if max_tokens is not None else DEFAULT_MAX_TOKENS
         else:
-            benches = _comma_list(bench)
+            benches = _benches(bench)
         config = RunConfig(
             model=model,
-            base_url=base_url,
+            base_url=redact_url(base_url) if base_url else None,
             benches=benches,
             strategies=strategies,
             options=options,
@@ -235,32 +297,55 @@ def run(
         run_dir = out or Path("runs") / f"{config.model.replace(':', '-').replace('/', '_')}-{config.fingerprint()}"
     spec = BackendSpec.parse(
         config.model,
-        base_url=config.base_url,
+        base_url=base_url or config.base_url,  # the password, if any, is only on the command line
         api_key_env=api_key_env,
         concurrency=concurrency,
         timeout=timeout,
         max_retries=max_retries,
+        max_reply_bytes=int(max_reply_mb * 2**20),
+        options=parse_model_options(model_option or []),
     )
     BACKENDS.get(spec.backend)  # an unknown backend fails before any data is loaded
-    the_run = Run(run_dir, config)  # so does a run directory holding another configuration
+    the_run = Run(run_dir, config)  # so does a run directory holding another configuration, or an unwritable one
     selections = prepare(config, DataContext.from_env(config.data_dir, offline=offline))
     backend = make_backend(spec)
-    response_cache = None if no_cache else ResponseCache(cache or cache_root() / "responses.sqlite")
+    control = RunControl(max_consecutive_failures, on_cache_error.value)
+    response_cache = None if no_cache else _open_cache(cache or cache_root() / "responses.sqlite", control)
     try:
         metrics = the_run.execute(
             backend,
             selections,
             cache=response_cache,
             concurrency=concurrency,
-            progress=progress and sys.stderr.isatty(),
+            progress=progress,
+            progress_interval=progress_every,
+            control=control,
         )
     except KeyboardInterrupt:
         typer.echo(f"interrupted; finished samples are saved in {run_dir}, the same command resumes", err=True)
-        raise typer.Exit(130) from None
-    if response_cache is not None:
-        response_cache.close()
+        raise typer.Exit(ExitCode.INTERRUPTED) from None
+    except Terminated:
+        typer.echo(f"terminated (SIGTERM); finished samples are saved in {run_dir}, the same command resumes",
+                   err=True)
+        raise typer.Exit(ExitCode.TERMINATED) from None
+    finally:
+        if response_cache is not None:
+            response_cache.close()
     _print_markdown(headline_table(metrics))
     typer.echo(f"run directory: {run_dir}")
+
+
+def _open_cache(path: Path, control: RunControl) -> ResponseCache | None:
+    """The response cache, or None when it cannot be opened and ``--on-cache-error continue`` was given."""
+    from structbench.runner.cache import ResponseCache
+
+    try:
+        return ResponseCache(path)
+    except StorageError as err:
+        if control.on_cache_error == "stop":
+            raise StorageError(f"{err}; pass --on-cache-error continue (or --no-cache) to run without it") from err
+        typer.echo(f"warning: {err}; running without the response cache (--on-cache-error continue)", err=True)
+        return None
 
 
 @app.command()
@@ -345,10 +430,53 @@ def _print_markdown(text: str) -> None:
         typer.echo(text)
 
 
+STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES})
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
 def main() -> None:
-    """Entry point: user and data errors print one line and exit 2; nothing else is swallowed."""
+    """Entry point: known failures print one line (secrets redacted) and exit with their ``ExitCode``; a bug
+    prints its traceback (redacted too) and exits 1; SIGTERM ends like Ctrl-C, with 143."""
+    signal.signal(signal.SIGTERM, _terminate)
+    _redact_logs()
     try:
         app()
+    except KeyboardInterrupt:
+        typer.echo("interrupted (Ctrl-C)", err=True)
+        sys.exit(ExitCode.INTERRUPTED)
+    except Terminated:
+        typer.echo("terminated (SIGTERM)", err=True)
+        sys.exit(ExitCode.TERMINATED)
     except StructbenchError as err:
-        typer.echo(f"error: {err}", err=True)
+        typer.echo(redact(f"error: {err}"), err=True)
         sys.exit(err.exit_code)
+    except OSError as err:
+        if err.errno not in STORAGE_ERRNOS:
+            _crash()
+        where = f"{err.filename}: " if err.filename else ""
+        typer.echo(redact(f"error: {where}cannot be written: {err.strerror}"), err=True)
+        sys.exit(ExitCode.STORAGE)
+    except Exception:
+        _crash()
+
+
+def _redact_logs() -> None:
+    """Log warnings to stderr as Python would without a handler, with secrets redacted."""
+    import logging
+
+    class Redacting(logging.Formatter):
+        def format(self, record: logging.LogRecord) -> str:
+            return redact(super().format(record))
+
+    handler = logging.StreamHandler()
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(Redacting("%(message)s"))
+    logging.getLogger().addHandler(handler)
+
+
+def _crash() -> None:
+    typer.echo(redact(traceback.format_exc()), err=True)
+    sys.exit(ExitCode.INTERNAL)

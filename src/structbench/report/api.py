@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from structbench.errors import UsageError
+from structbench.redact import redact
 from structbench.report.build import build_document
 from structbench.report.document import Document
 from structbench.report.entries import EntryView, StatsOptions, collect
@@ -61,7 +62,7 @@ def prepare(run_dirs: Sequence[Path], options: ReportOptions) -> tuple[Document,
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
+    tmp.write_text(redact(text), encoding="utf-8")  # run directories written before redaction existed too
     os.replace(tmp, path)
 
 
@@ -109,4 +110,4 @@ def markdown_report(run_dirs: Sequence[Path], options: ReportOptions | None = No
     """The Markdown report without figures (for stdout)."""
     options = options or ReportOptions()
     doc, _ = prepare(run_dirs, ReportOptions(options.title, options.stats, options.samples, False, options.max_text))
-    return render_document(doc)
+    return redact(render_document(doc))

@@ -12,16 +12,29 @@ def _fmt(value: float) -> str:
     return f"{value:.4f}"
 
 
+def _interval(r: ResultEntry) -> str:
+    h = r.headline
+    if h.ci_low is None or h.ci_high is None:
+        return "–"
+    return f"[{_fmt(h.ci_low)}, {_fmt(h.ci_high)}]"
+
+
+def _baselines(r: ResultEntry) -> str:
+    return ", ".join(f"{name} {_fmt(value)}" for name, value in r.baselines.items()) or "–"
+
+
 def headline_table(metrics: MetricsFile) -> str:
-    """One row per (benchmark, variant, strategy, model) with the headline metric."""
+    """One row per (benchmark, variant, strategy, model): the headline with its interval, its denominator
+    (samples scored, failed), and the baselines to read it against."""
+    confidence = next((r.headline.confidence for r in metrics.results if r.headline.confidence), 0.95)
     rows = [
-        "| benchmark | variant | strategy | model | metric | value | n | errors |",
-        "|---|---|---|---|---|---|---|---|",
+        f"| benchmark | variant | strategy | model | metric | value | {confidence:.0%} CI | n | errors | baselines |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in metrics.results:
         rows.append(
             f"| {r.benchmark} | {r.variant} | {r.strategy} | {r.model} | {r.headline.name} | "
-            f"{_fmt(r.headline.value)} | {r.n} | {r.errors} |"
+            f"{_fmt(r.headline.value)} | {_interval(r)} | {r.n} | {r.errors} | {_baselines(r)} |"
         )
     return "\n".join(rows)
 

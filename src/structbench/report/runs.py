@@ -44,8 +44,12 @@ class RunDir:
 def load_run(path: Path) -> RunDir:
     """Read ``metrics.json`` (required), ``manifest.json`` and ``samples.jsonl`` (optional) of a run."""
     metrics_path = path / METRICS
+    if not path.is_dir():
+        raise UsageError(f"{path}: no such run directory")
     if not metrics_path.is_file():
-        raise UsageError(f"{path}: no {METRICS} (is the run finished? resume it with --resume {path})")
+        if (path / MANIFEST).is_file():
+            raise UsageError(f"{path}: no {METRICS} yet (the run did not finish; resume it with --resume {path})")
+        raise UsageError(f"{path}: not a structbench run directory (no {METRICS} or {MANIFEST})")
     try:
         metrics = MetricsFile.model_validate_json(metrics_path.read_text())
     except ValueError as err:

@@ -45,15 +45,21 @@ def split_bench(entry: str) -> tuple[str, str | None]:
     return name, variant or None
 
 
-def parse_options(pairs: list[str]) -> dict[str, str]:
+def parse_options(pairs: list[str], flag: str = "--option") -> dict[str, str]:
     """``["k=v", ...]`` -> dict; a pair without ``=`` is a usage error."""
     options: dict[str, str] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            raise UsageError(f"--option {pair!r}: expected KEY=VALUE (or BENCH.KEY=VALUE)")
+            hint = " (or BENCH.KEY=VALUE)" if flag == "--option" else ""
+            raise UsageError(f"{flag} {pair!r}: expected KEY=VALUE{hint}")
         options[key.strip()] = value
     return options
+
+
+def parse_model_options(pairs: list[str]) -> dict[str, str]:
+    """``--model-option KEY=VALUE`` pairs: backend load settings, checked by the backend."""
+    return parse_options(pairs, flag="--model-option")
 
 
 def options_for(bench_cls: type[Benchmark], options: dict[str, str]) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from structbench.backends.base import BackendError
 from structbench.benchmark import Attempt, Benchmark, Scored, Strategy, current_sample
 from structbench.data.sample import Sample
+from structbench.errors import StorageError
 from structbench.runner.calls import CallLog, ModelCaller
 from structbench.runner.records import SampleRecord
 
@@ -35,6 +36,8 @@ async def run_job(job: Job, caller: ModelCaller, model: str, max_tokens: int | N
         attempt = await job.strategy.run(job.sample, log)
     except BackendError as err:
         attempt, error = Attempt(output=""), str(err)
+    except StorageError:  # the cache failed: not this sample's fault; the run stops and it is tried again
+        raise
     except Exception as err:  # a bug must not lose the rest of the run; it is recorded and counted
         attempt = Attempt(output="")
         error = f"{type(err).__name__}: {err}\n{traceback.format_exc(limit=4)}"
@@ -79,22 +82,38 @@ async def run_jobs(
     on_record: Callable[[SampleRecord], None],
     max_tokens: int | None = None,
 ) -> None:
-    """Run ``jobs`` with at most ``concurrency`` in flight, handing each record to ``on_record`` at once."""
+    """Run ``jobs`` with at most ``concurrency`` in flight, handing each record to ``on_record`` at once.
+
+    Workers take no new job once the caller's ``RunControl`` says stop; a record that cannot be stored
+    (``StorageError`` from ``on_record``) stops the run the same way. Raises why the run stopped."""
+    control = caller.control
     queue: asyncio.Queue[Job] = asyncio.Queue()
     for job in jobs:
         queue.put_nowait(job)
 
     async def worker() -> None:
-        while True:
+        while not control.stopped:
             try:
                 job = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            on_record(await run_job(job, caller, model, max_tokens))
+            try:
+                on_record(await run_job(job, caller, model, max_tokens))
+            except StorageError as err:
+                control.halt(err, cancel=False)
 
     workers = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, len(jobs))))]
+    control.watch(workers)
     try:
-        await asyncio.gather(*workers)
+        done, _ = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
+        for task in done:
+            if not task.cancelled() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
+        if not control.stopped:  # a worker was cancelled from outside the control: pass it on
+            await asyncio.gather(*workers)
     finally:
         for w in workers:
             w.cancel()
+    error = control.final_error()
+    if error is not None:
+        raise error

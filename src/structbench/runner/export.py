@@ -79,10 +79,15 @@ def read_predictions(path: Path) -> dict[str, str | list[str]]:
     """``{"id": ..., "output": ...}`` lines -> id -> output; bad lines name the file and line."""
     predictions: dict[str, str | list[str]] = {}
     try:
-        lines = path.read_text().splitlines()
+        raw = path.read_bytes()
     except OSError as err:
         raise DataError(f"{path}: cannot read predictions: {err.strerror}") from err
-    for lineno, line in enumerate(lines, start=1):
+    raw = raw.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte-order mark, as some editors write
+    for lineno, data in enumerate(raw.splitlines(), start=1):
+        try:
+            line = data.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise DataError(f"{path}:{lineno}: not UTF-8 (byte {err.start + 1} of the line)") from None
         if not line.strip():
             continue
         try:

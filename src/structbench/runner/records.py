@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from structbench.benchmark import Scored
 
@@ -54,3 +54,15 @@ class SampleRecord(BaseModel):
             values=self.values,
             meta=self.meta,
         )
+
+    def as_failed(self, error: str) -> SampleRecord:
+        """This sample as a failure with only its identity, prompt and gold: what is written when the full
+        record cannot be (it is tried again on the next run)."""
+        fields: dict[str, Any] = {
+            "benchmark": self.benchmark, "variant": self.variant, "strategy": self.strategy, "model": self.model,
+            "id": self.id, "task": self.task, "prompt": self.prompt, "output": "", "error": error,
+        }
+        try:
+            return SampleRecord.model_validate(fields)
+        except ValidationError:
+            return SampleRecord.model_validate({**fields, "prompt": None})

@@ -21,15 +21,16 @@ from structbench.benchmark import Benchmark, Strategy
 from structbench.benchmarks import BENCHMARKS
 from structbench.data.sample import Sample
 from structbench.datasets import DataContext
-from structbench.errors import DataError, UsageError
+from structbench.errors import DataError, RunStoppedError, StorageError, Terminated, UsageError
 from structbench.results import MetricsFile, ResultEntry, compute_result
-from structbench.runner.cache import ResponseCache
+from structbench.runner.cache import CacheWriteError, ResponseCache, Spill
 from structbench.runner.calls import ModelCaller, ModelPool
 from structbench.runner.config import RunConfig, check_options_used, options_for, split_bench
+from structbench.runner.control import RunControl
 from structbench.runner.engine import Job, run_jobs
-from structbench.runner.progress import RunProgress
+from structbench.runner.progress import ProgressMode, RunProgress
 from structbench.runner.records import SampleRecord
-from structbench.runner.store import MANIFEST, METRICS, RunStore, write_json_atomic
+from structbench.runner.store import MANIFEST, METRICS, RunStore, save_manifest, write_json_atomic
 
 PACKAGES = ("pydantic", "httpx", "typer", "rich", "numpy", "llama_cpp_python", "duckdb", "sqlglot", "rapidfuzz")
 
@@ -118,11 +119,31 @@ def prepare(config: RunConfig, data: DataContext) -> list[Selection]:
     return selections
 
 
+def check_writable(run_dir: Path) -> None:
+    """``StorageError`` when ``run_dir`` (or the nearest directory that exists above it) cannot be written."""
+    probe = run_dir
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not os.access(probe, os.W_OK | os.X_OK):
+        why = "read-only file system" if _read_only_fs(probe) else "permission denied"
+        raise StorageError(f"--out {run_dir}: cannot be written ({probe}: {why})")
+
+
+def _read_only_fs(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
 def _lock(run_dir: Path) -> int:
     import fcntl
 
-    run_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(run_dir / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(run_dir / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as err:
+        raise StorageError(f"--out {run_dir}: cannot be written: {err.strerror or err}") from err
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -188,6 +209,7 @@ class Run:
         self.config = config
         if run_dir.exists() and not run_dir.is_dir():
             raise UsageError(f"--out {run_dir}: exists and is not a directory")
+        check_writable(run_dir)
         self.manifest = read_manifest(run_dir)
         if self.manifest and RunConfig.model_validate(self.manifest["config"]) != config:
             raise UsageError(
@@ -210,13 +232,37 @@ class Run:
         *,
         cache: ResponseCache | None,
         concurrency: int,
-        progress: bool,
+        progress: bool | ProgressMode,
+        progress_interval: float = 30.0,
+        control: RunControl | None = None,
     ) -> MetricsFile:
+        """Evaluate what is not done yet; raises ``RunStoppedError`` or ``StorageError`` when the run stops early
+        (the manifest says how it ended, and ``metrics.json`` is only written for a finished run)."""
         self.check_backend(backend)
         lock = _lock(self.run_dir)
+        try:
+            return self._execute(
+                backend, selections, cache, concurrency, progress, progress_interval, control or RunControl()
+            )
+        finally:
+            os.close(lock)
+
+    def _execute(
+        self,
+        backend: Backend,
+        selections: list[Selection],
+        cache: ResponseCache | None,
+        concurrency: int,
+        progress: bool | ProgressMode,
+        progress_interval: float,
+        control: RunControl,
+    ) -> MetricsFile:
+        control.spill = Spill(self.run_dir)
+        if cache is not None:
+            self._absorb_spill(cache, control)
         store = RunStore(self.run_dir)
         model = self.config.model
-        hits_before = cache.hits if cache else 0
+        hits_before = cache.hits if cache is not None else 0
         jobs = [
             Job(sel.bench, sel.variant, strategy, sample)
             for sel in selections
@@ -231,45 +277,83 @@ class Run:
                 "config": self.config.model_dump(),
                 "backend": backend.describe(),
                 "concurrency": concurrency,
-                "cache": str(cache.path) if cache else None,
+                "cache": str(cache.path) if cache is not None else None,
                 "platform": platform.platform(),
                 "git_revision": git_revision(),
                 "seed": self.config.seed,
                 "status": "running",
             }
         )
+        self.manifest.pop("stop_reason", None)
         self.manifest.setdefault("sessions", []).append(session)
-        write_json_atomic(self.run_dir / MANIFEST, self.manifest)
-        caller = ModelCaller(backend, cache)
-        others = ModelPool(cache)
-        t0 = time.perf_counter()
-        status = "interrupted"
         try:
-            with RunProgress(len(jobs), enabled=progress) as bar:
+            save_manifest(self.run_dir / MANIFEST, self.manifest)
+        except StorageError:
+            store.close()
+            raise
+        caller = ModelCaller(backend, cache, control)
+        others = ModelPool(cache, control)
+        t0 = time.perf_counter()
+        error: BaseException | None = None
+        try:
+            with RunProgress(len(jobs), enabled=progress, interval=progress_interval) as bar:
 
                 def on_record(record: SampleRecord) -> None:
-                    store.append(record)
-                    bar.advance(error=record.error is not None)
+                    stored = store.append(record)
+                    bar.advance(error=stored.error is not None)
 
                 run_async(self._run_all(jobs, caller, others, concurrency, on_record))
-            status = "complete"
-        finally:
-            store.close()
-            session.update(
-                finished=_now(),
-                seconds=round(time.perf_counter() - t0, 3),
-                model_calls=caller.model_calls + others.model_calls,
-                cache_hits=(cache.hits - hits_before) if cache else 0,
-            )
-            self.manifest["status"] = status
-            self.manifest["packages"] = package_versions()  # after the requests: importlib.metadata is slow
-            write_json_atomic(self.run_dir / MANIFEST, self.manifest)
+        except BaseException as err:
+            error = err
+        status, reason = _ending(error)
+        session.update(
+            finished=_now(),
+            seconds=round(time.perf_counter() - t0, 3),
+            model_calls=caller.model_calls + others.model_calls,
+            cache_hits=(cache.hits - hits_before) if cache is not None else 0,
+        )
+        if control.spill.kept:
+            session["unsaved_responses"] = control.spill.kept
+        failures = self._finish(store, status, reason)
+        if error is not None:
+            raise error
+        if failures:
+            raise failures[0]
+        metrics = metrics_from_records(selections, list(store.records.values()), model)
         try:
-            metrics = metrics_from_records(selections, list(store.records.values()), model)
             write_json_atomic(self.run_dir / METRICS, metrics.model_dump(mode="json"))
-        finally:
-            os.close(lock)
+        except OSError as err:
+            raise StorageError(f"{self.run_dir / METRICS}: cannot be written: {err.strerror or err}") from err
         return metrics
+
+    def _absorb_spill(self, cache: ResponseCache, control: RunControl) -> None:
+        """Add to the cache the answers an earlier session could not store in it."""
+        assert control.spill is not None
+        if not control.spill.path.exists():
+            return
+        try:
+            cache.absorb(control.spill)
+        except CacheWriteError as err:
+            if control.on_cache_error == "stop":
+                raise StorageError(f"{err}; {control.spill.path} still holds answers for it") from err
+            control.cache_failed(err)
+
+    def _finish(self, store: RunStore, status: str, reason: str | None) -> list[StorageError]:
+        """Close the records and say in the manifest how the session ended; storage failures are returned."""
+        failures = []
+        try:
+            store.close()
+        except StorageError as err:
+            failures.append(err)
+        self.manifest["status"] = status
+        if reason is not None:
+            self.manifest["stop_reason"] = reason
+        self.manifest["packages"] = package_versions()  # after the requests: importlib.metadata is slow
+        try:
+            save_manifest(self.run_dir / MANIFEST, self.manifest)
+        except StorageError as err:
+            failures.append(err)
+        return failures
 
     async def _run_all(
         self, jobs: list[Job], caller: ModelCaller, others: ModelPool, concurrency: int, on_record: Any
@@ -280,6 +364,21 @@ class Run:
                 await run_jobs(jobs, caller, self.config.model, concurrency, on_record, self.config.max_tokens)
         finally:
             await caller.backend.aclose()
+
+
+def _ending(error: BaseException | None) -> tuple[str, str | None]:
+    """The manifest's ``status`` and ``stop_reason`` for a session that ended with ``error`` (None: finished)."""
+    if error is None:
+        return "complete", None
+    if isinstance(error, RunStoppedError):
+        return "stopped", str(error)
+    if isinstance(error, Terminated):
+        return "interrupted", "terminated (SIGTERM)"
+    if isinstance(error, KeyboardInterrupt):
+        return "interrupted", "interrupted (SIGINT, Ctrl-C)"
+    if isinstance(error, StorageError):
+        return "interrupted", str(error)
+    return "interrupted", f"{type(error).__name__}: {error}"
 
 
 def metrics_from_records(selections: list[Selection], records: list[SampleRecord], model: str) -> MetricsFile:

@@ -93,7 +93,9 @@ def test_scores_wrong_partial_and_empty_answers(bench: StrucTextEval, samples: l
     assert bench.aggregate([wrong, empty])["rougeL"] == 0.0
     dropping = BENCHMARK({"empty": "drop"})
     assert dropping.aggregate([near, empty])["rougeL"] == near.score
-    assert dropping.aggregate([near, empty])["n_scored"] == 1.0
+    assert "n_scored" not in dropping.aggregate([near, empty])  # a count is not a metric
+    assert dropping.extra_results([near, empty]) == {"n_scored": 1, "dropped_empty": 1}
+    assert bench.extra_results([near, empty]) == {}
 
 
 def test_the_reply_is_read_after_its_last_answer_heading(bench: StrucTextEval, samples: list[Sample]) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -146,15 +146,17 @@ class RFQABenchmark(Benchmark):
             result = execute_gold(query, self._cache)
             self.gold_report.results.append(result)
             if result.table is None:
-                log.warning("rfqa: %s excluded (%s): %s", query.qid, result.status.value, result.reason)
+                log.debug("rfqa: %s excluded (%s): %s", query.qid, result.status.value, result.reason)
                 continue
             samples.append(self.make_sample(query, result, variant))
-        excluded = len(self.gold_report.results) - len(samples)
+        excluded = Counter(r.status.value for r in self.gold_report.results if r.table is None)
         if excluded:
             log.warning(
-                "rfqa: %d of %d queries read have no gold table and are excluded",
-                excluded,
+                "rfqa: %d of %d queries read have no gold table and are excluded (%s; each one is listed "
+                "under extra.gold in metrics.json)",
+                excluded.total(),
                 len(self.gold_report.results),
+                ", ".join(f"{n} {status}" for status, n in sorted(excluded.items())),
             )
         return samples
 

@@ -36,6 +36,11 @@ if TYPE_CHECKING:
 MAX_TOKENS: dict[Style, int] = {"zero_shot": 64, "in_context": 64, "cot": 512, "pot": 512}
 
 
+
+def three_class(scored: Sequence[Scored]) -> bool:
+    """Whether these outcomes come from the 3-class setting (every sample of a run has the same one)."""
+    return not scored or scored[0].meta.get("setting", "3-class") == "3-class"
+
 class SciTabOptions(BaseModel):
     """Run options (``--option key=value``)."""
 
@@ -179,6 +184,10 @@ class SciTab(Benchmark):
             meta={"setting": SETTINGS[sample.variant]},
         )
 
+    def answer_labels(self, scored: Sequence[Scored]) -> tuple[str, ...]:
+        """The options the prompt offers: three labels, or supported / refuted in the 2-class setting."""
+        return LABELS if three_class(scored) else TWO_CLASS
+
     def aggregate(self, scored: Sequence[Scored]) -> dict[str, float]:
         """Macro-F1 of the variant's setting (headline), both settings' macro-F1, accuracy, invalid rate."""
         n = len(scored)
@@ -186,7 +195,7 @@ class SciTab(Benchmark):
         pred = [s.parsed for s in scored]
         three = macro_f1(gold, pred, LABELS)
         two = macro_f1(*two_class(gold, pred), TWO_CLASS)
-        is_three = not scored or scored[0].meta.get("setting", "3-class") == "3-class"
+        is_three = three_class(scored)
         out = {
             "macro_f1": three if is_three else two,
             "macro_f1_2class": two,
@@ -204,7 +213,7 @@ class SciTab(Benchmark):
         """Macro-F1 (both settings) and the invalid rate on all bootstrap resamples at once."""
         gold = [str(s.gold) for s in pool]
         pred = [s.parsed for s in pool]
-        is_three = not pool or pool[0].meta.get("setting", "3-class") == "3-class"
+        is_three = three_class(pool)
         if metric == "invalid_rate":
             return MeanStatistic(np.array([p is None for p in pred], dtype=float))
         setting = {"macro_f1_3class": "3-class", "macro_f1_2class": "2-class",

@@ -231,12 +231,22 @@ class StrucTextEval(Benchmark):
                       meta=dict(sample.meta))
 
     def aggregate(self, scored: Sequence[Scored]) -> dict[str, float]:
-        counted = [s for s in scored if not (self.options.empty == "drop" and s.values.get("empty"))]
+        counted = [s for s in scored if self.averaged(s)]
         n = len(counted)
         out = {name: sum(s.values[name] for s in counted) / n if n else 0.0 for name in self.metric_names}
         out["empty_rate"] = sum(s.values.get("empty", 0.0) for s in scored) / len(scored) if scored else 0.0
         judged = [s.values["judge"] for s in counted if "judge" in s.values]
         if judged:
             out["judge"] = sum(judged) / len(judged)
-        out["n_scored"] = float(n)
         return out
+
+    def averaged(self, s: Scored) -> bool:
+        """Whether ``s`` counts in the averages: every sample does, except empty answers under ``empty=drop``."""
+        return not (self.options.empty == "drop" and s.values.get("empty"))
+
+    def extra_results(self, scored: Sequence[Scored]) -> dict[str, Any]:
+        """With ``empty=drop``, how many samples the averages count (a count, not a metric)."""
+        if self.options.empty != "drop":
+            return {}
+        n = sum(map(self.averaged, scored))
+        return {"n_scored": n, "dropped_empty": len(scored) - n}

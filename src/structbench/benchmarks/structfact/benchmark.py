@@ -141,6 +141,10 @@ class StructFact(Benchmark):
             meta=dict(sample.meta),
         )
 
+    def answer_labels(self, scored: Sequence[Scored]) -> tuple[str, ...]:
+        """Yes / No / Not sure enough: chance is a uniform pick among the three options."""
+        return LABELS
+
     def aggregate(self, scored: Sequence[Scored]) -> dict[str, float]:
         gold = [str(s.gold) for s in scored]
         pred = [NO_ANSWER if s.parsed is None else str(s.parsed) for s in scored]
