@@ -15,6 +15,7 @@ from structbench.report.paper import Filled, Gap, fill_tables
 from structbench.report.runs import BenchmarkCache, load_run
 from structbench.runner.config import RunConfig
 from structbench.runner.run import Run, prepare
+from structbench.stats.baselines import label_baselines
 
 LIMITS = {"structfact": None, "scitab": 24, "skabench": 160, "structext": 232, "rfqa": 60}
 """Samples per benchmark variant: enough for every column (SKA-Bench's are per instance and testbed)."""
@@ -57,3 +58,14 @@ def test_oracle_reaches_the_maximum(
             want = 0.0 if isinstance(run_row.cells[key], Change) else 1.0
             assert cell.value == pytest.approx(want), (row.label, key)
             assert not cell.partial
+    baselines, _ = filled.baselines
+    if table.benchmark in ("structfact", "scitab"):  # answers from a closed set of labels: chance and majority
+        (_, first), *_ = filled.rows
+        for key, est in first.estimates.items():
+            assert est.bench is not None
+            labels = est.bench.answer_labels(est.scored)
+            metric = first.spec.cells[key].metric  # type: ignore[union-attr]
+            assert {n: v[key] for n, v in baselines.items()} == label_baselines(est.bench, est.scored, labels, metric)
+            assert 0.0 <= baselines["chance"][key] < 1.0
+    else:
+        assert baselines == {}

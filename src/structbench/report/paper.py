@@ -28,7 +28,10 @@ from structbench.report.entries import EntryView, StatsOptions
 from structbench.report.runs import RunDir
 from structbench.runner.records import SampleRecord
 from structbench.stats import MeanStatistic, Statistic, bootstrap_distribution, metric_statistic, percentile_interval
+from structbench.stats.baselines import label_baselines
 
+BASELINE_LABELS = {"chance": "chance (runs' samples)", "majority": "majority class (runs' samples)"}
+"""Baseline rows: the column's metric under uniform random answers and under the most frequent gold answer."""
 EMPTY = "—"
 """A column the runs did not cover (the paper's own dashes print as ``–``)."""
 PARTIAL = "†"
@@ -44,6 +47,9 @@ class Estimate:
     stat: Statistic | None
     """None when no interval can be drawn (derived from estimates without one)."""
     n: int
+    scored: tuple[Scored, ...] = ()
+    """The samples it is computed on (for baselines on the same samples)."""
+    bench: Benchmark | None = None
     _dists: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
 
     def dist(self, seed: int, resamples: int) -> np.ndarray | None:
@@ -167,7 +173,7 @@ def estimate(
         stat = MeanStatistic(np.asarray(per_sample, dtype=float))  # a mean of per-sample values: vectorized
     else:
         stat, _ = metric_statistic(scored, bench, metric)
-    return Estimate(value, tuple(key(r.id) for r in ordered), stat, len(scored))
+    return Estimate(value, tuple(key(r.id) for r in ordered), stat, len(scored), tuple(scored), bench)
 
 
 Combiner = Callable[[np.ndarray], float]
@@ -219,6 +225,9 @@ class RowResult:
     label: str
     cells: dict[str, Cell]
     runs: list[str]
+    spec: RunRow
+    estimates: dict[str, Estimate] = field(default_factory=dict)
+    """The measured columns' estimates (their samples give the baselines)."""
 
 
 class TableFill:
@@ -349,7 +358,7 @@ class TableFill:
                 cells[key] = replace(got_cell, partial="computed from columns that cover fewer option orders "
                                                        "than the paper's")
         used = sorted({str(s.run.path) for s in self.eligible})
-        return RowResult(run_row.label.format(model=self.model.model), cells, used)
+        return RowResult(run_row.label.format(model=self.model.model), cells, used, run_row, estimates)
 
     def _derived(self, parts: Sequence[Estimate | None], fn: Combiner, keys: Sequence[str]) -> Cell:
         missing = [k for k, p in zip(keys, parts, strict=True) if p is None]
@@ -369,7 +378,8 @@ def averaged(parts: Sequence[Estimate]) -> Estimate:
     stats = [p.stat for p in parts]
     aligned = all(p.ids == parts[0].ids for p in parts) and all(st is not None for st in stats)
     stat = MeanOfStatistics(tuple(st for st in stats if st is not None)) if aligned else None
-    return Estimate(float(np.mean([p.value for p in parts])), parts[0].ids, stat, parts[0].n)
+    value = float(np.mean([p.value for p in parts]))
+    return Estimate(value, parts[0].ids, stat, parts[0].n, parts[0].scored, parts[0].bench)
 
 
 def relative_change(values: np.ndarray) -> float:
@@ -411,6 +421,33 @@ class FilledTable:
     table: PaperTable
     rows: list[tuple[ModelRuns, RowResult]]
     fills: list[TableFill]
+
+    @cached_property
+    def baselines(self) -> tuple[dict[str, dict[str, float]], list[str]]:
+        """Baseline name (``chance``, ``majority``) -> column key -> value, each measured column on the samples
+        of the first run row that fills it (Overall-type columns derived the same way), and the models whose
+        samples those are."""
+        out: dict[str, dict[str, float]] = defaultdict(dict)
+        sources: list[str] = []
+        for model, row in self.rows:
+            for key, est in row.estimates.items():
+                measure = row.spec.cells[key]
+                if est.bench is None or not isinstance(measure, Measure) or any(key in v for v in out.values()):
+                    continue
+                labels = est.bench.answer_labels(est.scored)
+                for name, value in label_baselines(est.bench, est.scored, labels, measure.metric).items():
+                    if math.isfinite(value):
+                        out[name][key] = value
+                        sources.append(model.model)
+            for key, cell in row.spec.cells.items():
+                for values in out.values():
+                    if key in values:
+                        continue
+                    if isinstance(cell, Mean) and all(k in values for k in cell.columns):
+                        values[key] = float(np.mean([values[k] for k in cell.columns]))
+                    elif isinstance(cell, Change) and cell.base in values and cell.other in values:
+                        values[key] = relative_change(np.array([values[cell.base], values[cell.other]]))
+        return dict(out), list(dict.fromkeys(sources))
 
     @property
     def data(self) -> PublishedTable:
@@ -461,6 +498,10 @@ def table_block(filled: FilledTable, stats: StatsOptions) -> TableBlock:
     for _, row in filled.rows:
         bold |= {(len(rows), j) for j in range(len(keys) + 1)}
         rows.append([row.label, *(cell_text(data, k, row.cells[k]) if k in row.cells else EMPTY for k in keys)])
+    baselines, _ = filled.baselines
+    for name, values in baselines.items():
+        rows.append([BASELINE_LABELS.get(name, name), *(_fmt(scaled(data, k, values[k]), data.decimals_of(
+            data.column(k))) if k in values else EMPTY for k in keys)])
     scale = "percent" if data.scale == "percent" else "fractions"
     caption = (
         f"{data.source}, published numbers in {scale} as printed; in bold, the runs: value "
@@ -498,6 +539,13 @@ def run_notes(filled: FilledTable) -> list[str]:
     for fill in filled.fills:
         lines += [f"{fill.model.model}: {path} does not fill this table: {why}." for path, why in fill.excluded.items()]
         lines += _option_notes(fill)
+    baselines, sources = filled.baselines
+    if baselines:
+        lines.append(
+            f"Baselines: {', '.join(BASELINE_LABELS.get(n, n) for n in baselines)}: each column's metric when every "
+            "answer is drawn uniformly from the options (mean of 200 seeded draws) or is the most frequent gold label, "
+            f"on the samples of the runs of {' and '.join(sources)}."
+        )
     models = list(dict.fromkeys(f.model.spec for f in filled.fills)) or ["MODEL"]
     lines += [f"The whole table for {m}: structbench run --model {m} --preset {filled.table.name}" for m in models]
     return lines
