@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from structbench.benchmark import Benchmark
 from structbench.report.compare import paired_records_test
@@ -52,6 +52,8 @@ class Column:
     cells: dict[str, Cell]
     ranked: bool
     note: str = ""
+    baselines: dict[str, float] = field(default_factory=dict)
+    """The headline under the chance and majority-class predictors on the samples the column is ranked on."""
 
     @property
     def label(self) -> str:
@@ -108,6 +110,11 @@ def build_column(key: tuple[str, str, str], views: list[EntryView], stats: Stats
         for m, v in by_model.items():
             cells[m] = Cell(m, v, list(v.records), v.result.metrics.get(metric, math.nan), v.interval)
     column = Column(key, metric, cells, ranked=bool(same or shared), note=note)
+    first_cell = next(iter(cells.values()))
+    if same:
+        column.baselines = dict(first_cell.view.result.baselines)
+    elif shared and first_cell.view.bench is not None:
+        column.baselines = first_cell.view.bench.baselines([r.scored() for r in first_cell.records])
     if column.ranked and len(cells) > 1:
         _rank_and_test(column, stats)
     return column
@@ -178,11 +185,15 @@ def leaderboard_section(views: Sequence[EntryView], stats: StatsOptions) -> Sect
                 bold.add((i, j + 3))
         rank = "–" if not math.isfinite(mean_rank[m]) else f"{mean_rank[m]:.2f}"
         rows.append([str(i + 1), m, f"{rank} ({covered[m]}/{len(ranked)})", *cells])
+    for name, label in (("chance", "chance"), ("majority", "majority class")):
+        if any(name in c.baselines for c in columns):
+            rows.append(["", label, "", *(fmt(c.baselines.get(name)) if name in c.baselines else "—" for c in columns)])
     conf = next((v.interval.confidence for v in views if v.interval), stats.confidence)
     caption = (
         f"Models ranked by their mean rank over the columns they cover (most columns first). A cell: the headline "
         f"[{conf:.0%} bootstrap interval] #rank; for all but the column's best, Δ to the best and the approximate "
-        f"randomization p-value ({stats.resamples} rounds) on the n samples both hold (paired, as `compare`)."
+        f"randomization p-value ({stats.resamples} rounds) on the n samples both hold (paired, as `compare`). "
+        "Chance and majority class: the headline of those predictors on the samples the column is ranked on."
     )
     table = TableBlock(
         ["#", "model", "mean rank (columns)", *(f"{c.label} ({c.metric})" for c in columns)],
