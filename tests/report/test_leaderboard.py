@@ -93,3 +93,21 @@ def test_section_lists_models_best_first(three: list[Path]) -> None:
     assert all(("#1" in table.rows[i][j]) for i, j in table.bold)
     assert any("Δ" in cell and "p " in cell for cell in table.rows[1][3:])
     assert leaderboard_section([v for v in views if v.result.model == "weak"], STATS) is None
+
+
+def test_label_benchmarks_get_baseline_rows(
+    run_factory: Callable[..., Path], shared_datasets: Path, tmp_path: Path
+) -> None:
+    runs = [
+        load_run(run_factory(tmp_path, name, accuracy=acc, benches=("scitab",), strategies=("zero_shot",), limit=12,
+                             data_dir=shared_datasets))
+        for name, acc in (("good", 0.9), ("poor", 0.3))
+    ]
+    views = collect(runs, STATS, BenchmarkCache())
+    section = leaderboard_section(views, STATS)
+    assert section is not None
+    rows = {r[1]: r for r in section.blocks[0].rows}
+    baselines = views[0].result.baselines
+    assert set(baselines) == {"chance", "majority"}
+    assert rows["chance"][3] == f"{baselines['chance']:.4f}"
+    assert rows["majority class"][3] == f"{baselines['majority']:.4f}"
