@@ -96,10 +96,6 @@ class Source:
     def bench(self) -> Benchmark | None:
         return self.view.bench
 
-    @cached_property
-    def by_id(self) -> dict[str, SampleRecord]:
-        return {r.id: r for r in self.view.records}
-
 
 def _field(record: SampleRecord, key: str) -> Any:
     return record.task if key == "task" else record.meta.get(key)
