@@ -20,6 +20,7 @@ from structbench.benchmarks.scitab.program import EqualMode, ProgramOutcome, ext
 from structbench.benchmarks.scitab.prompts import OPTION_LABELS, SEPARATOR, Style
 from structbench.benchmarks.scitab.samples import SETTINGS, demonstrations, select_claims, to_sample
 from structbench.benchmarks.scitab.source import DATA_FILE, LABELS, NEI, REFUTES, SOURCE, SUPPORTS, read_claims
+from structbench.confusion import ConfusionMatrix
 from structbench.data.sample import LabelGold, Sample
 from structbench.data.serialize import SERIALIZERS
 from structbench.errors import UsageError
@@ -209,15 +210,24 @@ class SciTab(Benchmark):
             return LabelStatistic.of(gold, pred, LABELS, macro_f1_batch)
         return None
 
-    def extra_results(self, scored: Sequence[Scored]) -> dict[str, Any]:
-        """Confusion matrices (three-class and two-class), per-class scores, label counts."""
+    def confusion_matrices(self, scored: Sequence[Scored]) -> dict[str, ConfusionMatrix]:
+        """Three-class (the gold labels present) and two-class (NEI claims left out), each against the three
+        labels plus ``invalid``; the two-class matrix is rectangular."""
         gold = [str(s.gold) for s in scored]
         pred = [s.parsed for s in scored]
         present = [label for label in LABELS if label in gold]
         g2, p2 = two_class(gold, pred)
+        matrices = {"3-class": confusion(gold, pred, present, "three-class")}
+        if g2:
+            matrices["2-class"] = confusion(g2, p2, TWO_CLASS, "two-class, NEI claims left out")
+        return matrices
+
+    def extra_results(self, scored: Sequence[Scored]) -> dict[str, Any]:
+        """Per-class scores, label counts."""
+        gold = [str(s.gold) for s in scored]
+        pred = [s.parsed for s in scored]
+        present = [label for label in LABELS if label in gold]
         return {
-            "confusion_matrix": confusion(gold, pred, present),
-            "confusion_matrix_2class": confusion(g2, p2, TWO_CLASS),
             "per_class": per_class(gold, pred, present),
             "gold_counts": dict(Counter(gold)),
             "predicted_counts": {str(k): v for k, v in Counter(pred).items()},

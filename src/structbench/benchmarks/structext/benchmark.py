@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from structbench.backends.base import Request
-from structbench.benchmark import Attempt, Benchmark, Scored, Strategy
+from structbench.benchmark import Attempt, Benchmark, Exclusion, Scored, Strategy
 from structbench.benchmarks.structext import judge, official, prompts
 from structbench.benchmarks.structext.answers import extract_answer
 from structbench.benchmarks.structext.judge import Judged
@@ -234,3 +234,10 @@ class StrucTextEval(Benchmark):
             out["judge"] = sum(judged) / len(judged)
         out["n_scored"] = float(n)
         return out
+
+    def exclusions(self, scored: Sequence[Scored]) -> list[Exclusion]:
+        """With ``empty=drop``, the empty answers the averages leave out."""
+        dropped = sum(1 for s in scored if s.values.get("empty")) if self.options.empty == "drop" else 0
+        if not dropped:
+            return []
+        return [Exclusion(reason="empty answers left out of the averages (--option empty=drop)", count=dropped)]
