@@ -73,6 +73,7 @@ def make_run(
     limit: int | None = None,
     data_dir: Path | None = None,
     backend: Backend | None = None,
+    options: dict[str, str] | None = None,
 ) -> Path:
     """A finished run directory ``root/name`` whose model is right on about ``accuracy`` of the samples."""
     config = RunConfig(
@@ -81,6 +82,7 @@ def make_run(
         strategies=list(strategies),
         limit=limit,
         data_dir=str(data_dir) if data_dir else None,
+        options=options or {},
     )
     data = DataContext(data_dir=data_dir, offline=True)
     run_dir = root / name

@@ -319,7 +319,7 @@ class SkaBench(Benchmark):
 
     def exclusions(self, scored: Sequence[Scored]) -> list[Exclusion]:
         """The testbed contexts the last ``load`` could not build, by reason."""
-        return [Exclusion(reason=f"testbed contexts not built: {why}", count=n) for why, n in self.skipped.items()]
+        return [Exclusion(reason=f"testbed context(s) not built: {why}", count=n) for why, n in self.skipped.items()]
 
     def export_fields(self, sample: Sample) -> dict[str, Any]:
         return {
