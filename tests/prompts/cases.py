@@ -3,6 +3,12 @@
 Each case names what it reproduces (the paper's figure or table, or the official file), which is written at
 the top of its snapshot file. ``test_every_strategy_is_pinned`` fails when a strategy has no case, so a new
 strategy cannot go unpinned.
+
+Options that build the prompt differently get a case of their own (one value each); options that only set
+sampling parameters or limits are pinned through the ``params`` line of every request. Variants whose
+prompts are the same templates over other data are not repeated: StrucText-Eval ``hard`` (larger
+generated structures), the RelationalFactQA sources (subsets of ``all``) and ``generated``, SKA-Bench
+``csv`` and ``jsonl`` (other instance sources), and StructFact ``full`` (unpublished).
 """
 
 from __future__ import annotations
@@ -79,6 +85,9 @@ STRUCTFACT = [
          "(NEW_EVIDENCE / text pieces left out)", {"drop_unstructured": "true"}),
     Case("structfact", "demo", "few_shot", f"{SF_OFFICIAL} TEMPLATE_SHOT with generate_few_shot_examples' "
          "literal [data example], bug-compatible", {"few_shot_placeholder": "true"}),
+    Case("structfact", "demo", "few_shot", f'{SF} Figure 13 "Few-shot w/o CoT" = {SF_OFFICIAL} TEMPLATE_SHOT '
+         "with two examples from the official pool", {"shots": "2"}),
+    Case("structfact", "demo", "shuffled", f'{SF} Table 23 "w/ shuffled data (rows)"', {"shuffle": "rows"}),
 ]
 
 ST = "SciTab (Lu et al., EMNLP 2023)"
@@ -137,6 +146,8 @@ STRUCTEXT = [
         Case("structext", variant, "official_hint", f"{SE_OFFICIAL}, with its '### Hint:' section"),
     )
 ] + [
+    Case("structext", "test", "few_shot", f'{SE} Table 9 "Prompt of Few Shot method", one demonstration',
+         {"shots": "1"}),
     Case("structext", "test", "naive", f"{SE} Table 7, then the LLM-as-judge verdict request (Sec. 4.3; the paper "
          "prints no judge prompt: ours, MT-Bench style reference-guided grading)", {"judge": "same"}),
 ]
