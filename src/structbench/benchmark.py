@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from structbench.backends.base import Request, Response
+from structbench.confusion import ConfusionMatrix
 from structbench.data.sample import Sample
 from structbench.errors import UsageError
 
@@ -75,6 +76,16 @@ class Scored(BaseModel):
     """Further per-sample metric values (cell F1, tuple similarity, rejection ...)."""
     meta: dict[str, Any] = Field(default_factory=dict)
     """Breakdown keys copied from the sample."""
+
+
+class Exclusion(BaseModel):
+    """Samples a benchmark left out of a result, and why (a context that could not reach its token budget,
+    a query without a gold table, an empty answer dropped from the averages ...)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    reason: str
+    count: int = Field(ge=1)
 
 
 class NoOptions(BaseModel):
@@ -150,7 +161,8 @@ class Benchmark(ABC):
         return {}
 
     def extra_results(self, scored: Sequence[Scored]) -> dict[str, Any]:
-        """Extra JSON-able results for ``metrics.json`` (confusion matrix ...)."""
+        """Extra JSON-able results for ``metrics.json`` (per-class scores, label counts ...); the key
+        ``excluded`` is the core's (see ``exclusions``)."""
         return {}
 
     @classmethod
@@ -169,6 +181,16 @@ class Benchmark(ABC):
         from structbench.stats.baselines import label_baselines
 
         return label_baselines(self, scored, self.answer_labels(scored), self.headline)
+
+    def confusion_matrices(self, scored: Sequence[Scored]) -> dict[str, ConfusionMatrix]:
+        """Confusion matrices over ``scored`` by name (gold rows, predicted columns); reports draw each one."""
+        return {}
+
+    def exclusions(self, scored: Sequence[Scored]) -> list[Exclusion]:
+        """What this result leaves out and why: samples the last ``load`` did not build, and scored samples
+        the metrics do not count. The core writes them to ``extra["excluded"]`` and the report shows them,
+        so nothing is dropped silently."""
+        return []
 
     def statistic(self, pool: Sequence[Scored], metric: str) -> Statistic | None:
         """``aggregate(...)[metric]`` evaluated on many bootstrap resamples of ``pool`` at once, or None.

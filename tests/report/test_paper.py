@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-import papertoy  # noqa: F401  (registers ``papertoy``)
 from structbench.report.api import ReportOptions, prepare
 from structbench.report.entries import StatsOptions, collect
 from structbench.report.paper import EMPTY, Filled, Gap, cell_text, fill_tables, paper_sections
@@ -22,6 +21,8 @@ STATS = StatsOptions(resamples=300, seed=0)
 def toy_paper_runs(tmp_path_factory: pytest.TempPathFactory, run_factory: Callable[..., Path]) -> dict[str, Path]:
     """A model run under both option orders (two runs), a second model under one order only, and a run
     whose ``size`` the table does not accept."""
+    import papertoy  # noqa: F401  registers ``papertoy`` (here, not at collection: other tests list the benchmarks)
+
     root = tmp_path_factory.mktemp("paper")
 
     def run(name: str, accuracy: float, options: dict[str, str], salt: str, benches: tuple[str, ...] = ("papertoy",),

@@ -59,7 +59,7 @@ OptionOpt = Annotated[
 ]
 StrategyOpt = Annotated[str | None, typer.Option("--strategy", "-s", help="Strategy name (default: the benchmark's).")]
 LimitOpt = Annotated[
-    int | None, typer.Option("--limit", "-n", min=0, help="Evaluate the first N samples of each benchmark.")
+    int | None, typer.Option("--limit", "-n", help="Evaluate the first N (at least 1) samples of each benchmark.")
 ]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed for generators, shuffles and sampling.")]
 
@@ -248,10 +248,11 @@ def run(
     from structbench.backends import BACKENDS, BackendSpec, make_backend
     from structbench.datasets import DataContext, cache_root
     from structbench.report.markdown import headline_table
-    from structbench.runner.config import RunConfig, parse_model_options, parse_options
+    from structbench.runner.config import RunConfig, check_limit, parse_model_options, parse_options
     from structbench.runner.control import RunControl
+    from structbench.runner.failures import failure_summary
     from structbench.runner.run import Run, prepare, read_manifest
-    from structbench.runner.store import MANIFEST
+    from structbench.runner.store import MANIFEST, SAMPLES
 
     if resume is not None:
         manifest = read_manifest(resume)
@@ -273,6 +274,7 @@ def run(
                              "give --base-url again")
         run_dir = resume
     else:
+        check_limit(limit)
         strategies, options = _comma_list(strategy), parse_options(option or [])
         if preset is not None:
             if bench is not None or strategy is not None:
@@ -333,6 +335,33 @@ def run(
             response_cache.close()
     _print_markdown(headline_table(metrics))
     typer.echo(f"run directory: {run_dir}")
+    _echo_exclusions(metrics)
+    if the_run.failures:
+        typer.echo(
+            failure_summary(
+                the_run.failures,
+                the_run.samples,
+                details=f"every message is in {run_dir / SAMPLES} (fields error, error_kind)",
+                retry="running the same command again retries exactly the failed samples",
+            ),
+            err=True,
+        )
+        raise typer.Exit(ExitCode.FAILED_SAMPLES)
+
+
+def _echo_exclusions(metrics: Any) -> None:
+    """One stderr line per benchmark variant that left samples out, with the reasons (``extra.excluded``)."""
+    from structbench.results import EXCLUDED
+
+    seen = set()
+    for r in metrics.results:
+        excluded = r.extra.get(EXCLUDED)
+        key = (r.benchmark, r.variant, str(excluded))
+        if not excluded or key in seen:
+            continue
+        seen.add(key)
+        reasons = "; ".join(f"{e['count']} {e['reason']}" for e in excluded)
+        typer.echo(f"note: {r.benchmark}:{r.variant} left out: {reasons} (metrics.json: extra.excluded)", err=True)
 
 
 def _open_cache(path: Path, control: RunControl) -> ResponseCache | None:
@@ -358,14 +387,14 @@ def export(
     option: OptionOpt = None,
     data_dir: DataDirOpt = None,
 ) -> None:
-    """Write each sample's prompt (the strategy's first model call), gold and meta as JSON lines."""
+    """Write each sample's prompt (the strategy's first model call), gold, meta and fingerprint as JSON lines."""
     from structbench.runner.export import export_lines
 
-    b, variant, samples, strat = _load_one(bench, strategy, option, limit, seed, data_dir)
+    b, variant, samples, strat, settings = _load_one(bench, strategy, option, limit, seed, data_dir)
     tmp = out.with_name(f".{out.name}.tmp")
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(tmp, "w") as fh:
-        for line in export_lines(b, variant, samples, strat):
+        for line in export_lines(b, variant, samples, strat, settings):
             fh.write(json.dumps(line, ensure_ascii=False) + "\n")
     os.replace(tmp, out)
     typer.echo(f"wrote {len(samples)} samples to {out}")
@@ -374,7 +403,9 @@ def export(
 @app.command()
 def score(
     bench: BenchArg,
-    predictions: Annotated[Path, typer.Option("--predictions", "-p", help="JSON lines with 'id' and 'output'.")],
+    predictions: Annotated[
+        Path, typer.Option("--predictions", "-p", help="JSON lines with 'id', 'fingerprint' and 'output'.")
+    ],
     strategy: StrategyOpt = None,
     out: Annotated[Path | None, typer.Option("--out", help="Write metrics JSON here.")] = None,
     limit: LimitOpt = None,
@@ -382,22 +413,41 @@ def score(
     option: OptionOpt = None,
     data_dir: DataDirOpt = None,
     model: Annotated[str, typer.Option(help="Model name to record in the results.")] = "predictions",
+    unchecked: Annotated[
+        bool,
+        typer.Option("--unchecked", help="Score lines without a 'fingerprint' by id alone (not recommended)."),
+    ] = False,
 ) -> None:
     """Parse and score raw model outputs with the benchmark's own parser and metrics."""
     from structbench.report.markdown import render
     from structbench.results import MetricsFile
     from structbench.runner.export import read_predictions, score_predictions
+    from structbench.runner.failures import Failure, failure_summary
     from structbench.runner.store import write_json_atomic
 
     preds = read_predictions(predictions)
-    b, variant, samples, strat = _load_one(bench, strategy, option, limit, seed, data_dir)
-    entry = score_predictions(b, variant, samples, strat, preds, source=predictions, model=model)
+    b, variant, samples, strat, settings = _load_one(bench, strategy, option, limit, seed, data_dir)
+    failures: list[Failure] = []
+    entry = score_predictions(b, variant, samples, strat, preds, source=predictions, model=model,
+                              settings=settings, require_fingerprint=not unchecked, on_failure=failures.append)
     metrics = MetricsFile(results=[entry])
     _print_markdown(render(metrics, title=f"scores of {predictions}"))
     if entry.missing:
         typer.echo(f"warning: {len(entry.missing)} sample(s) missing from {predictions}, counted as wrong", err=True)
+    _echo_exclusions(metrics)
     if out is not None:
-        write_json_atomic(out, metrics.model_dump())
+        write_json_atomic(out, metrics.model_dump(mode="json"))
+    if failures:
+        typer.echo(
+            failure_summary(
+                failures,
+                len(samples),
+                details="they are counted in harness_errors and left out of the metrics",
+                retry="scoring again after a fix of the benchmark retries them",
+            ),
+            err=True,
+        )
+        raise typer.Exit(ExitCode.FAILED_SAMPLES)
 
 
 app.command("report")(report_cmds.report)
@@ -406,19 +456,23 @@ app.command("compare")(report_cmds.compare)
 
 def _load_one(
     entry: str, strategy: str | None, option: list[str] | None, limit: int | None, seed: int, data_dir: Path | None
-) -> tuple[Any, str, list[Any], Any]:
+) -> tuple[Any, str, list[Any], Any, Any]:
+    """The benchmark, variant, samples and strategy of ``export``/``score``, and the settings that pick them."""
     from structbench.benchmarks import BENCHMARKS
     from structbench.datasets import DataContext
-    from structbench.runner.config import check_options_used, parse_options, split_bench
-    from structbench.runner.run import load_benchmark
+    from structbench.runner.config import check_limit, check_options_used, parse_options, split_bench
+    from structbench.runner.export import ExportSettings
+    from structbench.runner.run import load_benchmark, load_samples
 
+    check_limit(limit)
     options = parse_options(option or [])
     check_options_used([BENCHMARKS.get(split_bench(entry)[0])], options)
     bench, variant = load_benchmark(entry, options)
-    samples = bench.load(variant, DataContext.from_env(data_dir), seed=seed, limit=limit)
-    if limit is not None:
-        samples = samples[:limit]
-    return bench, variant, samples, bench.strategy(strategy)
+    strat = bench.strategy(strategy)
+    samples = load_samples(bench, variant, DataContext.from_env(data_dir), seed=seed, limit=limit)
+    settings = ExportSettings(bench=f"{bench.name}:{variant}", strategy=strat.name, seed=seed, limit=limit,
+                              options=options)
+    return bench, variant, samples, strat, settings
 
 
 def _print_markdown(text: str) -> None:

@@ -43,13 +43,26 @@ def prepare(run_dirs: Sequence[Path], options: ReportOptions) -> tuple[Document,
     benches = BenchmarkCache()
     views = collect(runs, options.stats, benches)
     notes = [
-        f"{name} {why}; its intervals are those of the mean per-sample score."
-        for name, why in benches.notes.items()
+        f"{v.section}/{v.strategy}/{v.label}: no confidence interval for {v.result.headline.name}: {v.no_interval}."
+        for v in views
+        if v.no_interval is not None and v.result.n > 0
     ]
     notes += [
-        f"{v.section}/{v.strategy}/{v.label}: {len(v.records)} sample records for n = {v.result.n}."
+        f"{v.section}/{v.strategy}/{v.label}: no sample was scored (n = 0), so there is no metric; "
+        f"{v.result.errors} model and {v.result.harness_errors} harness errors."
         for v in views
-        if len(v.records) != v.result.n
+        if v.result.n == 0
+    ]
+    notes += [
+        f"{v.section}/{v.strategy}/{v.label}: {v.result.harness_errors} sample(s) failed with a harness error "
+        "(a bug in a strategy, parser or scorer) and are left out of every metric."
+        for v in views
+        if v.result.harness_errors
+    ]
+    notes += [
+        f"{v.section}/{v.strategy}/{v.label}: {len(v.scored_records)} scored sample records for n = {v.result.n}."
+        for v in views
+        if len(v.scored_records) != v.result.n
     ]
     title = options.title or "structbench report: " + ", ".join(str(p) for p in run_dirs)
     doc = build_document(views, title, notes, figures=options.figures)
@@ -67,7 +80,8 @@ def _write(path: Path, text: str) -> None:
 
 
 def results_json(views: Sequence[EntryView]) -> dict[str, Any]:
-    """Every entry with its metrics (headline statistics included) and the interval's parameters."""
+    """Every entry with its metrics (headline statistics included) and the interval's parameters, or why it has
+    no interval."""
     return {
         "results": [
             {
@@ -75,6 +89,7 @@ def results_json(views: Sequence[EntryView]) -> dict[str, Any]:
                 "run": str(v.run),
                 "label": v.label,
                 "interval": v.interval.as_dict() if v.interval else None,
+                "no_interval": v.no_interval,
             }
             for v in views
         ]

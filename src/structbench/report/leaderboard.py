@@ -62,17 +62,23 @@ class Column:
 
 def _pick(views: list[EntryView]) -> EntryView:
     """A model's entry for a column: the one with the most records when several runs hold it."""
-    return max(views, key=lambda v: len(v.records))
+    return max(views, key=lambda v: len(v.scored_records))
 
 
 def _score(
     records: list[SampleRecord], bench: Benchmark | None, metric: str, stats: StatsOptions
-) -> tuple[float, Interval]:
+) -> tuple[float, Interval | None]:
+    """``metric`` over ``records`` with its interval (NaN and none when the benchmark cannot be loaded:
+    without it the metric cannot be recomputed on the shared samples)."""
+    if bench is None:
+        return math.nan, None
     scored = [r.scored() for r in sorted(records, key=lambda r: r.id)]
+    value = float(bench.aggregate(scored).get(metric, math.nan))
+    if not math.isfinite(value):
+        return value, None
     interval = metric_interval(
         scored, bench, metric, confidence=stats.confidence, resamples=stats.resamples, seed=stats.seed
     )
-    value = float(bench.aggregate(scored).get(metric, math.nan)) if bench is not None else interval.estimate
     return value, interval
 
 
@@ -82,7 +88,7 @@ def build_column(key: tuple[str, str, str], views: list[EntryView], stats: Stats
     for model in unique(v.result.model for v in views):
         by_model[model] = _pick([v for v in views if v.result.model == model])
     metric = next(iter(by_model.values())).result.headline.name
-    signatures = {m: {r.id: _signature(r) for r in v.records} for m, v in by_model.items()}
+    signatures = {m: {r.id: _signature(r) for r in v.scored_records} for m, v in by_model.items()}
     first = next(iter(signatures.values()))
     shared = {i for i, sig in first.items() if all(s.get(i) == sig for s in signatures.values())}
     same = all(s == first for s in signatures.values())
@@ -90,8 +96,8 @@ def build_column(key: tuple[str, str, str], views: list[EntryView], stats: Stats
     note = ""
     if same:
         for m, v in by_model.items():
-            value = v.result.metrics.get(metric, math.nan)
-            cells[m] = Cell(m, v, list(v.records), value, v.interval)
+            value = v.result.metrics.get(metric, math.nan)  # NaN: no sample scored (n = 0)
+            cells[m] = Cell(m, v, list(v.scored_records), value, v.interval)
     elif shared:
         sizes = ", ".join(f"{m} {len(s)}" for m, s in signatures.items())
         note = (
@@ -99,7 +105,7 @@ def build_column(key: tuple[str, str, str], views: list[EntryView], stats: Stats
             f"{len(shared)} they share (same id, prompt and gold)."
         )
         for m, v in by_model.items():
-            records = [r for r in v.records if r.id in shared]
+            records = [r for r in v.scored_records if r.id in shared]
             value, interval = _score(records, v.bench, metric, stats)
             cells[m] = Cell(m, v, records, value, interval)
     else:
@@ -108,7 +114,7 @@ def build_column(key: tuple[str, str, str], views: list[EntryView], stats: Stats
             "values are over each run's own samples and are not ranked."
         )
         for m, v in by_model.items():
-            cells[m] = Cell(m, v, list(v.records), v.result.metrics.get(metric, math.nan), v.interval)
+            cells[m] = Cell(m, v, list(v.scored_records), v.result.metrics.get(metric, math.nan), v.interval)
     column = Column(key, metric, cells, ranked=bool(same or shared), note=note)
     first_cell = next(iter(cells.values()))
     if same:
@@ -134,8 +140,9 @@ def _rank_and_test(column: Column, stats: StatsOptions) -> None:
         if m == best:
             continue
         pairs = [(by_id[r.id], r) for r in sorted(c.records, key=lambda r: r.id) if r.id in by_id]
-        if pairs:
-            c.test = paired_records_test(pairs, c.view.bench or top.view.bench, column.metric, stats)
+        bench = c.view.bench or top.view.bench
+        if pairs and bench is not None:
+            c.test = paired_records_test(pairs, bench, column.metric, stats)
 
 
 def leaderboard(views: Sequence[EntryView], stats: StatsOptions) -> list[Column] | None:

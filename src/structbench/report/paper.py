@@ -270,8 +270,8 @@ class TableFill:
         if not cands:
             return Gap("not run", self.command(m, orders=m.orders.values if m.orders else ()))
         if m.orders is None:
-            best = max(cands, key=lambda s: sum(matches(r, m.where) for r in s.view.records))
-            records = [r for r in best.view.records if matches(r, m.where)]
+            best = max(cands, key=lambda s: sum(matches(r, m.where) for r in s.view.scored_records))
+            records = [r for r in best.view.scored_records if matches(r, m.where)]
             if not records:
                 return Gap(self._none_selected(best), self.command(m))
             assert best.bench is not None
@@ -290,7 +290,7 @@ class TableFill:
         by_order: dict[str, tuple[Source, list[SampleRecord]]] = {}
         for s in cands:
             groups: dict[str, list[SampleRecord]] = defaultdict(list)
-            for r in s.view.records:
+            for r in s.view.scored_records:
                 order = order_of(r, s, orders)
                 if order in orders.values and matches(r, m.where):
                     groups[order].append(r)

@@ -27,7 +27,8 @@ class RunConfig(BaseModel):
     benchmark's default; ``all`` = every one."""
     options: dict[str, str] = Field(default_factory=dict)
     """``key=value`` run options; ``bench.key`` targets one benchmark, a bare key every one that has it."""
-    limit: int | None = None
+    limit: int | None = Field(None, ge=1)
+    """Evaluate the first ``limit`` samples of each benchmark; None: all."""
     seed: int = 0
     data_dir: str | None = None
     max_tokens: int | None = None
@@ -37,6 +38,12 @@ class RunConfig(BaseModel):
         """A short stable hash, used to name the default run directory."""
         blob = json.dumps(self.model_dump(), sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:10]
+
+
+def check_limit(limit: int | None) -> None:
+    """``--limit`` must ask for at least one sample: a result over none would have no metric to show."""
+    if limit is not None and limit < 1:
+        raise UsageError(f"--limit {limit}: give a number of samples of at least 1 (or leave --limit out for all)")
 
 
 def split_bench(entry: str) -> tuple[str, str | None]:

@@ -25,9 +25,10 @@ from structbench.errors import DataError, RunStoppedError, StorageError, Termina
 from structbench.results import MetricsFile, ResultEntry, compute_result
 from structbench.runner.cache import CacheWriteError, ResponseCache, Spill
 from structbench.runner.calls import ModelCaller, ModelPool
-from structbench.runner.config import RunConfig, check_options_used, options_for, split_bench
+from structbench.runner.config import RunConfig, check_limit, check_options_used, options_for, split_bench
 from structbench.runner.control import RunControl
 from structbench.runner.engine import Job, run_jobs
+from structbench.runner.failures import Failure, failures_of
 from structbench.runner.progress import ProgressMode, RunProgress
 from structbench.runner.records import SampleRecord
 from structbench.runner.store import MANIFEST, METRICS, RunStore, save_manifest, write_json_atomic
@@ -100,6 +101,23 @@ def pick_strategies(bench: Benchmark, names: list[str]) -> list[Strategy]:
     return [bench.strategy(n) for n in names]
 
 
+def load_samples(bench: Benchmark, variant: str, data: DataContext, *, seed: int, limit: int | None) -> list[Sample]:
+    """The variant's samples, the first ``limit`` of them; none at all is a ``UsageError`` that says why."""
+    check_limit(limit)
+    samples = bench.load(variant, data, seed=seed, limit=limit)
+    if limit is not None:
+        samples = samples[:limit]
+    if not samples:
+        left_out = "; ".join(f"{e.count} {e.reason}" for e in bench.exclusions([]))
+        raise UsageError(
+            f"{bench.name}:{variant}: no samples to evaluate" + (f" (left out: {left_out})" if left_out else "")
+        )
+    ids = [s.id for s in samples]
+    if len(set(ids)) != len(ids):
+        raise UsageError(f"{bench.name}:{variant}: duplicate sample ids")
+    return samples
+
+
 def prepare(config: RunConfig, data: DataContext) -> list[Selection]:
     """Load every selected benchmark's samples (truncated to ``limit``) and strategies."""
     classes = [BENCHMARKS.get(split_bench(e)[0]) for e in config.benches]
@@ -108,12 +126,7 @@ def prepare(config: RunConfig, data: DataContext) -> list[Selection]:
     loaded = [load_benchmark(entry, config.options) for entry in dict.fromkeys(config.benches)]
     check_qualified(config.strategies, [(bench.name, variant) for bench, variant in loaded])
     for bench, variant in loaded:  # a repeated BENCH[:VARIANT] is evaluated once
-        samples = bench.load(variant, data, seed=config.seed, limit=config.limit)
-        if config.limit is not None:
-            samples = samples[: config.limit]
-        ids = [s.id for s in samples]
-        if len(set(ids)) != len(ids):
-            raise UsageError(f"{bench.name}:{variant}: duplicate sample ids")
+        samples = load_samples(bench, variant, data, seed=config.seed, limit=config.limit)
         names = strategies_for(bench.name, variant, config.strategies)
         selections.append(Selection(bench, variant, samples, pick_strategies(bench, names)))
     return selections
@@ -210,6 +223,10 @@ class Run:
         if run_dir.exists() and not run_dir.is_dir():
             raise UsageError(f"--out {run_dir}: exists and is not a directory")
         check_writable(run_dir)
+        self.failures: list[Failure] = []
+        """The current samples that failed (model or harness errors), after ``execute``."""
+        self.samples = 0
+        """The number of (sample, strategy) jobs the run covers, after ``execute``."""
         self.manifest = read_manifest(run_dir)
         if self.manifest and RunConfig.model_validate(self.manifest["config"]) != config:
             raise UsageError(
@@ -319,6 +336,9 @@ class Run:
             raise error
         if failures:
             raise failures[0]
+        current = [rec for _, _, recs in current_records(selections, list(store.records.values()), model)
+                   for rec in recs]
+        self.failures, self.samples = failures_of(current), len(current)
         metrics = metrics_from_records(selections, list(store.records.values()), model)
         try:
             write_json_atomic(self.run_dir / METRICS, metrics.model_dump(mode="json"))
@@ -381,12 +401,14 @@ def _ending(error: BaseException | None) -> tuple[str, str | None]:
     return "interrupted", f"{type(error).__name__}: {error}"
 
 
-def metrics_from_records(selections: list[Selection], records: list[SampleRecord], model: str) -> MetricsFile:
-    """One result entry per (benchmark, variant, strategy) over the records of the current samples."""
+def current_records(
+    selections: list[Selection], records: list[SampleRecord], model: str
+) -> list[tuple[Selection, Strategy, list[SampleRecord]]]:
+    """The records of the current samples, per (selection, strategy), in sample order."""
     by_key: dict[tuple[str, str, str], list[SampleRecord]] = defaultdict(list)
     for r in records:
         by_key[(r.benchmark, r.variant, r.strategy)].append(r)
-    results: list[ResultEntry] = []
+    out = []
     for sel in selections:
         order = {s.id: i for i, s in enumerate(sel.samples)}
         for strategy in sel.strategies:
@@ -395,14 +417,23 @@ def metrics_from_records(selections: list[Selection], records: list[SampleRecord
                  if r.model == model and r.id in order),
                 key=lambda r: order[r.id],
             )
-            results.append(
-                compute_result(
-                    sel.bench,
-                    sel.variant,
-                    strategy.name,
-                    model,
-                    [r.scored() for r in recs],
-                    errors=sum(r.error is not None for r in recs),
-                )
-            )
+            out.append((sel, strategy, recs))
+    return out
+
+
+def metrics_from_records(selections: list[Selection], records: list[SampleRecord], model: str) -> MetricsFile:
+    """One result entry per (benchmark, variant, strategy) over the records of the current samples; harness
+    errors are counted apart and take no part in the metrics."""
+    results: list[ResultEntry] = [
+        compute_result(
+            sel.bench,
+            sel.variant,
+            strategy.name,
+            model,
+            [r.scored() for r in recs if r.counted],
+            errors=sum(r.error_kind == "model" for r in recs),
+            harness_errors=sum(r.error_kind == "harness" for r in recs),
+        )
+        for sel, strategy, recs in current_records(selections, records, model)
+    ]
     return MetricsFile(results=results)

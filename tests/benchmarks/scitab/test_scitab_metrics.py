@@ -49,8 +49,10 @@ def test_hand_computed_example() -> None:
     assert metrics["accuracy"] == 0.5
     assert metrics["invalid_rate"] == pytest.approx(1 / 6)
     table = confusion(gold, pred)
-    assert table["matrix"] == [[1, 1, 0, 0], [0, 1, 0, 1], [1, 0, 1, 0]]
-    assert table["predicted"] == [S, R, N, "invalid"]
+    assert table.counts == [[1, 1, 0, 0], [0, 1, 0, 1], [1, 0, 1, 0]]
+    assert table.predicted == [S, R, N, "invalid"]
+    two = SciTab().confusion_matrices(_scored(gold, pred))["2-class"]  # rectangular: two gold rows, four columns
+    assert two.gold == [S, R] and two.counts == [[1, 1, 0, 0], [0, 1, 0, 1]]
 
 
 def test_classes_absent_from_gold_and_predictions_are_not_averaged() -> None:
@@ -110,7 +112,7 @@ def test_score_agrees_with_an_independent_count_on_random_replies(seed: int) -> 
     assert metrics["macro_f1_2class"] == pytest.approx(two)
     assert metrics["accuracy"] == pytest.approx(np.mean([g == p for g, p in zip(gi, pi, strict=True)]))
     extra = bench.extra_results(scored)
-    matrix = np.array(extra["confusion_matrix"]["matrix"])
+    matrix = np.array(bench.confusion_matrices(scored)["3-class"].counts)
     assert matrix.sum() == 300 and np.trace(matrix) == sum(s.score for s in scored)
     assert extra["gold_counts"] == {label: gold.count(label) for label in labels}
 

@@ -78,8 +78,8 @@ def test_runner_end_to_end_with_every_strategy(tmp_path: Path, shared_datasets: 
     for result in metrics.results:
         assert result.headline.name == "macro_f1" and result.headline.value == 1.0, result.strategy
         assert result.errors == 0 and result.n == 6
-        matrix = result.extra["confusion_matrix"]["matrix"]
-        assert sum(map(sum, matrix)) == 6
+        matrix = result.confusion_matrices["3-class"]
+        assert matrix.total == 6 and matrix.predicted == ["supports", "refutes", "not enough info", "invalid"]
 
 
 def test_wrong_replies_score_zero(loaded: Loaded) -> None:

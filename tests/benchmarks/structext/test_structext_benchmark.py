@@ -94,8 +94,8 @@ def test_scores_wrong_partial_and_empty_answers(bench: StrucTextEval, samples: l
     dropping = BENCHMARK({"empty": "drop"})
     assert dropping.aggregate([near, empty])["rougeL"] == near.score
     assert "n_scored" not in dropping.aggregate([near, empty])  # a count is not a metric
-    assert dropping.extra_results([near, empty]) == {"n_scored": 1, "dropped_empty": 1}
-    assert bench.extra_results([near, empty]) == {}
+    assert [e.count for e in dropping.exclusions([near, empty])] == [1]
+    assert bench.exclusions([near, empty]) == []
 
 
 def test_the_reply_is_read_after_its_last_answer_heading(bench: StrucTextEval, samples: list[Sample]) -> None:

@@ -112,7 +112,7 @@ def test_oracle_through_the_runner(tmp_path: Path, shared_datasets: Path) -> Non
             ],
             5,
         )
-        assert result.extra["confusion_matrix"]["matrix"] == [[21, 0, 0, 0], [0, 4, 0, 0], [0] * 4, [0] * 4]
+        assert result.confusion_matrices["labels"].counts == [[21, 0, 0, 0], [0, 4, 0, 0], [0] * 4]
 
 
 def test_zero_shot_prompt_is_the_official_one(demo: list[Sample]) -> None:

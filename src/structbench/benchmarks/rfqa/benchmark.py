@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from structbench.backends.base import Request
-from structbench.benchmark import Attempt, Benchmark, Scored, Strategy
+from structbench.benchmark import Attempt, Benchmark, Exclusion, Scored, Strategy
 from structbench.benchmarks.rfqa import prompts
 from structbench.benchmarks.rfqa.complexity import CLASSES, has_order_by, shape
 from structbench.benchmarks.rfqa.cot import BaseQuery, plan
@@ -337,6 +337,12 @@ class RFQABenchmark(Benchmark):
                 groups[cls].append(s)
         by_type = {cls: {"n": len(groups[cls]), **self.aggregate(groups[cls])} for cls in CLASSES if groups.get(cls)}
         return {"by_query_complexity": by_type, "gold": self.gold_report.to_json()}
+
+    def exclusions(self, scored: Sequence[Scored]) -> list[Exclusion]:
+        """The queries of the last ``load`` that have no gold table, by what went wrong."""
+        statuses = Counter(r.status.value for r in self.gold_report.results if r.table is None)
+        return [Exclusion(reason=f"queries without a gold table ({status}; see extra.gold.problems)", count=n)
+                for status, n in sorted(statuses.items())]
 
     def export_fields(self, sample: Sample) -> dict[str, Any]:
         gold = sample.gold

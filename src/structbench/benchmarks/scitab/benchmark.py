@@ -11,16 +11,18 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from structbench.backends.base import Request
-from structbench.benchmark import Attempt, Benchmark, Generate, Scored, Strategy
+from structbench.benchmark import Attempt, Benchmark, Exclusion, Generate, Scored, Strategy
 from structbench.benchmarks.scitab import prompts
 from structbench.benchmarks.scitab.markup import Markup
 from structbench.benchmarks.scitab.metrics import TWO_CLASS, confusion, macro_f1, macro_f1_batch, per_class, two_class
 from structbench.benchmarks.scitab.paper import TABLES
 from structbench.benchmarks.scitab.parse import Pick, parse_label
+from structbench.benchmarks.scitab.pool import POOL_TABLES
 from structbench.benchmarks.scitab.program import EqualMode, ProgramOutcome, extract_program, run_program
 from structbench.benchmarks.scitab.prompts import OPTION_LABELS, SEPARATOR, Style
 from structbench.benchmarks.scitab.samples import SETTINGS, demonstrations, select_claims, to_sample
 from structbench.benchmarks.scitab.source import DATA_FILE, LABELS, NEI, REFUTES, SOURCE, SUPPORTS, read_claims
+from structbench.confusion import ConfusionMatrix
 from structbench.data.sample import LabelGold, Sample
 from structbench.data.serialize import SERIALIZERS
 from structbench.errors import UsageError
@@ -94,6 +96,8 @@ class SciTab(Benchmark):
         if self.opts.serialization != prompts.PAPER_FORMAT:
             SERIALIZERS.get(self.opts.serialization)  # unknown names raise UsageError with suggestions
         self._demos: dict[str, list[Sample]] = {}
+        self._left_out: list[Exclusion] = []
+        """What the last ``load`` left out of the variant's claims (``exclusions``)."""
 
     @classmethod
     def paper_tables(cls) -> Sequence[PaperTable]:
@@ -106,7 +110,20 @@ class SciTab(Benchmark):
         records = read_claims(data.file(SOURCE, DATA_FILE))
         self._demos[variant] = demonstrations(records, variant, self.opts.markup)
         chosen = select_claims(records, variant, keep_pool=self.opts.keep_pool)
+        pool = 0 if self.opts.keep_pool else sum(r.table_id in POOL_TABLES for r in records)
+        nei = len(records) - pool - len(chosen)
+        self._left_out = [
+            Exclusion(reason=why, count=n)
+            for why, n in ((f"claims on the {len(POOL_TABLES)} tables held out for demonstrations "
+                            "(--option keep_pool=true keeps them)", pool),
+                           ("not-enough-info claims (the two-class setting excludes them)", nei))
+            if n
+        ]
         return [to_sample(r, variant, self.opts.markup) for r in chosen]
+
+    def exclusions(self, scored: Sequence[Scored]) -> list[Exclusion]:
+        """The claims the last ``load`` left out: the held-out pool's, and NEI claims in the two-class variant."""
+        return list(self._left_out)
 
     def demonstrations(self, variant: str) -> list[Sample]:
         if variant not in self._demos:
@@ -224,15 +241,24 @@ class SciTab(Benchmark):
             return LabelStatistic.of(gold, pred, LABELS, macro_f1_batch)
         return None
 
-    def extra_results(self, scored: Sequence[Scored]) -> dict[str, Any]:
-        """Confusion matrices (three-class and two-class), per-class scores, label counts."""
+    def confusion_matrices(self, scored: Sequence[Scored]) -> dict[str, ConfusionMatrix]:
+        """Three-class (the gold labels present) and two-class (NEI claims left out), each against the three
+        labels plus ``invalid``; the two-class matrix is rectangular."""
         gold = [str(s.gold) for s in scored]
         pred = [s.parsed for s in scored]
         present = [label for label in LABELS if label in gold]
         g2, p2 = two_class(gold, pred)
+        matrices = {"3-class": confusion(gold, pred, present, "three-class")}
+        if g2:
+            matrices["2-class"] = confusion(g2, p2, TWO_CLASS, "two-class, NEI claims left out")
+        return matrices
+
+    def extra_results(self, scored: Sequence[Scored]) -> dict[str, Any]:
+        """Per-class scores, label counts."""
+        gold = [str(s.gold) for s in scored]
+        pred = [s.parsed for s in scored]
+        present = [label for label in LABELS if label in gold]
         return {
-            "confusion_matrix": confusion(gold, pred, present),
-            "confusion_matrix_2class": confusion(g2, p2, TWO_CLASS),
             "per_class": per_class(gold, pred, present),
             "gold_counts": dict(Counter(gold)),
             "predicted_counts": {str(k): v for k, v in Counter(pred).items()},

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from structbench.backends.base import Request
-from structbench.benchmark import Attempt, Benchmark, Scored, Strategy
+from structbench.benchmark import Attempt, Benchmark, Exclusion, Scored, Strategy
 from structbench.benchmarks.skabench.builder import MAX_ROWS, build_instances
 from structbench.benchmarks.skabench.database import Database
 from structbench.benchmarks.skabench.instances import read_instances
@@ -322,6 +322,10 @@ class SkaBench(Benchmark):
         qa = [s.score for s in scored if s.meta.get("testbed") != NEGATIVE]
         rejection = [s.score for s in scored if s.meta.get("testbed") == NEGATIVE]
         return {"f1": mean(qa), "rejection_rate": mean(rejection)}
+
+    def exclusions(self, scored: Sequence[Scored]) -> list[Exclusion]:
+        """The testbed contexts the last ``load`` could not build, by reason."""
+        return [Exclusion(reason=f"testbed context(s) not built: {why}", count=n) for why, n in self.skipped.items()]
 
     def export_fields(self, sample: Sample) -> dict[str, Any]:
         return {

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from structbench.backends.base import Request
-from structbench.benchmark import Attempt, Benchmark, Scored, Strategy
+from structbench.benchmark import Attempt, Benchmark, Exclusion, Scored, Strategy
 from structbench.benchmarks.structext import judge, official, prompts
 from structbench.benchmarks.structext.answers import extract_answer
 from structbench.benchmarks.structext.judge import Judged
@@ -244,9 +244,9 @@ class StrucTextEval(Benchmark):
         """Whether ``s`` counts in the averages: every sample does, except empty answers under ``empty=drop``."""
         return not (self.options.empty == "drop" and s.values.get("empty"))
 
-    def extra_results(self, scored: Sequence[Scored]) -> dict[str, Any]:
-        """With ``empty=drop``, how many samples the averages count (a count, not a metric)."""
-        if self.options.empty != "drop":
-            return {}
-        n = sum(map(self.averaged, scored))
-        return {"n_scored": n, "dropped_empty": len(scored) - n}
+    def exclusions(self, scored: Sequence[Scored]) -> list[Exclusion]:
+        """With ``empty=drop``, the empty answers the averages leave out."""
+        dropped = sum(not self.averaged(s) for s in scored)
+        if not dropped:
+            return []
+        return [Exclusion(reason="empty answers left out of the averages (--option empty=drop)", count=dropped)]

@@ -21,7 +21,6 @@ from structbench.benchmarks.structfact.metrics import (
     METRIC_NAMES,
     NO_ANSWER,
     classification_metrics,
-    confusion_matrix,
 )
 from structbench.benchmarks.structfact.options import StructFactOptions
 from structbench.benchmarks.structfact.paper import TABLES
@@ -29,6 +28,7 @@ from structbench.benchmarks.structfact.parser import find_option, majority, raw_
 from structbench.benchmarks.structfact.prompts import Prompter
 from structbench.benchmarks.structfact.source import DEMO, DEMO_PATH, locate_full
 from structbench.benchmarks.structfact.strategies import DIRECTIONS, build_strategies
+from structbench.confusion import ConfusionMatrix
 from structbench.data.sample import LabelGold, Sample
 from structbench.datasets import DataContext
 from structbench.errors import DataError
@@ -162,17 +162,20 @@ class StructFact(Benchmark):
             return None
         return LabelStatistic.of(gold, pred, observed_labels(gold, pred), BATCH_METRICS[metric])
 
+    def confusion_matrices(self, scored: Sequence[Scored]) -> dict[str, ConfusionMatrix]:
+        """Gold label rows; predicted label columns, plus ``NONE`` for replies with no option letter."""
+        gold = [str(s.gold) for s in scored]
+        pred = [NO_ANSWER if s.parsed is None else str(s.parsed) for s in scored]
+        matrix = ConfusionMatrix.tally(gold, pred, gold_labels=LABELS, predicted_labels=[*LABELS, NO_ANSWER],
+                                       title=f"labels, {NO_ANSWER} = no option found")
+        return {"labels": matrix}
+
     def extra_results(self, scored: Sequence[Scored]) -> dict[str, Any]:
-        """Confusion matrix (gold rows, predicted columns), label counts, and confidence by outcome."""
-        labels = [*LABELS, NO_ANSWER]
+        """Option map, label counts, and confidence by outcome."""
         gold = [str(s.gold) for s in scored]
         pred = [NO_ANSWER if s.parsed is None else str(s.parsed) for s in scored]
         extra: dict[str, Any] = {
             "option_map": dict(self.options.letters),
-            "confusion_matrix": {
-                "labels": labels,
-                "matrix": confusion_matrix(gold, pred, labels).tolist(),
-            },
             "gold_counts": dict(Counter(gold)),
             "predicted_counts": dict(Counter(pred)),
         }
