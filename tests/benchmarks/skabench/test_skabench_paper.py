@@ -117,6 +117,11 @@ def test_contexts_are_evaluated_exactly_as_laid_out(tmp_path: Path) -> None:
     assert hybrid.meta["positive_units"] == "2" and hybrid.meta["budget"] == "unknown"
     only = SkaBench({"path": str(path), "testbed": "noise,negative", "knowledge": "table"})
     assert [s.id for s in only.load("contexts", DataContext(), seed=0, limit=None)] == ["table-negative"]
+    order = [{**CONTEXTS[0], "id": f"kg-{p}", "testbed": "order", "position": p} for p in ("prefix", "suffix")]
+    path.write_text("\n".join(json.dumps(c) for c in order) + "\n")
+    prefix_only = SkaBench({"path": str(path), "testbed": "order", "position": "prefix"})
+    assert [s.id for s in prefix_only.load("contexts", DataContext(), seed=0, limit=None)] == ["kg-prefix"]
+    path.write_text("\n".join(json.dumps(c) for c in CONTEXTS) + "\n")
 
     config = RunConfig.model_validate(
         {"model": "oracle", "benches": ["skabench:contexts"], "options": {"path": str(path), "testbed": "all"}}

@@ -194,11 +194,14 @@ class SkaBench(Benchmark):
         types and budgets (nothing is drawn or shuffled)."""
         testbeds, kinds = set(self.testbeds()), set(self.knowledge_types())
         budgets = {parse_budget(b) for b in self.opts.budget.split(",")} if self.opts.budget else None
+        positions = self._wanted_positions()
         samples: list[Sample] = []
         for c in contexts:
             if limit is not None and len(samples) >= limit:
                 break
             if c.testbed not in testbeds or c.knowledge_type not in kinds or (budgets and c.budget not in budgets):
+                continue
+            if positions is not None and c.testbed == TESTBED_ALIASES["order"] and c.position not in positions:
                 continue
             knowledge = render_knowledge(c.knowledge_type, c.structured, c.texts, c.header)
             count = c.positive_units
@@ -233,11 +236,7 @@ class SkaBench(Benchmark):
             self.counter, seed=self.opts.shuffle_seed, keep_underfull=self.opts.underfull == "keep"
         )
         budgets = [parse_budget(b) for b in self.opts.budget.split(",")] if self.opts.budget else None
-        wanted_positions = (
-            _choices(self.opts.position, ("original", "prefix", "random", "suffix"), "position")
-            if self.opts.position
-            else None
-        )
+        wanted_positions = self._wanted_positions()
         self.skipped = Counter()
         samples: list[Sample] = []
         testbeds = self.testbeds()
@@ -267,6 +266,12 @@ class SkaBench(Benchmark):
         if self.skipped:
             log.info("skabench: contexts left out: %s", dict(self.skipped))
         return samples
+
+    def _wanted_positions(self) -> list[str] | None:
+        """The order testbed arrangements the ``position`` option asks for (None: all)."""
+        if not self.opts.position:
+            return None
+        return _choices(self.opts.position, ("original", "prefix", "random", "suffix"), "position")
 
     def to_sample(self, context: Context, variant: str) -> Sample:
         instance = context.instance
