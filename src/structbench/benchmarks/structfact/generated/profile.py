@@ -35,7 +35,7 @@ DATE_PATTERNS = ("1937-12-21", "Dec 21, 1937", "December 21, 1937", "21 December
 """The date spellings recognised in cells."""
 
 _TIME_WORDS = ("year", "date", "founded", "established", "born", "birth", "released", "built", "independence",
-               "opened", "indepyear")
+               "opened", "indepyear", "since")
 _PLACE_WORDS = ("country", "nation", "city", "state", "province", "region", "continent", "district", "county",
                 "location", "capital", "town", "place", "municipality", "territory")
 _NORTH = ("latitude", "lat")
@@ -298,9 +298,15 @@ def _linkable(column: Column) -> bool:
     return column.kind == "number" and column.integer and column.style == NumberStyle()
 
 
+def _singular(name: str) -> str:
+    if name.endswith("ies"):
+        return name[:-3] + "y"
+    return name[:-1] if name.endswith("s") and not name.endswith("ss") else name
+
+
 def _named_alike(column: Column, target: Profile, key: Column) -> bool:
     col, table, key_name = column.name.lower(), target.name.lower(), key.name.lower()
-    if table.rstrip("s") in col:
+    if _singular(table) in col:
         return True
     return col == key_name and key_name not in ("id", "name", "code")
 

@@ -194,12 +194,16 @@ def shift_date(iso: str, rng: random.Random) -> str:
     unit = rng.choice(("days", "months", "years"))
     sign = rng.choice((-1, 1))
     if unit == "days":
-        moved = day + datetime.timedelta(days=sign * rng.randint(1, 27))
+        days = datetime.timedelta(days=rng.randint(1, 27))
+        moved = day + days if sign > 0 or day.year == 1 else day - days
     elif unit == "months":
         months = day.year * 12 + day.month - 1 + sign * rng.randint(1, 11)
+        months = months if 12 <= months < 12 * 9999 else day.year * 12 + day.month - 1 + 1
         moved = datetime.date(months // 12, months % 12 + 1, min(day.day, 28))
     else:
-        moved = datetime.date(day.year + sign * rng.randint(1, 10), day.month, min(day.day, 28))
+        years = rng.randint(1, 10)
+        year = day.year + sign * years if 1 <= day.year + sign * years <= 9999 else day.year - sign * years
+        moved = datetime.date(year, day.month, min(day.day, 28))
     return moved.isoformat()
 
 
