@@ -168,6 +168,18 @@ def tables_read_whole(claim: Compare | And | Value) -> set[str]:
     return found
 
 
+def columns_read(claim: Compare | And | Value) -> set[tuple[str, str]]:
+    """(table, column) of every column a claim reads, keys included."""
+    found: set[tuple[str, str]] = set()
+    if isinstance(claim, Cell | Best):
+        found |= {(claim.table, claim.key), (claim.table, claim.column)}
+    elif isinstance(claim, Aggregate | Count):
+        found.add((claim.table, claim.column))
+    for child in _children(claim):
+        found |= columns_read(child)
+    return found
+
+
 def _children(node: Any) -> list[Any]:
     if isinstance(node, Cell):
         return [node.entity]

@@ -21,6 +21,7 @@ from structbench.benchmarks.structfact.generated.claims import (
     Const,
     Count,
     Year,
+    columns_read,
 )
 from structbench.benchmarks.structfact.generated.profile import Column, Kind, Profile
 from structbench.benchmarks.structfact.generated.views import Evidence
@@ -30,12 +31,12 @@ YES, NO, NEI = LABELS
 
 
 class _Relation:
-    """One source table as loaded for a question: SQL names of the table and its columns."""
+    """One source table as loaded for a question: SQL names of the table and of the columns the claim reads."""
 
-    def __init__(self, sql_name: str, profile: Profile) -> None:
+    def __init__(self, sql_name: str, profile: Profile, read: set[str]) -> None:
         self.sql = sql_name
         self.profile = profile
-        self.columns = {c.name: (f"c{c.index}", c) for c in profile.columns}
+        self.columns = {c.name: (f"c{c.index}", c) for c in profile.columns if c.name in read}
 
     def column(self, name: str) -> tuple[str, Column] | None:
         return self.columns.get(name)
@@ -49,7 +50,7 @@ class Executor:
 
     def label(self, claim: Compare | And, evidence: Evidence) -> str:
         """``YES``, ``NO`` or ``NOT SURE ENOUGH`` for ``claim`` over ``evidence``."""
-        relations = self._load(evidence)
+        relations = self._load(evidence, columns_read(claim))
         try:
             sql, params = _Compiler(relations).predicate(claim)
             value = self.connection.execute(f"SELECT {sql}", params).fetchone()[0]
@@ -58,22 +59,23 @@ class Executor:
                 self.connection.execute(f"DROP TABLE {relation.sql}")
         return NEI if value is None else YES if value else NO
 
-    def _load(self, evidence: Evidence) -> dict[str, _Relation]:
+    def _load(self, evidence: Evidence, read: set[tuple[str, str]]) -> dict[str, _Relation]:
         profiles: dict[str, Profile] = {}
         for view in evidence.views:
             if profiles.setdefault(view.name, view.profile) is not view.profile:
                 raise ValueError(f"two source tables named {view.name!r} in one evidence")
         relations: dict[str, _Relation] = {}
         for i, (name, profile) in enumerate(profiles.items()):
-            relation = _Relation(f"t{i}", profile)
+            relation = _Relation(f"t{i}", profile, {column for table, column in read if table == name})
+            if not relation.columns:
+                continue
             views = [v for v in evidence.views if v.profile is profile]
             rows = list(dict.fromkeys(r for v in views for r in v.rows))
-            records = [
-                [c.values[r] if any(v.shown(r, c) for v in views) else None for c in profile.columns] for r in rows
-            ]
+            columns = [c for _, c in relation.columns.values()]
+            records = [[c.values[r] if any(v.shown(r, c) for v in views) else None for c in columns] for r in rows]
             names = ", ".join(sql for sql, _ in relation.columns.values())
             self.connection.execute(f"CREATE TEMP TABLE {relation.sql} ({names})")
-            marks = ", ".join("?" * len(profile.columns))
+            marks = ", ".join("?" * len(columns))
             self.connection.executemany(f"INSERT INTO {relation.sql} VALUES ({marks})", records)
             relations[name] = relation
         return relations

@@ -20,6 +20,7 @@ import datetime
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal
 
 from structbench.benchmarks.structfact.generated.tables import SourceTable
@@ -140,8 +141,9 @@ class Column:
     identifier: bool = False
     """An id or code (``movie id``, ``rID``, ``zip code``): a link between tables, not a quantity to ask about."""
 
-    @property
+    @cached_property
     def filled(self) -> list[int]:
+        """Rows with a value."""
         return [i for i, v in enumerate(self.values) if v is not None]
 
     @property

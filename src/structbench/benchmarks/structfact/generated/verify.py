@@ -24,6 +24,7 @@ from structbench.data.evidence import Graph, ItemList, Table, Text
 YES, NO, NEI = LABELS
 _DATE_FORMATS = ("%Y-%m-%d", "%b %d, %Y", "%B %d, %Y", "%d %B %Y")
 _DIGITS = re.compile(r"\d+(\.\d+)?")
+_FULL_STOP = re.compile(r"\.(?=\s|$)")
 _ORDER: dict[str, Callable[[Any, Any], bool]] = {
     "<": lambda a, b: a < b,
     ">": lambda a, b: a > b,
@@ -123,12 +124,23 @@ class Reader:
                 values += [item[len(column) + 2 :] for item in items.items if item.startswith(column + ": ")]
         values += [o for s, r, o in self.triples if s == entity and r == column]
         if self.text:
-            pattern = rf"(?:^|(?<=\s))The {re.escape(column)} of {re.escape(entity)} is (.+?)\.(?=\s|$)"
-            values += re.findall(pattern, self.text)
+            values += self.sentences(f"The {column} of {entity} is ")
         known = {v.strip() for v in values} - MISSING_MARKERS
         if len(known) > 1:
             raise Ambiguous(f"{entity!r} has {column!r} {sorted(known)}")
         return known.pop() if known else None
+
+    def sentences(self, start: str) -> list[str]:
+        """What follows ``start`` up to the sentence's full stop, in every sentence of the text beginning so."""
+        found, at = [], self.text.find(start)
+        while at >= 0:
+            if at == 0 or self.text[at - 1].isspace():
+                rest = self.text[at + len(start) :]
+                stop = _FULL_STOP.search(rest)
+                if stop is not None:
+                    found.append(rest[: stop.start()])
+            at = self.text.find(start, at + 1)
+        return found
 
     def whole_column(self, caption: str, column: str, key: str | None = None) -> list[tuple[str, float]] | None:
         """(key, number) of every row of the table, or None if the column is absent or any value missing."""
