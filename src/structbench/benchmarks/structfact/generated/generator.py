@@ -20,7 +20,7 @@ from typing import Any
 
 from structbench.benchmarks.structfact.generated.claims import tables_read_whole, to_json
 from structbench.benchmarks.structfact.generated.execute import Executor
-from structbench.benchmarks.structfact.generated.profile import World
+from structbench.benchmarks.structfact.generated.profile import Profile, World
 from structbench.benchmarks.structfact.generated.templates import TASKS, TEMPLATES, Template
 from structbench.benchmarks.structfact.generated.templates.common import (
     ARITHMETIC,
@@ -28,9 +28,11 @@ from structbench.benchmarks.structfact.generated.templates.common import (
     COMPOSITION,
     MULTIHOP,
     SPACETIME,
+    pick_rows,
+    table_view,
 )
 from structbench.benchmarks.structfact.generated.verify import verify
-from structbench.benchmarks.structfact.generated.views import Unrenderable
+from structbench.benchmarks.structfact.generated.views import Evidence, Unrenderable
 from structbench.benchmarks.structfact.loader import LABELS
 from structbench.benchmarks.structfact.truncation import TokenCounter
 
@@ -52,6 +54,9 @@ CODES = {ARITHMETIC: "arith", SPACETIME: "spacetime", MULTIHOP: "multihop", COMP
          COMBINING: "combining"}
 """Task -> the prefix of its question ids."""
 MAX_ATTEMPTS = 200
+DISTRACTOR_SHARE = 0.3
+"""The share of questions whose evidence also shows rows of another table of the database (as the
+release's evidence often holds related but unneeded tables and lists)."""
 BUDGET = 2500
 """The paper's evidence budget (tokens)."""
 
@@ -127,6 +132,10 @@ class Generator:
         self.budget = budget
         self.check = check
         self.executor = Executor()
+        self.databases: dict[str, list[Profile]] = {}
+        for p in world.profiles:
+            if p.key is not None:
+                self.databases.setdefault(p.table.group, []).append(p)
         self.pools: dict[str, dict[str, list[_Pool]]] = {}
         """Task -> category -> the pools of its templates that have candidates."""
         for task in TASKS:
@@ -170,6 +179,8 @@ class Generator:
             draft = pool.template.draft(pool.draw(rng), rng, want)
             if draft is None:
                 continue
+            if rng.random() < DISTRACTOR_SHARE:
+                self.distract(draft.evidence, rng)
             try:
                 strings = draft.evidence.strings()
             except Unrenderable:
@@ -205,6 +216,19 @@ class Generator:
                 query=query,
             )
         return None
+
+
+    def distract(self, evidence: Evidence, rng: random.Random) -> None:
+        """Add some rows of another table of the same database that the claim does not read."""
+        first = evidence.views[0].profile
+        shown = {v.name for v in evidence.views}
+        others = [p for p in self.databases.get(first.table.group, []) if p.name not in shown]
+        if not others:
+            return
+        other = others[rng.randrange(len(others))]
+        rows = pick_rows(other, rng, rng.randint(3, 8))
+        view = table_view(other, rng, rows, [], rng.randint(2, 4))
+        evidence.views.insert(rng.randint(0, len(evidence.views)), view)
 
 
 def zip_longest_all(rows: Sequence[Sequence[Question]]) -> list[list[Question]]:

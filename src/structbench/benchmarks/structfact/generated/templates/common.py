@@ -121,7 +121,7 @@ def table_view(
 ) -> View:
     """A table-form view of ``rows`` with the ``need`` columns and some others."""
     assert profile.key is not None
-    width = total if total is not None else rng.randint(len(need) + 1, len(need) + 4)
+    width = total if total is not None else rng.randint(len(need) + 1, len(need) + 5)
     return View(profile, profile.key, rows, pick_columns(profile, rng, need, width))
 
 
@@ -136,7 +136,7 @@ def extreme(rng: random.Random) -> Literal["max", "min"]:
     return "max" if rng.random() < 0.5 else "min"
 
 
-def sizes(rng: random.Random, low: int = 4, high: int = 12) -> int:
+def sizes(rng: random.Random, low: int = 5, high: int = 15) -> int:
     return rng.randint(low, high)
 
 
