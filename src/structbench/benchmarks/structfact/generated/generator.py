@@ -2,12 +2,14 @@
 
 For question ``i`` of a task, a generator seeded by ``(seed, task, i)`` draws a fine-grained category
 of the task (so the difficulty annotations are balanced), a template of it, a database, a table and a
-candidate, and drafts a question aiming at that question's label. The draft is
-kept when its evidence renders so that it reads back unchanged, fits ``budget`` tokens (the paper's
-2,500 by default, counted as the run truncates, so nothing is ever cut), and its claim, executed on
-the evidence (``execute.py``), gives the wanted label; else the next draw is tried. With ``check`` the
-independent evaluator (``verify.py``) re-derives every label from the EVIDENCE strings; a disagreement
-is a bug and raises ``LabelMismatch``. The same tables, seed and settings give the same questions.
+candidate, and drafts a question aiming at that question's label; a share of drafts also get rows of
+another table of the same database as a distractor (never when the claim reads a whole table, whose
+"entries listed" must be unambiguous). The draft is kept when its evidence renders so that it reads
+back unchanged, fits ``budget`` tokens (the paper's 2,500 by default, counted as the run truncates, so
+nothing is ever cut), and its claim, executed on the evidence (``execute.py``), gives the wanted label;
+else the next draw is tried. With ``check`` the independent evaluator (``verify.py``) re-derives every
+label from the EVIDENCE strings; a disagreement is a bug and raises ``LabelMismatch``. The same tables,
+seed and settings give the same questions.
 """
 
 from __future__ import annotations
@@ -179,13 +181,13 @@ class Generator:
             draft = pool.template.draft(pool.draw(rng), rng, want)
             if draft is None:
                 continue
-            if rng.random() < DISTRACTOR_SHARE:
+            whole = tables_read_whole(draft.claim)
+            if rng.random() < DISTRACTOR_SHARE and not whole:  # "the entries listed" must name one table
                 self.distract(draft.evidence, rng)
             try:
                 strings = draft.evidence.strings()
             except Unrenderable:
                 continue
-            whole = tables_read_whole(draft.claim)
             if any(sum(v.name == t for v in draft.evidence.views) != 1 for t in whole) or any(
                 v.form != "table" for v in draft.evidence.views if v.name in whole
             ):
