@@ -141,7 +141,12 @@ class ChainLookup(Template):
                     return chain, path, rows, None, "max"
             return None
         number: Column = candidate[1]
-        rows = pick_rows(start, rng, sizes(rng, 3, 8), require=[first, number])
+        pool = number.filled
+        probes = (pool[rng.randrange(len(pool))] for _ in range(60))
+        resolved = [r for r in probes if start.key.values[r] is not None and self._walk(chain, r) is not None]
+        wanted = sizes(rng, 3, 8)
+        count = min(wanted, len(set(resolved)))
+        rows = pick_rows(start, rng, count, require=[first, number], include=resolved[:wanted])
         if len(rows) < 3:
             return None
         fn = extreme(rng)
@@ -187,9 +192,11 @@ class ChainLookup(Template):
         ends = [*(link.column for link in chain.links[1:]), chain.attribute]
         for link, column in zip(chain.links, ends, strict=True):
             node = Cell(table=link.target.name, key=link.key.name, entity=node, column=column.name)
+        taken = {chain.attribute.name, *(link.column.name for link in chain.links)}
         for link, source in zip(chain.links, [start, *(link.target for link in chain.links[:-1])], strict=True):
             twins = Counter(other.target.name for other in source.links)[link.target.name]
-            phrase = f"the {link.target.name if twins == 1 else link.column.name} of {phrase}"
+            noun = link.target.name if twins == 1 and link.target.name not in taken else link.column.name
+            phrase = f"the {noun} of {phrase}"
         question = f"Is the {chain.attribute.name} of {phrase} {statement.text}?"
         rng.shuffle(views)
         claim = compare(node, "=", statement.value, statement.kind)
