@@ -145,10 +145,6 @@ def from_json(data: Any) -> Compare | And:
     return CLAIM.validate_python(data)
 
 
-def const(value: float | str) -> Const:
-    return Const(value=value)
-
-
 def cell(table: str, key: str, entity: str | Value, column: str) -> Cell:
     return Cell(table=table, key=key, entity=Const(value=entity) if isinstance(entity, str) else entity, column=column)
 

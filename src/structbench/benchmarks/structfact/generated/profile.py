@@ -41,7 +41,6 @@ _PLACE_WORDS = ("country", "nation", "city", "state", "province", "region", "con
                 "location", "capital", "town", "place", "municipality", "territory")
 _NORTH = ("latitude", "lat")
 _EAST = ("longitude", "long", "lon")
-MAX_KEY_LENGTH = 60
 MAX_CELL_LENGTH = 60
 """Longer cells (biographies, overviews) never go into evidence."""
 
@@ -269,7 +268,6 @@ def _key_column(columns: Sequence[Column], rows: int) -> Column | None:
         c
         for c in columns
         if c.kind == "text" and c.distinct >= 5 and c.distinct >= 0.6 * rows and c.short
-        and all(len(str(v)) <= MAX_KEY_LENGTH for v in c.values if v is not None)
     ]
     named = [c for c in candidates if _has_word(c.name, ("name", "title", "laureate"))]
     chosen = named or candidates

@@ -39,12 +39,12 @@ def _split(
     table_columns = pick_columns(p, rng, in_table, rng.randint(len(in_table) + 1, len(in_table) + 3))
     table_columns = [c for c in table_columns if c not in in_text]
     others = [r for r in rows if r != target]
-    told = rng.sample(others, rng.randint(0, len(others)))
+    told = rng.sample(others, rng.randint(min(1, len(others)), len(others)))
     if want != NEI:
         told.append(target)
     text_columns = [*in_text, *[c for c in p.attributes() if c not in table_columns and c not in in_text][:1]]
-    table = View(p, p.key, list(rows), table_columns) if p.key is not None else None
-    assert table is not None
+    assert p.key is not None
+    table = View(p, p.key, list(rows), table_columns)
     text = view(p, sorted(told), text_columns, "text")
     return Evidence([table, text], text_first=rng.random() < 0.3)
 

@@ -255,8 +255,3 @@ def ref(profile: Profile, entity: str, column: Column) -> Cell:
     """The claim's reference to ``column`` of the row named ``entity`` (by the entity column)."""
     assert profile.key is not None
     return cell(profile.name, profile.key.name, entity, column.name)
-
-
-def the_table(view: View, many: bool) -> str:
-    """`` in the <name> table`` when the evidence has several tables, else nothing."""
-    return f" in the {view.name} table" if many else ""
