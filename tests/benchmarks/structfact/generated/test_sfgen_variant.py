@@ -86,13 +86,13 @@ def test_export_and_reload_a_checked_set(atlas: Path, tmp_path: Path) -> None:
     assert code == 0 and lines[-1] == f"wrote 30 questions to {out}"
     records = json.loads(out.read_text(encoding="utf-8"))
     assert len(records) == 30 and not list(out.parent.glob(".*part"))
-    reloaded = load(questions=str(out))
+    reloaded = load(questions_file=str(out))
     assert [s.id for s in reloaded] == [r["ID"] for r in records]
     assert [s.question for s in reloaded] == [r["QUESTION"] for r in records]
     full = StructFact({"full_path": str(out)}).load("full", OFFLINE, seed=0, limit=None)
     assert [s.gold for s in full] == [s.gold for s in reloaded]
-    with pytest.raises(UsageError, match="cannot be used with questions=FILE"):
-        load(questions=str(out), per_task=3)
+    with pytest.raises(UsageError, match="cannot be used with questions_file=FILE"):
+        load(questions_file=str(out), per_task=3)
 
 
 def test_a_tampered_set_is_refused(atlas: Path, tmp_path: Path) -> None:
@@ -103,15 +103,15 @@ def test_a_tampered_set_is_refused(atlas: Path, tmp_path: Path) -> None:
     records[2]["LABEL"] = flip[records[2]["LABEL"]]
     out.write_text(json.dumps(records), encoding="utf-8")
     with pytest.raises(DataError, match=r"record 2: LABEL is .* but the evidence and QUERY give"):
-        load(questions=str(out))
+        load(questions_file=str(out))
     del records[2]["QUERY"]
     out.write_text(json.dumps(records), encoding="utf-8")
     with pytest.raises(DataError, match="record 2: missing field QUERY"):
-        load(questions=str(out))
+        load(questions_file=str(out))
     records[2]["QUERY"] = {"op": "compare", "left": {"op": "nope"}}
     out.write_text(json.dumps(records), encoding="utf-8")
     with pytest.raises(DataError, match="record 2: field QUERY"):
-        load(questions=str(out))
+        load(questions_file=str(out))
 
 
 def test_export_errors_exit_with_the_documented_codes(

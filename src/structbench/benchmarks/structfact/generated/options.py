@@ -8,7 +8,7 @@ from pydantic import Field
 
 from structbench.benchmarks.structfact.options import StructFactOptions
 
-GENERATION_OPTIONS = ("tables", "per_task", "label_mix", "questions")
+GENERATION_OPTIONS = ("tables", "per_task", "label_mix", "questions_file")
 """The options that only ``structfact:generated`` reads."""
 
 
@@ -22,6 +22,6 @@ class GeneratedOptions(StructFactOptions):
     """``generated``: questions per task."""
     label_mix: Literal["paper", "balanced"] = "paper"
     """``generated``: the Fact./Non-fact./NEI shares of the paper's Table 2 per task, or a third each."""
-    questions: str | None = None
+    questions_file: str | None = None
     """``generated``: a saved set (the release's JSON, written by ``python -m
     structbench.benchmarks.structfact.generated``) to run instead; every label is re-derived on loading."""

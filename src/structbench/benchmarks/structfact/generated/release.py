@@ -3,7 +3,7 @@
 A file is a JSON list of records with the demo's fields (CHALLENGE, LABEL, QUESTION, EVIDENCE), the full
 release's SOURCE and NEW_EVIDENCE, and four of the generator's own: ID, DIFFICULTY, TEMPLATE and QUERY
 (the claim, ``claims.py``). ``structfact:full --option full_path=FILE`` reads such a file as any release
-file; ``structfact:generated --option questions=FILE`` also re-derives every label from its evidence
+file; ``structfact:generated --option questions_file=FILE`` also re-derives every label from its evidence
 and query (``verify.py``) and refuses a file where one disagrees.
 """
 

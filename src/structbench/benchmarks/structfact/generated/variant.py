@@ -44,14 +44,15 @@ def generate_set(
 
 
 def generated_samples(options: GeneratedOptions, data: DataContext, *, seed: int) -> list[Sample]:
-    """The variant's samples: generated with the run's seed, or read from ``questions`` and re-checked."""
-    if options.questions is not None:
+    """The variant's samples: generated with the run's seed, or read from ``questions_file`` and re-checked."""
+    if options.questions_file is not None:
         clash = sorted(options.model_fields_set & {"tables", "per_task", "label_mix"})
         if clash:
-            raise UsageError(f"structfact:{GENERATED}: --option {', '.join(clash)} cannot be used with questions=FILE")
-        path = Path(options.questions).expanduser()
+            names = ", ".join(clash)
+            raise UsageError(f"structfact:{GENERATED}: --option {names} cannot be used with questions_file=FILE")
+        path = Path(options.questions_file).expanduser()
         if not path.is_file():
-            raise DataError(f"questions={path}: not a file")
+            raise DataError(f"questions_file={path}: not a file")
         samples = [record_to_sample(r, i, GENERATED, where, seed) for where, i, r in checked_records(path)]
         if not samples:
             raise DataError(f"{path}: no records")
