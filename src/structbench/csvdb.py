@@ -236,6 +236,27 @@ def load_table(
         con.execute(f"DROP TABLE IF EXISTS {raw}")
 
 
+def read_text(path: Path) -> tuple[list[str], list[list[str]]]:
+    """A CSV file's header (trimmed) and rows as written, without typing: for showing cells to a model.
+    Blank lines are skipped; a row with another number of fields is a ``DataError`` naming the line."""
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as fh:
+            reader = csv.reader(fh)
+            header = next(reader, None)
+            if not header:
+                raise DataError(f"{path}: empty CSV file (no header)")
+            rows: list[list[str]] = []
+            for row in reader:
+                if not row:
+                    continue
+                if len(row) != len(header):
+                    raise DataError(f"{path}:{reader.line_num}: {len(row)} fields, the header has {len(header)}")
+                rows.append(row)
+    except (OSError, UnicodeDecodeError, csv.Error) as err:
+        raise DataError(f"{path}: cannot read CSV ({err})") from err
+    return [h.strip() for h in header], rows
+
+
 def _read_header(path: Path) -> list[str]:
     """The first line of a CSV file as column names."""
     try:

@@ -16,6 +16,7 @@ import numpy as np
 
 from structbench.backends.base import Request
 from structbench.benchmark import Attempt, Benchmark, Scored, Strategy
+from structbench.benchmarks.structfact.generated.options import GENERATION_OPTIONS, GeneratedOptions
 from structbench.benchmarks.structfact.loader import LABELS, load_file
 from structbench.benchmarks.structfact.metrics import (
     BATCH_METRICS,
@@ -32,7 +33,7 @@ from structbench.benchmarks.structfact.option_maps import (
     map_of,
     per_map,
 )
-from structbench.benchmarks.structfact.options import OPTION_MAPS, StructFactOptions
+from structbench.benchmarks.structfact.options import OPTION_MAPS
 from structbench.benchmarks.structfact.parser import find_option, majority, raw_majority
 from structbench.benchmarks.structfact.prompts import Prompter
 from structbench.benchmarks.structfact.source import DEMO, DEMO_PATH, locate_full
@@ -40,7 +41,7 @@ from structbench.benchmarks.structfact.strategies import DIRECTIONS, build_strat
 from structbench.confusion import ConfusionMatrix
 from structbench.data.sample import LabelGold, Sample
 from structbench.datasets import DataContext
-from structbench.errors import DataError
+from structbench.errors import DataError, UsageError
 from structbench.stats.bootstrap import MeanStatistic, Statistic
 from structbench.stats.classification import LabelStatistic, observed_labels
 
@@ -72,13 +73,13 @@ class StructFact(Benchmark):
 
     name = "structfact"
     title = "StructFact"
-    variants = ("demo", "full")
+    variants = ("demo", "full", "generated")
     default_strategy = "zero_shot"
     headline = "weighted_f1"
     metric_names = METRIC_NAMES
-    breakdown_keys = ("task", "source", "structure", MAP_KEY)
-    Options: ClassVar[type[StructFactOptions]] = StructFactOptions
-    options: StructFactOptions
+    breakdown_keys = ("task", "source", "structure", "difficulty", MAP_KEY)
+    Options: ClassVar[type[GeneratedOptions]] = GeneratedOptions
+    options: GeneratedOptions
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
@@ -87,6 +88,14 @@ class StructFact(Benchmark):
     # --- data -------------------------------------------------------------------------------------
 
     def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> list[Sample]:
+        if variant == "generated":
+            from structbench.benchmarks.structfact.generated.variant import generated_samples
+
+            return generated_samples(self.options, data, seed=seed)
+        misplaced = sorted(self.options.model_fields_set & set(GENERATION_OPTIONS))
+        if misplaced:
+            names = ", ".join(misplaced)
+            raise UsageError(f"structfact:{variant}: --option {names} apply only to structfact:generated")
         full = variant == "full"
         path = locate_full(data, self.options.full_path) if full else data.file(DEMO, DEMO_PATH)
         maps = self.options.option_map
