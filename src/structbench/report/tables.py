@@ -147,11 +147,17 @@ METHOD_NOTES = {
 
 
 def breakdown_pivot(views: Sequence[EntryView], key: str, metric: str | None = None) -> TableBlock | None:
-    """The headline (or ``metric``) per group of ``key``: (model, strategy) rows, or group rows if many."""
+    """The headline (or ``metric``) per group of ``key``: (model, strategy) rows, or group rows if many. When no
+    group has the headline (a breakdown over samples it does not apply to), the first of the entry's metrics
+    that the groups have."""
     having = [v for v in views if key in v.result.breakdowns]
     if not having:
         return None
-    metric = metric or having[0].result.headline.name
+    if metric is None:
+        present = {m for v in having for group in v.result.breakdowns[key].values() for m in group.metrics}
+        metric = having[0].result.headline.name
+        if metric not in present:
+            metric = next((m for m in having[0].result.metrics if m in present), metric)
     groups = sorted(unique(g for v in having for g in v.result.breakdowns[key]), key=group_order)
     sizes = {g: {v.result.breakdowns[key][g].n for v in having if g in v.result.breakdowns[key]} for g in groups}
 

@@ -33,6 +33,33 @@ def test_zero_shot_is_appendix_h1(loaded: Loaded) -> None:
     assert two.endswith("A) the claim is true.\nB) the claim is false.")
 
 
+def test_open_model_prompt_is_section_4_1(loaded: Loaded) -> None:
+    bench, samples = loaded
+    sample = samples["all"][0]
+    prompt = bench.prompt(sample, "open_model")
+    table, caption, claim, question = prompt.split("\n")
+    assert table.startswith(
+        "row 1 is : Feature is +BoW ; LR P is 0.93 ; LR R is 0.91 ; LR F1 is 0.92 ; SVM P is 0.94 ; "
+    )
+    assert " . row 2 is : Feature is +BoC (Wiki-PubMed-PMC) ; LR P is 0.94 ;" in table and table.endswith(" .")
+    assert caption == "Table 1: Performance of supervised learning models with different features."
+    assert claim == sample.question
+    assert question == "Based on the information in the table, is the above claim true? A) True B) False C) Unknown?"
+    assert bench.prompt(samples["2class"][0], "open_model").endswith("A) True B) False C) Unknown?")
+    markdown = SciTab({"serialization": "markdown"})
+    markdown._demos = bench._demos
+    assert markdown.prompt(sample, "open_model").startswith("| Feature | LR P |")
+    request = bench.request(sample, "open_model")
+    assert request.params.max_tokens == 64 and request.params.temperature == 0.0 and request.params.stop == ()
+    # answers by letter or by word; the echoed option list says nothing
+    from structbench.benchmark import Attempt
+
+    for reply, label in [("A", "supports"), ("B) False", "refutes"), ("Unknown", "not enough info"),
+                         ("C", "not enough info"), ("A) True B) False C) Unknown? The answer is B", "refutes"),
+                         ("The claim is true.", "supports")]:
+        assert bench.score(sample, Attempt(output=reply), "open_model").parsed == label, reply
+
+
 def test_in_context_and_cot_have_three_held_out_demonstrations(loaded: Loaded) -> None:
     bench, samples = loaded
     sample = samples["all"][5]

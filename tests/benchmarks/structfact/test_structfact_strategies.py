@@ -130,6 +130,8 @@ def test_zero_shot_prompt_is_the_official_one(demo: list[Sample]) -> None:
     )
     p = request.params
     assert (p.max_tokens, p.temperature, p.top_p, p.n, p.logprobs, p.top_logprobs) == (10, 0.6, 0.95, 1, True, 5)
+    assert p.min_tokens == 2  # the official vLLM SamplingParams(min_tokens=2)
+    assert _first_request(StructFact({"min_tokens": 0}), "zero_shot", sample).params.min_tokens == 0
     multi = user_text(_first_request(StructFact(), "zero_shot", demo[22]))
     assert _data_block(multi) == "\n".join(e.strip() for e in demo[22].extra["evidence_raw"])
 

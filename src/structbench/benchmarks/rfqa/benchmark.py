@@ -73,6 +73,9 @@ class RFQAOptions(BaseModel):
     max_tokens: int = Field(4096, ge=1)
     structured_output: bool = False
     """Send the output's JSON Schema as the request's ``response_format``."""
+    prompt_wording: Literal["released", "paper"] = "released"
+    """Start prompts as the released code words them (what the published runs used) or as the paper's
+    Figures 5-7 print them (see ``prompts``)."""
     path: str | None = None
     """``generated`` only: a JSONL file of generated pairs, or a CSV file or folder of CSV files to
     generate pairs from (with the run's seed)."""
@@ -122,7 +125,7 @@ class RFQABenchmark(Benchmark):
     def settings(self) -> RetrievalSettings:
         """The retrieval settings the strategies use, from the options."""
         o = self.opts
-        return RetrievalSettings(o.iterations, o.max_tokens, o.structured_output)
+        return RetrievalSettings(o.iterations, o.max_tokens, o.structured_output, o.prompt_wording)
 
     # -- data ---------------------------------------------------------------------------------
 
@@ -275,7 +278,7 @@ class RFQABenchmark(Benchmark):
         last = request.messages[-1].content
         if last in (prompts.ITERATIVE,):
             return "{}"
-        if first.startswith(prompts.COT_FIRST.split("{")[0]):
+        if first.startswith(prompts.COT_OPENING):
             return json.dumps(self.base_rows(sample, first), ensure_ascii=False)
         gold = sample.gold
         assert isinstance(gold, TableGold)
@@ -284,7 +287,7 @@ class RFQABenchmark(Benchmark):
     def base_rows(self, sample: Sample, prompt: str) -> list[dict[str, Any]]:
         """The true rows of the CoT base query that ``prompt`` asks for (run on the source database)."""
         bases = [BaseQuery.from_json(d) for d in sample.extra["cot"] or ()]
-        matching = [b for b in bases if f"query: {b.text}. " in prompt]
+        matching = [b for b in bases if f"query: {b.text}." in prompt]
         db = self.database(sample)
         if not matching or db is None:
             raise RuntimeError(f"rfqa oracle: no base query of {sample.id} in the prompt (or data not loaded)")

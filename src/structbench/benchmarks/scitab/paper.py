@@ -2,7 +2,8 @@
 with the closed models' CoT and PoT rows; its preset and how a run fills the columns.
 
 2-class columns come from the ``2class`` variant (NEI claims excluded, two-class prompts), 3-class
-columns from ``all``; a run's model gets a row per prompting method, as the paper's GPT-4 and GPT-4+CoT.
+columns from ``all``; a run's model gets a row per prompting method, as the paper's GPT-4 and GPT-4+CoT,
+and one with section 4.1's prompt for encoder-decoder and open-source models (zero-shot).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ TABLE4 = PaperTable(
         description="SciTab Table 4: zero-shot and in-context (3 demonstrations), 2- and 3-class macro-F1, "
         "with CoT and PoT",
         benches=("scitab:2class", "scitab:all"),
-        strategies=("zero_shot", "in_context", "cot", "scitab:2class/pot"),
+        strategies=("zero_shot", "in_context", "cot", "open_model", "scitab:2class/pot"),
         differences="The paper's held-out pool and its Balanced COPA demonstrations are unknown: see the SciTab "
         "divergences (pool of 25 claims, demonstrations from it). Decoding is greedy (the paper states none).",
     ),
@@ -36,6 +37,7 @@ TABLE4 = PaperTable(
         RunRow({**_cells("zs", "zero_shot"), **_cells("ic", "in_context")}),
         RunRow(_cells("ic", "cot"), label="{model}+CoT"),
         RunRow(_cells("ic", "pot", ("2class",)), label="{model} PoT"),
+        RunRow(_cells("zs", "open_model"), label="{model} (open-model prompt)"),
     ),
     plot=("zs_2class", "zs_3class"),
     requires={"keep_pool": "false"},

@@ -34,6 +34,8 @@ DIFFERENCES = (
     "The paper's 13,407 questions are not released: the preset runs the 25-question demo (give the full "
     "release with --bench structfact:full -o full_path=FILE and the same strategies and options)."
 )
+PAPER_VARIANTS = ("demo", "full")
+"""The released demo and the full release hold the paper's questions; ``generated`` does not."""
 SELECTION = ("full_path",)
 """Where the full release is read from."""
 ORDER_OPTION = {"option_map": ",".join(ORDERS.values), "shots": "1"}
@@ -65,6 +67,7 @@ def _prompt_table(file: str, name: str, description: str, temperature: str) -> P
         ),
         rows=(_prompt_row(),),
         plot=("overall_acc", "overall_f1"),
+        variants=PAPER_VARIANTS,
         requires={"temperature": temperature},
         selection=SELECTION,
     )
@@ -103,6 +106,7 @@ TABLE3 = PaperTable(
         ),
     ),
     plot=("geo_f1", "struct_f1"),
+    variants=PAPER_VARIANTS,
     requires={"temperature": "0.6"},
     selection=SELECTION,
 )
