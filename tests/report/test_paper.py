@@ -148,3 +148,19 @@ def test_report_puts_paper_tables_after_the_overview(toy_paper_runs: dict[str, P
     assert titles[:3] == ["Overview", "Leaderboard", "Paper tables"]
     alone, _ = prepare([toy_paper_runs["a-md"]], ReportOptions(stats=STATS, figures=False))
     assert [s.title for s in alone.sections][:2] == ["Overview", "Paper tables"]  # one model: no leaderboard
+
+
+def test_entries_of_other_variants_do_not_fill_a_table(toy_paper_runs: dict[str, Path]) -> None:
+    from dataclasses import replace
+
+    from papertoy import TABLE
+    from structbench.report.paper import ModelRuns, Source, TableFill
+
+    runs = [load_run(toy_paper_runs["b-md"])]
+    views = collect(runs, STATS, BenchmarkCache())
+    model = ModelRuns("model-b", [Source(v, runs[0]) for v in views])
+    only_small = TableFill(replace(TABLE, variants=("small",)), model, STATS)
+    refine = only_small.row(TABLE.rows[1])
+    assert refine is None  # its only column needs the big variant, which this table does not take
+    assert any("papertoy:big" in k and "small" in why for k, why in only_small.excluded.items())
+    assert TableFill(TABLE, model, STATS).row(TABLE.rows[1]) is not None
