@@ -34,6 +34,8 @@ BASELINE_LABELS = {"chance": "chance (runs' samples)", "majority": "majority cla
 """Baseline rows: the column's metric under uniform random answers and under the most frequent gold answer."""
 EMPTY = "—"
 """A column the runs did not cover (the paper's own dashes print as ``–``)."""
+DASH = "–"
+"""The paper's dash, and a column the row does not have (a CoT row's zero-shot columns, as in the paper)."""
 PARTIAL = "†"
 """A mean over fewer option orders than the paper's."""
 
@@ -412,7 +414,7 @@ def cell_text(data: PublishedTable, key: str, cell: Cell) -> str:
 
 
 def published_text(data: PublishedTable, key: str, value: float | None) -> str:
-    return "–" if value is None else _fmt(value, data.decimals_of(data.column(key)))
+    return DASH if value is None else _fmt(value, data.decimals_of(data.column(key)))
 
 
 @dataclass
@@ -498,7 +500,7 @@ def table_block(filled: FilledTable, stats: StatsOptions) -> TableBlock:
     bold: set[tuple[int, int]] = set()
     for _, row in filled.rows:
         bold |= {(len(rows), j) for j in range(len(keys) + 1)}
-        rows.append([row.label, *(cell_text(data, k, row.cells[k]) if k in row.cells else EMPTY for k in keys)])
+        rows.append([row.label, *(cell_text(data, k, row.cells[k]) if k in row.cells else DASH for k in keys)])
     baselines, _ = filled.baselines
     for name, values in baselines.items():
         rows.append([BASELINE_LABELS.get(name, name), *(_fmt(scaled(data, k, values[k]), data.decimals_of(
@@ -507,7 +509,7 @@ def table_block(filled: FilledTable, stats: StatsOptions) -> TableBlock:
     caption = (
         f"{data.source}, published numbers in {scale} as printed; in bold, the runs: value "
         f"[{stats.confidence:.0%} bootstrap interval, {stats.resamples} resamples, seed {stats.seed}]; "
-        f"{EMPTY} not covered by the runs, – a dash in the paper"
+        f"{EMPTY} not covered by the runs, {DASH} a dash in the paper or a column the row does not have"
     )
     return TableBlock(["model", *(c.label for c in data.columns)], rows, caption=caption, bold=bold)
 
