@@ -52,6 +52,9 @@ class Estimate:
     scored: tuple[Scored, ...] = ()
     """The samples it is computed on (for baselines on the same samples)."""
     bench: Benchmark | None = None
+    baselines: dict[str, float] | None = None
+    """The entry's own baselines, when the estimate is its headline over all its samples (so the paper view
+    and the run's summary print the same chance and majority values)."""
     _dists: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
 
     def dist(self, seed: int, resamples: int) -> np.ndarray | None:
@@ -140,6 +143,13 @@ def order_of(record: SampleRecord, source: Source, orders: Orders) -> str | None
         return str(value[0]) if len(value) == 1 else None
     text = str(value)
     return None if "," in text else text
+
+
+def _entry_baselines(source: Source, m: Measure, selected: int) -> dict[str, float] | None:
+    """The entry's baselines when ``m`` selects all of its samples under its headline metric."""
+    result = source.view.result
+    whole = not m.where and selected == len(source.view.scored_records)
+    return dict(result.baselines) if whole and m.metric == result.headline.name and result.baselines else None
 
 
 @dataclass(frozen=True)
@@ -283,7 +293,10 @@ class TableFill:
                 return Gap(self._none_selected(best), self.command(m))
             assert best.bench is not None
             est = estimate(records, best.bench, m.metric)
-            return est if isinstance(est, Gap) else ([est], "")
+            if isinstance(est, Gap):
+                return est
+            est.baselines = _entry_baselines(best, m, len(records))
+            return [est], ""
         return self._orders(m, m.orders, cands)
 
     @staticmethod
@@ -315,6 +328,7 @@ class TableFill:
             est = estimate(recs, source.bench, m.metric, key=partial(orders.base_id, value=o))
             if isinstance(est, Gap):
                 return est
+            est.baselines = _entry_baselines(source, m, len(source.view.scored_records))
             parts.append(est)
         missing = [o for o in orders.values if o not in by_order]
         note = ""
@@ -382,7 +396,7 @@ def averaged(parts: Sequence[Estimate]) -> Estimate:
     aligned = all(p.ids == parts[0].ids for p in parts) and all(st is not None for st in stats)
     stat = MeanOfStatistics(tuple(st for st in stats if st is not None)) if aligned else None
     value = float(np.mean([p.value for p in parts]))
-    return Estimate(value, parts[0].ids, stat, parts[0].n, parts[0].scored, parts[0].bench)
+    return Estimate(value, parts[0].ids, stat, parts[0].n, parts[0].scored, parts[0].bench, parts[0].baselines)
 
 
 def relative_change(values: np.ndarray) -> float:
@@ -437,8 +451,11 @@ class FilledTable:
                 measure = row.spec.cells[key]
                 if est.bench is None or not isinstance(measure, Measure) or any(key in v for v in out.values()):
                     continue
-                labels = est.bench.answer_labels(est.scored)
-                for name, value in label_baselines(est.bench, est.scored, labels, measure.metric).items():
+                found = est.baselines
+                if found is None:
+                    labels = est.bench.answer_labels(est.scored)
+                    found = label_baselines(est.bench, est.scored, labels, measure.metric)
+                for name, value in found.items():
                     if math.isfinite(value):
                         out[name][key] = value
                         sources.append(model.model)
