@@ -39,6 +39,9 @@ class GenerationParams:
     min_tokens: int = 0
     """Generate at least this many tokens before an end of sequence may end the reply (vLLM's
     ``min_tokens``); only backends with ``supports_min_tokens`` enforce it, the others ignore it."""
+    chat_template_args: dict[str, Any] | None = None
+    """Keyword arguments for the server's chat template (``chat_template_kwargs`` of vLLM, SGLang and the
+    llama.cpp server, e.g. ``enable_thinking``); only backends with ``supports_chat_template_args`` take them."""
 
 
 @dataclass(frozen=True)
@@ -181,6 +184,8 @@ class Backend(ABC):
     supports_logprobs: bool = False
     supports_min_tokens: bool = False
     """Whether ``GenerationParams.min_tokens`` is enforced (otherwise it is ignored and not in the cache key)."""
+    supports_chat_template_args: bool = False
+    """Whether ``GenerationParams.chat_template_args`` reach the model (a run that sets them refuses others)."""
     model_options: tuple[str, ...] = ()
     """The ``--model-option`` keys this backend takes (load settings such as ``n_ctx``)."""
 
@@ -213,7 +218,8 @@ CACHE_KEY_FIELDS = (
     "response_format",
 )
 """Exactly the request fields that identify a cached response, plus ``min_tokens`` when it is set and the
-backend enforces it (so keys of requests without it never change). Left out on purpose: API keys,
+backend enforces it, and ``chat_template_args`` when they are set (so keys of requests without them never
+change). Left out on purpose: API keys,
 timeouts, retry settings, concurrency, and anything about the run (strategy name, sample id), so that the
 same request from another run or strategy is a cache hit."""
 
@@ -240,6 +246,8 @@ def cache_fields(backend: Backend, request: Request) -> bytes:
     assert tuple(fields) == CACHE_KEY_FIELDS
     if p.min_tokens and backend.supports_min_tokens:
         fields["min_tokens"] = p.min_tokens
+    if p.chat_template_args:
+        fields["chat_template_args"] = p.chat_template_args
     return orjson.dumps(fields, option=orjson.OPT_SORT_KEYS)
 
 

@@ -31,6 +31,7 @@ from structbench.runner.engine import Job, run_jobs
 from structbench.runner.failures import Failure, failures_of
 from structbench.runner.progress import ProgressMode, RunProgress
 from structbench.runner.records import SampleRecord
+from structbench.runner.settings import RequestSettings
 from structbench.runner.store import MANIFEST, METRICS, RunStore, save_manifest, write_json_atomic
 
 PACKAGES = ("pydantic", "httpx", "typer", "rich", "numpy", "llama_cpp_python", "duckdb", "sqlglot", "rapidfuzz")
@@ -62,6 +63,33 @@ def load_benchmark(entry: str, options: dict[str, str]) -> tuple[Benchmark, str]
     cls = BENCHMARKS.get(name)
     bench = cls(options_for(cls, options))
     return bench, bench.check_variant(variant)
+
+
+def strategies_for(bench: str, variant: str, names: list[str]) -> list[str]:
+    """The strategy names that apply to one ``BENCH:VARIANT``: plain names apply to every benchmark,
+    ``BENCH[:VARIANT]/STRATEGY`` only to that benchmark (and variant)."""
+    out = []
+    for name in names:
+        target, slash, strategy = name.rpartition("/")
+        if not slash:
+            out.append(name)
+            continue
+        target_bench, _, target_variant = target.partition(":")
+        if target_bench == bench and target_variant in ("", variant):
+            out.append(strategy)
+    return out
+
+
+def check_qualified(names: list[str], entries: list[tuple[str, str]]) -> None:
+    """Refuse a ``BENCH[:VARIANT]/STRATEGY`` that names no benchmark of the run (a typo must not pass)."""
+    for name in names:
+        target, slash, _ = name.rpartition("/")
+        if not slash:
+            continue
+        target_bench, _, target_variant = target.partition(":")
+        if not any(b == target_bench and target_variant in ("", v) for b, v in entries):
+            run = ", ".join(f"{b}:{v}" for b, v in entries)
+            raise UsageError(f"--strategy {name}: {target} is not part of this run ({run})")
 
 
 def pick_strategies(bench: Benchmark, names: list[str]) -> list[Strategy]:
@@ -96,10 +124,12 @@ def prepare(config: RunConfig, data: DataContext) -> list[Selection]:
     classes = [BENCHMARKS.get(split_bench(e)[0]) for e in config.benches]
     check_options_used(classes, config.options)
     selections = []
-    for entry in dict.fromkeys(config.benches):  # a repeated BENCH[:VARIANT] is evaluated once
-        bench, variant = load_benchmark(entry, config.options)
+    loaded = [load_benchmark(entry, config.options) for entry in dict.fromkeys(config.benches)]
+    check_qualified(config.strategies, [(bench.name, variant) for bench, variant in loaded])
+    for bench, variant in loaded:  # a repeated BENCH[:VARIANT] is evaluated once
         samples = load_samples(bench, variant, data, seed=config.seed, limit=config.limit)
-        selections.append(Selection(bench, variant, samples, pick_strategies(bench, config.strategies)))
+        names = strategies_for(bench.name, variant, config.strategies)
+        selections.append(Selection(bench, variant, samples, pick_strategies(bench, names)))
     return selections
 
 
@@ -227,6 +257,7 @@ class Run:
         """Evaluate what is not done yet; raises ``RunStoppedError`` or ``StorageError`` when the run stops early
         (the manifest says how it ended, and ``metrics.json`` is only written for a finished run)."""
         self.check_backend(backend)
+        RequestSettings.of(self.config).check(backend)
         lock = _lock(self.run_dir)
         try:
             return self._execute(
@@ -352,7 +383,7 @@ class Run:
         """Run the jobs; the run's backend and any other model the strategies called are closed after."""
         try:
             async with others:
-                await run_jobs(jobs, caller, self.config.model, concurrency, on_record, self.config.max_tokens)
+                await run_jobs(jobs, caller, self.config.model, concurrency, on_record, RequestSettings.of(self.config))
         finally:
             await caller.backend.aclose()
 
