@@ -17,6 +17,8 @@ class OracleBackend(Backend):
     backend = "oracle"
     model = "oracle"
     cacheable = False
+    supports_choices = True
+    """Its replies are the gold answers, which are among the choices."""
 
     async def generate(self, request: Request) -> Response:
         from structbench.benchmark import current_sample
