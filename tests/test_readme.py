@@ -41,8 +41,8 @@ def test_every_readme_link_resolves() -> None:
 
 
 def test_every_benchmark_has_a_page_linked_from_the_readme() -> None:
-    from structbench.benchmarks import BENCHMARKS
-
     text = README.read_text()
-    for name in BENCHMARKS.names():
+    builtin = sorted(p.parent.name for p in (REPO / "src" / "structbench" / "benchmarks").glob("*/__init__.py"))
+    assert len(builtin) == 5
+    for name in builtin:
         assert f"| `{name}` | [" in text and (REPO / "docs" / "benchmarks" / f"{name}.md").is_file()
