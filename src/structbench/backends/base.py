@@ -43,6 +43,9 @@ class GenerationParams:
     """Constrain the reply to exactly one of these strings (guided choice, as vLLM's ``guided_choice``) where
     the backend supports it (``supports_choices``); the others ignore it, like ``min_tokens``, and their
     free reply is parsed as usual. ``min_tokens`` does not apply to a constrained reply."""
+    chat_template_args: dict[str, Any] | None = None
+    """Keyword arguments for the server's chat template (``chat_template_kwargs`` of vLLM, SGLang and the
+    llama.cpp server, e.g. ``enable_thinking``); only backends with ``supports_chat_template_args`` take them."""
 
 
 @dataclass(frozen=True)
@@ -187,6 +190,8 @@ class Backend(ABC):
     """Whether ``GenerationParams.min_tokens`` is enforced (otherwise it is ignored and not in the cache key)."""
     supports_choices: bool = False
     """Whether ``GenerationParams.choices`` is enforced (constrained decoding)."""
+    supports_chat_template_args: bool = False
+    """Whether ``GenerationParams.chat_template_args`` reach the model (a run that sets them refuses others)."""
     model_options: tuple[str, ...] = ()
     """The ``--model-option`` keys this backend takes (load settings such as ``n_ctx``)."""
 
@@ -219,9 +224,9 @@ CACHE_KEY_FIELDS = (
     "response_format",
 )
 """Exactly the request fields that identify a cached response, plus ``min_tokens`` and ``choices`` when they
-are set and the backend enforces them (so keys of requests without them never change). Left out on
-purpose: API keys, timeouts, retry settings, concurrency, and anything about the run (strategy name,
-sample id), so that the same request from another run or strategy is a cache hit."""
+are set and the backend enforces them, and ``chat_template_args`` when they are set (so keys of requests without
+them never change). Left out on purpose: API keys, timeouts, retry settings, concurrency, and anything about the
+run (strategy name, sample id), so that the same request from another run or strategy is a cache hit."""
 
 
 def cache_fields(backend: Backend, request: Request) -> bytes:
@@ -248,6 +253,8 @@ def cache_fields(backend: Backend, request: Request) -> bytes:
         fields["min_tokens"] = p.min_tokens
     if p.choices and backend.supports_choices:
         fields["choices"] = list(p.choices)
+    if p.chat_template_args:
+        fields["chat_template_args"] = p.chat_template_args
     return orjson.dumps(fields, option=orjson.OPT_SORT_KEYS)
 
 

@@ -9,6 +9,7 @@ import signal
 import sys
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -20,8 +21,12 @@ from structbench.errors import ExitCode, StorageError, StructbenchError, Termina
 from structbench.redact import MASK, redact, redact_url
 
 if TYPE_CHECKING:
+    from structbench.backends import BackendSpec
+    from structbench.results import MetricsFile
     from structbench.runner.cache import ResponseCache
-    from structbench.runner.control import RunControl
+    from structbench.runner.config import RunConfig
+    from structbench.runner.control import CacheErrorPolicy, RunControl
+    from structbench.runner.run import Run
 
 app = typer.Typer(
     add_completion=False,
@@ -163,13 +168,24 @@ def _benches(text: str | None) -> list[str]:
     return list(dict.fromkeys(name for e in entries for name in (BENCHMARKS.names() if e == "all" else [e])))
 
 
+SUITE_DEFINED = ("model", "bench", "strategy", "option", "limit", "seed", "max_tokens", "base_url", "model_option",
+                 "api_key_env", "timeout", "max_retries", "resume", "data_dir", "concurrency")
+"""``run`` flags a suite file sets (per model or for the whole suite): refused beside one."""
+
+
+def _typed(ctx: typer.Context, name: str) -> bool:
+    """Whether flag ``name`` was given on the command line (ParameterSource.COMMANDLINE, compared by name: typer
+    vendors click)."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name == "COMMANDLINE"
+
+
 def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict[str, Any]) -> list[str]:
     """The run-defining flags given on the command line whose values differ from the resumed run's."""
     from structbench.runner.config import parse_options
 
-    def typed(name: str) -> bool:  # ParameterSource.COMMANDLINE, compared by name (typer vendors click)
-        source = ctx.get_parameter_source(name)
-        return source is not None and source.name == "COMMANDLINE"
+    def typed(name: str) -> bool:
+        return _typed(ctx, name)
 
     same = {
         "model": lambda v: v == config.model,
@@ -194,6 +210,11 @@ def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict
 @app.command()
 def run(
     ctx: typer.Context,
+    suite: Annotated[
+        Path | None,
+        typer.Argument(help="A suite file (YAML): models x benchmarks, one run directory per model, then the report.",
+                       show_default=False),
+    ] = None,
     model: Annotated[
         str, typer.Option("--model", "-m", help="BACKEND[:NAME], e.g. openai:gpt-4o-mini.")
     ] = DEFAULT_MODEL,
@@ -247,15 +268,27 @@ def run(
         float, typer.Option(min=0.1, help="Seconds between progress lines when stderr is not a terminal.")
     ] = 30.0,
 ) -> None:
-    """Evaluate a model. With no arguments: a quick offline suite on the embedded model."""
-    from structbench.backends import BACKENDS, BackendSpec, make_backend
-    from structbench.datasets import DataContext, cache_root
+    """Evaluate a model, or every model of a suite file. With no arguments: a quick offline suite on the embedded
+    model."""
+    from structbench.backends import BackendSpec
     from structbench.report.markdown import headline_table
     from structbench.runner.config import RunConfig, check_limit, parse_model_options, parse_options
-    from structbench.runner.control import RunControl
-    from structbench.runner.failures import failure_summary
-    from structbench.runner.run import Run, prepare, read_manifest
-    from structbench.runner.store import MANIFEST, SAMPLES
+    from structbench.runner.run import read_manifest
+    from structbench.runner.store import MANIFEST
+
+    policy: CacheErrorPolicy = "stop" if on_cache_error == CacheErrorChoice.stop else "continue"
+    settings = RunSettings(cache, no_cache, policy, offline, progress, progress_every, max_consecutive_failures)
+    if suite is not None:
+        from structbench.cli.suite_cmd import run_suite
+
+        typed = [f"--{name.replace('_', '-')}" for name in SUITE_DEFINED if _typed(ctx, name)]
+        if typed:
+            raise UsageError(f"{suite} defines the models and benchmarks; {', '.join(typed)} cannot be given with a "
+                             "suite file (--out, --cache, --no-cache, --offline, --progress and the like can)")
+        code = run_suite(suite, out, settings, max_reply_bytes=int(max_reply_mb * 2**20))
+        if code != ExitCode.OK:
+            raise typer.Exit(code)
+        return
 
     if resume is not None:
         manifest = read_manifest(resume)
@@ -312,20 +345,50 @@ def run(
         max_reply_bytes=int(max_reply_mb * 2**20),
         options=parse_model_options(model_option or []),
     )
+    the_run, metrics = _execute(config, spec, run_dir, settings)
+    _print_markdown(headline_table(metrics))
+    typer.echo(f"run directory: {run_dir}")
+    _echo_exclusions(metrics)
+    if the_run.failures:
+        _echo_failures(the_run)
+        raise typer.Exit(ExitCode.FAILED_SAMPLES)
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How ``run`` executes, apart from what it evaluates (none of it changes the results)."""
+
+    cache: Path | None
+    no_cache: bool
+    on_cache_error: CacheErrorPolicy
+    offline: bool
+    progress: bool
+    progress_every: float
+    max_consecutive_failures: int
+
+
+def _execute(config: RunConfig, spec: BackendSpec, run_dir: Path, settings: RunSettings) -> tuple[Run, MetricsFile]:
+    """Evaluate ``config`` on the backend ``spec`` names into ``run_dir``; Ctrl-C and SIGTERM say how to resume."""
+    from structbench.backends import BACKENDS, make_backend
+    from structbench.datasets import DataContext, cache_root
+    from structbench.runner.control import RunControl
+    from structbench.runner.run import Run, prepare
+
     BACKENDS.get(spec.backend)  # an unknown backend fails before any data is loaded
     the_run = Run(run_dir, config)  # so does a run directory holding another configuration, or an unwritable one
-    selections = prepare(config, DataContext.from_env(config.data_dir, offline=offline))
+    selections = prepare(config, DataContext.from_env(config.data_dir, offline=settings.offline))
     backend = make_backend(spec)
-    control = RunControl(max_consecutive_failures, on_cache_error.value)
-    response_cache = None if no_cache else _open_cache(cache or cache_root() / "responses.sqlite", control)
+    control = RunControl(settings.max_consecutive_failures, settings.on_cache_error)
+    response_cache = (None if settings.no_cache
+                      else _open_cache(settings.cache or cache_root() / "responses.sqlite", control))
     try:
         metrics = the_run.execute(
             backend,
             selections,
             cache=response_cache,
-            concurrency=concurrency,
-            progress=progress,
-            progress_interval=progress_every,
+            concurrency=spec.concurrency,
+            progress=settings.progress,
+            progress_interval=settings.progress_every,
             control=control,
         )
     except KeyboardInterrupt:
@@ -338,20 +401,22 @@ def run(
     finally:
         if response_cache is not None:
             response_cache.close()
-    _print_markdown(headline_table(metrics))
-    typer.echo(f"run directory: {run_dir}")
-    _echo_exclusions(metrics)
-    if the_run.failures:
-        typer.echo(
-            failure_summary(
-                the_run.failures,
-                the_run.samples,
-                details=f"every message is in {run_dir / SAMPLES} (fields error, error_kind)",
-                retry="running the same command again retries exactly the failed samples",
-            ),
-            err=True,
-        )
-        raise typer.Exit(ExitCode.FAILED_SAMPLES)
+    return the_run, metrics
+
+
+def _echo_failures(the_run: Run) -> None:
+    from structbench.runner.failures import failure_summary
+    from structbench.runner.store import SAMPLES
+
+    typer.echo(
+        failure_summary(
+            the_run.failures,
+            the_run.samples,
+            details=f"every message is in {the_run.run_dir / SAMPLES} (fields error, error_kind)",
+            retry="running the same command again retries exactly the failed samples",
+        ),
+        err=True,
+    )
 
 
 def _echo_exclusions(metrics: Any) -> None:
@@ -382,27 +447,62 @@ def _open_cache(path: Path, control: RunControl) -> ResponseCache | None:
         return None
 
 
+class ExportFormat(StrEnum):
+    """``export --format``."""
+
+    jsonl = "jsonl"
+    parquet = "parquet"
+    hf = "hf"
+
+
 @app.command()
 def export(
     bench: BenchArg,
-    out: Annotated[Path, typer.Option("--out", help="JSON-lines file to write.")],
+    out: Annotated[Path, typer.Option("--out", help="File to write (a folder for --format hf).")],
     limit: LimitOpt = None,
     seed: SeedOpt = 0,
     strategy: StrategyOpt = None,
     option: OptionOpt = None,
     data_dir: DataDirOpt = None,
+    format: Annotated[
+        ExportFormat,
+        typer.Option("--format", "-f", help="jsonl (JSON lines), parquet (typed columns), or hf (a Hugging Face "
+                     "datasets folder: datasets.load_dataset(OUT))."),
+    ] = ExportFormat.jsonl,
 ) -> None:
-    """Write each sample's prompt (the strategy's first model call), gold, meta and fingerprint as JSON lines."""
+    """Write each sample's prompt (the strategy's first model call), gold, meta and fingerprint: JSON lines, Parquet,
+    or a Hugging Face datasets folder."""
     from structbench.runner.export import export_lines
 
     b, variant, samples, strat, settings = _load_one(bench, strategy, option, limit, seed, data_dir)
-    tmp = out.with_name(f".{out.name}.tmp")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with open(tmp, "w") as fh:
-        for line in export_lines(b, variant, samples, strat, settings):
-            fh.write(json.dumps(line, ensure_ascii=False) + "\n")
-    os.replace(tmp, out)
+    lines = export_lines(b, variant, samples, strat, settings)
+    if format != ExportFormat.jsonl:
+        _export_arrow(format, lines, out, f"{b.title}: {b.name}:{variant}, strategy {strat.name}", settings.flags())
+    else:
+        tmp = out.with_name(f".{out.name}.tmp")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "w") as fh:
+            for line in lines:
+                fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+        os.replace(tmp, out)
     typer.echo(f"wrote {len(samples)} samples to {out}")
+
+
+def _export_arrow(format: ExportFormat, lines: Any, out: Path, title: str, flags: str) -> None:
+    """``--format parquet`` or ``hf`` (needs ``pip install 'structbench[datasets]'``)."""
+    try:
+        from structbench.runner import tabular
+    except ImportError as err:
+        raise UsageError(f"--format {format.value} needs pyarrow: pip install 'structbench[datasets]' ({err})"
+                         ) from None
+    if format == ExportFormat.parquet:
+        tabular.write_parquet(lines, out)
+    else:
+        if out.exists() and not out.is_dir():
+            raise UsageError(f"--out {out}: --format hf writes a folder; this is a file")
+        description = (f"Exported with `structbench export {flags} --format hf`. Score a model's outputs with "
+                       f"`structbench score {flags} --predictions FILE` (lines with `id`, `fingerprint`, `output`).")
+        tabular.write_hf_dataset(lines, out, title=title, description=description)
 
 
 @app.command()

@@ -14,6 +14,7 @@ from structbench.data.sample import Sample
 from structbench.errors import StorageError
 from structbench.runner.calls import CallLog, ModelCaller
 from structbench.runner.records import ErrorKind, SampleRecord
+from structbench.runner.settings import RequestSettings
 
 
 @dataclass(frozen=True)
@@ -31,14 +32,14 @@ def harness_error(err: BaseException, what: str) -> str:
     return f"{what} failed: {type(err).__name__}: {err}\n{traceback.format_exc(limit=-6)}"
 
 
-async def run_job(job: Job, caller: ModelCaller, model: str, max_tokens: int | None = None) -> SampleRecord:
+async def run_job(job: Job, caller: ModelCaller, model: str, settings: RequestSettings | None = None) -> SampleRecord:
     """Run the strategy, parse and score.
 
     A model call that failed for good is a ``model`` error: the sample is scored as wrong. Any other
     exception in the strategy, parser or scorer is a ``harness`` error (a bug): the sample is recorded
     unscored and left out of the metrics, so a bug never reads as a model mistake. Either way the
     rest of the run goes on, and resuming retries the failed samples."""
-    log = CallLog(caller, max_tokens)
+    log = CallLog(caller, settings)
     current_sample.set((job.bench, job.sample))
     started = time.perf_counter()
     error: str | None = None
@@ -89,7 +90,7 @@ async def run_jobs(
     model: str,
     concurrency: int,
     on_record: Callable[[SampleRecord], None],
-    max_tokens: int | None = None,
+    settings: RequestSettings | None = None,
 ) -> None:
     """Run ``jobs`` with at most ``concurrency`` in flight, handing each record to ``on_record`` at once.
 
@@ -107,7 +108,7 @@ async def run_jobs(
             except asyncio.QueueEmpty:
                 return
             try:
-                on_record(await run_job(job, caller, model, max_tokens))
+                on_record(await run_job(job, caller, model, settings))
             except StorageError as err:
                 control.halt(err, cancel=False)
 

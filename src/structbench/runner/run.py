@@ -31,6 +31,7 @@ from structbench.runner.engine import Job, run_jobs
 from structbench.runner.failures import Failure, failures_of
 from structbench.runner.progress import ProgressMode, RunProgress
 from structbench.runner.records import SampleRecord
+from structbench.runner.settings import RequestSettings
 from structbench.runner.store import MANIFEST, METRICS, RunStore, save_manifest, write_json_atomic
 
 PACKAGES = ("pydantic", "httpx", "typer", "rich", "numpy", "llama_cpp_python", "duckdb", "sqlglot", "rapidfuzz")
@@ -256,6 +257,7 @@ class Run:
         """Evaluate what is not done yet; raises ``RunStoppedError`` or ``StorageError`` when the run stops early
         (the manifest says how it ended, and ``metrics.json`` is only written for a finished run)."""
         self.check_backend(backend)
+        RequestSettings.of(self.config).check(backend)
         lock = _lock(self.run_dir)
         try:
             return self._execute(
@@ -381,7 +383,7 @@ class Run:
         """Run the jobs; the run's backend and any other model the strategies called are closed after."""
         try:
             async with others:
-                await run_jobs(jobs, caller, self.config.model, concurrency, on_record, self.config.max_tokens)
+                await run_jobs(jobs, caller, self.config.model, concurrency, on_record, RequestSettings.of(self.config))
         finally:
             await caller.backend.aclose()
 
