@@ -3,7 +3,7 @@
 Each case names what it reproduces (the paper's figure or table, or the official file), which is written at
 the top of its snapshot file. ``test_every_strategy_is_pinned`` fails when a strategy has no case, so a new
 strategy cannot go unpinned. The samples are synthetic records in each release's own format
-(``synthetic/``, see ``conftest.py``), read by the benchmarks' loaders: the snapshots hold no released data.
+(``tests/synthetic/``, see its README), read by the benchmarks' loaders: the snapshots hold no released data.
 
 Options that build the prompt differently get a case of their own (one value each); options that only set
 sampling parameters or limits are pinned through the ``params`` line of every request. Variants whose

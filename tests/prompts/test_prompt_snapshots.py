@@ -2,8 +2,8 @@
 
 A change to any prompt (template, serialization, demonstrations, sampling parameters) shows up as a diff of
 ``tests/prompts/__snapshots__/``. Multi-turn strategies are driven by the oracle backend, so their later
-turns are pinned too. The samples come from the synthetic releases of ``tests/prompts/synthetic/`` (see
-``conftest.py``). After an intended change, regenerate and review the diff:
+turns are pinned too. The samples come from the synthetic releases of ``tests/synthetic/`` (see
+its README). After an intended change, regenerate and review the diff:
 
     pytest tests/prompts --snapshot-update
 """
@@ -31,7 +31,7 @@ from structbench.runner.run import load_samples
 
 REPO = Path(__file__).resolve().parents[2]
 REGENERATE = "pytest tests/prompts --snapshot-update"
-DATA = "tests/prompts/synthetic/"
+DATA = "tests/synthetic/"
 
 
 class TextSnapshot(SingleFileSnapshotExtension):
