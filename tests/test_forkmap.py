@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import threading
@@ -14,6 +15,17 @@ from structbench import forkmap
 from structbench.forkmap import fork_map
 
 pytestmark = pytest.mark.skipif(not forkmap.can_fork(), reason="needs fork and a single-threaded process")
+
+
+@pytest.fixture(autouse=True)
+def _single_threaded() -> None:
+    """Collect what earlier tests left behind: an unreachable response cache keeps its executor threads alive
+    until collected, and with a thread alive ``fork_map`` runs every share here (killing the test process)."""
+    gc.collect()
+    deadline = time.monotonic() + 5.0
+    while not forkmap.can_fork() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert forkmap.can_fork(), f"threads still alive: {[t.name for t in threading.enumerate()]}"
 
 
 class ShareError(RuntimeError):

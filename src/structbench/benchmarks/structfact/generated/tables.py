@@ -122,8 +122,8 @@ def rfqa_tables(data: DataContext, spec: str) -> list[SourceTable]:
 
 def scitab_tables(data: DataContext) -> list[SourceTable]:
     """SciTab's distinct tables (by ``table_id``), captioned, with the typographic markers removed."""
-    from structbench.benchmarks.scitab.markup import clean
-    from structbench.benchmarks.scitab.source import DATA_FILE, SOURCE, read_claims
+    from structbench.releases.scitab import DATA_FILE, SOURCE, read_claims
+    from structbench.releases.scitab.markup import clean
 
     tables: dict[str, SourceTable] = {}
     for record in read_claims(data.file(SOURCE, DATA_FILE)):
