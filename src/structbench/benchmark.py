@@ -15,11 +15,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from structbench.backends.base import Request, Response
+from structbench.confusion import ConfusionMatrix
 from structbench.data.sample import Sample
 from structbench.errors import UsageError
 
 if TYPE_CHECKING:
     from structbench.datasets import DataContext
+    from structbench.papers.spec import PaperTable
     from structbench.stats.bootstrap import Statistic
 
 Generate = Callable[[Request], Awaitable[Response]]
@@ -74,6 +76,16 @@ class Scored(BaseModel):
     """Further per-sample metric values (cell F1, tuple similarity, rejection ...)."""
     meta: dict[str, Any] = Field(default_factory=dict)
     """Breakdown keys copied from the sample."""
+
+
+class Exclusion(BaseModel):
+    """Samples a benchmark left out of a result, and why (a context that could not reach its token budget,
+    a query without a gold table, an empty answer dropped from the averages ...)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    reason: str
+    count: int = Field(ge=1)
 
 
 class NoOptions(BaseModel):
@@ -149,8 +161,36 @@ class Benchmark(ABC):
         return {}
 
     def extra_results(self, scored: Sequence[Scored]) -> dict[str, Any]:
-        """Extra JSON-able results for ``metrics.json`` (confusion matrix ...)."""
+        """Extra JSON-able results for ``metrics.json`` (per-class scores, label counts ...); the key
+        ``excluded`` is the core's (see ``exclusions``)."""
         return {}
+
+    @classmethod
+    def paper_tables(cls) -> Sequence[PaperTable]:
+        """The papers' result tables this benchmark reproduces: published numbers, the preset that runs
+        each table's configuration, and how a run's records fill its columns (``structbench.papers``)."""
+        return ()
+
+    def answer_labels(self, scored: Sequence[Scored]) -> tuple[str, ...]:
+        """The closed set of answers, for benchmarks whose answer is a label (their baselines); () otherwise."""
+        return ()
+
+    def baselines(self, scored: Sequence[Scored]) -> dict[str, float]:
+        """The headline's value under trivial predictors on the same samples (``chance``, ``majority`` ...), so a
+        score can be read at a glance; {} when none is defined. Label benchmarks get them from ``answer_labels``."""
+        from structbench.stats.baselines import label_baselines
+
+        return label_baselines(self, scored, self.answer_labels(scored), self.headline)
+
+    def confusion_matrices(self, scored: Sequence[Scored]) -> dict[str, ConfusionMatrix]:
+        """Confusion matrices over ``scored`` by name (gold rows, predicted columns); reports draw each one."""
+        return {}
+
+    def exclusions(self, scored: Sequence[Scored]) -> list[Exclusion]:
+        """What this result leaves out and why: samples the last ``load`` did not build, and scored samples
+        the metrics do not count. The core writes them to ``extra["excluded"]`` and the report shows them,
+        so nothing is dropped silently."""
+        return []
 
     def statistic(self, pool: Sequence[Scored], metric: str) -> Statistic | None:
         """``aggregate(...)[metric]`` evaluated on many bootstrap resamples of ``pool`` at once, or None.

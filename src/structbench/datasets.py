@@ -65,6 +65,10 @@ class DataContext:
     def locate(self, source: DatasetSource) -> Path:
         """The folder holding ``source``'s files, downloading missing required files into the cache."""
         if self.data_dir is not None:
+            if not self.data_dir.is_dir():
+                raise DatasetUnavailableError(
+                    f"--data-dir / STRUCTBENCH_DATA_DIR {self.data_dir}: no such directory"
+                )
             root = self.data_dir / source.name
             missing = [f.path for f in source.files if not f.optional and not (root / f.path).is_file()]
             if missing:

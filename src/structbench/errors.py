@@ -46,3 +46,27 @@ class DataError(UsageError):
 
 class DatasetUnavailableError(DataError):
     """A dataset is neither cached nor downloadable; the message says what to fetch and where."""
+
+
+class StorageError(StructbenchError):
+    """The run directory or the response cache cannot be written (read-only, disk full); exit code 5.
+
+    Raised after every answer that could be kept was kept; the message says where."""
+
+    exit_code = ExitCode.STORAGE
+
+
+class RunStoppedError(StructbenchError):
+    """The circuit breaker stopped the run: model calls kept failing the same way (exit code 4)."""
+
+    exit_code = ExitCode.STOPPED
+
+
+class Terminated(SystemExit):
+    """SIGTERM, raised in the main thread like ``KeyboardInterrupt`` is for SIGINT.
+
+    A ``SystemExit`` so that asyncio lets it through every task and callback, and so that, if nothing
+    catches it, the process still exits with 143 without a traceback."""
+
+    def __init__(self) -> None:
+        super().__init__(ExitCode.TERMINATED)

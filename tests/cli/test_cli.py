@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -51,27 +51,75 @@ def test_list_shows_benchmarks_and_backends(tmp_path: Path) -> None:
 
 def test_run_oracle_then_report(tmp_path: Path) -> None:
     proc = sb(tmp_path, "run", "--model", "oracle", "--bench", "toy", "--strategy", "all", "--out", "r")
-    assert "| toy | small | vote | oracle | accuracy | 1.0000 | 40 | 0 |" in proc.stdout
+    assert "| toy | small | vote | oracle | accuracy | 1.0000 | [1.0000, 1.0000] | 40 | 0 | 0 |" in proc.stdout
     metrics = json.loads((tmp_path / "r" / "metrics.json").read_text())
     assert {r["strategy"] for r in metrics["results"]} == {"direct", "vote", "refine"}
-    assert all(r["headline"] == {"name": "accuracy", "value": 1.0} for r in metrics["results"])
+    assert all(r["headline"] == {"name": "accuracy", "value": 1.0, "ci_low": 1.0, "ci_high": 1.0, "confidence": 0.95}
+               for r in metrics["results"])
     report = sb(tmp_path, "report", "r").stdout
     assert "## toy:small / refine / oracle" in report and "### by rows" in report
+
+
+def _answers(lines: list[dict[str, object]], keep: int | None = None) -> str:
+    """Prediction lines as another harness writes them: the export line's id, fingerprint and settings, and an
+    output (the gold label)."""
+    picked = lines[:keep] if keep is not None else lines
+    keys = ("id", "fingerprint", "exported_with")
+    return "".join(json.dumps({k: x[k] for k in keys} | {"output": x["gold"]["label"]}) + "\n"  # type: ignore[index]
+                   for x in picked)
 
 
 def test_export_then_score(tmp_path: Path) -> None:
     sb(tmp_path, "export", "toy", "--out", "e.jsonl", "--limit", "10")
     lines = [json.loads(x) for x in (tmp_path / "e.jsonl").read_text().splitlines()]
     assert len(lines) == 10
-    assert {"id", "benchmark", "variant", "prompt", "gold", "meta"} <= set(lines[0])
+    assert {"id", "fingerprint", "benchmark", "variant", "prompt", "gold", "meta", "exported_with"} <= set(lines[0])
     assert lines[0]["prompt"][0]["role"] == "user" and "Does the number" in lines[0]["prompt"][0]["content"]
-    preds = [{"id": x["id"], "output": x["gold"]["label"]} for x in lines[:8]]
-    (tmp_path / "p.jsonl").write_text("".join(json.dumps(p) + "\n" for p in preds))
+    assert lines[0]["exported_with"] == {"bench": "toy:small", "strategy": "direct", "seed": 0, "limit": 10,
+                                         "options": {}}
+    (tmp_path / "p.jsonl").write_text(_answers(lines, 8))
     proc = sb(tmp_path, "score", "toy", "--predictions", "p.jsonl", "--limit", "10", "--out", "m.json")
     result = json.loads((tmp_path / "m.json").read_text())["results"][0]
     assert result["headline"]["value"] == pytest.approx(0.8)
     assert result["missing"] == [lines[8]["id"], lines[9]["id"]]
     assert "2 sample(s) missing" in proc.stderr
+    # The export file itself, with an output added to each line, is a predictions file too.
+    full = [{**x, "output": x["gold"]["label"]} for x in lines]
+    (tmp_path / "f.jsonl").write_text("".join(json.dumps(x) + "\n" for x in full))
+    proc = sb(tmp_path, "score", "toy", "--predictions", "f.jsonl", "--limit", "10", "--out", "f.json")
+    assert json.loads((tmp_path / "f.json").read_text())["results"][0]["headline"]["value"] == 1.0
+
+
+def test_score_against_other_settings_is_refused_naming_the_export_settings(tmp_path: Path) -> None:
+    """Equal ids under another seed are other samples: a careless score is refused, never silently wrong."""
+    sb(tmp_path, "export", "toy", "--out", "e.jsonl", "--seed", "7", "--limit", "10")
+    lines = [json.loads(x) for x in (tmp_path / "e.jsonl").read_text().splitlines()]
+    (tmp_path / "p.jsonl").write_text(_answers(lines))
+    err = sb(tmp_path, "score", "toy", "--predictions", "p.jsonl", "--limit", "10", "--out", "m.json",
+             check=2).stderr
+    assert err.startswith("error: p.jsonl:") and len(err.strip().splitlines()) == 1
+    assert "were exported for other samples than toy:small has under these settings" in err
+    assert "score with `toy:small --strategy direct --seed 7 --limit 10`" in err
+    assert not (tmp_path / "m.json").exists()
+    # With only id, fingerprint and output (no exported_with), the message names the flags to check.
+    bare = "".join(json.dumps({k: x[k] for k in ("id", "fingerprint")} | {"output": "yes"}) + "\n" for x in lines)
+    (tmp_path / "b.jsonl").write_text(bare)
+    err = sb(tmp_path, "score", "toy", "--predictions", "b.jsonl", "--limit", "10", check=2).stderr
+    assert "--strategy, --seed, --limit, --option and --data-dir as the export" in err
+    # An option that changes the prompt (same ids, same gold) is caught too; the same settings score correctly.
+    err = sb(tmp_path, "score", "toy", "--predictions", "p.jsonl", "--limit", "10", "--seed", "7",
+             "-o", "serialization=json", check=2).stderr
+    assert "exported for other samples" in err and "--seed 7 --limit 10`" in err
+    sb(tmp_path, "score", "toy", "--predictions", "p.jsonl", "--limit", "10", "--seed", "7", "--out", "m.json")
+    assert json.loads((tmp_path / "m.json").read_text())["results"][0]["headline"]["value"] == 1.0
+
+
+def test_score_needs_fingerprints_unless_told_not_to(tmp_path: Path) -> None:
+    (tmp_path / "p.jsonl").write_text('{"id": "toy-0", "output": "yes"}\n')
+    err = sb(tmp_path, "score", "toy", "--predictions", "p.jsonl", check=2).stderr
+    assert "p.jsonl:1: no 'fingerprint': copy it from the export line" in err and "--unchecked" in err
+    sb(tmp_path, "score", "toy", "--predictions", "p.jsonl", "--unchecked", "--limit", "1", "--out", "m.json")
+    assert json.loads((tmp_path / "m.json").read_text())["results"][0]["n"] == 1
 
 
 def test_score_rejects_unknown_ids_and_bad_lines(tmp_path: Path) -> None:
@@ -81,6 +129,57 @@ def test_score_rejects_unknown_ids_and_bad_lines(tmp_path: Path) -> None:
     (tmp_path / "q.jsonl").write_text('{"id": "toy-0", "output": "yes"}\n{"id": "toy-1"\n')
     proc = sb(tmp_path, "score", "toy", "--predictions", "q.jsonl", check=2)
     assert "q.jsonl:2: not JSON" in proc.stderr
+
+
+def test_failed_samples_exit_3_with_a_summary_and_the_same_command_retries_them(tmp_path: Path) -> None:
+    rules = {"rules": [{"match": "number 1", "reply": "yes"}], "default": "no"}
+    (tmp_path / "m.json").write_text(json.dumps(rules))
+    env_args = ("run", "-m", "mock:m.json", "-b", "toy", "-n", "12", "--out", "r", "--no-progress")
+    proc = sb(tmp_path, *env_args, "-o", "toy.size=12", "--strategy", "direct", check=0)
+    assert "harness errors" in proc.stdout and proc.stderr == ""
+    # A scorer bug (an option value the scorer cannot handle) on every sample: exit 3, counted as harness errors.
+    (tmp_path / "bug.py").write_text(
+        "from toybench import ToyBench\n"
+        "from structbench.benchmarks import BENCHMARKS\n"
+        "class Bug(ToyBench):\n"
+        "    name = 'bug'\n"
+        "    def score(self, sample, attempt, strategy):\n"
+        "        if sample.id.endswith(('1', '2')):\n"
+        "            raise ValueError('cannot parse ' + sample.id)\n"
+        "        return super().score(sample, attempt, strategy)\n"
+        "BENCHMARKS.register('bug', Bug)\n"
+    )
+    env = _env(tmp_path)
+    env.update(PYTHONPATH=f"{TESTS}:{tmp_path}", STRUCTBENCH_PLUGINS="toybench,bug")
+    args = [sys.executable, "-m", "structbench", "run", "-m", "oracle", "-b", "bug", "-n", "12", "--out", "b",
+            "--no-progress"]
+    proc = subprocess.run(args, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 3, proc.stderr
+    assert "| bug | small | direct | oracle | accuracy | 1.0000 | [1.0000, 1.0000] | 9 | 0 | 3 | – |" in proc.stdout
+    lines = proc.stderr.strip().splitlines()
+    assert lines[0] == ("3 samples of 12 failed: 3 harness errors (a bug in a strategy, parser or scorer; "
+                        "not scored, left out of the metrics).")
+    assert lines[1] == "first error (harness, bug:small/direct/toy-1): scoring failed: ValueError: cannot parse toy-1"
+    assert "running the same command again retries exactly the failed samples" in lines[2]
+    metrics = json.loads((tmp_path / "b" / "metrics.json").read_text())["results"][0]
+    assert (metrics["n"], metrics["errors"], metrics["harness_errors"]) == (9, 0, 3)
+    # A model error (the server is unreachable) is counted apart, scored as wrong, and also exits 3.
+    proc = sb(tmp_path, "run", "-m", "openai:m", "--base-url", "http://127.0.0.1:9/v1", "-b", "toy", "-n", "2",
+              "--max-retries", "0", "--timeout", "2", "--out", "o", "--no-progress", check=3)
+    assert "2 samples of 2 failed: 2 model errors (a model call failed after all retries; scored as wrong)." in (
+        proc.stderr)
+    assert "| toy | small | direct | openai:m | accuracy | 0.0000 | [0.0000, 0.0000] | 2 | 2 | 0 | – |" in proc.stdout
+
+
+def test_limit_zero_or_negative_is_refused(tmp_path: Path) -> None:
+    for limit in ("0", "-1"):
+        for command in (["run", "-m", "oracle", "-b", "toy"], ["export", "toy", "--out", "e.jsonl"],
+                        ["score", "toy", "--predictions", "p.jsonl"]):
+            (tmp_path / "p.jsonl").write_text("")
+            err = sb(tmp_path, *command, "--limit", limit, check=2).stderr
+            assert err == f"error: --limit {limit}: give a number of samples of at least 1 (or leave --limit out " \
+                          "for all)\n"
+    assert not (tmp_path / "runs").exists() and not (tmp_path / "e.jsonl").exists()
 
 
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
@@ -133,32 +232,41 @@ def _records(run_dir: Path) -> list[dict[str, object]]:
     return [json.loads(x) for x in path.read_text().splitlines() if x.endswith("}")]
 
 
+def _kill_when(proc: subprocess.Popen[bytes], ready: Callable[[], bool], timeout: float = 120.0) -> bool:
+    """SIGKILL ``proc`` as soon as ``ready()`` holds; True when it was still running then (a real interruption)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None and not ready():
+        time.sleep(0.01)
+    running = proc.poll() is None
+    if running:
+        os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    return running
+
+
 def test_kill_9_and_resume_repeats_no_completed_request(tmp_path: Path, server: tuple[str, Path]) -> None:
     url, log = server
+    run_dir = tmp_path / "r"
     args = ["run", "-m", "openai:mock-model", "--base-url", url, "-b", "toy:big", "-s", "refine",
             "-c", "4", "--out", "r", "--no-progress"]
     env = _env(tmp_path)
-    kills = 0
-    for delay in (1.0, 1.5, 1.2):
-        proc = subprocess.Popen([sys.executable, "-m", "structbench", *args], env=env, cwd=tmp_path,
+
+    def start() -> subprocess.Popen[bytes]:
+        return subprocess.Popen([sys.executable, "-m", "structbench", *args], env=env, cwd=tmp_path,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(delay)
-        if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGKILL)
-            kills += 1
-        proc.wait()
-        done = {d for r in _records(tmp_path / "r") for d in _digests(r)}
+
+    for _ in range(3):
+        before = len(_records(run_dir))
+        # Killed mid-run: after it finished some samples of its own, with most of the work outstanding.
+        assert _kill_when(start(), lambda before=before: len(_records(run_dir)) >= before + 10)
+        finished = len(_records(run_dir))
+        assert before + 10 <= finished < 200, finished
+        done = {d for r in _records(run_dir) for d in _digests(r)}
         seen_before = len(_answered(log))
-        # Nothing answered for a finished sample may be asked again later.
-        proc = subprocess.Popen([sys.executable, "-m", "structbench", *args], env=env, cwd=tmp_path,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(0.6)
-        if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
+        # The next session, killed once it has sent new requests: none may be for a finished sample.
+        assert _kill_when(start(), lambda seen=seen_before: len(_answered(log)) >= seen + 8)
         after = _answered(log)[seen_before:]
-        assert not done & set(after)
-    assert kills >= 2
+        assert len(after) >= 8 and not done & set(after)
     sb(tmp_path, *args)
     records = _records(tmp_path / "r")
     assert len({r["id"] for r in records}) == 200

@@ -1,4 +1,4 @@
-"""``structbench run`` on local models: hf and vllm backends by path, --model-arg/--device/--dtype."""
+"""``structbench run`` on local models: hf and vllm backends by path, --model-option/--device/--dtype."""
 
 from __future__ import annotations
 
@@ -32,11 +32,11 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_tiny_model(tmp_path_factory.mktemp("models") / "tiny")
 
 
-def test_hf_run_records_model_args_and_identity(tiny: Path, tmp_path: Path) -> None:
+def test_hf_run_records_model_options_and_identity(tiny: Path, tmp_path: Path) -> None:
     sb(tmp_path, "run", "-m", f"hf:{tiny}", "-b", "toy", "-n", "6", "--dtype", "float32", "-M", "batch_size=4",
        "--max-tokens", "4", "--out", "r")
     manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
-    assert manifest["config"]["model_args"] == {"batch_size": "4", "dtype": "float32"}
+    assert manifest["config"]["model_options"] == {"batch_size": "4", "dtype": "float32"}
     assert manifest["backend"]["backend"] == "hf" and 'dtype="float32"' in manifest["backend"]["base_url"]
     assert "torch" in manifest["packages"] and "transformers" in manifest["packages"]
     records = [json.loads(line) for line in (tmp_path / "r" / "samples.jsonl").read_text().splitlines()]
@@ -51,8 +51,8 @@ def test_hf_run_records_model_args_and_identity(tiny: Path, tmp_path: Path) -> N
 
 def test_local_model_usage_errors_exit_2(tiny: Path, tmp_path: Path) -> None:
     err = sb(tmp_path, "run", "-m", "oracle", "-b", "toy", "-M", "dtype=float32", check=2).stderr
-    assert err.strip() == "error: --model-arg/--device/--dtype apply to hf, vllm, llamacpp, not oracle"
-    assert "--model-arg 'dtype': expected KEY=VALUE" in sb(tmp_path, "run", "-m", f"hf:{tiny}", "-b", "toy",
+    assert err.strip() == "error: --model-option dtype: not an option of the oracle backend (known: none)"
+    assert "--model-option 'dtype': expected KEY=VALUE" in sb(tmp_path, "run", "-m", f"hf:{tiny}", "-b", "toy",
                                                          "-M", "dtype", check=2).stderr
     assert "no such model directory" in sb(tmp_path, "run", "-m", f"hf:{tmp_path}/none", "-b", "toy", check=2).stderr
     assert "expected one of auto" in sb(tmp_path, "run", "-m", f"hf:{tiny}", "-b", "toy", "--dtype", "int3",
@@ -68,5 +68,5 @@ def test_vllm_run_on_the_cpu(tiny: Path, tmp_path: Path) -> None:
     assert manifest["backend"]["backend"] == "vllm" and manifest["status"] == "complete"
     records = [json.loads(line) for line in (tmp_path / "r" / "samples.jsonl").read_text().splitlines()]
     assert len(records) == 6 and all(r["error"] is None for r in records)
-    assert "--model-arg max_num_sequences" in sb(tmp_path, "run", "-m", f"vllm:{tiny}", "-b", "toy",
+    assert "--model-option max_num_sequences" in sb(tmp_path, "run", "-m", f"vllm:{tiny}", "-b", "toy",
                                                  "-M", "max_num_sequences=2", check=2).stderr

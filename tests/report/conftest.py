@@ -6,7 +6,6 @@ import hashlib
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -14,6 +13,7 @@ from structbench.backends.base import Backend, Request
 from structbench.backends.mock import MockBackend
 from structbench.benchmark import Scored, current_sample
 from structbench.benchmarks import BENCHMARKS
+from structbench.confusion import ConfusionMatrix
 from structbench.datasets import DataContext
 from structbench.runner.config import RunConfig
 from structbench.runner.run import Run, prepare
@@ -23,7 +23,7 @@ LABELS = ("yes", "no", "(none)")
 
 
 class ToyLabels(ToyBench):
-    """The toy lookup scored by macro-F1 (a corpus-level metric) and reporting a confusion matrix."""
+    """The toy lookup scored by macro-F1 (a corpus-level metric) and reporting a (rectangular) confusion matrix."""
 
     name = "toylabels"
     title = "Toy lookup, macro-F1"
@@ -40,10 +40,11 @@ class ToyLabels(ToyBench):
             f1s.append(2 * tp / (2 * tp + wrong) if tp else 0.0)
         return {"macro_f1": sum(f1s) / 2, "accuracy": sum(s.score for s in scored) / len(scored)}
 
-    def extra_results(self, scored: Sequence[Scored]) -> dict[str, Any]:
+    def confusion_matrices(self, scored: Sequence[Scored]) -> dict[str, ConfusionMatrix]:
+        """Gold yes/no rows against yes/no/(none) columns: rectangular, like SciTab's."""
         counts = Counter((s.gold, s.parsed or "(none)") for s in scored)
-        matrix = [[counts[(g, p)] for p in LABELS] for g in LABELS]
-        return {"confusion_matrix": {"labels": list(LABELS), "matrix": matrix}}
+        matrix = [[counts[(g, p)] for p in LABELS] for g in LABELS[:2]]
+        return {"labels": ConfusionMatrix(gold=list(LABELS[:2]), predicted=list(LABELS), counts=matrix)}
 
 
 if "toylabels" not in BENCHMARKS:
@@ -72,6 +73,7 @@ def make_run(
     limit: int | None = None,
     data_dir: Path | None = None,
     backend: Backend | None = None,
+    options: dict[str, str] | None = None,
 ) -> Path:
     """A finished run directory ``root/name`` whose model is right on about ``accuracy`` of the samples."""
     config = RunConfig(
@@ -80,6 +82,7 @@ def make_run(
         strategies=list(strategies),
         limit=limit,
         data_dir=str(data_dir) if data_dir else None,
+        options=options or {},
     )
     data = DataContext(data_dir=data_dir, offline=True)
     run_dir = root / name

@@ -42,9 +42,13 @@ def test_report_command_writes_html_and_markdown(toy_runs: tuple[Path, Path], tm
     assert first["metrics"]["accuracy_ci_low"] == first["interval"]["low"] <= first["headline"]["value"]
     md = (tmp_path / "out" / "r.md").read_text()
     assert md.startswith("# T\n")
-    # ``toylabels`` is registered only inside the test process: the subprocess falls back, and says so.
+    # ``toylabels`` is registered only inside the test process: the subprocess shows no interval for its
+    # macro-F1 (never the mean score's interval under that name), and says why.
     assert "toylabels could not be loaded" in md
-    assert "benchmark unavailable (see the notes at the top): CI of the mean per-sample score" in md
+    labels = [r for r in results if r["benchmark"] == "toylabels"]
+    assert len(labels) == 4
+    assert all(r["interval"] is None and "could not be loaded" in r["no_interval"] for r in labels)
+    assert all("macro_f1_ci_low" not in r["metrics"] for r in labels)
     stdout = sb(tmp_path, "report", str(weak), "--resamples", "50").stdout
     assert stdout.startswith("# structbench report:") and "## toy:big — Toy table lookup" in stdout
     assert "![" not in stdout  # no figures on stdout
@@ -60,8 +64,10 @@ def test_compare_command_and_json(toy_runs: tuple[Path, Path], tmp_path: Path) -
     assert (data["resamples"], data["seed"]) == (500, 3)
     rows = data["comparisons"]
     overall = {(r["benchmark"], r["variant"], r["strategy_a"]): r for r in rows if r["breakdown"] == "overall"}
-    assert set(overall) == {(b, v, s) for b, v in [("toy", "small"), ("toy", "big"), ("toylabels", "small")]
-                            for s in ("direct", "vote")}
+    assert set(overall) == {(b, v, s) for b, v in [("toy", "small"), ("toy", "big")] for s in ("direct", "vote")}
+    # ``toylabels`` is not importable in the subprocess: left out, and said so (no mean score as its macro-F1).
+    assert "note: left out toylabels could not be loaded" in proc.stderr
+    assert len(data["skipped"]) == 1 and data["skipped"][0].startswith("toylabels could not be loaded")
     # Against a direct computation on the pooled per-sample scores of the two runs.
     a = [json.loads(x) for x in (weak / "samples.jsonl").read_text().splitlines()]
     b = {(r["benchmark"], r["variant"], r["strategy"], r["id"]): r["score"]

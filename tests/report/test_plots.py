@@ -1,4 +1,4 @@
-"""Figure selection by breakdown key, group ordering, depth x width heatmaps, confusion parsing."""
+"""Figure selection by breakdown key, group ordering, depth x width heatmaps, confusion matrices."""
 
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from structbench.confusion import ConfusionMatrix
 from structbench.report.build import build_document
 from structbench.report.crosstab import crosstab
 from structbench.report.entries import EntryView
-from structbench.report.plots import BREAKDOWN_PLOTS, _ordered, breakdown_figure, plot_for
-from structbench.report.tables import confusion, group_order, label_counts, numeric_value
+from structbench.report.plots import BREAKDOWN_PLOTS, _ordered, breakdown_figure, confusion_figure, plot_for
+from structbench.report.tables import confusions, group_order, label_counts, numeric_value
 from structbench.results import compute_result
 from structbench.runner.records import SampleRecord
 from toybench import ToyBench
@@ -99,13 +100,14 @@ def test_document_gets_line_plots_and_heatmap() -> None:
     assert made is not None and made[1] == "accuracy" and 'id="w-figure_1"' in made[0]
 
 
-def test_confusion_matrix_format_is_checked() -> None:
+def test_confusion_matrices_come_from_the_typed_field() -> None:
     v = view()
-    v.result.extra["confusion_matrix"] = {"labels": ["yes", "no"], "matrix": [[3, 1], [2, 4]]}
-    assert confusion(v) == (["yes", "no"], [[3.0, 1.0], [2.0, 4.0]])
-    for bad in ({"labels": ["a"], "matrix": [[1, 2]]}, {"labels": ["a", "b"], "matrix": [[1, 2]]}, [[1]]):
-        v.result.extra["confusion_matrix"] = bad
-        assert confusion(v) is None
+    assert confusions(v) == []
+    cm = ConfusionMatrix(gold=["yes", "no"], predicted=["yes", "no", "invalid"], counts=[[3, 1, 0], [2, 4, 1]])
+    v.result.confusion_matrices["labels"] = cm
+    assert confusions(v) == [("labels", cm)]
+    svg = confusion_figure([v], "c")
+    assert svg is not None and "invalid" in svg and "labels" in svg
 
 
 def test_label_distribution_only_for_few_scalar_labels() -> None:
@@ -118,7 +120,7 @@ def test_label_distribution_only_for_few_scalar_labels() -> None:
     for i, r in enumerate(v.records):
         r.parsed = f"label{i}"
     assert label_counts([v]) is None
-    assert not math.isnan(v.result.headline.value)
+    assert v.result.headline.value is not None and not math.isnan(v.result.headline.value)
 
 
 def test_names_with_dollar_signs_are_shown_as_text() -> None:

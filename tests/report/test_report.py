@@ -78,10 +78,12 @@ def test_confusion_matrix_and_label_distribution(report: tuple[str, str, Path], 
     _, md, _ = report
     weak = [r for r in records(toy_runs[0]) if r.benchmark == "toylabels" and r.strategy == "direct"]
     counts = Counter((r.gold, r.parsed or "(none)") for r in weak)
-    table = md_table(md, "Confusion matrix: weak / direct")
+    table = md_table(md, "Confusion matrix (labels): weak / direct, 40 samples")
     assert table[0] == ["", "pred: yes", "pred: no", "pred: (none)"]
-    for row, gold in zip(table[1:], ("yes", "no", "(none)"), strict=True):
+    assert [row[0] for row in table[1:]] == ["gold: yes", "gold: no"]  # rectangular: no gold row for (none)
+    for row, gold in zip(table[1:], ("yes", "no"), strict=True):
         assert [c.strip("*") for c in row[1:]] == [str(counts[(gold, p)]) for p in ("yes", "no", "(none)")]
+    assert table[1][1].startswith("**") and table[2][2].startswith("**") and "**" not in table[1][3]
     section = md.split("### toylabels:small predicted labels", 1)[1]
     labels = md_table(section, "Distribution of predicted labels (parsed answers)")
     assert labels[0][:3] == ["label", "gold", "weak / direct"]
@@ -113,7 +115,8 @@ def test_headline_intervals_match_an_independent_computation(
 ) -> None:
     _, md, _ = report
     overview = md_table(md, "Headline metric of every run entry")
-    header = ["benchmark", "variant", "strategy", "model", "metric", "value", "SE", "95% CI", "n", "errors"]
+    header = ["benchmark", "variant", "strategy", "model", "metric", "value", "SE", "95% CI", "n", "errors",
+              "harness errors"]
     assert overview[0] == header
     rows = {(r[0], r[1], r[2], r[3]): r for r in overview[1:]}
     assert len(rows) == 12
@@ -157,16 +160,34 @@ def test_markdown_only(toy_runs: tuple[Path, Path], tmp_path: Path) -> None:
     assert "![accuracy vs rows](only_figures/toy-small-by-rows.svg)" in (tmp_path / "only.md").read_text()
 
 
-def test_a_failing_aggregate_falls_back_to_the_mean_score(toy_runs: tuple[Path, Path]) -> None:
+def test_a_failing_aggregate_gives_no_interval_and_says_why(toy_runs: tuple[Path, Path]) -> None:
     class Flaky(ToyBench):
         def aggregate(self, scored: Sequence[Scored]) -> dict[str, float]:
             if len({s.id for s in scored}) < len(scored):
                 raise ValueError("duplicate samples")
-            return super().aggregate(scored)
+            return {**super().aggregate(scored), "accuracy": 0.5}  # not the mean score: resamples re-aggregate
 
     recs = [r for r in records(toy_runs[0]) if (r.benchmark, r.variant, r.strategy) == ("toy", "small", "direct")]
     result = next(e for e in load_run(toy_runs[0]).metrics.results if e.benchmark == "toy")
-    notes: dict[str, str] = {}
-    iv = headline_interval(result, recs, Flaky(), StatsOptions(resamples=20), notes)
-    assert iv.method == "mean-fallback" and iv.estimate == pytest.approx(result.headline.value)
-    assert "duplicate samples" in notes["toy"]
+    iv, why = headline_interval(result, recs, Flaky(), StatsOptions(resamples=20))
+    assert iv is None and why is not None and "duplicate samples" in why
+    iv, why = headline_interval(result, recs, None, StatsOptions(resamples=20), "could not be loaded (ImportError)")
+    assert iv is None and why is not None and "ImportError" in why
+
+
+def test_an_unloadable_benchmark_shows_no_interval_under_its_name(
+    run_factory: Callable[..., Path], tmp_path: Path
+) -> None:
+    """The mean per-sample score never stands in for a corpus metric's interval: no CI, and the reason."""
+    run = run_factory(tmp_path, "m", accuracy=0.6, benches=("toylabels",), strategies=("direct",))
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["config"]["options"] = {"toylabels.colour": "red"}  # the benchmark now refuses its options
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    out = tmp_path / "r.md"
+    write_report([run], out, OPTIONS)
+    md = out.read_text()
+    overview = md_table(md, "Headline metric of every run entry")
+    assert overview[1][6] == "–" and overview[1][7] == "–"  # no SE, no CI
+    pivot = md_table(md, "macro_f1 by model and strategy, with 95% bootstrap confidence intervals")
+    assert pivot[1][1].endswith("(no CI)")
+    assert "no confidence interval for macro_f1: toylabels could not be loaded" in md

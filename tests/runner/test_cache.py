@@ -33,7 +33,7 @@ def test_cache_survives_reopen_and_holds_no_secret(tmp_path: Path) -> None:
     again = ResponseCache(path)
     got = again.get(cache_key(backend, req))
     assert got is not None and got.text == "A"
-    assert len(again) == 1
+    assert again.count() == 1
     again.close()
     dump = "\n".join(sqlite3.connect(path).iterdump())
     assert "sk-very-secret" not in dump
@@ -64,3 +64,70 @@ def test_edited_mock_script_is_another_model(tmp_path: Path) -> None:
     second = from_spec(BackendSpec(backend="mock", name=str(script)))
     req = Request.chat("q")
     assert cache_key(first, req) != cache_key(second, req)
+
+
+def test_only_usable_replies_are_stored_and_unusable_entries_read_as_misses(tmp_path: Path) -> None:
+    import orjson
+    import pytest
+
+    backend = OpenAIBackend("m", base_url="http://127.0.0.1:1/v1")
+    req = Request.chat("poisoned?")
+    key, fields = cache_key(backend, req), cache_fields(backend, req)
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    with pytest.raises(ValueError, match="never cached: the reply has no choices"):
+        cache.put(key, "m", fields, Response(choices=()))
+    # What an older version stored for `choices: []` and for a list of content parts: misses now.
+    for stored in ({"choices": []}, {"choices": [{"text": [{"type": "text", "text": "A"}]}]}, {"oops": 1}):
+        cache._writer.execute("INSERT OR REPLACE INTO responses VALUES (?, 'm', ?, ?, 0)",
+                              (key, fields, orjson.dumps(stored).decode()))
+        assert cache.get(key) is None
+    assert cache.unusable == 3
+    cache.put(key, "m", fields, Response(choices=(Choice(text="A"),)))  # a real answer replaces it
+    got = cache.get(key)
+    assert got is not None and got.text == "A" and cache.count() == 1
+
+
+def test_writes_wait_for_a_foreign_lock_off_the_event_loop(tmp_path: Path) -> None:
+    import asyncio
+    import threading
+    import time
+
+    path = tmp_path / "c.sqlite"
+    cache = ResponseCache(path, lock_wait=5.0)
+    backend = OpenAIBackend("m", base_url="http://127.0.0.1:1/v1")
+    req = Request.chat("locked?")
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    threading.Timer(1.0, lambda: other.execute("COMMIT")).start()
+
+    async def go() -> tuple[float, float]:
+        t0 = time.perf_counter()
+        put = asyncio.create_task(cache.aput(cache_key(backend, req), "m", cache_fields(backend, req),
+                                             Response(choices=(Choice(text="A"),))))
+        lag = 0.0
+        while not put.done():  # the loop keeps turning while the write waits for the lock
+            tick = time.perf_counter()
+            await asyncio.sleep(0.01)
+            lag = max(lag, time.perf_counter() - tick)
+        await put
+        return time.perf_counter() - t0, lag
+
+    waited, lag = asyncio.run(go())
+    assert waited >= 0.9 and lag < 0.2
+    assert cache.get(cache_key(backend, req)) is not None
+    cache.close()
+
+
+def test_a_write_that_cannot_get_the_lock_is_a_storage_error(tmp_path: Path) -> None:
+    import pytest
+
+    from structbench.runner.cache import CacheWriteError
+
+    path = tmp_path / "c.sqlite"
+    cache = ResponseCache(path, lock_wait=0.2)
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    with pytest.raises(CacheWriteError, match="locked by another process for over 0.2 s"):
+        cache.put("k", "m", b"{}", Response(choices=(Choice(text="A"),)))
+    other.execute("ROLLBACK")
+    assert CacheWriteError.exit_code == 5

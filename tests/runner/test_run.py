@@ -165,7 +165,13 @@ def test_metrics_that_do_not_apply_are_left_out(tmp_path: Path) -> None:
                                                                        score=0.0, meta={"rows": 2})])
     assert entry.headline.name == "yes_rate" and entry.metrics == {"yes_rate": 0.5}
     assert entry.breakdowns["rows"]["2"].metrics == {"yes_rate": 0.5}
-    json.loads(entry.model_dump_json())  # strict JSON: no NaN
+    text = entry.model_dump_json()
+    assert "NaN" not in text and "Infinity" not in text
+    json.loads(text, parse_constant=_no_constants)  # strict JSON: json.loads alone accepts NaN
+
+
+def _no_constants(name: str) -> float:
+    raise AssertionError(f"{name} in strict JSON")
 
 
 def test_one_process_at_a_time_per_run_directory(tmp_path: Path) -> None:
@@ -207,8 +213,6 @@ def test_repeated_benchmarks_and_strategies_run_once() -> None:
 
 
 def test_unserializable_artifacts_do_not_abort_the_run(tmp_path: Path) -> None:
-    from structbench.benchmark import Attempt
-
     class Odd(ToyBench):
         def score(self, sample, attempt, strategy):  # type: ignore[no-untyped-def]
             attempt.artifacts["odd"] = object()
@@ -219,5 +223,153 @@ def test_unserializable_artifacts_do_not_abort_the_run(tmp_path: Path) -> None:
     sel[0].bench = Odd()
     metrics = Run(tmp_path / "run", config).execute(MockBackend(default="yes"), sel, cache=None, concurrency=2,
                                                    progress=False)
-    assert metrics.results[0].n == 3
-    assert Attempt  # imported for the type only
+    assert metrics.results[0].n == 3 and metrics.results[0].harness_errors == 0
+    records = list(read_records(tmp_path / "run" / "samples.jsonl"))
+    assert [r.artifacts["odd"].startswith("<object object at") for r in records] == [True] * 3
+
+
+class Buggy(ToyBench):
+    """A toy whose scorer raises on every third sample, and whose ``aggregate`` reads a per-sample value (as
+    StrucText-Eval's does): a record without it would crash the aggregation."""
+
+    def score(self, sample, attempt, strategy):  # type: ignore[no-untyped-def]
+        if int(sample.id.split("-")[1]) % 3 == 0:
+            raise ZeroDivisionError("scorer bug")
+        scored = super().score(sample, attempt, strategy)
+        return scored.model_copy(update={"values": {"hit": scored.score}})
+
+    def aggregate(self, scored):  # type: ignore[no-untyped-def]
+        return {"accuracy": sum(s.values["hit"] for s in scored) / len(scored), "yes_rate": 0.0}
+
+
+def _run_with(tmp_path: Path, bench: ToyBench, backend: object, **kw: object) -> tuple[Run, object]:
+    config = _config(**kw)
+    selections = prepare(config, DataContext())
+    for sel in selections:
+        sel.bench = bench
+    run = Run(tmp_path / "run", config)
+    metrics = run.execute(backend, selections, cache=None, concurrency=3, progress=False)  # type: ignore[arg-type]
+    return run, metrics
+
+
+def test_a_scorer_bug_is_a_harness_error_and_metrics_cover_the_scored_samples(tmp_path: Path) -> None:
+    run, metrics = _run_with(tmp_path, Buggy(), OracleBackend(), model="oracle", limit=12)
+    entry = metrics.results[0]  # type: ignore[attr-defined]
+    # toy-0, toy-3, toy-6, toy-9 failed in the scorer: not scored, counted apart, out of every metric.
+    assert (entry.n, entry.errors, entry.harness_errors) == (8, 0, 4)
+    assert entry.headline.value == 1.0 and sum(g.n for g in entry.breakdowns["task"].values()) == 8
+    records = {r.id: r for r in read_records(tmp_path / "run" / "samples.jsonl")}
+    bad = records["toy-3"]
+    assert bad.error_kind == "harness" and bad.error is not None
+    assert bad.error.startswith("scoring failed: ZeroDivisionError: scorer bug") and "Traceback" in bad.error
+    assert records["toy-4"].error is None and records["toy-4"].error_kind is None
+    assert [f.where for f in run.failures] == [f"toy:small/direct/toy-{i}" for i in (0, 3, 6, 9)]
+    assert {f.kind for f in run.failures} == {"harness"} and run.samples == 12
+    on_disk = json.loads((tmp_path / "run" / "metrics.json").read_text())["results"][0]
+    assert (on_disk["n"], on_disk["errors"], on_disk["harness_errors"]) == (8, 0, 4)
+
+
+def test_a_strategy_bug_is_a_harness_error_never_a_wrong_answer(tmp_path: Path) -> None:
+    def reply(request: Request) -> str:
+        if "Does the number 1" in str(request.messages):
+            raise KeyError("strategy bug")  # not a BackendError: a bug in the code around the model call
+        return "yes"
+
+    _, metrics = _run_with(tmp_path, ToyBench(), MockBackend(reply=reply))
+    entry = metrics.results[0]  # type: ignore[attr-defined]
+    records = list(read_records(tmp_path / "run" / "samples.jsonl"))
+    harness = [r for r in records if r.error_kind == "harness"]
+    assert harness and all("KeyError" in (r.error or "") and r.parsed is None for r in harness)
+    assert entry.harness_errors == len(harness) and entry.n == 20 - len(harness) and entry.errors == 0
+    scored = [r for r in records if r.error is None]
+    assert entry.metrics["accuracy"] == pytest.approx(sum(r.score for r in scored) / len(scored))
+
+
+def test_model_and_harness_errors_are_counted_apart_and_both_retried(tmp_path: Path) -> None:
+    def reply(request: Request) -> str:
+        text = str(request.messages)
+        if "number 2" in text:
+            raise BackendError("HTTP 503 after 6 retries")
+        if "number 3" in text:
+            raise RuntimeError("bug")
+        return "yes"
+
+    _, metrics = _run_with(tmp_path, ToyBench(), MockBackend(reply=reply))
+    entry = metrics.results[0]  # type: ignore[attr-defined]
+    records = list(read_records(tmp_path / "run" / "samples.jsonl"))
+    model = [r for r in records if r.error_kind == "model"]
+    harness = [r for r in records if r.error_kind == "harness"]
+    assert model and harness
+    assert all(r.error == "HTTP 503 after 6 retries" and r.score == 0.0 and r.gold is not None for r in model)
+    assert (entry.errors, entry.harness_errors, entry.n) == (len(model), len(harness), 20 - len(harness))
+    # A model error is scored as wrong and stays in n; a harness error is in no metric.
+    counted = [r for r in records if r.error_kind != "harness"]
+    assert entry.metrics["accuracy"] == pytest.approx(sum(r.score for r in counted) / len(counted))
+    fixed = MockBackend(default="yes")
+    _, metrics = _run_with(tmp_path, ToyBench(), fixed)
+    assert len(fixed.calls) == len(model) + len(harness)  # exactly the failed samples are retried
+    assert metrics.results[0].errors == metrics.results[0].harness_errors == 0  # type: ignore[attr-defined]
+    assert metrics.results[0].n == 20  # type: ignore[attr-defined]
+
+
+def test_nothing_scored_is_no_metric_not_zero(tmp_path: Path) -> None:
+    class Broken(ToyBench):
+        def score(self, sample, attempt, strategy):  # type: ignore[no-untyped-def]
+            raise ValueError("nothing works")
+
+    _, metrics = _run_with(tmp_path, Broken(), MockBackend(default="yes"), limit=4)
+    entry = metrics.results[0]  # type: ignore[attr-defined]
+    assert entry.n == 0 and entry.harness_errors == 4
+    assert entry.headline.value is None and entry.metrics == {} and entry.breakdowns == {}
+    on_disk = json.loads((tmp_path / "run" / "metrics.json").read_text())["results"][0]
+    assert on_disk["headline"] == {"name": "accuracy", "value": None, "ci_low": None, "ci_high": None,
+                                   "confidence": None}
+
+
+def test_a_result_over_no_sample_cannot_carry_a_metric() -> None:
+    from pydantic import ValidationError
+
+    from structbench.results import Headline, ResultEntry
+
+    fields = {"benchmark": "toy", "variant": "small", "strategy": "direct", "model": "m", "n": 0}
+    with pytest.raises(ValidationError, match="no metric values"):
+        ResultEntry(headline=Headline(name="accuracy", value=0.0), metrics={}, **fields)  # type: ignore[arg-type]
+    assert ResultEntry(headline=Headline(name="accuracy", value=None), metrics={}, **fields).n == 0  # type: ignore[arg-type]
+
+
+def test_limit_below_one_is_refused() -> None:
+    from pydantic import ValidationError
+
+    from structbench.runner.run import load_samples
+
+    for limit in (0, -3):
+        with pytest.raises(UsageError, match=f"--limit {limit}: give a number of samples of at least 1"):
+            load_samples(ToyBench(), "small", DataContext(), seed=0, limit=limit)
+        with pytest.raises(ValidationError):  # a manifest cannot hold one either
+            _config(limit=limit)
+
+
+def test_a_benchmark_that_loads_no_sample_is_a_usage_error() -> None:
+    from structbench.benchmark import Exclusion
+
+    class Empty(ToyBench):
+        def load(self, variant, data, *, seed, limit):  # type: ignore[no-untyped-def]
+            return []
+
+        def exclusions(self, scored):  # type: ignore[no-untyped-def]
+            return [Exclusion(reason="tables too small", count=7)]
+
+    from structbench.runner.run import load_samples
+
+    with pytest.raises(UsageError, match=r"toy:small: no samples to evaluate \(left out: 7 tables too small\)"):
+        load_samples(Empty(), "small", DataContext(), seed=0, limit=None)
+
+
+def test_legacy_records_without_a_kind_read_as_model_errors() -> None:
+    from structbench.runner.records import SampleRecord
+
+    line = {"benchmark": "toy", "variant": "small", "strategy": "direct", "model": "m", "id": "a", "task": "t",
+            "prompt": None, "output": "", "error": "timeout"}
+    assert SampleRecord.model_validate(line).error_kind == "model"
+    with pytest.raises(ValueError, match="error_kind is set but error is not"):
+        SampleRecord.model_validate({**line, "error": None, "error_kind": "harness"})

@@ -44,8 +44,16 @@ def test_corpus_metric_is_reaggregated_per_resample() -> None:
     assert iv.estimate == pytest.approx(bench.aggregate(items)["yes_rate"])
 
 
-def test_without_the_benchmark_the_mean_score_stands_in() -> None:
+def test_a_vectorized_statistic_the_benchmark_offers_comes_first() -> None:
+    """Even where the metric happens to equal the mean score on the probes, the benchmark's own statistic of
+    that metric is used: an interval is always a bootstrap of the metric it is labelled with."""
+    from structbench.stats import MeanStatistic
+
+    class Offering(ToyBench):
+        def statistic(self, pool, metric):  # type: ignore[no-untyped-def]
+            return MeanStatistic(np.array([float(s.parsed == "yes") for s in pool])) if metric == "accuracy" else None
+
     items = scored(30, 2)
-    iv = metric_interval(items, None, "macro_f1", resamples=100)
-    assert iv.method == "mean-fallback"
-    assert iv.estimate == pytest.approx(np.mean([s.score for s in items]))
+    stat, method = metric_statistic(items, Offering(), "accuracy")
+    assert method == "aggregate" and isinstance(stat, MeanStatistic)
+    assert list(stat.values) == [float(s.parsed == "yes") for s in items]

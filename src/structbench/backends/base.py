@@ -36,6 +36,16 @@ class GenerationParams:
     top_logprobs: int = 0
     response_format: dict[str, Any] | None = None
     """An OpenAI ``response_format`` (JSON Schema structured output) where the backend supports it."""
+    min_tokens: int = 0
+    """Generate at least this many tokens before an end of sequence may end the reply (vLLM's
+    ``min_tokens``); only backends with ``supports_min_tokens`` enforce it, the others ignore it."""
+    choices: tuple[str, ...] = ()
+    """Constrain the reply to exactly one of these strings (guided choice, as vLLM's ``guided_choice``) where
+    the backend supports it (``supports_choices``); the others ignore it, like ``min_tokens``, and their
+    free reply is parsed as usual. ``min_tokens`` does not apply to a constrained reply."""
+    chat_template_args: dict[str, Any] | None = None
+    """Keyword arguments for the server's chat template (``chat_template_kwargs`` of vLLM, SGLang and the
+    llama.cpp server, e.g. ``enable_thinking``); only backends with ``supports_chat_template_args`` take them."""
 
 
 @dataclass(frozen=True)
@@ -142,7 +152,26 @@ class Response:
 
 
 class BackendError(Exception):
-    """A model call failed for good (after retries); recorded as the sample's error."""
+    """A model call failed for good (after retries); recorded as the sample's error.
+
+    ``cause`` names the kind of failure in a few words (``HTTP 401``, ``timeout``, ``unusable reply``):
+    the circuit breaker stops a run when many calls in a row fail with the same cause."""
+
+    def __init__(self, message: str, cause: str = "model error") -> None:
+        super().__init__(message)
+        self.cause = cause
+
+
+def unusable_reason(response: Response) -> str | None:
+    """Why ``response`` cannot be used (and so must never be cached), or None when it can."""
+    if not isinstance(response.choices, tuple) or not response.choices:
+        return "the reply has no choices"
+    for choice in response.choices:
+        if not isinstance(choice, Choice):
+            return f"a choice is a {type(choice).__name__}"
+        if not isinstance(choice.text, str):
+            return f"a choice's text is a {type(choice.text).__name__}, not a string"
+    return None
 
 
 class Backend(ABC):
@@ -157,6 +186,15 @@ class Backend(ABC):
     cacheable: bool = True
     """Whether responses go through the response cache (the oracle's do not)."""
     supports_logprobs: bool = False
+    supports_min_tokens: bool = False
+    """Whether ``GenerationParams.min_tokens`` is enforced (otherwise it is ignored and not in the cache key)."""
+    supports_choices: bool = False
+    """Whether ``GenerationParams.choices`` is enforced (constrained decoding)."""
+    supports_chat_template_args: bool = False
+    """Whether ``GenerationParams.chat_template_args`` reach the model (a run that sets them refuses others)."""
+    model_options: tuple[str, ...] | None = ()
+    """The ``--model-option`` keys this backend takes (load settings such as ``n_ctx``); ``None``: any key,
+    checked by the backend itself (``hf`` passes unknown keys to ``from_pretrained``, ``vllm`` to its engine)."""
 
     @abstractmethod
     async def generate(self, request: Request) -> Response:
@@ -186,9 +224,10 @@ CACHE_KEY_FIELDS = (
     "top_logprobs",
     "response_format",
 )
-"""Exactly the request fields that identify a cached response. Left out on purpose: API keys, timeouts,
-retry settings, concurrency, and anything about the run (strategy name, sample id), so that the same
-request from another run or strategy is a cache hit."""
+"""Exactly the request fields that identify a cached response, plus ``min_tokens`` and ``choices`` when they
+are set and the backend enforces them, and ``chat_template_args`` when they are set (so keys of requests without
+them never change). Left out on purpose: API keys, timeouts, retry settings, concurrency, and anything about the
+run (strategy name, sample id), so that the same request from another run or strategy is a cache hit."""
 
 
 def cache_fields(backend: Backend, request: Request) -> bytes:
@@ -211,6 +250,12 @@ def cache_fields(backend: Backend, request: Request) -> bytes:
         "response_format": p.response_format,
     }
     assert tuple(fields) == CACHE_KEY_FIELDS
+    if p.min_tokens and backend.supports_min_tokens and not p.choices:
+        fields["min_tokens"] = p.min_tokens
+    if p.choices and backend.supports_choices:
+        fields["choices"] = list(p.choices)
+    if p.chat_template_args:
+        fields["chat_template_args"] = p.chat_template_args
     return orjson.dumps(fields, option=orjson.OPT_SORT_KEYS)
 
 

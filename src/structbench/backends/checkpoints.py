@@ -109,7 +109,7 @@ def _from_hub(repo_id: str, *, backend: str, download: bool, revision: str | Non
     except LocalEntryNotFoundError:
         raise UsageError(
             f"--model {backend}:{repo_id}: not in the local Hugging Face cache; download it first "
-            f"(hf download {repo_id}), or allow it with --model-arg download=true"
+            f"(hf download {repo_id}), or allow it with --model-option download=true"
         ) from None
     except Exception as err:  # network, authentication, unknown repository
         raise UsageError(f"--model {backend}:{repo_id}: {err}") from None

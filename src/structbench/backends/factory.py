@@ -9,6 +9,9 @@ from structbench.backends.base import Backend
 from structbench.errors import UsageError
 from structbench.registry import Registry
 
+DEFAULT_MAX_REPLY_BYTES = 16 * 2**20
+"""16 MiB: many times a long completion with log-probabilities, yet a bound on memory and disk."""
+
 
 @dataclass(frozen=True)
 class BackendSpec:
@@ -21,6 +24,8 @@ class BackendSpec:
     concurrency: int = 8
     timeout: float = 120.0
     max_retries: int = 6
+    max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
+    """Largest HTTP reply body read; a larger one is an error (``--max-reply-mb``)."""
     options: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -49,5 +54,12 @@ BACKENDS.register("oracle", "structbench.backends.oracle:from_spec")
 
 
 def make_backend(spec: BackendSpec) -> Backend:
-    """Construct the backend ``spec`` names."""
-    return BACKENDS.get(spec.backend)(spec)
+    """Construct the backend ``spec`` names; a ``--model-option`` it does not take is a usage error."""
+    backend = BACKENDS.get(spec.backend)(spec)
+    if backend.model_options is None:
+        return backend
+    unknown = sorted(set(spec.options) - set(backend.model_options))
+    if unknown:
+        known = ", ".join(backend.model_options) or "none"
+        raise UsageError(f"--model-option {unknown[0]}: not an option of the {spec.backend} backend (known: {known})")
+    return backend

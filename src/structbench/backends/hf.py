@@ -12,7 +12,7 @@ cut-short rows are errors, never replies.
 Every sampling knob a model's ``generation_config.json`` may set is fixed from the request (top-k off,
 no repetition penalty), as on the other backends. Log-probabilities are those of the first generated
 position, over the model's raw logits (captured from the forward pass, before any logits processor),
-as the llama.cpp backend gives them. ``--model-arg`` settings: ``dtype`` (``auto``, ``float32``,
+as the llama.cpp backend gives them. ``--model-option`` settings: ``dtype`` (``auto``, ``float32``,
 ``bfloat16``, ``float16``), ``device`` (default ``cuda``, ``mps`` or ``cpu``, whichever is there),
 ``device_map`` (``auto`` spreads a model over several GPUs), ``batch_size`` (8), ``truncate``
 (``error`` or ``left``), ``max_length`` (the context, default the model's), ``seed`` (for sampled
@@ -39,7 +39,7 @@ from structbench.backends.local_prompts import (
     sample_label,
     stop_token_ids,
 )
-from structbench.backends.model_args import pop, settings_identity, typed
+from structbench.backends.model_options import pop, settings_identity, typed
 from structbench.errors import UsageError
 from structbench.tokens import IdsCounter, TokenCounter
 
@@ -53,7 +53,7 @@ EXECUTION_ONLY = ("device", "device_map", "batch_size", "download", "max_memory"
 
 @dataclass
 class HFSettings:
-    """The ``--model-arg`` settings of the ``hf`` backend."""
+    """The ``--model-option`` settings of the ``hf`` backend."""
 
     dtype: str = "auto"
     device: str | None = None
@@ -82,11 +82,11 @@ class HFSettings:
             load_kwargs=args,
         )
         if settings.dtype not in DTYPES:
-            raise UsageError(f"--model-arg dtype={settings.dtype}: expected one of {', '.join(DTYPES)}")
+            raise UsageError(f"--model-option dtype={settings.dtype}: expected one of {', '.join(DTYPES)}")
         if settings.truncate not in ("error", "left"):
-            raise UsageError(f"--model-arg truncate={settings.truncate}: expected error or left")
+            raise UsageError(f"--model-option truncate={settings.truncate}: expected error or left")
         if settings.batch_size < 1:
-            raise UsageError("--model-arg batch_size: at least 1")
+            raise UsageError("--model-option batch_size: at least 1")
         return settings
 
     def identity(self) -> str:
@@ -132,6 +132,7 @@ class HFBackend(Backend):
 
     backend = "hf"
     supports_logprobs = True
+    model_options = None  # HFSettings.parse checks them; the rest go to from_pretrained
 
     def __init__(self, checkpoint: Checkpoint, model: str, settings: HFSettings) -> None:
         self.model = model
@@ -183,7 +184,7 @@ class HFBackend(Backend):
         pad = tokenizer.pad_token_id
         context = s.max_length or _context_length(model.config, tokenizer)
         if context is None:
-            raise UsageError(f"hf:{self.model}: the model's context length is unknown; pass --model-arg max_length=N")
+            raise UsageError(f"hf:{self.model}: context length unknown; pass --model-option max_length=N")
         return _Loaded(
             model=model,
             tokenizer=tokenizer,

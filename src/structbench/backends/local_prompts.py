@@ -73,5 +73,5 @@ def fit_context(ids: list[int], max_tokens: int, context: int, truncate: Truncat
     raise BackendError(
         f"{where}prompt of {len(ids)} tokens plus max_tokens {max_tokens} exceeds the model's context of "
         f"{context} tokens"
-        + ("" if truncate == "left" else " (--model-arg truncate=left keeps the prompt's last tokens)")
+        + ("" if truncate == "left" else " (--model-option truncate=left keeps the prompt's last tokens)")
     )

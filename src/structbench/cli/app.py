@@ -2,16 +2,31 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import signal
 import sys
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from structbench.cli import report_cmds
-from structbench.errors import StructbenchError, UsageError
+from structbench.errors import ExitCode, StorageError, StructbenchError, Terminated, UsageError
+from structbench.redact import MASK, redact, redact_url
+
+if TYPE_CHECKING:
+    from structbench.backends import BackendSpec
+    from structbench.results import MetricsFile
+    from structbench.runner.cache import ResponseCache
+    from structbench.runner.config import RunConfig
+    from structbench.runner.control import CacheErrorPolicy, RunControl
+    from structbench.runner.run import Run
 
 app = typer.Typer(
     add_completion=False,
@@ -20,12 +35,26 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-DEFAULT_SUITE = ["structext:test"]
-"""What ``structbench run`` evaluates with no arguments: benchmarks that need no download."""
-DEFAULT_LIMIT = 8
-DEFAULT_MAX_TOKENS = 64
-"""The default suite caps replies: the embedded base model otherwise rambles to each prompt's limit."""
+DEFAULT_SUITE = ["structfact:generated"]
+"""What ``structbench run`` evaluates without ``--bench``: StructFact questions over a fictional world (no
+download, facts no model has seen), few-shot with A/B/C options, so even the embedded base model answers
+with a parseable option letter (constrained decoding where the backend has it) and its score can be read
+against the chance and majority baselines printed beside it."""
+DEFAULT_STRATEGIES = ["few_shot"]
+DEFAULT_OPTIONS = {"structfact.tables": "synthetic", "structfact.per_task": "6", "structfact.answer": "constrained"}
+"""Six questions per task (30 in all, about a minute on two CPU cores); ``--option`` values win."""
 DEFAULT_MODEL = "llamacpp"
+DEFAULT_MAX_REPLY_MB = 16.0
+"""``--max-reply-mb``: far above any real completion (``backends.factory.DEFAULT_MAX_REPLY_BYTES``)."""
+MAX_CONSECUTIVE_FAILURES = 10
+"""``--max-consecutive-failures`` (``runner.control.MAX_CONSECUTIVE_FAILURES``)."""
+
+
+class CacheErrorChoice(StrEnum):
+    """``--on-cache-error``."""
+
+    stop = "stop"
+    continue_ = "continue"
 
 BenchArg = Annotated[str, typer.Argument(help="BENCH[:VARIANT]")]
 DataDirOpt = Annotated[
@@ -38,11 +67,9 @@ OptionOpt = Annotated[
 ]
 StrategyOpt = Annotated[str | None, typer.Option("--strategy", "-s", help="Strategy name (default: the benchmark's).")]
 LimitOpt = Annotated[
-    int | None, typer.Option("--limit", "-n", min=0, help="Evaluate the first N samples of each benchmark.")
+    int | None, typer.Option("--limit", "-n", help="Evaluate the first N (at least 1) samples of each benchmark.")
 ]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed for generators, shuffles and sampling.")]
-LOCAL_BACKENDS = ("hf", "vllm", "llamacpp")
-"""Backends that take ``--model-arg`` settings (``--device``, ``--dtype``: hf and vllm)."""
 
 
 def _console() -> Any:
@@ -53,30 +80,60 @@ def _console() -> Any:
 
 @app.command("list")
 def list_cmd() -> None:
-    """Benchmarks with their variants, strategies and metrics; backends."""
-    from rich.table import Table
+    """Benchmarks with their variants, strategies, metrics and options; backends."""
+    import shutil
+    import textwrap
 
     from structbench.backends import BACKENDS
     from structbench.benchmarks import BENCHMARKS
 
-    table = Table(title="benchmarks", show_lines=True)
-    for col in ("benchmark", "variants", "strategies", "metrics (headline first)", "options"):
-        table.add_column(col)
+    width = max(40, shutil.get_terminal_size((100, 24)).columns)
+
+    def field(label: str, items: list[str]) -> str:
+        """``label: a, b, c`` wrapped between items only, so every name stays whole and copyable."""
+        return textwrap.fill(
+            ", ".join(items) or "-", width=width, initial_indent=f"  {label + ':':<12}", subsequent_indent=" " * 14,
+            break_long_words=False, break_on_hyphens=False,
+        )
+
+    blocks = []
     for name in BENCHMARKS.names():
         cls = BENCHMARKS.get(name)
         bench = cls()
-        strategies = [f"[bold]{s}[/bold]" if s == cls.default_strategy else s for s in bench.strategies()]
-        metrics = [cls.headline, *(m for m in cls.metric_names if m != cls.headline)]
-        table.add_row(
-            f"{name}\n[dim]{cls.title}[/dim]",
-            ", ".join(cls.variants),
-            ", ".join(strategies),
-            ", ".join(metrics),
-            ", ".join(cls.Options.model_fields) or "-",
-        )
-    console = _console()
-    console.print(table)
-    console.print("backends: " + ", ".join(BACKENDS.names()) + f" (default: {DEFAULT_MODEL}, embedded Gemma 3 270M)")
+        strategies = [f"{s} (default)" if s == cls.default_strategy else s for s in bench.strategies()]
+        metrics = [f"{cls.headline} (headline)", *(m for m in cls.metric_names if m != cls.headline)]
+        variants = [f"{v} (default)" if i == 0 else v for i, v in enumerate(cls.variants)]
+        blocks.append("\n".join([
+            f"{name}  {cls.title}",
+            field("variants", variants),
+            field("strategies", strategies),
+            field("metrics", metrics),
+            field("options", list(cls.Options.model_fields)),
+        ]))
+    typer.echo("\n\n".join(blocks))
+    title = "presets: one paper table's configuration each (structbench run --model M --preset NAME [--limit N])"
+    typer.echo("\n\n" + textwrap.fill(title, width=width, break_long_words=False, break_on_hyphens=False) + "\n")
+    typer.echo("\n\n".join(_preset_blocks(field, width)))
+    typer.echo("\n" + field("backends", [f"{b} (default)" if b == DEFAULT_MODEL else b for b in BACKENDS.names()]))
+
+
+def _preset_blocks(field: Callable[[str, list[str]], str], width: int) -> list[str]:
+    """``--preset`` names with the configuration behind each paper table."""
+    import textwrap
+
+    from structbench.papers import paper_tables
+
+    blocks = []
+    for t in paper_tables():
+        p, data = t.preset, t.published
+        head = f"{p.name}  {data.source} ({len(data.rows)} rows x {len(data.columns)} columns)"
+        blocks.append("\n".join([
+            textwrap.fill(head, width=width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False),
+            field("benchmarks", list(p.benches)),
+            field("strategies", list(p.strategies)),
+            field("options", [f"{k}={v}" for k, v in p.options.items()]),
+        ]))
+    return blocks
 
 
 def _comma_list(text: str | None) -> list[str]:
@@ -84,33 +141,68 @@ def _comma_list(text: str | None) -> list[str]:
     return list(dict.fromkeys(part.strip() for part in (text or "").split(",") if part.strip()))
 
 
-def _device_dtype(given: dict[str, Any]) -> dict[str, str]:
-    """``--device`` and ``--dtype`` as model args (they are shorthands for ``--model-arg``)."""
-    return {key: given[key] for key in ("device", "dtype") if given.get(key) is not None}
+def _preset_config(name: str, option: list[str] | None) -> tuple[list[str], list[str], dict[str, str]]:
+    """``--preset NAME`` as benches, strategies and options; ``--option`` may add options the preset
+    leaves open (a data path, a tokenizer), not change the ones it sets."""
+    from structbench.papers import preset_table
+    from structbench.runner.config import parse_options
+
+    preset = preset_table(name).preset
+    options = dict(preset.options)
+    for key, value in parse_options(option or []).items():
+        bare = key.partition(".")[2] or key
+        fixed = preset.options.get(key, preset.options.get(bare))
+        if fixed is not None and fixed != value:
+            raise UsageError(f"--option {key}={value}: preset {name} runs the paper's {bare}={fixed}")
+        options[key] = value
+    return list(preset.benches), list(preset.strategies), options
+
+
+def _benches(text: str | None) -> list[str]:
+    """``--bench`` entries; ``all`` stands for every registered benchmark (its default variant)."""
+    from structbench.benchmarks import BENCHMARKS
+
+    entries = _comma_list(text)
+    if "all" not in entries:
+        return entries
+    return list(dict.fromkeys(name for e in entries for name in (BENCHMARKS.names() if e == "all" else [e])))
+
+
+SUITE_DEFINED = ("model", "bench", "strategy", "option", "limit", "seed", "max_tokens", "base_url", "model_option",
+                 "device", "dtype", "api_key_env", "timeout", "max_retries", "resume", "data_dir", "concurrency")
+"""``run`` flags a suite file sets (per model or for the whole suite): refused beside one."""
+
+
+def _typed(ctx: typer.Context, name: str) -> bool:
+    """Whether flag ``name`` was given on the command line (ParameterSource.COMMANDLINE, compared by name: typer
+    vendors click)."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name == "COMMANDLINE"
 
 
 def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict[str, Any]) -> list[str]:
     """The run-defining flags given on the command line whose values differ from the resumed run's."""
-    from structbench.runner.config import parse_options
+    from structbench.runner.config import parse_model_options, parse_options
 
-    def typed(name: str) -> bool:  # ParameterSource.COMMANDLINE, compared by name (typer vendors click)
-        source = ctx.get_parameter_source(name)
-        return source is not None and source.name == "COMMANDLINE"
+    def typed(name: str) -> bool:
+        return _typed(ctx, name)
 
     same = {
         "model": lambda v: v == config.model,
-        "base_url": lambda v: v == config.base_url,
-        "bench": lambda v: _comma_list(v) == config.benches,
+        "base_url": lambda v: v is not None and redact_url(v) == config.base_url,
+        "bench": lambda v: _benches(v) == config.benches,
         "strategy": lambda v: _comma_list(v) == config.strategies,
-        "option": lambda v: parse_options(v or []) == config.options,
-        "model_arg": lambda v: {**parse_options(v or [], "--model-arg"), **_device_dtype(given)} == config.model_args,
-        "device": lambda v: config.model_args.get("device") == v,
-        "dtype": lambda v: config.model_args.get("dtype") == v,
+        "option": lambda v: given["preset"] is not None or parse_options(v or []) == config.options,
         "limit": lambda v: v == config.limit,
         "seed": lambda v: v == config.seed,
         "max_tokens": lambda v: v == config.max_tokens,
         "data_dir": lambda v: str(v) == config.data_dir,
+        "preset": lambda v: _preset_config(v, given["option"]) == (config.benches, config.strategies, config.options),
         "out": lambda v: Path(v).resolve() == resume.resolve(),
+        "model_option": lambda v: parse_model_options(v or []) == {
+            k: val for k, val in config.model_options.items() if k not in ("device", "dtype")},
+        "device": lambda v: v == config.model_options.get("device"),
+        "dtype": lambda v: v == config.model_options.get("dtype"),
     }
     return [
         "--" + name.replace("_", "-")
@@ -122,14 +214,24 @@ def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict
 @app.command()
 def run(
     ctx: typer.Context,
+    suite: Annotated[
+        Path | None,
+        typer.Argument(help="A suite file (YAML): models x benchmarks, one run directory per model, then the report.",
+                       show_default=False),
+    ] = None,
     model: Annotated[
         str, typer.Option("--model", "-m", help="BACKEND[:NAME], e.g. openai:gpt-4o-mini.")
     ] = DEFAULT_MODEL,
     bench: Annotated[
-        str | None, typer.Option("--bench", "-b", help="Comma-separated BENCH[:VARIANT] list.")
+        str | None, typer.Option("--bench", "-b", help="Comma-separated BENCH[:VARIANT] list, or 'all'.")
     ] = None,
     strategy: Annotated[
-        str | None, typer.Option("--strategy", "-s", help="Comma-separated strategies, or 'all'.")
+        str | None,
+        typer.Option("--strategy", "-s", help="Comma-separated strategies (BENCH[:VARIANT]/NAME: for one), or 'all'."),
+    ] = None,
+    preset: Annotated[
+        str | None,
+        typer.Option("--preset", "-p", help="Run one paper table's configuration (structbench list shows them)."),
     ] = None,
     option: OptionOpt = None,
     limit: LimitOpt = None,
@@ -141,29 +243,58 @@ def run(
     out: Annotated[Path | None, typer.Option("--out", help="Run directory (default runs/<config hash>).")] = None,
     resume: Annotated[Path | None, typer.Option("--resume", help="Continue the run in this directory.")] = None,
     base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible server URL.")] = None,
-    model_arg: Annotated[
+    model_option: Annotated[
         list[str] | None,
-        typer.Option("--model-arg", "-M", help="Local model setting KEY=VALUE for hf, vllm, llamacpp (repeatable)."),
+        typer.Option("--model-option", "-M", help="Backend option KEY=VALUE (repeatable), e.g. n_ctx=4096."),
     ] = None,
-    device: Annotated[str | None, typer.Option(help="hf/vllm: device (cpu, cuda, cuda:1, mps).")] = None,
-    dtype: Annotated[str | None, typer.Option(help="hf/vllm: dtype (auto, float32, bfloat16, float16).")] = None,
+    device: Annotated[str | None, typer.Option(help="hf/vllm: device (cpu, cuda, cuda:1, mps); a model option")] = None,
+    dtype: Annotated[str | None, typer.Option(help="hf/vllm: dtype (auto, float32, bfloat16); a model option.")] = None,
     api_key_env: Annotated[str, typer.Option(help="Environment variable holding the API key.")] = "OPENAI_API_KEY",
     timeout: Annotated[float, typer.Option(min=0.001, help="Seconds per model request.")] = 120.0,
     max_retries: Annotated[int, typer.Option(min=0, help="Retries on 429/5xx/timeouts.")] = 6,
+    max_reply_mb: Annotated[
+        float, typer.Option(min=0.001, help="Largest reply body read from a server (MiB); a larger one is an error.")
+    ] = DEFAULT_MAX_REPLY_MB,
+    max_consecutive_failures: Annotated[
+        int, typer.Option(min=0, help="Stop the run when this many model calls in a row fail the same way (0: never).")
+    ] = MAX_CONSECUTIVE_FAILURES,
     cache: Annotated[Path | None, typer.Option(help="Response cache file (default <cache>/responses.sqlite).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")] = False,
+    on_cache_error: Annotated[
+        CacheErrorChoice,
+        typer.Option(help="When the cache cannot be written: stop (keeping every answer) or continue without it."),
+    ] = CacheErrorChoice.stop,
     data_dir: DataDirOpt = None,
     offline: Annotated[bool, typer.Option(help="Never download datasets.")] = False,
-    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    progress: Annotated[
+        bool,
+        typer.Option(help="Progress on stderr: a bar on a terminal, a line every --progress-every seconds in logs."),
+    ] = True,
+    progress_every: Annotated[
+        float, typer.Option(min=0.1, help="Seconds between progress lines when stderr is not a terminal.")
+    ] = 30.0,
 ) -> None:
-    """Evaluate a model. With no arguments: a quick offline suite on the embedded model."""
-    from structbench.backends import BACKENDS, BackendSpec, make_backend
-    from structbench.datasets import DataContext, cache_root
+    """Evaluate a model, or every model of a suite file. With no arguments: a quick offline suite on the embedded
+    model."""
+    from structbench.backends import BackendSpec
     from structbench.report.markdown import headline_table
-    from structbench.runner.cache import ResponseCache
-    from structbench.runner.config import RunConfig, parse_options
-    from structbench.runner.run import Run, prepare, read_manifest
+    from structbench.runner.config import RunConfig, check_limit, parse_model_options, parse_options
+    from structbench.runner.run import read_manifest
     from structbench.runner.store import MANIFEST
+
+    policy: CacheErrorPolicy = "stop" if on_cache_error == CacheErrorChoice.stop else "continue"
+    settings = RunSettings(cache, no_cache, policy, offline, progress, progress_every, max_consecutive_failures)
+    if suite is not None:
+        from structbench.cli.suite_cmd import run_suite
+
+        typed = [f"--{name.replace('_', '-')}" for name in SUITE_DEFINED if _typed(ctx, name)]
+        if typed:
+            raise UsageError(f"{suite} defines the models and benchmarks; {', '.join(typed)} cannot be given with a "
+                             "suite file (--out, --cache, --no-cache, --offline, --progress and the like can)")
+        code = run_suite(suite, out, settings, max_reply_bytes=int(max_reply_mb * 2**20))
+        if code != ExitCode.OK:
+            raise typer.Exit(code)
+        return
 
     if resume is not None:
         manifest = read_manifest(resume)
@@ -172,7 +303,7 @@ def run(
         config = RunConfig.model_validate(manifest["config"])
         given = {"model": model, "base_url": base_url, "bench": bench, "strategy": strategy, "option": option,
                  "limit": limit, "seed": seed, "max_tokens": max_tokens, "data_dir": data_dir, "out": out,
-                 "model_arg": model_arg, "device": device, "dtype": dtype}
+                 "preset": preset, "model_option": model_option, "device": device, "dtype": dtype}
         conflicts = _resume_conflicts(ctx, resume, config, given)
         if conflicts:
             raise UsageError(
@@ -180,89 +311,214 @@ def run(
                 f"{', '.join(conflicts)} would change it (start a new run instead, or drop them; "
                 "--concurrency, --timeout, --max-retries, --cache and the like may be given)"
             )
+        if config.base_url is not None and MASK in config.base_url and base_url is None:
+            raise UsageError(f"--resume {resume}: the run's --base-url had a password, which is never stored; "
+                             "give --base-url again")
         run_dir = resume
     else:
-        if bench is None:
-            benches, limit = DEFAULT_SUITE, limit if limit is not None else DEFAULT_LIMIT
-            max_tokens = max_tokens if max_tokens is not None else DEFAULT_MAX_TOKENS
+        check_limit(limit)
+        options = parse_options(option or [])
+        strategies = _comma_list(strategy)
+        if preset is not None:
+            if bench is not None or strategy is not None:
+                raise UsageError(f"--preset {preset} sets the benchmarks and strategies; drop --bench and --strategy")
+            benches, strategies, options = _preset_config(preset, option)
+        elif bench is None:
+            benches = DEFAULT_SUITE
+            strategies = strategies or DEFAULT_STRATEGIES
+            options = DEFAULT_OPTIONS | options
         else:
-            benches = _comma_list(bench)
+            benches = _benches(bench)
         config = RunConfig(
             model=model,
-            base_url=base_url,
+            base_url=redact_url(base_url) if base_url else None,
             benches=benches,
-            strategies=_comma_list(strategy),
-            options=parse_options(option or []),
+            strategies=strategies,
+            options=options,
             limit=limit,
             seed=seed,
             data_dir=str(data_dir) if data_dir else None,
             max_tokens=max_tokens,
-            model_args={
-                **parse_options(model_arg or [], "--model-arg"),
-                **_device_dtype({"device": device, "dtype": dtype}),
-            },
+            model_options=parse_model_options(model_option or [])
+            | {key: value for key, value in (("device", device), ("dtype", dtype)) if value is not None},
         )
         run_dir = out or Path("runs") / f"{config.model.replace(':', '-').replace('/', '_')}-{config.fingerprint()}"
     spec = BackendSpec.parse(
         config.model,
-        base_url=config.base_url,
+        base_url=base_url or config.base_url,  # the password, if any, is only on the command line
         api_key_env=api_key_env,
         concurrency=concurrency,
         timeout=timeout,
         max_retries=max_retries,
-        options=config.model_args,
+        max_reply_bytes=int(max_reply_mb * 2**20),
+        options=config.model_options,
     )
+    the_run, metrics = _execute(config, spec, run_dir, settings)
+    _print_markdown(headline_table(metrics))
+    typer.echo(f"run directory: {run_dir}")
+    _echo_exclusions(metrics)
+    if the_run.failures:
+        _echo_failures(the_run)
+        raise typer.Exit(ExitCode.FAILED_SAMPLES)
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How ``run`` executes, apart from what it evaluates (none of it changes the results)."""
+
+    cache: Path | None
+    no_cache: bool
+    on_cache_error: CacheErrorPolicy
+    offline: bool
+    progress: bool
+    progress_every: float
+    max_consecutive_failures: int
+
+
+def _execute(config: RunConfig, spec: BackendSpec, run_dir: Path, settings: RunSettings) -> tuple[Run, MetricsFile]:
+    """Evaluate ``config`` on the backend ``spec`` names into ``run_dir``; Ctrl-C and SIGTERM say how to resume."""
+    from structbench.backends import BACKENDS, make_backend
+    from structbench.datasets import DataContext, cache_root
+    from structbench.runner.control import RunControl
+    from structbench.runner.run import Run, prepare
+
     BACKENDS.get(spec.backend)  # an unknown backend fails before any data is loaded
-    if config.model_args and spec.backend not in LOCAL_BACKENDS:
-        raise UsageError(f"--model-arg/--device/--dtype apply to {', '.join(LOCAL_BACKENDS)}, not {spec.backend}")
-    the_run = Run(run_dir, config)  # so does a run directory holding another configuration
-    selections = prepare(config, DataContext.from_env(config.data_dir, offline=offline))
+    the_run = Run(run_dir, config)  # so does a run directory holding another configuration, or an unwritable one
+    selections = prepare(config, DataContext.from_env(config.data_dir, offline=settings.offline))
     backend = make_backend(spec)
-    response_cache = None if no_cache else ResponseCache(cache or cache_root() / "responses.sqlite")
+    control = RunControl(settings.max_consecutive_failures, settings.on_cache_error)
+    response_cache = (None if settings.no_cache
+                      else _open_cache(settings.cache or cache_root() / "responses.sqlite", control))
     try:
         metrics = the_run.execute(
             backend,
             selections,
             cache=response_cache,
-            concurrency=concurrency,
-            progress=progress and sys.stderr.isatty(),
+            concurrency=spec.concurrency,
+            progress=settings.progress,
+            progress_interval=settings.progress_every,
+            control=control,
         )
     except KeyboardInterrupt:
         typer.echo(f"interrupted; finished samples are saved in {run_dir}, the same command resumes", err=True)
-        raise typer.Exit(130) from None
-    if response_cache is not None:
-        response_cache.close()
-    _print_markdown(headline_table(metrics))
-    typer.echo(f"run directory: {run_dir}")
+        raise typer.Exit(ExitCode.INTERRUPTED) from None
+    except Terminated:
+        typer.echo(f"terminated (SIGTERM); finished samples are saved in {run_dir}, the same command resumes",
+                   err=True)
+        raise typer.Exit(ExitCode.TERMINATED) from None
+    finally:
+        if response_cache is not None:
+            response_cache.close()
+    return the_run, metrics
+
+
+def _echo_failures(the_run: Run) -> None:
+    from structbench.runner.failures import failure_summary
+    from structbench.runner.store import SAMPLES
+
+    typer.echo(
+        failure_summary(
+            the_run.failures,
+            the_run.samples,
+            details=f"every message is in {the_run.run_dir / SAMPLES} (fields error, error_kind)",
+            retry="running the same command again retries exactly the failed samples",
+        ),
+        err=True,
+    )
+
+
+def _echo_exclusions(metrics: Any) -> None:
+    """One stderr line per benchmark variant that left samples out, with the reasons (``extra.excluded``)."""
+    from structbench.results import EXCLUDED
+
+    seen = set()
+    for r in metrics.results:
+        excluded = r.extra.get(EXCLUDED)
+        key = (r.benchmark, r.variant, str(excluded))
+        if not excluded or key in seen:
+            continue
+        seen.add(key)
+        reasons = "; ".join(f"{e['count']} {e['reason']}" for e in excluded)
+        typer.echo(f"note: {r.benchmark}:{r.variant} left out: {reasons} (metrics.json: extra.excluded)", err=True)
+
+
+def _open_cache(path: Path, control: RunControl) -> ResponseCache | None:
+    """The response cache, or None when it cannot be opened and ``--on-cache-error continue`` was given."""
+    from structbench.runner.cache import ResponseCache
+
+    try:
+        return ResponseCache(path)
+    except StorageError as err:
+        if control.on_cache_error == "stop":
+            raise StorageError(f"{err}; pass --on-cache-error continue (or --no-cache) to run without it") from err
+        typer.echo(f"warning: {err}; running without the response cache (--on-cache-error continue)", err=True)
+        return None
+
+
+class ExportFormat(StrEnum):
+    """``export --format``."""
+
+    jsonl = "jsonl"
+    parquet = "parquet"
+    hf = "hf"
 
 
 @app.command()
 def export(
     bench: BenchArg,
-    out: Annotated[Path, typer.Option("--out", help="JSON-lines file to write.")],
+    out: Annotated[Path, typer.Option("--out", help="File to write (a folder for --format hf).")],
     limit: LimitOpt = None,
     seed: SeedOpt = 0,
     strategy: StrategyOpt = None,
     option: OptionOpt = None,
     data_dir: DataDirOpt = None,
+    format: Annotated[
+        ExportFormat,
+        typer.Option("--format", "-f", help="jsonl (JSON lines), parquet (typed columns), or hf (a Hugging Face "
+                     "datasets folder: datasets.load_dataset(OUT))."),
+    ] = ExportFormat.jsonl,
 ) -> None:
-    """Write each sample's prompt (the strategy's first model call), gold and meta as JSON lines."""
+    """Write each sample's prompt (the strategy's first model call), gold, meta and fingerprint: JSON lines, Parquet,
+    or a Hugging Face datasets folder."""
     from structbench.runner.export import export_lines
 
-    b, variant, samples, strat = _load_one(bench, strategy, option, limit, seed, data_dir)
-    tmp = out.with_name(f".{out.name}.tmp")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with open(tmp, "w") as fh:
-        for line in export_lines(b, variant, samples, strat):
-            fh.write(json.dumps(line, ensure_ascii=False) + "\n")
-    os.replace(tmp, out)
+    b, variant, samples, strat, settings = _load_one(bench, strategy, option, limit, seed, data_dir)
+    lines = export_lines(b, variant, samples, strat, settings)
+    if format != ExportFormat.jsonl:
+        _export_arrow(format, lines, out, f"{b.title}: {b.name}:{variant}, strategy {strat.name}", settings.flags())
+    else:
+        tmp = out.with_name(f".{out.name}.tmp")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "w") as fh:
+            for line in lines:
+                fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+        os.replace(tmp, out)
     typer.echo(f"wrote {len(samples)} samples to {out}")
+
+
+def _export_arrow(format: ExportFormat, lines: Any, out: Path, title: str, flags: str) -> None:
+    """``--format parquet`` or ``hf`` (needs ``pip install 'structbench[datasets]'``)."""
+    try:
+        from structbench.runner import tabular
+    except ImportError as err:
+        raise UsageError(f"--format {format.value} needs pyarrow: pip install 'structbench[datasets]' ({err})"
+                         ) from None
+    if format == ExportFormat.parquet:
+        tabular.write_parquet(lines, out)
+    else:
+        if out.exists() and not out.is_dir():
+            raise UsageError(f"--out {out}: --format hf writes a folder; this is a file")
+        description = (f"Exported with `structbench export {flags} --format hf`. Score a model's outputs with "
+                       f"`structbench score {flags} --predictions FILE` (lines with `id`, `fingerprint`, `output`).")
+        tabular.write_hf_dataset(lines, out, title=title, description=description)
 
 
 @app.command()
 def score(
     bench: BenchArg,
-    predictions: Annotated[Path, typer.Option("--predictions", "-p", help="JSON lines with 'id' and 'output'.")],
+    predictions: Annotated[
+        Path, typer.Option("--predictions", "-p", help="JSON lines with 'id', 'fingerprint' and 'output'.")
+    ],
     strategy: StrategyOpt = None,
     out: Annotated[Path | None, typer.Option("--out", help="Write metrics JSON here.")] = None,
     limit: LimitOpt = None,
@@ -270,22 +526,41 @@ def score(
     option: OptionOpt = None,
     data_dir: DataDirOpt = None,
     model: Annotated[str, typer.Option(help="Model name to record in the results.")] = "predictions",
+    unchecked: Annotated[
+        bool,
+        typer.Option("--unchecked", help="Score lines without a 'fingerprint' by id alone (not recommended)."),
+    ] = False,
 ) -> None:
     """Parse and score raw model outputs with the benchmark's own parser and metrics."""
     from structbench.report.markdown import render
     from structbench.results import MetricsFile
     from structbench.runner.export import read_predictions, score_predictions
+    from structbench.runner.failures import Failure, failure_summary
     from structbench.runner.store import write_json_atomic
 
     preds = read_predictions(predictions)
-    b, variant, samples, strat = _load_one(bench, strategy, option, limit, seed, data_dir)
-    entry = score_predictions(b, variant, samples, strat, preds, source=predictions, model=model)
+    b, variant, samples, strat, settings = _load_one(bench, strategy, option, limit, seed, data_dir)
+    failures: list[Failure] = []
+    entry = score_predictions(b, variant, samples, strat, preds, source=predictions, model=model,
+                              settings=settings, require_fingerprint=not unchecked, on_failure=failures.append)
     metrics = MetricsFile(results=[entry])
     _print_markdown(render(metrics, title=f"scores of {predictions}"))
     if entry.missing:
         typer.echo(f"warning: {len(entry.missing)} sample(s) missing from {predictions}, counted as wrong", err=True)
+    _echo_exclusions(metrics)
     if out is not None:
-        write_json_atomic(out, metrics.model_dump())
+        write_json_atomic(out, metrics.model_dump(mode="json"))
+    if failures:
+        typer.echo(
+            failure_summary(
+                failures,
+                len(samples),
+                details="they are counted in harness_errors and left out of the metrics",
+                retry="scoring again after a fix of the benchmark retries them",
+            ),
+            err=True,
+        )
+        raise typer.Exit(ExitCode.FAILED_SAMPLES)
 
 
 app.command("report")(report_cmds.report)
@@ -294,19 +569,23 @@ app.command("compare")(report_cmds.compare)
 
 def _load_one(
     entry: str, strategy: str | None, option: list[str] | None, limit: int | None, seed: int, data_dir: Path | None
-) -> tuple[Any, str, list[Any], Any]:
+) -> tuple[Any, str, list[Any], Any, Any]:
+    """The benchmark, variant, samples and strategy of ``export``/``score``, and the settings that pick them."""
     from structbench.benchmarks import BENCHMARKS
     from structbench.datasets import DataContext
-    from structbench.runner.config import check_options_used, parse_options, split_bench
-    from structbench.runner.run import load_benchmark
+    from structbench.runner.config import check_limit, check_options_used, parse_options, split_bench
+    from structbench.runner.export import ExportSettings
+    from structbench.runner.run import load_benchmark, load_samples
 
+    check_limit(limit)
     options = parse_options(option or [])
     check_options_used([BENCHMARKS.get(split_bench(entry)[0])], options)
     bench, variant = load_benchmark(entry, options)
-    samples = bench.load(variant, DataContext.from_env(data_dir), seed=seed, limit=limit)
-    if limit is not None:
-        samples = samples[:limit]
-    return bench, variant, samples, bench.strategy(strategy)
+    strat = bench.strategy(strategy)
+    samples = load_samples(bench, variant, DataContext.from_env(data_dir), seed=seed, limit=limit)
+    settings = ExportSettings(bench=f"{bench.name}:{variant}", strategy=strat.name, seed=seed, limit=limit,
+                              options=options)
+    return bench, variant, samples, strat, settings
 
 
 def _print_markdown(text: str) -> None:
@@ -318,10 +597,53 @@ def _print_markdown(text: str) -> None:
         typer.echo(text)
 
 
+STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES})
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
 def main() -> None:
-    """Entry point: user and data errors print one line and exit 2; nothing else is swallowed."""
+    """Entry point: known failures print one line (secrets redacted) and exit with their ``ExitCode``; a bug
+    prints its traceback (redacted too) and exits 1; SIGTERM ends like Ctrl-C, with 143."""
+    signal.signal(signal.SIGTERM, _terminate)
+    _redact_logs()
     try:
         app()
+    except KeyboardInterrupt:
+        typer.echo("interrupted (Ctrl-C)", err=True)
+        sys.exit(ExitCode.INTERRUPTED)
+    except Terminated:
+        typer.echo("terminated (SIGTERM)", err=True)
+        sys.exit(ExitCode.TERMINATED)
     except StructbenchError as err:
-        typer.echo(f"error: {err}", err=True)
+        typer.echo(redact(f"error: {err}"), err=True)
         sys.exit(err.exit_code)
+    except OSError as err:
+        if err.errno not in STORAGE_ERRNOS:
+            _crash()
+        where = f"{err.filename}: " if err.filename else ""
+        typer.echo(redact(f"error: {where}cannot be written: {err.strerror}"), err=True)
+        sys.exit(ExitCode.STORAGE)
+    except Exception:
+        _crash()
+
+
+def _redact_logs() -> None:
+    """Log warnings to stderr as Python would without a handler, with secrets redacted."""
+    import logging
+
+    class Redacting(logging.Formatter):
+        def format(self, record: logging.LogRecord) -> str:
+            return redact(super().format(record))
+
+    handler = logging.StreamHandler()
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(Redacting("%(message)s"))
+    logging.getLogger().addHandler(handler)
+
+
+def _crash() -> None:
+    typer.echo(redact(traceback.format_exc()), err=True)
+    sys.exit(ExitCode.INTERNAL)

@@ -89,8 +89,12 @@ def compare(
 
     stats = _stats(resamples, seed, confidence)
     a, b = load_run(run_a), load_run(run_b)
-    rows = compare_runs(a, b, stats=stats, benches=BenchmarkCache(), strategy_a=strategy_a, strategy_b=strategy_b)
+    benches = BenchmarkCache()
+    rows = compare_runs(a, b, stats=stats, benches=benches, strategy_a=strategy_a, strategy_b=strategy_b)
     _echo_markdown(comparison_markdown(rows, str(run_a), str(run_b)))
+    skipped = [f"{name} {why}" for name, why in benches.notes.items()]
+    for line in skipped:
+        typer.echo(f"note: left out {line}: its headline cannot be recomputed", err=True)
     if out is not None:
         write_json_atomic(
             out,
@@ -101,6 +105,7 @@ def compare(
                 "seed": stats.seed,
                 "confidence": stats.confidence,
                 "comparisons": [c.as_dict() for c in rows],
+                "skipped": skipped,
             },
         )
         typer.echo(f"wrote {out}")

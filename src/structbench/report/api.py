@@ -9,11 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from structbench.errors import UsageError
+from structbench.redact import redact
 from structbench.report.build import build_document
 from structbench.report.document import Document
 from structbench.report.entries import EntryView, StatsOptions, collect
 from structbench.report.html import DEFAULT_MAX_TEXT, render_html
+from structbench.report.leaderboard import leaderboard_section
 from structbench.report.markdown import render_document
+from structbench.report.paper import paper_sections
 from structbench.report.runs import BenchmarkCache, load_run
 from structbench.runner.store import write_json_atomic
 
@@ -40,27 +43,45 @@ def prepare(run_dirs: Sequence[Path], options: ReportOptions) -> tuple[Document,
     benches = BenchmarkCache()
     views = collect(runs, options.stats, benches)
     notes = [
-        f"{name} {why}; its intervals are those of the mean per-sample score."
-        for name, why in benches.notes.items()
+        f"{v.section}/{v.strategy}/{v.label}: no confidence interval for {v.result.headline.name}: {v.no_interval}."
+        for v in views
+        if v.no_interval is not None and v.result.n > 0
     ]
     notes += [
-        f"{v.section}/{v.strategy}/{v.label}: {len(v.records)} sample records for n = {v.result.n}."
+        f"{v.section}/{v.strategy}/{v.label}: no sample was scored (n = 0), so there is no metric; "
+        f"{v.result.errors} model and {v.result.harness_errors} harness errors."
         for v in views
-        if len(v.records) != v.result.n
+        if v.result.n == 0
+    ]
+    notes += [
+        f"{v.section}/{v.strategy}/{v.label}: {v.result.harness_errors} sample(s) failed with a harness error "
+        "(a bug in a strategy, parser or scorer) and are left out of every metric."
+        for v in views
+        if v.result.harness_errors
+    ]
+    notes += [
+        f"{v.section}/{v.strategy}/{v.label}: {len(v.scored_records)} scored sample records for n = {v.result.n}."
+        for v in views
+        if len(v.scored_records) != v.result.n
     ]
     title = options.title or "structbench report: " + ", ".join(str(p) for p in run_dirs)
-    return build_document(views, title, notes, figures=options.figures), views
+    doc = build_document(views, title, notes, figures=options.figures)
+    board = leaderboard_section(views, options.stats)
+    papers = paper_sections(views, runs, options.stats, figures=options.figures)
+    doc.sections[1:1] = [*([board] if board else []), *papers]
+    return doc, views
 
 
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
+    tmp.write_text(redact(text), encoding="utf-8")  # run directories written before redaction existed too
     os.replace(tmp, path)
 
 
 def results_json(views: Sequence[EntryView]) -> dict[str, Any]:
-    """Every entry with its metrics (headline statistics included) and the interval's parameters."""
+    """Every entry with its metrics (headline statistics included) and the interval's parameters, or why it has
+    no interval."""
     return {
         "results": [
             {
@@ -68,6 +89,7 @@ def results_json(views: Sequence[EntryView]) -> dict[str, Any]:
                 "run": str(v.run),
                 "label": v.label,
                 "interval": v.interval.as_dict() if v.interval else None,
+                "no_interval": v.no_interval,
             }
             for v in views
         ]
@@ -103,4 +125,4 @@ def markdown_report(run_dirs: Sequence[Path], options: ReportOptions | None = No
     """The Markdown report without figures (for stdout)."""
     options = options or ReportOptions()
     doc, _ = prepare(run_dirs, ReportOptions(options.title, options.stats, options.samples, False, options.max_text))
-    return render_document(doc)
+    return redact(render_document(doc))

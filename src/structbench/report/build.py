@@ -18,6 +18,8 @@ from structbench.report.plots import (
 from structbench.report.tables import (
     breakdown_pivot,
     confusion_table,
+    confusions,
+    exclusion_table,
     fmt,
     group_order,
     headline_pivot,
@@ -26,6 +28,7 @@ from structbench.report.tables import (
     overview_table,
     unique,
 )
+from structbench.results import EXCLUDED
 
 
 def build_document(
@@ -44,6 +47,9 @@ def benchmark_section(name: str, views: list[EntryView], *, figures: bool) -> Se
     bench = next((v.bench for v in views if v.bench is not None), None)
     title = f"{name}" + (f" — {bench.title}" if bench is not None else "")
     section = Section(title, [headline_pivot(views), metrics_table(views)])
+    excluded = exclusion_table(views)
+    if excluded is not None:
+        section.blocks.append(excluded)
     keys = unique(k for v in views for k in v.result.breakdowns)
     for key in keys:
         child = Section(f"{name} by {key}")
@@ -84,8 +90,8 @@ def heatmap_sections(name: str, views: list[EntryView], keys: list[str]) -> list
 
 
 def confusion_section(name: str, views: list[EntryView], *, figures: bool) -> Section | None:
-    """Confusion matrices from ``extra["confusion_matrix"]``: one figure, then the tables (folded in HTML)."""
-    tables: list[Block] = [t for v in views if (t := confusion_table(v)) is not None]
+    """Every entry's confusion matrices (``confusion_matrices``): one figure, then the tables (folded in HTML)."""
+    tables: list[Block] = [confusion_table(v, title, cm) for v in views for title, cm in confusions(v)]
     if not tables:
         return None
     stem = slug(f"{name}-confusion")
@@ -117,7 +123,13 @@ def entry_section(v: EntryView) -> Section:
     r = v.result
     overall = TableBlock(["metric", "value"], [[k, fmt(x)] for k, x in r.metrics.items()])
     section = Section(f"{v.section} / {r.strategy} / {v.label}", [overall], collapsed=True)
-    section.blocks.append(TextBlock(f"run directory: {v.run}; n = {r.n}; errors = {r.errors}"))
+    section.blocks.append(
+        TextBlock(f"run directory: {v.run}; n = {r.n}; errors = {r.errors}; harness errors = {r.harness_errors}")
+    )
+    if v.no_interval is not None:
+        section.blocks.append(TextBlock(f"no confidence interval for {r.headline.name}: {v.no_interval}"))
+    for e in r.extra.get(EXCLUDED, []):
+        section.blocks.append(TextBlock(f"left out: {e.get('count')} {e.get('reason')}"))
     if r.missing:
         section.blocks.append(TextBlock(f"{len(r.missing)} sample(s) had no prediction and count as wrong."))
     for key, groups in r.breakdowns.items():

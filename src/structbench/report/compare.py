@@ -48,10 +48,11 @@ class Comparison:
 
 def _by_entry(run: RunDir, strategy: str | None) -> dict[tuple[str, str, str], dict[str, SampleRecord]]:
     """(benchmark, variant, strategy) -> id -> record, ids in sorted order (pairs are resampled in that
-    order); a run holding one id twice (two models) is refused."""
+    order); a run holding one id twice (two models) is refused. Harness errors were never scored and take
+    no part."""
     out: dict[tuple[str, str, str], dict[str, SampleRecord]] = defaultdict(dict)
     for r in sorted(run.records, key=lambda r: r.id):
-        if strategy is not None and r.strategy != strategy:
+        if (strategy is not None and r.strategy != strategy) or not r.counted:
             continue
         bucket = out[(r.benchmark, r.variant, r.strategy)]
         if r.id in bucket:
@@ -70,17 +71,38 @@ def _headline(run: RunDir, key: tuple[str, str, str], bench: Benchmark | None) -
     raise UsageError(f"{run.path}: no metrics for {key[0]}:{key[1]}/{key[2]}")
 
 
-def _statistic(pool: Sequence[Scored], bench: Benchmark | None, metric: str, method: str) -> Statistic:
-    if method == "aggregate" and bench is not None:
+def _statistic(pool: Sequence[Scored], bench: Benchmark, metric: str, method: str) -> Statistic:
+    if method == "aggregate":
         return bench.statistic(pool, metric) or AggregateStatistic(bench, pool, metric)
     return MeanStatistic(scores_of(pool))
+
+
+def paired_records_test(
+    pairs: Sequence[tuple[SampleRecord, SampleRecord]],
+    bench: Benchmark,
+    metric: str,
+    stats: StatsOptions,
+    method: str | None = None,
+) -> PairedTest:
+    """Paired bootstrap and approximate randomization of B against A on ``metric`` over aligned pairs of
+    records (A, B); ``method`` (``mean``/``aggregate``) is probed on the pooled records when not given."""
+    pool = [x.scored() for x, _ in pairs] + [y.scored() for _, y in pairs]
+    if method is None:
+        _, method = metric_statistic(pool, bench, metric)
+    return paired_test(
+        _statistic(pool, bench, metric, method),
+        len(pairs),
+        resamples=stats.resamples,
+        seed=stats.seed,
+        confidence=stats.confidence,
+    )
 
 
 def _compare_entry(
     key: tuple[str, str, str],
     strategy_b: str,
     pairs: list[tuple[SampleRecord, SampleRecord]],
-    bench: Benchmark | None,
+    bench: Benchmark,
     metric: str,
     breakdowns: list[str],
     stats: StatsOptions,
@@ -90,14 +112,7 @@ def _compare_entry(
     _, method = metric_statistic(pool, bench, metric)
 
     def test(breakdown: str, group: str, subset: list[tuple[SampleRecord, SampleRecord]]) -> Comparison:
-        sub = [x.scored() for x, _ in subset] + [y.scored() for _, y in subset]
-        t = paired_test(
-            _statistic(sub, bench, metric, method),
-            len(subset),
-            resamples=stats.resamples,
-            seed=stats.seed,
-            confidence=stats.confidence,
-        )
+        t = paired_records_test(subset, bench, metric, stats, method)
         return Comparison(key[0], key[1], key[2], strategy_b, metric, method, breakdown, group, t)
 
     out = [test(OVERALL, "", pairs)]
@@ -120,7 +135,9 @@ def compare_runs(
     strategy_a: str | None = None,
     strategy_b: str | None = None,
 ) -> list[Comparison]:
-    """Paired tests for every entry the two runs share, overall and per breakdown group."""
+    """Paired tests for every entry the two runs share, overall and per breakdown group. Entries of a benchmark
+    that cannot be loaded are left out (``benches.notes`` says why): without it the headline cannot be
+    recomputed on resamples, and the mean score must not stand in for it."""
     if (strategy_a is None) != (strategy_b is None):
         raise UsageError("give both --strategy-a and --strategy-b, or neither")
     left, right = _by_entry(a, strategy_a), _by_entry(b, strategy_b)
@@ -131,8 +148,12 @@ def compare_runs(
         pairs = [(recs_a[i], recs_b[i]) for i in recs_a if i in recs_b]
         if pairs:
             bench = benches.get(key[0], a.options)
+            if bench is None:  # left out (``benches.notes`` says why): its headline cannot be recomputed
+                continue
             metric, breakdowns = _headline(a, key, bench)
             out += _compare_entry(key, key_b[2], pairs, bench, metric, breakdowns, stats)
+    if not out and benches.notes:
+        raise UsageError("nothing to compare: " + "; ".join(f"{k} {why}" for k, why in benches.notes.items()))
     if not out:
         raise UsageError(
             f"{a.path} and {b.path} share no samples (pairs need the same benchmark, variant, strategy and id)"

@@ -19,9 +19,13 @@ def group_value(record: SampleRecord, key: str) -> str | None:
 
 
 def crosstab(view: EntryView, keys: tuple[str, str]) -> tuple[list[str], list[str], np.ndarray] | None:
-    """(row values, column values, grid of the headline); None unless both keys have two or more values."""
+    """(row values, column values, grid of the headline); None unless both keys have two or more values, or
+    when the benchmark is not at hand to compute its headline."""
+    if view.bench is None:
+        return None
+    bench = view.bench
     cells: dict[tuple[str, str], list[SampleRecord]] = defaultdict(list)
-    for r in view.records:
+    for r in view.scored_records:
         a, b = group_value(r, keys[0]), group_value(r, keys[1])
         if a is not None and b is not None:
             cells[(a, b)].append(r)
@@ -32,9 +36,5 @@ def crosstab(view: EntryView, keys: tuple[str, str]) -> tuple[list[str], list[st
     metric = view.result.headline.name
     grid = np.full((len(rows), len(cols)), math.nan)
     for (a, b), recs in cells.items():
-        if view.bench is not None:
-            value = view.bench.aggregate([r.scored() for r in recs]).get(metric, math.nan)
-        else:
-            value = float(np.mean([r.score for r in recs]))
-        grid[rows.index(a), cols.index(b)] = value
+        grid[rows.index(a), cols.index(b)] = bench.aggregate([r.scored() for r in recs]).get(metric, math.nan)
     return rows, cols, grid

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,11 +34,19 @@ class EntryView:
     result: ResultEntry
     """The entry, its metrics extended with the headline's standard error and CI."""
     records: list[SampleRecord]
+    """Every record of the entry, failed ones included (the sample browser shows them)."""
     label: str
     """The model's name, with the run directory added when several runs share a model name."""
     run: Path
     interval: Interval | None
     bench: Benchmark | None
+    no_interval: str | None = None
+    """Why the headline has no interval (None when it has one)."""
+
+    @property
+    def scored_records(self) -> list[SampleRecord]:
+        """The records that take part in the metrics: all but harness errors, which were never scored."""
+        return [r for r in self.records if r.counted]
 
     @property
     def section(self) -> str:
@@ -63,21 +72,28 @@ def headline_interval(
     records: list[SampleRecord],
     bench: Benchmark | None,
     stats: StatsOptions,
-    notes: dict[str, str],
-) -> Interval:
-    """The headline's interval; if the benchmark's ``aggregate`` fails on a resample, the mean-score fallback."""
-    scored = [r.scored() for r in records]
-
-    def interval(b: Benchmark | None) -> Interval:
-        return metric_interval(
-            scored, b, result.headline.name, confidence=stats.confidence, resamples=stats.resamples, seed=stats.seed
-        )
-
+    why_not: str | None = None,
+) -> tuple[Interval | None, str | None]:
+    """The headline's bootstrap interval over the scored ``records``, or None and the reason there is none
+    (the benchmark cannot be loaded, its ``aggregate`` fails on a resample, the metric is undefined on
+    every resample). ``why_not`` is why ``bench`` is None."""
+    scored = [r.scored() for r in records if r.counted]
+    if result.headline.value is None:
+        return None, "no sample was scored"
+    if not scored:
+        return None, "the run directory holds no sample records to resample"
+    if bench is None:
+        return None, f"{result.benchmark} {why_not or 'could not be loaded'}, so the metric cannot be recomputed"
     try:
-        return interval(bench)
+        interval = metric_interval(
+            scored, bench, result.headline.name, confidence=stats.confidence, resamples=stats.resamples,
+            seed=stats.seed,
+        )
     except Exception as err:  # a benchmark bug must not lose the whole report
-        notes[result.benchmark] = f"aggregate() failed on a bootstrap resample ({type(err).__name__}: {err})"
-        return interval(None)
+        return None, f"aggregate() failed on a bootstrap resample ({type(err).__name__}: {err})"
+    if math.isnan(interval.low) or math.isnan(interval.high):
+        return None, "the metric is undefined on every bootstrap resample"
+    return interval, None
 
 
 def collect(runs: list[RunDir], stats: StatsOptions, benches: BenchmarkCache) -> list[EntryView]:
@@ -89,7 +105,7 @@ def collect(runs: list[RunDir], stats: StatsOptions, benches: BenchmarkCache) ->
         for result in run.metrics.results:
             records = entry_records(result, grouped)
             bench = benches.get(result.benchmark, run.options)
-            interval = headline_interval(result, records, bench, stats, benches.notes) if records else None
+            interval, why = headline_interval(result, records, bench, stats, benches.notes.get(result.benchmark))
             label = result.model if runs_of_model[result.model] == 1 else f"{result.model} ({run.path.name})"
-            views.append(EntryView(with_interval(result, interval), records, label, run.path, interval, bench))
+            views.append(EntryView(with_interval(result, interval), records, label, run.path, interval, bench, why))
     return views

@@ -69,6 +69,7 @@ def browser_payload(views: Sequence[EntryView], max_text: int = DEFAULT_MAX_TEXT
                     "values": r.values,
                     "meta": r.meta,
                     "error": r.error,
+                    "error_kind": r.error_kind,
                 }
             )
     return {"prompts": prompts, "records": records}

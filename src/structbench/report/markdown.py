@@ -4,26 +4,51 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from structbench.confusion import ConfusionMatrix
 from structbench.report.document import Document, Section, TableBlock, TextBlock
-from structbench.results import MetricsFile, ResultEntry
+from structbench.results import EXCLUDED, MetricsFile, ResultEntry
 
 
-def _fmt(value: float) -> str:
-    return f"{value:.4f}"
+def _fmt(value: float | None) -> str:
+    """Four decimals; ``–`` for no value (nothing scored)."""
+    return "–" if value is None else f"{value:.4f}"
+
+
+def _interval(r: ResultEntry) -> str:
+    h = r.headline
+    if h.ci_low is None or h.ci_high is None:
+        return "–"
+    return f"[{_fmt(h.ci_low)}, {_fmt(h.ci_high)}]"
+
+
+def _baselines(r: ResultEntry) -> str:
+    return ", ".join(f"{name} {_fmt(value)}" for name, value in r.baselines.items()) or "–"
 
 
 def headline_table(metrics: MetricsFile) -> str:
-    """One row per (benchmark, variant, strategy, model) with the headline metric."""
+    """One row per (benchmark, variant, strategy, model): the headline with its interval, its denominator
+    (samples scored, model and harness errors), and the baselines to read it against."""
+    confidence = next((r.headline.confidence for r in metrics.results if r.headline.confidence), 0.95)
     rows = [
-        "| benchmark | variant | strategy | model | metric | value | n | errors |",
-        "|---|---|---|---|---|---|---|---|",
+        f"| benchmark | variant | strategy | model | metric | value | {confidence:.0%} CI | n | errors "
+        "| harness errors | baselines |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in metrics.results:
         rows.append(
             f"| {r.benchmark} | {r.variant} | {r.strategy} | {r.model} | {r.headline.name} | "
-            f"{_fmt(r.headline.value)} | {r.n} | {r.errors} |"
+            f"{_fmt(r.headline.value)} | {_interval(r)} | {r.n} | {r.errors} | {r.harness_errors} | {_baselines(r)} |"
         )
     return "\n".join(rows)
+
+
+def confusion_markdown(name: str, cm: ConfusionMatrix) -> list[str]:
+    """A confusion matrix as a pipe table: gold rows, predicted columns."""
+    out = [f"*Confusion matrix ({cm.title or name}), {cm.total} samples*", ""]
+    out.append("| | " + " | ".join(f"pred: {p}" for p in cm.predicted) + " |")
+    out.append("|---|" + "---|" * len(cm.predicted))
+    out.extend(f"| gold: {g} | " + " | ".join(map(str, row)) + " |" for g, row in zip(cm.gold, cm.counts, strict=True))
+    return out
 
 
 def entry_section(r: ResultEntry) -> str:
@@ -32,8 +57,17 @@ def entry_section(r: ResultEntry) -> str:
     out.append("| metric | value |")
     out.append("|---|---|")
     out.extend(f"| {k} | {_fmt(v)} |" for k, v in r.metrics.items())
+    if r.n == 0:
+        out += ["", "No sample was scored, so there is no metric."]
     if r.missing:
         out += ["", f"{len(r.missing)} sample(s) had no prediction and count as wrong."]
+    if r.harness_errors:
+        out += ["", f"{r.harness_errors} sample(s) failed with a harness error (a bug in a strategy, parser or "
+                "scorer): not scored, and left out of every metric."]
+    for e in r.extra.get(EXCLUDED, []):
+        out += ["", f"Left out: {e.get('count')} {e.get('reason')}."]
+    for name, cm in r.confusion_matrices.items():
+        out += ["", *confusion_markdown(name, cm)]
     for key, groups in r.breakdowns.items():
         names = list(dict.fromkeys(name for g in groups.values() for name in g.metrics))
         out += ["", f"### by {key}", "", f"| {key} | n | " + " | ".join(names) + " |"]

@@ -19,7 +19,7 @@ import numpy as np
 
 from structbench.report.crosstab import crosstab
 from structbench.report.entries import EntryView
-from structbench.report.tables import confusion, group_order, label_counts, numeric_value
+from structbench.report.tables import confusions, group_order, label_counts, numeric_value
 
 MAX_PANELS = 12
 MAX_SERIES = 12
@@ -196,8 +196,8 @@ def heatmap_figure(
 
 
 def confusion_figure(views: Sequence[EntryView], name: str) -> str | None:
-    """Confusion matrices (rows = gold, columns = predicted; colour = share of the gold row)."""
-    panels = [(v, cm) for v in views if (cm := confusion(v)) is not None][:MAX_PANELS]
+    """Confusion matrices (rows = gold, columns = predicted, rectangular allowed; colour = share of the gold row)."""
+    panels = [(v, title, cm) for v in views for title, cm in confusions(v)][:MAX_PANELS]
     if not panels:
         return None
     cols = min(3, len(panels))
@@ -205,15 +205,15 @@ def confusion_figure(views: Sequence[EntryView], name: str) -> str | None:
     with _rc(name):
         fig = _figure(3.4 * cols, 3.0 * rows)
         axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False)).ravel()
-        for ax, (v, (labels, matrix)) in zip(axes, panels, strict=False):
-            m = np.asarray(matrix, dtype=float)
+        for ax, (v, title, cm) in zip(axes, panels, strict=False):
+            m = np.asarray(cm.counts, dtype=float)
             share = m / np.maximum(m.sum(axis=1, keepdims=True), 1.0)
             ax.imshow(share, cmap="Blues", vmin=0.0, vmax=1.0)
-            ax.set_xticks(range(len(labels)), [plain(x) for x in labels], rotation=30, ha="right")
-            ax.set_yticks(range(len(labels)), [plain(x) for x in labels])
+            ax.set_xticks(range(len(cm.predicted)), [plain(x) for x in cm.predicted], rotation=30, ha="right")
+            ax.set_yticks(range(len(cm.gold)), [plain(x) for x in cm.gold])
             ax.set_xlabel("predicted")
             ax.set_ylabel("gold")
-            ax.set_title(plain(f"{v.label} / {v.strategy}"), fontsize=8)
+            ax.set_title(plain(f"{v.label} / {v.strategy}: {cm.title or title}"), fontsize=8)
             for (i, j), x in np.ndenumerate(m):
                 ax.text(j, i, f"{x:g}", ha="center", va="center", fontsize=7, color="w" if share[i, j] > 0.5 else "k")
         for ax in axes[len(panels) :]:

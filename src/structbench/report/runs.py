@@ -44,8 +44,12 @@ class RunDir:
 def load_run(path: Path) -> RunDir:
     """Read ``metrics.json`` (required), ``manifest.json`` and ``samples.jsonl`` (optional) of a run."""
     metrics_path = path / METRICS
+    if not path.is_dir():
+        raise UsageError(f"{path}: no such run directory")
     if not metrics_path.is_file():
-        raise UsageError(f"{path}: no {METRICS} (is the run finished? resume it with --resume {path})")
+        if (path / MANIFEST).is_file():
+            raise UsageError(f"{path}: no {METRICS} yet (the run did not finish; resume it with --resume {path})")
+        raise UsageError(f"{path}: not a structbench run directory (no {METRICS} or {MANIFEST})")
     try:
         metrics = MetricsFile.model_validate_json(metrics_path.read_text())
     except ValueError as err:
@@ -60,7 +64,7 @@ class BenchmarkCache:
     """Benchmark instances for re-aggregation, built with each run's options; None when not importable."""
 
     notes: dict[str, str] = field(default_factory=dict)
-    """Benchmark name -> why its intervals fall back to the mean per-sample score."""
+    """Benchmark name -> why it could not be loaded (its entries then get no interval)."""
     _cache: dict[tuple[str, tuple[tuple[str, str], ...]], Benchmark | None] = field(default_factory=dict)
 
     def get(self, name: str, options: dict[str, str]) -> Benchmark | None:
@@ -76,7 +80,7 @@ class BenchmarkCache:
         try:
             cls = BENCHMARKS.get(name)
             return cls(options_for(cls, options))
-        except Exception as err:  # any import or option failure: fall back to per-sample means
+        except Exception as err:  # any import or option failure: the report goes on without intervals
             self.notes[name] = f"could not be loaded ({type(err).__name__}: {err})"
             return None
 

@@ -8,8 +8,10 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from structbench.confusion import ConfusionMatrix
 from structbench.report.document import TableBlock
 from structbench.report.entries import EntryView
+from structbench.results import EXCLUDED
 
 MAX_GROUP_COLUMNS = 10
 """Breakdowns with more groups than this are laid out with groups as rows."""
@@ -70,10 +72,13 @@ def fmt(value: float | None) -> str:
 
 
 def fmt_headline(view: EntryView) -> str:
-    """``value [low, high]`` for the headline metric."""
+    """``value [low, high]`` for the headline metric; ``value (no CI)`` where there is no interval (the notes
+    say why), ``–`` where nothing was scored."""
     value = fmt(view.result.headline.value)
-    if view.interval is None:
+    if view.result.headline.value is None:
         return value
+    if view.interval is None:
+        return f"{value} (no CI)"
     return f"{value} [{fmt(view.interval.low)}, {fmt(view.interval.high)}]"
 
 
@@ -116,30 +121,43 @@ def headline_pivot(views: Sequence[EntryView]) -> TableBlock:
 
 
 def metrics_table(views: Sequence[EntryView]) -> TableBlock:
-    """Rows = (model, strategy); columns = n, errors and every metric, headline statistics last."""
+    """Rows = (model, strategy); columns = n, errors of both kinds and every metric, headline statistics last."""
     names = unique(name for v in views for name in v.result.metrics)
     rows = [
-        [v.label, v.strategy, str(v.result.n), str(v.result.errors), *(fmt(v.result.metrics.get(n)) for n in names)]
+        [v.label, v.strategy, str(v.result.n), str(v.result.errors), str(v.result.harness_errors),
+         *(fmt(v.result.metrics.get(n)) for n in names)]
         for v in views
     ]
     methods = unique(v.interval.method for v in views if v.interval)
-    note = "Headline statistics: " + "; ".join(METHOD_NOTES[m] for m in methods) if methods else ""
-    return TableBlock(columns=["model", "strategy", "n", "errors", *names], rows=rows, caption="All metrics", note=note)
+    notes = [METHOD_NOTES[m] for m in methods]
+    missing = [f"{v.label} / {v.strategy}: {v.no_interval}" for v in views if v.no_interval and v.result.n > 0]
+    if missing:
+        notes.append("no interval for " + "; ".join(missing))
+    note = "Headline statistics: " + "; ".join(notes) if notes else ""
+    note += (". n counts the scored samples (model errors count as wrong); harness errors are not scored"
+             if any(v.result.harness_errors for v in views) else "")
+    return TableBlock(columns=["model", "strategy", "n", "errors", "harness errors", *names], rows=rows,
+                      caption="All metrics", note=note)
 
 
 METHOD_NOTES = {
     "mean": "mean of per-sample scores, analytic standard error, percentile bootstrap CI",
-    "aggregate": "corpus-level metric re-aggregated on each bootstrap resample (SE = bootstrap std)",
-    "mean-fallback": "benchmark unavailable (see the notes at the top): CI of the mean per-sample score",
+    "aggregate": "the metric re-computed on each bootstrap resample, percentile CI (SE = bootstrap std)",
 }
 
 
 def breakdown_pivot(views: Sequence[EntryView], key: str, metric: str | None = None) -> TableBlock | None:
-    """The headline (or ``metric``) per group of ``key``: (model, strategy) rows, or group rows if many."""
+    """The headline (or ``metric``) per group of ``key``: (model, strategy) rows, or group rows if many. When no
+    group has the headline (a breakdown over samples it does not apply to), the first of the entry's metrics
+    that the groups have."""
     having = [v for v in views if key in v.result.breakdowns]
     if not having:
         return None
-    metric = metric or having[0].result.headline.name
+    if metric is None:
+        present = {m for v in having for group in v.result.breakdowns[key].values() for m in group.metrics}
+        metric = having[0].result.headline.name
+        if metric not in present:
+            metric = next((m for m in having[0].result.metrics if m in present), metric)
     groups = sorted(unique(g for v in having for g in v.result.breakdowns[key]), key=group_order)
     sizes = {g: {v.result.breakdowns[key][g].n for v in having if g in v.result.breakdowns[key]} for g in groups}
 
@@ -169,33 +187,40 @@ def _best_per_row(values: list[list[float | None]]) -> set[tuple[int, int]]:
     return {(i, j) for j, i in _best_per_column(transposed)}
 
 
-def confusion(view: EntryView) -> tuple[list[str], list[list[float]]] | None:
-    """``extra["confusion_matrix"]`` as (labels, matrix with gold rows and predicted columns), if well formed."""
-    raw: Any = view.result.extra.get("confusion_matrix")
-    if not isinstance(raw, dict):
-        return None
-    labels, matrix = raw.get("labels"), raw.get("matrix")
-    if not isinstance(labels, list) or not isinstance(matrix, list) or len(matrix) != len(labels):
-        return None
-    if any(not isinstance(row, list) or len(row) != len(labels) for row in matrix):
-        return None
-    return [str(x) for x in labels], [[float(x) for x in row] for row in matrix]
+def confusions(view: EntryView) -> list[tuple[str, ConfusionMatrix]]:
+    """The entry's confusion matrices (name, matrix) in the order the benchmark gave them."""
+    return list(view.result.confusion_matrices.items())
 
 
-def confusion_table(view: EntryView) -> TableBlock | None:
-    """The confusion matrix as a table: gold labels as rows, predicted labels as columns."""
-    cm = confusion(view)
-    if cm is None:
-        return None
-    labels, matrix = cm
-    rows = [[f"gold: {g}", *(f"{x:g}" for x in row)] for g, row in zip(labels, matrix, strict=True)]
-    bold = {(i, i + 1) for i in range(len(labels))}
+def confusion_caption(view: EntryView, name: str, cm: ConfusionMatrix) -> str:
+    title = cm.title or name
+    return f"Confusion matrix ({title}): {view.label} / {view.strategy}, {cm.total} samples"
+
+
+def confusion_table(view: EntryView, name: str, cm: ConfusionMatrix) -> TableBlock:
+    """A confusion matrix as a table: gold labels as rows, predicted labels as columns (matches in bold)."""
+    rows = [[f"gold: {g}", *(str(x) for x in row)] for g, row in zip(cm.gold, cm.counts, strict=True)]
+    bold = {(i, cm.predicted.index(g) + 1) for i, g in enumerate(cm.gold) if g in cm.predicted}
     return TableBlock(
-        columns=["", *(f"pred: {p}" for p in labels)],
+        columns=["", *(f"pred: {p}" for p in cm.predicted)],
         rows=rows,
-        caption=f"Confusion matrix: {view.label} / {view.strategy}",
+        caption=confusion_caption(view, name, cm),
         bold=bold,
     )
+
+
+def exclusion_table(views: Sequence[EntryView]) -> TableBlock | None:
+    """What each entry's benchmark left out (``extra["excluded"]``), with counts and reasons."""
+    rows = [
+        [v.label, v.strategy, str(e.get("count", "")), str(e.get("reason", ""))]
+        for v in views
+        for e in v.result.extra.get(EXCLUDED, [])
+        if isinstance(e, dict)
+    ]
+    if not rows:
+        return None
+    return TableBlock(columns=["model", "strategy", "count", "reason"], rows=rows,
+                      caption="Samples the benchmark left out, and why")
 
 
 def label_of(value: Any) -> str | None:
@@ -211,12 +236,12 @@ def label_counts(views: Sequence[EntryView]) -> tuple[list[str], Counter[str], l
     """Labels, gold counts and per-entry counts of parsed answers, when answers are a few scalar labels."""
     per_view: list[Counter[str]] = []
     for v in views:
-        parsed = [label_of(r.parsed) for r in v.records]
+        parsed = [label_of(r.parsed) for r in v.scored_records]
         if not parsed or any(lab is None for lab in parsed):
             return None
         per_view.append(Counter(lab for lab in parsed if lab is not None))
     gold: Counter[str] = Counter()
-    for r in views[0].records:
+    for r in views[0].scored_records:
         g = label_of(r.gold)
         if g is None:
             return None
@@ -242,7 +267,7 @@ def label_table(views: Sequence[EntryView]) -> TableBlock | None:
 
 
 def overview_table(views: Sequence[EntryView]) -> TableBlock:
-    """One row per entry: benchmark, variant, strategy, model, headline with SE and CI, n, errors."""
+    """One row per entry: benchmark, variant, strategy, model, headline with SE and CI, n, errors of both kinds."""
     rows = []
     for v in views:
         r, iv = v.result, v.interval
@@ -258,11 +283,13 @@ def overview_table(views: Sequence[EntryView]) -> TableBlock:
                 f"[{fmt(iv.low)}, {fmt(iv.high)}]" if iv else "–",
                 str(r.n),
                 str(r.errors),
+                str(r.harness_errors),
             ]
         )
     conf = next((v.interval.confidence for v in views if v.interval), 0.95)
     return TableBlock(
-        columns=["benchmark", "variant", "strategy", "model", "metric", "value", "SE", f"{conf:.0%} CI", "n", "errors"],
+        columns=["benchmark", "variant", "strategy", "model", "metric", "value", "SE", f"{conf:.0%} CI", "n", "errors",
+                 "harness errors"],
         rows=rows,
         caption="Headline metric of every run entry",
     )

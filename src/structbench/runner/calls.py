@@ -11,28 +11,46 @@ from contextvars import Token
 from dataclasses import dataclass, replace
 from types import TracebackType
 
-from structbench.backends.base import Backend, Request, Response, cache_fields, cache_key
+from structbench.backends.base import (
+    Backend,
+    BackendError,
+    Request,
+    Response,
+    cache_fields,
+    cache_key,
+    unusable_reason,
+)
 from structbench.backends.factory import BackendSpec, make_backend
 from structbench.benchmark import Generate, other_models
-from structbench.runner.cache import ResponseCache
+from structbench.runner.cache import CacheReadError, CacheWriteError, ResponseCache
+from structbench.runner.control import RunControl
+from structbench.runner.settings import RequestSettings
 
 
 class ModelCaller:
-    """Sends requests to one backend, answering repeats from the cache and joining identical in-flight calls."""
+    """Sends requests to one backend, answering repeats from the cache and joining identical in-flight calls.
 
-    def __init__(self, backend: Backend, cache: ResponseCache | None) -> None:
+    Every reply is checked before it is cached or used (an unusable one is a ``BackendError``), and every
+    call's outcome goes to the run's ``RunControl`` (the circuit breaker, cache failures)."""
+
+    def __init__(self, backend: Backend, cache: ResponseCache | None, control: RunControl | None = None) -> None:
         self.backend = backend
         self.cache = cache if backend.cacheable else None
+        self.control = control if control is not None else RunControl()
         self._inflight: dict[str, asyncio.Future[Response]] = {}
         self.model_calls = 0
 
     async def __call__(self, request: Request) -> Response:
-        if self.cache is None:
-            self.model_calls += 1
-            return await self.backend.generate(request)
+        cache = self.cache if self.control.cache_usable else None
+        if cache is None:
+            return await self._generate(request)
         fields = cache_fields(self.backend, request)
         key = cache_key(self.backend, request, fields)
-        hit = self.cache.get(key)
+        try:
+            hit = await cache.aget(key)
+        except CacheReadError as err:
+            self.control.cache_failed(err)  # raises unless the user chose to go on without the cache
+            hit = None
         if hit is not None:
             return replace(hit, cached=True)
         pending = self._inflight.get(key)
@@ -41,9 +59,8 @@ class ModelCaller:
         future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         try:
-            self.model_calls += 1
-            response = await self.backend.generate(request)
-            self.cache.put(key, self.backend.model, fields, response)
+            response = await self._generate(request)
+            await self._store(cache, key, fields, response)
             future.set_result(response)
             return response
         except BaseException as err:
@@ -53,6 +70,31 @@ class ModelCaller:
         finally:
             del self._inflight[key]
 
+    async def _generate(self, request: Request) -> Response:
+        """One model call, checked, and counted by the circuit breaker."""
+        self.model_calls += 1
+        try:
+            response = await self.backend.generate(request)
+            problem = unusable_reason(response)
+            if problem is not None:
+                raise BackendError(f"{self.backend.backend}:{self.backend.model}: unusable reply: {problem}",
+                                   cause="unusable reply")
+        except BackendError as err:
+            self.control.call_failed(self.backend.model, err)
+            raise
+        self.control.call_succeeded()
+        return response
+
+    async def _store(self, cache: ResponseCache, key: str, fields: bytes, response: Response) -> None:
+        """Commit ``response`` before anyone uses it; if the cache fails, keep it as the run's policy says."""
+        if self.control.cache_usable:
+            try:
+                await cache.aput(key, self.backend.model, fields, response)
+                return
+            except CacheWriteError as err:
+                self.control.cache_failed(err)
+        self.control.keep_unstored(key, self.backend.model, fields, response)
+
 
 class ModelPool:
     """Callers for models other than the run's own, each built on first use and sharing one response cache.
@@ -61,15 +103,17 @@ class ModelPool:
     at the end, so a judge's calls are cached like the run's own and nothing is left open.
     """
 
-    def __init__(self, cache: ResponseCache | None) -> None:
+    def __init__(self, cache: ResponseCache | None, control: RunControl | None = None) -> None:
         self.cache = cache
+        self.control = control if control is not None else RunControl()
         self.callers: dict[tuple[str, str | None], ModelCaller] = {}
         self._token: Token[Callable[[str, str | None], Generate]] | None = None
 
     def __call__(self, spec: str, base_url: str | None = None) -> ModelCaller:
         key = (spec, base_url)
         if key not in self.callers:
-            self.callers[key] = ModelCaller(make_backend(BackendSpec.parse(spec, base_url=base_url)), self.cache)
+            backend = make_backend(BackendSpec.parse(spec, base_url=base_url))
+            self.callers[key] = ModelCaller(backend, self.cache, self.control)
         return self.callers[key]
 
     @property
@@ -96,17 +140,18 @@ class ModelPool:
 
 @dataclass
 class CallLog:
-    """Per-sample bookkeeping around a ``ModelCaller``: the first request, call counts, the token cap."""
+    """Per-sample bookkeeping around a ``ModelCaller``: the first request, call counts, the run's request
+    settings (token cap, system prompt, chat-template arguments, sampling)."""
 
     caller: ModelCaller
-    max_tokens: int | None = None
+    settings: RequestSettings | None = None
     first: Request | None = None
     calls: int = 0
     cached: int = 0
 
     async def __call__(self, request: Request) -> Response:
-        if self.max_tokens is not None and request.params.max_tokens > self.max_tokens:
-            request = replace(request, params=replace(request.params, max_tokens=self.max_tokens))
+        if self.settings is not None:
+            request = self.settings.apply(request)
         if self.first is None:
             self.first = request
         self.calls += 1

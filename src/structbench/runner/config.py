@@ -12,6 +12,23 @@ from structbench.benchmark import Benchmark
 from structbench.errors import UsageError
 
 
+class Generation(BaseModel):
+    """Sampling settings a run imposes on every request, replacing the benchmark's and strategy's own values
+    (self-consistency's sampling temperature included); None keeps each request's own."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    temperature: float | None = Field(default=None, ge=0)
+    top_p: float | None = Field(default=None, gt=0, le=1)
+    seed: int | None = None
+    """The request seed sent to the model (not the run's ``seed``, which picks samples and shuffles)."""
+
+
+DEFAULTED_FIELDS = ("system_prompt", "chat_template_args", "generation", "model_options")
+"""``RunConfig`` fields added after run directories were first named; left out of the fingerprint while at their
+defaults, so such runs keep their directory names."""
+
+
 class RunConfig(BaseModel):
     """Everything that decides a run's results; two runs with equal configs are the same run."""
 
@@ -23,22 +40,40 @@ class RunConfig(BaseModel):
     benches: list[str]
     """``BENCH[:VARIANT]`` entries."""
     strategies: list[str] = Field(default_factory=list)
-    """Strategy names, applied to every benchmark; empty = each benchmark's default; ``all`` = every one."""
+    """Strategy names, applied to every benchmark (``BENCH[:VARIANT]/NAME``: to that one only); empty = each
+    benchmark's default; ``all`` = every one."""
     options: dict[str, str] = Field(default_factory=dict)
     """``key=value`` run options; ``bench.key`` targets one benchmark, a bare key every one that has it."""
-    limit: int | None = None
+    limit: int | None = Field(None, ge=1)
+    """Evaluate the first ``limit`` samples of each benchmark; None: all."""
     seed: int = 0
     data_dir: str | None = None
     max_tokens: int | None = None
     """Cap on every request's ``max_tokens`` (quick runs on slow local models); None keeps each prompt's own."""
-    model_args: dict[str, str] = Field(default_factory=dict)
-    """``--model-arg`` settings of a local backend (``--device``, ``--dtype`` included)."""
+
+    system_prompt: str | None = None
+    """A system message put before every chat request's own (joined with it into one system turn)."""
+    chat_template_args: dict[str, Any] = Field(default_factory=dict)
+    """Keyword arguments for the server's chat template (``chat_template_kwargs``), sent with every chat request."""
+    generation: Generation = Field(default_factory=Generation)
+    """Sampling settings that replace every request's own."""
+    model_options: dict[str, str] = Field(default_factory=dict)
+    """``--model-option KEY=VALUE`` load settings of the backend (``--device``, ``--dtype`` among them): another
+    dtype or context is another run."""
 
     def fingerprint(self) -> str:
-        """A short stable hash, used to name the default run directory (unchanged for runs without model args)."""
-        fields = self.model_dump(exclude={"model_args"} if not self.model_args else set())
-        blob = json.dumps(fields, sort_keys=True)
+        """A short stable hash, used to name the default run directory (unchanged for runs that leave the request
+        settings and model options at their defaults)."""
+        unset = {k for k in DEFAULTED_FIELDS if getattr(self, k) == type(self).model_fields[k].get_default(
+            call_default_factory=True)}
+        blob = json.dumps(self.model_dump(exclude=unset), sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:10]
+
+
+def check_limit(limit: int | None) -> None:
+    """``--limit`` must ask for at least one sample: a result over none would have no metric to show."""
+    if limit is not None and limit < 1:
+        raise UsageError(f"--limit {limit}: give a number of samples of at least 1 (or leave --limit out for all)")
 
 
 def split_bench(entry: str) -> tuple[str, str | None]:
@@ -48,7 +83,7 @@ def split_bench(entry: str) -> tuple[str, str | None]:
 
 
 def parse_options(pairs: list[str], flag: str = "--option") -> dict[str, str]:
-    """``["k=v", ...]`` -> dict; a pair without ``=`` is a usage error naming ``flag``."""
+    """``["k=v", ...]`` -> dict; a pair without ``=`` is a usage error."""
     options: dict[str, str] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -57,6 +92,11 @@ def parse_options(pairs: list[str], flag: str = "--option") -> dict[str, str]:
             raise UsageError(f"{flag} {pair!r}: expected KEY=VALUE{hint}")
         options[key.strip()] = value
     return options
+
+
+def parse_model_options(pairs: list[str]) -> dict[str, str]:
+    """``--model-option KEY=VALUE`` pairs: backend load settings, checked by the backend."""
+    return parse_options(pairs, flag="--model-option")
 
 
 def options_for(bench_cls: type[Benchmark], options: dict[str, str]) -> dict[str, Any]:

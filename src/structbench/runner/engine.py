@@ -11,8 +11,10 @@ from dataclasses import dataclass
 from structbench.backends.base import BackendError
 from structbench.benchmark import Attempt, Benchmark, Scored, Strategy, current_sample
 from structbench.data.sample import Sample
+from structbench.errors import StorageError
 from structbench.runner.calls import CallLog, ModelCaller
-from structbench.runner.records import SampleRecord
+from structbench.runner.records import ErrorKind, SampleRecord
+from structbench.runner.settings import RequestSettings
 
 
 @dataclass(frozen=True)
@@ -25,28 +27,38 @@ class Job:
     sample: Sample
 
 
-async def run_job(job: Job, caller: ModelCaller, model: str, max_tokens: int | None = None) -> SampleRecord:
-    """Run the strategy, parse and score; a failure becomes a record with ``error`` set, scored as wrong."""
-    log = CallLog(caller, max_tokens)
+def harness_error(err: BaseException, what: str) -> str:
+    """A harness error's message: what failed, the exception, and where (a short traceback)."""
+    return f"{what} failed: {type(err).__name__}: {err}\n{traceback.format_exc(limit=-6)}"
+
+
+async def run_job(job: Job, caller: ModelCaller, model: str, settings: RequestSettings | None = None) -> SampleRecord:
+    """Run the strategy, parse and score.
+
+    A model call that failed for good is a ``model`` error: the sample is scored as wrong. Any other
+    exception in the strategy, parser or scorer is a ``harness`` error (a bug): the sample is recorded
+    unscored and left out of the metrics, so a bug never reads as a model mistake. Either way the
+    rest of the run goes on, and resuming retries the failed samples."""
+    log = CallLog(caller, settings)
     current_sample.set((job.bench, job.sample))
     started = time.perf_counter()
     error: str | None = None
+    kind: ErrorKind | None = None
+    scored: Scored | None = None
     try:
         attempt = await job.strategy.run(job.sample, log)
     except BackendError as err:
-        attempt, error = Attempt(output=""), str(err)
+        attempt, error, kind = Attempt(output=""), str(err), "model"
+    except StorageError:  # the cache failed: not this sample's fault; the run stops and it is tried again
+        raise
     except Exception as err:  # a bug must not lose the rest of the run; it is recorded and counted
-        attempt = Attempt(output="")
-        error = f"{type(err).__name__}: {err}\n{traceback.format_exc(limit=4)}"
-    try:
-        scored = job.bench.score(job.sample, attempt, job.strategy.name)
-    except Exception as err:
-        error = error or f"scoring failed: {type(err).__name__}: {err}"
+        attempt, error, kind = Attempt(output=""), harness_error(err, f"strategy {job.strategy.name!r}"), "harness"
+    if kind != "harness":
         try:
-            scored = job.bench.score(job.sample, Attempt(output=""), job.strategy.name)
-        except Exception:
-            scored = Scored(id=job.sample.id, task=job.sample.task, parsed=None, gold=None, score=0.0,
-                            meta=job.sample.meta)
+            scored = job.bench.score(job.sample, attempt, job.strategy.name)
+        except Exception as err:
+            after = f" (after a model error: {error})" if error else ""
+            error, kind = harness_error(err, f"scoring{after}"), "harness"
     return SampleRecord.model_construct(
         benchmark=job.bench.name,
         variant=job.variant,
@@ -57,14 +69,15 @@ async def run_job(job: Job, caller: ModelCaller, model: str, max_tokens: int | N
         prompt=log.first.prompt_payload() if log.first is not None else None,
         output=attempt.output,
         outputs=attempt.outputs or None,
-        parsed=scored.parsed,
-        gold=scored.gold,
-        score=scored.score,
-        values=scored.values,
-        meta=scored.meta,
+        parsed=scored.parsed if scored else None,
+        gold=scored.gold if scored else None,
+        score=scored.score if scored else 0.0,
+        values=scored.values if scored else {},
+        meta=scored.meta if scored else dict(job.sample.meta),
         confidence=attempt.confidence,
         artifacts=attempt.artifacts,
         error=error,
+        error_kind=kind,
         calls=log.calls,
         cached_calls=log.cached,
         seconds=round(time.perf_counter() - started, 4),
@@ -77,24 +90,40 @@ async def run_jobs(
     model: str,
     concurrency: int,
     on_record: Callable[[SampleRecord], None],
-    max_tokens: int | None = None,
+    settings: RequestSettings | None = None,
 ) -> None:
-    """Run ``jobs`` with at most ``concurrency`` in flight, handing each record to ``on_record`` at once."""
+    """Run ``jobs`` with at most ``concurrency`` in flight, handing each record to ``on_record`` at once.
+
+    Workers take no new job once the caller's ``RunControl`` says stop; a record that cannot be stored
+    (``StorageError`` from ``on_record``) stops the run the same way. Raises why the run stopped."""
+    control = caller.control
     queue: asyncio.Queue[Job] = asyncio.Queue()
     for job in jobs:
         queue.put_nowait(job)
 
     async def worker() -> None:
-        while True:
+        while not control.stopped:
             try:
                 job = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            on_record(await run_job(job, caller, model, max_tokens))
+            try:
+                on_record(await run_job(job, caller, model, settings))
+            except StorageError as err:
+                control.halt(err, cancel=False)
 
     workers = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, len(jobs))))]
+    control.watch(workers)
     try:
-        await asyncio.gather(*workers)
+        done, _ = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
+        for task in done:
+            if not task.cancelled() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
+        if not control.stopped:  # a worker was cancelled from outside the control: pass it on
+            await asyncio.gather(*workers)
     finally:
         for w in workers:
             w.cancel()
+    error = control.final_error()
+    if error is not None:
+        raise error

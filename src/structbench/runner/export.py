@@ -1,18 +1,29 @@
-"""``export`` and ``score``: prompts out to another harness, its raw outputs back in for scoring."""
+"""``export`` and ``score``: prompts out to another harness, its raw outputs back in for scoring.
+
+Every exported line carries a ``fingerprint`` (a hash of the strategy's first prompt and the gold) and
+the settings it was exported with; ``score`` recomputes the fingerprint of each sample it scores and
+refuses predictions made for another sample (an equal id under another ``--seed``, variant, strategy or
+option), naming the settings to score with."""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
-from collections.abc import Iterator
+import shlex
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from structbench.backends.base import Request, Response
 from structbench.benchmark import Attempt, Benchmark, Strategy
 from structbench.data.sample import Sample
 from structbench.errors import DataError, UsageError
 from structbench.results import ResultEntry, compute_result
+from structbench.runner.failures import Failure
 
 
 class _FirstCall(Exception):
@@ -40,13 +51,53 @@ def first_requests(strategy: Strategy, samples: list[Sample]) -> list[Request | 
     return asyncio.run(every())
 
 
+class ExportSettings(BaseModel):
+    """What an export was made with; written on every exported line so ``score`` can name the settings to use."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    bench: str
+    """``BENCH:VARIANT``."""
+    strategy: str
+    seed: int = 0
+    limit: int | None = None
+    options: dict[str, str] = Field(default_factory=dict)
+
+    def flags(self) -> str:
+        """The ``score`` arguments that select the same samples: ``BENCH:VARIANT --strategy S --seed N ...``."""
+        parts = [self.bench, "--strategy", self.strategy, "--seed", str(self.seed)]
+        if self.limit is not None:
+            parts += ["--limit", str(self.limit)]
+        for key, value in self.options.items():
+            parts += ["--option", shlex.quote(f"{key}={value}")]
+        return " ".join(parts)
+
+
+def fingerprint(request: Request | None, sample: Sample) -> str:
+    """A short hash of what a prediction answers (the strategy's first prompt) and of what it is scored
+    against (the gold): equal ids from another seed, variant, strategy or option differ here."""
+    payload = {"prompt": request.prompt_payload() if request else None, "gold": sample.gold.model_dump(mode="json")}
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:FINGERPRINT_LENGTH]
+
+
+FINGERPRINT_LENGTH = 16
+
+
 def export_lines(
-    bench: Benchmark, variant: str, samples: list[Sample], strategy: Strategy
+    bench: Benchmark,
+    variant: str,
+    samples: list[Sample],
+    strategy: Strategy,
+    settings: ExportSettings | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """One object per sample: id, benchmark, variant, strategy, prompt, gold, meta + the benchmark's fields."""
+    """One object per sample: id, fingerprint, benchmark, variant, strategy, prompt, gold, meta, the settings
+    of the export, and the benchmark's own fields."""
+    settings = settings or ExportSettings(bench=f"{bench.name}:{variant}", strategy=strategy.name)
     for sample, request in zip(samples, first_requests(strategy, samples), strict=True):
         line: dict[str, Any] = {
             "id": sample.id,
+            "fingerprint": fingerprint(request, sample),
             "benchmark": bench.name,
             "variant": variant,
             "strategy": strategy.name,
@@ -55,6 +106,7 @@ def export_lines(
             "generation": _params(request) if request else None,
             "gold": sample.gold.model_dump(),
             "meta": sample.meta,
+            "exported_with": settings.model_dump(),
         }
         line.update(bench.export_fields(sample))
         yield line
@@ -75,14 +127,31 @@ def _params(request: Request) -> dict[str, Any]:
     }
 
 
-def read_predictions(path: Path) -> dict[str, str | list[str]]:
-    """``{"id": ..., "output": ...}`` lines -> id -> output; bad lines name the file and line."""
-    predictions: dict[str, str | list[str]] = {}
+@dataclass(frozen=True)
+class Prediction:
+    """One line of a predictions file."""
+
+    output: str | list[str]
+    fingerprint: str | None = None
+    """Copied from the export line: ``score`` checks it against the sample it scores."""
+    exported_with: ExportSettings | None = None
+    line: int | None = None
+
+
+def read_predictions(path: Path) -> dict[str, Prediction]:
+    """``{"id": ..., "output": ..., "fingerprint": ...}`` lines -> id -> prediction; bad lines name the file
+    and line. Any other field (the rest of the export line) is ignored, except ``exported_with``."""
+    predictions: dict[str, Prediction] = {}
     try:
-        lines = path.read_text().splitlines()
+        raw = path.read_bytes()
     except OSError as err:
         raise DataError(f"{path}: cannot read predictions: {err.strerror}") from err
-    for lineno, line in enumerate(lines, start=1):
+    raw = raw.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte-order mark, as some editors write
+    for lineno, data in enumerate(raw.splitlines(), start=1):
+        try:
+            line = data.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise DataError(f"{path}:{lineno}: not UTF-8 (byte {err.start + 1} of the line)") from None
         if not line.strip():
             continue
         try:
@@ -95,11 +164,76 @@ def read_predictions(path: Path) -> dict[str, str | list[str]]:
         ok = isinstance(output, str) or (isinstance(output, list) and all(isinstance(o, str) for o in output))
         if not ok:
             raise DataError(f"{path}:{lineno}: 'output' must be a string or a list of strings")
+        fp = obj.get("fingerprint")
+        if fp is not None and not isinstance(fp, str):
+            raise DataError(f"{path}:{lineno}: 'fingerprint' must be the string written by structbench export")
+        try:
+            settings = ExportSettings.model_validate(obj["exported_with"]) if obj.get("exported_with") else None
+        except ValidationError as err:
+            raise DataError(f"{path}:{lineno}: 'exported_with' is not what structbench export writes") from err
         key = str(obj["id"])
         if key in predictions:
             raise DataError(f"{path}:{lineno}: duplicate id {key!r}")
-        predictions[key] = output
+        predictions[key] = Prediction(output, fp, settings, lineno)
     return predictions
+
+
+def _where(source: Path, prediction: Prediction) -> str:
+    return f"{source}:{prediction.line}" if prediction.line is not None else str(source)
+
+
+def _settings_hint(predictions: Mapping[str, Prediction], settings: ExportSettings | None) -> str:
+    """What to score with: the export's own settings when the lines carry them, else the flags to check."""
+    exported = {p.exported_with.flags() for p in predictions.values() if p.exported_with is not None}
+    if len(exported) == 1:
+        flags = exported.pop()
+        if settings is None or settings.flags() != flags:
+            return f"these predictions were exported with `structbench export {flags}`: score with `{flags}`"
+    return ("score with the same BENCH:VARIANT, --strategy, --seed, --limit, --option and --data-dir "
+            "as the export")
+
+
+def check_predictions(
+    samples: list[Sample],
+    strategy: Strategy,
+    predictions: Mapping[str, Prediction],
+    *,
+    bench: Benchmark,
+    variant: str,
+    source: Path,
+    settings: ExportSettings | None = None,
+    require_fingerprint: bool = True,
+) -> None:
+    """Refuse (``UsageError``) predictions that are not answers to exactly these samples: an id the samples
+    lack, a missing fingerprint (when required), or a fingerprint of another prompt or gold."""
+    by_id = {s.id: s for s in samples}
+    unknown = [k for k in predictions if k not in by_id]
+    if unknown:
+        raise UsageError(
+            f"{source}: {len(unknown)} id(s) not in {bench.name}:{variant} (e.g. {unknown[0]!r}); "
+            + _settings_hint(predictions, settings)
+        )
+    if require_fingerprint:
+        bare = next((p for p in predictions.values() if p.fingerprint is None), None)
+        if bare is not None:
+            raise UsageError(
+                f"{_where(source, bare)}: no 'fingerprint': copy it from the export line (structbench export "
+                "writes one per sample), so score can check the prediction answers that very sample; "
+                "--unchecked scores by id alone"
+            )
+    checked = [s for s in samples if s.id in predictions and predictions[s.id].fingerprint is not None]
+    requests = first_requests(strategy, checked)
+    wrong = [
+        s for s, request in zip(checked, requests, strict=True)
+        if predictions[s.id].fingerprint != fingerprint(request, s)
+    ]
+    if wrong:
+        first = predictions[wrong[0].id]
+        raise UsageError(
+            f"{_where(source, first)}: {len(wrong)} prediction(s) were exported for other samples than "
+            f"{bench.name}:{variant} has under these settings (e.g. {wrong[0].id!r}: its prompt or gold "
+            f"differs); {_settings_hint(predictions, settings)}"
+        )
 
 
 def score_predictions(
@@ -107,26 +241,36 @@ def score_predictions(
     variant: str,
     samples: list[Sample],
     strategy: Strategy,
-    predictions: dict[str, str | list[str]],
+    predictions: Mapping[str, Prediction | str | list[str]],
     *,
     source: Path,
     model: str = "predictions",
+    settings: ExportSettings | None = None,
+    require_fingerprint: bool = False,
+    on_failure: Callable[[Failure], None] | None = None,
 ) -> ResultEntry:
-    """Parse and score predictions with the benchmark's own parser; missing ids count as wrong."""
-    by_id = {s.id: s for s in samples}
-    unknown = [k for k in predictions if k not in by_id]
-    if unknown:
-        raise UsageError(
-            f"{source}: {len(unknown)} id(s) not in {bench.name}:{variant} (e.g. {unknown[0]!r}); "
-            "check the variant, --limit, --seed and --data-dir used for export"
-        )
+    """Check the predictions (``check_predictions``), then parse and score them with the benchmark's own parser;
+    missing ids count as wrong. A sample the scorer fails on is a harness error: counted apart, handed to
+    ``on_failure``, and left out of the metrics. Fingerprints are checked where the predictions carry them;
+    ``require_fingerprint`` refuses predictions without one."""
+    preds = {k: p if isinstance(p, Prediction) else Prediction(p) for k, p in predictions.items()}
+    check_predictions(samples, strategy, preds, bench=bench, variant=variant, source=source, settings=settings,
+                      require_fingerprint=require_fingerprint)
     scored = []
     missing = []
+    harness_errors = 0
     for sample in samples:
-        if sample.id in predictions:
-            attempt = Attempt.from_prediction(predictions[sample.id])
+        if sample.id in preds:
+            attempt = Attempt.from_prediction(preds[sample.id].output)
         else:
             missing.append(sample.id)
             attempt = Attempt(output="")
-        scored.append(bench.score(sample, attempt, strategy.name))
-    return compute_result(bench, variant, strategy.name, model, scored, missing=missing)
+        try:
+            scored.append(bench.score(sample, attempt, strategy.name))
+        except Exception as err:  # a scorer bug costs this sample, not the whole file
+            harness_errors += 1
+            if on_failure is not None:
+                where = f"{bench.name}:{variant}/{strategy.name}/{sample.id}"
+                on_failure(Failure("harness", where, f"scoring failed: {type(err).__name__}: {err}"))
+    return compute_result(bench, variant, strategy.name, model, scored, missing=missing,
+                          harness_errors=harness_errors)

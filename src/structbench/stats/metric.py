@@ -1,11 +1,12 @@
 """A benchmark metric as a bootstrap ``Statistic`` over ``Scored`` outcomes.
 
-When the metric is the mean of per-sample ``score`` (accuracy, mean ROUGE-L ...) it is computed with
-numpy on all resamples at once; otherwise (macro-F1, weighted F1 ...) each resample is re-aggregated
-through the benchmark's own ``aggregate``, unless the benchmark offers a vectorized equivalent
-(``Benchmark.statistic``: the classification benchmarks count labels on all resamples at once).
-Which case applies is found by probing ``aggregate`` on the data; without the benchmark class the
-mean of per-sample scores stands in (``mean-fallback``).
+The interval of a metric is always a bootstrap of that very metric. A benchmark's vectorized
+equivalent (``Benchmark.statistic``: the classification benchmarks count labels on all resamples at
+once) is used where it offers one; otherwise, when the metric is the mean of per-sample ``score``
+(accuracy, mean ROUGE-L ...) it is computed with numpy on all resamples at once, and else (macro-F1,
+weighted F1 ...) each resample is re-aggregated through the benchmark's own ``aggregate``. Whether the
+metric is a mean of scores is found by probing ``aggregate`` on the data. Without the benchmark there
+is no interval: the mean per-sample score never stands in for another metric.
 """
 
 from __future__ import annotations
@@ -62,18 +63,20 @@ def is_mean_of_scores(bench: Benchmark, pool: Sequence[Scored], metric: str) -> 
     return all(math.isclose(agg.value(r), float(scores[r].mean()), abs_tol=TOLERANCE) for r in rows)
 
 
-def metric_statistic(pool: Sequence[Scored], bench: Benchmark | None, metric: str) -> tuple[Statistic, str]:
-    """The statistic for ``metric`` over ``pool`` and how it is computed (``mean``/``aggregate``/``mean-fallback``)."""
-    if bench is None:
-        return MeanStatistic(scores_of(pool)), "mean-fallback"
+def metric_statistic(pool: Sequence[Scored], bench: Benchmark, metric: str) -> tuple[Statistic, str]:
+    """The statistic for ``metric`` over ``pool`` and how it is computed: ``aggregate`` (the benchmark's own
+    vectorized statistic, or ``aggregate`` on every resample) or ``mean`` (the metric is the mean score)."""
+    offered = bench.statistic(pool, metric)
+    if offered is not None:
+        return offered, "aggregate"
     if is_mean_of_scores(bench, pool, metric):
         return MeanStatistic(scores_of(pool)), "mean"
-    return bench.statistic(pool, metric) or AggregateStatistic(bench, pool, metric), "aggregate"
+    return AggregateStatistic(bench, pool, metric), "aggregate"
 
 
 def metric_interval(
     scored: Sequence[Scored],
-    bench: Benchmark | None,
+    bench: Benchmark,
     metric: str,
     *,
     confidence: float = DEFAULT_CONFIDENCE,

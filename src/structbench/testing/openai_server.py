@@ -5,7 +5,14 @@ can fail every k-th request with 429 (``Retry-After: 0`` by default) or 500, and
 answers to a log (``request_digest``, then the times it was received and answered), so tests can
 prove no request was repeated and benchmarks can time the request phase.
 
+It can also misbehave the ways real servers do (``FAULTS``): a reply whose content is a list of parts or a
+number, no choices, null content (with ``finish_reason`` ``length``, as reasoning servers send when they run
+out of tokens), a body that is not JSON or is cut off, a huge reply, a 401 that echoes the API key; with
+``served_model`` set, any other model name gets OpenAI's 404. ``fault_times`` limits a fault to the first
+N requests (then it answers normally), so tests can watch a retry succeed.
+
     python -m structbench.testing.openai_server --port 0 --latency 0.05 --reply A --port-file p.txt
+    python -m structbench.testing.openai_server --fault no-choices --fault-times 1 --port-file p.txt
 """
 
 from __future__ import annotations
@@ -16,7 +23,68 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+Reply = tuple[int, bytes]
+"""HTTP status and body."""
+
+
+def _json(status: int, payload: object) -> Reply:
+    return status, json.dumps(payload).encode()
+
+
+def _with_choice(server: MockOpenAIServer, change: Callable[[dict[str, Any]], None]) -> Reply:
+    """A normal chat reply with its first choice changed."""
+    body = server.completion("/v1/chat/completions", {})
+    change(body["choices"][0])  # type: ignore[index]
+    return _json(200, body)
+
+
+def _set_content(value: object, finish: str = "stop") -> Callable[[MockOpenAIServer, dict[str, str]], Reply]:
+    def fault(server: MockOpenAIServer, headers: dict[str, str]) -> Reply:
+        def change(choice: dict[str, Any]) -> None:
+            choice["message"]["content"] = value(server) if callable(value) else value
+            choice["finish_reason"] = finish
+
+        return _with_choice(server, change)
+
+    return fault
+
+
+def _no_choices(server: MockOpenAIServer, headers: dict[str, str]) -> Reply:
+    body = server.completion("/v1/chat/completions", {})
+    body["choices"] = []
+    return _json(200, body)
+
+
+def _truncated(server: MockOpenAIServer, headers: dict[str, str]) -> Reply:
+    status, data = _json(200, server.completion("/v1/chat/completions", {}))
+    return status, data[: len(data) // 2]
+
+
+def _echo_key(server: MockOpenAIServer, headers: dict[str, str]) -> Reply:
+    key = headers.get("authorization", "").removeprefix("Bearer ")
+    message = f"Incorrect API key provided: {key}. You can find your API key at https://platform.openai.com."
+    return _json(401, {"error": {"message": message, "type": "invalid_request_error", "code": "invalid_api_key"}})
+
+
+FAULTS: dict[str, Callable[[MockOpenAIServer, dict[str, str]], Reply]] = {
+    "content-parts": _set_content(lambda s: [{"type": "text", "text": s.reply}]),
+    "content-number": _set_content(42),
+    "null-content": _set_content(None),
+    "null-content-length": _set_content(None, finish="length"),
+    "no-choices": _no_choices,
+    "not-json": lambda server, headers: (200, b"<html><body>502 Bad Gateway</body></html>"),
+    "truncated": _truncated,
+    "huge": _set_content(lambda s: "A" * s.huge_bytes),
+    "huge-chunked": _set_content(lambda s: "A" * s.huge_bytes),
+    "echo-key": _echo_key,
+}
+"""Misbehaviours by name: each builds the reply to send instead of the normal one (chat form)."""
+CHUNKED = "transfer-encoding: chunked\r\n"
+"""The extra header of a reply sent in chunks, without a length (``huge-chunked``)."""
 
 
 def request_digest(request: dict[str, object]) -> str:
@@ -36,12 +104,23 @@ class MockOpenAIServer:
         fail_status: int = 429,
         retry_after: str = "0",
         log_path: Path | None = None,
+        fault: str | None = None,
+        fault_times: int = 0,
+        served_model: str | None = None,
+        huge_bytes: int = 20 * 2**20,
     ) -> None:
+        if fault is not None and fault not in FAULTS:
+            raise ValueError(f"unknown fault {fault!r}; faults: {', '.join(FAULTS)}")
         self.latency = latency
         self.reply = reply
         self.fail_every = fail_every
         self.fail_status = fail_status
         self.retry_after = retry_after
+        self.fault = fault
+        self.fault_times = fault_times
+        """Send the fault to the first N requests only (0: to all)."""
+        self.served_model = served_model
+        self.huge_bytes = huge_bytes
         self.log_fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644) if log_path else None
         self.requests = 0
         self.authorization: list[str] = []
@@ -56,46 +135,65 @@ class MockOpenAIServer:
                 body = await reader.readexactly(int(headers.get("content-length", "0")))
                 if "authorization" in headers:
                     self.authorization.append(headers["authorization"])
-                status, payload, extra = await self.respond(method, path, body)
-                data = json.dumps(payload).encode()
+                status, data, extra = await self.respond(method, path, body, headers)
+                length = "" if extra == CHUNKED else f"content-length: {len(data)}\r\n"
                 header = (
                     f"HTTP/1.1 {status} {'OK' if status == 200 else 'Error'}\r\n"
-                    f"content-type: application/json\r\ncontent-length: {len(data)}\r\n{extra}\r\n"
+                    f"content-type: application/json\r\n{length}{extra}\r\n"
                 )
-                writer.write(header.encode() + data)
+                writer.write(header.encode())
+                if extra == CHUNKED:
+                    for start in range(0, len(data), 2**16):
+                        chunk = data[start : start + 2**16]
+                        writer.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+                        await writer.drain()
+                    data = b"0\r\n\r\n"
+                writer.write(data)
                 await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionResetError, asyncio.LimitOverrunError, asyncio.CancelledError):
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError, asyncio.CancelledError):
             pass
         finally:
             writer.close()
 
-    async def respond(self, method: str, path: str, body: bytes) -> tuple[int, dict[str, object], str]:
+    async def respond(
+        self, method: str, path: str, body: bytes, headers: dict[str, str] | None = None
+    ) -> tuple[int, bytes, str]:
         self.requests += 1
         received = time.time()
         if self.latency:
             await asyncio.sleep(self.latency)
         if self.fail_every and self.requests % self.fail_every == 0:
             extra = f"retry-after: {self.retry_after}\r\n" if self.fail_status == 429 else ""
-            return self.fail_status, {"error": {"message": "injected failure"}}, extra
+            return *_json(self.fail_status, {"error": {"message": "injected failure"}}), extra
+        if self.fault is not None and (not self.fault_times or self.requests <= self.fault_times):
+            return *FAULTS[self.fault](self, headers or {}), CHUNKED if self.fault == "huge-chunked" else ""
         try:
             request = json.loads(body or b"{}")
         except ValueError:
-            return 400, {"error": {"message": "invalid JSON"}}, ""
-        n = int(request.get("n", 1))
-        if path == "/v1/chat/completions":
-            choices = [
-                {"index": i, "message": {"role": "assistant", "content": self.reply}, "finish_reason": "stop"}
-                for i in range(n)
-            ]
-        elif path == "/v1/completions":
-            choices = [{"index": i, "text": self.reply, "finish_reason": "stop"} for i in range(n)]
-        else:
-            return 404, {"error": {"message": f"no route {method} {path}"}}, ""
+            return *_json(400, {"error": {"message": "invalid JSON"}}), ""
+        if path not in ("/v1/chat/completions", "/v1/completions"):
+            return *_json(404, {"error": {"message": f"no route {method} {path}"}}), ""
+        model = request.get("model")
+        if self.served_model is not None and model != self.served_model:
+            message = f"The model `{model}` does not exist or you do not have access to it."
+            return *_json(404, {"error": {"message": message, "code": "model_not_found"}}), ""
         if self.log_fd is not None:
             line = f"{request_digest(request)} {received:.6f} {time.time():.6f}\n"
             os.write(self.log_fd, line.encode())
-        usage = {"prompt_tokens": len(body) // 4, "completion_tokens": 1}
-        return 200, {"id": "mock", "object": "chat.completion", "choices": choices, "usage": usage}, ""
+        return *_json(200, self.completion(path, request, len(body))), ""
+
+    def completion(self, path: str, request: dict[str, Any], size: int = 0) -> dict[str, object]:
+        """The normal reply: ``n`` choices of ``reply``, in chat or completion form."""
+        n = int(request.get("n", 1))
+        if path == "/v1/chat/completions":
+            choices: list[dict[str, object]] = [
+                {"index": i, "message": {"role": "assistant", "content": self.reply}, "finish_reason": "stop"}
+                for i in range(n)
+            ]
+        else:
+            choices = [{"index": i, "text": self.reply, "finish_reason": "stop"} for i in range(n)]
+        usage = {"prompt_tokens": size // 4, "completion_tokens": 1}
+        return {"id": "mock", "object": "chat.completion", "choices": choices, "usage": usage}
 
     async def serve(self, host: str = "127.0.0.1", port: int = 0) -> asyncio.Server:
         return await asyncio.start_server(self.handle, host, port, backlog=1024)
@@ -109,11 +207,17 @@ def main() -> None:
     parser.add_argument("--fail-every", type=int, default=0)
     parser.add_argument("--fail-status", type=int, default=429)
     parser.add_argument("--log", type=Path, default=None, help="Append one line per answered request.")
+    parser.add_argument("--fault", choices=sorted(FAULTS), default=None, help="Misbehave this way.")
+    parser.add_argument("--fault-times", type=int, default=0, help="Only for the first N requests (0: all).")
+    parser.add_argument("--served-model", default=None, help="Answer only this model name; 404 for others.")
+    parser.add_argument("--huge-bytes", type=int, default=20 * 2**20, help="Reply size of --fault huge.")
     parser.add_argument("--port-file", type=Path, default=None, help="Write the bound port here.")
     args = parser.parse_args()
 
     async def run() -> None:
-        server = MockOpenAIServer(args.latency, args.reply, args.fail_every, args.fail_status, log_path=args.log)
+        server = MockOpenAIServer(args.latency, args.reply, args.fail_every, args.fail_status, log_path=args.log,
+                                  fault=args.fault, fault_times=args.fault_times, served_model=args.served_model,
+                                  huge_bytes=args.huge_bytes)
         srv = await server.serve(port=args.port)
         port = srv.sockets[0].getsockname()[1]
         if args.port_file:

@@ -32,7 +32,7 @@ def test_declared_types_and_nulls(db: Database) -> None:
     }
     _, types, rows = db.execute("SELECT * FROM t ORDER BY id")
     assert types == ["BIGINT", "VARCHAR", "BIGINT", "VARCHAR", "BOOLEAN"]
-    assert rows[2] == (3, None, None, "null", None)  # nan/null are NULL in typed columns, kept in text
+    assert rows[2] == (3, None, None, None, None)  # empty, nan and null are NULL in every column
     assert rows[0][3] == "001"  # a declared text column keeps leading zeros
 
 

@@ -60,14 +60,15 @@ def ref_match(e: Cell, a: Cell) -> bool:
     return e.text == a.text if k == 0 else _lev(e.text, a.text) <= k
 
 
-def ref_metrics(expected: list[list[Any]], actual: list[list[Any]]) -> tuple[float, float, float, float]:
-    """Cell F1 over sets of normalized cells and tuple similarity with equal multiplicity, by brute force."""
+def ref_metrics(expected: list[list[Any]], actual: list[list[Any]]) -> tuple[float, float, float, float, float]:
+    """Cell F1 over sets of normalized cells, tuple similarity and tuple precision with equal multiplicity,
+    by brute force."""
     e_rows = [tuple(normalize_cell(v) for v in r) for r in expected]
     a_rows = [tuple(normalize_cell(v) for v in r) for r in actual]
     e_cells = list({c.text: c for r in e_rows for c in r}.values())
     a_cells = list({c.text: c for r in a_rows for c in r}.values())
     if not a_cells:
-        return 0.0, 0.0, 0.0, 0.0
+        return 0.0, 0.0, 0.0, 0.0, 0.0
     recall = sum(any(ref_match(e, a) for a in a_cells) for e in e_cells) / len(e_cells)
     precision = sum(any(ref_match(e, a) for e in e_cells) for a in a_cells) / len(a_cells)
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
@@ -75,13 +76,12 @@ def ref_metrics(expected: list[list[Any]], actual: list[list[Any]]) -> tuple[flo
     a_count = Counter(tuple(c.text for c in r) for r in a_rows)
     e_by = {tuple(c.text for c in r): r for r in e_rows}
     a_by = {tuple(c.text for c in r): r for r in a_rows}
-    hits = 0
-    for key, mult in e_count.items():
-        hits += any(
-            a_count[ak] == mult and all(ref_match(x, y) for x, y in zip(e_by[key], a_by[ak], strict=True))
-            for ak in a_count
-        )
-    return precision, recall, f1, hits / len(e_count)
+    def same(ek: tuple[str, ...], ak: tuple[str, ...]) -> bool:
+        return e_count[ek] == a_count[ak] and all(ref_match(x, y) for x, y in zip(e_by[ek], a_by[ak], strict=True))
+
+    ts = sum(any(same(ek, ak) for ak in a_count) for ek in e_count) / len(e_count)
+    tp = sum(any(same(ek, ak) for ek in e_count) for ak in a_count) / len(a_count)
+    return precision, recall, f1, ts, tp
 
 
 def _perturb(rows: list[list[Any]], kind: str, rng: random.Random) -> list[list[Any]]:
@@ -113,11 +113,12 @@ def test_score_agrees_with_reference_on_perturbed_tables(kind: str, rfqa_samples
         assert isinstance(sample.gold, TableGold)
         actual = _perturb(sample.gold.rows, kind, rng)
         got = table_metrics(sample.gold.rows, actual)
-        precision, recall, f1, ts = ref_metrics(sample.gold.rows, actual)
+        precision, recall, f1, ts, tp = ref_metrics(sample.gold.rows, actual)
         assert got["cell_precision"] == pytest.approx(precision), sample.id
         assert got["cell_recall"] == pytest.approx(recall), sample.id
         assert got["cell_f1"] == pytest.approx(f1), sample.id
         assert got["tuple_similarity"] == pytest.approx(ts), sample.id
+        assert got["tuple_precision"] == pytest.approx(tp), sample.id
         differences += got["tuple_similarity"] < 1.0
     # the perturbations must bite: 5% numbers stay within tolerance, the others do not
     if kind == "num5":
@@ -132,6 +133,19 @@ def test_five_percent_within_and_twenty_percent_outside_tolerance() -> None:
     off = table_metrics(gold, [["Rome", 2873000 * 1.2], ["Milan", 1352000]])
     assert off["tuple_similarity"] == 0.5
     assert off["cell_precision"] == pytest.approx(3 / 4)
+
+
+def test_extra_tuples_leave_tuple_similarity_at_one_and_lower_tuple_precision() -> None:
+    gold = [["Rome", 2873000], ["Milan", 1352000]]
+    padded = table_metrics(gold, [*gold, ["Paris", 2161000], ["Berlin", 3645000]])
+    assert padded["tuple_similarity"] == 1.0  # TS = 1 although the cardinality is twice the gold's
+    assert padded["tuple_precision"] == 0.5 and padded["tuple_cardinality"] == 0.5
+    exact = table_metrics(gold, [["Milan", 1352000 * 1.05], ["Rome", 2873000]])
+    assert exact["tuple_similarity"] == exact["tuple_precision"] == 1.0
+    twice = table_metrics(gold, [*gold, *gold])  # every tuple twice: the multiplicities differ
+    assert twice["tuple_similarity"] == twice["tuple_precision"] == 0.0
+    assert table_metrics([], [["x", 1]])["tuple_precision"] == 0.0
+    assert table_metrics([], [])["tuple_precision"] == 1.0
 
 
 def test_edit_distance_is_ten_percent_of_the_expected_length() -> None:

@@ -148,20 +148,69 @@ def test_invalid_json_gets_one_reprompt(rfqa_bench: RFQABenchmark, rfqa_samples:
     assert attempt.artifacts["valid"] and rfqa_bench.score(sample, attempt, "sql").values["invalid"] == 0.0
 
 
-def test_prompts_follow_appendix_c(rfqa_bench: RFQABenchmark, rfqa_samples: list[Sample]) -> None:
-    sample = next(s for s in rfqa_samples if s.id == "galois_43")
+def _first_prompts(bench: RFQABenchmark, sample: Sample, method: str) -> list[str]:
     backend = MockBackend(default="{}")
-    run(rfqa_bench, "sql", sample, backend)
-    first = backend.calls[0]
-    assert first.messages is not None
-    text = first.messages[0].content
-    assert text.startswith(
+    run(bench, method, sample, backend)
+    firsts = [c.messages[0].content for c in backend.calls if c.messages and len(c.messages) == 1]
+    assert all(c.params.response_format is None for c in backend.calls)
+    return firsts
+
+
+def _schema_after(text: str, marker: str) -> dict[str, Any]:
+    schema, _ = json.JSONDecoder().raw_decode(text.split(marker, 1)[1])
+    assert isinstance(schema, dict)
+    return schema
+
+
+def test_start_prompts_are_the_released_codes_by_default(rfqa_bench: RFQABenchmark, rfqa_samples: list[Sample]) -> None:
+    sample = next(s for s in rfqa_samples if s.id == "galois_43")
+    (nl,) = _first_prompts(rfqa_bench, sample, "nl")
+    assert nl.startswith(f"Question: {sample.question}\nAssume you have access to a dataset with the following ")
+    assert nl.endswith("}\n\nRespond with JSON only. Don't add any comment")
+    schema = _schema_after(nl, "schema:\n")
+    assert schema["type"] == "array" and list(schema["items"]["properties"]) == ["name", "party"]
+    (sql,) = _first_prompts(rfqa_bench, sample, "sql")
+    assert sql.startswith(
+        "List the result of the SQL query:\nSELECT DISTINCT p.name, p.party FROM target.world_presidents p"
+    )
+    assert ".\nAssume you have access to a dataset with the following schema:\n{" in sql
+    assert sql.endswith("}\n\nRespond with a JSON object containing only the answer. Do not include explanations "
+                        "or comments.")
+    cot = _first_prompts(rfqa_bench, sample, "cot")
+    assert cot and all(
+        c.startswith("Given the following query, populate the table with actual values.\nquery: select ")
+        and ".\nRespond with JSON only. Don't add any comment.\nUse the following JSON schema:\n{" in c
+        for c in cot
+    )
+
+
+def test_paper_wording_is_figures_5_to_7(rfqa_samples: list[Sample]) -> None:
+    bench = RFQABenchmark({"prompt_wording": "paper"})
+    sample = next(s for s in rfqa_samples if s.id == "galois_43")
+    bare = next(s for s in rfqa_samples if s.question.strip()[-1].isalnum())
+    (nl,) = _first_prompts(bench, bare, "nl")
+    # Figure 5: "NL Question. Respond with JSON only. ..." (a period the question lacks is added)
+    assert nl.startswith(f"{bare.question.strip()}. Respond with JSON only. Don't add any comments. Use the following")
+    asked = next(s for s in rfqa_samples if s.question.rstrip().endswith("?"))
+    (nl,) = _first_prompts(bench, asked, "nl")
+    assert nl.startswith(f"{asked.question.strip()} Respond with JSON only.")  # no "?."
+    (sql,) = _first_prompts(bench, sample, "sql")
+    assert sql.startswith(
         "List the results of the SQL query: SELECT DISTINCT p.name, p.party FROM target.world_presidents p"
     )
-    assert "Respond with JSON only. Don't add any comments. Use the following JSON schema: " in text
-    schema = json.loads(text.split("JSON schema: ", 1)[1].rstrip("."))
+    assert "Respond with JSON only. Don't add any comments. Use the following JSON schema: " in sql
+    schema = json.loads(sql.split("JSON schema: ", 1)[1].rstrip("."))
     assert schema["type"] == "array" and list(schema["items"]["properties"]) == ["name", "party"]
-    assert first.params.response_format is None
+    cot = _first_prompts(bench, sample, "cot")
+    assert cot and all(
+        c.startswith("Given the following query, populate the table with actual values. query: select ")
+        and ". Respond with JSON only. Don't add any comments. Use the following JSON schema: {" in c
+        for c in cot
+    )
+
+
+def test_structured_output_sends_the_schema(rfqa_samples: list[Sample]) -> None:
+    sample = next(s for s in rfqa_samples if s.id == "galois_43")
     structured = RFQABenchmark({"structured_output": "true"})
     backend = MockBackend(default="{}")
     run(structured, "nl", sample, backend)

@@ -14,7 +14,7 @@ from structbench.benchmark import Attempt
 from structbench.benchmarks import BENCHMARKS
 from structbench.benchmarks.skabench import SkaBench
 from structbench.benchmarks.skabench.instances import write_instances
-from structbench.benchmarks.skabench.testbeds import NEGATIVE, TESTBEDS
+from structbench.benchmarks.skabench.testbeds import NEGATIVE, PAPER_BREAKDOWNS, TESTBEDS
 from structbench.benchmarks.skabench.units import Instance, Row, Triple
 from structbench.data import AnswerListGold, Graph, LabelGold, Sample, Table, Text
 from structbench.datasets import DataContext
@@ -66,7 +66,9 @@ def test_samples_cover_every_testbed_and_type(loaded: tuple[SkaBench, list[Sampl
     assert len({s.id for s in samples}) == len(samples)
     for s in samples:
         assert s.benchmark == "skabench" and s.variant == "rfqa" and s.task == s.meta["testbed"]
-        assert set(s.meta) == {"testbed", "knowledge_type", "budget", "position", "positive_units"}
+        paper_key = PAPER_BREAKDOWNS[s.meta["testbed"]]
+        assert set(s.meta) == {"testbed", "knowledge_type", "budget", "position", "positive_units", paper_key}
+        assert s.meta[paper_key].split("/")[0] == s.meta["knowledge_type"]
         budget = s.extra["budget_tokens"]
         assert budget * 0.95 <= s.extra["context_tokens"] <= budget
         assert s.meta["budget"] == f"{budget // 1000}k"
@@ -101,13 +103,24 @@ def test_oracle_scores_one_on_every_strategy(tmp_path: Path, shared_data: DataCo
     assert [r.strategy for r in metrics.results] == ["direct", "self_consistency"]
     for r in metrics.results:
         assert r.headline.name == "f1" and r.headline.value == 1.0
-        assert r.metrics == {"f1": 1.0, "rejection_rate": 1.0}
+        assert r.metrics == dict.fromkeys(SkaBench.metric_names, 1.0)
         assert r.errors == 0 and r.n > 50
-        assert set(r.breakdowns) == {"testbed", "knowledge_type", "budget", "position", "positive_units"}
+        assert set(r.breakdowns) == {
+            "testbed",
+            "knowledge_type",
+            "budget",
+            "position",
+            "positive_units",
+            *PAPER_BREAKDOWNS.values(),
+        }
         assert set(r.breakdowns["testbed"]) == set(TESTBEDS)
         assert set(r.breakdowns["position"]) == {"original", "prefix", "random", "suffix"}
         # F1 does not apply to rejection-only groups: the core leaves it out rather than writing NaN.
-        assert r.breakdowns["testbed"][NEGATIVE].metrics == {"rejection_rate": 1.0}
+        assert r.breakdowns["testbed"][NEGATIVE].metrics == {
+            "rejection_rate": 1.0,
+            "negative_rejection": 1.0,
+            "negative_rejection_avg": 1.0,
+        }
 
 
 def test_wrong_and_partial_answers_score_below_one(tmp_path: Path, shared_data: DataContext) -> None:
@@ -119,7 +132,7 @@ def test_wrong_and_partial_answers_score_below_one(tmp_path: Path, shared_data: 
 
     metrics = _run(tmp_path, MockBackend(reply=reply), shared_data, ["direct"])
     (r,) = metrics.results
-    assert r.metrics == {"f1": 0.0, "rejection_rate": 0.0}
+    assert r.metrics == dict.fromkeys(SkaBench.metric_names, 0.0)
 
 
 def test_score_parses_last_line_and_majority(loaded: tuple[SkaBench, list[Sample]]) -> None:
@@ -209,7 +222,7 @@ def test_option_errors(tmp_path: Path) -> None:
         SkaBench({"underfull": "maybe"})
     with pytest.raises(UsageError, match="path="):
         SkaBench({}).load("jsonl", DataContext(), seed=0, limit=None)
-    with pytest.raises(UsageError, match="no RFQA database"):
+    with pytest.raises(UsageError, match="no RelationalFactQA database"):
         SkaBench({"db": "bird/nothing"}).load("rfqa", DataContext(), seed=0, limit=None)
     with pytest.raises(UsageError, match="budget"):
         SkaBench({"budget": "200k", "path": "x"}).samples([], "jsonl")

@@ -85,6 +85,71 @@ def test_batch_mode_regenerates_a_failing_batch() -> None:
     # Every batch holds a Colorado State 0 row, so the paper's batch check rejects them all.
     assert report.rows == [] and report.rejected == report.generated > 0
     assert report.calls == 5  # condition + two generate-and-check rounds; no room for a third
+    assert report.stalled and report.rounds == 2
+
+
+def _numbered_rows(request: Request) -> str:
+    """20 fresh rows per generation request, numbered by the request's seed; every fifth loses with 0."""
+    seed = request.params.seed or 0
+    lines = [f"|May {seed}-{k}, 2001|Team {k}|{'Colorado State' if k % 5 == 0 else 'Navy'}|{0 if k % 5 == 0 else k}|"
+             for k in range(20)]
+    return "Sure:\n" + "\n".join(lines)
+
+
+def _checking(request: Request) -> str:
+    text = prompt_text(request)
+    if 'summarize the "conditions"' in text:
+        return "Conditions: Colorado State loses with 0 points."
+    units = text.split("### Noisy Units:\n", 1)[1].split("### Positive Unit Condition:", 1)[0]
+    return "1" if re.search(r"\|Colorado State\|0\|", units) else "0"
+
+
+def test_reaches_the_requested_row_count_with_two_alternating_models() -> None:
+    first, second = MockBackend(reply=_numbered_rows), MockBackend(reply=_numbered_rows)
+    checker = MockBackend(reply=_checking)
+    report = asyncio.run(
+        synthesize_noisy_rows(
+            INSTANCE, [first.generate, second.generate], checker=checker.generate, target=150, check="row"
+        )
+    )
+    # far beyond the old ten-call cap (about 80 rows): 150 accepted rows, none that changes the answer
+    assert len(report.rows) == 150 and not report.stalled
+    assert len({r.cells for r in report.rows}) == 150
+    assert not any(r.cells[2:] == ("Colorado State", "0") for r in report.rows)
+    assert [r.order for r in report.rows] == list(range(2, 152))
+    # the generators take turns, each round with its own seed; the checker alone derives and checks
+    assert [c.params.seed for c in first.calls] == list(range(1, report.rounds + 1, 2))
+    assert [c.params.seed for c in second.calls] == list(range(2, report.rounds + 1, 2))
+    assert report.rounds == 10 and report.accepted_by_model[0] == 80 and report.accepted_by_model[1] == 70
+    assert all(prompt_text(c).startswith("Table:") for c in [*first.calls, *second.calls])
+    assert not any(prompt_text(c).startswith("Table:") for c in checker.calls)
+    # four losing rows a round are rejected; the last round stops checking once 150 rows are in
+    assert report.rejected == 9 * 4 + 2 and report.calls == 1 + 10 + len(checker.calls) - 1
+
+
+def test_a_model_that_repeats_itself_stops_after_patience_rounds() -> None:
+    stuck = MockBackend(reply=lambda r: "|May 1, 2001|Utah|Wyoming|3|" if prompt_text(r).startswith("Table:") else "0")
+    report = asyncio.run(synthesize_noisy_rows(INSTANCE, stuck.generate, target=50, patience=3))
+    assert len(report.rows) == 1 and report.stalled and report.rounds == 4
+
+
+def test_table_text_instances_get_rows_over_their_table_columns() -> None:
+    hybrid = Instance(
+        id="h",
+        knowledge_type="table+text",
+        question=INSTANCE.question,
+        answers=INSTANCE.answers,
+        header=INSTANCE.header,
+        positive_units=[*INSTANCE.positive_units, "Colorado State: The nickname of Colorado State is Rams."],
+        noisy_units=INSTANCE.noisy_units,
+    )
+    backend = MockBackend(reply=lambda r: _numbered_rows(r) if prompt_text(r).startswith("Table:") else _checking(r))
+    report = asyncio.run(synthesize_noisy_rows(hybrid, backend.generate, target=30, check="row"))
+    assert len(report.rows) == 30 and all(len(r.cells) == 4 for r in report.rows)
+    condition = prompt_text(backend.calls[0])
+    assert "The nickname of Colorado State is Rams." in condition  # the positive paragraph is shown
+    bigger = with_noisy_rows(hybrid, report.rows)
+    assert bigger.knowledge_type == "table+text" and len(bigger.noisy_units) == 31
 
 
 def test_accepted_rows_extend_the_instance() -> None:
@@ -108,30 +173,57 @@ def test_only_tables_and_parsers() -> None:
     assert parse_check("The answer is 0.") == 0 and parse_check("2") == 2 and parse_check("none") is None
 
 
-def test_build_command_writes_instances_and_synthesizes(tmp_path: Path) -> None:
-    rows = ["name,team,goals,apps"] + [f"Player {i},Team {i % 5},{i * 7 % 97},{i}" for i in range(60)]
+def test_build_command_writes_instances_and_synthesizes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = ["name,team,goals,apps,city"] + [f"Player {i},Team {i % 5},{i * 7 % 97},{i},City {i % 7}" for i in range(60)]
     (tmp_path / "tables").mkdir()
     (tmp_path / "tables" / "players.csv").write_text("\n".join(rows) + "\n")
-    script = tmp_path / "mock.json"
-    script.write_text(
+    scripts = []
+    for k, cells in enumerate([["Zed Zero", "Team Z", "1", "999", "City Z"], ["Yan Young", "Team Y", "2", "998", "Y"]]):
+        # a row of each width: a Table+Text instance's table has fewer columns (some went into its paragraphs)
+        reply = "\n".join("|" + "|".join(cells[:width]) + "|" for width in range(2, 6))
+        script = tmp_path / f"gen{k}.json"
+        script.write_text(json.dumps({"rules": [], "default": reply}))
+        scripts.append(f"mock:{script}")
+    checker = tmp_path / "check.json"
+    checker.write_text(
         json.dumps(
-            {
-                "rules": [
-                    {"match": "summarize the", "reply": "Conditions: rows of the asked player"},
-                    {"match": "^Table:", "reply": "|Zed Zero|Team Z|1|999|\n|Yan Young|Team Y|2|998|"},
-                    {"match": "Positive Unit Condition", "reply": "0"},
-                ],
-                "default": "",
-            }
+            {"rules": [{"match": "summarize the", "reply": "Conditions: rows of the asked player"}], "default": "0"}
         )
     )
     out = tmp_path / "built.jsonl"
-    argv = ["--csv", str(tmp_path / "tables"), "--questions", "3", "--knowledge", "table,kg", "--out", str(out)]
-    assert main([*argv, "--synthesize-model", f"mock:{script}", "--synthesize-rows", "2"]) == 0
+    cache = tmp_path / "responses.sqlite"
+    argv = ["--csv", str(tmp_path / "tables"), "--questions", "4", "--knowledge", "table,table+text,kg",
+            "--out", str(out), "--synthesize-model", ",".join(scripts), "--check-model", f"mock:{checker}",
+            "--synthesize-rows", "2", "--cache", str(cache)]
+    assert main(argv) == 0
+    first = capsys.readouterr().err
     instances = read_instances(out)
-    assert {i.knowledge_type for i in instances} == {"table", "kg"}
+    assert {i.knowledge_type for i in instances} >= {"table", "kg"}
+    synthesized = set()
     for inst in instances:
+        names = [u.cells[0] for u in inst.noisy_units if isinstance(u, Row)]
+        if inst.knowledge_type in ("table", "table+text"):
+            assert names[-2:] == ["Zed Zero", "Yan Young"]  # one row from each model, in turn
+            synthesized.add(inst.knowledge_type)
         if inst.knowledge_type == "table":
-            names = [u.cells[0] for u in inst.noisy_units if isinstance(u, Row)]
-            assert names[-2:] == ["Zed Zero", "Yan Young"] and len(names) + len(inst.positive_units) == 62
+            assert len(names) + len(inst.positive_units) == 62
+    assert synthesized == {"table", "table+text"}
+    assert "2 of 2 rows kept (1 from model 1, 1 from model 2)" in first
+    assert main(argv) == 0  # everything again from the response cache: not one model call
+    assert "\n0 model calls" in capsys.readouterr().err
     assert main(["--csv", str(tmp_path / "tables"), "--knowledge", "graph", "--out", str(out)]) == 2
+
+
+def test_build_command_writes_nothing_when_a_model_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from structbench.backends.base import BackendError
+    from structbench.benchmarks.skabench import build
+
+    async def failing(*args: object, **kwargs: object) -> None:
+        raise BackendError("HTTP 500 after 6 retries")
+
+    monkeypatch.setattr(build, "synthesize_noisy_rows", failing)
+    rows = ["name,team,goals"] + [f"Player {i},Team {i % 5},{i}" for i in range(30)]
+    (tmp_path / "players.csv").write_text("\n".join(rows) + "\n")
+    out = tmp_path / "built.jsonl"
+    argv = ["--csv", str(tmp_path), "--knowledge", "table", "--out", str(out), "--synthesize-model", "mock"]
+    assert main(argv) == 3 and not out.exists()

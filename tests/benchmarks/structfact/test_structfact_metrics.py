@@ -90,9 +90,11 @@ def test_aggregate_counts_unparsed_as_its_own_wrong_class() -> None:
     assert {k: result[k] for k in METRIC_NAMES} == pytest.approx(classification_metrics(GOLD, PRED))
     assert result["no_answer"] == pytest.approx(1 / 6)
     assert result[bench.headline] == pytest.approx(3.2 / 6)
+    matrix = bench.confusion_matrices(scored)["labels"]
+    assert matrix.gold == ["YES", "NO", "NOT SURE ENOUGH"]
+    assert matrix.predicted == ["YES", "NO", "NOT SURE ENOUGH", "NONE"]
+    assert matrix.counts[0] == [1, 1, 0, 1] and matrix.total == 6
     extra = bench.extra_results(scored)
-    assert extra["confusion_matrix"]["labels"] == ["YES", "NO", "NOT SURE ENOUGH", "NONE"]
-    assert extra["confusion_matrix"]["matrix"][0] == [1, 1, 0, 1]
     assert extra["gold_counts"] == {"YES": 3, "NO": 2, "NOT SURE ENOUGH": 1}
     assert extra["predicted_counts"]["NONE"] == 1
     assert "confidence" not in extra

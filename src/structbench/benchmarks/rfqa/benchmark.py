@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from structbench.backends.base import Request
-from structbench.benchmark import Attempt, Benchmark, Scored, Strategy
+from structbench.benchmark import Attempt, Benchmark, Exclusion, Scored, Strategy
 from structbench.benchmarks.rfqa import prompts
 from structbench.benchmarks.rfqa.complexity import CLASSES, has_order_by, shape
 from structbench.benchmarks.rfqa.cot import BaseQuery, plan
@@ -29,6 +29,7 @@ from structbench.benchmarks.rfqa.engine import referenced_tables
 from structbench.benchmarks.rfqa.gold import GoldReport, GoldResult, GoldTable, execute_gold, json_value
 from structbench.benchmarks.rfqa.matching import RULES, MatchRule
 from structbench.benchmarks.rfqa.metrics import METRICS, align_records, table_metrics
+from structbench.benchmarks.rfqa.paper import TABLES
 from structbench.benchmarks.rfqa.parsing import parse_table
 from structbench.benchmarks.rfqa.queries import Query, read_queries
 from structbench.benchmarks.rfqa.source import QUERIES_FILE, dataset_source
@@ -36,6 +37,7 @@ from structbench.benchmarks.rfqa.strategies import RetrievalSettings, build_stra
 from structbench.data.sample import Sample, TableGold
 from structbench.datasets import DataContext
 from structbench.errors import UsageError
+from structbench.papers.spec import PaperTable
 
 if TYPE_CHECKING:
     from structbench.benchmarks.rfqa.generated import GeneratedItem
@@ -71,6 +73,9 @@ class RFQAOptions(BaseModel):
     max_tokens: int = Field(4096, ge=1)
     structured_output: bool = False
     """Send the output's JSON Schema as the request's ``response_format``."""
+    prompt_wording: Literal["released", "paper"] = "released"
+    """Start prompts as the released code words them (what the published runs used) or as the paper's
+    Figures 5-7 print them (see ``prompts``)."""
     path: str | None = None
     """``generated`` only: a JSONL file of generated pairs, or a CSV file or folder of CSV files to
     generate pairs from (with the run's seed)."""
@@ -108,6 +113,10 @@ class RFQABenchmark(Benchmark):
         self.gold_report = GoldReport()
         """Every query's gold outcome from the last ``load`` (excluded samples included)."""
 
+    @classmethod
+    def paper_tables(cls) -> Sequence[PaperTable]:
+        return TABLES
+
     @property
     def opts(self) -> RFQAOptions:
         assert isinstance(self.options, RFQAOptions)
@@ -116,7 +125,7 @@ class RFQABenchmark(Benchmark):
     def settings(self) -> RetrievalSettings:
         """The retrieval settings the strategies use, from the options."""
         o = self.opts
-        return RetrievalSettings(o.iterations, o.max_tokens, o.structured_output)
+        return RetrievalSettings(o.iterations, o.max_tokens, o.structured_output, o.prompt_wording)
 
     # -- data ---------------------------------------------------------------------------------
 
@@ -140,15 +149,17 @@ class RFQABenchmark(Benchmark):
             result = execute_gold(query, self._cache)
             self.gold_report.results.append(result)
             if result.table is None:
-                log.warning("rfqa: %s excluded (%s): %s", query.qid, result.status.value, result.reason)
+                log.debug("rfqa: %s excluded (%s): %s", query.qid, result.status.value, result.reason)
                 continue
             samples.append(self.make_sample(query, result, variant))
-        excluded = len(self.gold_report.results) - len(samples)
+        excluded = Counter(r.status.value for r in self.gold_report.results if r.table is None)
         if excluded:
             log.warning(
-                "rfqa: %d of %d queries read have no gold table and are excluded",
-                excluded,
+                "rfqa: %d of %d queries read have no gold table and are excluded (%s; each one is listed "
+                "under extra.gold in metrics.json)",
+                excluded.total(),
                 len(self.gold_report.results),
+                ", ".join(f"{n} {status}" for status, n in sorted(excluded.items())),
             )
         return samples
 
@@ -267,7 +278,7 @@ class RFQABenchmark(Benchmark):
         last = request.messages[-1].content
         if last in (prompts.ITERATIVE,):
             return "{}"
-        if first.startswith(prompts.COT_FIRST.split("{")[0]):
+        if first.startswith(prompts.COT_OPENING):
             return json.dumps(self.base_rows(sample, first), ensure_ascii=False)
         gold = sample.gold
         assert isinstance(gold, TableGold)
@@ -276,7 +287,7 @@ class RFQABenchmark(Benchmark):
     def base_rows(self, sample: Sample, prompt: str) -> list[dict[str, Any]]:
         """The true rows of the CoT base query that ``prompt`` asks for (run on the source database)."""
         bases = [BaseQuery.from_json(d) for d in sample.extra["cot"] or ()]
-        matching = [b for b in bases if f"query: {b.text}. " in prompt]
+        matching = [b for b in bases if f"query: {b.text}." in prompt]
         db = self.database(sample)
         if not matching or db is None:
             raise RuntimeError(f"rfqa oracle: no base query of {sample.id} in the prompt (or data not loaded)")
@@ -329,6 +340,12 @@ class RFQABenchmark(Benchmark):
                 groups[cls].append(s)
         by_type = {cls: {"n": len(groups[cls]), **self.aggregate(groups[cls])} for cls in CLASSES if groups.get(cls)}
         return {"by_query_complexity": by_type, "gold": self.gold_report.to_json()}
+
+    def exclusions(self, scored: Sequence[Scored]) -> list[Exclusion]:
+        """The queries of the last ``load`` that have no gold table, by what went wrong."""
+        statuses = Counter(r.status.value for r in self.gold_report.results if r.table is None)
+        return [Exclusion(reason=f"queries without a gold table ({status}; see extra.gold.problems)", count=n)
+                for status, n in sorted(statuses.items())]
 
     def export_fields(self, sample: Sample) -> dict[str, Any]:
         gold = sample.gold

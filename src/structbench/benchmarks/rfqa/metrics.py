@@ -7,8 +7,13 @@ normalized (``normalize.py``).
   attributes, compared with the fuzzy matching rule. Precision is the share of returned cells that
   match some expected cell; recall the share of expected cells matched by some returned cell.
 - Tuple similarity (TS): the share of distinct expected tuples for which the result holds a tuple
-  whose cells all match, attribute by attribute, and which occurs as many times (so TS = 1 means the
-  same schema, cardinality and values, as the paper says).
+  whose cells all match, attribute by attribute, and which occurs as many times. TS = 1 means every
+  expected tuple was returned, as often as expected; tuples returned beyond them are not penalized, so
+  TS = 1 does not imply equal cardinality (the paper says it does: "the same schema, cardinality, and
+  cell values"; the released code computes what we compute).
+- Tuple precision (ours): the share of distinct returned tuples that match, under the same rule and
+  multiplicity condition, some expected tuple: what TS leaves out. TS = tuple precision = 1 means the
+  same tuples with the same multiplicities.
 - QATCH (exact on normalized cells): cell precision and recall, tuple cardinality
   (``min/max`` of the row counts), tuple constraint (share of distinct expected tuples present with
   the same multiplicity) and tuple order (Spearman's rho over the common tuples, rescaled to [0, 1];
@@ -33,6 +38,7 @@ METRICS = (
     "cell_recall",
     "cell_f1",
     "tuple_similarity",
+    "tuple_precision",
     "qatch_cell_precision",
     "qatch_cell_recall",
     "tuple_cardinality",
@@ -122,17 +128,19 @@ def _covered(pairs: Pairs, n: int) -> int:
     return sum(hit)
 
 
-def _tuple_similarity(
+def _tuple_scores(
     expected: list[tuple[Cell, ...]], actual: list[tuple[Cell, ...]], rule: MatchRule, width: int
-) -> float:
+) -> tuple[float, float]:
+    """(tuple similarity, tuple precision): the shares of distinct expected / returned tuples that have a
+    matching counterpart occurring as many times."""
     if not expected and not actual:
-        return 1.0
+        return 1.0, 1.0
     if not expected or not actual:
-        return 0.0
+        return 0.0, 0.0
     e_count = Counter(tuple(c.text for c in row) for row in expected)
     a_count = Counter(tuple(c.text for c in row) for row in actual)
     if width == 0:
-        return 1.0 if e_count == a_count else 0.0
+        return (1.0, 1.0) if e_count == a_count else (0.0, 0.0)
     # per attribute: each expected value's matching set over the distinct returned values
     matches: list[dict[str, MatchSet]] = []
     value_ids: list[dict[str, int]] = []
@@ -153,13 +161,17 @@ def _tuple_similarity(
         by_pivot[value_ids[pivot][a_key[pivot]]].append(a_key)
     others = [j for j in range(width) if j != pivot]
     hits = 0
+    matched: set[tuple[str, ...]] = set()
     for e_key, mult in e_count.items():
-        hits += any(
-            a_count[a_key] == mult and all(value_ids[j][a_key[j]] in matches[j][e_key[j]] for j in others)
+        found = {
+            a_key
             for v in matches[pivot][e_key[pivot]]
             for a_key in by_pivot.get(v, ())
-        )
-    return hits / len(e_count)
+            if a_count[a_key] == mult and all(value_ids[j][a_key[j]] in matches[j][e_key[j]] for j in others)
+        }
+        hits += bool(found)
+        matched |= found
+    return hits / len(e_count), len(matched) / len(a_count)
 
 
 def _tuple_order(expected: list[tuple[str, ...]], actual: list[tuple[str, ...]]) -> float:
@@ -201,8 +213,8 @@ def table_metrics(
         "cell_precision": precision,
         "cell_recall": recall,
         "cell_f1": f1,
-        "tuple_similarity": _tuple_similarity(expected, actual, rule, width),
     }
+    out["tuple_similarity"], out["tuple_precision"] = _tuple_scores(expected, actual, rule, width)
     out.update(_qatch(e_texts, a_texts))
     if ordered:
         out["tuple_order"] = _tuple_order(e_texts, a_texts)

@@ -1,21 +1,30 @@
-"""RFQA's prompts, quoted from the paper's Appendix C (Figures 5, 6 and 7), and the JSON Schema.
+"""RFQA's prompts: the released code's (the default) and the paper's Appendix C (Figures 5, 6 and 7), and the
+JSON Schema.
 
-The paper's figures, verbatim (italic placeholders in braces):
+The start prompts exist in two wordings (``Wording``):
 
-- Figure 5 (NL), start prompt: "{NL Question}. Respond with JSON only. Don't add any comments. Use
-  the following JSON schema: {jsonSchema}."
-- Figure 6 (SQL), start prompt: "List the results of the SQL query: {SQL}. Respond with JSON only.
-  Don't add any comments. Use the following JSON schema: {jsonSchema}."
-- Figure 7 (CoT), first prompt: "Given the following query, populate the table with actual values.
-  query: select {attributes} from {table} (where {conditions}). Respond with JSON only. Don't add any
-  comments. Use the following JSON schema: {jsonSchema}." (the where part only when there are
-  conditions)
-- All three, iterative prompt: "List more values if there are more, otherwise return an empty JSON.
-  Respond with JSON only."
+- ``released`` (default): the templates of the released code the authors name for reproducing the paper
+  (dbunibas/galois, branch ``reproducibility``; identical on ``neurips25``), ``EPrompts`` since the commit
+  "Improved prompts for SQL and NL" of 2025-05-10, before the paper's first version (2025-05-27):
+  NL "Question: {question}\nAssume you have access to a dataset with the following schema:\n{schema}\n\n
+  Respond with JSON only. Don't add any comment", SQL "List the result of the SQL query:\n{sql}.\nAssume
+  you have access to a dataset with the following schema:\n{schema}\n\nRespond with a JSON object
+  containing only the answer. Do not include explanations or comments.", CoT "Given the following query,
+  populate the table with actual values.\nquery: select ...\nRespond with JSON only. Don't add any
+  comment.\nUse the following JSON schema:\n{schema}".
+- ``paper``: the figures, verbatim (italic placeholders in braces): Figure 5 (NL) "{NL Question}. Respond
+  with JSON only. Don't add any comments. Use the following JSON schema: {jsonSchema}." (the period after
+  the question is left out when the question already ends in ".", "?" or "!"); Figure 6 (SQL) "List the
+  results of the SQL query: {SQL}. Respond with JSON only. Don't add any comments. Use the following JSON
+  schema: {jsonSchema}."; Figure 7 (CoT) "Given the following query, populate the table with actual
+  values. query: select {attributes} from {table} (where {conditions}). Respond with JSON only. Don't add
+  any comments. Use the following JSON schema: {jsonSchema}." These are the code's templates before
+  May 2025 (with newlines), as the paper prints them.
 
-The re-prompt for malformed JSON is not given in the paper ("we re-prompt the LLM, explicitly asking
-it to return the answer in valid JSON format"); we use the released code's text
-(galois ``EPrompts.ERROR_JSON_FORMAT``).
+Both wordings share the iterative prompt "List more values if there are more, otherwise return an empty
+JSON. Respond with JSON only." and the re-prompt for malformed JSON, which the paper does not give ("we
+re-prompt the LLM, explicitly asking it to return the answer in valid JSON format"): the released code's
+text (galois ``EPrompts.ERROR_JSON_FORMAT``).
 
 The JSON Schema follows the released code (galois ``QueryUtils.generateJsonSchemaListFromAttributes``):
 an array titled with the table name whose items are objects with one titled property per attribute,
@@ -26,17 +35,32 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
-NL_FIRST = "{question} Respond with JSON only. Don't add any comments. Use the following JSON schema: {schema}."
-SQL_FIRST = (
-    "List the results of the SQL query: {sql}. Respond with JSON only. Don't add any comments. "
-    "Use the following JSON schema: {schema}."
-)
-COT_FIRST = (
-    "Given the following query, populate the table with actual values. query: {query}. "
-    "Respond with JSON only. Don't add any comments. Use the following JSON schema: {schema}."
-)
+Wording = Literal["released", "paper"]
+Method = Literal["nl", "sql", "cot"]
+
+FIRST: dict[Wording, dict[Method, str]] = {
+    "released": {
+        "nl": "Question: {question}\nAssume you have access to a dataset with the following schema:\n{schema}\n\n"
+        "Respond with JSON only. Don't add any comment",
+        "sql": "List the result of the SQL query:\n{sql}.\nAssume you have access to a dataset with the following "
+        "schema:\n{schema}\n\nRespond with a JSON object containing only the answer. Do not include explanations "
+        "or comments.",
+        "cot": "Given the following query, populate the table with actual values.\nquery: {query}.\n"
+        "Respond with JSON only. Don't add any comment.\nUse the following JSON schema:\n{schema}",
+    },
+    "paper": {
+        "nl": "{question} Respond with JSON only. Don't add any comments. Use the following JSON schema: {schema}.",
+        "sql": "List the results of the SQL query: {sql}. Respond with JSON only. Don't add any comments. "
+        "Use the following JSON schema: {schema}.",
+        "cot": "Given the following query, populate the table with actual values. query: {query}. "
+        "Respond with JSON only. Don't add any comments. Use the following JSON schema: {schema}.",
+    },
+}
+"""The start prompts of each method in each wording (see the module docstring)."""
+COT_OPENING = "Given the following query, populate the table with actual values."
+"""How every CoT first prompt starts, in either wording."""
 ITERATIVE = "List more values if there are more, otherwise return an empty JSON. Respond with JSON only."
 INVALID_JSON = "Respond in an appropriate JSON format."
 
@@ -67,14 +91,17 @@ def response_format(schema: dict[str, Any]) -> dict[str, Any]:
     return {"type": "json_schema", "json_schema": {"name": "table", "schema": wrapped, "strict": False}}
 
 
-def nl_prompt(question: str, schema: dict[str, Any]) -> str:
-    """Figure 5's start prompt."""
-    return NL_FIRST.format(question=question.strip(), schema=schema_text(schema))
+def nl_prompt(question: str, schema: dict[str, Any], wording: Wording = "released") -> str:
+    """The NL method's start prompt (Figure 5 in the paper's wording)."""
+    question = question.strip()
+    if wording == "paper" and not question.endswith((".", "?", "!")):
+        question += "."
+    return FIRST[wording]["nl"].format(question=question, schema=schema_text(schema))
 
 
-def sql_prompt(sql: str, schema: dict[str, Any]) -> str:
-    """Figure 6's start prompt."""
-    return SQL_FIRST.format(sql=sql.strip().rstrip(";"), schema=schema_text(schema))
+def sql_prompt(sql: str, schema: dict[str, Any], wording: Wording = "released") -> str:
+    """The SQL method's start prompt (Figure 6 in the paper's wording)."""
+    return FIRST[wording]["sql"].format(sql=sql.strip().rstrip(";"), schema=schema_text(schema))
 
 
 def cot_query(table: str, attributes: Sequence[str], conditions: str | None) -> str:
@@ -83,6 +110,8 @@ def cot_query(table: str, attributes: Sequence[str], conditions: str | None) -> 
     return f"{query} where {conditions}" if conditions else query
 
 
-def cot_prompt(table: str, attributes: Sequence[str], conditions: str | None, schema: dict[str, Any]) -> str:
-    """Figure 7's first prompt."""
-    return COT_FIRST.format(query=cot_query(table, attributes, conditions), schema=schema_text(schema))
+def cot_prompt(
+    table: str, attributes: Sequence[str], conditions: str | None, schema: dict[str, Any], wording: Wording = "released"
+) -> str:
+    """The CoT method's first prompt for one base table (Figure 7 in the paper's wording)."""
+    return FIRST[wording]["cot"].format(query=cot_query(table, attributes, conditions), schema=schema_text(schema))

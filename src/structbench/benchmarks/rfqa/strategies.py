@@ -38,6 +38,8 @@ class RetrievalSettings:
     max_tokens: int = 4096
     structured_output: bool = False
     """Send the table's JSON Schema as ``response_format`` (backends that support it enforce it)."""
+    wording: prompts.Wording = "released"
+    """The start prompts' wording: the released code's or the paper's figures'."""
 
 
 @dataclass
@@ -87,9 +89,9 @@ def first_request(sample: Sample, method: str, settings: RetrievalSettings) -> R
     """The NL or SQL method's start prompt for ``sample``."""
     schema = sample.extra["json_schema"]
     text = (
-        prompts.nl_prompt(sample.question, schema)
+        prompts.nl_prompt(sample.question, schema, settings.wording)
         if method == "nl"
-        else prompts.sql_prompt(sample.extra["sql"], schema)
+        else prompts.sql_prompt(sample.extra["sql"], schema, settings.wording)
     )
     return _request(text, schema, settings)
 
@@ -100,7 +102,7 @@ def base_requests(sample: Sample, settings: RetrievalSettings) -> list[tuple[cot
     for data in sample.extra["cot"]:
         base = cot.BaseQuery.from_json(data)
         schema = prompts.json_schema(base.table, base.columns, base.types)
-        text = prompts.cot_prompt(base.table, base.columns, base.conditions, schema)
+        text = prompts.cot_prompt(base.table, base.columns, base.conditions, schema, settings.wording)
         out.append((base, _request(text, schema, settings)))
     return out
 

@@ -11,18 +11,22 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from structbench.backends.base import Request
-from structbench.benchmark import Attempt, Benchmark, Generate, Scored, Strategy
+from structbench.benchmark import Attempt, Benchmark, Exclusion, Generate, Scored, Strategy
 from structbench.benchmarks.scitab import prompts
 from structbench.benchmarks.scitab.markup import Markup
 from structbench.benchmarks.scitab.metrics import TWO_CLASS, confusion, macro_f1, macro_f1_batch, per_class, two_class
+from structbench.benchmarks.scitab.paper import TABLES
 from structbench.benchmarks.scitab.parse import Pick, parse_label
+from structbench.benchmarks.scitab.pool import POOL_TABLES
 from structbench.benchmarks.scitab.program import EqualMode, ProgramOutcome, extract_program, run_program
 from structbench.benchmarks.scitab.prompts import OPTION_LABELS, SEPARATOR, Style
 from structbench.benchmarks.scitab.samples import SETTINGS, demonstrations, select_claims, to_sample
 from structbench.benchmarks.scitab.source import DATA_FILE, LABELS, NEI, REFUTES, SOURCE, SUPPORTS, read_claims
+from structbench.confusion import ConfusionMatrix
 from structbench.data.sample import LabelGold, Sample
 from structbench.data.serialize import SERIALIZERS
 from structbench.errors import UsageError
+from structbench.papers.spec import PaperTable
 from structbench.sandbox import Limits, NamespaceMode
 from structbench.stats.bootstrap import MeanStatistic, Statistic
 from structbench.stats.classification import LabelStatistic
@@ -31,7 +35,10 @@ from structbench.strategies.common import SingleTurn
 if TYPE_CHECKING:
     from structbench.datasets import DataContext
 
-MAX_TOKENS: dict[Style, int] = {"zero_shot": 64, "in_context": 64, "cot": 512, "pot": 512}
+MAX_TOKENS: dict[Style, int] = {"zero_shot": 64, "open_model": 64, "in_context": 64, "cot": 512, "pot": 512}
+OPTION_STYLES = ("zero_shot", "open_model")
+"""Strategies whose prompt lists options A/B/C, so a bare letter is an answer."""
+OPEN_MODEL_ANSWERS = {SUPPORTS: "A) True", REFUTES: "B) False", NEI: "C) Unknown"}
 
 
 class SciTabOptions(BaseModel):
@@ -77,7 +84,14 @@ class SciTab(Benchmark):
     variants: ClassVar[tuple[str, ...]] = ("all", "2class")
     default_strategy: ClassVar[str] = "zero_shot"
     headline: ClassVar[str] = "macro_f1"
-    metric_names: ClassVar[tuple[str, ...]] = ("macro_f1", "macro_f1_2class", "accuracy", "invalid_rate")
+    metric_names: ClassVar[tuple[str, ...]] = (
+        "macro_f1",
+        "macro_f1_3class",
+        "macro_f1_2class",
+        "macro_f1_no_nei",
+        "accuracy",
+        "invalid_rate",
+    )
     breakdown_keys: ClassVar[tuple[str, ...]] = ()
     Options: ClassVar[type[BaseModel]] = SciTabOptions
 
@@ -87,6 +101,12 @@ class SciTab(Benchmark):
         if self.opts.serialization != prompts.PAPER_FORMAT:
             SERIALIZERS.get(self.opts.serialization)  # unknown names raise UsageError with suggestions
         self._demos: dict[str, list[Sample]] = {}
+        self._left_out: list[Exclusion] = []
+        """What the last ``load`` left out of the variant's claims (``exclusions``)."""
+
+    @classmethod
+    def paper_tables(cls) -> Sequence[PaperTable]:
+        return TABLES
 
     # -- data ---------------------------------------------------------------------------------
     def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> list[Sample]:
@@ -95,7 +115,20 @@ class SciTab(Benchmark):
         records = read_claims(data.file(SOURCE, DATA_FILE))
         self._demos[variant] = demonstrations(records, variant, self.opts.markup)
         chosen = select_claims(records, variant, keep_pool=self.opts.keep_pool)
+        pool = 0 if self.opts.keep_pool else sum(r.table_id in POOL_TABLES for r in records)
+        nei = len(records) - pool - len(chosen)
+        self._left_out = [
+            Exclusion(reason=why, count=n)
+            for why, n in ((f"claims on the {len(POOL_TABLES)} tables held out for demonstrations "
+                            "(--option keep_pool=true keeps them)", pool),
+                           ("not-enough-info claims (the two-class setting excludes them)", nei))
+            if n
+        ]
         return [to_sample(r, variant, self.opts.markup) for r in chosen]
+
+    def exclusions(self, scored: Sequence[Scored]) -> list[Exclusion]:
+        """The claims the last ``load`` left out: the held-out pool's, and NEI claims in the two-class variant."""
+        return list(self._left_out)
 
     def demonstrations(self, variant: str) -> list[Sample]:
         if variant not in self._demos:
@@ -108,11 +141,13 @@ class SciTab(Benchmark):
         fmt = self.opts.serialization
         if style == "zero_shot":
             return prompts.zero_shot(sample, setting, fmt)
+        if style == "open_model":
+            return prompts.open_model(sample, fmt)
         build = {"in_context": prompts.in_context, "cot": prompts.cot, "pot": prompts.pot}[style]
         return build(sample, self.demonstrations(sample.variant), setting, fmt)
 
     def request(self, sample: Sample, style: Style) -> Request:
-        stop = () if style == "zero_shot" else (SEPARATOR,)
+        stop = () if style in OPTION_STYLES else (SEPARATOR,)
         return Request.chat(self.prompt(sample, style), max_tokens=MAX_TOKENS[style], temperature=0.0, stop=stop)
 
     def strategies(self) -> Mapping[str, Strategy]:
@@ -121,6 +156,11 @@ class SciTab(Benchmark):
 
         return {
             "zero_shot": single("zero_shot", "Appendix H.1: options A true / B false / C impossible to tell."),
+            "open_model": single(
+                "open_model",
+                "Section 4.1, the input of encoder-decoder and open-source models: linearized table, caption, "
+                "claim, 'A) True B) False C) Unknown?'.",
+            ),
             "in_context": single("in_context", "Appendix H.2 with 3 held-out demonstrations; direct answer."),
             "cot": single("cot", "Appendix H.3: 3 demonstrations with reasoning; the final answer counts."),
             "pot": ProgramOfThought(self),
@@ -142,6 +182,8 @@ class SciTab(Benchmark):
         style = prompts.style_of(text)
         if style == "zero_shot":
             return prompts.ZERO_SHOT_ANSWERS[label]
+        if style == "open_model":
+            return OPEN_MODEL_ANSWERS[label]
         if style == "in_context":
             return prompts.ANSWERS[label]
         if style == "cot":
@@ -161,7 +203,7 @@ class SciTab(Benchmark):
             values["program_ok"] = float(outcome.get("status") == "ok")
         else:
             pick: Pick = "last" if strategy == "cot" else "first"
-            parsed = parse_label(attempt.output, pick=pick, options=strategy == "zero_shot")
+            parsed = parse_label(attempt.output, pick=pick, options=strategy in OPTION_STYLES)
         gold = _gold(sample)
         return Scored(
             id=sample.id,
@@ -173,22 +215,27 @@ class SciTab(Benchmark):
             meta={"setting": SETTINGS[sample.variant]},
         )
 
+    def answer_labels(self, scored: Sequence[Scored]) -> tuple[str, ...]:
+        """The options the prompt offers: three labels, or supported / refuted in the 2-class setting."""
+        return LABELS if _three_class(scored) else TWO_CLASS
+
     def aggregate(self, scored: Sequence[Scored]) -> dict[str, float]:
-        """Macro-F1 of the variant's setting (headline), both settings' macro-F1, accuracy, invalid rate."""
+        """Macro-F1 of the variant's setting (headline), accuracy, invalid rate; for ``all`` also the macro-F1
+        over supports/refutes of its non-NEI claims (``macro_f1_no_nei``: 3-class prompts, so not the paper's
+        two-class protocol, which is the ``2class`` variant's ``macro_f1_2class``)."""
         n = len(scored)
         gold = [str(s.gold) for s in scored]
         pred = [s.parsed for s in scored]
-        three = macro_f1(gold, pred, LABELS)
         two = macro_f1(*two_class(gold, pred), TWO_CLASS)
-        is_three = not scored or scored[0].meta.get("setting", "3-class") == "3-class"
         out = {
-            "macro_f1": three if is_three else two,
-            "macro_f1_2class": two,
             "accuracy": sum(s.score for s in scored) / n if n else 0.0,
             "invalid_rate": sum(p is None for p in pred) / n if n else 0.0,
         }
-        if is_three:
-            out["macro_f1_3class"] = three
+        if _three_class(scored):
+            three = macro_f1(gold, pred, LABELS)
+            out |= {"macro_f1": three, "macro_f1_3class": three, "macro_f1_no_nei": two}
+        else:
+            out |= {"macro_f1": two, "macro_f1_2class": two}
         programs = [s.values["program_ok"] for s in scored if "program_ok" in s.values]
         if programs:
             out["program_error_rate"] = 1.0 - sum(programs) / len(programs)
@@ -198,26 +245,35 @@ class SciTab(Benchmark):
         """Macro-F1 (both settings) and the invalid rate on all bootstrap resamples at once."""
         gold = [str(s.gold) for s in pool]
         pred = [s.parsed for s in pool]
-        is_three = not pool or pool[0].meta.get("setting", "3-class") == "3-class"
         if metric == "invalid_rate":
             return MeanStatistic(np.array([p is None for p in pred], dtype=float))
-        setting = {"macro_f1_3class": "3-class", "macro_f1_2class": "2-class",
-                   "macro_f1": "3-class" if is_three else "2-class"}.get(metric)
-        if setting == "2-class":
+        three = _three_class(pool)
+        over_two = {"macro_f1_no_nei": three, "macro_f1_2class": not three, "macro_f1": not three}
+        over_three = {"macro_f1_3class": three, "macro_f1": three}
+        if over_two.get(metric):
             return LabelStatistic.of(gold, pred, TWO_CLASS, macro_f1_batch, keep=[g in TWO_CLASS for g in gold])
-        if setting == "3-class" and is_three:  # aggregate reports the three-class F1 only in that setting
+        if over_three.get(metric):
             return LabelStatistic.of(gold, pred, LABELS, macro_f1_batch)
         return None
 
-    def extra_results(self, scored: Sequence[Scored]) -> dict[str, Any]:
-        """Confusion matrices (three-class and two-class), per-class scores, label counts."""
+    def confusion_matrices(self, scored: Sequence[Scored]) -> dict[str, ConfusionMatrix]:
+        """Three-class (the gold labels present) and two-class (NEI claims left out), each against the three
+        labels plus ``invalid``; the two-class matrix is rectangular."""
         gold = [str(s.gold) for s in scored]
         pred = [s.parsed for s in scored]
         present = [label for label in LABELS if label in gold]
         g2, p2 = two_class(gold, pred)
+        matrices = {"3-class": confusion(gold, pred, present, "three-class")}
+        if g2:
+            matrices["2-class"] = confusion(g2, p2, TWO_CLASS, "two-class, NEI claims left out")
+        return matrices
+
+    def extra_results(self, scored: Sequence[Scored]) -> dict[str, Any]:
+        """Per-class scores, label counts."""
+        gold = [str(s.gold) for s in scored]
+        pred = [s.parsed for s in scored]
+        present = [label for label in LABELS if label in gold]
         return {
-            "confusion_matrix": confusion(gold, pred, present),
-            "confusion_matrix_2class": confusion(g2, p2, TWO_CLASS),
             "per_class": per_class(gold, pred, present),
             "gold_counts": dict(Counter(gold)),
             "predicted_counts": {str(k): v for k, v in Counter(pred).items()},
@@ -229,6 +285,11 @@ class SciTab(Benchmark):
             "option_map": dict(OPTION_LABELS),
             "demonstrations": [d.id for d in self._demos.get(sample.variant, [])],
         }
+
+
+def _three_class(scored: Sequence[Scored]) -> bool:
+    """Whether the scored claims were asked in the three-class setting (variant ``all``)."""
+    return not scored or scored[0].meta.get("setting", "3-class") == "3-class"
 
 
 def _gold(sample: Sample) -> Any:

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from structbench.benchmarks.scitab.source import LABELS, REFUTES, SUPPORTS
+from structbench.confusion import ConfusionMatrix
 from structbench.stats import classification
 
 INVALID = "invalid"
@@ -54,13 +55,9 @@ def two_class(gold: Sequence[str], pred: Sequence[str | None]) -> tuple[list[str
 
 
 def confusion(
-    gold: Sequence[str], pred: Sequence[str | None], gold_labels: Sequence[str] = LABELS
-) -> dict[str, object]:
+    gold: Sequence[str], pred: Sequence[str | None], gold_labels: Sequence[str] = LABELS, title: str = ""
+) -> ConfusionMatrix:
     """Rows: ``gold_labels``; columns: the three labels plus ``invalid`` (a reply that gave no label)."""
-    columns = [*LABELS, INVALID]
-    rows = list(gold_labels)
     shown = [p if p in LABELS else INVALID for p in pred]
-    labels = [*columns, *(row for row in rows if row not in columns)]
-    full = classification.confusion_matrix(gold, shown, labels)
-    matrix = [full[labels.index(row), : len(columns)].tolist() for row in rows]
-    return {"gold": rows, "predicted": columns, "matrix": matrix}
+    return ConfusionMatrix.tally(gold, shown, gold_labels=gold_labels, predicted_labels=[*LABELS, INVALID],
+                                 title=title)

@@ -2,7 +2,8 @@
 
 Semantics (``parse_label``):
 
-1. Echoes of the prompt are removed first: the zero-shot option list ("A) the claim is true. B) ..."),
+1. Echoes of the prompt are removed first: the option lists ("A) the claim is true. B) ...", section
+   4.1's "A) True B) False C) Unknown?"),
    the question's "true or false" (so "Is the claim true or false? ..." says nothing), and "correct"
    in "the correct option/answer is".
 2. If the reply has an answer marker ("Answer:", "Final answer:", "the answer is"), only the text
@@ -39,6 +40,7 @@ _ECHOES = [
         r"A\)\s*the claim is true\.?\s*B\)\s*the claim is false\.?(?:\s*C\)\s*it is impossible to tell\.?)?",
         re.IGNORECASE,
     ),
+    re.compile(r"A\)\s*True\s*B\)\s*False(?:\s*C\)\s*Unknown\??)?", re.IGNORECASE),  # section 4.1's options
     re.compile(r"\btrue,? or false\b(?:,? or (?:is it )?impossible to tell)?", re.IGNORECASE),
     re.compile(r"\bcorrect(?= (?:option|answer|choice|label)\b)", re.IGNORECASE),  # "the correct option is B"
 ]

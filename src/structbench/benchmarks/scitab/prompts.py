@@ -17,7 +17,7 @@ from structbench.data.sample import Sample
 from structbench.data.serialize import serialize
 
 Setting = Literal["2-class", "3-class"]
-Style = Literal["zero_shot", "in_context", "cot", "pot"]
+Style = Literal["zero_shot", "in_context", "cot", "pot", "open_model"]
 
 PAPER_FORMAT = "paper"
 SEPARATOR = "------"
@@ -66,6 +66,10 @@ QUESTIONS: dict[Style, dict[Setting, str]] = {
     },
 }
 POT_CODE_LINE = "# Python Code, return ans"
+
+# Section 4.1: the input of the encoder-decoder (FLAN-T5) and open-source LLMs (LLaMA, Alpaca, Vicuna),
+# [T; P; C; Q]: the linearized table, the caption, the claim and this question template (verbatim).
+OPEN_MODEL_QUESTION = "Based on the information in the table, is the above claim true? A) True B) False C) Unknown?"
 
 ANSWERS: dict[Label, str] = {
     SUPPORTS: "The claim is true.",
@@ -234,8 +238,28 @@ def pot(sample: Sample, demos: Sequence[Sample], setting: Setting, fmt: str) -> 
     return f"\n{SEPARATOR}\n".join([*blocks, query])
 
 
+def linearize(table: Table) -> str:
+    """The table flattened as Chen et al. (2020, TabFact) do for Table-BERT: "row 1 is : col is value ; col
+    is value ." per row (numbered from 1), which SciTab's section 4.1 follows."""
+    rows = []
+    for i, row in enumerate(table.rows, start=1):
+        cells = " ; ".join(f"{column} is {cell}" for column, cell in zip(table.header, row, strict=False))
+        rows.append(f"row {i} is : {cells} .")
+    return " ".join(rows)
+
+
+def open_model(sample: Sample, fmt: str) -> str:
+    """Section 4.1's input of encoder-decoder and open-source models: table, caption, claim, question, one a
+    line (``paper`` serialization: the TabFact linearization; another serializer renders the table)."""
+    table = _table(sample)
+    text = linearize(table) if fmt == PAPER_FORMAT else table_text(table, fmt, with_caption=False)
+    return "\n".join([text, table.caption or "", sample.question, OPEN_MODEL_QUESTION])
+
+
 def style_of(prompt: str) -> Style:
     """Which strategy's template ``prompt`` (the last user turn) follows; used by the oracle."""
+    if prompt.rstrip().endswith(OPEN_MODEL_QUESTION):
+        return "open_model"
     if prompt.rstrip().endswith(POT_CODE_LINE):
         return "pot"
     if prompt.rstrip().endswith("Reasoning:"):

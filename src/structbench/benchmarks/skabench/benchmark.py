@@ -5,6 +5,8 @@ Variants:
   fetched as its CSV tables with checksums.
 - ``csv``: instances built from any folder of CSV tables (``--option path=DIR``).
 - ``jsonl``: instances read from a JSONL file in the documented format (``--option path=FILE``).
+- ``contexts``: testbed samples whose contexts are already laid out (``--option path=FILE``,
+  ``contexts.py``), evaluated as they are.
 """
 
 from __future__ import annotations
@@ -19,11 +21,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from structbench.backends.base import Request
-from structbench.benchmark import Attempt, Benchmark, Scored, Strategy
+from structbench.benchmark import Attempt, Benchmark, Exclusion, Scored, Strategy
 from structbench.benchmarks.skabench.builder import MAX_ROWS, build_instances
+from structbench.benchmarks.skabench.contexts import LaidOutContext, read_contexts
 from structbench.benchmarks.skabench.database import Database
 from structbench.benchmarks.skabench.instances import read_instances
-from structbench.benchmarks.skabench.metrics import answer_f1, mean, normalize
+from structbench.benchmarks.skabench.metrics import answer_f1, mean, normalize, paper_metrics
+from structbench.benchmarks.skabench.paper import TABLES
 from structbench.benchmarks.skabench.parsing import parse_answer_list, parse_rejection
 from structbench.benchmarks.skabench.prompts import qa_prompt, rejection_prompt, render_knowledge
 from structbench.benchmarks.skabench.sources import load_rfqa_database
@@ -31,6 +35,7 @@ from structbench.benchmarks.skabench.templates import TEMPLATES
 from structbench.benchmarks.skabench.testbeds import (
     INTEGRATION,
     NEGATIVE,
+    PAPER_BREAKDOWNS,
     TESTBED_ALIASES,
     TESTBEDS,
     Context,
@@ -39,6 +44,8 @@ from structbench.benchmarks.skabench.testbeds import (
     bucket,
     budget_label,
     default_budgets,
+    default_position,
+    paper_breakdowns,
     parse_budget,
     positions_for,
     resolve_testbed,
@@ -47,6 +54,7 @@ from structbench.benchmarks.skabench.units import KNOWLEDGE_TYPES, Instance, Kno
 from structbench.data import AnswerListGold, Graph, LabelGold, Sample, Table, Text
 from structbench.datasets import DataContext
 from structbench.errors import UsageError
+from structbench.papers.spec import PaperTable
 from structbench.strategies import SelfConsistency, SingleTurn
 from structbench.strategies.vote import majority
 from structbench.tokens import CountTokens as TokenCounter
@@ -71,7 +79,8 @@ class SkaOptions(BaseModel):
     db: str = "galois/world_1"
     """``rfqa`` variant: the RFQA database (``<source>/<db>``) to build instances from."""
     path: str | None = None
-    """``csv`` variant: a folder of CSV tables; ``jsonl`` variant: an instance file."""
+    """``csv`` variant: a folder of CSV tables; ``jsonl`` variant: an instance file; ``contexts`` variant: a
+    file of laid-out contexts."""
     questions: int = Field(30, ge=1)
     """Builder variants: how many questions to generate (each gives up to four instances)."""
     templates: str | None = None
@@ -82,10 +91,15 @@ class SkaOptions(BaseModel):
     """Seed of the noise draw and of the KG/text shuffles (the paper's 42)."""
     underfull: Literal["drop", "keep"] = "drop"
     """Instances whose knowledge base cannot reach 95% of a budget: left out, or kept short."""
-    max_tokens: int = Field(1024, ge=1)
-    """Generation limit per reply (the prompts let the model reason before its final JSON line)."""
+    max_tokens: int = Field(4096, ge=1)
+    """Generation limit per reply: the prompts let the model reason before its final JSON line, and R1-style
+    reasoning models need thousands of tokens for that (prompt plus limit must fit the model's context)."""
+    temperature: float = Field(0.0, ge=0.0)
+    """Sampling temperature of ``direct`` (the paper states no decoding settings; greedy by default)."""
     min_rows: int = Field(8, ge=1)
     """Builder variants: tables with fewer rows are not asked about (the paper keeps tables of 8+ rows)."""
+    min_columns: int = Field(3, ge=1)
+    """Builder variants: tables with fewer columns are not asked about (the paper's curation kept 6+)."""
     max_rows: int = Field(MAX_ROWS, ge=1)
     """Builder variants: a larger table contributes its lineage rows plus a seeded sample of the others."""
 
@@ -105,11 +119,21 @@ class SkaBench(Benchmark):
 
     name = "skabench"
     title = "SKA-Bench"
-    variants = ("rfqa", "csv", "jsonl")
+    variants = ("rfqa", "csv", "jsonl", "contexts")
     default_strategy = "direct"
     headline = "f1"
-    metric_names = ("f1", "rejection_rate")
-    breakdown_keys = ("testbed", "knowledge_type", "budget", "position", "positive_units")
+    metric_names = (
+        "f1",
+        "rejection_rate",
+        "noise_robustness",
+        "order_insensitivity",
+        "information_integration",
+        "negative_rejection",
+        "noise_robustness_avg",
+        "order_insensitivity_avg",
+        "negative_rejection_avg",
+    )
+    breakdown_keys = ("testbed", "knowledge_type", "budget", "position", "positive_units", *PAPER_BREAKDOWNS.values())
     Options = SkaOptions
 
     def __init__(self, options: Mapping[str, Any] | None = None, *, counter: TokenCounter | None = None) -> None:
@@ -118,6 +142,10 @@ class SkaBench(Benchmark):
         self._counter = counter
         self.skipped: Counter[str] = Counter()
         """Why contexts were not built in the last ``load`` (reason -> count)."""
+
+    @classmethod
+    def paper_tables(cls) -> Sequence[PaperTable]:
+        return TABLES
 
     @property
     def counter(self) -> TokenCounter:
@@ -153,6 +181,7 @@ class SkaBench(Benchmark):
             seed=seed,
             templates=templates,
             min_rows=self.opts.min_rows,
+            min_columns=self.opts.min_columns,
             max_rows=self.opts.max_rows,
         )
 
@@ -163,7 +192,50 @@ class SkaBench(Benchmark):
 
     def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> list[Sample]:
         variant = self.check_variant(variant)
+        if variant == "contexts":
+            return self.laid_out(read_contexts(self._path("a file of laid-out contexts")), variant, limit=limit)
         return self.samples(self.instances(variant, data, seed=seed), variant, limit=limit)
+
+    def laid_out(self, contexts: Iterable[LaidOutContext], variant: str, limit: int | None = None) -> list[Sample]:
+        """Samples of contexts given unit by unit, in their order, for the selected testbeds, knowledge
+        types and budgets (nothing is drawn or shuffled)."""
+        testbeds, kinds = set(self.testbeds()), set(self.knowledge_types())
+        budgets = {parse_budget(b) for b in self.opts.budget.split(",")} if self.opts.budget else None
+        positions = self._wanted_positions()
+        samples: list[Sample] = []
+        for c in contexts:
+            if limit is not None and len(samples) >= limit:
+                break
+            if c.testbed not in testbeds or c.knowledge_type not in kinds or (budgets and c.budget not in budgets):
+                continue
+            if positions is not None and c.testbed == TESTBED_ALIASES["order"] and c.position not in positions:
+                continue
+            knowledge = render_knowledge(c.knowledge_type, c.structured, c.texts, c.header)
+            count = c.positive_units
+            samples.append(
+                self._sample(
+                    sample_id=c.id,
+                    variant=variant,
+                    testbed=c.testbed,
+                    knowledge_type=c.knowledge_type,
+                    question=c.question,
+                    answers=c.answers,
+                    header=c.header,
+                    structured=c.structured,
+                    texts=c.texts,
+                    budget=c.budget,
+                    position=c.position or default_position(c.knowledge_type),
+                    positive_count=count,
+                    extra={
+                        "instance_id": c.id,
+                        "context_tokens": self.counter(knowledge),
+                        "positive_structured": [],
+                        "positive_texts": [],
+                        "source": c.meta,
+                    },
+                )
+            )
+        return samples
 
     def samples(self, instances: Iterable[Instance], variant: str, limit: int | None = None) -> list[Sample]:
         """Every testbed context of every instance, as samples (instance by instance; the first ``limit``)."""
@@ -171,11 +243,7 @@ class SkaBench(Benchmark):
             self.counter, seed=self.opts.shuffle_seed, keep_underfull=self.opts.underfull == "keep"
         )
         budgets = [parse_budget(b) for b in self.opts.budget.split(",")] if self.opts.budget else None
-        wanted_positions = (
-            _choices(self.opts.position, ("original", "prefix", "random", "suffix"), "position")
-            if self.opts.position
-            else None
-        )
+        wanted_positions = self._wanted_positions()
         self.skipped = Counter()
         samples: list[Sample] = []
         testbeds = self.testbeds()
@@ -185,6 +253,9 @@ class SkaBench(Benchmark):
             for testbed in testbeds:
                 if testbed == INTEGRATION and len(instance.positive_units) < 2:
                     self.skipped["information integration needs 2+ positive units"] += 1
+                    continue
+                if testbed == NEGATIVE and not instance.negative_rejection:
+                    self.skipped["negative rejection: the question stays answerable without its positives"] += 1
                     continue
                 positions = positions_for(testbed, instance.knowledge_type)
                 if wanted_positions is not None and testbed == TESTBED_ALIASES["order"]:
@@ -203,49 +274,83 @@ class SkaBench(Benchmark):
             log.info("skabench: contexts left out: %s", dict(self.skipped))
         return samples
 
+    def _wanted_positions(self) -> list[str] | None:
+        """The order testbed arrangements the ``position`` option asks for (None: all)."""
+        if not self.opts.position:
+            return None
+        return _choices(self.opts.position, ("original", "prefix", "random", "suffix"), "position")
+
     def to_sample(self, context: Context, variant: str) -> Sample:
         instance = context.instance
-        evidence: list[Any] = []
-        if instance.knowledge_type.startswith("kg"):
-            evidence.append(
-                Graph(triples=[(u.subject, u.relation, u.object) for u in context.structured if isinstance(u, Triple)])
-            )
-        else:
-            evidence.append(
-                Table(
-                    header=list(instance.header or []),
-                    rows=[list(u.cells) for u in context.structured if isinstance(u, Row)],
-                )
-            )
-        evidence.extend(Text(text=p.text) for p in context.texts)
-        negative = context.testbed == NEGATIVE
-        count = len(instance.positive_units)
         short = next(k for k, v in TESTBED_ALIASES.items() if v == context.testbed)
-        return Sample(
-            id=f"{instance.id}/{short}/{budget_label(context.budget)}/{context.position}",
-            benchmark=self.name,
+        return self._sample(
+            sample_id=f"{instance.id}/{short}/{budget_label(context.budget)}/{context.position}",
             variant=variant,
-            task=context.testbed,
+            testbed=context.testbed,
+            knowledge_type=instance.knowledge_type,
             question=instance.question,
-            evidence=evidence,
-            gold=LabelGold(label="no") if negative else AnswerListGold(answers=list(instance.answers)),
-            meta={
-                "testbed": context.testbed,
-                "knowledge_type": instance.knowledge_type,
-                "budget": budget_label(context.budget),
-                "position": context.position,
-                "positive_units": bucket(count),
-            },
+            answers=instance.answers,
+            header=instance.header,
+            structured=context.structured,
+            texts=context.texts,
+            budget=context.budget,
+            position=context.position,
+            positive_count=len(instance.positive_units),
             extra={
                 "instance_id": instance.id,
-                "answers": list(instance.answers),
-                "budget_tokens": context.budget,
                 "context_tokens": context.tokens,
-                "positive_count": count,
                 "positive_structured": list(context.positive_structured),
                 "positive_texts": list(context.positive_texts),
                 "source": instance.meta,
             },
+        )
+
+    def _sample(
+        self,
+        *,
+        sample_id: str,
+        variant: str,
+        testbed: str,
+        knowledge_type: KnowledgeType,
+        question: str,
+        answers: Sequence[str],
+        header: Sequence[str] | None,
+        structured: Sequence[Triple | Row],
+        texts: Sequence[Passage],
+        budget: int | None,
+        position: str,
+        positive_count: int | None,
+        extra: dict[str, Any],
+    ) -> Sample:
+        evidence: list[Any] = []
+        if knowledge_type.startswith("kg"):
+            triples = [(u.subject, u.relation, u.object) for u in structured if isinstance(u, Triple)]
+            evidence.append(Graph(triples=triples))
+        else:
+            rows = [list(u.cells) for u in structured if isinstance(u, Row)]
+            evidence.append(Table(header=list(header or []), rows=rows))
+        evidence.extend(Text(text=p.text) for p in texts)
+        negative = testbed == NEGATIVE
+        budget_text = budget_label(budget) if budget is not None else "unknown"
+        units = bucket(positive_count) if positive_count is not None else "unknown"
+        meta = {
+            "testbed": testbed,
+            "knowledge_type": knowledge_type,
+            "budget": budget_text,
+            "position": position,
+            "positive_units": units,
+            **paper_breakdowns(testbed, knowledge_type, budget_text, position, units),
+        }
+        return Sample(
+            id=sample_id,
+            benchmark=self.name,
+            variant=variant,
+            task=testbed,
+            question=question,
+            evidence=evidence,
+            gold=LabelGold(label="no") if negative else AnswerListGold(answers=list(answers)),
+            meta=meta,
+            extra={"answers": list(answers), "budget_tokens": budget, "positive_count": positive_count, **extra},
         )
 
     # -- prompting ----------------------------------------------------------------------------------
@@ -269,11 +374,13 @@ class SkaBench(Benchmark):
         return build(knowledge_type, knowledge, sample.question)
 
     def request(self, sample: Sample) -> Request:
-        return Request.chat(self.prompt(sample), max_tokens=self.opts.max_tokens, temperature=0.0)
+        return Request.chat(self.prompt(sample), max_tokens=self.opts.max_tokens, temperature=self.opts.temperature)
 
     def strategies(self) -> Mapping[str, Strategy]:
         return {
-            "direct": SingleTurn("direct", self.request, "The paper's prompt, one greedy reply (Appendix C)."),
+            "direct": SingleTurn(
+                "direct", self.request, "The paper's prompt, one reply (greedy unless temperature is set; Appendix C)."
+            ),
             "self_consistency": SelfConsistency(
                 "self_consistency",
                 self.request,
@@ -313,10 +420,15 @@ class SkaBench(Benchmark):
         )
 
     def aggregate(self, scored: Sequence[Scored]) -> dict[str, float]:
-        """Mean F1 over QA samples and rejection rate over negative rejection samples (NaN when none)."""
+        """Mean F1 over QA samples, rejection rate over negative rejection samples, each testbed's own headline
+        and the paper's averages (NaN where a metric has no sample)."""
         qa = [s.score for s in scored if s.meta.get("testbed") != NEGATIVE]
         rejection = [s.score for s in scored if s.meta.get("testbed") == NEGATIVE]
-        return {"f1": mean(qa), "rejection_rate": mean(rejection)}
+        return {"f1": mean(qa), "rejection_rate": mean(rejection), **paper_metrics(scored)}
+
+    def exclusions(self, scored: Sequence[Scored]) -> list[Exclusion]:
+        """The testbed contexts the last ``load`` could not build, by reason."""
+        return [Exclusion(reason=f"testbed context(s) not built: {why}", count=n) for why, n in self.skipped.items()]
 
     def export_fields(self, sample: Sample) -> dict[str, Any]:
         return {

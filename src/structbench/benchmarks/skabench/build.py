@@ -5,8 +5,14 @@
     python -m structbench.benchmarks.skabench.build --csv my_tables/ --out mine.jsonl
     python -m structbench.benchmarks.skabench.build --scitab sci_tab.json --min-rows 4 --out scitab.jsonl
 
-``--synthesize-model BACKEND[:NAME]`` adds LLM-synthesized noisy rows to every table instance (the
-paper's pipeline, ``synthesis``), e.g. ``--synthesize-model openai:gpt-4o --base-url ...``.
+``--synthesize-model BACKEND[:NAME][,BACKEND[:NAME]]`` adds LLM-synthesized noisy rows to every Table and
+Table+Text instance (the paper's pipeline, ``synthesis``), e.g. ``--synthesize-model
+openai:gpt-4o,openai:deepseek-chat --check-model openai:deepseek-chat --base-url URL --synthesize-rows 1500``:
+the models take turns generating rows, the check model derives the condition and checks them. The models
+are called through a model pool of the command's own (``structbench.runner.calls.ModelPool``), which
+answers repeated requests from the response cache (``--cache FILE``, default
+``$STRUCTBENCH_CACHE/responses.sqlite``; ``--no-cache``), so an interrupted build resumes without repeating a
+completed call. A model call that fails for good writes nothing and exits with code 3.
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from structbench.backends.base import BackendError
+from structbench.benchmark import other_model
 from structbench.benchmarks.skabench.builder import MAX_ROWS, build_instances
 from structbench.benchmarks.skabench.database import Database
 from structbench.benchmarks.skabench.instances import write_instances
@@ -24,8 +32,8 @@ from structbench.benchmarks.skabench.sources import load_rfqa_database, load_sci
 from structbench.benchmarks.skabench.synthesis import synthesize_noisy_rows, with_noisy_rows
 from structbench.benchmarks.skabench.templates import TEMPLATES
 from structbench.benchmarks.skabench.units import KNOWLEDGE_TYPES, Instance
-from structbench.datasets import DataContext
-from structbench.errors import StructbenchError, UsageError
+from structbench.datasets import DataContext, cache_root
+from structbench.errors import ExitCode, StructbenchError, UsageError
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -45,11 +53,23 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--templates", default=None, help=f"comma list of {', '.join(TEMPLATES.names())}")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--min-rows", type=int, default=8)
+    parser.add_argument("--min-columns", type=int, default=3, help="the paper's curation kept tables of 6+")
     parser.add_argument("--max-rows", type=int, default=MAX_ROWS, help="rows of a large table kept per instance")
-    parser.add_argument("--synthesize-model", metavar="BACKEND[:NAME]", help="add LLM-synthesized noisy rows")
-    parser.add_argument("--base-url", default=None)
-    parser.add_argument("--synthesize-rows", type=int, default=20)
+    parser.add_argument(
+        "--synthesize-model",
+        metavar="BACKEND[:NAME][,...]",
+        help="add LLM-synthesized noisy rows; several models take turns (the paper: GPT-4o and DeepSeek-V3)",
+    )
+    parser.add_argument("--check-model", metavar="BACKEND[:NAME]", help="derives the condition and checks rows "
+                        "(default: the first synthesize model)")
+    parser.add_argument("--base-url", default=None, help="the models' OpenAI-compatible server")
+    parser.add_argument("--synthesize-rows", type=int, default=20, help="accepted rows to add per instance")
+    parser.add_argument("--per-call", type=int, default=20, help="rows asked for per generation request")
+    parser.add_argument("--patience", type=int, default=5, help="stop after this many rounds without a new row")
     parser.add_argument("--check", choices=("batch", "row"), default="batch")
+    cache = parser.add_mutually_exclusive_group()
+    cache.add_argument("--cache", type=Path, help="response cache file")
+    cache.add_argument("--no-cache", action="store_true")
     return parser
 
 
@@ -61,28 +81,57 @@ def _database(args: argparse.Namespace) -> Database:
     return load_scitab_database(args.scitab)
 
 
-async def _synthesize(instances: list[Instance], args: argparse.Namespace) -> list[Instance]:
-    from structbench.backends.factory import BackendSpec, make_backend
+def _models(text: str) -> list[str]:
+    specs = [m.strip() for m in text.split(",") if m.strip()]
+    if not specs:
+        raise UsageError("--synthesize-model: give at least one BACKEND[:NAME]")
+    return specs
 
-    backend = make_backend(BackendSpec.parse(args.synthesize_model, base_url=args.base_url))
+
+async def _synthesize(instances: list[Instance], args: argparse.Namespace) -> list[Instance]:
+    """Every Table and Table+Text instance with synthesized noisy rows, its models taken from the active
+    model pool (``other_model``)."""
+    generators = [other_model(spec, args.base_url) for spec in _models(args.synthesize_model)]
+    checker = other_model(args.check_model, args.base_url) if args.check_model else generators[0]
+    out = []
+    for instance in instances:
+        if instance.knowledge_type not in ("table", "table+text"):
+            out.append(instance)
+            continue
+        report = await synthesize_noisy_rows(
+            instance,
+            generators,
+            checker=checker,
+            target=args.synthesize_rows,
+            per_call=args.per_call,
+            check=args.check,
+            patience=args.patience,
+        )
+        by_model = ", ".join(f"{n} from model {i + 1}" for i, n in sorted(report.accepted_by_model.items()))
+        print(
+            f"{instance.id}: {len(report.rows)} of {args.synthesize_rows} rows kept ({by_model or 'none'}), "
+            f"{report.rejected} rejected, {report.malformed} malformed, {report.calls} calls"
+            + (" (stopped: no new row for a while)" if report.stalled else ""),
+            file=sys.stderr,
+        )
+        out.append(with_noisy_rows(instance, report.rows))
+    return out
+
+
+async def _synthesize_in_pool(instances: list[Instance], args: argparse.Namespace) -> list[Instance]:
+    """``_synthesize`` inside a model pool of the command's own, sharing the response cache."""
+    from structbench.runner.cache import ResponseCache
+    from structbench.runner.calls import ModelPool
+
+    cache = None if args.no_cache else ResponseCache(args.cache or cache_root() / "responses.sqlite")
     try:
-        out = []
-        for instance in instances:
-            if instance.knowledge_type != "table":
-                out.append(instance)
-                continue
-            report = await synthesize_noisy_rows(
-                instance, backend.generate, target=args.synthesize_rows, check=args.check
-            )
-            print(
-                f"{instance.id}: {len(report.rows)} rows kept, {report.rejected} rejected, "
-                f"{report.malformed} malformed, {report.calls} calls",
-                file=sys.stderr,
-            )
-            out.append(with_noisy_rows(instance, report.rows))
-        return out
+        async with ModelPool(cache) as pool:
+            result = await _synthesize(instances, args)
+        print(f"{pool.model_calls} model calls", file=sys.stderr)
+        return result
     finally:
-        await backend.aclose()
+        if cache is not None:
+            cache.close()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -102,14 +151,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             seed=args.seed,
             templates=templates,
             min_rows=args.min_rows,
+            min_columns=args.min_columns,
             max_rows=args.max_rows,
         )
         if args.synthesize_model:
-            instances = asyncio.run(_synthesize(instances, args))
+            instances = asyncio.run(_synthesize_in_pool(instances, args))
         count = write_instances(instances, args.out)
     except StructbenchError as err:
         print(f"error: {err}", file=sys.stderr)
         return err.exit_code
+    except BackendError as err:
+        print(f"error: a synthesis model call failed for good: {err} (nothing written; completed calls are "
+              "cached, so running the same command again retries only what failed)", file=sys.stderr)
+        return ExitCode.FAILED_SAMPLES
     print(f"wrote {count} instances to {args.out}", file=sys.stderr)
     return 0
 

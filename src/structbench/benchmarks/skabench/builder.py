@@ -1,18 +1,25 @@
 """Build SKA-Bench instances from a relational database, without human annotation.
 
 1. Templates (``templates``) propose questions with SQL; the gold answers are the SQL's result.
-2. Positive units are the query's lineage: the rows whose removal (leave-one-out, re-running the SQL
-   without that row) changes the answer. The lineage alone must give the same answer (sufficiency);
-   questions failing either check, or without an answer, are dropped.
-3. Units of each knowledge type (``forms``):
-   - Table: rows under the table's header; positive units are the lineage rows, noisy units the others.
-   - KG: each row's (entity, attribute, value) triples; positive triples are the lineage rows' triples
+2. The query's lineage is the rows whose removal (leave-one-out, re-running the SQL without that row)
+   changes the answer; the lineage alone must give the same answer (sufficiency). Questions failing
+   either check, or without an answer, are dropped.
+3. Positive units are the units of the rows the question's conditions select (the template's candidate
+   set, which holds the lineage): answering "which has the highest X among Y", "which Y has X above T"
+   or "how many Y" means looking at every Y row, not only the one that wins, as the paper's annotators
+   marked every unit needed to derive the answer. For lookups, lists and comparisons the two sets are
+   equal. Noisy units are all other units, so a context without the positive units holds no row the
+   question's conditions select: the negative rejection testbed's contexts leave every question
+   unanswerable, except counts (whose honest answer is then 0), which stay out of it.
+4. Units of each knowledge type (``forms``):
+   - Table: rows under the table's header; positive units are the candidate rows, noisy units the others.
+   - KG: each row's (entity, attribute, value) triples; positive triples are the candidate rows' triples
      of the columns the question references; every other triple is noise.
    - KG+Text and Table+Text: one column the question references (its answer column when possible)
      plus up to two unreferenced ones move out of the triples/table into one paragraph per entity
      ("<entity>: The <column> of <entity> is <value>. ..."); the question then needs both kinds of unit.
      A question that references fewer than two columns besides the subject cannot be made hybrid.
-   Tables over ``MAX_ROWS`` rows contribute the lineage plus a seeded sample of their other rows.
+   Tables over ``MAX_ROWS`` rows contribute the candidate rows plus a seeded sample of their other rows.
    Noisy units of one entity that the question could be checked against (its triples of referenced
    columns, its row and its paragraph) share a ``group`` and are drawn together.
 """
@@ -24,7 +31,7 @@ import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from structbench.benchmarks.skabench.database import ROW_ID, Database, Value, quote
+from structbench.benchmarks.skabench.database import Database, Value, quote
 from structbench.benchmarks.skabench.forms import TableProfile, profile
 from structbench.benchmarks.skabench.templates import TEMPLATES, Query
 from structbench.benchmarks.skabench.units import (
@@ -53,24 +60,24 @@ def run_query(
     db: Database, query: Query, *, exclude: Iterable[int] = (), only: Iterable[int] | None = None
 ) -> list[str]:
     """The query's answers (distinct, sorted) on its table without the ``exclude`` rows (or on ``only``)."""
-    table = quote(query.relation)
     if only is not None:
         rows = ",".join(str(int(r)) for r in only) or "NULL"
-        where = f" WHERE {quote(ROW_ID)} IN ({rows})"
+        where = f" WHERE rowid IN ({rows})"
     else:
         rows = ",".join(str(int(r)) for r in exclude)
-        where = f" WHERE {quote(ROW_ID)} NOT IN ({rows})" if rows else ""
-    result = db.execute(f"WITH t AS (SELECT * FROM {table}{where}) {query.sql}", query.params)
+        where = f" WHERE rowid NOT IN ({rows})" if rows else ""
+    result = db.execute(f"WITH t AS ({db.rows_sql(query.relation, where)}) {query.sql}", query.params)
     return sorted({format_value(r[0]) for r in result if r[0] is not None})
 
 
-def lineage(db: Database, query: Query, answers: list[str]) -> list[int] | None:
-    """Rows whose removal changes the answer, if they alone reproduce it; None otherwise."""
-    table = quote(query.relation)
-    candidates = [
-        int(r[0])  # type: ignore[arg-type]
-        for r in db.execute(f"WITH t AS (SELECT * FROM {table}) {query.candidates_sql}", query.candidate_params)
-    ]
+def candidate_rows(db: Database, query: Query) -> list[int]:
+    """The rows the question's conditions select (the template's candidate set), in table order."""
+    found = db.execute(f"WITH t AS ({db.rows_sql(query.relation)}) {query.candidates_sql}", query.candidate_params)
+    return sorted(int(r[0]) for r in found)  # type: ignore[arg-type]
+
+
+def lineage(db: Database, query: Query, answers: list[str], candidates: Sequence[int]) -> list[int] | None:
+    """Rows among ``candidates`` whose removal changes the answer, if they alone reproduce it; None otherwise."""
     if not candidates or len(candidates) > MAX_LINEAGE_CANDIDATES:
         return None
     rows = sorted(r for r in candidates if run_query(db, query, exclude=[r]) != answers)
@@ -86,6 +93,9 @@ class BuiltQuestion:
     query: Query
     answers: list[str]
     lineage: list[int]
+    """Rows whose removal changes the answer."""
+    candidates: list[int]
+    """Rows the question's conditions select (holds the lineage): the rows the answer is derived from."""
 
 
 def generate_questions(
@@ -117,11 +127,12 @@ def generate_questions(
         answers = run_query(db, query)
         if not answers:
             continue
-        rows = lineage(db, query, answers)
-        if rows is None:
+        candidates = candidate_rows(db, query)
+        rows = lineage(db, query, answers, candidates)
+        if rows is None or not set(rows) <= set(candidates):
             continue
         seen.add(query.question)
-        built.append(BuiltQuestion(query=query, answers=answers, lineage=rows))
+        built.append(BuiltQuestion(query=query, answers=answers, lineage=rows, candidates=candidates))
     return built
 
 
@@ -145,18 +156,18 @@ def _kg_units(
 ) -> tuple[list[Triple | Row | Passage], list[Triple | Row | Passage]]:
     referenced = set(built.query.columns)
     structured = [j for j in table.attribute_columns() if j not in text_columns]
-    lineage = set(built.lineage)
+    needed = set(built.candidates)
     positive: list[Triple | Row | Passage] = []
     noisy: list[Triple | Row | Passage] = []
     for row in rows:
         group = f"row{row}"
-        in_lineage = row in lineage
-        for column, triple in table.triples(row, structured, None if in_lineage else group, referenced):
-            (positive if in_lineage and column in referenced else noisy).append(triple)
+        is_needed = row in needed
+        for column, triple in table.triples(row, structured, None if is_needed else group, referenced):
+            (positive if is_needed and column in referenced else noisy).append(triple)
         if text_columns:
-            passage = table.passage(row, text_columns, None if in_lineage else group)
+            passage = table.passage(row, text_columns, None if is_needed else group)
             if passage is not None:
-                (positive if in_lineage else noisy).append(passage)
+                (positive if is_needed else noisy).append(passage)
     return positive, noisy
 
 
@@ -165,27 +176,27 @@ def _table_units(
 ) -> tuple[list[str], list[Triple | Row | Passage], list[Triple | Row | Passage]]:
     kept = [j for j in range(len(table.columns)) if j not in text_columns]
     header = [table.columns[j] for j in kept]
-    lineage = set(built.lineage)
+    needed = set(built.candidates)
     positive: list[Triple | Row | Passage] = []
     noisy: list[Triple | Row | Passage] = []
     for row in rows:
         cells = table.relation.cells[row]
-        group = f"row{row}" if text_columns and row not in lineage else None
+        group = f"row{row}" if text_columns and row not in needed else None
         unit = Row(tuple(cells[j] or "" for j in kept), row, group)
         passage = table.passage(row, text_columns, group) if text_columns else None
-        target = positive if row in lineage else noisy
+        target = positive if row in needed else noisy
         target.append(unit)
         if passage is not None:
             target.append(passage)
     return header, positive, noisy
 
 
-def knowledge_rows(n_rows: int, lineage: Sequence[int], max_rows: int | None, seed: int) -> list[int]:
+def knowledge_rows(n_rows: int, needed: Sequence[int], max_rows: int | None, seed: int) -> list[int]:
     """The table rows an instance's knowledge base is made of: all of them, or for tables over
-    ``max_rows`` the lineage plus a seeded sample of the others (in table order)."""
+    ``max_rows`` the ``needed`` (candidate) rows plus a seeded sample of the others (in table order)."""
     if max_rows is None or n_rows <= max_rows:
         return list(range(n_rows))
-    keep = set(lineage)
+    keep = set(needed)
     others = [r for r in range(n_rows) if r not in keep]
     keep.update(random.Random(seed).sample(others, max(0, max_rows - len(keep))))
     return sorted(keep)
@@ -203,7 +214,7 @@ def to_instance(
     """The question as an instance of ``knowledge_type``; None when it cannot take that form."""
     table = table or profile(db.relations[built.query.relation])
     rows = knowledge_rows(
-        len(table.relation.cells), built.lineage, max_rows, seed=zlib.crc32(built.query.question.encode())
+        len(table.relation.cells), built.candidates, max_rows, seed=zlib.crc32(built.query.question.encode())
     )
     text_columns: list[int] = []
     if knowledge_type.endswith("+text"):
@@ -232,6 +243,7 @@ def to_instance(
         header=header,
         positive_units=positive,
         noisy_units=noisy,
+        negative_rejection=query.negative_rejection,
         meta={
             "database": db.name,
             "table": query.relation,
@@ -240,6 +252,7 @@ def to_instance(
             "params": list(query.params),
             "spec": query.spec,
             "lineage_rows": built.lineage,
+            "candidate_rows": built.candidates,
             "text_columns": [table.columns[j] for j in text_columns],
         },
     )

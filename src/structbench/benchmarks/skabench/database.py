@@ -1,139 +1,101 @@
-"""A folder of CSV tables as an in-memory SQLite database, keeping each cell's original text.
+"""The builder's view of a database: each table's cells as written and as typed, queryable with SQL.
 
-Each CSV file ``<name>.csv`` becomes table ``<name>``; its first line is the header. A column is
-numeric (INTEGER or REAL) when every non-null cell is a plain number (no leading zeros, so codes like
-``007`` stay text); otherwise TEXT. Null cells are empty or ``null``/``NULL``. Every table gets a
-column ``__row`` with the row's 0-based position in the file, which the builder uses as row identity.
+Tables are loaded by the shared CSV-database layer (``structbench.csvdb``), so its typing and NULL rules
+are RelationalFactQA's: declared types where the release has them, else inferred (plain integers and
+decimals without leading zeros are numbers, so codes like ``007`` stay text), and empty, ``nan`` and
+``null`` cells are NULL. Questions and knowledge units show the cells' text as written; SQL sees the typed
+values. A table's row identity is its 0-based position in the file (DuckDB's ``rowid``), which the
+builder exposes to queries as ``__row``.
 """
 
 from __future__ import annotations
 
-import csv
-import re
-import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from structbench import csvdb
 from structbench.errors import DataError
 
-NULLS = frozenset({"", "null", "NULL", "nan"})
 ROW_ID = "__row"
-_INT = re.compile(r"^[+-]?(0|[1-9]\d*)$")
-_REAL = re.compile(r"^[+-]?(0|[1-9]\d*)?\.\d+([eE][+-]?\d+)?$|^[+-]?(0|[1-9]\d*)[eE][+-]?\d+$")
+"""The column under which a query over ``t`` sees each row's position in its table."""
+NUMERIC = frozenset({"BIGINT", "DOUBLE"})
 
-Value = int | float | str | None
-
-
-def quote(identifier: str) -> str:
-    """A SQL identifier in double quotes."""
-    return '"' + identifier.replace('"', '""') + '"'
-
-
-def _column_type(cells: Sequence[str | None]) -> str:
-    values = [c for c in cells if c is not None]
-    if not values:
-        return "TEXT"
-    if all(_INT.match(v) for v in values):
-        return "INTEGER" if all(abs(int(v)) < 2**63 for v in values) else "TEXT"
-    if all(_INT.match(v) or _REAL.match(v) for v in values):
-        return "REAL"
-    return "TEXT"
-
-
-def _typed(cell: str | None, kind: str) -> Value:
-    if cell is None:
-        return None
-    if kind == "INTEGER":
-        return int(cell)
-    if kind == "REAL":
-        return float(cell)
-    return cell
+Value = int | float | str | bool | None
+quote = csvdb.quote
 
 
 @dataclass
 class Relation:
-    """One table: column names and types, and its cells as text (None = null), row by row."""
+    """One table: column names as written, their SQL names and types, and its cells row by row."""
 
     name: str
+    """The table's SQL name."""
     columns: list[str]
+    """Column names as the file writes them (shown in questions and table headers)."""
+    keys: list[str]
+    """Column names as SQL sees them."""
     types: list[str]
-    """SQLite type of each column: INTEGER, REAL or TEXT."""
+    """DuckDB type of each column: BIGINT, DOUBLE, BOOLEAN or VARCHAR."""
     cells: list[list[str | None]]
+    """Cells as written (None = NULL)."""
+    values: list[tuple[Value, ...]] = field(repr=False)
+    """Cells as typed in the database."""
 
     def numeric(self, column: int) -> bool:
-        return self.types[column] != "TEXT"
+        return self.types[column] in NUMERIC
 
     def value(self, row: int, column: int) -> Value:
-        return _typed(self.cells[row][column], self.types[column])
+        return self.values[row][column]
 
 
 @dataclass
 class Database:
-    """Relations loaded into one in-memory SQLite connection."""
+    """Relations of one ``csvdb.Database``."""
 
     name: str
     relations: dict[str, Relation]
-    connection: sqlite3.Connection = field(repr=False)
+    store: csvdb.Database = field(repr=False)
+
+    @classmethod
+    def from_store(cls, store: csvdb.Database, name: str | None = None) -> Database:
+        """The tables of a loaded database (``sqlite_*`` bookkeeping tables left out); needs ``keep_text``."""
+        relations: dict[str, Relation] = {}
+        for table, schema in store.tables.items():
+            if table.startswith("sqlite_"):
+                continue
+            if table not in store.text:
+                raise ValueError(f"{store.key}/{table}: loaded without keep_text")
+            if "rowid" in schema:
+                raise DataError(f"{store.key}/{table}: a column named 'rowid' hides the row position")
+            relations[table] = Relation(
+                name=table,
+                columns=store.headers[table],
+                keys=list(schema),
+                types=list(schema.values()),
+                cells=store.text[table],
+                values=store.rows(table),
+            )
+        return cls(name=name or store.key, relations=relations, store=store)
 
     @classmethod
     def from_tables(cls, name: str, tables: Mapping[str, tuple[Sequence[str], Sequence[Sequence[Any]]]]) -> Database:
         """A database from ``{table: (header, rows)}``; cells are taken as text."""
-        connection = sqlite3.connect(":memory:", check_same_thread=False)
-        relations: dict[str, Relation] = {}
+        store = csvdb.Database(key=name)
         for table, (header, rows) in tables.items():
-            columns = [str(h) for h in header]
-            if table.lower().startswith("sqlite_"):
-                raise DataError(f"{name}/{table}: table names starting with 'sqlite_' are reserved")
-            if len(set(columns)) != len(columns) or ROW_ID in columns:
-                raise DataError(f"{name}/{table}: duplicate or reserved column names in {columns}")
-            cells = [[None if c is None or str(c) in NULLS else str(c) for c in row] for row in rows]
-            types = [_column_type([r[j] for r in cells]) for j in range(len(columns))]
-            relation = Relation(table, columns, types, cells)
-            cols_sql = ", ".join(f"{quote(c)} {t}" for c, t in zip(columns, types, strict=True))
-            connection.execute(f"CREATE TABLE {quote(table)} ({quote(ROW_ID)} INTEGER PRIMARY KEY, {cols_sql})")
-            marks = ", ".join("?" * (len(columns) + 1))
-            connection.executemany(
-                f"INSERT INTO {quote(table)} VALUES ({marks})",
-                ([i, *(_typed(c, t) for c, t in zip(row, types, strict=True))] for i, row in enumerate(cells)),
-            )
-            relations[table] = relation
-        connection.commit()
-        return cls(name=name, relations=relations, connection=connection)
+            csvdb.load_rows(store, table, header, rows, keep_text=True)
+        return cls.from_store(store)
 
     @classmethod
     def from_csv_folder(cls, folder: Path, name: str | None = None, tables: Sequence[str] | None = None) -> Database:
-        """Every ``*.csv`` in ``folder`` (or the named ``tables``) as a table of the same name; files named
-        ``sqlite_*`` (SQLite bookkeeping dumped with the data) are skipped."""
-        if tables is None:
-            paths = sorted(p for p in folder.glob("*.csv") if not p.stem.startswith("sqlite_"))
-        else:
-            paths = [folder / f"{t}.csv" for t in tables]
-        if not paths:
-            raise DataError(f"{folder}: no CSV files")
-        loaded = {p.stem: read_csv(p) for p in paths}
-        return cls.from_tables(name or folder.name, loaded)
+        """Every ``*.csv`` in ``folder`` (or the named ``tables``) as a table of the same name."""
+        return cls.from_store(csvdb.load_folder(folder, key=name or folder.name, tables=tables, keep_text=True))
 
     def execute(self, sql: str, params: Sequence[Value] = ()) -> list[tuple[Value, ...]]:
-        return self.connection.execute(sql, tuple(params)).fetchall()
+        return self.store.execute(sql, params)[2]
 
-
-def read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of a CSV file; a ragged row raises ``DataError`` naming the file and line."""
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as fh:
-            reader = csv.reader(fh)
-            header = next(reader, None)
-            if header is None:
-                raise DataError(f"{path}: empty CSV file")
-            rows: list[list[str]] = []
-            for row in reader:
-                if not row:
-                    continue
-                if len(row) != len(header):
-                    raise DataError(f"{path}:{reader.line_num}: {len(row)} fields, the header has {len(header)}")
-                rows.append(row)
-    except (OSError, UnicodeDecodeError, csv.Error) as err:
-        raise DataError(f"{path}: cannot read CSV ({err})") from err
-    return [h.strip() for h in header], rows
+    @staticmethod
+    def rows_sql(relation: str, where: str = "") -> str:
+        """``SELECT`` of a table's rows with their position as ``__row`` (what queries read as ``t``)."""
+        return f"SELECT rowid AS {quote(ROW_ID)}, * FROM {csvdb.SCHEMA}.{quote(relation)}{where}"

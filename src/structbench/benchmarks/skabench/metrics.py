@@ -1,4 +1,4 @@
-"""SKA-Bench metrics (section 4.1): answer-list F1 per instance, averaged; rejection rate.
+"""SKA-Bench metrics (section 4.1): answer-list F1 per instance, averaged; rejection rate; the paper's tables.
 
 The paper scores "the agreement between the predicted answer list and the gold answer list" with F1
 averaged over instances (macro-F1). Answers are compared as sets of normalized strings: accents are
@@ -16,8 +16,11 @@ from __future__ import annotations
 import math
 import re
 import string
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
+from structbench.benchmark import Scored
+from structbench.benchmarks.skabench.testbeds import NEGATIVE, NOISE, ORDER, PAPER_BREAKDOWNS, TESTBEDS
 from structbench.data.normalize import number_text, parse_number, strip_accents
 
 _NUMBER = re.compile(r"^[+-]?(\d{1,3}(,\d{3})+|\d+)?(\.\d+)?([eE][+-]?\d+)?$")
@@ -68,3 +71,24 @@ def answer_f1(predicted: Iterable[str] | None, gold: Iterable[str]) -> float:
 def mean(values: Sequence[float]) -> float:
     """The average, or NaN for no values (a metric that does not apply to a group)."""
     return sum(values) / len(values) if values else math.nan
+
+
+PAPER_AVERAGES = {NOISE: "noise_robustness_avg", ORDER: "order_insensitivity_avg", NEGATIVE: "negative_rejection_avg"}
+"""The paper's averages: Figure 5's and Figure 7's "Average" (the mean of all cells of Table 3 / Table 4) and
+Table 5's "Avg." (the mean rejection rate of the knowledge types)."""
+
+
+def paper_metrics(scored: Sequence[Scored]) -> dict[str, float]:
+    """Each testbed's headline (named after the testbed: F1, or the rejection rate for negative rejection)
+    and the paper's averages over its table cells (``PAPER_BREAKDOWNS`` groups); NaN without samples."""
+    scores: dict[str, list[float]] = defaultdict(list)
+    cells: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for s in scored:
+        testbed = str(s.meta.get("testbed"))
+        if testbed in PAPER_BREAKDOWNS:
+            scores[testbed].append(s.score)
+            cells[testbed][str(s.meta.get(PAPER_BREAKDOWNS[testbed]))].append(s.score)
+    metrics = {testbed: mean(scores[testbed]) for testbed in TESTBEDS}
+    for testbed, name in PAPER_AVERAGES.items():
+        metrics[name] = mean([mean(v) for v in cells[testbed].values()])
+    return metrics

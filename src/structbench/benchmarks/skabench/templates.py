@@ -1,10 +1,12 @@
 """SQL question templates over one table: lookup, filter, multi-row, count, max/min and comparison.
 
 Each template picks columns and values from the table's data and returns a ``Query``: the question,
-the SQL that answers it, the SQL listing the rows that could be in its lineage, and a structured
-``spec`` of what it asks. Queries read the table as ``t`` so the builder can re-run them on a subset
-of rows (leave-one-out lineage). Every template's answer is stable on any subset of rows that keeps
-the lineage, which is what makes noisy rows harmless.
+the SQL that answers it, the SQL listing the rows its conditions select (its candidate set: the rows
+the answer is derived from, the positive units), and a structured ``spec`` of what it asks. Queries
+read the table as ``t`` so the builder can re-run them on a subset of rows (leave-one-out lineage).
+Every template's answer is stable on any subset of rows that keeps the candidate set, which is what
+makes noisy rows harmless; on a subset without any candidate row it has no answer, except a count
+(``negative_rejection=False``).
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ class Query:
     """The column the answer is read from (None for counts)."""
     spec: dict[str, Any] = field(default_factory=dict)
     """What the question asks, by column name and value (for provenance and independent checks)."""
+    negative_rejection: bool = True
+    """Whether the question has no answer on rows outside its candidate set (False for a count: 0)."""
 
 
 Template = Callable[[TableProfile, random.Random], Query | None]
@@ -82,7 +86,7 @@ def _name(profile: TableProfile, column: int) -> str:
 
 
 def _c(profile: TableProfile, column: int) -> str:
-    return quote(profile.columns[column])
+    return quote(profile.relation.keys[column])
 
 
 def _entity_ref(profile: TableProfile, column: int, value: str) -> str:
@@ -272,6 +276,7 @@ def count(profile: TableProfile, rng: random.Random) -> Query | None:
             columns=columns,
             answer_column=None,
             spec={"count": True, "where": where},
+            negative_rejection=False,
         )
     return None
 
@@ -346,8 +351,8 @@ def comparison(profile: TableProfile, rng: random.Random) -> Query | None:
         template="comparison",
         relation=rel.name,
         question=question,
-        sql=f"SELECT CASE WHEN a.{n} {op} b.{n} THEN a.{k} ELSE b.{k} END FROM t AS a, t AS b "
-        f"WHERE a.{k} = ? AND b.{k} = ?",
+        sql=f"SELECT CASE WHEN a.{n} {op} b.{n} THEN a.{k} WHEN b.{n} {op} a.{n} THEN b.{k} END "
+        f"FROM t AS a, t AS b WHERE a.{k} = ? AND b.{k} = ?",
         params=(av, bv),
         candidates_sql=f"SELECT {quote(ROW_ID)} FROM t WHERE {k} IN (?, ?)",
         candidate_params=(av, bv),

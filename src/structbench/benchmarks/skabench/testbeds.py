@@ -35,6 +35,15 @@ TESTBEDS = (NOISE, ORDER, INTEGRATION, NEGATIVE)
 TESTBED_ALIASES = {"noise": NOISE, "order": ORDER, "integration": INTEGRATION, "negative": NEGATIVE}
 
 POSITIONS = ("original", "prefix", "random", "suffix")
+PAPER_BREAKDOWNS = {
+    NOISE: "noise_robustness/budget",
+    ORDER: "order_insensitivity/position",
+    INTEGRATION: "information_integration/positive_units",
+    NEGATIVE: "negative_rejection/knowledge_type",
+}
+"""Per testbed, the breakdown key laid out like the paper's result: Table 3 (knowledge type x budget), Table 4
+(knowledge type x position), Figure 9 (knowledge type x positive-unit bucket) and Table 5 (knowledge type).
+Groups are ``<knowledge type>/<budget|position|bucket>`` (``kg/4k``), only over that testbed's samples."""
 MAX_BUDGET = 128_000
 BUCKETS = ("1", "2", "3", "4", ">4")
 
@@ -73,6 +82,12 @@ def positions_for(testbed: str, knowledge_type: str) -> tuple[str, ...]:
 def bucket(positive_units: int) -> str:
     """The information integration bucket of an instance: 1, 2, 3, 4 or >4 positive units."""
     return str(positive_units) if positive_units <= 4 else ">4"
+
+
+def paper_breakdowns(testbed: str, knowledge_type: str, budget: str, position: str, units: str) -> dict[str, str]:
+    """The sample's group in its testbed's ``PAPER_BREAKDOWNS`` key."""
+    cell = {NOISE: budget, ORDER: position, INTEGRATION: units, NEGATIVE: None}[testbed]
+    return {PAPER_BREAKDOWNS[testbed]: knowledge_type if cell is None else f"{knowledge_type}/{cell}"}
 
 
 def parse_budget(text: str) -> int:

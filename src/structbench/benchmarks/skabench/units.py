@@ -110,9 +110,14 @@ class Instance(BaseModel):
     header: list[str] | None = None
     """Column names (table types only); always shown above the rows."""
     positive_units: list[Unit] = Field(min_length=1)
-    """The units needed to derive the answers; all of them are in every context but negative rejection's."""
+    """The units needed to derive the answers; all of them are in every context but negative rejection's,
+    and no unit outside them may let the question be answered (a negative rejection context is made of
+    noisy units only)."""
     noisy_units: list[Unit] = Field(default_factory=list)
     """Every other unit of the knowledge base."""
+    negative_rejection: bool = True
+    """Whether the instance enters the negative rejection testbed: False when the question stays
+    answerable from noisy units alone (a count, whose honest answer is then 0)."""
     meta: dict[str, Any] = Field(default_factory=dict)
     """Provenance (source database, SQL, template); copied to the sample's ``extra``."""
 

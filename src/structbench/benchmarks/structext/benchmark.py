@@ -14,15 +14,17 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from structbench.backends.base import Request
-from structbench.benchmark import Attempt, Benchmark, Scored, Strategy, check_model
+from structbench.benchmark import Attempt, Benchmark, Exclusion, Scored, Strategy, check_model
 from structbench.benchmarks.structext import judge, official, prompts
 from structbench.benchmarks.structext.answers import extract_answer
 from structbench.benchmarks.structext.judge import Judged
 from structbench.benchmarks.structext.metrics import EmptyText, bleu, rouge_l_parts, thresholded
+from structbench.benchmarks.structext.paper import TABLES
 from structbench.benchmarks.structext.suites import Item, demonstrations, suite_items
 from structbench.benchmarks.structext.templates import LANGUAGES, TEMPLATES
 from structbench.data.evidence import StructuredText
 from structbench.data.sample import Sample, TextGold
+from structbench.papers.spec import PaperTable
 from structbench.strategies.common import SingleTurn
 
 if TYPE_CHECKING:
@@ -84,6 +86,10 @@ class StrucTextEval(Benchmark):
     Options: ClassVar[type[BaseModel]] = StructextOptions
 
     options: StructextOptions
+
+    @classmethod
+    def paper_tables(cls) -> Sequence[PaperTable]:
+        return TABLES
 
     # --- data ---------------------------------------------------------------------------------------
 
@@ -222,12 +228,22 @@ class StrucTextEval(Benchmark):
                       meta=dict(sample.meta))
 
     def aggregate(self, scored: Sequence[Scored]) -> dict[str, float]:
-        counted = [s for s in scored if not (self.options.empty == "drop" and s.values.get("empty"))]
+        counted = [s for s in scored if self.averaged(s)]
         n = len(counted)
         out = {name: sum(s.values[name] for s in counted) / n if n else 0.0 for name in self.metric_names}
         out["empty_rate"] = sum(s.values.get("empty", 0.0) for s in scored) / len(scored) if scored else 0.0
         judged = [s.values["judge"] for s in counted if "judge" in s.values]
         if judged:
             out["judge"] = sum(judged) / len(judged)
-        out["n_scored"] = float(n)
         return out
+
+    def averaged(self, s: Scored) -> bool:
+        """Whether ``s`` counts in the averages: every sample does, except empty answers under ``empty=drop``."""
+        return not (self.options.empty == "drop" and s.values.get("empty"))
+
+    def exclusions(self, scored: Sequence[Scored]) -> list[Exclusion]:
+        """With ``empty=drop``, the empty answers the averages leave out."""
+        dropped = sum(not self.averaged(s) for s in scored)
+        if not dropped:
+            return []
+        return [Exclusion(reason="empty answers left out of the averages (--option empty=drop)", count=dropped)]

@@ -84,8 +84,10 @@ xxxx
 ### Answer:
 xxxxx"""
 
-# Paper, Table 9 ("Prompt of Few Shot method"), verbatim. INPUT 1 is the demonstrations (DEMONSTRATION
-# below, one per example; the paper does not print their layout).
+# Paper, Table 9 ("Prompt of Few Shot method"), verbatim. INPUT 1 is the demonstrations; the paper does not
+# print their layout, so each is laid out as the official repository lays out its examples
+# (Evaluation/generate_dataset.py: "### Question:", the question with its requirement as released,
+# "### Reference:", "### Answer:"; see DEMONSTRATION).
 FEW_SHOT = PREAMBLE + """
 
 ### Demonstration:
@@ -105,36 +107,38 @@ Please follow the format below for your output:
 ### Answer:
 xxxxxx"""
 
-DEMONSTRATION = """Question:
+DEMONSTRATION = """### Question:
 {question}
 
-Reference:
+### Reference:
 {reference}
 
-Requirement:
-{requirement}
-
-Answer:
+### Answer:
 {answer}"""
+"""One demonstration, as the official evaluation prompt writes an example (without its trailing blank lines,
+which join demonstrations instead)."""
 
-# Paper, Table 10 ("Prompt of \w Hint method"), as printed (its section titles carry no "###").
+# Paper, Table 10 ("Prompt of \w Hint method"), with the "###" of its section titles restored: the
+# extracted text of Table 10 lost its Markdown (its "# -*- coding" line lost the "#" as well), Tables 7-9
+# print every title with "###", and the official code titles its own hint section "### Hint:". The
+# official repository has no Table 7-10 templates at any commit.
 RULE_HINT = PREAMBLE + """
 
-Question:
+### Question:
 {question}
 
-Reference:
+### Reference:
 {reference}
 
-Requirement:
+### Requirement:
 {requirement}
 
-Rule Hint:
+### Rule Hint:
 {hint}
 
 Please follow the format below for your output:
 
-Answer:
+### Answer:
 XXXXX"""
 
 # The official repository's evaluation prompt (Evaluation/generate_dataset.py, get_data): language is the
@@ -215,9 +219,7 @@ def rule_hint(p: PromptParts) -> str:
 
 def few_shot(p: PromptParts) -> str:
     demos = "\n\n".join(
-        DEMONSTRATION.format(question=d.question, reference=d.reference, requirement=_requirement(d),
-                             answer=d.answer)
-        for d in p.demos
+        DEMONSTRATION.format(question=d.full_question, reference=d.reference, answer=d.answer) for d in p.demos
     )
     return FEW_SHOT.format(language=p.language, demonstration=demos, question=p.question,
                            reference=p.reference, requirement=_requirement(p))

@@ -1,5 +1,6 @@
 """StructFact (Huang et al.): fact verification over structured evidence with the answers Yes / No /
-Not sure enough, asked as options A/B/C, scored by weighted F1 over three option orders."""
+Not sure enough, asked as options A/B/C, scored by weighted F1 averaged over option orders
+(``option_map=0,1,2``, see ``option_maps``)."""
 
 from __future__ import annotations
 
@@ -15,22 +16,34 @@ import numpy as np
 
 from structbench.backends.base import Request
 from structbench.benchmark import Attempt, Benchmark, Scored, Strategy
+from structbench.benchmarks.structfact.generated.options import GENERATION_OPTIONS, GeneratedOptions
 from structbench.benchmarks.structfact.loader import LABELS, load_file
 from structbench.benchmarks.structfact.metrics import (
     BATCH_METRICS,
     METRIC_NAMES,
     NO_ANSWER,
     classification_metrics,
-    confusion_matrix,
 )
-from structbench.benchmarks.structfact.options import StructFactOptions
+from structbench.benchmarks.structfact.option_maps import (
+    MAP_KEY,
+    MapAverage,
+    PerOptionMap,
+    averaged,
+    expand,
+    map_of,
+    per_map,
+)
+from structbench.benchmarks.structfact.options import OPTION_MAPS
+from structbench.benchmarks.structfact.paper import TABLES
 from structbench.benchmarks.structfact.parser import find_option, majority, raw_majority
 from structbench.benchmarks.structfact.prompts import Prompter
 from structbench.benchmarks.structfact.source import DEMO, DEMO_PATH, locate_full
 from structbench.benchmarks.structfact.strategies import DIRECTIONS, build_strategies
+from structbench.confusion import ConfusionMatrix
 from structbench.data.sample import LabelGold, Sample
 from structbench.datasets import DataContext
-from structbench.errors import DataError
+from structbench.errors import DataError, UsageError
+from structbench.papers.spec import PaperTable
 from structbench.stats.bootstrap import MeanStatistic, Statistic
 from structbench.stats.classification import LabelStatistic, observed_labels
 
@@ -62,24 +75,38 @@ class StructFact(Benchmark):
 
     name = "structfact"
     title = "StructFact"
-    variants = ("demo", "full")
+    variants = ("demo", "full", "generated")
     default_strategy = "zero_shot"
     headline = "weighted_f1"
     metric_names = METRIC_NAMES
-    breakdown_keys = ("task", "source", "structure")
-    Options: ClassVar[type[StructFactOptions]] = StructFactOptions
-    options: StructFactOptions
+    breakdown_keys = ("task", "source", "structure", "difficulty", MAP_KEY)
+    Options: ClassVar[type[GeneratedOptions]] = GeneratedOptions
+    options: GeneratedOptions
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
         self._strategies: dict[str, Strategy] | None = None
 
+    @classmethod
+    def paper_tables(cls) -> Sequence[PaperTable]:
+        return TABLES
+
     # --- data -------------------------------------------------------------------------------------
 
     def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> list[Sample]:
+        if variant == "generated":
+            from structbench.benchmarks.structfact.generated.variant import generated_samples
+
+            return generated_samples(self.options, data, seed=seed)
+        misplaced = sorted(self.options.model_fields_set & set(GENERATION_OPTIONS))
+        if misplaced:
+            names = ", ".join(misplaced)
+            raise UsageError(f"structfact:{variant}: --option {names} apply only to structfact:generated")
         full = variant == "full"
         path = locate_full(data, self.options.full_path) if full else data.file(DEMO, DEMO_PATH)
-        return load_file(path, variant, seed=seed, limit=limit)
+        maps = self.options.option_map
+        records = None if limit is None else -(-limit // len(maps))
+        return expand(load_file(path, variant, seed=seed, limit=records), maps)
 
     # --- prompting --------------------------------------------------------------------------------
 
@@ -87,28 +114,39 @@ class StructFact(Benchmark):
         if self._strategies is None:
             path = self.options.enhanced_context_file
             enhanced = read_enhanced_context(Path(path).expanduser()) if path else None
-            self._strategies = build_strategies(Prompter(self.options, enhanced))
+            maps = self.options.option_map
+            if len(maps) == 1:
+                self._strategies = build_strategies(Prompter(self.options, enhanced))
+            else:  # one set of prompts per map; each sample runs under its own
+                by_map = {m: build_strategies(Prompter(self.options.for_map(m), enhanced)) for m in maps}
+                self._strategies = {
+                    name: PerOptionMap({m: by_map[m][name] for m in maps}, maps) for name in by_map[maps[0]]
+                }
         return self._strategies
 
-    def label_of(self, letter: str) -> str:
-        """The gold-label spelling (``YES`` ...) of an option letter under the option map."""
-        return self.options.letters[letter].upper()
+    def letters(self, sample_meta: Mapping[str, Any]) -> dict[str, str]:
+        """Letter -> answer text under the option map a sample is asked with."""
+        return OPTION_MAPS[map_of(sample_meta, self.options.option_map)]
 
-    def letter_of(self, label: str) -> str:
-        return next(letter for letter, text in self.options.letters.items() if text.upper() == label)
+    def label_of(self, letter: str, sample_meta: Mapping[str, Any] | None = None) -> str:
+        """The gold-label spelling (``YES`` ...) of an option letter under the sample's option map."""
+        return self.letters(sample_meta or {})[letter].upper()
+
+    def letter_of(self, label: str, sample_meta: Mapping[str, Any] | None = None) -> str:
+        return next(letter for letter, text in self.letters(sample_meta or {}).items() if text.upper() == label)
 
     def oracle(self, sample: Sample, request: Request) -> str:
         """The gold answer's letter, as listed in the request's last message (else under the option map)."""
         assert isinstance(sample.gold, LabelGold)
         last = request.messages[-1].content if request.messages else request.prompt or ""
         shown = {text.upper(): letter for letter, text in _OPTION_LINE.findall(last)}
-        return shown.get(sample.gold.label) or self.letter_of(sample.gold.label)
+        return shown.get(sample.gold.label) or self.letter_of(sample.gold.label, sample.meta)
 
     # --- scoring ----------------------------------------------------------------------------------
 
-    def _parse(self, text: str, strategy: str) -> str | None:
+    def _parse(self, text: str, strategy: str, sample: Sample) -> str | None:
         mention = find_option(text, DIRECTIONS.get(strategy, "first"))
-        return None if mention is None else self.label_of(mention.letter)
+        return None if mention is None else self.label_of(mention.letter, sample.meta)
 
     def score(self, sample: Sample, attempt: Attempt, strategy: str) -> Scored:
         assert isinstance(sample.gold, LabelGold)
@@ -116,12 +154,12 @@ class StructFact(Benchmark):
         if attempt.outputs:
             if self.options.vote_on_raw_text:
                 winner = raw_majority(attempt.outputs)
-                parsed = self._parse(winner, strategy)
+                parsed = self._parse(winner, strategy, sample)
                 values["vote_share"] = attempt.outputs.count(winner) / len(attempt.outputs)
             else:
-                parsed, values["vote_share"] = majority([self._parse(t, strategy) for t in attempt.outputs])
+                parsed, values["vote_share"] = majority([self._parse(t, strategy, sample) for t in attempt.outputs])
         else:
-            parsed = self._parse(attempt.output, strategy)
+            parsed = self._parse(attempt.output, strategy, sample)
         if attempt.confidence is not None:
             values["confidence"] = attempt.confidence
         gold = sample.gold.label
@@ -135,7 +173,17 @@ class StructFact(Benchmark):
             meta=dict(sample.meta),
         )
 
+    def answer_labels(self, scored: Sequence[Scored]) -> tuple[str, ...]:
+        """Yes / No / Not sure enough: chance is a uniform pick among the three options."""
+        return LABELS
+
     def aggregate(self, scored: Sequence[Scored]) -> dict[str, float]:
+        """The metrics; with several option maps, each map's metrics averaged over the maps."""
+        if len(self.options.option_map) > 1:
+            return averaged(scored, self.options.option_map, self._metrics)
+        return self._metrics(scored)
+
+    def _metrics(self, scored: Sequence[Scored]) -> dict[str, float]:
         gold = [str(s.gold) for s in scored]
         pred = [NO_ANSWER if s.parsed is None else str(s.parsed) for s in scored]
         metrics = classification_metrics(gold, pred)
@@ -143,26 +191,55 @@ class StructFact(Benchmark):
         return metrics
 
     def statistic(self, pool: Sequence[Scored], metric: str) -> Statistic | None:
-        """The label metrics and the no-answer rate on all bootstrap resamples at once."""
+        """The label metrics and the no-answer rate on all bootstrap resamples at once (with several option
+        maps, the label metrics averaged over the maps)."""
         gold = [str(s.gold) for s in pool]
         pred = [NO_ANSWER if s.parsed is None else str(s.parsed) for s in pool]
+        maps = self.options.option_map
+        if len(maps) > 1:
+            if metric not in BATCH_METRICS:
+                return None
+            of = [maps.index(map_of(s.meta, maps)) for s in pool]
+            parts = []
+            for i in range(len(maps)):
+                mine = [k == i for k in of]
+                labels = observed_labels([g for g, m in zip(gold, mine, strict=True) if m],
+                                         [p for p, m in zip(pred, mine, strict=True) if m])
+                parts.append(LabelStatistic.of(gold, pred, labels, BATCH_METRICS[metric], keep=mine))
+            return MapAverage(tuple(parts), np.array(of))
         if metric == "no_answer":
             return MeanStatistic(np.array([p == NO_ANSWER for p in pred], dtype=float))
         if metric not in BATCH_METRICS:
             return None
         return LabelStatistic.of(gold, pred, observed_labels(gold, pred), BATCH_METRICS[metric])
 
-    def extra_results(self, scored: Sequence[Scored]) -> dict[str, Any]:
-        """Confusion matrix (gold rows, predicted columns), label counts, and confidence by outcome."""
-        labels = [*LABELS, NO_ANSWER]
+    def confusion_matrices(self, scored: Sequence[Scored]) -> dict[str, ConfusionMatrix]:
+        """Gold label rows; predicted label columns, plus ``NONE`` for replies with no option letter."""
         gold = [str(s.gold) for s in scored]
         pred = [NO_ANSWER if s.parsed is None else str(s.parsed) for s in scored]
+        matrix = ConfusionMatrix.tally(gold, pred, gold_labels=LABELS, predicted_labels=[*LABELS, NO_ANSWER],
+                                       title=f"labels, {NO_ANSWER} = no option found")
+        return {"labels": matrix}
+
+    def extra_results(self, scored: Sequence[Scored]) -> dict[str, Any]:
+        """Label counts and confidence by outcome (pooled over option maps), and with several maps each map's
+        letters, sample count and metrics."""
+        gold = [str(s.gold) for s in scored]
+        pred = [NO_ANSWER if s.parsed is None else str(s.parsed) for s in scored]
+        maps = self.options.option_map
+        mapping: dict[str, Any] = (
+            {"option_map": dict(self.options.letters)}
+            if len(maps) == 1
+            else {
+                "option_maps": {
+                    str(m): {"letters": dict(OPTION_MAPS[m]), "n": len(group), "metrics": self._metrics(group)}
+                    for m, group in per_map(scored, maps).items()
+                    if group
+                }
+            }
+        )
         extra: dict[str, Any] = {
-            "option_map": dict(self.options.letters),
-            "confusion_matrix": {
-                "labels": labels,
-                "matrix": confusion_matrix(gold, pred, labels).tolist(),
-            },
+            **mapping,
             "gold_counts": dict(Counter(gold)),
             "predicted_counts": dict(Counter(pred)),
         }
@@ -179,6 +256,6 @@ class StructFact(Benchmark):
         assert isinstance(sample.gold, LabelGold)
         return {
             "label": sample.gold.label,
-            "answer_option": self.letter_of(sample.gold.label),
-            "option_map": dict(self.options.letters),
+            "answer_option": self.letter_of(sample.gold.label, sample.meta),
+            "option_map": dict(self.letters(sample.meta)),
         }

@@ -3,7 +3,8 @@
 Fields of the demo: CHALLENGE (the task), LABEL (YES / NO / NOT SURE ENOUGH), QUESTION and EVIDENCE (a
 list of Markdown strings). The full release adds SOURCE (where the evidence comes from: a breakdown key),
 NEW_EVIDENCE (the evidence without its unstructured context, for ``drop_unstructured``) and TABLE, CLAIM,
-ANSWER, SHUFFLED_ROWS, DENSITY, len_evidence, which are kept in ``sample.extra["release"]`` unused.
+ANSWER, SHUFFLED_ROWS, DENSITY, len_evidence, which are kept in ``sample.extra["release"]`` unused. Generated
+sets (``generated/``) add DIFFICULTY (the fine-grained category: a breakdown key), ID, TEMPLATE and QUERY.
 """
 
 from __future__ import annotations
@@ -91,9 +92,9 @@ def record_to_sample(record: Any, sample_id: str, variant: str, where: str, seed
     new_raw = record.get("NEW_EVIDENCE")
     pieces = [piece for text in raw for piece in parse_evidence(text)]
     meta: dict[str, Any] = {"structure": structure_of(pieces)}
-    source = record.get("SOURCE")
-    if source is not None:
-        meta["source"] = str(source)
+    for field, key in (("SOURCE", "source"), ("DIFFICULTY", "difficulty")):
+        if record.get(field) is not None:
+            meta[key] = str(record[field])
     return Sample(
         id=sample_id,
         benchmark="structfact",

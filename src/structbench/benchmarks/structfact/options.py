@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -32,8 +32,10 @@ class StructFactOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    option_map: int = Field(0, ge=0, le=len(OPTION_MAPS) - 1)
-    """Which order of answers A/B/C stand for (``OPTION_MAPS``); 0 = A) Yes B) No C) Not sure enough."""
+    option_map: tuple[int, ...] = (0,)
+    """Which orders of answers A/B/C stand for (``OPTION_MAPS``; 0 = A) Yes B) No C) Not sure enough), as a
+    comma list: ``0,1,2`` asks every question under each map and averages the maps' metrics (the paper's
+    protocol)."""
     serialization: str = ORIGINAL
     """``paper`` (the released Markdown strings, as in the paper), or a registered serialization re-rendered from the
     parsed evidence: markdown, csv, json, html, xml, triples."""
@@ -54,6 +56,14 @@ class StructFactOptions(BaseModel):
     """Generation budget without CoT (Table 4)."""
     max_tokens_cot: int = Field(512, ge=1)
     """Generation budget with CoT and for self-refine (Table 4)."""
+    min_tokens: int = Field(2, ge=0)
+    """Generate at least this many tokens before the reply may end, as the official vLLM runs do
+    (``min_tokens=2``); enforced by backends that support it (llamacpp), ignored by the others."""
+    answer: Literal["free", "constrained"] = "free"
+    """``constrained``: direct answers (strategies without CoT) are decoded as exactly one option letter
+    where the backend supports constrained decoding (``GenerationParams.choices``: a grammar in llama.cpp;
+    others answer freely), so even a small base model gives a parseable answer; the default run uses it.
+    Not in the paper, whose models answer freely (``free``)."""
     logprobs: bool = True
     """Ask for token log-probabilities (top 5) to report the chosen option's confidence."""
     drop_unstructured: bool = False
@@ -73,6 +83,21 @@ class StructFactOptions(BaseModel):
     vote_on_raw_text: bool = False
     """Bug-compatible: self-consistency votes on the raw sampled strings (official), not parsed options."""
 
+    @field_validator("option_map", mode="before")
+    @classmethod
+    def _option_maps(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",")]
+        if isinstance(value, int):
+            value = [value]
+        try:
+            maps = tuple(int(v) for v in value)
+        except (TypeError, ValueError):
+            raise ValueError(f"expected map numbers 0-{len(OPTION_MAPS) - 1}, e.g. 0 or 0,1,2") from None
+        if not maps or any(not 0 <= m < len(OPTION_MAPS) for m in maps) or len(set(maps)) != len(maps):
+            raise ValueError(f"expected distinct map numbers 0-{len(OPTION_MAPS) - 1}, e.g. 0 or 0,1,2; got {value}")
+        return maps
+
     @field_validator("serialization")
     @classmethod
     def _known_serialization(cls, value: str) -> str:
@@ -91,5 +116,9 @@ class StructFactOptions(BaseModel):
 
     @property
     def letters(self) -> dict[str, str]:
-        """Letter -> answer text (``Yes`` ...) under the chosen option map."""
-        return OPTION_MAPS[self.option_map]
+        """Letter -> answer text (``Yes`` ...) under the (first) chosen option map."""
+        return OPTION_MAPS[self.option_map[0]]
+
+    def for_map(self, option_map: int) -> StructFactOptions:
+        """These options with a single option map."""
+        return self.model_copy(update={"option_map": (option_map,)})

@@ -175,6 +175,11 @@ Then, choose one of the following options as your final answer:
 Feedback:"""
 
 
+def record_id(sample: Sample) -> str:
+    """The id of the record a sample asks about (one record gives a sample per option map)."""
+    return str(sample.extra.get("record_id", sample.id))
+
+
 def _option_fields(letters: dict[str, str]) -> dict[str, str]:
     return {f"option_{letter.lower()}": text for letter, text in letters.items()}
 
@@ -233,8 +238,9 @@ class Prompter:
     # --- few-shot ---------------------------------------------------------------------------------
 
     def rng(self, sample: Sample, purpose: str) -> random.Random:
-        """A generator seeded by the run seed, the sample and the purpose: same run, same draw."""
-        return random.Random(f"structfact:{sample.extra.get('seed', 0)}:{sample.id}:{purpose}")
+        """A generator seeded by the run seed, the record and the purpose: same run, same draw (and the same
+        draw under every option map, so the maps' prompts differ only in the options' order)."""
+        return random.Random(f"structfact:{sample.extra.get('seed', 0)}:{record_id(sample)}:{purpose}")
 
     def example_data(self, example: Example) -> str:
         if self.options.few_shot_placeholder:
@@ -265,8 +271,10 @@ class Prompter:
             max_tokens=o.max_tokens_cot if cot else o.max_tokens,
             temperature=o.temperature,
             top_p=o.top_p,
+            min_tokens=o.min_tokens,
             logprobs=o.logprobs,
             top_logprobs=5 if o.logprobs else 0,
+            choices=tuple(o.letters) if o.answer == "constrained" and not cot else (),
         )
 
     def fill(self, template: str, sample: Sample, **fields: Any) -> str:
@@ -299,7 +307,7 @@ class Prompter:
 
     def enhanced_context(self, sample: Sample) -> Request:
         data = self.evidence(sample).text
-        reference = self.enhanced.get(sample.id)
+        reference = self.enhanced.get(record_id(sample))
         if reference:
             data += f"\n\nReference prompt: \n{reference}\n"
         return self.request(self.fill(ENHANCED, sample, data=data), cot=False)

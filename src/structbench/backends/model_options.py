@@ -1,4 +1,4 @@
-"""``--model-arg KEY=VALUE`` settings of in-process backends: typed values, and which ones change outputs."""
+"""``--model-option KEY=VALUE`` settings of in-process backends: typed values, and which ones change outputs."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def pop(args: dict[str, Any], key: str, default: Any, kind: type | tuple[type, .
     """Remove ``key`` from ``args`` and check its type; a wrong type is a usage error naming the argument."""
     value = args.pop(key, default)
     if value is not default and not isinstance(value, kind):
-        raise UsageError(f"--model-arg {key}={value!r}: not valid for the {backend} backend")
+        raise UsageError(f"--model-option {key}={value!r}: not valid for the {backend} backend")
     return value
 
 

@@ -1,0 +1,239 @@
+"""Generate StructFact questions: per task, the label mix, one seeded draw per question, labels by execution.
+
+For question ``i`` of a task, a generator seeded by ``(seed, task, i)`` draws a fine-grained category
+of the task (so the difficulty annotations are balanced), a template of it, a database, a table and a
+candidate, and drafts a question aiming at that question's label; a share of drafts also get rows of
+another table of the same database as a distractor (never when the claim reads a whole table, whose
+"entries listed" must be unambiguous). The draft is kept when its evidence renders so that it reads
+back unchanged, fits ``budget`` tokens (the paper's 2,500 by default, counted as the run truncates, so
+nothing is ever cut), and its claim, executed on the evidence (``execute.py``), gives the wanted label;
+else the next draw is tried. With ``check`` the independent evaluator (``verify.py``) re-derives every
+label from the EVIDENCE strings; a disagreement is a bug and raises ``LabelMismatch``. The same tables,
+seed and settings give the same questions.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from structbench.benchmarks.structfact.generated.claims import tables_read_whole, to_json
+from structbench.benchmarks.structfact.generated.execute import Executor
+from structbench.benchmarks.structfact.generated.profile import Profile, World
+from structbench.benchmarks.structfact.generated.templates import TASKS, TEMPLATES, Template
+from structbench.benchmarks.structfact.generated.templates.common import (
+    ARITHMETIC,
+    COMBINING,
+    COMPOSITION,
+    MULTIHOP,
+    SPACETIME,
+    pick_rows,
+    table_view,
+)
+from structbench.benchmarks.structfact.generated.verify import verify
+from structbench.benchmarks.structfact.generated.views import Evidence, Unrenderable
+from structbench.benchmarks.structfact.loader import LABELS
+from structbench.tokens import TokenCounter
+
+log = logging.getLogger(__name__)
+
+PAPER_COUNTS: dict[str, tuple[int, int, int]] = {
+    ARITHMETIC: (1438, 1235, 69),
+    SPACETIME: (1602, 1717, 112),
+    MULTIHOP: (1694, 1621, 79),
+    COMPOSITION: (683, 925, 24),
+    COMBINING: (1226, 913, 69),
+}
+"""Fact. / Non-fact. / NEI questions per task in the paper's Table 2."""
+LABEL_MIXES: dict[str, Mapping[str, tuple[int, int, int]]] = {
+    "paper": PAPER_COUNTS,
+    "balanced": dict.fromkeys(TASKS, (1, 1, 1)),
+}
+CODES = {ARITHMETIC: "arith", SPACETIME: "spacetime", MULTIHOP: "multihop", COMPOSITION: "composition",
+         COMBINING: "combining"}
+"""Task -> the prefix of its question ids."""
+MAX_ATTEMPTS = 200
+DISTRACTOR_SHARE = 0.3
+"""The share of questions whose evidence also shows rows of another table of the database (as the
+release's evidence often holds related but unneeded tables and lists)."""
+BUDGET = 2500
+"""The paper's evidence budget (tokens)."""
+
+
+class LabelMismatch(RuntimeError):
+    """The generator's executed label and the independent check disagree (a bug in one of them)."""
+
+
+@dataclass(frozen=True)
+class Question:
+    """One generated question, ready to become a release record."""
+
+    id: str
+    task: str
+    label: str
+    question: str
+    evidence: list[str]
+    new_evidence: list[str] | None
+    """The evidence without its text, for tasks that have text (Combining)."""
+    source: str
+    difficulty: str
+    template: str
+    query: dict[str, Any]
+
+    def record(self) -> dict[str, Any]:
+        """The question in the release's JSON format (the demo's fields first)."""
+        out: dict[str, Any] = {
+            "CHALLENGE": self.task,
+            "LABEL": self.label,
+            "QUESTION": self.question,
+            "EVIDENCE": self.evidence,
+            "SOURCE": self.source,
+        }
+        if self.new_evidence is not None:
+            out["NEW_EVIDENCE"] = self.new_evidence
+        out |= {"ID": self.id, "DIFFICULTY": self.difficulty, "TEMPLATE": self.template, "QUERY": self.query}
+        return out
+
+
+def label_counts(total: int, weights: Sequence[int]) -> list[int]:
+    """``total`` split in proportion to ``weights`` (largest remainders get the leftovers)."""
+    whole = sum(weights)
+    exact = [total * w / whole for w in weights]
+    counts = [int(x) for x in exact]
+    order = sorted(range(len(weights)), key=lambda i: (counts[i] - exact[i], i))
+    for i in order[: total - sum(counts)]:
+        counts[i] += 1
+    return counts
+
+
+class _Pool:
+    """A template's candidates grouped by database and table, so every database is drawn alike."""
+
+    def __init__(self, template: Template, candidates: Sequence[Any]) -> None:
+        self.template = template
+        grouped: dict[str, dict[str, list[Any]]] = {}
+        for c in candidates:
+            table = template.table_of(c)
+            grouped.setdefault(table.table.group, {}).setdefault(table.name, []).append(c)
+        self.groups = [list(tables.values()) for tables in grouped.values()]
+
+    def draw(self, rng: random.Random) -> Any:
+        tables = self.groups[rng.randrange(len(self.groups))]
+        candidates = tables[rng.randrange(len(tables))]
+        return candidates[rng.randrange(len(candidates))]
+
+
+class Generator:
+    """Questions from one set of tables (see the module docstring)."""
+
+    def __init__(self, world: World, counter: TokenCounter, *, budget: int = BUDGET, check: bool = True) -> None:
+        self.counter = counter
+        self.budget = budget
+        self.check = check
+        self.executor = Executor()
+        self.databases: dict[str, list[Profile]] = {}
+        for p in world.profiles:
+            if p.key is not None:
+                self.databases.setdefault(p.table.group, []).append(p)
+        self.pools: dict[str, dict[str, list[_Pool]]] = {}
+        """Task -> category -> the pools of its templates that have candidates."""
+        for task in TASKS:
+            by_category: dict[str, list[_Pool]] = {}
+            for template in TEMPLATES[task]:
+                candidates = template.candidates(world)
+                if candidates:
+                    by_category.setdefault(template.category, []).append(_Pool(template, candidates))
+            self.pools[task] = by_category
+
+    def tasks(self) -> list[str]:
+        """The tasks these tables can make questions for."""
+        return [t for t in TASKS if self.pools[t]]
+
+    def generate(self, per_task: int, label_mix: str = "paper", *, seed: int = 0) -> list[Question]:
+        """``per_task`` questions for every task the tables allow, interleaved task by task."""
+        by_task: list[list[Question]] = []
+        for task in TASKS:
+            if not self.pools[task]:
+                log.warning("structfact:generated: these tables support no %s question; the task is left out", task)
+                continue
+            wanted = [
+                label
+                for label, n in zip(LABELS, label_counts(per_task, LABEL_MIXES[label_mix][task]), strict=True)
+                for _ in range(n)
+            ]
+            random.Random(f"{seed}:{task}:labels").shuffle(wanted)
+            made = [q for i, want in enumerate(wanted) if (q := self.one(task, i, want, seed)) is not None]
+            if len(made) < per_task:
+                log.warning("structfact:generated: %s: %d of %d questions could be made", task, len(made), per_task)
+            by_task.append(made)
+        return [q for row in zip_longest_all(by_task) for q in row]
+
+    def one(self, task: str, index: int, want: str, seed: int) -> Question | None:
+        """Question ``index`` of ``task`` with label ``want`` (None when no draw makes one)."""
+        rng = random.Random(f"{seed}:{task}:{index}")
+        categories = list(self.pools[task].values())
+        for _ in range(MAX_ATTEMPTS):
+            pools = categories[rng.randrange(len(categories))]
+            pool = pools[rng.randrange(len(pools))]
+            draft = pool.template.draft(pool.draw(rng), rng, want)
+            if draft is None:
+                continue
+            whole = tables_read_whole(draft.claim)
+            if rng.random() < DISTRACTOR_SHARE and not whole:  # "the entries listed" must name one table
+                self.distract(draft.evidence, rng)
+            try:
+                strings = draft.evidence.strings()
+            except Unrenderable:
+                continue
+            if any(sum(v.name == t for v in draft.evidence.views) != 1 for t in whole) or any(
+                v.form != "table" for v in draft.evidence.views if v.name in whole
+            ):
+                raise ValueError(f"{pool.template.name}: an aggregate must read exactly one table-form view")
+            if self.counter.count("\n".join(s.strip() for s in strings)) > self.budget:
+                continue
+            label = self.executor.label(draft.claim, draft.evidence)
+            if label != want:
+                continue
+            query = to_json(draft.claim)
+            if self.check:
+                checked = verify(strings, query)
+                if checked != label:
+                    where = f"{task} #{index} ({pool.template.name})"
+                    raise LabelMismatch(f"{where}: executed {label}, re-derived {checked}: {draft.question}")
+            views = draft.evidence.views
+            has_text = any(v.form == "text" for v in views)
+            return Question(
+                id=f"{CODES[task]}-{index:05d}",
+                task=task,
+                label=label,
+                question=draft.question,
+                evidence=strings,
+                new_evidence=draft.evidence.structured_strings() if has_text else None,
+                source=views[0].profile.source,
+                difficulty=pool.template.category,
+                template=pool.template.name,
+                query=query,
+            )
+        return None
+
+
+    def distract(self, evidence: Evidence, rng: random.Random) -> None:
+        """Add some rows of another table of the same database that the claim does not read."""
+        first = evidence.views[0].profile
+        shown = {v.name for v in evidence.views}
+        others = [p for p in self.databases.get(first.table.group, []) if p.name not in shown]
+        if not others:
+            return
+        other = others[rng.randrange(len(others))]
+        rows = pick_rows(other, rng, rng.randint(3, 8))
+        view = table_view(other, rng, rows, [], rng.randint(2, 4))
+        evidence.views.insert(rng.randint(0, len(evidence.views)), view)
+
+
+def zip_longest_all(rows: Sequence[Sequence[Question]]) -> list[list[Question]]:
+    """Round-robin: the first question of every task, then the second ..."""
+    longest = max((len(r) for r in rows), default=0)
+    return [[r[i] for r in rows if i < len(r)] for i in range(longest)]

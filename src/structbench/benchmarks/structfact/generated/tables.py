@@ -1,0 +1,156 @@
+"""Where generated questions get their tables: RelationalFactQA's databases, SciTab's tables, or CSV files.
+
+``--option tables=SPEC`` is a comma-separated list of:
+
+- ``rfqa`` (every RelationalFactQA database), or ``rfqa/<dataset>`` / ``rfqa/<dataset>/<db>`` for some;
+- ``scitab`` (the 213 distinct tables of SciTab's claims, markers stripped; each its own database);
+- ``synthetic`` (a fictional world of countries, cities and athletes, no download: ``synthetic.py``);
+- a path: a CSV file, or a folder of CSV files (each folder holding CSV files is one database, so a
+  copy of RFQA's ``dataset/data`` works too); the first line is the header.
+
+The public releases are found through their dataset sources (``--data-dir``, the cache or a download)
+and CSV files are read as text by the shared CSV layer (``structbench.csvdb.read_text``). All file
+reading is here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from structbench.csvdb import read_text
+from structbench.datasets import DataContext
+from structbench.errors import DataError
+
+MAX_ROWS = 3000
+"""Rows kept per table (the first ones): evidence shows a few dozen at most, and profiling stays fast."""
+NULL_CELLS = frozenset({"", "null", "NULL", "nan", "NaN", "None", "N/A", "n/a", "—", "–", "-"})
+"""Source cells read as "no value"."""
+
+
+@dataclass(frozen=True)
+class SourceTable:
+    """One table: where it comes from (the record's ``SOURCE``), name (the evidence caption), header, rows."""
+
+    source: str
+    name: str
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    """Cells with whitespace collapsed; ``""`` is no value."""
+    database: str = ""
+    """Tables of one database may be joined (foreign keys); defaults to ``source``."""
+
+    @property
+    def group(self) -> str:
+        return self.database or self.source
+
+
+def clean_cell(text: str) -> str:
+    """A cell with its whitespace collapsed, or ``""`` for a null."""
+    text = " ".join(text.split())
+    return "" if text in NULL_CELLS else text
+
+
+def display_name(raw: str) -> str:
+    """A table or column name as shown: underscores as spaces, whitespace collapsed."""
+    return " ".join(raw.replace("_", " ").split())
+
+
+def make_table(
+    source: str, name: str, header: Sequence[str], rows: Iterable[Sequence[str]], database: str = ""
+) -> SourceTable:
+    """A ``SourceTable`` with shown names; columns with a duplicate name are dropped, unnamed ones numbered."""
+    names: list[str] = []
+    keep: list[int] = []
+    seen: set[str] = set()
+    for j, raw in enumerate(header):
+        shown = display_name(raw) or f"Column {j + 1}"
+        if shown.lower() in seen:
+            continue
+        seen.add(shown.lower())
+        names.append(shown)
+        keep.append(j)
+    kept_rows: list[tuple[str, ...]] = []
+    for row in rows:
+        if len(kept_rows) >= MAX_ROWS:
+            break
+        kept_rows.append(tuple(clean_cell(row[j]) if j < len(row) else "" for j in keep))
+    shown = display_name(name).rstrip("# ") or "table"  # a Markdown heading drops trailing '#'
+    return SourceTable(source=source, name=shown, header=tuple(names), rows=tuple(kept_rows), database=database)
+
+
+def _csv_tables(paths: Sequence[Path], base: Path, prefix: str) -> list[SourceTable]:
+    tables = []
+    for path in paths:
+        if path.stem.startswith("sqlite_"):
+            continue  # SQLite bookkeeping dumped with the data
+        header, rows = read_text(path)
+        folder = path.parent.relative_to(base).as_posix()
+        source = prefix if folder == "." else f"{prefix}/{folder}"
+        tables.append(make_table(source, path.stem, header, rows))
+    return tables
+
+
+def csv_tables(path: Path) -> list[SourceTable]:
+    """A CSV file, or every CSV file under a folder (one database per folder)."""
+    path = path.expanduser()
+    if path.is_file():
+        return _csv_tables([path], path.parent, f"csv/{path.parent.name or 'tables'}")
+    if path.is_dir():
+        found = sorted(path.rglob("*.csv"))
+        if not found:
+            raise DataError(f"{path}: no CSV files")
+        return _csv_tables(found, path, f"csv/{path.resolve().name}")
+    raise DataError(f"tables={path}: no such file or folder (expected rfqa, scitab, a CSV file or a folder of them)")
+
+
+def rfqa_tables(data: DataContext, spec: str) -> list[SourceTable]:
+    """The RelationalFactQA databases under ``spec`` (``rfqa``, ``rfqa/<dataset>`` or ``rfqa/<dataset>/<db>``)."""
+    from structbench.releases.relationalfactqa import DATA_DIR, dataset_source
+
+    root = data.locate(dataset_source()) / DATA_DIR
+    chosen = [
+        p
+        for p in sorted(root.rglob("*.csv"))
+        if (name := "rfqa/" + p.parent.relative_to(root).as_posix()) == spec or name.startswith(spec + "/")
+    ]
+    if not chosen:
+        raise DataError(f"tables={spec}: no RelationalFactQA database matches (rfqa/<dataset>[/<db>])")
+    return _csv_tables(chosen, root, "rfqa")
+
+
+def scitab_tables(data: DataContext) -> list[SourceTable]:
+    """SciTab's distinct tables (by ``table_id``), captioned, with the typographic markers removed."""
+    from structbench.releases.scitab import DATA_FILE, SOURCE, read_claims
+    from structbench.releases.scitab.markup import clean
+
+    tables: dict[str, SourceTable] = {}
+    for record in read_claims(data.file(SOURCE, DATA_FILE)):
+        if record.table_id in tables:
+            continue
+        header = [clean(h) for h in record.table_column_names]
+        rows = [[clean(c) for c in row] for row in record.table_content_values]
+        tables[record.table_id] = make_table("scitab", clean(record.table_caption), header, rows, record.table_id)
+    return list(tables.values())
+
+
+def load_tables(spec: str, data: DataContext) -> list[SourceTable]:
+    """Every table named by ``spec`` (see the module docstring), in a fixed order."""
+    tables: list[SourceTable] = []
+    for part in (p.strip() for p in spec.split(",")):
+        if not part:
+            continue
+        if part == "synthetic":
+            from structbench.benchmarks.structfact.generated.synthetic import synthetic_tables
+
+            tables += synthetic_tables()
+        elif part == "rfqa" or part.startswith("rfqa/"):
+            tables += rfqa_tables(data, part.rstrip("/"))
+        elif part == "scitab":
+            tables += scitab_tables(data)
+        else:
+            tables += csv_tables(Path(part))
+    if not tables:
+        raise DataError(f"tables={spec!r}: names no tables")
+    return tables

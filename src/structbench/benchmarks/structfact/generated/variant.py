@@ -1,0 +1,71 @@
+"""``structfact:generated``: questions generated from the ``tables`` option, or a saved set re-checked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from structbench.benchmarks.structfact.generated.generator import BUDGET, Generator, Question
+from structbench.benchmarks.structfact.generated.options import GeneratedOptions
+from structbench.benchmarks.structfact.generated.profile import World
+from structbench.benchmarks.structfact.generated.release import checked_records
+from structbench.benchmarks.structfact.generated.tables import load_tables
+from structbench.benchmarks.structfact.loader import record_to_sample
+from structbench.data.sample import Sample
+from structbench.datasets import DataContext
+from structbench.errors import DataError, UsageError
+from structbench.tokens import TokenCounter, token_counter
+
+GENERATED = "generated"
+
+
+def generate_set(
+    tables: str,
+    data: DataContext,
+    *,
+    per_task: int,
+    label_mix: str = "paper",
+    seed: int = 0,
+    counter: TokenCounter | None = None,
+    budget: int = BUDGET,
+    check: bool = True,
+) -> list[Question]:
+    """Questions from the tables named by ``tables`` (see ``tables.py``), every label checked."""
+    world = World.of(load_tables(tables, data))
+    generator = Generator(world, counter or token_counter("regex"), budget=budget, check=check)
+    if not generator.tasks():
+        raise DataError(
+            f"tables={tables}: no question can be made from these tables (each needs a column of short, mostly "
+            "distinct names and at least one other column)"
+        )
+    questions = generator.generate(per_task, label_mix, seed=seed)
+    if not questions:
+        raise DataError(f"tables={tables}: no question could be generated from these tables")
+    return questions
+
+
+def generated_samples(options: GeneratedOptions, data: DataContext, *, seed: int) -> list[Sample]:
+    """The variant's samples: generated with the run's seed, or read from ``questions_file`` and re-checked."""
+    if options.questions_file is not None:
+        clash = sorted(options.model_fields_set & {"tables", "per_task", "label_mix"})
+        if clash:
+            names = ", ".join(clash)
+            raise UsageError(f"structfact:{GENERATED}: --option {names} cannot be used with questions_file=FILE")
+        path = Path(options.questions_file).expanduser()
+        if not path.is_file():
+            raise DataError(f"questions_file={path}: not a file")
+        samples = [record_to_sample(r, i, GENERATED, where, seed) for where, i, r in checked_records(path)]
+        if not samples:
+            raise DataError(f"{path}: no records")
+        if len({s.id for s in samples}) != len(samples):
+            raise DataError(f"{path}: duplicate ID fields")
+        return samples
+    questions = generate_set(
+        options.tables,
+        data,
+        per_task=options.per_task,
+        label_mix=options.label_mix,
+        seed=seed,
+        counter=token_counter(options.token_counter),
+        budget=options.max_evidence_tokens or BUDGET,
+    )
+    return [record_to_sample(q.record(), q.id, GENERATED, f"generated question {q.id}", seed) for q in questions]

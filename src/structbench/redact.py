@@ -1,0 +1,67 @@
+"""Secrets out of everything structbench writes or prints.
+
+Removed: every secret a backend registered (the API key it read, the password of its URL), wherever it
+appears; the value of an ``Authorization`` header or a ``Bearer``/``Basic`` credential; the password of a
+URL's ``user:password@``; and OpenAI-style keys (``sk-...``) even when nobody registered them (a judge's
+key, an older run directory). Registered secrets shorter than ``MIN_SECRET`` characters are only removed
+in those credential positions: replacing a short word everywhere would corrupt results.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from urllib.parse import SplitResult, quote, unquote, urlsplit, urlunsplit
+
+MASK = "[REDACTED]"
+MIN_SECRET = 8
+
+_secrets: set[str] = set()
+_CREDENTIALS = re.compile(
+    r"(?P<auth>(?i:authorization)\\?\"?\s*[:=]\s*\\?\"?)(?!\[REDACTED\])[^\"\\\r\n,}]+"
+    r"|(?P<scheme>\b(?i:bearer|basic)\s+)(?=[A-Za-z0-9._~+/=-]*\d)[A-Za-z0-9._~+/=-]{12,}"
+    r"|(?P<userinfo>\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@\"]*:)(?!\[REDACTED\])[^@\s/\"]+(?=@)"
+    r"|\bsk-[A-Za-z0-9_-]{16,}"
+)
+
+
+def register_secret(value: str | None) -> None:
+    """Remember ``value`` (and its JSON and URL-encoded forms) as a secret to remove from all output."""
+    if not value or len(value) < MIN_SECRET:
+        return
+    _secrets.update({value, json.dumps(value, ensure_ascii=False)[1:-1], json.dumps(value)[1:-1], quote(value)})
+
+
+def _mask(match: re.Match[str]) -> str:
+    prefix = match.group("auth") or match.group("scheme") or match.group("userinfo") or ""
+    return prefix + MASK
+
+
+def redact(text: str) -> str:
+    """``text`` with every secret replaced by ``[REDACTED]``; cheap when there is none."""
+    for secret in _secrets:
+        if secret in text:
+            text = text.replace(secret, MASK)
+    return _CREDENTIALS.sub(_mask, text)
+
+
+def split_userinfo(url: str) -> tuple[str, str | None, str | None]:
+    """``http://user:pw@host/p`` -> (``http://host/p``, user, password), decoded; the password is registered."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url, None, None
+    password = None if parts.password is None else unquote(parts.password)
+    register_secret(parts.password)
+    register_secret(password)
+    netloc = parts.netloc.rpartition("@")[2]
+    bare = urlunsplit(SplitResult(parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    return bare, None if parts.username is None else unquote(parts.username), password
+
+
+def redact_url(url: str) -> str:
+    """``url`` as it may be shown and stored: a password in its userinfo becomes ``[REDACTED]``."""
+    bare, user, password = split_userinfo(url)
+    if password is None:
+        return url
+    parts = urlsplit(bare)
+    return urlunsplit(parts._replace(netloc=f"{quote(user or '', safe='')}:{MASK}@{parts.netloc}"))

@@ -1,0 +1,123 @@
+"""Whether a run goes on: the circuit breaker, response-cache failures, and the stop workers check between jobs.
+
+A run stops early in two ways. When ``max_consecutive_failures`` model calls in a row fail with the same
+cause (server down, a bad key, an unknown model, every reply unusable), the breaker stops it at once
+(``RunStoppedError``, exit 4): the calls in flight are cancelled, their samples are left for the next run.
+When the response cache cannot be written, the run by default stops taking new samples, lets the ones in
+flight finish, keeps every answer the cache refused in a ``Spill`` file, and then fails with a
+``StorageError`` (exit 5); with ``on_cache_error="continue"`` it goes on without the cache instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Callable, Iterable
+from typing import Literal
+
+from structbench.backends.base import BackendError, Response
+from structbench.errors import RunStoppedError, StorageError, StructbenchError
+from structbench.runner.cache import CacheReadError, Spill
+
+CacheErrorPolicy = Literal["stop", "continue"]
+MAX_CONSECUTIVE_FAILURES = 10
+"""Default breaker threshold: enough that a flaky server never trips it, few enough to stop within a wave."""
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+class RunControl:
+    """Shared by every model caller and worker of one run session."""
+
+    def __init__(
+        self,
+        max_consecutive_failures: int = MAX_CONSECUTIVE_FAILURES,
+        on_cache_error: CacheErrorPolicy = "stop",
+        spill: Spill | None = None,
+        notify: Callable[[str], None] = _stderr,
+    ) -> None:
+        self.max_consecutive_failures = max_consecutive_failures
+        """0 turns the breaker off."""
+        self.on_cache_error = on_cache_error
+        self.spill = spill
+        self.notify = notify
+        self.cache_usable = True
+        """False once the cache failed: later calls neither read nor write it."""
+        self.cache_error: StorageError | None = None
+        self.stop_error: StructbenchError | None = None
+        self._cause: str | None = None
+        self._streak = 0
+        self._workers: list[asyncio.Task[None]] = []
+
+    @property
+    def stopped(self) -> bool:
+        """True once the run must take no new job."""
+        return self.stop_error is not None
+
+    def watch(self, workers: Iterable[asyncio.Task[None]]) -> None:
+        """The worker tasks a breaker trip cancels."""
+        self._workers = list(workers)
+
+    def halt(self, error: StructbenchError, *, cancel: bool) -> None:
+        """Stop taking jobs (the first reason wins); with ``cancel``, also abandon the jobs in flight."""
+        if self.stop_error is None:
+            self.stop_error = error
+        if cancel:
+            current = asyncio.current_task()
+            for task in self._workers:
+                if task is not current:
+                    task.cancel()
+
+    # -- the circuit breaker -------------------------------------------------------------------------
+
+    def call_succeeded(self) -> None:
+        self._cause, self._streak = None, 0
+
+    def call_failed(self, model: str, err: BackendError) -> None:
+        """Count a model call that failed for good; trip the breaker on a long enough streak of one cause."""
+        cause = f"{model}: {err.cause}"
+        self._streak = self._streak + 1 if cause == self._cause else 1
+        self._cause = cause
+        limit = self.max_consecutive_failures
+        if limit and self._streak >= limit and not self.stopped:
+            self.halt(RunStoppedError(
+                f"stopped early: the last {self._streak} model calls all failed ({err.cause}); the last one: {err}. "
+                "Fix the cause and run the same command to continue (finished samples are kept)"
+            ), cancel=True)
+
+    # -- response-cache failures ---------------------------------------------------------------------
+
+    def cache_failed(self, err: StorageError) -> None:
+        """The cache failed: stop using it, and either stop the run (default) or go on without it."""
+        if not self.cache_usable:
+            return
+        self.cache_usable = False
+        if self.on_cache_error == "continue":
+            self.notify(f"warning: {err}; going on without the response cache (--on-cache-error continue)")
+            return
+        self.cache_error = err
+        self.halt(err, cancel=False)
+        if isinstance(err, CacheReadError):
+            raise err
+
+    def keep_unstored(self, key: str, model: str, request_fields: bytes, response: Response) -> None:
+        """An answer the cache did not take: kept in the spill file unless the user chose to go on without."""
+        if self.on_cache_error == "stop" and self.spill is not None:
+            self.spill.keep(key, model, request_fields, response)
+
+    def final_error(self) -> StructbenchError | None:
+        """Why the run stopped, with what was kept where (None when it was not stopped)."""
+        if self.cache_error is None or self.stop_error is not self.cache_error:
+            return self.stop_error
+        kept = ""
+        if self.spill is not None and (self.spill.kept or self.spill.lost):
+            kept = f"; {self.spill.kept} answer(s) it refused are kept in {self.spill.path} (the next run adds them to "
+            kept += "the cache)"
+            if self.spill.lost:
+                kept += f", {self.spill.lost} could not be written anywhere"
+        return StorageError(
+            f"{self.cache_error}; the run stopped after finishing the samples in flight{kept}. Free space or fix "
+            "the permissions and run the same command, or pass --on-cache-error continue to run without the cache"
+        )

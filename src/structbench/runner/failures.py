@@ -1,0 +1,54 @@
+"""Samples that failed, counted by kind, and the summary a command prints about them before exiting with 3."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from structbench.runner.records import ErrorKind, SampleRecord
+
+KIND_MEANING: dict[str, str] = {
+    "model": "a model call failed after all retries; scored as wrong",
+    "harness": "a bug in a strategy, parser or scorer; not scored, left out of the metrics",
+}
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One failed sample: who failed, where, and the error message."""
+
+    kind: ErrorKind
+    where: str
+    """``benchmark:variant/strategy/id``."""
+    message: str
+
+
+def failures_of(records: Iterable[SampleRecord]) -> list[Failure]:
+    """The failed records, in the order given."""
+    return [
+        Failure(r.error_kind or "model", f"{r.benchmark}:{r.variant}/{r.strategy}/{r.id}", r.error)
+        for r in records
+        if r.error is not None
+    ]
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
+def failure_summary(failures: Sequence[Failure], total: int, *, details: str, retry: str) -> str:
+    """Lines for stderr: how many samples failed of ``total``, of which kinds, and the first error message.
+
+    ``details`` says where the full messages are; ``retry`` how to try the failed samples again."""
+    kinds = Counter(f.kind for f in failures)
+    parts = [f"{_plural(kinds[k], k + ' error')} ({KIND_MEANING[k]})" for k in ("model", "harness") if kinds[k]]
+    first = failures[0]
+    message = first.message.strip().splitlines()[0] if first.message.strip() else "(no message)"
+    return "\n".join(
+        [
+            f"{_plural(len(failures), 'sample')} of {total} failed: {', '.join(parts)}.",
+            f"first error ({first.kind}, {first.where}): {message}",
+            f"{details}; {retry}.",
+        ]
+    )

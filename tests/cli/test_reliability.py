@@ -1,0 +1,366 @@
+"""What a server, a disk or a key can do to a run, as a user meets it: the real CLI against loopback servers that
+misbehave, and real read-only or full filesystems (tmpfs mounts; those tests skip without root)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from faults import fill, read_only, remount, serve, small_disk
+from structbench.testing.openai_server import request_digest
+
+TESTS = Path(__file__).resolve().parents[1]
+KEY = "key-Zx81-never-in-any-file"
+"""Not shaped like an OpenAI key, so only the registered-secret redaction can remove it."""
+FINISHED = {0, 3}
+"""Exit codes of a run that finished with some failed samples (3 once failed samples set the exit code)."""
+
+
+def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = dict(os.environ, PYTHONPATH=str(TESTS), STRUCTBENCH_PLUGINS="toybench",
+               STRUCTBENCH_CACHE=str(tmp_path / "cache"), OPENAI_API_KEY=KEY)
+    env.update(extra)
+    return env
+
+
+def sb(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True,
+                          env=env or _env(tmp_path), cwd=tmp_path, timeout=300)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+def run_args(url: str, *extra: str, n: int = 6, out: str = "r") -> list[str]:
+    return ["run", "-m", "openai:m", "--base-url", url, "-b", "toy", "-n", str(n), "--out", out, "--no-progress",
+            *extra]
+
+
+def records(run_dir: Path) -> list[dict[str, Any]]:
+    path = run_dir / "samples.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def manifest(run_dir: Path) -> dict[str, Any]:
+    return dict(json.loads((run_dir / "manifest.json").read_text()))
+
+
+def cached_digests(cache: Path) -> set[str]:
+    """Request digests (as the server logs them) of every response in a cache file."""
+    with sqlite3.connect(cache) as conn:
+        rows = conn.execute("SELECT request FROM responses").fetchall()
+    return {request_digest({"messages": json.loads(r[0])["messages_or_prompt"]}) for r in rows}
+
+
+def spilled_digests(run_dir: Path) -> set[str]:
+    path = run_dir / "unsaved-responses.jsonl"
+    lines = path.read_text().splitlines() if path.exists() else []
+    return {request_digest({"messages": json.loads(json.loads(x)["request"])["messages_or_prompt"]}) for x in lines}
+
+
+def one_line(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, stderr
+    return lines[0]
+
+
+def test_cli_defaults_match_the_core() -> None:
+    from structbench.backends.factory import DEFAULT_MAX_REPLY_BYTES
+    from structbench.cli import app
+    from structbench.runner import control
+
+    assert app.MAX_CONSECUTIVE_FAILURES == control.MAX_CONSECUTIVE_FAILURES
+    assert app.DEFAULT_MAX_REPLY_MB * 2**20 == DEFAULT_MAX_REPLY_BYTES
+
+
+# -- a bad reply never bricks a run or poisons the cache ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fault", "says"),
+    [
+        ("content-number", "unusable reply: the content is a JSON number (42), not text"),
+        ("null-content", "unusable reply: no content (finish_reason 'stop')"),
+        ("null-content-length", "finish_reason 'length': the model used all 4 tokens before writing an answer"),
+        ("no-choices", "gave up after 1 try: HTTP 200 but the reply has no choices"),
+    ],
+)
+def test_unusable_replies_are_errors_never_cached_and_sent_again(tmp_path: Path, fault: str, says: str) -> None:
+    from faults import free_port
+
+    port = free_port()
+    with serve(tmp_path, "--fault", fault, port=port) as bad:
+        proc = sb(tmp_path, *run_args(bad.url, "--max-retries", "0"))
+    assert proc.returncode in FINISHED
+    recs = records(tmp_path / "r")
+    assert len(recs) == 6 and all(says in r["error"] for r in recs), recs[0]["error"]
+    assert cached_digests(tmp_path / "cache" / "responses.sqlite") == set()
+    # The same command against a server that now answers properly: every request is sent (nothing poisoned).
+    with serve(tmp_path, "--reply", "yes", port=port) as good:
+        assert sb(tmp_path, *run_args(good.url)).returncode == 0
+        assert len(set(good.answered())) == 6
+    assert [r["error"] for r in records(tmp_path / "r")[6:]] == [None] * 6
+
+
+def test_content_parts_are_answers(tmp_path: Path) -> None:
+    with serve(tmp_path, "--fault", "content-parts", "--reply", "yes") as server:
+        assert sb(tmp_path, *run_args(server.url)).returncode == 0
+    recs = records(tmp_path / "r")
+    assert [r["output"] for r in recs] == ["yes"] * 6 and all(r["error"] is None for r in recs)
+    assert len(cached_digests(tmp_path / "cache" / "responses.sqlite")) == 6
+
+
+@pytest.mark.parametrize("fault", ["not-json", "truncated"])
+def test_garbage_with_status_200_is_retried_within_the_run(tmp_path: Path, fault: str) -> None:
+    with serve(tmp_path, "--fault", fault, "--fault-times", "3", "--reply", "yes") as server:
+        proc = sb(tmp_path, *run_args(server.url, "--max-retries", "3", "-c", "1"))
+    assert proc.returncode == 0, proc.stderr
+    assert all(r["error"] is None and r["output"] == "yes" for r in records(tmp_path / "r"))
+
+
+# -- failure is loud ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("server_args", "says"),
+    [
+        (None, "(cannot connect)"),
+        (["--fault", "echo-key"], "(HTTP 401)"),
+        (["--served-model", "gpt-real"], "(HTTP 404); the last one: http://127.0.0.1"),
+        (["--fail-every", "1", "--fail-status", "500"], "(HTTP 500)"),
+    ],
+    ids=["down", "401", "404", "500"],
+)
+def test_the_circuit_breaker_stops_a_run_where_every_call_fails(
+    tmp_path: Path, server_args: list[str] | None, says: str
+) -> None:
+    from faults import free_port
+
+    def go(url: str) -> subprocess.CompletedProcess[str]:
+        t0 = time.perf_counter()
+        proc = sb(tmp_path, *run_args(url, "--max-retries", "1", n=200))
+        assert time.perf_counter() - t0 < 30
+        return proc
+
+    if server_args is None:
+        proc = go(f"http://127.0.0.1:{free_port()}/v1")
+    else:
+        with serve(tmp_path, *server_args) as server:
+            proc = go(server.url)
+    assert proc.returncode == 4
+    line = one_line(proc.stderr)
+    assert line.startswith("error: stopped early: the last 10 model calls all failed ") and says in line
+    assert "run the same command to continue" in line and proc.stdout == ""  # no believable row of zeros
+    run = manifest(tmp_path / "r")
+    assert run["status"] == "stopped" and run["stop_reason"] == line.removeprefix("error: ")
+    assert not (tmp_path / "r" / "metrics.json").exists()
+    assert 10 <= len(records(tmp_path / "r")) < 30  # stopped within a wave of concurrency 8, not after 200
+    assert KEY not in proc.stderr and all(KEY not in p.read_text() for p in (tmp_path / "r").iterdir())
+
+
+def test_unwritable_out_is_one_line_and_sends_nothing(tmp_path: Path) -> None:
+    (tmp_path / "ro").mkdir()
+    with serve(tmp_path) as server, read_only(tmp_path / "ro"):
+        proc = sb(tmp_path, *run_args(server.url, out="ro/run"))
+        assert server.answered() == []
+    assert proc.returncode == 5
+    line = one_line(proc.stderr)
+    assert line.startswith("error: --out ro/run: cannot be written (ro: ") and line.endswith(")")
+    assert not (tmp_path / "ro" / "run").exists()
+
+
+def test_sigterm_ends_the_run_with_143_and_it_resumes(tmp_path: Path) -> None:
+    with serve(tmp_path, "--latency", "0.2", "--reply", "yes") as server:
+        args = run_args(server.url, "-c", "2", n=40)
+        proc = subprocess.Popen([sys.executable, "-m", "structbench", *args], env=_env(tmp_path), cwd=tmp_path,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        while len(server.answered()) < 6:
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 143, err
+        assert one_line(err) == "terminated (SIGTERM); finished samples are saved in r, the same command resumes"
+        run = manifest(tmp_path / "r")
+        assert run["status"] == "interrupted" and run["stop_reason"] == "terminated (SIGTERM)"
+        finished = {r["id"] for r in records(tmp_path / "r")}
+        assert 0 < len(finished) < 40
+        time.sleep(0.5)  # the server answers (and logs) what was in flight at the signal
+        before = len(server.answered())
+        assert sb(tmp_path, *args).returncode == 0
+        again = server.answered()[before:]
+    assert len(records(tmp_path / "r")) == 40 and manifest(tmp_path / "r")["status"] == "complete"
+    assert len(again) <= 40 - len(finished)  # only what was not finished (calls in flight were answered from cache)
+
+
+# -- a failed cache write never throws away a paid answer -----------------------------------------------------
+
+
+def test_read_only_cache_stops_the_run_keeping_every_answer(tmp_path: Path) -> None:
+    cache = tmp_path / "cache" / "responses.sqlite"
+    with serve(tmp_path, "--reply", "yes", "--latency", "0.02") as server:
+        assert sb(tmp_path, *run_args(server.url, out="warm", n=2)).returncode == 0  # the cache exists
+        with read_only(cache):
+            proc = sb(tmp_path, *run_args(server.url, "-c", "4", n=30))
+            assert proc.returncode == 5
+            line = one_line(proc.stderr)
+            assert "cannot be written: attempt to write a readonly database" in line
+            assert "are kept in r/unsaved-responses.jsonl" in line and "--on-cache-error continue" in line
+            paid = set(server.answered()[2:])
+            # Every answer the server gave is kept (the records hold them too), and the run stopped early.
+            assert paid and spilled_digests(tmp_path / "r") == paid
+            recs = records(tmp_path / "r")
+            assert all(r["error"] is None for r in recs) and len(recs) == len(paid) + 2 < 30
+            assert manifest(tmp_path / "r")["status"] == "interrupted"
+            # Still read-only: the next run refuses to start rather than lose them.
+            proc = sb(tmp_path, *run_args(server.url, "-c", "4", n=30))
+            assert proc.returncode == 5 and "still holds answers" in one_line(proc.stderr)
+        before = len(server.answered())
+        assert sb(tmp_path, *run_args(server.url, "-c", "4", n=30)).returncode == 0
+        resent = set(server.answered()[before:])
+    assert not resent & paid  # no paid answer asked for twice
+    assert paid <= cached_digests(cache) and not (tmp_path / "r" / "unsaved-responses.jsonl").exists()
+    assert len({r["id"] for r in records(tmp_path / "r")}) == 30
+
+
+def test_going_on_without_the_cache_when_asked(tmp_path: Path) -> None:
+    cache = tmp_path / "cache" / "responses.sqlite"
+    with serve(tmp_path, "--reply", "yes") as server:
+        assert sb(tmp_path, *run_args(server.url, out="warm", n=1)).returncode == 0
+        with read_only(cache):
+            proc = sb(tmp_path, *run_args(server.url, "--on-cache-error", "continue", n=12))
+    assert proc.returncode == 0
+    assert one_line(proc.stderr).startswith("warning: response cache ")
+    assert "going on without the response cache (--on-cache-error continue)" in proc.stderr
+    assert len(records(tmp_path / "r")) == 12 and not (tmp_path / "r" / "unsaved-responses.jsonl").exists()
+
+
+def test_full_cache_disk_keeps_every_answer(tmp_path: Path) -> None:
+    with small_disk(tmp_path / "disk", "4m") as disk, serve(tmp_path, "--reply", "yes") as server:
+        env = _env(tmp_path, STRUCTBENCH_CACHE=str(disk))
+        assert sb(tmp_path, *run_args(server.url, out="warm", n=1), env=env).returncode == 0
+        fill(disk, leave=64 * 1024)  # room to open the cache (its shared-memory file) and a few commits
+        proc = sb(tmp_path, *run_args(server.url, "-c", "4", "-b", "toy:big", n=120), env=env)
+        assert proc.returncode == 5
+        assert "cannot be written: database or disk is full" in one_line(proc.stderr)
+        paid = set(server.answered()[1:])
+        cached = cached_digests(disk / "responses.sqlite")
+        assert paid and paid <= cached | spilled_digests(tmp_path / "r")
+        (disk / "filler").unlink()
+        before = len(server.answered())
+        assert sb(tmp_path, *run_args(server.url, "-c", "4", "-b", "toy:big", n=120), env=env).returncode == 0
+        assert not set(server.answered()[before:]) & paid
+    assert len({r["id"] for r in records(tmp_path / "r")}) == 120
+
+
+def test_full_run_disk_stops_with_one_line_and_resumes(tmp_path: Path) -> None:
+    with small_disk(tmp_path / "disk", "48k") as disk, serve(tmp_path, "--reply", "yes") as server:
+        args = run_args(server.url, "-c", "4", "-b", "toy:big", n=200, out="disk/r")
+        proc = sb(tmp_path, *args)
+        assert proc.returncode == 5
+        line = one_line(proc.stderr)
+        assert line.startswith("error: disk/r/samples.jsonl: cannot be written: No space left on device"), line
+        run = manifest(disk / "r")  # rewritten in place on the full disk
+        assert run["status"] == "interrupted" and "No space left on device" in run["stop_reason"]
+        done = records(disk / "r")  # every line whole
+        assert 10 < len(done) < 200
+        paid = set(server.answered())
+        remount(disk, "size=2m")
+        before = len(server.answered())
+        assert sb(tmp_path, *args).returncode == 0
+        assert not set(server.answered()[before:]) & paid  # answers whose record failed came from the cache
+        assert len({r["id"] for r in records(disk / "r")}) == 200
+
+
+def test_everything_on_one_full_disk(tmp_path: Path) -> None:
+    with small_disk(tmp_path / "disk", "96k") as disk, serve(tmp_path, "--reply", "yes") as server:
+        env = _env(tmp_path, STRUCTBENCH_CACHE=str(disk / "cache"))
+        args = run_args(server.url, "-c", "4", "-b", "toy:big", n=200, out="disk/r")
+        proc = sb(tmp_path, *args, env=env)
+        assert proc.returncode == 5
+        assert "cannot be written" in one_line(proc.stderr)
+        assert manifest(disk / "r")["status"] == "interrupted"
+        remount(disk, "size=4m")
+        assert sb(tmp_path, *args, env=env).returncode == 0
+        assert len({r["id"] for r in records(disk / "r")}) == 200
+
+
+def test_a_foreign_write_lock_delays_writes_not_requests(tmp_path: Path) -> None:
+    cache = tmp_path / "cache" / "responses.sqlite"
+    with serve(tmp_path, "--reply", "yes", "--latency", "0.1") as server:
+        assert sb(tmp_path, *run_args(server.url, out="warm", n=1)).returncode == 0
+        args = run_args(server.url, "--timeout", "1.5", "-c", "4", "-b", "toy:big", n=80)
+        run = subprocess.Popen([sys.executable, "-m", "structbench", *args], env=_env(tmp_path), cwd=tmp_path,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        while len(server.answered()) < 12:  # requests in flight at staggered times when the lock is taken
+            time.sleep(0.01)
+        held = tmp_path / "held"
+        locker = subprocess.Popen([sys.executable, "-c", (
+            "import sqlite3, time, pathlib\n"
+            f"c = sqlite3.connect({str(cache)!r}, isolation_level=None)\n"
+            "c.execute('BEGIN IMMEDIATE')\n"
+            f"pathlib.Path({str(held)!r}).touch()\n"
+            "time.sleep(4)\n"
+            "c.execute('COMMIT')\n")])
+        _, err = run.communicate(timeout=120)
+        locker.wait()
+        answered = server.answered()
+    assert held.exists() and run.returncode == 0, err
+    assert all(r["error"] is None for r in records(tmp_path / "r"))  # no request timed out during the lock
+    prompts = {request_digest({"messages": r["prompt"]}) for r in records(tmp_path / "r")}
+    assert len(answered) == len(set(answered)) and set(answered) == prompts  # nor was any sent twice
+
+
+# -- secrets and sizes ----------------------------------------------------------------------------------------
+
+
+def _all_text(root: Path) -> str:
+    return "\n".join(p.read_bytes().decode("latin-1") for p in root.rglob("*") if p.is_file())
+
+
+def test_no_secret_in_any_file_or_output(tmp_path: Path) -> None:
+    password, basic = "pa55-word-very-secret", "YWxpY2U6cGE1NS13b3JkLXZlcnktc2VjcmV0"  # base64 of alice:<password>
+    outputs = []
+    with serve(tmp_path, "--fault", "echo-key") as server:
+        outputs.append(sb(tmp_path, *run_args(server.url, "--max-retries", "0", n=3)))
+        with_password = server.url.replace("http://", f"http://alice:{password}@")
+        no_key = _env(tmp_path, OPENAI_API_KEY="")
+        outputs.append(sb(tmp_path, *run_args(with_password, "--max-retries", "0", n=3, out="p"), env=no_key))
+        resumed = sb(tmp_path, "run", "--resume", "p", env=no_key)
+        assert resumed.returncode == 2 and "give --base-url again" in resumed.stderr
+        outputs.append(sb(tmp_path, "run", "--resume", "p", "--base-url", with_password, "--no-progress", env=no_key))
+    assert all(o.returncode in FINISHED for o in outputs)
+    assert "Incorrect API key provided: [REDACTED]" in records(tmp_path / "r")[0]["error"]
+    assert manifest(tmp_path / "p")["config"]["base_url"] == server.url.replace("http://", "http://alice:[REDACTED]@")
+    for run in ("r", "p"):
+        outputs.append(sb(tmp_path, "report", run, "--out", f"{run}/report.html"))
+        assert (tmp_path / run / "report.html").exists()
+    everything = _all_text(tmp_path) + "".join(o.stdout + o.stderr for o in outputs)
+    for secret in (KEY, password, basic):
+        assert secret not in everything
+
+
+def test_reply_size_is_capped(tmp_path: Path) -> None:
+    with serve(tmp_path, "--fault", "huge-chunked") as server:  # 20 MiB, without a length to check first
+        wrapper = (
+            "import resource, subprocess, sys\n"
+            "code = subprocess.run(sys.argv[1:]).returncode\n"
+            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+            "sys.exit(code)\n"
+        )
+        proc = subprocess.run([sys.executable, "-c", wrapper, sys.executable, "-m", "structbench",
+                               *run_args(server.url, "--max-retries", "0", "--max-consecutive-failures", "0", n=20)],
+                              capture_output=True, text=True, env=_env(tmp_path), cwd=tmp_path, timeout=300)
+    assert proc.returncode in FINISHED, proc.stderr
+    recs = records(tmp_path / "r")
+    assert len(recs) == 20 and all("the reply is larger than 16 MiB (--max-reply-mb" in r["error"] for r in recs)
+    assert (tmp_path / "r" / "samples.jsonl").stat().st_size < 100_000
+    peak_mib = int(proc.stdout.split()[-1]) / 1024
+    assert peak_mib < 260, peak_mib  # ~60 MiB of interpreter and at most 16 MiB per call in flight

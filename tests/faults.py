@@ -1,0 +1,134 @@
+"""Fault injection for tests: misbehaving OpenAI-compatible servers in their own process, and real read-only
+or full filesystems (a tmpfs of a few hundred KiB; mounting needs root, so those tests skip without it)."""
+
+from __future__ import annotations
+
+import functools
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+
+@dataclass
+class Server:
+    """A running ``structbench.testing.openai_server``."""
+
+    url: str
+    port: int
+    log: Path
+
+    def answered(self) -> list[str]:
+        """Digests of the requests answered normally, in order (one per line of the request log)."""
+        return [line.split()[0] for line in self.log.read_text().splitlines()] if self.log.exists() else []
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def serve(tmp_path: Path, *args: str, port: int | None = None) -> Iterator[Server]:
+    """The loopback server with extra ``args`` (``--fault no-choices`` ...) on ``port`` (a free one by default)."""
+    port = port or free_port()
+    log = tmp_path / "requests.log"
+    port_file = tmp_path / f"port-{port}"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "structbench.testing.openai_server", "--port", str(port), "--log", str(log),
+         "--port-file", str(port_file), *args],
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(400):
+            if port_file.exists() or proc.poll() is not None:
+                break
+            time.sleep(0.025)
+        assert port_file.exists(), "the loopback server did not start"
+        yield Server(f"http://127.0.0.1:{port}/v1", port, log)
+    finally:
+        proc.kill()
+        proc.wait()
+        port_file.unlink(missing_ok=True)
+
+
+@functools.cache
+def can_mount() -> bool:
+    """True when this process may mount a tmpfs (root with CAP_SYS_ADMIN)."""
+    if os.geteuid() != 0:
+        return False
+    probe = Path(f"/tmp/.structbench-mount-probe-{os.getpid()}")
+    probe.mkdir(exist_ok=True)
+    try:
+        ok = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(probe)],
+                            capture_output=True).returncode == 0
+        if ok:
+            subprocess.run(["umount", str(probe)], check=True)
+        return ok
+    finally:
+        probe.rmdir()
+
+
+def _mount(*args: str) -> None:
+    subprocess.run(["mount", *args], check=True, capture_output=True)
+
+
+@contextmanager
+def small_disk(path: Path, size: str) -> Iterator[Path]:
+    """A tmpfs of ``size`` (``256k``) mounted at ``path``: a real filesystem that fills up."""
+    if not can_mount():
+        pytest.skip("mounting a tmpfs needs root")
+    path.mkdir(parents=True, exist_ok=True)
+    _mount("-t", "tmpfs", "-o", f"size={size},mode=0777", "tmpfs", str(path))
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+def remount(path: Path, options: str) -> None:
+    """Change a ``small_disk``'s mount options: ``ro``, ``rw``, ``size=1m`` ..."""
+    _mount("-o", f"remount,{options}", str(path))
+
+
+def fill(disk: Path, leave: int = 0) -> None:
+    """Take every free block of ``disk`` but ``leave`` bytes."""
+    fd = os.open(disk / "filler", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        while True:
+            os.write(fd, b"\0" * 4096)
+    except OSError:
+        pass
+    finally:
+        os.ftruncate(fd, max(0, os.fstat(fd).st_size - leave))
+        os.close(fd)
+
+
+@contextmanager
+def read_only(path: Path) -> Iterator[Path]:
+    """Make the existing file or directory ``path`` read-only for this machine's user: a read-only bind mount
+    when we are root (root ignores file modes), ``chmod`` otherwise."""
+    if os.geteuid() != 0:
+        mode = path.stat().st_mode
+        path.chmod(0o555 if path.is_dir() else 0o444)
+        try:
+            yield path
+        finally:
+            path.chmod(mode)
+        return
+    if not can_mount():
+        pytest.skip("a read-only bind mount needs root with CAP_SYS_ADMIN")
+    _mount("--bind", str(path), str(path))
+    try:
+        _mount("-o", "remount,bind,ro", str(path))
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)

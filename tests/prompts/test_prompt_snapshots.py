@@ -1,0 +1,130 @@
+"""Every request each strategy sends, for two fixed samples, pinned as reviewed text files.
+
+A change to any prompt (template, serialization, demonstrations, sampling parameters) shows up as a diff of
+``tests/prompts/__snapshots__/``. Multi-turn strategies are driven by the oracle backend, so their later
+turns are pinned too. The samples come from the synthetic releases of ``tests/synthetic/`` (see
+its README). After an intended change, regenerate and review the diff:
+
+    pytest tests/prompts --snapshot-update
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from syrupy.assertion import SnapshotAssertion
+from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+
+from prompts.cases import CASES, Case
+from structbench.backends.base import Request, Response
+from structbench.backends.oracle import OracleBackend
+from structbench.benchmark import Benchmark, current_sample
+from structbench.benchmarks import BENCHMARKS
+from structbench.data.sample import Sample
+from structbench.datasets import DataContext
+from structbench.runner.config import options_for
+from structbench.runner.run import load_samples
+
+REPO = Path(__file__).resolve().parents[2]
+REGENERATE = "pytest tests/prompts --snapshot-update"
+DATA = "tests/synthetic/"
+
+
+class TextSnapshot(SingleFileSnapshotExtension):
+    """One plain-text file per case."""
+
+    _write_mode = WriteMode.TEXT
+    file_extension = "txt"
+
+
+@pytest.fixture
+def snap(snapshot: SnapshotAssertion) -> SnapshotAssertion:
+    return snapshot.use_extension(TextSnapshot)
+
+
+_LOADED: dict[tuple[str, str, str, int], tuple[Benchmark, list[Sample]]] = {}
+
+
+def loaded(case: Case, data: DataContext) -> tuple[Benchmark, list[Sample]]:
+    """The case's benchmark with its options, and its samples (loaded once per benchmark, variant and options)."""
+    options = case.resolved_options(REPO)
+    limit = max(case.samples) + 1
+    key = (case.bench, case.variant, json.dumps(options, sort_keys=True), limit)
+    if key not in _LOADED:
+        cls = BENCHMARKS.get(case.bench)
+        bench = cls(options_for(cls, {f"{case.bench}.{k}": v for k, v in options.items()}))
+        _LOADED[key] = bench, load_samples(bench, case.variant, data, seed=0, limit=limit)
+    return _LOADED[key]
+
+
+def requests_sent(bench: Benchmark, strategy: str, sample: Sample) -> list[Request]:
+    """Every request the strategy sends about ``sample`` when the oracle answers each one."""
+    sent: list[Request] = []
+    oracle = OracleBackend()
+
+    async def generate(request: Request) -> Response:
+        sent.append(request)
+        return await oracle.generate(request)
+
+    async def run() -> None:
+        current_sample.set((bench, sample))
+        await bench.strategy(strategy).run(sample, generate)
+
+    asyncio.run(run())
+    return sent
+
+
+def _params(request: Request) -> str:
+    p = request.params
+    fields: dict[str, Any] = {
+        "max_tokens": p.max_tokens, "temperature": p.temperature, "top_p": p.top_p, "n": p.n, "stop": list(p.stop),
+        "seed": p.seed, "logprobs": p.logprobs, "top_logprobs": p.top_logprobs,
+        "response_format": p.response_format,
+    }
+    return json.dumps(fields, ensure_ascii=False, sort_keys=True)
+
+
+def render(case: Case, samples: list[tuple[Sample, list[Request]]]) -> str:
+    """The snapshot text: what it reproduces, then each sample's requests with their parameters and messages."""
+    options = " ".join(f"{k}={v}" for k, v in {**case.resolved_options(Path("<repo>")), **case.options}.items())
+    lines = [
+        f"# structbench prompt snapshot: {case.bench}:{case.variant} / {case.strategy}",
+        f"# options: {options or '(defaults)'}",
+        f"# reproduces: {case.reproduces}",
+        f"# samples: {', '.join(s.id for s, _ in samples)} (later turns answered by the oracle backend)",
+        f"# data: synthetic records in the release's format, {DATA} (no released data)",
+        f"# regenerate after an intended change, then review the diff: {REGENERATE}",
+    ]
+    for sample, requests in samples:
+        for i, request in enumerate(requests, start=1):
+            lines += ["", f"======== sample {sample.id} · request {i} of {len(requests)} · {request.kind} ========",
+                      f"params: {_params(request)}"]
+            if request.messages is not None:
+                for message in request.messages:
+                    lines += [f"──── {message.role} ────", message.content]
+            else:
+                lines += ["──── prompt ────", request.prompt or ""]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_prompt(case: Case, synthetic_data: DataContext, snap: SnapshotAssertion) -> None:
+    bench, samples = loaded(case, synthetic_data)
+    picked = [samples[i] for i in case.samples]
+    sent = [(s, requests_sent(bench, case.strategy, s)) for s in picked]
+    assert all(requests for _, requests in sent), "every strategy sends at least one request"
+    assert render(case, sent) == snap
+
+
+def test_every_strategy_is_pinned() -> None:
+    pinned = {(c.bench, c.strategy) for c in CASES}
+    for name in BENCHMARKS.names():
+        if name.startswith("toy"):
+            continue
+        for strategy in BENCHMARKS.get(name)().strategies():
+            assert (name, strategy) in pinned, f"no prompt snapshot for {name} / {strategy}: add a case to cases.py"
+    assert len({c.id for c in CASES}) == len(CASES), "case ids must be unique"

@@ -1,0 +1,50 @@
+"""Chance and majority baselines: the benchmark's own metric under trivial predictors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.metrics import f1_score
+
+from structbench.benchmark import Scored
+from structbench.benchmarks.scitab import BENCHMARK as SCITAB
+from structbench.benchmarks.structfact import BENCHMARK as STRUCTFACT
+from structbench.stats.baselines import label_baselines
+
+
+def _scored(golds: list[str], setting: str | None = None) -> list[Scored]:
+    meta = {"setting": setting} if setting else {}
+    return [Scored(id=str(i), task="t", parsed=None, gold=g, score=0.0, meta=meta) for i, g in enumerate(golds)]
+
+
+def test_majority_and_chance_of_structfact_weighted_f1() -> None:
+    golds = ["YES"] * 14 + ["NO"] * 5 + ["NOT SURE ENOUGH"] * 1
+    bench = STRUCTFACT()
+    got = bench.baselines(_scored(golds))
+    assert got["majority"] == pytest.approx(f1_score(golds, ["YES"] * 20, average="weighted", zero_division=0))
+    rng = np.random.default_rng(123)  # an independent Monte-Carlo estimate of the same expectation
+    labels = ["YES", "NO", "NOT SURE ENOUGH"]
+    draws = [f1_score(golds, list(rng.choice(labels, size=20)), average="weighted", zero_division=0)
+             for _ in range(3000)]
+    assert got["chance"] == pytest.approx(float(np.mean(draws)), abs=0.01)
+
+
+def test_accuracy_at_chance_is_one_over_the_options() -> None:
+    golds = ["supports"] * 30 + ["refutes"] * 10 + ["not enough info"] * 20
+    bench = SCITAB()
+    scored = _scored(golds, "3-class")
+    out = label_baselines(bench, scored, bench.answer_labels(scored), "accuracy", draws=2000)
+    assert out["chance"] == pytest.approx(1 / 3, abs=0.01)
+    assert out["majority"] == pytest.approx(0.5)
+
+
+def test_the_two_class_setting_offers_two_options() -> None:
+    bench = SCITAB()
+    two = _scored(["supports", "refutes"] * 10, "2-class")
+    assert bench.answer_labels(two) == ("supports", "refutes")
+    assert label_baselines(bench, two, bench.answer_labels(two), "accuracy", draws=2000)["chance"] == pytest.approx(
+        0.5, abs=0.02)
+
+
+def test_no_labels_no_baselines() -> None:
+    assert label_baselines(SCITAB(), [], ("a",), "accuracy") == {}

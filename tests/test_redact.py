@@ -1,0 +1,35 @@
+"""Redaction: registered secrets, credentials in headers and URLs, OpenAI-style keys; and what it leaves alone."""
+
+from __future__ import annotations
+
+import json
+
+from structbench.redact import redact, redact_url, register_secret, split_userinfo
+
+
+def test_registered_secrets_go_everywhere_they_appear() -> None:
+    register_secret("my-key-7f3a\"9q")
+    text = 'a {"error": "bad key my-key-7f3a\\"9q"} and raw my-key-7f3a"9q'
+    assert redact(text) == 'a {"error": "bad key [REDACTED]"} and raw [REDACTED]'
+    assert json.loads(redact(json.dumps({"e": "key my-key-7f3a\"9q"}))) == {"e": "key [REDACTED]"}
+
+
+def test_credentials_in_headers_urls_and_key_shapes() -> None:
+    assert redact("Authorization: Bearer abc.def") == "Authorization: [REDACTED]"
+    assert redact('{"authorization": "Basic dXNlcjpwdw=="}') == '{"authorization": "[REDACTED]"}'
+    assert redact("sent Bearer eyJhbGciOiJIUzI1NiJ9x") == "sent Bearer [REDACTED]"
+    assert redact("see http://bob:hunter2@host:8080/v1") == "see http://bob:[REDACTED]@host:8080/v1"
+    assert redact("key sk-proj-AbCdEfGhIjKlMnOpQrSt.") == "key [REDACTED]."
+
+
+def test_ordinary_text_is_left_alone() -> None:
+    text = "basic arithmetic; the bearer of news; http://host:8080/v1; a task-abcdefghijklmnopqrst id; structext:test"
+    register_secret("test")  # too short to remove everywhere
+    assert redact(text) == text
+
+
+def test_url_userinfo() -> None:
+    assert split_userinfo("http://al%40ce:p%2Fw@h:1/v1?q=1") == ("http://h:1/v1?q=1", "al@ce", "p/w")
+    assert redact_url("https://alice:s3cret-pw@example.org/v1") == "https://alice:[REDACTED]@example.org/v1"
+    assert redact_url("https://example.org/v1") == "https://example.org/v1"
+    assert redact("failed: https://example.org/s3cret-pw") == "failed: https://example.org/[REDACTED]"
