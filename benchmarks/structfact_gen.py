@@ -18,8 +18,8 @@ from pathlib import Path
 from structbench.benchmarks.structfact.generated.generator import Generator
 from structbench.benchmarks.structfact.generated.profile import World
 from structbench.benchmarks.structfact.generated.tables import load_tables
-from structbench.benchmarks.structfact.truncation import TOKEN_COUNTERS
 from structbench.datasets import DataContext
+from structbench.tokens import token_counter
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -33,7 +33,7 @@ def main() -> None:
         "STRUCTBENCH_SHARED_DATASETS", REPO.parent / "shared" / "datasets")))
     args = parser.parse_args()
     data = DataContext(data_dir=args.data_dir, offline=True)
-    counter = TOKEN_COUNTERS.get("regex")
+    counter = token_counter("regex")
     print(f"{'tables':8s} {'read':>6s} {'profile':>8s} {'check':>5s} {'n':>6s} {'best s':>7s} {'q/s':>7s}")
     for spec in args.tables:
         start = time.perf_counter()

@@ -13,7 +13,7 @@ import os
 import statistics
 from pathlib import Path
 
-from structbench.benchmarks.structfact.truncation import TOKEN_COUNTERS
+from structbench.tokens import token_counter
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -27,12 +27,12 @@ def main() -> None:
     if paper.is_file():
         body = paper.read_text()
         prose = [body[:20000], body[20000:40000]]
-    reference = TOKEN_COUNTERS.get("gemma")
+    reference = token_counter("gemma")
     gold = [reference.count(t) for t in texts]
     gold_prose = [reference.count(t) for t in prose]
     print(f"demo evidence: {len(texts)} records, {sum(gold)} Gemma tokens")
-    for name in ("regex", "whitespace"):
-        counter = TOKEN_COUNTERS.get(name)
+    for name in ("regex", "cl100k-approx", "whitespace"):
+        counter = token_counter(name)
         ratios = [counter.count(t) / g for t, g in zip(texts, gold, strict=True)]
         line = (
             f"{name:>10}: mean {statistics.mean(ratios):.2f}  sd {statistics.pstdev(ratios):.2f}  "

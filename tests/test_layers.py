@@ -119,3 +119,40 @@ def test_the_core_and_data_layers_import_no_benchmark(layer: str) -> None:
         for bench in sorted(benchmarks_imported(path))
     ]
     assert not offending, "the core reaches benchmarks through the registry only:\n" + "\n".join(offending)
+
+
+BACKEND_MODULES = {p.stem for p in (PACKAGE / "backends").glob("*.py")} - {"__init__", "base"}
+"""Modules that build or run models; ``backends.base`` (and the package) only hold request and response types."""
+
+
+def backends_imported(path: Path) -> set[str]:
+    """The model-running backend modules the module at ``path`` imports."""
+    source = path.read_text(encoding="utf-8")
+    return backend_modules(imported(source, module_name(path), is_package=path.name == "__init__.py"))
+
+
+def backend_modules(names: set[str]) -> set[str]:
+    return {
+        parts[2]
+        for parts in (name.split(".") for name in names)
+        if parts[:2] == ["structbench", "backends"] and len(parts) > 2 and parts[2] in BACKEND_MODULES
+    }
+
+
+def test_the_backend_walk_sees_a_backend_import() -> None:
+    assert {"hf", "llamacpp", "vllm_offline"} <= BACKEND_MODULES
+    module = PACKAGE / "benchmarks" / "structfact" / "truncation.py"
+    source = "from structbench.backends.base import Request\ndef f():\n    from ...backends import llamacpp\n"
+    assert backend_modules(imported(source, module_name(module))) == {"llamacpp"}
+    assert backends_imported(module) == set()  # the real module counts tokens through structbench.tokens
+
+
+@pytest.mark.parametrize("name", BENCHMARK_NAMES)
+def test_no_benchmark_imports_a_backend(name: str) -> None:
+    """Benchmarks reach models and tokenizers through the core (``benchmark.other_model``, ``structbench.tokens``)."""
+    offending = [
+        f"{path.relative_to(PACKAGE.parent)} imports structbench.backends.{module}"
+        for path in modules(BENCHMARKS / name)
+        for module in sorted(backends_imported(path))
+    ]
+    assert not offending, "\n".join(offending)

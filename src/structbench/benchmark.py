@@ -219,3 +219,12 @@ def other_model(spec: str, base_url: str | None = None) -> Generate:
         raise UsageError(f"model {spec!r} can only be called during a run (structbench run, or inside "
                          "structbench.runner.calls.ModelPool)") from None
     return pool(spec, base_url)
+
+
+def check_model(spec: str) -> str:
+    """``spec`` (``BACKEND[:NAME]``) if its backend exists; an unknown backend is a usage error, raised
+    before a run starts (benchmarks name other models without importing any backend)."""
+    from structbench.backends.factory import BACKENDS, BackendSpec
+
+    BACKENDS.get(BackendSpec.parse(spec).backend)
+    return spec

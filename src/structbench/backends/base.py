@@ -192,8 +192,9 @@ class Backend(ABC):
     """Whether ``GenerationParams.choices`` is enforced (constrained decoding)."""
     supports_chat_template_args: bool = False
     """Whether ``GenerationParams.chat_template_args`` reach the model (a run that sets them refuses others)."""
-    model_options: tuple[str, ...] = ()
-    """The ``--model-option`` keys this backend takes (load settings such as ``n_ctx``)."""
+    model_options: tuple[str, ...] | None = ()
+    """The ``--model-option`` keys this backend takes (load settings such as ``n_ctx``); ``None``: any key,
+    checked by the backend itself (``hf`` passes unknown keys to ``from_pretrained``, ``vllm`` to its engine)."""
 
     @abstractmethod
     async def generate(self, request: Request) -> Response:

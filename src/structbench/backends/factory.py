@@ -47,6 +47,8 @@ BackendFactory = Callable[[BackendSpec], Backend]
 BACKENDS: Registry[BackendFactory] = Registry("backend")
 BACKENDS.register("openai", "structbench.backends.openai_compat:from_spec")
 BACKENDS.register("llamacpp", "structbench.backends.llamacpp:from_spec")
+BACKENDS.register("hf", "structbench.backends.hf:from_spec")
+BACKENDS.register("vllm", "structbench.backends.vllm_offline:from_spec")
 BACKENDS.register("mock", "structbench.backends.mock:from_spec")
 BACKENDS.register("oracle", "structbench.backends.oracle:from_spec")
 
@@ -54,6 +56,8 @@ BACKENDS.register("oracle", "structbench.backends.oracle:from_spec")
 def make_backend(spec: BackendSpec) -> Backend:
     """Construct the backend ``spec`` names; a ``--model-option`` it does not take is a usage error."""
     backend = BACKENDS.get(spec.backend)(spec)
+    if backend.model_options is None:
+        return backend
     unknown = sorted(set(spec.options) - set(backend.model_options))
     if unknown:
         known = ", ".join(backend.model_options) or "none"

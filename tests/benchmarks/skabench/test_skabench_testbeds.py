@@ -19,9 +19,12 @@ from structbench.benchmarks.skabench.testbeds import (
     parse_budget,
     positions_for,
 )
-from structbench.benchmarks.skabench.tokens import TokenCounter, regex_count
 from structbench.benchmarks.skabench.units import Instance, Passage, Row, Triple
 from structbench.errors import UsageError
+from structbench.tokens import CountTokens as TokenCounter
+from structbench.tokens import token_counter
+
+regex_count = token_counter("cl100k-approx")
 
 
 def _within(context: Context, counter: TokenCounter) -> None:

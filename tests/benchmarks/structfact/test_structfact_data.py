@@ -164,7 +164,7 @@ def test_bad_options_are_usage_errors() -> None:
         StructFact({"option_map": "6"})
     with pytest.raises(UsageError, match="unknown serialization 'yaml'"):
         StructFact({"serialization": "yaml"})
-    with pytest.raises(UsageError, match="unknown token_counter"):
+    with pytest.raises(UsageError, match="token_counter: unknown token counter 'bpe'"):
         StructFact({"token_counter": "bpe"})
     with pytest.raises(UsageError, match="typo"):
         StructFact({"typo": "1"})

@@ -18,11 +18,11 @@ from structbench.benchmark import Attempt
 from structbench.benchmarks.structfact import StructFact
 from structbench.benchmarks.structfact.examples import EXAMPLES
 from structbench.benchmarks.structfact.prompts import Prompter
-from structbench.benchmarks.structfact.truncation import TOKEN_COUNTERS
 from structbench.data.evidence import Table
 from structbench.data.sample import Sample
 from structbench.datasets import DataContext
 from structbench.errors import DataError
+from structbench.tokens import token_counter
 
 pytestmark = pytest.mark.shared
 
@@ -265,7 +265,7 @@ def test_evidence_truncation(demo: list[Sample]) -> None:
     small = Prompter(StructFact({"max_evidence_tokens": 50}).options)
     cut = small.evidence(demo[13])
     assert cut.truncated and cut.text.endswith("\n...")
-    counter = TOKEN_COUNTERS.get("regex")
+    counter = token_counter("regex")
     assert counter.count(cut.text[: -len("\n...")]) == 50
     assert cut.text.startswith(prompter.evidence(demo[13]).text[:100])
     never = Prompter(StructFact({"max_evidence_tokens": 0}).options).evidence(demo[13])

@@ -50,7 +50,6 @@ from structbench.benchmarks.skabench.testbeds import (
     positions_for,
     resolve_testbed,
 )
-from structbench.benchmarks.skabench.tokens import TokenCounter, token_counter
 from structbench.benchmarks.skabench.units import KNOWLEDGE_TYPES, Instance, KnowledgeType, Passage, Row, Triple
 from structbench.data import AnswerListGold, Graph, LabelGold, Sample, Table, Text
 from structbench.datasets import DataContext
@@ -58,6 +57,8 @@ from structbench.errors import UsageError
 from structbench.papers.spec import PaperTable
 from structbench.strategies import SelfConsistency, SingleTurn
 from structbench.strategies.vote import majority
+from structbench.tokens import CountTokens as TokenCounter
+from structbench.tokens import token_counter
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +86,7 @@ class SkaOptions(BaseModel):
     templates: str | None = None
     """Builder variants: comma list of question templates (default: all)."""
     tokenizer: str = "cl100k"
-    """Token counter for budgets: cl100k, regex or gguf:PATH (gguf:embedded for the embedded model)."""
+    """Token counter for budgets, a ``structbench.tokens`` spec: cl100k, cl100k-approx, llamacpp[:PATH], hf:MODEL ..."""
     shuffle_seed: int = 42
     """Seed of the noise draw and of the KG/text shuffles (the paper's 42)."""
     underfull: Literal["drop", "keep"] = "drop"

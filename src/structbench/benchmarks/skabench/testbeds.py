@@ -23,9 +23,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from structbench.benchmarks.skabench.prompts import render_knowledge
-from structbench.benchmarks.skabench.tokens import TokenCounter
 from structbench.benchmarks.skabench.units import Instance, Passage, Row, Triple, is_hybrid
 from structbench.errors import UsageError
+from structbench.tokens import CountTokens as TokenCounter
 
 NOISE = "noise_robustness"
 ORDER = "order_insensitivity"

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from structbench.backends.base import Request
-from structbench.benchmark import Attempt, Benchmark, Exclusion, Scored, Strategy
+from structbench.benchmark import Attempt, Benchmark, Exclusion, Scored, Strategy, check_model
 from structbench.benchmarks.structext import judge, official, prompts
 from structbench.benchmarks.structext.answers import extract_answer
 from structbench.benchmarks.structext.judge import Judged
@@ -192,10 +192,7 @@ class StrucTextEval(Benchmark):
         """The judge's ``BACKEND[:NAME]`` (None: the run's own model); an unknown backend fails here, before the run."""
         if self.options.judge in (None, "same"):
             return None
-        from structbench.backends.factory import BACKENDS, BackendSpec
-
-        BACKENDS.get(BackendSpec.parse(self.options.judge).backend)
-        return self.options.judge
+        return check_model(self.options.judge)
 
     def oracle(self, sample: Sample, request: Request) -> str:
         assert isinstance(sample.gold, TextGold)

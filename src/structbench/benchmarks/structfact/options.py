@@ -6,8 +6,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from structbench.benchmarks.structfact.truncation import TOKEN_COUNTERS
 from structbench.data.serialize import SERIALIZERS
+from structbench.errors import UsageError
+from structbench.tokens import split_spec
 
 OPTION_MAPS: tuple[dict[str, str], ...] = (
     {"A": "Yes", "B": "No", "C": "Not sure enough"},
@@ -41,7 +42,8 @@ class StructFactOptions(BaseModel):
     max_evidence_tokens: int = Field(2500, ge=0)
     """Evidence longer than this is cut and ``\\n...`` appended, as the paper does; 0 = never cut."""
     token_counter: str = "regex"
-    """How evidence tokens are counted for truncation (``TOKEN_COUNTERS``): regex, whitespace, tiktoken."""
+    """How evidence tokens are counted for truncation: a ``structbench.tokens`` spec (regex, whitespace,
+    cl100k, llamacpp[:PATH], hf:MODEL, vllm:MODEL ...)."""
     shots: int = Field(1, ge=1, le=5)
     """Few-shot examples per prompt, drawn from the official pool of five."""
     shuffle: Literal["rows", "columns", "both"] = "both"
@@ -106,8 +108,10 @@ class StructFactOptions(BaseModel):
     @field_validator("token_counter")
     @classmethod
     def _known_counter(cls, value: str) -> str:
-        if value not in TOKEN_COUNTERS:
-            raise ValueError(f"unknown token_counter {value!r}; known: {', '.join(TOKEN_COUNTERS)}")
+        try:
+            split_spec(value)
+        except UsageError as err:
+            raise ValueError(f"token_counter: {err}") from None
         return value
 
     @property

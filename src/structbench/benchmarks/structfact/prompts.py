@@ -18,10 +18,11 @@ from structbench.benchmarks.structfact.evidence import parse_evidence
 from structbench.benchmarks.structfact.examples import DATA_PLACEHOLDER, EXAMPLES, Example
 from structbench.benchmarks.structfact.options import ORIGINAL, StructFactOptions
 from structbench.benchmarks.structfact.shuffle import shuffle_evidence
-from structbench.benchmarks.structfact.truncation import TOKEN_COUNTERS, truncate
+from structbench.benchmarks.structfact.truncation import truncate
 from structbench.data.evidence import Evidence, StructuredText, Text
 from structbench.data.sample import Sample
 from structbench.data.serialize import SERIALIZERS
+from structbench.tokens import token_counter
 
 _OPTIONS = """A) {option_a}
 B) {option_b}
@@ -197,7 +198,7 @@ class Prompter:
     def __init__(self, options: StructFactOptions, enhanced: dict[str, str] | None = None) -> None:
         self.options = options
         self.enhanced = enhanced or {}
-        self.counter = TOKEN_COUNTERS.get(options.token_counter)
+        self.counter = token_counter(options.token_counter)
 
     # --- evidence ---------------------------------------------------------------------------------
 

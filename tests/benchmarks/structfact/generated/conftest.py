@@ -9,8 +9,8 @@ import pytest
 from structbench.benchmarks.structfact.generated.generator import Generator, Question
 from structbench.benchmarks.structfact.generated.profile import World
 from structbench.benchmarks.structfact.generated.tables import csv_tables, load_tables
-from structbench.benchmarks.structfact.truncation import TOKEN_COUNTERS
 from structbench.datasets import DataContext
+from structbench.tokens import token_counter
 
 COUNTRIES = """name,code,continent,capital,population,area_km2,un_member_since
 France,FRA,Europe,Paris,68042591,551695,1945
@@ -83,11 +83,11 @@ def rfqa_world(shared_data: DataContext) -> World:
 @pytest.fixture(scope="session")
 def rfqa_questions(rfqa_world: World) -> list[Question]:
     """600 questions per task from RFQA's databases (3,000), the paper's label mix, seed 0."""
-    return Generator(rfqa_world, TOKEN_COUNTERS.get("regex")).generate(600, seed=0)
+    return Generator(rfqa_world, token_counter("regex")).generate(600, seed=0)
 
 
 @pytest.fixture(scope="session")
 def scitab_questions(shared_data: DataContext) -> list[Question]:
     """200 questions per task SciTab's tables allow, balanced labels, seed 3."""
     world = World.of(load_tables("scitab", shared_data))
-    return Generator(world, TOKEN_COUNTERS.get("regex")).generate(200, "balanced", seed=3)
+    return Generator(world, token_counter("regex")).generate(200, "balanced", seed=3)

@@ -25,8 +25,8 @@ from structbench.benchmarks.structfact.generated.views import pipe_table
 from structbench.benchmarks.structfact.loader import LABELS, record_to_sample
 from structbench.benchmarks.structfact.options import StructFactOptions
 from structbench.benchmarks.structfact.prompts import Prompter
-from structbench.benchmarks.structfact.truncation import TOKEN_COUNTERS
 from structbench.data.evidence import Graph, ItemList, StructuredText, Table, Text
+from structbench.tokens import token_counter
 
 CATEGORIES = {
     "Arithmetic Calculation": {"Numerical Matching", "Numerical Comparison", "Computational Analysis"},
@@ -151,7 +151,7 @@ def test_records_have_the_release_fields_and_load_as_samples(rfqa_questions: lis
 @pytest.mark.shared
 def test_evidence_fits_the_papers_budget_and_is_never_cut(rfqa_questions: list[Question]) -> None:
     prompter = Prompter(StructFactOptions())
-    counter = TOKEN_COUNTERS.get("regex")
+    counter = token_counter("regex")
     longest = 0
     for i, record in enumerate(records(rfqa_questions)):
         sample = record_to_sample(record, record["ID"], "generated", f"record {i}", 0)
@@ -163,14 +163,14 @@ def test_evidence_fits_the_papers_budget_and_is_never_cut(rfqa_questions: list[Q
 
 @pytest.mark.shared
 def test_same_seed_same_questions(rfqa_world: World, rfqa_questions: list[Question]) -> None:
-    again = Generator(rfqa_world, TOKEN_COUNTERS.get("regex")).generate(600, seed=0)
+    again = Generator(rfqa_world, token_counter("regex")).generate(600, seed=0)
     assert records(again) == records(rfqa_questions)
-    other = Generator(rfqa_world, TOKEN_COUNTERS.get("regex")).generate(20, seed=1)
+    other = Generator(rfqa_world, token_counter("regex")).generate(20, seed=1)
     assert {q.question for q in other}.isdisjoint({q.question for q in rfqa_questions[:100]})
 
 
 def test_csv_folder_makes_every_task(atlas_world: World, tmp_path: Path) -> None:
-    questions = Generator(atlas_world, TOKEN_COUNTERS.get("regex")).generate(60, "balanced", seed=5)
+    questions = Generator(atlas_world, token_counter("regex")).generate(60, "balanced", seed=5)
     assert {q.task for q in questions} == set(TASKS)
     assert {q.label for q in questions} == set(LABELS)
     for record in records(questions):

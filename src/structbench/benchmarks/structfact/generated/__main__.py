@@ -12,9 +12,9 @@ from structbench.benchmarks.structfact.generated.generator import BUDGET, LABEL_
 from structbench.benchmarks.structfact.generated.release import write_release
 from structbench.benchmarks.structfact.generated.variant import generate_set
 from structbench.benchmarks.structfact.loader import LABELS
-from structbench.benchmarks.structfact.truncation import TOKEN_COUNTERS
 from structbench.datasets import DataContext
 from structbench.errors import ExitCode, StructbenchError
+from structbench.tokens import token_counter
 
 
 def main(argv: Sequence[str] | None = None, write: Callable[[str], None] = print) -> int:
@@ -31,7 +31,7 @@ def main(argv: Sequence[str] | None = None, write: Callable[[str], None] = print
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--data-dir", help="local copy of the public releases (<dir>/<dataset>/...)")
     parser.add_argument("--offline", action="store_true", help="never download")
-    parser.add_argument("--token-counter", choices=list(TOKEN_COUNTERS), default="regex")
+    parser.add_argument("--token-counter", default="regex", help="a token counter spec (regex, cl100k, hf:MODEL ...)")
     parser.add_argument("--max-evidence-tokens", type=int, default=BUDGET)
     args = parser.parse_args(argv)
     if args.per_task < 1 or args.max_evidence_tokens < 1:
@@ -43,7 +43,7 @@ def main(argv: Sequence[str] | None = None, write: Callable[[str], None] = print
             per_task=args.per_task,
             label_mix=args.label_mix,
             seed=args.seed,
-            counter=TOKEN_COUNTERS.get(args.token_counter),
+            counter=token_counter(args.token_counter),
             budget=args.max_evidence_tokens,
         )
     except StructbenchError as err:

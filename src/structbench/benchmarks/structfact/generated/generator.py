@@ -36,7 +36,7 @@ from structbench.benchmarks.structfact.generated.templates.common import (
 from structbench.benchmarks.structfact.generated.verify import verify
 from structbench.benchmarks.structfact.generated.views import Evidence, Unrenderable
 from structbench.benchmarks.structfact.loader import LABELS
-from structbench.benchmarks.structfact.truncation import TokenCounter
+from structbench.tokens import TokenCounter
 
 log = logging.getLogger(__name__)
 

@@ -10,10 +10,10 @@ from structbench.benchmarks.structfact.generated.profile import World
 from structbench.benchmarks.structfact.generated.release import checked_records
 from structbench.benchmarks.structfact.generated.tables import load_tables
 from structbench.benchmarks.structfact.loader import record_to_sample
-from structbench.benchmarks.structfact.truncation import TOKEN_COUNTERS, TokenCounter
 from structbench.data.sample import Sample
 from structbench.datasets import DataContext
 from structbench.errors import DataError, UsageError
+from structbench.tokens import TokenCounter, token_counter
 
 GENERATED = "generated"
 
@@ -31,7 +31,7 @@ def generate_set(
 ) -> list[Question]:
     """Questions from the tables named by ``tables`` (see ``tables.py``), every label checked."""
     world = World.of(load_tables(tables, data))
-    generator = Generator(world, counter or TOKEN_COUNTERS.get("regex"), budget=budget, check=check)
+    generator = Generator(world, counter or token_counter("regex"), budget=budget, check=check)
     if not generator.tasks():
         raise DataError(
             f"tables={tables}: no question can be made from these tables (each needs a column of short, mostly "
@@ -65,7 +65,7 @@ def generated_samples(options: GeneratedOptions, data: DataContext, *, seed: int
         per_task=options.per_task,
         label_mix=options.label_mix,
         seed=seed,
-        counter=TOKEN_COUNTERS.get(options.token_counter),
+        counter=token_counter(options.token_counter),
         budget=options.max_evidence_tokens or BUDGET,
     )
     return [record_to_sample(q.record(), q.id, GENERATED, f"generated question {q.id}", seed) for q in questions]

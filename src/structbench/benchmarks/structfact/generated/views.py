@@ -24,7 +24,7 @@ from typing import Literal
 
 from structbench.benchmarks.structfact.generated.claims import ABBREVIATIONS
 from structbench.benchmarks.structfact.generated.profile import Column, Profile
-from structbench.benchmarks.structfact.truncation import TokenCounter
+from structbench.tokens import TokenCounter
 
 Form = Literal["table", "infobox", "list", "graph", "text"]
 
