@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from structbench.atomic import atomic_path
 from structbench.errors import DataError, DatasetUnavailableError
 
 
@@ -116,13 +116,9 @@ class DataContext:
         import httpx
 
         url = self._url(source, f)
-        target.parent.mkdir(parents=True, exist_ok=True)
         digest = hashlib.sha256()
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".part-")
-        try:
-            with os.fdopen(fd, "wb") as out, httpx.stream(
-                "GET", url, timeout=self.timeout, follow_redirects=True
-            ) as resp:
+        with atomic_path(target) as tmp:
+            with tmp.open("wb") as out, httpx.stream("GET", url, timeout=self.timeout, follow_redirects=True) as resp:
                 resp.raise_for_status()
                 for chunk in resp.iter_bytes(1 << 16):
                     digest.update(chunk)
@@ -134,7 +130,3 @@ class DataContext:
                     f"{source.name}: checksum mismatch for {f.path} from {url}: "
                     f"expected {f.sha256}, got {digest.hexdigest()}"
                 )
-            os.replace(tmp, target)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)

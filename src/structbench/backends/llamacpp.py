@@ -22,8 +22,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
-import tempfile
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -31,6 +29,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from structbench.atomic import atomic_path
 from structbench.backends.base import Backend, BackendError, Choice, Request, Response, TokenLogprob
 from structbench.backends.factory import BackendSpec
 from structbench.errors import UsageError
@@ -65,15 +64,8 @@ def embedded_model_path() -> Path:
     target = cache_root() / "models" / gemma.MODEL_NAME
     if target.is_file():
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".part-")  # concurrent first runs never collide
-    os.close(fd)
-    try:
-        gemma.assemble(output_path=tmp, overwrite=True)
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    with atomic_path(target) as tmp:  # concurrent first runs never collide
+        gemma.assemble(output_path=str(tmp), overwrite=True)
     return target
 
 

@@ -12,13 +12,13 @@ import contextlib
 import errno
 import json
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from structbench.atomic import write_text_atomic
 from structbench.errors import DataError, StorageError
 from structbench.redact import redact
 from structbench.runner.records import SampleRecord
@@ -37,18 +37,7 @@ def _json_text(data: Any) -> str:
 
 def write_json_atomic(path: Path, data: Any) -> None:
     """Write JSON (secrets redacted) to a temporary file and rename it over ``path``: readers never see half a file."""
-    text = _json_text(data)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    write_text_atomic(path, _json_text(data))
 
 
 def save_manifest(path: Path, data: Any) -> None:

@@ -10,14 +10,14 @@ those columns. Parquet has no struct without fields, so an empty mapping (an exp
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from structbench.atomic import atomic_path
 
 SPLIT = "test"
 """The one split of an exported benchmark variant: evaluation data."""
@@ -76,15 +76,8 @@ def to_table(lines: Iterable[dict[str, Any]]) -> tuple[pa.Table, list[str]]:
 
 
 def _atomic_parquet(table: pa.Table, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    os.close(fd)
-    try:
+    with atomic_path(path) as tmp:
         pq.write_table(table, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def write_parquet(lines: Iterable[dict[str, Any]], path: Path) -> pa.Table:

@@ -10,14 +10,13 @@ and query (``verify.py``) and refuses a file where one disagrees.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from structbench.atomic import write_text_atomic
 from structbench.benchmarks.structfact.generated.claims import from_json
 from structbench.benchmarks.structfact.generated.verify import Ambiguous, verify
 from structbench.benchmarks.structfact.loader import normalize_label, read_records
@@ -26,19 +25,7 @@ from structbench.errors import DataError
 
 def write_release(records: Sequence[dict[str, Any]], path: Path) -> None:
     """Write ``records`` as one JSON list; the file appears whole or not at all (``OSError`` otherwise)."""
-    path = path.expanduser()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(list(records), out, ensure_ascii=False, indent=1)
-            out.write("\n")
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    write_text_atomic(path.expanduser(), json.dumps(list(records), ensure_ascii=False, indent=1) + "\n")
 
 
 def checked_records(path: Path) -> Iterator[tuple[str, str, dict[str, Any]]]:
