@@ -31,6 +31,9 @@ class ToyLabels(ToyBench):
     headline = "macro_f1"
     metric_names = ("macro_f1", "accuracy")
 
+    def answer_labels(self, scored: Sequence[Scored]) -> tuple[str, ...]:
+        return ("yes", "no")
+
     def aggregate(self, scored: Sequence[Scored]) -> dict[str, float]:
         pairs = [(s.gold, s.parsed or "(none)") for s in scored]
         f1s = []

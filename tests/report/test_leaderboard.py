@@ -88,7 +88,9 @@ def test_section_lists_models_best_first(three: list[Path]) -> None:
     section = leaderboard_section(views, STATS)
     assert section is not None and section.title == "Leaderboard"
     table = section.blocks[0]
-    assert [r[1] for r in table.rows] == ["strong", "third", "weak"]  # no baseline rows: the toys' answers are free
+    assert [r[1] for r in table.rows if r[0]] == ["strong", "third", "weak"]
+    baselines = [r for r in table.rows if not r[0]]  # toylabels declares its labels: chance and majority rows
+    assert baselines and all(r[1] in ("chance", "majority class") for r in baselines)
     assert table.rows[0][2] == "1.00 (6/6)"
     assert all(("#1" in table.rows[i][j]) for i, j in table.bold)
     assert any("Δ" in cell and "p " in cell for cell in table.rows[1][3:])

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from structbench.benchmark import Scored
 from structbench.confusion import ConfusionMatrix
 from structbench.report.build import build_document
 from structbench.report.crosstab import crosstab
@@ -22,8 +24,18 @@ from toybench import ToyBench
 class GridBench(ToyBench):
     breakdown_keys = ("depth", "width", "budget")
 
+    def answer_labels(self, scored: Sequence[Scored]) -> tuple[str, ...]:
+        return ("yes", "no")
 
-def view(seed: int = 0, strategy: str = "direct", model: str = "m") -> EntryView:
+
+class FreeTextBench(GridBench):
+    """The same answers, but the benchmark declares no label set (free text, as StrucText-Eval's)."""
+
+    def answer_labels(self, scored: Sequence[Scored]) -> tuple[str, ...]:
+        return ()
+
+
+def view(seed: int = 0, strategy: str = "direct", model: str = "m", bench: GridBench | None = None) -> EntryView:
     rng = np.random.default_rng(seed)
     records = []
     for i in range(120):
@@ -36,7 +48,7 @@ def view(seed: int = 0, strategy: str = "direct", model: str = "m") -> EntryView
                 score=float(ok), meta={"depth": depth, "width": width, "budget": ["1k", "4k", "12k"][i % 3]},
             )
         )
-    bench = GridBench()
+    bench = bench or GridBench()
     result = compute_result(bench, "small", strategy, model, [r.scored() for r in records])
     return EntryView(result, records, model, Path("run"), None, bench)
 
@@ -120,6 +132,7 @@ def test_label_distribution_only_for_few_scalar_labels() -> None:
     for i, r in enumerate(v.records):
         r.parsed = f"label{i}"
     assert label_counts([v]) is None
+    assert label_counts([view(bench=FreeTextBench())]) is None  # a few short answers, but not labels
     assert v.result.headline.value is not None and not math.isnan(v.result.headline.value)
 
 

@@ -238,6 +238,6 @@ def label_figure(views: Sequence[EntryView], name: str) -> str | None:
             ax.bar(x + i * width - 0.4 + width / 2, [counts[lab] for lab in labels], width, label=label)
         ax.set_xticks(x, [plain(lab) for lab in labels], rotation=20, ha="right")
         ax.set_ylabel("count")
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+        fig.legend(fontsize=7, loc="outside lower center", ncols=min(3, len(series)), frameon=False)
         ax.grid(axis="y", alpha=0.3)
         return to_svg(fig, name)

@@ -233,8 +233,11 @@ def label_of(value: Any) -> str | None:
 
 
 def label_counts(views: Sequence[EntryView]) -> tuple[list[str], Counter[str], list[Counter[str]]] | None:
-    """Labels, gold counts and per-entry counts of parsed answers, when answers are a few scalar labels."""
+    """Labels, gold counts and per-entry counts of parsed answers, when the benchmark's answers are labels (it
+    declares ``answer_labels``; free-text answers such as StrucText-Eval's are no distribution to chart)."""
     per_view: list[Counter[str]] = []
+    if not views or not all(v.bench and v.bench.answer_labels([r.scored() for r in v.scored_records]) for v in views):
+        return None
     for v in views:
         parsed = [label_of(r.parsed) for r in v.scored_records]
         if not parsed or any(lab is None for lab in parsed):
