@@ -183,6 +183,11 @@ class Backend(ABC):
     """Whether ``GenerationParams.min_tokens`` is enforced (otherwise it is ignored and not in the cache key)."""
     model_options: tuple[str, ...] = ()
     """The ``--model-option`` keys this backend takes (load settings such as ``n_ctx``)."""
+    remote: bool = False
+    """Whether the model runs elsewhere (a server), so a run defaults to one worker process per core."""
+    forkable: bool = False
+    """Whether worker processes may be forked with a copy of this backend (it holds no model, device or
+    thread of its own); ``--workers`` above 1 needs it."""
 
     @abstractmethod
     async def generate(self, request: Request) -> Response:

@@ -38,6 +38,7 @@ class MockBackend(Backend):
 
     backend = "mock"
     supports_logprobs = True
+    forkable = True
 
     def __init__(
         self,

@@ -77,6 +77,8 @@ class OpenAIBackend(Backend):
 
     backend = "openai"
     supports_logprobs = True
+    remote = True
+    forkable = True
 
     def __init__(
         self,

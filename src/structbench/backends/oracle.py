@@ -17,6 +17,7 @@ class OracleBackend(Backend):
     backend = "oracle"
     model = "oracle"
     cacheable = False
+    forkable = True
 
     async def generate(self, request: Request) -> Response:
         from structbench.benchmark import current_sample

@@ -41,6 +41,13 @@ MAX_CONSECUTIVE_FAILURES = 10
 """``--max-consecutive-failures`` (``runner.control.MAX_CONSECUTIVE_FAILURES``)."""
 
 
+class ExecutorChoice(StrEnum):
+    """``--executor``."""
+
+    local = "local"
+    ray = "ray"
+
+
 class CacheErrorChoice(StrEnum):
     """``--on-cache-error``."""
 
@@ -165,6 +172,21 @@ def run(
         int | None, typer.Option("--max-tokens", min=1, help="Cap every request's max_tokens (part of the config).")
     ] = None,
     concurrency: Annotated[int, typer.Option("--concurrency", "-c", min=1, help="Samples in flight at once.")] = 8,
+    workers: Annotated[
+        int | None,
+        typer.Option("--workers", "-w", min=1,
+                     help="Worker processes sharing --concurrency (default: one per core for a server backend, "
+                          "else 1; with --executor ray: Ray actors, default one per cluster CPU)."),
+    ] = None,
+    executor: Annotated[
+        ExecutorChoice,
+        typer.Option(help="local: worker processes on this machine; ray: actors on a Ray cluster "
+                          "(pip install 'structbench[ray]')."),
+    ] = ExecutorChoice.local,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(help="Ray cluster to join with --executor ray (default: RAY_ADDRESS, else a new local one)."),
+    ] = None,
     seed: SeedOpt = 0,
     out: Annotated[Path | None, typer.Option("--out", help="Run directory (default runs/<config hash>).")] = None,
     resume: Annotated[Path | None, typer.Option("--resume", help="Continue the run in this directory.")] = None,
@@ -207,6 +229,7 @@ def run(
     from structbench.runner.failures import failure_summary
     from structbench.runner.run import Run, prepare, read_manifest
     from structbench.runner.store import MANIFEST, SAMPLES
+    from structbench.runner.workers import worker_count
 
     if resume is not None:
         manifest = read_manifest(resume)
@@ -259,6 +282,13 @@ def run(
     the_run = Run(run_dir, config)  # so does a run directory holding another configuration, or an unwritable one
     selections = prepare(config, DataContext.from_env(config.data_dir, offline=offline))
     backend = make_backend(spec)
+    cluster = None
+    if executor == ExecutorChoice.ray:
+        from structbench.runner.cluster import Cluster
+
+        cluster = Cluster(spec, address=ray_address, actors=workers, offline=offline)
+    else:
+        workers = worker_count(backend, workers)
     control = RunControl(max_consecutive_failures, on_cache_error.value)
     response_cache = None if no_cache else _open_cache(cache or cache_root() / "responses.sqlite", control)
     try:
@@ -270,6 +300,8 @@ def run(
             progress=progress,
             progress_interval=progress_every,
             control=control,
+            workers=workers or 1,
+            cluster=cluster,
         )
     except KeyboardInterrupt:
         typer.echo(f"interrupted; finished samples are saved in {run_dir}, the same command resumes", err=True)

@@ -31,27 +31,43 @@ def harness_error(err: BaseException, what: str) -> str:
     return f"{what} failed: {type(err).__name__}: {err}\n{traceback.format_exc(limit=-6)}"
 
 
-async def run_job(job: Job, caller: ModelCaller, model: str, max_tokens: int | None = None) -> SampleRecord:
-    """Run the strategy, parse and score.
+@dataclass
+class Outcome:
+    """What a job's strategy produced, before scoring: the attempt, or why it failed, and its calls."""
 
-    A model call that failed for good is a ``model`` error: the sample is scored as wrong. Any other
-    exception in the strategy, parser or scorer is a ``harness`` error (a bug): the sample is recorded
-    unscored and left out of the metrics, so a bug never reads as a model mistake. Either way the
-    rest of the run goes on, and resuming retries the failed samples."""
+    attempt: Attempt
+    log: CallLog
+    started: float
+    error: str | None = None
+    kind: ErrorKind | None = None
+
+
+async def attempt_job(job: Job, caller: ModelCaller, max_tokens: int | None = None) -> Outcome:
+    """Run the strategy: the part of a job that waits for the model.
+
+    A model call that failed for good is a ``model`` error; any other exception in the strategy is a
+    ``harness`` error (a bug). A ``StorageError`` (the cache failed) is raised: not this sample's fault."""
     log = CallLog(caller, max_tokens)
     current_sample.set((job.bench, job.sample))
     started = time.perf_counter()
-    error: str | None = None
-    kind: ErrorKind | None = None
-    scored: Scored | None = None
     try:
-        attempt = await job.strategy.run(job.sample, log)
+        return Outcome(await job.strategy.run(job.sample, log), log, started)
     except BackendError as err:
-        attempt, error, kind = Attempt(output=""), str(err), "model"
+        return Outcome(Attempt(output=""), log, started, str(err), "model")
     except StorageError:  # the cache failed: not this sample's fault; the run stops and it is tried again
         raise
     except Exception as err:  # a bug must not lose the rest of the run; it is recorded and counted
-        attempt, error, kind = Attempt(output=""), harness_error(err, f"strategy {job.strategy.name!r}"), "harness"
+        return Outcome(Attempt(output=""), log, started, harness_error(err, f"strategy {job.strategy.name!r}"),
+                       "harness")
+
+
+def finish_job(job: Job, outcome: Outcome, model: str) -> SampleRecord:
+    """Parse and score an attempt into the job's record: CPU work only, no model call.
+
+    A sample whose model call failed is scored as wrong; a scorer that raises is a ``harness`` error and
+    the sample is recorded unscored, left out of the metrics."""
+    attempt, error, kind, log = outcome.attempt, outcome.error, outcome.kind, outcome.log
+    scored: Scored | None = None
     if kind != "harness":
         try:
             scored = job.bench.score(job.sample, attempt, job.strategy.name)
@@ -79,8 +95,15 @@ async def run_job(job: Job, caller: ModelCaller, model: str, max_tokens: int | N
         error_kind=kind,
         calls=log.calls,
         cached_calls=log.cached,
-        seconds=round(time.perf_counter() - started, 4),
+        seconds=round(time.perf_counter() - outcome.started, 4),
     )
+
+
+async def run_job(job: Job, caller: ModelCaller, model: str, max_tokens: int | None = None) -> SampleRecord:
+    """Run the strategy, parse and score (``attempt_job`` then ``finish_job``).
+
+    Either kind of failure is recorded and the rest of the run goes on; resuming retries failed samples."""
+    return finish_job(job, await attempt_job(job, caller, max_tokens), model)
 
 
 async def run_jobs(

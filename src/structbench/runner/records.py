@@ -76,6 +76,13 @@ class SampleRecord(BaseModel):
             meta=self.meta,
         )
 
+    def slim(self) -> SampleRecord:
+        """This record without its texts (prompt, outputs, artifacts): what metrics and failure summaries
+        read, kept in memory for every sample of a run while the full record stays on disk."""
+        if self.prompt is None and not self.output and self.outputs is None and not self.artifacts:
+            return self
+        return self.model_copy(update={"prompt": None, "output": "", "outputs": None, "artifacts": {}})
+
     def as_failed(self, error: str) -> SampleRecord:
         """This sample as a failure with only its identity, prompt and gold: what is written when the full
         record cannot be (it is tried again on the next run)."""
