@@ -16,7 +16,7 @@ import typer
 
 from structbench.cli import report_cmds
 from structbench.errors import ExitCode, StorageError, StructbenchError, Terminated, UsageError
-from structbench.redact import MASK, redact, redact_url
+from structbench.redact import MASK, redact
 
 if TYPE_CHECKING:
     from structbench.runner.cache import ResponseCache
@@ -127,6 +127,13 @@ def _benches(text: str | None) -> list[str]:
     return list(dict.fromkeys(name for e in entries for name in (BENCHMARKS.names() if e == "all" else [e])))
 
 
+def _shown_urls(base_url: str) -> str:
+    """``--base-url`` (one URL or several, comma-separated) as stored: passwords ``[REDACTED]``."""
+    from structbench.backends.openai_compat import shown_base_urls
+
+    return shown_base_urls(base_url)
+
+
 def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict[str, Any]) -> list[str]:
     """The run-defining flags given on the command line whose values differ from the resumed run's."""
     from structbench.runner.config import parse_options
@@ -137,7 +144,7 @@ def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict
 
     same = {
         "model": lambda v: v == config.model,
-        "base_url": lambda v: v is not None and redact_url(v) == config.base_url,
+        "base_url": lambda v: v is not None and _shown_urls(v) == config.base_url,
         "bench": lambda v: _benches(v) == config.benches,
         "strategy": lambda v: _comma_list(v) == config.strategies,
         "option": lambda v: parse_options(v or []) == config.options,
@@ -187,10 +194,16 @@ def run(
         str | None,
         typer.Option(help="Ray cluster to join with --executor ray (default: RAY_ADDRESS, else a new local one)."),
     ] = None,
+    ray_gpus_per_worker: Annotated[
+        float, typer.Option(min=0.0, help="GPUs each Ray worker reserves (a local model per GPU worker).")
+    ] = 0.0,
     seed: SeedOpt = 0,
     out: Annotated[Path | None, typer.Option("--out", help="Run directory (default runs/<config hash>).")] = None,
     resume: Annotated[Path | None, typer.Option("--resume", help="Continue the run in this directory.")] = None,
-    base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible server URL.")] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option("--base-url", help="OpenAI-compatible server URL; several replicas of one model: URL,URL,..."),
+    ] = None,
     model_option: Annotated[
         list[str] | None,
         typer.Option("--model-option", "-M", help="Backend option KEY=VALUE (repeatable), e.g. n_ctx=4096."),
@@ -258,7 +271,7 @@ def run(
             benches = _benches(bench)
         config = RunConfig(
             model=model,
-            base_url=redact_url(base_url) if base_url else None,
+            base_url=_shown_urls(base_url) if base_url else None,
             benches=benches,
             strategies=_comma_list(strategy),
             options=parse_options(option or []),
@@ -286,7 +299,8 @@ def run(
     if executor == ExecutorChoice.ray:
         from structbench.runner.cluster import Cluster
 
-        cluster = Cluster(spec, address=ray_address, actors=workers, offline=offline)
+        cluster = Cluster(spec, address=ray_address, actors=workers, offline=offline,
+                          gpus_per_worker=ray_gpus_per_worker)
     else:
         workers = worker_count(backend, workers)
     control = RunControl(max_consecutive_failures, on_cache_error.value)

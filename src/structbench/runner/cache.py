@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 import orjson
 
@@ -46,6 +46,17 @@ _INSERT = "INSERT OR REPLACE INTO responses (key, model, request, response, crea
 
 LOCK_WAIT = 300.0
 """Seconds a cache write waits for another process's write lock before it counts as a storage failure."""
+
+
+class ResponseStore(Protocol):
+    """What a model caller needs of a response cache: this file's ``ResponseCache``, or a Ray worker's view of
+    the run machine's cache (``runner.cluster``)."""
+
+    hits: int
+
+    async def aget(self, key: str) -> Response | None: ...
+
+    async def aput(self, key: str, model: str, request_fields: bytes, response: Response) -> None: ...
 
 
 class CacheReadError(StorageError):

@@ -177,14 +177,14 @@ class Dispatcher:
 
     def _requeue(self, link: WorkerLink, refs: list[JobRef], why: str, live: list[WorkerLink]) -> None:
         """Hand a worker's unfinished jobs to the others (their completed model calls are in the cache)."""
-        refs = [r for r in refs if r not in self.recorded]
+        refs = [r for r in refs if r in link.outstanding and r not in self.recorded]
         link.outstanding.difference_update(refs)
         if self.halted or not refs:
             return
         if not live:
             raise WorkersLostError(
-                f"every worker has stopped ({link.name}: {why}) with {len(refs) + len(self.pending)} samples left; "
-                "finished samples are saved, the same command resumes")
+                f"every worker has stopped (the last, {link.name}, {why}) with {len(refs) + len(self.pending)} "
+                "samples left; finished samples are saved, the same command resumes")
         self.control.notify(f"warning: {link.name} {why}; its {len(refs)} unfinished samples go to the other workers")
         self.pending.extendleft(reversed(sorted(refs)))
         for other in live:

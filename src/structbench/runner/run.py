@@ -418,15 +418,17 @@ class Run:
     ) -> None:
         """The jobs over forked workers or Ray actors; this process writes what they finish."""
         workers: list[WorkerLink] = list(links)
-        if spread.cluster is not None:
-            workers = await spread.cluster.start(self.config, selections, self._worker_settings(cache, control),
-                                                 concurrency)
         try:
+            if spread.cluster is not None:
+                workers = list(await spread.cluster.start(
+                    self.config, selections, self._worker_settings(cache, control), concurrency, len(refs)))
+                self.manifest["workers"] = spread.cluster.describe()
+                save_manifest(self.run_dir / MANIFEST, self.manifest)
             dispatcher = Dispatcher(workers, refs, on_finished, control)
             done = await dispatcher.run()
         finally:
             if spread.cluster is not None:
-                await spread.cluster.stop()
+                await spread.cluster.stop(control.spill)
         totals.model_calls, totals.cache_hits = done.model_calls, done.cache_hits
         error = dispatcher.final_error()
         if error is not None:
