@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +21,21 @@ from structbench.runner.control import RunControl
 from structbench.runner.run import Run, prepare
 from structbench.runner.workers import split, worker_count
 from toybench import ToyBench  # noqa: F401  (registers the toy benchmark)
+
+
+def _single_threaded() -> None:
+    """Workers are only forked from a process running no other thread: let earlier tests' idle thread pools
+    (response caches nobody closed) end first."""
+    gc.collect()
+    deadline = time.monotonic() + 10
+    while threading.active_count() > 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert threading.active_count() == 1, threading.enumerate()
+
+
+@pytest.fixture(autouse=True)
+def single_threaded() -> None:
+    _single_threaded()
 
 
 def _config(**kw: object) -> RunConfig:
@@ -64,17 +82,23 @@ def test_workers_share_the_cache_and_resume_repeats_nothing(tmp_path: Path) -> N
     half = [s.__class__(s.bench, s.variant, s.samples[:30], s.strategies) for s in selections]
     Run(tmp_path / "r", config).execute(MockBackend(default="no"), half, cache=cache, concurrency=8,
                                         progress=False, workers=3)
-    assert ResponseCache(tmp_path / "cache.sqlite").count() == 60  # two turns per sample, committed by the workers
-    second = MockBackend(default="no")
-    metrics = Run(tmp_path / "r", config).execute(second, selections, cache=ResponseCache(tmp_path / "cache.sqlite"),
-                                                  concurrency=8, progress=False, workers=1)
+    check = ResponseCache(tmp_path / "cache.sqlite")
+    assert check.count() == 60  # two turns per sample, committed by the workers
+    check.close()
+    second, cache = MockBackend(default="no"), ResponseCache(tmp_path / "cache.sqlite")
+    metrics = Run(tmp_path / "r", config).execute(second, selections, cache=cache, concurrency=8, progress=False,
+                                                  workers=1)
+    cache.close()
     assert len(second.calls) == 60  # only the 30 new samples
     assert metrics.results[0].n == 60
+    _single_threaded()
     again = Run(tmp_path / "again", config).execute(MockBackend(default="no"), selections,
                                                     cache=ResponseCache(tmp_path / "cache.sqlite"), concurrency=8,
                                                     progress=False, workers=2)
-    session = json.loads((tmp_path / "again" / "manifest.json").read_text())["sessions"][0]
-    assert session["model_calls"] == 0 and session["cache_hits"] == 120 and again == metrics
+    manifest = json.loads((tmp_path / "again" / "manifest.json").read_text())
+    assert manifest["workers"] == 2
+    assert manifest["sessions"][0]["model_calls"] == 0 and manifest["sessions"][0]["cache_hits"] == 120
+    assert again == metrics
 
 
 def test_the_breaker_in_one_worker_stops_them_all(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 import traceback
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -114,37 +115,58 @@ async def run_jobs(
     on_record: Callable[[SampleRecord], None],
     max_tokens: int | None = None,
 ) -> None:
-    """Run ``jobs`` with at most ``concurrency`` in flight, handing each record to ``on_record`` at once.
+    """Run ``jobs`` with at most ``concurrency`` in flight, handing each record to ``on_record``.
 
-    Workers take no new job once the caller's ``RunControl`` says stop; a record that cannot be stored
-    (``StorageError`` from ``on_record``) stops the run the same way. Raises why the run stopped."""
+    A job's strategy runs in one of ``concurrency`` slots; its scoring and record wait for a finisher task
+    that takes one finished attempt per turn of the event loop, so a slot sends its next request before
+    the CPU work of the last one. Slots take no new job once the caller's ``RunControl`` says stop; a record
+    that cannot be stored (``StorageError`` from ``on_record``) stops the run the same way. Raises why the
+    run stopped."""
     control = caller.control
-    queue: asyncio.Queue[Job] = asyncio.Queue()
-    for job in jobs:
-        queue.put_nowait(job)
+    queue: deque[Job] = deque(jobs)
+    attempted: deque[tuple[Job, Outcome]] = deque()
+    wake = asyncio.Event()
+    slots_done = False
 
-    async def worker() -> None:
-        while not control.stopped:
+    async def slot() -> None:
+        while not control.stopped and queue:
+            job = queue.popleft()
             try:
-                job = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return
-            try:
-                on_record(await run_job(job, caller, model, max_tokens))
+                attempted.append((job, await attempt_job(job, caller, max_tokens)))
             except StorageError as err:
                 control.halt(err, cancel=False)
+            wake.set()
 
-    workers = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, len(jobs))))]
-    control.watch(workers)
+    async def finisher() -> None:
+        while True:
+            while attempted:
+                job, outcome = attempted.popleft()
+                try:
+                    on_record(finish_job(job, outcome, model))
+                except StorageError as err:
+                    control.halt(err, cancel=False)
+                await asyncio.sleep(0)
+            if slots_done:
+                return
+            wake.clear()
+            await wake.wait()
+
+    slots = [asyncio.create_task(slot()) for _ in range(max(1, min(concurrency, len(jobs))))]
+    control.watch(slots)
+    finishing = asyncio.create_task(finisher())
     try:
-        done, _ = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
+        done, _ = await asyncio.wait(slots, return_when=asyncio.FIRST_EXCEPTION)
         for task in done:
             if not task.cancelled() and task.exception() is not None:
                 raise task.exception()  # type: ignore[misc]
-        if not control.stopped:  # a worker was cancelled from outside the control: pass it on
-            await asyncio.gather(*workers)
+        if not control.stopped:  # a slot was cancelled from outside the control: pass it on
+            await asyncio.gather(*slots)
+        slots_done = True
+        wake.set()
+        await finishing
     finally:
-        for w in workers:
+        finishing.cancel()
+        for w in slots:
             w.cancel()
     error = control.final_error()
     if error is not None:

@@ -151,6 +151,8 @@ class Worker:
     def _send(self, message: tuple[Any, ...]) -> None:
         assert self._outbox is not None
         self._outbox.put(message)
+        if len(self.queue) <= self.concurrency // 4 and not self.ended:
+            self._outbox.flush()  # running low on jobs: the driver answers finished ones with new ones
 
     def _note(self, text: str) -> None:
         self._send(("note", text))
@@ -333,7 +335,7 @@ class ProcessLink:
 
     async def open(self, events: Events) -> None:
         reader, self._writer = await asyncio.open_unix_connection(sock=self._sock)
-        self._outbox = Outbox(self._writer)
+        self._outbox = Outbox(self._writer, delay=0.0)  # jobs go out at the end of the loop's turn
         self._pump = asyncio.create_task(self._read(reader, events))
 
     async def _read(self, reader: asyncio.StreamReader, events: Events) -> None:
