@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import platform
 import subprocess
@@ -34,7 +35,14 @@ from structbench.runner.jobs import Finished, JobRef, job_of
 from structbench.runner.progress import ProgressMode, RunProgress
 from structbench.runner.records import SampleRecord
 from structbench.runner.store import MANIFEST, METRICS, RunStore, save_manifest, write_json_atomic
-from structbench.runner.workers import ProcessLink, WorkerSettings, can_fork, fork_workers, stop_workers
+from structbench.runner.workers import (
+    ProcessLink,
+    WorkerSettings,
+    can_fork,
+    fork_workers,
+    stop_workers,
+    warm_up,
+)
 
 if TYPE_CHECKING:
     from structbench.runner.cluster import Cluster
@@ -246,6 +254,7 @@ class Run:
                 Spread(workers, cluster, lock),
             )
         finally:
+            gc.unfreeze()
             os.close(lock)
 
     def _execute(
@@ -302,8 +311,12 @@ class Run:
         t0 = time.perf_counter()
         error: BaseException | None = None
         links: list[ProcessLink] = []
+        forked = spread.cluster is None and workers > 1
+        if forked:
+            warm_up(selections)
+        gc.freeze()  # the loaded samples live all run: the collector (and a forked worker's copy-on-write) skip them
         try:
-            if spread.cluster is None and workers > 1:
+            if forked:
                 if cache is not None:
                     cache.close()  # no SQLite connection may cross a fork; each worker opens its own
                 links = fork_workers(selections, backend, self._worker_settings(cache, control), concurrency,
@@ -447,6 +460,8 @@ class Spread:
         """Worker processes to fork: as asked, but no more than the jobs or the requests in flight, and one
         where forking is not possible (another thread is running, or on macOS)."""
         wanted = max(1, min(self.workers, concurrency, jobs))
+        if self.cluster is not None:
+            return 1
         if wanted > 1 and not can_fork():
             sys.stderr.write(f"note: --workers {self.workers}: worker processes cannot be forked here "
                              "(another thread is running, or not on Linux); running in one process\n")

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import os
 import pickle
 import signal
@@ -420,8 +419,6 @@ def fork_workers(
     directory lock and records) are closed in each."""
     with contextlib.suppress(ImportError):
         import uvloop  # noqa: F401  (imported once here rather than in each worker)
-    warm_up(selections)
-    gc.freeze()  # what the workers inherit is never collected: keep the collector (and copy-on-write) off it
     links: list[ProcessLink] = []
     parent = os.getpid()
     sys.stdout.flush()
