@@ -387,22 +387,27 @@ class ProcessLink:
 
 
 def warm_up(selections: Sequence[Selection]) -> None:
-    """Score one empty answer per benchmark and strategy, quietly, before forking: code a scorer imports on
-    first use (a metric library) is then loaded once here and shared, instead of stalling every worker's
-    event loop, with requests in flight, when it scores its first sample."""
+    """Run each strategy once on its first sample against the oracle, quietly, before forking (no request,
+    nothing recorded): code a strategy or scorer imports on first use (a metric library) is then loaded
+    once here and shared, instead of stalling every worker's event loop, with requests in flight, when it
+    finishes its first sample."""
     import logging
     import warnings
 
-    from structbench.benchmark import Attempt
+    from structbench.backends.oracle import OracleBackend
+    from structbench.runner.engine import run_job
+    from structbench.runner.jobs import job_of
 
+    oracle = ModelCaller(OracleBackend(), None, RunControl(max_consecutive_failures=0, notify=lambda text: None))
     logging.disable(logging.CRITICAL)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            for sel in selections:
-                for strategy in sel.strategies:
-                    with contextlib.suppress(Exception):
-                        sel.bench.score(sel.samples[0], Attempt(output=""), strategy.name)
+            for i, sel in enumerate(selections):
+                for j in range(len(sel.strategies)):
+                    if sel.samples:
+                        with contextlib.suppress(Exception):
+                            asyncio.run(run_job(job_of(selections, (i, j, 0)), oracle, "warm-up"))
     finally:
         logging.disable(logging.NOTSET)
 
