@@ -11,6 +11,12 @@ from SciTab's tables, so ``--data-dir`` must hold the SciTab release), and repor
 
     python benchmarks/scale.py --data-dir ../shared/datasets --samples 10000,100000 --latency 0,0.05 \\
         --workers 1,2 --concurrency 64
+
+The runner's own cost, apart from a benchmark's samples and metrics, with the tests' toy benchmark (tiny
+samples, cheap metrics):
+
+    PYTHONPATH=tests STRUCTBENCH_PLUGINS=toybench python benchmarks/scale.py --bench toy:big \\
+        --size-option size=5 --samples 10000,100000
 """
 
 from __future__ import annotations
@@ -74,9 +80,11 @@ def measure(samples: int, latency: float, workers: int, args: argparse.Namespace
                    f"http://127.0.0.1:{port_file.read_text()}/v1", "-b", args.bench, "--limit", str(samples),
                    "-c", str(args.concurrency), "--workers", str(workers), "--out", str(tmp / "run"),
                    "--no-progress", "--seed", "0"]
-            per_task = math.ceil(samples / args.tasks)
-            for option in [*args.option, f"per_task={per_task}"] if args.bench == "structfact:generated" \
-                    else args.option:
+            options = list(args.option)
+            if args.size_option:
+                name, _, divisor = args.size_option.partition("=")
+                options.append(f"{name}={math.ceil(samples / int(divisor or 1))}")
+            for option in options:
                 cmd += ["-o", option]
             if args.data_dir:
                 cmd += ["--data-dir", args.data_dir]
@@ -118,10 +126,13 @@ def main() -> None:
     parser.add_argument("--workers", default=f"1,{os.cpu_count() or 1}")
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--bench", default="structfact:generated")
-    parser.add_argument("--tasks", type=int, default=4, help="Tasks the generated benchmark makes (per_task=N/tasks).")
-    parser.add_argument("--option", action="append", default=["tables=scitab"], help="Benchmark option KEY=VALUE.")
+    parser.add_argument("--option", action="append", default=None, help="Benchmark option KEY=VALUE (repeatable).")
+    parser.add_argument("--size-option", default="per_task=4",
+                        help="NAME=D: the benchmark option set to samples / D, so that it has enough samples.")
     parser.add_argument("--data-dir", default=None)
     args = parser.parse_args()
+    if args.option is None:
+        args.option = ["tables=scitab"] if args.bench == "structfact:generated" else []
 
     print(f"{args.bench}, concurrency {args.concurrency}, {os.cpu_count()} CPUs, "
           f"load average {os.getloadavg()[0]:.1f} at the start")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from structbench.runner.calls import ModelCaller
 from structbench.runner.engine import Job, Outcome, attempt_job, finish_job
-from structbench.runner.records import SampleRecord
+from structbench.runner.records import RecordSummary
 from structbench.runner.store import encode_record
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ class Finished:
     """A finished job as the run directory's writer receives it."""
 
     ref: JobRef
-    record: SampleRecord
+    record: RecordSummary
     """The record as stored, without its texts (``SampleRecord.slim``)."""
     line: bytes
     """The ``samples.jsonl`` line, validated and redacted."""

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,7 +33,7 @@ from structbench.runner.engine import Job, run_jobs
 from structbench.runner.failures import Failure, failures_of
 from structbench.runner.jobs import Finished, JobRef, job_of
 from structbench.runner.progress import ProgressMode, RunProgress
-from structbench.runner.records import SampleRecord
+from structbench.runner.records import RecordSummary, SampleRecord
 from structbench.runner.store import MANIFEST, METRICS, RunStore, save_manifest, write_json_atomic
 from structbench.runner.workers import (
     ProcessLink,
@@ -484,11 +484,15 @@ def _ending(error: BaseException | None) -> tuple[str, str | None]:
     return "interrupted", f"{type(error).__name__}: {error}"
 
 
+Kept = SampleRecord | RecordSummary
+"""A record, or what a run keeps of it in memory."""
+
+
 def current_records(
-    selections: list[Selection], records: list[SampleRecord], model: str
-) -> list[tuple[Selection, Strategy, list[SampleRecord]]]:
+    selections: list[Selection], records: Sequence[Kept], model: str
+) -> list[tuple[Selection, Strategy, list[Kept]]]:
     """The records of the current samples, per (selection, strategy), in sample order."""
-    by_key: dict[tuple[str, str, str], list[SampleRecord]] = defaultdict(list)
+    by_key: dict[tuple[str, str, str], list[Kept]] = defaultdict(list)
     for r in records:
         by_key[(r.benchmark, r.variant, r.strategy)].append(r)
     out = []
@@ -504,7 +508,7 @@ def current_records(
     return out
 
 
-def metrics_from_records(selections: list[Selection], records: list[SampleRecord], model: str) -> MetricsFile:
+def metrics_from_records(selections: list[Selection], records: Sequence[Kept], model: str) -> MetricsFile:
     """One result entry per (benchmark, variant, strategy) over the records of the current samples; harness
     errors are counted apart and take no part in the metrics."""
     results: list[ResultEntry] = [

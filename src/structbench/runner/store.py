@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from structbench.errors import DataError, StorageError
 from structbench.redact import redact
-from structbench.runner.records import SampleRecord
+from structbench.runner.records import RecordSummary, SampleRecord
 
 MANIFEST = "manifest.json"
 SAMPLES = "samples.jsonl"
@@ -113,14 +113,14 @@ def encode_record(record: SampleRecord) -> tuple[SampleRecord, bytes]:
 class RunStore:
     """Appends records to a run directory and reads back what a previous session finished.
 
-    Only what the metrics and the failure summary need is kept in memory (``SampleRecord.slim``), so a run
-    of any size holds a few hundred bytes per sample; the full records are on disk."""
+    Only what the metrics and the failure summary need is kept in memory (``RecordSummary``), so a run of
+    any size holds a few hundred bytes per sample; the full records are on disk."""
 
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = run_dir
         run_dir.mkdir(parents=True, exist_ok=True)
         self.samples_path = run_dir / SAMPLES
-        self.records: dict[tuple[str, str, str, str, str], SampleRecord] = {
+        self.records: dict[tuple[str, str, str, str, str], RecordSummary] = {
             r.key: r.slim() for r in read_records(self.samples_path, repair=True)
         }
         try:
@@ -146,12 +146,12 @@ class RunStore:
         self.add(stored, line)
         return stored
 
-    def add(self, stored: SampleRecord, line: bytes) -> None:
+    def add(self, stored: SampleRecord | RecordSummary, line: bytes) -> None:
         """Append a line ``encode_record`` made for ``stored`` (all of it, or none and raise ``StorageError``)."""
         if self._failed is not None:
             raise self._failed
         self._write(line)
-        self.records[stored.key] = stored.slim()
+        self.records[stored.key] = stored.slim() if isinstance(stored, SampleRecord) else stored
 
     def _write(self, line: bytes) -> None:
         view, written = memoryview(line), 0
