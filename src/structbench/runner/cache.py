@@ -1,11 +1,13 @@
 """The response cache: SQLite in WAL mode, keyed by ``backends.base.cache_key``.
 
-Each response is committed in its own transaction as soon as it arrives and before the strategy sees
-it, so a response that was used is never lost to a crash or ``kill -9`` (WAL with ``synchronous=NORMAL``
-survives process death; only an OS crash can lose the last commits). Reads and writes run on two threads
-of their own (``aget``/``aput``), never on the event loop: another process holding the write lock delays
-this process's writes, never its requests. Other processes may read and write the same file; SQLite
-serializes them, and a write waits up to ``lock_wait`` seconds for the lock before it counts as failed.
+Each response is committed as soon as it arrives and before the strategy sees it, so a response that
+was used is never lost to a crash or ``kill -9`` (WAL with ``synchronous=NORMAL`` survives process
+death; only an OS crash can lose the last commits). Reads and writes run on two threads of their own
+(``aget``/``aput``), never on the event loop: another process holding the write lock delays this
+process's writes, never its requests. Lookups or responses that arrive while their thread is busy go
+together in its next turn (a burst of replies is one transaction and one wake-up of the thread). Other
+processes may read and write the same file; SQLite serializes them, and a write waits up to
+``lock_wait`` seconds for the lock before it counts as failed.
 
 Only usable responses are stored, and an entry that is not usable (written by an older version) reads
 as a miss, so a bad reply can never become permanent. Responses that could not be stored are kept in a
