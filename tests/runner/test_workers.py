@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
+import sys
 import threading
 import time
 from pathlib import Path
@@ -25,7 +26,13 @@ from toybench import ToyBench  # noqa: F401  (registers the toy benchmark)
 
 def _single_threaded() -> None:
     """Workers are only forked from a process running no other thread: let earlier tests' idle thread pools
-    (response caches nobody closed) end first."""
+    (response caches nobody closed) end first, and stop tqdm's monitor (``datasets`` in the export tests)."""
+    if "tqdm" in sys.modules:
+        from tqdm._monitor import TMonitor
+
+        for thread in threading.enumerate():
+            if isinstance(thread, TMonitor):
+                thread.exit()  # tqdm starts a new one when it needs it again
     gc.collect()
     deadline = time.monotonic() + 10
     while threading.active_count() > 1 and time.monotonic() < deadline:
