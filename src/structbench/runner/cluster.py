@@ -195,7 +195,9 @@ class RayLink:
         self.outstanding: set[JobRef] = set()
         self.stats: tuple[int, int, int, int] | None = None
         self._events: Events | None = None
-        self._calls: set[asyncio.Task[None]] = set()
+        self._calls: set[asyncio.Future[None]] = set()
+        """The calls (and the final report) under way, kept referenced."""
+        self._inflight = 0
         self._closing = False
         self._exited = False
 
@@ -212,6 +214,7 @@ class RayLink:
             self._put(("lost", refs, "was lost"))
             return
         for ref in refs:
+            self._inflight += 1
             call = asyncio.ensure_future(self._call(ref))
             self._calls.add(call)
             call.add_done_callback(self._calls.discard)
@@ -231,18 +234,19 @@ class RayLink:
             for message in messages:
                 self._put(message)
         finally:
-            if self._closing and not self._calls - {asyncio.current_task()}:
+            self._inflight -= 1
+            if self._closing and not self._inflight:
                 self._exit("ended")
 
     def halt(self, cancel: bool, message: str) -> None:
         self._closing = True
         self.actor.halt.remote(cancel, message)
-        if not self._calls:
+        if not self._inflight:
             self._exit("ended")
 
     def end(self) -> None:
         self._closing = True
-        if not self._calls:
+        if not self._inflight:
             self._exit("ended")
 
     def _exit(self, why: str) -> None:
