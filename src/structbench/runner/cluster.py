@@ -191,6 +191,8 @@ class RayLink:
         self.index = index
         self.actor = actor
         self.capacity = capacity
+        self.prefetch = 0
+        """A call starts its job at once: no more calls than the actor's share of the concurrency."""
         self.name = f"Ray worker {index} ({where})"
         self.outstanding: set[JobRef] = set()
         self.stats: tuple[int, int, int, int] | None = None

@@ -27,6 +27,10 @@ class WorkerLink(Protocol):
 
     name: str
     capacity: int
+    """Jobs it runs at once (its share of ``--concurrency``)."""
+    prefetch: int
+    """Jobs it may hold beyond those it runs, queued: enough that it never waits for the driver, few enough that
+    the last jobs are not stuck behind another worker's (0 for a worker that would start them all at once)."""
     outstanding: set[JobRef]
     stats: tuple[int, int, int, int] | None
     """(model calls, cache hits, answers kept in the spill file, answers lost) once it has ended."""
@@ -80,15 +84,11 @@ class Dispatcher:
         refs: Sequence[JobRef],
         on_finished: Callable[[Finished], None],
         control: RunControl,
-        prefetch: float = 0.25,
     ) -> None:
         self.links = list(links)
         self.pending: deque[JobRef] = deque(refs)
         self.on_finished = on_finished
         self.control = control
-        self.prefetch = prefetch
-        """Jobs queued in a worker beyond those it runs, as a share of its capacity: enough that it never
-        waits for the driver, few enough that the last jobs are not stuck behind another worker's."""
         self.recorded: set[JobRef] = set()
         self.halted = False
         self.fatal: StructbenchError | None = None
@@ -97,7 +97,7 @@ class Dispatcher:
     def _top_up(self, link: WorkerLink) -> None:
         if self.halted or not self.pending:
             return
-        want = link.capacity + max(1, round(link.capacity * self.prefetch)) - len(link.outstanding)
+        want = link.capacity + link.prefetch - len(link.outstanding)
         if want > 0:
             batch = [self.pending.popleft() for _ in range(min(want, len(self.pending)))]
             link.submit(batch)

@@ -324,6 +324,8 @@ class ProcessLink:
         self.pid = pid
         self.capacity = capacity
         """Jobs it runs at once."""
+        self.prefetch = max(1, round(capacity / 4))
+        """Jobs queued in it beyond those it runs (``dispatch.WorkerLink``)."""
         self.name = f"worker {index} (pid {pid})"
         self.outstanding: set[JobRef] = set()
         self.stats: tuple[int, int, int, int] | None = None
