@@ -21,6 +21,7 @@ from structbench.errors import UsageError
 
 if TYPE_CHECKING:
     from structbench.datasets import DataContext
+    from structbench.papers.spec import PaperTable
     from structbench.stats.bootstrap import Statistic
 
 Generate = Callable[[Request], Awaitable[Response]]
@@ -163,6 +164,12 @@ class Benchmark(ABC):
         """Extra JSON-able results for ``metrics.json`` (per-class scores, label counts ...); the key
         ``excluded`` is the core's (see ``exclusions``)."""
         return {}
+
+    @classmethod
+    def paper_tables(cls) -> Sequence[PaperTable]:
+        """The papers' result tables this benchmark reproduces: published numbers, the preset that runs
+        each table's configuration, and how a run's records fill its columns (``structbench.papers``)."""
+        return ()
 
     def answer_labels(self, scored: Sequence[Scored]) -> tuple[str, ...]:
         """The closed set of answers, for benchmarks whose answer is a label (their baselines); () otherwise."""

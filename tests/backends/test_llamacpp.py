@@ -152,3 +152,28 @@ def test_min_tokens_masks_the_end_tokens_until_enough_are_out() -> None:
     assert b"min_tokens" in cache_fields(backend, request)
     assert b"min_tokens" not in cache_fields(MockBackend(), request)  # not enforced there: not in its key
     assert cache_fields(MockBackend(), request) == cache_fields(MockBackend(), Request.chat("q"))
+
+
+def test_choices_constrain_the_reply_and_key_the_cache() -> None:
+    """A request with ``choices`` is answered with exactly one of them (a grammar), even by a base model that
+    otherwise rambles, and only a backend that enforces them puts them in the cache key."""
+    from structbench.backends.base import cache_fields
+    from structbench.backends.openai_compat import from_spec as openai_backend
+
+    backend = make_backend(BackendSpec(backend="llamacpp"))
+    prompt = "Write a long story about a dragon."
+    free = Request(prompt=prompt, params=GenerationParams(max_tokens=8))
+    picked = Request(prompt=prompt, params=GenerationParams(max_tokens=8, choices=("Yes", "No"), min_tokens=2))
+
+    async def go() -> tuple[str, str]:
+        try:
+            return (await backend.generate(free)).text, (await backend.generate(picked)).text
+        finally:
+            await backend.aclose()
+
+    free_text, picked_text = asyncio.run(go())
+    assert free_text not in ("Yes", "No") and picked_text in ("Yes", "No")
+    assert b'"choices":["Yes","No"]' in cache_fields(backend, picked)
+    assert b"choices" not in cache_fields(backend, free)
+    remote = openai_backend(BackendSpec(backend="openai", name="m", base_url="http://127.0.0.1:9/v1"))
+    assert b"choices" not in cache_fields(remote, picked)  # ignored there, so not part of its key

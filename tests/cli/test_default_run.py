@@ -1,4 +1,4 @@
-"""``structbench run`` with no arguments: the default suite, offline, on the embedded model."""
+"""``structbench run`` with no arguments: the default suite, offline and uncached, on the embedded model."""
 
 from __future__ import annotations
 
@@ -11,15 +11,28 @@ from pathlib import Path
 
 def test_default_run_on_embedded_model(tmp_path: Path) -> None:
     env = dict(os.environ, STRUCTBENCH_CACHE=str(tmp_path / "cache"))
+    env.pop("STRUCTBENCH_DATA_DIR", None)
     proc = subprocess.run(
-        [sys.executable, "-m", "structbench", "run", "--offline"],
+        [sys.executable, "-m", "structbench", "run", "--offline", "--no-cache"],
         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=900,
     )
     assert proc.returncode == 0, proc.stderr
-    assert "| structext | test | naive | llamacpp | rougeL |" in proc.stdout
+    row = next(line for line in proc.stdout.splitlines() if line.startswith("| structfact |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[:5] == ["structfact", "generated", "few_shot", "llamacpp", "weighted_f1"]
+    assert cells[6].startswith("[") and cells[7] == "30" and cells[8] == "0" and cells[9] == "0"
+    assert cells[10].startswith("chance ") and "majority " in cells[10]  # the baselines beside the number
     run_dir = next((tmp_path / "runs").iterdir())
     records = [json.loads(x) for x in (run_dir / "samples.jsonl").read_text().splitlines()]
-    assert len(records) == 8 and all(r["error"] is None for r in records)
-    assert all(r["calls"] == 1 and r["output"] for r in records)
+    assert len(records) == 30 and all(r["error"] is None for r in records)
+    assert {r["task"] for r in records} == {  # the five tasks, six questions each
+        "Arithmetic Calculation", "Spatiotemporal Cognition", "Multi-hop Reasoning", "Composition Understanding",
+        "Combining Structural and Unstructural"}
+    # every reply is an option letter, so every answer parses (the embedded base model rambled before)
+    assert all(r["calls"] == 1 and r["output"] in ("A", "B", "C") and r["parsed"] is not None for r in records)
+    metrics = json.loads((run_dir / "metrics.json").read_text())["results"][0]
+    assert set(metrics["baselines"]) == {"chance", "majority"}
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["backend"]["model"] == "gemma-3-270m-q4_k_m" and manifest["status"] == "complete"
+    assert manifest["backend"]["load"]["extra_bufts"] is False
+    assert manifest["config"]["options"]["structfact.tables"] == "synthetic"

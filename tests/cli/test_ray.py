@@ -1,6 +1,6 @@
 """``structbench run --executor ray`` on a Ray cluster this test starts on loopback (``ray start --head``).
 
-Skipped without Ray (``pip install 'structbench[ray]'``) unless ``STRUCTBENCH_REQUIRE_RAY=1`` (CI), which
+Skipped without Ray (``pip install 'structbench[ray]'``) unless ``STRUCTBENCH_REQUIRE_EXTRAS=1`` (CI), which
 makes a missing Ray a failure."""
 
 from __future__ import annotations
@@ -22,17 +22,13 @@ from typing import Any
 
 import pytest
 
+from extras import require_extra
 from faults import free_port, serve
 from structbench.testing.openai_server import request_digest
 
 TESTS = Path(__file__).resolve().parents[1]
 
-try:
-    import ray  # noqa: F401
-except ImportError:
-    if os.environ.get("STRUCTBENCH_REQUIRE_RAY") == "1":
-        raise
-    pytest.skip("Ray is not installed (pip install 'structbench[ray]')", allow_module_level=True)
+require_extra("ray", "ray")
 
 
 def _env(tmp_path: Path) -> dict[str, str]:

@@ -2,7 +2,8 @@
 
 Each case names what it reproduces (the paper's figure or table, or the official file), which is written at
 the top of its snapshot file. ``test_every_strategy_is_pinned`` fails when a strategy has no case, so a new
-strategy cannot go unpinned.
+strategy cannot go unpinned. The samples are synthetic records in each release's own format
+(``tests/synthetic/``, see its README), read by the benchmarks' loaders: the snapshots hold no released data.
 
 Options that build the prompt differently get a case of their own (one value each); options that only set
 sampling parameters or limits are pinned through the ``params`` line of every request. Variants whose
@@ -45,10 +46,11 @@ class Case:
 
 
 SHARED_OPTIONS: dict[str, dict[str, str]] = {
-    "skabench": {"questions": "3", "budget": "2k"},
+    "skabench": {"db": "galois/archipelago", "questions": "3", "budget": "1k"},
 }
-"""Options every case of a benchmark gets: SKA-Bench builds three questions' contexts at a 2k budget, so
-its snapshots stay readable (the budget changes how much noise fills the template, not the template)."""
+"""Options every case of a benchmark gets: SKA-Bench builds three questions over the synthetic RelationalFactQA
+database, with contexts at a 1k budget, so its snapshots stay readable (the budget changes how much noise fills
+the template, not the template)."""
 
 SF = "StructFact (Huang et al.)"
 SF_OFFICIAL = "official EganGu/StructFact src/common.py"
@@ -111,22 +113,28 @@ SCITAB = [
 
 SK = "SKA-Bench (Liu et al., EMNLP 2025) Appendix C"
 SKA_FIGURES = {"kg": (15, 19), "table": (16, 20), "kg+text": (17, 21), "table+text": (18, 22)}
-SKA_ONE_INSTANCE = {"budget": "2k,4k"}
-"""The three questions build one Table+Text instance: its two pinned samples are that instance at two budgets."""
+SKA_HYBRID = {"budget": "2k"}
+"""KG+Text and Table+Text contexts get a 2k budget: some of the synthetic questions' positive units alone pass 1k."""
+
+
+def _ska_budget(knowledge: str) -> dict[str, str]:
+    return SKA_HYBRID if knowledge.endswith("+text") else {}
+
+
 SKABENCH = [
     Case("skabench", "rfqa", "direct", f"{SK} Fig. {qa} ({knowledge} QA), noise robustness testbed",
-         {"knowledge": knowledge, "testbed": "noise", **(SKA_ONE_INSTANCE if knowledge == "table+text" else {})})
+         {"knowledge": knowledge, "testbed": "noise", **_ska_budget(knowledge)})
     for knowledge, (qa, _) in SKA_FIGURES.items()
 ] + [
     Case("skabench", "rfqa", "direct", f"{SK} Fig. {rejection} ({knowledge} negative rejection)"
          + (" (printed without its text: instruction of Fig. 18 and Fig. 21)" if rejection == 22 else ""),
-         {"knowledge": knowledge, "testbed": "negative", **(SKA_ONE_INSTANCE if knowledge == "table+text" else {})})
+         {"knowledge": knowledge, "testbed": "negative", **_ska_budget(knowledge)})
     for knowledge, (_, rejection) in SKA_FIGURES.items()
 ] + [
     Case("skabench", "rfqa", "direct", f"{SK} Fig. 16 (table QA), order insensitivity testbed",
          {"knowledge": "table", "testbed": "order"}),
     Case("skabench", "rfqa", "direct", f"{SK} Fig. 17 (kg+text QA), information integration testbed",
-         {"knowledge": "kg+text", "testbed": "integration"}),
+         {"knowledge": "kg+text", "testbed": "integration", **SKA_HYBRID}),
     Case("skabench", "rfqa", "self_consistency", f"{SK} Fig. 16 (table QA) sampled 5 times at temperature 0.7 "
          "(self-consistency, ours)", {"knowledge": "table", "testbed": "noise"}),
 ]
@@ -161,14 +169,13 @@ RFQA = [
          "Appendix C"),
     Case("rfqa", "all", "sql", f'{RF_RELEASED} SQL template, then the "List more values" follow-up'),
     Case("rfqa", "all", "cot", f"{RF_RELEASED} CoT template (paper Figure 7): one retrieval prompt per table of the "
-         "join, then follow-ups (two joins whose base rows are few: others resend thousands of rows per round)",
-         samples=(1, 17)),
+         "join, then follow-ups (two joins)", samples=(1, 2)),
     Case("rfqa", "all", "nl", f"{RF_RELEASED} NL template with the table's JSON Schema as response_format "
          "(structured output)", {"structured_output": "true"}),
     Case("rfqa", "all", "nl", f"{RF} Appendix C Figure 5 (NL), verbatim", {"prompt_wording": "paper"}),
     Case("rfqa", "all", "sql", f"{RF} Appendix C Figure 6 (SQL), verbatim", {"prompt_wording": "paper"}),
     Case("rfqa", "all", "cot", f"{RF} Appendix C Figure 7 (CoT), verbatim", {"prompt_wording": "paper"},
-         samples=(1, 17)),
+         samples=(1, 2)),
 ]
 
 CASES: list[Case] = [*STRUCTFACT, *SCITAB, *SKABENCH, *STRUCTEXT, *RFQA]

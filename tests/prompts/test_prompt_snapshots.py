@@ -2,7 +2,8 @@
 
 A change to any prompt (template, serialization, demonstrations, sampling parameters) shows up as a diff of
 ``tests/prompts/__snapshots__/``. Multi-turn strategies are driven by the oracle backend, so their later
-turns are pinned too. After an intended change, regenerate and review the diff:
+turns are pinned too. The samples come from the synthetic releases of ``tests/synthetic/`` (see
+its README). After an intended change, regenerate and review the diff:
 
     pytest tests/prompts --snapshot-update
 """
@@ -30,6 +31,7 @@ from structbench.runner.run import load_samples
 
 REPO = Path(__file__).resolve().parents[2]
 REGENERATE = "pytest tests/prompts --snapshot-update"
+DATA = "tests/synthetic/"
 
 
 class TextSnapshot(SingleFileSnapshotExtension):
@@ -94,6 +96,7 @@ def render(case: Case, samples: list[tuple[Sample, list[Request]]]) -> str:
         f"# options: {options or '(defaults)'}",
         f"# reproduces: {case.reproduces}",
         f"# samples: {', '.join(s.id for s, _ in samples)} (later turns answered by the oracle backend)",
+        f"# data: synthetic records in the release's format, {DATA} (no released data)",
         f"# regenerate after an intended change, then review the diff: {REGENERATE}",
     ]
     for sample, requests in samples:
@@ -109,8 +112,8 @@ def render(case: Case, samples: list[tuple[Sample, list[Request]]]) -> str:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_prompt(case: Case, shared_data: DataContext, snap: SnapshotAssertion) -> None:
-    bench, samples = loaded(case, shared_data)
+def test_prompt(case: Case, synthetic_data: DataContext, snap: SnapshotAssertion) -> None:
+    bench, samples = loaded(case, synthetic_data)
     picked = [samples[i] for i in case.samples]
     sent = [(s, requests_sent(bench, case.strategy, s)) for s in picked]
     assert all(requests for _, requests in sent), "every strategy sends at least one request"

@@ -15,7 +15,7 @@ import pytest
 from structbench.backends.mock import MockBackend
 from structbench.backends.oracle import OracleBackend
 from structbench.datasets import DataContext
-from structbench.errors import RunStoppedError, UsageError
+from structbench.errors import RunStoppedError
 from structbench.runner.cache import ResponseCache
 from structbench.runner.config import RunConfig
 from structbench.runner.control import RunControl
@@ -122,7 +122,7 @@ def test_the_breaker_in_one_worker_stops_them_all(tmp_path: Path) -> None:
     assert len(_lines(tmp_path / "r")) < 60  # the other worker stopped too, long before the 200
 
 
-def test_worker_count_defaults_and_limits() -> None:
+def test_worker_count_defaults_and_limits(capsys: pytest.CaptureFixture[str]) -> None:
     from structbench.backends.llamacpp import LlamaCppBackend
     from structbench.backends.openai_compat import OpenAIBackend
     from structbench.forkmap import cpu_count
@@ -130,6 +130,6 @@ def test_worker_count_defaults_and_limits() -> None:
     assert worker_count(OpenAIBackend("m", base_url="http://127.0.0.1:1/v1"), None) == cpu_count()
     assert worker_count(MockBackend(), None) == 1 and worker_count(MockBackend(), 4) == 4
     local = LlamaCppBackend.__new__(LlamaCppBackend)
-    with pytest.raises(UsageError, match="--workers 2: the llamacpp backend holds its model in this process"):
-        worker_count(local, 2)
+    assert worker_count(local, 2) == 1 and worker_count(local, None) == 1
+    assert "note: --workers 2: the llamacpp backend holds its model in this process" in capsys.readouterr().err
     assert split(64, 3) == [22, 21, 21] and split(2, 2) == [1, 1]

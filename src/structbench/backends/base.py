@@ -39,6 +39,13 @@ class GenerationParams:
     min_tokens: int = 0
     """Generate at least this many tokens before an end of sequence may end the reply (vLLM's
     ``min_tokens``); only backends with ``supports_min_tokens`` enforce it, the others ignore it."""
+    choices: tuple[str, ...] = ()
+    """Constrain the reply to exactly one of these strings (guided choice, as vLLM's ``guided_choice``) where
+    the backend supports it (``supports_choices``); the others ignore it, like ``min_tokens``, and their
+    free reply is parsed as usual. ``min_tokens`` does not apply to a constrained reply."""
+    chat_template_args: dict[str, Any] | None = None
+    """Keyword arguments for the server's chat template (``chat_template_kwargs`` of vLLM, SGLang and the
+    llama.cpp server, e.g. ``enable_thinking``); only backends with ``supports_chat_template_args`` take them."""
 
 
 @dataclass(frozen=True)
@@ -181,6 +188,10 @@ class Backend(ABC):
     supports_logprobs: bool = False
     supports_min_tokens: bool = False
     """Whether ``GenerationParams.min_tokens`` is enforced (otherwise it is ignored and not in the cache key)."""
+    supports_choices: bool = False
+    """Whether ``GenerationParams.choices`` is enforced (constrained decoding)."""
+    supports_chat_template_args: bool = False
+    """Whether ``GenerationParams.chat_template_args`` reach the model (a run that sets them refuses others)."""
     model_options: tuple[str, ...] = ()
     """The ``--model-option`` keys this backend takes (load settings such as ``n_ctx``)."""
     remote: bool = False
@@ -217,10 +228,10 @@ CACHE_KEY_FIELDS = (
     "top_logprobs",
     "response_format",
 )
-"""Exactly the request fields that identify a cached response, plus ``min_tokens`` when it is set and the
-backend enforces it (so keys of requests without it never change). Left out on purpose: API keys,
-timeouts, retry settings, concurrency, and anything about the run (strategy name, sample id), so that the
-same request from another run or strategy is a cache hit."""
+"""Exactly the request fields that identify a cached response, plus ``min_tokens`` and ``choices`` when they
+are set and the backend enforces them, and ``chat_template_args`` when they are set (so keys of requests without
+them never change). Left out on purpose: API keys, timeouts, retry settings, concurrency, and anything about the
+run (strategy name, sample id), so that the same request from another run or strategy is a cache hit."""
 
 
 def cache_fields(backend: Backend, request: Request) -> bytes:
@@ -243,8 +254,12 @@ def cache_fields(backend: Backend, request: Request) -> bytes:
         "response_format": p.response_format,
     }
     assert tuple(fields) == CACHE_KEY_FIELDS
-    if p.min_tokens and backend.supports_min_tokens:
+    if p.min_tokens and backend.supports_min_tokens and not p.choices:
         fields["min_tokens"] = p.min_tokens
+    if p.choices and backend.supports_choices:
+        fields["choices"] = list(p.choices)
+    if p.chat_template_args:
+        fields["chat_template_args"] = p.chat_template_args
     return orjson.dumps(fields, option=orjson.OPT_SORT_KEYS)
 
 

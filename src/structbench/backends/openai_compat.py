@@ -127,6 +127,7 @@ class OpenAIBackend(Backend):
     supports_logprobs = True
     remote = True
     forkable = True
+    supports_chat_template_args = True
 
     def __init__(
         self,
@@ -187,6 +188,8 @@ class OpenAIBackend(Backend):
             body["response_format"] = p.response_format
         if request.messages is not None:
             body["messages"] = request.prompt_payload()
+            if p.chat_template_args:
+                body["chat_template_kwargs"] = p.chat_template_args
             if p.logprobs:
                 body["logprobs"] = True
                 body["top_logprobs"] = p.top_logprobs

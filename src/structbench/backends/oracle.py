@@ -18,6 +18,8 @@ class OracleBackend(Backend):
     model = "oracle"
     cacheable = False
     forkable = True
+    supports_choices = True
+    """Its replies are the gold answers, which are among the choices."""
 
     async def generate(self, request: Request) -> Response:
         from structbench.benchmark import current_sample

@@ -8,6 +8,8 @@ import os
 import signal
 import sys
 import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -19,8 +21,12 @@ from structbench.errors import ExitCode, StorageError, StructbenchError, Termina
 from structbench.redact import MASK, redact
 
 if TYPE_CHECKING:
+    from structbench.backends import BackendSpec
+    from structbench.results import MetricsFile
     from structbench.runner.cache import ResponseCache
-    from structbench.runner.control import RunControl
+    from structbench.runner.config import RunConfig
+    from structbench.runner.control import CacheErrorPolicy, RunControl
+    from structbench.runner.run import Run
 
 app = typer.Typer(
     add_completion=False,
@@ -29,11 +35,14 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-DEFAULT_SUITE = ["structext:test"]
-"""What ``structbench run`` evaluates with no arguments: benchmarks that need no download."""
-DEFAULT_LIMIT = 8
-DEFAULT_MAX_TOKENS = 64
-"""The default suite caps replies: the embedded base model otherwise rambles to each prompt's limit."""
+DEFAULT_SUITE = ["structfact:generated"]
+"""What ``structbench run`` evaluates without ``--bench``: StructFact questions over a fictional world (no
+download, facts no model has seen), few-shot with A/B/C options, so even the embedded base model answers
+with a parseable option letter (constrained decoding where the backend has it) and its score can be read
+against the chance and majority baselines printed beside it."""
+DEFAULT_STRATEGIES = ["few_shot"]
+DEFAULT_OPTIONS = {"structfact.tables": "synthetic", "structfact.per_task": "6", "structfact.answer": "constrained"}
+"""Six questions per task (30 in all, about a minute on two CPU cores); ``--option`` values win."""
 DEFAULT_MODEL = "llamacpp"
 DEFAULT_MAX_REPLY_MB = 16.0
 """``--max-reply-mb``: far above any real completion (``backends.factory.DEFAULT_MAX_REPLY_BYTES``)."""
@@ -109,12 +118,51 @@ def list_cmd() -> None:
             field("options", list(cls.Options.model_fields)),
         ]))
     typer.echo("\n\n".join(blocks))
+    title = "presets: one paper table's configuration each (structbench run --model M --preset NAME [--limit N])"
+    typer.echo("\n\n" + textwrap.fill(title, width=width, break_long_words=False, break_on_hyphens=False) + "\n")
+    typer.echo("\n\n".join(_preset_blocks(field, width)))
     typer.echo("\n" + field("backends", [f"{b} (default)" if b == DEFAULT_MODEL else b for b in BACKENDS.names()]))
+
+
+def _preset_blocks(field: Callable[[str, list[str]], str], width: int) -> list[str]:
+    """``--preset`` names with the configuration behind each paper table."""
+    import textwrap
+
+    from structbench.papers import paper_tables
+
+    blocks = []
+    for t in paper_tables():
+        p, data = t.preset, t.published
+        head = f"{p.name}  {data.source} ({len(data.rows)} rows x {len(data.columns)} columns)"
+        blocks.append("\n".join([
+            textwrap.fill(head, width=width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False),
+            field("benchmarks", list(p.benches)),
+            field("strategies", list(p.strategies)),
+            field("options", [f"{k}={v}" for k, v in p.options.items()]),
+        ]))
+    return blocks
 
 
 def _comma_list(text: str | None) -> list[str]:
     """``"a, b,a"`` -> ``["a", "b"]``: the items of a comma-separated flag, once each, in order."""
     return list(dict.fromkeys(part.strip() for part in (text or "").split(",") if part.strip()))
+
+
+def _preset_config(name: str, option: list[str] | None) -> tuple[list[str], list[str], dict[str, str]]:
+    """``--preset NAME`` as benches, strategies and options; ``--option`` may add options the preset
+    leaves open (a data path, a tokenizer), not change the ones it sets."""
+    from structbench.papers import preset_table
+    from structbench.runner.config import parse_options
+
+    preset = preset_table(name).preset
+    options = dict(preset.options)
+    for key, value in parse_options(option or []).items():
+        bare = key.partition(".")[2] or key
+        fixed = preset.options.get(key, preset.options.get(bare))
+        if fixed is not None and fixed != value:
+            raise UsageError(f"--option {key}={value}: preset {name} runs the paper's {bare}={fixed}")
+        options[key] = value
+    return list(preset.benches), list(preset.strategies), options
 
 
 def _benches(text: str | None) -> list[str]:
@@ -134,24 +182,37 @@ def _shown_urls(base_url: str) -> str:
     return shown_base_urls(base_url)
 
 
+SUITE_DEFINED = ("model", "bench", "strategy", "option", "limit", "seed", "max_tokens", "base_url", "model_option",
+                 "api_key_env", "timeout", "max_retries", "resume", "data_dir", "concurrency")
+"""``run`` flags a suite file sets (per model or for the whole suite): refused beside one. How the jobs are spread
+(``--workers``, ``--executor``, ``--ray-*``) is not among them: it applies to every model of the suite."""
+
+
+def _typed(ctx: typer.Context, name: str) -> bool:
+    """Whether flag ``name`` was given on the command line (ParameterSource.COMMANDLINE, compared by name: typer
+    vendors click)."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name == "COMMANDLINE"
+
+
 def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict[str, Any]) -> list[str]:
     """The run-defining flags given on the command line whose values differ from the resumed run's."""
     from structbench.runner.config import parse_options
 
-    def typed(name: str) -> bool:  # ParameterSource.COMMANDLINE, compared by name (typer vendors click)
-        source = ctx.get_parameter_source(name)
-        return source is not None and source.name == "COMMANDLINE"
+    def typed(name: str) -> bool:
+        return _typed(ctx, name)
 
     same = {
         "model": lambda v: v == config.model,
         "base_url": lambda v: v is not None and _shown_urls(v) == config.base_url,
         "bench": lambda v: _benches(v) == config.benches,
         "strategy": lambda v: _comma_list(v) == config.strategies,
-        "option": lambda v: parse_options(v or []) == config.options,
+        "option": lambda v: given["preset"] is not None or parse_options(v or []) == config.options,
         "limit": lambda v: v == config.limit,
         "seed": lambda v: v == config.seed,
         "max_tokens": lambda v: v == config.max_tokens,
         "data_dir": lambda v: str(v) == config.data_dir,
+        "preset": lambda v: _preset_config(v, given["option"]) == (config.benches, config.strategies, config.options),
         "out": lambda v: Path(v).resolve() == resume.resolve(),
     }
     return [
@@ -164,6 +225,11 @@ def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict
 @app.command()
 def run(
     ctx: typer.Context,
+    suite: Annotated[
+        Path | None,
+        typer.Argument(help="A suite file (YAML): models x benchmarks, one run directory per model, then the report.",
+                       show_default=False),
+    ] = None,
     model: Annotated[
         str, typer.Option("--model", "-m", help="BACKEND[:NAME], e.g. openai:gpt-4o-mini.")
     ] = DEFAULT_MODEL,
@@ -171,7 +237,12 @@ def run(
         str | None, typer.Option("--bench", "-b", help="Comma-separated BENCH[:VARIANT] list, or 'all'.")
     ] = None,
     strategy: Annotated[
-        str | None, typer.Option("--strategy", "-s", help="Comma-separated strategies, or 'all'.")
+        str | None,
+        typer.Option("--strategy", "-s", help="Comma-separated strategies (BENCH[:VARIANT]/NAME: for one), or 'all'."),
+    ] = None,
+    preset: Annotated[
+        str | None,
+        typer.Option("--preset", "-p", help="Run one paper table's configuration (structbench list shows them)."),
     ] = None,
     option: OptionOpt = None,
     limit: LimitOpt = None,
@@ -233,16 +304,29 @@ def run(
         float, typer.Option(min=0.1, help="Seconds between progress lines when stderr is not a terminal.")
     ] = 30.0,
 ) -> None:
-    """Evaluate a model. With no arguments: a quick offline suite on the embedded model."""
-    from structbench.backends import BACKENDS, BackendSpec, make_backend
-    from structbench.datasets import DataContext, cache_root
+    """Evaluate a model, or every model of a suite file. With no arguments: a quick offline suite on the embedded
+    model."""
+    from structbench.backends import BackendSpec
     from structbench.report.markdown import headline_table
     from structbench.runner.config import RunConfig, check_limit, parse_model_options, parse_options
-    from structbench.runner.control import RunControl
-    from structbench.runner.failures import failure_summary
-    from structbench.runner.run import Run, prepare, read_manifest
-    from structbench.runner.store import MANIFEST, SAMPLES
-    from structbench.runner.workers import worker_count
+    from structbench.runner.run import read_manifest
+    from structbench.runner.store import MANIFEST
+
+    policy: CacheErrorPolicy = "stop" if on_cache_error == CacheErrorChoice.stop else "continue"
+    settings = RunSettings(cache, no_cache, policy, offline, progress, progress_every, max_consecutive_failures,
+                           workers=workers, executor=executor, ray_address=ray_address,
+                           ray_gpus_per_worker=ray_gpus_per_worker)
+    if suite is not None:
+        from structbench.cli.suite_cmd import run_suite
+
+        typed = [f"--{name.replace('_', '-')}" for name in SUITE_DEFINED if _typed(ctx, name)]
+        if typed:
+            raise UsageError(f"{suite} defines the models and benchmarks; {', '.join(typed)} cannot be given with a "
+                             "suite file (--out, --cache, --no-cache, --offline, --progress and the like can)")
+        code = run_suite(suite, out, settings, max_reply_bytes=int(max_reply_mb * 2**20))
+        if code != ExitCode.OK:
+            raise typer.Exit(code)
+        return
 
     if resume is not None:
         manifest = read_manifest(resume)
@@ -250,7 +334,8 @@ def run(
             raise UsageError(f"--resume {resume}: no {MANIFEST} there")
         config = RunConfig.model_validate(manifest["config"])
         given = {"model": model, "base_url": base_url, "bench": bench, "strategy": strategy, "option": option,
-                 "limit": limit, "seed": seed, "max_tokens": max_tokens, "data_dir": data_dir, "out": out}
+                 "limit": limit, "seed": seed, "max_tokens": max_tokens, "data_dir": data_dir, "out": out,
+                 "preset": preset}
         conflicts = _resume_conflicts(ctx, resume, config, given)
         if conflicts:
             raise UsageError(
@@ -264,17 +349,24 @@ def run(
         run_dir = resume
     else:
         check_limit(limit)
-        if bench is None:
-            benches, limit = DEFAULT_SUITE, limit if limit is not None else DEFAULT_LIMIT
-            max_tokens = max_tokens if max_tokens is not None else DEFAULT_MAX_TOKENS
+        options = parse_options(option or [])
+        strategies = _comma_list(strategy)
+        if preset is not None:
+            if bench is not None or strategy is not None:
+                raise UsageError(f"--preset {preset} sets the benchmarks and strategies; drop --bench and --strategy")
+            benches, strategies, options = _preset_config(preset, option)
+        elif bench is None:
+            benches = DEFAULT_SUITE
+            strategies = strategies or DEFAULT_STRATEGIES
+            options = DEFAULT_OPTIONS | options
         else:
             benches = _benches(bench)
         config = RunConfig(
             model=model,
             base_url=_shown_urls(base_url) if base_url else None,
             benches=benches,
-            strategies=_comma_list(strategy),
-            options=parse_options(option or []),
+            strategies=strategies,
+            options=options,
             limit=limit,
             seed=seed,
             data_dir=str(data_dir) if data_dir else None,
@@ -291,28 +383,65 @@ def run(
         max_reply_bytes=int(max_reply_mb * 2**20),
         options=parse_model_options(model_option or []),
     )
+    the_run, metrics = _execute(config, spec, run_dir, settings)
+    _print_markdown(headline_table(metrics))
+    typer.echo(f"run directory: {run_dir}")
+    _echo_exclusions(metrics)
+    if the_run.failures:
+        _echo_failures(the_run)
+        raise typer.Exit(ExitCode.FAILED_SAMPLES)
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How ``run`` executes, apart from what it evaluates (none of it changes the results)."""
+
+    cache: Path | None
+    no_cache: bool
+    on_cache_error: CacheErrorPolicy
+    offline: bool
+    progress: bool
+    progress_every: float
+    max_consecutive_failures: int
+    workers: int | None = None
+    """``--workers``: worker processes (or Ray actors); None picks (``runner.workers.worker_count``)."""
+    executor: ExecutorChoice = ExecutorChoice.local
+    ray_address: str | None = None
+    ray_gpus_per_worker: float = 0.0
+
+
+def _execute(config: RunConfig, spec: BackendSpec, run_dir: Path, settings: RunSettings) -> tuple[Run, MetricsFile]:
+    """Evaluate ``config`` on the backend ``spec`` names into ``run_dir``; Ctrl-C and SIGTERM say how to resume."""
+    from structbench.backends import BACKENDS, make_backend
+    from structbench.datasets import DataContext, cache_root
+    from structbench.runner.control import RunControl
+    from structbench.runner.run import Run, prepare
+    from structbench.runner.workers import worker_count
+
     BACKENDS.get(spec.backend)  # an unknown backend fails before any data is loaded
     the_run = Run(run_dir, config)  # so does a run directory holding another configuration, or an unwritable one
-    selections = prepare(config, DataContext.from_env(config.data_dir, offline=offline))
+    selections = prepare(config, DataContext.from_env(config.data_dir, offline=settings.offline))
     backend = make_backend(spec)
+    workers = settings.workers
     cluster = None
-    if executor == ExecutorChoice.ray:
+    if settings.executor == ExecutorChoice.ray:
         from structbench.runner.cluster import Cluster
 
-        cluster = Cluster(spec, address=ray_address, actors=workers, offline=offline,
-                          gpus_per_worker=ray_gpus_per_worker)
+        cluster = Cluster(spec, address=settings.ray_address, actors=workers, offline=settings.offline,
+                          gpus_per_worker=settings.ray_gpus_per_worker)
     else:
         workers = worker_count(backend, workers)
-    control = RunControl(max_consecutive_failures, on_cache_error.value)
-    response_cache = None if no_cache else _open_cache(cache or cache_root() / "responses.sqlite", control)
+    control = RunControl(settings.max_consecutive_failures, settings.on_cache_error)
+    response_cache = (None if settings.no_cache
+                      else _open_cache(settings.cache or cache_root() / "responses.sqlite", control))
     try:
         metrics = the_run.execute(
             backend,
             selections,
             cache=response_cache,
-            concurrency=concurrency,
-            progress=progress,
-            progress_interval=progress_every,
+            concurrency=spec.concurrency,
+            progress=settings.progress,
+            progress_interval=settings.progress_every,
             control=control,
             workers=workers or 1,
             cluster=cluster,
@@ -327,20 +456,22 @@ def run(
     finally:
         if response_cache is not None:
             response_cache.close()
-    _print_markdown(headline_table(metrics))
-    typer.echo(f"run directory: {run_dir}")
-    _echo_exclusions(metrics)
-    if the_run.failures:
-        typer.echo(
-            failure_summary(
-                the_run.failures,
-                the_run.samples,
-                details=f"every message is in {run_dir / SAMPLES} (fields error, error_kind)",
-                retry="running the same command again retries exactly the failed samples",
-            ),
-            err=True,
-        )
-        raise typer.Exit(ExitCode.FAILED_SAMPLES)
+    return the_run, metrics
+
+
+def _echo_failures(the_run: Run) -> None:
+    from structbench.runner.failures import failure_summary
+    from structbench.runner.store import SAMPLES
+
+    typer.echo(
+        failure_summary(
+            the_run.failures,
+            the_run.samples,
+            details=f"every message is in {the_run.run_dir / SAMPLES} (fields error, error_kind)",
+            retry="running the same command again retries exactly the failed samples",
+        ),
+        err=True,
+    )
 
 
 def _echo_exclusions(metrics: Any) -> None:
@@ -371,27 +502,62 @@ def _open_cache(path: Path, control: RunControl) -> ResponseCache | None:
         return None
 
 
+class ExportFormat(StrEnum):
+    """``export --format``."""
+
+    jsonl = "jsonl"
+    parquet = "parquet"
+    hf = "hf"
+
+
 @app.command()
 def export(
     bench: BenchArg,
-    out: Annotated[Path, typer.Option("--out", help="JSON-lines file to write.")],
+    out: Annotated[Path, typer.Option("--out", help="File to write (a folder for --format hf).")],
     limit: LimitOpt = None,
     seed: SeedOpt = 0,
     strategy: StrategyOpt = None,
     option: OptionOpt = None,
     data_dir: DataDirOpt = None,
+    format: Annotated[
+        ExportFormat,
+        typer.Option("--format", "-f", help="jsonl (JSON lines), parquet (typed columns), or hf (a Hugging Face "
+                     "datasets folder: datasets.load_dataset(OUT))."),
+    ] = ExportFormat.jsonl,
 ) -> None:
-    """Write each sample's prompt (the strategy's first model call), gold, meta and fingerprint as JSON lines."""
+    """Write each sample's prompt (the strategy's first model call), gold, meta and fingerprint: JSON lines, Parquet,
+    or a Hugging Face datasets folder."""
     from structbench.runner.export import export_lines
 
     b, variant, samples, strat, settings = _load_one(bench, strategy, option, limit, seed, data_dir)
-    tmp = out.with_name(f".{out.name}.tmp")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with open(tmp, "w") as fh:
-        for line in export_lines(b, variant, samples, strat, settings):
-            fh.write(json.dumps(line, ensure_ascii=False) + "\n")
-    os.replace(tmp, out)
+    lines = export_lines(b, variant, samples, strat, settings)
+    if format != ExportFormat.jsonl:
+        _export_arrow(format, lines, out, f"{b.title}: {b.name}:{variant}, strategy {strat.name}", settings.flags())
+    else:
+        tmp = out.with_name(f".{out.name}.tmp")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "w") as fh:
+            for line in lines:
+                fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+        os.replace(tmp, out)
     typer.echo(f"wrote {len(samples)} samples to {out}")
+
+
+def _export_arrow(format: ExportFormat, lines: Any, out: Path, title: str, flags: str) -> None:
+    """``--format parquet`` or ``hf`` (needs ``pip install 'structbench[datasets]'``)."""
+    try:
+        from structbench.runner import tabular
+    except ImportError as err:
+        raise UsageError(f"--format {format.value} needs pyarrow: pip install 'structbench[datasets]' ({err})"
+                         ) from None
+    if format == ExportFormat.parquet:
+        tabular.write_parquet(lines, out)
+    else:
+        if out.exists() and not out.is_dir():
+            raise UsageError(f"--out {out}: --format hf writes a folder; this is a file")
+        description = (f"Exported with `structbench export {flags} --format hf`. Score a model's outputs with "
+                       f"`structbench score {flags} --predictions FILE` (lines with `id`, `fingerprint`, `output`).")
+        tabular.write_hf_dataset(lines, out, title=title, description=description)
 
 
 @app.command()

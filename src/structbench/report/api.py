@@ -14,7 +14,9 @@ from structbench.report.build import build_document
 from structbench.report.document import Document
 from structbench.report.entries import EntryView, StatsOptions, collect
 from structbench.report.html import DEFAULT_MAX_TEXT, render_html
+from structbench.report.leaderboard import leaderboard_section
 from structbench.report.markdown import render_document
+from structbench.report.paper import paper_sections
 from structbench.report.runs import BenchmarkCache, load_run
 from structbench.runner.store import write_json_atomic
 
@@ -63,7 +65,11 @@ def prepare(run_dirs: Sequence[Path], options: ReportOptions) -> tuple[Document,
         if len(v.scored_records) != v.result.n
     ]
     title = options.title or "structbench report: " + ", ".join(str(p) for p in run_dirs)
-    return build_document(views, title, notes, figures=options.figures), views
+    doc = build_document(views, title, notes, figures=options.figures)
+    board = leaderboard_section(views, options.stats)
+    papers = paper_sections(views, runs, options.stats, figures=options.figures)
+    doc.sections[1:1] = [*([board] if board else []), *papers]
+    return doc, views
 
 
 def _write(path: Path, text: str) -> None:

@@ -77,6 +77,27 @@ def _statistic(pool: Sequence[Scored], bench: Benchmark, metric: str, method: st
     return MeanStatistic(scores_of(pool))
 
 
+def paired_records_test(
+    pairs: Sequence[tuple[SampleRecord, SampleRecord]],
+    bench: Benchmark,
+    metric: str,
+    stats: StatsOptions,
+    method: str | None = None,
+) -> PairedTest:
+    """Paired bootstrap and approximate randomization of B against A on ``metric`` over aligned pairs of
+    records (A, B); ``method`` (``mean``/``aggregate``) is probed on the pooled records when not given."""
+    pool = [x.scored() for x, _ in pairs] + [y.scored() for _, y in pairs]
+    if method is None:
+        _, method = metric_statistic(pool, bench, metric)
+    return paired_test(
+        _statistic(pool, bench, metric, method),
+        len(pairs),
+        resamples=stats.resamples,
+        seed=stats.seed,
+        confidence=stats.confidence,
+    )
+
+
 def _compare_entry(
     key: tuple[str, str, str],
     strategy_b: str,
@@ -91,14 +112,7 @@ def _compare_entry(
     _, method = metric_statistic(pool, bench, metric)
 
     def test(breakdown: str, group: str, subset: list[tuple[SampleRecord, SampleRecord]]) -> Comparison:
-        sub = [x.scored() for x, _ in subset] + [y.scored() for _, y in subset]
-        t = paired_test(
-            _statistic(sub, bench, metric, method),
-            len(subset),
-            resamples=stats.resamples,
-            seed=stats.seed,
-            confidence=stats.confidence,
-        )
+        t = paired_records_test(subset, bench, metric, stats, method)
         return Comparison(key[0], key[1], key[2], strategy_b, metric, method, breakdown, group, t)
 
     out = [test(OVERALL, "", pairs)]

@@ -24,6 +24,7 @@ from structbench.backends.factory import BackendSpec, make_backend
 from structbench.benchmark import Generate, other_models
 from structbench.runner.cache import CacheReadError, CacheWriteError, ResponseStore
 from structbench.runner.control import RunControl
+from structbench.runner.settings import RequestSettings
 
 
 class ModelCaller:
@@ -139,17 +140,18 @@ class ModelPool:
 
 @dataclass
 class CallLog:
-    """Per-sample bookkeeping around a ``ModelCaller``: the first request, call counts, the token cap."""
+    """Per-sample bookkeeping around a ``ModelCaller``: the first request, call counts, the run's request
+    settings (token cap, system prompt, chat-template arguments, sampling)."""
 
     caller: ModelCaller
-    max_tokens: int | None = None
+    settings: RequestSettings | None = None
     first: Request | None = None
     calls: int = 0
     cached: int = 0
 
     async def __call__(self, request: Request) -> Response:
-        if self.max_tokens is not None and request.params.max_tokens > self.max_tokens:
-            request = replace(request, params=replace(request.params, max_tokens=self.max_tokens))
+        if self.settings is not None:
+            request = self.settings.apply(request)
         if self.first is None:
             self.first = request
         self.calls += 1

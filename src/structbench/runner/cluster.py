@@ -139,7 +139,7 @@ class RayWorker:
         backend = make_backend(replace(setup.spec, concurrency=setup.concurrency))
         self.caller = ModelCaller(backend, cache, self.control)
         self.others = ModelPool(cache, self.control)
-        self.runner = JobRunner(self.selections, self.caller, s.model, s.max_tokens)
+        self.runner = JobRunner(self.selections, self.caller, s.model, s.request)
         self.tasks: set[asyncio.Task[Any]] = set()
 
     def _halted(self, error: StructbenchError, cancel: bool) -> None:

@@ -12,6 +12,22 @@ from structbench.benchmark import Benchmark
 from structbench.errors import UsageError
 
 
+class Generation(BaseModel):
+    """Sampling settings a run imposes on every request, replacing the benchmark's and strategy's own values
+    (self-consistency's sampling temperature included); None keeps each request's own."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    temperature: float | None = Field(default=None, ge=0)
+    top_p: float | None = Field(default=None, gt=0, le=1)
+    seed: int | None = None
+    """The request seed sent to the model (not the run's ``seed``, which picks samples and shuffles)."""
+
+
+REQUEST_FIELDS = ("system_prompt", "chat_template_args", "generation")
+"""``RunConfig`` fields that change the requests; left out of the fingerprint while at their defaults."""
+
+
 class RunConfig(BaseModel):
     """Everything that decides a run's results; two runs with equal configs are the same run."""
 
@@ -23,7 +39,8 @@ class RunConfig(BaseModel):
     benches: list[str]
     """``BENCH[:VARIANT]`` entries."""
     strategies: list[str] = Field(default_factory=list)
-    """Strategy names, applied to every benchmark; empty = each benchmark's default; ``all`` = every one."""
+    """Strategy names, applied to every benchmark (``BENCH[:VARIANT]/NAME``: to that one only); empty = each
+    benchmark's default; ``all`` = every one."""
     options: dict[str, str] = Field(default_factory=dict)
     """``key=value`` run options; ``bench.key`` targets one benchmark, a bare key every one that has it."""
     limit: int | None = Field(None, ge=1)
@@ -33,9 +50,19 @@ class RunConfig(BaseModel):
     max_tokens: int | None = None
     """Cap on every request's ``max_tokens`` (quick runs on slow local models); None keeps each prompt's own."""
 
+    system_prompt: str | None = None
+    """A system message put before every chat request's own (joined with it into one system turn)."""
+    chat_template_args: dict[str, Any] = Field(default_factory=dict)
+    """Keyword arguments for the server's chat template (``chat_template_kwargs``), sent with every chat request."""
+    generation: Generation = Field(default_factory=Generation)
+    """Sampling settings that replace every request's own."""
+
     def fingerprint(self) -> str:
-        """A short stable hash, used to name the default run directory."""
-        blob = json.dumps(self.model_dump(), sort_keys=True)
+        """A short stable hash, used to name the default run directory (unchanged for runs that leave the request
+        settings at their defaults)."""
+        unset = {k for k in REQUEST_FIELDS if getattr(self, k) == type(self).model_fields[k].get_default(
+            call_default_factory=True)}
+        blob = json.dumps(self.model_dump(exclude=unset), sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:10]
 
 

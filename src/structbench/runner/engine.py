@@ -15,6 +15,7 @@ from structbench.data.sample import Sample
 from structbench.errors import StorageError
 from structbench.runner.calls import CallLog, ModelCaller
 from structbench.runner.records import ErrorKind, SampleRecord
+from structbench.runner.settings import RequestSettings
 
 
 @dataclass(frozen=True)
@@ -43,12 +44,12 @@ class Outcome:
     kind: ErrorKind | None = None
 
 
-async def attempt_job(job: Job, caller: ModelCaller, max_tokens: int | None = None) -> Outcome:
+async def attempt_job(job: Job, caller: ModelCaller, settings: RequestSettings | None = None) -> Outcome:
     """Run the strategy: the part of a job that waits for the model.
 
     A model call that failed for good is a ``model`` error; any other exception in the strategy is a
     ``harness`` error (a bug). A ``StorageError`` (the cache failed) is raised: not this sample's fault."""
-    log = CallLog(caller, max_tokens)
+    log = CallLog(caller, settings)
     current_sample.set((job.bench, job.sample))
     started = time.perf_counter()
     try:
@@ -100,11 +101,11 @@ def finish_job(job: Job, outcome: Outcome, model: str) -> SampleRecord:
     )
 
 
-async def run_job(job: Job, caller: ModelCaller, model: str, max_tokens: int | None = None) -> SampleRecord:
+async def run_job(job: Job, caller: ModelCaller, model: str, settings: RequestSettings | None = None) -> SampleRecord:
     """Run the strategy, parse and score (``attempt_job`` then ``finish_job``).
 
     Either kind of failure is recorded and the rest of the run goes on; resuming retries failed samples."""
-    return finish_job(job, await attempt_job(job, caller, max_tokens), model)
+    return finish_job(job, await attempt_job(job, caller, settings), model)
 
 
 async def run_jobs(
@@ -113,7 +114,7 @@ async def run_jobs(
     model: str,
     concurrency: int,
     on_record: Callable[[SampleRecord], None],
-    max_tokens: int | None = None,
+    settings: RequestSettings | None = None,
 ) -> None:
     """Run ``jobs`` with at most ``concurrency`` in flight, handing each record to ``on_record``.
 
@@ -132,7 +133,7 @@ async def run_jobs(
         while not control.stopped and queue:
             job = queue.popleft()
             try:
-                attempted.append((job, await attempt_job(job, caller, max_tokens)))
+                attempted.append((job, await attempt_job(job, caller, settings)))
             except StorageError as err:
                 control.halt(err, cancel=False)
             wake.set()

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from structbench.runner.calls import ModelCaller
 from structbench.runner.engine import Job, Outcome, attempt_job, finish_job
 from structbench.runner.records import RecordSummary
+from structbench.runner.settings import RequestSettings
 from structbench.runner.store import encode_record
 
 if TYPE_CHECKING:
@@ -56,17 +57,17 @@ class JobRunner:
     and the record line (CPU work the writer need not do)."""
 
     def __init__(
-        self, selections: Sequence[Selection], caller: ModelCaller, model: str, max_tokens: int | None
+        self, selections: Sequence[Selection], caller: ModelCaller, model: str, settings: RequestSettings | None
     ) -> None:
         self.selections = selections
         self.caller = caller
         self.model = model
-        self.max_tokens = max_tokens
+        self.settings = settings
 
     async def attempt(self, ref: JobRef) -> tuple[JobRef, Job, Outcome]:
         """The strategy's part: what waits for the model."""
         job = job_of(self.selections, ref)
-        return ref, job, await attempt_job(job, self.caller, self.max_tokens)
+        return ref, job, await attempt_job(job, self.caller, self.settings)
 
     def finish(self, ref: JobRef, job: Job, outcome: Outcome) -> Finished:
         """Parsing, scoring and the record line: CPU only."""

@@ -34,6 +34,7 @@ from structbench.runner.failures import Failure, failures_of
 from structbench.runner.jobs import Finished, JobRef, job_of
 from structbench.runner.progress import ProgressMode, RunProgress
 from structbench.runner.records import RecordSummary, SampleRecord
+from structbench.runner.settings import RequestSettings
 from structbench.runner.store import MANIFEST, METRICS, RunStore, save_manifest, write_json_atomic
 from structbench.runner.workers import (
     ProcessLink,
@@ -78,6 +79,33 @@ def load_benchmark(entry: str, options: dict[str, str]) -> tuple[Benchmark, str]
     return bench, bench.check_variant(variant)
 
 
+def strategies_for(bench: str, variant: str, names: list[str]) -> list[str]:
+    """The strategy names that apply to one ``BENCH:VARIANT``: plain names apply to every benchmark,
+    ``BENCH[:VARIANT]/STRATEGY`` only to that benchmark (and variant)."""
+    out = []
+    for name in names:
+        target, slash, strategy = name.rpartition("/")
+        if not slash:
+            out.append(name)
+            continue
+        target_bench, _, target_variant = target.partition(":")
+        if target_bench == bench and target_variant in ("", variant):
+            out.append(strategy)
+    return out
+
+
+def check_qualified(names: list[str], entries: list[tuple[str, str]]) -> None:
+    """Refuse a ``BENCH[:VARIANT]/STRATEGY`` that names no benchmark of the run (a typo must not pass)."""
+    for name in names:
+        target, slash, _ = name.rpartition("/")
+        if not slash:
+            continue
+        target_bench, _, target_variant = target.partition(":")
+        if not any(b == target_bench and target_variant in ("", v) for b, v in entries):
+            run = ", ".join(f"{b}:{v}" for b, v in entries)
+            raise UsageError(f"--strategy {name}: {target} is not part of this run ({run})")
+
+
 def pick_strategies(bench: Benchmark, names: list[str]) -> list[Strategy]:
     """``[]`` -> the default; ``["all"]`` -> every strategy; else the named ones (each must exist)."""
     names = list(dict.fromkeys(n for n in names if n))  # drop repeats and empty names
@@ -110,10 +138,12 @@ def prepare(config: RunConfig, data: DataContext) -> list[Selection]:
     classes = [BENCHMARKS.get(split_bench(e)[0]) for e in config.benches]
     check_options_used(classes, config.options)
     selections = []
-    for entry in dict.fromkeys(config.benches):  # a repeated BENCH[:VARIANT] is evaluated once
-        bench, variant = load_benchmark(entry, config.options)
+    loaded = [load_benchmark(entry, config.options) for entry in dict.fromkeys(config.benches)]
+    check_qualified(config.strategies, [(bench.name, variant) for bench, variant in loaded])
+    for bench, variant in loaded:  # a repeated BENCH[:VARIANT] is evaluated once
         samples = load_samples(bench, variant, data, seed=config.seed, limit=config.limit)
-        selections.append(Selection(bench, variant, samples, pick_strategies(bench, config.strategies)))
+        names = strategies_for(bench.name, variant, config.strategies)
+        selections.append(Selection(bench, variant, samples, pick_strategies(bench, names)))
     return selections
 
 
@@ -247,6 +277,7 @@ class Run:
         ``cluster`` runs the jobs on Ray actors instead (``runner.cluster``). This process alone writes the
         run directory either way."""
         self.check_backend(backend)
+        RequestSettings.of(self.config).check(backend)
         lock = _lock(self.run_dir)
         try:
             return self._execute(
@@ -400,15 +431,14 @@ class Run:
         """Run the jobs; the run's backend and any other model the strategies called are closed after."""
         try:
             async with others:
-                await run_jobs(jobs, caller, self.config.model, concurrency, on_record, self.config.max_tokens)
+                await run_jobs(jobs, caller, self.config.model, concurrency, on_record, RequestSettings.of(self.config))
         finally:
             await caller.backend.aclose()
-
 
     def _worker_settings(self, cache: ResponseCache | None, control: RunControl) -> WorkerSettings:
         return WorkerSettings(
             model=self.config.model,
-            max_tokens=self.config.max_tokens,
+            request=RequestSettings.of(self.config),
             run_dir=self.run_dir,
             cache_path=cache.path if cache is not None else None,
             cache_lock_wait=cache.lock_wait if cache is not None else 0.0,

@@ -31,12 +31,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from structbench.backends.base import Backend
-from structbench.errors import ExitCode, StorageError, StructbenchError, UsageError
+from structbench.errors import ExitCode, StorageError, StructbenchError
 from structbench.runner.cache import ResponseCache, Spill
 from structbench.runner.calls import ModelCaller, ModelPool
 from structbench.runner.control import CacheErrorPolicy, RunControl
 from structbench.runner.engine import Job, Outcome
 from structbench.runner.jobs import JobRef, JobRunner
+from structbench.runner.settings import RequestSettings
 
 if TYPE_CHECKING:
     from structbench.runner.dispatch import Events
@@ -99,7 +100,8 @@ class WorkerSettings:
     """What a worker needs besides the selections and the backend (all of it plain data)."""
 
     model: str
-    max_tokens: int | None
+    request: RequestSettings
+    """The run's request settings (token cap, system prompt, chat-template arguments, sampling)."""
     run_dir: Path
     cache_path: Path | None
     cache_lock_wait: float
@@ -183,7 +185,7 @@ class Worker:
         cache = ResponseCache(s.cache_path, lock_wait=s.cache_lock_wait) if s.cache_path is not None else None
         caller = ModelCaller(self.backend, cache, self.control)
         others = ModelPool(cache, self.control)
-        runner = JobRunner(self.selections, caller, s.model, s.max_tokens)
+        runner = JobRunner(self.selections, caller, s.model, s.request)
         try:
             async with others:
                 slots = [asyncio.create_task(self._slot(runner)) for _ in range(self.concurrency)]
@@ -298,16 +300,18 @@ def can_fork() -> bool:
 
 
 def worker_count(backend: Backend, asked: int | None) -> int:
-    """``--workers``: as asked (a backend that cannot be forked allows only 1); by default one per core for a
-    server backend (the harness's own work then runs on every core), else 1."""
+    """``--workers``: as asked, by default one per core for a server backend (the harness's own work then runs
+    on every core), else 1. A backend that cannot be forked runs in one process, with a note: ``--workers`` is
+    an execution setting, so a suite's local model still runs beside its served ones."""
     from structbench.forkmap import cpu_count
 
     if asked is None:
         return cpu_count() if backend.remote else 1
     if asked > 1 and not backend.forkable:
-        raise UsageError(
-            f"--workers {asked}: the {backend.backend} backend holds its model in this process and cannot be "
-            "copied into worker processes; use --executor ray to run one copy per Ray actor, or --workers 1")
+        sys.stderr.write(
+            f"note: --workers {asked}: the {backend.backend} backend holds its model in this process and cannot be "
+            "copied into worker processes; running in one process (--executor ray runs one copy per Ray actor)\n")
+        return 1
     return asked
 
 

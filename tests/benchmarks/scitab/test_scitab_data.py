@@ -1,22 +1,16 @@
-"""The loader: counts per label, validation errors, cell markers, the held-out pool."""
+"""The loader over the release: counts per label, cell markers in the samples, the held-out pool (the file's
+reader and the markers themselves: tests/releases/test_scitab.py)."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections import Counter
-from pathlib import Path
-
-import pytest
 
 from structbench.benchmarks.scitab import SciTab
-from structbench.benchmarks.scitab.markup import clean
 from structbench.benchmarks.scitab.pool import POOL_TABLES, find_demonstrations, select_pool
-from structbench.benchmarks.scitab.source import COMMIT, DATA_FILE, SOURCE, ClaimRecord, read_claims
+from structbench.benchmarks.scitab.source import ClaimRecord
 from structbench.data.evidence import Table
 from structbench.data.sample import Sample
 from structbench.datasets import DataContext
-from structbench.errors import DataError
 
 
 def test_release_counts_per_label(records: list[ClaimRecord]) -> None:
@@ -24,14 +18,6 @@ def test_release_counts_per_label(records: list[ClaimRecord]) -> None:
     assert Counter(r.label for r in records) == {"supports": 457, "refutes": 411, "not enough info": 356}
     assert len({r.table_id for r in records}) == 213
     assert len({r.paper_id for r in records}) == 80
-
-
-def test_source_points_at_the_pinned_commit(shared_datasets: Path) -> None:
-    (remote,) = SOURCE.files
-    assert remote.url == (f"https://raw.githubusercontent.com/XinyuanLu00/SciTab/{COMMIT}/dataset/sci_tab.json")
-    data = (shared_datasets / "scitab" / DATA_FILE).read_bytes()
-    assert hashlib.sha256(data).hexdigest() == remote.sha256
-    assert SOURCE.license == "MIT"
 
 
 def test_pool_rule_and_test_set_counts(
@@ -87,24 +73,6 @@ def test_caption_goes_with_the_table(loaded: tuple[SciTab, dict[str, list[Sample
     assert first.meta == {"table_id": "042a154a-add4-4bcb-be23-541a760b2e1c", "paper_id": "1904.10743v1"}
 
 
-@pytest.mark.parametrize(
-    ("cell", "stripped"),
-    [
-        ("[BOLD] 0.93", "0.93"),
-        ("[BOLD] Model", "Model"),
-        ("70.41/ [BOLD] 79.15", "70.41/ 79.15"),
-        ("[ITALIC]  [BOLD] 0.94", "0.94"),
-        ("L +  [BOLD] CW600 + W2VW300", "L + CW600 + W2VW300"),
-        ("Fleiss’ kappa  [ITALIC] k", "Fleiss’ kappa k"),
-        ("[EMPTY]", ""),
-        ("74.5 (± 0.7)", "74.5 (± 0.7)"),
-    ],
-)
-def test_cell_markers(cell: str, stripped: str) -> None:
-    assert clean(cell, "strip") == stripped
-    assert clean(cell, "keep") == cell
-
-
 def test_markers_are_treated_consistently(
     shared_data: DataContext, records: list[ClaimRecord], loaded: tuple[SciTab, dict[str, list[Sample]]]
 ) -> None:
@@ -124,38 +92,3 @@ def test_markers_are_treated_consistently(
     claims = {r.id: r.claim for r in records}
     assert all(s.question == claims[s.id] for s in loaded[1]["all"])
     assert sum("[CONTINUE]" in s.question for s in loaded[1]["all"]) == 184
-
-
-def _write(tmp_path: Path, content: object) -> Path:
-    path = tmp_path / "sci_tab.json"
-    path.write_text(content if isinstance(content, str) else json.dumps(content))
-    return path
-
-
-GOOD = {
-    "paper": "P",
-    "paper_id": "1",
-    "table_caption": "Table 1: x",
-    "table_column_names": ["a", "b"],
-    "table_content_values": [["1", "2"]],
-    "id": "c1",
-    "claim": "a is 1",
-    "label": "supports",
-    "table_id": "t1",
-}
-
-
-@pytest.mark.parametrize(
-    ("content", "message"),
-    [
-        ('[{"id": "c1",\n "claim": }]', "sci_tab.json:2: not valid JSON"),
-        ({"records": []}, "expected a JSON list"),
-        ([{**GOOD, "label": "true"}], "record 0 (id c1): field label"),
-        ([{k: v for k, v in GOOD.items() if k != "claim"}], "record 0 (id c1): field claim"),
-        ([{**GOOD, "table_content_values": [["1"]]}], "field table_content_values.0: 1 cells for 2 columns"),
-        ([GOOD, GOOD], "record 1 (id c1): duplicate id"),
-    ],
-)
-def test_malformed_data_is_a_clear_error(tmp_path: Path, content: object, message: str) -> None:
-    with pytest.raises(DataError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        read_claims(_write(tmp_path, content))

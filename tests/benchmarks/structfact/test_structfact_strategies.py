@@ -19,6 +19,7 @@ from structbench.benchmarks.structfact import StructFact
 from structbench.benchmarks.structfact.examples import EXAMPLES
 from structbench.benchmarks.structfact.prompts import Prompter
 from structbench.benchmarks.structfact.truncation import TOKEN_COUNTERS
+from structbench.data.evidence import Table
 from structbench.data.sample import Sample
 from structbench.datasets import DataContext
 from structbench.errors import DataError
@@ -243,16 +244,16 @@ def test_format_instructions_describe_the_serialization(demo: list[Sample]) -> N
 @pytest.mark.parametrize("fmt", ["markdown", "csv", "json", "html", "xml", "triples"])
 def test_serializations_reach_the_prompt(demo: list[Sample], fmt: str) -> None:
     data = _data_block(user_text(_first_request(StructFact({"serialization": fmt}), "zero_shot", demo[0])))
+    (table,) = demo[0].evidence  # a medal table: Rank, Nation, Gold, ...
+    assert isinstance(table, Table) and table.header[1] == "Nation"
+    header, ninth = table.header, table.rows[8]
     checks = {
-        "markdown": lambda d: d.startswith("| Rank | Nation | Gold |"),
-        "csv": lambda d: d.startswith("Rank,Nation,Gold,Silver,Bronze,Total\n1,Venezuela,9,8,6,23"),
-        "json": lambda d: (
-            json.loads(d)[8]
-            == {"Rank": "9", "Nation": "Colombia", "Gold": "0", "Silver": "1", "Bronze": "3", "Total": "4"}
-        ),
+        "markdown": lambda d: d.startswith("| " + " | ".join(header[:3]) + " |"),
+        "csv": lambda d: d.startswith(",".join(header) + "\n" + ",".join(table.rows[0]) + "\n"),
+        "json": lambda d: json.loads(d)[8] == dict(zip(header, ninth, strict=True)),
         "html": lambda d: d.startswith("<table>") and "<th>Nation</th>" in d,
-        "xml": lambda d: '<cell column="Nation">Colombia</cell>' in d,
-        "triples": lambda d: "(row 9, Nation, Colombia)" in d,
+        "xml": lambda d: f'<cell column="Nation">{ninth[1]}</cell>' in d,
+        "triples": lambda d: f"(row 9, Nation, {ninth[1]})" in d,
     }
     assert checks[fmt](data), data[:300]
 

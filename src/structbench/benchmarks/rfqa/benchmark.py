@@ -29,6 +29,7 @@ from structbench.benchmarks.rfqa.engine import referenced_tables
 from structbench.benchmarks.rfqa.gold import GoldReport, GoldResult, GoldTable, execute_gold, json_value
 from structbench.benchmarks.rfqa.matching import RULES, MatchRule
 from structbench.benchmarks.rfqa.metrics import METRICS, align_records, table_metrics
+from structbench.benchmarks.rfqa.paper import TABLES
 from structbench.benchmarks.rfqa.parsing import parse_table
 from structbench.benchmarks.rfqa.queries import Query, read_queries
 from structbench.benchmarks.rfqa.source import QUERIES_FILE, dataset_source
@@ -36,6 +37,7 @@ from structbench.benchmarks.rfqa.strategies import RetrievalSettings, build_stra
 from structbench.data.sample import Sample, TableGold
 from structbench.datasets import DataContext
 from structbench.errors import UsageError
+from structbench.papers.spec import PaperTable
 
 if TYPE_CHECKING:
     from structbench.benchmarks.rfqa.generated import GeneratedItem
@@ -110,6 +112,10 @@ class RFQABenchmark(Benchmark):
         """The ``generated`` variant's source databases by ``meta["db"]``."""
         self.gold_report = GoldReport()
         """Every query's gold outcome from the last ``load`` (excluded samples included)."""
+
+    @classmethod
+    def paper_tables(cls) -> Sequence[PaperTable]:
+        return TABLES
 
     @property
     def opts(self) -> RFQAOptions:

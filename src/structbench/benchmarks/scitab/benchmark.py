@@ -15,6 +15,7 @@ from structbench.benchmark import Attempt, Benchmark, Exclusion, Generate, Score
 from structbench.benchmarks.scitab import prompts
 from structbench.benchmarks.scitab.markup import Markup
 from structbench.benchmarks.scitab.metrics import TWO_CLASS, confusion, macro_f1, macro_f1_batch, per_class, two_class
+from structbench.benchmarks.scitab.paper import TABLES
 from structbench.benchmarks.scitab.parse import Pick, parse_label
 from structbench.benchmarks.scitab.pool import POOL_TABLES
 from structbench.benchmarks.scitab.program import EqualMode, ProgramOutcome, extract_program, run_program
@@ -25,6 +26,7 @@ from structbench.confusion import ConfusionMatrix
 from structbench.data.sample import LabelGold, Sample
 from structbench.data.serialize import SERIALIZERS
 from structbench.errors import UsageError
+from structbench.papers.spec import PaperTable
 from structbench.sandbox import Limits, NamespaceMode
 from structbench.stats.bootstrap import MeanStatistic, Statistic
 from structbench.stats.classification import LabelStatistic
@@ -101,6 +103,10 @@ class SciTab(Benchmark):
         self._demos: dict[str, list[Sample]] = {}
         self._left_out: list[Exclusion] = []
         """What the last ``load`` left out of the variant's claims (``exclusions``)."""
+
+    @classmethod
+    def paper_tables(cls) -> Sequence[PaperTable]:
+        return TABLES
 
     # -- data ---------------------------------------------------------------------------------
     def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> list[Sample]:

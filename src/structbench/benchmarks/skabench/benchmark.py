@@ -27,6 +27,7 @@ from structbench.benchmarks.skabench.contexts import LaidOutContext, read_contex
 from structbench.benchmarks.skabench.database import Database
 from structbench.benchmarks.skabench.instances import read_instances
 from structbench.benchmarks.skabench.metrics import answer_f1, mean, normalize, paper_metrics
+from structbench.benchmarks.skabench.paper import TABLES
 from structbench.benchmarks.skabench.parsing import parse_answer_list, parse_rejection
 from structbench.benchmarks.skabench.prompts import qa_prompt, rejection_prompt, render_knowledge
 from structbench.benchmarks.skabench.sources import load_rfqa_database
@@ -54,6 +55,7 @@ from structbench.benchmarks.skabench.units import KNOWLEDGE_TYPES, Instance, Kno
 from structbench.data import AnswerListGold, Graph, LabelGold, Sample, Table, Text
 from structbench.datasets import DataContext
 from structbench.errors import UsageError
+from structbench.papers.spec import PaperTable
 from structbench.strategies import SelfConsistency, SingleTurn
 from structbench.strategies.vote import majority
 
@@ -139,6 +141,10 @@ class SkaBench(Benchmark):
         self._counter = counter
         self.skipped: Counter[str] = Counter()
         """Why contexts were not built in the last ``load`` (reason -> count)."""
+
+    @classmethod
+    def paper_tables(cls) -> Sequence[PaperTable]:
+        return TABLES
 
     @property
     def counter(self) -> TokenCounter:

@@ -2,19 +2,19 @@
 
 The RFQA release publishes each database as a folder of CSV tables, ``dataset/data/<source>/<db>/<table>.csv``.
 The data layer (``structbench.releases.relationalfactqa``) pins every file's URL and SHA-256, so any one
-database can be fetched (and verified) on its own, and loads it with the declared column types.
+database can be fetched (and verified) on its own, and loads it with the declared column types. SciTab's
+file is read, and its cell markers removed, by the data layer too (``structbench.releases.scitab``).
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from structbench import csvdb
 from structbench.benchmarks.skabench.database import Database
 from structbench.datasets import DataContext
-from structbench.errors import DataError
-from structbench.releases import relationalfactqa
+from structbench.releases import relationalfactqa, scitab
+from structbench.releases.scitab.markup import clean
 
 
 def load_rfqa_database(database: str, data: DataContext) -> Database:
@@ -25,28 +25,21 @@ def load_rfqa_database(database: str, data: DataContext) -> Database:
 def load_scitab_database(path: Path, limit: int | None = None) -> Database:
     """SciTab's tables (``sci_tab.json``) as one database, a table per distinct ``table_id``.
 
-    Cells lose SciTab's ``[BOLD] `` marker; tables are named ``t<n>_<paper_id>`` in file order.
+    Headers and cells lose SciTab's ``[BOLD]``/``[ITALIC]`` markers and ``[EMPTY]`` cells are empty (the
+    release's ``markup.clean``); unnamed columns are numbered; tables whose column names collide once folded
+    are left out. Tables are named ``t<n>_<paper_id>`` in file order.
     """
-    try:
-        records = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise DataError(f"{path}: cannot read SciTab JSON ({err})") from err
     tables: dict[str, tuple[list[str], list[list[str]]]] = {}
     seen: set[str] = set()
-    for i, record in enumerate(records):
-        try:
-            table_id = record["table_id"]
-            header = [str(h).strip() or f"column_{j + 1}" for j, h in enumerate(record["table_column_names"])]
-            rows = [[str(c).replace("[BOLD] ", "") for c in row] for row in record["table_content_values"]]
-        except (KeyError, TypeError) as err:
-            raise DataError(f"{path}: record {i}: missing field {err}") from None
-        if table_id in seen:
+    for record in scitab.read_claims(path):
+        if record.table_id in seen:
             continue
-        seen.add(table_id)
-        if len({csvdb.column_key(h) for h in header}) != len(header) or any(len(r) != len(header) for r in rows):
+        seen.add(record.table_id)
+        header = [clean(h) or f"column_{j + 1}" for j, h in enumerate(record.table_column_names)]
+        if len({csvdb.column_key(h) for h in header}) != len(header):
             continue
-        paper = str(record.get("paper_id", "paper")).replace(".", "_")
-        tables[f"t{len(tables)}_{paper}"] = (header, rows)
+        rows = [[clean(c) for c in row] for row in record.table_content_values]
+        tables[f"t{len(tables)}_{record.paper_id.replace('.', '_')}"] = (header, rows)
         if limit is not None and len(tables) >= limit:
             break
     return Database.from_tables(path.stem, tables)

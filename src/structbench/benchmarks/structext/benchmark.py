@@ -19,10 +19,12 @@ from structbench.benchmarks.structext import judge, official, prompts
 from structbench.benchmarks.structext.answers import extract_answer
 from structbench.benchmarks.structext.judge import Judged
 from structbench.benchmarks.structext.metrics import EmptyText, bleu, rouge_l_parts, thresholded
+from structbench.benchmarks.structext.paper import TABLES
 from structbench.benchmarks.structext.suites import Item, demonstrations, suite_items
 from structbench.benchmarks.structext.templates import LANGUAGES, TEMPLATES
 from structbench.data.evidence import StructuredText
 from structbench.data.sample import Sample, TextGold
+from structbench.papers.spec import PaperTable
 from structbench.strategies.common import SingleTurn
 
 if TYPE_CHECKING:
@@ -84,6 +86,10 @@ class StrucTextEval(Benchmark):
     Options: ClassVar[type[BaseModel]] = StructextOptions
 
     options: StructextOptions
+
+    @classmethod
+    def paper_tables(cls) -> Sequence[PaperTable]:
+        return TABLES
 
     # --- data ---------------------------------------------------------------------------------------
 

@@ -34,6 +34,7 @@ from structbench.benchmarks.structfact.option_maps import (
     per_map,
 )
 from structbench.benchmarks.structfact.options import OPTION_MAPS
+from structbench.benchmarks.structfact.paper import TABLES
 from structbench.benchmarks.structfact.parser import find_option, majority, raw_majority
 from structbench.benchmarks.structfact.prompts import Prompter
 from structbench.benchmarks.structfact.source import DEMO, DEMO_PATH, locate_full
@@ -42,6 +43,7 @@ from structbench.confusion import ConfusionMatrix
 from structbench.data.sample import LabelGold, Sample
 from structbench.datasets import DataContext
 from structbench.errors import DataError, UsageError
+from structbench.papers.spec import PaperTable
 from structbench.stats.bootstrap import MeanStatistic, Statistic
 from structbench.stats.classification import LabelStatistic, observed_labels
 
@@ -84,6 +86,10 @@ class StructFact(Benchmark):
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
         self._strategies: dict[str, Strategy] | None = None
+
+    @classmethod
+    def paper_tables(cls) -> Sequence[PaperTable]:
+        return TABLES
 
     # --- data -------------------------------------------------------------------------------------
 

@@ -57,6 +57,11 @@ class StructFactOptions(BaseModel):
     min_tokens: int = Field(2, ge=0)
     """Generate at least this many tokens before the reply may end, as the official vLLM runs do
     (``min_tokens=2``); enforced by backends that support it (llamacpp), ignored by the others."""
+    answer: Literal["free", "constrained"] = "free"
+    """``constrained``: direct answers (strategies without CoT) are decoded as exactly one option letter
+    where the backend supports constrained decoding (``GenerationParams.choices``: a grammar in llama.cpp;
+    others answer freely), so even a small base model gives a parseable answer; the default run uses it.
+    Not in the paper, whose models answer freely (``free``)."""
     logprobs: bool = True
     """Ask for token log-probabilities (top 5) to report the chosen option's confidence."""
     drop_unstructured: bool = False

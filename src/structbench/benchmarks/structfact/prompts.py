@@ -273,6 +273,7 @@ class Prompter:
             min_tokens=o.min_tokens,
             logprobs=o.logprobs,
             top_logprobs=5 if o.logprobs else 0,
+            choices=tuple(o.letters) if o.answer == "constrained" and not cot else (),
         )
 
     def fill(self, template: str, sample: Sample, **fields: Any) -> str:

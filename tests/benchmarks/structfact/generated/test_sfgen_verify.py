@@ -25,9 +25,9 @@ from structbench.benchmarks.structfact.generated.verify import Ambiguous, read_d
 MEDALS = """### medals
 | Nation    | Gold | Silver | Founded      |
 | --------- | ---- | ------ | ------------ |
-| Venezuela | 9    | 8      | 1811-07-05   |
-| Peru      | 5    | N/A    | Jul 28, 1821 |
-| Colombia  | 0    | 1      | 20 July 1810 |"""
+| Vellmar   | 9    | 8      | 1811-07-05   |
+| Ostrin    | 5    | N/A    | Jul 28, 1821 |
+| Kaldera   | 0    | 1      | 20 July 1810 |"""
 
 MEDALS_FULL = MEDALS.replace("N/A", "8")
 
@@ -53,30 +53,30 @@ def test_reads_numbers_and_dates_as_the_claim_format_says() -> None:
 @pytest.mark.parametrize(
     ("claim", "expected"),
     [
-        (compare(gold("Colombia"), "=", 0.0, "number"), "YES"),
-        (compare(gold("Colombia"), "=", 1.0, "number"), "NO"),
+        (compare(gold("Kaldera"), "=", 0.0, "number"), "YES"),
+        (compare(gold("Kaldera"), "=", 1.0, "number"), "NO"),
         (compare(gold("Chile"), "=", 0.0, "number"), "NOT SURE ENOUGH"),  # no such row
-        (compare(cell("medals", "Nation", "Peru", "Silver"), "=", 8.0, "number"), "NOT SURE ENOUGH"),  # N/A
-        (compare(cell("medals", "Nation", "Peru", "Bronze"), "=", 8.0, "number"), "NOT SURE ENOUGH"),  # no column
-        (compare(cell("other", "Nation", "Peru", "Gold"), "=", 5.0, "number"), "NOT SURE ENOUGH"),  # no table
-        (compare(gold("Venezuela"), ">", gold("Peru"), "number"), "YES"),
-        (compare(cell("medals", "Nation", "Peru", "Founded"), "=", "1821-07-28", "date"), "YES"),
-        (compare(cell("medals", "Nation", "Colombia", "Founded"), "<", cell("medals", "Nation", "Peru", "Founded"),
+        (compare(cell("medals", "Nation", "Ostrin", "Silver"), "=", 8.0, "number"), "NOT SURE ENOUGH"),  # N/A
+        (compare(cell("medals", "Nation", "Ostrin", "Bronze"), "=", 8.0, "number"), "NOT SURE ENOUGH"),  # no column
+        (compare(cell("other", "Nation", "Ostrin", "Gold"), "=", 5.0, "number"), "NOT SURE ENOUGH"),  # no table
+        (compare(gold("Vellmar"), ">", gold("Ostrin"), "number"), "YES"),
+        (compare(cell("medals", "Nation", "Ostrin", "Founded"), "=", "1821-07-28", "date"), "YES"),
+        (compare(cell("medals", "Nation", "Kaldera", "Founded"), "<", cell("medals", "Nation", "Ostrin", "Founded"),
                  "date"), "YES"),
-        (compare(Year(of=cell("medals", "Nation", "Venezuela", "Founded")), "=", 1811.0, "number"), "YES"),
+        (compare(Year(of=cell("medals", "Nation", "Vellmar", "Founded")), "=", 1811.0, "number"), "YES"),
         (compare(Aggregate(fn="sum", table="medals", column="Gold"), "=", 14.0, "number"), "YES"),
         (compare(Aggregate(fn="avg", table="medals", column="Gold"), "=", 4.67, "number", 0.005), "YES"),
         (compare(Aggregate(fn="sum", table="medals", column="Silver"), "=", 17.0, "number"), "NOT SURE ENOUGH"),
         (compare(Count(table="medals", column="Gold", cmp=">", value=0.0), "=", 2.0, "number"), "YES"),
-        (compare(Best(fn="max", table="medals", key="Nation", column="Gold"), "=", "Venezuela", "text"), "YES"),
-        (compare(Best(fn="min", table="medals", key="Nation", column="Gold"), "=", "Peru", "text"), "NO"),
-        (compare(Best(fn="max", table="medals", key="Nation", column="Silver"), "=", "Venezuela", "text"),
+        (compare(Best(fn="max", table="medals", key="Nation", column="Gold"), "=", "Vellmar", "text"), "YES"),
+        (compare(Best(fn="min", table="medals", key="Nation", column="Gold"), "=", "Ostrin", "text"), "NO"),
+        (compare(Best(fn="max", table="medals", key="Nation", column="Silver"), "=", "Vellmar", "text"),
          "NOT SURE ENOUGH"),
-        (compare(Arith(fn="sub", left=gold("Venezuela"), right=gold("Peru")), "=", 4.0, "number"), "YES"),
-        (compare(Arith(fn="share", left=gold("Peru"), right=Aggregate(fn="sum", table="medals", column="Gold")), ">",
+        (compare(Arith(fn="sub", left=gold("Vellmar"), right=gold("Ostrin")), "=", 4.0, "number"), "YES"),
+        (compare(Arith(fn="share", left=gold("Ostrin"), right=Aggregate(fn="sum", table="medals", column="Gold")), ">",
                  35.0, "number"), "YES"),
-        (compare(Arith(fn="absdiff", left=Year(of=cell("medals", "Nation", "Colombia", "Founded")),
-                       right=Year(of=cell("medals", "Nation", "Peru", "Founded"))), "=", 11.0, "number"), "YES"),
+        (compare(Arith(fn="absdiff", left=Year(of=cell("medals", "Nation", "Kaldera", "Founded")),
+                       right=Year(of=cell("medals", "Nation", "Ostrin", "Founded"))), "=", 11.0, "number"), "YES"),
     ],
 )
 def test_table_claims(claim: Compare, expected: str) -> None:
@@ -84,8 +84,8 @@ def test_table_claims(claim: Compare, expected: str) -> None:
 
 
 def test_kleene_and() -> None:
-    true = compare(gold("Peru"), "=", 5.0, "number")
-    false = compare(gold("Peru"), "=", 6.0, "number")
+    true = compare(gold("Ostrin"), "=", 5.0, "number")
+    false = compare(gold("Ostrin"), "=", 6.0, "number")
     unknown = compare(gold("Chile"), "=", 1.0, "number")
     assert label([MEDALS], And(parts=[true, true])) == "YES"
     assert label([MEDALS], And(parts=[true, unknown])) == "NOT SURE ENOUGH"
@@ -95,16 +95,16 @@ def test_kleene_and() -> None:
 @pytest.mark.parametrize(
     "evidence",
     [
-        ["| Peru |\n| --- | --- |\n| Gold | 5 |\n| Silver | 8 |"],  # infobox
-        ["### Peru\n* Gold: 5\n* Silver: 8"],  # list under a heading
-        ["(Peru, Gold, 5)\n(Peru, Silver, 8)"],  # triples
-        ["The Gold of Peru is 5. The Silver of Peru is 8."],  # text
-        ["### medals\n| Nation | G. |\n| --- | --- |\n| Peru | 5 |", "### Abbreviations\n* G.: Gold"],
+        ["| Ostrin |\n| --- | --- |\n| Gold | 5 |\n| Silver | 8 |"],  # infobox
+        ["### Ostrin\n* Gold: 5\n* Silver: 8"],  # list under a heading
+        ["(Ostrin, Gold, 5)\n(Ostrin, Silver, 8)"],  # triples
+        ["The Gold of Ostrin is 5. The Silver of Ostrin is 8."],  # text
+        ["### medals\n| Nation | G. |\n| --- | --- |\n| Ostrin | 5 |", "### Abbreviations\n* G.: Gold"],
     ],
 )
 def test_every_form_states_facts(evidence: list[str]) -> None:
-    assert label(evidence, compare(gold("Peru"), "=", 5.0, "number")) == "YES"
-    assert label(evidence, compare(gold("Peru"), "=", 4.0, "number")) == "NO"
+    assert label(evidence, compare(gold("Ostrin"), "=", 5.0, "number")) == "YES"
+    assert label(evidence, compare(gold("Ostrin"), "=", 4.0, "number")) == "NO"
     assert label(evidence, compare(gold("Chile"), "=", 5.0, "number")) == "NOT SURE ENOUGH"
 
 
@@ -130,25 +130,25 @@ def test_multi_hop_follows_values_across_tables_and_triples() -> None:
 
 
 def test_contradicting_or_tied_evidence_is_an_error() -> None:
-    twice = ["(Peru, Gold, 5)\n(Peru, Gold, 6)"]
+    twice = ["(Ostrin, Gold, 5)\n(Ostrin, Gold, 6)"]
     with pytest.raises(Ambiguous):
-        label(twice, compare(gold("Peru"), "=", 5.0, "number"))
+        label(twice, compare(gold("Ostrin"), "=", 5.0, "number"))
     tied = "### medals\n| Nation | Gold |\n| --- | --- |\n| A | 3 |\n| B | 3 |"
     with pytest.raises(Ambiguous):
         label([tied], compare(Best(fn="max", table="medals", key="Nation", column="Gold"), "=", "A", "text"))
 
 
 def test_the_same_fact_stated_twice_alike_is_fine() -> None:
-    both = [MEDALS_FULL, "The Silver of Peru is 8."]
-    assert label(both, compare(cell("medals", "Nation", "Peru", "Silver"), "=", 8.0, "number")) == "YES"
-    masked = [MEDALS, "The Silver of Peru is 8."]  # the text supplies what the table masks
-    assert label(masked, compare(cell("medals", "Nation", "Peru", "Silver"), "=", 8.0, "number")) == "YES"
+    both = [MEDALS_FULL, "The Silver of Ostrin is 8."]
+    assert label(both, compare(cell("medals", "Nation", "Ostrin", "Silver"), "=", 8.0, "number")) == "YES"
+    masked = [MEDALS, "The Silver of Ostrin is 8."]  # the text supplies what the table masks
+    assert label(masked, compare(cell("medals", "Nation", "Ostrin", "Silver"), "=", 8.0, "number")) == "YES"
 
 
 def test_claims_round_trip_as_json() -> None:
     claim = And(parts=[
-        compare(Best(fn="max", table="medals", key="Nation", column="Gold"), "=", "Venezuela", "text"),
-        compare(Arith(fn="sub", left=gold("Venezuela"), right=gold("Peru")), "=", 4.0, "number", 0.5),
+        compare(Best(fn="max", table="medals", key="Nation", column="Gold"), "=", "Vellmar", "text"),
+        compare(Arith(fn="sub", left=gold("Vellmar"), right=gold("Ostrin")), "=", 4.0, "number", 0.5),
     ])
     data: dict[str, Any] = to_json(claim)
     assert data["op"] == "and" and data["parts"][1]["tol"] == 0.5

@@ -4,6 +4,7 @@
 
 - ``rfqa`` (every RelationalFactQA database), or ``rfqa/<dataset>`` / ``rfqa/<dataset>/<db>`` for some;
 - ``scitab`` (the 213 distinct tables of SciTab's claims, markers stripped; each its own database);
+- ``synthetic`` (a fictional world of countries, cities and athletes, no download: ``synthetic.py``);
 - a path: a CSV file, or a folder of CSV files (each folder holding CSV files is one database, so a
   copy of RFQA's ``dataset/data`` works too); the first line is the header.
 
@@ -121,8 +122,8 @@ def rfqa_tables(data: DataContext, spec: str) -> list[SourceTable]:
 
 def scitab_tables(data: DataContext) -> list[SourceTable]:
     """SciTab's distinct tables (by ``table_id``), captioned, with the typographic markers removed."""
-    from structbench.benchmarks.scitab.markup import clean
-    from structbench.benchmarks.scitab.source import DATA_FILE, SOURCE, read_claims
+    from structbench.releases.scitab import DATA_FILE, SOURCE, read_claims
+    from structbench.releases.scitab.markup import clean
 
     tables: dict[str, SourceTable] = {}
     for record in read_claims(data.file(SOURCE, DATA_FILE)):
@@ -140,7 +141,11 @@ def load_tables(spec: str, data: DataContext) -> list[SourceTable]:
     for part in (p.strip() for p in spec.split(",")):
         if not part:
             continue
-        if part == "rfqa" or part.startswith("rfqa/"):
+        if part == "synthetic":
+            from structbench.benchmarks.structfact.generated.synthetic import synthetic_tables
+
+            tables += synthetic_tables()
+        elif part == "rfqa" or part.startswith("rfqa/"):
             tables += rfqa_tables(data, part.rstrip("/"))
         elif part == "scitab":
             tables += scitab_tables(data)

@@ -1,0 +1,108 @@
+"""structbench's ``Generate`` over Inspect's model API: a ``Request`` in, a ``Response`` out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageUser,
+    GenerateConfig,
+    Model,
+    ModelOutput,
+    ResponseSchema,
+)
+from inspect_ai.util import JSONSchema
+
+from structbench.backends.base import BackendError, Choice, Message, Request, Response, TokenLogprob
+
+
+def chat_messages(request: Request) -> list[ChatMessage]:
+    """The request as Inspect chat messages; a completion prompt becomes one user turn (Inspect's models are chat
+    models)."""
+    turns = request.messages if request.messages is not None else (Message("user", request.prompt or ""),)
+    kinds = {"system": ChatMessageSystem, "user": ChatMessageUser, "assistant": ChatMessageAssistant}
+    return [kinds[m.role](content=m.content) for m in turns]
+
+
+def _response_schema(response_format: dict[str, Any] | None) -> ResponseSchema | None:
+    """An OpenAI ``response_format`` of type ``json_schema`` as Inspect's ``ResponseSchema``."""
+    if not response_format or response_format.get("type") != "json_schema":
+        return None
+    spec = response_format["json_schema"]
+    return ResponseSchema(
+        name=spec.get("name", "response"),
+        json_schema=JSONSchema.model_validate(spec["schema"]),
+        strict=spec.get("strict"),
+    )
+
+
+def generate_config(request: Request, *, n: int, max_tokens: int | None) -> GenerateConfig:
+    """The request's sampling parameters as a ``GenerateConfig`` (``min_tokens`` has no Inspect equivalent: it is
+    left out, as backends without ``supports_min_tokens`` leave it out)."""
+    p = request.params
+    return GenerateConfig(
+        max_tokens=min(p.max_tokens, max_tokens) if max_tokens is not None else p.max_tokens,
+        temperature=p.temperature,
+        top_p=p.top_p,
+        num_choices=n if n > 1 else None,
+        stop_seqs=list(p.stop) or None,
+        seed=p.seed,
+        logprobs=p.logprobs or None,
+        top_logprobs=p.top_logprobs or None,
+        response_schema=_response_schema(p.response_format),
+    )
+
+
+def _choices(output: ModelOutput) -> list[Choice]:
+    choices = []
+    for c in output.choices:
+        logprobs = None
+        if c.logprobs is not None:
+            logprobs = tuple(
+                TokenLogprob(lp.token, lp.logprob, {t.token: t.logprob for t in lp.top_logprobs or []})
+                for lp in c.logprobs.content
+            )
+        choices.append(Choice(text=c.message.text, logprobs=logprobs, finish_reason=c.stop_reason))
+    return choices
+
+
+@dataclass
+class InspectGenerate:
+    """A strategy's ``generate`` that calls an Inspect ``Model``; keeps the first request and the last exchange.
+
+    A request for ``n`` samples asks for ``num_choices=n``; providers that return fewer (Inspect's mock model, or
+    APIs without ``n``) are asked again until there are ``n``, so self-consistency always votes over ``n``."""
+
+    model: Model
+    max_tokens: int | None = None
+    """Cap on every request's ``max_tokens`` (``structbench run --max-tokens``)."""
+    first: Request | None = None
+    last_messages: list[ChatMessage] = field(default_factory=list)
+    last_output: ModelOutput | None = None
+    calls: int = 0
+
+    async def __call__(self, request: Request) -> Response:
+        if self.first is None:
+            self.first = request
+        messages = chat_messages(request)
+        wanted = max(1, request.params.n)
+        choices: list[Choice] = []
+        prompt_tokens = completion_tokens = 0
+        while len(choices) < wanted:
+            config = generate_config(request, n=wanted - len(choices), max_tokens=self.max_tokens)
+            output = await self.model.generate(messages, config=config)
+            self.calls += 1
+            got = _choices(output)
+            if not got:
+                raise BackendError(f"{self.model}: unusable reply: the reply has no choices", cause="unusable reply")
+            choices.extend(got)
+            if output.usage is not None:
+                prompt_tokens += output.usage.input_tokens
+                completion_tokens += output.usage.output_tokens
+            self.last_output = output
+        self.last_messages = messages
+        return Response(tuple(choices[:wanted]), prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)

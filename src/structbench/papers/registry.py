@@ -1,0 +1,26 @@
+"""Every paper table and preset, collected from the registered benchmarks."""
+
+from __future__ import annotations
+
+import difflib
+
+from structbench.errors import UsageError
+from structbench.papers.spec import PaperTable
+
+
+def paper_tables(benchmark: str | None = None) -> list[PaperTable]:
+    """The paper tables of every registered benchmark (or of one), in registry order."""
+    from structbench.benchmarks import BENCHMARKS
+
+    names = [benchmark] if benchmark is not None else BENCHMARKS.names()
+    return [t for name in names for t in BENCHMARKS.get(name).paper_tables()]
+
+
+def preset_table(name: str) -> PaperTable:
+    """The table whose preset is ``name``; an unknown name is a ``UsageError`` with suggestions."""
+    tables = {t.name: t for t in paper_tables()}
+    if name not in tables:
+        close = difflib.get_close_matches(name, tables, n=3)
+        hint = f" Did you mean: {', '.join(close)}?" if close else ""
+        raise UsageError(f"unknown preset {name!r}.{hint} Presets: {', '.join(tables)} (structbench list shows them).")
+    return tables[name]

@@ -1,0 +1,212 @@
+"""The leaderboard: models x benchmarks, each cell a headline with its interval, ranked, every model tested
+against the column's best on the samples both answered.
+
+A column is one (benchmark, variant, strategy). Two runs hold the same sample when the id, the prompt and
+the gold answer agree (a different ``--seed`` of a generated benchmark reuses ids for other questions).
+When the models of a column hold different samples (another ``--limit``, seed or options), the column is
+ranked on the samples all of them share, and says so; with none shared it is not ranked at all.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from structbench.benchmark import Benchmark
+from structbench.report.compare import paired_records_test
+from structbench.report.document import Section, TableBlock, TextBlock
+from structbench.report.entries import EntryView, StatsOptions
+from structbench.report.html import prompt_text
+from structbench.report.tables import fmt, unique
+from structbench.runner.records import SampleRecord
+from structbench.stats import Interval, PairedTest, metric_interval
+
+
+def _signature(r: SampleRecord) -> str:
+    return json.dumps([prompt_text(r.prompt), r.gold], sort_keys=True, default=str)
+
+
+@dataclass
+class Cell:
+    """One model in one column."""
+
+    model: str
+    view: EntryView
+    records: list[SampleRecord]
+    """The records the column is ranked on (all, or the shared ones)."""
+    value: float
+    interval: Interval | None
+    rank: int | None = None
+    test: PairedTest | None = None
+    """Against the column's best (None for the best itself)."""
+
+
+@dataclass
+class Column:
+    """One (benchmark, variant, strategy) across models."""
+
+    key: tuple[str, str, str]
+    metric: str
+    cells: dict[str, Cell]
+    ranked: bool
+    note: str = ""
+    baselines: dict[str, float] = field(default_factory=dict)
+    """The headline under the chance and majority-class predictors on the samples the column is ranked on."""
+
+    @property
+    def label(self) -> str:
+        return f"{self.key[0]}:{self.key[1]} / {self.key[2]}"
+
+
+def _pick(views: list[EntryView]) -> EntryView:
+    """A model's entry for a column: the one with the most records when several runs hold it."""
+    return max(views, key=lambda v: len(v.scored_records))
+
+
+def _score(
+    records: list[SampleRecord], bench: Benchmark | None, metric: str, stats: StatsOptions
+) -> tuple[float, Interval | None]:
+    """``metric`` over ``records`` with its interval (NaN and none when the benchmark cannot be loaded:
+    without it the metric cannot be recomputed on the shared samples)."""
+    if bench is None:
+        return math.nan, None
+    scored = [r.scored() for r in sorted(records, key=lambda r: r.id)]
+    value = float(bench.aggregate(scored).get(metric, math.nan))
+    if not math.isfinite(value):
+        return value, None
+    interval = metric_interval(
+        scored, bench, metric, confidence=stats.confidence, resamples=stats.resamples, seed=stats.seed
+    )
+    return value, interval
+
+
+def build_column(key: tuple[str, str, str], views: list[EntryView], stats: StatsOptions) -> Column:
+    """Rank one column's models, on the samples they share where they differ."""
+    by_model: dict[str, EntryView] = {}
+    for model in unique(v.result.model for v in views):
+        by_model[model] = _pick([v for v in views if v.result.model == model])
+    metric = next(iter(by_model.values())).result.headline.name
+    signatures = {m: {r.id: _signature(r) for r in v.scored_records} for m, v in by_model.items()}
+    first = next(iter(signatures.values()))
+    shared = {i for i, sig in first.items() if all(s.get(i) == sig for s in signatures.values())}
+    same = all(s == first for s in signatures.values())
+    cells: dict[str, Cell] = {}
+    note = ""
+    if same:
+        for m, v in by_model.items():
+            value = v.result.metrics.get(metric, math.nan)  # NaN: no sample scored (n = 0)
+            cells[m] = Cell(m, v, list(v.scored_records), value, v.interval)
+    elif shared:
+        sizes = ", ".join(f"{m} {len(s)}" for m, s in signatures.items())
+        note = (
+            f"{key[0]}:{key[1]} / {key[2]}: the runs hold different samples ({sizes}); ranked and tested on the "
+            f"{len(shared)} they share (same id, prompt and gold)."
+        )
+        for m, v in by_model.items():
+            records = [r for r in v.scored_records if r.id in shared]
+            value, interval = _score(records, v.bench, metric, stats)
+            cells[m] = Cell(m, v, records, value, interval)
+    else:
+        note = (
+            f"{key[0]}:{key[1]} / {key[2]}: the runs share no sample (other --limit, --seed or options); "
+            "values are over each run's own samples and are not ranked."
+        )
+        for m, v in by_model.items():
+            cells[m] = Cell(m, v, list(v.scored_records), v.result.metrics.get(metric, math.nan), v.interval)
+    column = Column(key, metric, cells, ranked=bool(same or shared), note=note)
+    first_cell = next(iter(cells.values()))
+    if same:
+        column.baselines = dict(first_cell.view.result.baselines)
+    elif shared and first_cell.view.bench is not None:
+        column.baselines = first_cell.view.bench.baselines([r.scored() for r in first_cell.records])
+    if column.ranked and len(cells) > 1:
+        _rank_and_test(column, stats)
+    return column
+
+
+def _rank_and_test(column: Column, stats: StatsOptions) -> None:
+    values = {m: c.value for m, c in column.cells.items() if math.isfinite(c.value)}
+    if not values:
+        return
+    for m, c in column.cells.items():
+        if m in values:
+            c.rank = 1 + sum(v > values[m] + 1e-12 for v in values.values())
+    best = max(values, key=lambda m: values[m])
+    top = column.cells[best]
+    by_id = {r.id: r for r in top.records}
+    for m, c in column.cells.items():
+        if m == best:
+            continue
+        pairs = [(by_id[r.id], r) for r in sorted(c.records, key=lambda r: r.id) if r.id in by_id]
+        bench = c.view.bench or top.view.bench
+        if pairs and bench is not None:
+            c.test = paired_records_test(pairs, bench, column.metric, stats)
+
+
+def leaderboard(views: Sequence[EntryView], stats: StatsOptions) -> list[Column] | None:
+    """Every column of the runs' entries; None unless they hold at least two models."""
+    if len(unique(v.result.model for v in views)) < 2:
+        return None
+    groups: dict[tuple[str, str, str], list[EntryView]] = {}
+    for v in views:
+        groups.setdefault((v.result.benchmark, v.result.variant, v.result.strategy), []).append(v)
+    return [build_column(k, group, stats) for k, group in groups.items()]
+
+
+def _cell_text(c: Cell) -> str:
+    text = fmt(c.value)
+    if c.interval is not None:
+        text += f" [{fmt(c.interval.low)}, {fmt(c.interval.high)}]"
+    if c.rank is not None:
+        text += f" #{c.rank}"
+    if c.test is not None:
+        t = c.test
+        p = f"<{1 / t.resamples:.3f}" if t.p_randomization == 0 else f"{t.p_randomization:.3f}"
+        text += f"; Δ {t.delta:+.4f} (p {p}, n={t.n})"
+    return text
+
+
+def leaderboard_section(views: Sequence[EntryView], stats: StatsOptions) -> Section | None:
+    """The ranked table, models as rows; None for a single model."""
+    columns = leaderboard(views, stats)
+    if columns is None:
+        return None
+    models = unique(v.result.model for v in views)
+    ranked = [c for c in columns if c.ranked and len(c.cells) > 1]
+    mean_rank: dict[str, float] = {}
+    covered: dict[str, int] = {}
+    for m in models:
+        ranks = [c.cells[m].rank for c in ranked if m in c.cells and c.cells[m].rank is not None]
+        covered[m] = len(ranks)
+        mean_rank[m] = sum(r for r in ranks if r is not None) / len(ranks) if ranks else math.inf
+    order = sorted(models, key=lambda m: (-covered[m], mean_rank[m], m))
+    rows, bold = [], set()
+    for i, m in enumerate(order):
+        cells = []
+        for j, c in enumerate(columns):
+            cell = c.cells.get(m)
+            cells.append("—" if cell is None else _cell_text(cell))
+            if cell is not None and cell.rank == 1:
+                bold.add((i, j + 3))
+        rank = "–" if not math.isfinite(mean_rank[m]) else f"{mean_rank[m]:.2f}"
+        rows.append([str(i + 1), m, f"{rank} ({covered[m]}/{len(ranked)})", *cells])
+    for name, label in (("chance", "chance"), ("majority", "majority class")):
+        if any(name in c.baselines for c in columns):
+            rows.append(["", label, "", *(fmt(c.baselines.get(name)) if name in c.baselines else "—" for c in columns)])
+    conf = next((v.interval.confidence for v in views if v.interval), stats.confidence)
+    caption = (
+        f"Models ranked by their mean rank over the columns they cover (most columns first). A cell: the headline "
+        f"[{conf:.0%} bootstrap interval] #rank; for all but the column's best, Δ to the best and the approximate "
+        f"randomization p-value ({stats.resamples} rounds) on the n samples both hold (paired, as `compare`). "
+        "Chance and majority class: the headline of those predictors on the samples the column is ranked on."
+    )
+    table = TableBlock(
+        ["#", "model", "mean rank (columns)", *(f"{c.label} ({c.metric})" for c in columns)],
+        rows,
+        caption=caption,
+        bold=bold,
+    )
+    notes = [TextBlock(c.note) for c in columns if c.note]
+    return Section("Leaderboard", [table, *notes])

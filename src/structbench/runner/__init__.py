@@ -1,0 +1,1 @@
+"""The runner: a run's configuration, scheduling, response cache, records and results."""

@@ -1,0 +1,60 @@
+"""What a run changes in every request its strategies send: the token cap, a system prompt, chat-template
+arguments and sampling settings (all part of the run's configuration, so of its results)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from structbench.backends.base import Backend, Message, Request
+from structbench.errors import UsageError
+from structbench.runner.config import RunConfig
+
+
+@dataclass(frozen=True)
+class RequestSettings:
+    """Applied by ``CallLog`` to each request before it reaches the cache and the model."""
+
+    max_tokens: int | None = None
+    """Cap on ``max_tokens``: a request asking for more gets this many."""
+    system_prompt: str | None = None
+    chat_template_args: dict[str, Any] | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    seed: int | None = None
+
+    @classmethod
+    def of(cls, config: RunConfig) -> RequestSettings:
+        g = config.generation
+        return cls(max_tokens=config.max_tokens, system_prompt=config.system_prompt,
+                   chat_template_args=dict(config.chat_template_args) or None, temperature=g.temperature,
+                   top_p=g.top_p, seed=g.seed)
+
+    def check(self, backend: Backend) -> None:
+        """Refuse settings the backend cannot honour (before any request is sent)."""
+        if self.chat_template_args and not backend.supports_chat_template_args:
+            raise UsageError(f"chat_template_args: the {backend.backend} backend cannot pass arguments to a chat "
+                             "template (the openai backend sends them to vLLM, SGLang and llama.cpp servers)")
+
+    def apply(self, request: Request) -> Request:
+        """``request`` with these settings: a chat request's system prompt goes first (one system turn: this
+        prompt, a blank line, the request's own system message); completion prompts keep their text."""
+        p = request.params
+        changes: dict[str, Any] = {}
+        if self.max_tokens is not None and p.max_tokens > self.max_tokens:
+            changes["max_tokens"] = self.max_tokens
+        for name in ("temperature", "top_p", "seed"):
+            value = getattr(self, name)
+            if value is not None:
+                changes[name] = value
+        if self.chat_template_args and request.messages is not None:
+            changes["chat_template_args"] = self.chat_template_args
+        messages = request.messages
+        if self.system_prompt and messages is not None:
+            if messages and messages[0].role == "system":
+                messages = (Message("system", f"{self.system_prompt}\n\n{messages[0].content}"), *messages[1:])
+            else:
+                messages = (Message("system", self.system_prompt), *messages)
+        if not changes and messages is request.messages:
+            return request
+        return Request(messages=messages, prompt=request.prompt, params=replace(p, **changes))

@@ -1,0 +1,284 @@
+"""Suite files: several models over several benchmarks in one YAML file (``structbench run suite.yaml``).
+
+A suite is validated whole before anything runs: an unknown key or a bad value is a ``UsageError`` naming the
+file, the line and the key. Each model becomes one ``RunConfig`` (one run directory, resumable as any run) and one
+``BackendSpec``; the benchmarks, variants, strategies and options of the suite are the same for every model.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from structbench.backends.factory import BACKENDS, BackendSpec
+from structbench.errors import UsageError
+from structbench.runner.config import Generation, RunConfig
+
+Scalar = str | int | float | bool
+
+
+class SuiteGeneration(Generation):
+    """A model's sampling settings; ``max_tokens`` caps every request (``structbench run --max-tokens``)."""
+
+    max_tokens: int | None = Field(default=None, ge=1)
+
+
+class SuiteModel(BaseModel):
+    """One model of the suite, with its backend settings and what it changes in every request."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    """``BACKEND[:NAME]`` as ``structbench run --model`` takes it (``openai:Qwen/Qwen3-8B``, ``llamacpp``)."""
+    name: str | None = None
+    """The run directory's name under the suite's ``out`` (default: the model with ``:`` and ``/`` replaced)."""
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    options: dict[str, Scalar] = Field(default_factory=dict)
+    """Backend options (``--model-option KEY=VALUE``), e.g. ``n_ctx: 8192`` for llamacpp."""
+    system_prompt: str | None = None
+    chat_template_args: dict[str, Any] = Field(default_factory=dict)
+    generation: SuiteGeneration = Field(default_factory=SuiteGeneration)
+    concurrency: int = Field(default=8, ge=1)
+    timeout: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=6, ge=0)
+
+    @field_validator("model")
+    @classmethod
+    def _known_backend(cls, value: str) -> str:
+        backend = value.partition(":")[0]
+        if backend not in BACKENDS:
+            raise ValueError(f"unknown backend {backend!r}; backends: {', '.join(BACKENDS.names())}")
+        return value
+
+    @field_validator("name")
+    @classmethod
+    def _plain_name(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", value):
+            raise ValueError("a run directory name: letters, digits, '.', '_' and '-'")
+        return value
+
+    def directory(self) -> str:
+        return self.name or self.model.replace(":", "-").replace("/", "_")
+
+
+class SuiteBenchmark(BaseModel):
+    """One benchmark: its variants (default: the benchmark's default), strategies (default: its default;
+    ``all``: every one) and options (``--option``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    bench: str
+    variants: list[str] = Field(default_factory=list)
+    strategies: list[str] = Field(default_factory=list)
+    options: dict[str, Scalar] = Field(default_factory=dict)
+
+    @field_validator("bench")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        from structbench.benchmarks import BENCHMARKS
+
+        if value not in BENCHMARKS:
+            raise ValueError(f"unknown benchmark {value!r}; benchmarks: {', '.join(BENCHMARKS.names())}")
+        return value
+
+    def entries(self) -> list[str]:
+        """``BENCH[:VARIANT]`` entries of the run."""
+        return [f"{self.bench}:{v}" for v in self.variants] or [self.bench]
+
+
+class Suite(BaseModel):
+    """The whole suite file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    models: list[SuiteModel] = Field(min_length=1)
+    benchmarks: list[SuiteBenchmark] = Field(min_length=1)
+    limit: int | None = Field(default=None, ge=1)
+    seed: int = 0
+    data_dir: str | None = None
+    out: str | None = None
+    """The suite's directory: one run directory per model and the report (default: ``runs/<file name>``)."""
+    report: Literal["html", "markdown", "none"] = "html"
+
+    @field_validator("benchmarks", mode="before")
+    @classmethod
+    def _shorthand(cls, value: Any) -> Any:
+        """``- scitab:2class`` stands for ``- {bench: scitab, variants: [2class]}``."""
+        if not isinstance(value, list):
+            return value
+        out = []
+        for item in value:
+            if isinstance(item, str):
+                bench, _, variant = item.partition(":")
+                item = {"bench": bench, "variants": [variant] if variant else []}
+            out.append(item)
+        return out
+
+    @field_validator("models")
+    @classmethod
+    def _distinct(cls, models: list[SuiteModel]) -> list[SuiteModel]:
+        seen: set[str] = set()
+        for i, m in enumerate(models):
+            if m.directory() in seen:
+                raise ValueError(f"models[{i}]: run directory {m.directory()!r} is used twice; give each a name")
+            seen.add(m.directory())
+        return models
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """One model's run: where it goes, what it evaluates, and its backend."""
+
+    name: str
+    run_dir: Path
+    config: RunConfig
+    spec: BackendSpec
+
+
+def runs(suite: Suite, out: Path, base: Path = Path()) -> list[PlannedRun]:
+    """One ``PlannedRun`` per model: the suite's benchmarks, strategies and options as one ``RunConfig``; a relative
+    ``data_dir`` is taken from ``base`` (the suite file's folder)."""
+    from structbench.backends.openai_compat import shown_base_urls  # several replicas: URL,URL,...
+
+    data_dir = str(base / suite.data_dir) if suite.data_dir else None
+    benches = [entry for b in suite.benchmarks for entry in b.entries()]
+    strategies = [
+        f"{entry}/{name}" for b in suite.benchmarks for entry in b.entries()
+        for name in (b.strategies if b.strategies != ["all"] else _all_strategies(b.bench))
+    ]
+    options = {f"{b.bench}.{k}": str(v) for b in suite.benchmarks for k, v in b.options.items()}
+    planned = []
+    for m in suite.models:
+        g = m.generation
+        config = RunConfig(
+            model=m.model,
+            base_url=shown_base_urls(m.base_url) if m.base_url else None,
+            benches=benches,
+            strategies=strategies,
+            options=options,
+            limit=suite.limit,
+            seed=suite.seed,
+            data_dir=data_dir,
+            max_tokens=g.max_tokens,
+            system_prompt=m.system_prompt,
+            chat_template_args=m.chat_template_args,
+            generation=Generation(temperature=g.temperature, top_p=g.top_p, seed=g.seed),
+        )
+        spec = BackendSpec.parse(m.model, base_url=m.base_url, api_key_env=m.api_key_env, concurrency=m.concurrency,
+                                 timeout=m.timeout, max_retries=m.max_retries,
+                                 options={k: str(v) for k, v in m.options.items()})
+        planned.append(PlannedRun(m.directory(), out / m.directory(), config, spec))
+    return planned
+
+
+def _all_strategies(bench: str) -> list[str]:
+    from structbench.benchmarks import BENCHMARKS
+
+    return list(BENCHMARKS.get(bench)().strategies())
+
+
+def _key_lines(node: yaml.Node, path: tuple[Any, ...], lines: dict[tuple[Any, ...], int]) -> None:
+    """Record the line of every mapping key and sequence item below ``node``, by its path."""
+    lines.setdefault(path, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            sub = (*path, key.value)
+            lines[sub] = key.start_mark.line + 1
+            _key_lines(value, sub, lines)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _key_lines(item, (*path, i), lines)
+
+
+def _where(lines: dict[tuple[Any, ...], int], loc: tuple[Any, ...]) -> int:
+    """The line of ``loc`` or of its nearest ancestor the file shows."""
+    path = tuple(loc)
+    while path and path not in lines:
+        path = path[:-1]
+    return lines.get(path, 1)
+
+
+def _field(loc: tuple[Any, ...]) -> str:
+    """``('models', 0, 'generation', 'temprature')`` -> ``models[0].generation.temprature``."""
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def load_suite(path: Path) -> Suite:
+    """Read and validate a suite file; every problem is a ``UsageError`` naming the file, line and key."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise UsageError(f"{path}: cannot read the suite file: {err}") from None
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        raise UsageError(f"{path}{line}: not YAML: {getattr(err, 'problem', None) or err}") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{path}:1: a suite is a mapping with the keys models and benchmarks")
+    lines: dict[tuple[Any, ...], int] = {}
+    if node is not None:
+        _key_lines(node, (), lines)
+    try:
+        suite = Suite.model_validate(data)
+    except ValidationError as err:
+        problems = []
+        for e in err.errors():
+            loc = tuple(p for p in e["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+            message = "unknown key" if e["type"] == "extra_forbidden" else e["msg"].removeprefix("Value error, ")
+            problems.append(f"{path}:{_where(lines, loc)}: {_field(loc) or 'suite'}: {message}")
+        raise UsageError("; ".join(problems)) from None
+    problems = [f"{path}:{_where(lines, loc)}: {_field(loc)}: {message}" for loc, message in _check(suite, path)]
+    if problems:
+        raise UsageError("; ".join(problems))
+    return suite
+
+
+def _check(suite: Suite, path: Path) -> list[tuple[tuple[Any, ...], str]]:
+    """What only the benchmarks and backends know: variants, strategies, options, model settings."""
+    from structbench.backends.factory import make_backend
+    from structbench.benchmarks import BENCHMARKS
+    from structbench.runner.settings import RequestSettings
+
+    problems: list[tuple[tuple[Any, ...], str]] = []
+    for i, b in enumerate(suite.benchmarks):
+        try:
+            bench = BENCHMARKS.get(b.bench)({k: str(v) for k, v in b.options.items()})
+        except UsageError as err:
+            problems.append((("benchmarks", i, "options"), str(err).replace("--option", "option")))
+            continue
+        for j, variant in enumerate(b.variants):
+            try:
+                bench.check_variant(variant)
+            except UsageError as err:
+                problems.append((("benchmarks", i, "variants", j), str(err)))
+        for j, strategy in enumerate(b.strategies):
+            if strategy == "all" and len(b.strategies) == 1:
+                continue
+            try:
+                bench.strategy(strategy)
+            except UsageError as err:
+                problems.append((("benchmarks", i, "strategies", j), str(err)))
+    if problems:
+        return problems
+    for plan in runs(suite, path.parent, path.parent):
+        i = next(k for k, m in enumerate(suite.models) if m.directory() == plan.name)
+        try:
+            backend = make_backend(plan.spec)
+            RequestSettings.of(plan.config).check(backend)
+        except UsageError as err:
+            key = "options" if "--model-option" in str(err) else "chat_template_args" if "chat_template" in str(
+                err) else "model"
+            problems.append((("models", i, key), str(err).replace("--model-option ", "option ")))
+    return problems

@@ -1,0 +1,89 @@
+"""``structbench run suite.yaml`` as a user runs it: two models x three benchmarks, resume, a bad file."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SUITE = """\
+models:
+  - model: oracle
+  - model: mock
+    name: echo
+    system_prompt: You are careful.
+    generation: {max_tokens: 32, temperature: 0.0}
+benchmarks:
+  - structext:test
+  - bench: scitab
+    strategies: [zero_shot, cot]
+  - bench: structfact
+    options: {serialization: markdown}
+limit: 4
+data_dir: DATA
+out: out
+"""
+
+
+def sb(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, STRUCTBENCH_CACHE=str(cwd / "cache"))
+    return subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True, env=env,
+                          cwd=cwd, timeout=300)
+
+
+@pytest.mark.shared
+def test_two_models_three_benchmarks_one_report(tmp_path: Path, shared_datasets: Path) -> None:
+    (tmp_path / "suite.yaml").write_text(SUITE.replace("DATA", str(shared_datasets)))
+    proc = sb(tmp_path, "run", "suite.yaml", "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    assert "| scitab | all | cot | oracle | macro_f1 | 1.0000 |" in proc.stdout
+    assert "| structext | test | naive | mock | rougeL | 0.0000 |" in proc.stdout
+    out = tmp_path / "out"
+    assert {p.name for p in out.iterdir()} >= {"oracle", "echo", "report.html", "report.md"}
+    for name, model in (("oracle", "oracle"), ("echo", "mock")):
+        results = json.loads((out / name / "metrics.json").read_text())["results"]
+        assert {(r["benchmark"], r["strategy"]) for r in results} == {
+            ("structext", "naive"), ("scitab", "zero_shot"), ("scitab", "cot"), ("structfact", "zero_shot")}
+        assert all(r["model"] == model and r["n"] == 4 for r in results)
+    record = json.loads((out / "echo" / "samples.jsonl").read_text().splitlines()[0])
+    assert record["prompt"][0] == {"role": "system", "content": "You are careful."}
+    report = (out / "report.md").read_text()
+    assert "oracle" in report and "mock" in report
+    again = sb(tmp_path, "run", "suite.yaml", "--no-progress")  # resumes: nothing left to do, same table
+    assert again.returncode == 0 and again.stdout.splitlines()[:14] == proc.stdout.splitlines()[:14]
+    manifest = json.loads((out / "echo" / "manifest.json").read_text())
+    assert [s["jobs"] for s in manifest["sessions"]] == [16, 0]
+
+
+@pytest.mark.shared
+def test_workers_apply_to_every_model_of_a_suite(tmp_path: Path, shared_datasets: Path) -> None:
+    """``--workers`` is an execution setting: it spreads each model's run, and a local model runs in one process."""
+    text = SUITE.replace("DATA", str(shared_datasets)).replace("  - model: oracle\n", "  - model: oracle\n"
+                                                              "  - model: llamacpp\n    options: {n_ctx: 4096}\n"
+                                                              "    generation: {max_tokens: 8}\n")
+    text = text.replace("  - bench: scitab\n    strategies: [zero_shot, cot]\n", "").replace("limit: 4", "limit: 2")
+    text = text.replace("  - bench: structfact\n    options: {serialization: markdown}\n", "")
+    (tmp_path / "suite.yaml").write_text(text)
+    proc = sb(tmp_path, "run", "suite.yaml", "--no-progress", "--workers", "2")
+    assert proc.returncode == 0, proc.stderr
+    assert "| structext | test | naive | oracle | rougeL | 1.0000 |" in proc.stdout
+    assert "note: --workers 2: the llamacpp backend holds its model in this process" in proc.stderr
+    workers = {name: json.loads((tmp_path / "out" / name / "manifest.json").read_text())["workers"]
+               for name in ("oracle", "llamacpp", "echo")}
+    assert workers == {"oracle": 2, "llamacpp": 1, "echo": 2}
+    manifest = json.loads((tmp_path / "out" / "llamacpp" / "manifest.json").read_text())
+    assert manifest["backend"]["load"]["n_ctx"] == 4096  # the model option reached the backend
+
+
+def test_a_bad_suite_exits_2_and_writes_nothing(tmp_path: Path) -> None:
+    (tmp_path / "suite.yaml").write_text(SUITE.replace("DATA", "data").replace("    name: echo", "    nmae: echo"))
+    proc = sb(tmp_path, "run", "suite.yaml")
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "error: suite.yaml:4: models[1].nmae: unknown key"
+    assert not (tmp_path / "out").exists()
+    flags = sb(tmp_path, "run", "suite.yaml", "--model", "oracle", "--limit", "3")
+    assert flags.returncode == 2 and "--model, --limit cannot be given with a suite file" in flags.stderr

@@ -1,0 +1,76 @@
+"""An oracle run of every preset reaches the maximum in its paper table: every column the run fills is 100%
+(rejection rate included), relative differences are 0, and every run row fills at least one column."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from structbench.backends.oracle import OracleBackend
+from structbench.datasets import DataContext
+from structbench.papers import Change, paper_tables
+from structbench.report.entries import StatsOptions, collect
+from structbench.report.paper import Filled, Gap, fill_tables
+from structbench.report.runs import BenchmarkCache, load_run
+from structbench.runner.config import RunConfig
+from structbench.runner.run import Run, prepare
+from structbench.stats.baselines import label_baselines
+
+LIMITS = {"structfact": None, "scitab": 24, "skabench": 160, "structext": 232, "rfqa": 60}
+"""Samples per benchmark variant: enough for every column (SKA-Bench's are per instance and testbed)."""
+STATS = StatsOptions(resamples=50)
+TABLES = [t for t in paper_tables() if t.benchmark in LIMITS]  # not the test toys
+
+
+@pytest.fixture(scope="module")
+def oracle_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Run directories by configuration: tables with the same preset configuration share one run."""
+    return {}
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("table", TABLES, ids=[t.name for t in TABLES])
+def test_oracle_reaches_the_maximum(
+    table, shared_datasets: Path, oracle_runs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    p = table.preset
+    config = RunConfig(model="oracle", benches=list(p.benches), strategies=list(p.strategies), options=dict(p.options),
+                       limit=LIMITS[table.benchmark], data_dir=str(shared_datasets))
+    if config.fingerprint() not in oracle_runs:
+        run_dir = tmp_path_factory.mktemp(table.name)
+        Run(run_dir, config).execute(
+            OracleBackend(), prepare(config, DataContext(data_dir=shared_datasets, offline=True)), cache=None,
+            concurrency=8, progress=False,
+        )
+        oracle_runs[config.fingerprint()] = run_dir
+    run = load_run(oracle_runs[config.fingerprint()])
+    views = collect([run], STATS, BenchmarkCache())
+    filled = next(f for f in fill_tables(views, [run], STATS) if f.table.name == table.name)
+    assert len(filled.rows) == len(table.rows)  # every row kind of the table is filled by its preset
+    for run_row, (_, row) in zip(table.rows, filled.rows, strict=True):
+        cells = [c for c in row.cells.values() if isinstance(c, Filled)]
+        assert cells, row.label
+        for key, cell in row.cells.items():
+            if isinstance(cell, Gap):  # only columns the limited run has no sample of
+                assert "--limit" in cell.reason or cell.reason.startswith("needs"), (key, cell.reason)
+                continue
+            want = 0.0 if isinstance(run_row.cells[key], Change) else 1.0
+            assert cell.value == pytest.approx(want), (row.label, key)
+            assert not cell.partial
+    baselines, _ = filled.baselines
+    if table.benchmark in ("structfact", "scitab"):  # answers from a closed set of labels: chance and majority
+        (_, first), *_ = filled.rows
+        for key, est in first.estimates.items():
+            assert est.bench is not None
+            labels = est.bench.answer_labels(est.scored)
+            metric = first.spec.cells[key].metric  # type: ignore[union-attr]
+            # an entry's headline over all its samples keeps the run's own baselines; other columns are computed
+            expected = est.baselines or label_baselines(est.bench, est.scored, labels, metric)
+            assert {n: v[key] for n, v in baselines.items()} == pytest.approx(expected)
+            assert 0.0 <= baselines["chance"][key] < 1.0
+        if table.benchmark == "scitab":  # the same numbers as the run's summary prints beside its headline
+            entry = next(v for v in views if (v.result.variant, v.strategy) == ("2class", "zero_shot"))
+            assert {n: v["zs_2class"] for n, v in baselines.items()} == entry.result.baselines
+    else:
+        assert baselines == {}

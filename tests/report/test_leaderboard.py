@@ -1,0 +1,113 @@
+"""The leaderboard over several models: ranked headlines, paired tests against the best, shared samples."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from structbench.report.compare import compare_runs
+from structbench.report.entries import StatsOptions, collect
+from structbench.report.leaderboard import leaderboard, leaderboard_section
+from structbench.report.runs import BenchmarkCache, load_run
+
+STATS = StatsOptions(resamples=300, seed=0)
+
+
+@pytest.fixture(scope="module")
+def three(toy_runs: tuple[Path, Path], run_factory: Callable[..., Path], tmp_path_factory: pytest.TempPathFactory):
+    """weak and strong over the full toy sets, and a third model over the first 20 samples only."""
+    root = tmp_path_factory.mktemp("third")
+    third = run_factory(root, "third", accuracy=0.65, benches=("toy", "toy:big", "toylabels"),
+                        strategies=("direct", "vote"), limit=20)
+    return [*toy_runs, third]
+
+
+def test_ranked_on_the_shared_samples_with_a_paired_test(three: list[Path]) -> None:
+    runs = [load_run(p) for p in three]
+    views = collect(runs, STATS, BenchmarkCache())
+    columns = leaderboard(views, STATS)
+    assert columns is not None and len(columns) == 6  # 3 benchmark variants x 2 strategies
+    col = next(c for c in columns if c.key == ("toy", "small", "direct"))
+    assert col.ranked and "hold different samples" in col.note and "the 20 they share" in col.note
+    assert {m: len(c.records) for m, c in col.cells.items()} == {"weak": 20, "strong": 20, "third": 20}
+    assert col.cells["strong"].rank == 1 and col.cells["strong"].test is None
+    # the test against the best is compare's test on the same pairs
+    weak = col.cells["weak"]
+    assert weak.test is not None and weak.test.n == 20
+    assert weak.value == pytest.approx(sum(r.score for r in weak.records) / 20)
+    assert weak.test.delta == pytest.approx(weak.value - col.cells["strong"].value)
+
+
+def test_same_samples_use_the_entries_and_match_compare(toy_runs: tuple[Path, Path]) -> None:
+    runs = [load_run(p) for p in toy_runs]
+    views = collect(runs, STATS, BenchmarkCache())
+    columns = leaderboard(views, STATS)
+    assert columns is not None
+    col = next(c for c in columns if c.key == ("toylabels", "small", "direct"))  # macro-F1: re-aggregated
+    assert col.note == "" and col.ranked
+    strong, weak = col.cells["strong"], col.cells["weak"]
+    assert strong.rank == 1 and weak.rank == 2
+    key = ("strong", "toylabels", "direct")
+    entry = next(v for v in views if (v.result.model, v.result.benchmark, v.strategy) == key)
+    assert strong.value == entry.result.metrics["macro_f1"] and strong.interval == entry.interval
+    rows = compare_runs(runs[1], runs[0], stats=STATS, benches=BenchmarkCache())  # A = strong, B = weak
+    overall = next(r for r in rows if (r.benchmark, r.strategy_a, r.breakdown) == ("toylabels", "direct", "overall"))
+    assert weak.test is not None
+    assert (weak.test.delta, weak.test.p_randomization, weak.test.p_bootstrap) == pytest.approx(
+        (overall.test.delta, overall.test.p_randomization, overall.test.p_bootstrap)
+    )
+
+
+def test_runs_without_shared_samples_are_not_ranked(
+    toy_runs: tuple[Path, Path], run_factory: Callable[..., Path], tmp_path: Path
+) -> None:
+    from report.conftest import noisy_oracle  # type: ignore[import-not-found]
+    from structbench.datasets import DataContext
+    from structbench.runner.config import RunConfig
+    from structbench.runner.run import Run, prepare
+
+    config = RunConfig(model="reseeded", benches=["toy"], strategies=["direct"], seed=7)
+    Run(tmp_path / "reseeded", config).execute(
+        noisy_oracle(0.9, "reseeded"), prepare(config, DataContext(offline=True)), cache=None, concurrency=4,
+        progress=False,
+    )
+    runs = [load_run(toy_runs[0]), load_run(tmp_path / "reseeded")]
+    views = collect(runs, STATS, BenchmarkCache())
+    columns = leaderboard(views, STATS)
+    assert columns is not None
+    col = next(c for c in columns if c.key == ("toy", "small", "direct"))
+    assert not col.ranked and "share no sample" in col.note  # same ids, other questions (another --seed)
+    assert all(c.rank is None and c.test is None for c in col.cells.values())
+
+
+def test_section_lists_models_best_first(three: list[Path]) -> None:
+    runs = [load_run(p) for p in three]
+    views = collect(runs, STATS, BenchmarkCache())
+    section = leaderboard_section(views, STATS)
+    assert section is not None and section.title == "Leaderboard"
+    table = section.blocks[0]
+    assert [r[1] for r in table.rows] == ["strong", "third", "weak"]  # no baseline rows: the toys' answers are free
+    assert table.rows[0][2] == "1.00 (6/6)"
+    assert all(("#1" in table.rows[i][j]) for i, j in table.bold)
+    assert any("Δ" in cell and "p " in cell for cell in table.rows[1][3:])
+    assert leaderboard_section([v for v in views if v.result.model == "weak"], STATS) is None
+
+
+def test_label_benchmarks_get_baseline_rows(
+    run_factory: Callable[..., Path], shared_datasets: Path, tmp_path: Path
+) -> None:
+    runs = [
+        load_run(run_factory(tmp_path, name, accuracy=acc, benches=("scitab",), strategies=("zero_shot",), limit=12,
+                             data_dir=shared_datasets))
+        for name, acc in (("good", 0.9), ("poor", 0.3))
+    ]
+    views = collect(runs, STATS, BenchmarkCache())
+    section = leaderboard_section(views, STATS)
+    assert section is not None
+    rows = {r[1]: r for r in section.blocks[0].rows}
+    baselines = views[0].result.baselines
+    assert set(baselines) == {"chance", "majority"}
+    assert rows["chance"][3] == f"{baselines['chance']:.4f}"
+    assert rows["majority class"][3] == f"{baselines['majority']:.4f}"

@@ -1,0 +1,166 @@
+"""The paper view: a run's model placed in a paper table, computed the paper's way, with intervals."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from structbench.report.api import ReportOptions, prepare
+from structbench.report.entries import StatsOptions, collect
+from structbench.report.paper import EMPTY, Filled, Gap, cell_text, fill_tables, paper_sections
+from structbench.report.runs import BenchmarkCache, load_run
+from structbench.runner.store import read_records
+
+STATS = StatsOptions(resamples=300, seed=0)
+
+
+@pytest.fixture(scope="module")
+def toy_paper_runs(tmp_path_factory: pytest.TempPathFactory, run_factory: Callable[..., Path]) -> dict[str, Path]:
+    """A model run under both option orders (two runs), a second model under one order only, and a run
+    whose ``size`` the table does not accept."""
+    import papertoy  # noqa: F401  registers ``papertoy`` (here, not at collection: other tests list the benchmarks)
+
+    root = tmp_path_factory.mktemp("paper")
+
+    def run(name: str, accuracy: float, options: dict[str, str], salt: str, benches: tuple[str, ...] = ("papertoy",),
+            strategies: tuple[str, ...] = ("direct", "vote")) -> Path:
+        from report.conftest import noisy_oracle  # type: ignore[import-not-found]
+        from structbench.datasets import DataContext
+        from structbench.runner.config import RunConfig
+        from structbench.runner.run import Run
+        from structbench.runner.run import prepare as prepare_run
+
+        config = RunConfig(model=salt, benches=list(benches), strategies=list(strategies), options=options)
+        Run(root / name, config).execute(
+            noisy_oracle(accuracy, salt), prepare_run(config, DataContext(offline=True)), cache=None, concurrency=4,
+            progress=False,
+        )
+        return root / name
+
+    return {
+        "a-md": run("a-md", 0.7, {"serialization": "markdown"}, "model-a"),
+        "a-csv": run("a-csv", 0.7, {"serialization": "csv"}, "model-a"),
+        "b-md": run("b-md", 0.4, {}, "model-b", benches=("papertoy", "papertoy:big"),
+                    strategies=("direct", "refine")),
+        "c-small": run("c-small", 0.9, {"size": "20"}, "model-c"),
+    }
+
+
+def _filled(paths: list[Path]):
+    runs = [load_run(p) for p in paths]
+    views = collect(runs, STATS, BenchmarkCache())
+    tables = fill_tables(views, runs, STATS)
+    assert [t.table.name for t in tables] == ["papertoy-table1"]
+    return tables[0], views
+
+
+def _accuracy(records: list, task: str | None = None) -> float:
+    chosen = [r for r in records if task is None or r.task == task]
+    return sum(r.score for r in chosen) / len(chosen)
+
+
+def test_cells_are_the_metric_of_the_selected_records(toy_paper_runs: dict[str, Path]) -> None:
+    filled, _ = _filled([toy_paper_runs["a-md"], toy_paper_runs["a-csv"]])
+    ((_, row),) = filled.rows
+    assert row.label == "model-a"
+    md = [r for r in read_records(toy_paper_runs["a-md"] / "samples.jsonl")]
+    csv = [r for r in read_records(toy_paper_runs["a-csv"] / "samples.jsonl")]
+    direct = [r for r in md if r.strategy == "direct"]
+    cells = row.cells
+    assert isinstance(cells["red"], Filled) and cells["red"].value == pytest.approx(_accuracy(direct, "red"))
+    assert cells["red"].n == sum(r.task == "red" for r in direct)
+    # the order column averages the two option orders, each over its own run's records
+    orders = (_accuracy(direct) + _accuracy([r for r in csv if r.strategy == "direct"])) / 2
+    assert cells["orders"].value == pytest.approx(orders) and not cells["orders"].partial
+    # Mean and Change are computed from the row's cells; "direct" itself (no orders) is the first run's
+    d, v = cells["direct"].value, cells["vote"].value
+    assert cells["overall"].value == pytest.approx((d + v) / 2)
+    assert cells["change"].value == pytest.approx((v - d) / d)
+    assert cells["tasks"].value == pytest.approx((cells["red"].value + cells["blue"].value) / 2)
+    for key in ("direct", "vote", "red", "blue", "orders", "overall", "same", "tasks"):
+        cell = cells[key]
+        assert isinstance(cell, Filled) and cell.low <= cell.value <= cell.high
+
+
+def test_intervals_pair_the_same_samples_and_not_disjoint_ones(toy_paper_runs: dict[str, Path]) -> None:
+    filled, views = _filled([toy_paper_runs["a-md"], toy_paper_runs["a-csv"]])
+    cells = filled.rows[0][1].cells
+    direct, same, tasks = cells["direct"], cells["same"], cells["tasks"]
+    assert isinstance(direct, Filled) and isinstance(same, Filled) and isinstance(tasks, Filled)
+    # the mean of a column with itself resamples both with the same rows: the same interval
+    assert (same.low, same.high) == pytest.approx((direct.low, direct.high))
+    # a single-measure cell over a whole entry has the entry's own headline interval (same seed, same order)
+    view = next(v for v in views if v.strategy == "direct" and str(v.run).endswith("a-md"))
+    assert view.interval is not None
+    assert (direct.low, direct.high) == pytest.approx((view.interval.low, view.interval.high))
+    # red and blue are disjoint samples: resampled independently, so the interval of their mean is not the
+    # paired one (which would reuse the red rows' draws for the blue half)
+    assert math.isfinite(tasks.low) and tasks.low < tasks.value < tasks.high
+
+
+def test_uncovered_partial_and_excluded(toy_paper_runs: dict[str, Path]) -> None:
+    paths = [toy_paper_runs[k] for k in ("a-md", "a-csv", "b-md", "c-small")]
+    filled, _ = _filled(paths)
+    rows = {row.label: row for _, row in filled.rows}
+    assert set(rows) == {"model-a", "model-b", "model-b (refine)"}  # model-c's run has size=20: excluded
+    b = rows["model-b"].cells
+    assert isinstance(b["vote"], Gap) and "--strategy vote" in (b["vote"].command or "")
+    assert isinstance(b["overall"], Gap) and "Vote" in b["overall"].reason
+    assert isinstance(b["orders"], Filled) and "serialization markdown only" in b["orders"].partial
+    assert "--option serialization=csv" in b["orders"].partial
+    assert cell_text(filled.data, "vote", b["vote"]) == EMPTY
+    assert cell_text(filled.data, "orders", b["orders"]).endswith("†")
+    refine = rows["model-b (refine)"].cells["refine"]
+    assert isinstance(refine, Filled) and refine.n == 200  # the big variant
+    fill_c = next(f for f in filled.fills if f.model.model == "model-c")
+    assert "size=40" in next(iter(fill_c.excluded.values()))
+
+
+def test_rendered_section(toy_paper_runs: dict[str, Path]) -> None:
+    paths = [toy_paper_runs[k] for k in ("a-md", "b-md", "c-small")]
+    runs = [load_run(p) for p in paths]
+    views = collect(runs, STATS, BenchmarkCache())
+    (section,) = paper_sections(views, runs, STATS, figures=True)
+    (child,) = section.children
+    assert child.title.startswith("PaperToy Table 1")
+    table = next(b for b in child.blocks if hasattr(b, "rows"))
+    labels = [r[0] for r in table.rows]
+    assert labels == ["Closed", "Big model", "Open", "Small model", "Human", "model-a", "model-b", "model-b (refine)"]
+    assert table.rows[1][1:4] == ["90.0", "92.0", "91.0"] and table.rows[1][-1] == "–"
+    a = table.rows[5]
+    assert a[1].count("[") == 1 and a[1].split(" ")[0].replace(".", "").isdigit()
+    assert {(5, j) for j in range(11)} <= table.bold
+    texts = [b.text for b in child.blocks if hasattr(b, "text")]
+    assert any("model-c" in t and "size=40" in t for t in texts)
+    assert any(t.startswith("— model-b / Vote") and "structbench run --model model-b" in t for t in texts)
+    assert any("--preset papertoy-table1" in t for t in texts)
+    figure = next(b for b in child.blocks if hasattr(b, "svg"))
+    assert "<svg" in figure.svg and "Small model" in figure.svg and "model-a" in figure.svg
+    assert child.children[0].collapsed and "Made up" in child.children[0].blocks[-1].text
+
+
+def test_report_puts_paper_tables_after_the_overview(toy_paper_runs: dict[str, Path]) -> None:
+    doc, _ = prepare([toy_paper_runs["a-md"], toy_paper_runs["b-md"]], ReportOptions(stats=STATS, figures=False))
+    titles = [s.title for s in doc.sections]
+    assert titles[:3] == ["Overview", "Leaderboard", "Paper tables"]
+    alone, _ = prepare([toy_paper_runs["a-md"]], ReportOptions(stats=STATS, figures=False))
+    assert [s.title for s in alone.sections][:2] == ["Overview", "Paper tables"]  # one model: no leaderboard
+
+
+def test_entries_of_other_variants_do_not_fill_a_table(toy_paper_runs: dict[str, Path]) -> None:
+    from dataclasses import replace
+
+    from papertoy import TABLE
+    from structbench.report.paper import ModelRuns, Source, TableFill
+
+    runs = [load_run(toy_paper_runs["b-md"])]
+    views = collect(runs, STATS, BenchmarkCache())
+    model = ModelRuns("model-b", [Source(v, runs[0]) for v in views])
+    only_small = TableFill(replace(TABLE, variants=("small",)), model, STATS)
+    refine = only_small.row(TABLE.rows[1])
+    assert refine is None  # its only column needs the big variant, which this table does not take
+    assert any("papertoy:big" in k and "small" in why for k, why in only_small.excluded.items())
+    assert TableFill(TABLE, model, STATS).row(TABLE.rows[1]) is not None

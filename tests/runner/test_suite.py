@@ -1,0 +1,105 @@
+"""Suite files: the schema, line-numbered errors, and how a suite maps onto run configurations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from structbench.errors import UsageError
+from structbench.runner.suite import load_suite, runs
+
+GOOD = """\
+models:
+  - model: oracle
+  - model: openai:Qwen/Qwen3-8B
+    name: qwen3
+    base_url: http://127.0.0.1:8000/v1
+    system_prompt: Answer briefly.
+    chat_template_args: {enable_thinking: false}
+    generation: {temperature: 0.6, top_p: 0.95, seed: 1, max_tokens: 2048}
+    concurrency: 32
+benchmarks:
+  - structext:test
+  - bench: scitab
+    variants: [all, 2class]
+    strategies: [zero_shot, cot]
+    options: {serialization: markdown}
+  - bench: structfact
+    strategies: [all]
+limit: 20
+seed: 3
+data_dir: data
+"""
+
+
+def _suite(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "suite.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_a_suite_maps_onto_one_run_config_per_model(tmp_path: Path) -> None:
+    path = _suite(tmp_path, GOOD)
+    planned = runs(load_suite(path), tmp_path / "out", tmp_path)
+    assert [p.name for p in planned] == ["oracle", "qwen3"]
+    oracle, qwen = planned
+    assert oracle.run_dir == tmp_path / "out" / "oracle"
+    assert qwen.config.benches == ["structext:test", "scitab:all", "scitab:2class", "structfact"]
+    assert qwen.config.strategies[:4] == ["scitab:all/zero_shot", "scitab:all/cot", "scitab:2class/zero_shot",
+                                          "scitab:2class/cot"]
+    assert "structfact/self_refine" in qwen.config.strategies
+    assert not any(s.startswith("structext") for s in qwen.config.strategies)  # its default strategy
+    assert qwen.config.options == {"scitab.serialization": "markdown"}
+    assert (qwen.config.limit, qwen.config.seed, qwen.config.data_dir) == (20, 3, str(tmp_path / "data"))
+    assert qwen.config.system_prompt == "Answer briefly."
+    assert qwen.config.chat_template_args == {"enable_thinking": False}
+    assert (qwen.config.max_tokens, qwen.config.generation.temperature, qwen.config.generation.seed) == (2048, 0.6, 1)
+    assert (qwen.spec.backend, qwen.spec.name, qwen.spec.concurrency) == ("openai", "Qwen/Qwen3-8B", 32)
+    assert oracle.config.system_prompt is None and oracle.config.fingerprint() != qwen.config.fingerprint()
+
+
+def test_a_models_base_url_may_list_replicas(tmp_path: Path) -> None:
+    replicas = "http://127.0.0.1:8000/v1, http://u:secret@127.0.0.1:8001/v1/"
+    path = _suite(tmp_path, GOOD.replace("http://127.0.0.1:8000/v1", replicas))
+    qwen = runs(load_suite(path), tmp_path / "out", tmp_path)[1]
+    assert qwen.config.base_url == "http://127.0.0.1:8000/v1,http://u:[REDACTED]@127.0.0.1:8001/v1"
+    assert qwen.spec.base_url == replicas  # the password reaches the backend, never the manifest
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (GOOD.replace("    concurrency: 32", "    concurency: 32"),
+         r"suite.yaml:9: models\[1\].concurency: unknown key"),
+        (GOOD.replace("seed: 3", "seed: three"), r"suite.yaml:19: seed: Input should be a valid integer"),
+        (GOOD.replace("variants: [all, 2class]", "variants: [all, three]"),
+         r"suite.yaml:13: benchmarks\[1\].variants\[1\]: scitab has no variant 'three'"),
+        (GOOD.replace("strategies: [zero_shot, cot]", "strategies: [zero_shot, cott]"),
+         r"suite.yaml:14: benchmarks\[1\].strategies\[1\]: scitab has no strategy 'cott'"),
+        (GOOD.replace("{serialization: markdown}", "{serialisation: markdown}"),
+         r"suite.yaml:15: benchmarks\[1\].options: scitab: bad option: serialisation"),
+        (GOOD.replace("  - bench: structfact", "  - bench: structfacts"),
+         r"suite.yaml:16: benchmarks\[2\].bench: unknown benchmark 'structfacts'"),
+        (GOOD.replace("  - model: oracle", "  - model: orcale"), r"suite.yaml:2: models\[0\].model: unknown backend"),
+        (GOOD.replace("  - model: oracle", "  - model: llamacpp\n    options: {n_ctxx: 1}"),
+         r"suite.yaml:3: models\[0\].options: option n_ctxx: not an option of the llamacpp backend"),
+        (GOOD.replace("  - model: oracle", "  - model: mock\n    chat_template_args: {a: 1}"),
+         r"suite.yaml:3: models\[0\].chat_template_args: .*mock backend cannot"),
+        (GOOD.replace("    name: qwen3\n", "    name: oracle\n"), r"suite.yaml:1: models: .*'oracle' is used twice"),
+        (GOOD.replace("limit: 20", "limit: 0"), r"suite.yaml:18: limit: Input should be greater than or equal to 1"),
+        ("models: [\n", r"suite.yaml:2: not YAML"),
+        ("- a\n", r"suite.yaml:1: a suite is a mapping"),
+        ("models: []\nbenchmarks: [scitab]\n", r"suite.yaml:1: models: List should have at least 1 item"),
+    ],
+)
+def test_a_bad_suite_names_file_line_and_key(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        load_suite(_suite(tmp_path, text))
+
+
+def test_every_problem_of_a_kind_is_reported_at_once(tmp_path: Path) -> None:
+    text = GOOD.replace("seed: 3", "seed: x").replace("limit: 20", "limitt: 20")
+    with pytest.raises(UsageError) as err:
+        load_suite(_suite(tmp_path, text))
+    assert "suite.yaml:18: limitt: unknown key" in str(err.value) and "suite.yaml:19: seed:" in str(err.value)

@@ -1,0 +1,82 @@
+"""``export --format parquet|hf``: typed columns that ``datasets.load_dataset`` reads back as the JSON lines say."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from extras import require_extra
+
+require_extra("datasets", "datasets")
+
+import datasets  # noqa: E402
+from typer.testing import CliRunner  # noqa: E402
+
+from structbench.benchmarks import BENCHMARKS  # noqa: E402
+from structbench.cli.app import app  # noqa: E402
+from structbench.runner.tabular import to_table  # noqa: E402
+
+
+def _export(*args: str) -> None:
+    result = CliRunner().invoke(app, ["export", *args])
+    assert result.exit_code == 0, result.output
+
+
+def _as_exported(value: Any) -> Any:
+    """A JSON line's value as the table stores it (empty mappings are null)."""
+    if isinstance(value, dict):
+        return {k: _as_exported(v) for k, v in value.items()} or None
+    if isinstance(value, list):
+        return [_as_exported(v) for v in value]
+    return value
+
+
+def _decoded(row: dict[str, Any], json_columns: list[str]) -> dict[str, Any]:
+    return {k: json.loads(v) if k in json_columns and v is not None else v for k, v in row.items()}
+
+
+def _drop_none(value: Any) -> Any:
+    """Arrow structs carry every field of every row (absent ones as None); JSON lines only their own."""
+    if isinstance(value, dict):
+        return {k: _drop_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_drop_none(v) for v in value]
+    return value
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("bench", BENCHMARKS.names())
+def test_hf_folder_and_parquet_load_back_as_the_json_lines(bench: str, shared_datasets: Path, tmp_path: Path) -> None:
+    common = [bench, "--limit", "6", "--data-dir", str(shared_datasets)]
+    _export(*common, "--out", str(tmp_path / "e.jsonl"))
+    _export(*common, "--format", "hf", "--out", str(tmp_path / "hf"))
+    _export(*common, "--format", "parquet", "--out", str(tmp_path / "e.parquet"))
+    lines = [json.loads(x) for x in (tmp_path / "e.jsonl").read_text().splitlines()]
+    _, json_columns = to_table(lines)
+    card = (tmp_path / "hf" / "README.md").read_text()
+    assert all(f"`{c}` | `string` (JSON text)" in card for c in json_columns)
+
+    loaded = datasets.load_dataset(str(tmp_path / "hf"), cache_dir=str(tmp_path / "hf-cache"))
+    assert list(loaded) == ["test"]
+    test = loaded["test"]
+    assert test.num_rows == len(lines) == 6
+    features = test.features
+    assert features["id"] == datasets.Value("string")
+    assert "prompt" not in json_columns and isinstance(features["prompt"], datasets.List)
+    assert features["prompt"].feature == {"role": datasets.Value("string"), "content": datasets.Value("string")}
+    assert "meta" not in json_columns and isinstance(features["meta"], dict)
+    for got, want in zip(test, lines, strict=True):
+        assert _drop_none(_decoded(got, json_columns)) == _drop_none(_as_exported(want))
+
+    parquet = datasets.load_dataset("parquet", data_files=str(tmp_path / "e.parquet"), split="train",
+                                    cache_dir=str(tmp_path / "hf-cache"))
+    assert parquet.features == features and parquet["fingerprint"] == [x["fingerprint"] for x in lines]
+
+
+def test_rows_that_disagree_on_a_type_are_kept_as_json() -> None:
+    table, as_json = to_table([{"id": "a", "cells": [1, "x"], "opts": {}}, {"id": "b", "cells": [2], "opts": {}}])
+    assert as_json == ["cells"] and table.column("cells").to_pylist() == ['[1, "x"]', "[2]"]
+    assert table.column("opts").to_pylist() == [None, None]
