@@ -1,17 +1,22 @@
 """Harness overhead: the real CLI + openai backend + runner against a loopback server with fixed latency.
 
 Starts ``structbench.testing.openai_server`` in its own process, runs ``structbench run`` as a user
-would (fresh response cache, ``--concurrency C``), and reads the server's request log to split the
-wall time into start-up (process start to first request), request phase (first request received to
-last answered) and tail (last answer to process exit). The ideal request phase is N * latency / C.
+would (fresh response cache, ``--concurrency C``, the default ``--workers`` unless given), and reads the
+server's request log to split the wall time into start-up (process start to first request), request
+phase (first request received to last answered) and tail (last answer to process exit). The ideal
+request phase is N * latency / C. ``--repeat`` runs it several times and prints each run and the range
+(the development machine is shared: single runs are noisy). The server's own mean hold time shows how
+much of the gap is the server's timer rather than the harness; the harness's CPU time per request
+(every structbench process, start-up included) is less disturbed by other load than the wall times are.
 
-    python benchmarks/overhead.py --requests 2000 --latency 0.05 --concurrency 64
+    python benchmarks/overhead.py --requests 2000 --latency 0.05 --concurrency 64 --repeat 5
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -19,16 +24,7 @@ import time
 from pathlib import Path
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--requests", type=int, default=2000)
-    parser.add_argument("--latency", type=float, default=0.05)
-    parser.add_argument("--concurrency", type=int, default=64)
-    parser.add_argument("--bench", default="structext:test", help="Benchmark whose samples are sent.")
-    parser.add_argument("--strategy", default=None)
-    parser.add_argument("--option", action="append", default=[], help="Benchmark option KEY=VALUE.")
-    args = parser.parse_args()
-
+def measure(args: argparse.Namespace) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         log, port_file = tmp / "requests.log", tmp / "port"
@@ -44,14 +40,18 @@ def main() -> None:
             cmd = [sys.executable, "-m", "structbench", "run", "-m", "openai:overhead", "--base-url", url,
                    "-b", args.bench, "--limit", str(args.requests), "-c", str(args.concurrency),
                    "--out", str(tmp / "run"), "--no-progress"]
+            if args.workers is not None:
+                cmd += ["--workers", str(args.workers)]
             if args.strategy:
                 cmd += ["-s", args.strategy]
             for option in args.option:
                 cmd += ["-o", option]
             env = dict(os.environ, STRUCTBENCH_CACHE=str(tmp / "cache"))
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.time()
             proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
             end = time.time()
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
             if proc.returncode != 0:
                 sys.exit(f"structbench run failed:\n{proc.stderr}")
         finally:
@@ -61,16 +61,57 @@ def main() -> None:
     received = [float(r[1]) for r in rows]
     answered = [float(r[2]) for r in rows]
     n = len(rows)
-    startup = min(received) - start
     phase = max(answered) - min(received)
-    tail = end - max(answered)
     ideal = n * args.latency / args.concurrency
-    print(f"requests answered   {n}")
-    print(f"start-up            {startup:.3f} s   (target < 1 s)")
-    print(f"request phase       {phase:.3f} s   ideal {ideal:.3f} s -> {100 * ideal / phase:.1f}% of ideal "
-          f"({n / phase:.0f} req/s vs {args.concurrency / args.latency:.0f})   (target >= 95%)")
-    print(f"tail                {tail:.3f} s")
-    print(f"total wall time     {end - start:.3f} s   (target < 2.7 s)")
+    return {
+        "n": n,
+        "startup": min(received) - start,
+        "phase": phase,
+        "share": 100 * ideal / phase,
+        "rate": n / phase,
+        "ideal": ideal,
+        "tail": end - max(answered),
+        "total": end - start,
+        "hold": 1000 * sum(a - r for a, r in zip(answered, received, strict=True)) / n,
+        "cpu": 1e6 * (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) / n,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--latency", type=float, default=0.05)
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--workers", type=int, default=None, help="--workers of the run (default: the run's).")
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--bench", default="structext:test", help="Benchmark whose samples are sent.")
+    parser.add_argument("--strategy", default=None)
+    parser.add_argument("--option", action="append", default=[], help="Benchmark option KEY=VALUE.")
+    args = parser.parse_args()
+
+    runs = []
+    for i in range(args.repeat):
+        load = os.getloadavg()[0]
+        r = measure(args)
+        runs.append(r)
+        if args.repeat > 1:
+            print(f"run {i + 1}: start-up {r['startup']:.3f} s, request phase {r['phase']:.3f} s = {r['share']:.1f}% "
+                  f"of ideal, tail {r['tail']:.3f} s, total {r['total']:.3f} s, server hold {r['hold']:.2f} ms, "
+                  f"harness CPU {r['cpu']:.0f} us/request "
+                  f"(load average before: {load:.1f})")
+
+    def span(key: str, fmt: str = ".3f") -> str:
+        values = sorted(r[key] for r in runs)
+        return f"{values[0]:{fmt}}" if len(values) == 1 else f"{values[0]:{fmt}}-{values[-1]:{fmt}}"
+
+    print(f"requests answered   {span('n', '.0f')}")
+    print(f"start-up            {span('startup')} s   (target < 1 s)")
+    print(f"request phase       {span('phase')} s   ideal {runs[0]['ideal']:.3f} s -> {span('share', '.1f')}% of ideal "
+          f"({span('rate', '.0f')} req/s vs {args.concurrency / args.latency:.0f})   (target >= 95%)")
+    print(f"tail                {span('tail')} s")
+    print(f"total wall time     {span('total')} s   (target < 2.7 s)")
+    print(f"server hold         {span('hold', '.2f')} ms per request (the latency asked: {1000 * args.latency:g} ms)")
+    print(f"harness CPU         {span('cpu', '.0f')} us per request (every structbench process, start-up included)")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-"""Tests of optional extras (``structbench[inspect]``, ``[datasets]``, ``[docs]``): skipped when the extra is not
-installed, failed instead when ``STRUCTBENCH_REQUIRE_EXTRAS=1`` (CI installs every extra)."""
+"""Tests of optional extras (``structbench[inspect]``, ``[datasets]``, ``[docs]``, ``[ray]``): skipped when the
+extra is not installed, failed instead when ``STRUCTBENCH_REQUIRE_EXTRAS=1`` (CI installs every extra)."""
 
 from __future__ import annotations
 

@@ -59,6 +59,26 @@ def test_two_models_three_benchmarks_one_report(tmp_path: Path, shared_datasets:
     assert [s["jobs"] for s in manifest["sessions"]] == [16, 0]
 
 
+@pytest.mark.shared
+def test_workers_apply_to_every_model_of_a_suite(tmp_path: Path, shared_datasets: Path) -> None:
+    """``--workers`` is an execution setting: it spreads each model's run, and a local model runs in one process."""
+    text = SUITE.replace("DATA", str(shared_datasets)).replace("  - model: oracle\n", "  - model: oracle\n"
+                                                              "  - model: llamacpp\n    options: {n_ctx: 4096}\n"
+                                                              "    generation: {max_tokens: 8}\n")
+    text = text.replace("  - bench: scitab\n    strategies: [zero_shot, cot]\n", "").replace("limit: 4", "limit: 2")
+    text = text.replace("  - bench: structfact\n    options: {serialization: markdown}\n", "")
+    (tmp_path / "suite.yaml").write_text(text)
+    proc = sb(tmp_path, "run", "suite.yaml", "--no-progress", "--workers", "2")
+    assert proc.returncode == 0, proc.stderr
+    assert "| structext | test | naive | oracle | rougeL | 1.0000 |" in proc.stdout
+    assert "note: --workers 2: the llamacpp backend holds its model in this process" in proc.stderr
+    workers = {name: json.loads((tmp_path / "out" / name / "manifest.json").read_text())["workers"]
+               for name in ("oracle", "llamacpp", "echo")}
+    assert workers == {"oracle": 2, "llamacpp": 1, "echo": 2}
+    manifest = json.loads((tmp_path / "out" / "llamacpp" / "manifest.json").read_text())
+    assert manifest["backend"]["load"]["n_ctx"] == 4096  # the model option reached the backend
+
+
 def test_a_bad_suite_exits_2_and_writes_nothing(tmp_path: Path) -> None:
     (tmp_path / "suite.yaml").write_text(SUITE.replace("DATA", "data").replace("    name: echo", "    nmae: echo"))
     proc = sb(tmp_path, "run", "suite.yaml")

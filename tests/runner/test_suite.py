@@ -59,6 +59,14 @@ def test_a_suite_maps_onto_one_run_config_per_model(tmp_path: Path) -> None:
     assert oracle.config.system_prompt is None and oracle.config.fingerprint() != qwen.config.fingerprint()
 
 
+def test_a_models_base_url_may_list_replicas(tmp_path: Path) -> None:
+    replicas = "http://127.0.0.1:8000/v1, http://u:secret@127.0.0.1:8001/v1/"
+    path = _suite(tmp_path, GOOD.replace("http://127.0.0.1:8000/v1", replicas))
+    qwen = runs(load_suite(path), tmp_path / "out", tmp_path)[1]
+    assert qwen.config.base_url == "http://127.0.0.1:8000/v1,http://u:[REDACTED]@127.0.0.1:8001/v1"
+    assert qwen.spec.base_url == replicas  # the password reaches the backend, never the manifest
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

@@ -195,6 +195,11 @@ class Backend(ABC):
     model_options: tuple[str, ...] | None = ()
     """The ``--model-option`` keys this backend takes (load settings such as ``n_ctx``); ``None``: any key,
     checked by the backend itself (``hf`` passes unknown keys to ``from_pretrained``, ``vllm`` to its engine)."""
+    remote: bool = False
+    """Whether the model runs elsewhere (a server), so a run defaults to one worker process per core."""
+    forkable: bool = False
+    """Whether worker processes may be forked with a copy of this backend (it holds no model, device or
+    thread of its own); ``--workers`` above 1 needs it."""
 
     @abstractmethod
     async def generate(self, request: Request) -> Response:

@@ -38,6 +38,7 @@ class MockBackend(Backend):
 
     backend = "mock"
     supports_logprobs = True
+    forkable = True
     supports_choices = True
     """It replies as scripted, whatever the choices: scripts for constrained requests reply with a choice."""
 

@@ -7,6 +7,12 @@ unusable (null or non-text content) is a model error at once: the same request w
 reply. Only validated replies are returned, so only they can reach the response cache. Bodies are read
 up to ``max_reply_bytes``. The API key is read from the environment variable the spec names and only
 ever put in the Authorization header; it and a password in the URL are registered for redaction.
+
+Several base URLs (``--base-url A,B``: replicas serving the same model) share the requests: each goes to
+the replica with the fewest requests outstanding; a request that fails in a way worth retrying is retried
+at once on another replica, and the failing replica is out of rotation for a while that doubles with each
+failure in a row (from ``REPLICA_REST`` up to ``REPLICA_REST_MAX`` seconds), then tried again. The cache
+key and the manifest name the set of replicas, never the one that answered.
 """
 
 from __future__ import annotations
@@ -36,6 +42,9 @@ from structbench.errors import UsageError
 from structbench.redact import redact, redact_url, register_secret, split_userinfo
 
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+REPLICA_REST = 1.0
+"""Seconds a replica is left out after a failure (doubling with each failure in a row)."""
+REPLICA_REST_MAX = 30.0
 MAX_RETRY_AFTER = 120.0
 """Longest ``Retry-After`` honoured, in seconds: a server cannot park a request slot for hours."""
 
@@ -72,11 +81,52 @@ class _ReplyTooLarge(Exception):
     """The body exceeded ``max_reply_bytes``; it was not read further."""
 
 
+def split_base_urls(text: str) -> list[str]:
+    """``--base-url A,B``: the replicas' URLs, in order, each once."""
+    return list(dict.fromkeys(part.strip().rstrip("/") for part in text.split(",") if part.strip()))
+
+
+def shown_base_urls(text: str) -> str:
+    """``--base-url`` as shown, stored and keyed: each URL with a password ``[REDACTED]``, comma-joined."""
+    return ",".join(redact_url(url) for url in split_base_urls(text))
+
+
+class Replica:
+    """One server of the model: where it is, how it authenticates, how busy it is, whether it is resting."""
+
+    def __init__(self, url: str, api_key: str | None) -> None:
+        bare, user, password = split_userinfo(url)
+        if api_key and (user or password):
+            raise UsageError(
+                f"--base-url {redact_url(url)} carries a user and password and an API key is set: both go in "
+                "the Authorization header; drop one"
+            )
+        basic = base64.b64encode(f"{user or ''}:{password or ''}".encode()).decode() if user or password else None
+        self.url = bare.rstrip("/")
+        self.shown = redact_url(url).rstrip("/")
+        """The address as shown: a password in it is ``[REDACTED]``."""
+        self.headers = {"Authorization": f"Basic {basic}"} if basic else None
+        self.outstanding = 0
+        self.failures = 0
+        """Failures in a row."""
+        self.resting_until = 0.0
+
+    def failed(self, now: float) -> None:
+        self.failures += 1
+        self.resting_until = now + min(REPLICA_REST_MAX, REPLICA_REST * 2 ** (self.failures - 1))
+
+    def succeeded(self) -> None:
+        self.failures = 0
+        self.resting_until = 0.0
+
+
 class OpenAIBackend(Backend):
     """Chat and completion requests to ``{base_url}/chat/completions`` and ``{base_url}/completions``."""
 
     backend = "openai"
     supports_logprobs = True
+    remote = True
+    forkable = True
     supports_chat_template_args = True
 
     def __init__(
@@ -92,16 +142,12 @@ class OpenAIBackend(Backend):
     ) -> None:
         self.model = model
         register_secret(api_key)
-        bare, user, password = split_userinfo(base_url)
-        if api_key and (user or password):
-            raise UsageError(
-                f"--base-url {redact_url(base_url)} carries a user and password and an API key is set: both go in "
-                "the Authorization header; drop one"
-            )
-        self._basic = base64.b64encode(f"{user or ''}:{password or ''}".encode()).decode() if user or password else None
-        self._url = bare.rstrip("/")
-        self.base_url: str = redact_url(base_url).rstrip("/")
-        """The server address as shown, stored and keyed: a password in it is ``[REDACTED]``."""
+        self.replicas = [Replica(url, api_key) for url in split_base_urls(base_url)]
+        if not self.replicas:
+            raise UsageError("--base-url: no URL given")
+        self.base_url: str = ",".join(sorted(r.shown for r in self.replicas))
+        """The server address as shown, stored and keyed (several replicas: their sorted, comma-joined URLs,
+        whichever answered); a password in it is ``[REDACTED]``."""
         self._api_key = api_key
         self.max_retries = max_retries
         self.backoff_base = backoff_base
@@ -117,8 +163,6 @@ class OpenAIBackend(Backend):
             headers = {"Content-Type": "application/json"}
             if self._api_key:
                 headers["Authorization"] = f"Bearer {self._api_key}"
-            elif self._basic:
-                headers["Authorization"] = f"Basic {self._basic}"
             self._session = aiohttp.ClientSession(
                 headers=headers,
                 timeout=aiohttp.ClientTimeout(total=self.timeout),
@@ -176,8 +220,9 @@ class OpenAIBackend(Backend):
             completion_tokens=_count(usage.get("completion_tokens")),
         )
 
-    async def _post(self, url: str, data: bytes) -> tuple[int, bytes, str | None]:
-        async with self._client().post(url, data=data) as resp:
+    async def _post(self, url: str, data: bytes, headers: dict[str, str] | None = None
+                    ) -> tuple[int, bytes, str | None]:
+        async with self._client().post(url, data=data, headers=headers) as resp:
             declared = resp.content_length
             if declared is not None and declared > self.max_reply_bytes:
                 raise _ReplyTooLarge(f"{declared} bytes")
@@ -207,17 +252,31 @@ class OpenAIBackend(Backend):
             return f"{type(err).__name__}: {err}", "cannot connect"
         return f"{type(err).__name__}: {err}", type(err).__name__
 
+    def _pick(self, avoid: Replica | None = None) -> Replica:
+        """The replica with the fewest requests outstanding among those not resting (``avoid``, the one that
+        just failed, only if no other is up); if all rest, the one back soonest."""
+        now = time.monotonic()
+        up = [r for r in self.replicas if r.resting_until <= now and r is not avoid]
+        if not up:
+            up = [r for r in self.replicas if r.resting_until <= now]
+        if not up:
+            return min(self.replicas, key=lambda r: r.resting_until)
+        return min(up, key=lambda r: r.outstanding)
+
     async def generate(self, request: Request) -> Response:
         path, body = self._body(request)
-        url = self.base_url + path
         data = orjson.dumps(body)
         chat = request.messages is not None
         last_error, cause = "", "model error"
+        replica: Replica | None = None
         async with self._semaphore:
             for attempt in range(self.max_retries + 1):
                 wait: float | None = None
+                replica = self._pick(avoid=replica)
+                url = replica.shown + path
+                replica.outstanding += 1
                 try:
-                    status, payload, retry_after = await self._post(self._url + path, data)
+                    status, payload, retry_after = await self._post(replica.url + path, data, replica.headers)
                 except _ReplyTooLarge as err:
                     mib = self.max_reply_bytes / 2**20
                     raise BackendError(
@@ -228,7 +287,9 @@ class OpenAIBackend(Backend):
                 else:
                     if status < 400:
                         try:
-                            return self._parse(orjson.loads(payload), chat, request.params.max_tokens)
+                            response = self._parse(orjson.loads(payload), chat, request.params.max_tokens)
+                            replica.succeeded()
+                            return response
                         except orjson.JSONDecodeError as err:
                             last_error, cause = f"HTTP {status} but the body is not JSON ({err}): {_head(payload)}", \
                                 "reply not JSON"
@@ -242,12 +303,21 @@ class OpenAIBackend(Backend):
                         if status not in RETRY_STATUS:
                             raise BackendError(redact(f"{url}: {last_error}"), cause=cause)
                         wait = retry_after_seconds(retry_after)
+                finally:
+                    replica.outstanding -= 1
+                replica.failed(time.monotonic())
+                if len(self.replicas) > 1:
+                    last_error = f"{url}: {last_error}"
                 if attempt == self.max_retries:
                     break
+                other = self._pick(avoid=replica)
+                if other is not replica and other.resting_until <= time.monotonic():
+                    continue  # another replica is up: retry there at once
                 delay = backoff_delay(attempt, self.backoff_base)
                 await asyncio.sleep(max(delay, min(wait or 0.0, MAX_RETRY_AFTER)))
         tries = f"{self.max_retries + 1} tries" if self.max_retries else "1 try"
-        raise BackendError(redact(f"{url}: gave up after {tries}: {last_error}"), cause=cause)
+        where = self.base_url if len(self.replicas) > 1 else (replica.shown if replica else self.base_url) + path
+        raise BackendError(redact(f"{where}: gave up after {tries}: {last_error}"), cause=cause)
 
     async def aclose(self) -> None:
         if self._session is not None:
@@ -351,12 +421,13 @@ def from_spec(spec: BackendSpec) -> Backend:
     if not spec.name:
         raise UsageError("--model openai:NAME needs a model name, e.g. openai:gpt-4o-mini")
     base_url = spec.base_url or os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1")
-    parts = urlsplit(base_url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UsageError(f"--base-url {redact_url(base_url)!r}: expected http(s)://HOST[:PORT]/PATH")
     api_key = os.environ.get(spec.api_key_env)
-    if not api_key and parts.hostname == "api.openai.com":
-        raise UsageError(f"api.openai.com needs an API key: set the environment variable {spec.api_key_env}")
+    for url in split_base_urls(base_url) or [base_url]:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise UsageError(f"--base-url {redact_url(url)!r}: expected http(s)://HOST[:PORT]/PATH[,URL...]")
+        if not api_key and parts.hostname == "api.openai.com":
+            raise UsageError(f"api.openai.com needs an API key: set the environment variable {spec.api_key_env}")
     return OpenAIBackend(
         model=spec.name,
         base_url=base_url,

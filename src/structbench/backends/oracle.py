@@ -17,6 +17,7 @@ class OracleBackend(Backend):
     backend = "oracle"
     model = "oracle"
     cacheable = False
+    forkable = True
     supports_choices = True
     """Its replies are the gold answers, which are among the choices."""
 

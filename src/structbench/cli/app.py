@@ -18,7 +18,7 @@ import typer
 
 from structbench.cli import report_cmds
 from structbench.errors import ExitCode, StorageError, StructbenchError, Terminated, UsageError
-from structbench.redact import MASK, redact, redact_url
+from structbench.redact import MASK, redact
 
 if TYPE_CHECKING:
     from structbench.backends import BackendSpec
@@ -48,6 +48,13 @@ DEFAULT_MAX_REPLY_MB = 16.0
 """``--max-reply-mb``: far above any real completion (``backends.factory.DEFAULT_MAX_REPLY_BYTES``)."""
 MAX_CONSECUTIVE_FAILURES = 10
 """``--max-consecutive-failures`` (``runner.control.MAX_CONSECUTIVE_FAILURES``)."""
+
+
+class ExecutorChoice(StrEnum):
+    """``--executor``."""
+
+    local = "local"
+    ray = "ray"
 
 
 class CacheErrorChoice(StrEnum):
@@ -168,9 +175,17 @@ def _benches(text: str | None) -> list[str]:
     return list(dict.fromkeys(name for e in entries for name in (BENCHMARKS.names() if e == "all" else [e])))
 
 
+def _shown_urls(base_url: str) -> str:
+    """``--base-url`` (one URL or several, comma-separated) as stored: passwords ``[REDACTED]``."""
+    from structbench.backends.openai_compat import shown_base_urls
+
+    return shown_base_urls(base_url)
+
+
 SUITE_DEFINED = ("model", "bench", "strategy", "option", "limit", "seed", "max_tokens", "base_url", "model_option",
                  "device", "dtype", "api_key_env", "timeout", "max_retries", "resume", "data_dir", "concurrency")
-"""``run`` flags a suite file sets (per model or for the whole suite): refused beside one."""
+"""``run`` flags a suite file sets (per model or for the whole suite): refused beside one. How the jobs are spread
+(``--workers``, ``--executor``, ``--ray-*``) is not among them: it applies to every model of the suite."""
 
 
 def _typed(ctx: typer.Context, name: str) -> bool:
@@ -189,7 +204,7 @@ def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict
 
     same = {
         "model": lambda v: v == config.model,
-        "base_url": lambda v: v is not None and redact_url(v) == config.base_url,
+        "base_url": lambda v: v is not None and _shown_urls(v) == config.base_url,
         "bench": lambda v: _benches(v) == config.benches,
         "strategy": lambda v: _comma_list(v) == config.strategies,
         "option": lambda v: given["preset"] is not None or parse_options(v or []) == config.options,
@@ -239,10 +254,31 @@ def run(
         int | None, typer.Option("--max-tokens", min=1, help="Cap every request's max_tokens (part of the config).")
     ] = None,
     concurrency: Annotated[int, typer.Option("--concurrency", "-c", min=1, help="Samples in flight at once.")] = 8,
+    workers: Annotated[
+        int | None,
+        typer.Option("--workers", "-w", min=1,
+                     help="Worker processes sharing --concurrency (default: one per core for a server backend, "
+                          "else 1; with --executor ray: Ray actors, default one per cluster CPU)."),
+    ] = None,
+    executor: Annotated[
+        ExecutorChoice,
+        typer.Option(help="local: worker processes on this machine; ray: actors on a Ray cluster "
+                          "(pip install 'structbench[ray]')."),
+    ] = ExecutorChoice.local,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(help="Ray cluster to join with --executor ray (default: RAY_ADDRESS, else a new local one)."),
+    ] = None,
+    ray_gpus_per_worker: Annotated[
+        float, typer.Option(min=0.0, help="GPUs each Ray worker reserves (a local model per GPU worker).")
+    ] = 0.0,
     seed: SeedOpt = 0,
     out: Annotated[Path | None, typer.Option("--out", help="Run directory (default runs/<config hash>).")] = None,
     resume: Annotated[Path | None, typer.Option("--resume", help="Continue the run in this directory.")] = None,
-    base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible server URL.")] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option("--base-url", help="OpenAI-compatible server URL; several replicas of one model: URL,URL,..."),
+    ] = None,
     model_option: Annotated[
         list[str] | None,
         typer.Option("--model-option", "-M", help="Backend option KEY=VALUE (repeatable), e.g. n_ctx=4096."),
@@ -283,7 +319,9 @@ def run(
     from structbench.runner.store import MANIFEST
 
     policy: CacheErrorPolicy = "stop" if on_cache_error == CacheErrorChoice.stop else "continue"
-    settings = RunSettings(cache, no_cache, policy, offline, progress, progress_every, max_consecutive_failures)
+    settings = RunSettings(cache, no_cache, policy, offline, progress, progress_every, max_consecutive_failures,
+                           workers=workers, executor=executor, ray_address=ray_address,
+                           ray_gpus_per_worker=ray_gpus_per_worker)
     if suite is not None:
         from structbench.cli.suite_cmd import run_suite
 
@@ -331,7 +369,7 @@ def run(
             benches = _benches(bench)
         config = RunConfig(
             model=model,
-            base_url=redact_url(base_url) if base_url else None,
+            base_url=_shown_urls(base_url) if base_url else None,
             benches=benches,
             strategies=strategies,
             options=options,
@@ -373,6 +411,11 @@ class RunSettings:
     progress: bool
     progress_every: float
     max_consecutive_failures: int
+    workers: int | None = None
+    """``--workers``: worker processes (or Ray actors); None picks (``runner.workers.worker_count``)."""
+    executor: ExecutorChoice = ExecutorChoice.local
+    ray_address: str | None = None
+    ray_gpus_per_worker: float = 0.0
 
 
 def _execute(config: RunConfig, spec: BackendSpec, run_dir: Path, settings: RunSettings) -> tuple[Run, MetricsFile]:
@@ -381,11 +424,21 @@ def _execute(config: RunConfig, spec: BackendSpec, run_dir: Path, settings: RunS
     from structbench.datasets import DataContext, cache_root
     from structbench.runner.control import RunControl
     from structbench.runner.run import Run, prepare
+    from structbench.runner.workers import worker_count
 
     BACKENDS.get(spec.backend)  # an unknown backend fails before any data is loaded
     the_run = Run(run_dir, config)  # so does a run directory holding another configuration, or an unwritable one
     selections = prepare(config, DataContext.from_env(config.data_dir, offline=settings.offline))
     backend = make_backend(spec)
+    workers = settings.workers
+    cluster = None
+    if settings.executor == ExecutorChoice.ray:
+        from structbench.runner.cluster import Cluster
+
+        cluster = Cluster(spec, address=settings.ray_address, actors=workers, offline=settings.offline,
+                          gpus_per_worker=settings.ray_gpus_per_worker)
+    else:
+        workers = worker_count(backend, workers)
     control = RunControl(settings.max_consecutive_failures, settings.on_cache_error)
     response_cache = (None if settings.no_cache
                       else _open_cache(settings.cache or cache_root() / "responses.sqlite", control))
@@ -398,6 +451,8 @@ def _execute(config: RunConfig, spec: BackendSpec, run_dir: Path, settings: RunS
             progress=settings.progress,
             progress_interval=settings.progress_every,
             control=control,
+            workers=workers or 1,
+            cluster=cluster,
         )
     except KeyboardInterrupt:
         typer.echo(f"interrupted; finished samples are saved in {run_dir}, the same command resumes", err=True)

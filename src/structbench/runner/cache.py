@@ -1,11 +1,13 @@
 """The response cache: SQLite in WAL mode, keyed by ``backends.base.cache_key``.
 
-Each response is committed in its own transaction as soon as it arrives and before the strategy sees
-it, so a response that was used is never lost to a crash or ``kill -9`` (WAL with ``synchronous=NORMAL``
-survives process death; only an OS crash can lose the last commits). Reads and writes run on two threads
-of their own (``aget``/``aput``), never on the event loop: another process holding the write lock delays
-this process's writes, never its requests. Other processes may read and write the same file; SQLite
-serializes them, and a write waits up to ``lock_wait`` seconds for the lock before it counts as failed.
+Each response is committed as soon as it arrives and before the strategy sees it, so a response that
+was used is never lost to a crash or ``kill -9`` (WAL with ``synchronous=NORMAL`` survives process
+death; only an OS crash can lose the last commits). Reads and writes run on two threads of their own
+(``aget``/``aput``), never on the event loop: another process holding the write lock delays this
+process's writes, never its requests. Lookups or responses that arrive while their thread is busy go
+together in its next turn (a burst of replies is one transaction and one wake-up of the thread). Other
+processes may read and write the same file; SQLite serializes them, and a write waits up to
+``lock_wait`` seconds for the lock before it counts as failed.
 
 Only usable responses are stored, and an entry that is not usable (written by an older version) reads
 as a miss, so a bad reply can never become permanent. Responses that could not be stored are kept in a
@@ -20,8 +22,10 @@ import os
 import shutil
 import sqlite3
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Generic, Protocol, TypeVar
 
 import orjson
 
@@ -38,10 +42,23 @@ CREATE TABLE IF NOT EXISTS responses (
     created REAL NOT NULL
 )
 """
+T = TypeVar("T")
+R = TypeVar("R")
 _INSERT = "INSERT OR REPLACE INTO responses (key, model, request, response, created) VALUES (?, ?, ?, ?, ?)"
 
 LOCK_WAIT = 300.0
 """Seconds a cache write waits for another process's write lock before it counts as a storage failure."""
+
+
+class ResponseStore(Protocol):
+    """What a model caller needs of a response cache: this file's ``ResponseCache``, or a Ray worker's view of
+    the run machine's cache (``runner.cluster``)."""
+
+    hits: int
+
+    async def aget(self, key: str) -> Response | None: ...
+
+    async def aput(self, key: str, model: str, request_fields: bytes, response: Response) -> None: ...
 
 
 class CacheReadError(StorageError):
@@ -87,6 +104,8 @@ class ResponseCache:
             raise StorageError(f"response cache {path}: cannot be opened for writing: {reason}") from err
         self._reads = ThreadPoolExecutor(1, thread_name_prefix="cache-read")
         self._writes = ThreadPoolExecutor(1, thread_name_prefix="cache-write")
+        self._read_batch: _Batches[str, Response | None] = _Batches(self._reads, self.get_many)
+        self._write_batch: _Batches[tuple[str, str, bytes, Response], None] = _Batches(self._writes, self.put_many)
         self.hits = 0
         self.misses = 0
         self.unusable = 0
@@ -111,26 +130,50 @@ class ResponseCache:
         self.hits += 1
         return response
 
+    def get_many(self, keys: list[str]) -> list[Response | None]:
+        """``get`` for each key (one read thread turn for a burst of lookups)."""
+        return [self.get(key) for key in keys]
+
     def put(self, key: str, model: str, request_fields: bytes, response: Response) -> None:
         """Store and commit at once (autocommit mode); ``request_fields`` is what the key hashes."""
-        problem = unusable_reason(response)
-        if problem is not None:
-            raise ValueError(f"an unusable response is never cached: {problem}")
-        row = (key, model, request_fields, redact(orjson.dumps(response.to_json()).decode()), time.time())
+        self.put_many([(key, model, request_fields, response)])
+
+    def put_many(self, rows: list[tuple[str, str, bytes, Response]]) -> None:
+        """Store and commit several responses in one transaction (all or none)."""
+        values = []
+        for key, model, request_fields, response in rows:
+            problem = unusable_reason(response)
+            if problem is not None:
+                raise ValueError(f"an unusable response is never cached: {problem}")
+            values.append((key, model, request_fields, redact(orjson.dumps(response.to_json()).decode()), time.time()))
         try:
-            self._writer.execute(_INSERT, row)
+            if len(values) == 1:
+                self._writer.execute(_INSERT, values[0])
+                return
+            self._writer.execute("BEGIN IMMEDIATE")
+            try:
+                self._writer.executemany(_INSERT, values)
+                self._writer.execute("COMMIT")
+            except BaseException:
+                if self._writer.in_transaction:
+                    self._writer.execute("ROLLBACK")
+                raise
         except sqlite3.Error as err:
             why = f"locked by another process for over {self.lock_wait:g} s" if _busy(err) else _reason(err)
             raise CacheWriteError(f"response cache {self.path} cannot be written: {why}") from err
 
     async def aget(self, key: str) -> Response | None:
-        """``get`` on the cache's read thread."""
-        return await asyncio.get_running_loop().run_in_executor(self._reads, self.get, key)
+        """``get`` on the cache's read thread; lookups made while it is busy go together in its next turn."""
+        return await self._read_batch.submit(key)
 
     async def aput(self, key: str, model: str, request_fields: bytes, response: Response) -> None:
-        """``put`` on the cache's write thread: the event loop goes on while it waits for a lock."""
-        call = functools.partial(self.put, key, model, request_fields, response)
-        await asyncio.get_running_loop().run_in_executor(self._writes, call)
+        """``put`` on the cache's write thread, returning once committed: the event loop goes on while it waits
+        for a lock, and responses that arrive while a commit is under way are committed together next (group
+        commit: one transaction, one lock, for a burst of replies)."""
+        problem = unusable_reason(response)
+        if problem is not None:
+            raise ValueError(f"an unusable response is never cached: {problem}")
+        await self._write_batch.submit((key, model, request_fields, response))
 
     def count(self) -> int:
         """Number of stored responses (a full table scan: for tests and tools, not for every run)."""
@@ -150,6 +193,49 @@ class ResponseCache:
         self._writes.shutdown(wait=True)
         self._reader.close()
         self._writer.close()
+
+
+class _Batches(Generic[T, R]):
+    """Items for one worker thread, handed over in batches: one batch runs at a time, and whatever arrives
+    meanwhile goes in the next. A batch that raises fails each of its items with that exception."""
+
+    def __init__(self, executor: ThreadPoolExecutor, work: Callable[[list[T]], list[R] | None]) -> None:
+        self.executor = executor
+        self.work = work
+        self._waiting: list[tuple[T, asyncio.Future[R]]] = []
+        self._busy = False
+
+    async def submit(self, item: T) -> R:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[R] = loop.create_future()
+        self._waiting.append((item, future))
+        if not self._busy:
+            self._busy = True
+            loop.call_soon(self._start, loop)  # later in this turn of the loop: take every item it brings
+        return await future
+
+    def _start(self, loop: asyncio.AbstractEventLoop) -> None:
+        batch, self._waiting = self._waiting, []
+        done = loop.run_in_executor(self.executor, self.work, [item for item, _ in batch])
+        done.add_done_callback(functools.partial(self._settle, loop, batch))
+
+    def _settle(self, loop: asyncio.AbstractEventLoop, batch: list[tuple[T, asyncio.Future[R]]],
+                done: asyncio.Future[list[R] | None]) -> None:
+        error = None if done.cancelled() else done.exception()
+        results = None if error is not None or done.cancelled() else done.result()
+        for i, (_, future) in enumerate(batch):
+            if future.done():
+                continue
+            if error is not None:
+                future.set_exception(error)
+            elif done.cancelled():
+                future.cancel()
+            else:
+                future.set_result(results[i] if results is not None else None)  # type: ignore[arg-type]
+        if self._waiting:
+            self._start(loop)
+        else:
+            self._busy = False
 
 
 def _usable(stored: str) -> Response | None:

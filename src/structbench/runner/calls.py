@@ -22,7 +22,7 @@ from structbench.backends.base import (
 )
 from structbench.backends.factory import BackendSpec, make_backend
 from structbench.benchmark import Generate, other_models
-from structbench.runner.cache import CacheReadError, CacheWriteError, ResponseCache
+from structbench.runner.cache import CacheReadError, CacheWriteError, ResponseStore
 from structbench.runner.control import RunControl
 from structbench.runner.settings import RequestSettings
 
@@ -33,7 +33,7 @@ class ModelCaller:
     Every reply is checked before it is cached or used (an unusable one is a ``BackendError``), and every
     call's outcome goes to the run's ``RunControl`` (the circuit breaker, cache failures)."""
 
-    def __init__(self, backend: Backend, cache: ResponseCache | None, control: RunControl | None = None) -> None:
+    def __init__(self, backend: Backend, cache: ResponseStore | None, control: RunControl | None = None) -> None:
         self.backend = backend
         self.cache = cache if backend.cacheable else None
         self.control = control if control is not None else RunControl()
@@ -85,7 +85,7 @@ class ModelCaller:
         self.control.call_succeeded()
         return response
 
-    async def _store(self, cache: ResponseCache, key: str, fields: bytes, response: Response) -> None:
+    async def _store(self, cache: ResponseStore, key: str, fields: bytes, response: Response) -> None:
         """Commit ``response`` before anyone uses it; if the cache fails, keep it as the run's policy says."""
         if self.control.cache_usable:
             try:
@@ -103,7 +103,7 @@ class ModelPool:
     at the end, so a judge's calls are cached like the run's own and nothing is left open.
     """
 
-    def __init__(self, cache: ResponseCache | None, control: RunControl | None = None) -> None:
+    def __init__(self, cache: ResponseStore | None, control: RunControl | None = None) -> None:
         self.cache = cache
         self.control = control if control is not None else RunControl()
         self.callers: dict[tuple[str, str | None], ModelCaller] = {}

@@ -37,12 +37,16 @@ class RunControl:
         on_cache_error: CacheErrorPolicy = "stop",
         spill: Spill | None = None,
         notify: Callable[[str], None] = _stderr,
+        on_halt: Callable[[StructbenchError, bool], None] | None = None,
     ) -> None:
         self.max_consecutive_failures = max_consecutive_failures
         """0 turns the breaker off."""
         self.on_cache_error = on_cache_error
         self.spill = spill
         self.notify = notify
+        self.on_halt = on_halt
+        """Told the first reason the run stops and whether jobs in flight are abandoned (a worker process
+        passes it on to the run's other workers)."""
         self.cache_usable = True
         """False once the cache failed: later calls neither read nor write it."""
         self.cache_error: StorageError | None = None
@@ -64,6 +68,8 @@ class RunControl:
         """Stop taking jobs (the first reason wins); with ``cancel``, also abandon the jobs in flight."""
         if self.stop_error is None:
             self.stop_error = error
+            if self.on_halt is not None:
+                self.on_halt(error, cancel)
         if cancel:
             current = asyncio.current_task()
             for task in self._workers:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 import traceback
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -32,27 +33,43 @@ def harness_error(err: BaseException, what: str) -> str:
     return f"{what} failed: {type(err).__name__}: {err}\n{traceback.format_exc(limit=-6)}"
 
 
-async def run_job(job: Job, caller: ModelCaller, model: str, settings: RequestSettings | None = None) -> SampleRecord:
-    """Run the strategy, parse and score.
+@dataclass
+class Outcome:
+    """What a job's strategy produced, before scoring: the attempt, or why it failed, and its calls."""
 
-    A model call that failed for good is a ``model`` error: the sample is scored as wrong. Any other
-    exception in the strategy, parser or scorer is a ``harness`` error (a bug): the sample is recorded
-    unscored and left out of the metrics, so a bug never reads as a model mistake. Either way the
-    rest of the run goes on, and resuming retries the failed samples."""
+    attempt: Attempt
+    log: CallLog
+    started: float
+    error: str | None = None
+    kind: ErrorKind | None = None
+
+
+async def attempt_job(job: Job, caller: ModelCaller, settings: RequestSettings | None = None) -> Outcome:
+    """Run the strategy: the part of a job that waits for the model.
+
+    A model call that failed for good is a ``model`` error; any other exception in the strategy is a
+    ``harness`` error (a bug). A ``StorageError`` (the cache failed) is raised: not this sample's fault."""
     log = CallLog(caller, settings)
     current_sample.set((job.bench, job.sample))
     started = time.perf_counter()
-    error: str | None = None
-    kind: ErrorKind | None = None
-    scored: Scored | None = None
     try:
-        attempt = await job.strategy.run(job.sample, log)
+        return Outcome(await job.strategy.run(job.sample, log), log, started)
     except BackendError as err:
-        attempt, error, kind = Attempt(output=""), str(err), "model"
+        return Outcome(Attempt(output=""), log, started, str(err), "model")
     except StorageError:  # the cache failed: not this sample's fault; the run stops and it is tried again
         raise
     except Exception as err:  # a bug must not lose the rest of the run; it is recorded and counted
-        attempt, error, kind = Attempt(output=""), harness_error(err, f"strategy {job.strategy.name!r}"), "harness"
+        return Outcome(Attempt(output=""), log, started, harness_error(err, f"strategy {job.strategy.name!r}"),
+                       "harness")
+
+
+def finish_job(job: Job, outcome: Outcome, model: str) -> SampleRecord:
+    """Parse and score an attempt into the job's record: CPU work only, no model call.
+
+    A sample whose model call failed is scored as wrong; a scorer that raises is a ``harness`` error and
+    the sample is recorded unscored, left out of the metrics."""
+    attempt, error, kind, log = outcome.attempt, outcome.error, outcome.kind, outcome.log
+    scored: Scored | None = None
     if kind != "harness":
         try:
             scored = job.bench.score(job.sample, attempt, job.strategy.name)
@@ -80,8 +97,15 @@ async def run_job(job: Job, caller: ModelCaller, model: str, settings: RequestSe
         error_kind=kind,
         calls=log.calls,
         cached_calls=log.cached,
-        seconds=round(time.perf_counter() - started, 4),
+        seconds=round(time.perf_counter() - outcome.started, 4),
     )
+
+
+async def run_job(job: Job, caller: ModelCaller, model: str, settings: RequestSettings | None = None) -> SampleRecord:
+    """Run the strategy, parse and score (``attempt_job`` then ``finish_job``).
+
+    Either kind of failure is recorded and the rest of the run goes on; resuming retries failed samples."""
+    return finish_job(job, await attempt_job(job, caller, settings), model)
 
 
 async def run_jobs(
@@ -92,37 +116,58 @@ async def run_jobs(
     on_record: Callable[[SampleRecord], None],
     settings: RequestSettings | None = None,
 ) -> None:
-    """Run ``jobs`` with at most ``concurrency`` in flight, handing each record to ``on_record`` at once.
+    """Run ``jobs`` with at most ``concurrency`` in flight, handing each record to ``on_record``.
 
-    Workers take no new job once the caller's ``RunControl`` says stop; a record that cannot be stored
-    (``StorageError`` from ``on_record``) stops the run the same way. Raises why the run stopped."""
+    A job's strategy runs in one of ``concurrency`` slots; its scoring and record wait for a finisher task
+    that takes one finished attempt per turn of the event loop, so a slot sends its next request before
+    the CPU work of the last one. Slots take no new job once the caller's ``RunControl`` says stop; a record
+    that cannot be stored (``StorageError`` from ``on_record``) stops the run the same way. Raises why the
+    run stopped."""
     control = caller.control
-    queue: asyncio.Queue[Job] = asyncio.Queue()
-    for job in jobs:
-        queue.put_nowait(job)
+    queue: deque[Job] = deque(jobs)
+    attempted: deque[tuple[Job, Outcome]] = deque()
+    wake = asyncio.Event()
+    slots_done = False
 
-    async def worker() -> None:
-        while not control.stopped:
+    async def slot() -> None:
+        while not control.stopped and queue:
+            job = queue.popleft()
             try:
-                job = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return
-            try:
-                on_record(await run_job(job, caller, model, settings))
+                attempted.append((job, await attempt_job(job, caller, settings)))
             except StorageError as err:
                 control.halt(err, cancel=False)
+            wake.set()
 
-    workers = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, len(jobs))))]
-    control.watch(workers)
+    async def finisher() -> None:
+        while True:
+            while attempted:
+                job, outcome = attempted.popleft()
+                try:
+                    on_record(finish_job(job, outcome, model))
+                except StorageError as err:
+                    control.halt(err, cancel=False)
+                await asyncio.sleep(0)
+            if slots_done:
+                return
+            wake.clear()
+            await wake.wait()
+
+    slots = [asyncio.create_task(slot()) for _ in range(max(1, min(concurrency, len(jobs))))]
+    control.watch(slots)
+    finishing = asyncio.create_task(finisher())
     try:
-        done, _ = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
+        done, _ = await asyncio.wait(slots, return_when=asyncio.FIRST_EXCEPTION)
         for task in done:
             if not task.cancelled() and task.exception() is not None:
                 raise task.exception()  # type: ignore[misc]
-        if not control.stopped:  # a worker was cancelled from outside the control: pass it on
-            await asyncio.gather(*workers)
+        if not control.stopped:  # a slot was cancelled from outside the control: pass it on
+            await asyncio.gather(*slots)
+        slots_done = True
+        wake.set()
+        await finishing
     finally:
-        for w in workers:
+        finishing.cancel()
+        for w in slots:
             w.cancel()
     error = control.final_error()
     if error is not None:

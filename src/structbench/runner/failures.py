@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from structbench.runner.records import ErrorKind, SampleRecord
+from structbench.runner.records import ErrorKind, RecordSummary, SampleRecord
 
 KIND_MEANING: dict[str, str] = {
     "model": "a model call failed after all retries; scored as wrong",
@@ -24,7 +24,7 @@ class Failure:
     message: str
 
 
-def failures_of(records: Iterable[SampleRecord]) -> list[Failure]:
+def failures_of(records: Iterable[SampleRecord | RecordSummary]) -> list[Failure]:
     """The failed records, in the order given."""
     return [
         Failure(r.error_kind or "model", f"{r.benchmark}:{r.variant}/{r.strategy}/{r.id}", r.error)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import sys
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from structbench.benchmark import Scored
+
+_NO_VALUES: dict[str, float] = {}
 
 ErrorKind = Literal["model", "harness"]
 """Who failed: the model (its call failed after retries) or the harness (a bug in a strategy, parser or scorer)."""
@@ -76,6 +80,15 @@ class SampleRecord(BaseModel):
             meta=self.meta,
         )
 
+    def slim(self) -> RecordSummary:
+        """What metrics and failure summaries read of this record, kept in memory for every sample of a run
+        while the full record stays on disk."""
+        return RecordSummary(
+            sys.intern(self.benchmark), sys.intern(self.variant), sys.intern(self.strategy), sys.intern(self.model),
+            self.id, sys.intern(self.task), self.parsed, self.gold, self.score, self.values or _NO_VALUES,
+            self.meta, self.error, self.error_kind,
+        )
+
     def as_failed(self, error: str) -> SampleRecord:
         """This sample as a failure with only its identity, prompt and gold: what is written when the full
         record cannot be (it is tried again on the next run)."""
@@ -87,3 +100,36 @@ class SampleRecord(BaseModel):
             return SampleRecord.model_validate(fields)
         except ValidationError:
             return SampleRecord.model_validate({**fields, "prompt": None})
+
+
+@dataclass(frozen=True, slots=True)
+class RecordSummary:
+    """A record without its texts (prompt, outputs, artifacts, timings): a few hundred bytes where the full
+    record is kilobytes, so a run of any size keeps one per sample (``SampleRecord.slim``). Repeated names
+    are interned; ``values`` and ``meta`` are the record's own (never mutated)."""
+
+    benchmark: str
+    variant: str
+    strategy: str
+    model: str
+    id: str
+    task: str
+    parsed: Any
+    gold: Any
+    score: float
+    values: dict[str, float]
+    meta: dict[str, Any]
+    error: str | None
+    error_kind: ErrorKind | None
+
+    @property
+    def counted(self) -> bool:
+        return self.error_kind != "harness"
+
+    @property
+    def key(self) -> tuple[str, str, str, str, str]:
+        return (self.benchmark, self.variant, self.strategy, self.model, self.id)
+
+    def scored(self) -> Scored:
+        return Scored(id=self.id, task=self.task, parsed=self.parsed, gold=self.gold, score=self.score,
+                      values=self.values, meta=self.meta)

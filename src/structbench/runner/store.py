@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from structbench.atomic import write_text_atomic
 from structbench.errors import DataError, StorageError
 from structbench.redact import redact
-from structbench.runner.records import SampleRecord
+from structbench.runner.records import RecordSummary, SampleRecord
 
 MANIFEST = "manifest.json"
 SAMPLES = "samples.jsonl"
@@ -82,21 +82,46 @@ def read_records(path: Path, *, repair: bool = False) -> Iterator[SampleRecord]:
             raise DataError(f"{path}:{lineno}: not a sample record: {err.errors()[0]['msg']}") from err
 
 
+def encode_record(record: SampleRecord) -> tuple[SampleRecord, bytes]:
+    """The record as it reads back from disk, and its line (validated, secrets redacted, newline-terminated).
+
+    A record that does not validate becomes a failure with only its identity (tried again on the next run).
+    Pure CPU work: workers do it, so the process that writes the run directory only appends lines."""
+    try:
+        line = redact(record.model_dump_json(fallback=repr, warnings=False)).encode() + b"\n"
+        return SampleRecord.model_validate_json(line), line
+    except ValidationError as err:
+        problem = err.errors()[0]
+        where = ".".join(str(p) for p in problem["loc"])
+        stored = record.as_failed(f"the record could not be written: {where}: {problem['msg']}")
+    except (ValueError, TypeError) as err:  # not serializable at all (a reference cycle, say)
+        stored = record.as_failed(f"the record could not be written: {type(err).__name__}: {err}")
+    return stored, redact(stored.model_dump_json()).encode() + b"\n"
+
+
 class RunStore:
-    """Appends records to a run directory and reads back what a previous session finished."""
+    """Appends records to a run directory and reads back what a previous session finished.
+
+    Only what the metrics and the failure summary need is kept in memory (``RecordSummary``), so a run of
+    any size holds a few hundred bytes per sample; the full records are on disk."""
 
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = run_dir
         run_dir.mkdir(parents=True, exist_ok=True)
         self.samples_path = run_dir / SAMPLES
-        self.records: dict[tuple[str, str, str, str, str], SampleRecord] = {
-            r.key: r for r in read_records(self.samples_path, repair=True)
+        self.records: dict[tuple[str, str, str, str, str], RecordSummary] = {
+            r.key: r.slim() for r in read_records(self.samples_path, repair=True)
         }
         try:
             self._fd = os.open(self.samples_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         except OSError as err:
             raise StorageError(f"{self.samples_path}: cannot be written: {err.strerror}") from err
         self._failed: StorageError | None = None
+
+    @property
+    def fd(self) -> int:
+        """The descriptor ``samples.jsonl`` is appended through (a forked worker closes its copy)."""
+        return self._fd
 
     def done(self, key: tuple[str, str, str, str, str]) -> bool:
         """True when ``key`` finished without error (errored samples are retried on resume)."""
@@ -106,22 +131,16 @@ class RunStore:
     def append(self, record: SampleRecord) -> SampleRecord:
         """Write one validated line (all of it, or none and raise ``StorageError``); returns the record as
         it reads back from disk. A record that does not validate is written as a failure instead."""
+        stored, line = encode_record(record)
+        self.add(stored, line)
+        return stored
+
+    def add(self, stored: SampleRecord | RecordSummary, line: bytes) -> None:
+        """Append a line ``encode_record`` made for ``stored`` (all of it, or none and raise ``StorageError``)."""
         if self._failed is not None:
             raise self._failed
-        try:
-            line = redact(record.model_dump_json(fallback=repr, warnings=False)).encode() + b"\n"
-            stored = SampleRecord.model_validate_json(line)
-        except ValidationError as err:
-            problem = err.errors()[0]
-            where = ".".join(str(p) for p in problem["loc"])
-            stored = record.as_failed(f"the record could not be written: {where}: {problem['msg']}")
-            line = redact(stored.model_dump_json()).encode() + b"\n"
-        except (ValueError, TypeError) as err:  # not serializable at all (a reference cycle, say)
-            stored = record.as_failed(f"the record could not be written: {type(err).__name__}: {err}")
-            line = redact(stored.model_dump_json()).encode() + b"\n"
         self._write(line)
-        self.records[stored.key] = stored
-        return stored
+        self.records[stored.key] = stored.slim() if isinstance(stored, SampleRecord) else stored
 
     def _write(self, line: bytes) -> None:
         view, written = memoryview(line), 0

@@ -17,7 +17,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from structbench.backends.factory import BACKENDS, BackendSpec
 from structbench.errors import UsageError
-from structbench.redact import redact_url
 from structbench.runner.config import Generation, RunConfig
 
 Scalar = str | int | float | bool
@@ -145,6 +144,8 @@ class PlannedRun:
 def runs(suite: Suite, out: Path, base: Path = Path()) -> list[PlannedRun]:
     """One ``PlannedRun`` per model: the suite's benchmarks, strategies and options as one ``RunConfig``; a relative
     ``data_dir`` is taken from ``base`` (the suite file's folder)."""
+    from structbench.backends.openai_compat import shown_base_urls  # several replicas: URL,URL,...
+
     data_dir = str(base / suite.data_dir) if suite.data_dir else None
     benches = [entry for b in suite.benchmarks for entry in b.entries()]
     strategies = [
@@ -157,7 +158,7 @@ def runs(suite: Suite, out: Path, base: Path = Path()) -> list[PlannedRun]:
         g = m.generation
         config = RunConfig(
             model=m.model,
-            base_url=redact_url(m.base_url) if m.base_url else None,
+            base_url=shown_base_urls(m.base_url) if m.base_url else None,
             benches=benches,
             strategies=strategies,
             options=options,

@@ -1,0 +1,209 @@
+"""The driver's side of a run spread over workers: hands out jobs, writes what comes back, stops them all.
+
+Workers (forked processes, ``runner.workers``, or Ray actors, ``runner.cluster``) are links that take job
+references and report events. The driver keeps each one's share of the concurrency busy plus a small
+prefetch, hands the next jobs to whichever worker finished one, and appends each finished job to the run
+directory exactly once (a job re-run after its worker died, or re-tried by Ray, is written only if it was
+not already). A stop seen by any worker (the circuit breaker, the response cache failing) or by the driver
+(``samples.jsonl`` failing) stops them all. The jobs of a worker that died go to the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from structbench.errors import ExitCode, RunStoppedError, StorageError, StructbenchError
+from structbench.runner.cache import CacheWriteError
+from structbench.runner.control import RunControl
+from structbench.runner.jobs import Finished, JobRef
+
+
+class WorkerLink(Protocol):
+    """A worker as the driver sees it; it reports through the events queue (``Events``)."""
+
+    name: str
+    capacity: int
+    """Jobs it runs at once (its share of ``--concurrency``)."""
+    prefetch: int
+    """Jobs it may hold beyond those it runs, queued: enough that it never waits for the driver, few enough that
+    the last jobs are not stuck behind another worker's (0 for a worker that would start them all at once)."""
+    outstanding: set[JobRef]
+    stats: tuple[int, int, int, int] | None
+    """(model calls, cache hits, answers kept in the spill file, answers lost) once it has ended."""
+
+    async def open(self, events: Events) -> None: ...
+    def submit(self, refs: list[JobRef]) -> None: ...
+    def halt(self, cancel: bool, message: str) -> None: ...
+    def end(self) -> None: ...
+    async def close(self) -> None: ...
+
+
+Events = asyncio.Queue[tuple[Any, tuple[Any, ...]]]
+"""(link, message): ``("done", Finished)``, ``("halt", kind, message, cancel)``, ``("note", text)``,
+``("fatal", exit code, text)``, ``("stats", calls, hits, kept, lost)``, ``("lost", refs, why)`` (jobs a
+worker will not finish, to be handed to others) and ``("exit", why)`` (the worker has ended)."""
+
+
+class WorkersLostError(StructbenchError):
+    """Every worker died before the run's jobs were done (exit 1; finished samples are kept)."""
+
+    exit_code = ExitCode.INTERNAL
+
+
+class WorkerFailed(StructbenchError):
+    """A worker raised an unexpected exception; the message holds its traceback (exit 1)."""
+
+    exit_code = ExitCode.INTERNAL
+
+
+@dataclass
+class Totals:
+    """What the workers did, summed."""
+
+    model_calls: int = 0
+    cache_hits: int = 0
+
+
+def _stop_error(kind: str, message: str) -> StructbenchError:
+    if kind == "cache":
+        return CacheWriteError(message)
+    return StorageError(message) if kind == "storage" else RunStoppedError(message)
+
+
+class Dispatcher:
+    """One run of the jobs over ``links``; ``on_finished`` stores a finished job (a ``StorageError`` from it
+    stops the run, as in a single process)."""
+
+    def __init__(
+        self,
+        links: Sequence[WorkerLink],
+        refs: Sequence[JobRef],
+        on_finished: Callable[[Finished], None],
+        control: RunControl,
+    ) -> None:
+        self.links = list(links)
+        self.pending: deque[JobRef] = deque(refs)
+        self.on_finished = on_finished
+        self.control = control
+        self.recorded: set[JobRef] = set()
+        self.halted = False
+        self.fatal: StructbenchError | None = None
+        self._notes: set[str] = set()
+
+    def _top_up(self, link: WorkerLink) -> None:
+        if self.halted or not self.pending:
+            return
+        want = link.capacity + link.prefetch - len(link.outstanding)
+        if want > 0:
+            batch = [self.pending.popleft() for _ in range(min(want, len(self.pending)))]
+            link.submit(batch)
+
+    def _end_if_done(self, live: Sequence[WorkerLink]) -> None:
+        if self.halted or self.pending or any(link.outstanding for link in live):
+            return
+        for link in live:
+            link.end()
+
+    def _halt(self, error: StructbenchError, cancel: bool, live: Sequence[WorkerLink]) -> None:
+        """Stop every worker; the first reason is the run's."""
+        if isinstance(error, CacheWriteError) and self.control.cache_usable:
+            self.control.cache_usable = False
+            self.control.cache_error = error
+        if not self.halted:
+            self.control.halt(error, cancel=False)
+        self.halted = True
+        self.pending.clear()
+        for link in live:
+            link.halt(cancel, str(error))
+
+    async def run(self) -> Totals:
+        """Until every worker has ended; what they did. ``final_error`` then says why the run stopped, if it did."""
+        events: Events = asyncio.Queue()
+        live: list[WorkerLink] = []
+        try:
+            for link in self.links:
+                await link.open(events)
+                live.append(link)
+            for link in live:
+                self._top_up(link)
+            self._end_if_done(live)
+            while live:
+                link, message = await events.get()
+                self._handle(link, message, live)
+        finally:
+            for link in self.links:
+                await link.close()
+        return self._totals()
+
+    def _handle(self, link: WorkerLink, message: tuple[Any, ...], live: list[WorkerLink]) -> None:
+        kind = message[0]
+        if kind == "done":
+            finished: Finished = message[1]
+            link.outstanding.discard(finished.ref)
+            if finished.ref not in self.recorded:
+                self.recorded.add(finished.ref)
+                try:
+                    self.on_finished(finished)
+                except StorageError as err:
+                    self._halt(err, False, live)
+            self._top_up(link)
+            self._end_if_done(live)
+        elif kind == "halt":
+            _, stop, text, cancel = message
+            self._halt(_stop_error(stop, text), cancel, live)
+        elif kind == "note":
+            if message[1] not in self._notes:
+                self._notes.add(message[1])
+                self.control.notify(message[1])
+        elif kind == "fatal":
+            _, code, text = message
+            error: StructbenchError = StorageError(text) if code == ExitCode.STORAGE else \
+                WorkerFailed(f"{link.name} failed:\n{text}")
+            self.fatal = self.fatal or error
+            self._halt(error, True, live)
+        elif kind == "stats":
+            link.stats = message[1:]
+        elif kind == "lost":
+            self._requeue(link, message[1], message[2], live)
+        elif kind == "exit":
+            live.remove(link)
+            if link.outstanding:
+                self._requeue(link, list(link.outstanding), message[1], live)
+            self._end_if_done(live)
+
+    def _requeue(self, link: WorkerLink, refs: list[JobRef], why: str, live: list[WorkerLink]) -> None:
+        """Hand a worker's unfinished jobs to the others (their completed model calls are in the cache)."""
+        refs = [r for r in refs if r in link.outstanding and r not in self.recorded]
+        link.outstanding.difference_update(refs)
+        if self.halted or not refs:
+            return
+        if not live:
+            raise WorkersLostError(
+                f"every worker has stopped (the last, {link.name}, {why}) with {len(refs) + len(self.pending)} "
+                "samples left; finished samples are saved, the same command resumes")
+        self.control.notify(f"warning: {link.name} {why}; its {len(refs)} unfinished samples go to the other workers")
+        self.pending.extendleft(reversed(sorted(refs)))
+        for other in live:
+            self._top_up(other)
+
+    def _totals(self) -> Totals:
+        totals = Totals()
+        spill = self.control.spill
+        for link in self.links:
+            if link.stats is None:
+                continue
+            calls, hits, kept, lost = link.stats
+            totals.model_calls += calls
+            totals.cache_hits += hits
+            if spill is not None:
+                spill.kept += kept
+                spill.lost += lost
+        return totals
+
+    def final_error(self) -> StructbenchError | None:
+        """Why the run stopped early (a worker's failure first), or None."""
+        return self.fatal or self.control.final_error()

@@ -1,0 +1,460 @@
+"""Worker processes forked from the run's process: the run's jobs spread over several event loops.
+
+The run's process (the driver) loads the samples, then forks ``--workers`` processes before it starts any
+thread, so each worker starts in milliseconds with every module imported and every sample shared
+copy-on-write; jobs then travel as three integers (``runner.jobs.JobRef``). A worker runs its share of the
+concurrency on its own event loop: the strategies and their model calls, the response cache (opened by
+each worker on the same SQLite file, which serializes the commits: a response is still committed before
+the strategy sees it), parsing, scoring and the record line. It sends each finished job back over a
+socket pair; the driver alone appends to ``samples.jsonl``, so the run directory keeps a single writer.
+
+A worker dies with the driver (``PR_SET_PDEATHSIG`` on Linux, and the socket's end everywhere), ignores
+Ctrl-C (the driver stops the run), and answers the driver's ``halt`` (the circuit breaker or a storage
+failure seen by any worker stops them all) and ``end`` (every job is recorded).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import pickle
+import signal
+import socket
+import struct
+import sys
+import traceback
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from structbench.backends.base import Backend
+from structbench.errors import ExitCode, StorageError, StructbenchError
+from structbench.runner.cache import ResponseCache, Spill
+from structbench.runner.calls import ModelCaller, ModelPool
+from structbench.runner.control import CacheErrorPolicy, RunControl
+from structbench.runner.engine import Job, Outcome
+from structbench.runner.jobs import JobRef, JobRunner
+from structbench.runner.settings import RequestSettings
+
+if TYPE_CHECKING:
+    from structbench.runner.dispatch import Events
+    from structbench.runner.run import Selection
+
+_FRAME = struct.Struct("!I")
+
+
+def encode(message: tuple[Any, ...]) -> bytes:
+    """One length-prefixed, pickled message."""
+    payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    return _FRAME.pack(len(payload)) + payload
+
+
+async def read_message(reader: asyncio.StreamReader) -> tuple[Any, ...] | None:
+    """The next message, or None when the other end closed its socket."""
+    try:
+        head = await reader.readexactly(_FRAME.size)
+        payload = await reader.readexactly(_FRAME.unpack(head)[0])
+    except (asyncio.IncompleteReadError, ConnectionError):
+        return None
+    message: tuple[Any, ...] = pickle.loads(payload)
+    return message
+
+
+class Outbox:
+    """Messages to one socket, written together: at most every ``delay`` seconds, so a stream of finished jobs
+    (or of new jobs) costs one system call, and one wake-up of the other process, per batch instead of each.
+    A batch is written at once when it reaches ``size`` bytes."""
+
+    def __init__(self, writer: asyncio.StreamWriter, delay: float = 0.002, size: int = 2**16) -> None:
+        self.writer = writer
+        self.delay = delay
+        self.size = size
+        self._frames: list[bytes] = []
+        self._bytes = 0
+        self._timer: asyncio.TimerHandle | None = None
+
+    def put(self, message: tuple[Any, ...]) -> None:
+        frame = encode(message)
+        self._frames.append(frame)
+        self._bytes += len(frame)
+        if self._bytes >= self.size:
+            self.flush()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(self.delay, self.flush)
+
+    def flush(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._frames and not self.writer.is_closing():
+            self.writer.write(b"".join(self._frames))
+        self._frames.clear()
+        self._bytes = 0
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    """What a worker needs besides the selections and the backend (all of it plain data)."""
+
+    model: str
+    request: RequestSettings
+    """The run's request settings (token cap, system prompt, chat-template arguments, sampling)."""
+    run_dir: Path
+    cache_path: Path | None
+    cache_lock_wait: float
+    max_consecutive_failures: int
+    on_cache_error: CacheErrorPolicy
+
+
+class StopRequest(StructbenchError):
+    """The driver stopped the run (another worker's breaker or storage failure); carries its message."""
+
+
+def halt_kind(error: BaseException) -> str:
+    """How a stop travels between processes: ``stopped`` (the breaker), ``cache`` or ``storage``."""
+    from structbench.runner.cache import CacheReadError, CacheWriteError
+
+    if isinstance(error, CacheWriteError | CacheReadError):
+        return "cache"
+    return "storage" if isinstance(error, StorageError) else "stopped"
+
+
+class Worker:
+    """One worker process's event loop: job references in, finished jobs out."""
+
+    def __init__(
+        self,
+        index: int,
+        selections: Sequence[Selection],
+        backend: Backend,
+        settings: WorkerSettings,
+        concurrency: int,
+    ) -> None:
+        self.index = index
+        self.selections = selections
+        self.backend = backend
+        self.settings = settings
+        self.concurrency = concurrency
+        self.queue: deque[JobRef] = deque()
+        self.attempted: deque[tuple[JobRef, Job, Outcome]] = deque()
+        """Jobs whose strategy has finished, waiting to be scored and recorded."""
+        self.ended = False
+        self._wake = asyncio.Event()
+        self._attempts = asyncio.Event()
+        self._slots_done = False
+        self._outbox: Outbox | None = None
+        self.control = RunControl(settings.max_consecutive_failures, settings.on_cache_error,
+                                  Spill(settings.run_dir), notify=self._note, on_halt=self._halted)
+
+    def _send(self, message: tuple[Any, ...]) -> None:
+        assert self._outbox is not None
+        self._outbox.put(message)
+        if len(self.queue) <= self.concurrency // 4 and not self.ended:
+            self._outbox.flush()  # running low on jobs: the driver answers finished ones with new ones
+
+    def _note(self, text: str) -> None:
+        self._send(("note", text))
+
+    def _halted(self, error: StructbenchError, cancel: bool) -> None:
+        self._wake.set()
+        if not isinstance(error, StopRequest):  # the driver's own stop needs no echo
+            self._send(("halt", halt_kind(error), str(error), cancel))
+
+    async def main(self, sock: socket.socket) -> None:
+        reader, writer = await asyncio.open_unix_connection(sock=sock)
+        self._outbox = Outbox(writer)
+        reading = asyncio.create_task(self._read(reader))
+        try:
+            await self._serve()
+        except BaseException as err:
+            code = getattr(err, "exit_code", ExitCode.INTERNAL)
+            text = str(err) if isinstance(err, StructbenchError) else traceback.format_exc()
+            self._send(("fatal", int(code), text))
+        finally:
+            reading.cancel()
+            self._outbox.flush()
+            with contextlib.suppress(ConnectionError):
+                await writer.drain()
+            writer.close()
+
+    async def _serve(self) -> None:
+        s = self.settings
+        cache = ResponseCache(s.cache_path, lock_wait=s.cache_lock_wait) if s.cache_path is not None else None
+        caller = ModelCaller(self.backend, cache, self.control)
+        others = ModelPool(cache, self.control)
+        runner = JobRunner(self.selections, caller, s.model, s.request)
+        try:
+            async with others:
+                slots = [asyncio.create_task(self._slot(runner)) for _ in range(self.concurrency)]
+                self.control.watch(slots)
+                finisher = asyncio.create_task(self._finish(runner))
+                try:
+                    done, _ = await asyncio.wait(slots, return_when=asyncio.FIRST_EXCEPTION)
+                    for task in done:
+                        if not task.cancelled() and task.exception() is not None:
+                            raise task.exception()  # type: ignore[misc]
+                    await asyncio.gather(*slots, return_exceptions=True)  # cancelled by a halt
+                    self._slots_done = True
+                    self._attempts.set()
+                    await finisher
+                finally:
+                    finisher.cancel()
+                    for slot in slots:
+                        slot.cancel()
+        finally:
+            await self.backend.aclose()
+            spill = self.control.spill
+            self._send(("stats", caller.model_calls + others.model_calls, cache.hits if cache else 0,
+                        spill.kept if spill else 0, spill.lost if spill else 0))
+            if cache is not None:
+                cache.close()
+
+    async def _slot(self, runner: JobRunner) -> None:
+        """Strategies, one job after another: a job's scoring waits for ``_finish`` so that the next job's
+        request goes out first."""
+        while not self.control.stopped:
+            ref = await self._next()
+            if ref is None:
+                return
+            self.attempted.append(await runner.attempt(ref))
+            self._attempts.set()
+
+    async def _finish(self, runner: JobRunner) -> None:
+        """Score and record attempted jobs, one per turn of the event loop, between the network's events."""
+        while True:
+            while self.attempted:
+                self._send(("done", runner.finish(*self.attempted.popleft())))
+                await asyncio.sleep(0)
+            if self._slots_done:
+                return
+            self._attempts.clear()
+            await self._attempts.wait()
+
+    async def _next(self) -> JobRef | None:
+        while not self.queue:
+            if self.ended or self.control.stopped:
+                return None
+            self._wake.clear()
+            await self._wake.wait()
+        return None if self.control.stopped else self.queue.popleft()
+
+    async def _read(self, reader: asyncio.StreamReader) -> None:
+        while True:
+            message = await read_message(reader)
+            if message is None:  # the driver is gone: nothing this worker finishes can be recorded
+                os._exit(1)
+            kind = message[0]
+            if kind == "jobs":
+                self.queue.extend(message[1])
+            elif kind == "halt":
+                self.control.halt(StopRequest(message[2]), cancel=message[1])
+            elif kind == "end":
+                self.ended = True
+            self._wake.set()
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to kill this process when its parent dies (``kill -9`` of the driver included)."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _child(worker: Worker, sock: socket.socket, parent: int, close_fds: Sequence[int]) -> NoReturn:
+    """The forked process: run the worker, then leave without running the driver's cleanup code."""
+    code = 1
+    try:
+        _die_with_parent()
+        if os.getppid() != parent:  # the driver died before the request above took effect
+            os._exit(1)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        for fd in close_fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        from structbench.runner.run import run_async
+
+        run_async(worker.main(sock))
+        code = 0
+    except BaseException:
+        with contextlib.suppress(Exception):
+            traceback.print_exc()
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stderr.flush()
+        os._exit(code)
+
+
+def can_fork() -> bool:
+    """Whether workers can be forked now: POSIX (not macOS, where forking is unsafe) and only this thread."""
+    import threading
+
+    return hasattr(os, "fork") and sys.platform != "darwin" and threading.active_count() == 1
+
+
+def worker_count(backend: Backend, asked: int | None) -> int:
+    """``--workers``: as asked, by default one per core for a server backend (the harness's own work then runs
+    on every core), else 1. A backend that cannot be forked runs in one process, with a note: ``--workers`` is
+    an execution setting, so a suite's local model still runs beside its served ones."""
+    from structbench.forkmap import cpu_count
+
+    if asked is None:
+        return cpu_count() if backend.remote else 1
+    if asked > 1 and not backend.forkable:
+        sys.stderr.write(
+            f"note: --workers {asked}: the {backend.backend} backend holds its model in this process and cannot be "
+            "copied into worker processes; running in one process (--executor ray runs one copy per Ray actor)\n")
+        return 1
+    return asked
+
+
+def split(total: int, parts: int) -> list[int]:
+    """``total`` concurrency over ``parts`` workers, as evenly as whole numbers allow."""
+    return [total // parts + (i < total % parts) for i in range(parts)]
+
+
+class ProcessLink:
+    """The driver's side of one forked worker."""
+
+    def __init__(self, index: int, pid: int, sock: socket.socket, capacity: int) -> None:
+        self.index = index
+        self.pid = pid
+        self.capacity = capacity
+        """Jobs it runs at once."""
+        self.prefetch = max(1, round(capacity / 4))
+        """Jobs queued in it beyond those it runs (``dispatch.WorkerLink``)."""
+        self.name = f"worker {index} (pid {pid})"
+        self.outstanding: set[JobRef] = set()
+        self.stats: tuple[int, int, int, int] | None = None
+        self._sock = sock
+        self._writer: asyncio.StreamWriter | None = None
+        self._outbox: Outbox | None = None
+        self._pump: asyncio.Task[None] | None = None
+
+    async def open(self, events: Events) -> None:
+        reader, self._writer = await asyncio.open_unix_connection(sock=self._sock)
+        self._outbox = Outbox(self._writer, delay=0.0)  # jobs go out at the end of the loop's turn
+        self._pump = asyncio.create_task(self._read(reader, events))
+
+    async def _read(self, reader: asyncio.StreamReader, events: Events) -> None:
+        while (message := await read_message(reader)) is not None:
+            events.put_nowait((self, message))
+        status = await asyncio.get_running_loop().run_in_executor(None, self.wait)
+        events.put_nowait((self, ("exit", status)))
+
+    def _send(self, message: tuple[Any, ...]) -> None:
+        if self._outbox is not None:
+            self._outbox.put(message)
+
+    def submit(self, refs: list[JobRef]) -> None:
+        self.outstanding.update(refs)
+        self._send(("jobs", refs))
+
+    def halt(self, cancel: bool, message: str) -> None:
+        self._send(("halt", cancel, message))
+
+    def end(self) -> None:
+        self._send(("end",))
+
+    def wait(self) -> str:
+        """Reap the process; how it ended, in words."""
+        try:
+            _, status = os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            return "ended"  # reaped already
+        if os.WIFSIGNALED(status):
+            sig = os.WTERMSIG(status)
+            try:
+                return f"was killed by signal {sig} ({signal.Signals(sig).name})"
+            except ValueError:
+                return f"was killed by signal {sig}"
+        return f"exited with status {os.WEXITSTATUS(status)}"
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+
+    async def close(self) -> None:
+        if self._outbox is not None:
+            self._outbox.flush()
+        if self._writer is not None:
+            self._writer.close()
+        if self._pump is not None:
+            self._pump.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._pump
+
+
+def warm_up(selections: Sequence[Selection]) -> None:
+    """Run each strategy once on its first sample against the oracle, quietly, before forking (no request,
+    nothing recorded): code a strategy or scorer imports on first use (a metric library) is then loaded
+    once here and shared, instead of stalling every worker's event loop, with requests in flight, when it
+    finishes its first sample."""
+    import logging
+    import warnings
+
+    from structbench.backends.oracle import OracleBackend
+    from structbench.runner.engine import run_job
+    from structbench.runner.jobs import job_of
+
+    oracle = ModelCaller(OracleBackend(), None, RunControl(max_consecutive_failures=0, notify=lambda text: None))
+    logging.disable(logging.CRITICAL)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for i, sel in enumerate(selections):
+                for j in range(len(sel.strategies)):
+                    if sel.samples:
+                        with contextlib.suppress(Exception):
+                            asyncio.run(run_job(job_of(selections, (i, j, 0)), oracle, "warm-up"))
+    finally:
+        logging.disable(logging.NOTSET)
+
+
+def fork_workers(
+    selections: Sequence[Selection],
+    backend: Backend,
+    settings: WorkerSettings,
+    concurrency: int,
+    count: int,
+    close_fds: Sequence[int],
+) -> list[ProcessLink]:
+    """Fork ``count`` workers sharing ``concurrency`` requests in flight; the driver's ``close_fds`` (its run
+    directory lock and records) are closed in each."""
+    with contextlib.suppress(ImportError):
+        import uvloop  # noqa: F401  (imported once here rather than in each worker)
+    links: list[ProcessLink] = []
+    parent = os.getpid()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        for index, share in enumerate(split(concurrency, count)):
+            ours, theirs = socket.socketpair()
+            pid = os.fork()
+            if pid == 0:
+                ours.close()
+                for link in links:
+                    link._sock.close()
+                _child(Worker(index, selections, backend, settings, share), theirs, parent, close_fds)
+            theirs.close()
+            links.append(ProcessLink(index, pid, ours, share))
+    except BaseException:
+        stop_workers(links)
+        raise
+    return links
+
+
+def stop_workers(links: Sequence[ProcessLink]) -> None:
+    """Kill the workers still running and reap them all."""
+    for link in links:
+        link.kill()
+    for link in links:
+        link.wait()
+        link._sock.close()

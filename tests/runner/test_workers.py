@@ -1,0 +1,135 @@
+"""Worker processes through the runner's API: the same records and metrics as one process, each once."""
+
+from __future__ import annotations
+
+import gc
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from structbench.backends.mock import MockBackend
+from structbench.backends.oracle import OracleBackend
+from structbench.datasets import DataContext
+from structbench.errors import RunStoppedError
+from structbench.runner.cache import ResponseCache
+from structbench.runner.config import RunConfig
+from structbench.runner.control import RunControl
+from structbench.runner.run import Run, prepare
+from structbench.runner.workers import split, worker_count
+from toybench import ToyBench  # noqa: F401  (registers the toy benchmark)
+
+
+def _single_threaded() -> None:
+    """Workers are only forked from a process running no other thread: let earlier tests' idle thread pools
+    (response caches nobody closed) end first, and stop tqdm's monitor (``datasets`` in the export tests)."""
+    if "tqdm" in sys.modules:
+        from tqdm._monitor import TMonitor
+
+        for thread in threading.enumerate():
+            if isinstance(thread, TMonitor):
+                thread.exit()  # tqdm starts a new one when it needs it again
+    gc.collect()
+    deadline = time.monotonic() + 10
+    while threading.active_count() > 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert threading.active_count() == 1, threading.enumerate()
+
+
+@pytest.fixture(autouse=True)
+def single_threaded() -> None:
+    _single_threaded()
+
+
+def _config(**kw: object) -> RunConfig:
+    base: dict[str, object] = {"model": "mock", "benches": ["toy:big"], "strategies": ["all"], "limit": 60}
+    base.update(kw)
+    return RunConfig.model_validate(base)
+
+
+def _lines(run_dir: Path) -> list[dict[str, Any]]:
+    rows = [json.loads(x) for x in (run_dir / "samples.jsonl").read_text().splitlines()]
+    for row in rows:
+        row.pop("seconds")
+    return sorted(rows, key=lambda r: (r["strategy"], r["id"]))
+
+
+def _run(run_dir: Path, backend: Any, config: RunConfig, workers: int, **kw: Any) -> Any:
+    selections = prepare(config, DataContext())
+    return Run(run_dir, config).execute(backend, selections, cache=kw.pop("cache", None), concurrency=8,
+                                        progress=False, workers=workers, **kw)
+
+
+@pytest.mark.parametrize("workers", [2, 5])
+def test_workers_write_what_one_process_writes(tmp_path: Path, workers: int) -> None:
+    config = _config()
+    one = _run(tmp_path / "one", MockBackend(default="The answer is yes."), config, 1)
+    many = _run(tmp_path / "many", MockBackend(default="The answer is yes."), config, workers)
+    assert many == one
+    assert _lines(tmp_path / "many") == _lines(tmp_path / "one")
+    assert len(_lines(tmp_path / "many")) == 60 * 3  # every sample under every strategy, each once
+    manifest = json.loads((tmp_path / "many" / "manifest.json").read_text())
+    assert manifest["workers"] == workers and manifest["status"] == "complete"
+    assert manifest["sessions"][0]["model_calls"] == 60 * 4  # direct 1, vote 1 (n=3), refine 2 per sample
+
+
+def test_the_oracle_through_workers_reaches_the_maximum(tmp_path: Path) -> None:
+    metrics = _run(tmp_path / "r", OracleBackend(), _config(model="oracle"), 3)
+    assert [r.headline.value for r in metrics.results] == [1.0, 1.0, 1.0]
+
+
+def test_workers_share_the_cache_and_resume_repeats_nothing(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    config = _config(strategies=["refine"])
+    selections = prepare(config, DataContext())
+    half = [s.__class__(s.bench, s.variant, s.samples[:30], s.strategies) for s in selections]
+    Run(tmp_path / "r", config).execute(MockBackend(default="no"), half, cache=cache, concurrency=8,
+                                        progress=False, workers=3)
+    check = ResponseCache(tmp_path / "cache.sqlite")
+    assert check.count() == 60  # two turns per sample, committed by the workers
+    check.close()
+    second, cache = MockBackend(default="no"), ResponseCache(tmp_path / "cache.sqlite")
+    metrics = Run(tmp_path / "r", config).execute(second, selections, cache=cache, concurrency=8, progress=False,
+                                                  workers=1)
+    cache.close()
+    assert len(second.calls) == 60  # only the 30 new samples
+    assert metrics.results[0].n == 60
+    _single_threaded()
+    again = Run(tmp_path / "again", config).execute(MockBackend(default="no"), selections,
+                                                    cache=ResponseCache(tmp_path / "cache.sqlite"), concurrency=8,
+                                                    progress=False, workers=2)
+    manifest = json.loads((tmp_path / "again" / "manifest.json").read_text())
+    assert manifest["workers"] == 2
+    assert manifest["sessions"][0]["model_calls"] == 0 and manifest["sessions"][0]["cache_hits"] == 120
+    assert again == metrics
+
+
+def test_the_breaker_in_one_worker_stops_them_all(tmp_path: Path) -> None:
+    from structbench.backends.base import BackendError, Request
+
+    def down(request: Request) -> str:
+        raise BackendError("connection refused", cause="cannot connect")
+
+    with pytest.raises(RunStoppedError, match="the last 10 model calls all failed"):
+        _run(tmp_path / "r", MockBackend(reply=down), _config(limit=200, strategies=["direct"]), 2,
+             control=RunControl(max_consecutive_failures=10))
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    assert manifest["status"] == "stopped" and not (tmp_path / "r" / "metrics.json").exists()
+    assert len(_lines(tmp_path / "r")) < 60  # the other worker stopped too, long before the 200
+
+
+def test_worker_count_defaults_and_limits(capsys: pytest.CaptureFixture[str]) -> None:
+    from structbench.backends.llamacpp import LlamaCppBackend
+    from structbench.backends.openai_compat import OpenAIBackend
+    from structbench.forkmap import cpu_count
+
+    assert worker_count(OpenAIBackend("m", base_url="http://127.0.0.1:1/v1"), None) == cpu_count()
+    assert worker_count(MockBackend(), None) == 1 and worker_count(MockBackend(), 4) == 4
+    local = LlamaCppBackend.__new__(LlamaCppBackend)
+    assert worker_count(local, 2) == 1 and worker_count(local, None) == 1
+    assert "note: --workers 2: the llamacpp backend holds its model in this process" in capsys.readouterr().err
+    assert split(64, 3) == [22, 21, 21] and split(2, 2) == [1, 1]
