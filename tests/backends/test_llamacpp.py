@@ -177,3 +177,13 @@ def test_choices_constrain_the_reply_and_key_the_cache() -> None:
     assert b"choices" not in cache_fields(backend, free)
     remote = openai_backend(BackendSpec(backend="openai", name="m", base_url="http://127.0.0.1:9/v1"))
     assert b"choices" not in cache_fields(remote, picked)  # ignored there, so not part of its key
+
+
+@pytest.mark.parametrize("logprobs", [False, True])
+def test_a_prompt_longer_than_the_context_is_a_model_error_naming_the_sizes(logprobs: bool) -> None:
+    backend = make_backend(BackendSpec(backend="llamacpp", options={"n_ctx": "256"}))  # llama.cpp's least
+    request = Request.chat("Count with me: " + " ".join(str(i) for i in range(200)), max_tokens=4, logprobs=logprobs)
+    with pytest.raises(BackendError, match=r"prompt of \d+ tokens does not fit the model's context of 256") as err:
+        asyncio.run(backend.generate(request))
+    assert err.value.cause == "prompt too long"
+    asyncio.run(backend.aclose())

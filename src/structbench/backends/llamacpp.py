@@ -296,6 +296,9 @@ class LlamaCppBackend(Backend):
             llm = self._load()
             p = request.params
             prompt, template_stop = self._render(llm, request)
+            if len(prompt) >= llm.n_ctx():  # checked here: the log-probability pass below fails obscurely on it
+                raise BackendError(f"llama.cpp: prompt of {len(prompt)} tokens does not fit the model's context of "
+                                   f"{llm.n_ctx()} tokens (--model-option n_ctx=N)", cause="prompt too long")
             logp = self._first_position(llm, prompt) if p.logprobs else None  # once, shared by all n choices
             choices: list[Choice] = []
             prompt_tokens = completion_tokens = 0
