@@ -322,6 +322,11 @@ def run(
     settings = RunSettings(cache, no_cache, policy, offline, progress, progress_every, max_consecutive_failures,
                            workers=workers, executor=executor, ray_address=ray_address,
                            ray_gpus_per_worker=ray_gpus_per_worker)
+    if executor == ExecutorChoice.ray:
+        from structbench.runner.cluster import check_reachable
+
+        # before any run directory is made: Ray would retry a dead address for minutes
+        check_reachable(ray_address or os.environ.get("RAY_ADDRESS"))
     if suite is not None:
         from structbench.cli.suite_cmd import run_suite
 

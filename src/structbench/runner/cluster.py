@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import uuid
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -46,6 +47,21 @@ MAX_TASK_RETRIES = 3
 """Times Ray runs a job again whose actor died while running it."""
 FORWARDED_ENV = ("STRUCTBENCH_PLUGINS", "STRUCTBENCH_DATA_DIR")
 """Environment variables of the driver that the workers get too (never a secret)."""
+
+
+def check_reachable(address: str | None, timeout: float = 10.0) -> None:
+    """Fail at once when nothing listens at a ``HOST:PORT`` (or ``ray://HOST:PORT``) address: Ray itself retries
+    such an address for minutes. ``None``/``auto``/``local`` are Ray's own lookups and are left to it."""
+    if not address or address in ("auto", "local"):
+        return
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit():
+        raise UsageError(f"--ray-address {address}: expected HOST:PORT (or ray://HOST:PORT, auto)")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as err:
+        raise UsageError(f"--ray-address {address}: nothing answers there ({err.strerror or err}); start the cluster "
+                         "with `ray start --head`, or leave --ray-address out for a local one") from None
 
 
 def _ray() -> Any:
@@ -301,8 +317,14 @@ class Cluster:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         env = {name: os.environ[name] for name in FORWARDED_ENV if name in os.environ}
-        ray.init(address=self.address, runtime_env={"env_vars": env} if env else None, log_to_driver=False,
-                 logging_level="ERROR", configure_logging=False, include_dashboard=False)
+        check_reachable(self.address)
+        try:
+            ray.init(address=self.address, runtime_env={"env_vars": env} if env else None, log_to_driver=False,
+                     logging_level="ERROR", configure_logging=False, include_dashboard=False)
+        except Exception as err:  # a refused token, a version mismatch ...: the cluster, not a bug of ours
+            first = (str(err).strip().splitlines() or [type(err).__name__])[0]
+            raise UsageError(f"--executor ray: could not join the Ray cluster at {self.address or 'auto'}: "
+                             f"{first}") from err
         here = NodeAffinitySchedulingStrategy(node_id=ray.get_runtime_context().get_node_id(), soft=False)
         keeper_name = f"structbench-cache-{uuid.uuid4().hex}"
         self._keeper = ray.remote(CacheKeeper).options(

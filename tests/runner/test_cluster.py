@@ -1,0 +1,52 @@
+"""The Ray executor's address check: an address where nothing listens fails at once (Ray would retry it for
+minutes), before Ray is even imported."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from faults import free_port
+from structbench.errors import UsageError
+from structbench.runner.cluster import check_reachable
+
+TESTS = Path(__file__).resolve().parents[1]
+
+
+def test_an_address_where_nothing_listens_is_a_usage_error() -> None:
+    port = free_port()
+    with pytest.raises(UsageError, match=rf"--ray-address 127.0.0.1:{port}: nothing answers there"):
+        check_reachable(f"127.0.0.1:{port}")
+    with pytest.raises(UsageError, match="expected HOST:PORT"):
+        check_reachable("somewhere")
+
+
+def test_a_listening_address_and_rays_own_lookups_pass() -> None:
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        check_reachable(f"127.0.0.1:{port}")
+        check_reachable(f"ray://127.0.0.1:{port}")
+    for address in (None, "auto", "local"):
+        check_reachable(address)
+
+
+def test_the_run_stops_with_one_line_and_exit_2(tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    port = free_port()
+    env = dict(os.environ, PYTHONPATH=str(TESTS), STRUCTBENCH_PLUGINS="toybench", STRUCTBENCH_CACHE=str(tmp_path / "c"))
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "structbench", "run", "-m", "oracle", "-b", "toy", "-n", "2",
+                           "--executor", "ray", "--ray-address", f"127.0.0.1:{port}", "--out", "r"],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith(f"error: --ray-address 127.0.0.1:{port}: nothing answers")
+    assert time.monotonic() - started < 60
+    assert not (tmp_path / "r").exists()  # nothing written
