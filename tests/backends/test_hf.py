@@ -315,3 +315,73 @@ def test_closing_stops_a_running_batch_and_caches_nothing(tmp_path: Path) -> Non
     assert len(steps) < 1000  # it did not run to 4,000 tokens
     again = run(backend.generate(Request.chat("hi", max_tokens=5)))
     assert again.completion_tokens == 5
+
+
+CHOICE_SETS = [("Yes", "No"), ("A", "AB"), ("Yes", "Yes, but"), ("Paris", "London", "France", "B")]
+"""Choice sets, two of them with a choice that is a prefix of another."""
+
+
+def test_choices_constrain_greedy_and_sampled_replies(tiny: Path) -> None:
+    backend = hf(tiny)
+    for choices in CHOICE_SETS:
+        for prompt in PROMPTS:
+            greedy = run(backend.generate(Request.chat(prompt, max_tokens=12, choices=choices)))
+            assert greedy.text in choices and greedy.choices[0].finish_reason == "stop"
+        for seed in range(4):
+            params = GenerationParams(max_tokens=12, temperature=1.5, top_p=0.9, n=6, seed=seed, choices=choices)
+            sampled = run(backend.generate(Request(prompt="The quick brown", params=params)))
+            assert all(c.text in choices and c.finish_reason == "stop" for c in sampled.choices), sampled.choices
+    free = run(backend.generate(Request.chat(PROMPTS[3], max_tokens=12)))
+    assert free.text not in ("Yes", "No")  # the tiny model rambles when left free
+
+
+def test_choices_that_prefix_others_are_all_reachable(tiny: Path) -> None:
+    """After "A" the model may end (reply "A") or go on to "AB"; a flat temperature gives both."""
+    backend = hf(tiny)
+    for choices in (("A", "AB"), ("Yes", "Yes, but")):
+        params = GenerationParams(max_tokens=12, temperature=20.0, n=24, seed=3, choices=choices)
+        texts = [c.text for c in run(backend.generate(Request(prompt="The quick brown", params=params))).choices]
+        assert set(texts) == set(choices), texts
+        again = run(backend.generate(Request(prompt="The quick brown", params=params)))
+        assert [c.text for c in again.choices] == texts  # seeded
+
+
+def test_greedy_choice_is_the_models_best_allowed_token_and_logprobs_stay_raw(tiny: Path) -> None:
+    """Greedy under single-token choices picks the allowed token the model likes best; the first position's
+    log-probabilities are the model's unconstrained ones (as llama.cpp gives them under a grammar)."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny)
+    backend = hf(tiny, dtype="float32")
+    letters = ("A", "B", "C", "D")
+    assert all(len(tokenizer(x, add_special_tokens=False)["input_ids"]) == 1 for x in letters)
+    for prompt in PROMPTS:
+        free = run(backend.generate(Request.chat(prompt, max_tokens=1, logprobs=True, top_logprobs=300)))
+        raw = free.choices[0].logprobs[0].top
+        picked = run(backend.generate(Request.chat(prompt, max_tokens=4, choices=letters, logprobs=True,
+                                                   top_logprobs=300)))
+        lp = picked.choices[0].logprobs[0]
+        assert picked.text == max(letters, key=lambda x: raw[x])
+        assert lp.token == picked.text and lp.logprob == pytest.approx(raw[picked.text], abs=1e-5)
+        assert lp.top == pytest.approx(raw, abs=1e-5)
+
+
+def test_requests_with_different_choices_share_a_batch(tiny: Path) -> None:
+    backend = hf(tiny)
+    requests = [Request.chat(p, max_tokens=10, choices=CHOICE_SETS[i % len(CHOICE_SETS)])
+                for i, p in enumerate(PROMPTS)] + [Request.chat(PROMPTS[0], max_tokens=10)]
+    batched = together(backend, requests)
+    assert backend.generate_calls == 1
+    alone = [run(backend.generate(r)) for r in requests]
+    assert [r.text for r in batched] == [r.text for r in alone]
+    assert all(r.text in q.params.choices for r, q in zip(batched[:-1], requests, strict=False))
+    assert batched[-1].text not in CHOICE_SETS[0] and batched[-1].completion_tokens == 10  # unconstrained row
+
+
+def test_choices_are_part_of_the_cache_key(tiny: Path) -> None:
+    from structbench.backends.base import cache_fields
+
+    backend = hf(tiny)
+    picked, free = Request.chat("q", choices=("A", "AB")), Request.chat("q")
+    assert b'"choices":["A","AB"]' in cache_fields(backend, picked)
+    assert b"choices" not in cache_fields(backend, free)

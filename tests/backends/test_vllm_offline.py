@@ -157,6 +157,67 @@ def test_an_engine_that_cannot_start_fails_every_request_clearly(
     loop.run_until_complete(broken.aclose())
 
 
+
+CHOICE_SETS = [("Yes", "No"), ("A", "AB"), ("Yes", "Yes, but"), ("Paris", "London", "France", "B")]
+"""Choice sets, two of them with a choice that is a prefix of another."""
+
+
+def test_choices_constrain_greedy_and_sampled_replies(engine: VLLMBackend, loop: asyncio.AbstractEventLoop) -> None:
+    greedy = [Request.chat(p, max_tokens=12, choices=c) for c in CHOICE_SETS for p in PROMPTS]
+    sampled = [
+        Request(prompt="The quick brown",
+                params=GenerationParams(max_tokens=12, temperature=1.5, top_p=0.9, n=6, seed=seed, choices=c))
+        for c in CHOICE_SETS for seed in range(4)
+    ]
+    free = Request.chat(PROMPTS[3], max_tokens=12)
+    *replies, rambling = together(loop, engine, [*greedy, *sampled, free])
+    for request, response in zip([*greedy, *sampled], replies, strict=True):
+        assert all(c.text in request.params.choices and c.finish_reason == "stop" for c in response.choices)
+    assert rambling.text not in ("Yes", "No")  # the tiny model rambles when left free
+
+
+def test_choices_that_prefix_others_are_all_reachable(engine: VLLMBackend, loop: asyncio.AbstractEventLoop) -> None:
+    """After "A" the model may end (reply "A") or go on to "AB"; a high temperature gives both."""
+    for choices in (("A", "AB"), ("Yes", "Yes, but")):
+        params = GenerationParams(max_tokens=12, temperature=2.0, n=24, seed=3, choices=choices)
+        request = Request(prompt="The quick brown", params=params)
+        texts = [c.text for c in loop.run_until_complete(engine.generate(request)).choices]
+        assert set(texts) == set(choices), texts
+        assert [c.text for c in loop.run_until_complete(engine.generate(request)).choices] == texts  # seeded
+
+
+def test_choice_logprobs_are_the_unconstrained_ones(
+    engine: VLLMBackend, tiny: Path, loop: asyncio.AbstractEventLoop
+) -> None:
+    """Greedy under single-token choices picks the allowed token the model likes best, and the first
+    position's log-probabilities are the model's own (as without choices, and as hf and llama.cpp give them),
+    not vLLM's, which it takes after the choice mask."""
+    letters = ("A", "B", "C", "D")
+    picked = [Request.chat(p, max_tokens=4, choices=letters, logprobs=True, top_logprobs=3) for p in PROMPTS]
+    picked_out = together(loop, engine, picked)
+    reference = make_backend(BackendSpec(backend="hf", name=str(tiny), options={"dtype": "float32"}))
+    theirs = together(loop, reference, picked)
+    # the whole first-position distribution (vLLM returns at most 20 alternatives), from transformers
+    free_out = together(loop, reference, [Request.chat(p, max_tokens=1, logprobs=True, top_logprobs=300)
+                                          for p in PROMPTS])
+    for a, b, c in zip(free_out, picked_out, theirs, strict=True):
+        lp = b.choices[0].logprobs[0]
+        assert b.text in letters and b.text == c.text and lp.token == b.text
+        assert lp.logprob == pytest.approx(c.choices[0].logprobs[0].logprob, abs=1e-4) and lp.logprob < -1.0
+        assert sorted(lp.top.values()) == pytest.approx(sorted(c.choices[0].logprobs[0].top.values()), abs=1e-4)
+        allowed = {x: v for x, v in a.choices[0].logprobs[0].top.items() if x in letters}
+        assert b.text == max(allowed, key=lambda x: allowed[x])
+        assert b.completion_tokens == 2  # the letter and the end of sequence: the scoring request is not counted
+
+
+def test_choices_are_part_of_the_cache_key(engine: VLLMBackend) -> None:
+    from structbench.backends.base import cache_fields
+
+    picked, free = Request.chat("q", choices=("A", "AB")), Request.chat("q")
+    assert b'"choices":["A","AB"]' in cache_fields(engine, picked)
+    assert b"choices" not in cache_fields(engine, free)
+
+
 @pytest.mark.slow
 def test_embedded_model_runs_in_vllm_like_in_transformers(with_embedded: Path) -> None:
     """``vllm:embedded`` (the converted Gemma 3 270M) gives transformers' first tokens and log-probabilities."""

@@ -12,18 +12,25 @@ cut-short rows are errors, never replies.
 Every sampling knob a model's ``generation_config.json`` may set is fixed from the request (top-k off,
 no repetition penalty), as on the other backends. Log-probabilities are those of the first generated
 position, over the model's raw logits (captured from the forward pass, before any logits processor),
-as the llama.cpp backend gives them. ``--model-option`` settings: ``dtype`` (``auto``, ``float32``,
-``bfloat16``, ``float16``), ``device`` (default ``cuda``, ``mps`` or ``cpu``, whichever is there),
+as the llama.cpp backend gives them (under ``choices`` too). ``--model-option`` settings: ``dtype`` (``auto``,
+``float32``, ``bfloat16``, ``float16``), ``device`` (default ``cuda``, ``mps`` or ``cpu``, whichever is there),
 ``device_map`` (``auto`` spreads a model over several GPUs), ``batch_size`` (8), ``truncate``
 (``error`` or ``left``), ``max_length`` (the context, default the model's), ``seed`` (for sampled
 requests without one, default 0), ``revision`` and ``download`` (hub ids); anything else goes to
 ``from_pretrained`` (``attn_implementation=sdpa``, ``trust_remote_code=true`` ...).
+
+A request's ``choices`` constrain decoding to a token trie of the choices (each tokenized as a continuation
+of the prompt): at each step only the tokens that continue a choice are allowed, and an end-of-sequence
+token once a whole choice is out, so the reply is exactly one of them (greedy, or sampled among the allowed
+tokens), as llama.cpp's grammar makes it. Requests with different choices share a batch, each row with its
+own trie.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -108,6 +115,44 @@ class _Loaded:
 
 
 @dataclass
+class _Trie:
+    """The token sequences of a set of choices: a node's children by token id, and the choice that ends at it."""
+
+    children: dict[int, _Trie] = field(default_factory=dict)
+    choice: str | None = None
+
+    @classmethod
+    def build(cls, tokenizer: Any, prompt: list[int], choices: tuple[str, ...]) -> _Trie:
+        root = cls()
+        for choice in choices:
+            node = root
+            for token in _continuation(tokenizer, prompt, choice):
+                node = node.children.setdefault(token, cls())
+            if node.choice is None:  # two choices that tokenize alike: the first one names it
+                node.choice = choice
+        return root
+
+    def walk(self, tokens: list[int]) -> _Trie | None:
+        """The node ``tokens`` lead to, or None when they leave the trie."""
+        node: _Trie | None = self
+        for token in tokens:
+            node = node.children.get(token) if node is not None else None
+        return node
+
+
+def _continuation(tokenizer: Any, prompt: list[int], text: str) -> list[int]:
+    """``text``'s token ids as they follow ``prompt`` (a tokenizer that marks word starts spells the same
+    text differently after a prompt than alone): the tokens the prompt's last few tokens plus ``text`` gain
+    over those tokens alone, or ``text`` tokenized alone where the two do not line up."""
+    tail = tokenizer.decode(prompt[-4:]) if prompt else ""
+    head = tokenizer(tail, add_special_tokens=False)["input_ids"]
+    full = tokenizer(tail + text, add_special_tokens=False)["input_ids"]
+    if tail and full[: len(head)] == head and tokenizer.decode(full[len(head):]) == text:
+        return list(full[len(head):])
+    return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+@dataclass
 class _Job:
     request: Request
     sample: str
@@ -132,6 +177,7 @@ class HFBackend(Backend):
 
     backend = "hf"
     supports_logprobs = True
+    supports_choices = True
     model_options = None  # HFSettings.parse checks them; the rest go to from_pretrained
 
     def __init__(self, checkpoint: Checkpoint, model: str, settings: HFSettings) -> None:
@@ -149,6 +195,7 @@ class HFBackend(Backend):
         """Set when the run stops (Ctrl-C, close): the running ``generate`` ends at its next token."""
         self.generate_calls = 0
         """How many ``model.generate`` calls ran (batching makes it fewer than the requests)."""
+        self._tries: dict[tuple[tuple[int, ...], tuple[str, ...]], _Trie] = {}
 
     # --- loading ------------------------------------------------------------------------------------
 
@@ -260,15 +307,16 @@ class HFBackend(Backend):
                 return results
             params = items[rows[0][0]][0].params
             logprobs = any(items[i][0].params.logprobs for i, _ in rows)
+            tries = [self._trie(loaded, ids, items[i][0].params.choices) for i, ids in rows]
             try:
-                outputs = self._generate_split(loaded, [ids for _, ids in rows], params, logprobs)
+                outputs = self._generate_split(loaded, [ids for _, ids in rows], tries, params, logprobs)
             except BackendError as err:
                 for i, _ in rows:
                     results[i] = err
                 return results
-            for (i, ids), samples in zip(rows, outputs, strict=True):
+            for (i, ids), trie, samples in zip(rows, tries, outputs, strict=True):
                 mine = items[i][0].params
-                choices = [self._choice(loaded, tokens, mine, logp) for tokens, logp in samples]
+                choices = [self._choice(loaded, tokens, mine, logp, trie) for tokens, logp in samples]
                 results[i] = Response(
                     choices=tuple(choice for choice, _ in choices),
                     prompt_tokens=len(ids),
@@ -276,13 +324,23 @@ class HFBackend(Backend):
                 )
             return results
 
+    def _trie(self, loaded: _Loaded, prompt: list[int], choices: tuple[str, ...]) -> _Trie | None:
+        """The token trie of ``choices`` after ``prompt`` (None without choices), built once per prompt ending."""
+        if not choices:
+            return None
+        key = (tuple(prompt[-4:]), choices)
+        if key not in self._tries:
+            self._tries[key] = _Trie.build(loaded.tokenizer, prompt, choices)
+        return self._tries[key]
+
     def _generate_split(
-        self, loaded: _Loaded, rows: list[list[int]], params: GenerationParams, logprobs: bool
+        self, loaded: _Loaded, rows: list[list[int]], tries: list[_Trie | None], params: GenerationParams,
+        logprobs: bool,
     ) -> list[list[_Sample]]:
         """``_generate``; on out-of-memory, the batch again in chunks of half its size (which becomes the
         batch size for the rest of the run)."""
         try:
-            return self._generate(loaded, rows, params, logprobs)
+            return self._generate(loaded, rows, tries, params, logprobs)
         except BackendError:
             raise
         except Exception as err:
@@ -296,16 +354,19 @@ class HFBackend(Backend):
             log.warning("hf: out of memory on a batch of %d; batch size now %d", len(rows), self.batch_size)
             out: list[list[_Sample]] = []
             for start in range(0, len(rows), size):
-                out += self._generate_split(loaded, rows[start: start + size], params, logprobs)
+                out += self._generate_split(loaded, rows[start: start + size], tries[start: start + size], params,
+                                            logprobs)
             return out
 
     def _generate(
-        self, loaded: _Loaded, rows: list[list[int]], params: GenerationParams, logprobs: bool
+        self, loaded: _Loaded, rows: list[list[int]], tries: list[_Trie | None], params: GenerationParams,
+        logprobs: bool,
     ) -> list[list[_Sample]]:
-        """One left-padded ``generate`` over ``rows``: per row, its ``n`` samples (generated token ids, and
-        the log-probabilities over the vocabulary at the first position when ``logprobs``)."""
+        """One left-padded ``generate`` over ``rows`` (each constrained to its trie, if any): per row, its ``n``
+        samples (generated token ids, and the log-probabilities over the vocabulary at the first position when
+        ``logprobs``)."""
         import torch
-        from transformers import GenerationConfig, StoppingCriteriaList
+        from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
 
         width = max(len(r) for r in rows)
         input_ids = torch.full((len(rows), width), loaded.pad_id, dtype=torch.long)
@@ -338,6 +399,9 @@ class HFBackend(Backend):
         criteria = StoppingCriteriaList([_Interrupted(self._interrupt)])
         if params.stop:
             criteria.append(_StopText(loaded.tokenizer, params.stop, width))
+        processors = LogitsProcessorList()
+        if any(trie is not None for trie in tries):  # num_return_sequences repeats each row n times in place
+            processors.append(_ChoiceMask([t for t in tries for _ in range(n)], loaded.stop_ids, width))
         captured: list[Any] = []
 
         def first_logits(_module: Any, _args: Any, output: Any) -> None:
@@ -355,6 +419,7 @@ class HFBackend(Backend):
                     attention_mask=mask.to(loaded.device),
                     generation_config=config,
                     stopping_criteria=criteria,
+                    logits_processor=processors,
                 )
         finally:
             if hook is not None:
@@ -370,9 +435,11 @@ class HFBackend(Backend):
             per_row.append(samples if sampled else samples * params.n)  # greedy: n identical choices
         return per_row
 
-    def _choice(self, loaded: _Loaded, tokens: list[int], params: GenerationParams, logp: Any) -> tuple[Choice, int]:
+    def _choice(
+        self, loaded: _Loaded, tokens: list[int], params: GenerationParams, logp: Any, trie: _Trie | None
+    ) -> tuple[Choice, int]:
         """A generated row as a choice (cut at the first end-of-turn token, then at the first stop string),
-        and how many tokens it took."""
+        and how many tokens it took. Under ``trie``, a completed path is the choice it spells, verbatim."""
         finish = "length"
         for pos, token in enumerate(tokens):
             if token in loaded.stop_ids:
@@ -386,6 +453,9 @@ class HFBackend(Backend):
         if finish == "stop":
             tokens = tokens[:-1]
         text = loaded.tokenizer.decode(tokens, skip_special_tokens=True)
+        node = trie.walk(tokens) if trie is not None and finish == "stop" else None
+        if node is not None and node.choice is not None:
+            text = node.choice
         cuts = [text.find(s) for s in params.stop if s and s in text]
         if cuts:
             text, finish = text[: min(cuts)], "stop"
@@ -417,6 +487,35 @@ class _Interrupted:
         import torch
 
         return torch.full((input_ids.shape[0],), self.event.is_set(), dtype=torch.bool, device=input_ids.device)
+
+
+class _ChoiceMask:
+    """A logits processor that keeps, in each row with a trie, only the tokens that continue a choice (and
+    the end-of-sequence tokens once a whole choice is out); rows without a trie, or already ended, are left as
+    they are. Custom processors run before temperature and top-p, so sampling is among the allowed tokens."""
+
+    def __init__(self, tries: list[_Trie | None], stop_ids: list[int], start: int) -> None:
+        self.tries = tries
+        self.stop_ids = stop_ids
+        self.start = start
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        import torch
+
+        generated = input_ids[:, self.start:].tolist()
+        for row, (trie, tokens) in enumerate(zip(self.tries, generated, strict=True)):
+            if trie is None or any(t in self.stop_ids for t in tokens):
+                continue
+            node = trie.walk(tokens)
+            if node is None:  # off the trie (a row a stop string ended, now padded): only an end
+                allowed = list(self.stop_ids)
+            else:
+                allowed = list(node.children) + (list(self.stop_ids) if node.choice is not None else [])
+            keep = torch.tensor(allowed, dtype=torch.long, device=scores.device)
+            masked = torch.full_like(scores[row], -math.inf)
+            masked[keep] = scores[row, keep]
+            scores[row] = masked
+        return scores
 
 
 class _StopText:

@@ -10,7 +10,11 @@ it (chat template, end-of-turn tokens, context check or left truncation), then p
 Requests map to ``SamplingParams`` one to one: ``n``, ``temperature``, ``top_p`` (top-k off), ``stop``,
 ``seed`` (the request's, else the backend's ``seed``, default 0, so sampling is reproducible), and
 ``logprobs``: the first generated position's log-probability and top alternatives over the raw logits,
-as the llama.cpp backend gives them. ``--model-option`` settings besides ``truncate``, ``seed``,
+as the llama.cpp backend gives them. A request's ``choices`` become vLLM's structured outputs
+(``StructuredOutputsParams(choice=...)``), so the reply is exactly one of them; vLLM takes log-probabilities
+after the choice mask, so then the first position's come from one more request that scores the prompt plus
+the first generated token (``prompt_logprobs``: over the raw logits, as without choices).
+``--model-option`` settings besides ``truncate``, ``seed``,
 ``revision`` and ``download`` are vLLM engine arguments (``dtype``, ``tensor_parallel_size``,
 ``max_model_len``, ``gpu_memory_utilization``, ``quantization``, ``enforce_eager`` ...); ``device`` is
 only checked against the platform the installed vLLM build targets. Without a ``dtype``, a checkpoint
@@ -157,6 +161,18 @@ class _Work:
     future: Future[Response]
 
 
+@dataclass
+class _Running:
+    """A request in the engine: its prompt ids, then its output, held while the raw log-probabilities of its
+    first tokens are fetched (``waiting``: those requests, ``raw``: their results by first token)."""
+
+    work: _Work
+    ids: list[int]
+    output: Any = None
+    waiting: set[str] = field(default_factory=set)
+    raw: dict[int, Any] = field(default_factory=dict)
+
+
 _STOP = object()
 
 
@@ -165,6 +181,7 @@ class VLLMBackend(Backend):
 
     backend = "vllm"
     supports_logprobs = True
+    supports_choices = True
     model_options = None  # VLLMSettings.parse checks them against vllm.EngineArgs
 
     def __init__(self, checkpoint: Checkpoint, model: str, settings: VLLMSettings) -> None:
@@ -217,7 +234,9 @@ class VLLMBackend(Backend):
             self._dead = failure
             self._finish(failure, {}, llm)
             return
-        running: dict[str, tuple[_Work, int]] = {}
+        running: dict[str, _Running] = {}
+        probes: dict[str, tuple[str, int]] = {}
+        """Raw first-position log-probability requests: their parent request and the first token they score."""
         try:
             while True:
                 items = self._take(block=not engine.has_unfinished_requests())
@@ -237,25 +256,61 @@ class VLLMBackend(Backend):
                     except Exception as err:  # vLLM's own validation
                         _deliver(item.future, BackendError(f"vllm: {type(err).__name__}: {err}"))
                         continue
-                    running[request_id] = (item, len(ids))
+                    running[request_id] = _Running(item, ids)
                 self.max_concurrent = max(self.max_concurrent, len(running))
                 if not engine.has_unfinished_requests():
                     continue
                 for output in engine.step():
-                    if output.finished and output.request_id in running:
-                        work, prompt_tokens = running.pop(output.request_id)
-                        _deliver(work.future, _response(output, work.request, tokenizer, prompt_tokens))
+                    if output.finished:
+                        self._finished(output, running, probes, engine, tokenizer, vllm)
         except BaseException as err:
             failure = BackendError(f"vllm:{self.model}: the engine failed: {type(err).__name__}: {err}")
             self._dead = failure
         finally:
             self._finish(failure, running, llm)
 
-    def _finish(self, failure: BackendError, running: dict[str, tuple[_Work, int]], llm: Any) -> None:
+    def _finished(self, output: Any, running: dict[str, _Running], probes: dict[str, tuple[str, int]], engine: Any,
+                  tokenizer: Any, vllm: Any) -> None:
+        """Deliver a finished request, or first fetch the raw log-probabilities of its first tokens: under
+        ``choices`` vLLM's own are taken after the choice mask, and a request that scores the prompt plus the
+        first token (``prompt_logprobs``) gives them as the model computes them."""
+        rid = output.request_id
+        if rid in probes:
+            rid, token = probes.pop(output.request_id)
+            held = running[rid]
+            held.raw[token] = output.prompt_logprobs[len(held.ids)]
+            held.waiting.discard(output.request_id)
+        elif rid in running:
+            held = running[rid]
+            held.output = output
+            p = held.work.request.params
+            if p.choices and p.logprobs:
+                for token in {o.token_ids[0] for o in output.outputs if o.token_ids}:
+                    probe = str(next(self._ids))
+                    try:
+                        engine.add_request(probe, {"prompt_token_ids": [*held.ids, token]},
+                                           _probe_params(vllm, p.top_logprobs))
+                    except Exception as err:  # vLLM's validation (a prompt at the very end of the context)
+                        for other in held.waiting:
+                            probes.pop(other, None)
+                            engine.abort_request([other])
+                        del running[rid]
+                        _deliver(held.work.future, BackendError(
+                            f"vllm: the first position's log-probabilities: {type(err).__name__}: {err}"))
+                        return
+                    probes[probe] = (rid, token)
+                    held.waiting.add(probe)
+        else:
+            return
+        if held.output is not None and not held.waiting:
+            del running[rid]
+            _deliver(held.work.future, _response(held.output, held.work.request, tokenizer, len(held.ids), held.raw))
+
+    def _finish(self, failure: BackendError, running: dict[str, _Running], llm: Any) -> None:
         with self._lock:
             self._thread = None
             left = [item for item in self._take(block=False) if isinstance(item, _Work)]
-        for work in [*(w for w, _ in running.values()), *left]:
+        for work in [*(r.work for r in running.values()), *left]:
             _deliver(work.future, failure)
         if llm is not None:
             _shutdown(llm)
@@ -277,7 +332,7 @@ class VLLMBackend(Backend):
         p = work.request.params
         ids = fit_context(encode(tokenizer, work.request, template), p.max_tokens, context,
                           self.settings.truncate, work.sample)
-        from vllm.sampling_params import RequestOutputKind
+        from vllm.sampling_params import RequestOutputKind, StructuredOutputsParams
 
         sampled = p.temperature > 0
         params = vllm.SamplingParams(
@@ -291,6 +346,7 @@ class VLLMBackend(Backend):
             stop_token_ids=stops,
             logprobs=max(1, p.top_logprobs) if p.logprobs else None,
             skip_special_tokens=True,
+            structured_outputs=StructuredOutputsParams(choice=list(p.choices)) if p.choices else None,
         )
         params.output_kind = RequestOutputKind.FINAL_ONLY
         return ids, params
@@ -326,15 +382,29 @@ def _deliver(future: Future[Response], result: Response | BaseException) -> None
         future.set_result(result)
 
 
-def _response(output: Any, request: Request, tokenizer: Any, prompt_tokens: int) -> Response:
+def _probe_params(vllm: Any, top_logprobs: int) -> Any:
+    """A request that scores its prompt's last token (its ``prompt_logprobs``, over the raw logits) and
+    generates one token that nobody reads."""
+    from vllm.sampling_params import RequestOutputKind
+
+    params = vllm.SamplingParams(max_tokens=1, temperature=0.0, prompt_logprobs=max(1, top_logprobs))
+    params.output_kind = RequestOutputKind.FINAL_ONLY
+    return params
+
+
+def _response(
+    output: Any, request: Request, tokenizer: Any, prompt_tokens: int, raw: dict[int, Any] | None = None
+) -> Response:
+    """The response for a finished request; ``raw``: the first position's unconstrained log-probabilities by
+    first token, which replace vLLM's own (taken after the choice mask) under ``choices``."""
     choices = []
     completion = 0
     for sample in sorted(output.outputs, key=lambda o: o.index):
         completion += len(sample.token_ids)
         logprobs = None
         if request.params.logprobs and sample.logprobs:
-            first = sample.logprobs[0]
             chosen = sample.token_ids[0]
+            first = raw[chosen] if raw and chosen in raw else sample.logprobs[0]
             top = sorted(first.items(), key=lambda kv: -kv[1].logprob)[: max(1, request.params.top_logprobs)]
             logprobs = (
                 TokenLogprob(

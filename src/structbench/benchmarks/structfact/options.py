@@ -61,8 +61,8 @@ class StructFactOptions(BaseModel):
     (``min_tokens=2``); enforced by backends that support it (llamacpp), ignored by the others."""
     answer: Literal["free", "constrained"] = "free"
     """``constrained``: direct answers (strategies without CoT) are decoded as exactly one option letter
-    where the backend supports constrained decoding (``GenerationParams.choices``: a grammar in llama.cpp;
-    others answer freely), so even a small base model gives a parseable answer; the default run uses it.
+    where the backend supports constrained decoding (``GenerationParams.choices``: llamacpp, hf, vllm;
+    openai and mock answer freely), so even a small base model gives a parseable answer; the default run uses it.
     Not in the paper, whose models answer freely (``free``)."""
     logprobs: bool = True
     """Ask for token log-probabilities (top 5) to report the chosen option's confidence."""
