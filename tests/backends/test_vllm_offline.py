@@ -7,6 +7,9 @@ One engine serves the module (starting one costs tens of seconds on a CPU).
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -242,3 +245,14 @@ def test_embedded_model_runs_in_vllm_like_in_transformers(with_embedded: Path) -
         lx, ly = x.choices[0].logprobs[0], y.choices[0].logprobs[0]
         assert lx.token == ly.token and lx.logprob == pytest.approx(ly.logprob, abs=0.02)
     assert sum(x.text == y.text for x, y in zip(a, b, strict=True)) >= 3
+
+
+@pytest.mark.parametrize(("given", "expected"), [(None, "WARNING"), ("INFO", "INFO")])
+def test_vllms_setup_log_is_quiet_unless_asked(given: str | None, expected: str) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "VLLM_LOGGING_LEVEL"} | (
+        {"VLLM_LOGGING_LEVEL": given} if given else {})
+    code = ("import structbench.backends.vllm_offline, vllm.envs as e, os; "
+            "print(os.environ['VLLM_LOGGING_LEVEL'], e.VLLM_LOGGING_LEVEL)")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [expected, expected]

@@ -54,6 +54,11 @@ from structbench.errors import UsageError
 
 log = logging.getLogger(__name__)
 
+# vLLM logs its engine set-up (some 60 INFO lines) to stdout, burying the results table; its warnings and errors
+# still show. Read when vllm is imported (always after this module) and inherited by its engine processes;
+# VLLM_LOGGING_LEVEL=INFO in the environment brings the rest back.
+os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
+
 CPU_KV_CACHE_BYTES = 4 << 30
 GATHER_SECONDS = 0.002
 """How long an idle engine waits for more requests after the first, so concurrent ones share the first step."""
