@@ -47,6 +47,12 @@ def test_hf_run_records_model_options_and_identity(tiny: Path, tmp_path: Path) -
     assert all(json.loads(line)["cached_calls"] == 1 for line in (tmp_path / "r2" / "samples.jsonl").open())
     err = sb(tmp_path, "run", "--resume", "r", "--dtype", "bfloat16", check=2).stderr
     assert "--dtype" in err and "would change it" in err
+    err = sb(tmp_path, "run", "--resume", "r", "-M", "batch_size=2", check=2).stderr
+    assert "--model-option" in err and "would change it" in err
+    # the run's own options (given either way) and options left out resume it
+    sb(tmp_path, "run", "--resume", "r", "-M", "dtype=float32", "-M", "batch_size=4")
+    sb(tmp_path, "run", "--resume", "r", "--dtype", "float32")
+    sb(tmp_path, "run", "--resume", "r")
 
 
 def test_local_model_usage_errors_exit_2(tiny: Path, tmp_path: Path) -> None:

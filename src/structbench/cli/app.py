@@ -214,8 +214,8 @@ def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict
         "data_dir": lambda v: str(v) == config.data_dir,
         "preset": lambda v: _preset_config(v, given["option"]) == (config.benches, config.strategies, config.options),
         "out": lambda v: Path(v).resolve() == resume.resolve(),
-        "model_option": lambda v: parse_model_options(v or []) == {
-            k: val for k, val in config.model_options.items() if k not in ("device", "dtype")},
+        "model_option": lambda v: all(  # each one given as the run has it (one left out is kept, not removed)
+            config.model_options.get(k) == val for k, val in parse_model_options(v or []).items()),
         "device": lambda v: v == config.model_options.get("device"),
         "dtype": lambda v: v == config.model_options.get("dtype"),
     }
@@ -283,8 +283,8 @@ def run(
         list[str] | None,
         typer.Option("--model-option", "-M", help="Backend option KEY=VALUE (repeatable), e.g. n_ctx=4096."),
     ] = None,
-    device: Annotated[str | None, typer.Option(help="hf/vllm: device (cpu, cuda, cuda:1, mps); a model option")] = None,
-    dtype: Annotated[str | None, typer.Option(help="hf/vllm: dtype (auto, float32, bfloat16); a model option.")] = None,
+    device: Annotated[str | None, typer.Option(help="hf/vllm: cpu, cuda, cuda:1, mps (a model option).")] = None,
+    dtype: Annotated[str | None, typer.Option(help="hf/vllm: auto, float32, bfloat16 (a model option).")] = None,
     api_key_env: Annotated[str, typer.Option(help="Environment variable holding the API key.")] = "OPENAI_API_KEY",
     timeout: Annotated[float, typer.Option(min=0.001, help="Seconds per model request.")] = 120.0,
     max_retries: Annotated[int, typer.Option(min=0, help="Retries on 429/5xx/timeouts.")] = 6,
