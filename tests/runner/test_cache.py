@@ -131,3 +131,61 @@ def test_a_write_that_cannot_get_the_lock_is_a_storage_error(tmp_path: Path) -> 
         cache.put("k", "m", b"{}", Response(choices=(Choice(text="A"),)))
     other.execute("ROLLBACK")
     assert CacheWriteError.exit_code == 5
+
+
+def test_a_write_whose_caller_was_cancelled_still_lands_after_drain(tmp_path: Path) -> None:
+    """A halt cancels the tasks that were storing answers while an earlier batch held the writer (here: another
+    process's lock); the loop's end drains the cache instead of dropping the writes still queued."""
+    import asyncio
+    import threading
+
+    path = tmp_path / "c.sqlite"
+    cache = ResponseCache(path, lock_wait=5.0)
+    backend = OpenAIBackend("m", base_url="http://127.0.0.1:1/v1")
+    requests = [Request.chat(f"q{i}") for i in range(20)]
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    threading.Timer(0.5, lambda: other.execute("COMMIT")).start()
+
+    def put(i: int) -> asyncio.Task[None]:
+        r = requests[i]
+        return asyncio.create_task(cache.aput(cache_key(backend, r), "m", cache_fields(backend, r),
+                                              Response(choices=(Choice(text=str(i)),))))
+
+    async def go() -> None:
+        first = put(0)
+        await asyncio.sleep(0.1)  # the first batch waits for the lock in the writer thread
+        rest = [put(i) for i in range(1, 20)]
+        await asyncio.sleep(0)  # handed over: queued behind the running batch
+        for task in [first, *rest]:
+            task.cancel()
+        await asyncio.gather(first, *rest, return_exceptions=True)
+        await cache.drain()
+
+    asyncio.run(go())
+    cache.close()
+    other.close()
+    again = ResponseCache(path)
+    assert [again.get(cache_key(backend, r)) is not None for r in requests] == [True] * 20
+    again.close()
+
+
+def test_a_batch_after_close_fails_its_callers_instead_of_raising_in_the_loop(tmp_path: Path) -> None:
+    import asyncio
+
+    import pytest
+
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    backend = OpenAIBackend("m", base_url="http://127.0.0.1:1/v1")
+    req = Request.chat("late")
+    cache.close()
+    errors: list[object] = []
+
+    async def go() -> None:
+        asyncio.get_running_loop().set_exception_handler(lambda loop, context: errors.append(context))
+        with pytest.raises(RuntimeError, match="after shutdown"):
+            await cache.aget(cache_key(backend, req))
+        await cache.drain()
+
+    asyncio.run(go())
+    assert errors == []

@@ -187,8 +187,14 @@ class ResponseCache:
         spill.path.unlink()
         return len(rows)
 
+    async def drain(self) -> None:
+        """Wait until every read and write handed over so far has run, also those whose caller stopped waiting
+        (a task cancelled by a halt): an answer on its way into the cache is never dropped at the end of a loop."""
+        await self._write_batch.drain()
+        await self._read_batch.drain()
+
     def close(self) -> None:
-        """Finish pending writes, then close."""
+        """Finish pending writes, then close (after ``drain`` when an event loop handed them over)."""
         self._reads.shutdown(wait=True)
         self._writes.shutdown(wait=True)
         self._reader.close()
@@ -204,6 +210,8 @@ class _Batches(Generic[T, R]):
         self.work = work
         self._waiting: list[tuple[T, asyncio.Future[R]]] = []
         self._busy = False
+        self._idle: asyncio.Event | None = None
+        """Set while no batch is waiting or running (made on first use, in the loop that uses it)."""
 
     async def submit(self, item: T) -> R:
         loop = asyncio.get_running_loop()
@@ -211,13 +219,32 @@ class _Batches(Generic[T, R]):
         self._waiting.append((item, future))
         if not self._busy:
             self._busy = True
+            self._idle = self._idle or asyncio.Event()
+            self._idle.clear()
             loop.call_soon(self._start, loop)  # later in this turn of the loop: take every item it brings
         return await future
 
+    async def drain(self) -> None:
+        """Return once every item submitted so far has been run."""
+        if self._busy and self._idle is not None:
+            await self._idle.wait()
+
     def _start(self, loop: asyncio.AbstractEventLoop) -> None:
         batch, self._waiting = self._waiting, []
-        done = loop.run_in_executor(self.executor, self.work, [item for item, _ in batch])
+        try:
+            done = loop.run_in_executor(self.executor, self.work, [item for item, _ in batch])
+        except RuntimeError as err:  # the executor was shut down: say so to whoever still waits
+            for _, future in batch:
+                if not future.done():
+                    future.set_exception(err)
+            self._stop()
+            return
         done.add_done_callback(functools.partial(self._settle, loop, batch))
+
+    def _stop(self) -> None:
+        self._busy = False
+        if self._idle is not None:
+            self._idle.set()
 
     def _settle(self, loop: asyncio.AbstractEventLoop, batch: list[tuple[T, asyncio.Future[R]]],
                 done: asyncio.Future[list[R] | None]) -> None:
@@ -235,7 +262,7 @@ class _Batches(Generic[T, R]):
         if self._waiting:
             self._start(loop)
         else:
-            self._busy = False
+            self._stop()
 
 
 def _usable(stored: str) -> Response | None:

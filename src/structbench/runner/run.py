@@ -365,7 +365,7 @@ class Run:
 
                 if not spread_out:
                     jobs = [job_of(selections, ref) for ref in refs]
-                    run_async(self._run_all(jobs, caller, others, concurrency, on_record))
+                    run_async(self._run_all(jobs, caller, others, concurrency, on_record, cache))
                 else:
                     run_async(self._dispatch(spread, links, selections, refs, backend, cache, control,
                                              concurrency, on_finished, totals))
@@ -427,7 +427,8 @@ class Run:
         return failures
 
     async def _run_all(
-        self, jobs: list[Job], caller: ModelCaller, others: ModelPool, concurrency: int, on_record: Any
+        self, jobs: list[Job], caller: ModelCaller, others: ModelPool, concurrency: int, on_record: Any,
+        cache: ResponseCache | None,
     ) -> None:
         """Run the jobs; the run's backend and any other model the strategies called are closed after."""
         try:
@@ -435,6 +436,8 @@ class Run:
                 await run_jobs(jobs, caller, self.config.model, concurrency, on_record, RequestSettings.of(self.config))
         finally:
             await caller.backend.aclose()
+            if cache is not None:
+                await cache.drain()
 
     def _worker_settings(self, cache: ResponseCache | None, control: RunControl) -> WorkerSettings:
         return WorkerSettings(

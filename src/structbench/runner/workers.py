@@ -206,6 +206,8 @@ class Worker:
                         slot.cancel()
         finally:
             await self.backend.aclose()
+            if cache is not None:
+                await cache.drain()
             spill = self.control.spill
             self._send(("stats", caller.model_calls + others.model_calls, cache.hits if cache else 0,
                         spill.kept if spill else 0, spill.lost if spill else 0))
