@@ -189,3 +189,22 @@ def test_a_batch_after_close_fails_its_callers_instead_of_raising_in_the_loop(tm
 
     asyncio.run(go())
     assert errors == []
+
+
+def test_one_cache_serves_one_event_loop_after_another(tmp_path: Path) -> None:
+    import asyncio
+
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    backend = OpenAIBackend("m", base_url="http://127.0.0.1:1/v1")
+
+    async def go(i: int) -> Response | None:
+        r = Request.chat(f"loop {i}")
+        put = asyncio.create_task(cache.aput(cache_key(backend, r), "m", cache_fields(backend, r),
+                                             Response(choices=(Choice(text=str(i)),))))
+        await asyncio.sleep(0)
+        await cache.drain()  # waits in this loop
+        await put
+        return await cache.aget(cache_key(backend, r))
+
+    assert [asyncio.run(go(i)) is not None for i in range(3)] == [True, True, True]
+    cache.close()

@@ -211,7 +211,7 @@ class _Batches(Generic[T, R]):
         self._waiting: list[tuple[T, asyncio.Future[R]]] = []
         self._busy = False
         self._idle: asyncio.Event | None = None
-        """Set while no batch is waiting or running (made on first use, in the loop that uses it)."""
+        """Set once the batches started since the last idle moment have all run."""
 
     async def submit(self, item: T) -> R:
         loop = asyncio.get_running_loop()
@@ -219,8 +219,7 @@ class _Batches(Generic[T, R]):
         self._waiting.append((item, future))
         if not self._busy:
             self._busy = True
-            self._idle = self._idle or asyncio.Event()
-            self._idle.clear()
+            self._idle = asyncio.Event()  # a new one each time: an event stays bound to the loop that waited on it
             loop.call_soon(self._start, loop)  # later in this turn of the loop: take every item it brings
         return await future
 
