@@ -71,6 +71,17 @@ def test_concurrent_greedy_requests_share_one_generate_and_match_single_runs(tin
         assert a.completion_tokens == 10 and a.choices[0].finish_reason == "length"
 
 
+def test_greedy_requests_keep_their_own_n_and_top_logprobs_side_by_side(tiny: Path) -> None:
+    backend = hf(tiny, dtype="float32")
+    requests = [Request.chat("yes or no?", max_tokens=4, n=n, logprobs=True, top_logprobs=k)
+                for n, k in ((1, 2), (3, 5), (2, 2))]
+    replies = together(backend, requests)
+    assert [len(r.choices) for r in replies] == [1, 3, 2]
+    tops = [len(r.choices[0].logprobs[0].top) for r in replies]  # alternatives that decode alike share an entry
+    assert tops[0] <= 2 and tops[2] <= 2 and tops[1] > 2
+    run(backend.aclose())
+
+
 def test_batch_size_caps_rows_per_generate(tiny: Path) -> None:
     backend = hf(tiny, batch_size="2")
     texts = [r.text for r in together(backend, [Request.chat(p, max_tokens=3) for p in PROMPTS])]

@@ -160,10 +160,11 @@ class _Job:
 
 
 def _batch_key(params: GenerationParams, job: _Job) -> tuple[Any, ...]:
-    """Greedy requests batch with any others of the same length limit and stops; sampled ones run alone."""
+    """Greedy requests batch with any others of the same length limit, stops, ``n`` and ``top_logprobs`` (a
+    batch is generated and repeated with its first request's); sampled ones run alone."""
     if params.temperature > 0:
         return ("sampled", id(job))
-    return ("greedy", params.max_tokens, params.stop)
+    return ("greedy", params.max_tokens, params.stop, params.n, params.top_logprobs)
 
 
 def _is_oom(err: BaseException) -> bool:
