@@ -167,4 +167,4 @@ def split_spec(spec: str) -> tuple[str, str]:
 def token_counter(spec: str) -> TokenCounter:
     """The counter ``spec`` names, built once per process (model tokenizers load once)."""
     kind, arg = split_spec(spec)
-    return TOKEN_COUNTERS.get(kind)(arg if kind != "gemma" else "embedded")
+    return TOKEN_COUNTERS.get(kind)(arg)  # gemma takes no argument: llamacpp's '' is the embedded model

@@ -23,6 +23,7 @@ from structbench.benchmarks import BENCHMARKS
 from structbench.data.sample import Sample
 from structbench.datasets import DataContext
 from structbench.errors import DataError, RunStoppedError, StorageError, Terminated, UsageError
+from structbench.forkmap import can_fork
 from structbench.results import MetricsFile, ResultEntry, compute_result
 from structbench.runner.cache import CacheWriteError, ResponseCache, Spill
 from structbench.runner.calls import ModelCaller, ModelPool
@@ -39,7 +40,6 @@ from structbench.runner.store import MANIFEST, METRICS, RunStore, save_manifest,
 from structbench.runner.workers import (
     ProcessLink,
     WorkerSettings,
-    can_fork,
     fork_workers,
     stop_workers,
     warm_up,
@@ -313,7 +313,7 @@ class Run:
             for k, sample in enumerate(sel.samples)
             if not store.done((sel.bench.name, sel.variant, strategy.name, model, sample.id))
         ]
-        workers = spread.processes(len(refs), concurrency, backend)
+        workers = spread.processes(len(refs), concurrency)
         session: dict[str, Any] = {"started": _now(), "jobs": len(refs)}
         self.manifest.update(
             {
@@ -490,12 +490,12 @@ class Spread:
     cluster: Cluster | None
     lock: int
 
-    def processes(self, jobs: int, concurrency: int, backend: Backend) -> int:
+    def processes(self, jobs: int, concurrency: int) -> int:
         """Worker processes to fork: as asked, but no more than the jobs or the requests in flight, and one
         where forking is not possible (another thread is running, or on macOS)."""
-        wanted = max(1, min(self.workers, concurrency, jobs))
         if self.cluster is not None:
             return 1
+        wanted = max(1, min(self.workers, concurrency, jobs))
         if wanted > 1 and not can_fork():
             sys.stderr.write(f"note: --workers {self.workers}: worker processes cannot be forked here "
                              "(another thread is running, or not on Linux); running in one process\n")

@@ -17,7 +17,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from structbench.atomic import atomic_path
+from structbench.atomic import atomic_path, write_text_atomic
 
 SPLIT = "test"
 """The one split of an exported benchmark variant: evaluation data."""
@@ -107,5 +107,5 @@ def write_hf_dataset(lines: Iterable[dict[str, Any]], folder: Path, *, title: st
         "| column | type |\n|---|---|\n"
         f"{fields}\n"
     )
-    (folder / "README.md").write_text(card, encoding="utf-8")
+    write_text_atomic(folder / "README.md", card)
     return table

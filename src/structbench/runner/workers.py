@@ -196,7 +196,6 @@ class Worker:
                     for task in done:
                         if not task.cancelled() and task.exception() is not None:
                             raise task.exception()  # type: ignore[misc]
-                    await asyncio.gather(*slots, return_exceptions=True)  # cancelled by a halt
                     self._slots_done = True
                     self._attempts.set()
                     await finisher
@@ -292,13 +291,6 @@ def _child(worker: Worker, sock: socket.socket, parent: int, close_fds: Sequence
         with contextlib.suppress(Exception):
             sys.stderr.flush()
         os._exit(code)
-
-
-def can_fork() -> bool:
-    """Whether workers can be forked now: POSIX (not macOS, where forking is unsafe) and only this thread."""
-    import threading
-
-    return hasattr(os, "fork") and sys.platform != "darwin" and threading.active_count() == 1
 
 
 def worker_count(backend: Backend, asked: int | None) -> int:
