@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from structbench.atomic import atomic_path
 from structbench.cli import report_cmds
 from structbench.errors import ExitCode, StorageError, StructbenchError, Terminated, UsageError
 from structbench.redact import MASK, redact
@@ -547,12 +548,9 @@ def export(
     if format != ExportFormat.jsonl:
         _export_arrow(format, lines, out, f"{b.title}: {b.name}:{variant}, strategy {strat.name}", settings.flags())
     else:
-        tmp = out.with_name(f".{out.name}.tmp")
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "w") as fh:
+        with atomic_path(out) as tmp, tmp.open("w", encoding="utf-8") as fh:
             for line in lines:
                 fh.write(json.dumps(line, ensure_ascii=False) + "\n")
-        os.replace(tmp, out)
     typer.echo(f"wrote {len(samples)} samples to {out}")
 
 
