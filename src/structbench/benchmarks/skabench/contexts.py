@@ -21,15 +21,15 @@ each line is one testbed sample with its knowledge units in the order the model 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from structbench.benchmarks.skabench.jsonl import read_models
 from structbench.benchmarks.skabench.testbeds import INTEGRATION, NEGATIVE, POSITIONS, parse_budget, resolve_testbed
 from structbench.benchmarks.skabench.units import STRUCTURED, KnowledgeType, Passage, Row, Triple, Unit, is_hybrid
-from structbench.errors import DataError, UsageError
+from structbench.errors import UsageError
 
 
 class LaidOutContext(BaseModel):
@@ -111,28 +111,4 @@ class LaidOutContext(BaseModel):
 
 def read_contexts(path: Path) -> list[LaidOutContext]:
     """All contexts in ``path``; a malformed line raises ``DataError`` naming the file, line and field."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise DataError(f"{path}: cannot read contexts ({err})") from err
-    contexts: list[LaidOutContext] = []
-    seen: set[str] = set()
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            context = LaidOutContext.model_validate(json.loads(line))
-        except ValueError as err:
-            if isinstance(err, ValidationError):
-                first = err.errors()[0]
-                where = ".".join(str(p) for p in first["loc"])
-                problem = first["msg"].removeprefix("Value error, ")
-                raise DataError(f"{path}:{number}: {where + ': ' if where else ''}{problem}") from None
-            raise DataError(f"{path}:{number}: not JSON ({err})") from None
-        if context.id in seen:
-            raise DataError(f"{path}:{number}: duplicate context id {context.id!r}")
-        seen.add(context.id)
-        contexts.append(context)
-    if not contexts:
-        raise DataError(f"{path}: no contexts")
-    return contexts
+    return read_models(path, LaidOutContext, "context", key=lambda c: c.id)
