@@ -269,10 +269,11 @@ class OpenAIBackend(Backend):
         chat = request.messages is not None
         last_error, cause = "", "model error"
         replica: Replica | None = None
+        other: Replica | None = None  # another replica up after a failure: the retry goes there at once
         async with self._semaphore:
             for attempt in range(self.max_retries + 1):
                 wait: float | None = None
-                replica = self._pick(avoid=replica)
+                replica = other or self._pick(avoid=replica)
                 url = replica.shown + path
                 replica.outstanding += 1
                 try:
@@ -312,7 +313,8 @@ class OpenAIBackend(Backend):
                     break
                 other = self._pick(avoid=replica)
                 if other is not replica and other.resting_until <= time.monotonic():
-                    continue  # another replica is up: retry there at once
+                    continue
+                other = None
                 delay = backoff_delay(attempt, self.backoff_base)
                 await asyncio.sleep(max(delay, min(wait or 0.0, MAX_RETRY_AFTER)))
         tries = f"{self.max_retries + 1} tries" if self.max_retries else "1 try"
