@@ -14,7 +14,7 @@ from structbench.datasets import DataContext
 from structbench.errors import UsageError
 from structbench.runner.cache import ResponseCache
 from structbench.runner.config import RunConfig
-from structbench.runner.run import Run, prepare
+from structbench.runner.run import Run, StrategyName, check_qualified, prepare, strategies_for
 from structbench.runner.store import read_records
 from toybench import ToyBench
 
@@ -373,3 +373,14 @@ def test_legacy_records_without_a_kind_read_as_model_errors() -> None:
     assert SampleRecord.model_validate(line).error_kind == "model"
     with pytest.raises(ValueError, match="error_kind is set but error is not"):
         SampleRecord.model_validate({**line, "error": None, "error_kind": "harness"})
+
+
+def test_a_qualified_strategy_applies_to_its_benchmark_and_variant_only() -> None:
+    names = ["cot", "skabench/zero", "structfact:generated/few", "structfact:tables/self-refine"]
+    assert strategies_for("structfact", "generated", names) == ["cot", "few"]
+    assert strategies_for("skabench", "kg", names) == ["cot", "zero"]
+    assert StrategyName.parse("a:b/c/d") == StrategyName("d", "a", "b/c")  # the strategy follows the last slash
+    check_qualified(names, [("structfact", "generated"), ("structfact", "tables"), ("skabench", "kg")])
+    with pytest.raises(UsageError, match=r"^--strategy structfact:tables/self-refine: structfact:tables is not "
+                                         r"part of this run \(structfact:generated, skabench:kg\)$"):
+        check_qualified(names, [("structfact", "generated"), ("skabench", "kg")])

@@ -80,31 +80,40 @@ def load_benchmark(entry: str, options: dict[str, str]) -> tuple[Benchmark, str]
     return bench, bench.check_variant(variant)
 
 
-def strategies_for(bench: str, variant: str, names: list[str]) -> list[str]:
-    """The strategy names that apply to one ``BENCH:VARIANT``: plain names apply to every benchmark,
-    ``BENCH[:VARIANT]/STRATEGY`` only to that benchmark (and variant)."""
-    out = []
-    for name in names:
-        target, slash, strategy = name.rpartition("/")
+@dataclass(frozen=True)
+class StrategyName:
+    """A ``--strategy`` value: a plain ``STRATEGY`` for every benchmark, or ``BENCH[:VARIANT]/STRATEGY`` for one
+    benchmark (and variant)."""
+
+    strategy: str
+    bench: str | None = None
+    variant: str = ""
+
+    @classmethod
+    def parse(cls, text: str) -> StrategyName:
+        target, slash, strategy = text.rpartition("/")
         if not slash:
-            out.append(name)
-            continue
-        target_bench, _, target_variant = target.partition(":")
-        if target_bench == bench and target_variant in ("", variant):
-            out.append(strategy)
-    return out
+            return cls(text)
+        bench, _, variant = target.partition(":")
+        return cls(strategy, bench, variant)
+
+    def applies(self, bench: str, variant: str) -> bool:
+        return self.bench is None or (self.bench == bench and self.variant in ("", variant))
+
+
+def strategies_for(bench: str, variant: str, names: list[str]) -> list[str]:
+    """The strategy names that apply to one ``BENCH:VARIANT``."""
+    parsed = (StrategyName.parse(name) for name in names)
+    return [n.strategy for n in parsed if n.applies(bench, variant)]
 
 
 def check_qualified(names: list[str], entries: list[tuple[str, str]]) -> None:
     """Refuse a ``BENCH[:VARIANT]/STRATEGY`` that names no benchmark of the run (a typo must not pass)."""
     for name in names:
-        target, slash, _ = name.rpartition("/")
-        if not slash:
-            continue
-        target_bench, _, target_variant = target.partition(":")
-        if not any(b == target_bench and target_variant in ("", v) for b, v in entries):
+        parsed = StrategyName.parse(name)
+        if parsed.bench is not None and not any(parsed.applies(b, v) for b, v in entries):
             run = ", ".join(f"{b}:{v}" for b, v in entries)
-            raise UsageError(f"--strategy {name}: {target} is not part of this run ({run})")
+            raise UsageError(f"--strategy {name}: {name.rpartition('/')[0]} is not part of this run ({run})")
 
 
 def pick_strategies(bench: Benchmark, names: list[str]) -> list[Strategy]:
