@@ -128,13 +128,11 @@ class Worker:
 
     def __init__(
         self,
-        index: int,
         selections: Sequence[Selection],
         backend: Backend,
         settings: WorkerSettings,
         concurrency: int,
     ) -> None:
-        self.index = index
         self.selections = selections
         self.backend = backend
         self.settings = settings
@@ -284,7 +282,6 @@ class ProcessLink:
     """The driver's side of one forked worker."""
 
     def __init__(self, index: int, pid: int, sock: socket.socket, capacity: int) -> None:
-        self.index = index
         self.pid = pid
         self.capacity = capacity
         """Jobs it runs at once."""
@@ -402,7 +399,7 @@ def fork_workers(
                 ours.close()
                 for link in links:
                     link._sock.close()
-                _child(Worker(index, selections, backend, settings, share), theirs, parent, close_fds)
+                _child(Worker(selections, backend, settings, share), theirs, parent, close_fds)
             theirs.close()
             links.append(ProcessLink(index, pid, ours, share))
     except BaseException:
