@@ -204,7 +204,6 @@ class RayLink:
     """The driver's side of one worker actor (``dispatch.WorkerLink``)."""
 
     def __init__(self, index: int, actor: Any, capacity: int, where: str) -> None:
-        self.index = index
         self.actor = actor
         self.capacity = capacity
         self.prefetch = 0

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 import traceback
 from collections import deque
@@ -14,6 +13,7 @@ from structbench.benchmark import Attempt, Benchmark, Scored, Strategy, current_
 from structbench.data.sample import Sample
 from structbench.errors import StorageError
 from structbench.runner.calls import CallLog, ModelCaller
+from structbench.runner.pipeline import run_pipeline
 from structbench.runner.records import ErrorKind, SampleRecord
 from structbench.runner.settings import RequestSettings
 
@@ -118,57 +118,25 @@ async def run_jobs(
 ) -> None:
     """Run ``jobs`` with at most ``concurrency`` in flight, handing each record to ``on_record``.
 
-    A job's strategy runs in one of ``concurrency`` slots; its scoring and record wait for a finisher task
-    that takes one finished attempt per turn of the event loop, so a slot sends its next request before
-    the CPU work of the last one. Slots take no new job once the caller's ``RunControl`` says stop; a record
-    that cannot be stored (``StorageError`` from ``on_record``) stops the run the same way. Raises why the
-    run stopped."""
+    A job's strategy runs in one of ``concurrency`` slots (``runner.pipeline``); its scoring and record wait
+    for a finisher task that takes one finished attempt per turn of the event loop, so a slot sends its next
+    request before the CPU work of the last one. Slots take no new job once the caller's ``RunControl`` says
+    stop; a record that cannot be stored (``StorageError`` from ``on_record``) stops the run the same way.
+    Raises why the run stopped."""
     control = caller.control
     queue: deque[Job] = deque(jobs)
-    attempted: deque[tuple[Job, Outcome]] = deque()
-    wake = asyncio.Event()
-    slots_done = False
 
-    async def slot() -> None:
-        while not control.stopped and queue:
-            job = queue.popleft()
-            try:
-                attempted.append((job, await attempt_job(job, caller, settings)))
-            except StorageError as err:
-                control.halt(err, cancel=False)
-            wake.set()
+    async def next_job() -> Job | None:
+        return queue.popleft() if queue else None
 
-    async def finisher() -> None:
-        while True:
-            while attempted:
-                job, outcome = attempted.popleft()
-                try:
-                    on_record(finish_job(job, outcome, model))
-                except StorageError as err:
-                    control.halt(err, cancel=False)
-                await asyncio.sleep(0)
-            if slots_done:
-                return
-            wake.clear()
-            await wake.wait()
+    async def attempt(job: Job) -> tuple[Job, Outcome]:
+        return job, await attempt_job(job, caller, settings)
 
-    slots = [asyncio.create_task(slot()) for _ in range(max(1, min(concurrency, len(jobs))))]
-    control.watch(slots)
-    finishing = asyncio.create_task(finisher())
-    try:
-        done, _ = await asyncio.wait(slots, return_when=asyncio.FIRST_EXCEPTION)
-        for task in done:
-            if not task.cancelled() and task.exception() is not None:
-                raise task.exception()  # type: ignore[misc]
-        if not control.stopped:  # a slot was cancelled from outside the control: pass it on
-            await asyncio.gather(*slots)
-        slots_done = True
-        wake.set()
-        await finishing
-    finally:
-        finishing.cancel()
-        for w in slots:
-            w.cancel()
+    def finish(attempted: tuple[Job, Outcome]) -> None:
+        on_record(finish_job(*attempted, model))
+
+    await run_pipeline(max(1, min(concurrency, len(jobs))), next_job, attempt, finish, control,
+                       halt_on=(StorageError,))
     error = control.final_error()
     if error is not None:
         raise error

@@ -37,6 +37,7 @@ from structbench.runner.calls import ModelCaller, ModelPool
 from structbench.runner.control import CacheErrorPolicy, RunControl
 from structbench.runner.engine import Job, Outcome
 from structbench.runner.jobs import JobRef, JobRunner
+from structbench.runner.pipeline import run_pipeline
 from structbench.runner.settings import RequestSettings
 
 if TYPE_CHECKING:
@@ -127,24 +128,18 @@ class Worker:
 
     def __init__(
         self,
-        index: int,
         selections: Sequence[Selection],
         backend: Backend,
         settings: WorkerSettings,
         concurrency: int,
     ) -> None:
-        self.index = index
         self.selections = selections
         self.backend = backend
         self.settings = settings
         self.concurrency = concurrency
         self.queue: deque[JobRef] = deque()
-        self.attempted: deque[tuple[JobRef, Job, Outcome]] = deque()
-        """Jobs whose strategy has finished, waiting to be scored and recorded."""
         self.ended = False
         self._wake = asyncio.Event()
-        self._attempts = asyncio.Event()
-        self._slots_done = False
         self._outbox: Outbox | None = None
         self.control = RunControl(settings.max_consecutive_failures, settings.on_cache_error,
                                   Spill(settings.run_dir), notify=self._note, on_halt=self._halted)
@@ -186,23 +181,13 @@ class Worker:
         caller = ModelCaller(self.backend, cache, self.control)
         others = ModelPool(cache, self.control)
         runner = JobRunner(self.selections, caller, s.model, s.request)
+
+        def finish(attempted: tuple[JobRef, Job, Outcome]) -> None:
+            self._send(("done", runner.finish(*attempted)))
+
         try:
             async with others:
-                slots = [asyncio.create_task(self._slot(runner)) for _ in range(self.concurrency)]
-                self.control.watch(slots)
-                finisher = asyncio.create_task(self._finish(runner))
-                try:
-                    done, _ = await asyncio.wait(slots, return_when=asyncio.FIRST_EXCEPTION)
-                    for task in done:
-                        if not task.cancelled() and task.exception() is not None:
-                            raise task.exception()  # type: ignore[misc]
-                    self._slots_done = True
-                    self._attempts.set()
-                    await finisher
-                finally:
-                    finisher.cancel()
-                    for slot in slots:
-                        slot.cancel()
+                await run_pipeline(self.concurrency, self._next, runner.attempt, finish, self.control)
         finally:
             await self.backend.aclose()
             if cache is not None:
@@ -212,27 +197,6 @@ class Worker:
                         spill.kept if spill else 0, spill.lost if spill else 0))
             if cache is not None:
                 cache.close()
-
-    async def _slot(self, runner: JobRunner) -> None:
-        """Strategies, one job after another: a job's scoring waits for ``_finish`` so that the next job's
-        request goes out first."""
-        while not self.control.stopped:
-            ref = await self._next()
-            if ref is None:
-                return
-            self.attempted.append(await runner.attempt(ref))
-            self._attempts.set()
-
-    async def _finish(self, runner: JobRunner) -> None:
-        """Score and record attempted jobs, one per turn of the event loop, between the network's events."""
-        while True:
-            while self.attempted:
-                self._send(("done", runner.finish(*self.attempted.popleft())))
-                await asyncio.sleep(0)
-            if self._slots_done:
-                return
-            self._attempts.clear()
-            await self._attempts.wait()
 
     async def _next(self) -> JobRef | None:
         while not self.queue:
@@ -318,7 +282,6 @@ class ProcessLink:
     """The driver's side of one forked worker."""
 
     def __init__(self, index: int, pid: int, sock: socket.socket, capacity: int) -> None:
-        self.index = index
         self.pid = pid
         self.capacity = capacity
         """Jobs it runs at once."""
@@ -436,7 +399,7 @@ def fork_workers(
                 ours.close()
                 for link in links:
                     link._sock.close()
-                _child(Worker(index, selections, backend, settings, share), theirs, parent, close_fds)
+                _child(Worker(selections, backend, settings, share), theirs, parent, close_fds)
             theirs.close()
             links.append(ProcessLink(index, pid, ours, share))
     except BaseException:
