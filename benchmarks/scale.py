@@ -31,29 +31,22 @@ import threading
 import time
 from pathlib import Path
 
-
-def _tree(root: int) -> list[int]:
-    """``root`` and its children (the forked workers)."""
-    pids = [root]
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == root:
-                pids.append(int(entry))
-    return pids
+import psutil
 
 
-def _pss_mib(pid: int) -> float:
+def _pss_mib(root: int) -> float:
+    """Proportional set size of ``root`` and its children (the forked workers), so shared pages count once."""
+    total = 0.0
     try:
-        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-            if line.startswith("Pss:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
+        procs = [psutil.Process(root), *psutil.Process(root).children()]
+    except psutil.Error:
+        return 0.0
+    for proc in procs:
+        try:
+            total += proc.memory_full_info().pss / 2**20
+        except psutil.Error:
+            continue
+    return total
 
 
 def _rss_peak_mib(pid: int) -> float:
@@ -96,8 +89,7 @@ def measure(samples: int, latency: float, workers: int, args: argparse.Namespace
 
             def sample() -> None:
                 while not stop.wait(0.2):
-                    pids = _tree(proc.pid)
-                    peak["pss"] = max(peak["pss"], sum(_pss_mib(p) for p in pids))
+                    peak["pss"] = max(peak["pss"], _pss_mib(proc.pid))
                     peak["driver"] = max(peak["driver"], _rss_peak_mib(proc.pid))
 
             sampler = threading.Thread(target=sample, daemon=True)

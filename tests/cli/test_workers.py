@@ -12,6 +12,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from faults import free_port, read_only, serve
 from structbench.testing.openai_server import request_digest
 
@@ -46,25 +48,15 @@ def metrics(run_dir: Path) -> dict[str, Any]:
 
 
 def children(pid: int) -> list[int]:
-    """Processes whose parent is ``pid`` (Linux)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry))
-    return found
+    """Processes whose parent is ``pid``."""
+    return [child.pid for child in psutil.Process(pid).children()]
 
 
 def alive(pid: int) -> bool:
     try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
         return False
-    return state != "Z"
 
 
 def wait_for(ready: Any, proc: subprocess.Popen[str], timeout: float = 120) -> None:
