@@ -15,12 +15,12 @@ from structbench.benchmarks.structfact.generated.templates.common import (
     ColumnTemplate,
     Draft,
     Template,
-    best,
+    best_claim,
     decimals_of,
     evidence_table,
-    extreme_row,
     extreme_word,
     name_of,
+    named_extreme,
     nearby,
     number_text,
     ordered_pair,
@@ -140,19 +140,17 @@ class Superlative(_NumberTemplate):
     category = COMPARISON
 
     def ask(self, p: Profile, col: Column, rows: list[int], rng: random.Random, want: str) -> Draft | None:
-        found = extreme_row(col, rows, rng)
+        found = named_extreme(col, rows, rng, want)
         if found is None:
             return None
-        fn, winner = found
-        chosen = winner if want != NO else rng.choice([r for r in rows if r != winner])
+        fn, chosen = found
         view = evidence_table(p, rng, rows, [col], want, drop_column=col)
         entity, most = name_of(p, chosen), extreme_word(fn)
         question = rng.choice((
             f"Does {entity} have the {most} {col.name} among the entries listed?",
             f"Is {entity} the entry with the {most} {col.name}?",
         ))
-        claim = compare(best(p, col, fn), "=", entity, "text")
-        return Draft(question, claim, Evidence([view]))
+        return Draft(question, best_claim(p, col, fn, entity), Evidence([view]))
 
 
 class Total(_AggregateTemplate):

@@ -210,6 +210,17 @@ def extreme_row(column: Column, rows: Sequence[int], rng: random.Random) -> tupl
     return (fn, winners[0]) if len(winners) == 1 else None
 
 
+def named_extreme(
+    column: Column, rows: list[int], rng: random.Random, want: str
+) -> tuple[Literal["max", "min"], int] | None:
+    """A superlative's end and the row a question names as the one at that end (for ``NO``, another)."""
+    found = extreme_row(column, rows, rng)
+    if found is None:
+        return None
+    fn, winner = found
+    return fn, winner if want != NO else rng.choice([r for r in rows if r != winner])
+
+
 def extreme_word(fn: Literal["max", "min"]) -> str:
     """How a question names a superlative's end."""
     return "highest" if fn == "max" else "lowest"
@@ -367,6 +378,11 @@ def best(profile: Profile, column: Column, fn: Literal["max", "min"]) -> Best:
     """The claim's reference to the entity with the largest (``max``) or smallest value of ``column``."""
     assert profile.key is not None
     return Best(fn=fn, table=profile.name, key=profile.key.name, column=column.name)
+
+
+def best_claim(profile: Profile, column: Column, fn: Literal["max", "min"], entity: str) -> Compare:
+    """The claim that ``entity`` is the one with the largest (``max``) or smallest value of ``column``."""
+    return compare(best(profile, column, fn), "=", entity, "text")
 
 
 def value_claim(profile: Profile, entity: str, column: Column, statement: Statement) -> Compare:
