@@ -362,6 +362,18 @@ def draw_target(
     return None if statement is None else (target, statement)
 
 
+def draw_two_facts(
+    profile: Profile, first: Column, second: Column, rows: list[int], rng: random.Random, want: str
+) -> tuple[int, Statement, Statement] | None:
+    """A two-fact question's row (drawn from ``rows``) and what it states for ``first`` and ``second``: both
+    true, or for ``NO`` one of the two (drawn) wrong."""
+    target = rng.choice(rows)
+    wrong = rng.choice((0, 1)) if want == NO else None
+    one = stated_value(profile, first, target, rng, NO if wrong == 0 else YES, rows)
+    two = stated_value(profile, second, target, rng, NO if wrong == 1 else YES, rows)
+    return None if one is None or two is None else (target, one, two)
+
+
 def name_of(profile: Profile, row: int) -> str:
     """The entity that ``row`` is about (its cell in the entity column)."""
     assert profile.key is not None
