@@ -1,4 +1,5 @@
-"""What every question template shares: drafts, the template interface, row and column picking, perturbation.
+"""What every question template shares: drafts, the template interfaces, row and column picking, perturbation,
+and the pieces of questions and claims.
 
 A template turns one candidate (a table and the columns it needs) and a wanted label into a ``Draft``:
 a question, its claim and the evidence; the question's difficulty is the template's ``category``. It
@@ -17,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from structbench.benchmarks.structfact.generated.claims import And, Best, Cell, Cmp, Compare, cell, compare
+from structbench.benchmarks.structfact.generated.claims import And, Best, Cell, Cmp, Compare, Value, cell, compare
 from structbench.benchmarks.structfact.generated.profile import (
     DATE_PATTERNS,
     Column,
@@ -105,6 +106,24 @@ class ColumnTemplate(Template):
     @abstractmethod
     def ask(self, p: Profile, col: Column, rows: list[int], rng: random.Random, want: str) -> Draft | None:
         """A question about ``col`` over ``rows`` aiming at label ``want``, or None (see ``draft``)."""
+
+
+class LookupTemplate(ColumnTemplate):
+    """Is the <column> of <entity> <value>? The templates differ in the evidence they show."""
+
+    def ask(self, p: Profile, col: Column, rows: list[int], rng: random.Random, want: str) -> Draft | None:
+        found = draw_target(p, col, rows, rng, want)
+        if found is None:
+            return None
+        target, statement = found
+        shown = self.evidence(p, col, rows, target, rng, want)
+        return None if shown is None else lookup_draft(p, col, target, statement, shown)
+
+    @abstractmethod
+    def evidence(
+        self, p: Profile, col: Column, rows: list[int], target: int, rng: random.Random, want: str
+    ) -> Evidence | None:
+        """The evidence for the question about ``col`` of ``target`` (without it for ``NOT SURE ENOUGH``)."""
 
 
 # --- rows and columns ---------------------------------------------------------------------------
@@ -374,14 +393,18 @@ def draw_two_facts(
     return None if one is None or two is None else (target, one, two)
 
 
+# --- claims -------------------------------------------------------------------------------------
+
+
 def name_of(profile: Profile, row: int) -> str:
     """The entity that ``row`` is about (its cell in the entity column)."""
     assert profile.key is not None
     return profile.cell(row, profile.key)
 
 
-def ref(profile: Profile, entity: str, column: Column) -> Cell:
-    """The claim's reference to ``column`` of the row named ``entity`` (by the entity column)."""
+def ref(profile: Profile, entity: str | Value, column: Column) -> Cell:
+    """The claim's reference to ``column`` of the row named ``entity`` (by the entity column; a name, or a value
+    that gives one such as ``best``)."""
     assert profile.key is not None
     return cell(profile.name, profile.key.name, entity, column.name)
 

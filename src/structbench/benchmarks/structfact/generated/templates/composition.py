@@ -17,12 +17,11 @@ from structbench.benchmarks.structfact.generated.templates.common import (
     NEI,
     ColumnTemplate,
     Draft,
+    LookupTemplate,
     Template,
     best_claim,
-    draw_target,
     evidence_table,
     extreme_word,
-    lookup_draft,
     name_of,
     named_extreme,
     ordered_pair,
@@ -79,11 +78,17 @@ def _comparison(p: Profile, col: Column, a: int, b: int, greater: bool, shown: V
 
 
 class _CompositionTemplate(ColumnTemplate):
+    """A Composition Understanding question over 4 to 10 rows (infoboxes: 2 to 4)."""
+
     task = COMPOSITION
     row_range = (4, 10)
 
 
-class InfoboxLookup(_CompositionTemplate):
+class _CompositionLookup(_CompositionTemplate, LookupTemplate):
+    """A lookup over one of the irregular compositions."""
+
+
+class InfoboxLookup(_CompositionLookup):
     """Is the <column> of <entity> <value>? over infoboxes (wrong: another box's value)."""
 
     name = "infobox_lookup"
@@ -91,15 +96,13 @@ class InfoboxLookup(_CompositionTemplate):
     row_range = (2, 4)
     least = 2
 
-    def ask(self, p: Profile, col: Column, rows: list[int], rng: random.Random, want: str) -> Draft | None:
-        found = draw_target(p, col, rows, rng, want)
-        if found is None:
-            return None
-        target, statement = found
+    def evidence(
+        self, p: Profile, col: Column, rows: list[int], target: int, rng: random.Random, want: str
+    ) -> Evidence | None:
         v = _infoboxes(p, rows, col, rng)
         if want == NEI:
             v.hidden.add((target, col.index))
-        return lookup_draft(p, col, target, statement, Evidence([v]))
+        return Evidence([v])
 
 
 class InfoboxComparison(_CompositionTemplate):
@@ -122,22 +125,20 @@ class InfoboxComparison(_CompositionTemplate):
         return _comparison(p, col, a, b, greater, v)
 
 
-class MissingLookup(_CompositionTemplate):
+class MissingLookup(_CompositionLookup):
     """Is the <column> of <entity> <value>? in a table with missing cells (its own, for NEI)."""
 
     name = "missing_lookup"
     category = MISSING
 
-    def ask(self, p: Profile, col: Column, rows: list[int], rng: random.Random, want: str) -> Draft | None:
-        found = draw_target(p, col, rows, rng, want)
-        if found is None:
-            return None
-        target, statement = found
+    def evidence(
+        self, p: Profile, col: Column, rows: list[int], target: int, rng: random.Random, want: str
+    ) -> Evidence | None:
         v = table_view(p, rng, rows, [col])
         _mask(v, rng, rng.randint(1, 3), {(target, col.index)})
         if want == NEI:
             v.masked[target, col.index] = rng.choice(MARKERS)
-        return lookup_draft(p, col, target, statement, Evidence([v]))
+        return Evidence([v])
 
 
 class MissingSuperlative(_CompositionTemplate):
@@ -161,7 +162,7 @@ class MissingSuperlative(_CompositionTemplate):
         return Draft(question, best_claim(p, col, fn, entity), Evidence([v]))
 
 
-class AbbreviatedLookup(_CompositionTemplate):
+class AbbreviatedLookup(_CompositionLookup):
     """Is the <column> of <entity> <value>? where the table's header abbreviates <column>."""
 
     name = "abbreviated_lookup"
@@ -170,15 +171,11 @@ class AbbreviatedLookup(_CompositionTemplate):
     def takes(self, column: Column) -> bool:
         return bool(abbreviate(column.name))
 
-    def ask(self, p: Profile, col: Column, rows: list[int], rng: random.Random, want: str) -> Draft | None:
-        found = draw_target(p, col, rows, rng, want)
-        if found is None:
-            return None
-        target, statement = found
+    def evidence(
+        self, p: Profile, col: Column, rows: list[int], target: int, rng: random.Random, want: str
+    ) -> Evidence | None:
         v = evidence_table(p, rng, rows, [col], want, drop_row=target)
-        if not _abbreviate_view(v, col):
-            return None
-        return lookup_draft(p, col, target, statement, Evidence([v]))
+        return Evidence([v]) if _abbreviate_view(v, col) else None
 
 
 class AbbreviatedComparison(_CompositionTemplate):

@@ -5,6 +5,7 @@ asked in another spelling than the table's (``Dec 21, 1937`` against ``1937-12-2
 from __future__ import annotations
 
 import random
+from abc import abstractmethod
 from typing import Any
 
 from structbench.benchmarks.structfact.generated.claims import And, Arith, Year, compare
@@ -71,19 +72,6 @@ def _lookup(
     if want == NEI:
         v.rows.remove(target)
     return v, target, statement
-
-
-def _places_and_times(world: World) -> list[tuple[Profile, Column, Column]]:
-    """(table, place column, date or year column) for every table with named rows."""
-    return [
-        (p, place, time)
-        for p in world.profiles
-        if p.key is not None
-        for place in p.attributes("text")
-        if place.place
-        for time in p.attributes()
-        if time.temporal
-    ]
 
 
 class _Temporal(ColumnTemplate):
@@ -254,21 +242,43 @@ class Direction(ColumnTemplate):
         return Draft(question, pair_claim(p, ea, ">" if larger else "<", eb, col), Evidence([v]))
 
 
-class PlaceAndTime(Template):
-    """Is the <place column> of <entity> <place>, and was its <date column> <date>?"""
+class _Spatiotemporal(Template):
+    """A question about a place column and a date or year column of one table."""
 
     task = SPACETIME
-    name = "place_and_time"
     category = SPATIOTEMPORAL
 
     def candidates(self, world: World) -> list[Any]:
-        return _places_and_times(world)
+        return [
+            (p, place, time)
+            for p in world.profiles
+            if p.key is not None
+            for place in p.attributes("text")
+            if place.place
+            for time in p.attributes()
+            if time.temporal
+        ]
 
     def draft(self, candidate: tuple[Profile, Column, Column], rng: random.Random, want: str) -> Draft | None:
         p, place, time = candidate
         rows = draw_rows(p, rng, [place, time])
-        if rows is None:
-            return None
+        return None if rows is None else self.ask(p, place, time, rows, rng, want)
+
+    @abstractmethod
+    def ask(
+        self, p: Profile, place: Column, time: Column, rows: list[int], rng: random.Random, want: str
+    ) -> Draft | None:
+        """A question about ``place`` and ``time`` over ``rows`` aiming at label ``want``, or None."""
+
+
+class PlaceAndTime(_Spatiotemporal):
+    """Is the <place column> of <entity> <place>, and was its <date column> <date>?"""
+
+    name = "place_and_time"
+
+    def ask(
+        self, p: Profile, place: Column, time: Column, rows: list[int], rng: random.Random, want: str
+    ) -> Draft | None:
         v = _lookup_view(p, rng, rows, [place, time])
         found = draw_two_facts(p, place, time, v.rows, rng, want)
         if found is None:
@@ -282,21 +292,14 @@ class PlaceAndTime(Template):
         return Draft(question, claim, Evidence([v]))
 
 
-class PlaceBeforeYear(Template):
+class PlaceBeforeYear(_Spatiotemporal):
     """Is <entity> in <place>, with a <date column> before (after) <year>?"""
 
-    task = SPACETIME
     name = "place_before_year"
-    category = SPATIOTEMPORAL
 
-    def candidates(self, world: World) -> list[Any]:
-        return _places_and_times(world)
-
-    def draft(self, candidate: tuple[Profile, Column, Column], rng: random.Random, want: str) -> Draft | None:
-        p, place, time = candidate
-        rows = draw_rows(p, rng, [place, time])
-        if rows is None:
-            return None
+    def ask(
+        self, p: Profile, place: Column, time: Column, rows: list[int], rng: random.Random, want: str
+    ) -> Draft | None:
         target = rng.choice(rows)
         wrong = rng.choice(("place", "time")) if want == NO else None
         true_place = place.values[target]
