@@ -5,26 +5,29 @@ from __future__ import annotations
 
 import math
 import random
-from typing import Any
 
-from structbench.benchmarks.structfact.generated.claims import Aggregate, Arith, Best, Count, compare
-from structbench.benchmarks.structfact.generated.profile import Column, Profile, World
+from structbench.benchmarks.structfact.generated.claims import Aggregate, Arith, Count, compare
+from structbench.benchmarks.structfact.generated.profile import Column, Profile
 from structbench.benchmarks.structfact.generated.templates.common import (
     ARITHMETIC,
     NEI,
     NO,
-    YES,
+    ColumnTemplate,
     Draft,
     Template,
+    best_claim,
     decimals_of,
-    extreme,
+    evidence_table,
+    extreme_word,
+    name_of,
+    named_extreme,
     nearby,
     number_text,
+    ordered_pair,
     other_value,
-    pick_rows,
+    pair_claim,
     ref,
     shown_number,
-    sizes,
     table_view,
 )
 from structbench.benchmarks.structfact.generated.views import Evidence
@@ -32,11 +35,6 @@ from structbench.benchmarks.structfact.generated.views import Evidence
 MATCHING = "Numerical Matching"
 COMPARISON = "Numerical Comparison"
 COMPUTATION = "Computational Analysis"
-
-
-def number_candidates(world: World) -> list[tuple[Profile, Column]]:
-    """(table, number column) for every table with named rows; years are left to Spatiotemporal Cognition."""
-    return [(p, c) for p in world.profiles if p.key is not None for c in p.attributes("number") if not c.year]
 
 
 def rounding(column: Column) -> float:
@@ -49,16 +47,25 @@ def off_edge(value: float, stated: float, tol: float) -> bool:
     return abs(value - stated) <= (0.9 * tol if tol else 1e-9)
 
 
-class _NumberTemplate(Template):
-    task = ARITHMETIC
+class _NumberTemplate(ColumnTemplate):
+    """A question about a number column (years are left to Spatiotemporal Cognition)."""
 
-    def candidates(self, world: World) -> list[Any]:
-        return number_candidates(world)
+    task = ARITHMETIC
+    kind = "number"
+    row_range = (4, 12)
+
+    def takes(self, column: Column) -> bool:
+        return not column.year
+
+
+class _AggregateTemplate(_NumberTemplate):
+    """A question that adds up the rows' numbers (totals, averages, shares), over 3 to 10 rows."""
+
+    row_range = (3, 10)
 
     @staticmethod
-    def rows(p: Profile, column: Column, rng: random.Random, low: int = 4, high: int = 12) -> list[int] | None:
-        rows = pick_rows(p, rng, sizes(rng, low, high), require=[column])
-        return rows if len(rows) >= 3 else None
+    def numbers(column: Column, rows: list[int]) -> list[float]:
+        return [float(column.values[r]) for r in rows]  # type: ignore[arg-type]
 
 
 class ValueMatch(_NumberTemplate):
@@ -67,21 +74,15 @@ class ValueMatch(_NumberTemplate):
     name = "value_match"
     category = MATCHING
 
-    def draft(self, candidate: tuple[Profile, Column], rng: random.Random, want: str) -> Draft | None:
-        p, col = candidate
-        rows = self.rows(p, col, rng)
-        if rows is None or p.key is None:
-            return None
+    def ask(self, p: Profile, col: Column, rows: list[int], rng: random.Random, want: str) -> Draft | None:
         target = rng.choice(rows)
-        entity, true = p.cell(target, p.key), col.values[target]
+        entity, true = name_of(p, target), col.values[target]
         assert isinstance(true, float)
         stated = true
         if want == NO:
             swapped = other_value(col, rng, [true], rows) if rng.random() < 0.5 else None
             stated = swapped if isinstance(swapped, float) else nearby(col, true, rng)
-        view = table_view(p, rng, rows, [col])
-        if want == NEI:
-            view.rows.remove(target)
+        view = evidence_table(p, rng, rows, [col], want, drop_row=target)
         text = number_text(col, stated, decimals_of(col, stated))
         question = rng.choice((f"Is the {col.name} of {entity} {text}?", f"Does {entity} have a {col.name} of {text}?"))
         claim = compare(ref(p, entity, col), "=", stated, "number")
@@ -94,31 +95,21 @@ class PairComparison(_NumberTemplate):
     name = "pair_comparison"
     category = COMPARISON
 
-    def draft(self, candidate: tuple[Profile, Column], rng: random.Random, want: str) -> Draft | None:
-        p, col = candidate
-        rows = self.rows(p, col, rng)
-        if rows is None or p.key is None:
+    def ask(self, p: Profile, col: Column, rows: list[int], rng: random.Random, want: str) -> Draft | None:
+        pair = ordered_pair(col, rows, rng, want)
+        if pair is None:
             return None
-        a, b = rng.sample(rows, 2)
-        if col.values[a] == col.values[b]:
-            return None
-        greater = rng.random() < 0.5
-        holds = (col.values[a] > col.values[b]) == greater  # type: ignore[operator]
-        if want != NEI and holds != (want == YES):
-            a, b = b, a
+        a, b, greater = pair
         view = table_view(p, rng, rows, [col])
         if want == NEI:
             view.rows.remove(rng.choice((a, b)))
-        ea, eb = p.cell(a, p.key), p.cell(b, p.key)
+        ea, eb = name_of(p, a), name_of(p, b)
         word, adjective = ("greater", "higher") if greater else ("less", "lower")
         question = rng.choice((
             f"Is the {col.name} of {ea} {word} than that of {eb}?",
             f"Does {ea} have a {adjective} {col.name} than {eb}?",
         ))
-        claim = compare(
-            ref(p, ea, col), ">" if greater else "<", ref(p, eb, col),
-            "number",
-        )
+        claim = pair_claim(p, ea, ">" if greater else "<", eb, col)
         return Draft(question, claim, Evidence([view]))
 
 
@@ -128,19 +119,13 @@ class Threshold(_NumberTemplate):
     name = "threshold"
     category = COMPARISON
 
-    def draft(self, candidate: tuple[Profile, Column], rng: random.Random, want: str) -> Draft | None:
-        p, col = candidate
-        rows = self.rows(p, col, rng)
-        if rows is None or p.key is None:
-            return None
+    def ask(self, p: Profile, col: Column, rows: list[int], rng: random.Random, want: str) -> Draft | None:
         target = rng.choice(rows)
-        entity, true = p.cell(target, p.key), col.values[target]
+        entity, true = name_of(p, target), col.values[target]
         assert isinstance(true, float)
         bound = nearby(col, true, rng)
         above = (true > bound) == (want != NO)
-        view = table_view(p, rng, rows, [col])
-        if want == NEI:
-            view.rows.remove(target)
+        view = evidence_table(p, rng, rows, [col], want, drop_row=target)
         text = number_text(col, bound, decimals_of(col, bound))
         word = rng.choice(("above", "more than")) if above else rng.choice(("below", "less than"))
         question = f"Is the {col.name} of {entity} {word} {text}?"
@@ -154,42 +139,28 @@ class Superlative(_NumberTemplate):
     name = "superlative"
     category = COMPARISON
 
-    def draft(self, candidate: tuple[Profile, Column], rng: random.Random, want: str) -> Draft | None:
-        p, col = candidate
-        rows = self.rows(p, col, rng)
-        if rows is None or p.key is None:
+    def ask(self, p: Profile, col: Column, rows: list[int], rng: random.Random, want: str) -> Draft | None:
+        found = named_extreme(col, rows, rng, want)
+        if found is None:
             return None
-        fn = extreme(rng)
-        top = (max if fn == "max" else min)(col.values[r] for r in rows)  # type: ignore[type-var]
-        winners = [r for r in rows if col.values[r] == top]
-        if len(winners) != 1:
-            return None
-        chosen = winners[0] if want != NO else rng.choice([r for r in rows if r != winners[0]])
-        view = table_view(p, rng, rows, [col])
-        if want == NEI:
-            view.columns.remove(col)
-        entity = p.cell(chosen, p.key)
-        most = "highest" if fn == "max" else "lowest"
+        fn, chosen = found
+        view = evidence_table(p, rng, rows, [col], want, drop_column=col)
+        entity, most = name_of(p, chosen), extreme_word(fn)
         question = rng.choice((
             f"Does {entity} have the {most} {col.name} among the entries listed?",
             f"Is {entity} the entry with the {most} {col.name}?",
         ))
-        claim = compare(Best(fn=fn, table=p.name, key=p.key.name, column=col.name), "=", entity, "text")
-        return Draft(question, claim, Evidence([view]))
+        return Draft(question, best_claim(p, col, fn, entity), Evidence([view]))
 
 
-class Total(_NumberTemplate):
+class Total(_AggregateTemplate):
     """Is the total <column> of all the entries listed <number>? (wrong: a row left out, or off by a little)"""
 
     name = "total"
     category = COMPUTATION
 
-    def draft(self, candidate: tuple[Profile, Column], rng: random.Random, want: str) -> Draft | None:
-        p, col = candidate
-        rows = self.rows(p, col, rng, 3, 10)
-        if rows is None:
-            return None
-        values = [float(col.values[r]) for r in rows]  # type: ignore[arg-type]
+    def ask(self, p: Profile, col: Column, rows: list[int], rng: random.Random, want: str) -> Draft | None:
+        values = self.numbers(col, rows)
         total, tol = math.fsum(values), rounding(col)
         stated = shown_number(col, total)
         if not off_edge(total, stated, tol):
@@ -199,9 +170,7 @@ class Total(_NumberTemplate):
             stated = forgot if rng.random() < 0.5 and forgot != stated else nearby(col, stated, rng)
             if abs(stated - total) <= 2 * tol:
                 return None
-        view = table_view(p, rng, rows, [col])
-        if want == NEI:
-            view.columns.remove(col)
+        view = evidence_table(p, rng, rows, [col], want, drop_column=col)
         text = number_text(col, stated, decimals_of(col, stated))
         question = rng.choice((
             f"Is the total {col.name} of all the entries listed {text}?",
@@ -211,18 +180,14 @@ class Total(_NumberTemplate):
         return Draft(question, claim, Evidence([view]))
 
 
-class Average(_NumberTemplate):
+class Average(_AggregateTemplate):
     """Is the average <column> of the entries listed <number> (to two decimal places)?"""
 
     name = "average"
     category = COMPUTATION
 
-    def draft(self, candidate: tuple[Profile, Column], rng: random.Random, want: str) -> Draft | None:
-        p, col = candidate
-        rows = self.rows(p, col, rng, 3, 10)
-        if rows is None:
-            return None
-        values = [float(col.values[r]) for r in rows]  # type: ignore[arg-type]
+    def ask(self, p: Profile, col: Column, rows: list[int], rng: random.Random, want: str) -> Draft | None:
+        values = self.numbers(col, rows)
         mean, tol = math.fsum(values) / len(values), 0.005
         stated = round(mean, 2)
         if not off_edge(mean, stated, tol):
@@ -232,9 +197,7 @@ class Average(_NumberTemplate):
             stated = round(mean + rng.choice((-1, 1)) * shift, 2)
             if abs(stated - mean) <= 4 * tol:
                 return None
-        view = table_view(p, rng, rows, [col])
-        if want == NEI:
-            view.columns.remove(col)
+        view = evidence_table(p, rng, rows, [col], want, drop_column=col)
         text = number_text(col, stated, 2)
         question = f"Is the average {col.name} of the entries listed {text} (to two decimal places)?"
         claim = compare(Aggregate(fn="avg", table=p.name, column=col.name), "=", stated, "number", tol)
@@ -247,11 +210,7 @@ class Difference(_NumberTemplate):
     name = "difference"
     category = COMPUTATION
 
-    def draft(self, candidate: tuple[Profile, Column], rng: random.Random, want: str) -> Draft | None:
-        p, col = candidate
-        rows = self.rows(p, col, rng)
-        if rows is None or p.key is None:
-            return None
+    def ask(self, p: Profile, col: Column, rows: list[int], rng: random.Random, want: str) -> Draft | None:
         a, b = rng.sample(rows, 2)
         va, vb = float(col.values[a]), float(col.values[b])  # type: ignore[arg-type]
         if va == vb:
@@ -266,10 +225,8 @@ class Difference(_NumberTemplate):
             stated = nearby(col, stated, rng)
             if abs(stated - (va - vb)) <= 2 * tol:
                 return None
-        view = table_view(p, rng, rows, [col])
-        if want == NEI:
-            view.rows.remove(b)
-        ea, eb = p.cell(a, p.key), p.cell(b, p.key)
+        view = evidence_table(p, rng, rows, [col], want, drop_row=b)
+        ea, eb = name_of(p, a), name_of(p, b)
         text = number_text(col, stated, decimals_of(col, stated))
         question = rng.choice((
             f"Is the {col.name} of {ea} {text} more than that of {eb}?",
@@ -286,11 +243,7 @@ class CountAbove(_NumberTemplate):
     name = "count_above"
     category = COMPUTATION
 
-    def draft(self, candidate: tuple[Profile, Column], rng: random.Random, want: str) -> Draft | None:
-        p, col = candidate
-        rows = self.rows(p, col, rng, 4, 12)
-        if rows is None:
-            return None
+    def ask(self, p: Profile, col: Column, rows: list[int], rng: random.Random, want: str) -> Draft | None:
         values = sorted({float(col.values[r]) for r in rows})  # type: ignore[arg-type]
         if len(values) < 3:
             return None
@@ -299,27 +252,21 @@ class CountAbove(_NumberTemplate):
         stated = count
         if want == NO:
             stated = count + rng.choice([d for d in (-1, 1) if 0 <= count + d <= len(rows)])
-        view = table_view(p, rng, rows, [col])
-        if want == NEI:
-            view.columns.remove(col)
+        view = evidence_table(p, rng, rows, [col], want, drop_column=col)
         above = number_text(col, bound, decimals_of(col, bound))
         question = f"Is the number of entries listed with a {col.name} above {above} equal to {stated}?"
         claim = compare(Count(table=p.name, column=col.name, cmp=">", value=bound), "=", float(stated), "number")
         return Draft(question, claim, Evidence([view]))
 
 
-class Share(_NumberTemplate):
+class Share(_AggregateTemplate):
     """Does <entity> account for more than <p>% of the total <column> of the entries listed?"""
 
     name = "share"
     category = COMPUTATION
 
-    def draft(self, candidate: tuple[Profile, Column], rng: random.Random, want: str) -> Draft | None:
-        p, col = candidate
-        rows = self.rows(p, col, rng, 3, 10)
-        if rows is None or p.key is None:
-            return None
-        values = [float(col.values[r]) for r in rows]  # type: ignore[arg-type]
+    def ask(self, p: Profile, col: Column, rows: list[int], rng: random.Random, want: str) -> Draft | None:
+        values = self.numbers(col, rows)
         total = math.fsum(values)
         if min(values) < 0 or total <= 0:
             return None
@@ -329,10 +276,8 @@ class Share(_NumberTemplate):
         percent = math.floor(share) - step if want != NO else math.ceil(share) + step
         if percent < 0 or abs(share - percent) < 0.3:
             return None
-        view = table_view(p, rng, rows, [col])
-        if want == NEI:
-            view.rows.remove(target)
-        entity = p.cell(target, p.key)
+        view = evidence_table(p, rng, rows, [col], want, drop_row=target)
+        entity = name_of(p, target)
         question = f"Does {entity} account for more than {percent}% of the total {col.name} of the entries listed?"
         part = Arith(fn="share", left=ref(p, entity, col),
                      right=Aggregate(fn="sum", table=p.name, column=col.name))

@@ -8,20 +8,19 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from structbench.benchmarks.structfact.generated.claims import And, compare
+from structbench.benchmarks.structfact.generated.claims import And
 from structbench.benchmarks.structfact.generated.profile import Column, Profile, World
 from structbench.benchmarks.structfact.generated.templates.common import (
     COMBINING,
     NEI,
-    NO,
-    YES,
     Draft,
+    LookupTemplate,
     Template,
+    draw_rows,
+    draw_two_facts,
+    name_of,
     pick_columns,
-    pick_rows,
-    ref,
-    sizes,
-    stated_value,
+    value_claim,
     view,
 )
 from structbench.benchmarks.structfact.generated.views import Evidence, View
@@ -49,30 +48,19 @@ def _split(
     return Evidence([table, text], text_first=rng.random() < 0.3)
 
 
-class TextFact(Template):
+class TextFact(LookupTemplate):
     """Is the <column> of <entity> <value>? where only the text states <column>."""
 
     task = COMBINING
     name = "text_fact"
     category = TEXT_FACT
+    row_range = (3, 8)
+    least = 2
 
-    def candidates(self, world: World) -> list[Any]:
-        return [(p, c) for p in world.profiles if p.key is not None for c in p.attributes()]
-
-    def draft(self, candidate: tuple[Profile, Column], rng: random.Random, want: str) -> Draft | None:
-        p, col = candidate
-        rows = pick_rows(p, rng, sizes(rng, 3, 8), require=[col])
-        if len(rows) < 2 or p.key is None:
-            return None
-        target = rng.choice(rows)
-        statement = stated_value(p, col, target, rng, want, rows)
-        if statement is None:
-            return None
-        evidence = _split(p, rng, rows, target, [], [col], want)
-        entity = p.cell(target, p.key)
-        question = f"Is the {col.name} of {entity} {statement.text}?"
-        claim = compare(ref(p, entity, col), "=", statement.value, statement.kind)
-        return Draft(question, claim, evidence)
+    def evidence(
+        self, p: Profile, col: Column, rows: list[int], target: int, rng: random.Random, want: str
+    ) -> Evidence | None:
+        return _split(p, rng, rows, target, [], [col], want)
 
 
 class TableAndText(Template):
@@ -94,22 +82,17 @@ class TableAndText(Template):
 
     def draft(self, candidate: tuple[Profile, Column, Column], rng: random.Random, want: str) -> Draft | None:
         p, in_table, in_text = candidate
-        rows = pick_rows(p, rng, sizes(rng, 3, 8), require=[in_table, in_text])
-        if len(rows) < 2 or p.key is None:
+        rows = draw_rows(p, rng, [in_table, in_text], 3, 8, least=2)
+        if rows is None:
             return None
-        target = rng.choice(rows)
-        wrong = rng.choice(("table", "text")) if want == NO else None
-        first = stated_value(p, in_table, target, rng, NO if wrong == "table" else YES, rows)
-        second = stated_value(p, in_text, target, rng, NO if wrong == "text" else YES, rows)
-        if first is None or second is None:
+        found = draw_two_facts(p, in_table, in_text, rows, rng, want)
+        if found is None:
             return None
+        target, first, second = found
         evidence = _split(p, rng, rows, target, [in_table], [in_text], want)
-        entity = p.cell(target, p.key)
+        entity = name_of(p, target)
         question = f"Is the {in_table.name} of {entity} {first.text}, and is its {in_text.name} {second.text}?"
-        claim = And(parts=[
-            compare(ref(p, entity, in_table), "=", first.value, first.kind),
-            compare(ref(p, entity, in_text), "=", second.value, second.kind),
-        ])
+        claim = And(parts=[value_claim(p, entity, in_table, first), value_claim(p, entity, in_text, second)])
         return Draft(question, claim, evidence)
 
 

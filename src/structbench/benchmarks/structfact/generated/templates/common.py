@@ -1,4 +1,5 @@
-"""What every question template shares: drafts, the template interface, row and column picking, perturbation.
+"""What every question template shares: drafts, the template interfaces, row and column picking, perturbation,
+and the pieces of questions and claims.
 
 A template turns one candidate (a table and the columns it needs) and a wanted label into a ``Draft``:
 a question, its claim and the evidence; the question's difficulty is the template's ``category``. It
@@ -13,11 +14,11 @@ from __future__ import annotations
 import datetime
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from structbench.benchmarks.structfact.generated.claims import And, Cell, Compare, cell
+from structbench.benchmarks.structfact.generated.claims import And, Best, Cell, Cmp, Compare, Value, cell, compare
 from structbench.benchmarks.structfact.generated.profile import (
     DATE_PATTERNS,
     Column,
@@ -73,6 +74,58 @@ class Template(ABC):
         return table
 
 
+def column_candidates(
+    world: World, kind: Kind | None = None, keep: Callable[[Column], bool] = lambda column: True
+) -> list[tuple[Profile, Column]]:
+    """(table, column) for every attribute column of ``kind`` that ``keep`` accepts, in tables with named rows."""
+    return [(p, c) for p in world.profiles if p.key is not None for c in p.attributes(kind) if keep(c)]
+
+
+class ColumnTemplate(Template):
+    """A template that asks about one column of a table: it draws the rows, then the question over them."""
+
+    kind: ClassVar[Kind | None] = None
+    """The kind of column asked about (None: any)."""
+    row_range: ClassVar[tuple[int, int]] = (5, 15)
+    """How many rows to draw (the count is drawn from this range)."""
+    least: ClassVar[int] = 3
+    """The fewest rows a question needs."""
+
+    def takes(self, column: Column) -> bool:
+        """Whether the template can ask about ``column`` (one of ``kind``)."""
+        return True
+
+    def candidates(self, world: World) -> list[Any]:
+        return column_candidates(world, self.kind, self.takes)
+
+    def draft(self, candidate: tuple[Profile, Column], rng: random.Random, want: str) -> Draft | None:
+        p, col = candidate
+        rows = draw_rows(p, rng, [col], *self.row_range, least=self.least)
+        return None if rows is None else self.ask(p, col, rows, rng, want)
+
+    @abstractmethod
+    def ask(self, p: Profile, col: Column, rows: list[int], rng: random.Random, want: str) -> Draft | None:
+        """A question about ``col`` over ``rows`` aiming at label ``want``, or None (see ``draft``)."""
+
+
+class LookupTemplate(ColumnTemplate):
+    """Is the <column> of <entity> <value>? The templates differ in the evidence they show."""
+
+    def ask(self, p: Profile, col: Column, rows: list[int], rng: random.Random, want: str) -> Draft | None:
+        found = draw_target(p, col, rows, rng, want)
+        if found is None:
+            return None
+        target, statement = found
+        shown = self.evidence(p, col, rows, target, rng, want)
+        return None if shown is None else lookup_draft(p, col, target, statement, shown)
+
+    @abstractmethod
+    def evidence(
+        self, p: Profile, col: Column, rows: list[int], target: int, rng: random.Random, want: str
+    ) -> Evidence | None:
+        """The evidence for the question about ``col`` of ``target`` (without it for ``NOT SURE ENOUGH``)."""
+
+
 # --- rows and columns ---------------------------------------------------------------------------
 
 
@@ -103,6 +156,14 @@ def pick_rows(
     return sorted(chosen)
 
 
+def draw_rows(
+    profile: Profile, rng: random.Random, require: Sequence[Column], low: int = 5, high: int = 15, least: int = 3
+) -> list[int] | None:
+    """``pick_rows`` for a count drawn from ``low`` to ``high``; None when fewer than ``least`` turn up."""
+    rows = pick_rows(profile, rng, rng.randint(low, high), require=require)
+    return rows if len(rows) >= least else None
+
+
 def pick_columns(
     profile: Profile, rng: random.Random, need: Sequence[Column], total: int, key: Column | None = None
 ) -> list[Column]:
@@ -125,6 +186,26 @@ def table_view(
     return View(profile, profile.key, rows, pick_columns(profile, rng, need, width))
 
 
+def evidence_table(
+    profile: Profile,
+    rng: random.Random,
+    rows: list[int],
+    need: Sequence[Column],
+    want: str,
+    *,
+    drop_row: int | None = None,
+    drop_column: Column | None = None,
+) -> View:
+    """``table_view``, less the row or column the answer needs when ``want`` is ``NOT SURE ENOUGH``."""
+    shown = table_view(profile, rng, rows, need)
+    if want == NEI:
+        if drop_row is not None:
+            shown.rows.remove(drop_row)
+        if drop_column is not None:
+            shown.columns.remove(drop_column)
+    return shown
+
+
 def view(profile: Profile, rows: list[int], columns: Sequence[Column], form: Form, key: Column | None = None) -> View:
     chosen = key or profile.key
     assert chosen is not None
@@ -138,6 +219,46 @@ def extreme(rng: random.Random) -> Literal["max", "min"]:
 
 def sizes(rng: random.Random, low: int = 5, high: int = 15) -> int:
     return rng.randint(low, high)
+
+
+def extreme_row(column: Column, rows: Sequence[int], rng: random.Random) -> tuple[Literal["max", "min"], int] | None:
+    """A superlative's end (drawn) and the one row of ``rows`` at that end of ``column``; None on a tie."""
+    fn = extreme(rng)
+    top = (max if fn == "max" else min)(column.values[r] for r in rows)  # type: ignore[type-var]
+    winners = [r for r in rows if column.values[r] == top]
+    return (fn, winners[0]) if len(winners) == 1 else None
+
+
+def named_extreme(
+    column: Column, rows: list[int], rng: random.Random, want: str
+) -> tuple[Literal["max", "min"], int] | None:
+    """A superlative's end and the row a question names as the one at that end (for ``NO``, another)."""
+    found = extreme_row(column, rows, rng)
+    if found is None:
+        return None
+    fn, winner = found
+    return fn, winner if want != NO else rng.choice([r for r in rows if r != winner])
+
+
+def extreme_word(fn: Literal["max", "min"]) -> str:
+    """How a question names a superlative's end."""
+    return "highest" if fn == "max" else "lowest"
+
+
+def ordered_pair(
+    column: Column, rows: list[int], rng: random.Random, want: str, op: Literal["<", ">"] = ">"
+) -> tuple[int, int, bool] | None:
+    """Two of ``rows`` with different ``column`` values and whether the question asks ``a op b`` (else the
+    reverse), ordered so that it holds for ``YES`` and fails for ``NO``; None on a tie."""
+    a, b = rng.sample(rows, 2)
+    va, vb = column.values[a], column.values[b]
+    if va == vb:
+        return None
+    asks = rng.random() < 0.5
+    ahead = va > vb if op == ">" else va < vb  # type: ignore[operator]
+    if want != NEI and (ahead == asks) != (want == YES):
+        a, b = b, a
+    return a, b, asks
 
 
 # --- values -------------------------------------------------------------------------------------
@@ -251,7 +372,68 @@ def stated_value(
     return state(column, value, rng, profile.cell(row, column))
 
 
-def ref(profile: Profile, entity: str, column: Column) -> Cell:
-    """The claim's reference to ``column`` of the row named ``entity`` (by the entity column)."""
+def draw_target(
+    profile: Profile, column: Column, rows: list[int], rng: random.Random, want: str
+) -> tuple[int, Statement] | None:
+    """A lookup's row (drawn from ``rows``) and what the question states for its ``column`` (``stated_value``)."""
+    target = rng.choice(rows)
+    statement = stated_value(profile, column, target, rng, want, rows)
+    return None if statement is None else (target, statement)
+
+
+def draw_two_facts(
+    profile: Profile, first: Column, second: Column, rows: list[int], rng: random.Random, want: str
+) -> tuple[int, Statement, Statement] | None:
+    """A two-fact question's row (drawn from ``rows``) and what it states for ``first`` and ``second``: both
+    true, or for ``NO`` one of the two (drawn) wrong."""
+    target = rng.choice(rows)
+    wrong = rng.choice((0, 1)) if want == NO else None
+    one = stated_value(profile, first, target, rng, NO if wrong == 0 else YES, rows)
+    two = stated_value(profile, second, target, rng, NO if wrong == 1 else YES, rows)
+    return None if one is None or two is None else (target, one, two)
+
+
+# --- claims -------------------------------------------------------------------------------------
+
+
+def name_of(profile: Profile, row: int) -> str:
+    """The entity that ``row`` is about (its cell in the entity column)."""
+    assert profile.key is not None
+    return profile.cell(row, profile.key)
+
+
+def ref(profile: Profile, entity: str | Value, column: Column) -> Cell:
+    """The claim's reference to ``column`` of the row named ``entity`` (by the entity column; a name, or a value
+    that gives one such as ``best``)."""
     assert profile.key is not None
     return cell(profile.name, profile.key.name, entity, column.name)
+
+
+def best(profile: Profile, column: Column, fn: Literal["max", "min"]) -> Best:
+    """The claim's reference to the entity with the largest (``max``) or smallest value of ``column``."""
+    assert profile.key is not None
+    return Best(fn=fn, table=profile.name, key=profile.key.name, column=column.name)
+
+
+def best_claim(profile: Profile, column: Column, fn: Literal["max", "min"], entity: str) -> Compare:
+    """The claim that ``entity`` is the one with the largest (``max``) or smallest value of ``column``."""
+    return compare(best(profile, column, fn), "=", entity, "text")
+
+
+def value_claim(profile: Profile, entity: str, column: Column, statement: Statement) -> Compare:
+    """The claim that ``column`` of ``entity`` is the stated value."""
+    return compare(ref(profile, entity, column), "=", statement.value, statement.kind)
+
+
+def pair_claim(profile: Profile, a: str, op: Cmp, b: str, column: Column, kind: Kind = "number") -> Compare:
+    """The claim that ``column`` of entity ``a`` is ``op`` that of entity ``b``."""
+    return compare(ref(profile, a, column), op, ref(profile, b, column), kind)
+
+
+def lookup_draft(
+    profile: Profile, column: Column, target: int, statement: Statement, evidence: Evidence, verb: str = "Is"
+) -> Draft:
+    """The plain lookup: ``<verb> the <column> of <entity> <value>?``."""
+    entity = name_of(profile, target)
+    question = f"{verb} the {column.name} of {entity} {statement.text}?"
+    return Draft(question, value_claim(profile, entity, column, statement), evidence)

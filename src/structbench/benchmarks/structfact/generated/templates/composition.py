@@ -10,23 +10,23 @@
 from __future__ import annotations
 
 import random
-from typing import Any
 
-from structbench.benchmarks.structfact.generated.claims import Best, compare
-from structbench.benchmarks.structfact.generated.profile import Column, Profile, World
+from structbench.benchmarks.structfact.generated.profile import Column, Profile
 from structbench.benchmarks.structfact.generated.templates.common import (
     COMPOSITION,
     NEI,
-    NO,
-    YES,
+    ColumnTemplate,
     Draft,
+    LookupTemplate,
     Template,
-    extreme,
+    best_claim,
+    evidence_table,
+    extreme_word,
+    name_of,
+    named_extreme,
+    ordered_pair,
+    pair_claim,
     pick_columns,
-    pick_rows,
-    ref,
-    sizes,
-    stated_value,
     table_view,
     view,
 )
@@ -37,14 +37,6 @@ MISSING = "Missing Values"
 INCOMPLETE = "Incomplete Descriptions"
 MARKERS = ("N/A", "—", "-", "")
 """How masked cells are written."""
-
-
-def _attributes(world: World) -> list[tuple[Profile, Column]]:
-    return [(p, c) for p in world.profiles if p.key is not None for c in p.attributes()]
-
-
-def _numbers(world: World) -> list[tuple[Profile, Column]]:
-    return [(p, c) for p in world.profiles if p.key is not None for c in p.attributes("number")]
 
 
 def abbreviate(name: str) -> str | None:
@@ -73,191 +65,138 @@ def _mask(v: View, rng: random.Random, count: int, avoid: set[tuple[int, int]]) 
         v.masked[spot] = marker
 
 
-class InfoboxLookup(Template):
+def _infoboxes(p: Profile, rows: list[int], col: Column, rng: random.Random) -> View:
+    """One infobox per row, showing ``col`` and some other columns."""
+    return view(p, rows, pick_columns(p, rng, [col], rng.randint(3, 6)), "infobox")
+
+
+def _comparison(p: Profile, col: Column, a: int, b: int, greater: bool, shown: View) -> Draft:
+    """Is the <column> of <a> greater (less) than that of <b>?"""
+    ea, eb = name_of(p, a), name_of(p, b)
+    question = f"Is the {col.name} of {ea} {'greater' if greater else 'less'} than that of {eb}?"
+    return Draft(question, pair_claim(p, ea, ">" if greater else "<", eb, col), Evidence([shown]))
+
+
+class _CompositionTemplate(ColumnTemplate):
+    """A Composition Understanding question over 4 to 10 rows (infoboxes: 2 to 4)."""
+
+    task = COMPOSITION
+    row_range = (4, 10)
+
+
+class _CompositionLookup(_CompositionTemplate, LookupTemplate):
+    """A lookup over one of the irregular compositions."""
+
+
+class InfoboxLookup(_CompositionLookup):
     """Is the <column> of <entity> <value>? over infoboxes (wrong: another box's value)."""
 
-    task = COMPOSITION
     name = "infobox_lookup"
     category = COMPLEX
+    row_range = (2, 4)
+    least = 2
 
-    def candidates(self, world: World) -> list[Any]:
-        return _attributes(world)
-
-    def draft(self, candidate: tuple[Profile, Column], rng: random.Random, want: str) -> Draft | None:
-        p, col = candidate
-        rows = pick_rows(p, rng, rng.randint(2, 4), require=[col])
-        if len(rows) < 2 or p.key is None:
-            return None
-        target = rng.choice(rows)
-        statement = stated_value(p, col, target, rng, want, rows)
-        if statement is None:
-            return None
-        v = view(p, rows, pick_columns(p, rng, [col], rng.randint(3, 6)), "infobox")
+    def evidence(
+        self, p: Profile, col: Column, rows: list[int], target: int, rng: random.Random, want: str
+    ) -> Evidence | None:
+        v = _infoboxes(p, rows, col, rng)
         if want == NEI:
             v.hidden.add((target, col.index))
-        entity = p.cell(target, p.key)
-        question = f"Is the {col.name} of {entity} {statement.text}?"
-        claim = compare(ref(p, entity, col), "=", statement.value, statement.kind)
-        return Draft(question, claim, Evidence([v]))
+        return Evidence([v])
 
 
-class InfoboxComparison(Template):
+class InfoboxComparison(_CompositionTemplate):
     """Is the <number column> of <a> greater (less) than that of <b>? across two infoboxes."""
 
-    task = COMPOSITION
     name = "infobox_comparison"
     category = COMPLEX
+    kind = "number"
+    row_range = (2, 4)
+    least = 2
 
-    def candidates(self, world: World) -> list[Any]:
-        return _numbers(world)
-
-    def draft(self, candidate: tuple[Profile, Column], rng: random.Random, want: str) -> Draft | None:
-        p, col = candidate
-        rows = pick_rows(p, rng, rng.randint(2, 4), require=[col])
-        if len(rows) < 2 or p.key is None:
+    def ask(self, p: Profile, col: Column, rows: list[int], rng: random.Random, want: str) -> Draft | None:
+        pair = ordered_pair(col, rows, rng, want)
+        if pair is None:
             return None
-        a, b = rng.sample(rows, 2)
-        if col.values[a] == col.values[b]:
-            return None
-        greater = rng.random() < 0.5
-        if want != NEI and ((col.values[a] > col.values[b]) == greater) != (want == YES):  # type: ignore[operator]
-            a, b = b, a
-        v = view(p, rows, pick_columns(p, rng, [col], rng.randint(3, 6)), "infobox")
+        a, b, greater = pair
+        v = _infoboxes(p, rows, col, rng)
         if want == NEI:
             v.hidden.add((rng.choice((a, b)), col.index))
-        ea, eb = p.cell(a, p.key), p.cell(b, p.key)
-        question = f"Is the {col.name} of {ea} {'greater' if greater else 'less'} than that of {eb}?"
-        claim = compare(
-            ref(p, ea, col), ">" if greater else "<", ref(p, eb, col),
-            "number",
-        )
-        return Draft(question, claim, Evidence([v]))
+        return _comparison(p, col, a, b, greater, v)
 
 
-class MissingLookup(Template):
+class MissingLookup(_CompositionLookup):
     """Is the <column> of <entity> <value>? in a table with missing cells (its own, for NEI)."""
 
-    task = COMPOSITION
     name = "missing_lookup"
     category = MISSING
 
-    def candidates(self, world: World) -> list[Any]:
-        return _attributes(world)
-
-    def draft(self, candidate: tuple[Profile, Column], rng: random.Random, want: str) -> Draft | None:
-        p, col = candidate
-        rows = pick_rows(p, rng, sizes(rng, 4, 10), require=[col])
-        if len(rows) < 3 or p.key is None:
-            return None
-        target = rng.choice(rows)
-        statement = stated_value(p, col, target, rng, want, rows)
-        if statement is None:
-            return None
+    def evidence(
+        self, p: Profile, col: Column, rows: list[int], target: int, rng: random.Random, want: str
+    ) -> Evidence | None:
         v = table_view(p, rng, rows, [col])
         _mask(v, rng, rng.randint(1, 3), {(target, col.index)})
         if want == NEI:
             v.masked[target, col.index] = rng.choice(MARKERS)
-        entity = p.cell(target, p.key)
-        question = f"Is the {col.name} of {entity} {statement.text}?"
-        claim = compare(ref(p, entity, col), "=", statement.value, statement.kind)
-        return Draft(question, claim, Evidence([v]))
+        return Evidence([v])
 
 
-class MissingSuperlative(Template):
+class MissingSuperlative(_CompositionTemplate):
     """Does <entity> have the highest (lowest) <column>? in a table with missing cells (in it, for NEI)."""
 
-    task = COMPOSITION
     name = "missing_superlative"
     category = MISSING
+    kind = "number"
 
-    def candidates(self, world: World) -> list[Any]:
-        return _numbers(world)
-
-    def draft(self, candidate: tuple[Profile, Column], rng: random.Random, want: str) -> Draft | None:
-        p, col = candidate
-        rows = pick_rows(p, rng, sizes(rng, 4, 10), require=[col])
-        if len(rows) < 3 or p.key is None:
+    def ask(self, p: Profile, col: Column, rows: list[int], rng: random.Random, want: str) -> Draft | None:
+        found = named_extreme(col, rows, rng, want)
+        if found is None:
             return None
-        fn = extreme(rng)
-        top = (max if fn == "max" else min)(col.values[r] for r in rows)  # type: ignore[type-var]
-        winners = [r for r in rows if col.values[r] == top]
-        if len(winners) != 1:
-            return None
-        chosen = winners[0] if want != NO else rng.choice([r for r in rows if r != winners[0]])
+        fn, chosen = found
         v = table_view(p, rng, rows, [col])
         _mask(v, rng, rng.randint(1, 2), {(r, col.index) for r in rows})
         if want == NEI:
             v.masked[rng.choice([r for r in rows if r != chosen]), col.index] = rng.choice(MARKERS)
-        entity = p.cell(chosen, p.key)
-        most = "highest" if fn == "max" else "lowest"
-        question = f"Does {entity} have the {most} {col.name} among the entries listed?"
-        claim = compare(Best(fn=fn, table=p.name, key=p.key.name, column=col.name), "=", entity, "text")
-        return Draft(question, claim, Evidence([v]))
+        entity = name_of(p, chosen)
+        question = f"Does {entity} have the {extreme_word(fn)} {col.name} among the entries listed?"
+        return Draft(question, best_claim(p, col, fn, entity), Evidence([v]))
 
 
-class AbbreviatedLookup(Template):
+class AbbreviatedLookup(_CompositionLookup):
     """Is the <column> of <entity> <value>? where the table's header abbreviates <column>."""
 
-    task = COMPOSITION
     name = "abbreviated_lookup"
     category = INCOMPLETE
 
-    def candidates(self, world: World) -> list[Any]:
-        return [(p, c) for p, c in _attributes(world) if abbreviate(c.name)]
+    def takes(self, column: Column) -> bool:
+        return bool(abbreviate(column.name))
 
-    def draft(self, candidate: tuple[Profile, Column], rng: random.Random, want: str) -> Draft | None:
-        p, col = candidate
-        rows = pick_rows(p, rng, sizes(rng, 4, 10), require=[col])
-        if len(rows) < 3 or p.key is None:
-            return None
-        target = rng.choice(rows)
-        statement = stated_value(p, col, target, rng, want, rows)
-        if statement is None:
-            return None
-        v = table_view(p, rng, rows, [col])
-        if not _abbreviate_view(v, col):
-            return None
-        if want == NEI:
-            v.rows.remove(target)
-        entity = p.cell(target, p.key)
-        question = f"Is the {col.name} of {entity} {statement.text}?"
-        claim = compare(ref(p, entity, col), "=", statement.value, statement.kind)
-        return Draft(question, claim, Evidence([v]))
+    def evidence(
+        self, p: Profile, col: Column, rows: list[int], target: int, rng: random.Random, want: str
+    ) -> Evidence | None:
+        v = evidence_table(p, rng, rows, [col], want, drop_row=target)
+        return Evidence([v]) if _abbreviate_view(v, col) else None
 
 
-class AbbreviatedComparison(Template):
+class AbbreviatedComparison(_CompositionTemplate):
     """Is the <number column> of <a> greater (less) than that of <b>? under an abbreviated header."""
 
-    task = COMPOSITION
     name = "abbreviated_comparison"
     category = INCOMPLETE
+    kind = "number"
 
-    def candidates(self, world: World) -> list[Any]:
-        return [(p, c) for p, c in _numbers(world) if abbreviate(c.name)]
+    def takes(self, column: Column) -> bool:
+        return bool(abbreviate(column.name))
 
-    def draft(self, candidate: tuple[Profile, Column], rng: random.Random, want: str) -> Draft | None:
-        p, col = candidate
-        rows = pick_rows(p, rng, sizes(rng, 4, 10), require=[col])
-        if len(rows) < 3 or p.key is None:
+    def ask(self, p: Profile, col: Column, rows: list[int], rng: random.Random, want: str) -> Draft | None:
+        pair = ordered_pair(col, rows, rng, want)
+        if pair is None:
             return None
-        a, b = rng.sample(rows, 2)
-        if col.values[a] == col.values[b]:
-            return None
-        greater = rng.random() < 0.5
-        if want != NEI and ((col.values[a] > col.values[b]) == greater) != (want == YES):  # type: ignore[operator]
-            a, b = b, a
-        v = table_view(p, rng, rows, [col])
+        a, b, greater = pair
+        v = evidence_table(p, rng, rows, [col], want, drop_row=b)
         if not _abbreviate_view(v, col):
             return None
-        if want == NEI:
-            v.rows.remove(b)
-        ea, eb = p.cell(a, p.key), p.cell(b, p.key)
-        question = f"Is the {col.name} of {ea} {'greater' if greater else 'less'} than that of {eb}?"
-        claim = compare(
-            ref(p, ea, col), ">" if greater else "<", ref(p, eb, col),
-            "number",
-        )
-        return Draft(question, claim, Evidence([v]))
+        return _comparison(p, col, a, b, greater, v)
 
 
 TEMPLATES: tuple[Template, ...] = (

@@ -15,14 +15,20 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from structbench.benchmarks.structfact.generated.claims import Best, Cell, Const, Value, compare
+from structbench.benchmarks.structfact.generated.claims import Cell, Const, Value, compare
 from structbench.benchmarks.structfact.generated.profile import Column, Link, Profile, World
 from structbench.benchmarks.structfact.generated.templates.common import (
     MULTIHOP,
     NEI,
     Draft,
     Template,
-    extreme,
+    best,
+    column_candidates,
+    draw_rows,
+    draw_target,
+    extreme_row,
+    extreme_word,
+    lookup_draft,
     pick_columns,
     pick_rows,
     ref,
@@ -149,10 +155,11 @@ class ChainLookup(Template):
         rows = pick_rows(start, rng, count, require=[first, number], include=resolved[:wanted])
         if len(rows) < 3:
             return None
-        fn = extreme(rng)
-        top = (max if fn == "max" else min)(number.values[r] for r in rows)  # type: ignore[type-var]
-        winners = [r for r in rows if number.values[r] == top]
-        path = self._walk(chain, winners[0]) if len(winners) == 1 else None
+        found = extreme_row(number, rows, rng)
+        if found is None:
+            return None
+        fn, winner = found
+        path = self._walk(chain, winner)
         return None if path is None else (chain, path, rows, number, fn)
 
     def draft(self, candidate: Any, rng: random.Random, want: str) -> Draft | None:
@@ -186,8 +193,8 @@ class ChainLookup(Template):
             entity: Value = Const(value=start.cell(path[0], start.key))
             phrase = start.cell(path[0], start.key)
         else:
-            entity = Best(fn=fn, table=start.name, key=start.key.name, column=number.name)
-            phrase = f"the {start.name} with the {'highest' if fn == 'max' else 'lowest'} {number.name}"
+            entity = best(start, number, fn)
+            phrase = f"the {start.name} with the {extreme_word(fn)} {number.name}"
         node: Value = Cell(table=start.name, key=start.key.name, entity=entity, column=first.name)
         ends = [*(link.column for link in chain.links[1:]), chain.attribute]
         for link, column in zip(chain.links, ends, strict=True):
@@ -222,25 +229,21 @@ class BestThenLookup(Template):
 
     def draft(self, candidate: tuple[Profile, Column, Column], rng: random.Random, want: str) -> Draft | None:
         p, number, other = candidate
-        rows = pick_rows(p, rng, sizes(rng, 4, 10), require=[number])
-        if len(rows) < 3 or p.key is None:
+        rows = draw_rows(p, rng, [number], 4, 10)
+        if rows is None:
             return None
-        fn = extreme(rng)
-        top = (max if fn == "max" else min)(number.values[r] for r in rows)  # type: ignore[type-var]
-        winners = [r for r in rows if number.values[r] == top]
-        if len(winners) != 1 or other.values[winners[0]] is None:
+        found = extreme_row(number, rows, rng)
+        if found is None or other.values[found[1]] is None:
             return None
-        statement = stated_value(p, other, winners[0], rng, want, rows)
+        fn, winner = found
+        statement = stated_value(p, other, winner, rng, want, rows)
         if statement is None:
             return None
         v = table_view(p, rng, rows, [number, other])
         if want == NEI:
             v.columns.remove(rng.choice((number, other)))
-        most = "highest" if fn == "max" else "lowest"
-        question = f"Is the {other.name} of the entry with the {most} {number.name} {statement.text}?"
-        best = Best(fn=fn, table=p.name, key=p.key.name, column=number.name)
-        claim = compare(Cell(table=p.name, key=p.key.name, entity=best, column=other.name), "=", statement.value,
-                        statement.kind)
+        question = f"Is the {other.name} of the entry with the {extreme_word(fn)} {number.name} {statement.text}?"
+        claim = compare(ref(p, best(p, number, fn), other), "=", statement.value, statement.kind)
         return Draft(question, claim, Evidence([v]))
 
 
@@ -252,25 +255,22 @@ class OneHop(Template):
     category = hops(1)
 
     def candidates(self, world: World) -> list[Any]:
-        return [(p, c) for p in world.profiles if p.key is not None for c in p.attributes()]
+        return column_candidates(world)
 
     def draft(self, candidate: tuple[Profile, Column], rng: random.Random, want: str) -> Draft | None:
         p, col = candidate
         form: Form = rng.choice(("table", "infobox", "list", "graph"))
-        rows = pick_rows(p, rng, sizes(rng, 2, 5) if form != "table" else sizes(rng), require=[col])
-        if len(rows) < 2 or p.key is None:
+        rows = draw_rows(p, rng, [col], *((2, 5) if form != "table" else (5, 15)), least=2)
+        if rows is None:
             return None
-        target = rng.choice(rows)
-        statement = stated_value(p, col, target, rng, want, rows)
-        if statement is None:
+        found = draw_target(p, col, rows, rng, want)
+        if found is None:
             return None
+        target, statement = found
         v = view(p, rows, pick_columns(p, rng, [col], rng.randint(2, 5)), form)
         if want == NEI:
             v.rows.remove(target)
-        entity = p.cell(target, p.key)
-        question = f"Is the {col.name} of {entity} {statement.text}?"
-        claim = compare(ref(p, entity, col), "=", statement.value, statement.kind)
-        return Draft(question, claim, Evidence([v]))
+        return lookup_draft(p, col, target, statement, Evidence([v]))
 
 
 TEMPLATES: tuple[Template, ...] = (

@@ -5,23 +5,34 @@ asked in another spelling than the table's (``Dec 21, 1937`` against ``1937-12-2
 from __future__ import annotations
 
 import random
+from abc import abstractmethod
 from typing import Any
 
-from structbench.benchmarks.structfact.generated.claims import And, Arith, Year, cell, compare
+from structbench.benchmarks.structfact.generated.claims import And, Arith, Year, compare
 from structbench.benchmarks.structfact.generated.profile import Column, Kind, Profile, World
 from structbench.benchmarks.structfact.generated.templates.common import (
     NEI,
     NO,
     SPACETIME,
-    YES,
+    ColumnTemplate,
     Draft,
+    Statement,
     Template,
+    column_candidates,
+    draw_rows,
+    draw_target,
+    draw_two_facts,
+    evidence_table,
+    lookup_draft,
+    name_of,
+    ordered_pair,
     other_value,
+    pair_claim,
     pick_rows,
     ref,
     sizes,
-    stated_value,
     table_view,
+    value_claim,
     view,
 )
 from structbench.benchmarks.structfact.generated.views import Evidence, View
@@ -31,17 +42,14 @@ SPATIAL = "Spatial"
 SPATIOTEMPORAL = "Spatiotemporal"
 
 
-def _temporal(world: World) -> list[tuple[Profile, Column]]:
-    return [(p, c) for p in world.profiles if p.key is not None for c in p.attributes() if c.temporal]
-
-
-def _places(world: World) -> list[tuple[Profile, Column]]:
-    return [(p, c) for p in world.profiles if p.key is not None for c in p.attributes("text") if c.place]
-
-
 def _year(column: Column, row: int) -> int:
     value = column.values[row]
     return int(value[:4]) if isinstance(value, str) else int(value)  # type: ignore[arg-type]
+
+
+def _near_year(year: int, rng: random.Random) -> int:
+    """A year 1 to 15 years before or after ``year``."""
+    return year + rng.choice((-1, 1)) * rng.randint(1, 15)
 
 
 def _lookup_view(p: Profile, rng: random.Random, rows: list[int], need: list[Column]) -> View:
@@ -52,119 +60,83 @@ def _lookup_view(p: Profile, rng: random.Random, rows: list[int], need: list[Col
     return table_view(p, rng, rows, need)
 
 
-def _lookup(p: Profile, column: Column, rng: random.Random, want: str) -> tuple[View, int, Any] | None:
-    rows = pick_rows(p, rng, sizes(rng), require=[column])
-    if len(rows) < 3:
-        return None
+def _lookup(
+    p: Profile, column: Column, rows: list[int], rng: random.Random, want: str
+) -> tuple[View, int, Statement] | None:
+    """A lookup's evidence (``_lookup_view``, without the row for NEI), row and statement."""
     v = _lookup_view(p, rng, rows, [column])
-    target = rng.choice(v.rows)
-    statement = stated_value(p, column, target, rng, want, v.rows)
-    if statement is None:
+    found = draw_target(p, column, v.rows, rng, want)
+    if found is None:
         return None
+    target, statement = found
     if want == NEI:
         v.rows.remove(target)
     return v, target, statement
 
 
-class DateMatch(Template):
+class _Temporal(ColumnTemplate):
+    """A question about a date or year column."""
+
+    task = SPACETIME
+    category = TEMPORAL
+
+    def takes(self, column: Column) -> bool:
+        return column.temporal
+
+
+class DateMatch(_Temporal):
     """Was the <date column> of <entity> <date in another spelling>? / ... <year>?"""
 
-    task = SPACETIME
     name = "date_match"
-    category = TEMPORAL
 
-    def candidates(self, world: World) -> list[Any]:
-        return _temporal(world)
-
-    def draft(self, candidate: tuple[Profile, Column], rng: random.Random, want: str) -> Draft | None:
-        p, col = candidate
-        found = _lookup(p, col, rng, want)
-        if found is None or p.key is None:
+    def ask(self, p: Profile, col: Column, rows: list[int], rng: random.Random, want: str) -> Draft | None:
+        found = _lookup(p, col, rows, rng, want)
+        if found is None:
             return None
         v, target, statement = found
-        entity = p.cell(target, p.key)
-        question = f"Was the {col.name} of {entity} {statement.text}?"
-        claim = compare(ref(p, entity, col), "=", statement.value, statement.kind)
-        return Draft(question, claim, Evidence([v]))
+        return lookup_draft(p, col, target, statement, Evidence([v]), verb="Was")
 
 
-class BeforeYear(Template):
+class BeforeYear(_Temporal):
     """Was the <date column> of <entity> before (after) <year>?"""
 
-    task = SPACETIME
     name = "before_year"
-    category = TEMPORAL
 
-    def candidates(self, world: World) -> list[Any]:
-        return _temporal(world)
-
-    def draft(self, candidate: tuple[Profile, Column], rng: random.Random, want: str) -> Draft | None:
-        p, col = candidate
-        rows = pick_rows(p, rng, sizes(rng), require=[col])
-        if len(rows) < 3 or p.key is None:
-            return None
+    def ask(self, p: Profile, col: Column, rows: list[int], rng: random.Random, want: str) -> Draft | None:
         target = rng.choice(rows)
         year = _year(col, target)
-        bound = year + rng.choice((-1, 1)) * rng.randint(1, 15)
+        bound = _near_year(year, rng)
         before = (year < bound) == (want != NO)
-        v = table_view(p, rng, rows, [col])
-        if want == NEI:
-            v.rows.remove(target)
-        entity = p.cell(target, p.key)
+        v = evidence_table(p, rng, rows, [col], want, drop_row=target)
+        entity = name_of(p, target)
         question = f"Was the {col.name} of {entity} {'before' if before else 'after'} {bound}?"
         claim = compare(Year(of=ref(p, entity, col)), "<" if before else ">", float(bound), "number")
         return Draft(question, claim, Evidence([v]))
 
 
-class DateOrder(Template):
+class DateOrder(_Temporal):
     """Did the <date column> of <a> come before (after) that of <b>?"""
 
-    task = SPACETIME
     name = "date_order"
-    category = TEMPORAL
 
-    def candidates(self, world: World) -> list[Any]:
-        return _temporal(world)
-
-    def draft(self, candidate: tuple[Profile, Column], rng: random.Random, want: str) -> Draft | None:
-        p, col = candidate
-        rows = pick_rows(p, rng, sizes(rng), require=[col])
-        if len(rows) < 3 or p.key is None:
+    def ask(self, p: Profile, col: Column, rows: list[int], rng: random.Random, want: str) -> Draft | None:
+        pair = ordered_pair(col, rows, rng, want, "<")
+        if pair is None:
             return None
-        a, b = rng.sample(rows, 2)
-        if col.values[a] == col.values[b]:
-            return None
-        earlier = rng.random() < 0.5
-        holds = (col.values[a] < col.values[b]) == earlier  # type: ignore[operator]
-        if want != NEI and holds != (want == YES):
-            a, b = b, a
-        v = table_view(p, rng, rows, [col])
-        if want == NEI:
-            v.rows.remove(b)
-        ea, eb = p.cell(a, p.key), p.cell(b, p.key)
+        a, b, earlier = pair
+        v = evidence_table(p, rng, rows, [col], want, drop_row=b)
+        ea, eb = name_of(p, a), name_of(p, b)
         question = f"Did the {col.name} of {ea} come {'before' if earlier else 'after'} that of {eb}?"
         kind: Kind = "date" if col.kind == "date" else "number"
-        claim = compare(
-            ref(p, ea, col), "<" if earlier else ">", ref(p, eb, col), kind
-        )
-        return Draft(question, claim, Evidence([v]))
+        return Draft(question, pair_claim(p, ea, "<" if earlier else ">", eb, col, kind), Evidence([v]))
 
 
-class YearsApart(Template):
+class YearsApart(_Temporal):
     """Were the <date column>s of <a> and <b> <n> years apart?"""
 
-    task = SPACETIME
     name = "years_apart"
-    category = TEMPORAL
 
-    def candidates(self, world: World) -> list[Any]:
-        return _temporal(world)
-
-    def draft(self, candidate: tuple[Profile, Column], rng: random.Random, want: str) -> Draft | None:
-        p, col = candidate
-        rows = pick_rows(p, rng, sizes(rng), require=[col])
-        if len(rows) < 3 or p.key is None:
-            return None
+    def ask(self, p: Profile, col: Column, rows: list[int], rng: random.Random, want: str) -> Draft | None:
         a, b = rng.sample(rows, 2)
         gap = abs(_year(col, a) - _year(col, b))
         if gap == 0:
@@ -172,10 +144,8 @@ class YearsApart(Template):
         stated = gap if want != NO else max(1, gap + rng.choice((-1, 1)) * rng.randint(1, 5))
         if want == NO and stated == gap:
             stated = gap + 1
-        v = table_view(p, rng, rows, [col])
-        if want == NEI:
-            v.rows.remove(b)
-        ea, eb = p.cell(a, p.key), p.cell(b, p.key)
+        v = evidence_table(p, rng, rows, [col], want, drop_row=b)
+        ea, eb = name_of(p, a), name_of(p, b)
         question = f"Were the {col.name} values of {ea} and {eb} {stated} years apart?"
         gap_claim = Arith(
             fn="absdiff",
@@ -185,29 +155,28 @@ class YearsApart(Template):
         return Draft(question, compare(gap_claim, "=", float(stated), "number"), Evidence([v]))
 
 
-class PlaceMatch(Template):
+class PlaceMatch(ColumnTemplate):
     """Is the <place column> of <entity> <place>? (wrong: another entity's place)"""
 
     task = SPACETIME
     name = "place_match"
     category = SPATIAL
+    kind = "text"
 
-    def candidates(self, world: World) -> list[Any]:
-        return _places(world)
+    def takes(self, column: Column) -> bool:
+        return column.place
 
-    def draft(self, candidate: tuple[Profile, Column], rng: random.Random, want: str) -> Draft | None:
-        p, col = candidate
-        found = _lookup(p, col, rng, want)
-        if found is None or p.key is None:
+    def ask(self, p: Profile, col: Column, rows: list[int], rng: random.Random, want: str) -> Draft | None:
+        found = _lookup(p, col, rows, rng, want)
+        if found is None:
             return None
         v, target, statement = found
-        entity = p.cell(target, p.key)
+        entity = name_of(p, target)
         question = rng.choice((
             f"Is the {col.name} of {entity} {statement.text}?",
             f"Is {entity} located in {statement.text} ({col.name})?",
         ))
-        claim = compare(ref(p, entity, col), "=", statement.value, "text")
-        return Draft(question, claim, Evidence([v]))
+        return Draft(question, value_claim(p, entity, col, statement), Evidence([v]))
 
 
 class SamePlace(Template):
@@ -218,7 +187,7 @@ class SamePlace(Template):
     category = SPATIAL
 
     def candidates(self, world: World) -> list[Any]:
-        return [(p, c) for p, c in _places(world) if c.distinct < 0.8 * len(c.filled)]
+        return column_candidates(world, "text", lambda c: c.place and c.distinct < 0.8 * len(c.filled))
 
     def draft(self, candidate: tuple[Profile, Column], rng: random.Random, want: str) -> Draft | None:
         p, col = candidate
@@ -244,55 +213,39 @@ class SamePlace(Template):
                 return None
             b = same[0]
             rows = pick_rows(p, rng, sizes(rng), require=[col], include=[a, b])
-        v = table_view(p, rng, rows, [col])
-        if want == NEI:
-            v.rows.remove(b)
+        v = evidence_table(p, rng, rows, [col], want, drop_row=b)
         ea, eb = p.cell(a, key), p.cell(b, key)
         question = f"Are {ea} and {eb} in the same {col.name}?"
-        claim = compare(cell(p.name, key.name, ea, col.name), "=", cell(p.name, key.name, eb, col.name), "text")
-        return Draft(question, claim, Evidence([v]))
+        return Draft(question, pair_claim(p, ea, "=", eb, col, "text"), Evidence([v]))
 
 
-class Direction(Template):
+class Direction(ColumnTemplate):
     """Is <a> further north (south, east, west) than <b>? (latitude / longitude columns)"""
 
     task = SPACETIME
     name = "direction"
     category = SPATIAL
+    kind = "number"
 
-    def candidates(self, world: World) -> list[Any]:
-        return [(p, c) for p in world.profiles if p.key is not None for c in p.attributes("number") if c.axis]
+    def takes(self, column: Column) -> bool:
+        return column.axis is not None
 
-    def draft(self, candidate: tuple[Profile, Column], rng: random.Random, want: str) -> Draft | None:
-        p, col = candidate
-        rows = pick_rows(p, rng, sizes(rng), require=[col])
-        if len(rows) < 3 or p.key is None:
+    def ask(self, p: Profile, col: Column, rows: list[int], rng: random.Random, want: str) -> Draft | None:
+        pair = ordered_pair(col, rows, rng, want)
+        if pair is None:
             return None
-        a, b = rng.sample(rows, 2)
-        if col.values[a] == col.values[b]:
-            return None
-        larger = rng.random() < 0.5
-        holds = (col.values[a] > col.values[b]) == larger  # type: ignore[operator]
-        if want != NEI and holds != (want == YES):
-            a, b = b, a
-        v = table_view(p, rng, rows, [col])
-        if want == NEI:
-            v.rows.remove(b)
+        a, b, larger = pair
+        v = evidence_table(p, rng, rows, [col], want, drop_row=b)
         way = {("north", True): "north", ("north", False): "south", ("east", True): "east", ("east", False): "west"}
-        ea, eb = p.cell(a, p.key), p.cell(b, p.key)
+        ea, eb = name_of(p, a), name_of(p, b)
         question = f"Is {ea} further {way[col.axis or 'north', larger]} than {eb} (by {col.name})?"
-        claim = compare(
-            ref(p, ea, col), ">" if larger else "<", ref(p, eb, col),
-            "number",
-        )
-        return Draft(question, claim, Evidence([v]))
+        return Draft(question, pair_claim(p, ea, ">" if larger else "<", eb, col), Evidence([v]))
 
 
-class PlaceAndTime(Template):
-    """Is the <place column> of <entity> <place>, and was its <date column> <date>?"""
+class _Spatiotemporal(Template):
+    """A question about a place column and a date or year column of one table."""
 
     task = SPACETIME
-    name = "place_and_time"
     category = SPATIOTEMPORAL
 
     def candidates(self, world: World) -> list[Any]:
@@ -308,42 +261,45 @@ class PlaceAndTime(Template):
 
     def draft(self, candidate: tuple[Profile, Column, Column], rng: random.Random, want: str) -> Draft | None:
         p, place, time = candidate
-        rows = pick_rows(p, rng, sizes(rng), require=[place, time])
-        if len(rows) < 3 or p.key is None:
-            return None
+        rows = draw_rows(p, rng, [place, time])
+        return None if rows is None else self.ask(p, place, time, rows, rng, want)
+
+    @abstractmethod
+    def ask(
+        self, p: Profile, place: Column, time: Column, rows: list[int], rng: random.Random, want: str
+    ) -> Draft | None:
+        """A question about ``place`` and ``time`` over ``rows`` aiming at label ``want``, or None."""
+
+
+class PlaceAndTime(_Spatiotemporal):
+    """Is the <place column> of <entity> <place>, and was its <date column> <date>?"""
+
+    name = "place_and_time"
+
+    def ask(
+        self, p: Profile, place: Column, time: Column, rows: list[int], rng: random.Random, want: str
+    ) -> Draft | None:
         v = _lookup_view(p, rng, rows, [place, time])
-        target = rng.choice(v.rows)
-        wrong = rng.choice(("place", "time")) if want == NO else None
-        where = stated_value(p, place, target, rng, NO if wrong == "place" else YES, v.rows)
-        when = stated_value(p, time, target, rng, NO if wrong == "time" else YES, v.rows)
-        if where is None or when is None:
+        found = draw_two_facts(p, place, time, v.rows, rng, want)
+        if found is None:
             return None
+        target, where, when = found
         if want == NEI:
             v.rows.remove(target)
-        entity = p.cell(target, p.key)
+        entity = name_of(p, target)
         question = f"Is the {place.name} of {entity} {where.text}, and was its {time.name} {when.text}?"
-        claim = And(parts=[
-            compare(ref(p, entity, place), "=", where.value, "text"),
-            compare(ref(p, entity, time), "=", when.value, when.kind),
-        ])
+        claim = And(parts=[value_claim(p, entity, place, where), value_claim(p, entity, time, when)])
         return Draft(question, claim, Evidence([v]))
 
 
-class PlaceBeforeYear(Template):
+class PlaceBeforeYear(_Spatiotemporal):
     """Is <entity> in <place>, with a <date column> before (after) <year>?"""
 
-    task = SPACETIME
     name = "place_before_year"
-    category = SPATIOTEMPORAL
 
-    def candidates(self, world: World) -> list[Any]:
-        return PlaceAndTime().candidates(world)
-
-    def draft(self, candidate: tuple[Profile, Column, Column], rng: random.Random, want: str) -> Draft | None:
-        p, place, time = candidate
-        rows = pick_rows(p, rng, sizes(rng), require=[place, time])
-        if len(rows) < 3 or p.key is None:
-            return None
+    def ask(
+        self, p: Profile, place: Column, time: Column, rows: list[int], rng: random.Random, want: str
+    ) -> Draft | None:
         target = rng.choice(rows)
         wrong = rng.choice(("place", "time")) if want == NO else None
         true_place = place.values[target]
@@ -351,12 +307,10 @@ class PlaceBeforeYear(Template):
         if stated_place is None:
             return None
         year = _year(time, target)
-        bound = year + rng.choice((-1, 1)) * rng.randint(1, 15)
+        bound = _near_year(year, rng)
         before = (year < bound) == (wrong != "time")
-        v = table_view(p, rng, rows, [place, time])
-        if want == NEI:
-            v.rows.remove(target)
-        entity = p.cell(target, p.key)
+        v = evidence_table(p, rng, rows, [place, time], want, drop_row=target)
+        entity = name_of(p, target)
         word = "before" if before else "after"
         question = f"Is {entity} in {stated_place} ({place.name}), with a {time.name} {word} {bound}?"
         claim = And(parts=[
