@@ -235,15 +235,9 @@ them never change). Left out on purpose: API keys, timeouts, retry settings, con
 run (strategy name, sample id), so that the same request from another run or strategy is a cache hit."""
 
 
-def cache_fields(backend: Backend, request: Request) -> bytes:
-    """``CACHE_KEY_FIELDS`` of a request as canonical JSON (sorted keys, compact): hashed, and stored."""
-    p = request.params
-    fields: dict[str, Any] = {
-        "backend": backend.backend,
-        "model": backend.model,
-        "base_url": backend.base_url,
-        "kind": request.kind,
-        "messages_or_prompt": request.prompt_payload(),
+def sampling_fields(p: GenerationParams) -> dict[str, Any]:
+    """The sampling parameters every request carries, as JSON values (in cache keys and exports)."""
+    return {
         "max_tokens": p.max_tokens,
         "temperature": p.temperature,
         "top_p": p.top_p,
@@ -253,6 +247,19 @@ def cache_fields(backend: Backend, request: Request) -> bytes:
         "logprobs": p.logprobs,
         "top_logprobs": p.top_logprobs,
         "response_format": p.response_format,
+    }
+
+
+def cache_fields(backend: Backend, request: Request) -> bytes:
+    """``CACHE_KEY_FIELDS`` of a request as canonical JSON (sorted keys, compact): hashed, and stored."""
+    p = request.params
+    fields: dict[str, Any] = {
+        "backend": backend.backend,
+        "model": backend.model,
+        "base_url": backend.base_url,
+        "kind": request.kind,
+        "messages_or_prompt": request.prompt_payload(),
+        **sampling_fields(p),
     }
     assert tuple(fields) == CACHE_KEY_FIELDS
     if p.min_tokens and backend.supports_min_tokens and not p.choices:

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from structbench.backends.base import Request, Response
+from structbench.backends.base import Request, Response, sampling_fields
 from structbench.benchmark import Attempt, Benchmark, Strategy
 from structbench.data.sample import Sample
 from structbench.errors import DataError, UsageError
@@ -103,28 +103,13 @@ def export_lines(
             "strategy": strategy.name,
             "task": sample.task,
             "prompt": request.prompt_payload() if request else None,
-            "generation": _params(request) if request else None,
+            "generation": sampling_fields(request.params) if request else None,
             "gold": sample.gold.model_dump(),
             "meta": sample.meta,
             "exported_with": settings.model_dump(),
         }
         line.update(bench.export_fields(sample))
         yield line
-
-
-def _params(request: Request) -> dict[str, Any]:
-    p = request.params
-    return {
-        "max_tokens": p.max_tokens,
-        "temperature": p.temperature,
-        "top_p": p.top_p,
-        "n": p.n,
-        "stop": list(p.stop),
-        "seed": p.seed,
-        "logprobs": p.logprobs,
-        "top_logprobs": p.top_logprobs,
-        "response_format": p.response_format,
-    }
 
 
 @dataclass(frozen=True)
