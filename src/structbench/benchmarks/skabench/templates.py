@@ -16,7 +16,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from structbench.benchmarks.skabench.database import ROW_ID, Value, quote
 from structbench.benchmarks.skabench.forms import TableProfile, humanize
@@ -157,24 +157,48 @@ def _ranked(profile: TableProfile, rows: list[int], number: int, top: bool) -> l
     return sorted(present, key=lambda r: profile.relation.value(r, number), reverse=top)  # type: ignore[arg-type,return-value]
 
 
-@TEMPLATES.decorator("filter")
-def filter_rows(profile: TableProfile, rng: random.Random) -> Query | None:
-    """Which <entity> has <column> <value> and <number> greater (less) than <threshold>?"""
+class _Leader(NamedTuple):
+    """Rows sharing one value of a text column and, by a numeric column, their one named leading row."""
+
+    name: int
+    """The entity column (its cell names the answer)."""
+    group: int
+    value: str
+    number: int
+    top: bool
+    """Leading by the highest value (else the lowest)."""
+    first: int
+    second: int
+    """The leading row and the runner-up, whose values differ."""
+
+
+def _leader(profile: TableProfile, rng: random.Random, most: int) -> _Leader | None:
+    """A group of 2..``most`` rows, a numeric column, a direction, and the group's leading and second rows."""
     name = profile.name_column
     if name is None:
         return None
-    picked = _group_and_number(profile, rng, 2, 40, exclude=(name,))
+    picked = _group_and_number(profile, rng, 2, most, exclude=(name,))
     if picked is None:
         return None
     group, value, rows, number = picked
     top = rng.random() < 0.5
     ranked = _ranked(profile, rows, number, top)
-    if len(ranked) < 2:
-        return None
-    best, runner_up = ranked[0], ranked[1]
     rel = profile.relation
-    if rel.value(best, number) == rel.value(runner_up, number) or rel.cells[best][name] is None:
+    if len(ranked) < 2 or rel.value(ranked[0], number) == rel.value(ranked[1], number):
         return None
+    if rel.cells[ranked[0]][name] is None:
+        return None
+    return _Leader(name, group, value, number, top, ranked[0], ranked[1])
+
+
+@TEMPLATES.decorator("filter")
+def filter_rows(profile: TableProfile, rng: random.Random) -> Query | None:
+    """Which <entity> has <column> <value> and <number> greater (less) than <threshold>?"""
+    lead = _leader(profile, rng, 40)
+    if lead is None:
+        return None
+    name, group, value, number, top, _, runner_up = lead
+    rel = profile.relation
     threshold_text = rel.cells[runner_up][number]
     op, words = (">", "greater than") if top else ("<", "less than")
     g, n = _c(profile, group), _c(profile, number)
@@ -284,20 +308,11 @@ def count(profile: TableProfile, rng: random.Random) -> Query | None:
 @TEMPLATES.decorator("max_min")
 def superlative(profile: TableProfile, rng: random.Random) -> Query | None:
     """Which <entity> has the highest (lowest) <number> among those whose <column> is <value>?"""
-    name = profile.name_column
-    if name is None:
+    lead = _leader(profile, rng, 60)
+    if lead is None:
         return None
-    picked = _group_and_number(profile, rng, 2, 60, exclude=(name,))
-    if picked is None:
-        return None
-    group, value, rows, number = picked
-    top = rng.random() < 0.5
-    ranked = _ranked(profile, rows, number, top)
+    name, group, value, number, top, _, _ = lead
     rel = profile.relation
-    if len(ranked) < 2 or rel.value(ranked[0], number) == rel.value(ranked[1], number):
-        return None
-    if rel.cells[ranked[0]][name] is None:
-        return None
     agg, word = ("MAX", "highest") if top else ("MIN", "lowest")
     g, n = _c(profile, group), _c(profile, number)
     return Query(
