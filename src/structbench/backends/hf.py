@@ -38,15 +38,8 @@ from typing import Any
 from structbench.backends.base import Backend, BackendError, Choice, GenerationParams, Request, Response
 from structbench.backends.checkpoints import Checkpoint, gguf_tokenizer, import_transformers, resolve
 from structbench.backends.factory import BackendSpec
-from structbench.backends.local_prompts import (
-    Truncate,
-    chat_template,
-    encode,
-    fit_context,
-    sample_label,
-    stop_token_ids,
-)
-from structbench.backends.model_options import pop, settings_identity, typed
+from structbench.backends.local_prompts import chat_template, encode, fit_context, sample_label, stop_token_ids
+from structbench.backends.model_options import LocalSettings, pop, typed
 from structbench.errors import UsageError
 from structbench.tokens import IdsCounter, TokenCounter
 
@@ -54,51 +47,41 @@ log = logging.getLogger(__name__)
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 
-EXECUTION_ONLY = ("device", "device_map", "batch_size", "download", "max_memory", "offload_folder", "low_cpu_mem_usage")
-"""Settings that place or schedule the model without changing what it computes; not in the cache key."""
-
 
 @dataclass
-class HFSettings:
-    """The ``--model-option`` settings of the ``hf`` backend."""
+class HFSettings(LocalSettings):
+    """The ``--model-option`` settings of the ``hf`` backend; the rest go to ``from_pretrained``."""
 
     dtype: str = "auto"
     device: str | None = None
     device_map: Any = None
     batch_size: int = 8
-    truncate: Truncate = "error"
     max_length: int | None = None
-    seed: int = 0
-    revision: str | None = None
-    download: bool = False
     load_kwargs: dict[str, Any] = field(default_factory=dict)
+
+    BACKEND = "hf"
+    EXECUTION_ONLY = ("device", "device_map", "batch_size", "download", "max_memory", "offload_folder",
+                      "low_cpu_mem_usage")
+    PASSTHROUGH = "load_kwargs"
 
     @classmethod
     def parse(cls, options: dict[str, str]) -> HFSettings:
         args = typed(options)
+        shared = cls.pop_shared(args)
         settings = cls(
             dtype=pop(args, "dtype", "auto", str, "hf"),
             device=pop(args, "device", None, str, "hf"),
             device_map=pop(args, "device_map", None, (str, dict), "hf"),
             batch_size=pop(args, "batch_size", 8, int, "hf"),
-            truncate=pop(args, "truncate", "error", str, "hf"),
             max_length=pop(args, "max_length", None, int, "hf"),
-            seed=pop(args, "seed", 0, int, "hf"),
-            revision=pop(args, "revision", None, str, "hf"),
-            download=pop(args, "download", False, bool, "hf"),
             load_kwargs=args,
+            **shared,
         )
         if settings.dtype not in DTYPES:
             raise UsageError(f"--model-option dtype={settings.dtype}: expected one of {', '.join(DTYPES)}")
-        if settings.truncate not in ("error", "left"):
-            raise UsageError(f"--model-option truncate={settings.truncate}: expected error or left")
         if settings.batch_size < 1:
             raise UsageError("--model-option batch_size: at least 1")
         return settings
-
-    def identity(self) -> str:
-        values = {k: v for k, v in vars(self).items() if k != "load_kwargs"} | self.load_kwargs
-        return settings_identity(values, EXECUTION_ONLY)
 
 
 @dataclass
@@ -186,7 +169,7 @@ class HFBackend(Backend):
         self.checkpoint = checkpoint
         self.settings = settings
         self.batch_size = settings.batch_size
-        self.base_url = ";".join(s for s in (checkpoint.identity(), settings.identity()) if s)
+        self.base_url = settings.base_url(checkpoint)
         self._loaded: _Loaded | None = None
         self._load_error: str | None = None
         self._lock = threading.Lock()
@@ -585,8 +568,7 @@ def from_spec(spec: BackendSpec) -> Backend:
         raise UsageError("--model hf:MODEL: name a checkpoint directory, a .gguf file, a hub id, or 'embedded'")
     import_transformers(f"hf:{spec.name}")
     settings = HFSettings.parse(spec.options)
-    checkpoint = resolve(spec.name, backend="hf", download=settings.download, revision=settings.revision)
-    return HFBackend(checkpoint, spec.name, settings)
+    return HFBackend(settings.resolve(spec.name), spec.name, settings)
 
 
 def token_counter(name: str) -> TokenCounter:
