@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from structbench.backends.base import Backend, BackendError, Choice, GenerationParams, Request, Response
-from structbench.backends.checkpoints import Checkpoint, gguf_tokenizer, import_transformers, resolve
+from structbench.backends.checkpoints import Checkpoint, import_transformers, load_tokenizer, resolve
 from structbench.backends.factory import BackendSpec
 from structbench.backends.local_prompts import chat_template, encode, fit_context, sample_label, stop_token_ids
 from structbench.backends.model_options import LocalSettings, pop, typed
@@ -199,10 +199,7 @@ class HFBackend(Backend):
         torch, transformers = import_transformers(f"hf:{self.model}")
         s, ck = self.settings, self.checkpoint
         where = {"gguf_file": ck.gguf_file} if ck.gguf_file else {}
-        if ck.gguf_file:
-            tokenizer = gguf_tokenizer(transformers, ck.path / ck.gguf_file)
-        else:
-            tokenizer = transformers.AutoTokenizer.from_pretrained(ck.path, local_files_only=True)
+        tokenizer = load_tokenizer(transformers, ck)
         dtype = s.dtype if s.dtype == "auto" else getattr(torch, s.dtype)
         kwargs = {"dtype": dtype, "local_files_only": True, **where, **s.load_kwargs}
         if s.device_map is not None:
@@ -574,11 +571,7 @@ def from_spec(spec: BackendSpec) -> Backend:
 def token_counter(name: str) -> TokenCounter:
     """The tokenizer of model ``name`` (as ``hf:``/``vllm:`` take it) as a ``structbench.tokens`` counter."""
     _, transformers = import_transformers(f"token counter hf:{name}")
-    checkpoint = resolve(name, backend="hf")
-    if checkpoint.gguf_file:
-        tokenizer = gguf_tokenizer(transformers, checkpoint.path / checkpoint.gguf_file)
-    else:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(checkpoint.path, local_files_only=True)
+    tokenizer = load_tokenizer(transformers, resolve(name, backend="hf"))
     return IdsCounter(
         lambda text: tokenizer(text, add_special_tokens=False)["input_ids"],
         lambda ids: tokenizer.decode(list(ids), skip_special_tokens=True),
