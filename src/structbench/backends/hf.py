@@ -103,6 +103,8 @@ class _Trie:
 
     children: dict[int, _Trie] = field(default_factory=dict)
     choice: str | None = None
+    _allowed: dict[tuple[str, tuple[int, ...]], Any] = field(default_factory=dict, repr=False, compare=False)
+    """``allowed_ids`` by device and end-of-sequence ids."""
 
     @classmethod
     def build(cls, tokenizer: Any, prompt: list[int], choices: tuple[str, ...]) -> _Trie:
@@ -114,6 +116,17 @@ class _Trie:
             if node.choice is None:  # two choices that tokenize alike: the first one names it
                 node.choice = choice
         return root
+
+    def allowed_ids(self, stop_ids: list[int], device: Any) -> Any:
+        """The ids that may follow this node (a child, or an end once a choice is out) as a tensor on
+        ``device``; built on first use and kept, since tries outlive a batch."""
+        import torch
+
+        key = (str(device), tuple(stop_ids))
+        if key not in self._allowed:
+            ids = list(self.children) + (list(stop_ids) if self.choice is not None else [])
+            self._allowed[key] = torch.tensor(ids, dtype=torch.long, device=device)
+        return self._allowed[key]
 
     def walk(self, tokens: list[int]) -> _Trie | None:
         """The node ``tokens`` lead to, or None when they leave the trie."""
@@ -451,6 +464,7 @@ class HFBackend(Backend):
             await asyncio.gather(self._drainer, return_exceptions=True)
         with self._lock:
             self._loaded = None
+            self._tries.clear()  # their nodes hold allowed-id tensors on the model's device
         _free_memory()
 
 
@@ -473,12 +487,15 @@ class _Interrupted:
 class _ChoiceMask:
     """A logits processor that keeps, in each row with a trie, only the tokens that continue a choice (and
     the end-of-sequence tokens once a whole choice is out); rows without a trie, or already ended, are left as
-    they are. Custom processors run before temperature and top-p, so sampling is among the allowed tokens."""
+    they are. Custom processors run before temperature and top-p, so sampling is among the allowed tokens.
+    A step masks ``scores`` in place with the nodes' cached allowed ids: no vocabulary-wide tensor per row."""
 
     def __init__(self, tries: list[_Trie | None], stop_ids: list[int], start: int) -> None:
         self.tries = tries
         self.stop_ids = stop_ids
         self.start = start
+        self._ends: Any = None
+        """The end-of-sequence ids on the scores' device: all a row off its trie may take."""
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         import torch
@@ -488,14 +505,15 @@ class _ChoiceMask:
             if trie is None or any(t in self.stop_ids for t in tokens):
                 continue
             node = trie.walk(tokens)
-            if node is None:  # off the trie (a row a stop string ended, now padded): only an end
-                allowed = list(self.stop_ids)
-            else:
-                allowed = list(node.children) + (list(self.stop_ids) if node.choice is not None else [])
-            keep = torch.tensor(allowed, dtype=torch.long, device=scores.device)
-            masked = torch.full_like(scores[row], -math.inf)
-            masked[keep] = scores[row, keep]
-            scores[row] = masked
+            if node is not None:
+                keep = node.allowed_ids(self.stop_ids, scores.device)
+            else:  # off the trie (a row a stop string ended, now padded): only an end
+                if self._ends is None:
+                    self._ends = torch.tensor(self.stop_ids, dtype=torch.long, device=scores.device)
+                keep = self._ends
+            kept = scores[row, keep]
+            scores[row].fill_(-math.inf)
+            scores[row, keep] = kept
         return scores
 
 
