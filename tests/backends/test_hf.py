@@ -396,3 +396,36 @@ def test_choices_are_part_of_the_cache_key(tiny: Path) -> None:
     picked, free = Request.chat("q", choices=("A", "AB")), Request.chat("q")
     assert b'"choices":["A","AB"]' in cache_fields(backend, picked)
     assert b"choices" not in cache_fields(backend, free)
+
+
+def test_choice_mask_keeps_exactly_the_allowed_tokens_and_builds_each_nodes_ids_once() -> None:
+    """Rows on a trie keep their node's children (and the ends once a choice is complete), a row off its trie
+    only the ends; rows without a trie or already ended are untouched. A node's ids tensor is built once."""
+    import torch
+
+    from structbench.backends.hf import _ChoiceMask, _Trie
+
+    stops, vocab = [2, 7], 50
+    trie = _Trie()
+    for path, choice in (((10, 11), "ab"), ((10,), "a"), ((12, 13, 14), "cde")):
+        node = trie
+        for token in path:
+            node = node.children.setdefault(token, _Trie())
+        node.choice = choice
+    steps = [  # per step, each row: its trie, its generated tokens, and what it may take next (None: anything)
+        [(trie, [], {10, 12}), (None, [], None)],
+        [(trie, [10], {11, *stops}), (trie, [12], {13}), (trie, [2], None)],  # "a" is complete: end, or go on
+        [(trie, [10, 11], set(stops)), (trie, [12, 13], {14}), (trie, [12, 99], set(stops)),  # 99: off the trie
+         (trie, [10, 7], None), (None, [5, 6], None)],
+    ]
+    for rows in steps:
+        input_ids = torch.tensor([[1, 1, 1, *tokens] for _, tokens, _ in rows], dtype=torch.long)
+        scores = torch.randn((len(rows), vocab))
+        expected = scores.clone()
+        for k, (_, _, allowed) in enumerate(rows):
+            if allowed is not None:
+                expected[k, [t for t in range(vocab) if t not in allowed]] = -math.inf
+        masked = _ChoiceMask([t for t, _, _ in rows], stops, 3)(input_ids, scores)
+        assert torch.equal(masked, expected), rows
+    cpu = torch.device("cpu")
+    assert trie.children[10].allowed_ids(stops, cpu) is trie.children[10].allowed_ids(stops, cpu)

@@ -157,6 +157,13 @@ def embedded_checkpoint() -> Path:
     return target
 
 
+def load_tokenizer(transformers: Any, checkpoint: Checkpoint) -> Any:
+    """The checkpoint's tokenizer from its local files: a GGUF file's through ``gguf_tokenizer``."""
+    if checkpoint.gguf_file:
+        return gguf_tokenizer(transformers, checkpoint.path / checkpoint.gguf_file)
+    return transformers.AutoTokenizer.from_pretrained(checkpoint.path, local_files_only=True)
+
+
 def gguf_tokenizer(transformers: Any, gguf: Path) -> Any:
     """A GGUF file's tokenizer through transformers, adding BOS when the file says to (transformers'
     conversion drops ``tokenizer.ggml.add_bos_token``)."""

@@ -36,17 +36,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from structbench.backends.base import Backend, BackendError, Choice, GenerationParams, Request, Response
-from structbench.backends.checkpoints import Checkpoint, gguf_tokenizer, import_transformers, resolve
+from structbench.backends.checkpoints import Checkpoint, import_transformers, load_tokenizer, resolve
 from structbench.backends.factory import BackendSpec
-from structbench.backends.local_prompts import (
-    Truncate,
-    chat_template,
-    encode,
-    fit_context,
-    sample_label,
-    stop_token_ids,
-)
-from structbench.backends.model_options import pop, settings_identity, typed
+from structbench.backends.local_prompts import chat_template, encode, fit_context, sample_label, stop_token_ids
+from structbench.backends.model_options import LocalSettings, pop, typed
 from structbench.errors import UsageError
 from structbench.tokens import IdsCounter, TokenCounter
 
@@ -54,51 +47,41 @@ log = logging.getLogger(__name__)
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 
-EXECUTION_ONLY = ("device", "device_map", "batch_size", "download", "max_memory", "offload_folder", "low_cpu_mem_usage")
-"""Settings that place or schedule the model without changing what it computes; not in the cache key."""
-
 
 @dataclass
-class HFSettings:
-    """The ``--model-option`` settings of the ``hf`` backend."""
+class HFSettings(LocalSettings):
+    """The ``--model-option`` settings of the ``hf`` backend; the rest go to ``from_pretrained``."""
 
     dtype: str = "auto"
     device: str | None = None
     device_map: Any = None
     batch_size: int = 8
-    truncate: Truncate = "error"
     max_length: int | None = None
-    seed: int = 0
-    revision: str | None = None
-    download: bool = False
     load_kwargs: dict[str, Any] = field(default_factory=dict)
+
+    BACKEND = "hf"
+    EXECUTION_ONLY = ("device", "device_map", "batch_size", "download", "max_memory", "offload_folder",
+                      "low_cpu_mem_usage")
+    PASSTHROUGH = "load_kwargs"
 
     @classmethod
     def parse(cls, options: dict[str, str]) -> HFSettings:
         args = typed(options)
+        shared = cls.pop_shared(args)
         settings = cls(
             dtype=pop(args, "dtype", "auto", str, "hf"),
             device=pop(args, "device", None, str, "hf"),
             device_map=pop(args, "device_map", None, (str, dict), "hf"),
             batch_size=pop(args, "batch_size", 8, int, "hf"),
-            truncate=pop(args, "truncate", "error", str, "hf"),
             max_length=pop(args, "max_length", None, int, "hf"),
-            seed=pop(args, "seed", 0, int, "hf"),
-            revision=pop(args, "revision", None, str, "hf"),
-            download=pop(args, "download", False, bool, "hf"),
             load_kwargs=args,
+            **shared,
         )
         if settings.dtype not in DTYPES:
             raise UsageError(f"--model-option dtype={settings.dtype}: expected one of {', '.join(DTYPES)}")
-        if settings.truncate not in ("error", "left"):
-            raise UsageError(f"--model-option truncate={settings.truncate}: expected error or left")
         if settings.batch_size < 1:
             raise UsageError("--model-option batch_size: at least 1")
         return settings
-
-    def identity(self) -> str:
-        values = {k: v for k, v in vars(self).items() if k != "load_kwargs"} | self.load_kwargs
-        return settings_identity(values, EXECUTION_ONLY)
 
 
 @dataclass
@@ -120,6 +103,8 @@ class _Trie:
 
     children: dict[int, _Trie] = field(default_factory=dict)
     choice: str | None = None
+    _allowed: dict[tuple[str, tuple[int, ...]], Any] = field(default_factory=dict, repr=False, compare=False)
+    """``allowed_ids`` by device and end-of-sequence ids."""
 
     @classmethod
     def build(cls, tokenizer: Any, prompt: list[int], choices: tuple[str, ...]) -> _Trie:
@@ -131,6 +116,17 @@ class _Trie:
             if node.choice is None:  # two choices that tokenize alike: the first one names it
                 node.choice = choice
         return root
+
+    def allowed_ids(self, stop_ids: list[int], device: Any) -> Any:
+        """The ids that may follow this node (a child, or an end once a choice is out) as a tensor on
+        ``device``; built on first use and kept, since tries outlive a batch."""
+        import torch
+
+        key = (str(device), tuple(stop_ids))
+        if key not in self._allowed:
+            ids = list(self.children) + (list(stop_ids) if self.choice is not None else [])
+            self._allowed[key] = torch.tensor(ids, dtype=torch.long, device=device)
+        return self._allowed[key]
 
     def walk(self, tokens: list[int]) -> _Trie | None:
         """The node ``tokens`` lead to, or None when they leave the trie."""
@@ -186,7 +182,7 @@ class HFBackend(Backend):
         self.checkpoint = checkpoint
         self.settings = settings
         self.batch_size = settings.batch_size
-        self.base_url = ";".join(s for s in (checkpoint.identity(), settings.identity()) if s)
+        self.base_url = settings.base_url(checkpoint)
         self._loaded: _Loaded | None = None
         self._load_error: str | None = None
         self._lock = threading.Lock()
@@ -216,10 +212,7 @@ class HFBackend(Backend):
         torch, transformers = import_transformers(f"hf:{self.model}")
         s, ck = self.settings, self.checkpoint
         where = {"gguf_file": ck.gguf_file} if ck.gguf_file else {}
-        if ck.gguf_file:
-            tokenizer = gguf_tokenizer(transformers, ck.path / ck.gguf_file)
-        else:
-            tokenizer = transformers.AutoTokenizer.from_pretrained(ck.path, local_files_only=True)
+        tokenizer = load_tokenizer(transformers, ck)
         dtype = s.dtype if s.dtype == "auto" else getattr(torch, s.dtype)
         kwargs = {"dtype": dtype, "local_files_only": True, **where, **s.load_kwargs}
         if s.device_map is not None:
@@ -471,6 +464,7 @@ class HFBackend(Backend):
             await asyncio.gather(self._drainer, return_exceptions=True)
         with self._lock:
             self._loaded = None
+            self._tries.clear()  # their nodes hold allowed-id tensors on the model's device
         _free_memory()
 
 
@@ -493,12 +487,15 @@ class _Interrupted:
 class _ChoiceMask:
     """A logits processor that keeps, in each row with a trie, only the tokens that continue a choice (and
     the end-of-sequence tokens once a whole choice is out); rows without a trie, or already ended, are left as
-    they are. Custom processors run before temperature and top-p, so sampling is among the allowed tokens."""
+    they are. Custom processors run before temperature and top-p, so sampling is among the allowed tokens.
+    A step masks ``scores`` in place with the nodes' cached allowed ids: no vocabulary-wide tensor per row."""
 
     def __init__(self, tries: list[_Trie | None], stop_ids: list[int], start: int) -> None:
         self.tries = tries
         self.stop_ids = stop_ids
         self.start = start
+        self._ends: Any = None
+        """The end-of-sequence ids on the scores' device: all a row off its trie may take."""
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         import torch
@@ -508,14 +505,15 @@ class _ChoiceMask:
             if trie is None or any(t in self.stop_ids for t in tokens):
                 continue
             node = trie.walk(tokens)
-            if node is None:  # off the trie (a row a stop string ended, now padded): only an end
-                allowed = list(self.stop_ids)
-            else:
-                allowed = list(node.children) + (list(self.stop_ids) if node.choice is not None else [])
-            keep = torch.tensor(allowed, dtype=torch.long, device=scores.device)
-            masked = torch.full_like(scores[row], -math.inf)
-            masked[keep] = scores[row, keep]
-            scores[row] = masked
+            if node is not None:
+                keep = node.allowed_ids(self.stop_ids, scores.device)
+            else:  # off the trie (a row a stop string ended, now padded): only an end
+                if self._ends is None:
+                    self._ends = torch.tensor(self.stop_ids, dtype=torch.long, device=scores.device)
+                keep = self._ends
+            kept = scores[row, keep]
+            scores[row].fill_(-math.inf)
+            scores[row, keep] = kept
         return scores
 
 
@@ -585,18 +583,13 @@ def from_spec(spec: BackendSpec) -> Backend:
         raise UsageError("--model hf:MODEL: name a checkpoint directory, a .gguf file, a hub id, or 'embedded'")
     import_transformers(f"hf:{spec.name}")
     settings = HFSettings.parse(spec.options)
-    checkpoint = resolve(spec.name, backend="hf", download=settings.download, revision=settings.revision)
-    return HFBackend(checkpoint, spec.name, settings)
+    return HFBackend(settings.resolve(spec.name), spec.name, settings)
 
 
 def token_counter(name: str) -> TokenCounter:
     """The tokenizer of model ``name`` (as ``hf:``/``vllm:`` take it) as a ``structbench.tokens`` counter."""
     _, transformers = import_transformers(f"token counter hf:{name}")
-    checkpoint = resolve(name, backend="hf")
-    if checkpoint.gguf_file:
-        tokenizer = gguf_tokenizer(transformers, checkpoint.path / checkpoint.gguf_file)
-    else:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(checkpoint.path, local_files_only=True)
+    tokenizer = load_tokenizer(transformers, resolve(name, backend="hf"))
     return IdsCounter(
         lambda text: tokenizer(text, add_special_tokens=False)["input_ids"],
         lambda ids: tokenizer.decode(list(ids), skip_special_tokens=True),

