@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -384,3 +385,17 @@ def test_a_qualified_strategy_applies_to_its_benchmark_and_variant_only() -> Non
     with pytest.raises(UsageError, match=r"^--strategy structfact:tables/self-refine: structfact:tables is not "
                                          r"part of this run \(structfact:generated, skabench:kg\)$"):
         check_qualified(names, [("structfact", "generated"), ("skabench", "kg")])
+
+
+def test_a_stray_cancelled_error_is_a_harness_error_not_a_lost_sample(tmp_path: Path) -> None:
+    def reply(request: Request) -> str:
+        if "Does the number 1" in str(request.messages):
+            raise asyncio.CancelledError()  # nobody cancelled the task: a bug below the strategy
+        return "yes"
+
+    _, metrics = _run_with(tmp_path, ToyBench(), MockBackend(reply=reply))
+    entry = metrics.results[0]  # type: ignore[attr-defined]
+    records = list(read_records(tmp_path / "run" / "samples.jsonl"))
+    harness = [r for r in records if r.error_kind == "harness"]
+    assert len(records) == 20 and harness and all("CancelledError" in (r.error or "") for r in harness)
+    assert entry.harness_errors == len(harness) and entry.n == 20 - len(harness)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import json
 import sys
@@ -133,3 +134,17 @@ def test_worker_count_defaults_and_limits(capsys: pytest.CaptureFixture[str]) ->
     assert worker_count(local, 2) == 1 and worker_count(local, None) == 1
     assert "note: --workers 2: the llamacpp backend holds its model in this process" in capsys.readouterr().err
     assert split(64, 3) == [22, 21, 21] and split(2, 2) == [1, 1]
+
+
+def _stray_cancel(request: Any) -> str:
+    if "Does the number 1" in str(request.messages):
+        raise asyncio.CancelledError()  # nobody cancelled the task: a bug below the strategy
+    return "The answer is yes."
+
+
+def test_a_stray_cancelled_error_in_a_worker_is_a_harness_error_and_the_run_ends(tmp_path: Path) -> None:
+    config = _config(strategies=["direct"], limit=20)
+    one = _run(tmp_path / "one", MockBackend(reply=_stray_cancel), config, 1)
+    many = _run(tmp_path / "many", MockBackend(reply=_stray_cancel), config, 2)  # it used to wait for ever
+    assert many == one and one.results[0].harness_errors > 0
+    assert _lines(tmp_path / "many") == _lines(tmp_path / "one") and len(_lines(tmp_path / "many")) == 20

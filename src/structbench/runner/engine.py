@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 import traceback
 from collections import deque
@@ -48,7 +49,8 @@ async def attempt_job(job: Job, caller: ModelCaller, settings: RequestSettings |
     """Run the strategy: the part of a job that waits for the model.
 
     A model call that failed for good is a ``model`` error; any other exception in the strategy is a
-    ``harness`` error (a bug). A ``StorageError`` (the cache failed) is raised: not this sample's fault."""
+    ``harness`` error (a bug), a ``CancelledError`` too unless this task is being cancelled. A ``StorageError``
+    (the cache failed) is raised: not this sample's fault."""
     log = CallLog(caller, settings)
     current_sample.set((job.bench, job.sample))
     started = time.perf_counter()
@@ -58,6 +60,14 @@ async def attempt_job(job: Job, caller: ModelCaller, settings: RequestSettings |
         return Outcome(Attempt(output=""), log, started, str(err), "model")
     except StorageError:  # the cache failed: not this sample's fault; the run stops and it is tried again
         raise
+    except asyncio.CancelledError as err:
+        task = asyncio.current_task()
+        if task is None or task.cancelling():
+            raise  # the run is stopping: the sample is left for a resume
+        # raised by the strategy or a library with nobody cancelling: a bug, which must not end the slot silently
+        # (in a worker, the driver would wait for the job for ever)
+        return Outcome(Attempt(output=""), log, started, harness_error(err, f"strategy {job.strategy.name!r}"),
+                       "harness")
     except Exception as err:  # a bug must not lose the rest of the run; it is recorded and counted
         return Outcome(Attempt(output=""), log, started, harness_error(err, f"strategy {job.strategy.name!r}"),
                        "harness")
