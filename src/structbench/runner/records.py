@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -16,7 +16,40 @@ ErrorKind = Literal["model", "harness"]
 """Who failed: the model (its call failed after retries) or the harness (a bug in a strategy, parser or scorer)."""
 
 
-class SampleRecord(BaseModel):
+class _Outcome:
+    """What a full record and its summary both answer: whether it counts, its key, its scored part."""
+
+    __slots__ = ()
+
+    if TYPE_CHECKING:
+        benchmark: str
+        variant: str
+        strategy: str
+        model: str
+        id: str
+        task: str
+        parsed: Any
+        gold: Any
+        score: float
+        values: dict[str, float]
+        meta: dict[str, Any]
+        error_kind: ErrorKind | None
+
+    @property
+    def counted(self) -> bool:
+        """Whether the record takes part in metrics: everything but harness errors (which were not scored)."""
+        return self.error_kind != "harness"
+
+    @property
+    def key(self) -> tuple[str, str, str, str, str]:
+        return (self.benchmark, self.variant, self.strategy, self.model, self.id)
+
+    def scored(self) -> Scored:
+        return Scored(id=self.id, task=self.task, parsed=self.parsed, gold=self.gold, score=self.score,
+                      values=self.values, meta=self.meta)
+
+
+class SampleRecord(_Outcome, BaseModel):
     """Everything known about one (benchmark, variant, strategy, model, sample)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -60,26 +93,6 @@ class SampleRecord(BaseModel):
             self.error_kind = "model"
         return self
 
-    @property
-    def counted(self) -> bool:
-        """Whether the record takes part in metrics: everything but harness errors (which were not scored)."""
-        return self.error_kind != "harness"
-
-    @property
-    def key(self) -> tuple[str, str, str, str, str]:
-        return (self.benchmark, self.variant, self.strategy, self.model, self.id)
-
-    def scored(self) -> Scored:
-        return Scored(
-            id=self.id,
-            task=self.task,
-            parsed=self.parsed,
-            gold=self.gold,
-            score=self.score,
-            values=self.values,
-            meta=self.meta,
-        )
-
     def slim(self) -> RecordSummary:
         """What metrics and failure summaries read of this record, kept in memory for every sample of a run
         while the full record stays on disk."""
@@ -103,7 +116,7 @@ class SampleRecord(BaseModel):
 
 
 @dataclass(frozen=True, slots=True)
-class RecordSummary:
+class RecordSummary(_Outcome):
     """A record without its texts (prompt, outputs, artifacts, timings): a few hundred bytes where the full
     record is kilobytes, so a run of any size keeps one per sample (``SampleRecord.slim``). Repeated names
     are interned; ``values`` and ``meta`` are the record's own (never mutated)."""
@@ -121,15 +134,3 @@ class RecordSummary:
     meta: dict[str, Any]
     error: str | None
     error_kind: ErrorKind | None
-
-    @property
-    def counted(self) -> bool:
-        return self.error_kind != "harness"
-
-    @property
-    def key(self) -> tuple[str, str, str, str, str]:
-        return (self.benchmark, self.variant, self.strategy, self.model, self.id)
-
-    def scored(self) -> Scored:
-        return Scored(id=self.id, task=self.task, parsed=self.parsed, gold=self.gold, score=self.score,
-                      values=self.values, meta=self.meta)
