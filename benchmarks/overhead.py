@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from structbench.testing.openai_server import read_log
+
 
 def measure(args: argparse.Namespace) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp_name:
@@ -57,9 +59,9 @@ def measure(args: argparse.Namespace) -> dict[str, float]:
         finally:
             server.kill()
             server.wait()
-        rows = [line.split() for line in log.read_text().splitlines()]
-    received = [float(r[1]) for r in rows]
-    answered = [float(r[2]) for r in rows]
+        rows = read_log(log)
+    received = [r.received for r in rows]
+    answered = [r.answered for r in rows]
     n = len(rows)
     phase = max(answered) - min(received)
     ideal = n * args.latency / args.concurrency

@@ -33,6 +33,8 @@ from pathlib import Path
 
 import psutil
 
+from structbench.testing.openai_server import read_log
+
 
 def _pss_mib(root: int) -> float:
     """Proportional set size of ``root`` and its children (the forked workers), so shared pages count once."""
@@ -103,9 +105,9 @@ def measure(samples: int, latency: float, workers: int, args: argparse.Namespace
         finally:
             server.kill()
             server.wait()
-        rows = [line.split() for line in log.read_text().splitlines()]
-    received = [float(r[1]) for r in rows]
-    answered = [float(r[2]) for r in rows]
+        rows = read_log(log)
+    received = [r.received for r in rows]
+    answered = [r.answered for r in rows]
     phase = max(answered) - min(received)
     return {"requests": len(rows), "rate": len(rows) / phase, "phase": phase, "wall": end - start,
             "before": min(received) - start, "pss": peak["pss"], "driver": peak["driver"]}

@@ -24,6 +24,7 @@ import json
 import os
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +92,22 @@ def request_digest(request: dict[str, object]) -> str:
     """SHA-256 of a request's messages (or prompt) as canonical JSON: what the request log records."""
     content = request.get("messages", request.get("prompt"))
     return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class LoggedRequest:
+    """One line of the request log (``--log``): the request's digest, when it arrived and when it was answered
+    (seconds since the epoch)."""
+
+    digest: str
+    received: float
+    answered: float
+
+
+def read_log(path: Path) -> list[LoggedRequest]:
+    """The requests answered normally, in order of their answers."""
+    rows = (line.split() for line in path.read_text().splitlines())
+    return [LoggedRequest(d, float(r), float(a)) for d, r, a in rows]
 
 
 class MockOpenAIServer:
