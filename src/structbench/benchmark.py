@@ -110,6 +110,13 @@ class Benchmark(ABC):
     """Meta keys (and ``task``) over which metrics are also computed per group."""
     Options: ClassVar[type[BaseModel]] = NoOptions
     """Run options (``--option key=value``), validated by this model."""
+    uses_model_context: ClassVar[bool] = False
+    """Whether ``load`` leaves out prompts that cannot fit ``model_context`` (a benchmark that builds contexts to
+    token budgets): a run then asks the backend for the model's context before loading."""
+    model_context: int | None = None
+    """The model's context in tokens when the run knows it before loading (``Backend.context_window``), else
+    None; set by the runner before ``load``. A benchmark with ``uses_model_context`` leaves out what cannot fit
+    and says so in ``exclusions``."""
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         try:

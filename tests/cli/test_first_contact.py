@@ -11,13 +11,14 @@ import sys
 import time
 from pathlib import Path
 
+from faults import child_pythonpath
 from structbench.benchmarks import BENCHMARKS
 
 TESTS = Path(__file__).resolve().parents[1]
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = dict(os.environ, PYTHONPATH=str(TESTS), STRUCTBENCH_PLUGINS="toybench",
+    env = dict(os.environ, PYTHONPATH=child_pythonpath(), STRUCTBENCH_PLUGINS="toybench",
                STRUCTBENCH_CACHE=str(tmp_path / "cache"))
     env.pop("STRUCTBENCH_DATA_DIR", None)
     env.update(extra)

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from structbench.atomic import atomic_path
-from structbench.backends.base import Backend, BackendError, Choice, Request, Response, TokenLogprob
+from structbench.backends.base import PROMPT_TOO_LONG, Backend, BackendError, Choice, Request, Response, TokenLogprob
 from structbench.backends.factory import BackendSpec
 from structbench.errors import UsageError
 
@@ -214,6 +214,10 @@ class LlamaCppBackend(Backend):
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "load": asdict(self.params)}
 
+    async def context_window(self) -> int:
+        """The context the model is loaded with (``--model-option n_ctx``)."""
+        return self.params.n_ctx
+
     def _load(self) -> Any:
         if self._closing.is_set():
             raise _Closed
@@ -298,7 +302,7 @@ class LlamaCppBackend(Backend):
             prompt, template_stop = self._render(llm, request)
             if len(prompt) >= llm.n_ctx():  # checked here: the log-probability pass below fails obscurely on it
                 raise BackendError(f"llama.cpp: prompt of {len(prompt)} tokens does not fit the model's context of "
-                                   f"{llm.n_ctx()} tokens (--model-option n_ctx=N)", cause="prompt too long")
+                                   f"{llm.n_ctx()} tokens (--model-option n_ctx=N)", cause=PROMPT_TOO_LONG)
             logp = self._first_position(llm, prompt) if p.logprobs else None  # once, shared by all n choices
             choices: list[Choice] = []
             prompt_tokens = completion_tokens = 0
@@ -319,8 +323,10 @@ class LlamaCppBackend(Backend):
                     c = out["choices"][0]
                     text = c.get("text") or ""
                     lps = None if logp is None else self._token_logprobs(llm, logp, text, p.top_logprobs)
-                except ValueError as err:  # prompt longer than the context window, for instance
-                    raise BackendError(f"llama.cpp: {err}") from err
+                except ValueError as err:  # prompt and reply longer than the context window, for instance
+                    too_long = "exceed context window" in str(err)
+                    raise BackendError(f"llama.cpp: {err}", cause=PROMPT_TOO_LONG if too_long else "model error"
+                                       ) from err
                 usage = out.get("usage") or {}
                 prompt_tokens = usage.get("prompt_tokens", 0)
                 completion_tokens += usage.get("completion_tokens", 0)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from structbench.atomic import atomic_path
+from structbench.backends.factory import DEFAULT_TIMEOUT
 from structbench.cli import report_cmds
 from structbench.errors import ExitCode, StorageError, StructbenchError, Terminated, UsageError
 from structbench.redact import MASK, redact
@@ -287,8 +288,14 @@ def run(
     device: Annotated[str | None, typer.Option(help="hf/vllm: cpu, cuda, cuda:1, mps (a model option).")] = None,
     dtype: Annotated[str | None, typer.Option(help="hf/vllm: auto, float32, bfloat16 (a model option).")] = None,
     api_key_env: Annotated[str, typer.Option(help="Environment variable holding the API key.")] = "OPENAI_API_KEY",
-    timeout: Annotated[float, typer.Option(min=0.001, help="Seconds per model request.")] = 120.0,
-    max_retries: Annotated[int, typer.Option(min=0, help="Retries on 429/5xx/timeouts.")] = 6,
+    timeout: Annotated[
+        float, typer.Option(min=0.001, help="Seconds a model request may take, waiting in the server's queue "
+                            "included.")
+    ] = DEFAULT_TIMEOUT,
+    max_retries: Annotated[
+        int, typer.Option(min=0, help="Retries on 429/5xx/dropped connections; a timed-out request is retried "
+                          "once at most.")
+    ] = 6,
     max_reply_mb: Annotated[
         float, typer.Option(min=0.001, help="Largest reply body read from a server (MiB); a larger one is an error.")
     ] = DEFAULT_MAX_REPLY_MB,
@@ -429,13 +436,20 @@ def _execute(config: RunConfig, spec: BackendSpec, run_dir: Path, settings: RunS
     from structbench.backends import BACKENDS, make_backend
     from structbench.datasets import DataContext, cache_root
     from structbench.runner.control import RunControl
-    from structbench.runner.run import Run, prepare
+    from structbench.runner.run import Run, model_context, needs_model_context, prepare
     from structbench.runner.workers import worker_count
 
     BACKENDS.get(spec.backend)  # an unknown backend fails before any data is loaded
     the_run = Run(run_dir, config)  # so does a run directory holding another configuration, or an unwritable one
-    selections = prepare(config, DataContext.from_env(config.data_dir, offline=settings.offline))
-    backend = make_backend(spec)
+    backend, context = None, None
+    if needs_model_context(config):  # a benchmark leaves out what cannot fit the model's context: ask first
+        backend = make_backend(spec)
+        context = model_context(backend)
+        if context is not None:
+            typer.echo(f"note: the model's context is {context} tokens: prompts built to larger token budgets are "
+                       "left out", err=True)
+    selections = prepare(config, DataContext.from_env(config.data_dir, offline=settings.offline), context)
+    backend = backend or make_backend(spec)
     workers = settings.workers
     cluster = None
     if settings.executor == ExecutorChoice.ray:
@@ -459,6 +473,7 @@ def _execute(config: RunConfig, spec: BackendSpec, run_dir: Path, settings: RunS
             control=control,
             workers=workers or 1,
             cluster=cluster,
+            model_context=context,
         )
     except KeyboardInterrupt:
         typer.echo(f"interrupted; finished samples are saved in {run_dir}, the same command resumes", err=True)
@@ -489,9 +504,14 @@ def _echo_failures(the_run: Run) -> None:
 
 
 def _echo_exclusions(metrics: Any) -> None:
-    """One stderr line per benchmark variant that left samples out, with the reasons (``extra.excluded``)."""
-    from structbench.results import EXCLUDED
+    """One stderr line per benchmark variant that left samples out, with the reasons (``extra.excluded``), and per
+    entry whose prompts did not fit the model's context (``too_long``)."""
+    from structbench.results import EXCLUDED, TOO_LONG_MEANING
 
+    for r in metrics.results:
+        if r.too_long:
+            typer.echo(f"note: {r.benchmark}:{r.variant}/{r.strategy}: {r.too_long} sample(s) {TOO_LONG_MEANING} "
+                       "(metrics.json: too_long; samples.jsonl: error_kind context)", err=True)
     seen = set()
     for r in metrics.results:
         excluded = r.extra.get(EXCLUDED)

@@ -135,6 +135,7 @@ class SkaBench(Benchmark):
     )
     breakdown_keys = ("testbed", "knowledge_type", "budget", "position", "positive_units", *PAPER_BREAKDOWNS.values())
     Options = SkaOptions
+    uses_model_context = True
 
     def __init__(self, options: Mapping[str, Any] | None = None, *, counter: TokenCounter | None = None) -> None:
         super().__init__(options)
@@ -208,6 +209,8 @@ class SkaBench(Benchmark):
                 break
             if c.testbed not in testbeds or c.knowledge_type not in kinds or (budgets and c.budget not in budgets):
                 continue
+            if self._over_context(c.budget):
+                continue
             if positions is not None and c.testbed == TESTBED_ALIASES["order"] and c.position not in positions:
                 continue
             knowledge = render_knowledge(c.knowledge_type, c.structured, c.texts, c.header)
@@ -261,6 +264,8 @@ class SkaBench(Benchmark):
                 if wanted_positions is not None and testbed == TESTBED_ALIASES["order"]:
                     positions = tuple(p for p in positions if p in wanted_positions)
                 for budget in budgets or default_budgets(testbed, instance.knowledge_type):
+                    if self._over_context(budget, len(positions)):
+                        continue
                     for position in positions:
                         context = builder.build(instance, testbed, budget, position)
                         if isinstance(context, Skipped):
@@ -273,6 +278,15 @@ class SkaBench(Benchmark):
         if self.skipped:
             log.info("skabench: contexts left out: %s", dict(self.skipped))
         return samples
+
+    def _over_context(self, budget: int | None, contexts: int = 1) -> bool:
+        """Whether ``contexts`` contexts of ``budget`` tokens cannot fit the model's context (then they are counted
+        as not built)."""
+        if budget is None or self.model_context is None or budget <= self.model_context:
+            return False
+        self.skipped[f"budget above the model's context of {self.model_context} tokens (the paper evaluated models "
+                     "with at least 24k)"] += contexts
+        return True
 
     def _wanted_positions(self) -> list[str] | None:
         """The order testbed arrangements the ``position`` option asks for (None: all)."""
