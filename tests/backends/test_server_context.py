@@ -16,8 +16,8 @@ REFUSALS = [
                      "code": "context_length_exceeded"}}, 8192),
     # vLLM's OpenAI server, before and since 0.10
     (400, {"object": "error", "message": "This model's maximum context length is 4096 tokens. However, you requested "
-                                         "5000 tokens (4000 in the messages, 1000 in the completion). Please reduce the "
-                                         "length of the messages or completion.", "type": "BadRequestError"}, 4096),
+                                         "5000 tokens (4000 in the messages, 1000 in the completion). Please reduce "
+                                         "the length of the messages or completion.", "type": "BadRequestError"}, 4096),
     (400, {"error": {"message": "'max_tokens' or 'max_completion_tokens' is too large: 8000. This model's maximum "
                                 "context length is 4096 tokens and your request has 2778 input tokens (8000 > 4096 - "
                                 "2778). None", "type": "BadRequestError", "param": None, "code": 400}}, 4096),
@@ -27,8 +27,8 @@ REFUSALS = [
                                          "text tokens."}, 8192),
     # llama.cpp's server, with status 500 before late 2025, then 400 with the sizes in the message
     (500, {"error": {"code": 500, "message": "the request exceeds the available context size. try increasing the "
-                                             "context size or enable context shift", "type": "exceed_context_size_error",
-                     "n_prompt_tokens": 1407, "n_ctx": 256}}, 256),
+                                             "context size or enable context shift",
+                     "type": "exceed_context_size_error", "n_prompt_tokens": 1407, "n_ctx": 256}}, 256),
     (400, {"error": {"code": 400, "message": "request (4390 tokens) exceeds the available context size (4096 tokens), "
                                              "try increasing it", "type": "exceed_context_size_error",
                      "n_prompt_tokens": 4390, "n_ctx": 4096}}, 4096),

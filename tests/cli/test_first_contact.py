@@ -115,3 +115,15 @@ def test_ctrl_c_during_an_embedded_model_run_exits_130_cleanly(tmp_path: Path) -
     assert state["status"] == "interrupted"
     samples = tmp_path / "c" / "samples.jsonl"
     assert len(samples.read_text().splitlines() if samples.exists() else []) < 40
+
+
+def test_the_run_says_what_ran_and_how_to_read_the_score(tmp_path: Path) -> None:
+    (tmp_path / "yes.json").write_text(json.dumps({"rules": [], "default": "A"}))  # always option A, "Yes"
+    proc = sb(tmp_path, "run", "-m", "mock:yes.json", "--no-progress", "--out", "r")
+    assert proc.returncode == 0, proc.stderr
+    table, summary = proc.stdout.split("What ran: ", 1)
+    summary = " ".join(summary.split())
+    assert "| structfact | generated | few_shot |" in table
+    assert "on the default quick suite: StructFact's generated variant, 30 claims" in summary
+    assert "cannot be told apart from the" in summary and "baseline" in summary
+    assert "The model answered YES in 30 of 30 samples (gold: " in summary

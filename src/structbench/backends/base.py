@@ -241,6 +241,13 @@ class Backend(ABC):
     async def aclose(self) -> None:  # noqa: B027  (optional hook; most backends hold nothing)
         """Release connections or model memory."""
 
+    @property
+    def title(self) -> str:
+        """The model as a reader knows it, and where it runs (``Qwen/Qwen2.5-7B served at URL``), for the summary
+        after a run; ``describe`` is what the manifest keys on."""
+        where = f" served at {self.base_url}" if self.base_url else ""
+        return f"{self.model}{where} ({self.backend} backend)"
+
     def describe(self) -> dict[str, Any]:
         """What the manifest records about this backend (never secrets)."""
         return {"backend": self.backend, "model": self.model, "base_url": self.base_url}

@@ -35,6 +35,8 @@ from structbench.backends.factory import BackendSpec
 from structbench.errors import UsageError
 
 DEFAULT_MODEL = "gemma-3-270m-q4_k_m"
+EMBEDDED_TITLE = "Gemma 3 270M (embedded, Q4_K_M)"
+"""The embedded model as a reader knows it: Google's Gemma 3 270M base model, 4-bit quantized (Q4_K_M)."""
 
 GEMMA_TEMPLATE = (
     "{{ bos_token }}{% for m in messages %}"
@@ -213,6 +215,11 @@ class LlamaCppBackend(Backend):
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "load": asdict(self.params)}
+
+    @property
+    def title(self) -> str:
+        name = EMBEDDED_TITLE if self.model == DEFAULT_MODEL else self.model_path.name
+        return f"{name} through llama.cpp, with a context of {self.params.n_ctx} tokens"
 
     async def context_window(self) -> int:
         """The context the model is loaded with (``--model-option n_ctx``)."""

@@ -45,6 +45,12 @@ against the chance and majority baselines printed beside it."""
 DEFAULT_STRATEGIES = ["few_shot"]
 DEFAULT_OPTIONS = {"structfact.tables": "synthetic", "structfact.per_task": "6", "structfact.answer": "constrained"}
 """Six questions per task (30 in all, about a minute on two CPU cores); ``--option`` values win."""
+DEFAULT_SUITE_TITLE = (
+    "the default quick suite: StructFact's generated variant, 30 claims about tables of a fictional world (six per "
+    "reasoning task) to be judged Yes, No or Not sure (options A, B, C), few-shot, the reply constrained to one "
+    "option letter where the backend can"
+)
+"""What ``structbench run`` without ``--bench`` evaluates, as the summary after the table says it."""
 DEFAULT_MODEL = "llamacpp"
 DEFAULT_MAX_REPLY_MB = 16.0
 """``--max-reply-mb``: far above any real completion (``backends.factory.DEFAULT_MAX_REPLY_BYTES``)."""
@@ -406,6 +412,9 @@ def run(
     )
     the_run, metrics = _execute(config, spec, run_dir, settings)
     _print_markdown(headline_table(metrics))
+    default = (config.benches, config.strategies, config.options, config.limit) == (
+        DEFAULT_SUITE, DEFAULT_STRATEGIES, DEFAULT_OPTIONS, None)
+    typer.echo(_summary(the_run, metrics, DEFAULT_SUITE_TITLE if default else None))
     typer.echo(f"run directory: {run_dir}")
     _echo_exclusions(metrics)
     if the_run.failures:
@@ -486,6 +495,24 @@ def _execute(config: RunConfig, spec: BackendSpec, run_dir: Path, settings: RunS
         if response_cache is not None:
             response_cache.close()
     return the_run, metrics
+
+
+def _summary(the_run: Run, metrics: MetricsFile, suite: str | None) -> str:
+    """The paragraph after the table: the model and suite that ran, and how to read each score (``report.summary``);
+    ``suite`` describes the suite where the command knows it (the default one)."""
+    import shutil
+
+    from structbench.benchmarks import BENCHMARKS
+    from structbench.report.summary import answer_counts, run_summary, suite_text
+
+    if suite is None:
+        entries: dict[tuple[str, str], tuple[list[str], int]] = {}
+        for r in metrics.results:
+            samples = r.n + r.harness_errors + r.too_long
+            entries.setdefault((r.benchmark, r.variant), ([], samples))[0].append(r.strategy)
+        suite = suite_text([(BENCHMARKS.get(b).title, b, v, s, n) for (b, v), (s, n) in entries.items()])
+    width = min(100, max(40, shutil.get_terminal_size((100, 24)).columns))
+    return "\n" + run_summary(the_run.model_title, suite, metrics, answer_counts(the_run.records), width=width) + "\n"
 
 
 def _echo_failures(the_run: Run) -> None:

@@ -268,6 +268,10 @@ class Run:
         """The number of (sample, strategy) jobs the run covers, after ``execute``."""
         self.model_context: int | None = None
         """The model's context the samples were prepared for, where known."""
+        self.model_title = config.model
+        """The model as a reader knows it (``Backend.title``), after ``execute``."""
+        self.records: list[Kept] = []
+        """The records of the current samples, without their texts, after ``execute``."""
         self._links: list[WorkerLink] = []
         """The session's workers (their calls' counters feed the progress line)."""
         self.manifest = read_manifest(run_dir)
@@ -310,6 +314,7 @@ class Run:
         self.check_backend(backend)
         RequestSettings.of(self.config).check(backend)
         self.model_context = model_context
+        self.model_title = backend.title
         lock = _lock(self.run_dir)
         try:
             return self._execute(
@@ -429,7 +434,7 @@ class Run:
             raise failures[0]
         current = [rec for _, _, recs in current_records(selections, list(store.records.values()), model)
                    for rec in recs]
-        self.failures, self.samples = failures_of(current), len(current)
+        self.failures, self.samples, self.records = failures_of(current), len(current), current
         metrics = metrics_from_records(selections, list(store.records.values()), model)
         try:
             write_json_atomic(self.run_dir / METRICS, metrics.model_dump(mode="json"))
