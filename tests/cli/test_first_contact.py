@@ -127,3 +127,10 @@ def test_the_run_says_what_ran_and_how_to_read_the_score(tmp_path: Path) -> None
     assert "on the default quick suite: StructFact's generated variant, 30 claims" in summary
     assert "cannot be told apart from the" in summary and "baseline" in summary
     assert "The model answered YES in 30 of 30 samples (gold: " in summary
+    # the single-run report shows the same baselines beside the headline
+    assert sb(tmp_path, "report", "r", "--out", "r.html").returncode == 0
+    baselines = json.loads((tmp_path / "r" / "metrics.json").read_text())["results"][0]["baselines"]
+    shown = ", ".join(f"{name} {value:.4f}" for name, value in baselines.items())
+    overview = (tmp_path / "r.md").read_text().split("*Headline metric of every run entry*", 1)[1]
+    assert "| baselines |" in overview.split("\n\n")[1].splitlines()[0]
+    assert f"| {shown} |" in overview.split("\n\n")[1] and shown in (tmp_path / "r.html").read_text()
