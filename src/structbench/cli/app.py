@@ -622,7 +622,8 @@ def _export_arrow(format: ExportFormat, lines: Any, out: Path, title: str, flags
 def score(
     bench: BenchArg,
     predictions: Annotated[
-        Path, typer.Option("--predictions", "-p", help="JSON lines with 'id', 'fingerprint' and 'output'.")
+        Path, typer.Option("--predictions", "-p", help="JSON lines, Parquet, or an export --format hf folder, with "
+                           "'id', 'fingerprint' and 'output'.")
     ],
     strategy: StrategyOpt = None,
     out: Annotated[Path | None, typer.Option("--out", help="Write metrics JSON here.")] = None,
