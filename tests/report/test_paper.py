@@ -121,7 +121,6 @@ def test_uncovered_partial_and_excluded(toy_paper_runs: dict[str, Path]) -> None
 
 def test_fill_commands_run_the_way_the_runs_ran(tmp_path: Path) -> None:
     import papertoy  # noqa: F401
-
     from report.conftest import noisy_oracle  # type: ignore[import-not-found]
     from structbench.datasets import DataContext
     from structbench.runner.config import RunConfig
