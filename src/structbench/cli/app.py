@@ -30,6 +30,24 @@ if TYPE_CHECKING:
     from structbench.runner.control import CacheErrorPolicy, RunControl
     from structbench.runner.run import Run
 
+def _flags_without_type() -> None:
+    """typer 0.2x labels every flag ``<bool>`` in ``--help`` (``--no-cache <bool>``, ``--help <bool>``), as if it took
+    a value; a flag takes none, so its type column is left empty. Other options keep their ``<int>``, ``<path>``."""
+    from typer.core import TyperOption
+
+    shown = getattr(TyperOption, "display_type_rich", None)
+    if shown is None or getattr(shown, "flags_without_type", False):
+        return
+
+    def display_type_rich(self: TyperOption, ctx: Any) -> str | None:
+        return None if getattr(self, "is_flag", False) else shown(self, ctx)
+
+    display_type_rich.flags_without_type = True  # type: ignore[attr-defined]
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+_flags_without_type()
+
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=False,
@@ -93,9 +111,36 @@ def _console() -> Any:
     return Console()
 
 
+def _option_default(field: Any) -> str:
+    """An option's default as ``--option KEY=VALUE`` takes it (``none`` for no value)."""
+    value = field.get_default(call_default_factory=True)
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, tuple | list):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def _option_blocks(options: Any, width: int) -> list[str]:
+    """``    KEY (default VALUE): what it means`` per run option, from the Options model's field descriptions."""
+    import re
+    import textwrap
+
+    blocks = []
+    for name, field in options.model_fields.items():
+        meaning = re.sub(r"``([^`]*)``", r"\1", " ".join((field.description or "").split()))
+        blocks.append(textwrap.fill(f"{name} (default {_option_default(field)}){': ' + meaning if meaning else ''}",
+                                    width=width, initial_indent="    ", subsequent_indent="        ",
+                                    break_long_words=False, break_on_hyphens=False))
+    return blocks
+
+
 @app.command("list")
 def list_cmd() -> None:
-    """Benchmarks with their variants, strategies, metrics and options; backends."""
+    """Benchmarks with their variants, strategies, metrics and options (meaning and default); presets; backends;
+    where the embedded model's GGUF file is."""
     import shutil
     import textwrap
 
@@ -118,18 +163,26 @@ def list_cmd() -> None:
         strategies = [f"{s} (default)" if s == cls.default_strategy else s for s in bench.strategies()]
         metrics = [f"{cls.headline} (headline)", *(m for m in cls.metric_names if m != cls.headline)]
         variants = [f"{v} (default)" if i == 0 else v for i, v in enumerate(cls.variants)]
+        options = _option_blocks(cls.Options, width)
         blocks.append("\n".join([
             f"{name}  {cls.title}",
             field("variants", variants),
             field("strategies", strategies),
             field("metrics", metrics),
-            field("options", list(cls.Options.model_fields)),
+            *(["  options:", *options] if options else [field("options", [])]),
         ]))
     typer.echo("\n\n".join(blocks))
+    typer.echo("\n" + textwrap.fill(
+        "Options are given as --option KEY=VALUE (every selected benchmark that has KEY) or --option BENCH.KEY=VALUE "
+        "(one benchmark).", width=width, break_long_words=False, break_on_hyphens=False))
     title = "presets: one paper table's configuration each (structbench run --model M --preset NAME [--limit N])"
     typer.echo("\n\n" + textwrap.fill(title, width=width, break_long_words=False, break_on_hyphens=False) + "\n")
     typer.echo("\n\n".join(_preset_blocks(field, width)))
     typer.echo("\n" + field("backends", [f"{b} (default)" if b == DEFAULT_MODEL else b for b in BACKENDS.names()]))
+    typer.echo(textwrap.fill(
+        f"The embedded model (Gemma 3 270M, Q4_K_M) is assembled on first use into {_embedded_path()}; "
+        "`structbench embedded-model` prints its path (assembling it first), to serve it with llama.cpp yourself.",
+        width=width, break_long_words=False, break_on_hyphens=False))
 
 
 def _preset_blocks(field: Callable[[str, list[str]], str], width: int) -> list[str]:
@@ -149,6 +202,23 @@ def _preset_blocks(field: Callable[[str, list[str]], str], width: int) -> list[s
             field("options", [f"{k}={v}" for k, v in p.options.items()]),
         ]))
     return blocks
+
+
+def _embedded_path() -> str:
+    from structbench.backends.llamacpp import embedded_model_file
+
+    return str(embedded_model_file())
+
+
+@app.command("embedded-model")
+def embedded_model() -> None:
+    """Print the path of the embedded model's GGUF file (Gemma 3 270M, Q4_K_M), assembling it first if needed: serve
+    it yourself with e.g. `llama-server -m "$(structbench embedded-model)" -c 8192`."""
+    from structbench.backends.llamacpp import embedded_model_file, embedded_model_path
+
+    if not embedded_model_file().is_file():
+        typer.echo(f"assembling the embedded model into {embedded_model_file()} (once) ...", err=True)
+    typer.echo(str(embedded_model_path()))
 
 
 def _comma_list(text: str | None) -> list[str]:

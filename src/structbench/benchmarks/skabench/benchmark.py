@@ -55,6 +55,7 @@ from structbench.data import AnswerListGold, Graph, LabelGold, Sample, Table, Te
 from structbench.datasets import DataContext
 from structbench.errors import UsageError
 from structbench.papers.spec import PaperTable
+from structbench.registry import did_you_mean
 from structbench.strategies import SelfConsistency, SingleTurn
 from structbench.strategies.vote import majority
 from structbench.tokens import CountTokens as TokenCounter
@@ -66,7 +67,7 @@ log = logging.getLogger(__name__)
 class SkaOptions(BaseModel):
     """Run options (``--option key=value``)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     testbed: str = "noise"
     """Comma list of noise, order, integration, negative (or the full names), or ``all``."""
@@ -110,7 +111,9 @@ def _choices(text: str, known: Sequence[str], what: str) -> list[str]:
         return list(known)
     unknown = [t for t in items if t not in known]
     if unknown or not items:
-        raise UsageError(f"skabench: unknown {what} {', '.join(unknown) or text!r}; known: {', '.join(known)}, all")
+        hint = did_you_mean(unknown[0], known) if unknown else ""
+        raise UsageError(f"skabench: unknown {what} {', '.join(unknown) or text!r}.{hint} Known: {', '.join(known)}, "
+                         "all")
     return items
 
 
