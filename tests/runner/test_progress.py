@@ -56,9 +56,10 @@ def test_lines_show_the_calls_and_a_note_once_a_call_is_slow() -> None:
     calls = lambda: CallSnapshot(in_flight=2, oldest=started, timeouts=1, retries=1)  # noqa: E731
     with RunProgress(3, enabled="lines", interval=0.05, stream=out, calls=calls, slow_call=0.2) as progress:
         time.sleep(0.5)
-        progress.advance()
+        progress.advance("context")
     text = out.getvalue()
     assert "2 calls in flight" in text and "1 retries (1 timeouts)" in text
+    assert text.splitlines()[-1].endswith("1 too long, 0 errors")  # a prompt too long for the model is no error
     notes = [line for line in text.splitlines() if line.startswith("note:")]
     assert len(notes) == 1 and "--max-tokens" in notes[0] and "--timeout" in notes[0] and "--concurrency" in notes[0]
 

@@ -41,7 +41,8 @@ def calls_text(calls: CallSnapshot, elapsed: float, now: float | None = None) ->
         oldest = f" (oldest {_duration(age)})" if age is not None and age >= 1 else ""
         parts.append(f"{calls.in_flight} call{'s' if calls.in_flight != 1 else ''} in flight{oldest}")
     if calls.tokens and elapsed > 0:
-        parts.append(f"{calls.tokens / elapsed:.0f} tok/s")
+        rate = calls.tokens / elapsed
+        parts.append(f"{rate:.0f} tok/s" if rate >= 10 else f"{rate:.1f} tok/s")
     if calls.retries or calls.timeouts:
         timeouts = f" ({calls.timeouts} timeouts)" if calls.timeouts else ""
         parts.append(f"{calls.retries} retries{timeouts}")
@@ -68,6 +69,7 @@ class RunProgress:
     ) -> None:
         self.total = total
         self.errors = 0
+        self.too_long = 0
         self.done = 0
         self.description = description
         self.interval = interval
@@ -107,7 +109,8 @@ class RunProgress:
             """The calls' counters, read at every refresh (they change between finished samples)."""
 
             def render(self, task: Task) -> Text:
-                return Text(progress.calls_now(), style="cyan")
+                parts = [progress.calls_now(), f"{progress.too_long} too long" if progress.too_long else ""]
+                return Text(", ".join(p for p in parts if p), style="cyan")
 
         self._progress = Progress(
             TextColumn("[bold]{task.description}"),
@@ -150,6 +153,8 @@ class RunProgress:
         calls = self.calls_now()
         if calls:
             parts.append(calls)
+        if self.too_long:
+            parts.append(f"{self.too_long} too long")
         parts.append(f"{self.errors} errors")
         return ", ".join(parts)
 
@@ -187,9 +192,14 @@ class RunProgress:
             self._ticker.start()
         return self
 
-    def advance(self, error: bool = False) -> None:
+    def advance(self, error: bool | str | None = False) -> None:
+        """One sample finished: ``error`` is its ``error_kind`` (or whether it failed); a prompt too long for the
+        model (``context``) is counted apart from errors."""
         self.done += 1
-        self.errors += error
+        if error == "context":
+            self.too_long += 1
+        else:
+            self.errors += bool(error)
         if self._progress is not None:
             speed = self._progress.tasks[0].speed
             rate = f"{speed:.1f}/s" if speed else ""

@@ -402,11 +402,11 @@ class Run:
 
                 def on_record(record: SampleRecord) -> None:
                     stored = store.append(record)
-                    bar.advance(error=stored.error is not None)
+                    bar.advance(stored.error_kind)
 
                 def on_finished(finished: Finished) -> None:
                     store.add(finished.record, finished.line)
-                    bar.advance(error=finished.record.error is not None)
+                    bar.advance(finished.record.error_kind)
 
                 if not spread_out:
                     jobs = [job_of(selections, ref) for ref in refs]
