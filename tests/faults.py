@@ -30,6 +30,15 @@ class Server:
         return [line.split()[0] for line in self.log.read_text().splitlines()] if self.log.exists() else []
 
 
+def child_pythonpath() -> str:
+    """``PYTHONPATH`` for a CLI subprocess: the tests (plugins such as ``toybench``), then the source being tested, so
+    a checkout other than the installed one (a git worktree) runs its own code."""
+    import structbench
+
+    tests = Path(__file__).resolve().parent
+    return os.pathsep.join([str(tests), str(Path(structbench.__file__).resolve().parents[1])])
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

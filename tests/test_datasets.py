@@ -73,3 +73,10 @@ def test_unreachable_source_is_a_clear_error(shared_datasets: Path, monkeypatch:
     monkeypatch.setenv("STRUCTBENCH_MIRROR", "http://127.0.0.1:9")
     with pytest.raises(DatasetUnavailableError, match="cannot get data/dataset_demo.json"):
         DataContext(timeout=2).locate(_source(shared_datasets))
+
+
+def test_the_fetch_hint_names_the_flag_the_user_types() -> None:
+    from structbench.datasets import DataContext
+
+    assert DataContext().dir_argument() == "--data-dir DIR"
+    assert DataContext.from_env(None, dir_flag="-T data_dir=").dir_argument() == "-T data_dir=DIR"

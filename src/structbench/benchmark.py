@@ -18,6 +18,7 @@ from structbench.backends.base import Request, Response
 from structbench.confusion import ConfusionMatrix
 from structbench.data.sample import Sample
 from structbench.errors import UsageError
+from structbench.registry import did_you_mean
 
 if TYPE_CHECKING:
     from structbench.datasets import DataContext
@@ -110,13 +111,23 @@ class Benchmark(ABC):
     """Meta keys (and ``task``) over which metrics are also computed per group."""
     Options: ClassVar[type[BaseModel]] = NoOptions
     """Run options (``--option key=value``), validated by this model."""
+    uses_model_context: ClassVar[bool] = False
+    """Whether ``load`` leaves out prompts that cannot fit ``model_context`` (a benchmark that builds contexts to
+    token budgets): a run then asks the backend for the model's context before loading."""
+    model_context: int | None = None
+    """The model's context in tokens when the run knows it before loading (``Backend.context_window``), else
+    None; set by the runner before ``load``. A benchmark with ``uses_model_context`` leaves out what cannot fit
+    and says so in ``exclusions``."""
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         try:
             self.options = self.Options.model_validate(dict(options or {}))
         except ValidationError as err:
+            fields = self.Options.model_fields
             problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or 'option'}: {e['msg']}" for e in err.errors()
+                f"{'.'.join(str(p) for p in e['loc']) or 'option'}: {e['msg']}"
+                + ("." + did_you_mean(str(e["loc"][0]), fields) if e["type"] == "extra_forbidden" and e["loc"] else "")
+                for e in err.errors()
             )
             raise UsageError(f"{self.name}: bad --option: {problems}") from None
 
@@ -125,7 +136,8 @@ class Benchmark(ABC):
         if variant is None:
             return self.variants[0]
         if variant not in self.variants:
-            raise UsageError(f"{self.name} has no variant {variant!r}; variants: {', '.join(self.variants)}")
+            raise UsageError(f"{self.name} has no variant {variant!r}.{did_you_mean(variant, self.variants)} "
+                             f"Variants: {', '.join(self.variants)}")
         return variant
 
     @abstractmethod
@@ -141,7 +153,8 @@ class Benchmark(ABC):
         table = self.strategies()
         name = name or self.default_strategy
         if name not in table:
-            raise UsageError(f"{self.name} has no strategy {name!r}; strategies: {', '.join(table)}")
+            raise UsageError(f"{self.name} has no strategy {name!r}.{did_you_mean(name, table)} "
+                             f"Strategies: {', '.join(table)}")
         return table[name]
 
     @abstractmethod

@@ -56,25 +56,32 @@ class DataContext:
     offline: bool = False
     """Never download (a missing file is an error telling what to fetch)."""
     timeout: float = 60.0
+    dir_flag: str = "--data-dir"
+    """How the user gives the data directory, as error messages name it: ``--data-dir`` on the command line,
+    ``-T data_dir=`` for an Inspect task."""
 
     @classmethod
-    def from_env(cls, data_dir: str | Path | None = None, offline: bool = False) -> DataContext:
+    def from_env(cls, data_dir: str | Path | None = None, offline: bool = False,
+                 dir_flag: str = "--data-dir") -> DataContext:
         chosen = data_dir or os.environ.get("STRUCTBENCH_DATA_DIR")
-        return cls(data_dir=Path(chosen).expanduser() if chosen else None, offline=offline)
+        return cls(data_dir=Path(chosen).expanduser() if chosen else None, offline=offline, dir_flag=dir_flag)
+
+    def dir_argument(self, value: str = "DIR") -> str:
+        """``--data-dir DIR``, or ``-T data_dir=DIR`` for Inspect."""
+        return f"{self.dir_flag}{value}" if self.dir_flag.endswith("=") else f"{self.dir_flag} {value}"
 
     def locate(self, source: DatasetSource) -> Path:
         """The folder holding ``source``'s files, downloading missing required files into the cache."""
+        given = f"{self.dir_flag.rstrip('=')} / STRUCTBENCH_DATA_DIR"
         if self.data_dir is not None:
             if not self.data_dir.is_dir():
-                raise DatasetUnavailableError(
-                    f"--data-dir / STRUCTBENCH_DATA_DIR {self.data_dir}: no such directory"
-                )
+                raise DatasetUnavailableError(f"{given} {self.data_dir}: no such directory")
             root = self.data_dir / source.name
             missing = [f.path for f in source.files if not f.optional and not (root / f.path).is_file()]
             if missing:
                 raise DatasetUnavailableError(
-                    f"{source.name}: {len(missing)} file(s) missing under {root} (from --data-dir / "
-                    f"STRUCTBENCH_DATA_DIR), e.g. {missing[0]}. Fetch them from {source.homepage}."
+                    f"{source.name}: {len(missing)} file(s) missing under {root} (from {given}), e.g. {missing[0]}. "
+                    f"Fetch them from {source.homepage}."
                 )
             return root
         root = cache_root() / "datasets" / source.name
@@ -105,11 +112,10 @@ class DataContext:
         mirror = os.environ.get("STRUCTBENCH_MIRROR")
         return f"{mirror.rstrip('/')}/{source.name}/{f.path}" if mirror else f.url
 
-    @staticmethod
-    def _fetch_hint(source: DatasetSource, f: RemoteFile, root: Path) -> str:
+    def _fetch_hint(self, source: DatasetSource, f: RemoteFile, root: Path) -> str:
         return (
             f"{source.name}: cannot get {f.path}. Download {f.url} to {root / f.path}, "
-            f"or pass --data-dir DIR (or set STRUCTBENCH_DATA_DIR) where DIR/{source.name}/{f.path} exists."
+            f"or pass {self.dir_argument()} (or set STRUCTBENCH_DATA_DIR) where DIR/{source.name}/{f.path} exists."
         )
 
     def _download(self, source: DatasetSource, f: RemoteFile, target: Path) -> None:

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import difflib
 import importlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Generic, TypeVar
 
 from structbench.errors import UsageError
 
 T = TypeVar("T")
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """`` Did you mean: a, b?`` naming up to three of ``known`` close to a misspelt ``name``; '' when none is."""
+    close = difflib.get_close_matches(name, list(known), n=3)
+    return f" Did you mean: {', '.join(close)}?" if close else ""
 
 
 class Registry(Generic[T]):
@@ -48,8 +54,7 @@ class Registry(Generic[T]):
         try:
             target = self._entries[name]
         except KeyError:
-            close = difflib.get_close_matches(name, self._entries, n=3)
-            hint = f" Did you mean: {', '.join(close)}?" if close else ""
+            hint = did_you_mean(name, self._entries)
             known = ", ".join(self._entries) or "none"
             raise UsageError(f"unknown {self.kind} {name!r}.{hint} Known: {known}.") from None
         if isinstance(target, str):

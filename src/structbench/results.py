@@ -14,6 +14,9 @@ from structbench.confusion import ConfusionMatrix
 
 EXCLUDED = "excluded"
 """The key of ``extra`` that lists what a benchmark left out (``Benchmark.exclusions``)."""
+TOO_LONG_MEANING = ("do not fit the model's context (the server or backend refused the prompt as too long): not "
+                    "scored, left out of n and of every metric, and not sent again when the run resumes")
+"""What ``ResultEntry.too_long`` counts, as reports and notes say it."""
 
 
 class Headline(BaseModel):
@@ -58,6 +61,9 @@ class ResultEntry(BaseModel):
     """Samples whose model call failed for good (after retries); scored as wrong, counted in ``n``."""
     harness_errors: int = 0
     """Samples that a bug in a strategy, parser or scorer kept from being scored; in no metric and not in ``n``."""
+    too_long: int = 0
+    """Samples whose prompt does not fit the model's context (the server refused it as too long, or the backend
+    checked): not scored, in no metric and not in ``n``, and never sent again when the run resumes."""
     missing: list[str] = Field(default_factory=list)
     """Ids without a prediction (``score`` only); scored as wrong."""
     confusion_matrices: dict[str, ConfusionMatrix] = Field(default_factory=dict)
@@ -102,6 +108,7 @@ def compute_result(
     *,
     errors: int = 0,
     harness_errors: int = 0,
+    too_long: int = 0,
     missing: Sequence[str] = (),
     interval: bool = True,
 ) -> ResultEntry:
@@ -137,6 +144,7 @@ def compute_result(
         breakdowns=breakdowns,
         errors=errors,
         harness_errors=harness_errors,
+        too_long=too_long,
         missing=list(missing),
         confusion_matrices=bench.confusion_matrices(scored) if scored else {},
         extra=extra,

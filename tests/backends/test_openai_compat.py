@@ -113,3 +113,52 @@ def test_logprobs_are_parsed() -> None:
     resp = OpenAIBackend._parse(data, chat=True)
     lp = resp.choices[0].logprobs
     assert lp is not None and lp[0].logprob == -0.5 and lp[0].top == {"A": -0.5, "B": -1.2}
+
+
+def test_a_timed_out_request_is_tried_twice_at_most() -> None:
+    server = MockOpenAIServer(latency=0.5)
+
+    async def go(url: str) -> None:
+        backend = OpenAIBackend("m", base_url=url, timeout=0.1, max_retries=6, backoff_base=0.001)
+        with pytest.raises(BackendError) as info:
+            await backend.generate(Request.chat("slow", max_tokens=4096))
+        err = info.value
+        assert err.cause == "timeout"
+        assert "gave up after 2 tries" in str(err) and "up to 4096 new tokens" in str(err)
+        assert "--max-tokens" in str(err) and "--timeout" in str(err)
+        stats = backend.stats.snapshot()
+        assert (stats.timeouts, stats.retries) == (2, 1)
+        await backend.aclose()
+
+    asyncio.run(_with_server(server, go))
+    assert server.requests == 2  # not 1 + --max-retries 6
+
+
+@pytest.mark.parametrize("refusal", ["openai", "vllm", "llamacpp", "sglang"])
+def test_a_prompt_too_long_for_the_context_is_never_retried(refusal: str) -> None:
+    server = MockOpenAIServer(context=40, refusal=refusal)
+
+    async def go(url: str) -> None:
+        backend = OpenAIBackend("m", base_url=url, max_retries=6, backoff_base=0.001)
+        with pytest.raises(BackendError) as info:
+            await backend.generate(Request.chat("a long prompt " * 20, max_tokens=16))
+        assert info.value.prompt_too_long
+        assert "does not fit the model's context of 40 tokens (with max_tokens 16)" in str(info.value)
+        assert (await backend.generate(Request.chat("hi", max_tokens=1))).text == "A"  # a short one still fits
+        await backend.aclose()
+
+    asyncio.run(_with_server(server, go))
+    assert server.refused == 1 and server.requests == 2
+
+
+def test_the_context_window_comes_from_the_model_list_or_the_option() -> None:
+    async def window(server: MockOpenAIServer, **kwargs: object) -> int | None:
+        async def go(url: str) -> int | None:
+            return await OpenAIBackend("m", base_url=url, **kwargs).context_window()  # type: ignore[arg-type]
+
+        return await _with_server(server, go)
+
+    assert asyncio.run(window(MockOpenAIServer(context=8192))) == 8192
+    assert asyncio.run(window(MockOpenAIServer(context=8192, hide_context=True))) is None
+    assert asyncio.run(window(MockOpenAIServer(context=8192, hide_context=True), n_ctx=4096)) == 4096
+    assert asyncio.run(OpenAIBackend("m", base_url="http://127.0.0.1:9/v1").context_window()) is None  # no server

@@ -11,13 +11,14 @@ import sys
 import time
 from pathlib import Path
 
+from faults import child_pythonpath
 from structbench.benchmarks import BENCHMARKS
 
 TESTS = Path(__file__).resolve().parents[1]
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = dict(os.environ, PYTHONPATH=str(TESTS), STRUCTBENCH_PLUGINS="toybench",
+    env = dict(os.environ, PYTHONPATH=child_pythonpath(), STRUCTBENCH_PLUGINS="toybench",
                STRUCTBENCH_CACHE=str(tmp_path / "cache"))
     env.pop("STRUCTBENCH_DATA_DIR", None)
     env.update(extra)
@@ -114,3 +115,57 @@ def test_ctrl_c_during_an_embedded_model_run_exits_130_cleanly(tmp_path: Path) -
     assert state["status"] == "interrupted"
     samples = tmp_path / "c" / "samples.jsonl"
     assert len(samples.read_text().splitlines() if samples.exists() else []) < 40
+
+
+def test_the_run_says_what_ran_and_how_to_read_the_score(tmp_path: Path) -> None:
+    (tmp_path / "yes.json").write_text(json.dumps({"rules": [], "default": "A"}))  # always option A, "Yes"
+    proc = sb(tmp_path, "run", "-m", "mock:yes.json", "--no-progress", "--out", "r")
+    assert proc.returncode == 0, proc.stderr
+    table, summary = proc.stdout.split("What ran: ", 1)
+    summary = " ".join(summary.split())
+    assert "| structfact | generated | few_shot |" in table
+    assert "on the default quick suite: StructFact's generated variant, 30 claims" in summary
+    assert "cannot be told apart from the" in summary and "baseline" in summary
+    assert "The model answered YES in 30 of 30 samples (gold: " in summary
+    # the single-run report shows the same baselines beside the headline
+    assert sb(tmp_path, "report", "r", "--out", "r.html").returncode == 0
+    baselines = json.loads((tmp_path / "r" / "metrics.json").read_text())["results"][0]["baselines"]
+    shown = ", ".join(f"{name} {value:.4f}" for name, value in baselines.items())
+    overview = (tmp_path / "r.md").read_text().split("*Headline metric of every run entry*", 1)[1]
+    assert "| baselines |" in overview.split("\n\n")[1].splitlines()[0]
+    assert f"| {shown} |" in overview.split("\n\n")[1] and shown in (tmp_path / "r.html").read_text()
+
+
+def test_list_says_what_each_option_means_and_where_the_embedded_model_is(tmp_path: Path) -> None:
+    proc = sb(tmp_path, "list", COLUMNS="100")
+    assert proc.returncode == 0, proc.stderr
+    text = " ".join(proc.stdout.split())
+    assert "testbed (default noise): Comma list of noise, order, integration, negative" in text
+    assert "per_task (default " in text and "max_tokens (default 4096): " in text
+    gguf = tmp_path / "cache" / "models" / "gemma-3-270m-q4_k_m.gguf"
+    assert f"is assembled on first use into {gguf}" in text and "structbench embedded-model" in text
+    printed = sb(tmp_path, "embedded-model")
+    assert printed.returncode == 0 and printed.stdout.strip() == str(gguf) and gguf.stat().st_size > 100_000_000
+
+
+def test_misspelt_names_get_a_did_you_mean(tmp_path: Path) -> None:
+    cases = {
+        ("-b", "toy", "-s", "dirct"): "toy has no strategy 'dirct'. Did you mean: direct?",
+        ("-b", "toy:smal"): "toy has no variant 'smal'. Did you mean: small?",
+        ("-b", "tyo"): "unknown benchmark 'tyo'. Did you mean: toy?",
+        ("-b", "toy", "-o", "sise=3"): "--option sise: no selected benchmark has this option. Did you mean: size?",
+        ("-b", "toy", "-o", "toy.sise=3"): "sise: Extra inputs are not permitted. Did you mean: size?",
+        ("-p", "structfact-tabel1"): "unknown preset 'structfact-tabel1'. Did you mean: structfact-table1",
+    }
+    for args, says in cases.items():
+        proc = sb(tmp_path, "run", "-m", "oracle", *args, "--out", "r", "--no-progress")
+        assert proc.returncode == 2 and says in proc.stderr, (args, proc.stderr)
+    assert not (tmp_path / "r").exists()
+
+
+def test_help_shows_no_type_for_flags(tmp_path: Path) -> None:
+    for command in ([], ["run"], ["report"], ["score"]):
+        proc = sb(tmp_path, *command, "--help", COLUMNS="140")
+        assert proc.returncode == 0 and "--help" in proc.stdout
+        assert "<bool>" not in proc.stdout and "<boolean>" not in proc.stdout.lower()
+    assert "<int range>" in sb(tmp_path, "run", "--help", COLUMNS="140").stdout  # other options keep theirs

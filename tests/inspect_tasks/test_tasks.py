@@ -145,3 +145,12 @@ def test_a_bad_option_names_the_benchmark(shared_datasets: Path) -> None:
         benchmark_task("scitab", data_dir=shared_datasets, limit=1, options={"bogus": 1})
     with pytest.raises(UsageError, match=r"scitab has no strategy 'nope'"):
         benchmark_task("scitab", strategy="nope", data_dir=shared_datasets, limit=1)
+
+
+def test_missing_data_names_the_task_argument(tmp_path: Path) -> None:
+    with pytest.raises(Exception, match=r"-T data_dir / STRUCTBENCH_DATA_DIR .*: no such directory"):
+        benchmark_task("scitab", data_dir=str(tmp_path / "nowhere"))
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(Exception, match=r"from -T data_dir / STRUCTBENCH_DATA_DIR\)") as info:
+        benchmark_task("scitab", data_dir=str(tmp_path / "empty"))
+    assert "--data-dir" not in str(info.value)

@@ -119,6 +119,26 @@ def test_uncovered_partial_and_excluded(toy_paper_runs: dict[str, Path]) -> None
     assert "size=40" in next(iter(fill_c.excluded.values()))
 
 
+def test_fill_commands_run_the_way_the_runs_ran(tmp_path: Path) -> None:
+    import papertoy  # noqa: F401
+    from report.conftest import noisy_oracle  # type: ignore[import-not-found]
+    from structbench.datasets import DataContext
+    from structbench.runner.config import RunConfig
+    from structbench.runner.run import Run
+    from structbench.runner.run import prepare as prepare_run
+
+    (tmp_path / "data").mkdir()
+    config = RunConfig(model="model-d", benches=["papertoy"], strategies=["direct"], limit=30, seed=4, max_tokens=64,
+                       data_dir=str(tmp_path / "data"), model_options={"n_ctx": "4096"})
+    Run(tmp_path / "d", config).execute(noisy_oracle(0.7, "model-d"), prepare_run(config, DataContext(offline=True)),
+                                        cache=None, concurrency=4, progress=False)
+    filled, _ = _filled([tmp_path / "d"])
+    (_, row), = filled.rows
+    vote = row.cells["vote"]
+    assert isinstance(vote, Gap) and vote.command is not None
+    assert vote.command.endswith(f"--data-dir {tmp_path / 'data'} --limit 30 --max-tokens 64 --seed 4 -M n_ctx=4096")
+
+
 def test_rendered_section(toy_paper_runs: dict[str, Path]) -> None:
     paths = [toy_paper_runs[k] for k in ("a-md", "b-md", "c-small")]
     runs = [load_run(p) for p in paths]

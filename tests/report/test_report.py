@@ -116,7 +116,7 @@ def test_headline_intervals_match_an_independent_computation(
     _, md, _ = report
     overview = md_table(md, "Headline metric of every run entry")
     header = ["benchmark", "variant", "strategy", "model", "metric", "value", "SE", "95% CI", "n", "errors",
-              "harness errors"]
+              "harness errors", "baselines"]
     assert overview[0] == header
     rows = {(r[0], r[1], r[2], r[3]): r for r in overview[1:]}
     assert len(rows) == 12

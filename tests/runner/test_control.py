@@ -76,6 +76,30 @@ def test_the_breaker_needs_an_unbroken_streak_of_one_cause(
     assert _manifest(tmp_path)["status"] == "complete"
 
 
+def test_timeouts_stop_a_run_sooner_with_advice(tmp_path: Path) -> None:
+    backend = _failing("timeout")
+    with pytest.raises(RunStoppedError, match=r"the last 3 model calls timed out .* slower than --timeout") as info:
+        _run(tmp_path, backend)
+    assert 3 <= len(backend.calls) < 7 and "--concurrency may change" in str(info.value)
+    # the threshold is the lower of the two: a breaker set lower, or off, wins
+    with pytest.raises(RunStoppedError, match="the last 2 model calls timed out"):
+        _run(tmp_path / "two", _failing("timeout"), RunControl(max_consecutive_failures=2))
+    assert _run(tmp_path / "off", _failing("timeout"), RunControl(max_consecutive_failures=0)).results[0].errors == 40
+
+
+def test_prompts_too_long_are_counted_apart_and_never_sent_again(tmp_path: Path) -> None:
+    none_fits = _run(tmp_path / "none", _failing("prompt too long")).results[0]  # not the server's fault: no breaker
+    assert (none_fits.too_long, none_fits.n, none_fits.headline.value) == (40, 0, None)
+    backend = _failing("prompt too long", "")  # every other sample does not fit
+    entry = _run(tmp_path, backend).results[0]
+    assert (entry.too_long, entry.n, entry.errors) == (20, 20, 0)
+    records = list(read_records(tmp_path / "run" / "samples.jsonl"))
+    assert sum(r.error_kind == "context" for r in records) == 20
+    again = _failing("")
+    metrics = _run(tmp_path, again)
+    assert again.calls == [] and metrics.results[0].too_long == 20  # nothing sent: they would not fit again
+
+
 class _Unusable(Backend):
     backend, model = "unusable", "u"
 

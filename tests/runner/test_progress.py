@@ -27,3 +27,48 @@ def test_off_prints_nothing() -> None:
     with RunProgress(5, enabled="off", stream=out) as progress:
         progress.advance()
     assert out.getvalue() == "" and progress.done == 1
+
+
+def test_the_calls_show_what_a_slow_server_is_doing() -> None:
+    from structbench.backends.stats import CallSnapshot, CallStats
+    from structbench.runner.progress import calls_text
+
+    now = time.monotonic()
+    slow = CallSnapshot(in_flight=4, oldest=now - 118, retries=6, timeouts=4, answered=3, tokens=600)
+    assert calls_text(slow, elapsed=60, now=now) == "4 calls in flight (oldest 1m58s), 10 tok/s, 6 retries (4 timeouts)"
+    assert calls_text(CallSnapshot(), elapsed=5) == ""
+    both = CallSnapshot(1, now - 5, 1, 0, 0, 0) + CallSnapshot(2, now - 9, 0, 1, 1, 7)
+    assert (both.in_flight, both.oldest, both.retries, both.timeouts, both.tokens) == (3, now - 9, 1, 1, 7)
+    stats = CallStats()
+    first, second = stats.begin(), stats.begin()
+    stats.end(first, tokens=12, answered=True)
+    snap = stats.snapshot()
+    assert (snap.in_flight, snap.answered, snap.tokens) == (1, 1, 12)
+    stats.end(second)
+    assert stats.snapshot().in_flight == 0 and stats.snapshot().oldest is None
+
+
+def test_lines_show_the_calls_and_a_note_once_a_call_is_slow() -> None:
+    from structbench.backends.stats import CallSnapshot
+
+    out = io.StringIO()
+    started = time.monotonic()
+    calls = lambda: CallSnapshot(in_flight=2, oldest=started, timeouts=1, retries=1)  # noqa: E731
+    with RunProgress(3, enabled="lines", interval=0.05, stream=out, calls=calls, slow_call=0.2) as progress:
+        time.sleep(0.5)
+        progress.advance("context")
+    text = out.getvalue()
+    assert "2 calls in flight" in text and "1 retries (1 timeouts)" in text
+    assert text.splitlines()[-1].endswith("1 too long, 0 errors")  # a prompt too long for the model is no error
+    notes = [line for line in text.splitlines() if line.startswith("note:")]
+    assert len(notes) == 1 and "--max-tokens" in notes[0] and "--timeout" in notes[0] and "--concurrency" in notes[0]
+
+
+def test_the_bar_shows_the_calls_too() -> None:
+    from structbench.backends.stats import CallSnapshot
+
+    out = io.StringIO()
+    with RunProgress(2, enabled="bar", stream=out, calls=lambda: CallSnapshot(in_flight=3)) as progress:
+        progress.advance()
+        progress.advance()
+    assert "3 calls in flight" in out.getvalue()

@@ -17,6 +17,7 @@ from typer.testing import CliRunner  # noqa: E402
 
 from structbench.benchmarks import BENCHMARKS  # noqa: E402
 from structbench.cli.app import app  # noqa: E402
+from structbench.errors import UsageError  # noqa: E402
 from structbench.runner.tabular import to_table  # noqa: E402
 
 
@@ -80,3 +81,37 @@ def test_rows_that_disagree_on_a_type_are_kept_as_json() -> None:
     table, as_json = to_table([{"id": "a", "cells": [1, "x"], "opts": {}}, {"id": "b", "cells": [2], "opts": {}}])
     assert as_json == ["cells"] and table.column("cells").to_pylist() == ['[1, "x"]', "[2]"]
     assert table.column("opts").to_pylist() == [None, None]
+
+
+def test_score_reads_the_parquet_and_the_folder_that_export_writes(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import toybench  # noqa: F401  (registers ``toy``)
+
+    def answered(table: pa.Table, wrong: int) -> pa.Table:
+        """The export with an ``output`` column: the gold label, except in the first ``wrong`` rows."""
+        gold = [g["label"] for g in table.column("gold").to_pylist()]
+        outputs = [("no" if g == "yes" else "yes") if i < wrong else g for i, g in enumerate(gold)]
+        return table.append_column("output", pa.array(outputs))
+
+    _export("toy", "--limit", "8", "--format", "parquet", "--out", str(tmp_path / "e.parquet"))
+    pq.write_table(answered(pq.read_table(tmp_path / "e.parquet"), wrong=2), tmp_path / "p.parquet")
+    result = CliRunner().invoke(app, ["score", "toy", "--limit", "8", "-p", str(tmp_path / "p.parquet"),
+                                      "--out", str(tmp_path / "m.json")])
+    assert result.exit_code == 0, result.output
+    entry = json.loads((tmp_path / "m.json").read_text())["results"][0]
+    assert entry["n"] == 8 and entry["headline"]["value"] == 0.75 and entry["missing"] == []
+
+    _export("toy", "--limit", "8", "--format", "hf", "--out", str(tmp_path / "folder"))
+    data = next((tmp_path / "folder" / "data").glob("*.parquet"))
+    pq.write_table(answered(pq.read_table(data), wrong=0), data)
+    result = CliRunner().invoke(app, ["score", "toy", "--limit", "8", "-p", str(tmp_path / "folder"),
+                                      "--out", str(tmp_path / "f.json")])
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "f.json").read_text())["results"][0]["headline"]["value"] == 1.0
+    # predictions for other settings are refused by their fingerprints, naming the row
+    args = ["score", "toy", "--limit", "8", "--seed", "3", "-p", str(tmp_path / "p.parquet")]
+    refused = CliRunner().invoke(app, args)
+    assert isinstance(refused.exception, UsageError) and "p.parquet, row 1: " in str(refused.exception)
+    assert "score with `toy:small --strategy direct --seed 0 --limit 8`" in str(refused.exception)

@@ -9,6 +9,8 @@ from typing import Any, Literal
 
 import orjson
 
+from structbench.backends.stats import CallStats
+
 Role = Literal["system", "user", "assistant"]
 
 
@@ -151,15 +153,31 @@ class Response:
         )
 
 
+PROMPT_TOO_LONG = "prompt too long"
+"""The ``cause`` of a request whose prompt (with its reply budget) does not fit the model's context. The same
+request can never succeed, so it is never retried and does not count towards the circuit breaker; the runner
+records the sample as not fitting the model (``error_kind`` ``context``), apart from model errors, and a resumed
+run does not send it again. Every backend that knows the context raises it (``openai`` from the server's 400,
+``llamacpp``, ``hf`` and ``vllm`` from their own checks)."""
+
+TIMEOUT = "timeout"
+"""The ``cause`` of a request that got no complete reply within ``--timeout``."""
+
+
 class BackendError(Exception):
     """A model call failed for good (after retries); recorded as the sample's error.
 
-    ``cause`` names the kind of failure in a few words (``HTTP 401``, ``timeout``, ``unusable reply``):
-    the circuit breaker stops a run when many calls in a row fail with the same cause."""
+    ``cause`` names the kind of failure in a few words (``HTTP 401``, ``timeout``, ``unusable reply``,
+    ``PROMPT_TOO_LONG``): the circuit breaker stops a run when many calls in a row fail with the same cause."""
 
     def __init__(self, message: str, cause: str = "model error") -> None:
         super().__init__(message)
         self.cause = cause
+
+    @property
+    def prompt_too_long(self) -> bool:
+        """Whether the prompt does not fit the model's context (``PROMPT_TOO_LONG``)."""
+        return self.cause == PROMPT_TOO_LONG
 
 
 def unusable_reason(response: Response) -> str | None:
@@ -201,12 +219,34 @@ class Backend(ABC):
     """Whether worker processes may be forked with a copy of this backend (it holds no model, device or
     thread of its own); ``--workers`` above 1 needs it."""
 
+    _stats: CallStats | None = None
+
+    @property
+    def stats(self) -> CallStats:
+        """This backend's live call counters (in flight, retries, timeouts, tokens), shown on the progress line."""
+        if self._stats is None:
+            self._stats = CallStats()
+        return self._stats
+
+    async def context_window(self) -> int | None:
+        """The model's context in tokens (prompt and reply together) where it is known before any request: a
+        load setting of a local model, or what the server says about the model; None when unknown. A run leaves
+        out up front the samples a benchmark knows cannot fit (``Benchmark.model_context``)."""
+        return None
+
     @abstractmethod
     async def generate(self, request: Request) -> Response:
         """Run one request and return its choices; raise ``BackendError`` when it cannot succeed."""
 
     async def aclose(self) -> None:  # noqa: B027  (optional hook; most backends hold nothing)
         """Release connections or model memory."""
+
+    @property
+    def title(self) -> str:
+        """The model as a reader knows it, and where it runs (``Qwen/Qwen2.5-7B served at URL``), for the summary
+        after a run; ``describe`` is what the manifest keys on."""
+        where = f" served at {self.base_url}" if self.base_url else ""
+        return f"{self.model}{where} ({self.backend} backend)"
 
     def describe(self) -> dict[str, Any]:
         """What the manifest records about this backend (never secrets)."""

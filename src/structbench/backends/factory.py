@@ -11,6 +11,10 @@ from structbench.registry import Registry
 
 DEFAULT_MAX_REPLY_BYTES = 16 * 2**20
 """16 MiB: many times a long completion with log-probabilities, yet a bound on memory and disk."""
+DEFAULT_TIMEOUT = 600.0
+"""Seconds a request may take (``--timeout``), as the OpenAI Python client's default: an API answers well within
+it, and so does a small local server writing a few thousand tokens on a CPU (a 270M model on two cores writes
+4,096 tokens in about four minutes), where two minutes cut such replies off and wasted them."""
 
 
 @dataclass(frozen=True)
@@ -22,7 +26,7 @@ class BackendSpec:
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
     concurrency: int = 8
-    timeout: float = 120.0
+    timeout: float = DEFAULT_TIMEOUT
     max_retries: int = 6
     max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES
     """Largest HTTP reply body read; a larger one is an error (``--max-reply-mb``)."""

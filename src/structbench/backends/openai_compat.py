@@ -1,8 +1,12 @@
 """Any OpenAI-compatible server (OpenAI, vLLM, llama.cpp server, TGI ...) over HTTP.
 
-Bounded concurrency; retries with exponential backoff and full jitter on 429, 5xx, timeouts, connection
-errors and the server's own faults with status 200 (a body that is not JSON or is cut off, no choices,
-an error object), waiting at least as long as a ``Retry-After`` header asks. A reply whose choice is
+Bounded concurrency; retries with exponential backoff and full jitter on 429, 5xx, connection errors and the
+server's own faults with status 200 (a body that is not JSON or is cut off, no choices, an error object),
+waiting at least as long as a ``Retry-After`` header asks. A request that times out is tried once more, never
+more (``TIMEOUT_RETRIES``): on a healthy server a timeout means the reply takes longer than ``--timeout``, and
+the same request with the same token budget takes as long again (a small server even goes on generating the
+abandoned reply). A prompt that does not fit the model's context (each server words its 400 differently,
+``server_context``) is never retried: its ``BackendError`` has the cause ``PROMPT_TOO_LONG``. A reply whose choice is
 unusable (null or non-text content) is a model error at once: the same request would get the same
 reply. Only validated replies are returned, so only they can reach the response cache. Bodies are read
 up to ``max_reply_bytes``. The API key is read from the environment variable the spec names and only
@@ -30,6 +34,8 @@ import aiohttp
 import orjson
 
 from structbench.backends.base import (
+    PROMPT_TOO_LONG,
+    TIMEOUT,
     Backend,
     BackendError,
     Choice,
@@ -37,7 +43,8 @@ from structbench.backends.base import (
     Response,
     TokenLogprob,
 )
-from structbench.backends.factory import DEFAULT_MAX_REPLY_BYTES, BackendSpec
+from structbench.backends.factory import DEFAULT_MAX_REPLY_BYTES, DEFAULT_TIMEOUT, BackendSpec
+from structbench.backends.server_context import context_refusal, listed_context, props_context
 from structbench.errors import UsageError
 from structbench.redact import redact, redact_url, register_secret, split_userinfo
 
@@ -47,6 +54,11 @@ REPLICA_REST = 1.0
 REPLICA_REST_MAX = 30.0
 MAX_RETRY_AFTER = 120.0
 """Longest ``Retry-After`` honoured, in seconds: a server cannot park a request slot for hours."""
+TIMEOUT_RETRIES = 1
+"""Times a request that timed out is sent again (within ``--max-retries``): once, for a connection that stalled;
+a reply longer than ``--timeout`` would only time out again."""
+MODELS_TIMEOUT = 10.0
+"""Seconds to wait for the server's model list (``/models``), asked once before a run for the model's context."""
 
 
 def retry_after_seconds(value: str | None) -> float | None:
@@ -128,6 +140,7 @@ class OpenAIBackend(Backend):
     remote = True
     forkable = True
     supports_chat_template_args = True
+    model_options = ("n_ctx",)
 
     def __init__(
         self,
@@ -135,12 +148,16 @@ class OpenAIBackend(Backend):
         base_url: str = "https://api.openai.com/v1",
         api_key: str | None = None,
         concurrency: int = 8,
-        timeout: float = 120.0,
+        timeout: float = DEFAULT_TIMEOUT,
         max_retries: int = 6,
         backoff_base: float = 0.5,
         max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
+        n_ctx: int | None = None,
     ) -> None:
         self.model = model
+        self.n_ctx = n_ctx
+        """The served model's context as the user gave it (``--model-option n_ctx=N``), for servers whose model
+        list does not say."""
         register_secret(api_key)
         self.replicas = [Replica(url, api_key) for url in split_base_urls(base_url)]
         if not self.replicas:
@@ -247,7 +264,7 @@ class OpenAIBackend(Backend):
     def _failure(self, err: BaseException) -> tuple[str, str]:
         """(message, cause) for a request that raised ``err``."""
         if isinstance(err, TimeoutError):
-            return f"timed out: no complete reply within {self.timeout:g} s (--timeout)", "timeout"
+            return f"timed out: no complete reply within {self.timeout:g} s (--timeout)", TIMEOUT
         if isinstance(err, aiohttp.ClientConnectorError):
             return f"{type(err).__name__}: {err}", "cannot connect"
         return f"{type(err).__name__}: {err}", type(err).__name__
@@ -268,6 +285,7 @@ class OpenAIBackend(Backend):
         data = orjson.dumps(body)
         chat = request.messages is not None
         last_error, cause = "", "model error"
+        timeouts = 0
         replica: Replica | None = None
         other: Replica | None = None  # another replica up after a failure: the retry goes there at once
         async with self._semaphore:
@@ -285,6 +303,9 @@ class OpenAIBackend(Backend):
                         "further", cause="reply too large") from None
                 except (aiohttp.ClientError, TimeoutError) as err:
                     last_error, cause = self._failure(err)
+                    if cause == TIMEOUT:
+                        timeouts += 1
+                        self.stats.timeouts += 1
                 else:
                     if status < 400:
                         try:
@@ -301,6 +322,12 @@ class OpenAIBackend(Backend):
                                 from None
                     else:
                         last_error, cause = f"HTTP {status}: {_head(payload)}", f"HTTP {status}"
+                        refused = context_refusal(status, payload.decode(errors="replace"))
+                        if refused is not False:
+                            size = f" of {refused} tokens" if refused else ""
+                            raise BackendError(redact(f"{url}: the prompt does not fit the model's context{size} "
+                                                      f"(with max_tokens {request.params.max_tokens}): {last_error}"),
+                                               cause=PROMPT_TOO_LONG)
                         if status not in RETRY_STATUS:
                             raise BackendError(redact(f"{url}: {last_error}"), cause=cause)
                         wait = retry_after_seconds(retry_after)
@@ -309,22 +336,56 @@ class OpenAIBackend(Backend):
                 replica.failed(time.monotonic())
                 if len(self.replicas) > 1:
                     last_error = f"{url}: {last_error}"
-                if attempt == self.max_retries:
+                if attempt == self.max_retries or timeouts > TIMEOUT_RETRIES:
                     break
+                self.stats.retries += 1
                 other = self._pick(avoid=replica)
                 if other is not replica and other.resting_until <= time.monotonic():
                     continue
                 other = None
                 delay = backoff_delay(attempt, self.backoff_base)
                 await asyncio.sleep(max(delay, min(wait or 0.0, MAX_RETRY_AFTER)))
-        tries = f"{self.max_retries + 1} tries" if self.max_retries else "1 try"
+        tries = f"{attempt + 1} tries" if attempt else "1 try"
         where = self.base_url if len(self.replicas) > 1 else (replica.shown if replica else self.base_url) + path
+        if cause == TIMEOUT:
+            last_error += (f"; the request asks for up to {request.params.max_tokens} new tokens: lower --max-tokens, "
+                           "raise --timeout, or lower --concurrency (a small server queues what it cannot run at once, "
+                           "and the wait counts)")
         raise BackendError(redact(f"{where}: gave up after {tries}: {last_error}"), cause=cause)
+
+    async def context_window(self) -> int | None:
+        """``--model-option n_ctx``, else what the server's model list says about the model (``max_model_len``
+        of vLLM and SGLang; a llama.cpp server's ``/props``); None when it says nothing or does not answer."""
+        if self.n_ctx is not None:
+            return self.n_ctx
+        replica = self.replicas[0]
+        headers = dict(replica.headers or {})
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        try:
+            async with aiohttp.ClientSession(headers=headers,
+                                             timeout=aiohttp.ClientTimeout(total=MODELS_TIMEOUT)) as session:
+                context, llama = listed_context(await _get_json(session, replica.url + "/models"), self.model)
+                if llama:
+                    root = replica.url.removesuffix("/v1")
+                    served = props_context(await _get_json(session, root + "/props"))
+                    context = min(c for c in (context, served) if c) if context or served else None
+                return context
+        except (aiohttp.ClientError, TimeoutError, ValueError):
+            return None
 
     async def aclose(self) -> None:
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+async def _get_json(session: aiohttp.ClientSession, url: str) -> Any:
+    """The JSON body of a GET, None when the status is not 200 (a server without that route)."""
+    async with session.get(url) as resp:
+        if resp.status != 200 or (resp.content_length or 0) > 2**20:
+            return None
+        return orjson.loads(await resp.read())
 
 
 def _choice(c: dict[str, Any], chat: bool, max_tokens: int | None) -> Choice:
@@ -430,6 +491,9 @@ def from_spec(spec: BackendSpec) -> Backend:
             raise UsageError(f"--base-url {redact_url(url)!r}: expected http(s)://HOST[:PORT]/PATH[,URL...]")
         if not api_key and parts.hostname == "api.openai.com":
             raise UsageError(f"api.openai.com needs an API key: set the environment variable {spec.api_key_env}")
+    n_ctx = spec.options.get("n_ctx")
+    if n_ctx is not None and (not n_ctx.isdigit() or int(n_ctx) < 1):
+        raise UsageError(f"--model-option n_ctx={n_ctx}: expected a positive integer (the served model's context)")
     return OpenAIBackend(
         model=spec.name,
         base_url=base_url,
@@ -438,4 +502,5 @@ def from_spec(spec: BackendSpec) -> Backend:
         timeout=spec.timeout,
         max_retries=spec.max_retries,
         max_reply_bytes=spec.max_reply_bytes,
+        n_ctx=int(n_ctx) if n_ctx is not None else None,
     )

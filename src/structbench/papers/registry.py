@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import difflib
-
 from structbench.errors import UsageError
 from structbench.papers.spec import PaperTable
+from structbench.registry import did_you_mean
 
 
 def paper_tables(benchmark: str | None = None) -> list[PaperTable]:
@@ -20,7 +19,6 @@ def preset_table(name: str) -> PaperTable:
     """The table whose preset is ``name``; an unknown name is a ``UsageError`` with suggestions."""
     tables = {t.name: t for t in paper_tables()}
     if name not in tables:
-        close = difflib.get_close_matches(name, tables, n=3)
-        hint = f" Did you mean: {', '.join(close)}?" if close else ""
+        hint = did_you_mean(name, tables)
         raise UsageError(f"unknown preset {name!r}.{hint} Presets: {', '.join(tables)} (structbench list shows them).")
     return tables[name]

@@ -28,7 +28,7 @@ from structbench.report.tables import (
     overview_table,
     unique,
 )
-from structbench.results import EXCLUDED
+from structbench.results import EXCLUDED, TOO_LONG_MEANING
 
 
 def build_document(
@@ -124,8 +124,11 @@ def entry_section(v: EntryView) -> Section:
     overall = TableBlock(["metric", "value"], [[k, fmt(x)] for k, x in r.metrics.items()])
     section = Section(f"{v.section} / {r.strategy} / {v.label}", [overall], collapsed=True)
     section.blocks.append(
-        TextBlock(f"run directory: {v.run}; n = {r.n}; errors = {r.errors}; harness errors = {r.harness_errors}")
+        TextBlock(f"run directory: {v.run}; n = {r.n}; errors = {r.errors}; harness errors = {r.harness_errors}"
+                  + (f"; too long = {r.too_long}" if r.too_long else ""))
     )
+    if r.too_long:
+        section.blocks.append(TextBlock(f"{r.too_long} sample(s) {TOO_LONG_MEANING}."))
     if v.no_interval is not None:
         section.blocks.append(TextBlock(f"no confidence interval for {r.headline.name}: {v.no_interval}"))
     for e in r.extra.get(EXCLUDED, []):

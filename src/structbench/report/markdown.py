@@ -6,7 +6,7 @@ from pathlib import Path
 
 from structbench.confusion import ConfusionMatrix
 from structbench.report.document import Document, Section, TableBlock, TextBlock
-from structbench.results import EXCLUDED, MetricsFile, ResultEntry
+from structbench.results import EXCLUDED, TOO_LONG_MEANING, MetricsFile, ResultEntry
 
 
 def _fmt(value: float | None) -> str:
@@ -27,17 +27,20 @@ def _baselines(r: ResultEntry) -> str:
 
 def headline_table(metrics: MetricsFile) -> str:
     """One row per (benchmark, variant, strategy, model): the headline with its interval, its denominator
-    (samples scored, model and harness errors), and the baselines to read it against."""
+    (samples scored, model and harness errors; prompts too long for the model, when there are any), and the
+    baselines to read it against."""
     confidence = next((r.headline.confidence for r in metrics.results if r.headline.confidence), 0.95)
+    too_long = any(r.too_long for r in metrics.results)
     rows = [
         f"| benchmark | variant | strategy | model | metric | value | {confidence:.0%} CI | n | errors "
-        "| harness errors | baselines |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        f"| harness errors |{' too long |' if too_long else ''} baselines |",
+        "|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if too_long else ""),
     ]
     for r in metrics.results:
         rows.append(
             f"| {r.benchmark} | {r.variant} | {r.strategy} | {r.model} | {r.headline.name} | "
-            f"{_fmt(r.headline.value)} | {_interval(r)} | {r.n} | {r.errors} | {r.harness_errors} | {_baselines(r)} |"
+            f"{_fmt(r.headline.value)} | {_interval(r)} | {r.n} | {r.errors} | {r.harness_errors} | "
+            + (f"{r.too_long} | " if too_long else "") + f"{_baselines(r)} |"
         )
     return "\n".join(rows)
 
@@ -64,6 +67,8 @@ def entry_section(r: ResultEntry) -> str:
     if r.harness_errors:
         out += ["", f"{r.harness_errors} sample(s) failed with a harness error (a bug in a strategy, parser or "
                 "scorer): not scored, and left out of every metric."]
+    if r.too_long:
+        out += ["", f"{r.too_long} sample(s) {TOO_LONG_MEANING}."]
     for e in r.extra.get(EXCLUDED, []):
         out += ["", f"Left out: {e.get('count')} {e.get('reason')}."]
     for name, cm in r.confusion_matrices.items():

@@ -12,6 +12,7 @@ do not cover show an em dash and the command that fills them.
 from __future__ import annotations
 
 import math
+import shlex
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -228,6 +229,22 @@ class ModelRuns:
         return None
 
 
+def run_flags(sources: Sequence[Source]) -> list[str]:
+    """The ``run`` flags of the first of ``sources`` that a command filling more of its table must repeat to run the
+    same way: where the data is, the sample limit, seed and token cap, and the model's load options."""
+    config = next((s.run.manifest.get("config") for s in sources if s.run.manifest.get("config")), None) or {}
+    flags = []
+    if config.get("data_dir"):
+        flags.append(f"--data-dir {shlex.quote(str(config['data_dir']))}")
+    for key in ("limit", "max_tokens"):
+        if config.get(key) is not None:
+            flags.append(f"--{key.replace('_', '-')} {config[key]}")
+    if config.get("seed"):
+        flags.append(f"--seed {config['seed']}")
+    flags += [f"-M {shlex.quote(f'{k}={v}')}" for k, v in (config.get("model_options") or {}).items()]
+    return flags
+
+
 @dataclass
 class RowResult:
     label: str
@@ -277,6 +294,7 @@ class TableFill:
             parts.append(f"--base-url {self.model.base_url}")
         parts += [f"--bench {bench}", f"--strategy {m.strategy}"]
         parts += [f"--option {k}={v}" for k, v in options.items()]
+        parts += run_flags(self.sources or self.model.sources)
         return " ".join(parts)
 
     def _measure(self, m: Measure) -> tuple[list[Estimate], str] | Gap:

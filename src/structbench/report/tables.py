@@ -11,7 +11,7 @@ from typing import Any
 from structbench.confusion import ConfusionMatrix
 from structbench.report.document import TableBlock
 from structbench.report.entries import EntryView
-from structbench.results import EXCLUDED
+from structbench.results import EXCLUDED, TOO_LONG_MEANING
 
 MAX_GROUP_COLUMNS = 10
 """Breakdowns with more groups than this are laid out with groups as rows."""
@@ -269,8 +269,15 @@ def label_table(views: Sequence[EntryView]) -> TableBlock | None:
     )
 
 
+def baselines_text(baselines: dict[str, float]) -> str:
+    """``chance 0.3333, majority 0.4000``; ``–`` where the benchmark defines none (free-text answers)."""
+    return ", ".join(f"{name} {fmt(value)}" for name, value in baselines.items()) or "–"
+
+
 def overview_table(views: Sequence[EntryView]) -> TableBlock:
-    """One row per entry: benchmark, variant, strategy, model, headline with SE and CI, n, errors of both kinds."""
+    """One row per entry: benchmark, variant, strategy, model, headline with SE and CI, n, errors of both kinds
+    (and prompts too long for the model, when any), and the baselines to read the headline against."""
+    too_long = any(v.result.too_long for v in views)
     rows = []
     for v in views:
         r, iv = v.result, v.interval
@@ -287,12 +294,17 @@ def overview_table(views: Sequence[EntryView]) -> TableBlock:
                 str(r.n),
                 str(r.errors),
                 str(r.harness_errors),
+                *([str(r.too_long)] if too_long else []),
+                baselines_text(r.baselines),
             ]
         )
     conf = next((v.interval.confidence for v in views if v.interval), 0.95)
     return TableBlock(
         columns=["benchmark", "variant", "strategy", "model", "metric", "value", "SE", f"{conf:.0%} CI", "n", "errors",
-                 "harness errors"],
+                 "harness errors", *(["too long"] if too_long else []), "baselines"],
         rows=rows,
         caption="Headline metric of every run entry",
+        note="Baselines: the headline on the same samples when every answer is drawn uniformly from the options "
+             "(chance, mean of 200 seeded draws) or is the most frequent gold answer (majority); – where the answers "
+             "are free text" + (f"; too long: samples that {TOO_LONG_MEANING}" if too_long else ""),
     )

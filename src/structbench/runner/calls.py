@@ -71,8 +71,12 @@ class ModelCaller:
             del self._inflight[key]
 
     async def _generate(self, request: Request) -> Response:
-        """One model call, checked, and counted by the circuit breaker."""
+        """One model call, checked, counted by the circuit breaker and by the backend's live counters. A prompt
+        that does not fit the model's context is the sample's, not the server's fault: it resets the breaker's
+        count like an answer."""
         self.model_calls += 1
+        stats = self.backend.stats
+        ticket = stats.begin()
         try:
             response = await self.backend.generate(request)
             problem = unusable_reason(response)
@@ -80,8 +84,16 @@ class ModelCaller:
                 raise BackendError(f"{self.backend.backend}:{self.backend.model}: unusable reply: {problem}",
                                    cause="unusable reply")
         except BackendError as err:
-            self.control.call_failed(self.backend.model, err)
+            stats.end(ticket)
+            if err.prompt_too_long:
+                self.control.call_succeeded()
+            else:
+                self.control.call_failed(self.backend.model, err)
             raise
+        except BaseException:
+            stats.end(ticket)
+            raise
+        stats.end(ticket, response.completion_tokens, answered=True)
         self.control.call_succeeded()
         return response
 

@@ -29,13 +29,14 @@ from typing import TYPE_CHECKING, Any
 
 from structbench.backends.base import Response
 from structbench.backends.factory import BackendSpec, make_backend
+from structbench.backends.stats import CallSnapshot
 from structbench.errors import StorageError, StructbenchError, UsageError
 from structbench.runner.cache import CacheWriteError, ResponseCache, Spill
 from structbench.runner.calls import ModelCaller, ModelPool
 from structbench.runner.config import RunConfig
 from structbench.runner.control import RunControl
 from structbench.runner.jobs import JobRef, JobRunner, selections_digest
-from structbench.runner.workers import StopRequest, WorkerSettings, halt_kind, split
+from structbench.runner.workers import StopRequest, WorkerSettings, calls_snapshot, halt_kind, split
 
 if TYPE_CHECKING:
     from structbench.runner.dispatch import Events
@@ -145,7 +146,8 @@ class RayWorker:
 
         keeper = ray.get_actor(keeper_name)  # by name: a handle among the arguments would block a restart
 
-        self.selections = prepare(setup.config, DataContext.from_env(setup.config.data_dir, offline=setup.offline))
+        self.selections = prepare(setup.config, DataContext.from_env(setup.config.data_dir, offline=setup.offline),
+                                  setup.settings.model_context)
         s = setup.settings
         self.messages: list[tuple[Any, ...]] = []
         self.control = RunControl(s.max_consecutive_failures, s.on_cache_error, None,
@@ -187,7 +189,9 @@ class RayWorker:
             return [*self._drain(), ("fatal", err.exit_code, str(err))]
         finally:
             self.tasks.discard(task)
-        return [*self._drain(), ("done", finished)]
+        # the counters as the job ends (another machine's clock: no age of the oldest call)
+        calls = replace(calls_snapshot(self.caller, self.others), oldest=None)
+        return [*self._drain(), ("calls", calls), ("done", finished)]
 
     def _drain(self) -> list[tuple[Any, ...]]:
         messages, self.messages = self.messages, []
@@ -211,6 +215,7 @@ class RayLink:
         self.name = f"Ray worker {index} ({where})"
         self.outstanding: set[JobRef] = set()
         self.stats: tuple[int, int, int, int] | None = None
+        self.calls = CallSnapshot()
         self._events: Events | None = None
         self._calls: set[asyncio.Future[None]] = set()
         """The calls (and the final report) under way, kept referenced."""

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from structbench.benchmark import Benchmark
 from structbench.errors import UsageError
+from structbench.registry import did_you_mean
 
 
 class Generation(BaseModel):
@@ -123,5 +124,6 @@ def check_options_used(bench_classes: list[type[Benchmark]], options: dict[str, 
         if not dot and not any(key in b.Options.model_fields for b in bench_classes):
             accepted = sorted({f for b in bench_classes for f in b.Options.model_fields})
             raise UsageError(
-                f"--option {key}: no selected benchmark has this option; options: {', '.join(accepted) or 'none'}"
+                f"--option {key}: no selected benchmark has this option.{did_you_mean(key, accepted)} "
+                f"Options: {', '.join(accepted) or 'none'}"
             )

@@ -3,6 +3,9 @@
 A run stops early in two ways. When ``max_consecutive_failures`` model calls in a row fail with the same
 cause (server down, a bad key, an unknown model, every reply unusable), the breaker stops it at once
 (``RunStoppedError``, exit 4): the calls in flight are cancelled, their samples are left for the next run.
+Timeouts stop it sooner, after ``MAX_CONSECUTIVE_TIMEOUTS`` calls in a row (each tried twice): then the
+server is slower than ``--timeout`` allows for these replies, and waiting longer only wastes its time; the
+message says which settings help.
 When the response cache cannot be written, the run by default stops taking new samples, lets the ones in
 flight finish, keeps every answer the cache refused in a ``Spill`` file, and then fails with a
 ``StorageError`` (exit 5); with ``on_cache_error="continue"`` it goes on without the cache instead.
@@ -15,13 +18,16 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import Literal
 
-from structbench.backends.base import BackendError, Response
+from structbench.backends.base import TIMEOUT, BackendError, Response
 from structbench.errors import RunStoppedError, StorageError, StructbenchError
 from structbench.runner.cache import CacheReadError, Spill
 
 CacheErrorPolicy = Literal["stop", "continue"]
 MAX_CONSECUTIVE_FAILURES = 10
 """Default breaker threshold: enough that a flaky server never trips it, few enough to stop within a wave."""
+MAX_CONSECUTIVE_TIMEOUTS = 3
+"""Calls in a row that timed out (each after a second try) that stop a run, when the threshold above is higher.
+The backend's message says which settings help (``--max-tokens``, ``--timeout``, ``--concurrency``)."""
 
 
 def _stderr(message: str) -> None:
@@ -87,11 +93,19 @@ class RunControl:
         self._streak = self._streak + 1 if cause == self._cause else 1
         self._cause = cause
         limit = self.max_consecutive_failures
+        if err.cause == TIMEOUT and limit:
+            limit = min(limit, MAX_CONSECUTIVE_TIMEOUTS)
         if limit and self._streak >= limit and not self.stopped:
-            self.halt(RunStoppedError(
-                f"stopped early: the last {self._streak} model calls all failed ({err.cause}); the last one: {err}. "
-                "Fix the cause and run the same command to continue (finished samples are kept)"
-            ), cancel=True)
+            if err.cause == TIMEOUT:
+                message = (f"stopped early: the last {self._streak} model calls timed out (each tried up to twice): "
+                           f"the server is slower than --timeout allows for these replies; the last one: {err}. "
+                           "Finished samples are kept: the same command continues the run (--timeout and "
+                           "--concurrency may change; another --max-tokens is another run)")
+            else:
+                message = (f"stopped early: the last {self._streak} model calls all failed ({err.cause}); the last "
+                           f"one: {err}. Fix the cause and run the same command to continue (finished samples are "
+                           "kept)")
+            self.halt(RunStoppedError(message), cancel=True)
 
     # -- response-cache failures ---------------------------------------------------------------------
 

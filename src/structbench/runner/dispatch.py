@@ -14,12 +14,15 @@ import asyncio
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from structbench.errors import ExitCode, RunStoppedError, StorageError, StructbenchError
 from structbench.runner.cache import CacheWriteError
 from structbench.runner.control import RunControl
 from structbench.runner.jobs import Finished, JobRef
+
+if TYPE_CHECKING:
+    from structbench.backends.stats import CallSnapshot
 
 
 class WorkerLink(Protocol):
@@ -34,6 +37,8 @@ class WorkerLink(Protocol):
     outstanding: set[JobRef]
     stats: tuple[int, int, int, int] | None
     """(model calls, cache hits, answers kept in the spill file, answers lost) once it has ended."""
+    calls: CallSnapshot
+    """Its calls' counters as last reported (for the progress line)."""
 
     async def open(self, events: Events) -> None: ...
     def submit(self, refs: list[JobRef]) -> None: ...
@@ -44,8 +49,9 @@ class WorkerLink(Protocol):
 
 Events = asyncio.Queue[tuple[Any, tuple[Any, ...]]]
 """(link, message): ``("done", Finished)``, ``("halt", kind, message, cancel)``, ``("note", text)``,
-``("fatal", exit code, text)``, ``("stats", calls, hits, kept, lost)``, ``("lost", refs, why)`` (jobs a
-worker will not finish, to be handed to others) and ``("exit", why)`` (the worker has ended)."""
+``("fatal", exit code, text)``, ``("stats", calls, hits, kept, lost)``, ``("calls", CallSnapshot)`` (its calls'
+counters now), ``("lost", refs, why)`` (jobs a worker will not finish, to be handed to others) and ``("exit",
+why)`` (the worker has ended)."""
 
 
 class WorkersLostError(StructbenchError):
@@ -167,6 +173,8 @@ class Dispatcher:
             self._halt(error, True, live)
         elif kind == "stats":
             link.stats = message[1:]
+        elif kind == "calls":
+            link.calls = message[1]
         elif kind == "lost":
             self._requeue(link, message[1], message[2], live)
         elif kind == "exit":

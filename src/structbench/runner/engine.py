@@ -48,7 +48,8 @@ class Outcome:
 async def attempt_job(job: Job, caller: ModelCaller, settings: RequestSettings | None = None) -> Outcome:
     """Run the strategy: the part of a job that waits for the model.
 
-    A model call that failed for good is a ``model`` error; any other exception in the strategy is a
+    A model call that failed for good is a ``model`` error (``context`` when the prompt does not fit the model's
+    context); any other exception in the strategy is a
     ``harness`` error (a bug), a ``CancelledError`` too unless this task is being cancelled. A ``StorageError``
     (the cache failed) is raised: not this sample's fault."""
     log = CallLog(caller, settings)
@@ -57,7 +58,7 @@ async def attempt_job(job: Job, caller: ModelCaller, settings: RequestSettings |
     try:
         return Outcome(await job.strategy.run(job.sample, log), log, started)
     except BackendError as err:
-        return Outcome(Attempt(output=""), log, started, str(err), "model")
+        return Outcome(Attempt(output=""), log, started, str(err), "context" if err.prompt_too_long else "model")
     except StorageError:  # the cache failed: not this sample's fault; the run stops and it is tried again
         raise
     except asyncio.CancelledError as err:
@@ -77,10 +78,10 @@ def finish_job(job: Job, outcome: Outcome, model: str) -> SampleRecord:
     """Parse and score an attempt into the job's record: CPU work only, no model call.
 
     A sample whose model call failed is scored as wrong; a scorer that raises is a ``harness`` error and
-    the sample is recorded unscored, left out of the metrics."""
+    the sample is recorded unscored, left out of the metrics, as is one whose prompt does not fit the model."""
     attempt, error, kind, log = outcome.attempt, outcome.error, outcome.kind, outcome.log
     scored: Scored | None = None
-    if kind != "harness":
+    if kind not in ("harness", "context"):
         try:
             scored = job.bench.score(job.sample, attempt, job.strategy.name)
         except Exception as err:

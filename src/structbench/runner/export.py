@@ -8,10 +8,11 @@ option), naming the settings to score with."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import shlex
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -120,13 +121,56 @@ class Prediction:
     fingerprint: str | None = None
     """Copied from the export line: ``score`` checks it against the sample it scores."""
     exported_with: ExportSettings | None = None
-    line: int | None = None
+    where: str | None = None
+    """Where it was read: ``FILE:LINE`` (JSON lines) or ``FILE, row N`` (Parquet)."""
+
+
+PARQUET_MAGIC = b"PAR1"
 
 
 def read_predictions(path: Path) -> dict[str, Prediction]:
-    """``{"id": ..., "output": ..., "fingerprint": ...}`` lines -> id -> prediction; bad lines name the file
-    and line. Any other field (the rest of the export line) is ignored, except ``exported_with``."""
+    """Predictions by id, from JSON lines (``{"id": ..., "output": ..., "fingerprint": ...}``), a Parquet file with
+    those columns (``export --format parquet`` with an ``output`` column added), or a folder that ``export --format
+    hf`` wrote; a bad line or row names the file and where. Any other field (the rest of the export line) is
+    ignored, except ``exported_with``."""
     predictions: dict[str, Prediction] = {}
+    for where, obj in _prediction_rows(path):
+        if not isinstance(obj, dict) or "id" not in obj or "output" not in obj:
+            raise DataError(f"{where}: a prediction needs the fields 'id' and 'output'")
+        output = obj["output"]
+        ok = isinstance(output, str) or (isinstance(output, list) and all(isinstance(o, str) for o in output))
+        if not ok:
+            raise DataError(f"{where}: 'output' must be a string or a list of strings")
+        fp = obj.get("fingerprint")
+        if fp is not None and not isinstance(fp, str):
+            raise DataError(f"{where}: 'fingerprint' must be the string written by structbench export")
+        try:
+            settings = ExportSettings.model_validate(obj["exported_with"]) if obj.get("exported_with") else None
+        except ValidationError as err:
+            raise DataError(f"{where}: 'exported_with' is not what structbench export writes") from err
+        key = str(obj["id"])
+        if key in predictions:
+            raise DataError(f"{where}: duplicate id {key!r}")
+        predictions[key] = Prediction(output, fp, settings, where)
+    return predictions
+
+
+def _prediction_rows(path: Path) -> Iterable[tuple[str, Any]]:
+    """(where, object) for each prediction of a JSON lines file, a Parquet file or an ``export --format hf`` folder."""
+    files = sorted(path.glob("data/*.parquet")) if path.is_dir() else [path]
+    if path.is_dir() and not files:
+        raise DataError(f"{path}: a folder of predictions must be one `structbench export --format hf` wrote "
+                        "(data/*.parquet)")
+    for file in files:
+        try:
+            with file.open("rb") as fh:
+                parquet = fh.read(len(PARQUET_MAGIC)) == PARQUET_MAGIC
+        except OSError as err:
+            raise DataError(f"{file}: cannot read predictions: {err.strerror}") from err
+        yield from (_parquet_rows(file) if parquet else _json_lines(file))
+
+
+def _json_lines(path: Path) -> Iterator[tuple[str, Any]]:
     try:
         raw = path.read_bytes()
     except OSError as err:
@@ -140,31 +184,31 @@ def read_predictions(path: Path) -> dict[str, Prediction]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            yield f"{path}:{lineno}", json.loads(line)
         except json.JSONDecodeError as err:
             raise DataError(f"{path}:{lineno}: not JSON: {err.msg}") from err
-        if not isinstance(obj, dict) or "id" not in obj or "output" not in obj:
-            raise DataError(f"{path}:{lineno}: a prediction needs the fields 'id' and 'output'")
-        output = obj["output"]
-        ok = isinstance(output, str) or (isinstance(output, list) and all(isinstance(o, str) for o in output))
-        if not ok:
-            raise DataError(f"{path}:{lineno}: 'output' must be a string or a list of strings")
-        fp = obj.get("fingerprint")
-        if fp is not None and not isinstance(fp, str):
-            raise DataError(f"{path}:{lineno}: 'fingerprint' must be the string written by structbench export")
-        try:
-            settings = ExportSettings.model_validate(obj["exported_with"]) if obj.get("exported_with") else None
-        except ValidationError as err:
-            raise DataError(f"{path}:{lineno}: 'exported_with' is not what structbench export writes") from err
-        key = str(obj["id"])
-        if key in predictions:
-            raise DataError(f"{path}:{lineno}: duplicate id {key!r}")
-        predictions[key] = Prediction(output, fp, settings, lineno)
-    return predictions
+
+
+def _parquet_rows(path: Path) -> Iterator[tuple[str, Any]]:
+    """The rows of a Parquet file as export lines: ``exported_with`` as ``export`` wrote it (Parquet keeps no empty
+    mapping, so its missing ``options`` are none; a column kept as JSON text is decoded)."""
+    try:
+        from structbench.runner.tabular import read_parquet
+    except ImportError as err:
+        raise UsageError(f"{path}: reading Parquet needs pyarrow: pip install 'structbench[datasets]' ({err})"
+                         ) from None
+    for number, row in enumerate(read_parquet(path), start=1):
+        settings = row.get("exported_with")
+        if isinstance(settings, str):
+            with contextlib.suppress(json.JSONDecodeError):
+                settings = json.loads(settings)
+        if isinstance(settings, dict):
+            row["exported_with"] = {**settings, "options": settings.get("options") or {}}
+        yield f"{path}, row {number}", row
 
 
 def _where(source: Path, prediction: Prediction) -> str:
-    return f"{source}:{prediction.line}" if prediction.line is not None else str(source)
+    return prediction.where or str(source)
 
 
 def _settings_hint(predictions: Mapping[str, Prediction], settings: ExportSettings | None) -> str:

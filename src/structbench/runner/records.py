@@ -12,8 +12,9 @@ from structbench.benchmark import Scored
 
 _NO_VALUES: dict[str, float] = {}
 
-ErrorKind = Literal["model", "harness"]
-"""Who failed: the model (its call failed after retries) or the harness (a bug in a strategy, parser or scorer)."""
+ErrorKind = Literal["model", "harness", "context"]
+"""Who failed: the model (its call failed after retries), the harness (a bug in a strategy, parser or scorer), or
+neither: the prompt does not fit the model's context (``context``; the server or backend said so)."""
 
 
 class _Outcome:
@@ -33,12 +34,20 @@ class _Outcome:
         score: float
         values: dict[str, float]
         meta: dict[str, Any]
+        error: str | None
         error_kind: ErrorKind | None
 
     @property
     def counted(self) -> bool:
-        """Whether the record takes part in metrics: everything but harness errors (which were not scored)."""
-        return self.error_kind != "harness"
+        """Whether the record takes part in metrics: everything but harness errors and prompts that do not fit the
+        model's context (neither was scored)."""
+        return self.error_kind not in ("harness", "context")
+
+    @property
+    def settled(self) -> bool:
+        """Whether a resumed run leaves the sample as it is: it finished, or its prompt does not fit the model's
+        context (sent again, it would be refused again); other failures are tried again."""
+        return self.error is None or self.error_kind == "context"
 
     @property
     def key(self) -> tuple[str, str, str, str, str]:
@@ -78,7 +87,9 @@ class SampleRecord(_Outcome, BaseModel):
     error_kind: ErrorKind | None = None
     """``model``: a model call failed for good (after retries); the sample is scored as wrong.
     ``harness``: a strategy, parser or scorer raised (a bug); the sample is not scored and takes no part
-    in any metric. None when the sample did not fail. Failed samples are retried when the run resumes."""
+    in any metric. ``context``: the prompt does not fit the model's context (the server refused it as too long,
+    or the backend checked); not scored, in no metric, counted apart (``too_long``) and never sent again. None
+    when the sample did not fail. Model and harness errors are retried when the run resumes."""
     calls: int = 0
     """Model calls the strategy made, cache hits included."""
     cached_calls: int = 0

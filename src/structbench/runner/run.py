@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from structbench import __version__
 from structbench.backends.base import Backend
+from structbench.backends.stats import CallSnapshot
 from structbench.benchmark import Benchmark, Strategy
 from structbench.benchmarks import BENCHMARKS
 from structbench.data.sample import Sample
@@ -40,6 +41,7 @@ from structbench.runner.store import MANIFEST, METRICS, RunStore, save_manifest,
 from structbench.runner.workers import (
     ProcessLink,
     WorkerSettings,
+    calls_snapshot,
     fork_workers,
     stop_workers,
     warm_up,
@@ -143,18 +145,30 @@ def load_samples(bench: Benchmark, variant: str, data: DataContext, *, seed: int
     return samples
 
 
-def prepare(config: RunConfig, data: DataContext) -> list[Selection]:
-    """Load every selected benchmark's samples (truncated to ``limit``) and strategies."""
+def prepare(config: RunConfig, data: DataContext, model_context: int | None = None) -> list[Selection]:
+    """Load every selected benchmark's samples (truncated to ``limit``) and strategies; ``model_context`` (the
+    model's context in tokens, where known) lets benchmarks leave out prompts that cannot fit it."""
     classes = [BENCHMARKS.get(split_bench(e)[0]) for e in config.benches]
     check_options_used(classes, config.options)
     selections = []
     loaded = [load_benchmark(entry, config.options) for entry in dict.fromkeys(config.benches)]
     check_qualified(config.strategies, [(bench.name, variant) for bench, variant in loaded])
     for bench, variant in loaded:  # a repeated BENCH[:VARIANT] is evaluated once
+        bench.model_context = model_context
         samples = load_samples(bench, variant, data, seed=config.seed, limit=config.limit)
         names = strategies_for(bench.name, variant, config.strategies)
         selections.append(Selection(bench, variant, samples, pick_strategies(bench, names)))
     return selections
+
+
+def needs_model_context(config: RunConfig) -> bool:
+    """Whether a selected benchmark leaves out prompts by the model's context (``Benchmark.uses_model_context``)."""
+    return any(BENCHMARKS.get(split_bench(e)[0]).uses_model_context for e in config.benches)
+
+
+def model_context(backend: Backend) -> int | None:
+    """The model's context in tokens as the backend knows it before any request (None: unknown)."""
+    return asyncio.run(backend.context_window())
 
 
 def check_writable(run_dir: Path) -> None:
@@ -252,6 +266,14 @@ class Run:
         """The current samples that failed (model or harness errors), after ``execute``."""
         self.samples = 0
         """The number of (sample, strategy) jobs the run covers, after ``execute``."""
+        self.model_context: int | None = None
+        """The model's context the samples were prepared for, where known."""
+        self.model_title = config.model
+        """The model as a reader knows it (``Backend.title``), after ``execute``."""
+        self.records: list[Kept] = []
+        """The records of the current samples, without their texts, after ``execute``."""
+        self._links: list[WorkerLink] = []
+        """The session's workers (their calls' counters feed the progress line)."""
         self.manifest = read_manifest(run_dir)
         if self.manifest and RunConfig.model_validate(self.manifest["config"]) != config:
             raise UsageError(
@@ -279,15 +301,20 @@ class Run:
         control: RunControl | None = None,
         workers: int = 1,
         cluster: Cluster | None = None,
+        model_context: int | None = None,
     ) -> MetricsFile:
         """Evaluate what is not done yet; raises ``RunStoppedError`` or ``StorageError`` when the run stops early
         (the manifest says how it ended, and ``metrics.json`` is only written for a finished run).
+        ``model_context`` is the context the selections were prepared for (recorded; Ray workers prepare theirs
+        for it too).
 
         ``workers`` > 1 forks that many worker processes sharing ``concurrency`` (``runner.workers``);
         ``cluster`` runs the jobs on Ray actors instead (``runner.cluster``). This process alone writes the
         run directory either way."""
         self.check_backend(backend)
         RequestSettings.of(self.config).check(backend)
+        self.model_context = model_context
+        self.model_title = backend.title
         lock = _lock(self.run_dir)
         try:
             return self._execute(
@@ -335,6 +362,7 @@ class Run:
                 "platform": platform.platform(),
                 "git_revision": git_revision(),
                 "seed": self.config.seed,
+                "model_context": self.model_context,
                 "status": "running",
             }
         )
@@ -362,15 +390,23 @@ class Run:
                     cache.close()  # no SQLite connection may cross a fork; each worker opens its own
                 links = fork_workers(selections, backend, self._worker_settings(cache, control), concurrency,
                                      workers, close_fds=[spread.lock, store.fd])
-            with RunProgress(len(refs), enabled=progress, interval=progress_interval) as bar:
+            self._links = list(links)
+
+            def calls() -> CallSnapshot:
+                total = calls_snapshot(caller, others)
+                for link in self._links:
+                    total += link.calls
+                return total
+
+            with RunProgress(len(refs), enabled=progress, interval=progress_interval, calls=calls) as bar:
 
                 def on_record(record: SampleRecord) -> None:
                     stored = store.append(record)
-                    bar.advance(error=stored.error is not None)
+                    bar.advance(stored.error_kind)
 
                 def on_finished(finished: Finished) -> None:
                     store.add(finished.record, finished.line)
-                    bar.advance(error=finished.record.error is not None)
+                    bar.advance(finished.record.error_kind)
 
                 if not spread_out:
                     jobs = [job_of(selections, ref) for ref in refs]
@@ -398,7 +434,7 @@ class Run:
             raise failures[0]
         current = [rec for _, _, recs in current_records(selections, list(store.records.values()), model)
                    for rec in recs]
-        self.failures, self.samples = failures_of(current), len(current)
+        self.failures, self.samples, self.records = failures_of(current), len(current), current
         metrics = metrics_from_records(selections, list(store.records.values()), model)
         try:
             write_json_atomic(self.run_dir / METRICS, metrics.model_dump(mode="json"))
@@ -457,6 +493,7 @@ class Run:
             cache_lock_wait=cache.lock_wait if cache is not None else 0.0,
             max_consecutive_failures=control.max_consecutive_failures,
             on_cache_error=control.on_cache_error,
+            model_context=self.model_context,
         )
 
     async def _dispatch(
@@ -478,6 +515,7 @@ class Run:
             if spread.cluster is not None:
                 workers = list(await spread.cluster.start(
                     self.config, selections, self._worker_settings(cache, control), concurrency, len(refs)))
+                self._links = workers
                 self.manifest["workers"] = spread.cluster.describe()
                 save_manifest(self.run_dir / MANIFEST, self.manifest)
             dispatcher = Dispatcher(workers, refs, on_finished, control)
@@ -553,7 +591,7 @@ def current_records(
 
 def metrics_from_records(selections: list[Selection], records: Sequence[Kept], model: str) -> MetricsFile:
     """One result entry per (benchmark, variant, strategy) over the records of the current samples; harness
-    errors are counted apart and take no part in the metrics."""
+    errors and prompts that do not fit the model are counted apart and take no part in the metrics."""
     results: list[ResultEntry] = [
         compute_result(
             sel.bench,
@@ -563,6 +601,7 @@ def metrics_from_records(selections: list[Selection], records: Sequence[Kept], m
             [r.scored() for r in recs if r.counted],
             errors=sum(r.error_kind == "model" for r in recs),
             harness_errors=sum(r.error_kind == "harness" for r in recs),
+            too_long=sum(r.error_kind == "context" for r in recs),
         )
         for sel, strategy, recs in current_records(selections, records, model)
     ]

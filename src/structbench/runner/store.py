@@ -124,9 +124,10 @@ class RunStore:
         return self._fd
 
     def done(self, key: tuple[str, str, str, str, str]) -> bool:
-        """True when ``key`` finished without error (errored samples are retried on resume)."""
+        """True when ``key`` finished without error, or its prompt does not fit the model's context (other
+        failures are retried on resume)."""
         record = self.records.get(key)
-        return record is not None and record.error is None
+        return record is not None and record.settled
 
     def append(self, record: SampleRecord) -> SampleRecord:
         """Write one validated line (all of it, or none and raise ``StorageError``); returns the record as

@@ -15,7 +15,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from structbench.backends.factory import BACKENDS, BackendSpec
+from structbench.backends.factory import BACKENDS, DEFAULT_TIMEOUT, BackendSpec
 from structbench.errors import UsageError
 from structbench.runner.config import Generation, RunConfig
 
@@ -45,7 +45,7 @@ class SuiteModel(BaseModel):
     chat_template_args: dict[str, Any] = Field(default_factory=dict)
     generation: SuiteGeneration = Field(default_factory=SuiteGeneration)
     concurrency: int = Field(default=8, ge=1)
-    timeout: float = Field(default=120.0, gt=0)
+    timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0)
     max_retries: int = Field(default=6, ge=0)
 
     @field_validator("model")

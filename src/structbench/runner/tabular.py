@@ -80,6 +80,16 @@ def _atomic_parquet(table: pa.Table, path: Path) -> None:
         pq.write_table(table, tmp)
 
 
+def read_parquet(path: Path) -> list[dict[str, Any]]:
+    """The rows of a Parquet file as dicts; a file Parquet cannot read is a ``DataError`` naming it."""
+    from structbench.errors import DataError
+
+    try:
+        return list(pq.read_table(path).to_pylist())
+    except (pa.ArrowException, OSError) as err:
+        raise DataError(f"{path}: not a readable Parquet file ({err})") from None
+
+
 def write_parquet(lines: Iterable[dict[str, Any]], path: Path) -> pa.Table:
     """One Parquet file; written to a temporary name first, so a failure leaves nothing half-written."""
     table, _ = to_table(lines)

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from structbench.backends.base import Backend
+from structbench.backends.stats import CallSnapshot
 from structbench.errors import ExitCode, StorageError, StructbenchError
 from structbench.runner.cache import ResponseCache, Spill
 from structbench.runner.calls import ModelCaller, ModelPool
@@ -45,6 +46,8 @@ if TYPE_CHECKING:
     from structbench.runner.run import Selection
 
 _FRAME = struct.Struct("!I")
+CALLS_EVERY = 0.5
+"""Seconds between a worker's reports of its calls' counters (when they changed), for the progress line."""
 
 
 def encode(message: tuple[Any, ...]) -> bytes:
@@ -108,6 +111,8 @@ class WorkerSettings:
     cache_lock_wait: float
     max_consecutive_failures: int
     on_cache_error: CacheErrorPolicy
+    model_context: int | None = None
+    """The model's context the run's samples were prepared for (a Ray worker prepares its own for it)."""
 
 
 class StopRequest(StructbenchError):
@@ -185,10 +190,12 @@ class Worker:
         def finish(attempted: tuple[JobRef, Job, Outcome]) -> None:
             self._send(("done", runner.finish(*attempted)))
 
+        reporting = asyncio.create_task(self._report_calls(caller, others))
         try:
             async with others:
                 await run_pipeline(self.concurrency, self._next, runner.attempt, finish, self.control)
         finally:
+            reporting.cancel()
             await self.backend.aclose()
             if cache is not None:
                 await cache.drain()
@@ -197,6 +204,16 @@ class Worker:
                         spill.kept if spill else 0, spill.lost if spill else 0))
             if cache is not None:
                 cache.close()
+
+    async def _report_calls(self, caller: ModelCaller, others: ModelPool) -> None:
+        """Send the calls' counters (``("calls", CallSnapshot)``) every ``CALLS_EVERY`` seconds they changed."""
+        last = CallSnapshot()
+        while True:
+            await asyncio.sleep(CALLS_EVERY)
+            now = calls_snapshot(caller, others)
+            if now != last:
+                self._send(("calls", now))
+                last = now
 
     async def _next(self) -> JobRef | None:
         while not self.queue:
@@ -219,6 +236,14 @@ class Worker:
             elif kind == "end":
                 self.ended = True
             self._wake.set()
+
+
+def calls_snapshot(caller: ModelCaller, others: ModelPool) -> CallSnapshot:
+    """The counters of the run's model and of every other model it called (a judge)."""
+    total = caller.backend.stats.snapshot()
+    for other in others.callers.values():
+        total += other.backend.stats.snapshot()
+    return total
 
 
 def _die_with_parent() -> None:
@@ -290,6 +315,7 @@ class ProcessLink:
         self.name = f"worker {index} (pid {pid})"
         self.outstanding: set[JobRef] = set()
         self.stats: tuple[int, int, int, int] | None = None
+        self.calls = CallSnapshot()
         self._sock = sock
         self._writer: asyncio.StreamWriter | None = None
         self._outbox: Outbox | None = None

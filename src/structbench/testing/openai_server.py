@@ -11,8 +11,15 @@ out of tokens), a body that is not JSON or is cut off, a huge reply, a 401 that 
 ``served_model`` set, any other model name gets OpenAI's 404. ``fault_times`` limits a fault to the first
 N requests (then it answers normally), so tests can watch a retry succeed.
 
+It can be small and slow like a local server: ``slots`` requests at once (the rest wait in its queue, as in a
+llama.cpp server), each taking ``latency`` seconds; and it can have a ``context`` (in tokens, a prompt counting
+a quarter of its body's bytes): a request whose prompt plus ``max_tokens`` exceeds it is refused with a 400 in
+the words of one server (``CONTEXT_REFUSALS``: vllm, openai, llamacpp, sglang), and ``GET /v1/models`` then
+gives it as ``max_model_len`` unless ``hide_context``.
+
     python -m structbench.testing.openai_server --port 0 --latency 0.05 --reply A --port-file p.txt
     python -m structbench.testing.openai_server --fault no-choices --fault-times 1 --port-file p.txt
+    python -m structbench.testing.openai_server --slots 1 --latency 30 --context 8192 --refusal llamacpp
 """
 
 from __future__ import annotations
@@ -84,6 +91,29 @@ FAULTS: dict[str, Callable[[MockOpenAIServer, dict[str, str]], Reply]] = {
     "echo-key": _echo_key,
 }
 """Misbehaviours by name: each builds the reply to send instead of the normal one (chat form)."""
+
+CONTEXT_REFUSALS: dict[str, Callable[[int, int, int], tuple[int, dict[str, Any]]]] = {
+    "openai": lambda ctx, prompt, total: (400, {"error": {
+        "message": f"This model's maximum context length is {ctx} tokens. However, you requested {total} tokens "
+                   f"({prompt} in the messages, {total - prompt} in the completion). Please reduce the length of the "
+                   "messages or completion.", "type": "invalid_request_error", "code": "context_length_exceeded"}}),
+    "vllm": lambda ctx, prompt, total: (400, {"object": "error", "message": f"'max_tokens' or 'max_completion_tokens' "
+                                              f"is too large: {total - prompt}. This model's maximum context length is "
+                                              f"{ctx} tokens and your request has {prompt} input tokens "
+                                              f"({total - prompt} > {ctx} - {prompt}).", "type": "BadRequestError",
+                                              "code": 400}),
+    "llamacpp": lambda ctx, prompt, total: (400, {"error": {
+        "code": 400, "message": f"request ({prompt} tokens) exceeds the available context size ({ctx} tokens), try "
+                                "increasing it", "type": "exceed_context_size_error", "n_prompt_tokens": prompt,
+        "n_ctx": ctx}}),
+    "sglang": lambda ctx, prompt, total: (400, {"object": "error", "message": f"Requested token count exceeds the "
+                                                f"model's maximum context length of {ctx} tokens. You requested a "
+                                                f"total of {total} tokens: {prompt} tokens from the input messages "
+                                                f"and {total - prompt} tokens for the completion.",
+                                                "type": "BadRequestError", "code": 400}),
+}
+"""How servers refuse a prompt that does not fit their context: (context, prompt tokens, prompt plus max_tokens)
+-> status and body, as each words it."""
 CHUNKED = "transfer-encoding: chunked\r\n"
 """The extra header of a reply sent in chunks, without a length (``huge-chunked``)."""
 
@@ -125,9 +155,22 @@ class MockOpenAIServer:
         fault_times: int = 0,
         served_model: str | None = None,
         huge_bytes: int = 20 * 2**20,
+        slots: int = 0,
+        context: int = 0,
+        refusal: str = "vllm",
+        hide_context: bool = False,
     ) -> None:
         if fault is not None and fault not in FAULTS:
             raise ValueError(f"unknown fault {fault!r}; faults: {', '.join(FAULTS)}")
+        if refusal not in CONTEXT_REFUSALS:
+            raise ValueError(f"unknown refusal {refusal!r}; refusals: {', '.join(CONTEXT_REFUSALS)}")
+        self.slots = asyncio.Semaphore(slots) if slots else None
+        """Requests served at once; the others wait (None: all at once)."""
+        self.context = context
+        self.refusal = refusal
+        self.hide_context = hide_context
+        self.refused = 0
+        """Requests refused as too long for the context."""
         self.latency = latency
         self.reply = reply
         self.fail_every = fail_every
@@ -175,8 +218,30 @@ class MockOpenAIServer:
     async def respond(
         self, method: str, path: str, body: bytes, headers: dict[str, str] | None = None
     ) -> tuple[int, bytes, str]:
+        if method == "GET" and path == "/v1/models":
+            entry: dict[str, Any] = {"id": self.served_model or "mock", "object": "model", "owned_by": "structbench"}
+            if self.context and not self.hide_context:
+                entry["max_model_len"] = self.context
+            return *_json(200, {"object": "list", "data": [entry]}), ""
+        if self.slots is None:
+            return await self._respond(method, path, body, headers)
+        async with self.slots:
+            return await self._respond(method, path, body, headers)
+
+    async def _respond(
+        self, method: str, path: str, body: bytes, headers: dict[str, str] | None = None
+    ) -> tuple[int, bytes, str]:
         self.requests += 1
         received = time.time()
+        if self.context:
+            prompt = len(body) // 4
+            try:
+                total = prompt + int(json.loads(body or b"{}").get("max_tokens") or 0)
+            except (ValueError, AttributeError):
+                total = prompt
+            if total > self.context:
+                self.refused += 1
+                return *_json(*CONTEXT_REFUSALS[self.refusal](self.context, prompt, total)), ""
         if self.latency:
             await asyncio.sleep(self.latency)
         if self.fail_every and self.requests % self.fail_every == 0:
@@ -228,13 +293,19 @@ def main() -> None:
     parser.add_argument("--fault-times", type=int, default=0, help="Only for the first N requests (0: all).")
     parser.add_argument("--served-model", default=None, help="Answer only this model name; 404 for others.")
     parser.add_argument("--huge-bytes", type=int, default=20 * 2**20, help="Reply size of --fault huge.")
+    parser.add_argument("--slots", type=int, default=0, help="Requests served at once, the rest queued (0: all).")
+    parser.add_argument("--context", type=int, default=0, help="Refuse prompt + max_tokens above this many tokens.")
+    parser.add_argument("--refusal", choices=sorted(CONTEXT_REFUSALS), default="vllm",
+                        help="Whose words the context refusal uses.")
+    parser.add_argument("--hide-context", action="store_true", help="Leave max_model_len out of GET /v1/models.")
     parser.add_argument("--port-file", type=Path, default=None, help="Write the bound port here.")
     args = parser.parse_args()
 
     async def run() -> None:
         server = MockOpenAIServer(args.latency, args.reply, args.fail_every, args.fail_status, log_path=args.log,
                                   fault=args.fault, fault_times=args.fault_times, served_model=args.served_model,
-                                  huge_bytes=args.huge_bytes)
+                                  huge_bytes=args.huge_bytes, slots=args.slots, context=args.context,
+                                  refusal=args.refusal, hide_context=args.hide_context)
         srv = await server.serve(port=args.port)
         port = srv.sockets[0].getsockname()[1]
         if args.port_file:

@@ -61,16 +61,19 @@ def cells_bin(cells: int) -> str:
 class RFQAOptions(BaseModel):
     """Run options (``--option key=value``)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     string_rule: Literal["intended", "published"] = "intended"
     """``intended``: edit distance <= 10% of the expected length (the paper). ``published``: the
     released code's rule after 2025-07-25, floor(L(1-t)) <= distance <= ceil(L(1+t))."""
     numeric_tolerance: float = Field(0.1, ge=0)
+    """Two numbers match when the returned one is within this share of the expected one."""
     string_tolerance: float = Field(0.1, ge=0)
+    """Two texts match when their edit distance is within this share of the expected text's length."""
     iterations: int = Field(10, ge=0)
     """Follow-up "List more values" rounds after the first answer."""
     max_tokens: int = Field(4096, ge=1)
+    """Generation limit per reply (a whole table can be long)."""
     structured_output: bool = False
     """Send the output's JSON Schema as the request's ``response_format``."""
     prompt_wording: Literal["released", "paper"] = "released"

@@ -44,7 +44,7 @@ OPEN_MODEL_ANSWERS = {SUPPORTS: "A) True", REFUTES: "B) False", NEI: "C) Unknown
 class SciTabOptions(BaseModel):
     """Run options (``--option key=value``)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     serialization: str = "paper"
     """Table rendering: ``paper`` (the "|| a | b ||" lines of Appendix H) or a registered serializer."""
@@ -57,6 +57,7 @@ class SciTabOptions(BaseModel):
     pot_timeout: float = Field(10.0, gt=0)
     """Wall-clock seconds per PoT program (CPU limit: the same, rounded up)."""
     pot_memory_mb: int = Field(512, ge=64)
+    """Memory limit per PoT program, in MiB."""
     sandbox: NamespaceMode = "auto"
     """``auto``: namespaces where available, else degrade with a warning; ``require``; ``off``."""
 

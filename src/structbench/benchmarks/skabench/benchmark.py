@@ -55,6 +55,7 @@ from structbench.data import AnswerListGold, Graph, LabelGold, Sample, Table, Te
 from structbench.datasets import DataContext
 from structbench.errors import UsageError
 from structbench.papers.spec import PaperTable
+from structbench.registry import did_you_mean
 from structbench.strategies import SelfConsistency, SingleTurn
 from structbench.strategies.vote import majority
 from structbench.tokens import CountTokens as TokenCounter
@@ -66,7 +67,7 @@ log = logging.getLogger(__name__)
 class SkaOptions(BaseModel):
     """Run options (``--option key=value``)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     testbed: str = "noise"
     """Comma list of noise, order, integration, negative (or the full names), or ``all``."""
@@ -110,7 +111,9 @@ def _choices(text: str, known: Sequence[str], what: str) -> list[str]:
         return list(known)
     unknown = [t for t in items if t not in known]
     if unknown or not items:
-        raise UsageError(f"skabench: unknown {what} {', '.join(unknown) or text!r}; known: {', '.join(known)}, all")
+        hint = did_you_mean(unknown[0], known) if unknown else ""
+        raise UsageError(f"skabench: unknown {what} {', '.join(unknown) or text!r}.{hint} Known: {', '.join(known)}, "
+                         "all")
     return items
 
 
@@ -135,6 +138,7 @@ class SkaBench(Benchmark):
     )
     breakdown_keys = ("testbed", "knowledge_type", "budget", "position", "positive_units", *PAPER_BREAKDOWNS.values())
     Options = SkaOptions
+    uses_model_context = True
 
     def __init__(self, options: Mapping[str, Any] | None = None, *, counter: TokenCounter | None = None) -> None:
         super().__init__(options)
@@ -208,6 +212,8 @@ class SkaBench(Benchmark):
                 break
             if c.testbed not in testbeds or c.knowledge_type not in kinds or (budgets and c.budget not in budgets):
                 continue
+            if self._over_context(c.budget):
+                continue
             if positions is not None and c.testbed == TESTBED_ALIASES["order"] and c.position not in positions:
                 continue
             knowledge = render_knowledge(c.knowledge_type, c.structured, c.texts, c.header)
@@ -261,6 +267,8 @@ class SkaBench(Benchmark):
                 if wanted_positions is not None and testbed == TESTBED_ALIASES["order"]:
                     positions = tuple(p for p in positions if p in wanted_positions)
                 for budget in budgets or default_budgets(testbed, instance.knowledge_type):
+                    if self._over_context(budget, len(positions)):
+                        continue
                     for position in positions:
                         context = builder.build(instance, testbed, budget, position)
                         if isinstance(context, Skipped):
@@ -273,6 +281,15 @@ class SkaBench(Benchmark):
         if self.skipped:
             log.info("skabench: contexts left out: %s", dict(self.skipped))
         return samples
+
+    def _over_context(self, budget: int | None, contexts: int = 1) -> bool:
+        """Whether ``contexts`` contexts of ``budget`` tokens cannot fit the model's context (then they are counted
+        as not built)."""
+        if budget is None or self.model_context is None or budget <= self.model_context:
+            return False
+        self.skipped[f"budget above the model's context of {self.model_context} tokens (the paper evaluated models "
+                     "with at least 24k)"] += contexts
+        return True
 
     def _wanted_positions(self) -> list[str] | None:
         """The order testbed arrangements the ``position`` option asks for (None: all)."""

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from structbench.benchmarks.skabench.prompts import render_knowledge
 from structbench.benchmarks.skabench.units import Instance, Passage, Row, Triple, is_hybrid
 from structbench.errors import UsageError
+from structbench.registry import did_you_mean
 from structbench.tokens import CountTokens as TokenCounter
 
 NOISE = "noise_robustness"
@@ -54,8 +55,8 @@ def resolve_testbed(name: str) -> str:
     """A testbed's canonical name from itself or its short alias."""
     name = TESTBED_ALIASES.get(name, name)
     if name not in TESTBEDS:
-        known = ", ".join([*TESTBED_ALIASES, *TESTBEDS])
-        raise UsageError(f"skabench: unknown testbed {name!r}; known: {known}")
+        known = [*TESTBED_ALIASES, *TESTBEDS]
+        raise UsageError(f"skabench: unknown testbed {name!r}.{did_you_mean(name, known)} Known: {', '.join(known)}")
     return name
 
 

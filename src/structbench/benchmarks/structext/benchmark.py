@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 class StructextOptions(BaseModel):
     """Run options (``--option key=value``)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     syntax: Literal["balanced", "official"] = "balanced"
     """Generated Syntax questions: half broken texts (``balanced``), or all broken as released (``official``)."""
@@ -49,6 +49,7 @@ class StructextOptions(BaseModel):
     threshold: float = Field(0.75, ge=0.0, le=1.0)
     """RougeL below this counts as 0 (paper Sec. 4.3)."""
     max_tokens: int = Field(2048, ge=1)
+    """Generation limit per reply."""
     verify: bool = True
     """Recheck every generated answer with the parsers (a disagreement raises)."""
     judge: str | None = None

@@ -30,7 +30,7 @@ ORIGINAL = "paper"
 class StructFactOptions(BaseModel):
     """Run options; the defaults reproduce the paper (Table 4 and the official code)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     option_map: tuple[int, ...] = (0,)
     """Which orders of answers A/B/C stand for (``OPTION_MAPS``; 0 = A) Yes B) No C) Not sure enough), as a
@@ -51,7 +51,9 @@ class StructFactOptions(BaseModel):
     k: int = Field(5, ge=1)
     """Samples drawn by ``self_consistency``."""
     temperature: float = Field(0.6, ge=0.0)
+    """Sampling temperature (the paper's 0.6; Table 7 uses 0)."""
     top_p: float = Field(0.95, gt=0.0, le=1.0)
+    """Nucleus sampling threshold (the paper's 0.95)."""
     max_tokens: int = Field(10, ge=1)
     """Generation budget without CoT (Table 4)."""
     max_tokens_cot: int = Field(512, ge=1)

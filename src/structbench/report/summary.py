@@ -1,0 +1,95 @@
+"""The paragraph printed after a run's table: what ran, and how to read each score against its baselines.
+
+A bare table leaves a newcomer with ``llamacpp`` for a model and 0.40 beside baselines of 0.40 and 0.33. The
+paragraph names the model and the suite, says whether each headline is above its baselines (its interval, not its
+value, decides), and, when the answers are nearly all one label, says so: a score that equals a baseline because
+the model always gives one answer is read differently from one that is simply low.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from structbench.results import MetricsFile, ResultEntry
+
+DEGENERATE = 0.8
+"""Share of the answers that one label must reach to be called out (with at least ``MIN_ANSWERS`` answers)."""
+MIN_ANSWERS = 5
+
+AnswerKey = tuple[str, str, str]
+"""(benchmark, variant, strategy)."""
+
+
+def answer_counts(records: Iterable[Any]) -> dict[AnswerKey, tuple[Counter[str], Counter[str]]]:
+    """Per entry, how often each label was answered and is the gold, over the scored records whose gold is a label
+    (``RecordSummary`` or ``SampleRecord``); an unparsed answer counts as ``(none)``."""
+    out: dict[AnswerKey, tuple[Counter[str], Counter[str]]] = {}
+    for r in records:
+        if not r.counted or not isinstance(r.gold, str):
+            continue
+        parsed, gold = out.setdefault((r.benchmark, r.variant, r.strategy), (Counter(), Counter()))
+        parsed[r.parsed if isinstance(r.parsed, str) else "(none)"] += 1
+        gold[r.gold] += 1
+    return out
+
+
+def _num(value: float) -> str:
+    return f"{value:.4f}"
+
+
+def reading(r: ResultEntry, answers: tuple[Counter[str], Counter[str]] | None) -> str:
+    """How to read one entry's headline against its baselines, in a sentence or two ('' when nothing applies)."""
+    h = r.headline
+    if h.value is None or not r.baselines:
+        return ""
+    name, best = max(r.baselines.items(), key=lambda kv: kv[1])
+    value = f"{h.name} {_num(h.value)}"
+    if h.ci_low is not None and h.ci_high is not None:
+        value += f" [{_num(h.ci_low)}, {_num(h.ci_high)}]"
+        if h.ci_low > best:
+            text = f"{value} is above every baseline (the {name} baseline is {_num(best)})."
+        else:
+            inside = [f"{n} {_num(b)}" for n, b in r.baselines.items() if h.ci_low <= b <= h.ci_high]
+            if inside:
+                several = len(inside) > 1
+                text = (f"{value} cannot be told apart from the {' and '.join(inside)} baseline{'s' if several else ''}"
+                        f": the interval contains {'them' if several else 'it'}.")
+            else:
+                text = f"{value} is below the {name} baseline ({_num(best)})."
+    else:
+        side = "above" if h.value > best else "not above"
+        text = f"{value} is {side} the {name} baseline ({_num(best)}); there is no interval to judge it by."
+    if answers is not None:
+        parsed, gold = answers
+        total = sum(parsed.values())
+        label, count = parsed.most_common(1)[0] if parsed else ("", 0)
+        if total >= MIN_ANSWERS and count >= DEGENERATE * total:
+            golds = ", ".join(f"{g} {c}" for g, c in gold.most_common())
+            text += (f" The model answered {label} in {count} of {total} samples (gold: {golds}), so the score "
+                     "mostly reflects that one answer.")
+    return text
+
+
+def run_summary(model: str, suite: str, metrics: MetricsFile,
+                answers: dict[AnswerKey, tuple[Counter[str], Counter[str]]], width: int = 100) -> str:
+    """The paragraph: ``What ran: MODEL on SUITE.`` then one reading per entry that has baselines."""
+    parts = [f"What ran: {model}, on {suite}."]
+    many = len(metrics.results) > 1
+    for r in metrics.results:
+        text = reading(r, answers.get((r.benchmark, r.variant, r.strategy)))
+        if text:
+            parts.append(f"{r.benchmark}:{r.variant}/{r.strategy}: {text}" if many else text)
+    return textwrap.fill(" ".join(parts), width=width, break_long_words=False, break_on_hyphens=False)
+
+
+def suite_text(entries: Sequence[tuple[str, str, str, Sequence[str], int]]) -> str:
+    """``StructFact (structfact:generated, strategy few_shot, 30 samples); ...`` from (title, bench, variant,
+    strategies, samples) per selected benchmark variant."""
+    return "; ".join(
+        f"{title} ({bench}:{variant}, {'strategy' if len(strategies) == 1 else 'strategies'} {', '.join(strategies)}, "
+        f"{n} samples)"
+        for title, bench, variant, strategies, n in entries
+    )

@@ -1,0 +1,50 @@
+"""The paragraph after a run's table: what ran, and each score read against its baselines."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from structbench.backends.llamacpp import DEFAULT_MODEL, LlamaCppBackend, LoadParams
+from structbench.report.summary import answer_counts, reading, run_summary
+from structbench.results import Headline, MetricsFile, ResultEntry
+from structbench.runner.records import RecordSummary
+
+
+def entry(value: float, low: float, high: float, **baselines: float) -> ResultEntry:
+    return ResultEntry(benchmark="structfact", variant="generated", strategy="few_shot", model="llamacpp",
+                       headline=Headline(name="weighted_f1", value=value, ci_low=low, ci_high=high, confidence=0.95),
+                       metrics={"weighted_f1": value}, n=30, baselines=baselines)
+
+
+def record(parsed: str | None, gold: str, error_kind: str | None = None) -> RecordSummary:
+    return RecordSummary("structfact", "generated", "few_shot", "llamacpp", f"s{id(object())}", "t", parsed, gold,
+                         0.0, {}, {}, "e" if error_kind else None, error_kind)  # type: ignore[arg-type]
+
+
+def test_a_score_inside_a_baseline_and_one_answer_everywhere_are_both_said() -> None:
+    records = [record("YES", "YES" if i % 2 else "NO") for i in range(29)] + [record("NO", "NO")]
+    records += [record(None, "YES", "harness"), record(None, "NO", "context")]  # not scored: not counted
+    answers = answer_counts(records)[("structfact", "generated", "few_shot")]
+    assert answers == (Counter({"YES": 29, "NO": 1}), Counter({"NO": 16, "YES": 14}))
+    text = reading(entry(0.40, 0.2055, 0.6205, chance=0.3976, majority=0.3333), answers)
+    assert text.startswith("weighted_f1 0.4000 [0.2055, 0.6205] cannot be told apart from the chance 0.3976 and "
+                           "majority 0.3333 baselines")
+    assert "answered YES in 29 of 30 samples (gold: NO 16, YES 14)" in text
+
+
+def test_above_below_and_nothing_to_say() -> None:
+    assert "is above every baseline (the majority baseline is 0.4500)" in reading(
+        entry(0.9, 0.8, 0.95, chance=0.33, majority=0.45), None)
+    assert "is below the majority baseline (0.4500)" in reading(entry(0.2, 0.1, 0.3, chance=0.33, majority=0.45), None)
+    assert reading(entry(0.5, 0.4, 0.6), None) == ""  # free-text answers: no baselines
+    balanced = (Counter({"YES": 15, "NO": 15}), Counter({"YES": 15, "NO": 15}))
+    assert "answered" not in reading(entry(0.9, 0.8, 0.95, chance=0.33), balanced)
+
+
+def test_the_paragraph_names_the_model_and_the_suite() -> None:
+    title = LlamaCppBackend(Path("unused.gguf"), DEFAULT_MODEL, LoadParams(n_ctx=8192)).title
+    assert title == "Gemma 3 270M (embedded, Q4_K_M) through llama.cpp, with a context of 8192 tokens"
+    text = run_summary(title, "the default quick suite", MetricsFile(results=[entry(0.9, 0.8, 0.95, chance=0.3)]), {})
+    assert text.startswith("What ran: Gemma 3 270M (embedded, Q4_K_M) through llama.cpp")
+    assert "on the default quick suite." in " ".join(text.split()) and max(len(x) for x in text.splitlines()) <= 100
