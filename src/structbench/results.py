@@ -58,6 +58,11 @@ class ResultEntry(BaseModel):
     """Samples whose model call failed for good (after retries); scored as wrong, counted in ``n``."""
     harness_errors: int = 0
     """Samples that a bug in a strategy, parser or scorer kept from being scored; in no metric and not in ``n``."""
+    reasoning_cut_off: int = 0
+    """Samples left without an answer because the model's replies ran out of tokens inside their thoughts
+    (reasoning models); scored as replies without an answer (wrong), counted in ``n``."""
+    replies_cut_off: int = 0
+    """Replies that ended inside their thought, over all samples (each self-consistency draw counts)."""
     missing: list[str] = Field(default_factory=list)
     """Ids without a prediction (``score`` only); scored as wrong."""
     confusion_matrices: dict[str, ConfusionMatrix] = Field(default_factory=dict)
@@ -102,6 +107,8 @@ def compute_result(
     *,
     errors: int = 0,
     harness_errors: int = 0,
+    reasoning_cut_off: int = 0,
+    replies_cut_off: int = 0,
     missing: Sequence[str] = (),
     interval: bool = True,
 ) -> ResultEntry:
@@ -137,6 +144,8 @@ def compute_result(
         breakdowns=breakdowns,
         errors=errors,
         harness_errors=harness_errors,
+        reasoning_cut_off=reasoning_cut_off,
+        replies_cut_off=replies_cut_off,
         missing=list(missing),
         confusion_matrices=bench.confusion_matrices(scored) if scored else {},
         extra=extra,

@@ -11,6 +11,7 @@ from typing import Any
 from structbench.confusion import ConfusionMatrix
 from structbench.report.document import TableBlock
 from structbench.report.entries import EntryView
+from structbench.report.markdown import CUT_OFF, any_cut_off
 from structbench.results import EXCLUDED
 
 MAX_GROUP_COLUMNS = 10
@@ -123,9 +124,10 @@ def headline_pivot(views: Sequence[EntryView]) -> TableBlock:
 def metrics_table(views: Sequence[EntryView]) -> TableBlock:
     """Rows = (model, strategy); columns = n, errors of both kinds and every metric, headline statistics last."""
     names = unique(name for v in views for name in v.result.metrics)
+    cut = any_cut_off([v.result for v in views])
     rows = [
         [v.label, v.strategy, str(v.result.n), str(v.result.errors), str(v.result.harness_errors),
-         *(fmt(v.result.metrics.get(n)) for n in names)]
+         *([str(v.result.reasoning_cut_off)] if cut else []), *(fmt(v.result.metrics.get(n)) for n in names)]
         for v in views
     ]
     methods = unique(v.interval.method for v in views if v.interval)
@@ -136,8 +138,10 @@ def metrics_table(views: Sequence[EntryView]) -> TableBlock:
     note = "Headline statistics: " + "; ".join(notes) if notes else ""
     note += (". n counts the scored samples (model errors count as wrong); harness errors are not scored"
              if any(v.result.harness_errors for v in views) else "")
-    return TableBlock(columns=["model", "strategy", "n", "errors", "harness errors", *names], rows=rows,
-                      caption="All metrics", note=note)
+    note += (f". {CUT_OFF}: samples whose replies ran out of tokens inside the model's thought (no answer; counted "
+             "as wrong)" if cut else "")
+    return TableBlock(columns=["model", "strategy", "n", "errors", "harness errors", *([CUT_OFF] if cut else []),
+                               *names], rows=rows, caption="All metrics", note=note)
 
 
 METHOD_NOTES = {
@@ -270,7 +274,9 @@ def label_table(views: Sequence[EntryView]) -> TableBlock | None:
 
 
 def overview_table(views: Sequence[EntryView]) -> TableBlock:
-    """One row per entry: benchmark, variant, strategy, model, headline with SE and CI, n, errors of both kinds."""
+    """One row per entry: benchmark, variant, strategy, model, headline with SE and CI, n, errors of both kinds (and
+    the samples cut off inside the model's thought, when there are any)."""
+    cut = any_cut_off([v.result for v in views])
     rows = []
     for v in views:
         r, iv = v.result, v.interval
@@ -287,12 +293,13 @@ def overview_table(views: Sequence[EntryView]) -> TableBlock:
                 str(r.n),
                 str(r.errors),
                 str(r.harness_errors),
+                *([str(r.reasoning_cut_off)] if cut else []),
             ]
         )
     conf = next((v.interval.confidence for v in views if v.interval), 0.95)
     return TableBlock(
         columns=["benchmark", "variant", "strategy", "model", "metric", "value", "SE", f"{conf:.0%} CI", "n", "errors",
-                 "harness errors"],
+                 "harness errors", *([CUT_OFF] if cut else [])],
         rows=rows,
         caption="Headline metric of every run entry",
     )
