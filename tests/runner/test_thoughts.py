@@ -155,3 +155,23 @@ def test_a_recorded_thought_is_redacted_then_cut() -> None:
     kept = thought_of(Attempt(output="A"), [Choice(text="A", reasoning=text)]).reasoning
     assert kept is not None and secret not in kept and kept.startswith(MASK) and kept.endswith(MASK)
     assert MAX_REASONING_CHARS < len(kept) < MAX_REASONING_CHARS + 100 and "characters cut" in kept
+
+
+def test_scored_predictions_have_their_thoughts_taken_out(tmp_path: Path) -> None:
+    """``structbench score`` on a reasoning model's raw outputs: the thought is taken out before parsing, and a
+    reply that never closed its thought is unanswered and counted."""
+    from structbench.runner.export import first_requests, score_predictions
+
+    config = RunConfig(model="oracle", benches=["scitab:all"], strategies=["zero_shot"], limit=4,
+                       data_dir=str(SYNTHETIC))
+    (selection,) = prepare(config, DataContext(data_dir=SYNTHETIC, offline=True))
+    bench, strategy, samples = selection.bench, selection.strategies[0], selection.samples
+    golds = [bench.oracle(s, r) for s, r in zip(samples, first_requests(strategy, samples), strict=True)
+             if r is not None]
+    thought = "<think>The answer is B) the claim is false.</think>\n"
+    answered = {s.id: thought + gold for s, gold in zip(samples, golds, strict=True)}
+    result = score_predictions(bench, "all", samples, strategy, answered, source=tmp_path / "p.jsonl")
+    assert result.headline.value == 1.0 and result.reasoning_cut_off == 0
+    cut = {**answered, samples[0].id: "<think>The answer is B"}
+    result = score_predictions(bench, "all", samples, strategy, cut, source=tmp_path / "p.jsonl")
+    assert (result.reasoning_cut_off, result.replies_cut_off) == (1, 1) and result.headline.value < 1.0
