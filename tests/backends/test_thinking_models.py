@@ -109,3 +109,22 @@ def test_a_run_scores_the_answer_of_a_thinking_model(thinker: Path, tmp_path: Pa
     # (llama.cpp enforces StructFact's min_tokens=2, so one more token follows the answer there)
     assert all(r["output"].startswith(ANSWER) and r["reasoning"] is None for r in off)
     assert {r["parsed"] for r in off} == letter_a
+
+
+def test_think_tags_that_are_special_tokens_survive_decoding(thinker: Path) -> None:
+    """Decoding skips special tokens; think tags a tokenizer declares special are kept (else the thought would
+    read as the answer)."""
+    from transformers import AutoTokenizer
+
+    from structbench.backends.base import GenerationParams
+    from structbench.backends.local_prompts import decode_reply, tag_ids
+
+    tokenizer = AutoTokenizer.from_pretrained(thinker)
+    tokenizer.add_special_tokens({"additional_special_tokens": ["<r>", "</r>"]})
+    ids = tokenizer("<r>B no</r>A", add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+    params = GenerationParams(think_tags=(("<r>", "</r>"),))
+    keep = tag_ids(tokenizer, params)
+    assert keep == {tokenizer.convert_tokens_to_ids("<r>"), tokenizer.convert_tokens_to_ids("</r>")}
+    assert decode_reply(tokenizer, ids, keep) == "<r>B no</r>A"
+    assert decode_reply(tokenizer, ids, frozenset()) == "B noA"  # what skipping special tokens alone gives
+    assert tag_ids(tokenizer, GenerationParams()) == frozenset()  # <think> is an ordinary added token here

@@ -11,11 +11,12 @@ thinking on) makes the reply begin inside the thought, which the rendered prompt
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from structbench.backends.base import BackendError, Choice, GenerationParams, Request, reply_choice
-from structbench.backends.reasoning import DEFAULT_THINK_TAGS, opens_thought
+from structbench.backends.reasoning import DEFAULT_THINK_TAGS, ThinkTags, opens_thought
 
 END_OF_TURN_TOKENS = ("<end_of_turn>", "<|eot_id|>", "<|im_end|>", "<|end|>", "<|endoftext|>", "<|end_of_text|>")
 """Special tokens that end a turn in common chat formats; generation stops on any the vocabulary has."""
@@ -72,12 +73,26 @@ def encode(tokenizer: Any, request: Request, template: str) -> list[int]:
     return encode_prompt(tokenizer, request, template).ids
 
 
+_TAG_IDS: weakref.WeakKeyDictionary[Any, dict[ThinkTags | None, frozenset[int]]] = weakref.WeakKeyDictionary()
+
+
 def tag_ids(tokenizer: Any, params: GenerationParams) -> frozenset[int]:
-    """The ids of think tags that are one special token each: decoding without special tokens would drop them."""
+    """The ids of think tags that are one special token each: decoding without special tokens would drop them.
+    Found once per tokenizer and tag pairs (a vocabulary is read whole)."""
+    try:
+        known = _TAG_IDS.setdefault(tokenizer, {})
+    except TypeError:  # a tokenizer that cannot be weakly referenced: no memo
+        known = {}
+    if params.think_tags not in known:
+        known[params.think_tags] = _special_tag_ids(tokenizer, params.think_tags)
+    return known[params.think_tags]
+
+
+def _special_tag_ids(tokenizer: Any, think_tags: ThinkTags | None) -> frozenset[int]:
     special = set(getattr(tokenizer, "all_special_tokens", ()))
     special |= {t.content for t in getattr(tokenizer, "added_tokens_decoder", {}).values() if getattr(t, "special", 0)}
     vocab = tokenizer.get_vocab()
-    tags = {tag for pair in (params.think_tags or DEFAULT_THINK_TAGS) for tag in pair}
+    tags = {tag for pair in (think_tags or DEFAULT_THINK_TAGS) for tag in pair}
     return frozenset(vocab[tag] for tag in tags if tag in special and tag in vocab)
 
 
