@@ -341,7 +341,7 @@ class OpenAIBackend(Backend):
 
 REASONING_FIELDS = ("reasoning_content", "reasoning")
 """Message fields that carry a thought apart from the content: ``reasoning_content`` (vLLM and SGLang with a
-reasoning parser, DeepSeek's API, llama.cpp's server), ``reasoning`` (newer vLLM, OpenRouter, Ollama)."""
+reasoning parser, DeepSeek's API, llama.cpp's server), ``reasoning`` (newer vLLM, OpenRouter)."""
 
 
 def _choice(c: dict[str, Any], chat: bool, params: GenerationParams, thought_tokens: int | None) -> Choice:
