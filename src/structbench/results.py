@@ -64,6 +64,11 @@ class ResultEntry(BaseModel):
     too_long: int = 0
     """Samples whose prompt does not fit the model's context (the server refused it as too long, or the backend
     checked): not scored, in no metric and not in ``n``, and never sent again when the run resumes."""
+    reasoning_cut_off: int = 0
+    """Samples left without an answer because the model's replies ran out of tokens inside their thoughts
+    (reasoning models); scored as replies without an answer (wrong), counted in ``n``."""
+    replies_cut_off: int = 0
+    """Replies that ended inside their thought, over all samples (each self-consistency draw counts)."""
     missing: list[str] = Field(default_factory=list)
     """Ids without a prediction (``score`` only); scored as wrong."""
     confusion_matrices: dict[str, ConfusionMatrix] = Field(default_factory=dict)
@@ -109,6 +114,8 @@ def compute_result(
     errors: int = 0,
     harness_errors: int = 0,
     too_long: int = 0,
+    reasoning_cut_off: int = 0,
+    replies_cut_off: int = 0,
     missing: Sequence[str] = (),
     interval: bool = True,
 ) -> ResultEntry:
@@ -145,6 +152,8 @@ def compute_result(
         errors=errors,
         harness_errors=harness_errors,
         too_long=too_long,
+        reasoning_cut_off=reasoning_cut_off,
+        replies_cut_off=replies_cut_off,
         missing=list(missing),
         confusion_matrices=bench.confusion_matrices(scored) if scored else {},
         extra=extra,

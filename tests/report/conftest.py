@@ -110,3 +110,24 @@ def toy_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def run_factory() -> Callable[..., Path]:
     """``make_run`` for tests that need a run of their own."""
     return make_run
+
+
+def thinking_oracle(salt: str) -> MockBackend:
+    """The oracle's answer after a thought that names a wrong one; for about a third of the samples the reply runs
+    out of tokens inside the thought (it never closes)."""
+
+    def reply(request: Request) -> str:
+        bench, sample = current_sample.get()
+        digest = hashlib.sha256(f"{salt}/{sample.id}".encode()).digest()
+        if int.from_bytes(digest[:4], "big") / 2**32 < 1 / 3:
+            return "<think>Perhaps it is no. I must check the table again"
+        return f"<think>Perhaps it is no. Checking the table.</think>\n{bench.oracle(sample, request)}"
+
+    return MockBackend(reply=reply, model=salt)
+
+
+@pytest.fixture(scope="session")
+def thinking_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run of a model that thinks before it answers (the toy benchmark, direct strategy)."""
+    root = tmp_path_factory.mktemp("thinking")
+    return make_run(root, "thinker", accuracy=1.0, strategies=("direct",), backend=thinking_oracle("thinker"))

@@ -147,3 +147,36 @@ def test_report_renders_without_errors_and_filters(driver: Any, page: tuple[Path
     assert "Does the number" in detail and "</script><script>window.__pwned = 1</script>" in detail
     assert driver.execute_script("return window.__pwned === undefined")
     assert [e for e in driver.get_log("browser") if e["level"] == "SEVERE"] == []
+
+
+def test_a_thought_shows_folded_and_a_cut_off_sample_says_so(driver: Any, thinking_run: Path,
+                                                             tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    out = tmp_path / "report.html"
+    write_report([thinking_run], out, ReportOptions(stats=StatsOptions(resamples=50)))
+    records = [json.loads(line) for line in (thinking_run / "samples.jsonl").read_text().splitlines()]
+    cut = next(r for r in records if r["reasoning_cut_off"])
+    answered = next(r for r in records if not r["reasoning_cut_off"])
+    driver.get(out.as_uri())
+    count = driver.find_element(By.ID, "sb-count")
+    WebDriverWait(driver, 10).until(lambda _: count.get_attribute("data-count") == str(len(records)))
+    search = driver.find_element(By.ID, "sb-search")
+    for record, says in ((answered, "model's thought"), (cut, "cut off, the reply ran out of tokens")):
+        search.clear()
+        search.send_keys(record["id"])
+        WebDriverWait(driver, 5).until(lambda _, r=record: count.get_attribute("data-count") == str(
+            sum(r["id"] in x["id"] for x in records)))
+        row = next(tr for tr in driver.find_elements(By.CSS_SELECTOR, "#sb-rows tr.sb-row")
+                   if tr.find_elements(By.TAG_NAME, "td")[3].text == record["id"])
+        if record is cut:
+            assert "(none: cut off in thought)" in row.text
+        row.click()
+        thought = driver.find_element(By.CSS_SELECTOR, "#sb-rows tr.sb-detail details.sb-thought")
+        assert thought.get_attribute("open") is None  # folded
+        assert says in thought.find_element(By.TAG_NAME, "summary").text
+        thought.find_element(By.TAG_NAME, "summary").click()
+        assert record["reasoning"] in thought.find_element(By.TAG_NAME, "pre").text
+        row.click()  # closes the detail row again
+    assert [e for e in driver.get_log("browser") if e["level"] == "SEVERE"] == []

@@ -191,3 +191,24 @@ def test_an_unloadable_benchmark_shows_no_interval_under_its_name(
     pivot = md_table(md, "macro_f1 by model and strategy, with 95% bootstrap confidence intervals")
     assert pivot[1][1].endswith("(no CI)")
     assert "no confidence interval for macro_f1: toylabels could not be loaded" in md
+
+
+def test_a_thinking_models_report_counts_cut_off_samples_and_carries_thoughts(thinking_run: Path,
+                                                                            tmp_path: Path) -> None:
+    recs = records(thinking_run)
+    cut = [r for r in recs if r.reasoning_cut_off]
+    assert cut and len(cut) < len(recs)
+    assert all(r.reasoning and r.reasoning.startswith("Perhaps it is no") for r in recs)
+    assert all(r.output == "" and r.parsed is None for r in cut)
+    out = tmp_path / "r.html"
+    write_report([thinking_run], out, OPTIONS)
+    md = out.with_suffix(".md").read_text()
+    assert "cut off in thought" in md
+    assert f"{len(cut)} of {len(recs)} sample(s) got no answer" in md
+    html = out.read_text()
+    payload = json.loads(re.search(r'<script type="application/json" id="sb-data">(.*?)</script>', html,
+                                   re.S).group(1))  # type: ignore[union-attr]
+    shown = payload["records"]
+    assert sum(r["reasoning_cut_off"] for r in shown) == len(cut)
+    assert all(r["reasoning"].startswith("Perhaps it is no") for r in shown)
+    assert "model's thought" in html

@@ -208,3 +208,26 @@ def test_one_cache_serves_one_event_loop_after_another(tmp_path: Path) -> None:
 
     assert [asyncio.run(go(i)) is not None for i in range(3)] == [True, True, True]
     cache.close()
+
+
+def test_a_thought_is_cached_apart_and_older_entries_are_split_when_read(tmp_path: Path) -> None:
+    import orjson
+
+    from structbench.redact import register_secret
+
+    register_secret("sk-thought-secret-123")
+    backend = OpenAIBackend("m", base_url="http://127.0.0.1:1/v1")
+    req = Request.chat("thinking?")
+    key, fields = cache_key(backend, req), cache_fields(backend, req)
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    thought = "B? my key is sk-thought-secret-123, no: A."
+    cache.put(key, "m", fields, Response(choices=(Choice(text="A", reasoning=thought, reasoning_tokens=9),)))
+    got = cache.get(key)
+    assert got is not None and (got.text, got.choices[0].reasoning_tokens) == ("A", 9)
+    assert got.choices[0].reasoning == "B? my key is [REDACTED], no: A."
+    # what a version that kept thoughts inline stored: it still reads, with the thought taken out
+    old = {"choices": [{"text": "<think>B?</think>A", "logprobs": None, "finish_reason": "stop"}]}
+    cache._writer.execute("INSERT OR REPLACE INTO responses VALUES (?, 'm', ?, ?, 0)",
+                          (key, fields, orjson.dumps(old).decode()))
+    got = cache.get(key)
+    assert got is not None and (got.text, got.choices[0].reasoning) == ("A", "B?")

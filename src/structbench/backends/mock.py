@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from structbench.backends.base import Backend, Choice, Request, Response, TokenLogprob
+from structbench.backends.base import Backend, Request, Response, TokenLogprob, reply_choice
 from structbench.backends.factory import BackendSpec
 from structbench.errors import DataError
 
@@ -72,7 +72,8 @@ class MockBackend(Backend):
             await asyncio.sleep(self.latency)
         text = self._text(request)
         logprobs = (TokenLogprob(token=text[:1], logprob=-0.1),) if request.params.logprobs and text else None
-        choices = tuple(Choice(text=text, logprobs=logprobs) for _ in range(request.params.n))
+        choice = reply_choice(text, request.params, logprobs=logprobs)  # a scripted thought is kept apart too
+        choices = tuple(choice for _ in range(request.params.n))
         return Response(choices=choices, prompt_tokens=len(prompt_text(request).split()))
 
 

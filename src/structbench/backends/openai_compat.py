@@ -9,8 +9,12 @@ abandoned reply). A prompt that does not fit the model's context (each server wo
 ``server_context``) is never retried: its ``BackendError`` has the cause ``PROMPT_TOO_LONG``. A reply whose choice is
 unusable (null or non-text content) is a model error at once: the same request would get the same
 reply. Only validated replies are returned, so only they can reach the response cache. Bodies are read
-up to ``max_reply_bytes``. The API key is read from the environment variable the spec names and only
-ever put in the Authorization header; it and a password in the URL are registered for redaction.
+up to ``max_reply_bytes``. A reasoning model's thought is kept apart from its answer (``reply_choice``): in
+``message.reasoning_content`` or ``message.reasoning``, in thinking content parts, or inline between think tags;
+a reply with a thought and no content that ran out of tokens, or whose hidden reasoning (``usage`` reports
+``reasoning_tokens``) took the whole budget, is an answerless choice cut off in its thought. The API key is read
+from the environment variable the spec names and only ever put in the Authorization header; it and a password
+in the URL are registered for redaction.
 
 Several base URLs (``--base-url A,B``: replicas serving the same model) share the requests: each goes to
 the replica with the fewest requests outstanding; a request that fails in a way worth retrying is retried
@@ -39,9 +43,11 @@ from structbench.backends.base import (
     Backend,
     BackendError,
     Choice,
+    GenerationParams,
     Request,
     Response,
     TokenLogprob,
+    reply_choice,
 )
 from structbench.backends.factory import DEFAULT_MAX_REPLY_BYTES, DEFAULT_TIMEOUT, BackendSpec
 from structbench.backends.server_context import context_refusal, listed_context, props_context
@@ -141,6 +147,7 @@ class OpenAIBackend(Backend):
     forkable = True
     supports_chat_template_args = True
     model_options = ("n_ctx",)
+    supports_reasoning_effort = True
 
     def __init__(
         self,
@@ -203,6 +210,8 @@ class OpenAIBackend(Backend):
             body["seed"] = p.seed
         if p.response_format is not None:
             body["response_format"] = p.response_format
+        if p.reasoning_effort is not None:
+            body["reasoning_effort"] = p.reasoning_effort
         if request.messages is not None:
             body["messages"] = request.prompt_payload()
             if p.chat_template_args:
@@ -217,7 +226,7 @@ class OpenAIBackend(Backend):
         return "/completions", body
 
     @staticmethod
-    def _parse(data: Any, chat: bool, max_tokens: int | None = None) -> Response:
+    def _parse(data: Any, chat: bool, params: GenerationParams | None = None) -> Response:
         """A validated ``Response``; raises ``_ServerFault`` or ``_UnusableReply`` for a reply without an answer."""
         if not isinstance(data, dict):
             raise _ServerFault(f"the body is a JSON {_kind(data)}, not an object")
@@ -228,9 +237,12 @@ class OpenAIBackend(Backend):
             raise _ServerFault(f"the reply has no choices ({_excerpt(raw)})")
         if not all(isinstance(c, dict) for c in raw):
             raise _ServerFault(f"a choice is not a JSON object ({_excerpt(raw)})")
-        choices = tuple(_choice(c, chat, max_tokens) for c in sorted(raw, key=_index))
         usage = data.get("usage")
         usage = usage if isinstance(usage, dict) else {}
+        details = usage.get("completion_tokens_details")
+        thought = _count(details.get("reasoning_tokens")) if isinstance(details, dict) else None
+        params = params or GenerationParams()
+        choices = tuple(_choice(c, chat, params, thought if len(raw) == 1 else None) for c in sorted(raw, key=_index))
         return Response(
             choices=choices,
             prompt_tokens=_count(usage.get("prompt_tokens")),
@@ -309,7 +321,7 @@ class OpenAIBackend(Backend):
                 else:
                     if status < 400:
                         try:
-                            response = self._parse(orjson.loads(payload), chat, request.params.max_tokens)
+                            response = self._parse(orjson.loads(payload), chat, request.params)
                             replica.succeeded()
                             return response
                         except orjson.JSONDecodeError as err:
@@ -388,29 +400,63 @@ async def _get_json(session: aiohttp.ClientSession, url: str) -> Any:
         return orjson.loads(await resp.read())
 
 
-def _choice(c: dict[str, Any], chat: bool, max_tokens: int | None) -> Choice:
+REASONING_FIELDS = ("reasoning_content", "reasoning")
+"""Message fields that carry a thought apart from the content: ``reasoning_content`` (vLLM and SGLang with a
+reasoning parser, DeepSeek's API, llama.cpp's server), ``reasoning`` (newer vLLM, OpenRouter)."""
+
+
+def _choice(c: dict[str, Any], chat: bool, params: GenerationParams, thought_tokens: int | None) -> Choice:
+    """One choice, its answer apart from its thought (``reply_choice``). ``thought_tokens``: the usage's
+    ``reasoning_tokens`` when the reply has this one choice."""
     finish = c.get("finish_reason")
     finish = finish if isinstance(finish, str) else None
+    thoughts: list[str] = []
     if chat:
         message = c.get("message")
         if not isinstance(message, dict):
             raise _ServerFault(f"a choice has no message ({_excerpt(c)})")
-        text = _content_text(message.get("content"), message.get("refusal"), finish, max_tokens)
+        for name in REASONING_FIELDS:
+            value = message.get(name)
+            if isinstance(value, str) and value.strip() and value not in thoughts:
+                thoughts.append(value)
+        content = message.get("content")
+        if content is None and message.get("refusal") is None and (thoughts or (finish == "length" and thought_tokens)):
+            content = ""  # it thought (in the field, or hidden) and wrote no answer
+        text = _content_text(content, message.get("refusal"), finish, params.max_tokens, thoughts)
     else:
-        text = _content_text(c.get("text"), None, finish, max_tokens)
+        text = _content_text(c.get("text"), None, finish, params.max_tokens, thoughts)
     try:
         logprobs = _logprobs(c.get("logprobs"), chat)
     except (KeyError, TypeError, ValueError, AttributeError) as err:
         raise _UnusableReply(f"malformed logprobs ({type(err).__name__}: {err})") from None
-    return Choice(text=text, logprobs=logprobs, finish_reason=finish)
+    if not thoughts and not text.strip() and finish == "length" and thought_tokens:
+        # hidden reasoning (OpenAI's o-series): the whole budget went to a thought the server does not show
+        return Choice(text="", finish_reason=finish, reasoning_tokens=thought_tokens, reasoning_cut_off=True)
+    return reply_choice(text, params, finish_reason=finish, logprobs=logprobs, field="\n\n".join(thoughts) or None,
+                        reasoning_tokens=thought_tokens)
 
 
 TEXT_PARTS = frozenset({"text", "output_text"})
 """Content-part types that carry the reply's text (``[{"type": "text", "text": ...}, ...]``)."""
+THINKING_PARTS = frozenset({"thinking", "reasoning"})
+"""Content-part types that carry a thought (Mistral's ``{"type": "thinking", "thinking": [text parts]}``)."""
 
 
-def _content_text(content: Any, refusal: Any, finish: str | None, max_tokens: int | None) -> str:
-    """The reply text: a string, or the text parts of a content-part list joined; anything else is unusable."""
+def _part_thought(part: dict[str, Any]) -> str | None:
+    """The text of a thinking content part (a string, or a list of text parts), or None when it has none."""
+    value = part.get(part.get("type", ""), part.get("text"))
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        texts = [p.get("text") for p in value if isinstance(p, dict)]
+        return "".join(t for t in texts if isinstance(t, str)) if all(isinstance(t, str) for t in texts) else None
+    return None
+
+
+def _content_text(content: Any, refusal: Any, finish: str | None, max_tokens: int | None,
+                  thoughts: list[str] | None = None) -> str:
+    """The reply text: a string, or the text parts of a content-part list joined (thinking parts go to
+    ``thoughts``); anything else is unusable."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -419,6 +465,8 @@ def _content_text(content: Any, refusal: Any, finish: str | None, max_tokens: in
             kind = part.get("type") if isinstance(part, dict) else None
             if kind in TEXT_PARTS and isinstance(part.get("text"), str):
                 texts.append(part["text"])
+            elif kind in THINKING_PARTS and thoughts is not None and _part_thought(part) is not None:
+                thoughts.append(_part_thought(part) or "")
             elif kind == "refusal":
                 raise _UnusableReply(f"the model refused: {_excerpt(part.get('refusal'))}")
             else:

@@ -5,7 +5,9 @@ MODEL is what the ``hf`` backend takes (a checkpoint directory, a hub id from th
 The engine runs in one worker thread that adds requests as strategies send them and steps the engine
 while any is unfinished, so vLLM does the batching and scheduling (continuous batching: a request joins
 the running batch at the next step). Prompts are rendered and tokenized the way the ``hf`` backend does
-it (chat template, end-of-turn tokens, context check or left truncation), then passed as token ids.
+it (chat template with the request's ``chat_template_args``, end-of-turn tokens, context check or left
+truncation), then passed as token ids; a reply's thought is kept apart from its answer, as the ``hf`` backend
+does it (``local_prompts.local_choice``).
 
 Requests map to ``SamplingParams`` one to one: ``n``, ``temperature``, ``top_p`` (top-k off), ``stop``,
 ``seed`` (the request's, else the backend's ``seed``, default 0, so sampling is reproducible), and
@@ -38,10 +40,20 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
-from structbench.backends.base import Backend, BackendError, Choice, Request, Response, TokenLogprob
+from structbench.backends.base import Backend, BackendError, Request, Response, TokenLogprob
 from structbench.backends.checkpoints import Checkpoint
 from structbench.backends.factory import BackendSpec
-from structbench.backends.local_prompts import chat_template, encode, fit_context, sample_label, stop_token_ids
+from structbench.backends.local_prompts import (
+    Prompt,
+    chat_template,
+    decode_reply,
+    encode_prompt,
+    fit_context,
+    local_choice,
+    sample_label,
+    stop_token_ids,
+    tag_ids,
+)
 from structbench.backends.model_options import LocalSettings, pop, typed
 from structbench.errors import UsageError
 
@@ -151,6 +163,8 @@ class _Running:
 
     work: _Work
     ids: list[int]
+    opened: bool = False
+    """The prompt ends inside a thought (the chat template opened one)."""
     output: Any = None
     waiting: set[str] = field(default_factory=set)
     raw: dict[int, Any] = field(default_factory=dict)
@@ -165,6 +179,7 @@ class VLLMBackend(Backend):
     backend = "vllm"
     supports_logprobs = True
     supports_choices = True
+    supports_chat_template_args = True
     model_options = None  # VLLMSettings.parse checks them against vllm.EngineArgs
 
     def __init__(self, checkpoint: Checkpoint, model: str, settings: VLLMSettings) -> None:
@@ -231,15 +246,15 @@ class VLLMBackend(Backend):
                 for item in items:
                     request_id = str(next(self._ids))
                     try:
-                        ids, params = self._prepare(item, tokenizer, template, stops, context, vllm)
-                        engine.add_request(request_id, {"prompt_token_ids": ids}, params)
+                        prompt, params = self._prepare(item, tokenizer, template, stops, context, vllm)
+                        engine.add_request(request_id, {"prompt_token_ids": prompt.ids}, params)
                     except BackendError as err:
                         _deliver(item.future, err)
                         continue
                     except Exception as err:  # vLLM's own validation
                         _deliver(item.future, BackendError(f"vllm: {type(err).__name__}: {err}"))
                         continue
-                    running[request_id] = _Running(item, ids)
+                    running[request_id] = _Running(item, prompt.ids, prompt.opened)
                 self.max_concurrent = max(self.max_concurrent, len(running))
                 if not engine.has_unfinished_requests():
                     continue
@@ -287,7 +302,8 @@ class VLLMBackend(Backend):
             return
         if held.output is not None and not held.waiting:
             del running[rid]
-            _deliver(held.work.future, _response(held.output, held.work.request, tokenizer, len(held.ids), held.raw))
+            _deliver(held.work.future, _response(held.output, held.work.request, tokenizer, len(held.ids), held.raw,
+                                                 held.opened))
 
     def _finish(self, failure: BackendError, running: dict[str, _Running], llm: Any) -> None:
         with self._lock:
@@ -311,10 +327,10 @@ class VLLMBackend(Backend):
         return items
 
     def _prepare(self, work: _Work, tokenizer: Any, template: str, stops: list[int], context: int,
-                 vllm: Any) -> tuple[list[int], Any]:
+                 vllm: Any) -> tuple[Prompt, Any]:
         p = work.request.params
-        ids = fit_context(encode(tokenizer, work.request, template), p.max_tokens, context,
-                          self.settings.truncate, work.sample)
+        prompt = encode_prompt(tokenizer, work.request, template)
+        ids = fit_context(prompt.ids, p.max_tokens, context, self.settings.truncate, work.sample)
         from vllm.sampling_params import RequestOutputKind, StructuredOutputsParams
 
         sampled = p.temperature > 0
@@ -332,7 +348,7 @@ class VLLMBackend(Backend):
             structured_outputs=StructuredOutputsParams(choice=list(p.choices)) if p.choices else None,
         )
         params.output_kind = RequestOutputKind.FINAL_ONLY
-        return ids, params
+        return Prompt(ids, prompt.opened and not p.choices), params
 
     # --- the event loop side ------------------------------------------------------------------------
 
@@ -381,10 +397,13 @@ def _probe_params(vllm: Any, top_logprobs: int) -> Any:
 
 
 def _response(
-    output: Any, request: Request, tokenizer: Any, prompt_tokens: int, raw: dict[int, Any] | None = None
+    output: Any, request: Request, tokenizer: Any, prompt_tokens: int, raw: dict[int, Any] | None = None,
+    opened: bool = False,
 ) -> Response:
-    """The response for a finished request; ``raw``: the first position's unconstrained log-probabilities by
-    first token, which replace vLLM's own (taken after the choice mask) under ``choices``."""
+    """The response for a finished request, each reply's thought apart (``local_choice``; ``opened``: the prompt
+    ended inside a thought); ``raw``: the first position's unconstrained log-probabilities by first token, which
+    replace vLLM's own (taken after the choice mask) under ``choices``."""
+    keep = tag_ids(tokenizer, request.params)
     choices = []
     completion = 0
     for sample in sorted(output.outputs, key=lambda o: o.index):
@@ -401,7 +420,13 @@ def _response(
                     top=_top(top, tokenizer),
                 ),
             )
-        choices.append(Choice(text=sample.text, logprobs=logprobs, finish_reason=sample.finish_reason))
+        text = sample.text
+        if keep:  # think tags that are special tokens: vLLM left them out of the text
+            text = decode_reply(tokenizer, list(sample.token_ids), keep)
+            cuts = [text.find(s) for s in request.params.stop if s and s in text]
+            text = text[: min(cuts)] if cuts else text
+        choices.append(local_choice(tokenizer, text, request.params, opened=opened,
+                                    finish_reason=sample.finish_reason, logprobs=logprobs))
     return Response(choices=tuple(choices), prompt_tokens=prompt_tokens, completion_tokens=completion)
 
 

@@ -261,7 +261,9 @@ def _shown_urls(base_url: str) -> str:
 
 
 SUITE_DEFINED = ("model", "bench", "strategy", "option", "limit", "seed", "max_tokens", "base_url", "model_option",
-                 "device", "dtype", "api_key_env", "timeout", "max_retries", "resume", "data_dir", "concurrency")
+                 "device", "dtype", "api_key_env", "timeout", "max_retries", "resume", "data_dir", "concurrency",
+                 "system_prompt", "chat_template_arg", "reasoning_budget", "reasoning_effort", "think_tags",
+                 "thought_opened")
 """``run`` flags a suite file sets (per model or for the whole suite): refused beside one. How the jobs are spread
 (``--workers``, ``--executor``, ``--ray-*``) is not among them: it applies to every model of the suite."""
 
@@ -275,7 +277,7 @@ def _typed(ctx: typer.Context, name: str) -> bool:
 
 def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict[str, Any]) -> list[str]:
     """The run-defining flags given on the command line whose values differ from the resumed run's."""
-    from structbench.runner.config import parse_model_options, parse_options
+    from structbench.runner.config import parse_model_options, parse_options, parse_template_args, parse_think_tags
 
     def typed(name: str) -> bool:
         return _typed(ctx, name)
@@ -296,6 +298,12 @@ def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict
             config.model_options.get(k) == val for k, val in parse_model_options(v or []).items()),
         "device": lambda v: v == config.model_options.get("device"),
         "dtype": lambda v: v == config.model_options.get("dtype"),
+        "system_prompt": lambda v: v == config.system_prompt,
+        "chat_template_arg": lambda v: parse_template_args(v or []) == config.chat_template_args,
+        "reasoning_budget": lambda v: v == config.reasoning.budget,
+        "reasoning_effort": lambda v: v == config.reasoning.effort,
+        "think_tags": lambda v: parse_think_tags(v or []) == config.reasoning.tags,
+        "thought_opened": lambda v: v == config.reasoning.opened,
     }
     return [
         "--" + name.replace("_", "-")
@@ -331,6 +339,30 @@ def run(
     max_tokens: Annotated[
         int | None, typer.Option("--max-tokens", min=1, help="Cap every request's max_tokens (part of the config).")
     ] = None,
+    system_prompt: Annotated[
+        str | None, typer.Option("--system-prompt", help="A system message before every chat request's own.")
+    ] = None,
+    chat_template_arg: Annotated[
+        list[str] | None,
+        typer.Option("--chat-template-arg", help="Chat-template argument KEY=VALUE (repeatable; YAML values), "
+                                                 "e.g. enable_thinking=false."),
+    ] = None,
+    reasoning_budget: Annotated[
+        int, typer.Option("--reasoning-budget", min=0, help="Tokens added to every request's answer budget for a "
+                                                            "reasoning model's thought.")
+    ] = 0,
+    reasoning_effort: Annotated[
+        str | None, typer.Option("--reasoning-effort", help="reasoning_effort sent with chat requests (none, minimal, "
+                                                            "low, medium, high, xhigh).")
+    ] = None,
+    think_tags: Annotated[
+        list[str] | None,
+        typer.Option("--think-tags", help="OPEN,CLOSE tags around a thought (repeatable; default <think>,</think>)."),
+    ] = None,
+    thought_opened: Annotated[
+        bool, typer.Option("--thought-opened", help="The server's chat template opens the thought (replies start "
+                                                    "inside it, as DeepSeek-R1's do).")
+    ] = False,
     concurrency: Annotated[int, typer.Option("--concurrency", "-c", min=1, help="Samples in flight at once.")] = 8,
     workers: Annotated[
         int | None,
@@ -398,7 +430,15 @@ def run(
     model."""
     from structbench.backends import BackendSpec
     from structbench.report.markdown import headline_table
-    from structbench.runner.config import RunConfig, check_limit, parse_model_options, parse_options
+    from structbench.runner.config import (
+        Reasoning,
+        RunConfig,
+        check_limit,
+        parse_model_options,
+        parse_options,
+        parse_template_args,
+        parse_think_tags,
+    )
     from structbench.runner.run import read_manifest
     from structbench.runner.store import MANIFEST
 
@@ -430,7 +470,10 @@ def run(
         config = RunConfig.model_validate(manifest["config"])
         given = {"model": model, "base_url": base_url, "bench": bench, "strategy": strategy, "option": option,
                  "limit": limit, "seed": seed, "max_tokens": max_tokens, "data_dir": data_dir, "out": out,
-                 "preset": preset, "model_option": model_option, "device": device, "dtype": dtype}
+                 "preset": preset, "model_option": model_option, "device": device, "dtype": dtype,
+                 "system_prompt": system_prompt, "chat_template_arg": chat_template_arg,
+                 "reasoning_budget": reasoning_budget, "reasoning_effort": reasoning_effort, "think_tags": think_tags,
+                 "thought_opened": thought_opened}
         conflicts = _resume_conflicts(ctx, resume, config, given)
         if conflicts:
             raise UsageError(
@@ -468,6 +511,10 @@ def run(
             max_tokens=max_tokens,
             model_options=parse_model_options(model_option or [])
             | {key: value for key, value in (("device", device), ("dtype", dtype)) if value is not None},
+            system_prompt=system_prompt or None,
+            chat_template_args=parse_template_args(chat_template_arg or []),
+            reasoning=_reasoning(Reasoning, reasoning_budget, reasoning_effort, parse_think_tags(think_tags or []),
+                                 thought_opened),
         )
         run_dir = out or Path("runs") / f"{config.model.replace(':', '-').replace('/', '_')}-{config.fingerprint()}"
     spec = BackendSpec.parse(
@@ -487,9 +534,22 @@ def run(
     typer.echo(_summary(the_run, metrics, DEFAULT_SUITE_TITLE if default else None))
     typer.echo(f"run directory: {run_dir}")
     _echo_exclusions(metrics)
+    _echo_cut_off(metrics)
     if the_run.failures:
         _echo_failures(the_run)
         raise typer.Exit(ExitCode.FAILED_SAMPLES)
+
+
+def _reasoning(cls: Any, budget: int, effort: str | None, tags: list[tuple[str, str]] | None, opened: bool) -> Any:
+    """The run's ``Reasoning`` settings from the flags; a bad value is a usage error naming the flag."""
+    from pydantic import ValidationError
+
+    try:
+        return cls(budget=budget, effort=effort, tags=tags, opened=opened)
+    except ValidationError as err:
+        problem = err.errors()[0]
+        flag = {"effort": "--reasoning-effort", "tags": "--think-tags"}.get(str(problem["loc"][0]), "--reasoning-*")
+        raise UsageError(f"{flag}: {problem['msg'].removeprefix('Value error, ')}") from None
 
 
 @dataclass(frozen=True)
@@ -620,6 +680,18 @@ def _echo_exclusions(metrics: Any) -> None:
         typer.echo(f"note: {r.benchmark}:{r.variant} left out: {reasons} (metrics.json: extra.excluded)", err=True)
 
 
+def _echo_cut_off(metrics: Any) -> None:
+    """One stderr line per result whose samples got no answer because the replies ran out of tokens inside the
+    model's thought (``reasoning_cut_off``): a reasoning model given a non-reasoning model's budget."""
+    from structbench.report.markdown import cut_off_note
+
+    for r in metrics.results:
+        note = cut_off_note(r)
+        if note is not None:
+            typer.echo(f"note: {r.benchmark}:{r.variant}/{r.strategy}: {note} (metrics.json: reasoning_cut_off)",
+                       err=True)
+
+
 def _open_cache(path: Path, control: RunControl) -> ResponseCache | None:
     """The response cache, or None when it cannot be opened and ``--on-cache-error continue`` was given."""
     from structbench.runner.cache import ResponseCache
@@ -724,6 +796,7 @@ def score(
     if entry.missing:
         typer.echo(f"warning: {len(entry.missing)} sample(s) missing from {predictions}, counted as wrong", err=True)
     _echo_exclusions(metrics)
+    _echo_cut_off(metrics)
     if out is not None:
         write_json_atomic(out, metrics.model_dump(mode="json"))
     if failures:

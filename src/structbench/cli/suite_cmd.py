@@ -18,7 +18,7 @@ def run_suite(path: Path, out: Path | None, settings: RunSettings, *, max_reply_
     """Validate the suite, run each model (resuming what earlier invocations finished), write the report over all
     of them and print one table; the exit code is the worst of the runs' (a stopped run does not stop the next
     model's)."""
-    from structbench.cli.app import _echo_exclusions, _echo_failures, _execute, _print_markdown
+    from structbench.cli.app import _echo_cut_off, _echo_exclusions, _echo_failures, _execute, _print_markdown
     from structbench.report.api import ReportOptions, write_report
     from structbench.report.markdown import headline_table
     from structbench.results import MetricsFile
@@ -42,6 +42,7 @@ def run_suite(path: Path, out: Path | None, settings: RunSettings, *, max_reply_
         results.extend(metrics.results)
         finished.append(plan.run_dir)
         _echo_exclusions(metrics)
+        _echo_cut_off(metrics)
         if the_run.failures:
             _echo_failures(the_run)
             code = max(code, ExitCode.FAILED_SAMPLES)

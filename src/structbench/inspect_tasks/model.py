@@ -10,6 +10,7 @@ from inspect_ai.model import (
     ChatMessageAssistant,
     ChatMessageSystem,
     ChatMessageUser,
+    ContentReasoning,
     GenerateConfig,
     Model,
     ModelOutput,
@@ -17,7 +18,16 @@ from inspect_ai.model import (
 )
 from inspect_ai.util import JSONSchema
 
-from structbench.backends.base import BackendError, Choice, Message, Request, Response, TokenLogprob
+from structbench.backends.base import (
+    BackendError,
+    Choice,
+    GenerationParams,
+    Message,
+    Request,
+    Response,
+    TokenLogprob,
+    reply_choice,
+)
 
 
 def chat_messages(request: Request) -> list[ChatMessage]:
@@ -57,7 +67,9 @@ def generate_config(request: Request, *, n: int, max_tokens: int | None) -> Gene
     )
 
 
-def _choices(output: ModelOutput) -> list[Choice]:
+def _choices(output: ModelOutput, params: GenerationParams | None = None) -> list[Choice]:
+    """Inspect's choices as structbench's: the answer apart from the thought, whether Inspect's provider put the
+    thought in reasoning content parts or left it inline between think tags (``reply_choice``)."""
     choices = []
     for c in output.choices:
         logprobs = None
@@ -66,7 +78,11 @@ def _choices(output: ModelOutput) -> list[Choice]:
                 TokenLogprob(lp.token, lp.logprob, {t.token: t.logprob for t in lp.top_logprobs or []})
                 for lp in c.logprobs.content
             )
-        choices.append(Choice(text=c.message.text, logprobs=logprobs, finish_reason=c.stop_reason))
+        parts = c.message.content if isinstance(c.message.content, list) else []
+        thought = "\n\n".join(p.reasoning for p in parts if isinstance(p, ContentReasoning) and not p.redacted)
+        finish = "length" if c.stop_reason in ("max_tokens", "model_length") else c.stop_reason
+        choices.append(reply_choice(c.message.text, params or GenerationParams(), finish_reason=finish,
+                                    logprobs=logprobs, field=thought or None))
     return choices
 
 
@@ -96,7 +112,7 @@ class InspectGenerate:
             config = generate_config(request, n=wanted - len(choices), max_tokens=self.max_tokens)
             output = await self.model.generate(messages, config=config)
             self.calls += 1
-            got = _choices(output)
+            got = _choices(output, request.params)
             if not got:
                 raise BackendError(f"{self.model}: unusable reply: the reply has no choices", cause="unusable reply")
             choices.extend(got)

@@ -13,6 +13,9 @@ from inspect_ai.model import (
     ChatCompletionChoice,
     ChatMessage,
     ChatMessageAssistant,
+    Content,
+    ContentReasoning,
+    ContentText,
     GenerateConfig,
     ModelAPI,
     ModelOutput,
@@ -21,7 +24,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
 
-from structbench.backends.base import Backend, GenerationParams, Message, Request
+from structbench.backends.base import Backend, Choice, GenerationParams, Message, Request
 from structbench.backends.factory import BackendSpec, make_backend
 
 
@@ -36,6 +39,13 @@ def _request(messages: list[ChatMessage], config: GenerateConfig) -> Request:
     )
     turns = tuple(Message(m.role, m.text) for m in messages if m.role in ("system", "user", "assistant"))
     return Request(messages=turns, params=params)
+
+
+def _content(choice: Choice) -> str | list[Content]:
+    """A choice as a message's content: the answer, after the thought as a reasoning part when there was one."""
+    if choice.reasoning is None:
+        return choice.text
+    return [ContentReasoning(reasoning=choice.reasoning), ContentText(text=choice.text)]
 
 
 @modelapi(name="structbench")
@@ -54,8 +64,9 @@ class StructbenchModel(ModelAPI):
         response = await self.backend.generate(_request(input, config))
         return ModelOutput(
             model=self.model_name,
-            choices=[ChatCompletionChoice(message=ChatMessageAssistant(content=c.text, model=self.model_name),
-                                          stop_reason="stop") for c in response.choices],
+            choices=[ChatCompletionChoice(message=ChatMessageAssistant(content=_content(c), model=self.model_name),
+                                          stop_reason="max_tokens" if c.finish_reason == "length" else "stop")
+                     for c in response.choices],
             usage=ModelUsage(input_tokens=response.prompt_tokens or 0, output_tokens=response.completion_tokens or 0,
                              total_tokens=(response.prompt_tokens or 0) + (response.completion_tokens or 0)),
         )

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from structbench.report.document import Block, Document, FigureBlock, Section, TableBlock, TextBlock, slug
 from structbench.report.entries import EntryView
+from structbench.report.markdown import cut_off_note
 from structbench.report.plots import (
     HEATMAPS,
     MAX_PANELS,
@@ -131,6 +132,9 @@ def entry_section(v: EntryView) -> Section:
         section.blocks.append(TextBlock(f"{r.too_long} sample(s) {TOO_LONG_MEANING}."))
     if v.no_interval is not None:
         section.blocks.append(TextBlock(f"no confidence interval for {r.headline.name}: {v.no_interval}"))
+    note = cut_off_note(r)
+    if note is not None:
+        section.blocks.append(TextBlock(note))
     for e in r.extra.get(EXCLUDED, []):
         section.blocks.append(TextBlock(f"left out: {e.get('count')} {e.get('reason')}"))
     if r.missing:

@@ -17,7 +17,7 @@ from structbench.report.document import Document, FigureBlock, Section, TableBlo
 from structbench.report.entries import EntryView
 
 DEFAULT_MAX_TEXT = 20_000
-"""Characters of each prompt and output kept in the sample browser."""
+"""Characters of each prompt, output and thought kept in the sample browser."""
 
 
 def _clip(text: str | None, limit: int) -> str:
@@ -62,6 +62,9 @@ def browser_payload(views: Sequence[EntryView], max_text: int = DEFAULT_MAX_TEXT
                     "task": r.task,
                     "prompt": index[text],
                     "output": _clip(r.output, max_text),
+                    "reasoning": _clip(r.reasoning, max_text) if r.reasoning is not None else None,
+                    "reasoning_tokens": r.reasoning_tokens,
+                    "reasoning_cut_off": r.reasoning_cut_off,
                     "outputs": [_clip(o, max_text) for o in r.outputs] if r.outputs else None,
                     "parsed": r.parsed,
                     "gold": r.gold,

@@ -25,24 +25,46 @@ def _baselines(r: ResultEntry) -> str:
     return ", ".join(f"{name} {_fmt(value)}" for name, value in r.baselines.items()) or "–"
 
 
+CUT_OFF = "cut off in thought"
+"""The column of samples left without an answer because the replies ran out of tokens inside their thoughts; shown
+only when a result has such samples (or such replies)."""
+
+
+def any_cut_off(results: list[ResultEntry]) -> bool:
+    """Whether any result had replies that ended inside their thought (the tables then show the count)."""
+    return any(r.reasoning_cut_off or r.replies_cut_off for r in results)
+
+
 def headline_table(metrics: MetricsFile) -> str:
     """One row per (benchmark, variant, strategy, model): the headline with its interval, its denominator
-    (samples scored, model and harness errors; prompts too long for the model, when there are any), and the
-    baselines to read it against."""
+    (samples scored, model and harness errors; prompts too long for the model and samples whose replies ran out
+    of tokens inside the model's thought, when there are any), and the baselines to read it against."""
     confidence = next((r.headline.confidence for r in metrics.results if r.headline.confidence), 0.95)
     too_long = any(r.too_long for r in metrics.results)
+    cut = any_cut_off(metrics.results)
     rows = [
         f"| benchmark | variant | strategy | model | metric | value | {confidence:.0%} CI | n | errors "
-        f"| harness errors |{' too long |' if too_long else ''} baselines |",
-        "|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if too_long else ""),
+        f"| harness errors |{' too long |' if too_long else ''}{f' {CUT_OFF} |' if cut else ''} baselines |",
+        "|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if too_long else "") + ("---|" if cut else ""),
     ]
     for r in metrics.results:
         rows.append(
             f"| {r.benchmark} | {r.variant} | {r.strategy} | {r.model} | {r.headline.name} | "
             f"{_fmt(r.headline.value)} | {_interval(r)} | {r.n} | {r.errors} | {r.harness_errors} | "
-            + (f"{r.too_long} | " if too_long else "") + f"{_baselines(r)} |"
+            + (f"{r.too_long} | " if too_long else "") + (f"{r.reasoning_cut_off} | " if cut else "")
+            + f"{_baselines(r)} |"
         )
     return "\n".join(rows)
+
+
+def cut_off_note(r: ResultEntry) -> str | None:
+    """What a result's replies cut off inside the model's thought mean, or None when there were none."""
+    if not r.reasoning_cut_off and not r.replies_cut_off:
+        return None
+    replies = f" ({r.replies_cut_off} replies in all)" if r.replies_cut_off != r.reasoning_cut_off else ""
+    return (f"{r.reasoning_cut_off} of {r.n} sample(s) got no answer: the model's replies ran out of tokens inside "
+            f"its thought{replies}. They are scored as replies without an answer, never parsed from the thought; "
+            "give the model room to think with --reasoning-budget N.")
 
 
 def confusion_markdown(name: str, cm: ConfusionMatrix) -> list[str]:
@@ -69,6 +91,9 @@ def entry_section(r: ResultEntry) -> str:
                 "scorer): not scored, and left out of every metric."]
     if r.too_long:
         out += ["", f"{r.too_long} sample(s) {TOO_LONG_MEANING}."]
+    note = cut_off_note(r)
+    if note is not None:
+        out += ["", note]
     for e in r.extra.get(EXCLUDED, []):
         out += ["", f"Left out: {e.get('count')} {e.get('reason')}."]
     for name, cm in r.confusion_matrices.items():

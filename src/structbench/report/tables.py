@@ -11,6 +11,7 @@ from typing import Any
 from structbench.confusion import ConfusionMatrix
 from structbench.report.document import TableBlock
 from structbench.report.entries import EntryView
+from structbench.report.markdown import CUT_OFF, any_cut_off
 from structbench.results import EXCLUDED, TOO_LONG_MEANING
 
 MAX_GROUP_COLUMNS = 10
@@ -123,9 +124,10 @@ def headline_pivot(views: Sequence[EntryView]) -> TableBlock:
 def metrics_table(views: Sequence[EntryView]) -> TableBlock:
     """Rows = (model, strategy); columns = n, errors of both kinds and every metric, headline statistics last."""
     names = unique(name for v in views for name in v.result.metrics)
+    cut = any_cut_off([v.result for v in views])
     rows = [
         [v.label, v.strategy, str(v.result.n), str(v.result.errors), str(v.result.harness_errors),
-         *(fmt(v.result.metrics.get(n)) for n in names)]
+         *([str(v.result.reasoning_cut_off)] if cut else []), *(fmt(v.result.metrics.get(n)) for n in names)]
         for v in views
     ]
     methods = unique(v.interval.method for v in views if v.interval)
@@ -136,8 +138,10 @@ def metrics_table(views: Sequence[EntryView]) -> TableBlock:
     note = "Headline statistics: " + "; ".join(notes) if notes else ""
     note += (". n counts the scored samples (model errors count as wrong); harness errors are not scored"
              if any(v.result.harness_errors for v in views) else "")
-    return TableBlock(columns=["model", "strategy", "n", "errors", "harness errors", *names], rows=rows,
-                      caption="All metrics", note=note)
+    note += (f". {CUT_OFF}: samples whose replies ran out of tokens inside the model's thought (no answer; counted "
+             "as wrong)" if cut else "")
+    return TableBlock(columns=["model", "strategy", "n", "errors", "harness errors", *([CUT_OFF] if cut else []),
+                               *names], rows=rows, caption="All metrics", note=note)
 
 
 METHOD_NOTES = {
@@ -276,8 +280,10 @@ def baselines_text(baselines: dict[str, float]) -> str:
 
 def overview_table(views: Sequence[EntryView]) -> TableBlock:
     """One row per entry: benchmark, variant, strategy, model, headline with SE and CI, n, errors of both kinds
-    (and prompts too long for the model, when any), and the baselines to read the headline against."""
+    (prompts too long for the model and samples cut off inside the model's thought, when there are any), and the
+    baselines to read the headline against."""
     too_long = any(v.result.too_long for v in views)
+    cut = any_cut_off([v.result for v in views])
     rows = []
     for v in views:
         r, iv = v.result, v.interval
@@ -295,13 +301,14 @@ def overview_table(views: Sequence[EntryView]) -> TableBlock:
                 str(r.errors),
                 str(r.harness_errors),
                 *([str(r.too_long)] if too_long else []),
+                *([str(r.reasoning_cut_off)] if cut else []),
                 baselines_text(r.baselines),
             ]
         )
     conf = next((v.interval.confidence for v in views if v.interval), 0.95)
     return TableBlock(
         columns=["benchmark", "variant", "strategy", "model", "metric", "value", "SE", f"{conf:.0%} CI", "n", "errors",
-                 "harness errors", *(["too long"] if too_long else []), "baselines"],
+                 "harness errors", *(["too long"] if too_long else []), *([CUT_OFF] if cut else []), "baselines"],
         rows=rows,
         caption="Headline metric of every run entry",
         note="Baselines: the headline on the same samples when every answer is drawn uniformly from the options "

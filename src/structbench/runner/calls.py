@@ -8,12 +8,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from contextvars import Token
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from types import TracebackType
 
 from structbench.backends.base import (
     Backend,
     BackendError,
+    Choice,
     Request,
     Response,
     cache_fields,
@@ -152,14 +153,16 @@ class ModelPool:
 
 @dataclass
 class CallLog:
-    """Per-sample bookkeeping around a ``ModelCaller``: the first request, call counts, the run's request
-    settings (token cap, system prompt, chat-template arguments, sampling)."""
+    """Per-sample bookkeeping around a ``ModelCaller``: the first request, call counts, every reply's choices (their
+    thoughts), the run's request settings (token cap, system prompt, chat-template arguments, sampling, reasoning)."""
 
     caller: ModelCaller
     settings: RequestSettings | None = None
     first: Request | None = None
     calls: int = 0
     cached: int = 0
+    replies: list[Choice] = field(default_factory=list)
+    """Every choice the strategy received, in order."""
 
     async def __call__(self, request: Request) -> Response:
         if self.settings is not None:
@@ -169,4 +172,5 @@ class CallLog:
         self.calls += 1
         response = await self.caller(request)
         self.cached += response.cached
+        self.replies.extend(response.choices)
         return response

@@ -6,8 +6,9 @@ import hashlib
 import json
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from structbench.backends.reasoning import check_tags
 from structbench.benchmark import Benchmark
 from structbench.errors import UsageError
 from structbench.registry import did_you_mean
@@ -25,7 +26,41 @@ class Generation(BaseModel):
     """The request seed sent to the model (not the run's ``seed``, which picks samples and shuffles)."""
 
 
-DEFAULTED_FIELDS = ("system_prompt", "chat_template_args", "generation", "model_options")
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
+"""``reasoning_effort`` values servers accept (OpenAI's API; vLLM and SGLang pass them to the chat template)."""
+
+
+class Reasoning(BaseModel):
+    """How a run treats reasoning models (``docs/usage/reasoning.md``). The thought is always kept apart from the
+    answer; these settings give it room and say how to find it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    budget: int = Field(default=0, ge=0)
+    """Tokens added to every request's answer budget (its ``max_tokens``, after ``--max-tokens`` caps it) for the
+    thought: the papers' budgets (StructFact's 10 tokens, SciTab's 64) leave a reasoning model no room to think."""
+    effort: str | None = None
+    """``reasoning_effort`` sent with every chat request (servers that accept it: OpenAI, vLLM, SGLang)."""
+    tags: list[tuple[str, str]] | None = None
+    """The (opening, closing) think-tag pairs to split replies on; None: ``<think>``/``</think>``."""
+    opened: bool = False
+    """The server's chat template opens the thought (DeepSeek-R1's writes ``<think>`` into the prompt): a reply
+    without a closing tag is all thought. Local backends see this in the rendered prompt themselves."""
+
+    @field_validator("effort")
+    @classmethod
+    def _known_effort(cls, value: str | None) -> str | None:
+        if value is not None and value not in REASONING_EFFORTS:
+            raise ValueError(f"reasoning effort {value!r}: expected one of {', '.join(REASONING_EFFORTS)}")
+        return value
+
+    @field_validator("tags")
+    @classmethod
+    def _pairs(cls, value: list[tuple[str, str]] | None) -> list[tuple[str, str]] | None:
+        return None if value is None else [tuple(pair) for pair in check_tags(value)]  # type: ignore[misc]
+
+
+DEFAULTED_FIELDS = ("system_prompt", "chat_template_args", "generation", "model_options", "reasoning")
 """``RunConfig`` fields added after run directories were first named; left out of the fingerprint while at their
 defaults, so such runs keep their directory names."""
 
@@ -61,6 +96,8 @@ class RunConfig(BaseModel):
     model_options: dict[str, str] = Field(default_factory=dict)
     """``--model-option KEY=VALUE`` load settings of the backend (``--device``, ``--dtype`` among them): another
     dtype or context is another run."""
+    reasoning: Reasoning = Field(default_factory=Reasoning)
+    """Thinking budget, effort and think tags for reasoning models."""
 
     def fingerprint(self) -> str:
         """A short stable hash, used to name the default run directory (unchanged for runs that leave the request
@@ -93,6 +130,33 @@ def parse_options(pairs: list[str], flag: str = "--option") -> dict[str, str]:
             raise UsageError(f"{flag} {pair!r}: expected KEY=VALUE{hint}")
         options[key.strip()] = value
     return options
+
+
+def parse_template_args(pairs: list[str]) -> dict[str, Any]:
+    """``--chat-template-arg KEY=VALUE`` pairs, each value read as YAML (``true``, ``1024``, ``high``), as a suite
+    file's ``chat_template_args`` would give it."""
+    import yaml
+
+    args: dict[str, Any] = {}
+    for key, value in parse_options(pairs, flag="--chat-template-arg").items():
+        try:
+            args[key] = yaml.safe_load(value) if value.strip() else ""
+        except yaml.YAMLError:
+            args[key] = value
+    return args
+
+
+def parse_think_tags(values: list[str]) -> list[tuple[str, str]] | None:
+    """``--think-tags OPEN,CLOSE`` values as tag pairs (None when none was given)."""
+    if not values:
+        return None
+    pairs = []
+    for value in values:
+        opening, comma, closing = value.partition(",")
+        if not comma or not opening.strip() or not closing.strip():
+            raise UsageError(f"--think-tags {value!r}: expected OPEN,CLOSE, e.g. '<think>,</think>'")
+        pairs.append((opening.strip(), closing.strip()))
+    return pairs
 
 
 def parse_model_options(pairs: list[str]) -> dict[str, str]:

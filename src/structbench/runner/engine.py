@@ -17,6 +17,7 @@ from structbench.runner.calls import CallLog, ModelCaller
 from structbench.runner.pipeline import run_pipeline
 from structbench.runner.records import ErrorKind, SampleRecord
 from structbench.runner.settings import RequestSettings
+from structbench.runner.thoughts import thought_of
 
 
 @dataclass(frozen=True)
@@ -78,8 +79,12 @@ def finish_job(job: Job, outcome: Outcome, model: str) -> SampleRecord:
     """Parse and score an attempt into the job's record: CPU work only, no model call.
 
     A sample whose model call failed is scored as wrong; a scorer that raises is a ``harness`` error and
-    the sample is recorded unscored, left out of the metrics, as is one whose prompt does not fit the model."""
+    the sample is recorded unscored, left out of the metrics, as is one whose prompt does not fit the model. The
+    record keeps the thought behind the output apart from it; a sample whose replies all ended inside their thoughts
+    has an empty output (no parser ever reads a thought), is scored as the benchmark scores a reply without an
+    answer, and is marked ``reasoning_cut_off``."""
     attempt, error, kind, log = outcome.attempt, outcome.error, outcome.kind, outcome.log
+    thought = thought_of(attempt, log.replies)
     scored: Scored | None = None
     if kind not in ("harness", "context"):
         try:
@@ -104,6 +109,10 @@ def finish_job(job: Job, outcome: Outcome, model: str) -> SampleRecord:
         meta=scored.meta if scored else dict(job.sample.meta),
         confidence=attempt.confidence,
         artifacts=attempt.artifacts,
+        reasoning=thought.reasoning,
+        reasoning_tokens=thought.tokens,
+        reasoning_cut_off=thought.cut_off and kind is None,
+        replies_cut_off=thought.replies_cut_off,
         error=error,
         error_kind=kind,
         calls=log.calls,

@@ -3,7 +3,8 @@
 Every exported line carries a ``fingerprint`` (a hash of the strategy's first prompt and the gold) and
 the settings it was exported with; ``score`` recomputes the fingerprint of each sample it scores and
 refuses predictions made for another sample (an equal id under another ``--seed``, variant, strategy or
-option), naming the settings to score with."""
+option), naming the settings to score with. A raw output's thought (between ``<think>`` tags) is taken out
+before the benchmark's parser reads it, as the backends take it out of a reply."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from structbench.backends.base import Request, Response, sampling_fields
+from structbench.backends.reasoning import split_reasoning
 from structbench.benchmark import Attempt, Benchmark, Strategy
 from structbench.data.sample import Sample
 from structbench.errors import DataError, UsageError
@@ -287,10 +289,12 @@ def score_predictions(
                       require_fingerprint=require_fingerprint)
     scored = []
     missing = []
-    harness_errors = 0
+    harness_errors = cut_off = replies_cut_off = 0
     for sample in samples:
         if sample.id in preds:
-            attempt = Attempt.from_prediction(preds[sample.id].output)
+            attempt, cut = answers_of(preds[sample.id].output)
+            replies_cut_off += cut
+            cut_off += cut > 0 and not any(t.strip() for t in (attempt.output, *attempt.outputs))
         else:
             missing.append(sample.id)
             attempt = Attempt(output="")
@@ -302,4 +306,15 @@ def score_predictions(
                 where = f"{bench.name}:{variant}/{strategy.name}/{sample.id}"
                 on_failure(Failure("harness", where, f"scoring failed: {type(err).__name__}: {err}"))
     return compute_result(bench, variant, strategy.name, model, scored, missing=missing,
-                          harness_errors=harness_errors)
+                          harness_errors=harness_errors, reasoning_cut_off=cut_off, replies_cut_off=replies_cut_off)
+
+
+def answers_of(output: str | list[str]) -> tuple[Attempt, int]:
+    """A prediction's raw output(s) as the attempt parsers read, each reply's thought taken out as a backend takes
+    it out (``<think>`` tags; one never closed leaves the reply without an answer), and how many replies ended
+    inside their thought."""
+    texts = output if isinstance(output, list) else [output]
+    splits = [split_reasoning(text) for text in texts]
+    answers = [split.answer for split in splits]
+    return Attempt.from_prediction(answers if isinstance(output, list) else answers[0]), sum(
+        split.cut_off for split in splits)

@@ -82,6 +82,16 @@ class SampleRecord(_Outcome, BaseModel):
     meta: dict[str, Any] = Field(default_factory=dict)
     confidence: float | None = None
     artifacts: dict[str, Any] = Field(default_factory=dict)
+    reasoning: str | None = None
+    """The thought behind ``output`` (of the reply it came from), kept apart: no parser reads it. Secrets
+    redacted; cut to its head and tail beyond ``runner.thoughts.MAX_REASONING_CHARS``. None: no thought."""
+    reasoning_tokens: int | None = None
+    """The thought's length in tokens, where the backend knew it (a local tokenizer, the server's usage)."""
+    reasoning_cut_off: bool = False
+    """The sample has no answer because its replies ran out of tokens inside their thoughts: scored as a reply
+    without an answer (never parsed from the thought), and counted in the result's ``reasoning_cut_off``."""
+    replies_cut_off: int = 0
+    """How many of the sample's replies ended inside their thought (self-consistency draws each count)."""
     error: str | None = None
     """Why the sample failed (the message; for a harness error, its traceback)."""
     error_kind: ErrorKind | None = None
@@ -110,7 +120,7 @@ class SampleRecord(_Outcome, BaseModel):
         return RecordSummary(
             sys.intern(self.benchmark), sys.intern(self.variant), sys.intern(self.strategy), sys.intern(self.model),
             self.id, sys.intern(self.task), self.parsed, self.gold, self.score, self.values or _NO_VALUES,
-            self.meta, self.error, self.error_kind,
+            self.meta, self.error, self.error_kind, self.reasoning_cut_off, self.replies_cut_off,
         )
 
     def as_failed(self, error: str) -> SampleRecord:
@@ -145,3 +155,5 @@ class RecordSummary(_Outcome):
     meta: dict[str, Any]
     error: str | None
     error_kind: ErrorKind | None
+    reasoning_cut_off: bool = False
+    replies_cut_off: int = 0

@@ -602,6 +602,8 @@ def metrics_from_records(selections: list[Selection], records: Sequence[Kept], m
             errors=sum(r.error_kind == "model" for r in recs),
             harness_errors=sum(r.error_kind == "harness" for r in recs),
             too_long=sum(r.error_kind == "context" for r in recs),
+            reasoning_cut_off=sum(r.reasoning_cut_off for r in recs if r.counted),
+            replies_cut_off=sum(r.replies_cut_off for r in recs),
         )
         for sel, strategy, recs in current_records(selections, records, model)
     ]

@@ -1,5 +1,6 @@
 """What a run changes in every request its strategies send: the token cap, a system prompt, chat-template
-arguments and sampling settings (all part of the run's configuration, so of its results)."""
+arguments, sampling settings, and the reasoning settings (a thinking budget added to the answer budget, the
+reasoning effort, how thoughts are delimited), all part of the run's configuration, so of its results."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from structbench.backends.base import Backend, Message, Request
+from structbench.backends.reasoning import ThinkTags
 from structbench.errors import UsageError
 from structbench.runner.config import RunConfig
 
@@ -22,27 +24,45 @@ class RequestSettings:
     temperature: float | None = None
     top_p: float | None = None
     seed: int | None = None
+    reasoning_budget: int = 0
+    """Tokens added to every request's (capped) ``max_tokens`` for a reasoning model's thought."""
+    reasoning_effort: str | None = None
+    think_tags: ThinkTags | None = None
+    thought_opened: bool = False
 
     @classmethod
     def of(cls, config: RunConfig) -> RequestSettings:
-        g = config.generation
+        g, r = config.generation, config.reasoning
         return cls(max_tokens=config.max_tokens, system_prompt=config.system_prompt,
                    chat_template_args=dict(config.chat_template_args) or None, temperature=g.temperature,
-                   top_p=g.top_p, seed=g.seed)
+                   top_p=g.top_p, seed=g.seed, reasoning_budget=r.budget, reasoning_effort=r.effort,
+                   think_tags=tuple(r.tags) if r.tags is not None else None, thought_opened=r.opened)
 
     def check(self, backend: Backend) -> None:
         """Refuse settings the backend cannot honour (before any request is sent)."""
         if self.chat_template_args and not backend.supports_chat_template_args:
             raise UsageError(f"chat_template_args: the {backend.backend} backend cannot pass arguments to a chat "
-                             "template (the openai backend sends them to vLLM, SGLang and llama.cpp servers)")
+                             "template (the openai backend sends them to vLLM, SGLang and llama.cpp servers; the hf, "
+                             "vllm and llamacpp backends render their own)")
+        if self.reasoning_effort is not None and not backend.supports_reasoning_effort:
+            raise UsageError(f"--reasoning-effort: the {backend.backend} backend has no reasoning effort (the openai "
+                             "backend sends it to servers that take it; a local model's template may take a "
+                             "--chat-template-arg instead, e.g. enable_thinking=false)")
 
     def apply(self, request: Request) -> Request:
         """``request`` with these settings: a chat request's system prompt goes first (one system turn: this
         prompt, a blank line, the request's own system message); completion prompts keep their text."""
         p = request.params
         changes: dict[str, Any] = {}
-        if self.max_tokens is not None and p.max_tokens > self.max_tokens:
-            changes["max_tokens"] = self.max_tokens
+        budget = min(p.max_tokens, self.max_tokens) if self.max_tokens is not None else p.max_tokens
+        if budget + self.reasoning_budget != p.max_tokens:
+            changes["max_tokens"] = budget + self.reasoning_budget
+        if self.think_tags is not None:
+            changes["think_tags"] = self.think_tags
+        if self.thought_opened:
+            changes["thought_opened"] = True
+        if self.reasoning_effort is not None and request.messages is not None:
+            changes["reasoning_effort"] = self.reasoning_effort
         for name in ("temperature", "top_p", "seed"):
             value = getattr(self, name)
             if value is not None:

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from structbench.backends.factory import BACKENDS, DEFAULT_TIMEOUT, BackendSpec
 from structbench.errors import UsageError
-from structbench.runner.config import Generation, RunConfig
+from structbench.runner.config import Generation, Reasoning, RunConfig
 
 Scalar = str | int | float | bool
 
@@ -44,6 +44,8 @@ class SuiteModel(BaseModel):
     system_prompt: str | None = None
     chat_template_args: dict[str, Any] = Field(default_factory=dict)
     generation: SuiteGeneration = Field(default_factory=SuiteGeneration)
+    reasoning: Reasoning = Field(default_factory=Reasoning)
+    """Thinking budget, effort and think tags for a reasoning model (``budget``, ``effort``, ``tags``, ``opened``)."""
     concurrency: int = Field(default=8, ge=1)
     timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0)
     max_retries: int = Field(default=6, ge=0)
@@ -170,6 +172,7 @@ def runs(suite: Suite, out: Path, base: Path = Path()) -> list[PlannedRun]:
             chat_template_args=m.chat_template_args,
             generation=Generation(temperature=g.temperature, top_p=g.top_p, seed=g.seed),
             model_options={k: str(v) for k, v in m.options.items()},
+            reasoning=m.reasoning,
         )
         spec = BackendSpec.parse(m.model, base_url=m.base_url, api_key_env=m.api_key_env, concurrency=m.concurrency,
                                  timeout=m.timeout, max_retries=m.max_retries, options=config.model_options)
@@ -278,7 +281,8 @@ def _check(suite: Suite, path: Path) -> list[tuple[tuple[Any, ...], str]]:
             backend = make_backend(plan.spec)
             RequestSettings.of(plan.config).check(backend)
         except UsageError as err:
-            key = "options" if "--model-option" in str(err) else "chat_template_args" if "chat_template" in str(
-                err) else "model"
+            text = str(err)
+            key = ("options" if "--model-option" in text else "chat_template_args" if "chat_template" in text
+                   else "reasoning" if "--reasoning-effort" in text else "model")
             problems.append((("models", i, key), str(err).replace("--model-option ", "option ")))
     return problems

@@ -29,8 +29,10 @@ import asyncio
 import hashlib
 import json
 import os
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -279,6 +281,37 @@ class MockOpenAIServer:
 
     async def serve(self, host: str = "127.0.0.1", port: int = 0) -> asyncio.Server:
         return await asyncio.start_server(self.handle, host, port, backlog=1024)
+
+
+@contextmanager
+def serve_in_thread(server: MockOpenAIServer) -> Iterator[str]:
+    """Run ``server`` on a loopback port in a thread of this process (its own event loop) and yield its base URL
+    (``http://127.0.0.1:PORT/v1``); stopped on exit. For tests that hand the server Python objects."""
+    loop = asyncio.new_event_loop()
+    ready = threading.Event()
+    bound: list[int] = []
+
+    def serve() -> None:
+        asyncio.set_event_loop(loop)
+        srv = loop.run_until_complete(server.serve())
+        bound.append(srv.sockets[0].getsockname()[1])
+        ready.set()
+        try:
+            loop.run_forever()
+        finally:
+            srv.close()
+            loop.run_until_complete(srv.wait_closed())
+            loop.close()
+
+    thread = threading.Thread(target=serve, name="loopback-openai-server", daemon=True)
+    thread.start()
+    if not ready.wait(30) or not bound:
+        raise RuntimeError("the loopback server did not start")
+    try:
+        yield f"http://127.0.0.1:{bound[0]}/v1"
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(30)
 
 
 def main() -> None:

@@ -1,0 +1,55 @@
+"""What a sample's record keeps of its replies' thoughts, and whether the sample was left without an answer
+because its replies ran out of tokens inside their thoughts (``backends.reasoning``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from structbench.backends.base import Choice
+from structbench.benchmark import Attempt
+from structbench.redact import redact
+
+MAX_REASONING_CHARS = 50_000
+"""Characters of a thought kept in a record (its head and its tail); the whole thought stays in the response
+cache. Thoughts of tens of thousands of tokens would otherwise make ``samples.jsonl`` many times larger."""
+
+
+def clip(text: str, limit: int = MAX_REASONING_CHARS) -> str:
+    """``text`` cut to about ``limit`` characters, keeping its head and its tail (where the conclusion is)."""
+    if len(text) <= limit:
+        return text
+    head = limit // 2
+    return f"{text[:head]}\n… [{len(text) - limit} characters cut] …\n{text[len(text) - (limit - head):]}"
+
+
+@dataclass(frozen=True)
+class Thought:
+    """The reasoning side of one sample's attempt."""
+
+    reasoning: str | None
+    """The thought behind the attempt's output: secrets redacted, then cut to ``MAX_REASONING_CHARS``."""
+    tokens: int | None
+    """That thought's length in tokens, where the backend knew it."""
+    cut_off: bool
+    """The sample has no answer because replies ran out of tokens inside their thoughts: no reply the attempt
+    carries has an answer, and at least one of the sample's replies was cut off in its thought."""
+    replies_cut_off: int
+    """How many of the sample's replies ended inside their thought."""
+
+
+def thought_of(attempt: Attempt, replies: Sequence[Choice]) -> Thought:
+    """The thought of the reply the attempt's output came from (the last reply with that text; else the last
+    reply), and whether the sample was left unanswered by thoughts that never closed."""
+    cut = sum(c.reasoning_cut_off for c in replies)
+    answered = any(text.strip() for text in (attempt.output, *attempt.outputs))
+    source = next((c for c in reversed(replies) if attempt.output.strip() and c.text == attempt.output), None)
+    if source is None and replies:
+        source = replies[-1]
+    reasoning = source.reasoning if source is not None else None
+    return Thought(
+        reasoning=clip(redact(reasoning)) if reasoning is not None else None,
+        tokens=source.reasoning_tokens if source is not None and reasoning is not None else None,
+        cut_off=cut > 0 and not answered,
+        replies_cut_off=cut,
+    )

@@ -1,0 +1,113 @@
+"""A reasoning model as a user evaluates one: ``structbench run`` against a server that thinks before it answers
+(``structbench.testing.reasoning_server``, in its own process), its thought naming a wrong option letter first,
+its answer the gold one. The synthetic SciTab and StructFact releases are the data."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+import structbench
+
+TESTS = Path(__file__).resolve().parents[1]
+SRC = Path(structbench.__file__).resolve().parents[1]
+DATA = TESTS / "synthetic"
+RUN = ["-b", "scitab,structfact", "-s", "zero_shot", "--limit", "20", "--data-dir", str(DATA), "--no-cache",
+       "--no-progress"]
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), str(TESTS)]),
+            "STRUCTBENCH_CACHE": str(tmp_path / "cache")}
+
+
+def sb(tmp_path: Path, *args: str, check: int = 0) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True,
+                          env=_env(tmp_path), cwd=tmp_path, timeout=300)
+    assert proc.returncode == check, proc.stderr
+    return proc
+
+
+@contextmanager
+def thinker(tmp_path: Path, shape: str) -> Iterator[str]:
+    """The reasoning server answering SciTab and StructFact zero-shot prompts with the gold letter."""
+    port_file = tmp_path / f"port-{shape}"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "structbench.testing.reasoning_server", "--shape", shape, "--oracle", "scitab",
+         "--oracle", "structfact", "--strategy", "zero_shot", "--limit", "20", "--data-dir", str(DATA),
+         "--port-file", str(port_file)],
+        stdout=subprocess.DEVNULL, env=_env(tmp_path))
+    try:
+        for _ in range(600):
+            if port_file.exists() or proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert port_file.exists(), "the reasoning server did not start"
+        yield f"http://127.0.0.1:{port_file.read_text()}/v1"
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def _results(run_dir: Path) -> list[dict[str, object]]:
+    return json.loads((run_dir / "metrics.json").read_text())["results"]
+
+
+def _records(run_dir: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in (run_dir / "samples.jsonl").read_text().splitlines()]
+
+
+@pytest.mark.parametrize("shape", ["inline", "reasoning_content", "reasoning"])
+def test_the_answer_is_scored_not_the_thought(tmp_path: Path, shape: str) -> None:
+    with thinker(tmp_path, shape) as url:
+        proc = sb(tmp_path, "run", "-m", "openai:r1", "--base-url", url, *RUN, "--out", "run")
+    results = _results(tmp_path / "run")
+    assert [(r["benchmark"], r["headline"]["value"]) for r in results] == [("scitab", 1.0), ("structfact", 1.0)]
+    assert "cut off in thought" not in proc.stdout and "reasoning_cut_off" not in proc.stderr
+    records = _records(tmp_path / "run")
+    assert records and all("The answer is" in str(r["reasoning"]) and r["parsed"] == r["gold"] for r in records)
+    assert all("<think>" not in str(r["output"]) and "The answer is" not in str(r["output"]) for r in records)
+    if shape != "inline":
+        assert all(isinstance(r["reasoning_tokens"], int) for r in records)
+
+
+def test_a_reply_cut_off_inside_its_thought_is_counted_never_parsed(tmp_path: Path) -> None:
+    with thinker(tmp_path, "cutoff") as url:
+        proc = sb(tmp_path, "run", "-m", "openai:r1", "--base-url", url, *RUN, "--out", "run")
+    records = _records(tmp_path / "run")
+    assert records and all(r["parsed"] is None and r["output"] == "" and r["reasoning_cut_off"] for r in records)
+    results = _results(tmp_path / "run")
+    assert all(r["reasoning_cut_off"] == r["n"] == r["replies_cut_off"] for r in results)
+    assert "| cut off in thought |" in proc.stdout
+    for r in results:
+        line = f"note: {r['benchmark']}:{r['variant']}/zero_shot: {r['n']} of {r['n']} sample(s) got no answer"
+        assert line in proc.stderr and "--reasoning-budget" in proc.stderr
+
+
+def test_reasoning_flags_are_the_runs_and_a_resume_keeps_them(tmp_path: Path) -> None:
+    with thinker(tmp_path, "inline") as url:
+        sb(tmp_path, "run", "-m", "openai:r1", "--base-url", url, *RUN, "--out", "run", "--reasoning-budget", "256",
+           "--reasoning-effort", "low", "--think-tags", "<think>,</think>", "--think-tags", "[THINK],[/THINK]",
+           "--chat-template-arg", "enable_thinking=true", "--system-prompt", "Think first.")
+        config = json.loads((tmp_path / "run" / "manifest.json").read_text())["config"]
+        assert config["reasoning"] == {"budget": 256, "effort": "low", "opened": False,
+                                       "tags": [["<think>", "</think>"], ["[THINK]", "[/THINK]"]]}
+        assert config["chat_template_args"] == {"enable_thinking": True} and config["system_prompt"] == "Think first."
+        assert all(r["headline"]["value"] == 1.0 for r in _results(tmp_path / "run"))
+        refused = sb(tmp_path, "run", "--resume", "run", "--reasoning-budget", "512", check=2)
+        assert "--reasoning-budget would change it" in refused.stderr
+        sb(tmp_path, "run", "--resume", "run", "--base-url", url, "--reasoning-budget", "256")
+    bad = sb(tmp_path, "run", "-m", "mock", "-b", "scitab", "--data-dir", str(DATA), "--reasoning-effort", "extreme",
+             check=2)
+    assert "--reasoning-effort: reasoning effort 'extreme': expected one of" in bad.stderr
+    bad = sb(tmp_path, "run", "-m", "mock", "-b", "scitab", "--data-dir", str(DATA), "--reasoning-effort", "low",
+             check=2)
+    assert "the mock backend has no reasoning effort" in bad.stderr
