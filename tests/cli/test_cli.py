@@ -21,7 +21,7 @@ TESTS = Path(__file__).resolve().parents[1]
 def _env(tmp_path: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.update(
-        PYTHONPATH=str(TESTS),
+        PYTHONPATH=f"{TESTS}{os.pathsep}{TESTS.parent / 'src'}",
         STRUCTBENCH_PLUGINS="toybench",
         STRUCTBENCH_CACHE=str(tmp_path / "cache"),
         OPENAI_API_KEY="sk-never-in-any-file",
@@ -150,7 +150,7 @@ def test_failed_samples_exit_3_with_a_summary_and_the_same_command_retries_them(
         "BENCHMARKS.register('bug', Bug)\n"
     )
     env = _env(tmp_path)
-    env.update(PYTHONPATH=f"{TESTS}:{tmp_path}", STRUCTBENCH_PLUGINS="toybench,bug")
+    env.update(PYTHONPATH=f"{TESTS}:{TESTS.parent / 'src'}:{tmp_path}", STRUCTBENCH_PLUGINS="toybench,bug")
     args = [sys.executable, "-m", "structbench", "run", "-m", "oracle", "-b", "bug", "-n", "12", "--out", "b",
             "--no-progress"]
     proc = subprocess.run(args, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)

@@ -22,7 +22,8 @@ KEY = "key-Wq52-never-in-any-file"
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
-    return dict(os.environ, PYTHONPATH=str(TESTS), STRUCTBENCH_PLUGINS="toybench",
+    return dict(os.environ, PYTHONPATH=f"{TESTS}{os.pathsep}{TESTS.parent / 'src'}",
+               STRUCTBENCH_PLUGINS="toybench",
                 STRUCTBENCH_CACHE=str(tmp_path / "cache"), OPENAI_API_KEY=KEY)
 
 

@@ -20,7 +20,8 @@ TESTS = Path(__file__).resolve().parents[1]
 
 
 def sb(cwd: Path, *args: str, check: int = 0) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(TESTS), STRUCTBENCH_PLUGINS="toybench", STRUCTBENCH_CACHE=str(cwd / "c"))
+    env = dict(os.environ, PYTHONPATH=f"{TESTS}{os.pathsep}{TESTS.parent / 'src'}",
+               STRUCTBENCH_PLUGINS="toybench", STRUCTBENCH_CACHE=str(cwd / "c"))
     proc = subprocess.run(
         [sys.executable, "-m", "structbench", *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=300
     )
