@@ -26,7 +26,8 @@ FINISHED = {0, 3}
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = dict(os.environ, PYTHONPATH=str(TESTS), STRUCTBENCH_PLUGINS="toybench",
+    env = dict(os.environ, PYTHONPATH=f"{TESTS}{os.pathsep}{TESTS.parent / 'src'}",
+               STRUCTBENCH_PLUGINS="toybench",
                STRUCTBENCH_CACHE=str(tmp_path / "cache"), OPENAI_API_KEY=KEY)
     env.update(extra)
     return env
@@ -346,6 +347,25 @@ def test_no_secret_in_any_file_or_output(tmp_path: Path) -> None:
     everything = _all_text(tmp_path) + "".join(o.stdout + o.stderr for o in outputs)
     for secret in (KEY, password, basic):
         assert secret not in everything
+
+
+def test_no_piece_of_a_key_that_a_cut_body_splits(tmp_path: Path) -> None:
+    """A 401 that echoes the key where the 300-byte excerpt of the body ends: no 12 characters of it in a row in
+    stderr, samples.jsonl, manifest.json (the breaker's stop reason) or report.html."""
+    key = "hf_" + "Tq8Wz3Lm5Rk7Xv2Nb9Yc4Hd6Jf1Gs0Pa"
+    env = _env(tmp_path, OPENAI_API_KEY=key)
+    with serve(tmp_path, "--fault", "echo-key-cut") as server:
+        stopped = sb(tmp_path, *run_args(server.url, "--max-retries", "0", "--max-consecutive-failures", "2", n=3),
+                     env=env)
+        finished = sb(tmp_path, *run_args(server.url, "--max-retries", "0", "--max-consecutive-failures", "0", n=3),
+                      env=env)
+    assert (stopped.returncode, finished.returncode) == (4, 3), stopped.stderr + finished.stderr
+    report = sb(tmp_path, "report", "r", "--out", "r/report.html", env=env)
+    assert "HTTP 401: " in records(tmp_path / "r")[0]["error"] and (tmp_path / "r" / "report.html").exists()
+    everything = "".join([_all_text(tmp_path / "r"), *(p.stdout + p.stderr for p in (stopped, finished, report))])
+    assert "HTTP 401" in manifest(tmp_path / "r")["sessions"][0].get("stop_reason", everything)
+
+    assert not [key[i : i + 12] for i in range(len(key) - 11) if key[i : i + 12] in everything]
 
 
 def test_reply_size_is_capped(tmp_path: Path) -> None:

@@ -390,12 +390,14 @@ def _kind(value: Any) -> str:
 
 
 def _excerpt(value: Any, limit: int = 200) -> str:
-    text = orjson.dumps(value, default=repr).decode() if not isinstance(value, str) else value
+    """The start of ``value`` as JSON text for a message: redacted whole, then cut (a cut can split a key)."""
+    text = redact(orjson.dumps(value, default=repr).decode() if not isinstance(value, str) else value)
     return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _head(payload: bytes, limit: int = 300) -> str:
-    return payload[:limit].decode(errors="replace") + ("..." if len(payload) > limit else "")
+    """The start of a reply body for a message: redacted whole, then cut."""
+    return _excerpt(payload.decode(errors="replace"), limit)
 
 
 def _logprobs(raw: Any, chat: bool) -> tuple[TokenLogprob, ...] | None:
