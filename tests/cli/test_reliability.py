@@ -167,6 +167,18 @@ def test_the_circuit_breaker_stops_a_run_where_every_call_fails(
     assert KEY not in proc.stderr and all(KEY not in p.read_text() for p in (tmp_path / "r").iterdir())
 
 
+def test_a_dead_server_at_high_concurrency_trips_the_breaker(tmp_path: Path) -> None:
+    """256 requests in flight in one process against a closed port: exit 4 with the breaker's line, not every
+    sample a harness error (exit 3) because the replica's rest overflowed."""
+    from faults import free_port
+
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    proc = sb(tmp_path, *run_args(url, "-c", "256", "--workers", "1", "-b", "toy:big", n=600))
+    assert proc.returncode == 4, proc.stderr
+    assert one_line(proc.stderr).startswith("error: stopped early: the last 10 model calls all failed (cannot connect)")
+    assert not [r for r in records(tmp_path / "r") if r["error_kind"] == "harness"]
+
+
 def test_unwritable_out_is_one_line_and_sends_nothing(tmp_path: Path) -> None:
     (tmp_path / "ro").mkdir()
     with serve(tmp_path) as server, read_only(tmp_path / "ro"):

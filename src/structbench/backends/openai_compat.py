@@ -45,6 +45,8 @@ RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 REPLICA_REST = 1.0
 """Seconds a replica is left out after a failure (doubling with each failure in a row)."""
 REPLICA_REST_MAX = 30.0
+REST_DOUBLINGS = 16
+"""The rest doubles at most this many times (far past ``REPLICA_REST_MAX``)."""
 MAX_RETRY_AFTER = 120.0
 """Longest ``Retry-After`` honoured, in seconds: a server cannot park a request slot for hours."""
 
@@ -113,7 +115,10 @@ class Replica:
 
     def failed(self, now: float) -> None:
         self.failures += 1
-        self.resting_until = now + min(REPLICA_REST_MAX, REPLICA_REST * 2 ** (self.failures - 1))
+        # Every request in flight counts its failure, so a dead server at high concurrency makes hundreds in a
+        # row: the doubling stops long before 2 ** failures outgrows a float.
+        doublings = min(self.failures - 1, REST_DOUBLINGS)
+        self.resting_until = now + min(REPLICA_REST_MAX, REPLICA_REST * 2**doublings)
 
     def succeeded(self) -> None:
         self.failures = 0
