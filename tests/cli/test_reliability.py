@@ -214,6 +214,51 @@ def test_sigterm_ends_the_run_with_143_and_it_resumes(tmp_path: Path) -> None:
     assert len(again) <= 40 - len(finished)  # only what was not finished (calls in flight were answered from cache)
 
 
+def _sandboxed(run_id: str) -> list[int]:
+    """Processes of one sandboxed program (its ``STRUCTBENCH_SANDBOX_RUN``) still alive."""
+    mark = f"STRUCTBENCH_SANDBOX_RUN={run_id}".encode()
+    alive = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and mark in (entry / "environ").read_bytes().split(b"\0"):
+                alive.append(int(entry.name))
+        except OSError:
+            continue
+    return alive
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_sandboxed_programs_die_with_a_killed_run(tmp_path: Path, shared_datasets: Path, workers: str) -> None:
+    """``kill -9`` of a ``-s pot`` run whose programs sleep: each program dies at once (not at its 30 s wall limit)
+    and its ``structbench-sandbox-*`` directory is deleted."""
+    program = "```python\nimport time\ntime.sleep(60)\nans = True\n```"
+    sandboxes = tmp_path / "tmp"
+    sandboxes.mkdir()
+    sandboxes.chmod(0o755)
+    tmp_path.chmod(0o755)  # the programs' uid passes through
+    env = _env(tmp_path, TMPDIR=str(sandboxes))
+    with serve(tmp_path, "--reply", program) as server:
+        args = run_args(server.url, "-b", "scitab", "-s", "pot", "-o", "pot_timeout=30", "--data-dir",
+                        str(shared_datasets), "-c", "4", "--workers", workers, n=8)
+        run = subprocess.Popen([sys.executable, "-m", "structbench", *args], env=env, cwd=tmp_path,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            started: list[str] = []
+            deadline = time.monotonic() + 60
+            while len(started) < 4 and time.monotonic() < deadline:
+                started = [p.name for p in sandboxes.iterdir() if _sandboxed(p.name)]
+                time.sleep(0.05)
+            assert len(started) == 4, "four programs were not running"
+        finally:
+            run.kill()
+            run.wait()
+        for _ in range(100):
+            if not any(_sandboxed(r) for r in started) and not any(sandboxes.iterdir()):
+                break
+            time.sleep(0.05)
+    assert [r for r in started if _sandboxed(r)] == [] and list(sandboxes.iterdir()) == []
+
+
 # -- a failed cache write never throws away a paid answer -----------------------------------------------------
 
 
