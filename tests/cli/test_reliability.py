@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -257,6 +258,31 @@ def test_sandboxed_programs_die_with_a_killed_run(tmp_path: Path, shared_dataset
                 break
             time.sleep(0.05)
     assert [r for r in started if _sandboxed(r)] == [] and list(sandboxes.iterdir()) == []
+
+
+def test_damaged_local_data_is_refused_unless_modified_on_purpose(tmp_path: Path, shared_datasets: Path) -> None:
+    """A ``sci_tab.json`` missing 300 claims and an RFQA table emptied to its header: exit 2 naming the file; with
+    ``--allow-modified-data`` the run goes on and its manifest lists the file."""
+    data = tmp_path / "data"
+    claims = data / "scitab" / "dataset" / "sci_tab.json"
+    claims.parent.mkdir(parents=True)
+    released = json.loads((shared_datasets / "scitab" / "dataset" / "sci_tab.json").read_text())
+    claims.write_text(json.dumps(released[:-300]))
+    proc = sb(tmp_path, "run", "-m", "oracle", "-b", "scitab", "--data-dir", str(data), "--out", "s", "--no-progress")
+    assert proc.returncode == 2 and not (tmp_path / "s" / "samples.jsonl").exists()
+    assert one_line(proc.stderr).startswith(f"error: {claims}: differs from the scitab release")
+    proc = sb(tmp_path, "run", "-m", "oracle", "-b", "scitab", "--data-dir", str(data), "--allow-modified-data",
+              "--out", "s", "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    assert "| 904 |" in proc.stdout and "--allow-modified-data" in proc.stderr
+    assert [m["path"] for m in manifest(tmp_path / "s")["modified_data"]] == ["dataset/sci_tab.json"]
+    assert manifest(tmp_path / "s")["config"]["allow_modified_data"] is True
+
+    shutil.copytree(shared_datasets / "relationalfactqa", data / "relationalfactqa")
+    table = data / "relationalfactqa" / "dataset" / "data" / "galois" / "flight_2" / "usa_airline_companies.csv"
+    table.write_text(table.read_text().splitlines()[0] + "\n")
+    proc = sb(tmp_path, "run", "-m", "oracle", "-b", "rfqa", "-n", "3", "--data-dir", str(data), "--out", "q")
+    assert proc.returncode == 2 and one_line(proc.stderr).startswith(f"error: {table}: differs from the")
 
 
 # -- a failed cache write never throws away a paid answer -----------------------------------------------------

@@ -122,4 +122,4 @@ def test_a_malformed_file_stops_every_reader(tmp_path: Path) -> None:
     (tmp_path / "scitab" / "dataset").mkdir(parents=True)
     bad.rename(tmp_path / "scitab" / DATA_FILE)
     with pytest.raises(DataError, match="1 cells for 2 columns"):
-        load_tables("scitab", DataContext(data_dir=tmp_path, offline=True))
+        load_tables("scitab", DataContext(data_dir=tmp_path, offline=True, allow_modified=True))

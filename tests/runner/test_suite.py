@@ -103,3 +103,10 @@ def test_every_problem_of_a_kind_is_reported_at_once(tmp_path: Path) -> None:
     with pytest.raises(UsageError) as err:
         load_suite(_suite(tmp_path, text))
     assert "suite.yaml:18: limitt: unknown key" in str(err.value) and "suite.yaml:19: seed:" in str(err.value)
+
+
+def test_a_suite_may_allow_modified_data(tmp_path: Path) -> None:
+    plain = runs(load_suite(_suite(tmp_path, GOOD)), tmp_path / "out", tmp_path)[0].config
+    allowed = runs(load_suite(_suite(tmp_path, GOOD + "allow_modified_data: true\n")), tmp_path / "out", tmp_path)[0]
+    assert (plain.allow_modified_data, allowed.config.allow_modified_data) == (False, True)
+    assert plain.fingerprint() != allowed.config.fingerprint()  # modified data is another run

@@ -69,6 +69,12 @@ DataDirOpt = Annotated[
     Path | None,
     typer.Option("--data-dir", help="Local copy of the datasets (<dir>/<dataset>/...); env STRUCTBENCH_DATA_DIR."),
 ]
+ModifiedDataOpt = Annotated[
+    bool,
+    typer.Option("--allow-modified-data",
+                 help="Use --data-dir files that differ from the public release (modified on purpose); the run's "
+                      "manifest lists them. Without it such a file is an error."),
+]
 OptionOpt = Annotated[
     list[str] | None,
     typer.Option("--option", "-o", help="Benchmark run option KEY=VALUE or BENCH.KEY=VALUE (repeatable)."),
@@ -184,7 +190,8 @@ def _shown_urls(base_url: str) -> str:
 
 
 SUITE_DEFINED = ("model", "bench", "strategy", "option", "limit", "seed", "max_tokens", "base_url", "model_option",
-                 "device", "dtype", "api_key_env", "timeout", "max_retries", "resume", "data_dir", "concurrency")
+                 "device", "dtype", "api_key_env", "timeout", "max_retries", "resume", "data_dir", "concurrency",
+                 "allow_modified_data")
 """``run`` flags a suite file sets (per model or for the whole suite): refused beside one. How the jobs are spread
 (``--workers``, ``--executor``, ``--ray-*``) is not among them: it applies to every model of the suite."""
 
@@ -213,6 +220,7 @@ def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict
         "seed": lambda v: v == config.seed,
         "max_tokens": lambda v: v == config.max_tokens,
         "data_dir": lambda v: str(v) == config.data_dir,
+        "allow_modified_data": lambda v: v == config.allow_modified_data,
         "preset": lambda v: _preset_config(v, given["option"]) == (config.benches, config.strategies, config.options),
         "out": lambda v: Path(v).resolve() == resume.resolve(),
         "model_option": lambda v: all(  # each one given as the run has it (one left out is kept, not removed)
@@ -302,6 +310,7 @@ def run(
         typer.Option(help="When the cache cannot be written: stop (keeping every answer) or continue without it."),
     ] = CacheErrorChoice.stop,
     data_dir: DataDirOpt = None,
+    allow_modified_data: ModifiedDataOpt = False,
     offline: Annotated[bool, typer.Option(help="Never download datasets.")] = False,
     progress: Annotated[
         bool,
@@ -347,7 +356,8 @@ def run(
         config = RunConfig.model_validate(manifest["config"])
         given = {"model": model, "base_url": base_url, "bench": bench, "strategy": strategy, "option": option,
                  "limit": limit, "seed": seed, "max_tokens": max_tokens, "data_dir": data_dir, "out": out,
-                 "preset": preset, "model_option": model_option, "device": device, "dtype": dtype}
+                 "preset": preset, "model_option": model_option, "device": device, "dtype": dtype,
+                 "allow_modified_data": allow_modified_data}
         conflicts = _resume_conflicts(ctx, resume, config, given)
         if conflicts:
             raise UsageError(
@@ -382,6 +392,7 @@ def run(
             limit=limit,
             seed=seed,
             data_dir=str(data_dir) if data_dir else None,
+            allow_modified_data=allow_modified_data,
             max_tokens=max_tokens,
             model_options=parse_model_options(model_option or [])
             | {key: value for key, value in (("device", device), ("dtype", dtype)) if value is not None},
@@ -434,7 +445,13 @@ def _execute(config: RunConfig, spec: BackendSpec, run_dir: Path, settings: RunS
 
     BACKENDS.get(spec.backend)  # an unknown backend fails before any data is loaded
     the_run = Run(run_dir, config)  # so does a run directory holding another configuration, or an unwritable one
-    selections = prepare(config, DataContext.from_env(config.data_dir, offline=settings.offline))
+    data = DataContext.from_env(config.data_dir, offline=settings.offline, allow_modified=config.allow_modified_data)
+    selections = prepare(config, data)
+    if data.modified:
+        files = ", ".join(f"{m.dataset}/{m.path}" for m in data.modified[:3])
+        files += " ..." if len(data.modified) > 3 else ""
+        typer.echo(f"note: {len(data.modified)} data file(s) differ from their release and are used as given "
+                   f"(--allow-modified-data): {files}; manifest.json lists them (modified_data)", err=True)
     backend = make_backend(spec)
     workers = settings.workers
     cluster = None
@@ -459,6 +476,7 @@ def _execute(config: RunConfig, spec: BackendSpec, run_dir: Path, settings: RunS
             control=control,
             workers=workers or 1,
             cluster=cluster,
+            modified_data=data.modified,
         )
     except KeyboardInterrupt:
         typer.echo(f"interrupted; finished samples are saved in {run_dir}, the same command resumes", err=True)
@@ -533,6 +551,7 @@ def export(
     strategy: StrategyOpt = None,
     option: OptionOpt = None,
     data_dir: DataDirOpt = None,
+    allow_modified_data: ModifiedDataOpt = False,
     format: Annotated[
         ExportFormat,
         typer.Option("--format", "-f", help="jsonl (JSON lines), parquet (typed columns), or hf (a Hugging Face "
@@ -543,7 +562,8 @@ def export(
     or a Hugging Face datasets folder."""
     from structbench.runner.export import export_lines
 
-    b, variant, samples, strat, settings = _load_one(bench, strategy, option, limit, seed, data_dir)
+    b, variant, samples, strat, settings = _load_one(bench, strategy, option, limit, seed, data_dir,
+                                                     allow_modified_data)
     lines = export_lines(b, variant, samples, strat, settings)
     if format != ExportFormat.jsonl:
         _export_arrow(format, lines, out, f"{b.title}: {b.name}:{variant}, strategy {strat.name}", settings.flags())
@@ -583,6 +603,7 @@ def score(
     seed: SeedOpt = 0,
     option: OptionOpt = None,
     data_dir: DataDirOpt = None,
+    allow_modified_data: ModifiedDataOpt = False,
     model: Annotated[str, typer.Option(help="Model name to record in the results.")] = "predictions",
     unchecked: Annotated[
         bool,
@@ -597,7 +618,8 @@ def score(
     from structbench.runner.store import write_json_atomic
 
     preds = read_predictions(predictions)
-    b, variant, samples, strat, settings = _load_one(bench, strategy, option, limit, seed, data_dir)
+    b, variant, samples, strat, settings = _load_one(bench, strategy, option, limit, seed, data_dir,
+                                                     allow_modified_data)
     failures: list[Failure] = []
     entry = score_predictions(b, variant, samples, strat, preds, source=predictions, model=model,
                               settings=settings, require_fingerprint=not unchecked, on_failure=failures.append)
@@ -626,7 +648,8 @@ app.command("compare")(report_cmds.compare)
 
 
 def _load_one(
-    entry: str, strategy: str | None, option: list[str] | None, limit: int | None, seed: int, data_dir: Path | None
+    entry: str, strategy: str | None, option: list[str] | None, limit: int | None, seed: int, data_dir: Path | None,
+    allow_modified_data: bool = False,
 ) -> tuple[Any, str, list[Any], Any, Any]:
     """The benchmark, variant, samples and strategy of ``export``/``score``, and the settings that pick them."""
     from structbench.benchmarks import BENCHMARKS
@@ -640,7 +663,8 @@ def _load_one(
     check_options_used([BENCHMARKS.get(split_bench(entry)[0])], options)
     bench, variant = load_benchmark(entry, options)
     strat = bench.strategy(strategy)
-    samples = load_samples(bench, variant, DataContext.from_env(data_dir), seed=seed, limit=limit)
+    samples = load_samples(bench, variant, DataContext.from_env(data_dir, allow_modified=allow_modified_data),
+                           seed=seed, limit=limit)
     settings = ExportSettings(bench=f"{bench.name}:{variant}", strategy=strat.name, seed=seed, limit=limit,
                               options=options)
     return bench, variant, samples, strat, settings

@@ -21,7 +21,7 @@ from structbench.backends.base import Backend
 from structbench.benchmark import Benchmark, Strategy
 from structbench.benchmarks import BENCHMARKS
 from structbench.data.sample import Sample
-from structbench.datasets import DataContext
+from structbench.datasets import DataContext, ModifiedFile
 from structbench.errors import DataError, RunStoppedError, StorageError, Terminated, UsageError
 from structbench.forkmap import can_fork
 from structbench.results import MetricsFile, ResultEntry, compute_result
@@ -279,9 +279,12 @@ class Run:
         control: RunControl | None = None,
         workers: int = 1,
         cluster: Cluster | None = None,
+        modified_data: Sequence[ModifiedFile] = (),
     ) -> MetricsFile:
         """Evaluate what is not done yet; raises ``RunStoppedError`` or ``StorageError`` when the run stops early
         (the manifest says how it ended, and ``metrics.json`` is only written for a finished run).
+        ``modified_data``: the local data files that differ from their release (``--allow-modified-data``), listed
+        in the manifest.
 
         ``workers`` > 1 forks that many worker processes sharing ``concurrency`` (``runner.workers``);
         ``cluster`` runs the jobs on Ray actors instead (``runner.cluster``). This process alone writes the
@@ -289,6 +292,10 @@ class Run:
         self.check_backend(backend)
         RequestSettings.of(self.config).check(backend)
         lock = _lock(self.run_dir)
+        if modified_data:
+            self.manifest["modified_data"] = [m.to_json() for m in modified_data]
+        else:
+            self.manifest.pop("modified_data", None)
         try:
             return self._execute(
                 backend, selections, cache, concurrency, progress, progress_interval, control or RunControl(),

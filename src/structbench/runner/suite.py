@@ -102,6 +102,8 @@ class Suite(BaseModel):
     limit: int | None = Field(default=None, ge=1)
     seed: int = 0
     data_dir: str | None = None
+    allow_modified_data: bool = False
+    """Use ``data_dir`` files that differ from the public release (``--allow-modified-data``)."""
     out: str | None = None
     """The suite's directory: one run directory per model and the report (default: ``runs/<file name>``)."""
     report: Literal["html", "markdown", "none"] = "html"
@@ -165,6 +167,7 @@ def runs(suite: Suite, out: Path, base: Path = Path()) -> list[PlannedRun]:
             limit=suite.limit,
             seed=suite.seed,
             data_dir=data_dir,
+            allow_modified_data=suite.allow_modified_data,
             max_tokens=g.max_tokens,
             system_prompt=m.system_prompt,
             chat_template_args=m.chat_template_args,
