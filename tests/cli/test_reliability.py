@@ -285,6 +285,28 @@ def test_damaged_local_data_is_refused_unless_modified_on_purpose(tmp_path: Path
     assert proc.returncode == 2 and one_line(proc.stderr).startswith(f"error: {table}: differs from the")
 
 
+def test_a_run_finished_after_exit_3_reads_as_one_record_per_sample(tmp_path: Path) -> None:
+    """The documented "exit 3, run the same command again": samples.jsonl keeps the failed attempts, and every reader
+    takes each sample's last line, so compare accepts the run and the report lists each sample once."""
+    from faults import free_port
+
+    port = free_port()
+    args = run_args(f"http://127.0.0.1:{port}/v1", "--max-retries", "0", "--max-consecutive-failures", "0", n=12)
+    with serve(tmp_path, "--reply", "yes", "--fail-every", "3", "--fail-status", "500", port=port):
+        assert sb(tmp_path, *args).returncode == 3
+    with serve(tmp_path, "--reply", "yes", port=port):
+        assert sb(tmp_path, *args).returncode == 0
+    lines = records(tmp_path / "r")
+    assert len(lines) > 12 and {r["id"] for r in lines} == {f"toy-{i}" for i in range(12)}  # attempts kept as history
+    compared = sb(tmp_path, "compare", "r", "r", "--out", "c.json")
+    assert compared.returncode == 0, compared.stderr
+    comparisons = json.loads((tmp_path / "c.json").read_text())["comparisons"]
+    assert [c["n"] for c in comparisons if c["breakdown"] == "overall"] == [12]
+    assert sb(tmp_path, "report", "r", "--out", "r/report.html").returncode == 0
+    page = (tmp_path / "r" / "report.html").read_text()
+    assert all(page.count(f'"id": "toy-{i}"') == 1 for i in range(12))
+
+
 # -- a failed cache write never throws away a paid answer -----------------------------------------------------
 
 

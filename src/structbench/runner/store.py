@@ -12,9 +12,9 @@ import contextlib
 import errno
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -29,6 +29,7 @@ METRICS = "metrics.json"
 
 
 NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT})
+R = TypeVar("R", SampleRecord, RecordSummary)
 
 
 def _json_text(data: Any) -> str:
@@ -82,6 +83,17 @@ def read_records(path: Path, *, repair: bool = False) -> Iterator[SampleRecord]:
             raise DataError(f"{path}:{lineno}: not a sample record: {err.errors()[0]['msg']}") from err
 
 
+RecordKey = tuple[Any, ...]
+"""``SampleRecord.key``: what a record is about (benchmark, variant, strategy, model, sample id)."""
+
+
+def current_records(records: Iterable[R]) -> dict[RecordKey, R]:
+    """The current record of each key: its last line. A sample tried again (after a failure, or a crash before
+    its line was known to be written) appends a new line and the earlier ones stay as history; the run, its
+    metrics, ``report`` and ``compare`` all read a run directory through this one rule."""
+    return {r.key: r for r in records}
+
+
 def encode_record(record: SampleRecord) -> tuple[SampleRecord, bytes]:
     """The record as it reads back from disk, and its line (validated, secrets redacted, newline-terminated).
 
@@ -109,9 +121,8 @@ class RunStore:
         self.run_dir = run_dir
         run_dir.mkdir(parents=True, exist_ok=True)
         self.samples_path = run_dir / SAMPLES
-        self.records: dict[tuple[str, str, str, str, str], RecordSummary] = {
-            r.key: r.slim() for r in read_records(self.samples_path, repair=True)
-        }
+        self.records: dict[RecordKey, RecordSummary] = current_records(
+            r.slim() for r in read_records(self.samples_path, repair=True))
         try:
             self._fd = os.open(self.samples_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         except OSError as err:
@@ -123,7 +134,7 @@ class RunStore:
         """The descriptor ``samples.jsonl`` is appended through (a forked worker closes its copy)."""
         return self._fd
 
-    def done(self, key: tuple[str, str, str, str, str]) -> bool:
+    def done(self, key: RecordKey) -> bool:
         """True when ``key`` finished without error (errored samples are retried on resume)."""
         record = self.records.get(key)
         return record is not None and record.error is None
