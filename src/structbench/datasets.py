@@ -78,6 +78,23 @@ def file_sha256(path: Path) -> str:
     return _digests[key]
 
 
+def read_data_text(path: Path, encoding: str = "utf-8", what: str = "") -> str:
+    """The text of a data file; one that cannot be read (``what``: what it holds, for the message), or is not valid
+    ``encoding`` (a release's files are UTF-8), is a ``DataError`` naming the file and the line of the first bad
+    byte."""
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise DataError(f"{path}: cannot read {what} ({err})" if what else
+                        f"{path}: cannot read: {err.strerror or err}") from err
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise DataError(f"{path}:{line}: not {encoding.upper()} text (byte 0x{data[err.start]:02x} at offset "
+                        f"{err.start}: {err.reason})") from None
+
+
 def cache_root() -> Path:
     """The download cache (``STRUCTBENCH_CACHE`` or ``~/.cache/structbench``)."""
     env = os.environ.get("STRUCTBENCH_CACHE")

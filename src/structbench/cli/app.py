@@ -150,6 +150,15 @@ def _preset_blocks(field: Callable[[str, list[str]], str], width: int) -> list[s
     return blocks
 
 
+def _path_value(text: str | None, flag: str) -> Path | None:
+    """A path flag's value; an empty one is refused (as a path it would be the current directory)."""
+    if text is None:
+        return None
+    if not text.strip():
+        raise UsageError(f"{flag} {text!r}: empty; give a directory (an empty value would mean the current one)")
+    return Path(text)
+
+
 def _comma_list(text: str | None) -> list[str]:
     """``"a, b,a"`` -> ``["a", "b"]``: the items of a comma-separated flag, once each, in order."""
     return list(dict.fromkeys(part.strip() for part in (text or "").split(",") if part.strip()))
@@ -282,7 +291,10 @@ def run(
         float, typer.Option(min=0.0, help="GPUs each Ray worker reserves (a local model per GPU worker).")
     ] = 0.0,
     seed: SeedOpt = 0,
-    out: Annotated[Path | None, typer.Option("--out", help="Run directory (default runs/<config hash>).")] = None,
+    out: Annotated[
+        str | None,
+        typer.Option("--out", help="Run directory (default runs/<model>-<config hash>).", show_default=False),
+    ] = None,
     resume: Annotated[Path | None, typer.Option("--resume", help="Continue the run in this directory.")] = None,
     base_url: Annotated[
         str | None,
@@ -325,9 +337,10 @@ def run(
     from structbench.backends import BackendSpec
     from structbench.report.markdown import headline_table
     from structbench.runner.config import RunConfig, check_limit, parse_model_options, parse_options
-    from structbench.runner.run import read_manifest
+    from structbench.runner.run import default_run_dir, read_manifest
     from structbench.runner.store import MANIFEST
 
+    out_dir = _path_value(out, "--out")
     policy: CacheErrorPolicy = "stop" if on_cache_error == CacheErrorChoice.stop else "continue"
     settings = RunSettings(cache, no_cache, policy, offline, progress, progress_every, max_consecutive_failures,
                            workers=workers, executor=executor, ray_address=ray_address,
@@ -344,7 +357,7 @@ def run(
         if typed:
             raise UsageError(f"{suite} defines the models and benchmarks; {', '.join(typed)} cannot be given with a "
                              "suite file (--out, --cache, --no-cache, --offline, --progress and the like can)")
-        code = run_suite(suite, out, settings, max_reply_bytes=int(max_reply_mb * 2**20))
+        code = run_suite(suite, out_dir, settings, max_reply_bytes=int(max_reply_mb * 2**20))
         if code != ExitCode.OK:
             raise typer.Exit(code)
         return
@@ -383,6 +396,9 @@ def run(
             options = DEFAULT_OPTIONS | options
         else:
             benches = _benches(bench)
+            if not benches:
+                raise UsageError(f"--bench {bench!r} names no benchmark; give BENCH[:VARIANT],... or 'all' "
+                                 "(structbench list shows them)")
         config = RunConfig(
             model=model,
             base_url=_shown_urls(base_url) if base_url else None,
@@ -397,7 +413,7 @@ def run(
             model_options=parse_model_options(model_option or [])
             | {key: value for key, value in (("device", device), ("dtype", dtype)) if value is not None},
         )
-        run_dir = out or Path("runs") / f"{config.model.replace(':', '-').replace('/', '_')}-{config.fingerprint()}"
+        run_dir = out_dir or default_run_dir(config)
     spec = BackendSpec.parse(
         config.model,
         base_url=base_url or config.base_url,  # the password, if any, is only on the command line
@@ -680,6 +696,7 @@ def _print_markdown(text: str) -> None:
 
 
 STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES})
+PATH_ERRNOS = frozenset({errno.ENAMETOOLONG, errno.EISDIR, errno.ENOTDIR})
 
 
 def _terminate(signum: int, frame: Any) -> None:
@@ -703,6 +720,9 @@ def main() -> None:
         typer.echo(redact(f"error: {err}"), err=True)
         sys.exit(err.exit_code)
     except OSError as err:
+        if err.errno in PATH_ERRNOS:  # a path given that cannot name the file wanted: the user's to fix
+            typer.echo(redact(f"error: {err.filename or ''}: {err.strerror}"), err=True)
+            sys.exit(ExitCode.USAGE)
         if err.errno not in STORAGE_ERRNOS:
             _crash()
         where = f"{err.filename}: " if err.filename else ""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import hashlib
 import os
 import platform
 import subprocess
@@ -145,6 +146,8 @@ def load_samples(bench: Benchmark, variant: str, data: DataContext, *, seed: int
 
 def prepare(config: RunConfig, data: DataContext) -> list[Selection]:
     """Load every selected benchmark's samples (truncated to ``limit``) and strategies."""
+    if not config.benches:
+        raise UsageError("no benchmark to evaluate: the run's configuration names none")
     classes = [BENCHMARKS.get(split_bench(e)[0]) for e in config.benches]
     check_options_used(classes, config.options)
     selections = []
@@ -155,6 +158,39 @@ def prepare(config: RunConfig, data: DataContext) -> list[Selection]:
         names = strategies_for(bench.name, variant, config.strategies)
         selections.append(Selection(bench, variant, samples, pick_strategies(bench, names)))
     return selections
+
+
+NAME_MAX = 255
+"""The longest file name, in bytes, that Linux file systems take."""
+PATH_MAX = 4096
+
+
+def check_path(path: Path, flag: str) -> None:
+    """A ``UsageError`` when ``path`` cannot name a file: a name longer than ``NAME_MAX`` bytes, or more than
+    ``PATH_MAX`` bytes in all (the file system would refuse it with "File name too long")."""
+    for part in path.parts:
+        size = len(os.fsencode(part))
+        if size > NAME_MAX:
+            raise UsageError(f"{flag} {str(path)[:60]}...: the name {part[:40]!r}... is {size} bytes; a file name may "
+                             f"have at most {NAME_MAX}")
+    if len(os.fsencode(str(path.absolute()))) > PATH_MAX:
+        raise UsageError(f"{flag} {str(path)[:60]}...: longer than the {PATH_MAX} bytes a path may have")
+
+
+def directory_name(text: str, suffix: str = "") -> str:
+    """``text`` (a model name) as one file name, ``:`` and ``/`` replaced, then ``suffix``; a name too long for the
+    file system is cut and made unique again with a short hash of the whole."""
+    name = text.replace(":", "-").replace("/", "_")
+    if len(os.fsencode(name + suffix)) <= NAME_MAX:
+        return name + suffix
+    tag = "-" + hashlib.sha256(name.encode()).hexdigest()[:8]
+    room = NAME_MAX - len(os.fsencode(tag + suffix))
+    return os.fsencode(name)[:room].decode(errors="ignore") + tag + suffix
+
+
+def default_run_dir(config: RunConfig) -> Path:
+    """``runs/<model>-<hash of the configuration>``: the same command finds the same directory."""
+    return Path("runs") / directory_name(config.model, f"-{config.fingerprint()}")
 
 
 def check_writable(run_dir: Path) -> None:
@@ -245,6 +281,7 @@ class Run:
     def __init__(self, run_dir: Path, config: RunConfig) -> None:
         self.run_dir = run_dir
         self.config = config
+        check_path(run_dir, "--out")
         if run_dir.exists() and not run_dir.is_dir():
             raise UsageError(f"--out {run_dir}: exists and is not a directory")
         check_writable(run_dir)

@@ -67,7 +67,10 @@ def read_records(path: Path, *, repair: bool = False) -> Iterator[SampleRecord]:
     """Records of a ``samples.jsonl``; a torn final line (no newline) is skipped, and cut off when ``repair``."""
     if not path.exists():
         return
-    data = path.read_bytes()
+    try:
+        data = path.read_bytes()
+    except OSError as err:  # a directory, unreadable
+        raise DataError(f"{path}: cannot be read as a run's records: {err.strerror or err}") from err
     complete, _, torn = data.rpartition(b"\n")
     if torn and repair:
         with open(path, "r+b") as fh:

@@ -73,7 +73,9 @@ class SuiteModel(BaseModel):
         return value
 
     def directory(self) -> str:
-        return self.name or self.model.replace(":", "-").replace("/", "_")
+        from structbench.runner.run import directory_name
+
+        return self.name or directory_name(self.model)
 
 
 class SuiteBenchmark(BaseModel):
