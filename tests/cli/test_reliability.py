@@ -27,8 +27,7 @@ FINISHED = {0, 3}
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = dict(os.environ, PYTHONPATH=f"{TESTS}{os.pathsep}{TESTS.parent / 'src'}",
-               STRUCTBENCH_PLUGINS="toybench",
+    env = dict(os.environ, PYTHONPATH=f"{TESTS}{os.pathsep}{TESTS.parent / 'src'}", STRUCTBENCH_PLUGINS="toybench",
                STRUCTBENCH_CACHE=str(tmp_path / "cache"), OPENAI_API_KEY=KEY)
     env.update(extra)
     return env
