@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -396,6 +397,31 @@ def test_everything_on_one_full_disk(tmp_path: Path) -> None:
         remount(disk, "size=4m")
         assert sb(tmp_path, *args, env=env).returncode == 0
         assert len({r["id"] for r in records(disk / "r")}) == 200
+
+
+def test_one_full_disk_counts_the_answers_it_could_not_keep(tmp_path: Path) -> None:
+    """The cache and the run directory on one full disk: an answer that fits in neither is lost (the docs say so).
+    Every answer the server gave is in the cache or the spill file, or counted in the manifest's lost_responses and
+    the exit line."""
+    from faults import free_port
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/v1"
+    with small_disk(tmp_path / "disk", "1m") as disk:
+        env = _env(tmp_path, STRUCTBENCH_CACHE=str(disk / "cache"))
+        args = run_args(url, "-c", "16", "-b", "toy:big", "--max-retries", "0", n=300, out="disk/r")
+        with serve(tmp_path, "--fail-every", "1", "--fail-status", "500", port=port):  # the run and its cache exist
+            assert sb(tmp_path, *args, "--max-consecutive-failures", "1", env=env).returncode == 4
+        fill(disk, leave=64 * 1024)
+        with serve(tmp_path, "--reply", "yes", port=port) as server:
+            proc = sb(tmp_path, *args, env=env)
+            paid = set(server.answered())
+        assert proc.returncode == 5, proc.stderr
+        lost = manifest(disk / "r")["sessions"][-1].get("lost_responses", 0)
+        (disk / "filler").unlink()  # room for SQLite to open the cache and read it
+        kept = cached_digests(disk / "cache" / "responses.sqlite") | spilled_digests(disk / "r")
+    assert paid and len(paid - kept) == lost, (len(paid), len(kept), lost, proc.stderr)
+    assert lost and re.search(rf"\b{lost}\b[^;]*could not be written anywhere", one_line(proc.stderr))
 
 
 def test_a_foreign_write_lock_delays_writes_not_requests(tmp_path: Path) -> None:

@@ -467,6 +467,8 @@ class Run:
             error = err
         finally:
             stop_workers(links)
+        if error is not None and error is store.failure:  # say where the answers of the unrecorded samples are
+            error = StorageError(f"{error} ({_answers_kept(cache, control)})")
         status, reason = _ending(error)
         session.update(
             finished=_now(),
@@ -476,6 +478,8 @@ class Run:
         )
         if control.spill.kept:
             session["unsaved_responses"] = control.spill.kept
+        if control.spill.lost:  # neither the cache nor the run directory could take them (one full disk)
+            session["lost_responses"] = control.spill.lost
         failures = self._finish(store, status, reason)
         if error is not None:
             raise error
@@ -597,6 +601,20 @@ class Spread:
                              "(another thread is running, or not on Linux); running in one process\n")
             return 1
         return wanted
+
+
+def _answers_kept(cache: ResponseCache | None, control: RunControl) -> str:
+    """Where the answers received for samples that could not be recorded are, for the message of a storage failure."""
+    spill = control.spill
+    if cache is None:
+        return "no response cache (--no-cache): the samples not recorded are asked for again"
+    if spill is not None and spill.lost:
+        return (f"{spill.lost} answer(s) received could not be written anywhere, the response cache and {spill.path} "
+                "failing too: the same command asks for them again")
+    if spill is not None and spill.kept:
+        return f"answers the response cache refused are kept in {spill.path}; the next run adds them to it"
+    return "their answers are in the response cache" if control.cache_usable else \
+        "the response cache failed too; answers received before are in it"
 
 
 def _ending(error: BaseException | None) -> tuple[str, str | None]:

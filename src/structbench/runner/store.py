@@ -133,6 +133,11 @@ class RunStore:
         self._failed: StorageError | None = None
 
     @property
+    def failure(self) -> StorageError | None:
+        """Why ``samples.jsonl`` could not be written, once it could not."""
+        return self._failed
+
+    @property
     def fd(self) -> int:
         """The descriptor ``samples.jsonl`` is appended through (a forked worker closes its copy)."""
         return self._fd
@@ -164,7 +169,7 @@ class RunStore:
         except OSError as err:
             self._failed = StorageError(
                 f"{self.samples_path}: cannot be written: {err.strerror or err}; the run stopped after the samples in "
-                "flight (their answers are in the response cache); free space and run the same command to resume")
+                "flight; free space and run the same command to resume")
             if written:  # cut the partial line back off, so nothing is ever appended to a torn line
                 with contextlib.suppress(OSError):  # else the torn line is dropped when the run is reopened
                     os.ftruncate(self._fd, os.fstat(self._fd).st_size - written)
