@@ -22,8 +22,9 @@ SYNTHETIC = Path(__file__).resolve().parent / "synthetic"
 
 
 def synthetic_context() -> DataContext:
-    """A ``DataContext`` reading ``tests/synthetic/`` as ``--data-dir``."""
-    return DataContext(data_dir=SYNTHETIC, offline=True)
+    """A ``DataContext`` reading ``tests/synthetic/`` as ``--data-dir`` (files that are not the release's, on purpose:
+    ``--allow-modified-data``)."""
+    return DataContext(data_dir=SYNTHETIC, offline=True, allow_modified=True)
 
 
 def structext_manifest(root: Path) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
 from collections.abc import Iterator
 from functools import partial
@@ -80,3 +81,25 @@ def test_the_fetch_hint_names_the_flag_the_user_types() -> None:
 
     assert DataContext().dir_argument() == "--data-dir DIR"
     assert DataContext.from_env(None, dir_flag="-T data_dir=").dir_argument() == "-T data_dir=DIR"
+
+
+def test_a_local_copy_that_differs_from_the_release_is_refused_or_recorded(
+    shared_datasets: Path, tmp_path: Path
+) -> None:
+    """A ``--data-dir`` file is checked against the release's checksum as a download is: a damaged or edited copy is
+    a ``DataError`` naming the file, unless the user allows modified data, which is then recorded."""
+    source = _source(shared_datasets)
+    copy = tmp_path / "structfact" / "data" / "dataset_demo.json"
+    copy.parent.mkdir(parents=True)
+    records = json.loads((shared_datasets / "structfact" / "data" / "dataset_demo.json").read_text())
+    copy.write_text(json.dumps(records[:-3]))  # three records gone
+    with pytest.raises(DataError, match=f"^{copy}: differs from the structfact release") as info:
+        DataContext(data_dir=tmp_path).locate(source)
+    assert "--allow-modified-data" in str(info.value)
+    allowed = DataContext(data_dir=tmp_path, allow_modified=True)
+    assert allowed.locate(source) == tmp_path / "structfact" and allowed.locate(source)
+    digest = hashlib.sha256(copy.read_bytes()).hexdigest()
+    assert [m.to_json() for m in allowed.modified] == [{"dataset": "structfact", "path": "data/dataset_demo.json",
+                                                        "sha256": digest, "release_sha256": source.files[0].sha256}]
+    copy.write_bytes((shared_datasets / "structfact" / "data" / "dataset_demo.json").read_bytes())  # restored
+    assert DataContext(data_dir=tmp_path).locate(source) == tmp_path / "structfact"

@@ -48,3 +48,29 @@ def test_the_quick_check_never_skips_a_credential() -> None:
     for _ in range(3000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12)))
         assert redact(text) == _CREDENTIALS.sub(_mask, text), text
+
+
+def test_no_long_piece_of_a_registered_secret_is_left() -> None:
+    """A message that cut a server's reply may hold part of a key: no 12 characters of it in a row may remain."""
+    from structbench.redact import PIECE
+
+    key = "hf_Qz7vLmN2pRt8XwY4kJ6sDf1GhB3nCe5aUo9"
+    register_secret(key)
+    for start in range(len(key) - PIECE + 1):
+        for end in range(start + PIECE, len(key) + 1):
+            text = f'xx{key[start:end]}" and more'
+            assert redact(text) == 'xx[REDACTED]" and more', key[start:end]
+    assert redact(f"cut: {key[:PIECE - 1]}") == f"cut: {key[:PIECE - 1]}"  # shorter pieces are ordinary text
+    assert redact(f"{key[5:20]}{key[1:30]} {key[-13:]}") == "[REDACTED] [REDACTED]"
+    assert redact(json.dumps({"e": key[:30]})) == '{"e": "[REDACTED]"}'
+
+
+def test_an_error_body_is_redacted_before_it_is_cut() -> None:
+    from structbench.backends.openai_compat import _excerpt, _head
+
+    key = "hf_Wq3eRt5yUi7oPa9sDf2gHj4kLz6xCv8bNm1"
+    register_secret(key)
+    body = json.dumps({"error": {"message": "x" * 240 + key}}).encode()
+    assert len(body) - 300 < len(key)  # the cut falls inside the key
+    for text in (_head(body), _excerpt(body.decode(), 280)):
+        assert all(key[i : i + 12] not in text for i in range(len(key) - 11)), text

@@ -1,10 +1,12 @@
 """Secrets out of everything structbench writes or prints.
 
 Removed: every secret a backend registered (the API key it read, the password of its URL), wherever it
-appears; the value of an ``Authorization`` header or a ``Bearer``/``Basic`` credential; the password of a
-URL's ``user:password@``; and OpenAI-style keys (``sk-...``) even when nobody registered them (a judge's
+appears, and every piece of it ``PIECE`` characters or longer (a message that cut a server's reply may hold
+part of a key); the value of an ``Authorization`` header or a ``Bearer``/``Basic`` credential; the password of
+a URL's ``user:password@``; and OpenAI-style keys (``sk-...``) even when nobody registered them (a judge's
 key, an older run directory). Registered secrets shorter than ``MIN_SECRET`` characters are only removed
-in those credential positions: replacing a short word everywhere would corrupt results.
+in those credential positions: replacing a short word everywhere would corrupt results. Whoever shortens a
+text for display redacts it first and cuts it after.
 """
 
 from __future__ import annotations
@@ -15,8 +17,14 @@ from urllib.parse import SplitResult, quote, unquote, urlsplit, urlunsplit
 
 MASK = "[REDACTED]"
 MIN_SECRET = 8
+PIECE = 12
+"""No run of this many characters of a registered secret (of at least this length) is ever left in a text."""
+_BLOCK = PIECE // 2
+"""Every ``PIECE``-long piece of a secret holds one of its blocks at offsets 0, _BLOCK, 2 * _BLOCK ... whole."""
 
 _secrets: set[str] = set()
+_blocks: dict[str, list[tuple[str, int]]] = {}
+"""Block text -> (secret form, offset) of every long registered form that has it there."""
 _CREDENTIALS = re.compile(
     r"(?P<auth>(?i:authorization)\\?\"?\s*[:=]\s*\\?\"?)(?!\[REDACTED\])[^\"\\\r\n,}]+"
     r"|(?P<scheme>\b(?i:bearer|basic)\s+)(?=[A-Za-z0-9._~+/=-]*\d)[A-Za-z0-9._~+/=-]{12,}"
@@ -29,7 +37,11 @@ def register_secret(value: str | None) -> None:
     """Remember ``value`` (and its JSON and URL-encoded forms) as a secret to remove from all output."""
     if not value or len(value) < MIN_SECRET:
         return
-    _secrets.update({value, json.dumps(value, ensure_ascii=False)[1:-1], json.dumps(value)[1:-1], quote(value)})
+    forms = {value, json.dumps(value, ensure_ascii=False)[1:-1], json.dumps(value)[1:-1], quote(value)}
+    for form in forms - _secrets:
+        for offset in range(0, len(form) - _BLOCK + 1, _BLOCK) if len(form) >= PIECE else ():
+            _blocks.setdefault(form[offset : offset + _BLOCK], []).append((form, offset))
+    _secrets.update(forms)
 
 
 def _mask(match: re.Match[str]) -> str:
@@ -48,8 +60,42 @@ def _may_hold_credentials(text: str) -> bool:
     return "authorization" in low or "bearer" in low or "basic" in low
 
 
+def _pieces(text: str) -> list[tuple[int, int]]:
+    """Spans of ``text`` that are a piece of at least ``PIECE`` characters of a long registered secret, merged."""
+    spans: list[tuple[int, int]] = []
+    for block, places in _blocks.items():
+        at = text.find(block)
+        while at != -1:
+            for form, offset in places:
+                back = 0
+                while back < min(at, offset) and text[at - back - 1] == form[offset - back - 1]:
+                    back += 1
+                ahead = _BLOCK
+                while (offset + ahead < len(form) and at + ahead < len(text)
+                       and text[at + ahead] == form[offset + ahead]):
+                    ahead += 1
+                if back + ahead >= PIECE:
+                    spans.append((at - back, at + ahead))
+            at = text.find(block, at + 1)
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
 def redact(text: str) -> str:
-    """``text`` with every secret replaced by ``[REDACTED]``; cheap when there is none."""
+    """``text`` with every secret, and every long piece of one, replaced by ``[REDACTED]``; cheap when there is
+    none (a few substring searches)."""
+    spans = _pieces(text) if any(block in text for block in _blocks) else []
+    if spans:
+        out, last = [], 0
+        for start, end in spans:
+            out += [text[last:start], MASK]
+            last = end
+        text = "".join([*out, text[last:]])
     for secret in _secrets:
         if secret in text:
             text = text.replace(secret, MASK)

@@ -8,7 +8,13 @@ import time
 import pytest
 
 from structbench.backends.base import BackendError, Request
-from structbench.backends.openai_compat import OpenAIBackend, backoff_delay, retry_after_seconds
+from structbench.backends.openai_compat import (
+    REPLICA_REST_MAX,
+    OpenAIBackend,
+    Replica,
+    backoff_delay,
+    retry_after_seconds,
+)
 from structbench.testing.openai_server import MockOpenAIServer
 
 
@@ -88,6 +94,27 @@ def test_connection_refused_is_retried_then_fails() -> None:
         await backend.aclose()
 
     asyncio.run(go())
+
+
+def test_a_dead_server_with_hundreds_in_flight_fails_every_call_as_a_model_error() -> None:
+    """Every failed request in flight adds to its replica's failures in a row; past ~1,000 the doubling rest used
+    to overflow a float, and each call raised OverflowError (a harness error) instead of BackendError."""
+    async def go() -> list[BaseException | object]:
+        backend = OpenAIBackend("m", base_url="http://127.0.0.1:9/v1", concurrency=300, max_retries=4,
+                                backoff_base=0.0001)
+        try:
+            return await asyncio.gather(*(backend.generate(Request.chat(f"q{i}")) for i in range(300)),
+                                        return_exceptions=True)
+        finally:
+            await backend.aclose()
+
+    outcomes = asyncio.run(go())
+    assert all(isinstance(o, BackendError) and o.cause == "cannot connect" for o in outcomes), {
+        type(o).__name__ for o in outcomes}
+    replica = Replica("http://127.0.0.1:9/v1", None)
+    for _ in range(5000):
+        replica.failed(100.0)
+    assert replica.resting_until == 100.0 + REPLICA_REST_MAX
 
 
 def test_retry_after_and_backoff() -> None:

@@ -15,17 +15,16 @@ from typing import Any
 
 import pytest
 
-import structbench
 from backends.tiny_models import ANSWER, THOUGHT, build_thinking_model, require
 
 require("torch")
 require("transformers")
 
+from faults import child_pythonpath  # noqa: E402
 from structbench.backends.base import Choice, Request  # noqa: E402
 from structbench.backends.factory import BackendSpec, make_backend  # noqa: E402
 
 TESTS = Path(__file__).resolve().parents[1]
-SRC = Path(structbench.__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +76,7 @@ def test_vllm(thinker: Path) -> None:
 
 
 def _run(tmp_path: Path, *args: str) -> tuple[list[dict[str, Any]], dict[str, Any], str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), str(TESTS)]),
+    env = {**os.environ, "PYTHONPATH": child_pythonpath(),
            "STRUCTBENCH_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
     out = tmp_path / f"run{len(list(tmp_path.glob('run*')))}"
     proc = subprocess.run(

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from faults import child_pythonpath
 from structbench.testing.openai_server import request_digest
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -21,7 +22,7 @@ TESTS = Path(__file__).resolve().parents[1]
 def _env(tmp_path: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.update(
-        PYTHONPATH=str(TESTS),
+        PYTHONPATH=child_pythonpath(),
         STRUCTBENCH_PLUGINS="toybench",
         STRUCTBENCH_CACHE=str(tmp_path / "cache"),
         OPENAI_API_KEY="sk-never-in-any-file",
@@ -150,7 +151,7 @@ def test_failed_samples_exit_3_with_a_summary_and_the_same_command_retries_them(
         "BENCHMARKS.register('bug', Bug)\n"
     )
     env = _env(tmp_path)
-    env.update(PYTHONPATH=f"{TESTS}:{tmp_path}", STRUCTBENCH_PLUGINS="toybench,bug")
+    env.update(PYTHONPATH=f"{TESTS}:{TESTS.parent / 'src'}:{tmp_path}", STRUCTBENCH_PLUGINS="toybench,bug")
     args = [sys.executable, "-m", "structbench", "run", "-m", "oracle", "-b", "bug", "-n", "12", "--out", "b",
             "--no-progress"]
     proc = subprocess.run(args, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
@@ -290,3 +291,44 @@ def _digests(record: dict[str, object]) -> set[str]:
     follow = [*prompt, {"role": "assistant", "content": "yes"},
               {"role": "user", "content": "Check your answer. Answer yes or no."}]
     return {request_digest({"messages": prompt}), request_digest({"messages": follow})}
+
+
+def _one_error(proc: subprocess.CompletedProcess[str]) -> str:
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 2 and len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    return lines[0]
+
+
+def test_paths_the_file_system_refuses_are_one_line(tmp_path: Path) -> None:
+    """An --out name over 255 bytes, a samples.jsonl that is a directory: exit 2 naming the path, no traceback.
+    A model name over 255 bytes still gets a default run directory (cut, made unique by a hash)."""
+    long = "x" * 300
+    line = _one_error(sb(tmp_path, "run", "-m", "oracle", "-b", "toy", "--out", f"runs/{long}", check=None))
+    assert line.startswith("error: --out runs/xxx") and "is 300 bytes; a file name may have at most 255" in line
+    (tmp_path / "bad" / "samples.jsonl").mkdir(parents=True)
+    line = _one_error(sb(tmp_path, "run", "-m", "oracle", "-b", "toy", "--out", "bad", check=None))
+    assert line == "error: bad/samples.jsonl: cannot be read as a run's records: Is a directory"
+    sb(tmp_path, "run", "-m", f"oracle:{long}", "-b", "toy", "--no-progress")
+    (made,) = (tmp_path / "runs").iterdir()
+    assert len(made.name.encode()) == 255 and made.name.startswith("oracle-xxx") and (made / "metrics.json").exists()
+
+
+def test_a_data_file_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
+    claims = tmp_path / "data" / "scitab" / "dataset" / "sci_tab.json"
+    claims.parent.mkdir(parents=True)
+    claims.write_bytes(b'[{"id": "a",\n "claim": "caf\xe9"}]')
+    proc = sb(tmp_path, "run", "-m", "oracle", "-b", "scitab", "--data-dir", "data", "--allow-modified-data",
+              "--out", "r", check=None)
+    assert _one_error(proc) == (f"error: {Path('data/scitab/dataset/sci_tab.json')}:2: not UTF-8 text (byte 0xe9 at "
+                                "offset 27: invalid continuation byte)")
+
+
+@pytest.mark.parametrize("args", [["--out", ""], ["--out", " "], ["-b", ""], ["-b", ",,,"]],
+                         ids=["out-empty", "out-blank", "bench-empty", "bench-commas"])
+def test_empty_values_are_refused(tmp_path: Path, args: list[str]) -> None:
+    base = ["run", "-m", "oracle", "--no-progress"]
+    base += ["-b", "toy"] if "-b" not in args else ["--out", "r"]
+    line = _one_error(sb(tmp_path, *base, *args, check=None))
+    assert ("--out" in line and "empty" in line) or "names no benchmark" in line, line
+    assert not (tmp_path / "manifest.json").exists() and not (tmp_path / "samples.jsonl").exists()
+    assert not (tmp_path / "r").exists()

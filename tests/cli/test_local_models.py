@@ -11,12 +11,13 @@ from pathlib import Path
 import pytest
 
 from backends.tiny_models import build_tiny_model, require
+from faults import child_pythonpath
 
 TESTS = Path(__file__).resolve().parents[1]
 
 
 def sb(tmp_path: Path, *args: str, check: int | None = 0) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(TESTS), STRUCTBENCH_PLUGINS="toybench",
+    env = dict(os.environ, PYTHONPATH=child_pythonpath(), STRUCTBENCH_PLUGINS="toybench",
                STRUCTBENCH_CACHE=str(tmp_path / "cache"), HF_HUB_OFFLINE="1")
     proc = subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True, env=env,
                           cwd=tmp_path, timeout=600)

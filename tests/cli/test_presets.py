@@ -8,11 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from faults import child_pythonpath
+
 TESTS = Path(__file__).resolve().parents[1]
 
 
 def sb(tmp_path: Path, *args: str, check: int | None = 0) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(TESTS), STRUCTBENCH_PLUGINS="toybench,papertoy",
+    env = dict(os.environ, PYTHONPATH=child_pythonpath(), STRUCTBENCH_PLUGINS="toybench,papertoy",
                STRUCTBENCH_CACHE=str(tmp_path / "cache"), COLUMNS="250")
     proc = subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True, env=env,
                           cwd=tmp_path, timeout=300)

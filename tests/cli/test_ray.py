@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from extras import require_extra
-from faults import free_port, serve
+from faults import child_pythonpath, free_port, serve
 from structbench.testing.openai_server import request_digest
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -36,7 +36,7 @@ require_extra("ray", "ray")
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
-    return dict(os.environ, PYTHONPATH=str(TESTS), STRUCTBENCH_PLUGINS="toybench",
+    return dict(os.environ, PYTHONPATH=child_pythonpath(), STRUCTBENCH_PLUGINS="toybench",
                 STRUCTBENCH_CACHE=str(tmp_path / "cache"), **NO_AUTH)
 
 
@@ -46,7 +46,7 @@ def cluster() -> Iterator[str]:
     by ending ``ray start --block``."""
     temp = tempfile.mkdtemp(prefix="sbray", dir="/tmp")  # Ray's socket paths must stay short
     port = free_port()
-    env = dict(os.environ, PYTHONPATH=str(TESTS), STRUCTBENCH_PLUGINS="toybench", **NO_AUTH)
+    env = dict(os.environ, PYTHONPATH=child_pythonpath(), STRUCTBENCH_PLUGINS="toybench", **NO_AUTH)
     log = open(Path(temp) / "ray-start.log", "w")  # noqa: SIM115
     head = subprocess.Popen(
         [str(Path(sys.executable).parent / "ray"), "start", "--head", f"--port={port}", "--node-ip-address=127.0.0.1",

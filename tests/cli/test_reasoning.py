@@ -15,17 +15,16 @@ from pathlib import Path
 
 import pytest
 
-import structbench
+from faults import child_pythonpath
 
 TESTS = Path(__file__).resolve().parents[1]
-SRC = Path(structbench.__file__).resolve().parents[1]
 DATA = TESTS / "synthetic"
 RUN = ["-b", "scitab,structfact", "-s", "zero_shot", "--limit", "20", "--data-dir", str(DATA), "--no-cache",
        "--no-progress"]
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), str(TESTS)]),
+    return {**os.environ, "PYTHONPATH": child_pythonpath(),
             "STRUCTBENCH_CACHE": str(tmp_path / "cache")}
 
 

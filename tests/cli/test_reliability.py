@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -15,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from faults import fill, read_only, remount, serve, small_disk
+from faults import child_pythonpath, fill, read_only, remount, serve, small_disk
 from structbench.testing.openai_server import request_digest
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -26,7 +28,7 @@ FINISHED = {0, 3}
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = dict(os.environ, PYTHONPATH=str(TESTS), STRUCTBENCH_PLUGINS="toybench",
+    env = dict(os.environ, PYTHONPATH=child_pythonpath(), STRUCTBENCH_PLUGINS="toybench",
                STRUCTBENCH_CACHE=str(tmp_path / "cache"), OPENAI_API_KEY=KEY)
     env.update(extra)
     return env
@@ -166,6 +168,18 @@ def test_the_circuit_breaker_stops_a_run_where_every_call_fails(
     assert KEY not in proc.stderr and all(KEY not in p.read_text() for p in (tmp_path / "r").iterdir())
 
 
+def test_a_dead_server_at_high_concurrency_trips_the_breaker(tmp_path: Path) -> None:
+    """256 requests in flight in one process against a closed port: exit 4 with the breaker's line, not every
+    sample a harness error (exit 3) because the replica's rest overflowed."""
+    from faults import free_port
+
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    proc = sb(tmp_path, *run_args(url, "-c", "256", "--workers", "1", "-b", "toy:big", n=600))
+    assert proc.returncode == 4, proc.stderr
+    assert one_line(proc.stderr).startswith("error: stopped early: the last 10 model calls all failed (cannot connect)")
+    assert not [r for r in records(tmp_path / "r") if r["error_kind"] == "harness"]
+
+
 def test_unwritable_out_is_one_line_and_sends_nothing(tmp_path: Path) -> None:
     (tmp_path / "ro").mkdir()
     with serve(tmp_path) as server, read_only(tmp_path / "ro"):
@@ -199,6 +213,98 @@ def test_sigterm_ends_the_run_with_143_and_it_resumes(tmp_path: Path) -> None:
         again = server.answered()[before:]
     assert len(records(tmp_path / "r")) == 40 and manifest(tmp_path / "r")["status"] == "complete"
     assert len(again) <= 40 - len(finished)  # only what was not finished (calls in flight were answered from cache)
+
+
+def _sandboxed(run_id: str) -> list[int]:
+    """Processes of one sandboxed program (its ``STRUCTBENCH_SANDBOX_RUN``) still alive."""
+    mark = f"STRUCTBENCH_SANDBOX_RUN={run_id}".encode()
+    alive = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and mark in (entry / "environ").read_bytes().split(b"\0"):
+                alive.append(int(entry.name))
+        except OSError:
+            continue
+    return alive
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_sandboxed_programs_die_with_a_killed_run(tmp_path: Path, shared_datasets: Path, workers: str) -> None:
+    """``kill -9`` of a ``-s pot`` run whose programs sleep: each program dies at once (not at its 30 s wall limit)
+    and its ``structbench-sandbox-*`` directory is deleted."""
+    program = "```python\nimport time\ntime.sleep(60)\nans = True\n```"
+    sandboxes = tmp_path / "tmp"
+    sandboxes.mkdir()
+    sandboxes.chmod(0o755)
+    tmp_path.chmod(0o755)  # the programs' uid passes through
+    env = _env(tmp_path, TMPDIR=str(sandboxes))
+    with serve(tmp_path, "--reply", program) as server:
+        args = run_args(server.url, "-b", "scitab", "-s", "pot", "-o", "pot_timeout=30", "--data-dir",
+                        str(shared_datasets), "-c", "4", "--workers", workers, n=8)
+        run = subprocess.Popen([sys.executable, "-m", "structbench", *args], env=env, cwd=tmp_path,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            started: list[str] = []
+            deadline = time.monotonic() + 60
+            while len(started) < 4 and time.monotonic() < deadline:
+                started = [p.name for p in sandboxes.iterdir() if _sandboxed(p.name)]
+                time.sleep(0.05)
+            assert len(started) == 4, "four programs were not running"
+        finally:
+            run.kill()
+            run.wait()
+        for _ in range(100):
+            if not any(_sandboxed(r) for r in started) and not any(sandboxes.iterdir()):
+                break
+            time.sleep(0.05)
+    assert [r for r in started if _sandboxed(r)] == [] and list(sandboxes.iterdir()) == []
+
+
+def test_damaged_local_data_is_refused_unless_modified_on_purpose(tmp_path: Path, shared_datasets: Path) -> None:
+    """A ``sci_tab.json`` missing 300 claims and an RFQA table emptied to its header: exit 2 naming the file; with
+    ``--allow-modified-data`` the run goes on and its manifest lists the file."""
+    data = tmp_path / "data"
+    claims = data / "scitab" / "dataset" / "sci_tab.json"
+    claims.parent.mkdir(parents=True)
+    released = json.loads((shared_datasets / "scitab" / "dataset" / "sci_tab.json").read_text())
+    claims.write_text(json.dumps(released[:-300]))
+    proc = sb(tmp_path, "run", "-m", "oracle", "-b", "scitab", "--data-dir", str(data), "--out", "s", "--no-progress")
+    assert proc.returncode == 2 and not (tmp_path / "s" / "samples.jsonl").exists()
+    assert one_line(proc.stderr).startswith(f"error: {claims}: differs from the scitab release")
+    proc = sb(tmp_path, "run", "-m", "oracle", "-b", "scitab", "--data-dir", str(data), "--allow-modified-data",
+              "--out", "s", "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    assert "| 904 |" in proc.stdout and "--allow-modified-data" in proc.stderr
+    assert [m["path"] for m in manifest(tmp_path / "s")["modified_data"]] == ["dataset/sci_tab.json"]
+    assert manifest(tmp_path / "s")["config"]["allow_modified_data"] is True
+
+    shutil.copytree(shared_datasets / "relationalfactqa", data / "relationalfactqa")
+    table = data / "relationalfactqa" / "dataset" / "data" / "galois" / "flight_2" / "usa_airline_companies.csv"
+    table.write_text(table.read_text().splitlines()[0] + "\n")
+    proc = sb(tmp_path, "run", "-m", "oracle", "-b", "rfqa", "-n", "3", "--data-dir", str(data), "--out", "q")
+    assert proc.returncode == 2 and one_line(proc.stderr).startswith(f"error: {table}: differs from the")
+
+
+def test_a_run_finished_after_exit_3_reads_as_one_record_per_sample(tmp_path: Path) -> None:
+    """The documented "exit 3, run the same command again": samples.jsonl keeps the failed attempts, and every reader
+    takes each sample's last line, so compare accepts the run and the report lists each sample once."""
+    from faults import free_port
+
+    port = free_port()
+    args = run_args(f"http://127.0.0.1:{port}/v1", "--max-retries", "0", "--max-consecutive-failures", "0", n=12)
+    with serve(tmp_path, "--reply", "yes", "--fail-every", "3", "--fail-status", "500", port=port):
+        assert sb(tmp_path, *args).returncode == 3
+    with serve(tmp_path, "--reply", "yes", port=port):
+        assert sb(tmp_path, *args).returncode == 0
+    lines = records(tmp_path / "r")
+    assert len(lines) > 12 and {r["id"] for r in lines} == {f"toy-{i}" for i in range(12)}  # attempts kept as history
+    compared = sb(tmp_path, "compare", "r", "r", "--out", "c.json")
+    assert compared.returncode == 0, compared.stderr
+    comparisons = json.loads((tmp_path / "c.json").read_text())["comparisons"]
+    assert [c["n"] for c in comparisons if c["breakdown"] == "overall"] == [12]
+    assert sb(tmp_path, "report", "r", "--out", "r/report.html").returncode == 0
+    page = (tmp_path / "r" / "report.html").read_text()
+    assert all(page.count(f'"id": "toy-{i}"') == 1 for i in range(12))
 
 
 # -- a failed cache write never throws away a paid answer -----------------------------------------------------
@@ -293,6 +399,31 @@ def test_everything_on_one_full_disk(tmp_path: Path) -> None:
         assert len({r["id"] for r in records(disk / "r")}) == 200
 
 
+def test_one_full_disk_counts_the_answers_it_could_not_keep(tmp_path: Path) -> None:
+    """The cache and the run directory on one full disk: an answer that fits in neither is lost (the docs say so).
+    Every answer the server gave is in the cache or the spill file, or counted in the manifest's lost_responses and
+    the exit line."""
+    from faults import free_port
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/v1"
+    with small_disk(tmp_path / "disk", "1m") as disk:
+        env = _env(tmp_path, STRUCTBENCH_CACHE=str(disk / "cache"))
+        args = run_args(url, "-c", "16", "-b", "toy:big", "--max-retries", "0", n=300, out="disk/r")
+        with serve(tmp_path, "--fail-every", "1", "--fail-status", "500", port=port):  # the run and its cache exist
+            assert sb(tmp_path, *args, "--max-consecutive-failures", "1", env=env).returncode == 4
+        fill(disk, leave=64 * 1024)
+        with serve(tmp_path, "--reply", "yes", port=port) as server:
+            proc = sb(tmp_path, *args, env=env)
+            paid = set(server.answered())
+        assert proc.returncode == 5, proc.stderr
+        lost = manifest(disk / "r")["sessions"][-1].get("lost_responses", 0)
+        (disk / "filler").unlink()  # room for SQLite to open the cache and read it
+        kept = cached_digests(disk / "cache" / "responses.sqlite") | spilled_digests(disk / "r")
+    assert paid and len(paid - kept) == lost, (len(paid), len(kept), lost, proc.stderr)
+    assert lost and re.search(rf"\b{lost}\b[^;]*could not be written anywhere", one_line(proc.stderr))
+
+
 def test_a_foreign_write_lock_delays_writes_not_requests(tmp_path: Path) -> None:
     cache = tmp_path / "cache" / "responses.sqlite"
     with serve(tmp_path, "--reply", "yes", "--latency", "0.1") as server:
@@ -346,6 +477,25 @@ def test_no_secret_in_any_file_or_output(tmp_path: Path) -> None:
     everything = _all_text(tmp_path) + "".join(o.stdout + o.stderr for o in outputs)
     for secret in (KEY, password, basic):
         assert secret not in everything
+
+
+def test_no_piece_of_a_key_that_a_cut_body_splits(tmp_path: Path) -> None:
+    """A 401 that echoes the key where the 300-byte excerpt of the body ends: no 12 characters of it in a row in
+    stderr, samples.jsonl, manifest.json (the breaker's stop reason) or report.html."""
+    key = "hf_" + "Tq8Wz3Lm5Rk7Xv2Nb9Yc4Hd6Jf1Gs0Pa"
+    env = _env(tmp_path, OPENAI_API_KEY=key)
+    with serve(tmp_path, "--fault", "echo-key-cut") as server:
+        stopped = sb(tmp_path, *run_args(server.url, "--max-retries", "0", "--max-consecutive-failures", "2", n=3),
+                     env=env)
+        finished = sb(tmp_path, *run_args(server.url, "--max-retries", "0", "--max-consecutive-failures", "0", n=3),
+                      env=env)
+    assert (stopped.returncode, finished.returncode) == (4, 3), stopped.stderr + finished.stderr
+    report = sb(tmp_path, "report", "r", "--out", "r/report.html", env=env)
+    assert "HTTP 401: " in records(tmp_path / "r")[0]["error"] and (tmp_path / "r" / "report.html").exists()
+    everything = "".join([_all_text(tmp_path / "r"), *(p.stdout + p.stderr for p in (stopped, finished, report))])
+    assert "HTTP 401" in manifest(tmp_path / "r")["sessions"][0].get("stop_reason", everything)
+
+    assert not [key[i : i + 12] for i in range(len(key) - 11) if key[i : i + 12] in everything]
 
 
 def test_reply_size_is_capped(tmp_path: Path) -> None:

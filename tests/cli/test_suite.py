@@ -87,3 +87,26 @@ def test_a_bad_suite_exits_2_and_writes_nothing(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
     flags = sb(tmp_path, "run", "suite.yaml", "--model", "oracle", "--limit", "3")
     assert flags.returncode == 2 and "--model, --limit cannot be given with a suite file" in flags.stderr
+
+
+def test_a_billion_laughs_suite_is_one_line_not_gigabytes(tmp_path: Path) -> None:
+    """735 bytes whose aliases stand for 10**9 values, and a file repeating a key: exit 2 with one line, in seconds
+    (the child may not use more than 2 GiB, so a regression fails instead of swapping the machine)."""
+    import resource
+
+    levels = ["a: &a [" + ", ".join(['"lol"'] * 9) + "]"]
+    levels += [f"{b}: &{b} [" + ", ".join([f"*{a}"] * 9) + "]" for a, b in zip("abcdefgh", "bcdefghi", strict=True)]
+    laughs = "models:\n  - model: oracle\n    chat_template_args:\n" + "".join(f"      {x}\n" for x in levels)
+    (tmp_path / "laughs.yaml").write_text(laughs + "benchmarks: [scitab]\n")
+    (tmp_path / "twice.yaml").write_text("models: [{model: oracle}]\nbenchmarks: [scitab]\nseed: 1\nseed: 2\n")
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    env = dict(os.environ, STRUCTBENCH_CACHE=str(tmp_path / "cache"))
+    for name, says in (("laughs.yaml", "laughs.yaml:9: the file stands for more than 100,000 values"),
+                       ("twice.yaml", "twice.yaml:4: key 'seed' appears twice in this mapping")):
+        proc = subprocess.run([sys.executable, "-m", "structbench", "run", name], capture_output=True, text=True,
+                              env=env, cwd=tmp_path, timeout=120, preexec_fn=cap)
+        assert proc.returncode == 2 and proc.stderr.startswith(f"error: {says}"), proc.stderr[-500:]
+        assert len(proc.stderr.strip().splitlines()) == 1 and not (tmp_path / "runs").exists()

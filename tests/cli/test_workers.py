@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+import pytest
 
-from faults import free_port, read_only, serve
+from faults import child_pythonpath, free_port, read_only, serve
 from structbench.testing.openai_server import request_digest
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -22,7 +23,7 @@ KEY = "key-Wq52-never-in-any-file"
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
-    return dict(os.environ, PYTHONPATH=str(TESTS), STRUCTBENCH_PLUGINS="toybench",
+    return dict(os.environ, PYTHONPATH=child_pythonpath(), STRUCTBENCH_PLUGINS="toybench",
                 STRUCTBENCH_CACHE=str(tmp_path / "cache"), OPENAI_API_KEY=KEY)
 
 
@@ -152,6 +153,24 @@ def test_sigterm_stops_every_worker_with_143(tmp_path: Path) -> None:
         assert manifest["status"] == "interrupted" and manifest["workers"] == 2
         assert sb(tmp_path, *args).returncode == 0
     assert len({r["id"] for r in records(tmp_path / "r")}) == 200
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_an_interrupted_run_counts_its_workers_model_calls(tmp_path: Path, sig: signal.Signals) -> None:
+    """Stopped by a signal, a --workers 2 run still records the model calls its workers made: the driver has them
+    stop and report before it writes the manifest (it recorded 0 where the server had answered ~56)."""
+    with serve(tmp_path, "--latency", "0.2", "--reply", "yes") as server:
+        proc = start(tmp_path, "run", *ARGS, "--base-url", server.url, "--out", "r", "--no-cache")
+        wait_for(lambda: len(records(tmp_path / "r")) >= 10, proc)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == (130 if sig == signal.SIGINT else 143), err
+        time.sleep(0.5)  # the server answers (and logs) what was in flight
+        answered = len(server.answered())
+    session = json.loads((tmp_path / "r" / "manifest.json").read_text())["sessions"][-1]
+    done = sum(r["calls"] - r["cached_calls"] for r in records(tmp_path / "r"))
+    assert 10 <= done <= session["model_calls"] <= answered  # no more than in flight (8) were lost at the signal
+    assert answered - session["model_calls"] <= 8, (answered, session)
 
 
 def test_every_call_failing_stops_all_workers_with_4(tmp_path: Path) -> None:

@@ -122,4 +122,11 @@ def test_a_malformed_file_stops_every_reader(tmp_path: Path) -> None:
     (tmp_path / "scitab" / "dataset").mkdir(parents=True)
     bad.rename(tmp_path / "scitab" / DATA_FILE)
     with pytest.raises(DataError, match="1 cells for 2 columns"):
-        load_tables("scitab", DataContext(data_dir=tmp_path, offline=True))
+        load_tables("scitab", DataContext(data_dir=tmp_path, offline=True, allow_modified=True))
+
+
+def test_a_file_that_is_not_utf8_is_a_data_error_naming_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "sci_tab.json"
+    path.write_bytes(b'[\n{"id": "a",\n "claim": "na\xefve"}]')
+    with pytest.raises(DataError, match=r"sci_tab.json:3: not UTF-8 text \(byte 0xef at offset 27"):
+        read_claims(path)

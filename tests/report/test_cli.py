@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from faults import child_pythonpath
 from structbench.report.compare import compare_runs
 from structbench.report.entries import StatsOptions
 from structbench.report.runs import BenchmarkCache, load_run
@@ -20,7 +21,8 @@ TESTS = Path(__file__).resolve().parents[1]
 
 
 def sb(cwd: Path, *args: str, check: int = 0) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(TESTS), STRUCTBENCH_PLUGINS="toybench", STRUCTBENCH_CACHE=str(cwd / "c"))
+    env = dict(os.environ, PYTHONPATH=child_pythonpath(),
+               STRUCTBENCH_PLUGINS="toybench", STRUCTBENCH_CACHE=str(cwd / "c"))
     proc = subprocess.run(
         [sys.executable, "-m", "structbench", *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=300
     )

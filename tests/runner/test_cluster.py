@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from faults import free_port
+from faults import child_pythonpath, free_port
 from structbench.errors import UsageError
 from structbench.runner.cluster import check_reachable
 
@@ -41,7 +41,8 @@ def test_a_listening_address_and_rays_own_lookups_pass() -> None:
 def test_the_run_stops_with_one_line_and_exit_2(tmp_path: Path) -> None:
     pytest.importorskip("ray")
     port = free_port()
-    env = dict(os.environ, PYTHONPATH=str(TESTS), STRUCTBENCH_PLUGINS="toybench", STRUCTBENCH_CACHE=str(tmp_path / "c"))
+    env = dict(os.environ, PYTHONPATH=child_pythonpath(), STRUCTBENCH_PLUGINS="toybench",
+               STRUCTBENCH_CACHE=str(tmp_path / "c"))
     started = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "structbench", "run", "-m", "oracle", "-b", "toy", "-n", "2",
                            "--executor", "ray", "--ray-address", f"127.0.0.1:{port}", "--out", "r"],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -117,3 +118,62 @@ def test_a_model_may_set_reasoning(tmp_path: Path) -> None:
     effort = GOOD.replace("  - model: oracle", "  - model: mock\n    reasoning: {effort: low}")
     with pytest.raises(UsageError, match=r"suite.yaml:3: models\[0\].reasoning: .*mock backend has no reasoning"):
         load_suite(_suite(tmp_path, effort))
+
+
+def test_a_suite_may_allow_modified_data(tmp_path: Path) -> None:
+    plain = runs(load_suite(_suite(tmp_path, GOOD)), tmp_path / "out", tmp_path)[0].config
+    allowed = runs(load_suite(_suite(tmp_path, GOOD + "allow_modified_data: true\n")), tmp_path / "out", tmp_path)[0]
+    assert (plain.allow_modified_data, allowed.config.allow_modified_data) == (False, True)
+    assert plain.fingerprint() != allowed.config.fingerprint()  # modified data is another run
+
+
+LAUGHS = """models:
+  - model: oracle
+    chat_template_args:
+      a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]
+      b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]
+      c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]
+      d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]
+      e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]
+      f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]
+      g: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]
+      h: &h [*g, *g, *g, *g, *g, *g, *g, *g, *g]
+      i: &i [*h, *h, *h, *h, *h, *h, *h, *h, *h]
+benchmarks: [scitab]
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        (LAUGHS, "suite.yaml:9: the file stands for more than 100,000 values once its aliases are expanded"),
+        ("models: [{model: oracle}]\nbenchmarks: [scitab]\nx: " + "[" * 5000 + "]" * 5000 + "\n",
+         "suite.yaml:3: nested more than 64 levels deep"),
+        ("models: [{model: oracle}]\nbenchmarks: [scitab]\nlimit: 5\nlimit: 7\n",
+         "suite.yaml:4: key 'limit' appears twice in this mapping"),
+        ("models:\n  - model: oracle\n    name: a\n    model: mock\nbenchmarks: [scitab]\n",
+         "suite.yaml:4: key 'model' appears twice in this mapping"),
+        ("models: [{model: oracle}]\nbenchmarks: [scitab]\nx: [" + ", ".join(["&a 1"] + ["*a"] * 300) + "]\n",
+         "suite.yaml:3: more than 200 aliases"),
+    ],
+    ids=["billion-laughs", "5000-deep", "duplicate-key", "duplicate-nested-key", "many-aliases"],
+)
+def test_hostile_suite_files_are_refused_before_they_are_built(tmp_path: Path, text: str, says: str) -> None:
+    started = time.perf_counter()
+    with pytest.raises(UsageError) as info:
+        load_suite(_suite(tmp_path, text))
+    assert time.perf_counter() - started < 5
+    assert str(info.value).startswith(str(tmp_path / says)), str(info.value)
+
+
+def test_an_oversized_suite_file_is_refused_unread(tmp_path: Path) -> None:
+    path = _suite(tmp_path, "models: [{model: oracle}]\nbenchmarks: [scitab]\n" + "#" * (2 << 20) + "\n")
+    with pytest.raises(UsageError, match=r"suite.yaml: the suite file is 2,097,.* bytes, more than the 1,048,576"):
+        load_suite(path)
+
+
+def test_anchors_and_merge_keys_still_work(tmp_path: Path) -> None:
+    text = ("models:\n  - &base {model: oracle, name: a, concurrency: 4}\n  - <<: *base\n    name: b\n"
+            "benchmarks: [scitab]\n")
+    suite = load_suite(_suite(tmp_path, text))
+    assert [(m.name, m.concurrency) for m in suite.models] == [("a", 4), ("b", 4)]

@@ -9,13 +9,21 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import structbench
-from structbench.sandbox import Limits, SandboxResult, SandboxUnavailableError, probe, run_python
+from structbench.sandbox import (
+    Limits,
+    SandboxError,
+    SandboxResult,
+    SandboxUnavailableError,
+    probe,
+    run_python,
+)
 
 FAST = Limits(cpu_seconds=2, wall_seconds=4, memory_mb=256, file_size_mb=1, max_processes=8)
 
@@ -150,6 +158,55 @@ def test_detached_children_die_with_the_program(mode: dict[str, Any]) -> None:
     result = run(code, mode, Limits(wall_seconds=25))
     assert result.ok and result.seconds < 20  # did not wait for the 30 s sleeper
     assert leftover_processes() == []
+
+
+def running(run_id: str) -> list[int]:
+    """Processes of one sandboxed run (``STRUCTBENCH_SANDBOX_RUN``) still alive."""
+    mark = f"STRUCTBENCH_SANDBOX_RUN={run_id}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and mark in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+CALLER = """
+import sys
+from structbench.sandbox import Limits, run_python
+run_python("import time\\nwhile True:\\n    time.sleep(0.1)", limits=Limits(wall_seconds=60), **eval(sys.argv[1]))
+"""
+
+
+def test_the_program_and_its_directory_go_with_a_killed_caller(mode: dict[str, Any]) -> None:
+    """``kill -9`` of the process that called ``run_python``: the program dies long before its wall-clock limit and
+    its private directory is deleted (the launcher's supervisor dies with the caller and cleans up)."""
+    tmp = Path(tempfile.mkdtemp(prefix="structbench-killed-caller-"))
+    tmp.chmod(0o755)  # the degraded mode's unprivileged uid passes through it
+    src = Path(structbench.__file__).resolve().parents[1]
+    caller = subprocess.Popen([sys.executable, "-c", CALLER, repr(mode)],
+                              env=dict(os.environ, TMPDIR=str(tmp), PYTHONPATH=str(src)))
+    try:
+        run_ids: list[str] = []
+        for _ in range(400):
+            run_ids = [p.name for p in tmp.iterdir()]
+            if run_ids and running(run_ids[0]):
+                break
+            time.sleep(0.05)
+        assert run_ids and running(run_ids[0]), "the program did not start"
+        caller.kill()
+        caller.wait()
+        for _ in range(100):
+            if not running(run_ids[0]) and not any(tmp.iterdir()):
+                break
+            time.sleep(0.05)
+        assert running(run_ids[0]) == [] and list(tmp.iterdir()) == []
+    finally:
+        caller.kill()
+        caller.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def test_memory_bomb_raises_memory_error(mode: dict[str, Any]) -> None:
@@ -433,3 +490,17 @@ def test_guard_cannot_be_switched_off_from_inside(mode: dict[str, Any], tmp_path
     assert "READ-BLOCKED" in result.stdout
     if mode.get("namespaces") == "off":
         assert "GC-DENIED" in result.stdout and "FORK_EXEC-DENIED" in result.stdout
+
+
+@pytest.mark.parametrize("field, value", [("wall_seconds", 1e308), ("wall_seconds", float("nan")), ("wall_seconds", 0),
+                                          ("cpu_seconds", 10**20), ("memory_mb", 1 << 44), ("max_processes", 0),
+                                          ("file_size_mb", 2.5)])
+def test_limits_the_kernel_would_refuse_are_refused_when_made(field: str, value: float) -> None:
+    with pytest.raises(ValueError, match=f"sandbox limit {field}="):
+        Limits(**{field: value})
+
+
+def test_a_launcher_that_never_starts_the_program_raises() -> None:
+    """No isolation report means the program never ran: an error of the sandbox, not a program that failed."""
+    with pytest.raises(SandboxError, match="the program could not be started: launcher exit status 1"):
+        run_python("print(1)", python="/bin/false")

@@ -58,6 +58,8 @@ RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 REPLICA_REST = 1.0
 """Seconds a replica is left out after a failure (doubling with each failure in a row)."""
 REPLICA_REST_MAX = 30.0
+REST_DOUBLINGS = 16
+"""The rest doubles at most this many times (far past ``REPLICA_REST_MAX``)."""
 MAX_RETRY_AFTER = 120.0
 """Longest ``Retry-After`` honoured, in seconds: a server cannot park a request slot for hours."""
 TIMEOUT_RETRIES = 1
@@ -131,7 +133,10 @@ class Replica:
 
     def failed(self, now: float) -> None:
         self.failures += 1
-        self.resting_until = now + min(REPLICA_REST_MAX, REPLICA_REST * 2 ** (self.failures - 1))
+        # Every request in flight counts its failure, so a dead server at high concurrency makes hundreds in a
+        # row: the doubling stops long before 2 ** failures outgrows a float.
+        doublings = min(self.failures - 1, REST_DOUBLINGS)
+        self.resting_until = now + min(REPLICA_REST_MAX, REPLICA_REST * 2**doublings)
 
     def succeeded(self) -> None:
         self.failures = 0
@@ -499,12 +504,14 @@ def _kind(value: Any) -> str:
 
 
 def _excerpt(value: Any, limit: int = 200) -> str:
-    text = orjson.dumps(value, default=repr).decode() if not isinstance(value, str) else value
+    """The start of ``value`` as JSON text for a message: redacted whole, then cut (a cut can split a key)."""
+    text = redact(orjson.dumps(value, default=repr).decode() if not isinstance(value, str) else value)
     return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _head(payload: bytes, limit: int = 300) -> str:
-    return payload[:limit].decode(errors="replace") + ("..." if len(payload) > limit else "")
+    """The start of a reply body for a message: redacted whole, then cut."""
+    return _excerpt(payload.decode(errors="replace"), limit)
 
 
 def _logprobs(raw: Any, chat: bool) -> tuple[TokenLogprob, ...] | None:

@@ -94,6 +94,12 @@ DataDirOpt = Annotated[
     Path | None,
     typer.Option("--data-dir", help="Local copy of the datasets (<dir>/<dataset>/...); env STRUCTBENCH_DATA_DIR."),
 ]
+ModifiedDataOpt = Annotated[
+    bool,
+    typer.Option("--allow-modified-data",
+                 help="Use --data-dir files that differ from the public release (modified on purpose); the run's "
+                      "manifest lists them. Without it such a file is an error."),
+]
 OptionOpt = Annotated[
     list[str] | None,
     typer.Option("--option", "-o", help="Benchmark run option KEY=VALUE or BENCH.KEY=VALUE (repeatable)."),
@@ -221,6 +227,15 @@ def embedded_model() -> None:
     typer.echo(str(embedded_model_path()))
 
 
+def _path_value(text: str | None, flag: str) -> Path | None:
+    """A path flag's value; an empty one is refused (as a path it would be the current directory)."""
+    if text is None:
+        return None
+    if not text.strip():
+        raise UsageError(f"{flag} {text!r}: empty; give a directory (an empty value would mean the current one)")
+    return Path(text)
+
+
 def _comma_list(text: str | None) -> list[str]:
     """``"a, b,a"`` -> ``["a", "b"]``: the items of a comma-separated flag, once each, in order."""
     return list(dict.fromkeys(part.strip() for part in (text or "").split(",") if part.strip()))
@@ -263,7 +278,7 @@ def _shown_urls(base_url: str) -> str:
 SUITE_DEFINED = ("model", "bench", "strategy", "option", "limit", "seed", "max_tokens", "base_url", "model_option",
                  "device", "dtype", "api_key_env", "timeout", "max_retries", "resume", "data_dir", "concurrency",
                  "system_prompt", "chat_template_arg", "reasoning_budget", "reasoning_effort", "think_tags",
-                 "thought_opened")
+                 "thought_opened", "allow_modified_data")
 """``run`` flags a suite file sets (per model or for the whole suite): refused beside one. How the jobs are spread
 (``--workers``, ``--executor``, ``--ray-*``) is not among them: it applies to every model of the suite."""
 
@@ -292,6 +307,7 @@ def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict
         "seed": lambda v: v == config.seed,
         "max_tokens": lambda v: v == config.max_tokens,
         "data_dir": lambda v: str(v) == config.data_dir,
+        "allow_modified_data": lambda v: v == config.allow_modified_data,
         "preset": lambda v: _preset_config(v, given["option"]) == (config.benches, config.strategies, config.options),
         "out": lambda v: Path(v).resolve() == resume.resolve(),
         "model_option": lambda v: all(  # each one given as the run has it (one left out is kept, not removed)
@@ -383,7 +399,10 @@ def run(
         float, typer.Option(min=0.0, help="GPUs each Ray worker reserves (a local model per GPU worker).")
     ] = 0.0,
     seed: SeedOpt = 0,
-    out: Annotated[Path | None, typer.Option("--out", help="Run directory (default runs/<config hash>).")] = None,
+    out: Annotated[
+        str | None,
+        typer.Option("--out", help="Run directory (default runs/<model>-<config hash>).", show_default=False),
+    ] = None,
     resume: Annotated[Path | None, typer.Option("--resume", help="Continue the run in this directory.")] = None,
     base_url: Annotated[
         str | None,
@@ -417,6 +436,7 @@ def run(
         typer.Option(help="When the cache cannot be written: stop (keeping every answer) or continue without it."),
     ] = CacheErrorChoice.stop,
     data_dir: DataDirOpt = None,
+    allow_modified_data: ModifiedDataOpt = False,
     offline: Annotated[bool, typer.Option(help="Never download datasets.")] = False,
     progress: Annotated[
         bool,
@@ -439,9 +459,10 @@ def run(
         parse_template_args,
         parse_think_tags,
     )
-    from structbench.runner.run import read_manifest
+    from structbench.runner.run import default_run_dir, read_manifest
     from structbench.runner.store import MANIFEST
 
+    out_dir = _path_value(out, "--out")
     policy: CacheErrorPolicy = "stop" if on_cache_error == CacheErrorChoice.stop else "continue"
     settings = RunSettings(cache, no_cache, policy, offline, progress, progress_every, max_consecutive_failures,
                            workers=workers, executor=executor, ray_address=ray_address,
@@ -458,7 +479,7 @@ def run(
         if typed:
             raise UsageError(f"{suite} defines the models and benchmarks; {', '.join(typed)} cannot be given with a "
                              "suite file (--out, --cache, --no-cache, --offline, --progress and the like can)")
-        code = run_suite(suite, out, settings, max_reply_bytes=int(max_reply_mb * 2**20))
+        code = run_suite(suite, out_dir, settings, max_reply_bytes=int(max_reply_mb * 2**20))
         if code != ExitCode.OK:
             raise typer.Exit(code)
         return
@@ -473,7 +494,7 @@ def run(
                  "preset": preset, "model_option": model_option, "device": device, "dtype": dtype,
                  "system_prompt": system_prompt, "chat_template_arg": chat_template_arg,
                  "reasoning_budget": reasoning_budget, "reasoning_effort": reasoning_effort, "think_tags": think_tags,
-                 "thought_opened": thought_opened}
+                 "thought_opened": thought_opened, "allow_modified_data": allow_modified_data}
         conflicts = _resume_conflicts(ctx, resume, config, given)
         if conflicts:
             raise UsageError(
@@ -499,6 +520,9 @@ def run(
             options = DEFAULT_OPTIONS | options
         else:
             benches = _benches(bench)
+            if not benches:
+                raise UsageError(f"--bench {bench!r} names no benchmark; give BENCH[:VARIANT],... or 'all' "
+                                 "(structbench list shows them)")
         config = RunConfig(
             model=model,
             base_url=_shown_urls(base_url) if base_url else None,
@@ -508,6 +532,7 @@ def run(
             limit=limit,
             seed=seed,
             data_dir=str(data_dir) if data_dir else None,
+            allow_modified_data=allow_modified_data,
             max_tokens=max_tokens,
             model_options=parse_model_options(model_option or [])
             | {key: value for key, value in (("device", device), ("dtype", dtype)) if value is not None},
@@ -516,7 +541,7 @@ def run(
             reasoning=_reasoning(Reasoning, reasoning_budget, reasoning_effort, parse_think_tags(think_tags or []),
                                  thought_opened),
         )
-        run_dir = out or Path("runs") / f"{config.model.replace(':', '-').replace('/', '_')}-{config.fingerprint()}"
+        run_dir = out_dir or default_run_dir(config)
     spec = BackendSpec.parse(
         config.model,
         base_url=base_url or config.base_url,  # the password, if any, is only on the command line
@@ -587,7 +612,13 @@ def _execute(config: RunConfig, spec: BackendSpec, run_dir: Path, settings: RunS
         if context is not None:
             typer.echo(f"note: the model's context is {context} tokens: prompts built to larger token budgets are "
                        "left out", err=True)
-    selections = prepare(config, DataContext.from_env(config.data_dir, offline=settings.offline), context)
+    data = DataContext.from_env(config.data_dir, offline=settings.offline, allow_modified=config.allow_modified_data)
+    selections = prepare(config, data, context)
+    if data.modified:
+        files = ", ".join(f"{m.dataset}/{m.path}" for m in data.modified[:3])
+        files += " ..." if len(data.modified) > 3 else ""
+        typer.echo(f"note: {len(data.modified)} data file(s) differ from their release and are used as given "
+                   f"(--allow-modified-data): {files}; manifest.json lists them (modified_data)", err=True)
     backend = backend or make_backend(spec)
     workers = settings.workers
     cluster = None
@@ -613,6 +644,7 @@ def _execute(config: RunConfig, spec: BackendSpec, run_dir: Path, settings: RunS
             workers=workers or 1,
             cluster=cluster,
             model_context=context,
+            modified_data=data.modified,
         )
     except KeyboardInterrupt:
         typer.echo(f"interrupted; finished samples are saved in {run_dir}, the same command resumes", err=True)
@@ -722,6 +754,7 @@ def export(
     strategy: StrategyOpt = None,
     option: OptionOpt = None,
     data_dir: DataDirOpt = None,
+    allow_modified_data: ModifiedDataOpt = False,
     format: Annotated[
         ExportFormat,
         typer.Option("--format", "-f", help="jsonl (JSON lines), parquet (typed columns), or hf (a Hugging Face "
@@ -732,7 +765,8 @@ def export(
     or a Hugging Face datasets folder."""
     from structbench.runner.export import export_lines
 
-    b, variant, samples, strat, settings = _load_one(bench, strategy, option, limit, seed, data_dir)
+    b, variant, samples, strat, settings = _load_one(bench, strategy, option, limit, seed, data_dir,
+                                                     allow_modified_data)
     lines = export_lines(b, variant, samples, strat, settings)
     if format != ExportFormat.jsonl:
         _export_arrow(format, lines, out, f"{b.title}: {b.name}:{variant}, strategy {strat.name}", settings.flags())
@@ -773,6 +807,7 @@ def score(
     seed: SeedOpt = 0,
     option: OptionOpt = None,
     data_dir: DataDirOpt = None,
+    allow_modified_data: ModifiedDataOpt = False,
     model: Annotated[str, typer.Option(help="Model name to record in the results.")] = "predictions",
     unchecked: Annotated[
         bool,
@@ -787,7 +822,8 @@ def score(
     from structbench.runner.store import write_json_atomic
 
     preds = read_predictions(predictions)
-    b, variant, samples, strat, settings = _load_one(bench, strategy, option, limit, seed, data_dir)
+    b, variant, samples, strat, settings = _load_one(bench, strategy, option, limit, seed, data_dir,
+                                                     allow_modified_data)
     failures: list[Failure] = []
     entry = score_predictions(b, variant, samples, strat, preds, source=predictions, model=model,
                               settings=settings, require_fingerprint=not unchecked, on_failure=failures.append)
@@ -817,7 +853,8 @@ app.command("compare")(report_cmds.compare)
 
 
 def _load_one(
-    entry: str, strategy: str | None, option: list[str] | None, limit: int | None, seed: int, data_dir: Path | None
+    entry: str, strategy: str | None, option: list[str] | None, limit: int | None, seed: int, data_dir: Path | None,
+    allow_modified_data: bool = False,
 ) -> tuple[Any, str, list[Any], Any, Any]:
     """The benchmark, variant, samples and strategy of ``export``/``score``, and the settings that pick them."""
     from structbench.benchmarks import BENCHMARKS
@@ -831,7 +868,8 @@ def _load_one(
     check_options_used([BENCHMARKS.get(split_bench(entry)[0])], options)
     bench, variant = load_benchmark(entry, options)
     strat = bench.strategy(strategy)
-    samples = load_samples(bench, variant, DataContext.from_env(data_dir), seed=seed, limit=limit)
+    samples = load_samples(bench, variant, DataContext.from_env(data_dir, allow_modified=allow_modified_data),
+                           seed=seed, limit=limit)
     settings = ExportSettings(bench=f"{bench.name}:{variant}", strategy=strat.name, seed=seed, limit=limit,
                               options=options)
     return bench, variant, samples, strat, settings
@@ -847,6 +885,7 @@ def _print_markdown(text: str) -> None:
 
 
 STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES})
+PATH_ERRNOS = frozenset({errno.ENAMETOOLONG, errno.EISDIR, errno.ENOTDIR})
 
 
 def _terminate(signum: int, frame: Any) -> None:
@@ -870,6 +909,9 @@ def main() -> None:
         typer.echo(redact(f"error: {err}"), err=True)
         sys.exit(err.exit_code)
     except OSError as err:
+        if err.errno in PATH_ERRNOS:  # a path given that cannot name the file wanted: the user's to fix
+            typer.echo(redact(f"error: {err.filename or ''}: {err.strerror}"), err=True)
+            sys.exit(ExitCode.USAGE)
         if err.errno not in STORAGE_ERRNOS:
             _crash()
         where = f"{err.filename}: " if err.filename else ""

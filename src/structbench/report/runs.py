@@ -12,7 +12,7 @@ from structbench.benchmark import Benchmark
 from structbench.errors import UsageError
 from structbench.results import MetricsFile, ResultEntry
 from structbench.runner.records import SampleRecord
-from structbench.runner.store import MANIFEST, METRICS, SAMPLES, read_records
+from structbench.runner.store import MANIFEST, METRICS, SAMPLES, current_records, read_records
 
 EntryKey = tuple[str, str, str, str]
 """(benchmark, variant, strategy, model)."""
@@ -26,6 +26,8 @@ class RunDir:
     manifest: dict[str, Any]
     metrics: MetricsFile
     records: list[SampleRecord]
+    """The current record of each sample (``runner.store.current_records``: a sample tried again has its last
+    line), so a failed attempt is neither a row of the report nor a second sample for ``compare``."""
 
     @property
     def options(self) -> dict[str, str]:
@@ -56,7 +58,7 @@ def load_run(path: Path) -> RunDir:
         raise UsageError(f"{metrics_path}: not a metrics file: {err}") from None
     manifest_path = path / MANIFEST
     manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
-    return RunDir(path, manifest, metrics, list(read_records(path / SAMPLES)))
+    return RunDir(path, manifest, metrics, list(current_records(read_records(path / SAMPLES)).values()))
 
 
 @dataclass

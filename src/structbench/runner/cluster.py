@@ -146,8 +146,9 @@ class RayWorker:
 
         keeper = ray.get_actor(keeper_name)  # by name: a handle among the arguments would block a restart
 
-        self.selections = prepare(setup.config, DataContext.from_env(setup.config.data_dir, offline=setup.offline),
-                                  setup.settings.model_context)
+        self.selections = prepare(setup.config, DataContext.from_env(
+            setup.config.data_dir, offline=setup.offline, allow_modified=setup.config.allow_modified_data),
+            setup.settings.model_context)
         s = setup.settings
         self.messages: list[tuple[Any, ...]] = []
         self.control = RunControl(s.max_consecutive_failures, s.on_cache_error, None,

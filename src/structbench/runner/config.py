@@ -60,7 +60,8 @@ class Reasoning(BaseModel):
         return None if value is None else [tuple(pair) for pair in check_tags(value)]  # type: ignore[misc]
 
 
-DEFAULTED_FIELDS = ("system_prompt", "chat_template_args", "generation", "model_options", "reasoning")
+DEFAULTED_FIELDS = ("system_prompt", "chat_template_args", "generation", "model_options", "reasoning",
+                    "allow_modified_data")
 """``RunConfig`` fields added after run directories were first named; left out of the fingerprint while at their
 defaults, so such runs keep their directory names."""
 
@@ -84,6 +85,9 @@ class RunConfig(BaseModel):
     """Evaluate the first ``limit`` samples of each benchmark; None: all."""
     seed: int = 0
     data_dir: str | None = None
+    allow_modified_data: bool = False
+    """Evaluate files under ``data_dir`` that differ from the public release (modified on purpose; the manifest lists
+    them) instead of refusing them."""
     max_tokens: int | None = None
     """Cap on every request's ``max_tokens`` (quick runs on slow local models); None keeps each prompt's own."""
 

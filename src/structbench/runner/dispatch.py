@@ -54,6 +54,10 @@ counters now), ``("lost", refs, why)`` (jobs a worker will not finish, to be han
 why)`` (the worker has ended)."""
 
 
+WIND_DOWN = 5.0
+"""Seconds an interrupted run waits for its workers to stop and report what they did."""
+
+
 class WorkersLostError(StructbenchError):
     """Every worker died before the run's jobs were done (exit 1; finished samples are kept)."""
 
@@ -98,6 +102,8 @@ class Dispatcher:
         self.recorded: set[JobRef] = set()
         self.halted = False
         self.fatal: StructbenchError | None = None
+        self.totals = Totals()
+        """What the workers did, summed when ``run`` ends (normally or not)."""
         self._notes: set[str] = set()
 
     def _top_up(self, link: WorkerLink) -> None:
@@ -127,7 +133,12 @@ class Dispatcher:
             link.halt(cancel, str(error))
 
     async def run(self) -> Totals:
-        """Until every worker has ended; what they did. ``final_error`` then says why the run stopped, if it did."""
+        """Until every worker has ended; what they did (also in ``totals``, however the run ended). ``final_error``
+        then says why the run stopped, if it did.
+
+        Cancelled (Ctrl-C, SIGTERM), it first tells every worker to abandon its jobs and waits up to
+        ``WIND_DOWN`` seconds for them to end, so that what they did (the model calls the manifest counts, and
+        the jobs they finished meanwhile) is not lost with them."""
         events: Events = asyncio.Queue()
         live: list[WorkerLink] = []
         try:
@@ -140,10 +151,34 @@ class Dispatcher:
             while live:
                 link, message = await events.get()
                 self._handle(link, message, live)
+        except asyncio.CancelledError:
+            await self._wind_down(events, live)
+            raise
         finally:
             for link in self.links:
                 await link.close()
-        return self._totals()
+            self.totals = self._totals()
+        return self.totals
+
+    async def _wind_down(self, events: Events, live: list[WorkerLink]) -> None:
+        """The run was interrupted: stop every worker at once and hear them out (their stats, their last jobs)."""
+        self.halted = True
+        self.pending.clear()
+        for link in live:
+            link.halt(True, "the run was interrupted")
+        deadline = asyncio.get_running_loop().time() + WIND_DOWN
+        while live:
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                return
+            try:
+                link, message = await asyncio.wait_for(events.get(), left)
+            except TimeoutError:
+                return
+            try:
+                self._handle(link, message, live)
+            except WorkersLostError:  # nobody to hand jobs to: expected while every worker ends
+                continue
 
     def _handle(self, link: WorkerLink, message: tuple[Any, ...], live: list[WorkerLink]) -> None:
         kind = message[0]

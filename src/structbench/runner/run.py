@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import hashlib
 import os
 import platform
+import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Coroutine, Sequence
@@ -22,7 +25,7 @@ from structbench.backends.stats import CallSnapshot
 from structbench.benchmark import Benchmark, Strategy
 from structbench.benchmarks import BENCHMARKS
 from structbench.data.sample import Sample
-from structbench.datasets import DataContext
+from structbench.datasets import DataContext, ModifiedFile
 from structbench.errors import DataError, RunStoppedError, StorageError, Terminated, UsageError
 from structbench.forkmap import can_fork
 from structbench.results import MetricsFile, ResultEntry, compute_result
@@ -65,7 +68,46 @@ class Selection:
 
 
 def run_async(coro: Coroutine[Any, Any, None]) -> None:
-    """Run the event loop on uvloop where it is installed (several times less loop overhead per request)."""
+    """Run the event loop on uvloop where it is installed (several times less loop overhead per request).
+
+    Where this process handles SIGTERM itself (the CLI raises ``Terminated``), SIGTERM while the loop runs cancels
+    ``coro`` as Ctrl-C does (``asyncio.Runner``), so it winds down as after Ctrl-C, and ``Terminated`` is raised
+    once it has: raised by the handler inside whatever callback the loop was running, the exception could be
+    swallowed by the loop (uvloop reports it as a transport's fatal error and goes on). A second SIGTERM raises at
+    once."""
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGTERM) if main_thread else None
+    if not callable(previous):
+        _run_loop(coro)
+        return
+    running: list[asyncio.Task[None]] = []
+    asked: list[bool] = []
+
+    def on_sigterm(signum: int, frame: Any) -> None:
+        if asked or not running:
+            raise Terminated()
+        asked.append(True)
+        running[0].get_loop().call_soon_threadsafe(running[0].cancel)
+
+    async def main() -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        running.append(task)
+        try:
+            await coro
+        except asyncio.CancelledError:
+            if asked:
+                raise Terminated() from None
+            raise
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        _run_loop(main())
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run_loop(coro: Coroutine[Any, Any, None]) -> None:
     try:
         import uvloop
     except ImportError:
@@ -148,6 +190,8 @@ def load_samples(bench: Benchmark, variant: str, data: DataContext, *, seed: int
 def prepare(config: RunConfig, data: DataContext, model_context: int | None = None) -> list[Selection]:
     """Load every selected benchmark's samples (truncated to ``limit``) and strategies; ``model_context`` (the
     model's context in tokens, where known) lets benchmarks leave out prompts that cannot fit it."""
+    if not config.benches:
+        raise UsageError("no benchmark to evaluate: the run's configuration names none")
     classes = [BENCHMARKS.get(split_bench(e)[0]) for e in config.benches]
     check_options_used(classes, config.options)
     selections = []
@@ -169,6 +213,39 @@ def needs_model_context(config: RunConfig) -> bool:
 def model_context(backend: Backend) -> int | None:
     """The model's context in tokens as the backend knows it before any request (None: unknown)."""
     return asyncio.run(backend.context_window())
+
+
+NAME_MAX = 255
+"""The longest file name, in bytes, that Linux file systems take."""
+PATH_MAX = 4096
+
+
+def check_path(path: Path, flag: str) -> None:
+    """A ``UsageError`` when ``path`` cannot name a file: a name longer than ``NAME_MAX`` bytes, or more than
+    ``PATH_MAX`` bytes in all (the file system would refuse it with "File name too long")."""
+    for part in path.parts:
+        size = len(os.fsencode(part))
+        if size > NAME_MAX:
+            raise UsageError(f"{flag} {str(path)[:60]}...: the name {part[:40]!r}... is {size} bytes; a file name may "
+                             f"have at most {NAME_MAX}")
+    if len(os.fsencode(str(path.absolute()))) > PATH_MAX:
+        raise UsageError(f"{flag} {str(path)[:60]}...: longer than the {PATH_MAX} bytes a path may have")
+
+
+def directory_name(text: str, suffix: str = "") -> str:
+    """``text`` (a model name) as one file name, ``:`` and ``/`` replaced, then ``suffix``; a name too long for the
+    file system is cut and made unique again with a short hash of the whole."""
+    name = text.replace(":", "-").replace("/", "_")
+    if len(os.fsencode(name + suffix)) <= NAME_MAX:
+        return name + suffix
+    tag = "-" + hashlib.sha256(name.encode()).hexdigest()[:8]
+    room = NAME_MAX - len(os.fsencode(tag + suffix))
+    return os.fsencode(name)[:room].decode(errors="ignore") + tag + suffix
+
+
+def default_run_dir(config: RunConfig) -> Path:
+    """``runs/<model>-<hash of the configuration>``: the same command finds the same directory."""
+    return Path("runs") / directory_name(config.model, f"-{config.fingerprint()}")
 
 
 def check_writable(run_dir: Path) -> None:
@@ -259,6 +336,7 @@ class Run:
     def __init__(self, run_dir: Path, config: RunConfig) -> None:
         self.run_dir = run_dir
         self.config = config
+        check_path(run_dir, "--out")
         if run_dir.exists() and not run_dir.is_dir():
             raise UsageError(f"--out {run_dir}: exists and is not a directory")
         check_writable(run_dir)
@@ -302,11 +380,13 @@ class Run:
         workers: int = 1,
         cluster: Cluster | None = None,
         model_context: int | None = None,
+        modified_data: Sequence[ModifiedFile] = (),
     ) -> MetricsFile:
         """Evaluate what is not done yet; raises ``RunStoppedError`` or ``StorageError`` when the run stops early
         (the manifest says how it ended, and ``metrics.json`` is only written for a finished run).
         ``model_context`` is the context the selections were prepared for (recorded; Ray workers prepare theirs
-        for it too).
+        for it too). ``modified_data``: the local data files that differ from their release
+        (``--allow-modified-data``), listed in the manifest.
 
         ``workers`` > 1 forks that many worker processes sharing ``concurrency`` (``runner.workers``);
         ``cluster`` runs the jobs on Ray actors instead (``runner.cluster``). This process alone writes the
@@ -316,6 +396,10 @@ class Run:
         self.model_context = model_context
         self.model_title = backend.title
         lock = _lock(self.run_dir)
+        if modified_data:
+            self.manifest["modified_data"] = [m.to_json() for m in modified_data]
+        else:
+            self.manifest.pop("modified_data", None)
         try:
             return self._execute(
                 backend, selections, cache, concurrency, progress, progress_interval, control or RunControl(),
@@ -418,6 +502,8 @@ class Run:
             error = err
         finally:
             stop_workers(links)
+        if error is not None and error is store.failure:  # say where the answers of the unrecorded samples are
+            error = StorageError(f"{error} ({_answers_kept(cache, control)})")
         status, reason = _ending(error)
         session.update(
             finished=_now(),
@@ -427,6 +513,8 @@ class Run:
         )
         if control.spill.kept:
             session["unsaved_responses"] = control.spill.kept
+        if control.spill.lost:  # neither the cache nor the run directory could take them (one full disk)
+            session["lost_responses"] = control.spill.lost
         failures = self._finish(store, status, reason)
         if error is not None:
             raise error
@@ -519,11 +607,13 @@ class Run:
                 self.manifest["workers"] = spread.cluster.describe()
                 save_manifest(self.run_dir / MANIFEST, self.manifest)
             dispatcher = Dispatcher(workers, refs, on_finished, control)
-            done = await dispatcher.run()
+            try:
+                await dispatcher.run()
+            finally:  # an interrupted run counts the calls its workers made too
+                totals.model_calls, totals.cache_hits = dispatcher.totals.model_calls, dispatcher.totals.cache_hits
         finally:
             if spread.cluster is not None:
                 await spread.cluster.stop(control.spill)
-        totals.model_calls, totals.cache_hits = done.model_calls, done.cache_hits
         error = dispatcher.final_error()
         if error is not None:
             raise error
@@ -548,6 +638,20 @@ class Spread:
                              "(another thread is running, or not on Linux); running in one process\n")
             return 1
         return wanted
+
+
+def _answers_kept(cache: ResponseCache | None, control: RunControl) -> str:
+    """Where the answers received for samples that could not be recorded are, for the message of a storage failure."""
+    spill = control.spill
+    if cache is None:
+        return "no response cache (--no-cache): the samples not recorded are asked for again"
+    if spill is not None and spill.lost:
+        return (f"{spill.lost} answer(s) received could not be written anywhere, the response cache and {spill.path} "
+                "failing too: the same command asks for them again")
+    if spill is not None and spill.kept:
+        return f"answers the response cache refused are kept in {spill.path}; the next run adds them to it"
+    return "their answers are in the response cache" if control.cache_usable else \
+        "the response cache failed too; answers received before are in it"
 
 
 def _ending(error: BaseException | None) -> tuple[str, str | None]:

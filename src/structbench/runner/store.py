@@ -12,9 +12,9 @@ import contextlib
 import errno
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -29,6 +29,7 @@ METRICS = "metrics.json"
 
 
 NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT})
+R = TypeVar("R", SampleRecord, RecordSummary)
 
 
 def _json_text(data: Any) -> str:
@@ -66,7 +67,10 @@ def read_records(path: Path, *, repair: bool = False) -> Iterator[SampleRecord]:
     """Records of a ``samples.jsonl``; a torn final line (no newline) is skipped, and cut off when ``repair``."""
     if not path.exists():
         return
-    data = path.read_bytes()
+    try:
+        data = path.read_bytes()
+    except OSError as err:  # a directory, unreadable
+        raise DataError(f"{path}: cannot be read as a run's records: {err.strerror or err}") from err
     complete, _, torn = data.rpartition(b"\n")
     if torn and repair:
         with open(path, "r+b") as fh:
@@ -80,6 +84,17 @@ def read_records(path: Path, *, repair: bool = False) -> Iterator[SampleRecord]:
             yield SampleRecord.model_validate_json(raw)
         except ValidationError as err:
             raise DataError(f"{path}:{lineno}: not a sample record: {err.errors()[0]['msg']}") from err
+
+
+RecordKey = tuple[Any, ...]
+"""``SampleRecord.key``: what a record is about (benchmark, variant, strategy, model, sample id)."""
+
+
+def current_records(records: Iterable[R]) -> dict[RecordKey, R]:
+    """The current record of each key: its last line. A sample tried again (after a failure, or a crash before
+    its line was known to be written) appends a new line and the earlier ones stay as history; the run, its
+    metrics, ``report`` and ``compare`` all read a run directory through this one rule."""
+    return {r.key: r for r in records}
 
 
 def encode_record(record: SampleRecord) -> tuple[SampleRecord, bytes]:
@@ -109,9 +124,8 @@ class RunStore:
         self.run_dir = run_dir
         run_dir.mkdir(parents=True, exist_ok=True)
         self.samples_path = run_dir / SAMPLES
-        self.records: dict[tuple[str, str, str, str, str], RecordSummary] = {
-            r.key: r.slim() for r in read_records(self.samples_path, repair=True)
-        }
+        self.records: dict[RecordKey, RecordSummary] = current_records(
+            r.slim() for r in read_records(self.samples_path, repair=True))
         try:
             self._fd = os.open(self.samples_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         except OSError as err:
@@ -119,11 +133,16 @@ class RunStore:
         self._failed: StorageError | None = None
 
     @property
+    def failure(self) -> StorageError | None:
+        """Why ``samples.jsonl`` could not be written, once it could not."""
+        return self._failed
+
+    @property
     def fd(self) -> int:
         """The descriptor ``samples.jsonl`` is appended through (a forked worker closes its copy)."""
         return self._fd
 
-    def done(self, key: tuple[str, str, str, str, str]) -> bool:
+    def done(self, key: RecordKey) -> bool:
         """True when ``key`` finished without error, or its prompt does not fit the model's context (other
         failures are retried on resume)."""
         record = self.records.get(key)
@@ -151,7 +170,7 @@ class RunStore:
         except OSError as err:
             self._failed = StorageError(
                 f"{self.samples_path}: cannot be written: {err.strerror or err}; the run stopped after the samples in "
-                "flight (their answers are in the response cache); free space and run the same command to resume")
+                "flight; free space and run the same command to resume")
             if written:  # cut the partial line back off, so nothing is ever appended to a torn line
                 with contextlib.suppress(OSError):  # else the torn line is dropped when the run is reopened
                     os.ftruncate(self._fd, os.fstat(self._fd).st_size - written)

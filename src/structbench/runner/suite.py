@@ -21,6 +21,15 @@ from structbench.runner.config import Generation, Reasoning, RunConfig
 
 Scalar = str | int | float | bool
 
+MAX_SUITE_BYTES = 1 << 20
+"""A suite file larger than this (1 MiB) is refused unread: a real suite is a few kilobytes."""
+MAX_DEPTH = 64
+"""Deepest nesting of mappings and lists (chat-template arguments may nest a little)."""
+MAX_ALIASES = 200
+"""Most ``*alias`` references in one file."""
+MAX_VALUES = 100_000
+"""Most values the file stands for once every alias is expanded (a "billion laughs" stands for 10**9)."""
+
 
 class SuiteGeneration(Generation):
     """A model's sampling settings; ``max_tokens`` caps every request (``structbench run --max-tokens``)."""
@@ -66,7 +75,9 @@ class SuiteModel(BaseModel):
         return value
 
     def directory(self) -> str:
-        return self.name or self.model.replace(":", "-").replace("/", "_")
+        from structbench.runner.run import directory_name
+
+        return self.name or directory_name(self.model)
 
 
 class SuiteBenchmark(BaseModel):
@@ -104,6 +115,8 @@ class Suite(BaseModel):
     limit: int | None = Field(default=None, ge=1)
     seed: int = 0
     data_dir: str | None = None
+    allow_modified_data: bool = False
+    """Use ``data_dir`` files that differ from the public release (``--allow-modified-data``)."""
     out: str | None = None
     """The suite's directory: one run directory per model and the report (default: ``runs/<file name>``)."""
     report: Literal["html", "markdown", "none"] = "html"
@@ -167,6 +180,7 @@ def runs(suite: Suite, out: Path, base: Path = Path()) -> list[PlannedRun]:
             limit=suite.limit,
             seed=suite.seed,
             data_dir=data_dir,
+            allow_modified_data=suite.allow_modified_data,
             max_tokens=g.max_tokens,
             system_prompt=m.system_prompt,
             chat_template_args=m.chat_template_args,
@@ -215,13 +229,65 @@ def _field(loc: tuple[Any, ...]) -> str:
     return text
 
 
+def _check_shape(text: str, path: Path) -> None:
+    """Refuse, from the parser's events alone (no tree built, nothing expanded), a file nested deeper than
+    ``MAX_DEPTH``, with more than ``MAX_ALIASES`` aliases, standing for more than ``MAX_VALUES`` values once its
+    aliases are expanded, or repeating a key of a mapping (YAML forbids it; a loader would keep the last)."""
+    open_nodes: list[tuple[int, str | None, set[str] | None]] = []  # (values before it, anchor, keys seen: mappings)
+    key_next: list[bool] = []  # per open mapping: whether its next node is a key
+    sizes: dict[str, int] = {}  # anchor -> values its node stands for
+    total = aliases = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        line = event.start_mark.line + 1 if event.start_mark is not None else 1
+        if isinstance(event, yaml.AliasEvent):
+            aliases += 1
+            if aliases > MAX_ALIASES:
+                raise UsageError(f"{path}:{line}: more than {MAX_ALIASES} aliases (*name): refused")
+        if isinstance(event, yaml.NodeEvent):  # scalar, alias, or the start of a mapping or list
+            if open_nodes and open_nodes[-1][2] is not None:
+                is_key = key_next[-1]
+                key_next[-1] = not is_key
+                keys = open_nodes[-1][2]
+                if is_key and isinstance(event, yaml.ScalarEvent):
+                    if event.value in keys:
+                        raise UsageError(f"{path}:{line}: key {event.value!r} appears twice in this mapping")
+                    keys.add(event.value)
+            size = sizes.get(event.anchor or "", 1) if isinstance(event, yaml.AliasEvent) else 1
+            total += size
+            if total > MAX_VALUES:
+                raise UsageError(f"{path}:{line}: the file stands for more than {MAX_VALUES:,} values once its "
+                                 "aliases are expanded: refused")
+            if isinstance(event, yaml.CollectionStartEvent):
+                if len(open_nodes) >= MAX_DEPTH:
+                    raise UsageError(f"{path}:{line}: nested more than {MAX_DEPTH} levels deep: refused")
+                mapping = isinstance(event, yaml.MappingStartEvent)
+                open_nodes.append((total - 1, event.anchor, set() if mapping else None))
+                if mapping:
+                    key_next.append(True)
+            elif isinstance(event, yaml.ScalarEvent) and event.anchor:
+                sizes[event.anchor] = 1
+        elif isinstance(event, yaml.CollectionEndEvent):
+            before, anchor, seen = open_nodes.pop()
+            if seen is not None:
+                key_next.pop()
+            if anchor:
+                sizes[anchor] = total - before
+
+
 def load_suite(path: Path) -> Suite:
-    """Read and validate a suite file; every problem is a ``UsageError`` naming the file, line and key."""
+    """Read and validate a suite file; every problem is a ``UsageError`` naming the file, line and key.
+
+    The file's size, nesting, aliases and keys are checked first (``_check_shape``), so a hostile file is
+    refused in milliseconds instead of filling memory while it is expanded and validated."""
     try:
+        size = path.stat().st_size
+        if size > MAX_SUITE_BYTES:
+            raise UsageError(f"{path}: the suite file is {size:,} bytes, more than the {MAX_SUITE_BYTES:,} accepted")
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
         raise UsageError(f"{path}: cannot read the suite file: {err}") from None
     try:
+        _check_shape(text, path)
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)
     except yaml.YAMLError as err:

@@ -6,8 +6,11 @@ launcher (``_launcher.py``) that isolates itself before ``exec``:
 
 - **Resources**: RLIMIT_CPU, RLIMIT_AS (memory), RLIMIT_FSIZE (file size, captured output included),
   RLIMIT_NPROC (processes), RLIMIT_NOFILE, no core dumps; a wall-clock timeout kills the process group.
-- **Processes**: the program is PID 1 of its own PID namespace, so everything it forks dies with it
-  (parent-death signal covers a killed launcher); no-new-privileges is set.
+- **Processes**: the program is PID 1 of its own PID namespace, so everything it forks dies with it;
+  no-new-privileges is set. The launcher's supervisor, which stays outside, dies with the process that
+  called ``run_python`` (parent-death signal, ``kill -9`` included), kills the program, waits for its
+  namespace to empty and deletes the private directory; every process between it and the program dies
+  with the one before it.
 - **Network**: an empty network namespace (loopback down): every connect fails, host loopback included.
 - **Filesystem**: a mount namespace whose root is a read-only tmpfs with read-only binds of ``/usr``,
   ``/bin``, ``/lib*``, two files of ``/etc`` and the interpreter's prefix, ``/dev/{null,zero,full,random,
@@ -25,8 +28,17 @@ outside it and the standard library raise PermissionError. Audit hooks are not a
 (native code can bypass them); ``namespaces="require"`` refuses to run without namespaces.
 """
 
-from structbench.sandbox.config import GuardMode, Isolation, Limits, NamespaceMode, SandboxResult
+from structbench.sandbox.config import (
+    MAX_MEGABYTES,
+    MAX_SECONDS,
+    GuardMode,
+    Isolation,
+    Limits,
+    NamespaceMode,
+    SandboxResult,
+)
 from structbench.sandbox.runner import (
+    SandboxError,
     SandboxUnavailableError,
     SandboxWarning,
     interpreter,
@@ -35,10 +47,13 @@ from structbench.sandbox.runner import (
 )
 
 __all__ = [
+    "MAX_MEGABYTES",
+    "MAX_SECONDS",
     "GuardMode",
     "Isolation",
     "Limits",
     "NamespaceMode",
+    "SandboxError",
     "SandboxResult",
     "SandboxUnavailableError",
     "SandboxWarning",

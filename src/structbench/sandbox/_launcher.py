@@ -4,7 +4,13 @@ Run by ``structbench.sandbox.runner`` as ``python -I -S -B _launcher.py CONFIG.j
 process (never imported: it must work with the standard library only, and it runs in a child that
 ``fork``ed from a possibly multi-threaded parent only through ``exec``, so ``preexec_fn`` is avoided).
 
-Steps, each recorded in a JSON report written to ``report_fd`` just before ``exec``:
+First the launcher splits in two (``supervise``): the parent stays on the host as the program's supervisor,
+the child isolates itself and becomes the program. When the process that started it dies (its parent-death
+signal, SIGHUP: ``kill -9`` of the run included), the supervisor kills the program (and its PID namespace),
+waits for them, deletes the sandbox's directory and ends. The runner's SIGTERM (the wall-clock limit) makes
+it kill the program and wait the same way. It relays the program's exit status otherwise.
+
+The child's steps, each recorded in a JSON report written to ``report_fd`` just before ``exec``:
 
 1. ``unshare`` the mount, network, PID, IPC and UTS namespaces (plus a user namespace when not root);
 2. ``fork`` so that the program is PID 1 of the new PID namespace (when it dies, the kernel kills
@@ -12,22 +18,27 @@ Steps, each recorded in a JSON report written to ``report_fd`` just before ``exe
 3. build a minimal read-only root (tmpfs with read-only binds of the system and Python directories,
    a few device nodes, and the work directory read-write at ``/sandbox``) and ``pivot_root`` into it;
 4. as root, switch to an unprivileged per-run uid/gid; set resource limits, no-new-privileges and
-   parent-death signal;
+   parent-death signal (every process on the way to the program dies with the one before it);
 5. ``exec`` the interpreter with a bootstrap that installs in-process guards (audit hooks) when asked.
 
 With ``namespaces == "auto"`` a step the kernel refuses is skipped and reported; with ``"require"``
-the launcher exits with status 125 and the reason on stderr.
+the launcher exits with status 125 and the reason on stderr. Any other failure before ``exec`` exits with
+status 126 and the error on stderr: the program never ran.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
 import platform
 import resource
+import shutil
 import signal
 import sys
+import time
+from typing import NoReturn
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000
@@ -50,12 +61,17 @@ MS_RELATIME = 1 << 21
 MNT_DETACH = 2
 
 PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
 PR_SET_NO_NEW_PRIVS = 38
 
 SYS_PIVOT_ROOT = {"x86_64": 155, "amd64": 155, "aarch64": 41, "arm64": 41}
 
 SETUP_FAILED = 125
 """Exit status when ``namespaces == "require"`` and isolation could not be set up."""
+LAUNCH_FAILED = 126
+"""Exit status when the launcher failed otherwise before ``exec`` (the program never ran)."""
+TEARDOWN_WAIT = 2.0
+"""Seconds the supervisor waits for what is left of a killed program (its PID namespace) before it goes on."""
 
 DEVICES = ("null", "zero", "full", "random", "urandom")
 
@@ -273,20 +289,86 @@ def set_limits(limits: dict) -> None:
         resource.setrlimit(which, (value, hard))
 
 
-def relay(pid: int) -> None:
+def relay(pid: int) -> NoReturn:
     """Wait for the PID-namespace init and leave with its status (re-raising the signal that killed it)."""
+    leave_as(_wait(pid))
+
+
+def _wait(pid: int) -> int:
     while True:
         try:
-            _, status = os.waitpid(pid, 0)
-            break
+            return os.waitpid(pid, 0)[1]
         except InterruptedError:
             continue
+
+
+def leave_as(status: int) -> NoReturn:
+    """Exit the way the process with wait ``status`` did (re-raising the signal that killed it)."""
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         if sig not in (signal.SIGKILL, signal.SIGSTOP):
             signal.signal(sig, signal.SIG_DFL)
         os.kill(os.getpid(), sig)
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+
+
+def die_with(parent: int) -> None:
+    """SIGKILL when ``parent`` dies (asked again after each change of credentials, which clears the request);
+    leave at once if it is gone already."""
+    _libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(LAUNCH_FAILED)
+
+
+def supervise(cfg: dict, base: str) -> int:
+    """Fork; return the supervisor's pid in the child (which goes on to become the program), never return in the
+    parent, the supervisor.
+
+    The supervisor gets SIGHUP when the process that started it dies (``cfg["parent_pid"]``, the run: its
+    parent-death signal) and SIGTERM when the runner stops the program at its wall-clock limit. Either way it
+    SIGKILLs the child and waits for it and for a PID namespace's init (reparented to the supervisor, a child
+    subreaper, when the relay between them died first); after SIGHUP nobody is left to read the results, so it
+    also deletes ``base`` (the sandbox's directory) and kills its process group."""
+    killed: list[int] = []
+    child = 0
+
+    def stop(signum: int, _: object) -> None:
+        killed.append(signum)  # SIGHUP may come more than once: each thread of the dying run hands it on
+        if child:
+            with contextlib.suppress(ProcessLookupError):  # reaped already
+                os.kill(child, signal.SIGKILL)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGHUP, stop)
+    # SIGHUP rather than SIGTERM: the death of the run's thread is told apart from the runner's timeout
+    _libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGHUP), 0, 0, 0)
+    _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    supervisor = os.getpid()
+    if os.getppid() != cfg["parent_pid"]:  # the run died before the request above took effect
+        killed.append(signal.SIGHUP)
+    else:
+        child = os.fork()
+        if child == 0:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.signal(signal.SIGHUP, signal.SIG_DFL)
+            die_with(supervisor)
+            return supervisor
+        if killed:  # told to stop while forking
+            os.kill(child, signal.SIGKILL)
+    os.close(cfg["report_fd"])
+    status = _wait(child) if child else 0
+    if killed:  # the program may have left a PID namespace's init behind its relay: wait for the teardown
+        deadline = time.monotonic() + TEARDOWN_WAIT
+        while time.monotonic() < deadline:
+            try:
+                if os.waitpid(-1, os.WNOHANG) == (0, 0):
+                    time.sleep(0.01)
+            except ChildProcessError:
+                break
+    if signal.SIGHUP in killed:  # the run is gone: nobody reads the results or cleans up
+        shutil.rmtree(base, ignore_errors=True)
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+    leave_as(status)
 
 
 def fail(message: str) -> None:
@@ -300,6 +382,7 @@ def main() -> None:
     report_fd = cfg["report_fd"]
     os.set_inheritable(report_fd, False)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    supervisor = supervise(cfg, os.path.dirname(os.path.abspath(sys.argv[1])))
     report: dict = {
         "network": "shared",
         "filesystem": "shared",
@@ -314,6 +397,7 @@ def main() -> None:
     if mode != "off":
         try:
             if enter_namespaces(report):
+                die_with(supervisor)  # a new user namespace changed our credentials
                 pid = os.fork()
                 if pid:
                     os.close(report_fd)
@@ -329,6 +413,7 @@ def main() -> None:
             if mode == "require":
                 fail(str(err))
             report["notes"].append(str(err))
+            die_with(supervisor)
     if in_mount_ns:
         try:
             build_root(cfg, report)
@@ -347,8 +432,10 @@ def main() -> None:
         os.setuid(drop[0])
         report["uid"] = drop[0]
     _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-    if report["pid_namespace"]:
+    if report["pid_namespace"]:  # our parent, the relay, is outside the namespace: getppid() says 0
         _libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)  # setuid cleared the earlier setting
+    else:
+        die_with(supervisor)
     guard = cfg["guard"]
     net_guard = guard == "on" or (guard == "auto" and report["network"] != "namespace")
     fs_guard = guard == "on" or (guard == "auto" and report["filesystem"] == "shared")
@@ -371,4 +458,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except BaseException as err:  # before exec (after it this code is gone): the program never ran
+        os.write(2, f"sandbox launcher failed: {type(err).__name__}: {err}\n".encode())
+        os._exit(LAUNCH_FAILED)

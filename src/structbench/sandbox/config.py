@@ -14,9 +14,18 @@ GuardMode = Literal["auto", "on", "off"]
 """In-process audit-hook guards: ``auto`` turns them on for whatever the namespaces did not isolate."""
 
 
+MAX_SECONDS = 86_400
+"""The longest CPU or wall-clock limit a program may get (a day)."""
+MAX_MEGABYTES = 1 << 20
+"""The largest memory or file-size limit (1 TiB): a larger one overflows what ``setrlimit`` takes."""
+MAX_COUNT = 1 << 20
+"""The most processes or open files (Linux refuses more open files than this by default)."""
+
+
 @dataclass(frozen=True)
 class Limits:
-    """Resource limits of one sandboxed program."""
+    """Resource limits of one sandboxed program, checked when made (``ValueError`` naming the field): a limit the
+    kernel would refuse fails every program in the launcher, before it runs."""
 
     cpu_seconds: int = 5
     """CPU time (RLIMIT_CPU): SIGXCPU at the limit, SIGKILL one second later."""
@@ -34,6 +43,19 @@ class Limits:
     """Open file descriptors (RLIMIT_NOFILE)."""
     max_output_bytes: int = 1 << 20
     """How much of stdout and of stderr is read back (the rest is reported as truncated)."""
+
+    def __post_init__(self) -> None:
+        bounds: dict[str, tuple[float, float]] = {
+            "cpu_seconds": (1, MAX_SECONDS), "memory_mb": (1, MAX_MEGABYTES), "file_size_mb": (0, MAX_MEGABYTES),
+            "max_processes": (1, MAX_COUNT), "max_open_files": (3, MAX_COUNT), "max_output_bytes": (0, 1 << 40),
+        }
+        for name, (low, high) in bounds.items():
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+                raise ValueError(f"sandbox limit {name}={value!r}: expected a whole number from {low} to {high}")
+        if not 0 < self.wall_seconds <= MAX_SECONDS:  # also refuses NaN
+            raise ValueError(f"sandbox limit wall_seconds={self.wall_seconds!r}: expected seconds above 0, at most "
+                             f"{MAX_SECONDS}")
 
     def rlimits(self, extra_processes: int = 0) -> dict[str, int]:
         """The values the launcher passes to ``setrlimit``."""

@@ -36,7 +36,12 @@ UID_BASE = 1_500_000_000
 RLIMIT_NPROC counts only that run's processes and runs cannot signal one another."""
 
 
-class SandboxUnavailableError(StructbenchError):
+class SandboxError(StructbenchError):
+    """The sandbox could not run the program at all (the launcher failed before it started): a failure of the
+    harness or the machine, never an outcome of the program."""
+
+
+class SandboxUnavailableError(SandboxError):
     """Isolation was required (``namespaces="require"``) but the kernel refused it."""
 
 
@@ -134,7 +139,7 @@ def run_python(
             drop_to = [uid, uid]
             _chown_tree(work, uid, uid)
         else:
-            extra_procs = _own_process_count()
+            extra_procs = _own_process_count() + 1  # the launcher's supervisor keeps our uid
         report_r, report_w = os.pipe()
         config = {
             "python": python,
@@ -147,6 +152,7 @@ def run_python(
             "drop_to": drop_to,
             "limits": limits.rlimits(extra_procs),
             "report_fd": report_w,
+            "parent_pid": os.getpid(),
             "env": {
                 "PATH": "/usr/local/bin:/usr/bin:/bin",
                 "LANG": "C.UTF-8",
@@ -186,8 +192,7 @@ def run_python(
             except subprocess.TimeoutExpired:
                 timed_out = True
                 raw_report = _drain(report_r)  # complete: the launcher writes it just before exec
-                if _parse_report(raw_report)[0].get("pid_namespace"):
-                    _stop(proc)
+                _stop(proc)
             finally:
                 _kill_group(proc.pid)
                 proc.wait()
@@ -203,6 +208,10 @@ def run_python(
         if report is None and proc.returncode == SETUP_FAILED:
             reason = stderr.strip() or "sandbox setup failed"
             raise SandboxUnavailableError(f"{reason} (namespaces={namespaces!r}; 'auto' would degrade)")
+        if report is None:  # the launcher never reached the program: nothing here is the program's doing
+            why = (f"not started within the wall-clock limit of {limits.wall_seconds:g} s" if timed_out else
+                   stderr.strip().splitlines()[-1] if stderr.strip() else f"launcher exit status {proc.returncode}")
+            raise SandboxError(f"sandbox: the program could not be started: {why}")
         isolation = Isolation.from_report(report) if report is not None else None
         if isolation is not None and namespaces == "auto" and not isolation.complete:
             _warn_degraded(isolation)
@@ -221,11 +230,8 @@ def run_python(
 
 
 def _stop(proc: subprocess.Popen[bytes], grace: float = 3.0) -> None:
-    """Ask the launcher to kill its PID namespace and wait for the teardown; SIGKILL the group if that fails.
-
-    Only used with a PID namespace: without one the launcher has become the program, which could catch
-    SIGTERM, so the caller goes straight to the group SIGKILL (``_kill_group``).
-    """
+    """Ask the launcher's supervisor to kill the program (and its PID namespace) and wait for the teardown; the
+    caller then SIGKILLs the group (``_kill_group``) in case that failed."""
     proc.send_signal(signal.SIGTERM)
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=grace)

@@ -7,9 +7,10 @@ prove no request was repeated and benchmarks can time the request phase.
 
 It can also misbehave the ways real servers do (``FAULTS``): a reply whose content is a list of parts or a
 number, no choices, null content (with ``finish_reason`` ``length``, as reasoning servers send when they run
-out of tokens), a body that is not JSON or is cut off, a huge reply, a 401 that echoes the API key; with
-``served_model`` set, any other model name gets OpenAI's 404. ``fault_times`` limits a fault to the first
-N requests (then it answers normally), so tests can watch a retry succeed.
+out of tokens), a body that is not JSON or is cut off, a huge reply, a 401 that echoes the API key (whole,
+or where a cut of the body splits it); with ``served_model`` set, any other model name gets OpenAI's 404.
+``fault_times`` limits a fault to the first N requests (then it answers normally), so tests can watch a retry
+succeed.
 
 It can be small and slow like a local server: ``slots`` requests at once (the rest wait in its queue, as in a
 llama.cpp server), each taking ``latency`` seconds; and it can have a ``context`` (in tokens, a prompt counting
@@ -80,6 +81,15 @@ def _echo_key(server: MockOpenAIServer, headers: dict[str, str]) -> Reply:
     return _json(401, {"error": {"message": message, "type": "invalid_request_error", "code": "invalid_api_key"}})
 
 
+def _echo_key_cut(server: MockOpenAIServer, headers: dict[str, str]) -> Reply:
+    """A 401 whose message echoes the key after padding, so that a 300-byte cut of the body leaves all of the key
+    but its last two characters."""
+    key = headers.get("authorization", "").removeprefix("Bearer ")
+    prefix = '{"error": {"message": "'
+    padding = "x" * max(0, 300 - len(prefix) - len(key) + 2)
+    return _json(401, {"error": {"message": f"{padding}{key} is not a valid key", "code": "invalid_api_key"}})
+
+
 FAULTS: dict[str, Callable[[MockOpenAIServer, dict[str, str]], Reply]] = {
     "content-parts": _set_content(lambda s: [{"type": "text", "text": s.reply}]),
     "content-number": _set_content(42),
@@ -91,6 +101,7 @@ FAULTS: dict[str, Callable[[MockOpenAIServer, dict[str, str]], Reply]] = {
     "huge": _set_content(lambda s: "A" * s.huge_bytes),
     "huge-chunked": _set_content(lambda s: "A" * s.huge_bytes),
     "echo-key": _echo_key,
+    "echo-key-cut": _echo_key_cut,
 }
 """Misbehaviours by name: each builds the reply to send instead of the normal one (chat form)."""
 

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
+from structbench.backends.oracle import OracleBackend
 from structbench.benchmarks.scitab import SciTab
 from structbench.benchmarks.scitab.program import extract_program, run_program
 from structbench.benchmarks.scitab.prompts import PROGRAMS
+from structbench.data.sample import Sample
+from structbench.errors import UsageError
+from structbench.runner.calls import ModelCaller
+from structbench.runner.engine import Job, run_job
 from structbench.sandbox import Limits
 
 S, R, N = "supports", "refutes", "not enough info"
@@ -69,3 +76,20 @@ def test_benchmark_runs_programs_without_fork_and_with_its_options() -> None:
     assert forked.error is not None and "BlockingIOError" in forked.error
     exact = SciTab({"pot_equal": "exact"}).execute("ans = equal(88.64 - 86.69, 1.95)")
     assert (exact.label, exact.equal) == (R, "exact")
+
+
+def test_pot_limits_are_checked_as_options() -> None:
+    for option in ({"pot_timeout": "1e308"}, {"pot_timeout": "nan"}, {"pot_memory_mb": str(1 << 44)}):
+        with pytest.raises(UsageError, match="bad --option: pot_"):
+            SciTab(option)
+
+
+def test_a_sandbox_that_cannot_start_is_a_harness_error_not_a_wrong_answer(
+    loaded: tuple[SciTab, dict[str, list[Sample]]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("structbench.sandbox.runner.interpreter", lambda: "/bin/false")
+    bench, samples = loaded
+    job = Job(bench, "all", bench.strategy("pot"), samples["all"][0])
+    record = asyncio.run(run_job(job, ModelCaller(OracleBackend(), None), "oracle"))
+    assert record.error_kind == "harness" and record.error is not None
+    assert "SandboxError: sandbox: the program could not be started" in record.error

@@ -6,6 +6,7 @@ import csv
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from structbench.datasets import read_data_text
 from structbench.errors import DataError
 
 COLUMNS = (
@@ -71,10 +72,7 @@ def _int(value: str, path: Path, line: int, column: str) -> int | None:
 
 def read_queries(path: Path) -> list[Query]:
     """All queries in the file, in order; malformed lines raise ``DataError`` naming the line."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as err:
-        raise DataError(f"{path}: cannot read: {err}") from err
+    text = read_data_text(path, "utf-8-sig")
     reader = csv.reader(text.splitlines(), delimiter=";")
     header = next(reader, None)
     if header is None or tuple(h.strip() for h in header) != COLUMNS:

@@ -27,7 +27,7 @@ from structbench.data.sample import LabelGold, Sample
 from structbench.data.serialize import SERIALIZERS
 from structbench.errors import UsageError
 from structbench.papers.spec import PaperTable
-from structbench.sandbox import Limits, NamespaceMode
+from structbench.sandbox import MAX_MEGABYTES, MAX_SECONDS, Limits, NamespaceMode
 from structbench.stats.bootstrap import MeanStatistic, Statistic
 from structbench.stats.classification import LabelStatistic
 from structbench.strategies.common import SingleTurn
@@ -54,10 +54,10 @@ class SciTabOptions(BaseModel):
     """Also evaluate the 25 held-out pool claims (all 1,224); in_context/cot/pot then see 3 test claims."""
     pot_equal: EqualMode = "tolerant"
     """``equal(a, b)`` for PoT programs: ``tolerant`` (relative 1e-6) or ``exact`` (== as in the paper)."""
-    pot_timeout: float = Field(10.0, gt=0)
-    """Wall-clock seconds per PoT program (CPU limit: the same, rounded up)."""
-    pot_memory_mb: int = Field(512, ge=64)
-    """Memory limit per PoT program, in MiB."""
+    pot_timeout: float = Field(10.0, gt=0, le=MAX_SECONDS)
+    """Wall-clock seconds per PoT program (CPU limit: the same, rounded up); at most a day."""
+    pot_memory_mb: int = Field(512, ge=64, le=MAX_MEGABYTES)
+    """Address space per PoT program, in MiB (at most 1 TiB)."""
     sandbox: NamespaceMode = "auto"
     """``auto``: namespaces where available, else degrade with a warning; ``require``; ``off``."""
 

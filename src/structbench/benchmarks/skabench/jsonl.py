@@ -9,6 +9,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from structbench.datasets import read_data_text
 from structbench.errors import DataError
 
 M = TypeVar("M", bound=BaseModel)
@@ -25,10 +26,7 @@ def _problem(err: ValidationError) -> str:
 def read_models(path: Path, model: type[M], what: str, key: Callable[[M], str]) -> list[M]:
     """Every ``model`` in ``path``, blank lines skipped; a malformed line, a repeated ``key`` or an empty file raises
     ``DataError`` naming the file, line and field (``what`` names the objects: ``instance``, ``context``)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise DataError(f"{path}: cannot read {what}s ({err})") from err
+    text = read_data_text(path, what=f"{what}s")
     items: list[M] = []
     seen: set[str] = set()
     for number, line in enumerate(text.splitlines(), start=1):

@@ -41,7 +41,7 @@ from structbench.benchmarks.structfact.source import DEMO, DEMO_PATH, locate_ful
 from structbench.benchmarks.structfact.strategies import DIRECTIONS, build_strategies
 from structbench.confusion import ConfusionMatrix
 from structbench.data.sample import LabelGold, Sample
-from structbench.datasets import DataContext
+from structbench.datasets import DataContext, read_data_text
 from structbench.errors import DataError, UsageError
 from structbench.papers.spec import PaperTable
 from structbench.stats.bootstrap import MeanStatistic, Statistic
@@ -52,10 +52,7 @@ _OPTION_LINE = re.compile(r"^([ABC])\) (Yes|No|Not sure enough)\s*$", re.MULTILI
 
 def read_enhanced_context(path: Path) -> dict[str, str]:
     """Sample id -> GPT-written context, from the official CSV (columns index,label) or a JSON object."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise DataError(f"{path}: cannot read enhanced context: {err.strerror}") from err
+    text = read_data_text(path, what="enhanced context")
     if path.suffix == ".json":
         try:
             data = json.loads(text)

@@ -16,6 +16,7 @@ from typing import Any
 
 from structbench.benchmarks.structfact.evidence import parse_evidence, structure_of
 from structbench.data.sample import LabelGold, Sample
+from structbench.datasets import read_data_text
 from structbench.errors import DataError
 
 LABELS = ("YES", "NO", "NOT SURE ENOUGH")
@@ -27,10 +28,7 @@ RELEASE_FIELDS = ("TABLE", "CLAIM", "ANSWER", "SHUFFLED_ROWS", "DENSITY", "len_e
 
 def read_records(path: Path) -> Iterator[tuple[str, str, dict[str, Any]]]:
     """(where, id, record) triples; ``where`` names the file and record or line for error messages."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise DataError(f"{path}: cannot read: {err.strerror}") from err
+    text = read_data_text(path)
     if path.suffix == ".jsonl":
         index = 0
         for lineno, line in enumerate(text.splitlines(), start=1):

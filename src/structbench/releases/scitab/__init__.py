@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from structbench.datasets import DatasetSource, RemoteFile
+from structbench.datasets import DatasetSource, RemoteFile, read_data_text
 from structbench.errors import DataError
 
 COMMIT = "217cfbd71ebf39ba26a0938f0d87a9fce560e0fe"
@@ -60,9 +60,7 @@ class ClaimRecord(BaseModel):
 def read_claims(path: Path) -> list[ClaimRecord]:
     """All records of ``path``, validated; malformed input raises ``DataError`` naming the record and field."""
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise DataError(f"{path}: cannot read: {err.strerror}") from err
+        raw = json.loads(read_data_text(path))
     except json.JSONDecodeError as err:
         raise DataError(f"{path}:{err.lineno}: not valid JSON: {err.msg}") from err
     if not isinstance(raw, list):
