@@ -9,10 +9,13 @@ It can also misbehave the ways real servers do (``FAULTS``): a reply whose conte
 number, no choices, null content (with ``finish_reason`` ``length``, as reasoning servers send when they run
 out of tokens), a body that is not JSON or is cut off, a huge reply, a 401 that echoes the API key; with
 ``served_model`` set, any other model name gets OpenAI's 404. ``fault_times`` limits a fault to the first
-N requests (then it answers normally), so tests can watch a retry succeed.
+N requests (then it answers normally), so tests can watch a retry succeed. ``replies`` scripts the answers:
+a request whose last message (or prompt) is a key gets that key's reply instead of the fixed one, so a test
+can play a model that answers each question its own way.
 
     python -m structbench.testing.openai_server --port 0 --latency 0.05 --reply A --port-file p.txt
     python -m structbench.testing.openai_server --fault no-choices --fault-times 1 --port-file p.txt
+    python -m structbench.testing.openai_server --replies replies.json --port-file p.txt
 """
 
 from __future__ import annotations
@@ -125,6 +128,7 @@ class MockOpenAIServer:
         fault_times: int = 0,
         served_model: str | None = None,
         huge_bytes: int = 20 * 2**20,
+        replies: dict[str, str] | None = None,
     ) -> None:
         if fault is not None and fault not in FAULTS:
             raise ValueError(f"unknown fault {fault!r}; faults: {', '.join(FAULTS)}")
@@ -138,6 +142,8 @@ class MockOpenAIServer:
         """Send the fault to the first N requests only (0: to all)."""
         self.served_model = served_model
         self.huge_bytes = huge_bytes
+        self.replies = replies or {}
+        """Last message (or prompt) -> the reply to it; others get ``reply``."""
         self.log_fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644) if log_path else None
         self.requests = 0
         self.authorization: list[str] = []
@@ -200,15 +206,21 @@ class MockOpenAIServer:
         return *_json(200, self.completion(path, request, len(body))), ""
 
     def completion(self, path: str, request: dict[str, Any], size: int = 0) -> dict[str, object]:
-        """The normal reply: ``n`` choices of ``reply``, in chat or completion form."""
+        """The normal reply: ``n`` choices of the scripted reply to the request's last message, else of ``reply``,
+        in chat or completion form."""
         n = int(request.get("n", 1))
+        reply = self.reply
+        if self.replies:
+            messages = request.get("messages")
+            last = messages[-1].get("content") if isinstance(messages, list) and messages else request.get("prompt")
+            reply = self.replies.get(last, reply) if isinstance(last, str) else reply
         if path == "/v1/chat/completions":
             choices: list[dict[str, object]] = [
-                {"index": i, "message": {"role": "assistant", "content": self.reply}, "finish_reason": "stop"}
+                {"index": i, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}
                 for i in range(n)
             ]
         else:
-            choices = [{"index": i, "text": self.reply, "finish_reason": "stop"} for i in range(n)]
+            choices = [{"index": i, "text": reply, "finish_reason": "stop"} for i in range(n)]
         usage = {"prompt_tokens": size // 4, "completion_tokens": 1}
         return {"id": "mock", "object": "chat.completion", "choices": choices, "usage": usage}
 
@@ -228,13 +240,16 @@ def main() -> None:
     parser.add_argument("--fault-times", type=int, default=0, help="Only for the first N requests (0: all).")
     parser.add_argument("--served-model", default=None, help="Answer only this model name; 404 for others.")
     parser.add_argument("--huge-bytes", type=int, default=20 * 2**20, help="Reply size of --fault huge.")
+    parser.add_argument("--replies", type=Path, default=None,
+                        help="JSON object: a request's last message (or prompt) -> the reply to send it.")
     parser.add_argument("--port-file", type=Path, default=None, help="Write the bound port here.")
     args = parser.parse_args()
 
     async def run() -> None:
         server = MockOpenAIServer(args.latency, args.reply, args.fail_every, args.fail_status, log_path=args.log,
                                   fault=args.fault, fault_times=args.fault_times, served_model=args.served_model,
-                                  huge_bytes=args.huge_bytes)
+                                  huge_bytes=args.huge_bytes,
+                                  replies=json.loads(args.replies.read_text("utf-8")) if args.replies else None)
         srv = await server.serve(port=args.port)
         port = srv.sockets[0].getsockname()[1]
         if args.port_file:
