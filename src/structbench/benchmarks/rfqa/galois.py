@@ -22,7 +22,11 @@ commit ``111060a`` of 2025-05-16 ("*RelationalFactQA*"). How it reads a reply, f
   dereference drops them), and the loop goes on. LangChain4j's ``ConversationalChain`` keeps the last 10
   messages, so from the sixth call on the model no longer sees the question.
 
-Speedy's typing (not released) is taken to be Java's ``Long.parseLong`` / ``Double.parseDouble``.
+Speedy's typing (not released) is taken to be Java's ``Long.parseLong`` / ``Double.parseDouble``. Not
+reproduced: for NL and SQL, galois' ``LLMScan.checkTupleTypes`` also types the cells whose name is a numeric
+column of the query's first table, turning one that does not type (``"1,500"``) into NULL, or dropping the
+tuple where the column is declared not nullable; the nullability is in galois' experiment configs, which
+structbench does not ship.
 """
 
 from __future__ import annotations
