@@ -89,6 +89,20 @@ class Exclusion(BaseModel):
     count: int = Field(ge=1)
 
 
+CORRECTED = "corrected:"
+"""Prefix of the values a score under the paper's (bug-compatible) scoring also records of structbench's own
+scoring of the same attempt (``corrected:rougeL``, ``corrected:score``); see ``Benchmark.corrected``."""
+
+
+def corrected_scored(scored: Scored) -> Scored | None:
+    """The structbench-scoring twin of a score recorded under the paper's scoring (None when it has none)."""
+    values = {k.removeprefix(CORRECTED): v for k, v in scored.values.items() if k.startswith(CORRECTED)}
+    if not values:
+        return None
+    score = values.pop("score", scored.score)
+    return scored.model_copy(update={"values": values, "score": score})
+
+
 class NoOptions(BaseModel):
     """A benchmark without run options."""
 
@@ -118,6 +132,11 @@ class Benchmark(ABC):
     """The model's context in tokens when the run knows it before loading (``Backend.context_window``), else
     None; set by the runner before ``load``. A benchmark with ``uses_model_context`` leaves out what cannot fit
     and says so in ``exclusions``."""
+    paper_scoring: ClassVar[tuple[str, ...]] = ()
+    """Options that switch parsing and scoring to the papers' released code, bug for bug (what the presets set);
+    their defaults are structbench's corrected scoring. A score under them also records the corrected one."""
+
+    _corrected: Benchmark | None
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         try:
@@ -164,6 +183,27 @@ class Benchmark(ABC):
     @abstractmethod
     def score(self, sample: Sample, attempt: Attempt, strategy: str) -> Scored:
         """Parse the attempt with the benchmark's own parser and score it against the gold answer."""
+
+    def corrected(self) -> Benchmark | None:
+        """This benchmark with its ``paper_scoring`` options back at their defaults (structbench's corrected
+        scoring), or None when none is set; built once."""
+        if "_corrected" not in self.__dict__:
+            fields = type(self.options).model_fields
+            changed = {k for k in self.paper_scoring if getattr(self.options, k) != fields[k].default}
+            self._corrected = (
+                type(self)(self.options.model_dump(exclude_unset=True, exclude=changed)) if changed else None
+            )
+        return self._corrected
+
+    def with_corrected(self, scored: Scored, rescore: Callable[[Benchmark], Scored]) -> Scored:
+        """``scored`` (under the paper's scoring) with the corrected scoring's values beside its own, under
+        ``CORRECTED`` keys; ``rescore`` scores the same attempt with the corrected benchmark."""
+        corrected = self.corrected()
+        if corrected is None:
+            return scored
+        twin = rescore(corrected)
+        extra = {f"{CORRECTED}{k}": v for k, v in twin.values.items()}
+        return scored.model_copy(update={"values": {**scored.values, **extra, f"{CORRECTED}score": twin.score}})
 
     @abstractmethod
     def aggregate(self, scored: Sequence[Scored]) -> dict[str, float]:

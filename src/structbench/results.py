@@ -9,10 +9,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from structbench.benchmark import Benchmark, Scored
+from structbench.benchmark import Benchmark, Scored, corrected_scored
 from structbench.confusion import ConfusionMatrix
 
 EXCLUDED = "excluded"
+CORRECTED = "corrected"
+"""``extra`` key of an entry scored the paper's way (bug-compatible options): structbench's corrected scoring of
+the same samples, ``{"options": the options it resets, "metrics": ...}``."""
 """The key of ``extra`` that lists what a benchmark left out (``Benchmark.exclusions``)."""
 TOO_LONG_MEANING = ("do not fit the model's context (the server or backend refused the prompt as too long): not "
                     "scored, left out of n and of every metric, and not sent again when the run resumes")
@@ -137,6 +140,11 @@ def compute_result(
     excluded = bench.exclusions(scored)
     if excluded:
         extra[EXCLUDED] = [e.model_dump() for e in excluded]
+    twins = [corrected_scored(s) for s in scored]
+    corrected = bench.corrected()
+    if corrected is not None and twins and all(t is not None for t in twins):
+        reset = {k: str(getattr(corrected.options, k)) for k in bench.paper_scoring}
+        extra[CORRECTED] = {"options": reset, "metrics": _defined(corrected.aggregate([t for t in twins if t]))}
     headline = _headline(bench, metrics)
     if interval and headline.value is not None:
         headline = _with_interval(headline, bench, scored)

@@ -1,5 +1,8 @@
 """An oracle run of every preset reaches the maximum in its paper table: every column the run fills is 100%
-(rejection rate included), relative differences are 0, and every run row fills at least one column."""
+(rejection rate included), relative differences are 0, and every run row fills at least one column. Where the
+preset scores the paper's way (bug-compatible), structbench's corrected row beside it reaches the maximum too;
+RelationalFactQA's paper reading drops tuples a reply repeats, so a gold table with repeated tuples loses them
+there, and so does CoT's base data (a few cells just under 1)."""
 
 from __future__ import annotations
 
@@ -8,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from structbench.backends.oracle import OracleBackend
+from structbench.benchmarks import BENCHMARKS
 from structbench.datasets import DataContext
-from structbench.papers import Change, paper_tables
+from structbench.papers import Change, Measure, paper_tables
 from structbench.report.entries import StatsOptions, collect
 from structbench.report.paper import Filled, Gap, fill_tables
 from structbench.report.runs import BenchmarkCache, load_run
@@ -47,8 +51,13 @@ def test_oracle_reaches_the_maximum(
     run = load_run(oracle_runs[config.fingerprint()])
     views = collect([run], STATS, BenchmarkCache())
     filled = next(f for f in fill_tables(views, [run], STATS) if f.table.name == table.name)
-    assert len(filled.rows) == len(table.rows)  # every row kind of the table is filled by its preset
-    for run_row, (_, row) in zip(table.rows, filled.rows, strict=True):
+    # every row kind of the table is filled by its preset, but those asking for other run options (StructFact
+    # Table 23's rows-only and columns-only shuffles), which show the command that fills them
+    bench = BENCHMARKS.get(table.benchmark)(p.options)
+    ours = [r for r in table.rows if all(str(getattr(bench.options, k)) == v for c in r.cells.values()
+                                         if isinstance(c, Measure) for k, v in c.options.items())]
+    assert len(filled.rows) == len(ours) >= 1
+    for run_row, (_, row) in zip(ours, filled.rows, strict=True):
         cells = [c for c in row.cells.values() if isinstance(c, Filled)]
         assert cells, row.label
         for key, cell in row.cells.items():
@@ -56,8 +65,20 @@ def test_oracle_reaches_the_maximum(
                 assert "--limit" in cell.reason or cell.reason.startswith("needs"), (key, cell.reason)
                 continue
             want = 0.0 if isinstance(run_row.cells[key], Change) else 1.0
-            assert cell.value == pytest.approx(want), (row.label, key)
+            if table.benchmark == "rfqa":  # the paper's reading drops repeated tuples: bird_39's gold repeats
+                # countries (TS 0.6), bird_1 counts 3,427 base rows with repeats (CoT F1 0); the corrected row is 1
+                low, high = (-0.2, 0.2) if want == 0.0 else (want - 0.2, want + 1e-9)
+                assert low <= cell.value <= high, (row.label, key)
+            else:
+                assert cell.value == pytest.approx(want), (row.label, key)
             assert not cell.partial
+    assert bool(filled.corrected) == bool(table.preset.scoring)  # a preset scoring the paper's way shows both
+    for i, twin in filled.corrected.items():
+        spec = filled.rows[i][1].spec
+        for key, cell in twin.cells.items():
+            if isinstance(cell, Filled):
+                want = 0.0 if isinstance(spec.cells[key], Change) else 1.0
+                assert cell.value == pytest.approx(want), (twin.label, key)
     baselines, _ = filled.baselines
     if table.benchmark in ("structfact", "scitab"):  # answers from a closed set of labels: chance and majority
         (_, first), *_ = filled.rows

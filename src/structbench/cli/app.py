@@ -258,6 +258,36 @@ def _preset_config(name: str, option: list[str] | None) -> tuple[list[str], list
     return list(preset.benches), list(preset.strategies), options
 
 
+def _preset_entry(name: str, bench: str, strategy: str | None, option: list[str] | None) -> tuple[str, str, list[str]]:
+    """``export``/``score`` with ``--preset NAME``: the preset's entry for ``bench`` (its variant when ``bench`` names
+    none), the strategy (the preset's only one for it when not given) and the ``--option`` pairs: the preset's, which
+    make ``score`` parse and score as the paper did, and those it leaves open."""
+    from structbench.runner.config import split_bench
+
+    benches, strategies, options = _preset_config(name, option)
+    wanted, variant = split_bench(bench)
+    entries = [b for b in benches if split_bench(b)[0] == wanted and variant in (None, split_bench(b)[1] or variant)]
+    if not entries:
+        raise UsageError(f"--preset {name} runs {', '.join(benches)}, not {bench}")
+    entry = entries[0] if variant is None or ":" in entries[0] else f"{entries[0]}:{variant}"
+    allowed = [s.rpartition("/")[2] for s in strategies
+               if "/" not in s or s.rpartition("/")[0] in (entry, split_bench(entry)[0])]
+    if strategy is None:
+        if len(allowed) != 1:
+            raise UsageError(f"--preset {name} runs the strategies {', '.join(allowed)} on {entry}: give --strategy")
+        strategy = allowed[0]
+    elif strategy not in allowed:
+        raise UsageError(f"--preset {name} runs the strategies {', '.join(allowed)} on {entry}, not {strategy!r}")
+    return entry, strategy, [f"{k}={v}" for k, v in options.items()]
+
+
+PresetScoreOpt = Annotated[
+    str | None,
+    typer.Option("--preset", help="Use one paper table's configuration (structbench list shows them): its options, "
+                 "so outputs are parsed and scored as the paper's released code did."),
+]
+
+
 def _benches(text: str | None) -> list[str]:
     """``--bench`` entries; ``all`` stands for every registered benchmark (its default variant)."""
     from structbench.benchmarks import BENCHMARKS
@@ -760,11 +790,14 @@ def export(
         typer.Option("--format", "-f", help="jsonl (JSON lines), parquet (typed columns), or hf (a Hugging Face "
                      "datasets folder: datasets.load_dataset(OUT))."),
     ] = ExportFormat.jsonl,
+    preset: PresetScoreOpt = None,
 ) -> None:
     """Write each sample's prompt (the strategy's first model call), gold, meta and fingerprint: JSON lines, Parquet,
     or a Hugging Face datasets folder."""
     from structbench.runner.export import export_lines
 
+    if preset is not None:
+        bench, strategy, option = _preset_entry(preset, bench, strategy, option)
     b, variant, samples, strat, settings = _load_one(bench, strategy, option, limit, seed, data_dir,
                                                      allow_modified_data)
     lines = export_lines(b, variant, samples, strat, settings)
@@ -813,14 +846,18 @@ def score(
         bool,
         typer.Option("--unchecked", help="Score lines without a 'fingerprint' by id alone (not recommended)."),
     ] = False,
+    preset: PresetScoreOpt = None,
 ) -> None:
-    """Parse and score raw model outputs with the benchmark's own parser and metrics."""
+    """Parse and score raw model outputs with the benchmark's own parser and metrics; with --preset, as the paper's
+    released code parsed and scored them (structbench's corrected scores are recorded beside)."""
     from structbench.report.markdown import render
     from structbench.results import MetricsFile
     from structbench.runner.export import read_predictions, score_predictions
     from structbench.runner.failures import Failure, failure_summary
     from structbench.runner.store import write_json_atomic
 
+    if preset is not None:
+        bench, strategy, option = _preset_entry(preset, bench, strategy, option)
     preds = read_predictions(predictions)
     b, variant, samples, strat, settings = _load_one(bench, strategy, option, limit, seed, data_dir,
                                                      allow_modified_data)

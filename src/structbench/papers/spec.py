@@ -47,6 +47,10 @@ class Measure:
     where: Mapping[str, str] = field(default_factory=dict)
     """Record fields that must match: ``task``, or a meta key (a list-valued meta key must contain the value)."""
     orders: Orders | None = None
+    options: Mapping[str, str] = field(default_factory=dict)
+    """Run options the entry must have beyond the preset's (rows of one table from runs that differ in an option:
+    StructFact Table 23's shuffles); a run with other values does not fill the cell, and the command that fills
+    it sets them."""
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,9 @@ class Preset:
     """``--option`` pairs (decoding, option orders, testbeds, budgets ...)."""
     differences: str = ""
     """What the preset cannot reproduce of the paper's setting, in a sentence."""
+    scoring: str = ""
+    """How the preset parses and scores as the paper's released code did (its bug-compatible options) where
+    structbench's default scoring differs, in a sentence; the paper view prints it beside the corrected row."""
 
 
 @dataclass(frozen=True)

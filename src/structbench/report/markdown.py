@@ -6,7 +6,7 @@ from pathlib import Path
 
 from structbench.confusion import ConfusionMatrix
 from structbench.report.document import Document, Section, TableBlock, TextBlock
-from structbench.results import EXCLUDED, TOO_LONG_MEANING, MetricsFile, ResultEntry
+from structbench.results import CORRECTED, EXCLUDED, TOO_LONG_MEANING, MetricsFile, ResultEntry
 
 
 def _fmt(value: float | None) -> str:
@@ -96,6 +96,12 @@ def entry_section(r: ResultEntry) -> str:
         out += ["", note]
     for e in r.extra.get(EXCLUDED, []):
         out += ["", f"Left out: {e.get('count')} {e.get('reason')}."]
+    corrected = r.extra.get(CORRECTED)
+    if corrected:
+        options = ", ".join(f"{k}={v}" for k, v in corrected["options"].items())
+        out += ["", f"Scored as the paper's released code scored (its bug-compatible options); structbench's corrected "
+                f"scoring of the same outputs ({options}):", "", "| metric | corrected value |", "|---|---|"]
+        out.extend(f"| {k} | {_fmt(v)} |" for k, v in corrected["metrics"].items())
     for name, cm in r.confusion_matrices.items():
         out += ["", *confusion_markdown(name, cm)]
     for key, groups in r.breakdowns.items():

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from structbench.benchmark import Benchmark, Scored
+from structbench.benchmark import Benchmark, Scored, corrected_scored
 from structbench.papers.published import PublishedTable
 from structbench.papers.spec import Change, Mean, Measure, Orders, PaperTable, RunRow
 from structbench.report.document import Block, FigureBlock, Section, TableBlock, TextBlock, slug
@@ -39,6 +39,9 @@ DASH = "–"
 """The paper's dash, and a column the row does not have (a CoT row's zero-shot columns, as in the paper)."""
 PARTIAL = "†"
 """A mean over fewer option orders than the paper's."""
+CORRECTED_MARK = "‡"
+"""Marks the row of structbench's corrected scoring, beside a row scored the paper's way."""
+CORRECTED_LABEL = f"{CORRECTED_MARK} structbench's corrected scoring"
 
 
 @dataclass
@@ -129,7 +132,7 @@ def option_value(bench: Benchmark | None, run: RunDir, key: str, default: str) -
 def _same_option(bench: Benchmark, key: str, want: str) -> bool:
     """The benchmark's option ``key`` has the value ``want`` would give it."""
     try:
-        typed = type(bench.options).model_validate({**bench.options.model_dump(), key: want})
+        typed = type(bench.options).model_validate({**bench.options.model_dump(exclude_unset=True), key: want})
     except Exception:  # a value the options refuse is not the value the run has
         return False
     return bool(getattr(typed, key, None) == getattr(bench.options, key, None))
@@ -164,13 +167,24 @@ class MeanOfStatistics:
 
 
 def estimate(
-    records: Sequence[SampleRecord], bench: Benchmark, metric: str, key: Callable[[str], str] | None = None
+    records: Sequence[SampleRecord],
+    bench: Benchmark,
+    metric: str,
+    key: Callable[[str], str] | None = None,
+    *,
+    corrected: bool = False,
 ) -> Estimate | Gap:
     """``metric`` over ``records`` through the benchmark's own ``aggregate``, ready to be resampled; the
-    samples are ordered (and named, for pairing) by ``key`` of their id."""
+    samples are ordered (and named, for pairing) by ``key`` of their id. ``corrected``: of structbench's
+    corrected scoring recorded beside each score (``bench`` is then the corrected benchmark)."""
     key = key or (lambda i: i)
     ordered = sorted(records, key=lambda r: key(r.id))
     scored: list[Scored] = [r.scored() for r in ordered]
+    if corrected:
+        twins = [corrected_scored(s) for s in scored]
+        if any(t is None for t in twins):
+            return Gap("the records hold no corrected scoring (scored before it was recorded)")
+        scored = [t for t in twins if t is not None]
     value = float(bench.aggregate(scored).get(metric, math.nan))
     if not math.isfinite(value):
         return Gap(f"{metric} is undefined on these {len(scored)} samples")
@@ -256,12 +270,14 @@ class RowResult:
 
 
 class TableFill:
-    """One paper table filled with one model's runs."""
+    """One paper table filled with one model's runs; ``corrected``: with structbench's corrected scoring of
+    runs scored the paper's way (entries scored structbench's way already fill the main row only)."""
 
-    def __init__(self, table: PaperTable, model: ModelRuns, stats: StatsOptions) -> None:
+    def __init__(self, table: PaperTable, model: ModelRuns, stats: StatsOptions, *, corrected: bool = False) -> None:
         self.table = table
         self.model = model
         self.stats = stats
+        self.corrected = corrected
         self.sources = [s for s in model.sources if s.view.result.benchmark == table.benchmark]
         self.excluded: dict[str, str] = {}
         """Run directory -> why its entries do not fill this table (other required options)."""
@@ -280,13 +296,22 @@ class TableFill:
         if wrong:
             self.excluded[str(s.run.path)] = f"the table needs {', '.join(wrong)}"
             return False
+        if self.corrected and s.bench.corrected() is None:
+            self.excluded[str(s.run.path)] = "it was scored structbench's way already"
+            return False
         return True
+
+    def _bench(self, s: Source) -> Benchmark:
+        """The benchmark that aggregates ``s``'s records: the run's own, or its corrected twin."""
+        assert s.bench is not None
+        twin = s.bench.corrected() if self.corrected else None
+        return twin or s.bench
 
     def command(self, m: Measure, *, orders: Sequence[str] = ()) -> str:
         """The ``structbench run`` that fills a column."""
         preset = self.table.preset
         bench = self.table.benchmark + (f":{m.variant}" if m.variant else "")
-        options = dict(preset.options)
+        options = {**preset.options, **m.options}
         if m.orders is not None and orders:
             options[m.orders.option] = ",".join(orders)
         parts = ["structbench run", f"--model {self.model.spec}"]
@@ -301,6 +326,7 @@ class TableFill:
         cands = [
             s for s in self.eligible
             if s.view.strategy == m.strategy and (m.variant is None or s.view.result.variant == m.variant)
+            and all(s.bench is not None and _same_option(s.bench, k, v) for k, v in m.options.items())
         ]
         if not cands:
             return Gap("not run", self.command(m, orders=m.orders.values if m.orders else ()))
@@ -309,8 +335,7 @@ class TableFill:
             records = [r for r in best.view.scored_records if matches(r, m.where)]
             if not records:
                 return Gap(self._none_selected(best), self.command(m))
-            assert best.bench is not None
-            est = estimate(records, best.bench, m.metric)
+            est = estimate(records, self._bench(best), m.metric, corrected=self.corrected)
             if isinstance(est, Gap):
                 return est
             est.baselines = _entry_baselines(best, m, len(records))
@@ -342,8 +367,8 @@ class TableFill:
         parts: list[Estimate] = []
         for o in present:
             source, recs = by_order[o]
-            assert source.bench is not None
-            est = estimate(recs, source.bench, m.metric, key=partial(orders.base_id, value=o))
+            est = estimate(recs, self._bench(source), m.metric, key=partial(orders.base_id, value=o),
+                           corrected=self.corrected)
             if isinstance(est, Gap):
                 return est
             est.baselines = _entry_baselines(source, m, len(source.view.scored_records))
@@ -456,6 +481,8 @@ class FilledTable:
     table: PaperTable
     rows: list[tuple[ModelRuns, RowResult]]
     fills: list[TableFill]
+    corrected: dict[int, RowResult] = field(default_factory=dict)
+    """Index in ``rows`` -> the same row under structbench's corrected scoring (rows scored the paper's way)."""
 
     @cached_property
     def baselines(self) -> tuple[dict[str, dict[str, float]], list[str]]:
@@ -506,18 +533,24 @@ def fill_tables(views: Sequence[EntryView], runs: Sequence[RunDir], stats: Stats
             tables += [t for t in type(v.bench).paper_tables() if t not in tables]
     out = []
     for table in tables:
-        rows, fills = [], []
+        rows: list[tuple[ModelRuns, RowResult]] = []
+        fills: list[TableFill] = []
+        corrected: dict[int, RowResult] = {}
         for model in models.values():
             fill = TableFill(table, model, stats)
             if not fill.sources:
                 continue
             fills.append(fill)
+            twin = TableFill(table, model, stats, corrected=True)
             for run_row in table.rows:
                 row = fill.row(run_row)
                 if row is not None:
                     rows.append((model, row))
+                    other = twin.row(run_row) if twin.eligible else None
+                    if other is not None:
+                        corrected[len(rows) - 1] = replace(other, label=f"{row.label} {CORRECTED_LABEL}")
         if rows:  # a table no run fills (all at another temperature, say) is left out
-            out.append(FilledTable(table, rows, fills))
+            out.append(FilledTable(table, rows, fills, corrected))
     return out
 
 
@@ -533,9 +566,12 @@ def table_block(filled: FilledTable, stats: StatsOptions) -> TableBlock:
         group = r.group
         rows.append([r.name, *(published_text(data, k, v) for k, v in zip(keys, r.values, strict=True))])
     bold: set[tuple[int, int]] = set()
-    for _, row in filled.rows:
+    for i, (_, row) in enumerate(filled.rows):
         bold |= {(len(rows), j) for j in range(len(keys) + 1)}
         rows.append([row.label, *(cell_text(data, k, row.cells[k]) if k in row.cells else DASH for k in keys)])
+        twin = filled.corrected.get(i)
+        if twin is not None:
+            rows.append([twin.label, *(cell_text(data, k, twin.cells[k]) if k in twin.cells else DASH for k in keys)])
     baselines, _ = filled.baselines
     for name, values in baselines.items():
         rows.append([BASELINE_LABELS.get(name, name), *(_fmt(scaled(data, k, values[k]), data.decimals_of(
@@ -546,6 +582,9 @@ def table_block(filled: FilledTable, stats: StatsOptions) -> TableBlock:
         f"[{stats.confidence:.0%} bootstrap interval, {stats.resamples} resamples, seed {stats.seed}]; "
         f"{EMPTY} not covered by the runs, {DASH} a dash in the paper or a column the row does not have"
     )
+    if filled.corrected:
+        caption += (f"; {CORRECTED_MARK} (not bold): structbench's corrected scoring of the same replies, not "
+                    "comparable with the published rows")
     return TableBlock(["model", *(c.label for c in data.columns)], rows, caption=caption, bold=bold)
 
 
@@ -574,6 +613,13 @@ def run_notes(filled: FilledTable) -> list[str]:
         if uncovered and filled.table.unmapped:
             unmapped = "; ".join(f"{data.column(k).label}: {v}" for k, v in filled.table.unmapped.items())
             lines.append(f"{row.label}: not reproducible by structbench: {unmapped}.")
+    if filled.corrected:
+        how = filled.table.preset.scoring or "the preset's bug-compatible options"
+        lines.append(
+            f"{CORRECTED_MARK} The bold rows are scored as the paper's released code scored ({how}); they are the "
+            f"ones comparable with the published rows. The rows marked {CORRECTED_MARK} score the same replies "
+            "with structbench's default (corrected) parsing and scoring."
+        )
     for fill in filled.fills:
         lines += [f"{fill.model.model}: {path} does not fill this table: {why}." for path, why in fill.excluded.items()]
         lines += _option_notes(fill)
@@ -592,8 +638,9 @@ def run_notes(filled: FilledTable) -> list[str]:
 def _option_notes(fill: TableFill) -> list[str]:
     """Run options that differ from the table's preset (beyond those that only select samples)."""
     preset = fill.table.preset
-    skip = set(fill.table.selection) | {
-        c.orders.option for r in fill.table.rows for c in r.cells.values() if isinstance(c, Measure) and c.orders
+    measures = [c for r in fill.table.rows for c in r.cells.values() if isinstance(c, Measure)]
+    skip = set(fill.table.selection) | {c.orders.option for c in measures if c.orders} | {
+        k for c in measures for k in c.options
     }
     out = []
     for s in {str(s.run.path): s for s in fill.eligible}.values():

@@ -10,7 +10,8 @@ number, no choices, null content (with ``finish_reason`` ``length``, as reasonin
 out of tokens), a body that is not JSON or is cut off, a huge reply, a 401 that echoes the API key (whole,
 or where a cut of the body splits it); with ``served_model`` set, any other model name gets OpenAI's 404.
 ``fault_times`` limits a fault to the first N requests (then it answers normally), so tests can watch a retry
-succeed.
+succeed. ``replies`` scripts the answers: a request whose last message (or prompt) is a key gets that key's reply
+instead of the fixed one, so a test can play a model that answers each question its own way.
 
 It can be small and slow like a local server: ``slots`` requests at once (the rest wait in its queue, as in a
 llama.cpp server), each taking ``latency`` seconds; and it can have a ``context`` (in tokens, a prompt counting
@@ -21,6 +22,7 @@ gives it as ``max_model_len`` unless ``hide_context``.
     python -m structbench.testing.openai_server --port 0 --latency 0.05 --reply A --port-file p.txt
     python -m structbench.testing.openai_server --fault no-choices --fault-times 1 --port-file p.txt
     python -m structbench.testing.openai_server --slots 1 --latency 30 --context 8192 --refusal llamacpp
+    python -m structbench.testing.openai_server --replies replies.json --port-file p.txt
 """
 
 from __future__ import annotations
@@ -172,6 +174,7 @@ class MockOpenAIServer:
         context: int = 0,
         refusal: str = "vllm",
         hide_context: bool = False,
+        replies: dict[str, str] | None = None,
     ) -> None:
         if fault is not None and fault not in FAULTS:
             raise ValueError(f"unknown fault {fault!r}; faults: {', '.join(FAULTS)}")
@@ -194,6 +197,8 @@ class MockOpenAIServer:
         """Send the fault to the first N requests only (0: to all)."""
         self.served_model = served_model
         self.huge_bytes = huge_bytes
+        self.replies = replies or {}
+        """Last message (or prompt) -> the reply to it; others get ``reply``."""
         self.log_fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644) if log_path else None
         self.requests = 0
         self.authorization: list[str] = []
@@ -278,15 +283,21 @@ class MockOpenAIServer:
         return *_json(200, self.completion(path, request, len(body))), ""
 
     def completion(self, path: str, request: dict[str, Any], size: int = 0) -> dict[str, object]:
-        """The normal reply: ``n`` choices of ``reply``, in chat or completion form."""
+        """The normal reply: ``n`` choices of the scripted reply to the request's last message, else of ``reply``,
+        in chat or completion form."""
         n = int(request.get("n", 1))
+        reply = self.reply
+        if self.replies:
+            messages = request.get("messages")
+            last = messages[-1].get("content") if isinstance(messages, list) and messages else request.get("prompt")
+            reply = self.replies.get(last, reply) if isinstance(last, str) else reply
         if path == "/v1/chat/completions":
             choices: list[dict[str, object]] = [
-                {"index": i, "message": {"role": "assistant", "content": self.reply}, "finish_reason": "stop"}
+                {"index": i, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}
                 for i in range(n)
             ]
         else:
-            choices = [{"index": i, "text": self.reply, "finish_reason": "stop"} for i in range(n)]
+            choices = [{"index": i, "text": reply, "finish_reason": "stop"} for i in range(n)]
         usage = {"prompt_tokens": size // 4, "completion_tokens": 1}
         return {"id": "mock", "object": "chat.completion", "choices": choices, "usage": usage}
 
@@ -342,6 +353,8 @@ def main() -> None:
     parser.add_argument("--refusal", choices=sorted(CONTEXT_REFUSALS), default="vllm",
                         help="Whose words the context refusal uses.")
     parser.add_argument("--hide-context", action="store_true", help="Leave max_model_len out of GET /v1/models.")
+    parser.add_argument("--replies", type=Path, default=None,
+                        help="JSON object: a request's last message (or prompt) -> the reply to send it.")
     parser.add_argument("--port-file", type=Path, default=None, help="Write the bound port here.")
     args = parser.parse_args()
 
@@ -349,7 +362,8 @@ def main() -> None:
         server = MockOpenAIServer(args.latency, args.reply, args.fail_every, args.fail_status, log_path=args.log,
                                   fault=args.fault, fault_times=args.fault_times, served_model=args.served_model,
                                   huge_bytes=args.huge_bytes, slots=args.slots, context=args.context,
-                                  refusal=args.refusal, hide_context=args.hide_context)
+                                  refusal=args.refusal, hide_context=args.hide_context,
+                                  replies=json.loads(args.replies.read_text("utf-8")) if args.replies else None)
         srv = await server.serve(port=args.port)
         port = srv.sockets[0].getsockname()[1]
         if args.port_file:

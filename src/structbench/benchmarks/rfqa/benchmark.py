@@ -5,7 +5,8 @@ Read top to bottom: ``source.py`` (where the data comes from), ``queries.py`` + 
 + ``cot.py`` (the NL, SQL and CoT methods), ``parsing.py`` (JSON recovery), ``normalize.py`` +
 ``matching.py`` + ``metrics.py`` (cell F1, tuple similarity and QATCH's metrics), ``complexity.py``
 (breakdown by query type), ``generator.py`` (QATCH-style items from your own tables) and
-``generated.py`` (the ``generated`` variant that runs them).
+``generated.py`` (the ``generated`` variant that runs them). ``galois.py`` reads replies as the paper's runs did
+(``reading=galois``, what the presets use).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from structbench.backends.base import Request
 from structbench.benchmark import Attempt, Benchmark, Exclusion, Scored, Strategy
-from structbench.benchmarks.rfqa import prompts
+from structbench.benchmarks.rfqa import galois, prompts
 from structbench.benchmarks.rfqa.complexity import CLASSES, has_order_by, shape
 from structbench.benchmarks.rfqa.cot import BaseQuery, plan
 from structbench.benchmarks.rfqa.database import Database, DatabaseCache, quote
@@ -33,7 +34,7 @@ from structbench.benchmarks.rfqa.paper import TABLES
 from structbench.benchmarks.rfqa.parsing import parse_table
 from structbench.benchmarks.rfqa.queries import Query, read_queries
 from structbench.benchmarks.rfqa.source import QUERIES_FILE, dataset_source
-from structbench.benchmarks.rfqa.strategies import RetrievalSettings, build_strategies
+from structbench.benchmarks.rfqa.strategies import Reading, RetrievalSettings, build_strategies, replay, run_query
 from structbench.data.sample import Sample, TableGold
 from structbench.datasets import DataContext
 from structbench.errors import UsageError
@@ -63,15 +64,23 @@ class RFQAOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
+    reading: Reading = "structbench"
+    """``galois``: run the conversation and read the replies as galois did when the paper's numbers were made
+    (exact attribute names, by position for tuple similarity; CoT's numeric rewrite; tuples repeated within a
+    reply dropped; ``iterations`` calls in all; see ``galois.py``), what the presets use. ``structbench``: the
+    lenient reading (attribute names matched ignoring case and punctuation, JSON repaired, ``iterations``
+    follow-ups after the first answer)."""
     string_rule: Literal["intended", "published"] = "intended"
-    """``intended``: edit distance <= 10% of the expected length (the paper). ``published``: the
-    released code's rule after 2025-07-25, floor(L(1-t)) <= distance <= ceil(L(1+t))."""
+    """``intended``: edit distance <= 10% of the expected length (the paper, and galois at the time of the paper).
+    ``published``: the cell rule galois changed to on 2025-07-25, after the paper, floor(L(1-t)) <= distance <=
+    ceil(L(1+t)); tuple similarity keeps structbench's matching (see the docs)."""
     numeric_tolerance: float = Field(0.1, ge=0)
     """Two numbers match when the returned one is within this share of the expected one."""
     string_tolerance: float = Field(0.1, ge=0)
     """Two texts match when their edit distance is within this share of the expected text's length."""
     iterations: int = Field(10, ge=0)
-    """Follow-up "List more values" rounds after the first answer."""
+    """Follow-up "List more values" rounds after the first answer; under ``reading=galois``, the calls in all
+    (galois' ``maxIterations``), so the presets set 10."""
     max_tokens: int = Field(4096, ge=1)
     """Generation limit per reply (a whole table can be long)."""
     structured_output: bool = False
@@ -104,6 +113,7 @@ class RFQABenchmark(Benchmark):
     )
     breakdown_keys: ClassVar[tuple[str, ...]] = ("task", "attrs", "cells", "output_type")
     Options: ClassVar[type[BaseModel]] = RFQAOptions
+    paper_scoring: ClassVar[tuple[str, ...]] = ("reading",)
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
@@ -128,7 +138,7 @@ class RFQABenchmark(Benchmark):
     def settings(self) -> RetrievalSettings:
         """The retrieval settings the strategies use, from the options."""
         o = self.opts
-        return RetrievalSettings(o.iterations, o.max_tokens, o.structured_output, o.prompt_wording)
+        return RetrievalSettings(o.iterations, o.max_tokens, o.structured_output, o.prompt_wording, o.reading)
 
     # -- data ---------------------------------------------------------------------------------
 
@@ -305,15 +315,14 @@ class RFQABenchmark(Benchmark):
     def score(self, sample: Sample, attempt: Attempt, strategy: str) -> Scored:
         gold = sample.gold
         assert isinstance(gold, TableGold)
-        records, how = parse_table(attempt.output, gold.columns)
-        values = table_metrics(
-            gold.rows,
-            align_records(records or [], gold.columns),
-            rule=self.rule,
-            ordered=bool(sample.extra.get("ordered")),
-        )
+        if self.opts.reading == "galois":
+            records, how, rows = self.read_galois(attempt.output, gold.columns, once=strategy != "cot")
+        else:
+            records, how = parse_table(attempt.output, gold.columns)
+            rows = align_records(records or [], gold.columns)
+        values = table_metrics(gold.rows, rows, rule=self.rule, ordered=bool(sample.extra.get("ordered")))
         values["invalid"] = 0.0 if records is not None else 1.0
-        return Scored(
+        scored = Scored(
             id=sample.id,
             task=sample.task,
             parsed=records,
@@ -322,6 +331,41 @@ class RFQABenchmark(Benchmark):
             values=values,
             meta={**sample.meta, "complexity": list(sample.extra.get("complexity", [])), "recovery": how},
         )
+        return self.with_corrected(scored, lambda b: b.score(sample, self.replayed(sample, attempt), strategy))
+
+    @staticmethod
+    def read_galois(
+        output: str, columns: list[str], *, once: bool = True
+    ) -> tuple[list[dict[str, Any]] | None, str, list[list[Any]]]:
+        """``output`` read as galois did: its objects (``once``: each once, as galois reads a reply; CoT's output is
+        the query's result, whose repeats count), and the cells its metrics compare (by exact attribute name, in
+        the reply's order); records None when galois cannot read it."""
+        try:
+            objects = [o for o in galois.parse_rows(output) if o is not None]
+        except galois.Unreadable:
+            return None, "invalid", []
+        seen: set[str] = set()
+        records = []
+        for o in objects:
+            identity = galois.tuple_identity(o)
+            if not once or identity not in seen:
+                seen.add(identity)
+                records.append(o)
+        return records, "json", [galois.scored_row(r, columns) for r in records]
+
+    def replayed(self, sample: Sample, attempt: Attempt) -> Attempt:
+        """The attempt as structbench's reading takes the same replies (galois reading: re-read from the recorded
+        rounds; a predictions file has none, so its output is read as it is)."""
+        rounds = attempt.artifacts.get("rounds")
+        if attempt.artifacts.get("reading") != "galois" or not rounds:
+            return attempt
+        if isinstance(rounds, dict):  # CoT: the base tables' conversations, then the query in memory
+            bases = {b["table"]: list(b["columns"]) for b in sample.extra.get("cot") or ()}
+            tables = {table: replay(entries, bases.get(table, [])) for table, entries in rounds.items()}
+            result, _ = run_query(sample, tables)
+            return Attempt(output=json.dumps(result, ensure_ascii=False, default=str))
+        rows = replay(rounds, list(sample.extra["columns"]))
+        return Attempt(output=json.dumps(rows, ensure_ascii=False, default=str))
 
     def aggregate(self, scored: Sequence[Scored]) -> dict[str, float]:
         n = len(scored)

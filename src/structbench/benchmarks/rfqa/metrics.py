@@ -20,7 +20,8 @@ normalized (``normalize.py``).
   only for queries with ORDER BY).
 
 Edge cases follow the released code: two empty tables score 1 everywhere; an empty result for a
-non-empty gold scores 0.
+non-empty gold scores 0. An ``ABSENT`` value (galois reading: the tuple has no such attribute) is no cell:
+it is not pooled, and its tuple matches no expected tuple.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from structbench.benchmarks.rfqa.matching import IntendedRule, MatchRule, MatchSet, Pairs
-from structbench.benchmarks.rfqa.normalize import Cell, normalize_cell
+from structbench.benchmarks.rfqa.normalize import ABSENT_CELL, Cell, normalize_cell
 
 METRICS = (
     "cell_precision",
@@ -93,6 +94,7 @@ def _pooled_cells(rows: Sequence[tuple[Cell, ...]]) -> list[Cell]:
     for row in rows:
         for cell in row:
             seen.setdefault(cell.text, cell)
+    seen.pop(ABSENT_CELL.text, None)
     return list(seen.values())
 
 
@@ -144,9 +146,10 @@ def _tuple_scores(
     # per attribute: each expected value's matching set over the distinct returned values
     matches: list[dict[str, MatchSet]] = []
     value_ids: list[dict[str, int]] = []
+    absent = ABSENT_CELL.text
     for j in range(width):
         e_vals = {row[j].text: row[j] for row in expected}
-        a_vals = {row[j].text: row[j] for row in actual}
+        a_vals = {row[j].text: row[j] for row in actual if row[j].text != absent}
         pairs = rule.pairs(list(e_vals.values()), list(a_vals.values()), tuple_level=True)
         matches.append(dict(zip(e_vals, pairs, strict=True)))
         value_ids.append({text: i for i, text in enumerate(a_vals)})
@@ -158,7 +161,8 @@ def _tuple_scores(
     pivot = max(range(width), key=lambda j: (len(matches[j]) - numeric_share[j] > 0, len(matches[j])))
     by_pivot: dict[int, list[tuple[str, ...]]] = defaultdict(list)
     for a_key in a_count:
-        by_pivot[value_ids[pivot][a_key[pivot]]].append(a_key)
+        if absent not in a_key:  # a tuple without some expected attribute matches none
+            by_pivot[value_ids[pivot][a_key[pivot]]].append(a_key)
     others = [j for j in range(width) if j != pivot]
     hits = 0
     matched: set[tuple[str, ...]] = set()
@@ -231,11 +235,11 @@ def _qatch(expected: list[tuple[str, ...]], actual: list[tuple[str, ...]]) -> di
             ("qatch_cell_precision", "qatch_cell_recall", "tuple_cardinality", "tuple_constraint"), 0.0
         )
     e_cells = {c for row in expected for c in row}
-    a_cells = {c for row in actual for c in row}
+    a_cells = {c for row in actual for c in row} - {ABSENT_CELL.text}
     common = len(e_cells & a_cells)
     e_count, a_count = Counter(expected), Counter(actual)
     return {
-        "qatch_cell_precision": common / len(a_cells),
+        "qatch_cell_precision": common / len(a_cells) if a_cells else 0.0,
         "qatch_cell_recall": common / len(e_cells),
         "tuple_cardinality": min(len(expected), len(actual)) / max(len(expected), len(actual)),
         "tuple_constraint": sum(a_count[k] == v for k, v in e_count.items()) / len(e_count),

@@ -19,7 +19,7 @@ from typing import Any
 
 from structbench.data.normalize import number_text, parse_number, strip_accents
 
-__all__ = ["Cell", "normalize_cell", "number_text", "parse_number", "strip_accents"]
+__all__ = ["ABSENT", "ABSENT_CELL", "Cell", "normalize_cell", "number_text", "parse_number", "strip_accents"]
 
 _SPACES = re.compile(r"\s+")
 _NULLS = frozenset({"null", "none", "nan"})
@@ -34,8 +34,23 @@ class Cell:
     number: float | None = None
 
 
+class _Absent:
+    """An expected attribute a returned tuple has no cell for (galois reading: its key differs): unlike NULL, it
+    is no cell at all, so it is not pooled and its tuple matches no expected one."""
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT = _Absent()
+ABSENT_CELL = Cell("\x00absent\x00")
+"""``ABSENT`` normalized: a text no value normalizes to."""
+
+
 def normalize_cell(value: Any) -> Cell:
-    """Normalize one cell value (JSON scalar or database value)."""
+    """Normalize one cell value (JSON scalar or database value; ``ABSENT`` stays absent)."""
+    if value is ABSENT:
+        return ABSENT_CELL
     if value is None:
         return Cell("")
     if isinstance(value, bool):

@@ -10,23 +10,30 @@ iteration ends and, when it was the first answer, the whole answer is invalid.
 ``Attempt.output`` is what ``score`` parses, also from a predictions file: the merged table as a JSON
 array of objects (for CoT, the result of the query run in memory), or, for an invalid answer, the
 model's last raw reply. The raw rounds are kept in ``Attempt.artifacts["rounds"]``.
+
+Under ``reading=galois`` the conversation and the reading are galois' at the time of the paper
+(``retrieve_galois``, see ``galois.py``); ``replay`` reads the same replies structbench's way.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import partial
+from typing import Any, Literal
 
 import duckdb
 
 from structbench.backends.base import Request
 from structbench.benchmark import Attempt, Generate, Strategy
-from structbench.benchmarks.rfqa import cot, prompts
+from structbench.benchmarks.rfqa import cot, galois, prompts
 from structbench.benchmarks.rfqa.parsing import merge_new, parse_table
 from structbench.data.sample import Sample
 from structbench.errors import DataError
+
+Reading = Literal["structbench", "galois"]
+"""How replies are read and the conversation run: structbench's way, or galois' at the time of the paper."""
 
 
 @dataclass(frozen=True)
@@ -40,6 +47,8 @@ class RetrievalSettings:
     """Send the table's JSON Schema as ``response_format`` (backends that support it enforce it)."""
     wording: prompts.Wording = "released"
     """The start prompts' wording: the released code's or the paper's figures'."""
+    reading: Reading = "structbench"
+    """``galois``: galois' conversation and reading (``iterations`` is then its ``maxIterations``, the calls)."""
 
 
 @dataclass
@@ -78,6 +87,86 @@ async def retrieve(first: Request, columns: list[str], generate: Generate, setti
             break
         request = request.with_reply(reply, prompts.ITERATIVE)
     return out
+
+
+def _window(request: Request) -> Request:
+    """The request as LangChain4j's chat memory sends it: its last ``galois.MAX_MESSAGES`` messages."""
+    assert request.messages is not None
+    return replace(request, messages=request.messages[-galois.MAX_MESSAGES :])
+
+
+async def retrieve_galois(
+    first: Request,
+    generate: Generate,
+    settings: RetrievalSettings,
+    typed: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None,
+) -> Retrieval:
+    """galois' conversation (``galois.py``): at most ``settings.iterations`` calls; stop at a blank reply, an empty
+    list or no new tuple; tuples already read (in the same reply too) dropped; an unreadable reply re-prompted once
+    and the loop going on. ``typed`` reads each object as CoT's ``mapToTuple`` does (whose re-prompted tuples
+    galois drops); without it, objects are kept as the model wrote them (NL, SQL)."""
+    out = Retrieval(valid=False)
+    seen: set[str] = set()
+
+    def add(records: Sequence[Mapping[str, Any] | None]) -> int:
+        added = 0
+        for record in records:
+            if record is None:  # galois dereferences it: NullPointerException, caught as an unreadable reply
+                raise galois.Unreadable("a null object")
+            row = typed(record) if typed is not None else dict(record)
+            identity = galois.tuple_identity(row)
+            if identity not in seen:
+                seen.add(identity)
+                out.rows.append(row)
+                added += 1
+        return added
+
+    request = first
+    reply = ""
+    for round_no in range(settings.iterations):
+        if round_no:
+            request = request.with_reply(reply, prompts.ITERATIVE)
+        reply = (await generate(_window(request))).text
+        out.last_reply = reply
+        entry: dict[str, Any] = {"round": round_no, "reply": reply}
+        out.rounds.append(entry)
+        try:
+            if not reply.strip():
+                entry["stop"] = "blank reply"
+                break
+            records = galois.parse_rows(reply)
+            out.valid = True
+            entry["rows"] = len(records)
+            if not records:
+                break
+            entry["new_rows"] = add(records)
+            if not entry["new_rows"]:
+                break
+        except galois.Unreadable as err:
+            entry["recovery"] = f"invalid: {err}"
+            request = request.with_reply(reply, prompts.INVALID_JSON)
+            reply = (await generate(_window(request))).text
+            out.last_reply = reply
+            entry["reprompt_reply"] = reply
+            try:
+                records = galois.parse_rows(reply)
+                out.valid = True
+                if typed is None:
+                    entry["reprompt_new_rows"] = add(records)
+            except galois.Unreadable:
+                pass
+    return out
+
+
+def replay(rounds: Sequence[Mapping[str, Any]], columns: list[str]) -> list[dict[str, Any]]:
+    """The rows structbench's reading takes from the replies of a conversation (its rounds, re-prompts included)."""
+    rows: list[dict[str, Any]] = []
+    for entry in rounds:
+        for key in ("reply", "reprompt_reply"):
+            if key in entry:
+                records, _ = parse_table(entry[key], columns)
+                merge_new(rows, records or [], columns)
+    return rows
 
 
 def _request(text: str, schema: dict[str, Any], settings: RetrievalSettings) -> Request:
@@ -123,9 +212,13 @@ class DirectRetrieval(Strategy):
     async def run(self, sample: Sample, generate: Generate) -> Attempt:
         settings = self.settings()
         columns = list(sample.extra["columns"])
-        got = await retrieve(first_request(sample, self.method, settings), columns, generate, settings)
+        first = first_request(sample, self.method, settings)
+        if settings.reading == "galois":
+            got = await retrieve_galois(first, generate, settings)
+        else:
+            got = await retrieve(first, columns, generate, settings)
         output = _output(got.rows) if got.valid else got.last_reply
-        return Attempt(output=output, artifacts={"valid": got.valid, "rounds": got.rounds})
+        return Attempt(output=output, artifacts={"valid": got.valid, "rounds": got.rounds, "reading": settings.reading})
 
 
 class ChainOfThought(Strategy):
@@ -149,7 +242,11 @@ class ChainOfThought(Strategy):
         valid = True
         last_reply = ""
         for base, request in base_requests(sample, settings):
-            got = await retrieve(request, base.columns, generate, settings)
+            if settings.reading == "galois":
+                typed = partial(galois.base_row, columns=base.columns, types=base.types)
+                got = await retrieve_galois(request, generate, settings, typed)
+            else:
+                got = await retrieve(request, base.columns, generate, settings)
             rows[base.table], rounds[base.table] = got.rows, got.rounds
             valid = valid and got.valid
             last_reply = got.last_reply if not got.valid else last_reply
@@ -157,16 +254,23 @@ class ChainOfThought(Strategy):
             "valid": valid,
             "rounds": rounds,
             "base_rows": {t: len(r) for t, r in rows.items()},
+            "reading": settings.reading,
         }
         if not valid:
             return Attempt(output=last_reply, artifacts=artifacts)
-        bases = [cot.BaseQuery.from_json(d) for d in sample.extra["cot"]]
-        try:
-            result = cot.execute(sample.extra["sql"], bases, rows, list(sample.extra["columns"]))
-        except duckdb.Error as err:
-            artifacts["execution_error"] = str(err)
-            result = []
+        result, error = run_query(sample, rows)
+        if error:
+            artifacts["execution_error"] = error
         return Attempt(output=_output(result), artifacts=artifacts)
+
+
+def run_query(sample: Sample, rows: Mapping[str, Sequence[Mapping[str, Any]]]) -> tuple[list[dict[str, Any]], str]:
+    """The sample's SQL over the base rows read for each table: its result, and the error when it cannot run."""
+    bases = [cot.BaseQuery.from_json(d) for d in sample.extra["cot"]]
+    try:
+        return cot.execute(sample.extra["sql"], bases, rows, list(sample.extra["columns"])), ""
+    except duckdb.Error as err:
+        return [], str(err)
 
 
 def build_strategies(settings: Callable[[], RetrievalSettings]) -> dict[str, Strategy]:

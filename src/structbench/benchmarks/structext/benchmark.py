@@ -3,7 +3,9 @@
 Variants: ``test`` and ``hard`` are generated here (seeded, verified against real parsers);
 ``official`` reads the released JSON files. The answer is read after the reply's last "Answer:"
 heading and scored by thresholded RougeL (the headline), exact match and BLEU, and optionally by an
-LLM judge (``--option judge=same|BACKEND[:NAME]``).
+LLM judge (``--option judge=same|BACKEND[:NAME]``). ``scorer=released`` (what the presets use) scores
+as the official ``Evaluation/get_evaluation_result.py`` did: the whole reply, the package's RougeL as
+is, and samples whose scoring raises in the package skipped.
 """
 
 from __future__ import annotations
@@ -11,14 +13,21 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from structbench.backends.base import Request
 from structbench.benchmark import Attempt, Benchmark, Exclusion, Scored, Strategy, check_model
 from structbench.benchmarks.structext import judge, official, prompts
 from structbench.benchmarks.structext.answers import extract_answer
 from structbench.benchmarks.structext.judge import Judged
-from structbench.benchmarks.structext.metrics import EmptyText, bleu, rouge_l_parts, thresholded
+from structbench.benchmarks.structext.metrics import (
+    RELEASED_FRAMES,
+    EmptyText,
+    TooDeep,
+    bleu,
+    rouge_l_parts,
+    thresholded,
+)
 from structbench.benchmarks.structext.paper import TABLES
 from structbench.benchmarks.structext.suites import Item, demonstrations, suite_items
 from structbench.benchmarks.structext.templates import LANGUAGES, TEMPLATES
@@ -44,6 +53,13 @@ class StructextOptions(BaseModel):
     empty: Literal["zero", "drop"] = "zero"
     """An empty answer scores 0 (``zero``), or is left out of the averages as the official scorer's
     exception handler does (``drop``, bug-compatible)."""
+    scorer: Literal["structbench", "released"] = "structbench"
+    """``released``: the official scorer (``Evaluation/get_evaluation_result.py`` with rouge 1.0.1), bug for
+    bug, as the presets use it: the whole reply is compared (``parse=raw``), RougeL is the package's (a perfect
+    match is 0.999999995), and a sample whose scoring raises in the package is skipped, as its exception
+    handler does: an empty reply (or one of only dots), and a ``RecursionError`` when the package rebuilds an
+    LCS of more than 986 steps (a long reply sentence). The skipped samples are counted in ``extra.excluded``.
+    ``structbench`` (default): ``parse`` and ``empty`` decide."""
     shots: int = Field(3, ge=0, le=10)
     """Demonstrations for ``few_shot`` / ``simple_few_shot`` (and at most this many for the official prompt)."""
     threshold: float = Field(0.75, ge=0.0, le=1.0)
@@ -56,6 +72,22 @@ class StructextOptions(BaseModel):
     """LLM-as-judge: ``same`` (the run's own model) or ``BACKEND[:NAME]`` of a judge model; off when unset."""
     judge_base_url: str | None = None
     """The judge backend's server address (with ``judge=BACKEND[:NAME]``)."""
+
+    @model_validator(mode="after")
+    def _released_reads_the_whole_reply(self) -> StructextOptions:
+        if self.scorer == "released":
+            given = [f"{k}={getattr(self, k)}" for k, want in (("parse", "raw"), ("empty", "drop"))
+                     if k in self.model_fields_set and getattr(self, k) != want]
+            if given:
+                raise ValueError(
+                    f"scorer=released compares the whole reply and skips empty ones; drop {', '.join(given)}"
+                )
+        return self
+
+    @property
+    def raw(self) -> bool:
+        """Whether the whole reply is compared with the gold."""
+        return self.parse == "raw" or self.scorer == "released"
 
 
 def _sample(item: Item, variant: str) -> Sample:
@@ -85,6 +117,7 @@ class StrucTextEval(Benchmark):
     metric_names = ("rougeL", "rougeL_raw", "exact_match", "bleu")
     breakdown_keys = ("language", "task", "template", "depth", "width")
     Options: ClassVar[type[BaseModel]] = StructextOptions
+    paper_scoring = ("scorer", "parse", "empty")
 
     options: StructextOptions
 
@@ -199,21 +232,27 @@ class StrucTextEval(Benchmark):
         assert isinstance(sample.gold, TextGold)
         if judge.is_judge_request(request):
             return "True"
-        return sample.gold.text if self.options.parse == "raw" else f"### Answer:\n{sample.gold.text}"
+        return sample.gold.text if self.options.raw else f"### Answer:\n{sample.gold.text}"
 
     # --- scoring ------------------------------------------------------------------------------------
 
     def score(self, sample: Sample, attempt: Attempt, strategy: str) -> Scored:
         assert isinstance(sample.gold, TextGold)
         gold = sample.gold.text
-        answer = extract_answer(attempt.output, raw=self.options.parse == "raw")
-        try:
-            f, p, r = rouge_l_parts(gold, answer)  # the official call order: gold is the package's hypothesis
+        released = self.options.scorer == "released"
+        answer = extract_answer(attempt.output, raw=self.options.raw)
+        skipped = ""
+        try:  # the official call order: gold is the package's hypothesis
+            f, p, r = rouge_l_parts(gold, answer, frames=RELEASED_FRAMES if released else None)
             empty = 0.0
         except EmptyText:
-            f, p, r, empty = 0.0, 0.0, 0.0, 1.0
-        # p = r = 1 is a perfect F1 that the package's 1e-8 smoothing reports as 0.999999995.
-        rouge = 1.0 if p == r == 1.0 else thresholded(f, self.options.threshold)
+            f, p, r, empty, skipped = 0.0, 0.0, 0.0, 1.0, "skipped_empty"
+        except TooDeep:
+            f, p, r, empty, skipped = 0.0, 0.0, 0.0, 0.0, "skipped_recursion"
+        if released:
+            rouge = thresholded(f, self.options.threshold)
+        else:  # p = r = 1 is a perfect F1 that the package's 1e-8 smoothing reports as 0.999999995.
+            rouge = 1.0 if p == r == 1.0 else thresholded(f, self.options.threshold)
         values = {
             "rougeL": rouge,
             "rougeL_raw": f,
@@ -221,12 +260,15 @@ class StrucTextEval(Benchmark):
             "bleu": bleu(answer, gold) if answer else 0.0,
             "empty": empty,
         }
+        if released and skipped:
+            values[skipped] = 1.0
         if "judge" in attempt.artifacts:
             verdict = attempt.artifacts["judge"]["verdict"]
             values["judge"] = verdict or 0.0
             values["judge_unparsed"] = float(verdict is None)
-        return Scored(id=sample.id, task=sample.task, parsed=answer, gold=gold, score=rouge, values=values,
-                      meta=dict(sample.meta))
+        scored = Scored(id=sample.id, task=sample.task, parsed=answer, gold=gold, score=rouge, values=values,
+                        meta=dict(sample.meta))
+        return self.with_corrected(scored, lambda b: b.score(sample, attempt, strategy))
 
     def aggregate(self, scored: Sequence[Scored]) -> dict[str, float]:
         counted = [s for s in scored if self.averaged(s)]
@@ -239,12 +281,28 @@ class StrucTextEval(Benchmark):
         return out
 
     def averaged(self, s: Scored) -> bool:
-        """Whether ``s`` counts in the averages: every sample does, except empty answers under ``empty=drop``."""
+        """Whether ``s`` counts in the averages: every sample does, except empty answers under ``empty=drop`` and
+        what the released scorer skips under ``scorer=released``."""
+        if self.options.scorer == "released":
+            return not any(s.values.get(key) for key in SKIPPED)
         return not (self.options.empty == "drop" and s.values.get("empty"))
 
     def exclusions(self, scored: Sequence[Scored]) -> list[Exclusion]:
-        """With ``empty=drop``, the empty answers the averages leave out."""
+        """With ``empty=drop``, the empty answers the averages leave out; with ``scorer=released``, the samples
+        the released scorer skips, by why."""
+        if self.options.scorer == "released":
+            counts = {key: sum(bool(s.values.get(key)) for s in scored) for key in SKIPPED}
+            return [Exclusion(reason=SKIPPED[key], count=n) for key, n in counts.items() if n]
         dropped = sum(not self.averaged(s) for s in scored)
         if not dropped:
             return []
         return [Exclusion(reason="empty answers left out of the averages (--option empty=drop)", count=dropped)]
+
+
+SKIPPED = {
+    "skipped_empty": "empty replies, skipped as the released scorer skips them (the rouge package raises "
+    "ValueError; --option scorer=released)",
+    "skipped_recursion": "replies the released scorer skips: the rouge package raises RecursionError rebuilding a "
+    "long LCS (--option scorer=released)",
+}
+"""Per-sample flags of the samples ``scorer=released`` leaves out, with what the exclusion says."""

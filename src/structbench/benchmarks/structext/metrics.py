@@ -8,6 +8,11 @@ its dynamic-programming backtrack, and the *distinct tokens* of all those LCSs a
 precision divide that pool's size by the number of distinct reference and hypothesis tokens, and
 ``f = 2pr / (p + r + 1e-8)``. ``rouge_l`` reproduces this exactly (the tests compare it with the
 package), with a bit-parallel LCS table so that 100k-character answers score in milliseconds.
+
+The package rebuilds each LCS recursively, one Python call per backtrack step, so a long sentence pair
+raises ``RecursionError`` under Python's default limit of 1,000 frames; the official scorer skips such a
+sample. ``rouge_l_parts(..., frames=RELEASED_FRAMES)`` raises ``TooDeep`` exactly where the released
+scorer's call does (the tests compare with the package run at the same depth).
 """
 
 from __future__ import annotations
@@ -25,20 +30,34 @@ def sentences(text: str) -> list[list[str]]:
     return [" ".join(piece.split()).split(" ") for piece in text.split(".") if piece]
 
 
-def _lcs_tokens(x: Sequence[str], y: Sequence[str]) -> set[str]:
-    """The distinct tokens of the LCS of ``x`` and ``y`` that the package's backtrack rebuilds.
+RELEASED_FRAMES = 1000 - 13
+"""The recursive calls the package's LCS reconstruction (``_recon``) may nest in the official scorer before
+Python raises ``RecursionError``: the default limit of 1,000 frames less the 13 below the first ``_recon``
+(the script's module, ``fire.Fire``, ``_Fire``, ``_CallAndUpdateTrace``, ``judge``, ``judge_detail``,
+``calculate_rouge_l``, ``Rouge.get_scores``, ``_get_scores``, the metric's lambda,
+``rouge_l_summary_level``, ``_union_lcs``, ``_recon_lcs``)."""
+
+
+class TooDeep(RecursionError):
+    """The package's recursive LCS reconstruction would exceed the frames it has (the official scorer skips
+    the sample)."""
+
+
+def _lcs_tokens(x: Sequence[str], y: Sequence[str]) -> tuple[set[str], int]:
+    """The distinct tokens of the LCS of ``x`` and ``y`` that the package's backtrack rebuilds, and the
+    number of nested calls its recursive backtrack makes (one per step, plus the last at a border).
 
     Rows of the LCS table are kept as bit vectors (Hyyrö's recurrence): bit ``j`` of row ``i`` is 0
     where ``T[i][j+1] = T[i][j] + 1``, so ``T[i][j] = j - popcount(row_i & (2**j - 1))``.
     """
     if x == y:
-        return set(x)
+        return set(x), len(x) + 1
     m = len(y)
     masks: dict[str, int] = {}
     for j, token in enumerate(y):
         masks[token] = masks.get(token, 0) | (1 << j)
     if not any(token in masks for token in x):
-        return set()
+        return set(), m + 1  # ties go left: the backtrack walks along y to its start
     full = (1 << m) - 1
     rows = [full]
     v = full
@@ -48,7 +67,9 @@ def _lcs_tokens(x: Sequence[str], y: Sequence[str]) -> set[str]:
         rows.append(v)
     found: set[str] = set()
     i, j = len(x), m
+    calls = 1
     while i > 0 and j > 0:
+        calls += 1
         if x[i - 1] == y[j - 1]:
             found.add(x[i - 1])
             i -= 1
@@ -60,15 +81,17 @@ def _lcs_tokens(x: Sequence[str], y: Sequence[str]) -> set[str]:
             i -= 1
         else:
             j -= 1
-    return found
+    return found, calls
 
 
 class EmptyText(ValueError):
     """A text with no sentence (empty, or only dots): the package raises here."""
 
 
-def rouge_l_parts(hypothesis: str, reference: str) -> tuple[float, float, float]:
-    """``(f, p, r)`` of ``Rouge().get_scores(hypothesis, reference)[0]["rouge-l"]``."""
+def rouge_l_parts(hypothesis: str, reference: str, *, frames: int | None = None) -> tuple[float, float, float]:
+    """``(f, p, r)`` of ``Rouge().get_scores(hypothesis, reference)[0]["rouge-l"]``; raises ``EmptyText`` where
+    the package raises ``ValueError`` and, given ``frames``, ``TooDeep`` where its LCS reconstruction would nest
+    more calls than that (``RELEASED_FRAMES``: where the official scorer raises ``RecursionError``)."""
     hyp, ref = sentences(hypothesis), sentences(reference)
     if not hyp or not ref:
         raise EmptyText("Collections must contain at least 1 sentence.")
@@ -77,7 +100,10 @@ def rouge_l_parts(hypothesis: str, reference: str) -> tuple[float, float, float]
     pooled: set[str] = set()
     for ref_s in ref:
         for hyp_s in hyp:
-            pooled |= _lcs_tokens(ref_s, hyp_s)
+            tokens, calls = _lcs_tokens(ref_s, hyp_s)
+            if frames is not None and calls > frames:
+                raise TooDeep(f"rebuilding an LCS nests {calls} calls; the released scorer has room for {frames}")
+            pooled |= tokens
     llcs = len(pooled)
     r_lcs = llcs / m
     p_lcs = llcs / n

@@ -1,0 +1,245 @@
+"""Reading replies as galois did when the paper's numbers were made (``reading=galois``, what the presets use).
+
+The paper's runs used dbunibas/galois; its code at the time of the paper's first version (2025-05-27) is
+commit ``111060a`` of 2025-05-16 ("*RelationalFactQA*"). How it reads a reply, from there:
+
+- **Text to JSON** (``Mapper.toCleanJsonList`` then Jackson): the text after the last ``</think>``; Markdown
+  fences and every ``{}`` removed; a lone object wrapped in a list; the text from the first ``[`` to the last
+  ``]``, else from the first ``[`` to the last ``}`` closed with ``]``, else the quoted strings listed. Jackson
+  reads it leniently (comments, single quotes, unquoted names, leading zeros; trailing text ignored) as a list
+  of objects; anything else, a truncated reply included, raises, and the executor re-prompts.
+- **NL and SQL** (``TogetheraiLlama3NL/SQLQueryExecutor``, which the OpenAI ones extend): each object becomes a
+  tuple with the model's own keys and values, in the reply's order (``mapToTupleIgnoreMissingAttributes``).
+  The metrics keep the cells whose attribute is *exactly* an expected one, and tuple similarity compares them
+  by position with the expected tuple: a renamed key is an absent cell, a reordered one a mismatch.
+- **CoT** (``AbstractEntityQueryExecutor``, ``mapToTuple``): each base attribute is looked up exactly (a key
+  in another case reads as NULL); a numeric attribute's text has ``,`` turned into ``.`` and ``K``/``k`` and
+  ``M``/``m`` into ``000``/``000000`` before it is typed (``"1,500"`` is 1.5, ``"2.5M"`` 2.5000000); what does
+  not type is NULL (``LLMScan.checkTupleTypes``).
+- **The conversation**: at most ``maxIterations`` = 10 calls; stop at a blank reply, an empty list, or a reply
+  that adds no tuple; a tuple already read (the same reply included) is dropped; a reply that does not parse
+  gets one "Respond in an appropriate JSON format." whose tuples are added (NL and SQL; in CoT a null
+  dereference drops them), and the loop goes on. LangChain4j's ``ConversationalChain`` keeps the last 10
+  messages, so from the sixth call on the model no longer sees the question.
+
+Speedy's typing (not released) is taken to be Java's ``Long.parseLong`` / ``Double.parseDouble``. Not
+reproduced: for NL and SQL, galois' ``LLMScan.checkTupleTypes`` also types the cells whose name is a numeric
+column of the query's first table, turning one that does not type (``"1,500"``) into NULL, or dropping the
+tuple where the column is declared not nullable; the nullability is in galois' experiment configs, which
+structbench does not ship.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+from typing import Any
+
+from structbench.benchmarks.rfqa.database import NUMERIC_TYPES
+from structbench.benchmarks.rfqa.normalize import ABSENT
+
+MAX_MESSAGES = 10
+"""LangChain4j's default chat memory: the last 10 messages are sent."""
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_no_constants)
+"""Strict JSON as Jackson reads it: NaN and Infinity are errors."""
+
+
+class Unreadable(ValueError):
+    """A reply galois' JSON reading raises on (the executor re-prompts)."""
+
+
+def _after_think(text: str) -> str:
+    if "<think>" in text and "</think>" in text:
+        parts = text.split("</think>")
+        while parts and parts[-1] == "":  # Java's split drops trailing empty strings
+            parts.pop()
+        if not parts:
+            raise Unreadable("nothing after </think>")
+        return parts[-1].strip()
+    return text
+
+
+def clean_list(reply: str) -> str:
+    """``Mapper.toCleanJsonList``: the part of ``reply`` galois hands to the JSON parser."""
+    text = _after_think(reply)
+    text = text.replace("```json", "").replace("```", "").strip()
+    text = text.replace("{}", "")
+    if "[" not in text and "]" not in text and text.startswith("{") and text.endswith("}"):
+        text = f"[{text}]"
+    if "[" in text and "]" in text:
+        text = text[text.index("[") : text.rindex("]") + 1]
+    if text.startswith("[") and text.endswith("]"):
+        return text
+    if "}" in text and "[" in text:
+        body = text[text.index("[") : text.rindex("}") + 1]
+    else:
+        keys = "".join(f'"{k}",\n' for k in re.findall(r'"(.*?)"', text))
+        body = "[" + (keys[:-2] if len(keys) >= 3 else "") + "\n"
+    return body + "]"
+
+
+_NUMBER = re.compile(r"(-?)(\d+)(\.\d+)?([eE][+-]?\d+)?")
+_NAME = re.compile(r"[A-Za-z_$][\w$]*")
+
+
+def _lenient(text: str) -> str:
+    """Jackson's leniencies galois turns on, as strict JSON: comments (``//``, ``/* */``, ``#``), single-quoted
+    strings, unquoted field names and numbers with leading zeros."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in "\"'":
+            j, chars = i + 1, []
+            while j < n and text[j] != c:
+                if text[j] == "\\" and j + 1 < n:
+                    chars.append(text[j : j + 2])
+                    j += 2
+                    continue
+                chars.append(text[j])
+                j += 1
+            body = "".join(chars)
+            if c == "'":
+                body = body.replace("\\'", "'").replace('"', '\\"')
+            out.append(f'"{body}"')
+            i = j + 1
+        elif text.startswith("//", i) or c == "#":
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+        elif m := _NUMBER.match(text, i):
+            sign, whole, fraction, exponent = m.groups()
+            out.append(sign + (whole.lstrip("0") or "0") + (fraction or "") + (exponent or ""))
+            i = m.end()
+        elif m := _NAME.match(text, i):
+            word = m.group(0)
+            rest = text[m.end() :].lstrip()
+            out.append(f'"{word}"' if rest.startswith(":") and word not in ("true", "false", "null") else word)
+            i = m.end()
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def _decode(text: str) -> Any:
+    """Jackson's ``readValue``: leading whitespace skipped, text after the value ignored."""
+    text = text.lstrip()
+    try:
+        return _DECODER.raw_decode(text)[0]
+    except ValueError:
+        pass
+    try:
+        return _DECODER.raw_decode(_lenient(text).lstrip())[0]
+    except ValueError as err:
+        raise Unreadable(str(err)) from None
+
+
+def parse_rows(reply: str) -> list[dict[str, Any] | None]:
+    """``JSONEntitiesParser.parse``: the reply's objects (``None`` for a JSON null); ``Unreadable`` where galois
+    raises."""
+    value = _decode(clean_list(reply))
+    if not isinstance(value, list) or not all(v is None or isinstance(v, dict) for v in value):
+        raise Unreadable("not a list of objects")
+    return value
+
+
+def java_text(value: Any) -> str:
+    """``Object.toString`` of a JSON value as Jackson maps it (what tuple identity and typing read)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return _java_double(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(java_text(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}={java_text(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
+def _java_double(x: float) -> str:
+    """``Double.toString``: plain between 1e-3 and 1e7, else the shortest digits as ``d.dddE±n``."""
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "Infinity" if x > 0 else "-Infinity"
+    if x == 0 or 1e-3 <= abs(x) < 1e7:
+        return repr(x)  # Python prints this range plainly, with the same shortest digits
+    sign, digits, exponent = Decimal(repr(x)).as_tuple()
+    text = "".join(map(str, digits)).rstrip("0") or "0"
+    assert isinstance(exponent, int)
+    power = exponent + len(digits) - 1
+    return f"{'-' if sign else ''}{text[0]}.{text[1:] or '0'}E{power}"
+
+
+def tuple_identity(record: Mapping[str, Any]) -> str:
+    """What ``isAlreadyContained`` compares (``Tuple.toStringNoOID``): every attribute and value as text."""
+    return "|".join(f"{k}:{java_text(v)}" for k, v in record.items())
+
+
+# --- CoT: mapToTuple ----------------------------------------------------------------------------------------
+
+_JAVA_LONG = re.compile(r"[+-]?\d+")
+_JAVA_DOUBLE = re.compile(r"[+-]?(NaN|Infinity|((\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)[fFdD]?)")
+
+
+def _typed_number(text: str, db_type: str) -> int | float | None:
+    """Speedy's typing of a numeric attribute, taken as ``Long.parseLong`` for integer types and
+    ``Double.parseDouble`` otherwise (Java trims blanks for the latter); None where it raises."""
+    base = db_type.split("(")[0].upper()
+    if base != "DOUBLE" and base != "FLOAT" and base != "DECIMAL":
+        return int(text) if _JAVA_LONG.fullmatch(text) and -(2**63) <= int(text) < 2**63 else None
+    stripped = text.strip(" \t\n\r\x0b\x0c\x00")
+    if not _JAVA_DOUBLE.fullmatch(stripped) or stripped.lstrip("+-") in ("NaN", "Infinity"):
+        return None  # not a number, or not one a table can hold
+    return float(stripped.rstrip("fFdD"))
+
+
+def numeric_rewrite(text: str) -> str:
+    """``safelyParseCellValue``'s rewrite before typing: ``,`` -> ``.``, ``K``/``k`` -> ``000``, ``M``/``m`` ->
+    ``000000``."""
+    return text.replace(",", ".").replace("K", "000").replace("k", "000").replace("M", "000000").replace("m", "000000")
+
+
+def base_row(record: Mapping[str, Any], columns: Sequence[str], types: Sequence[str]) -> dict[str, Any]:
+    """``mapToTuple``: each base attribute looked up exactly; NULL for a missing key, a JSON null or ``"null"``;
+    booleans from YES/NO or ``true``; numbers after ``numeric_rewrite`` (NULL where they do not type)."""
+    row: dict[str, Any] = {}
+    for column, db_type in zip(columns, types, strict=True):
+        value = record.get(column)
+        if value is None or java_text(value).lower() == "null":
+            row[column] = None
+            continue
+        base = db_type.split("(")[0].upper()
+        if base == "BOOLEAN":
+            text = java_text(value)
+            row[column] = True if text.upper() == "YES" else False if text.upper() == "NO" else text.lower() == "true"
+        elif base in NUMERIC_TYPES:
+            row[column] = _typed_number(numeric_rewrite(java_text(value)), db_type)
+        else:
+            row[column] = value
+    return row
+
+
+# --- NL and SQL: the cells the metrics read ------------------------------------------------------------------
+
+
+def scored_row(record: Mapping[str, Any], columns: Sequence[str]) -> list[Any]:
+    """The cells galois' metrics compare, by position with the expected tuple: the values of the keys that are
+    exactly expected attributes, in the reply's order, then ``ABSENT`` for the ones it lacks."""
+    wanted = set(columns)
+    cells = [v for k, v in record.items() if k in wanted]
+    return cells + [ABSENT] * (len(columns) - len(cells))
