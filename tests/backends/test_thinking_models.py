@@ -81,7 +81,8 @@ def _run(tmp_path: Path, *args: str) -> tuple[list[dict[str, Any]], dict[str, An
     out = tmp_path / f"run{len(list(tmp_path.glob('run*')))}"
     proc = subprocess.run(
         [sys.executable, "-m", "structbench", "run", "-b", "structfact:demo", "-s", "zero_shot,few_shot",
-         "--data-dir", str(TESTS / "synthetic"), "--no-progress", "--out", str(out), *args],
+         "--data-dir", str(TESTS / "synthetic"), "--allow-modified-data", "--no-progress", "--out", str(out),
+         *args],
         capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr
     records = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]

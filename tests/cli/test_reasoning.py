@@ -19,8 +19,8 @@ from faults import child_pythonpath
 
 TESTS = Path(__file__).resolve().parents[1]
 DATA = TESTS / "synthetic"
-RUN = ["-b", "scitab,structfact", "-s", "zero_shot", "--limit", "20", "--data-dir", str(DATA), "--no-cache",
-       "--no-progress"]
+RUN = ["-b", "scitab,structfact", "-s", "zero_shot", "--limit", "20", "--data-dir", str(DATA),
+       "--allow-modified-data", "--no-cache", "--no-progress"]
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
@@ -104,9 +104,9 @@ def test_reasoning_flags_are_the_runs_and_a_resume_keeps_them(tmp_path: Path) ->
         refused = sb(tmp_path, "run", "--resume", "run", "--reasoning-budget", "512", check=2)
         assert "--reasoning-budget would change it" in refused.stderr
         sb(tmp_path, "run", "--resume", "run", "--base-url", url, "--reasoning-budget", "256")
-    bad = sb(tmp_path, "run", "-m", "mock", "-b", "scitab", "--data-dir", str(DATA), "--reasoning-effort", "extreme",
-             check=2)
+    bad = sb(tmp_path, "run", "-m", "mock", "-b", "scitab", "--data-dir", str(DATA), "--allow-modified-data",
+             "--reasoning-effort", "extreme", check=2)
     assert "--reasoning-effort: reasoning effort 'extreme': expected one of" in bad.stderr
-    bad = sb(tmp_path, "run", "-m", "mock", "-b", "scitab", "--data-dir", str(DATA), "--reasoning-effort", "low",
-             check=2)
+    bad = sb(tmp_path, "run", "-m", "mock", "-b", "scitab", "--data-dir", str(DATA), "--allow-modified-data",
+             "--reasoning-effort", "low", check=2)
     assert "the mock backend has no reasoning effort" in bad.stderr

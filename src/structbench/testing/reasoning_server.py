@@ -175,7 +175,8 @@ class OracleAnswers:
 
         config = RunConfig(model="oracle", benches=list(entries), strategies=list(strategies),
                            options=dict(options or {}), limit=limit, seed=seed, data_dir=data_dir)
-        for selection in prepare(config, DataContext.from_env(data_dir, offline=True)):
+        # a test double: it reads whatever data the run under test reads (synthetic releases included)
+        for selection in prepare(config, DataContext.from_env(data_dir, offline=True, allow_modified=True)):
             self.add(selection.bench, selection.samples, selection.strategies)
 
     def __call__(self, body: dict[str, Any]) -> str | None:
