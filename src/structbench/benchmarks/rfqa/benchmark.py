@@ -100,6 +100,7 @@ class RFQABenchmark(Benchmark):
         "invalid_rate",
     )
     breakdown_keys: ClassVar[tuple[str, ...]] = ("task", "attrs", "cells", "output_type")
+    cluster_unit: ClassVar[str | None] = "database"
     Options: ClassVar[type[BaseModel]] = RFQAOptions
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
@@ -319,6 +320,11 @@ class RFQABenchmark(Benchmark):
             values=values,
             meta={**sample.meta, "complexity": list(sample.extra.get("complexity", [])), "recovery": how},
         )
+
+    def cluster(self, sample: Sample) -> str | None:
+        """The database the query is asked of (its gold tables come from it): several queries share one."""
+        db = sample.meta.get("db")
+        return None if db is None else str(db)
 
     def aggregate(self, scored: Sequence[Scored]) -> dict[str, float]:
         n = len(scored)
