@@ -230,9 +230,10 @@ CACHE_KEY_FIELDS = (
     "response_format",
 )
 """Exactly the request fields that identify a cached response, plus ``min_tokens`` and ``choices`` when they
-are set and the backend enforces them, and ``chat_template_args`` when they are set (so keys of requests without
-them never change). Left out on purpose: API keys, timeouts, retry settings, concurrency, and anything about the
-run (strategy name, sample id), so that the same request from another run or strategy is a cache hit."""
+are set and the backend enforces them, ``chat_template_args`` when they are set, and the ``epoch`` of a repeat
+(``--epochs``) above 0 (so keys of requests without them never change). Left out on purpose: API keys,
+timeouts, retry settings, concurrency, and anything about the run (strategy name, sample id), so that the same
+request from another run or strategy is a cache hit."""
 
 
 def sampling_fields(p: GenerationParams) -> dict[str, Any]:
@@ -250,8 +251,9 @@ def sampling_fields(p: GenerationParams) -> dict[str, Any]:
     }
 
 
-def cache_fields(backend: Backend, request: Request) -> bytes:
-    """``CACHE_KEY_FIELDS`` of a request as canonical JSON (sorted keys, compact): hashed, and stored."""
+def cache_fields(backend: Backend, request: Request, *, epoch: int = 0) -> bytes:
+    """``CACHE_KEY_FIELDS`` of a request as canonical JSON (sorted keys, compact): hashed, and stored; an
+    ``epoch`` above 0 (a repeat, ``--epochs``) is added, so a repeat is a new call."""
     p = request.params
     fields: dict[str, Any] = {
         "backend": backend.backend,
@@ -268,6 +270,8 @@ def cache_fields(backend: Backend, request: Request) -> bytes:
         fields["choices"] = list(p.choices)
     if p.chat_template_args:
         fields["chat_template_args"] = p.chat_template_args
+    if epoch:
+        fields["epoch"] = epoch
     return orjson.dumps(fields, option=orjson.OPT_SORT_KEYS)
 
 

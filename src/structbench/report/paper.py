@@ -27,6 +27,7 @@ from structbench.papers.spec import Change, Mean, Measure, Orders, PaperTable, R
 from structbench.report.document import Block, FigureBlock, Section, TableBlock, TextBlock, slug
 from structbench.report.entries import EntryView, StatsOptions
 from structbench.report.runs import RunDir
+from structbench.results import epoch_metrics
 from structbench.runner.records import SampleRecord
 from structbench.stats import MeanStatistic, Statistic, bootstrap_distribution, metric_statistic, percentile_interval
 from structbench.stats.baselines import label_baselines
@@ -172,9 +173,9 @@ def estimate(
     """``metric`` over ``records`` through the benchmark's own ``aggregate``, ready to be resampled; the
     samples are ordered (and named, for pairing) by ``key`` of their id."""
     key = key or (lambda i: i)
-    ordered = sorted(records, key=lambda r: key(r.id))
+    ordered = sorted(records, key=lambda r: (key(r.id), r.epoch))
     scored: list[Scored] = [r.scored() for r in ordered]
-    value = float(bench.aggregate(scored).get(metric, math.nan))
+    value = float(epoch_metrics(bench, scored).get(metric, math.nan))
     if not math.isfinite(value):
         return Gap(f"{metric} is undefined on these {len(scored)} samples")
     per_sample = [s.values.get(metric) for s in scored]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from contextvars import Token
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, replace
 from types import TracebackType
 
@@ -25,6 +25,10 @@ from structbench.benchmark import Generate, other_models
 from structbench.runner.cache import CacheReadError, CacheWriteError, ResponseStore
 from structbench.runner.control import RunControl
 from structbench.runner.settings import RequestSettings
+
+current_epoch: ContextVar[int] = ContextVar("current_epoch", default=0)
+"""The epoch of the sample being answered (``--epochs``): part of the cache key of every call made for it, the
+run's own and a judge's, so a repeat is a new call (as Inspect keys its cache by epoch)."""
 
 
 class ModelCaller:
@@ -44,7 +48,7 @@ class ModelCaller:
         cache = self.cache if self.control.cache_usable else None
         if cache is None:
             return await self._generate(request)
-        fields = cache_fields(self.backend, request)
+        fields = cache_fields(self.backend, request, epoch=current_epoch.get())
         key = cache_key(self.backend, request, fields)
         try:
             hit = await cache.aget(key)
@@ -145,13 +149,14 @@ class CallLog:
 
     caller: ModelCaller
     settings: RequestSettings | None = None
+    epoch: int = 0
     first: Request | None = None
     calls: int = 0
     cached: int = 0
 
     async def __call__(self, request: Request) -> Response:
         if self.settings is not None:
-            request = self.settings.apply(request)
+            request = self.settings.apply(request, self.epoch)
         if self.first is None:
             self.first = request
         self.calls += 1

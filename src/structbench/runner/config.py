@@ -24,7 +24,7 @@ class Generation(BaseModel):
     """The request seed sent to the model (not the run's ``seed``, which picks samples and shuffles)."""
 
 
-DEFAULTED_FIELDS = ("system_prompt", "chat_template_args", "generation", "model_options")
+DEFAULTED_FIELDS = ("system_prompt", "chat_template_args", "generation", "model_options", "epochs")
 """``RunConfig`` fields added after run directories were first named; left out of the fingerprint while at their
 defaults, so such runs keep their directory names."""
 
@@ -60,6 +60,9 @@ class RunConfig(BaseModel):
     model_options: dict[str, str] = Field(default_factory=dict)
     """``--model-option KEY=VALUE`` load settings of the backend (``--device``, ``--dtype`` among them): another
     dtype or context is another run."""
+    epochs: int = Field(1, ge=1)
+    """Answer every sample this many times (``--epochs``), epoch ``e`` with request seed (``generation.seed``,
+    else ``seed``) + ``e``; metrics are the mean over the epochs, intervals a two-level bootstrap."""
 
     def fingerprint(self) -> str:
         """A short stable hash, used to name the default run directory (unchanged for runs that leave the request

@@ -22,13 +22,17 @@ class RequestSettings:
     temperature: float | None = None
     top_p: float | None = None
     seed: int | None = None
+    epoch_seed: int | None = None
+    """With several epochs, the request seed of epoch 0; epoch ``e`` sends ``epoch_seed + e`` (so repeats differ
+    and each is reproducible, local backends included). None: one epoch, requests keep their seed."""
 
     @classmethod
     def of(cls, config: RunConfig) -> RequestSettings:
         g = config.generation
+        epoch_seed = (g.seed if g.seed is not None else config.seed) if config.epochs > 1 else None
         return cls(max_tokens=config.max_tokens, system_prompt=config.system_prompt,
                    chat_template_args=dict(config.chat_template_args) or None, temperature=g.temperature,
-                   top_p=g.top_p, seed=g.seed)
+                   top_p=g.top_p, seed=g.seed, epoch_seed=epoch_seed)
 
     def check(self, backend: Backend) -> None:
         """Refuse settings the backend cannot honour (before any request is sent)."""
@@ -36,9 +40,9 @@ class RequestSettings:
             raise UsageError(f"chat_template_args: the {backend.backend} backend cannot pass arguments to a chat "
                              "template (the openai backend sends them to vLLM, SGLang and llama.cpp servers)")
 
-    def apply(self, request: Request) -> Request:
-        """``request`` with these settings: a chat request's system prompt goes first (one system turn: this
-        prompt, a blank line, the request's own system message); completion prompts keep their text."""
+    def apply(self, request: Request, epoch: int = 0) -> Request:
+        """``request`` with these settings (in ``epoch``): a chat request's system prompt goes first (one system
+        turn: this prompt, a blank line, the request's own system message); completion prompts keep their text."""
         p = request.params
         changes: dict[str, Any] = {}
         if self.max_tokens is not None and p.max_tokens > self.max_tokens:
@@ -47,6 +51,8 @@ class RequestSettings:
             value = getattr(self, name)
             if value is not None:
                 changes[name] = value
+        if self.epoch_seed is not None:
+            changes["seed"] = self.epoch_seed + epoch
         if self.chat_template_args and request.messages is not None:
             changes["chat_template_args"] = self.chat_template_args
         messages = request.messages

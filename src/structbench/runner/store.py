@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from structbench.atomic import write_text_atomic
 from structbench.errors import DataError, StorageError
 from structbench.redact import redact
-from structbench.runner.records import RecordSummary, SampleRecord
+from structbench.runner.records import RecordKey, RecordSummary, SampleRecord
 
 MANIFEST = "manifest.json"
 SAMPLES = "samples.jsonl"
@@ -109,7 +109,7 @@ class RunStore:
         self.run_dir = run_dir
         run_dir.mkdir(parents=True, exist_ok=True)
         self.samples_path = run_dir / SAMPLES
-        self.records: dict[tuple[str, str, str, str, str], RecordSummary] = {
+        self.records: dict[RecordKey, RecordSummary] = {
             r.key: r.slim() for r in read_records(self.samples_path, repair=True)
         }
         try:
@@ -123,7 +123,7 @@ class RunStore:
         """The descriptor ``samples.jsonl`` is appended through (a forked worker closes its copy)."""
         return self._fd
 
-    def done(self, key: tuple[str, str, str, str, str]) -> bool:
+    def done(self, key: RecordKey) -> bool:
         """True when ``key`` finished without error (errored samples are retried on resume)."""
         record = self.records.get(key)
         return record is not None and record.error is None

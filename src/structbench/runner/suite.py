@@ -101,6 +101,8 @@ class Suite(BaseModel):
     benchmarks: list[SuiteBenchmark] = Field(min_length=1)
     limit: int | None = Field(default=None, ge=1)
     seed: int = 0
+    epochs: int = Field(default=1, ge=1)
+    """Answer every sample this many times (``structbench run --epochs``)."""
     data_dir: str | None = None
     out: str | None = None
     """The suite's directory: one run directory per model and the report (default: ``runs/<file name>``)."""
@@ -164,6 +166,7 @@ def runs(suite: Suite, out: Path, base: Path = Path()) -> list[PlannedRun]:
             options=options,
             limit=suite.limit,
             seed=suite.seed,
+            epochs=suite.epochs,
             data_dir=data_dir,
             max_tokens=g.max_tokens,
             system_prompt=m.system_prompt,

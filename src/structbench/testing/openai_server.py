@@ -1,9 +1,9 @@
 """A minimal OpenAI-compatible HTTP server on loopback, for tests and the overhead benchmark.
 
-It answers ``/v1/chat/completions`` and ``/v1/completions`` after a fixed latency with a fixed reply,
-can fail every k-th request with 429 (``Retry-After: 0`` by default) or 500, and appends one line per request it
-answers to a log (``request_digest``, then the times it was received and answered), so tests can
-prove no request was repeated and benchmarks can time the request phase.
+It answers ``/v1/chat/completions`` and ``/v1/completions`` after a fixed latency with a fixed reply, or a
+scripted reply per prompt (``--replies``), can fail every k-th request with 429 (``Retry-After: 0`` by default)
+or 500, and appends one line per request it answers to a log (``request_digest``, then the times it was
+received and answered), so tests can prove no request was repeated and benchmarks can time the request phase.
 
 It can also misbehave the ways real servers do (``FAULTS``): a reply whose content is a list of parts or a
 number, no choices, null content (with ``finish_reason`` ``length``, as reasoning servers send when they run
@@ -23,7 +23,7 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -88,9 +88,18 @@ CHUNKED = "transfer-encoding: chunked\r\n"
 """The extra header of a reply sent in chunks, without a length (``huge-chunked``)."""
 
 
-def request_digest(request: dict[str, object]) -> str:
-    """SHA-256 of a request's messages (or prompt) as canonical JSON: what the request log records."""
+def content_digest(request: dict[str, object]) -> str:
+    """SHA-256 of a request's messages (or prompt) as canonical JSON: what ``replies`` are keyed by."""
     content = request.get("messages", request.get("prompt"))
+    return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
+
+
+def request_digest(request: dict[str, object]) -> str:
+    """SHA-256 of a request's messages (or prompt) as canonical JSON, with its ``seed`` where it has one (the
+    repeats of ``--epochs`` differ only in it): what the request log records."""
+    content = request.get("messages", request.get("prompt"))
+    if request.get("seed") is not None:
+        content = {"content": content, "seed": request["seed"]}
     return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
 
 
@@ -125,6 +134,7 @@ class MockOpenAIServer:
         fault_times: int = 0,
         served_model: str | None = None,
         huge_bytes: int = 20 * 2**20,
+        replies: Mapping[str, str | list[str]] | None = None,
     ) -> None:
         if fault is not None and fault not in FAULTS:
             raise ValueError(f"unknown fault {fault!r}; faults: {', '.join(FAULTS)}")
@@ -138,6 +148,9 @@ class MockOpenAIServer:
         """Send the fault to the first N requests only (0: to all)."""
         self.served_model = served_model
         self.huge_bytes = huge_bytes
+        self.replies = dict(replies or {})
+        """A scripted model: the reply to a request by ``content_digest`` (else ``reply``); a list of replies is
+        picked from by the request's seed (``seed mod len``), as a sampling model's answer varies with it."""
         self.log_fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644) if log_path else None
         self.requests = 0
         self.authorization: list[str] = []
@@ -199,16 +212,26 @@ class MockOpenAIServer:
             os.write(self.log_fd, line.encode())
         return *_json(200, self.completion(path, request, len(body))), ""
 
+    def reply_to(self, request: dict[str, Any]) -> str:
+        """The scripted reply to ``request`` where ``replies`` has one, else ``reply``."""
+        scripted = self.replies.get(content_digest(request)) if self.replies and request else None
+        if scripted is None:
+            return self.reply
+        if isinstance(scripted, list):
+            return scripted[int(request.get("seed") or 0) % len(scripted)]
+        return scripted
+
     def completion(self, path: str, request: dict[str, Any], size: int = 0) -> dict[str, object]:
-        """The normal reply: ``n`` choices of ``reply``, in chat or completion form."""
+        """The normal reply: ``n`` choices of ``reply`` (or the scripted one), in chat or completion form."""
         n = int(request.get("n", 1))
+        text = self.reply_to(request)
         if path == "/v1/chat/completions":
             choices: list[dict[str, object]] = [
-                {"index": i, "message": {"role": "assistant", "content": self.reply}, "finish_reason": "stop"}
+                {"index": i, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
                 for i in range(n)
             ]
         else:
-            choices = [{"index": i, "text": self.reply, "finish_reason": "stop"} for i in range(n)]
+            choices = [{"index": i, "text": text, "finish_reason": "stop"} for i in range(n)]
         usage = {"prompt_tokens": size // 4, "completion_tokens": 1}
         return {"id": "mock", "object": "chat.completion", "choices": choices, "usage": usage}
 
@@ -229,12 +252,15 @@ def main() -> None:
     parser.add_argument("--served-model", default=None, help="Answer only this model name; 404 for others.")
     parser.add_argument("--huge-bytes", type=int, default=20 * 2**20, help="Reply size of --fault huge.")
     parser.add_argument("--port-file", type=Path, default=None, help="Write the bound port here.")
+    parser.add_argument("--replies", type=Path, default=None,
+                        help="JSON object: content digest of a request -> its reply (or a list, picked by seed).")
     args = parser.parse_args()
 
     async def run() -> None:
         server = MockOpenAIServer(args.latency, args.reply, args.fail_every, args.fail_status, log_path=args.log,
                                   fault=args.fault, fault_times=args.fault_times, served_model=args.served_model,
-                                  huge_bytes=args.huge_bytes)
+                                  huge_bytes=args.huge_bytes,
+                                  replies=json.loads(args.replies.read_text()) if args.replies else None)
         srv = await server.serve(port=args.port)
         port = srv.sockets[0].getsockname()[1]
         if args.port_file:
