@@ -25,19 +25,25 @@ def _baselines(r: ResultEntry) -> str:
     return ", ".join(f"{name} {_fmt(value)}" for name, value in r.baselines.items()) or "–"
 
 
+def _epochs(r: ResultEntry) -> int:
+    return r.epochs.count if r.epochs else 1
+
+
 def headline_table(metrics: MetricsFile) -> str:
-    """One row per (benchmark, variant, strategy, model): the headline with its interval, its denominator
-    (samples scored, model and harness errors), and the baselines to read it against."""
+    """One row per (benchmark, variant, strategy, model): the headline with its interval and what the interval
+    resampled (the benchmark's clusters: 208 tables), its denominator (samples scored, model and harness errors),
+    and the baselines to read it against."""
     confidence = next((r.headline.confidence for r in metrics.results if r.headline.confidence), 0.95)
     rows = [
-        f"| benchmark | variant | strategy | model | metric | value | {confidence:.0%} CI | n | errors "
+        f"| benchmark | variant | strategy | model | metric | value | {confidence:.0%} CI | resampled | n | errors "
         "| harness errors | baselines |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in metrics.results:
         rows.append(
             f"| {r.benchmark} | {r.variant} | {r.strategy} | {r.model} | {r.headline.name} | "
-            f"{_fmt(r.headline.value)} | {_interval(r)} | {r.n} | {r.errors} | {r.harness_errors} | {_baselines(r)} |"
+            f"{_fmt(r.headline.value)} | {_interval(r)} | {r.headline.resampled(_epochs(r))} | {r.n} | {r.errors} | "
+            f"{r.harness_errors} | {_baselines(r)} |"
         )
     return "\n".join(rows)
 
@@ -57,6 +63,10 @@ def entry_section(r: ResultEntry) -> str:
     out.append("| metric | value |")
     out.append("|---|---|")
     out.extend(f"| {k} | {_fmt(v)} |" for k, v in r.metrics.items())
+    if r.headline.unit is not None:
+        out += ["", f"Interval: {r.headline.resampled(_epochs(r))} resampled ({_interval(r)})."]
+    if r.epochs is not None:
+        out += ["", _epoch_line(r)]
     if r.n == 0:
         out += ["", "No sample was scored, so there is no metric."]
     if r.missing:
@@ -76,6 +86,15 @@ def entry_section(r: ResultEntry) -> str:
             cells = (_fmt(g.metrics[n]) if n in g.metrics else "–" for n in names)  # – : does not apply
             out.append(f"| {value} | {g.n} | " + " | ".join(cells) + " |")
     return "\n".join(out)
+
+
+def _epoch_line(r: ResultEntry) -> str:
+    """How the epochs went: each one's headline, and how often a sample's answers agreed."""
+    assert r.epochs is not None
+    values = ", ".join(_fmt(v) for v in r.epochs.values)
+    agree = "–" if r.epochs.agreement is None else f"{r.epochs.agreement:.1%}"
+    return (f"{r.epochs.count} epochs: {r.headline.name} per epoch {values} (the headline is their mean); "
+            f"samples answered alike in every epoch: {agree}.")
 
 
 def render(metrics: MetricsFile, title: str = "structbench report") -> str:
