@@ -16,12 +16,14 @@ import pytest
 from structbench.testing.openai_server import request_digest
 
 TESTS = Path(__file__).resolve().parents[1]
+CHILD_PATH = f"{TESTS.parent / 'src'}{os.pathsep}{TESTS}"
+"""A child process imports this checkout's structbench (not another one installed) and the test plugins."""
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.update(
-        PYTHONPATH=str(TESTS),
+        PYTHONPATH=CHILD_PATH,
         STRUCTBENCH_PLUGINS="toybench",
         STRUCTBENCH_CACHE=str(tmp_path / "cache"),
         OPENAI_API_KEY="sk-never-in-any-file",
@@ -150,7 +152,7 @@ def test_failed_samples_exit_3_with_a_summary_and_the_same_command_retries_them(
         "BENCHMARKS.register('bug', Bug)\n"
     )
     env = _env(tmp_path)
-    env.update(PYTHONPATH=f"{TESTS}:{tmp_path}", STRUCTBENCH_PLUGINS="toybench,bug")
+    env.update(PYTHONPATH=f"{CHILD_PATH}{os.pathsep}{tmp_path}", STRUCTBENCH_PLUGINS="toybench,bug")
     args = [sys.executable, "-m", "structbench", "run", "-m", "oracle", "-b", "bug", "-n", "12", "--out", "b",
             "--no-progress"]
     proc = subprocess.run(args, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)

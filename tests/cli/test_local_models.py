@@ -13,10 +13,12 @@ import pytest
 from backends.tiny_models import build_tiny_model, require
 
 TESTS = Path(__file__).resolve().parents[1]
+CHILD_PATH = f"{TESTS.parent / 'src'}{os.pathsep}{TESTS}"
+"""A child process imports this checkout's structbench (not another one installed) and the test plugins."""
 
 
 def sb(tmp_path: Path, *args: str, check: int | None = 0) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(TESTS), STRUCTBENCH_PLUGINS="toybench",
+    env = dict(os.environ, PYTHONPATH=CHILD_PATH, STRUCTBENCH_PLUGINS="toybench",
                STRUCTBENCH_CACHE=str(tmp_path / "cache"), HF_HUB_OFFLINE="1")
     proc = subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True, env=env,
                           cwd=tmp_path, timeout=600)

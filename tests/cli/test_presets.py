@@ -9,10 +9,12 @@ import sys
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parents[1]
+CHILD_PATH = f"{TESTS.parent / 'src'}{os.pathsep}{TESTS}"
+"""A child process imports this checkout's structbench (not another one installed) and the test plugins."""
 
 
 def sb(tmp_path: Path, *args: str, check: int | None = 0) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(TESTS), STRUCTBENCH_PLUGINS="toybench,papertoy",
+    env = dict(os.environ, PYTHONPATH=CHILD_PATH, STRUCTBENCH_PLUGINS="toybench,papertoy",
                STRUCTBENCH_CACHE=str(tmp_path / "cache"), COLUMNS="250")
     proc = subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True, env=env,
                           cwd=tmp_path, timeout=300)

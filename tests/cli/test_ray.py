@@ -27,6 +27,8 @@ from faults import free_port, serve
 from structbench.testing.openai_server import request_digest
 
 TESTS = Path(__file__).resolve().parents[1]
+CHILD_PATH = f"{TESTS.parent / 'src'}{os.pathsep}{TESTS}"
+"""A child process imports this checkout's structbench (not another one installed) and the test plugins."""
 NO_AUTH = {"RAY_AUTH_MODE": "disabled"}
 """Ray 2.60 turns token authentication on for ``ray start`` once ``~/.ray/auth_token`` exists (any earlier
 ``ray.init()`` without an address writes it), while a driver given an address never turns it on: the test's
@@ -36,7 +38,7 @@ require_extra("ray", "ray")
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
-    return dict(os.environ, PYTHONPATH=str(TESTS), STRUCTBENCH_PLUGINS="toybench",
+    return dict(os.environ, PYTHONPATH=CHILD_PATH, STRUCTBENCH_PLUGINS="toybench",
                 STRUCTBENCH_CACHE=str(tmp_path / "cache"), **NO_AUTH)
 
 
@@ -46,7 +48,7 @@ def cluster() -> Iterator[str]:
     by ending ``ray start --block``."""
     temp = tempfile.mkdtemp(prefix="sbray", dir="/tmp")  # Ray's socket paths must stay short
     port = free_port()
-    env = dict(os.environ, PYTHONPATH=str(TESTS), STRUCTBENCH_PLUGINS="toybench", **NO_AUTH)
+    env = dict(os.environ, PYTHONPATH=CHILD_PATH, STRUCTBENCH_PLUGINS="toybench", **NO_AUTH)
     log = open(Path(temp) / "ray-start.log", "w")  # noqa: SIM115
     head = subprocess.Popen(
         [str(Path(sys.executable).parent / "ray"), "start", "--head", f"--port={port}", "--node-ip-address=127.0.0.1",

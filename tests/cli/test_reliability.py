@@ -19,6 +19,8 @@ from faults import fill, read_only, remount, serve, small_disk
 from structbench.testing.openai_server import request_digest
 
 TESTS = Path(__file__).resolve().parents[1]
+CHILD_PATH = f"{TESTS.parent / 'src'}{os.pathsep}{TESTS}"
+"""A child process imports this checkout's structbench (not another one installed) and the test plugins."""
 KEY = "key-Zx81-never-in-any-file"
 """Not shaped like an OpenAI key, so only the registered-secret redaction can remove it."""
 FINISHED = {0, 3}
@@ -26,7 +28,7 @@ FINISHED = {0, 3}
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = dict(os.environ, PYTHONPATH=str(TESTS), STRUCTBENCH_PLUGINS="toybench",
+    env = dict(os.environ, PYTHONPATH=CHILD_PATH, STRUCTBENCH_PLUGINS="toybench",
                STRUCTBENCH_CACHE=str(tmp_path / "cache"), OPENAI_API_KEY=KEY)
     env.update(extra)
     return env

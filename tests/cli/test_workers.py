@@ -18,11 +18,13 @@ from faults import free_port, read_only, serve
 from structbench.testing.openai_server import request_digest
 
 TESTS = Path(__file__).resolve().parents[1]
+CHILD_PATH = f"{TESTS.parent / 'src'}{os.pathsep}{TESTS}"
+"""A child process imports this checkout's structbench (not another one installed) and the test plugins."""
 KEY = "key-Wq52-never-in-any-file"
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
-    return dict(os.environ, PYTHONPATH=str(TESTS), STRUCTBENCH_PLUGINS="toybench",
+    return dict(os.environ, PYTHONPATH=CHILD_PATH, STRUCTBENCH_PLUGINS="toybench",
                 STRUCTBENCH_CACHE=str(tmp_path / "cache"), OPENAI_API_KEY=KEY)
 
 

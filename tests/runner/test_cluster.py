@@ -17,6 +17,8 @@ from structbench.errors import UsageError
 from structbench.runner.cluster import check_reachable
 
 TESTS = Path(__file__).resolve().parents[1]
+CHILD_PATH = f"{TESTS.parent / 'src'}{os.pathsep}{TESTS}"
+"""A child process imports this checkout's structbench (not another one installed) and the test plugins."""
 
 
 def test_an_address_where_nothing_listens_is_a_usage_error() -> None:
@@ -41,7 +43,7 @@ def test_a_listening_address_and_rays_own_lookups_pass() -> None:
 def test_the_run_stops_with_one_line_and_exit_2(tmp_path: Path) -> None:
     pytest.importorskip("ray")
     port = free_port()
-    env = dict(os.environ, PYTHONPATH=str(TESTS), STRUCTBENCH_PLUGINS="toybench", STRUCTBENCH_CACHE=str(tmp_path / "c"))
+    env = dict(os.environ, PYTHONPATH=CHILD_PATH, STRUCTBENCH_PLUGINS="toybench", STRUCTBENCH_CACHE=str(tmp_path / "c"))
     started = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "structbench", "run", "-m", "oracle", "-b", "toy", "-n", "2",
                            "--executor", "ray", "--ray-address", f"127.0.0.1:{port}", "--out", "r"],
