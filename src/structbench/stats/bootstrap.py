@@ -49,6 +49,12 @@ class Linear(ABC):
     def weighted(self, weights: np.ndarray) -> np.ndarray:
         return self.finish(np.asarray(weights, dtype=float) @ self.features)
 
+    def on_rows(self, idx: np.ndarray) -> np.ndarray:
+        """(R, F) feature sums of resamples given as rows of drawn outcome indices (independent samples: no
+        (R, N) weights are built), a feature at a time."""
+        features = self.features
+        return np.column_stack([features[:, f][idx].sum(axis=1) for f in range(features.shape[1])])
+
 
 def ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     """``numerator / denominator``, NaN where the denominator is 0 (the metric has no sample)."""
@@ -86,6 +92,9 @@ class MeanStatistic(Linear):
     def features(self) -> np.ndarray:
         values = np.asarray(self.values, dtype=float)
         return np.column_stack([values, np.ones(len(values))])
+
+    def on_rows(self, idx: np.ndarray) -> np.ndarray:
+        return np.column_stack([np.asarray(self.values, dtype=float)[idx].sum(axis=1), np.full(len(idx), idx.shape[1])])
 
     def finish(self, totals: np.ndarray) -> np.ndarray:
         return ratio(totals[:, 0], totals[:, 1])

@@ -217,6 +217,12 @@ class LabelStatistic(Linear):
         out[np.arange(len(self.codes)), self.codes] = 1.0
         return out
 
+    def on_rows(self, idx: np.ndarray) -> np.ndarray:
+        """One ``bincount`` of the drawn pair codes per chunk (as many columns as ``features``)."""
+        cells = self.size * self.size + 1
+        flat = (self.codes[idx] + cells * np.arange(len(idx))[:, None]).ravel()
+        return np.bincount(flat, minlength=len(idx) * cells).reshape(len(idx), cells).astype(float)
+
     def finish(self, totals: np.ndarray) -> np.ndarray:
         rows = len(totals)
         table = totals[:, :-1].reshape(rows, self.size, self.size)  # gold rows, predicted columns

@@ -52,13 +52,16 @@ class Design:
            epochs: Sequence[int] | None = None) -> Design:
         """The design of outcomes given each one's cluster key, sample key and epoch (0 when not given); a
         sample's cluster is the one its first outcome names."""
+        epoch = np.zeros(len(samples), dtype=np.int64) if epochs is None else np.asarray(epochs, dtype=np.int64)
+        if len(set(samples)) == len(samples):  # one outcome per sample: its cluster is its own
+            cluster, n_clusters = _codes(clusters)
+            return cls(unit, cluster, np.arange(len(samples), dtype=np.int64), epoch, n_clusters, len(samples))
         sample, count = _codes(samples)
         first = np.full(count, -1, dtype=np.int64)
         raw, _ = _codes(clusters)
         order = np.arange(len(sample))[::-1]
         first[sample[order]] = raw[order]  # the last write per sample is its first outcome's cluster
         cluster, n_clusters = _codes(first[sample].tolist())
-        epoch = np.zeros(len(sample), dtype=np.int64) if epochs is None else np.asarray(epochs, dtype=np.int64)
         return cls(unit, cluster, sample, epoch, n_clusters, count)
 
     @classmethod
@@ -71,6 +74,12 @@ class Design:
     def n(self) -> int:
         """Outcomes in the pool."""
         return len(self.sample)
+
+    @property
+    def independent_samples(self) -> bool:
+        """Every outcome its own cluster (so one epoch, and cluster ``i`` is outcome ``i``): the ordinary bootstrap,
+        whose resamples can be index rows."""
+        return self.clusters == self.n
 
     @cached_property
     def epochs(self) -> tuple[int, ...]:
@@ -106,6 +115,14 @@ class Design:
         out = np.zeros((self.clusters, features.shape[1]))
         np.add.at(out, self.cluster, features)
         return out
+
+
+def index_draws(rng: np.random.Generator, n: int, resamples: int) -> Iterator[np.ndarray]:
+    """(rows, n) drawn indices of resamples of ``n`` independent samples, a chunk at a time: the very draws of
+    ``cluster_draws`` with a cluster per sample, before they are counted."""
+    rows = chunk_rows(n)
+    for start in range(0, resamples, rows):
+        yield rng.integers(0, n, size=(min(rows, resamples - start), n))
 
 
 def cluster_draws(rng: np.random.Generator, clusters: int, resamples: int, width: int) -> Iterator[np.ndarray]:
@@ -216,7 +233,17 @@ def bootstrap_distribution(
     design = Design.independent(design) if isinstance(design, int) else design
     if design.n < 1:
         raise ValueError("bootstrap needs at least one sample")
-    part = Part(design)
     rng = np.random.default_rng(seed)
+    if isinstance(stat, Linear) and design.independent_samples:  # sums of drawn rows: no (R, N) weights
+        return np.concatenate([stat.finish(stat.on_rows(idx)) for idx in index_draws(rng, design.n, resamples)])
+    part = Part(design)
     return np.concatenate([resampled(stat, design.n, part, counts, rng)
-                           for counts in cluster_draws(rng, design.clusters, resamples, design.n)])
+                           for counts in cluster_draws(rng, design.clusters, resamples, width(stat, [design]))])
+
+
+def width(stat: Statistic, designs: Sequence[Design]) -> int:
+    """Weights a resample holds at once: one per cluster where a linear statistic is summed per cluster, else one
+    per outcome of the pool."""
+    if isinstance(stat, Linear) and not any(d.repeated for d in designs):
+        return designs[0].clusters
+    return sum(d.n for d in designs)

@@ -17,7 +17,7 @@ were written in: ``run``, ``report`` and ``compare`` compute the same one.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -102,10 +102,12 @@ def unit_of(scored: Sequence[Scored], bench: Benchmark, variant: str | None, by:
 
 
 def design_of(pool: Sequence[Scored], unit: str, by: Resampling = "cluster",
-              sample_key: Sequence[Hashable] | None = None) -> Design:
-    """The resampling design of ``pool``: its clusters (``by``), samples (by id, or ``sample_key``) and epochs."""
-    samples: Sequence[Hashable] = sample_key if sample_key is not None else [s.id for s in pool]
-    return Design.of(unit, [cluster_key(s, by) for s in pool], samples, [s.epoch for s in pool])
+              keys: Sequence[tuple[int, str]] | None = None) -> Design:
+    """The resampling design of ``pool``: its clusters (``by``; ``keys`` when already made), samples (by id) and
+    epochs."""
+    clusters = keys if keys is not None else [cluster_key(s, by) for s in pool]
+    epochs = [s.epoch for s in pool]
+    return Design.of(unit, clusters, [s.id for s in pool], epochs if any(epochs) else None)
 
 
 def metric_interval(
@@ -122,8 +124,10 @@ def metric_interval(
     """Estimate, standard error and bootstrap CI of one benchmark metric over ``scored`` (with epochs: the mean of
     the epochs' metrics, by a two-level bootstrap), resampling clusters (``by="cluster"``, where the outcomes
     carry them) or samples."""
-    pool = canonical(scored, by)
-    design = design_of(pool, unit_of(pool, bench, variant, by), by)
+    keys = [cluster_key(s, by) for s in scored]
+    order = sorted(range(len(scored)), key=lambda i: (keys[i], scored[i].id, scored[i].epoch))  # ``canonical``
+    pool = [scored[i] for i in order]
+    design = design_of(pool, unit_of(pool, bench, variant, by), by, [keys[i] for i in order])
     stat, method = metric_statistic(pool, bench, metric)
     options = {"confidence": confidence, "resamples": resamples, "seed": seed, "method": method}
     if isinstance(stat, MeanStatistic):

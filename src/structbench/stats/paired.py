@@ -28,12 +28,23 @@ import numpy as np
 from structbench.stats.bootstrap import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
+    Linear,
     Statistic,
     chunk_rows,
     finite,
     percentile_interval,
 )
-from structbench.stats.design import Design, Part, cluster_draws, evaluate, mean_of_slots, observed, resampled
+from structbench.stats.design import (
+    Design,
+    Part,
+    cluster_draws,
+    evaluate,
+    index_draws,
+    mean_of_slots,
+    observed,
+    resampled,
+    width,
+)
 
 TIE = 1e-12
 """Deltas within this of the observed one count as at least as extreme (ties in discrete metrics)."""
@@ -57,6 +68,12 @@ class PairedDesign:
     def independent(cls, n: int) -> PairedDesign:
         """``n`` independent pairs answered once."""
         return cls(Design.independent(n), Design.independent(n))
+
+    @property
+    def aligned(self) -> bool:
+        """Independent pairs in order: pair ``j`` is A's outcome ``j`` and B's outcome ``j``."""
+        return (self.a.independent_samples and self.b.independent_samples and self.a.n == self.b.n
+                and bool(np.array_equal(self.a.sample, self.b.sample)))
 
     @property
     def pool(self) -> int:
@@ -89,7 +106,11 @@ def bootstrap_deltas(
     a, b = design.parts()
     rng = np.random.default_rng(seed)
     out = []
-    for counts in cluster_draws(rng, design.clusters, resamples, design.pool):
+    if isinstance(stat, Linear) and design.aligned:  # pairs j = (j, n + j): sums of drawn rows
+        for idx in index_draws(rng, design.a.n, resamples):
+            out.append(stat.finish(stat.on_rows(idx + design.a.n)) - stat.finish(stat.on_rows(idx)))
+        return np.concatenate(out)
+    for counts in cluster_draws(rng, design.clusters, resamples, width(stat, [design.a, design.b])):
         value_a = resampled(stat, design.pool, a, counts, rng)
         out.append(resampled(stat, design.pool, b, counts, rng) - value_a)
     return np.concatenate(out)
@@ -116,7 +137,7 @@ def randomization_deltas(
     """``metric(B') - metric(A')`` after randomly swapping the two systems' outputs, a whole cluster at once."""
     design = _design(design)
     rng = np.random.default_rng(seed)
-    rows = chunk_rows(max(design.clusters, design.pool))
+    rows = chunk_rows(max(design.clusters, width(stat, [design.a, design.b])))
     out = []
     for start in range(0, rounds, rows):
         swap = (rng.random((min(rows, rounds - start), design.clusters)) < 0.5).astype(float)

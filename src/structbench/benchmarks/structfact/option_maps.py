@@ -94,6 +94,12 @@ class MapAverage(Linear):
         member = (self.groups[:, None] == np.arange(len(self.parts))[None, :]).astype(float)
         return np.hstack([*(p.features for p in self.parts), member])
 
+    def on_rows(self, idx: np.ndarray) -> np.ndarray:
+        maps = len(self.parts)
+        member = np.bincount((self.groups[idx] + maps * np.arange(len(idx))[:, None]).ravel(),
+                             minlength=len(idx) * maps).reshape(len(idx), maps)
+        return np.hstack([*(p.on_rows(idx) for p in self.parts), member.astype(float)])
+
     def finish(self, totals: np.ndarray) -> np.ndarray:
         start, values = 0, []
         for part in self.parts:
