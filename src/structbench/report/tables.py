@@ -314,6 +314,7 @@ def overview_table(views: Sequence[EntryView]) -> TableBlock:
         columns=["benchmark", "variant", "strategy", "model", "metric", "value", "SE", f"{conf:.0%} CI", "resampled",
                  "n", "errors", "harness errors"],
         rows=rows,
-        caption="Headline metric of every run entry; the interval resamples the benchmark's clusters (the questions "
-                "of one table, database, instance or document together), then epochs",
+        caption="Headline metric of every run entry",
+        note="The interval resamples the benchmark's clusters (the questions of one table, database, instance or "
+             "document together), then epochs; resampled: how many there were.",
     )
