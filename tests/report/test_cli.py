@@ -142,3 +142,30 @@ def test_the_report_shows_the_interval_the_run_stored(toy_runs: tuple[Path, Path
     (run / "metrics.json").write_text(json.dumps(data))
     assert "[0.0123, " in sb(tmp_path, "report", "weak").stdout
     assert "[0.0123, " not in sb(tmp_path, "report", "weak", "--resamples", "300").stdout
+
+
+def test_compare_pairs_runs_with_epochs(tmp_path: Path) -> None:
+    """Runs answered in three epochs pair sample by sample; each side's headline is its mean over epochs, and
+    the randomization swaps a sample's epochs together."""
+    from structbench.backends.base import Request
+    from structbench.backends.mock import MockBackend
+    from structbench.datasets import DataContext
+    from structbench.runner.config import RunConfig
+    from structbench.runner.run import Run, prepare
+
+    def answer(bias: int) -> Callable[[Request], str]:
+        def reply(request: Request) -> str:  # right on some seeds only: a sampling model
+            return "yes" if ((request.params.seed or 0) + bias + len(str(request.messages))) % 3 else "no"
+        return reply
+
+    runs = []
+    for name, bias in (("a", 0), ("b", 1)):
+        config = RunConfig(model=name, benches=["toy"], strategies=["direct"], limit=30, epochs=3)
+        Run(tmp_path / name, config).execute(MockBackend(reply=answer(bias)), prepare(config, DataContext()),
+                                             cache=None, concurrency=4, progress=False)
+        runs.append(load_run(tmp_path / name))
+    rows = compare_runs(*runs, stats=StatsOptions(resamples=300), benches=BenchmarkCache())
+    overall = next(r for r in rows if r.breakdown == "overall")
+    heads = [run.metrics.results[0].headline.value for run in runs]
+    assert overall.test.n == 30 and (overall.test.a, overall.test.b) == pytest.approx(heads)
+    assert 0 < overall.test.p_randomization <= 1 and overall.test.ci_low <= overall.test.delta <= overall.test.ci_high

@@ -140,3 +140,14 @@ def test_a_ratio_over_a_subset_is_nan_where_the_subset_is_not_drawn() -> None:
     assert RatioStatistic(np.zeros(3), np.zeros(3), 0.0).weighted(weights).tolist() == [0.0, 0.0]
     low, high = percentile_interval(np.array([math.nan, 0.2, 0.4]))
     assert (low, high) == pytest.approx((0.205, 0.395))
+
+
+def test_a_sample_missing_an_epoch_draws_from_the_epochs_it_has() -> None:
+    """Sample 1 lost its epoch 1 (a harness error): each slot draws it from its one outcome."""
+    values = np.array([1.0, 0.0, 1.0, 1.0, 0.0])  # samples 0 (two epochs), 1 (one), 2 (two)
+    design = Design.of("sample", [0, 0, 1, 2, 2], [0, 0, 1, 2, 2], [0, 1, 0, 0, 1])
+    assert [ids.tolist() for ids, _ in design.members] == [[1], [0, 2]]
+    iv = statistic_interval(MeanStatistic(values), design, resamples=300, seed=2)
+    assert iv.estimate == pytest.approx(np.mean([values[[0, 2, 3]].mean(), values[[1, 4]].mean()]))
+    dist = bootstrap_distribution(MeanStatistic(values), design, resamples=300, seed=2)
+    assert np.all((dist >= 0) & (dist <= 1)) and np.isfinite(dist).all()
