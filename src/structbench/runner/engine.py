@@ -104,7 +104,7 @@ def finish_job(job: Job, outcome: Outcome, model: str) -> SampleRecord:
         score=scored.score if scored else 0.0,
         values=scored.values if scored else {},
         meta=scored.meta if scored else dict(job.sample.meta),
-        cluster=scored.cluster if scored else job.bench.cluster(job.sample),
+        cluster=scored.cluster if scored else None,  # an unscored record takes no part in intervals
         epoch=job.epoch,
         confidence=attempt.confidence,
         artifacts=attempt.artifacts,
