@@ -26,7 +26,7 @@ from structbench.benchmarks import BENCHMARKS
 from structbench.data.sample import LabelGold, Sample
 from structbench.datasets import DataContext
 from structbench.runner.export import first_requests
-from structbench.testing.openai_server import content_digest, request_digest
+from structbench.testing.openai_server import request_digest
 
 TESTS = Path(__file__).resolve().parents[1]
 CHILD_PATH = f"{TESTS.parent / 'src'}{os.pathsep}{TESTS}"
@@ -54,15 +54,16 @@ def other_label(labels: Sequence[str], gold: str) -> str:
 
 def script(bench: Benchmark, samples: list[Sample], strategy: str, answers: Callable[[Sample], list[str]],
            path: Path) -> None:
-    """The loopback server's replies: for each sample's request, the oracle's reply for each label of
-    ``answers(sample)`` (several: picked by the request's seed, one per epoch)."""
+    """The loopback server's replies: for each sample's request (by its last message), the oracle's reply for each
+    label of ``answers(sample)`` (several: picked by the request's seed, one per epoch)."""
     requests = first_requests(bench.strategy(strategy), samples)
     replies: dict[str, list[str]] = {}
     for sample, request in zip(samples, requests, strict=True):
         assert request is not None and request.messages is not None
         texts = [bench.oracle(sample.model_copy(update={"gold": LabelGold(label=label)}), request)
                  for label in answers(sample)]
-        replies[content_digest({"messages": request.prompt_payload()})] = texts
+        replies[request.messages[-1].content] = texts
+    assert len(replies) == len(samples)  # one script per question: no two share a last message
     path.write_text(json.dumps(replies))
 
 

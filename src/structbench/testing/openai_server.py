@@ -1,7 +1,7 @@
 """A minimal OpenAI-compatible HTTP server on loopback, for tests and the overhead benchmark.
 
 It answers ``/v1/chat/completions`` and ``/v1/completions`` after a fixed latency with a fixed reply, or a
-scripted reply per prompt (``--replies``), can fail every k-th request with 429 (``Retry-After: 0`` by default)
+scripted reply per last message (``--replies``), can fail every k-th request with 429 (``Retry-After: 0`` by default)
 or 500, and appends one line per request it answers to a log (``request_digest``, then the times it was
 received and answered), so tests can prove no request was repeated and benchmarks can time the request phase.
 
@@ -88,12 +88,6 @@ CHUNKED = "transfer-encoding: chunked\r\n"
 """The extra header of a reply sent in chunks, without a length (``huge-chunked``)."""
 
 
-def content_digest(request: dict[str, object]) -> str:
-    """SHA-256 of a request's messages (or prompt) as canonical JSON: what ``replies`` are keyed by."""
-    content = request.get("messages", request.get("prompt"))
-    return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
-
-
 def request_digest(request: dict[str, object]) -> str:
     """SHA-256 of a request's messages (or prompt) as canonical JSON, with its ``seed`` where it has one (the
     repeats of ``--epochs`` differ only in it): what the request log records."""
@@ -149,8 +143,9 @@ class MockOpenAIServer:
         self.served_model = served_model
         self.huge_bytes = huge_bytes
         self.replies = dict(replies or {})
-        """A scripted model: the reply to a request by ``content_digest`` (else ``reply``); a list of replies is
-        picked from by the request's seed (``seed mod len``), as a sampling model's answer varies with it."""
+        """A scripted model: the reply to a request whose last message (or prompt) is a key (else ``reply``); a list
+        of replies is picked from by the request's seed (``seed mod len``), as a sampling model's answer varies
+        with it."""
         self.log_fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644) if log_path else None
         self.requests = 0
         self.authorization: list[str] = []
@@ -213,8 +208,10 @@ class MockOpenAIServer:
         return *_json(200, self.completion(path, request, len(body))), ""
 
     def reply_to(self, request: dict[str, Any]) -> str:
-        """The scripted reply to ``request`` where ``replies`` has one, else ``reply``."""
-        scripted = self.replies.get(content_digest(request)) if self.replies and request else None
+        """The scripted reply to ``request`` where ``replies`` has one for its last message, else ``reply``."""
+        messages = request.get("messages")
+        last = messages[-1].get("content") if isinstance(messages, list) and messages else request.get("prompt")
+        scripted = self.replies.get(last) if self.replies and isinstance(last, str) else None
         if scripted is None:
             return self.reply
         if isinstance(scripted, list):
@@ -253,7 +250,7 @@ def main() -> None:
     parser.add_argument("--huge-bytes", type=int, default=20 * 2**20, help="Reply size of --fault huge.")
     parser.add_argument("--port-file", type=Path, default=None, help="Write the bound port here.")
     parser.add_argument("--replies", type=Path, default=None,
-                        help="JSON object: content digest of a request -> its reply (or a list, picked by seed).")
+                        help="JSON object: a request's last message -> its reply (or a list, picked by seed).")
     args = parser.parse_args()
 
     async def run() -> None:
