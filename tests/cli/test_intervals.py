@@ -62,8 +62,8 @@ def script(bench: Benchmark, samples: list[Sample], strategy: str, answers: Call
         assert request is not None and request.messages is not None
         texts = [bench.oracle(sample.model_copy(update={"gold": LabelGold(label=label)}), request)
                  for label in answers(sample)]
-        replies[request.messages[-1].content] = texts
-    assert len(replies) == len(samples)  # one script per question: no two share a last message
+        key = request.messages[-1].content
+        assert replies.setdefault(key, texts) == texts  # a prompt asked twice (SciTab has one) gets one script
     path.write_text(json.dumps(replies))
 
 
