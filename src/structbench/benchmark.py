@@ -6,6 +6,7 @@ The core (runner, CLI, reports) only talks to this interface; benchmarks live in
 
 from __future__ import annotations
 
+import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
@@ -77,6 +78,11 @@ class Scored(BaseModel):
     """Further per-sample metric values (cell F1, tuple similarity, rejection ...)."""
     meta: dict[str, Any] = Field(default_factory=dict)
     """Breakdown keys copied from the sample."""
+    cluster: str | None = None
+    """The group of samples that share what they are asked about (a table, a database: ``Benchmark.cluster``);
+    intervals and paired tests resample whole clusters. None: the sample stands alone."""
+    epoch: int = 0
+    """Which repeat of the sample this outcome is (``--epochs``); metrics average the epochs."""
 
 
 class Exclusion(BaseModel):
@@ -137,6 +143,9 @@ class Benchmark(ABC):
     their defaults are structbench's corrected scoring. A score under them also records the corrected one."""
 
     _corrected: Benchmark | None
+    cluster_unit: ClassVar[str | None] = None
+    """What the samples of a cluster share (``table``, ``database`` ...; see ``cluster``); None: the samples
+    are independent questions."""
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         try:
@@ -205,6 +214,20 @@ class Benchmark(ABC):
         extra = {f"{CORRECTED}{k}": v for k, v in twin.values.items()}
         return scored.model_copy(update={"values": {**scored.values, **extra, f"{CORRECTED}score": twin.score}})
 
+    def cluster(self, sample: Sample) -> str | None:
+        """The cluster of ``sample``: the key its questions share (the table it is asked of), so intervals resample
+        such questions together, as they are not independent; None where it shares nothing with the others."""
+        return None
+
+    def unit(self, variant: str) -> str:
+        """What one resampled unit of ``variant`` is: ``cluster_unit``, or ``sample`` for independent questions."""
+        return self.cluster_unit or "sample"
+
+    def outcome(self, sample: Sample, attempt: Attempt, strategy: str, *, epoch: int = 0) -> Scored:
+        """``score``, with the sample's cluster and the epoch attached (what the core records)."""
+        scored = self.score(sample, attempt, strategy)
+        return scored.model_copy(update={"cluster": self.cluster(sample), "epoch": epoch})
+
     @abstractmethod
     def aggregate(self, scored: Sequence[Scored]) -> dict[str, float]:
         """Corpus-level metrics over ``scored``; must contain ``headline`` and ``metric_names``."""
@@ -250,9 +273,19 @@ class Benchmark(ABC):
 
         Bootstrap intervals of a metric that is not a mean of scores re-aggregate every resample;
         a benchmark may offer a vectorized equivalent here (it must equal ``aggregate`` on every
-        resample: the benchmark's tests check it).
+        resample: the benchmark's tests check it). A resample is a row of weights over ``pool``
+        (``stats.bootstrap``); a ``Linear`` statistic (weighted sums of per-sample features) is summed
+        per cluster once, so cluster resamples cost one matrix product.
         """
         return None
+
+
+def content_key(texts: Sequence[str]) -> str:
+    """A short digest that names samples carrying the same texts (the same evidence): a cluster key."""
+    h = hashlib.sha256()
+    for text in texts:
+        h.update(text.encode() + b"\0")
+    return h.hexdigest()[:16]
 
 
 current_sample: ContextVar[tuple[Benchmark, Sample]] = ContextVar("current_sample")

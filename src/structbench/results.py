@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections import defaultdict
 from collections.abc import Sequence
+from itertools import combinations
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from structbench.benchmark import Benchmark, Scored, corrected_scored
 from structbench.confusion import ConfusionMatrix
+from structbench.stats.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, Interval
 
 EXCLUDED = "excluded"
 CORRECTED = "corrected"
@@ -23,16 +26,59 @@ TOO_LONG_MEANING = ("do not fit the model's context (the server or backend refus
 
 
 class Headline(BaseModel):
-    """The benchmark's headline metric, with its bootstrap interval where one was computed."""
+    """The benchmark's headline metric, with its bootstrap interval where one was computed: the one computation
+    that ``run``, ``report`` and ``compare`` all show."""
 
     name: str
     value: float | None
-    """None when no sample was scored (n = 0) or the metric applies to none of them: never an invented 0."""
+    """None when no sample was scored (n = 0) or the metric applies to none of them: never an invented 0. With
+    several epochs, the mean of the epochs' values."""
     ci_low: float | None = None
     ci_high: float | None = None
-    """A percentile bootstrap interval of this metric itself (``confidence``, 1,000 resamples over the
-    samples, seed 0); absent when none could be computed (no value, or ``aggregate`` failed on a resample)."""
+    """A percentile bootstrap interval of this metric itself (``confidence``, ``resamples`` resamples of
+    ``unit``, ``seed``); absent when none could be computed (no value, or ``aggregate`` failed on a resample)."""
     confidence: float | None = None
+    se: float | None = None
+    """Standard error: the bootstrap std (analytic for a mean over independent questions answered once)."""
+    unit: str | None = None
+    """What the bootstrap resampled: the benchmark's cluster (``table``, ``database``, ``instance``, ``document``:
+    the questions of one are resampled together, as they are not independent), or ``sample``."""
+    clusters: int | None = None
+    """How many units were resampled (e.g. 208 tables for 1,199 SciTab claims)."""
+    resamples: int | None = None
+    seed: int | None = None
+    method: str | None = None
+    """``mean`` (a mean of per-sample scores) or ``aggregate`` (the metric re-computed on every resample)."""
+
+    def resampled(self, epochs: int = 1) -> str:
+        """What the interval resampled, for tables: ``208 tables`` (``, 3 epochs`` with repeats); ``–`` for none."""
+        if self.unit is None or self.clusters is None:
+            return "–"
+        text = f"{self.clusters} {plural(self.unit, self.clusters)}"
+        return text + (f", {epochs} epochs" if epochs > 1 else "")
+
+    def interval(self) -> Interval | None:
+        """The stored interval (None when there is none)."""
+        if self.value is None or self.ci_low is None or self.ci_high is None or self.unit is None:
+            return None
+        return Interval(self.value, self.se, self.ci_low, self.ci_high, 0, self.confidence or 0.0,
+                        self.resamples or 0, self.seed or 0, self.method or "aggregate", self.unit,
+                        self.clusters or 0)
+
+
+class Epochs(BaseModel):
+    """How the repeats of a run (``--epochs``) went."""
+
+    count: int
+    """Epochs: every sample was answered this many times, with different seeds."""
+    values: list[float | None]
+    """The headline of each epoch (the headline is their mean)."""
+    agreement: float | None = None
+    """Share of samples whose parsed answer was the same in every epoch (None: no sample has two epochs)."""
+    pairwise_agreement: float | None = None
+    """Mean, over samples, of the share of epoch pairs that gave the same parsed answer."""
+    outcomes: int = 0
+    """Sample answers scored, over all epochs."""
 
 
 class Group(BaseModel):
@@ -56,14 +102,16 @@ class ResultEntry(BaseModel):
     """Every corpus-level metric, the headline included."""
     n: int
     """Number of samples scored: model errors and missing predictions included (counted as wrong), harness
-    errors not (they were not scored)."""
+    errors not (they were not scored). With several epochs, distinct samples (``epochs.outcomes`` counts answers)."""
     breakdowns: dict[str, dict[str, Group]] = Field(default_factory=dict)
     """Breakdown key (task, depth, budget ...) -> group value -> metrics over that group; a metric that does
     not apply to a group (rejection rate among answerable questions, say) is absent from it."""
     errors: int = 0
-    """Samples whose model call failed for good (after retries); scored as wrong, counted in ``n``."""
+    """Samples whose model call failed for good (after retries); scored as wrong, counted in ``n`` (with several
+    epochs: sample answers)."""
     harness_errors: int = 0
-    """Samples that a bug in a strategy, parser or scorer kept from being scored; in no metric and not in ``n``."""
+    """Samples that a bug in a strategy, parser or scorer kept from being scored; in no metric and not in ``n``
+    (with several epochs: sample answers)."""
     too_long: int = 0
     """Samples whose prompt does not fit the model's context (the server refused it as too long, or the backend
     checked): not scored, in no metric and not in ``n``, and never sent again when the run resumes."""
@@ -83,6 +131,8 @@ class ResultEntry(BaseModel):
     """The headline under trivial predictors on the same samples: ``chance`` (uniform random answers among the
     benchmark's options, mean of 200 seeded draws) and ``majority`` (always the most frequent gold answer);
     empty where the benchmark defines none (free-text answers)."""
+    epochs: Epochs | None = None
+    """Present when samples were answered in several epochs (``--epochs``)."""
 
     @model_validator(mode="after")
     def _no_invented_metric(self) -> ResultEntry:
@@ -97,6 +147,11 @@ class MetricsFile(BaseModel):
     results: list[ResultEntry]
 
 
+def plural(unit: str, count: int) -> str:
+    """``table`` -> ``tables`` (units are plain nouns)."""
+    return unit if count == 1 else unit + "s"
+
+
 def _defined(metrics: dict[str, float]) -> dict[str, float]:
     """Drop metrics that do not apply to a group (NaN), so ``metrics.json`` stays strict JSON."""
     return {k: v for k, v in metrics.items() if not math.isnan(v)}
@@ -105,6 +160,28 @@ def _defined(metrics: dict[str, float]) -> dict[str, float]:
 def _group_value(s: Scored, key: str) -> str | None:
     value = s.task if key == "task" else s.meta.get(key)
     return None if value is None else str(value)
+
+
+def by_epoch(scored: Sequence[Scored]) -> list[list[Scored]]:
+    """The outcomes of each epoch, in epoch order (one list when there is one epoch)."""
+    groups: dict[int, list[Scored]] = defaultdict(list)
+    for s in scored:
+        groups[s.epoch].append(s)
+    return [groups[e] for e in sorted(groups)]
+
+
+def epoch_metrics(bench: Benchmark, scored: Sequence[Scored]) -> dict[str, float]:
+    """``aggregate`` over ``scored``; with several epochs, each metric's mean over the epochs where it is
+    defined (undefined ones, NaN, dropped)."""
+    runs = [_defined(bench.aggregate(group)) for group in by_epoch(scored)]
+    if len(runs) == 1:
+        return runs[0]
+    names = list(dict.fromkeys(k for run in runs for k in run))
+    return {k: sum(vals) / len(vals) for k in names if (vals := [run[k] for run in runs if k in run])}
+
+
+def _samples(scored: Sequence[Scored]) -> int:
+    return len({s.id for s in scored})
 
 
 def compute_result(
@@ -122,8 +199,9 @@ def compute_result(
     missing: Sequence[str] = (),
     interval: bool = True,
 ) -> ResultEntry:
-    """Aggregate ``scored`` overall and per breakdown group; with nothing scored, no metric at all."""
-    metrics = _defined(bench.aggregate(scored)) if scored else {}
+    """Aggregate ``scored`` overall and per breakdown group (with several epochs: each metric's mean over the
+    epochs); with nothing scored, no metric at all. Confusion matrices and extra results count every answer."""
+    metrics = epoch_metrics(bench, scored) if scored else {}
     breakdowns: dict[str, dict[str, Group]] = {}
     for key in bench.breakdown_keys:
         groups: dict[str, list[Scored]] = defaultdict(list)
@@ -133,7 +211,7 @@ def compute_result(
                 groups[value].append(s)
         if groups:
             breakdowns[key] = {
-                value: Group(n=len(items), metrics=_defined(bench.aggregate(items)))
+                value: Group(n=_samples(items), metrics=epoch_metrics(bench, items))
                 for value, items in sorted(groups.items(), key=lambda kv: _sort_key(kv[0]))
             }
     extra = bench.extra_results(scored) if scored else {}
@@ -147,7 +225,8 @@ def compute_result(
         extra[CORRECTED] = {"options": reset, "metrics": _defined(corrected.aggregate([t for t in twins if t]))}
     headline = _headline(bench, metrics)
     if interval and headline.value is not None:
-        headline = _with_interval(headline, bench, scored)
+        headline = with_interval(headline, bench, variant, scored)
+    first = by_epoch(scored)[0] if scored else []
     return ResultEntry(
         benchmark=bench.name,
         variant=variant,
@@ -155,7 +234,7 @@ def compute_result(
         model=model,
         headline=headline,
         metrics=metrics,
-        n=len(scored),
+        n=_samples(scored),
         breakdowns=breakdowns,
         errors=errors,
         harness_errors=harness_errors,
@@ -165,7 +244,29 @@ def compute_result(
         missing=list(missing),
         confusion_matrices=bench.confusion_matrices(scored) if scored else {},
         extra=extra,
-        baselines=_defined(bench.baselines(scored)) if scored else {},
+        baselines=_defined(bench.baselines(first)) if first else {},
+        epochs=epochs_of(bench, scored, headline.name),
+    )
+
+
+def epochs_of(bench: Benchmark, scored: Sequence[Scored], metric: str) -> Epochs | None:
+    """Each epoch's headline and how often a sample's epochs agreed; None for a run of one epoch."""
+    groups = by_epoch(scored)
+    if len(groups) < 2:
+        return None
+    values = [_defined(bench.aggregate(g)).get(metric) for g in groups]
+    answers: dict[str, list[str]] = defaultdict(list)
+    for s in scored:
+        answers[s.id].append(json.dumps(s.parsed, sort_keys=True, default=str))
+    repeated = [a for a in answers.values() if len(a) > 1]
+    same = [len(set(a)) == 1 for a in repeated]
+    pairwise = [sum(x == y for x, y in combinations(a, 2)) / math.comb(len(a), 2) for a in repeated]
+    return Epochs(
+        count=len(groups),
+        values=values,
+        agreement=sum(same) / len(same) if same else None,
+        pairwise_agreement=sum(pairwise) / len(pairwise) if pairwise else None,
+        outcomes=len(scored),
     )
 
 
@@ -178,16 +279,27 @@ def _headline(bench: Benchmark, metrics: dict[str, float]) -> Headline:
     return Headline(name=bench.headline, value=None)
 
 
-def _with_interval(headline: Headline, bench: Benchmark, scored: Sequence[Scored]) -> Headline:
-    """``headline`` with the percentile bootstrap interval of its own metric; unchanged (no interval, never a
-    substitute) when the benchmark's ``aggregate`` fails on a resample."""
+def with_interval(
+    headline: Headline, bench: Benchmark, variant: str, scored: Sequence[Scored], *,
+    confidence: float = DEFAULT_CONFIDENCE, resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
+) -> Headline:
+    """``headline`` with the percentile bootstrap interval of its own metric, resampling the benchmark's
+    clusters; unchanged (no interval, never a substitute) when the benchmark's ``aggregate`` fails on a
+    resample or the metric is undefined on every one."""
     from structbench.stats.metric import metric_interval
 
+    options: dict[str, Any] = {"variant": variant, "confidence": confidence, "resamples": resamples, "seed": seed}
     try:
-        ci = metric_interval(scored, bench, headline.name)
+        ci = metric_interval(scored, bench, headline.name, **options)
     except Exception:
         return headline
-    return headline.model_copy(update={"ci_low": ci.low, "ci_high": ci.high, "confidence": ci.confidence})
+    if math.isnan(ci.low) or math.isnan(ci.high):
+        return headline
+    update: dict[str, Any] = {
+        "ci_low": ci.low, "ci_high": ci.high, "confidence": ci.confidence, "se": ci.se, "unit": ci.unit,
+        "clusters": ci.clusters, "resamples": ci.resamples, "seed": ci.seed, "method": ci.method,
+    }
+    return headline.model_copy(update=update)
 
 
 def _sort_key(value: str) -> tuple[int, float, str]:

@@ -17,6 +17,7 @@ from faults import child_pythonpath
 from structbench.testing.openai_server import request_digest
 
 TESTS = Path(__file__).resolve().parents[1]
+"""A child process imports this checkout's structbench (not another one installed) and the test plugins."""
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
@@ -52,10 +53,13 @@ def test_list_shows_benchmarks_and_backends(tmp_path: Path) -> None:
 
 def test_run_oracle_then_report(tmp_path: Path) -> None:
     proc = sb(tmp_path, "run", "--model", "oracle", "--bench", "toy", "--strategy", "all", "--out", "r")
-    assert "| toy | small | vote | oracle | accuracy | 1.0000 | [1.0000, 1.0000] | 40 | 0 | 0 |" in proc.stdout
+    row = "| toy | small | vote | oracle | accuracy | 1.0000 | [1.0000, 1.0000] | 40 samples | 40 | 0 | 0 |"
+    assert row in proc.stdout
     metrics = json.loads((tmp_path / "r" / "metrics.json").read_text())
     assert {r["strategy"] for r in metrics["results"]} == {"direct", "vote", "refine"}
-    assert all(r["headline"] == {"name": "accuracy", "value": 1.0, "ci_low": 1.0, "ci_high": 1.0, "confidence": 0.95}
+    assert all(r["headline"] == {"name": "accuracy", "value": 1.0, "ci_low": 1.0, "ci_high": 1.0, "confidence": 0.95,
+                                 "se": 0.0, "unit": "sample", "clusters": 40, "resamples": 1000, "seed": 0,
+                                 "method": "mean"}
                for r in metrics["results"])
     report = sb(tmp_path, "report", "r").stdout
     assert "## toy:small / refine / oracle" in report and "### by rows" in report
@@ -156,7 +160,8 @@ def test_failed_samples_exit_3_with_a_summary_and_the_same_command_retries_them(
             "--no-progress"]
     proc = subprocess.run(args, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
     assert proc.returncode == 3, proc.stderr
-    assert "| bug | small | direct | oracle | accuracy | 1.0000 | [1.0000, 1.0000] | 9 | 0 | 3 | – |" in proc.stdout
+    assert "| bug | small | direct | oracle | accuracy | 1.0000 | [1.0000, 1.0000] | 9 samples | 9 | 0 | 3 | – |" in (
+        proc.stdout)
     lines = proc.stderr.strip().splitlines()
     assert lines[0] == ("3 samples of 12 failed: 3 harness errors (a bug in a strategy, parser or scorer; "
                         "not scored, left out of the metrics).")
@@ -169,7 +174,8 @@ def test_failed_samples_exit_3_with_a_summary_and_the_same_command_retries_them(
               "--max-retries", "0", "--timeout", "2", "--out", "o", "--no-progress", check=3)
     assert "2 samples of 2 failed: 2 model errors (a model call failed after all retries; scored as wrong)." in (
         proc.stderr)
-    assert "| toy | small | direct | openai:m | accuracy | 0.0000 | [0.0000, 0.0000] | 2 | 2 | 0 | – |" in proc.stdout
+    assert "| toy | small | direct | openai:m | accuracy | 0.0000 | [0.0000, 0.0000] | 2 samples | 2 | 2 | 0 | – |" in (
+        proc.stdout)
 
 
 def test_limit_zero_or_negative_is_refused(tmp_path: Path) -> None:

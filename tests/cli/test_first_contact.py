@@ -15,6 +15,7 @@ from faults import child_pythonpath
 from structbench.benchmarks import BENCHMARKS
 
 TESTS = Path(__file__).resolve().parents[1]
+"""A child process imports this checkout's structbench (not another one installed) and the test plugins."""
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:

@@ -14,6 +14,7 @@ from backends.tiny_models import build_tiny_model, require
 from faults import child_pythonpath
 
 TESTS = Path(__file__).resolve().parents[1]
+"""A child process imports this checkout's structbench (not another one installed) and the test plugins."""
 
 
 def sb(tmp_path: Path, *args: str, check: int | None = 0) -> subprocess.CompletedProcess[str]:

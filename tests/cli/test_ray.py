@@ -27,6 +27,7 @@ from faults import child_pythonpath, free_port, serve
 from structbench.testing.openai_server import request_digest
 
 TESTS = Path(__file__).resolve().parents[1]
+"""A child process imports this checkout's structbench (not another one installed) and the test plugins."""
 NO_AUTH = {"RAY_AUTH_MODE": "disabled"}
 """Ray 2.60 turns token authentication on for ``ray start`` once ``~/.ray/auth_token`` exists (any earlier
 ``ray.init()`` without an address writes it), while a driver given an address never turns it on: the test's

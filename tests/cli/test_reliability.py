@@ -21,6 +21,7 @@ from faults import child_pythonpath, fill, read_only, remount, serve, small_disk
 from structbench.testing.openai_server import request_digest
 
 TESTS = Path(__file__).resolve().parents[1]
+"""A child process imports this checkout's structbench (not another one installed) and the test plugins."""
 KEY = "key-Zx81-never-in-any-file"
 """Not shaped like an OpenAI key, so only the registered-secret redaction can remove it."""
 FINISHED = {0, 3}

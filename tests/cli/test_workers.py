@@ -19,6 +19,8 @@ from faults import child_pythonpath, free_port, read_only, serve
 from structbench.testing.openai_server import request_digest
 
 TESTS = Path(__file__).resolve().parents[1]
+CHILD_PATH = f"{TESTS.parent / 'src'}{os.pathsep}{TESTS}"
+"""A child process imports this checkout's structbench (not another one installed) and the test plugins."""
 KEY = "key-Wq52-never-in-any-file"
 
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +20,7 @@ from structbench.report.runs import BenchmarkCache, load_run
 from structbench.stats import MeanStatistic, paired_test
 
 TESTS = Path(__file__).resolve().parents[1]
+"""A child process imports this checkout's structbench (not another one installed) and the test plugins."""
 
 
 def sb(cwd: Path, *args: str, check: int = 0) -> subprocess.CompletedProcess[str]:
@@ -113,3 +116,57 @@ def test_compare_reaggregates_corpus_metrics(toy_runs: tuple[Path, Path]) -> Non
     for r in labels:
         assert r.metric == "macro_f1" and r.test.a == pytest.approx(headline[r.strategy_a])
     assert {r.method for r in rows if r.benchmark == "toy"} == {"mean"}
+
+
+def test_compare_at_small_n_warns_and_shows_no_bootstrap_p(run_factory: Callable[..., Path], tmp_path: Path) -> None:
+    """n = 3: the bootstrap p of a handful of distinct resamples (``<0.001``) would mislead; it is n/a, with a
+    warning that no p-value can go below 2 / 2^3."""
+    a = run_factory(tmp_path, "a", accuracy=0.0, benches=("toy",), strategies=("direct",), limit=3)
+    b = run_factory(tmp_path, "b", accuracy=1.0, benches=("toy",), strategies=("direct",), limit=3)
+    proc = sb(tmp_path, "compare", str(a), str(b), "--out", "c.json")
+    overall = next(line for line in proc.stdout.splitlines() if "| overall |" in line)
+    assert "| n/a |" in overall and "<0.0010" not in overall
+    assert "warning:" in proc.stderr and "fewer than 10 resampled units" in proc.stderr and "0.25" in proc.stderr
+    row = next(r for r in json.loads((tmp_path / "c.json").read_text())["comparisons"] if r["breakdown"] == "overall")
+    assert row["small"] and row["clusters"] == 3 and row["p_randomization"] >= 0.2
+
+
+def test_the_report_shows_the_interval_the_run_stored(toy_runs: tuple[Path, Path], tmp_path: Path) -> None:
+    """One computation, stored once in metrics.json: the report shows it (here a marked value written into the
+    file), and computes another only when asked for other resamples."""
+    run = tmp_path / "weak"
+    shutil.copytree(toy_runs[0], run)
+    data = json.loads((run / "metrics.json").read_text())
+    first = data["results"][0]["headline"]
+    assert (first["resamples"], first["seed"], first["confidence"], first["unit"]) == (1000, 0, 0.95, "sample")
+    first["ci_low"] = 0.012345
+    (run / "metrics.json").write_text(json.dumps(data))
+    assert "[0.0123, " in sb(tmp_path, "report", "weak").stdout
+    assert "[0.0123, " not in sb(tmp_path, "report", "weak", "--resamples", "300").stdout
+
+
+def test_compare_pairs_runs_with_epochs(tmp_path: Path) -> None:
+    """Runs answered in three epochs pair sample by sample; each side's headline is its mean over epochs, and
+    the randomization swaps a sample's epochs together."""
+    from structbench.backends.base import Request
+    from structbench.backends.mock import MockBackend
+    from structbench.datasets import DataContext
+    from structbench.runner.config import RunConfig
+    from structbench.runner.run import Run, prepare
+
+    def answer(bias: int) -> Callable[[Request], str]:
+        def reply(request: Request) -> str:  # right on some seeds only: a sampling model
+            return "yes" if ((request.params.seed or 0) + bias + len(str(request.messages))) % 3 else "no"
+        return reply
+
+    runs = []
+    for name, bias in (("a", 0), ("b", 1)):
+        config = RunConfig(model=name, benches=["toy"], strategies=["direct"], limit=30, epochs=3)
+        Run(tmp_path / name, config).execute(MockBackend(reply=answer(bias)), prepare(config, DataContext()),
+                                             cache=None, concurrency=4, progress=False)
+        runs.append(load_run(tmp_path / name))
+    rows = compare_runs(*runs, stats=StatsOptions(resamples=300), benches=BenchmarkCache())
+    overall = next(r for r in rows if r.breakdown == "overall")
+    heads = [run.metrics.results[0].headline.value for run in runs]
+    assert overall.test.n == 30 and (overall.test.a, overall.test.b) == pytest.approx(heads)
+    assert 0 < overall.test.p_randomization <= 1 and overall.test.ci_low <= overall.test.delta <= overall.test.ci_high

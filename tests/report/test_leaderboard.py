@@ -90,7 +90,7 @@ def test_section_lists_models_best_first(three: list[Path]) -> None:
     table = section.blocks[0]
     assert [r[1] for r in table.rows if r[0]] == ["strong", "third", "weak"]
     baselines = [r for r in table.rows if not r[0]]  # toylabels declares its labels: chance and majority rows
-    assert baselines and all(r[1] in ("chance", "majority class") for r in baselines)
+    assert [r[1] for r in baselines] == ["chance", "majority class", "smallest detectable Δ"]
     assert table.rows[0][2] == "1.00 (6/6)"
     assert all(("#1" in table.rows[i][j]) for i, j in table.bold)
     assert any("Δ" in cell and "p " in cell for cell in table.rows[1][3:])
@@ -113,3 +113,35 @@ def test_label_benchmarks_get_baseline_rows(
     assert set(baselines) == {"chance", "majority"}
     assert rows["chance"][3] == f"{baselines['chance']:.4f}"
     assert rows["majority class"][3] == f"{baselines['majority']:.4f}"
+
+
+@pytest.mark.parametrize("correction", ["holm", "bh"])
+def test_tests_against_the_best_are_corrected_and_ties_marked(
+    toy_runs: tuple[Path, Path], run_factory: Callable[..., Path], tmp_path_factory: pytest.TempPathFactory,
+    correction: str,
+) -> None:
+    from structbench.stats.multiple import adjust
+
+    close = run_factory(tmp_path_factory.mktemp("close"), "close", accuracy=0.82, benches=("toy:big",),
+                        strategies=("direct",))
+    stats = StatsOptions(resamples=300, seed=0, correction=correction)  # type: ignore[arg-type]
+    views = collect([load_run(p) for p in (*toy_runs, close)], stats, BenchmarkCache())
+    columns = leaderboard(views, stats)
+    assert columns is not None
+    col = next(c for c in columns if c.key == ("toy", "big", "direct"))  # three models on the same 200 samples
+    assert col.note == "" and {m: c.rank for m, c in col.cells.items()}["strong"] == 1
+    tested = [c for c in col.cells.values() if c.test is not None]
+    raw = [c.test.p_randomization for c in tested if c.test is not None]
+    assert len(tested) == 2
+    assert [c.adjusted_p for c in tested] == pytest.approx(adjust(raw, correction))  # type: ignore[arg-type]
+    assert all(c.adjusted_p is not None and c.adjusted_p >= p for c, p in zip(tested, raw, strict=True))
+    for c in tested:
+        assert c.detectable == pytest.approx(2.8016 * c.test.se, rel=1e-3)  # type: ignore[union-attr]
+    weak, near = col.cells["weak"], col.cells["close"]
+    assert not weak.tied and near.tied  # 0.45 is told apart from 0.85; 0.82 is not
+    table = leaderboard_section(views, stats).blocks[0]  # type: ignore[union-attr]
+    j = 3 + columns.index(col)
+    cells = {row[1]: row[j] for row in table.rows}
+    assert "≈ best" in cells["close"] and "≈ best" not in cells["weak"] and "adj." in cells["weak"]
+    low, high = col.detectable  # type: ignore[misc]
+    assert cells["smallest detectable Δ"] in (f"{low:.4f}", f"{low:.4f}–{high:.4f}")

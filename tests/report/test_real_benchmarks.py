@@ -1,7 +1,8 @@
 """The report over oracle and mock runs of all five real benchmarks: confusion matrices, exclusions, intervals.
 
 The intervals of the non-mean headlines (SciTab macro-F1, StructFact weighted F1) are checked against an
-independent percentile bootstrap that scores each resample with scikit-learn.
+independent cluster percentile bootstrap (whole tables, or shared evidence) that scores each resample with
+scikit-learn.
 """
 
 from __future__ import annotations
@@ -131,24 +132,35 @@ def test_exclusions_are_in_metrics_and_report(real_report: dict[str, object]) ->
         assert hits[0]["reason"] in str(real_report["html"])
 
 
-def _sklearn_bootstrap(gold: list[str], pred: list[str], metric: object) -> tuple[float, float]:
-    """The documented resamples (rows of default_rng(seed).integers(0, n, (R, n))), each scored by sklearn."""
-    n = len(gold)
-    rows = np.random.default_rng(SEED).integers(0, n, size=(RESAMPLES, n))
+def _sklearn_bootstrap(gold: list[str], pred: list[str], clusters: list[str], metric: object) -> tuple[float, float]:
+    """The documented cluster resamples (clusters coded in order of first appearance; rows of
+    default_rng(seed).integers(0, C, (R, C)); every question of a drawn cluster comes along), each scored by
+    sklearn."""
+    codes: dict[str, int] = {}
+    for c in clusters:
+        codes.setdefault(c, len(codes))
+    members = [[i for i, c in enumerate(clusters) if codes[c] == k] for k in range(len(codes))]
+    rows = np.random.default_rng(SEED).integers(0, len(codes), size=(RESAMPLES, len(codes)))
     g, p = np.array(gold, dtype=object), np.array(pred, dtype=object)
-    values = [metric(list(g[row]), list(p[row])) for row in rows]  # type: ignore[operator]
+    values = []
+    for row in rows:
+        picked = [i for k in row for i in members[k]]
+        values.append(metric(list(g[picked]), list(p[picked])))  # type: ignore[operator]
     low, high = np.percentile(values, [2.5, 97.5])
     return float(low), float(high)
 
 
-def _labels(run: Path, unparsed: str) -> tuple[list[str], list[str]]:
-    records = sorted(read_records(run / "samples.jsonl"), key=lambda r: r.id)  # the report's order
-    return [str(r.gold) for r in records], [unparsed if r.parsed is None else str(r.parsed) for r in records]
+def _labels(run: Path, unparsed: str) -> tuple[list[str], list[str], list[str]]:
+    """Gold, predicted labels and clusters in the order every interval resamples in: by cluster, then id."""
+    records = sorted(read_records(run / "samples.jsonl"), key=lambda r: (str(r.cluster), r.id))
+    assert all(r.cluster is not None for r in records)
+    return ([str(r.gold) for r in records], [unparsed if r.parsed is None else str(r.parsed) for r in records],
+            [str(r.cluster) for r in records])
 
 
 def test_scitab_macro_f1_interval_is_a_bootstrap_of_macro_f1(real_report: dict[str, object]) -> None:
     entry = _entry(real_report["json"], "scitab-noisy")
-    gold, pred = _labels(real_report["runs"]["scitab-noisy"], "invalid")  # type: ignore[index]
+    gold, pred, tables = _labels(real_report["runs"]["scitab-noisy"], "invalid")  # type: ignore[index]
 
     def macro(g: list[str], p: list[str]) -> float:  # classes present in gold or predictions; invalid is none
         present = sorted((set(g) | set(p)) - {"invalid"})
@@ -158,7 +170,8 @@ def test_scitab_macro_f1_interval_is_a_bootstrap_of_macro_f1(real_report: dict[s
     assert entry["headline"]["value"] == pytest.approx(macro(gold, pred))  # type: ignore[index]
     interval = entry["interval"]
     assert interval["method"] == "aggregate"  # type: ignore[index]
-    low, high = _sklearn_bootstrap(gold, pred, macro)
+    assert (interval["unit"], interval["clusters"]) == ("table", len(set(tables)))  # type: ignore[index]
+    low, high = _sklearn_bootstrap(gold, pred, tables, macro)
     assert (interval["low"], interval["high"]) == pytest.approx((low, high), abs=1e-12)  # type: ignore[index]
     mean_score = np.mean([float(g == p) for g, p in zip(gold, pred, strict=True)])
     assert entry["headline"]["value"] != pytest.approx(mean_score)  # a headline that is not a mean  # type: ignore[index]
@@ -166,13 +179,14 @@ def test_scitab_macro_f1_interval_is_a_bootstrap_of_macro_f1(real_report: dict[s
 
 def test_structfact_weighted_f1_interval_is_a_bootstrap_of_weighted_f1(real_report: dict[str, object]) -> None:
     entry = _entry(real_report["json"], "structfact-noisy")
-    gold, pred = _labels(real_report["runs"]["structfact-noisy"], "NONE")  # type: ignore[index]
+    gold, pred, evidence = _labels(real_report["runs"]["structfact-noisy"], "NONE")  # type: ignore[index]
 
     def weighted(g: list[str], p: list[str]) -> float:
         return float(f1_score(g, p, average="weighted", zero_division=0))
 
     assert entry["headline"]["name"] == "weighted_f1"  # type: ignore[index]
     assert entry["headline"]["value"] == pytest.approx(weighted(gold, pred))  # type: ignore[index]
-    low, high = _sklearn_bootstrap(gold, pred, weighted)
+    low, high = _sklearn_bootstrap(gold, pred, evidence, weighted)
     interval = entry["interval"]
+    assert (interval["unit"], interval["clusters"]) == ("evidence", len(set(evidence)))  # type: ignore[index]
     assert (interval["low"], interval["high"]) == pytest.approx((low, high), abs=1e-12)  # type: ignore[index]

@@ -62,7 +62,7 @@ def test_html_is_self_contained(report: tuple[str, str, Path]) -> None:
 def test_markdown_has_paper_style_tables(report: tuple[str, str, Path], toy_runs: tuple[Path, Path]) -> None:
     _, md, folder = report
     assert "## toy:small — Toy table lookup" in md and "## toylabels:small — Toy lookup, macro-F1" in md
-    pivot = md_table(md, "accuracy by model and strategy, with 95% bootstrap confidence intervals")
+    pivot = md_table(md, "accuracy by model and strategy, with 95% bootstrap confidence intervals (resampling samples)")
     assert pivot[0] == ["model", "direct", "vote"]
     assert [row[0] for row in pivot[1:]] == ["weak", "strong"]
     assert "**" in pivot[2][1] and "**" not in pivot[1][1]  # the stronger model is bold
@@ -115,8 +115,8 @@ def test_headline_intervals_match_an_independent_computation(
 ) -> None:
     _, md, _ = report
     overview = md_table(md, "Headline metric of every run entry")
-    header = ["benchmark", "variant", "strategy", "model", "metric", "value", "SE", "95% CI", "n", "errors",
-              "harness errors", "baselines"]
+    header = ["benchmark", "variant", "strategy", "model", "metric", "value", "SE", "95% CI", "resampled", "n",
+              "errors", "harness errors", "baselines"]
     assert overview[0] == header
     rows = {(r[0], r[1], r[2], r[3]): r for r in overview[1:]}
     assert len(rows) == 12
@@ -137,6 +137,7 @@ def test_headline_intervals_match_an_independent_computation(
                 assert row[6] == f"{np.std(scores, ddof=1) / np.sqrt(len(scores)):.4f}"
             assert row[5] == f"{value:.4f}"
             assert row[7] == f"[{low:.4f}, {high:.4f}]"
+            assert row[8] == f"{len(recs)} samples"  # the toy benchmarks declare no clusters
 
 
 def test_script_json_cannot_close_the_script_element() -> None:

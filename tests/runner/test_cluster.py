@@ -17,6 +17,7 @@ from structbench.errors import UsageError
 from structbench.runner.cluster import check_reachable
 
 TESTS = Path(__file__).resolve().parents[1]
+"""A child process imports this checkout's structbench (not another one installed) and the test plugins."""
 
 
 def test_an_address_where_nothing_listens_is_a_usage_error() -> None:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from sklearn import metrics
 
+from structbench.stats.bootstrap import counts_of
 from structbench.stats.classification import (
     LabelStatistic,
     accuracy,
@@ -94,7 +95,7 @@ def test_label_statistic_counts_each_resample_as_label_counts_does(unparsed: str
     stat = LabelStatistic.of(gold, pred, labels, lambda c: c.macro(c.f1, present_only=True), unparsed=unparsed,
                              keep=keep)
     idx = np.random.default_rng(0).integers(0, 300, size=(40, 300))
-    for row, value in zip(idx, stat.batch(idx), strict=True):
+    for row, value in zip(idx, stat.weighted(counts_of(idx, idx.shape[1])), strict=True):
         g = [gold[i] for i in row if keep[i]]
         p = [pred[i] for i in row if keep[i]]
         counts = label_counts(g, p, labels, unparsed=unparsed)
@@ -114,7 +115,7 @@ def test_batch_counts_average_as_label_counts_do() -> None:
             "macro_precision": lambda c: c.macro(c.precision),
             "weighted_recall": lambda c: c.weighted(c.recall),
         }[name]
-        values = LabelStatistic.of(gold, pred, labels, metric).batch(idx)
+        values = LabelStatistic.of(gold, pred, labels, metric).weighted(counts_of(idx, idx.shape[1]))
         for row, value in zip(idx, values, strict=True):
             counts = label_counts([gold[i] for i in row], [pred[i] for i in row], labels)
             expected = {

@@ -176,3 +176,54 @@ def test_resamples_where_the_metric_is_undefined_are_left_out() -> None:
     assert 0.0 <= t.p_bootstrap <= 1.0 and 0.0 < t.p_randomization <= 1.0
     iv = statistic_interval(FunctionStatistic(on_row), 6, resamples=300, seed=0)
     assert iv.low == iv.high == 0.0 and iv.se == 0.0  # system A is wrong on the one answerable sample
+
+
+def cluster_reference(a: np.ndarray, b: np.ndarray, keys: list[int], resamples: int, seed: int) -> tuple[float, float]:
+    """Both p-values of a mean with whole clusters drawn and swapped, one resample (one shuffle) at a time."""
+    codes: dict[int, int] = {}
+    for k in keys:
+        codes.setdefault(k, len(codes))
+    c = len(codes)
+    members = [[i for i, k in enumerate(keys) if codes[k] == j] for j in range(c)]
+    delta = b.mean() - a.mean()
+    rng = np.random.default_rng(seed)
+    extreme = 0
+    for _ in range(resamples):
+        picked = [i for j in rng.integers(0, c, size=c) for i in members[int(j)]]
+        extreme += abs(b[picked].mean() - a[picked].mean() - delta) >= abs(delta) - 1e-12
+    p_boot = extreme / resamples
+    rng = np.random.default_rng(seed)
+    extreme = 0
+    for _ in range(resamples):
+        swap = rng.random(c) < 0.5
+        flip = np.array([swap[codes[k]] for k in keys])
+        a2, b2 = np.where(flip, b, a), np.where(flip, a, b)
+        extreme += abs(b2.mean() - a2.mean()) >= abs(delta) - 1e-12
+    return p_boot, (extreme + 1) / (resamples + 1)
+
+
+def test_cluster_tests_equal_loop_reference() -> None:
+    from structbench.stats import Design, PairedDesign
+
+    rng = np.random.default_rng(11)
+    keys = [int(k) for k in rng.integers(0, 15, size=70)]
+    a = (rng.random(70) < 0.5).astype(float)
+    b = np.where(np.array(keys) % 3 == 0, 1.0, a)  # B fixes every question of a third of the tables
+    design = PairedDesign(Design.of("table", keys, range(70)), Design.of("table", keys, range(70)))
+    t = paired_test(pool(a, b), design, resamples=300, seed=4)
+    p_boot, p_rand = cluster_reference(a, b, keys, 300, 4)
+    assert (t.unit, t.clusters, t.n) == ("table", 15, 70)
+    assert t.p_bootstrap == pytest.approx(p_boot, abs=1e-12)
+    assert t.p_randomization == pytest.approx(p_rand, abs=1e-12)
+    alone = paired_test(pool(a, b), 70, resamples=300, seed=4)
+    assert alone.ci_high - alone.ci_low < t.ci_high - t.ci_low  # independent pairs understate the spread
+
+
+def test_few_clusters_give_no_bootstrap_p_and_a_floor() -> None:
+    a = np.array([0.0, 1.0, 0.0])
+    b = np.array([1.0, 1.0, 1.0])
+    t = paired_test(pool(a, b), 3, resamples=1000, seed=0)
+    assert t.small and t.min_p == pytest.approx(0.25)
+    assert t.p_randomization >= 0.2  # an exact test could not go below 2 / 2^3
+    big = paired_test(pool(np.zeros(40), np.ones(40)), 40, resamples=100, seed=0)
+    assert not big.small

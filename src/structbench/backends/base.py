@@ -325,10 +325,11 @@ CACHE_KEY_FIELDS = (
     "response_format",
 )
 """Exactly the request fields that identify a cached response, plus ``min_tokens`` and ``choices`` when they
-are set and the backend enforces them, and ``chat_template_args``, ``reasoning_effort``, ``think_tags`` and
-``thought_opened`` when they are set (so keys of requests without them never change; the last two decide how the
-stored reply is split). Left out on purpose: API keys, timeouts, retry settings, concurrency, and anything about the
-run (strategy name, sample id), so that the same request from another run or strategy is a cache hit."""
+are set and the backend enforces them, ``chat_template_args``, ``reasoning_effort``, ``think_tags`` and
+``thought_opened`` when they are set (the last two decide how the stored reply is split), and the ``epoch`` of a
+repeat (``--epochs``) above 0 (so keys of requests without them never change). Left out on purpose: API keys,
+timeouts, retry settings, concurrency, and anything about the run (strategy name, sample id), so that the same
+request from another run or strategy is a cache hit."""
 
 
 def sampling_fields(p: GenerationParams) -> dict[str, Any]:
@@ -346,8 +347,9 @@ def sampling_fields(p: GenerationParams) -> dict[str, Any]:
     }
 
 
-def cache_fields(backend: Backend, request: Request) -> bytes:
-    """``CACHE_KEY_FIELDS`` of a request as canonical JSON (sorted keys, compact): hashed, and stored."""
+def cache_fields(backend: Backend, request: Request, *, epoch: int = 0) -> bytes:
+    """``CACHE_KEY_FIELDS`` of a request as canonical JSON (sorted keys, compact): hashed, and stored; an
+    ``epoch`` above 0 (a repeat, ``--epochs``) is added, so a repeat is a new call."""
     p = request.params
     fields: dict[str, Any] = {
         "backend": backend.backend,
@@ -370,6 +372,8 @@ def cache_fields(backend: Backend, request: Request) -> bytes:
         fields["think_tags"] = [list(pair) for pair in p.think_tags]
     if p.thought_opened:
         fields["thought_opened"] = True
+    if epoch:
+        fields["epoch"] = epoch
     return orjson.dumps(fields, option=orjson.OPT_SORT_KEYS)
 
 

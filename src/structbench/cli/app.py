@@ -308,7 +308,7 @@ def _shown_urls(base_url: str) -> str:
 SUITE_DEFINED = ("model", "bench", "strategy", "option", "limit", "seed", "max_tokens", "base_url", "model_option",
                  "device", "dtype", "api_key_env", "timeout", "max_retries", "resume", "data_dir", "concurrency",
                  "system_prompt", "chat_template_arg", "reasoning_budget", "reasoning_effort", "think_tags",
-                 "thought_opened", "allow_modified_data")
+                 "thought_opened", "allow_modified_data", "epochs")
 """``run`` flags a suite file sets (per model or for the whole suite): refused beside one. How the jobs are spread
 (``--workers``, ``--executor``, ``--ray-*``) is not among them: it applies to every model of the suite."""
 
@@ -335,6 +335,7 @@ def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict
         "option": lambda v: given["preset"] is not None or parse_options(v or []) == config.options,
         "limit": lambda v: v == config.limit,
         "seed": lambda v: v == config.seed,
+        "epochs": lambda v: v == config.epochs,
         "max_tokens": lambda v: v == config.max_tokens,
         "data_dir": lambda v: str(v) == config.data_dir,
         "allow_modified_data": lambda v: v == config.allow_modified_data,
@@ -429,6 +430,11 @@ def run(
         float, typer.Option(min=0.0, help="GPUs each Ray worker reserves (a local model per GPU worker).")
     ] = 0.0,
     seed: SeedOpt = 0,
+    epochs: Annotated[
+        int,
+        typer.Option("--epochs", min=1, help="Answer every sample this many times, each epoch with its own request "
+                                             "seed; metrics are the mean over epochs (part of the config)."),
+    ] = 1,
     out: Annotated[
         str | None,
         typer.Option("--out", help="Run directory (default runs/<model>-<config hash>).", show_default=False),
@@ -520,7 +526,8 @@ def run(
             raise UsageError(f"--resume {resume}: no {MANIFEST} there")
         config = RunConfig.model_validate(manifest["config"])
         given = {"model": model, "base_url": base_url, "bench": bench, "strategy": strategy, "option": option,
-                 "limit": limit, "seed": seed, "max_tokens": max_tokens, "data_dir": data_dir, "out": out,
+                 "limit": limit, "seed": seed, "epochs": epochs, "max_tokens": max_tokens, "data_dir": data_dir,
+                 "out": out,
                  "preset": preset, "model_option": model_option, "device": device, "dtype": dtype,
                  "system_prompt": system_prompt, "chat_template_arg": chat_template_arg,
                  "reasoning_budget": reasoning_budget, "reasoning_effort": reasoning_effort, "think_tags": think_tags,
@@ -561,6 +568,7 @@ def run(
             options=options,
             limit=limit,
             seed=seed,
+            epochs=epochs,
             data_dir=str(data_dir) if data_dir else None,
             allow_modified_data=allow_modified_data,
             max_tokens=max_tokens,

@@ -7,6 +7,7 @@ inside the commands so ``structbench --help`` stays fast.
 from __future__ import annotations
 
 import sys
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -20,6 +21,28 @@ SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap and 
 ConfidenceOpt = Annotated[float, typer.Option("--confidence", help="Confidence level of the intervals.")]
 
 
+class ResampleChoice(StrEnum):
+    """``--resample``."""
+
+    cluster = "cluster"
+    sample = "sample"
+
+
+class CorrectionChoice(StrEnum):
+    """``--correction``."""
+
+    holm = "holm"
+    bh = "bh"
+
+
+ResampleOpt = Annotated[
+    ResampleChoice,
+    typer.Option("--resample", help="What the bootstrap and the tests resample: cluster (the benchmark's: the "
+                                    "questions of one table together) or sample (every question on its own, as if "
+                                    "independent)."),
+]
+
+
 def _echo_markdown(text: str) -> None:
     if sys.stdout.isatty():
         from rich.console import Console
@@ -30,7 +53,8 @@ def _echo_markdown(text: str) -> None:
         typer.echo(text)
 
 
-def _stats(resamples: int, seed: int, confidence: float) -> StatsOptions:
+def _stats(resamples: int, seed: int, confidence: float, resample: ResampleChoice = ResampleChoice.cluster,
+           correction: CorrectionChoice = CorrectionChoice.holm) -> StatsOptions:
     from structbench.errors import UsageError
     from structbench.report.entries import StatsOptions
 
@@ -38,7 +62,8 @@ def _stats(resamples: int, seed: int, confidence: float) -> StatsOptions:
         raise UsageError("--resamples must be at least 1")
     if not 0.0 < confidence < 1.0:
         raise UsageError("--confidence must lie strictly between 0 and 1")
-    return StatsOptions(resamples=resamples, seed=seed, confidence=confidence)
+    return StatsOptions(resamples=resamples, seed=seed, confidence=confidence, by=resample.value,
+                        correction=correction.value)
 
 
 def report(
@@ -54,6 +79,12 @@ def report(
     resamples: ResamplesOpt = 1000,
     seed: SeedOpt = 0,
     confidence: ConfidenceOpt = 0.95,
+    resample: ResampleOpt = ResampleChoice.cluster,
+    correction: Annotated[
+        CorrectionChoice,
+        typer.Option("--correction", help="Leaderboard: correction of the tests against each column's best, holm "
+                                          "(family-wise) or bh (Benjamini-Hochberg, false discovery rate)."),
+    ] = CorrectionChoice.holm,
     samples: Annotated[bool, typer.Option(help="Include the per-sample browser.")] = True,
     max_text: Annotated[int, typer.Option(help="Characters of each prompt and output kept in the browser.")] = 20_000,
 ) -> None:
@@ -61,7 +92,7 @@ def report(
     from structbench.errors import UsageError
     from structbench.report.api import ReportOptions, markdown_report, write_report
 
-    stats = _stats(resamples, seed, confidence)
+    stats = _stats(resamples, seed, confidence, resample, correction)
     options = ReportOptions(title=title, stats=stats, samples=samples, max_text=max_text)
     if out is None:
         if json_out is not None:
@@ -81,13 +112,15 @@ def compare(
     resamples: ResamplesOpt = 1000,
     seed: SeedOpt = 0,
     confidence: ConfidenceOpt = 0.95,
+    resample: ResampleOpt = ResampleChoice.cluster,
 ) -> None:
-    """Paired bootstrap and approximate randomization of B against A on their shared samples."""
-    from structbench.report.compare import compare_runs, comparison_markdown
+    """Paired bootstrap and approximate randomization of B against A on their shared samples, resampling and
+    swapping the benchmark's clusters."""
+    from structbench.report.compare import compare_runs, comparison_markdown, small_notes
     from structbench.report.runs import BenchmarkCache, load_run
     from structbench.runner.store import write_json_atomic
 
-    stats = _stats(resamples, seed, confidence)
+    stats = _stats(resamples, seed, confidence, resample)
     a, b = load_run(run_a), load_run(run_b)
     benches = BenchmarkCache()
     rows = compare_runs(a, b, stats=stats, benches=benches, strategy_a=strategy_a, strategy_b=strategy_b)
@@ -95,6 +128,8 @@ def compare(
     skipped = [f"{name} {why}" for name, why in benches.notes.items()]
     for line in skipped:
         typer.echo(f"note: left out {line}: its headline cannot be recomputed", err=True)
+    for note in small_notes(rows):
+        typer.echo(f"warning: {note}", err=True)
     if out is not None:
         write_json_atomic(
             out,
@@ -104,6 +139,7 @@ def compare(
                 "resamples": stats.resamples,
                 "seed": stats.seed,
                 "confidence": stats.confidence,
+                "resample": stats.by,
                 "comparisons": [c.as_dict() for c in rows],
                 "skipped": skipped,
             },

@@ -60,9 +60,11 @@ def prepare(run_dirs: Sequence[Path], options: ReportOptions) -> tuple[Document,
         if v.result.harness_errors
     ]
     notes += [
-        f"{v.section}/{v.strategy}/{v.label}: {len(v.scored_records)} scored sample records for n = {v.result.n}."
+        f"{v.section}/{v.strategy}/{v.label}: {len(v.scored_records)} scored sample records for "
+        + (f"{v.result.epochs.outcomes} answers ({v.result.n} samples x {v.result.epochs.count} epochs)."
+           if v.result.epochs else f"n = {v.result.n}.")
         for v in views
-        if len(v.scored_records) != v.result.n
+        if len(v.scored_records) != (v.result.epochs.outcomes if v.result.epochs else v.result.n)
     ]
     title = options.title or "structbench report: " + ", ".join(str(p) for p in run_dirs)
     doc = build_document(views, title, notes, figures=options.figures)

@@ -2,7 +2,9 @@
 
 Samples pair up by (benchmark, variant, strategy, id); ``strategy_a``/``strategy_b`` pair two different
 strategies instead (e.g. ``cot`` against ``direct`` of one run). Each pair of outcome lists gets a
-paired bootstrap and an approximate randomization test on the benchmark's headline metric.
+paired bootstrap and an approximate randomization test on the benchmark's headline metric, both by the
+benchmark's clusters (the questions of one table are resampled and swapped together; ``sample`` resamples
+questions on their own), each system's epochs averaged as its headline averages them.
 """
 
 from __future__ import annotations
@@ -18,9 +20,18 @@ from structbench.report.crosstab import group_value
 from structbench.report.entries import StatsOptions
 from structbench.report.runs import BenchmarkCache, RunDir
 from structbench.report.tables import fmt, group_order
+from structbench.results import plural
 from structbench.runner.records import SampleRecord
-from structbench.stats import MeanStatistic, PairedTest, Statistic, paired_test
-from structbench.stats.metric import AggregateStatistic, metric_statistic, scores_of
+from structbench.stats import Design, MeanStatistic, PairedDesign, PairedTest, Statistic, paired_test
+from structbench.stats.design import SAMPLE_UNIT
+from structbench.stats.metric import (
+    AggregateStatistic,
+    Resampling,
+    design_of,
+    metric_statistic,
+    scores_of,
+)
+from structbench.stats.paired import MIN_CLUSTERS
 
 OVERALL = "overall"
 
@@ -43,21 +54,28 @@ class Comparison:
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out.update(out.pop("test"))
+        out["small"] = self.test.small  # too few units for the bootstrap p to be shown (it is kept here)
         return out
 
 
-def _by_entry(run: RunDir, strategy: str | None) -> dict[tuple[str, str, str], dict[str, SampleRecord]]:
-    """(benchmark, variant, strategy) -> id -> record, ids in sorted order (pairs are resampled in that
-    order); a run holding one id twice (two models) is refused. Harness errors were never scored and take
-    no part."""
-    out: dict[tuple[str, str, str], dict[str, SampleRecord]] = defaultdict(dict)
-    for r in sorted(run.records, key=lambda r: r.id):
+Pair = tuple[list[SampleRecord], list[SampleRecord]]
+"""One sample's records in system A and in system B (one per epoch each)."""
+
+
+def _by_entry(run: RunDir, strategy: str | None) -> dict[tuple[str, str, str], dict[str, list[SampleRecord]]]:
+    """(benchmark, variant, strategy) -> id -> its records (one per epoch), ids in sorted order; a run holding one
+    sample and epoch twice (two models) is refused. Harness errors were never scored and take no part."""
+    out: dict[tuple[str, str, str], dict[str, list[SampleRecord]]] = defaultdict(dict)
+    seen: set[tuple[str, str, str, str, int]] = set()
+    for r in sorted(run.records, key=lambda r: (r.id, r.epoch)):
         if (strategy is not None and r.strategy != strategy) or not r.counted:
             continue
-        bucket = out[(r.benchmark, r.variant, r.strategy)]
-        if r.id in bucket:
-            raise UsageError(f"{run.path}: sample {r.benchmark}:{r.variant}/{r.strategy}/{r.id} appears twice")
-        bucket[r.id] = r
+        key = (r.benchmark, r.variant, r.strategy, r.id, r.epoch)
+        if key in seen:
+            raise UsageError(f"{run.path}: sample {r.benchmark}:{r.variant}/{r.strategy}/{r.id} appears twice"
+                             + (f" in epoch {r.epoch}" if r.epoch else ""))
+        seen.add(key)
+        out[(r.benchmark, r.variant, r.strategy)].setdefault(r.id, []).append(r)
     return out
 
 
@@ -77,21 +95,47 @@ def _statistic(pool: Sequence[Scored], bench: Benchmark, metric: str, method: st
     return MeanStatistic(scores_of(pool))
 
 
+def paired_pool(pairs: Sequence[Pair], bench: Benchmark, variant: str, by: Resampling) -> tuple[list[Scored],
+                                                                                                PairedDesign]:
+    """System A's outcomes then system B's, pairs in canonical order (cluster, id), and their paired design: a
+    pair's cluster is the one A's record names (else B's), so both systems resample and swap the same clusters."""
+
+    def cluster_of(pair: Pair) -> str | None:
+        return next((r.cluster for r in (*pair[0], *pair[1]) if r.cluster is not None), None)
+
+    def order(pair: Pair) -> tuple[tuple[int, str], str]:
+        cluster, id_ = cluster_of(pair), pair[0][0].id
+        return ((0, cluster) if by == "cluster" and cluster is not None else (1, id_)), id_
+
+    keyed = sorted(pairs, key=order)
+    unit = SAMPLE_UNIT if by == "sample" or all(cluster_of(p) is None for p in keyed) else bench.unit(variant)
+    sides = [[r.scored().model_copy(update={"cluster": cluster_of(p)}) for p in keyed for r in p[side]]
+             for side in (0, 1)]
+    every = sides[0] + sides[1]
+    design = design_of(every, unit, by)  # one coding of clusters and samples for both systems
+    n_a = len(sides[0])
+    a = Design(unit, design.cluster[:n_a], design.sample[:n_a], design.epoch[:n_a], design.clusters, design.samples)
+    b = Design(unit, design.cluster[n_a:], design.sample[n_a:], design.epoch[n_a:], design.clusters, design.samples)
+    return every, PairedDesign(a, b)
+
+
 def paired_records_test(
-    pairs: Sequence[tuple[SampleRecord, SampleRecord]],
+    pairs: Sequence[Pair],
     bench: Benchmark,
     metric: str,
     stats: StatsOptions,
     method: str | None = None,
+    variant: str | None = None,
 ) -> PairedTest:
-    """Paired bootstrap and approximate randomization of B against A on ``metric`` over aligned pairs of
-    records (A, B); ``method`` (``mean``/``aggregate``) is probed on the pooled records when not given."""
-    pool = [x.scored() for x, _ in pairs] + [y.scored() for _, y in pairs]
+    """Paired cluster bootstrap and cluster randomization of B against A on ``metric`` over aligned pairs of
+    records (A's, B's: one per epoch); ``method`` (``mean``/``aggregate``) is probed on the pooled records when not
+    given."""
+    pool, design = paired_pool(pairs, bench, variant or bench.variants[0], stats.by)
     if method is None:
         _, method = metric_statistic(pool, bench, metric)
     return paired_test(
         _statistic(pool, bench, metric, method),
-        len(pairs),
+        design,
         resamples=stats.resamples,
         seed=stats.seed,
         confidence=stats.confidence,
@@ -101,25 +145,25 @@ def paired_records_test(
 def _compare_entry(
     key: tuple[str, str, str],
     strategy_b: str,
-    pairs: list[tuple[SampleRecord, SampleRecord]],
+    pairs: list[Pair],
     bench: Benchmark,
     metric: str,
     breakdowns: list[str],
     stats: StatsOptions,
 ) -> list[Comparison]:
     """The overall test of one entry's pairs, then one test per breakdown group."""
-    pool = [x.scored() for x, _ in pairs] + [y.scored() for _, y in pairs]
+    pool = [r.scored() for x, _ in pairs for r in x] + [r.scored() for _, y in pairs for r in y]
     _, method = metric_statistic(pool, bench, metric)
 
-    def test(breakdown: str, group: str, subset: list[tuple[SampleRecord, SampleRecord]]) -> Comparison:
-        t = paired_records_test(subset, bench, metric, stats, method)
+    def test(breakdown: str, group: str, subset: list[Pair]) -> Comparison:
+        t = paired_records_test(subset, bench, metric, stats, method, key[1])
         return Comparison(key[0], key[1], key[2], strategy_b, metric, method, breakdown, group, t)
 
     out = [test(OVERALL, "", pairs)]
     for bd in breakdowns:
-        groups: dict[str, list[tuple[SampleRecord, SampleRecord]]] = defaultdict(list)
+        groups: dict[str, list[Pair]] = defaultdict(list)
         for x, y in pairs:
-            g = group_value(x, bd)
+            g = group_value(x[0], bd)
             if g is not None:
                 groups[g].append((x, y))
         out += [test(bd, g, groups[g]) for g in sorted(groups, key=group_order)]
@@ -166,12 +210,45 @@ def _p(p: float, resamples: int) -> str:
     return f"<{1 / resamples:.4f}" if p == 0 else fmt(p)
 
 
+def p_bootstrap_text(t: PairedTest) -> str:
+    """The bootstrap p-value as shown: ``n/a`` with fewer than ``MIN_CLUSTERS`` units, where a tail probability
+    of a handful of distinct resamples means nothing (``<0.001`` at n = 3 would mislead)."""
+    return "n/a" if t.small else _p(t.p_bootstrap, t.resamples)
+
+
+def units_text(t: PairedTest) -> str:
+    """``n`` with the resampled units where those are clusters: ``1199 (208 tables)``."""
+    if t.unit == SAMPLE_UNIT or not t.clusters:
+        return str(t.n)
+    return f"{t.n} ({t.clusters} {t.unit}{'s' if t.clusters != 1 else ''})"
+
+
+def small_notes(rows: Sequence[Comparison]) -> list[str]:
+    """Warnings for the comparisons resting on too few units for their p-values to mean much: each overall one,
+    then the breakdown groups together."""
+    notes = []
+    for c in rows:
+        t = c.test
+        if c.breakdown == OVERALL and t.small:
+            strategy = c.strategy_a if c.strategy_a == c.strategy_b else f"{c.strategy_a} vs {c.strategy_b}"
+            notes.append(f"{c.benchmark}:{c.variant} {strategy}: only {t.clusters} {plural(t.unit, t.clusters)} "
+                         f"(fewer than {MIN_CLUSTERS}): no p-value can go below {t.min_p:.3g}, and the bootstrap p is "
+                         "not shown (n/a); read the interval of Δ")
+    groups = [c for c in rows if c.breakdown != OVERALL and c.test.small]
+    if groups:
+        notes.append(f"{len(groups)} breakdown group comparison(s) rest on fewer than {MIN_CLUSTERS} resampled units: "
+                     "their bootstrap p is n/a and their randomization p coarse")
+    return notes
+
+
 def comparison_markdown(rows: Sequence[Comparison], label_a: str, label_b: str) -> str:
-    """The comparison as a Markdown table."""
-    conf = rows[0].test.confidence if rows else 0.95
+    """The comparison as a Markdown table, with a warning under it where some comparisons rest on few units."""
+    first = rows[0].test if rows else None
+    conf = first.confidence if first else 0.95
+    unit = "" if first is None or first.unit == SAMPLE_UNIT else f", resampling and swapping whole {first.unit}s"
     lines = [
         f"A = {label_a}, B = {label_b}; Δ = B − A; p-values: paired bootstrap and approximate randomization "
-        f"({rows[0].test.resamples if rows else 0} resamples, seed {rows[0].test.seed if rows else 0}).",
+        f"({first.resamples if first else 0} resamples, seed {first.seed if first else 0}{unit}).",
         "",
         f"| benchmark | strategy | metric | breakdown | group | n | A | B | Δ | {conf:.0%} CI of Δ | p boot | p rand |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
@@ -180,8 +257,9 @@ def comparison_markdown(rows: Sequence[Comparison], label_a: str, label_b: str) 
         t = c.test
         strategy = c.strategy_a if c.strategy_a == c.strategy_b else f"{c.strategy_a} vs {c.strategy_b}"
         lines.append(
-            f"| {c.benchmark}:{c.variant} | {strategy} | {c.metric} | {c.breakdown} | {c.group} | {t.n} | "
+            f"| {c.benchmark}:{c.variant} | {strategy} | {c.metric} | {c.breakdown} | {c.group} | {units_text(t)} | "
             f"{fmt(t.a)} | {fmt(t.b)} | {t.delta:+.4f} | [{fmt(t.ci_low)}, {fmt(t.ci_high)}] | "
-            f"{_p(t.p_bootstrap, t.resamples)} | {_p(t.p_randomization, t.resamples)} |"
+            f"{p_bootstrap_text(t)} | {_p(t.p_randomization, t.resamples)} |"
         )
+    lines += ["", *(f"Note: {note}." for note in small_notes(rows))] if small_notes(rows) else []
     return "\n".join(lines)

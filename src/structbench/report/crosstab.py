@@ -9,6 +9,7 @@ import numpy as np
 
 from structbench.report.entries import EntryView
 from structbench.report.tables import group_order
+from structbench.results import epoch_metrics
 from structbench.runner.records import SampleRecord
 
 
@@ -36,5 +37,5 @@ def crosstab(view: EntryView, keys: tuple[str, str]) -> tuple[list[str], list[st
     metric = view.result.headline.name
     grid = np.full((len(rows), len(cols)), math.nan)
     for (a, b), recs in cells.items():
-        grid[rows.index(a), cols.index(b)] = bench.aggregate([r.scored() for r in recs]).get(metric, math.nan)
+        grid[rows.index(a), cols.index(b)] = epoch_metrics(bench, [r.scored() for r in recs]).get(metric, math.nan)
     return rows, cols, grid

@@ -4,23 +4,40 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Literal
 
 from structbench.benchmark import Benchmark
 from structbench.report.runs import BenchmarkCache, RunDir, entry_records
-from structbench.results import ResultEntry
+from structbench.results import Headline, ResultEntry
 from structbench.runner.records import SampleRecord
 from structbench.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, Interval, metric_interval
+from structbench.stats.metric import Resampling
+
+Correction = Literal["holm", "bh"]
+"""Multiple-comparison correction of a leaderboard's tests against the best: Holm (family-wise error) or
+Benjamini-Hochberg (false discovery rate)."""
 
 
 @dataclass(frozen=True)
 class StatsOptions:
-    """How headline intervals are computed."""
+    """How headline intervals and tests are computed."""
 
     resamples: int = DEFAULT_RESAMPLES
     seed: int = 0
     confidence: float = DEFAULT_CONFIDENCE
+    by: Resampling = "cluster"
+    """What is resampled: the benchmark's clusters, or (``sample``) every question on its own."""
+    correction: Correction = "holm"
+    alpha: float = 0.05
+    """Significance level of the leaderboard's tests (after the correction)."""
+
+    def matches(self, headline: Headline) -> bool:
+        """Whether the interval ``metrics.json`` stores for ``headline`` is the one these options ask for (then it
+        is shown as stored, not computed again)."""
+        same = (headline.resamples, headline.seed, headline.confidence) == (self.resamples, self.seed, self.confidence)
+        return same and (self.by == "cluster" or headline.unit == "sample")
 
 
 STAT_SUFFIXES = ("se", "ci_low", "ci_high")
@@ -74,20 +91,24 @@ def headline_interval(
     stats: StatsOptions,
     why_not: str | None = None,
 ) -> tuple[Interval | None, str | None]:
-    """The headline's bootstrap interval over the scored ``records``, or None and the reason there is none
-    (the benchmark cannot be loaded, its ``aggregate`` fails on a resample, the metric is undefined on
-    every resample). ``why_not`` is why ``bench`` is None."""
+    """The headline's bootstrap interval: the one ``metrics.json`` stores when it is the one ``stats`` asks for
+    (the run computed it once; every view shows that one), else computed over the scored ``records`` the same way;
+    or None and the reason there is none (the benchmark cannot be loaded, its ``aggregate`` fails on a resample,
+    the metric is undefined on every resample). ``why_not`` is why ``bench`` is None."""
     scored = [r.scored() for r in records if r.counted]
     if result.headline.value is None:
         return None, "no sample was scored"
+    stored = result.headline.interval()
+    if stored is not None and stats.matches(result.headline):
+        return replace(stored, n=result.n, epochs=result.epochs.count if result.epochs else 1), None
     if not scored:
         return None, "the run directory holds no sample records to resample"
     if bench is None:
         return None, f"{result.benchmark} {why_not or 'could not be loaded'}, so the metric cannot be recomputed"
     try:
         interval = metric_interval(
-            scored, bench, result.headline.name, confidence=stats.confidence, resamples=stats.resamples,
-            seed=stats.seed,
+            scored, bench, result.headline.name, by=stats.by, variant=result.variant, confidence=stats.confidence,
+            resamples=stats.resamples, seed=stats.seed,
         )
     except Exception as err:  # a benchmark bug must not lose the whole report
         return None, f"aggregate() failed on a bootstrap resample ({type(err).__name__}: {err})"

@@ -5,6 +5,11 @@ A column is one (benchmark, variant, strategy). Two runs hold the same sample wh
 the gold answer agree (a different ``--seed`` of a generated benchmark reuses ids for other questions).
 When the models of a column hold different samples (another ``--limit``, seed or options), the column is
 ranked on the samples all of them share, and says so; with none shared it is not ranked at all.
+
+The tests against the best are ``compare``'s (paired, by the benchmark's clusters); their p-values are corrected
+for the column's number of tests (Holm by default, or Benjamini-Hochberg), and a model whose corrected p-value is
+at least alpha is marked as statistically indistinguishable from the best. Each column also states the smallest
+difference its tests could detect (80% power) at the run's size.
 """
 
 from __future__ import annotations
@@ -15,13 +20,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from structbench.benchmark import Benchmark
-from structbench.report.compare import paired_records_test
+from structbench.report.compare import paired_records_test, units_text
 from structbench.report.document import Section, TableBlock, TextBlock
 from structbench.report.entries import EntryView, StatsOptions
 from structbench.report.html import prompt_text
 from structbench.report.tables import fmt, unique
+from structbench.results import epoch_metrics
 from structbench.runner.records import SampleRecord
 from structbench.stats import Interval, PairedTest, metric_interval
+from structbench.stats.multiple import adjust, detectable
 
 
 def _signature(r: SampleRecord) -> str:
@@ -41,6 +48,16 @@ class Cell:
     rank: int | None = None
     test: PairedTest | None = None
     """Against the column's best (None for the best itself)."""
+    adjusted_p: float | None = None
+    """The randomization p-value of ``test``, corrected for the column's tests (``StatsOptions.correction``)."""
+    detectable: float | None = None
+    """The smallest difference to the best that ``test`` would detect with 80% power at alpha (2.8 SE of Δ)."""
+    alpha: float = 0.05
+
+    @property
+    def tied(self) -> bool:
+        """Statistically indistinguishable from the column's best (the best itself included)."""
+        return self.rank == 1 or (self.adjusted_p is not None and not self.adjusted_p < self.alpha)
 
 
 @dataclass
@@ -56,6 +73,12 @@ class Column:
     """The headline under the chance and majority-class predictors on the samples the column is ranked on."""
 
     @property
+    def detectable(self) -> tuple[float, float] | None:
+        """The smallest and largest detectable difference over the column's tests (None without tests)."""
+        values = [c.detectable for c in self.cells.values() if c.detectable is not None]
+        return (min(values), max(values)) if values else None
+
+    @property
     def label(self) -> str:
         return f"{self.key[0]}:{self.key[1]} / {self.key[2]}"
 
@@ -66,19 +89,18 @@ def _pick(views: list[EntryView]) -> EntryView:
 
 
 def _score(
-    records: list[SampleRecord], bench: Benchmark | None, metric: str, stats: StatsOptions
+    records: list[SampleRecord], bench: Benchmark | None, metric: str, stats: StatsOptions, variant: str
 ) -> tuple[float, Interval | None]:
     """``metric`` over ``records`` with its interval (NaN and none when the benchmark cannot be loaded:
     without it the metric cannot be recomputed on the shared samples)."""
     if bench is None:
         return math.nan, None
-    scored = [r.scored() for r in sorted(records, key=lambda r: r.id)]
-    value = float(bench.aggregate(scored).get(metric, math.nan))
+    scored = [r.scored() for r in records]
+    value = float(epoch_metrics(bench, scored).get(metric, math.nan))
     if not math.isfinite(value):
         return value, None
-    interval = metric_interval(
-        scored, bench, metric, confidence=stats.confidence, resamples=stats.resamples, seed=stats.seed
-    )
+    interval = metric_interval(scored, bench, metric, by=stats.by, variant=variant, confidence=stats.confidence,
+                               resamples=stats.resamples, seed=stats.seed)
     return value, interval
 
 
@@ -106,7 +128,7 @@ def build_column(key: tuple[str, str, str], views: list[EntryView], stats: Stats
         )
         for m, v in by_model.items():
             records = [r for r in v.scored_records if r.id in shared]
-            value, interval = _score(records, v.bench, metric, stats)
+            value, interval = _score(records, v.bench, metric, stats, key[1])
             cells[m] = Cell(m, v, records, value, interval)
     else:
         note = (
@@ -135,14 +157,29 @@ def _rank_and_test(column: Column, stats: StatsOptions) -> None:
             c.rank = 1 + sum(v > values[m] + 1e-12 for v in values.values())
     best = max(values, key=lambda m: values[m])
     top = column.cells[best]
-    by_id = {r.id: r for r in top.records}
+    best_records = _by_id(top.records)
     for m, c in column.cells.items():
         if m == best:
             continue
-        pairs = [(by_id[r.id], r) for r in sorted(c.records, key=lambda r: r.id) if r.id in by_id]
+        mine = _by_id(c.records)
+        pairs = [(best_records[i], mine[i]) for i in sorted(mine) if i in best_records]
         bench = c.view.bench or top.view.bench
         if pairs and bench is not None:
-            c.test = paired_records_test(pairs, bench, column.metric, stats)
+            c.test = paired_records_test(pairs, bench, column.metric, stats, variant=column.key[1])
+            c.detectable = detectable(c.test.se, stats.alpha)
+    tested = [c for c in column.cells.values() if c.test is not None]
+    for c, p in zip(tested, adjust([c.test.p_randomization for c in tested if c.test], stats.correction),
+                    strict=True):
+        c.adjusted_p = p if math.isfinite(p) else None
+        c.alpha = stats.alpha
+
+
+def _by_id(records: list[SampleRecord]) -> dict[str, list[SampleRecord]]:
+    """A cell's records by sample id (one per epoch)."""
+    out: dict[str, list[SampleRecord]] = {}
+    for r in sorted(records, key=lambda r: (r.id, r.epoch)):
+        out.setdefault(r.id, []).append(r)
+    return out
 
 
 def leaderboard(views: Sequence[EntryView], stats: StatsOptions) -> list[Column] | None:
@@ -163,9 +200,20 @@ def _cell_text(c: Cell) -> str:
         text += f" #{c.rank}"
     if c.test is not None:
         t = c.test
-        p = f"<{1 / t.resamples:.3f}" if t.p_randomization == 0 else f"{t.p_randomization:.3f}"
-        text += f"; Δ {t.delta:+.4f} (p {p}, n={t.n})"
+        p = f"{t.p_randomization:.3f}"
+        adjusted = f", adj. {c.adjusted_p:.3f}" if c.adjusted_p is not None else ""
+        text += f"; Δ {t.delta:+.4f} (p {p}{adjusted}, {units_text(t)})"
+        if c.tied:
+            text += " ≈ best"
     return text
+
+
+def _detectable_text(column: Column) -> str:
+    span = column.detectable
+    if span is None:
+        return "—"
+    low, high = span
+    return fmt(low) if math.isclose(low, high, abs_tol=5e-5) else f"{fmt(low)}–{fmt(high)}"
 
 
 def leaderboard_section(views: Sequence[EntryView], stats: StatsOptions) -> Section | None:
@@ -195,12 +243,19 @@ def leaderboard_section(views: Sequence[EntryView], stats: StatsOptions) -> Sect
     for name, label in (("chance", "chance"), ("majority", "majority class")):
         if any(name in c.baselines for c in columns):
             rows.append(["", label, "", *(fmt(c.baselines.get(name)) if name in c.baselines else "—" for c in columns)])
+    if any(c.detectable for c in columns):
+        rows.append(["", "smallest detectable Δ", "", *(_detectable_text(c) for c in columns)])
     conf = next((v.interval.confidence for v in views if v.interval), stats.confidence)
+    correction = {"holm": "Holm", "bh": "Benjamini-Hochberg"}[stats.correction]
     caption = (
         f"Models ranked by their mean rank over the columns they cover (most columns first). A cell: the headline "
-        f"[{conf:.0%} bootstrap interval] #rank; for all but the column's best, Δ to the best and the approximate "
-        f"randomization p-value ({stats.resamples} rounds) on the n samples both hold (paired, as `compare`). "
-        "Chance and majority class: the headline of those predictors on the samples the column is ranked on."
+        f"[{conf:.0%} bootstrap interval] #rank; for all but the column's best, Δ to the best, the approximate "
+        f"randomization p-value ({stats.resamples} rounds) and its {correction}-corrected value over the column's "
+        "tests, on the n samples both hold (paired and resampled by the benchmark's clusters, as `compare`); "
+        f"≈ best: not distinguishable from the best at α = {stats.alpha:g} after the correction. Smallest detectable "
+        f"Δ: the difference to the best the column's tests would detect with 80% power at α = {stats.alpha:g} "
+        "(2.8 standard errors of Δ) at this size. Chance and majority class: the headline of those predictors on the "
+        "samples the column is ranked on."
     )
     table = TableBlock(
         ["#", "model", "mean rank (columns)", *(f"{c.label} ({c.metric})" for c in columns)],

@@ -35,22 +35,28 @@ def any_cut_off(results: list[ResultEntry]) -> bool:
     return any(r.reasoning_cut_off or r.replies_cut_off for r in results)
 
 
+def _epochs(r: ResultEntry) -> int:
+    return r.epochs.count if r.epochs else 1
+
+
 def headline_table(metrics: MetricsFile) -> str:
-    """One row per (benchmark, variant, strategy, model): the headline with its interval, its denominator
-    (samples scored, model and harness errors; prompts too long for the model and samples whose replies ran out
-    of tokens inside the model's thought, when there are any), and the baselines to read it against."""
+    """One row per (benchmark, variant, strategy, model): the headline with its interval and what the interval
+    resampled (the benchmark's clusters: 208 tables), its denominator (samples scored, model and harness errors;
+    prompts too long for the model and samples whose replies ran out of tokens inside the model's thought, when
+    there are any), and the baselines to read it against."""
     confidence = next((r.headline.confidence for r in metrics.results if r.headline.confidence), 0.95)
     too_long = any(r.too_long for r in metrics.results)
     cut = any_cut_off(metrics.results)
     rows = [
-        f"| benchmark | variant | strategy | model | metric | value | {confidence:.0%} CI | n | errors "
+        f"| benchmark | variant | strategy | model | metric | value | {confidence:.0%} CI | resampled | n | errors "
         f"| harness errors |{' too long |' if too_long else ''}{f' {CUT_OFF} |' if cut else ''} baselines |",
-        "|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if too_long else "") + ("---|" if cut else ""),
+        "|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if too_long else "") + ("---|" if cut else ""),
     ]
     for r in metrics.results:
         rows.append(
             f"| {r.benchmark} | {r.variant} | {r.strategy} | {r.model} | {r.headline.name} | "
-            f"{_fmt(r.headline.value)} | {_interval(r)} | {r.n} | {r.errors} | {r.harness_errors} | "
+            f"{_fmt(r.headline.value)} | {_interval(r)} | {r.headline.resampled(_epochs(r))} | {r.n} | {r.errors} | "
+            f"{r.harness_errors} | "
             + (f"{r.too_long} | " if too_long else "") + (f"{r.reasoning_cut_off} | " if cut else "")
             + f"{_baselines(r)} |"
         )
@@ -82,6 +88,10 @@ def entry_section(r: ResultEntry) -> str:
     out.append("| metric | value |")
     out.append("|---|---|")
     out.extend(f"| {k} | {_fmt(v)} |" for k, v in r.metrics.items())
+    if r.headline.unit is not None:
+        out += ["", f"Interval: {r.headline.resampled(_epochs(r))} resampled ({_interval(r)})."]
+    if r.epochs is not None:
+        out += ["", _epoch_line(r)]
     if r.n == 0:
         out += ["", "No sample was scored, so there is no metric."]
     if r.missing:
@@ -112,6 +122,15 @@ def entry_section(r: ResultEntry) -> str:
             cells = (_fmt(g.metrics[n]) if n in g.metrics else "–" for n in names)  # – : does not apply
             out.append(f"| {value} | {g.n} | " + " | ".join(cells) + " |")
     return "\n".join(out)
+
+
+def _epoch_line(r: ResultEntry) -> str:
+    """How the epochs went: each one's headline, and how often a sample's answers agreed."""
+    assert r.epochs is not None
+    values = ", ".join(_fmt(v) for v in r.epochs.values)
+    agree = "–" if r.epochs.agreement is None else f"{r.epochs.agreement:.1%}"
+    return (f"{r.epochs.count} epochs: {r.headline.name} per epoch {values} (the headline is their mean); "
+            f"samples answered alike in every epoch: {agree}.")
 
 
 def render(metrics: MetricsFile, title: str = "structbench report") -> str:

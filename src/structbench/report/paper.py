@@ -3,7 +3,8 @@
 A run's cell is computed the way the paper computed the column (``structbench.papers.spec``): the
 metric re-aggregated over the records the column selects, averaged over option orders where the paper
 averages, Overall and Avg. columns as means of the row's other cells, relative differences where the
-paper prints them. Intervals are percentile bootstrap intervals over the run's samples; cells built
+paper prints them. Intervals are percentile bootstrap intervals over the run's samples, resampling the
+benchmark's clusters (the questions of one table together, then epochs); cells built
 from several estimates resample them together when they rest on the same samples (the same questions
 under four prompts) and independently otherwise (disjoint tasks or knowledge types). Columns the runs
 do not cover show an em dash and the command that fills them.
@@ -27,9 +28,11 @@ from structbench.papers.spec import Change, Mean, Measure, Orders, PaperTable, R
 from structbench.report.document import Block, FigureBlock, Section, TableBlock, TextBlock, slug
 from structbench.report.entries import EntryView, StatsOptions
 from structbench.report.runs import RunDir
+from structbench.results import epoch_metrics
 from structbench.runner.records import SampleRecord
 from structbench.stats import MeanStatistic, Statistic, bootstrap_distribution, metric_statistic, percentile_interval
 from structbench.stats.baselines import label_baselines
+from structbench.stats.metric import design_of
 
 BASELINE_LABELS = {"chance": "chance (runs' samples)", "majority": "majority class (runs' samples)"}
 """Baseline rows: the column's metric under uniform random answers and under the most frequent gold answer."""
@@ -62,11 +65,13 @@ class Estimate:
     _dists: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
 
     def dist(self, seed: int, resamples: int) -> np.ndarray | None:
-        """The statistic on ``resamples`` bootstrap resamples drawn with ``seed`` (cached)."""
+        """The statistic on ``resamples`` bootstrap resamples drawn with ``seed`` (cached), resampling the samples'
+        clusters (then epochs): estimates on the same samples draw the same clusters with the same seed."""
         if self.stat is None:
             return None
         if seed not in self._dists:
-            self._dists[seed] = bootstrap_distribution(self.stat, self.n, resamples=resamples, seed=seed)
+            design = design_of(self.scored, "cluster") if len(self.scored) == self.n else self.n
+            self._dists[seed] = bootstrap_distribution(self.stat, design, resamples=resamples, seed=seed)
         return self._dists[seed]
 
 
@@ -162,8 +167,8 @@ class MeanOfStatistics:
 
     parts: tuple[Statistic, ...]
 
-    def batch(self, idx: np.ndarray) -> np.ndarray:
-        return np.asarray(np.mean([p.batch(idx) for p in self.parts], axis=0), dtype=float)
+    def weighted(self, weights: np.ndarray) -> np.ndarray:
+        return np.asarray(np.mean([p.weighted(weights) for p in self.parts], axis=0), dtype=float)
 
 
 def estimate(
@@ -178,14 +183,14 @@ def estimate(
     samples are ordered (and named, for pairing) by ``key`` of their id. ``corrected``: of structbench's
     corrected scoring recorded beside each score (``bench`` is then the corrected benchmark)."""
     key = key or (lambda i: i)
-    ordered = sorted(records, key=lambda r: key(r.id))
+    ordered = sorted(records, key=lambda r: (key(r.id), r.epoch))
     scored: list[Scored] = [r.scored() for r in ordered]
     if corrected:
         twins = [corrected_scored(s) for s in scored]
         if any(t is None for t in twins):
             return Gap("the records hold no corrected scoring (scored before it was recorded)")
         scored = [t for t in twins if t is not None]
-    value = float(bench.aggregate(scored).get(metric, math.nan))
+    value = float(epoch_metrics(bench, scored).get(metric, math.nan))
     if not math.isfinite(value):
         return Gap(f"{metric} is undefined on these {len(scored)} samples")
     per_sample = [s.values.get(metric) for s in scored]

@@ -12,7 +12,8 @@ from structbench.confusion import ConfusionMatrix
 from structbench.report.document import TableBlock
 from structbench.report.entries import EntryView
 from structbench.report.markdown import CUT_OFF, any_cut_off
-from structbench.results import EXCLUDED, TOO_LONG_MEANING
+from structbench.results import EXCLUDED, TOO_LONG_MEANING, plural
+from structbench.stats import Interval
 
 MAX_GROUP_COLUMNS = 10
 """Breakdowns with more groups than this are laid out with groups as rows."""
@@ -113,12 +114,27 @@ def headline_pivot(views: Sequence[EntryView]) -> TableBlock:
     bold = {(i, j + 1) for i, j in _best_per_column(values)}
     h = views[0].result.headline.name
     conf = next((v.interval.confidence for v in views if v.interval), 0.95)
+    units = unique(resampled_unit(v.interval) for v in views if v.interval)
+    over = f" (resampling {', '.join(units)})" if units else ""
     return TableBlock(
         columns=["model", *strategies],
         rows=rows,
-        caption=f"{h} by model and strategy, with {conf:.0%} bootstrap confidence intervals",
+        caption=f"{h} by model and strategy, with {conf:.0%} bootstrap confidence intervals{over}",
         bold=bold,
     )
+
+
+def resampled_unit(interval: Interval) -> str:
+    """What an interval resampled, in words: ``whole tables`` (the questions of one together) or ``samples``."""
+    return "samples" if interval.unit == "sample" else f"whole {plural(interval.unit, 2)}"
+
+
+def resampled_text(interval: Interval | None) -> str:
+    """``208 tables`` (``, 3 epochs`` with repeats): the units an interval resampled and how many."""
+    if interval is None:
+        return "–"
+    text = f"{interval.clusters} {plural(interval.unit, interval.clusters)}"
+    return text + (f", {interval.epochs} epochs" if interval.epochs > 1 else "")
 
 
 def metrics_table(views: Sequence[EntryView]) -> TableBlock:
@@ -132,6 +148,8 @@ def metrics_table(views: Sequence[EntryView]) -> TableBlock:
     ]
     methods = unique(v.interval.method for v in views if v.interval)
     notes = [METHOD_NOTES[m] for m in methods]
+    notes += [f"{v.label} / {v.strategy}: resampling {resampled_text(v.interval)}" for v in views
+              if v.interval is not None and v.interval.unit != "sample"]
     missing = [f"{v.label} / {v.strategy}: {v.no_interval}" for v in views if v.no_interval and v.result.n > 0]
     if missing:
         notes.append("no interval for " + "; ".join(missing))
@@ -145,7 +163,8 @@ def metrics_table(views: Sequence[EntryView]) -> TableBlock:
 
 
 METHOD_NOTES = {
-    "mean": "mean of per-sample scores, analytic standard error, percentile bootstrap CI",
+    "mean": "mean of per-sample scores, percentile bootstrap CI (SE: analytic over independent questions, else the "
+            "bootstrap std)",
     "aggregate": "the metric re-computed on each bootstrap resample, percentile CI (SE = bootstrap std)",
 }
 
@@ -297,6 +316,7 @@ def overview_table(views: Sequence[EntryView]) -> TableBlock:
                 fmt(r.headline.value),
                 fmt(iv.se if iv else None),
                 f"[{fmt(iv.low)}, {fmt(iv.high)}]" if iv else "–",
+                resampled_text(iv),
                 str(r.n),
                 str(r.errors),
                 str(r.harness_errors),
@@ -307,11 +327,14 @@ def overview_table(views: Sequence[EntryView]) -> TableBlock:
         )
     conf = next((v.interval.confidence for v in views if v.interval), 0.95)
     return TableBlock(
-        columns=["benchmark", "variant", "strategy", "model", "metric", "value", "SE", f"{conf:.0%} CI", "n", "errors",
-                 "harness errors", *(["too long"] if too_long else []), *([CUT_OFF] if cut else []), "baselines"],
+        columns=["benchmark", "variant", "strategy", "model", "metric", "value", "SE", f"{conf:.0%} CI", "resampled",
+                 "n", "errors", "harness errors", *(["too long"] if too_long else []), *([CUT_OFF] if cut else []),
+                 "baselines"],
         rows=rows,
         caption="Headline metric of every run entry",
-        note="Baselines: the headline on the same samples when every answer is drawn uniformly from the options "
-             "(chance, mean of 200 seeded draws) or is the most frequent gold answer (majority); – where the answers "
-             "are free text" + (f"; too long: samples that {TOO_LONG_MEANING}" if too_long else ""),
+        note="The interval resamples the benchmark's clusters (the questions of one table, database, instance or "
+             "document together), then epochs; resampled: how many there were. Baselines: the headline on the same "
+             "samples when every answer is drawn uniformly from the options (chance, mean of 200 seeded draws) or is "
+             "the most frequent gold answer (majority); – where the answers are free text"
+             + (f"; too long: samples that {TOO_LONG_MEANING}" if too_long else ""),
     )

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from contextvars import Token
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, field, replace
 from types import TracebackType
 
@@ -27,6 +27,10 @@ from structbench.runner.cache import CacheReadError, CacheWriteError, ResponseSt
 from structbench.runner.control import RunControl
 from structbench.runner.settings import RequestSettings
 
+current_epoch: ContextVar[int] = ContextVar("current_epoch", default=0)
+"""The epoch of the sample being answered (``--epochs``): part of the cache key of every call made for it, the
+run's own and a judge's, so a repeat is a new call (as Inspect keys its cache by epoch)."""
+
 
 class ModelCaller:
     """Sends requests to one backend, answering repeats from the cache and joining identical in-flight calls.
@@ -45,7 +49,7 @@ class ModelCaller:
         cache = self.cache if self.control.cache_usable else None
         if cache is None:
             return await self._generate(request)
-        fields = cache_fields(self.backend, request)
+        fields = cache_fields(self.backend, request, epoch=current_epoch.get())
         key = cache_key(self.backend, request, fields)
         try:
             hit = await cache.aget(key)
@@ -158,6 +162,7 @@ class CallLog:
 
     caller: ModelCaller
     settings: RequestSettings | None = None
+    epoch: int = 0
     first: Request | None = None
     calls: int = 0
     cached: int = 0
@@ -166,7 +171,7 @@ class CallLog:
 
     async def __call__(self, request: Request) -> Response:
         if self.settings is not None:
-            request = self.settings.apply(request)
+            request = self.settings.apply(request, self.epoch)
         if self.first is None:
             self.first = request
         self.calls += 1

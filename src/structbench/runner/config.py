@@ -61,7 +61,7 @@ class Reasoning(BaseModel):
 
 
 DEFAULTED_FIELDS = ("system_prompt", "chat_template_args", "generation", "model_options", "reasoning",
-                    "allow_modified_data")
+                    "allow_modified_data", "epochs")
 """``RunConfig`` fields added after run directories were first named; left out of the fingerprint while at their
 defaults, so such runs keep their directory names."""
 
@@ -102,6 +102,9 @@ class RunConfig(BaseModel):
     dtype or context is another run."""
     reasoning: Reasoning = Field(default_factory=Reasoning)
     """Thinking budget, effort and think tags for reasoning models."""
+    epochs: int = Field(default=1, ge=1)
+    """Answer every sample this many times (``--epochs``), epoch ``e`` with request seed (``generation.seed``,
+    else ``seed``) + ``e``; metrics are the mean over the epochs, intervals a two-level bootstrap."""
 
     def fingerprint(self) -> str:
         """A short stable hash, used to name the default run directory (unchanged for runs that leave the request

@@ -13,7 +13,7 @@ from structbench.backends.base import BackendError
 from structbench.benchmark import Attempt, Benchmark, Scored, Strategy, current_sample
 from structbench.data.sample import Sample
 from structbench.errors import StorageError
-from structbench.runner.calls import CallLog, ModelCaller
+from structbench.runner.calls import CallLog, ModelCaller, current_epoch
 from structbench.runner.pipeline import run_pipeline
 from structbench.runner.records import ErrorKind, SampleRecord
 from structbench.runner.settings import RequestSettings
@@ -28,6 +28,8 @@ class Job:
     variant: str
     strategy: Strategy
     sample: Sample
+    epoch: int = 0
+    """Which repeat of the sample (``--epochs``): its own request seed, cache entry and record."""
 
 
 def harness_error(err: BaseException, what: str) -> str:
@@ -53,8 +55,9 @@ async def attempt_job(job: Job, caller: ModelCaller, settings: RequestSettings |
     context); any other exception in the strategy is a
     ``harness`` error (a bug), a ``CancelledError`` too unless this task is being cancelled. A ``StorageError``
     (the cache failed) is raised: not this sample's fault."""
-    log = CallLog(caller, settings)
+    log = CallLog(caller, settings, epoch=job.epoch)
     current_sample.set((job.bench, job.sample))
+    current_epoch.set(job.epoch)
     started = time.perf_counter()
     try:
         return Outcome(await job.strategy.run(job.sample, log), log, started)
@@ -88,7 +91,7 @@ def finish_job(job: Job, outcome: Outcome, model: str) -> SampleRecord:
     scored: Scored | None = None
     if kind not in ("harness", "context"):
         try:
-            scored = job.bench.score(job.sample, attempt, job.strategy.name)
+            scored = job.bench.outcome(job.sample, attempt, job.strategy.name, epoch=job.epoch)
         except Exception as err:
             after = f" (after a model error: {error})" if error else ""
             error, kind = harness_error(err, f"scoring{after}"), "harness"
@@ -107,6 +110,8 @@ def finish_job(job: Job, outcome: Outcome, model: str) -> SampleRecord:
         score=scored.score if scored else 0.0,
         values=scored.values if scored else {},
         meta=scored.meta if scored else dict(job.sample.meta),
+        cluster=scored.cluster if scored else None,  # an unscored record takes no part in intervals
+        epoch=job.epoch,
         confidence=attempt.confidence,
         artifacts=attempt.artifacts,
         reasoning=thought.reasoning,

@@ -1,8 +1,8 @@
 """A run's jobs by reference, and running one to its record line: what every kind of worker does.
 
-A job is named by three indices (selection, strategy, sample) into the run's selections, so a worker that
+A job is named by three indices (selection, strategy, sample) into the run's selections and its epoch, so a worker that
 holds the same selections (forked from the run's process, or prepared from the same configuration on
-another machine) receives a few integers per job instead of the sample.
+another machine) receives four integers per job instead of the sample.
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from structbench.runner.store import encode_record
 if TYPE_CHECKING:
     from structbench.runner.run import Selection
 
-JobRef = tuple[int, int, int]
-"""(selection index, strategy index, sample index)."""
+JobRef = tuple[int, int, int, int]
+"""(selection index, strategy index, sample index, epoch)."""
 
 
 def job_of(selections: Sequence[Selection], ref: JobRef) -> Job:
     sel = selections[ref[0]]
-    return Job(sel.bench, sel.variant, sel.strategies[ref[1]], sel.samples[ref[2]])
+    return Job(sel.bench, sel.variant, sel.strategies[ref[1]], sel.samples[ref[2]], ref[3])
 
 
 def selections_digest(selections: Sequence[Selection]) -> str:

@@ -12,6 +12,9 @@ from structbench.benchmark import Scored
 
 _NO_VALUES: dict[str, float] = {}
 
+RecordKey = tuple[str, str, str, str, str, int]
+"""(benchmark, variant, strategy, model, sample id, epoch)."""
+
 ErrorKind = Literal["model", "harness", "context"]
 """Who failed: the model (its call failed after retries), the harness (a bug in a strategy, parser or scorer), or
 neither: the prompt does not fit the model's context (``context``; the server or backend said so)."""
@@ -34,6 +37,8 @@ class _Outcome:
         score: float
         values: dict[str, float]
         meta: dict[str, Any]
+        cluster: str | None
+        epoch: int
         error: str | None
         error_kind: ErrorKind | None
 
@@ -50,16 +55,17 @@ class _Outcome:
         return self.error is None or self.error_kind == "context"
 
     @property
-    def key(self) -> tuple[str, str, str, str, str]:
-        return (self.benchmark, self.variant, self.strategy, self.model, self.id)
+    def key(self) -> RecordKey:
+        """What a record is the outcome of: one sample under one strategy and model, in one epoch."""
+        return (self.benchmark, self.variant, self.strategy, self.model, self.id, self.epoch)
 
     def scored(self) -> Scored:
         return Scored(id=self.id, task=self.task, parsed=self.parsed, gold=self.gold, score=self.score,
-                      values=self.values, meta=self.meta)
+                      values=self.values, meta=self.meta, cluster=self.cluster, epoch=self.epoch)
 
 
 class SampleRecord(_Outcome, BaseModel):
-    """Everything known about one (benchmark, variant, strategy, model, sample)."""
+    """Everything known about one (benchmark, variant, strategy, model, sample, epoch)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -80,6 +86,12 @@ class SampleRecord(_Outcome, BaseModel):
     score: float = 0.0
     values: dict[str, float] = Field(default_factory=dict)
     meta: dict[str, Any] = Field(default_factory=dict)
+    cluster: str | None = None
+    """The sample's cluster (``Benchmark.cluster``: the table or database it shares with other samples); intervals
+    resample clusters. None in records written before clusters, or where the sample shares nothing."""
+    epoch: int = Field(0, ge=0)
+    """Which repeat of the sample this is (``--epochs``): each epoch is its own record, request seed and cache
+    entry."""
     confidence: float | None = None
     artifacts: dict[str, Any] = Field(default_factory=dict)
     reasoning: str | None = None
@@ -120,7 +132,8 @@ class SampleRecord(_Outcome, BaseModel):
         return RecordSummary(
             sys.intern(self.benchmark), sys.intern(self.variant), sys.intern(self.strategy), sys.intern(self.model),
             self.id, sys.intern(self.task), self.parsed, self.gold, self.score, self.values or _NO_VALUES,
-            self.meta, self.error, self.error_kind, self.reasoning_cut_off, self.replies_cut_off,
+            self.meta, self.cluster, self.epoch, self.error, self.error_kind, self.reasoning_cut_off,
+            self.replies_cut_off,
         )
 
     def as_failed(self, error: str) -> SampleRecord:
@@ -129,6 +142,7 @@ class SampleRecord(_Outcome, BaseModel):
         fields: dict[str, Any] = {
             "benchmark": self.benchmark, "variant": self.variant, "strategy": self.strategy, "model": self.model,
             "id": self.id, "task": self.task, "prompt": self.prompt, "output": "", "error": error,
+            "cluster": self.cluster, "epoch": self.epoch,
         }
         try:
             return SampleRecord.model_validate(fields)
@@ -153,6 +167,8 @@ class RecordSummary(_Outcome):
     score: float
     values: dict[str, float]
     meta: dict[str, Any]
+    cluster: str | None
+    epoch: int
     error: str | None
     error_kind: ErrorKind | None
     reasoning_cut_off: bool = False

@@ -427,11 +427,12 @@ class Run:
         model = self.config.model
         hits_before = cache.hits if cache is not None else 0
         refs: list[JobRef] = [
-            (i, j, k)
+            (i, j, k, epoch)
+            for epoch in range(self.config.epochs)
             for i, sel in enumerate(selections)
             for j, strategy in enumerate(sel.strategies)
             for k, sample in enumerate(sel.samples)
-            if not store.done((sel.bench.name, sel.variant, strategy.name, model, sample.id))
+            if not store.done((sel.bench.name, sel.variant, strategy.name, model, sample.id, epoch))
         ]
         workers = spread.processes(len(refs), concurrency)
         session: dict[str, Any] = {"started": _now(), "jobs": len(refs)}
@@ -520,10 +521,10 @@ class Run:
             raise error
         if failures:
             raise failures[0]
-        current = [rec for _, _, recs in current_records(selections, list(store.records.values()), model)
-                   for rec in recs]
+        current = [rec for _, _, recs in current_records(selections, list(store.records.values()), model,
+                                                         self.config.epochs) for rec in recs]
         self.failures, self.samples, self.records = failures_of(current), len(current), current
-        metrics = metrics_from_records(selections, list(store.records.values()), model)
+        metrics = metrics_from_records(selections, list(store.records.values()), model, self.config.epochs)
         try:
             write_json_atomic(self.run_dir / METRICS, metrics.model_dump(mode="json"))
         except OSError as err:
@@ -674,9 +675,9 @@ Kept = SampleRecord | RecordSummary
 
 
 def current_records(
-    selections: list[Selection], records: Sequence[Kept], model: str
+    selections: list[Selection], records: Sequence[Kept], model: str, epochs: int = 1
 ) -> list[tuple[Selection, Strategy, list[Kept]]]:
-    """The records of the current samples, per (selection, strategy), in sample order."""
+    """The records of the current samples and epochs, per (selection, strategy), in sample then epoch order."""
     by_key: dict[tuple[str, str, str], list[Kept]] = defaultdict(list)
     for r in records:
         by_key[(r.benchmark, r.variant, r.strategy)].append(r)
@@ -686,16 +687,18 @@ def current_records(
         for strategy in sel.strategies:
             recs = sorted(
                 (r for r in by_key[(sel.bench.name, sel.variant, strategy.name)]
-                 if r.model == model and r.id in order),
-                key=lambda r: order[r.id],
+                 if r.model == model and r.id in order and r.epoch < epochs),
+                key=lambda r: (order[r.id], r.epoch),
             )
             out.append((sel, strategy, recs))
     return out
 
 
-def metrics_from_records(selections: list[Selection], records: Sequence[Kept], model: str) -> MetricsFile:
-    """One result entry per (benchmark, variant, strategy) over the records of the current samples; harness
-    errors and prompts that do not fit the model are counted apart and take no part in the metrics."""
+def metrics_from_records(
+    selections: list[Selection], records: Sequence[Kept], model: str, epochs: int = 1
+) -> MetricsFile:
+    """One result entry per (benchmark, variant, strategy) over the records of the current samples (and epochs);
+    harness errors and prompts that do not fit the model are counted apart and take no part in the metrics."""
     results: list[ResultEntry] = [
         compute_result(
             sel.bench,
@@ -709,6 +712,6 @@ def metrics_from_records(selections: list[Selection], records: Sequence[Kept], m
             reasoning_cut_off=sum(r.reasoning_cut_off for r in recs if r.counted),
             replies_cut_off=sum(r.replies_cut_off for r in recs),
         )
-        for sel, strategy, recs in current_records(selections, records, model)
+        for sel, strategy, recs in current_records(selections, records, model, epochs)
     ]
     return MetricsFile(results=results)

@@ -29,14 +29,19 @@ class RequestSettings:
     reasoning_effort: str | None = None
     think_tags: ThinkTags | None = None
     thought_opened: bool = False
+    epoch_seed: int | None = None
+    """With several epochs, the request seed of epoch 0; epoch ``e`` sends ``epoch_seed + e`` (so repeats differ
+    and each is reproducible, local backends included). None: one epoch, requests keep their seed."""
 
     @classmethod
     def of(cls, config: RunConfig) -> RequestSettings:
         g, r = config.generation, config.reasoning
+        epoch_seed = (g.seed if g.seed is not None else config.seed) if config.epochs > 1 else None
         return cls(max_tokens=config.max_tokens, system_prompt=config.system_prompt,
                    chat_template_args=dict(config.chat_template_args) or None, temperature=g.temperature,
                    top_p=g.top_p, seed=g.seed, reasoning_budget=r.budget, reasoning_effort=r.effort,
-                   think_tags=tuple(r.tags) if r.tags is not None else None, thought_opened=r.opened)
+                   think_tags=tuple(r.tags) if r.tags is not None else None, thought_opened=r.opened,
+                   epoch_seed=epoch_seed)
 
     def check(self, backend: Backend) -> None:
         """Refuse settings the backend cannot honour (before any request is sent)."""
@@ -49,9 +54,9 @@ class RequestSettings:
                              "backend sends it to servers that take it; a local model's template may take a "
                              "--chat-template-arg instead, e.g. enable_thinking=false)")
 
-    def apply(self, request: Request) -> Request:
-        """``request`` with these settings: a chat request's system prompt goes first (one system turn: this
-        prompt, a blank line, the request's own system message); completion prompts keep their text."""
+    def apply(self, request: Request, epoch: int = 0) -> Request:
+        """``request`` with these settings (in ``epoch``): a chat request's system prompt goes first (one system
+        turn: this prompt, a blank line, the request's own system message); completion prompts keep their text."""
         p = request.params
         changes: dict[str, Any] = {}
         budget = min(p.max_tokens, self.max_tokens) if self.max_tokens is not None else p.max_tokens
@@ -67,6 +72,8 @@ class RequestSettings:
             value = getattr(self, name)
             if value is not None:
                 changes[name] = value
+        if self.epoch_seed is not None:
+            changes["seed"] = self.epoch_seed + epoch
         if self.chat_template_args and request.messages is not None:
             changes["chat_template_args"] = self.chat_template_args
         messages = request.messages

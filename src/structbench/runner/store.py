@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from structbench.atomic import write_text_atomic
 from structbench.errors import DataError, StorageError
 from structbench.redact import redact
-from structbench.runner.records import RecordSummary, SampleRecord
+from structbench.runner.records import RecordKey, RecordSummary, SampleRecord
 
 MANIFEST = "manifest.json"
 SAMPLES = "samples.jsonl"
@@ -84,10 +84,6 @@ def read_records(path: Path, *, repair: bool = False) -> Iterator[SampleRecord]:
             yield SampleRecord.model_validate_json(raw)
         except ValidationError as err:
             raise DataError(f"{path}:{lineno}: not a sample record: {err.errors()[0]['msg']}") from err
-
-
-RecordKey = tuple[Any, ...]
-"""``SampleRecord.key``: what a record is about (benchmark, variant, strategy, model, sample id)."""
 
 
 def current_records(records: Iterable[R]) -> dict[RecordKey, R]:

@@ -114,6 +114,8 @@ class Suite(BaseModel):
     benchmarks: list[SuiteBenchmark] = Field(min_length=1)
     limit: int | None = Field(default=None, ge=1)
     seed: int = 0
+    epochs: int = Field(default=1, ge=1)
+    """Answer every sample this many times (``structbench run --epochs``)."""
     data_dir: str | None = None
     allow_modified_data: bool = False
     """Use ``data_dir`` files that differ from the public release (``--allow-modified-data``)."""
@@ -179,6 +181,7 @@ def runs(suite: Suite, out: Path, base: Path = Path()) -> list[PlannedRun]:
             options=options,
             limit=suite.limit,
             seed=suite.seed,
+            epochs=suite.epochs,
             data_dir=data_dir,
             allow_modified_data=suite.allow_modified_data,
             max_tokens=g.max_tokens,

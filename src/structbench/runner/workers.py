@@ -396,7 +396,7 @@ def warm_up(selections: Sequence[Selection]) -> None:
                 for j in range(len(sel.strategies)):
                     if sel.samples:
                         with contextlib.suppress(Exception):
-                            asyncio.run(run_job(job_of(selections, (i, j, 0)), oracle, "warm-up"))
+                            asyncio.run(run_job(job_of(selections, (i, j, 0, 0)), oracle, "warm-up"))
     finally:
         logging.disable(logging.NOTSET)
 

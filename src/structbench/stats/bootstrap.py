@@ -1,14 +1,19 @@
-"""Seeded, vectorized bootstrap: resample indices in chunks and evaluate a statistic on every resample.
+"""Seeded, vectorized bootstrap: statistics evaluated on the weights of many resamples at once.
 
-Resample ``b`` is row ``b`` of ``numpy.random.default_rng(seed).integers(0, n, size=(resamples, n))``;
-rows are drawn a chunk at a time to bound memory, which yields exactly the same rows as one big draw.
+A resample is a vector of weights over a pool of outcomes (how many times each outcome was drawn). A
+``Statistic`` maps a (resamples, outcomes) array of weights to one value per resample; a ``Linear`` one is a
+function of weighted sums of per-outcome features (counts of label pairs, sums of scores), so the sums of a
+whole cluster can be added once and a resample costs one matrix product over clusters. What is drawn
+(clusters, then epochs) is ``stats.design``'s; this module holds the statistics and the interval.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from functools import cached_property
 from typing import Any, Protocol
 
 import numpy as np
@@ -16,55 +21,111 @@ import numpy as np
 DEFAULT_RESAMPLES = 1000
 DEFAULT_CONFIDENCE = 0.95
 CHUNK_ELEMENTS = 2_000_000
-"""At most this many indices are held at once (16 MB of int64)."""
+"""At most this many weights (or drawn indices) are held at once (16 MB of float64)."""
 
 
 class Statistic(Protocol):
-    """A metric over a pool of per-sample outcomes, evaluated on many index rows at once."""
+    """A metric over a pool of outcomes, evaluated on many weighted resamples at once."""
 
-    def batch(self, idx: np.ndarray) -> np.ndarray:
-        """``idx`` of shape (R, m) indexes the pool; returns the R values of the metric."""
+    def weighted(self, weights: np.ndarray) -> np.ndarray:
+        """``weights`` of shape (R, N): how many times each of the N outcomes is in each of R resamples;
+        returns the R values of the metric (NaN where it is undefined)."""
         ...
 
 
+class Linear(ABC):
+    """A statistic that is a function of weighted sums of per-outcome features: the sums of a cluster can be
+    added up once, and a resample's sums are one matrix product."""
+
+    @property
+    @abstractmethod
+    def features(self) -> np.ndarray:
+        """(N, F) per-outcome features."""
+
+    @abstractmethod
+    def finish(self, totals: np.ndarray) -> np.ndarray:
+        """(R, F) weighted feature sums -> the R values of the metric."""
+
+    def weighted(self, weights: np.ndarray) -> np.ndarray:
+        return self.finish(np.asarray(weights, dtype=float) @ self.features)
+
+    def on_rows(self, idx: np.ndarray) -> np.ndarray:
+        """(R, F) feature sums of resamples given as rows of drawn outcome indices (independent samples: no
+        (R, N) weights are built), a feature at a time."""
+        features = self.features
+        return np.column_stack([features[:, f][idx].sum(axis=1) for f in range(features.shape[1])])
+
+
+def ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """``numerator / denominator``, NaN where the denominator is 0 (the metric has no sample)."""
+    out = np.full(np.shape(numerator), math.nan)
+    np.divide(numerator, denominator, out=out, where=denominator != 0)
+    return out
+
+
 @dataclass(frozen=True)
-class MeanStatistic:
-    """The mean of per-sample values: one fancy-indexing and one ``mean`` per chunk."""
+class RatioStatistic(Linear):
+    """``sum(w * numerator) / sum(w * denominator)``: a mean over a subset (``denominator`` 0 or 1) or a
+    weighted mean; ``empty`` (NaN unless given) on a resample without any weight in the denominator."""
+
+    numerator: np.ndarray
+    denominator: np.ndarray
+    empty: float = math.nan
+
+    @cached_property
+    def features(self) -> np.ndarray:
+        return np.column_stack([np.asarray(self.numerator, dtype=float), np.asarray(self.denominator, dtype=float)])
+
+    def finish(self, totals: np.ndarray) -> np.ndarray:
+        out = ratio(totals[:, 0], totals[:, 1])
+        out[totals[:, 1] == 0] = self.empty
+        return out
+
+
+@dataclass(frozen=True)
+class MeanStatistic(Linear):
+    """The mean of per-outcome values."""
 
     values: np.ndarray
 
-    def batch(self, idx: np.ndarray) -> np.ndarray:
-        return np.asarray(self.values[idx].mean(axis=1), dtype=float)
+    @cached_property
+    def features(self) -> np.ndarray:
+        values = np.asarray(self.values, dtype=float)
+        return np.column_stack([values, np.ones(len(values))])
+
+    def on_rows(self, idx: np.ndarray) -> np.ndarray:
+        return np.column_stack([np.asarray(self.values, dtype=float)[idx].sum(axis=1), np.full(len(idx), idx.shape[1])])
+
+    def finish(self, totals: np.ndarray) -> np.ndarray:
+        return ratio(totals[:, 0], totals[:, 1])
+
+
+def counts_of(idx: np.ndarray, n: int) -> np.ndarray:
+    """(R, n) weights of resamples given as rows of drawn indices into a pool of ``n``."""
+    rows = len(idx)
+    flat = (np.asarray(idx) + n * np.arange(rows)[:, None]).ravel()
+    return np.bincount(flat, minlength=rows * n).reshape(rows, n).astype(float)
+
+
+def drawn(weights: np.ndarray) -> np.ndarray:
+    """The outcome indices of one resample's weights, each repeated as often as it was drawn."""
+    return np.repeat(np.arange(len(weights)), np.asarray(np.rint(weights), dtype=np.int64))
 
 
 @dataclass(frozen=True)
 class FunctionStatistic:
-    """Any metric given as a function of one index row (corpus-level metrics: macro-F1 ...)."""
+    """Any metric given as a function of one resample's outcome indices (each repeated as drawn): the
+    general, slow path (one call per resample)."""
 
     fn: Callable[[np.ndarray], float]
 
-    def batch(self, idx: np.ndarray) -> np.ndarray:
-        return np.array([self.fn(row) for row in idx], dtype=float)
+    def weighted(self, weights: np.ndarray) -> np.ndarray:
+        return np.array([self.fn(drawn(row)) for row in weights], dtype=float)
 
 
 def chunk_rows(n: int) -> int:
-    """Rows of ``n`` indices per chunk."""
+    """Resamples per chunk when each holds ``n`` weights."""
     return max(1, CHUNK_ELEMENTS // max(n, 1))
-
-
-def resample_indices(rng: np.random.Generator, n: int, resamples: int) -> Iterator[np.ndarray]:
-    """Index rows of ``resamples`` bootstrap resamples of ``range(n)``, a chunk of rows at a time."""
-    rows = chunk_rows(n)
-    for start in range(0, resamples, rows):
-        yield rng.integers(0, n, size=(min(rows, resamples - start), n))
-
-
-def bootstrap_distribution(stat: Statistic, n: int, *, resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> np.ndarray:
-    """The statistic on each of ``resamples`` bootstrap resamples of ``n`` samples."""
-    if n < 1:
-        raise ValueError("bootstrap needs at least one sample")
-    rng = np.random.default_rng(seed)
-    return np.concatenate([stat.batch(idx) for idx in resample_indices(rng, n, resamples)])
 
 
 def finite(dist: np.ndarray) -> np.ndarray:
@@ -89,51 +150,24 @@ class Interval:
 
     estimate: float
     se: float | None
-    """Standard error: analytic (sample std / sqrt n) for means, the bootstrap std otherwise; None if n < 2."""
+    """Standard error: analytic (sample std / sqrt n) for a mean over independent samples answered once, the
+    bootstrap std otherwise; None with fewer than two resampled units."""
     low: float
     high: float
     n: int
+    """Samples (an outcome per sample and epoch)."""
     confidence: float
     resamples: int
     seed: int
     method: str
     """``mean`` (the metric is the mean of per-sample scores) or ``aggregate`` (the metric re-computed on each
     resample, by the benchmark's vectorized statistic or its ``aggregate``)."""
+    unit: str = "sample"
+    """What was resampled: ``sample`` (independent questions) or the benchmark's cluster (``table`` ...)."""
+    clusters: int = 0
+    """How many units there were to resample (the samples themselves, or e.g. 208 tables)."""
+    epochs: int = 1
+    """Epochs per sample (above 1: a two-level bootstrap, clusters then epochs)."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def mean_interval(
-    values: np.ndarray | list[float],
-    *,
-    confidence: float = DEFAULT_CONFIDENCE,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
-    method: str = "mean",
-) -> Interval:
-    """Mean, analytic standard error and percentile bootstrap CI of per-sample values."""
-    arr = np.asarray(values, dtype=float)
-    n = len(arr)
-    dist = bootstrap_distribution(MeanStatistic(arr), n, resamples=resamples, seed=seed)
-    low, high = percentile_interval(dist, confidence)
-    se = float(arr.std(ddof=1) / math.sqrt(n)) if n > 1 else None
-    return Interval(float(arr.mean()), se, low, high, n, confidence, resamples, seed, method)
-
-
-def statistic_interval(
-    stat: Statistic,
-    n: int,
-    *,
-    confidence: float = DEFAULT_CONFIDENCE,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
-    method: str = "aggregate",
-) -> Interval:
-    """Estimate on all ``n`` samples, bootstrap standard error and percentile CI of any statistic."""
-    estimate = float(stat.batch(np.arange(n)[None, :])[0])
-    dist = bootstrap_distribution(stat, n, resamples=resamples, seed=seed)
-    low, high = percentile_interval(dist, confidence)
-    values = finite(dist)
-    se = float(values.std(ddof=1)) if n > 1 and len(values) > 1 else None
-    return Interval(estimate, se, low, high, n, confidence, resamples, seed, method)

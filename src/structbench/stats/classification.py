@@ -19,8 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
+
+from structbench.stats.bootstrap import Linear
 
 Prediction = str | None
 
@@ -180,12 +183,12 @@ class BatchCounts(_Rates):
 
 
 @dataclass(frozen=True)
-class LabelStatistic:
-    """A label metric on many bootstrap resamples at once (a ``bootstrap.Statistic``), without re-aggregating.
+class LabelStatistic(Linear):
+    """A label metric on many bootstrap resamples at once (a linear ``Statistic``), without re-aggregating.
 
     Each sample becomes one (gold, predicted) pair code, with one extra code for any label outside
     ``labels`` (and for None unless ``unparsed`` names a label), so that a resample's ``BatchCounts``
-    come from a single ``bincount`` and count exactly what ``label_counts`` counts. Samples with
+    are its weighted counts of pair codes and count exactly what ``label_counts`` counts. Samples with
     ``keep`` False take no part (a metric over a subset, e.g. SciTab's two-class F1).
     """
 
@@ -207,11 +210,22 @@ class LabelStatistic:
             codes = [code if kept else left_out for code, kept in zip(codes, keep, strict=True)]
         return cls(np.array(codes, dtype=np.int64), size, metric)
 
-    def batch(self, idx: np.ndarray) -> np.ndarray:
-        rows, cells = len(idx), self.size * self.size + 1  # the last cell: samples left out
-        flat = (self.codes[idx] + cells * np.arange(rows)[:, None]).ravel()
-        pairs = np.bincount(flat, minlength=rows * cells).reshape(rows, cells)[:, :-1]
-        table = pairs.reshape(rows, self.size, self.size).astype(float)  # gold rows, predicted columns
+    @cached_property
+    def features(self) -> np.ndarray:
+        """One-hot pair codes; the last column counts samples left out."""
+        out = np.zeros((len(self.codes), self.size * self.size + 1))
+        out[np.arange(len(self.codes)), self.codes] = 1.0
+        return out
+
+    def on_rows(self, idx: np.ndarray) -> np.ndarray:
+        """One ``bincount`` of the drawn pair codes per chunk (as many columns as ``features``)."""
+        cells = self.size * self.size + 1
+        flat = (self.codes[idx] + cells * np.arange(len(idx))[:, None]).ravel()
+        return np.bincount(flat, minlength=len(idx) * cells).reshape(len(idx), cells).astype(float)
+
+    def finish(self, totals: np.ndarray) -> np.ndarray:
+        rows = len(totals)
+        table = totals[:, :-1].reshape(rows, self.size, self.size)  # gold rows, predicted columns
         k = self.size - 1
         counts = BatchCounts(np.diagonal(table, axis1=1, axis2=2)[:, :k], table[:, :k, :].sum(axis=2),
                              table[:, :, :k].sum(axis=1))

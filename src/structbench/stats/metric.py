@@ -1,4 +1,4 @@
-"""A benchmark metric as a bootstrap ``Statistic`` over ``Scored`` outcomes.
+"""A benchmark metric as a bootstrap ``Statistic`` over ``Scored`` outcomes, and its interval.
 
 The interval of a metric is always a bootstrap of that very metric. A benchmark's vectorized
 equivalent (``Benchmark.statistic``: the classification benchmarks count labels on all resamples at
@@ -7,6 +7,11 @@ once) is used where it offers one; otherwise, when the metric is the mean of per
 weighted F1 ...) each resample is re-aggregated through the benchmark's own ``aggregate``. Whether the
 metric is a mean of scores is found by probing ``aggregate`` on the data. Without the benchmark there
 is no interval: the mean per-sample score never stands in for another metric.
+
+What is resampled is the benchmark's cluster (``Scored.cluster``: the questions of one table together), or,
+by name, ``sample`` (every question on its own: the interval that assumes independent questions). The pool
+is put in a canonical order first (cluster, id, epoch), so an interval does not depend on the order records
+were written in: ``run``, ``report`` and ``compare`` compute the same one.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -24,17 +30,21 @@ from structbench.stats.bootstrap import (
     Interval,
     MeanStatistic,
     Statistic,
-    mean_interval,
-    statistic_interval,
+    drawn,
 )
+from structbench.stats.design import SAMPLE_UNIT, Design
+from structbench.stats.intervals import mean_interval, statistic_interval
 
 PROBE_SEED = 20240601
 TOLERANCE = 1e-9
 
+Resampling = Literal["cluster", "sample"]
+"""``cluster``: resample the benchmark's clusters (its default); ``sample``: every question on its own."""
+
 
 @dataclass(frozen=True)
 class AggregateStatistic:
-    """``bench.aggregate(...)[metric]`` over the rows of a pool of ``Scored``."""
+    """``bench.aggregate(...)[metric]`` over each resample of a pool of ``Scored`` (one call per resample)."""
 
     bench: Benchmark
     pool: Sequence[Scored]
@@ -43,8 +53,8 @@ class AggregateStatistic:
     def value(self, row: np.ndarray) -> float:
         return float(self.bench.aggregate([self.pool[i] for i in row]).get(self.metric, math.nan))
 
-    def batch(self, idx: np.ndarray) -> np.ndarray:
-        return np.array([self.value(row) for row in idx], dtype=float)
+    def weighted(self, weights: np.ndarray) -> np.ndarray:
+        return np.array([self.value(drawn(row)) for row in weights], dtype=float)
 
 
 def scores_of(pool: Sequence[Scored]) -> np.ndarray:
@@ -74,17 +84,52 @@ def metric_statistic(pool: Sequence[Scored], bench: Benchmark, metric: str) -> t
     return AggregateStatistic(bench, pool, metric), "aggregate"
 
 
+def cluster_key(s: Scored, by: Resampling) -> tuple[int, str]:
+    """The cluster an outcome is resampled with: its own (by id) when resampling samples or when it has none."""
+    return (0, s.cluster) if by == "cluster" and s.cluster is not None else (1, s.id)
+
+
+def canonical(scored: Sequence[Scored], by: Resampling = "cluster") -> list[Scored]:
+    """``scored`` by cluster, id and epoch: the order every interval resamples in."""
+    return sorted(scored, key=lambda s: (cluster_key(s, by), s.id, s.epoch))
+
+
+def unit_of(scored: Sequence[Scored], bench: Benchmark, variant: str | None, by: Resampling) -> str:
+    """The name of the resampled unit: the benchmark's cluster where its outcomes carry clusters, else ``sample``."""
+    if by == "cluster" and any(s.cluster is not None for s in scored):
+        return bench.unit(variant or bench.variants[0])
+    return SAMPLE_UNIT
+
+
+def design_of(pool: Sequence[Scored], unit: str, by: Resampling = "cluster",
+              keys: Sequence[tuple[int, str]] | None = None) -> Design:
+    """The resampling design of ``pool``: its clusters (``by``; ``keys`` when already made), samples (by id) and
+    epochs."""
+    clusters = keys if keys is not None else [cluster_key(s, by) for s in pool]
+    epochs = [s.epoch for s in pool]
+    return Design.of(unit, clusters, [s.id for s in pool], epochs if any(epochs) else None)
+
+
 def metric_interval(
     scored: Sequence[Scored],
     bench: Benchmark,
     metric: str,
     *,
+    by: Resampling = "cluster",
+    variant: str | None = None,
     confidence: float = DEFAULT_CONFIDENCE,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
 ) -> Interval:
-    """Estimate, standard error and bootstrap CI of one benchmark metric over ``scored``."""
-    stat, method = metric_statistic(scored, bench, metric)
+    """Estimate, standard error and bootstrap CI of one benchmark metric over ``scored`` (with epochs: the mean of
+    the epochs' metrics, by a two-level bootstrap), resampling clusters (``by="cluster"``, where the outcomes
+    carry them) or samples."""
+    keys = [cluster_key(s, by) for s in scored]
+    order = sorted(range(len(scored)), key=lambda i: (keys[i], scored[i].id, scored[i].epoch))  # ``canonical``
+    pool = [scored[i] for i in order]
+    design = design_of(pool, unit_of(pool, bench, variant, by), by, [keys[i] for i in order])
+    stat, method = metric_statistic(pool, bench, metric)
+    options = {"confidence": confidence, "resamples": resamples, "seed": seed, "method": method}
     if isinstance(stat, MeanStatistic):
-        return mean_interval(stat.values, confidence=confidence, resamples=resamples, seed=seed, method=method)
-    return statistic_interval(stat, len(scored), confidence=confidence, resamples=resamples, seed=seed, method=method)
+        return mean_interval(stat.values, design=design, **options)  # type: ignore[arg-type]
+    return statistic_interval(stat, design, **options)  # type: ignore[arg-type]

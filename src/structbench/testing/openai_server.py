@@ -1,9 +1,9 @@
 """A minimal OpenAI-compatible HTTP server on loopback, for tests and the overhead benchmark.
 
-It answers ``/v1/chat/completions`` and ``/v1/completions`` after a fixed latency with a fixed reply,
-can fail every k-th request with 429 (``Retry-After: 0`` by default) or 500, and appends one line per request it
-answers to a log (``request_digest``, then the times it was received and answered), so tests can
-prove no request was repeated and benchmarks can time the request phase.
+It answers ``/v1/chat/completions`` and ``/v1/completions`` after a fixed latency with a fixed reply, or a
+scripted reply per last message (``--replies``), can fail every k-th request with 429 (``Retry-After: 0`` by default)
+or 500, and appends one line per request it answers to a log (``request_digest``, then the times it was
+received and answered), so tests can prove no request was repeated and benchmarks can time the request phase.
 
 It can also misbehave the ways real servers do (``FAULTS``): a reply whose content is a list of parts or a
 number, no choices, null content (with ``finish_reason`` ``length``, as reasoning servers send when they run
@@ -34,7 +34,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,8 +134,11 @@ CHUNKED = "transfer-encoding: chunked\r\n"
 
 
 def request_digest(request: dict[str, object]) -> str:
-    """SHA-256 of a request's messages (or prompt) as canonical JSON: what the request log records."""
+    """SHA-256 of a request's messages (or prompt) as canonical JSON, with its ``seed`` where it has one (the
+    repeats of ``--epochs`` differ only in it): what the request log records."""
     content = request.get("messages", request.get("prompt"))
+    if request.get("seed") is not None:
+        content = {"content": content, "seed": request["seed"]}
     return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
 
 
@@ -174,7 +177,7 @@ class MockOpenAIServer:
         context: int = 0,
         refusal: str = "vllm",
         hide_context: bool = False,
-        replies: dict[str, str] | None = None,
+        replies: Mapping[str, str | list[str]] | None = None,
     ) -> None:
         if fault is not None and fault not in FAULTS:
             raise ValueError(f"unknown fault {fault!r}; faults: {', '.join(FAULTS)}")
@@ -197,8 +200,10 @@ class MockOpenAIServer:
         """Send the fault to the first N requests only (0: to all)."""
         self.served_model = served_model
         self.huge_bytes = huge_bytes
-        self.replies = replies or {}
-        """Last message (or prompt) -> the reply to it; others get ``reply``."""
+        self.replies = dict(replies or {})
+        """A scripted model: the reply to a request whose last message (or prompt) is a key (else ``reply``); a list
+        of replies is picked from by the request's seed (``seed mod len``), as a sampling model's answer varies
+        with it."""
         self.log_fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644) if log_path else None
         self.requests = 0
         self.authorization: list[str] = []
@@ -282,22 +287,28 @@ class MockOpenAIServer:
             os.write(self.log_fd, line.encode())
         return *_json(200, self.completion(path, request, len(body))), ""
 
+    def reply_to(self, request: dict[str, Any]) -> str:
+        """The scripted reply to ``request`` where ``replies`` has one for its last message, else ``reply``."""
+        messages = request.get("messages")
+        last = messages[-1].get("content") if isinstance(messages, list) and messages else request.get("prompt")
+        scripted = self.replies.get(last) if self.replies and isinstance(last, str) else None
+        if scripted is None:
+            return self.reply
+        if isinstance(scripted, list):
+            return scripted[int(request.get("seed") or 0) % len(scripted)]
+        return scripted
+
     def completion(self, path: str, request: dict[str, Any], size: int = 0) -> dict[str, object]:
-        """The normal reply: ``n`` choices of the scripted reply to the request's last message, else of ``reply``,
-        in chat or completion form."""
+        """The normal reply: ``n`` choices of ``reply`` (or the scripted one), in chat or completion form."""
         n = int(request.get("n", 1))
-        reply = self.reply
-        if self.replies:
-            messages = request.get("messages")
-            last = messages[-1].get("content") if isinstance(messages, list) and messages else request.get("prompt")
-            reply = self.replies.get(last, reply) if isinstance(last, str) else reply
+        text = self.reply_to(request)
         if path == "/v1/chat/completions":
             choices: list[dict[str, object]] = [
-                {"index": i, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}
+                {"index": i, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
                 for i in range(n)
             ]
         else:
-            choices = [{"index": i, "text": reply, "finish_reason": "stop"} for i in range(n)]
+            choices = [{"index": i, "text": text, "finish_reason": "stop"} for i in range(n)]
         usage = {"prompt_tokens": size // 4, "completion_tokens": 1}
         return {"id": "mock", "object": "chat.completion", "choices": choices, "usage": usage}
 
@@ -356,6 +367,8 @@ def main() -> None:
     parser.add_argument("--replies", type=Path, default=None,
                         help="JSON object: a request's last message (or prompt) -> the reply to send it.")
     parser.add_argument("--port-file", type=Path, default=None, help="Write the bound port here.")
+    parser.add_argument("--replies", type=Path, default=None,
+                        help="JSON object: a request's last message -> its reply (or a list, picked by seed).")
     args = parser.parse_args()
 
     async def run() -> None:

@@ -16,6 +16,7 @@ from structbench.benchmarks.structfact.metrics import (
     classification_metrics,
     confusion_matrix,
 )
+from structbench.stats.bootstrap import counts_of
 
 GOLD = ["YES", "YES", "YES", "NO", "NO", "NOT SURE ENOUGH"]
 PRED = ["YES", "NO", "NONE", "NO", "YES", "NOT SURE ENOUGH"]
@@ -132,6 +133,6 @@ def test_vectorized_bootstrap_statistic_equals_aggregate() -> None:
     offered = [m for m in bench.aggregate(pool) if bench.statistic(pool, m) is not None]
     assert set(offered) == set(METRIC_NAMES) - {"accuracy"} | {"no_answer"}
     for metric in offered:
-        fast = bench.statistic(pool, metric).batch(idx)  # type: ignore[union-attr]
+        fast = bench.statistic(pool, metric).weighted(counts_of(idx, idx.shape[1]))  # type: ignore[union-attr]
         slow = [bench.aggregate([pool[i] for i in row])[metric] for row in idx]
         assert fast == pytest.approx(slow, abs=1e-12), metric

@@ -20,6 +20,7 @@ from structbench.datasets import DataContext
 from structbench.errors import UsageError
 from structbench.runner.config import RunConfig
 from structbench.runner.run import Run, prepare
+from structbench.stats.bootstrap import counts_of
 
 pytestmark = pytest.mark.shared
 
@@ -118,7 +119,7 @@ def test_vectorized_statistic_equals_the_map_average() -> None:
         stat = bench.statistic(pool, metric)
         assert stat is not None
         slow = [bench.aggregate([pool[i] for i in row])[metric] for row in idx]
-        assert stat.batch(idx) == pytest.approx(slow, abs=1e-12), metric
+        assert stat.weighted(counts_of(idx, idx.shape[1])) == pytest.approx(slow, abs=1e-12), metric
     assert bench.aggregate(pool)["weighted_f1"] == pytest.approx(
         np.mean([
             classification_metrics([str(s.gold) for s in pool[m::3]], [s.parsed for s in pool[m::3]])["weighted_f1"]

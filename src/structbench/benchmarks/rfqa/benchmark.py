@@ -112,6 +112,7 @@ class RFQABenchmark(Benchmark):
         "invalid_rate",
     )
     breakdown_keys: ClassVar[tuple[str, ...]] = ("task", "attrs", "cells", "output_type")
+    cluster_unit: ClassVar[str | None] = "database"
     Options: ClassVar[type[BaseModel]] = RFQAOptions
     paper_scoring: ClassVar[tuple[str, ...]] = ("reading",)
 
@@ -366,6 +367,11 @@ class RFQABenchmark(Benchmark):
             return Attempt(output=json.dumps(result, ensure_ascii=False, default=str))
         rows = replay(rounds, list(sample.extra["columns"]))
         return Attempt(output=json.dumps(rows, ensure_ascii=False, default=str))
+
+    def cluster(self, sample: Sample) -> str | None:
+        """The database the query is asked of (its gold tables come from it): several queries share one."""
+        db = sample.meta.get("db")
+        return None if db is None else str(db)
 
     def aggregate(self, scored: Sequence[Scored]) -> dict[str, float]:
         n = len(scored)

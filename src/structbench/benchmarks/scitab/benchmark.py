@@ -94,6 +94,7 @@ class SciTab(Benchmark):
         "invalid_rate",
     )
     breakdown_keys: ClassVar[tuple[str, ...]] = ()
+    cluster_unit: ClassVar[str | None] = "table"
     Options: ClassVar[type[BaseModel]] = SciTabOptions
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
@@ -215,6 +216,11 @@ class SciTab(Benchmark):
             values=values,
             meta={"setting": SETTINGS[sample.variant]},
         )
+
+    def cluster(self, sample: Sample) -> str | None:
+        """The table the claim is about: SciTab's 1,199 claims share 208 tables (one paper's results each)."""
+        table = sample.meta.get("table_id")
+        return None if table is None else str(table)
 
     def answer_labels(self, scored: Sequence[Scored]) -> tuple[str, ...]:
         """The options the prompt offers: three labels, or supported / refuted in the 2-class setting."""

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from structbench.backends.base import Request
@@ -56,6 +57,7 @@ from structbench.datasets import DataContext
 from structbench.errors import UsageError
 from structbench.papers.spec import PaperTable
 from structbench.registry import did_you_mean
+from structbench.stats.bootstrap import RatioStatistic, Statistic
 from structbench.strategies import SelfConsistency, SingleTurn
 from structbench.strategies.vote import majority
 from structbench.tokens import CountTokens as TokenCounter
@@ -137,6 +139,7 @@ class SkaBench(Benchmark):
         "negative_rejection_avg",
     )
     breakdown_keys = ("testbed", "knowledge_type", "budget", "position", "positive_units", *PAPER_BREAKDOWNS.values())
+    cluster_unit = "instance"
     Options = SkaOptions
     uses_model_context = True
 
@@ -415,6 +418,14 @@ class SkaBench(Benchmark):
 
     # -- scoring ------------------------------------------------------------------------------------
 
+    def cluster(self, sample: Sample) -> str | None:
+        """The instance: every testbed, budget and order built from one question and its knowledge units (and,
+        for a generated question, its instances of every knowledge type, which share its question, answers and
+        rows)."""
+        question = (sample.extra.get("source") or {}).get("question")
+        instance = question if question is not None else sample.extra.get("instance_id")
+        return None if instance is None else str(instance)
+
     def score(self, sample: Sample, attempt: Attempt, strategy: str) -> Scored:
         outputs = attempt.outputs or [attempt.output]
         if sample.meta["testbed"] == NEGATIVE:
@@ -442,6 +453,13 @@ class SkaBench(Benchmark):
         qa = [s.score for s in scored if s.meta.get("testbed") != NEGATIVE]
         rejection = [s.score for s in scored if s.meta.get("testbed") == NEGATIVE]
         return {"f1": mean(qa), "rejection_rate": mean(rejection), **paper_metrics(scored)}
+
+    def statistic(self, pool: Sequence[Scored], metric: str) -> Statistic | None:
+        """Mean F1 over the QA samples and the rejection rate over the rejection samples, on all resamples at once."""
+        rejection = np.array([s.meta.get("testbed") == NEGATIVE for s in pool], dtype=float)
+        scores = np.array([s.score for s in pool], dtype=float)
+        over = {"f1": 1.0 - rejection, "rejection_rate": rejection}.get(metric)
+        return None if over is None else RatioStatistic(scores * over, over)
 
     def exclusions(self, scored: Sequence[Scored]) -> list[Exclusion]:
         """The testbed contexts the last ``load`` could not build, by reason."""

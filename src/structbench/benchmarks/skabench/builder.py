@@ -282,5 +282,6 @@ def build_instances(
         for kt in knowledge_types:
             instance = to_instance(db, built, kt, f"{prefix}-q{k:03d}-{kt}", rng, table, max_rows)
             if instance is not None:
+                instance.meta["question"] = f"{prefix}-q{k:03d}"  # the instances of one question, one per type
                 instances.append(instance)
     return instances

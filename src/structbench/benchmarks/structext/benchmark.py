@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from structbench.backends.base import Request
-from structbench.benchmark import Attempt, Benchmark, Exclusion, Scored, Strategy, check_model
+from structbench.benchmark import Attempt, Benchmark, Exclusion, Scored, Strategy, check_model, content_key
 from structbench.benchmarks.structext import judge, official, prompts
 from structbench.benchmarks.structext.answers import extract_answer
 from structbench.benchmarks.structext.judge import Judged
@@ -34,6 +35,7 @@ from structbench.benchmarks.structext.templates import LANGUAGES, TEMPLATES
 from structbench.data.evidence import StructuredText
 from structbench.data.sample import Sample, TextGold
 from structbench.papers.spec import PaperTable
+from structbench.stats.bootstrap import RatioStatistic, Statistic
 from structbench.strategies.common import SingleTurn
 
 if TYPE_CHECKING:
@@ -116,6 +118,7 @@ class StrucTextEval(Benchmark):
     headline = "rougeL"
     metric_names = ("rougeL", "rougeL_raw", "exact_match", "bleu")
     breakdown_keys = ("language", "task", "template", "depth", "width")
+    cluster_unit = "document"
     Options: ClassVar[type[BaseModel]] = StructextOptions
     paper_scoring = ("scorer", "parse", "empty")
 
@@ -270,6 +273,11 @@ class StrucTextEval(Benchmark):
                         meta=dict(sample.meta))
         return self.with_corrected(scored, lambda b: b.score(sample, attempt, strategy))
 
+    def cluster(self, sample: Sample) -> str | None:
+        """The structured document the question is asked of: questions that share one are resampled together
+        (a generated suite gives most questions their own)."""
+        return content_key([e.model_dump_json() for e in sample.evidence])
+
     def aggregate(self, scored: Sequence[Scored]) -> dict[str, float]:
         counted = [s for s in scored if self.averaged(s)]
         n = len(counted)
@@ -279,6 +287,17 @@ class StrucTextEval(Benchmark):
         if judged:
             out["judge"] = sum(judged) / len(judged)
         return out
+
+    def statistic(self, pool: Sequence[Scored], metric: str) -> Statistic | None:
+        """The averaged metrics and the empty rate on all resamples at once (``aggregate``'s means, 0.0 where
+        nothing is averaged)."""
+        counted = np.array([self.averaged(s) for s in pool], dtype=float)
+        if metric == "empty_rate":
+            return RatioStatistic(np.array([s.values.get("empty", 0.0) for s in pool]), np.ones(len(pool)), 0.0)
+        if metric in self.metric_names:
+            values = np.array([s.values[metric] if self.averaged(s) else 0.0 for s in pool], dtype=float)
+            return RatioStatistic(values, counted, 0.0)
+        return None
 
     def averaged(self, s: Scored) -> bool:
         """Whether ``s`` counts in the averages: every sample does, except empty answers under ``empty=drop`` and

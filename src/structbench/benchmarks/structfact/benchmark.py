@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from structbench.backends.base import Request
-from structbench.benchmark import Attempt, Benchmark, Scored, Strategy
+from structbench.benchmark import Attempt, Benchmark, Scored, Strategy, content_key
 from structbench.benchmarks.structfact.generated.options import GENERATION_OPTIONS, GeneratedOptions
 from structbench.benchmarks.structfact.loader import LABELS, load_file
 from structbench.benchmarks.structfact.metrics import (
@@ -77,6 +77,7 @@ class StructFact(Benchmark):
     headline = "weighted_f1"
     metric_names = METRIC_NAMES
     breakdown_keys = ("task", "source", "structure", "difficulty", MAP_KEY)
+    cluster_unit = "table"
     Options: ClassVar[type[GeneratedOptions]] = GeneratedOptions
     options: GeneratedOptions
 
@@ -169,6 +170,19 @@ class StructFact(Benchmark):
             values=values,
             meta=dict(sample.meta),
         )
+
+    def cluster(self, sample: Sample) -> str | None:
+        """The table a question is asked of (the release's and generated sets' TABLE), else its evidence: the
+        questions over one table, and one question under several option maps, are resampled together."""
+        table = sample.extra.get("release", {}).get("TABLE")
+        if table is not None:
+            return f"table:{table}"
+        texts = sample.extra.get("evidence_raw") or [e.model_dump_json() for e in sample.evidence]
+        return f"evidence:{content_key(texts)}"
+
+    def unit(self, variant: str) -> str:
+        """The demo's records carry no table name: questions sharing their evidence are one cluster."""
+        return "evidence" if variant == "demo" else "table"
 
     def answer_labels(self, scored: Sequence[Scored]) -> tuple[str, ...]:
         """Yes / No / Not sure enough: chance is a uniform pick among the three options."""

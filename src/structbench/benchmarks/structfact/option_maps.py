@@ -12,13 +12,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from structbench.benchmark import Attempt, Generate, Scored, Strategy
 from structbench.benchmarks.structfact.metrics import average_runs
 from structbench.data.sample import Sample
-from structbench.stats.bootstrap import Statistic
+from structbench.stats.bootstrap import Linear
 
 MAP_KEY = "option_map"
 """The meta key (and breakdown key) holding a sample's option map when a run has several."""
@@ -79,18 +80,34 @@ def per_map(scored: Sequence[Scored], maps: Sequence[int]) -> dict[int, list[Sco
 
 
 @dataclass(frozen=True)
-class MapAverage:
+class MapAverage(Linear):
     """A metric's mean over option maps on many bootstrap resamples: each map's statistic is computed on its
     own samples of the resample (``parts[i]`` counts only samples with ``groups == i``), and a resample
     without any sample of a map averages over the others, as ``averaged`` does."""
 
-    parts: tuple[Statistic, ...]
+    parts: tuple[Linear, ...]
     groups: np.ndarray
 
-    def batch(self, idx: np.ndarray) -> np.ndarray:
-        drawn = self.groups[idx]
-        values = np.stack([part.batch(idx) for part in self.parts])
-        present = np.stack([(drawn == i).any(axis=1) for i in range(len(self.parts))])
-        totals = np.where(present, values, 0.0).sum(axis=0)
+    @cached_property
+    def features(self) -> np.ndarray:
+        """The parts' features side by side, then one column per map counting its samples."""
+        member = (self.groups[:, None] == np.arange(len(self.parts))[None, :]).astype(float)
+        return np.hstack([*(p.features for p in self.parts), member])
+
+    def on_rows(self, idx: np.ndarray) -> np.ndarray:
+        maps = len(self.parts)
+        member = np.bincount((self.groups[idx] + maps * np.arange(len(idx))[:, None]).ravel(),
+                             minlength=len(idx) * maps).reshape(len(idx), maps)
+        return np.hstack([*(p.on_rows(idx) for p in self.parts), member.astype(float)])
+
+    def finish(self, totals: np.ndarray) -> np.ndarray:
+        start, values = 0, []
+        for part in self.parts:
+            width = part.features.shape[1]
+            values.append(part.finish(totals[:, start:start + width]))
+            start += width
+        present = (totals[:, start:] > 0).T
+        stacked = np.stack(values)
+        sums = np.where(present, stacked, 0.0).sum(axis=0)
         counts = present.sum(axis=0)
-        return np.where(counts > 0, totals / np.maximum(counts, 1), math.nan)
+        return np.where(counts > 0, sums / np.maximum(counts, 1), math.nan)

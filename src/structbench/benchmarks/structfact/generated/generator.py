@@ -79,6 +79,8 @@ class Question:
     new_evidence: list[str] | None
     """The evidence without its text, for tasks that have text (Combining)."""
     source: str
+    table: str
+    """The source table the question is asked of (``<source>/<name>``): its cluster."""
     difficulty: str
     template: str
     query: dict[str, Any]
@@ -91,6 +93,7 @@ class Question:
             "QUESTION": self.question,
             "EVIDENCE": self.evidence,
             "SOURCE": self.source,
+            "TABLE": self.table,
         }
         if self.new_evidence is not None:
             out["NEW_EVIDENCE"] = self.new_evidence
@@ -182,6 +185,7 @@ class Generator:
             if draft is None:
                 continue
             whole = tables_read_whole(draft.claim)
+            asked = draft.evidence.views[0]  # the table the question is about (a distractor may go first)
             if rng.random() < DISTRACTOR_SHARE and not whole:  # "the entries listed" must name one table
                 self.distract(draft.evidence, rng)
             try:
@@ -213,6 +217,7 @@ class Generator:
                 evidence=strings,
                 new_evidence=draft.evidence.structured_strings() if has_text else None,
                 source=views[0].profile.source,
+                table=f"{asked.profile.source}/{asked.name}",
                 difficulty=pool.template.category,
                 template=pool.template.name,
                 query=query,
