@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-HUB_LICENSES = frozenset({"mit", "apache-2.0", "cc-by-4.0", "cc-by-sa-4.0", "cc-by-nc-4.0", "gpl-2.0", "gpl-3.0"})
+HUB_LICENSES = frozenset({"unknown", "mit", "apache-2.0", "cc-by-4.0", "cc-by-sa-4.0", "cc-by-nc-4.0", "gpl-2.0",
+                          "gpl-3.0"})
 """The licenses this module names that the Hugging Face Hub knows by the same identifier."""
 
 

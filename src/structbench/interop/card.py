@@ -5,11 +5,24 @@ entry's headline with its denominator, interval and baselines."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
+
+import pyarrow as pa
 
 from structbench.interop.rundir import RunData
 from structbench.provenance import Provenance, combined_license
+
+
+@dataclass(frozen=True)
+class Table:
+    """One configuration's files, as its header describes them."""
+
+    schema: pa.Schema
+    rows: int
+    size: int
+    """Bytes of its Parquet files."""
 
 
 def _provenance(benchmark: str) -> tuple[str, Provenance | None]:
@@ -28,7 +41,12 @@ def _fmt(value: float | None) -> str:
     return "–" if value is None else f"{value:.4f}"
 
 
-def _header(runs: Sequence[RunData], licenses: list[str], split: str, configs: Sequence[str]) -> str:
+def _header(runs: Sequence[RunData], licenses: list[str], split: str, tables: Mapping[str, Table]) -> str:
+    """The YAML header: configurations, license, tags, and each configuration's features and size (``datasets``
+    caches a local folder under its name and this header, so a header that changes with the data keeps a folder
+    published again in the same place from loading as the cached earlier one)."""
+    from datasets import DatasetInfo, Features, SplitDict, SplitInfo
+    from datasets.info import DatasetInfosDict
     from huggingface_hub import DatasetCardData
 
     license_id = combined_license(licenses)
@@ -41,9 +59,14 @@ def _header(runs: Sequence[RunData], licenses: list[str], split: str, configs: S
         pretty_name="structbench results: " + ", ".join(sorted({r.config.model for r in runs})),
         tags=["structbench", "evaluation", "llm-evaluation", "structured-data"],
         configs=[{"config_name": c, "data_files": [{"split": split, "path": f"data/{c}/*.parquet"}]}
-                 for c in configs],
+                 for c in tables],
         **extra,
     )
+    DatasetInfosDict({
+        c: DatasetInfo(config_name=c, features=Features.from_arrow_schema(t.schema), download_size=t.size,
+                       splits=SplitDict({split: SplitInfo(split, num_examples=t.rows)}))
+        for c, t in tables.items()
+    }).to_dataset_card_data(data)
     return f"---\n{data.to_yaml()}\n---\n"
 
 
@@ -69,7 +92,7 @@ def _benchmarks(runs: Sequence[RunData]) -> tuple[str, list[str]]:
 
 
 def dataset_card(runs: Sequence[RunData], names: Sequence[str], as_json: Sequence[str], *, repo: str | None,
-                 split: str, configs: Sequence[str]) -> str:
+                 split: str, tables: Mapping[str, Table]) -> str:
     """The whole ``README.md``."""
     benchmarks, licenses = _benchmarks(runs)
     where = repo or "PATH/TO/THIS/FOLDER"
@@ -88,7 +111,7 @@ def dataset_card(runs: Sequence[RunData], names: Sequence[str], as_json: Sequenc
         f"{e.result.errors} | {', '.join(f'{k} {v:.4f}' for k, v in e.result.baselines.items()) or '–'} |\n"
         for run in runs for e in run.entries)
     json_cols = ", ".join(f"`{c}`" for c in as_json)
-    return f"""{_header(runs, licenses, split, configs)}
+    return f"""{_header(runs, licenses, split, tables)}
 # structbench results
 
 Evaluation results written by `structbench publish`: {len(runs)} run(s) of

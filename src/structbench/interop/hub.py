@@ -39,7 +39,6 @@ from structbench.runner.records import SampleRecord
 
 SPLIT = "train"
 """Each configuration's one split (a table of results, not a train/test division)."""
-CONFIGS = ("results", "samples")
 MARK = "<!-- written by structbench publish -->"
 """The card's last line: ``--out`` may be replaced only when it holds a folder ``publish`` wrote."""
 SECRET_ENV_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD")
@@ -133,9 +132,11 @@ def result_rows(run: RunData, entry: Entry) -> list[dict[str, Any]]:
     return rows
 
 
-def _parquet(rows: list[dict[str, Any]], schema: pa.Schema, path: Path) -> None:
+def _parquet(rows: list[dict[str, Any]], schema: pa.Schema, path: Path) -> int:
+    """Write the rows; returns the file's size."""
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
+    return path.stat().st_size
 
 
 def _unique_names(runs: Sequence[RunData]) -> list[str]:
@@ -150,20 +151,24 @@ def _unique_names(runs: Sequence[RunData]) -> list[str]:
 
 def write_folder(runs: Sequence[RunData], folder: Path, *, repo: str | None = None) -> None:
     """Write the dataset folder of ``runs`` into ``folder`` (which must be new and empty)."""
-    from structbench.interop.card import dataset_card
+    from structbench.interop.card import Table, dataset_card
 
     schema, as_json = sample_schema()
     names = _unique_names(runs)
+    counts = {"results": [0, 0], "samples": [0, 0]}
     for run, name in zip(runs, names, strict=True):
         rows = [dict(row, run=name) for row in sample_rows(run)]
-        _parquet(rows, schema, folder / "data" / "samples" / f"{name}.parquet")
+        size = _parquet(rows, schema, folder / "data" / "samples" / f"{name}.parquet")
+        counts["samples"] = [counts["samples"][0] + len(rows), counts["samples"][1] + size]
         results = [dict(row, run=name) for entry in run.entries for row in result_rows(run, entry)]
         results = json.loads(redact(json.dumps(results)))
-        _parquet(results, RESULT_SCHEMA, folder / "data" / "results" / f"{name}.parquet")
+        size = _parquet(results, RESULT_SCHEMA, folder / "data" / "results" / f"{name}.parquet")
+        counts["results"] = [counts["results"][0] + len(results), counts["results"][1] + size]
         for file, data in (("manifest.json", run.manifest), ("metrics.json", run.metrics.model_dump(mode="json"))):
             write_text_atomic(folder / "runs" / name / file,
                               redact(json.dumps(data, indent=2, ensure_ascii=False, default=str)) + "\n")
-    card = dataset_card(runs, names, as_json, repo=repo, split=SPLIT, configs=CONFIGS)
+    tables = {"results": Table(RESULT_SCHEMA, *counts["results"]), "samples": Table(schema, *counts["samples"])}
+    card = dataset_card(runs, names, as_json, repo=repo, split=SPLIT, tables=tables)
     write_text_atomic(folder / "README.md", redact(card) + f"\n{MARK}\n")
 
 

@@ -138,6 +138,8 @@ def eval_sample(record: SampleRecord, model: str, epoch: int) -> EvalSample:
     """One record as an Inspect sample (``PLACED`` fields in their places, the rest under ``metadata[RECORD]``)."""
     scored = record.counted
     placed = PLACED | (SCORED_PLACED if scored else frozenset())
+    if record.prompt is None:  # no model call: the input is empty, the record says so
+        placed -= {"prompt"}
     rest = record.model_dump(mode="json", exclude=set(placed))
     output = model_output(record, model)
     input_ = chat_input(record.prompt)

@@ -122,8 +122,9 @@ def _manifest(path: Path) -> tuple[dict[str, Any], RunConfig]:
     try:
         manifest = read_manifest(path)
     except DataError as err:
-        raise DataError(f"{err}; written by {_written_by(path)}, which this structbench ({__version__}) cannot "
-                        "read: convert it with the structbench that wrote it") from None
+        why = _first(err.__cause__) if isinstance(err.__cause__, Exception) else _first(err)
+        raise DataError(f"{path / MANIFEST}: not a run manifest this structbench ({__version__}) reads ({why}); "
+                        f"written by {_written_by(path)}: convert it with the structbench that wrote it") from None
     if not manifest:
         raise UsageError(f"{path}: no {MANIFEST}: not a run directory written by `structbench run` (a results file "
                          "from `structbench score --out` has no samples or configuration to convert)")
