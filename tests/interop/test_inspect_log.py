@@ -194,3 +194,20 @@ def test_an_older_run_directory_converts_and_an_unreadable_one_is_refused(oracle
     line = refused("newer", record={**lines[0], "id": "extra", "judge_votes": 3})
     assert f"samples.jsonl:{len(lines) + 1}" in line and "structbench 0.0.1" in line
     assert "did not finish" in refused("unfinished", metrics=False)
+
+
+@pytest.mark.shared
+def test_inspects_data_frames_read_the_converted_logs(oracle_run: Path, tmp_path: Path) -> None:
+    """``evals_df`` has each log's headline, ``samples_df`` a row per record with the breakdown keys as columns."""
+    pytest.importorskip("pandas")
+    from inspect_ai.analysis import evals_df, samples_df
+
+    sb(tmp_path, "convert", str(oracle_run), "--to", "inspect", "--out", "logs")
+    evals = evals_df(str(tmp_path / "logs"), quiet=True)
+    assert len(evals) == 13 and set(evals["score_headline_value"]) == {1.0}
+    assert set(evals["score_headline_metric"]) == {"macro_f1", "rougeL"}
+    assert set(evals["model"]) == {"structbench/oracle"}
+    samples = samples_df(str(tmp_path / "logs"), quiet=True)
+    assert len(samples) == len(run_records(oracle_run)) == 13 * LIMIT
+    structext = samples[samples["metadata_language"].notna()]
+    assert len(structext) == 8 * LIMIT and {"metadata_template", "metadata_depth"} <= set(samples.columns)
