@@ -92,6 +92,8 @@ def sample_record(sample: EvalSample, benchmark: str, variant: str, strategy: st
         fields.update({k: scored[k] for k in ("parsed", "gold", "score", "values", "meta") if k in scored})
         fields["outputs"] = kept.get("outputs") or None
     fields.update(rest)  # a converted record's own fields
+    if "epoch" in SampleRecord.model_fields and "epoch" not in rest:  # records that know epochs count from 0
+        fields["epoch"] = max(sample.epoch - 1, 0)
     if sample.error is not None and "error" not in rest:  # written by Inspect: its error, not scored or scored
         fields["error"] = sample.error.message
         fields["error_kind"] = "model" if scored else "harness"
@@ -171,8 +173,9 @@ def load_inspect_runs(path: Path) -> list[RunDir]:
         if not all(k in meta for k in ("benchmark", "variant", "strategy")):
             raise UsageError(f"{file}: not a log of `inspect eval structbench/...` or `structbench convert` (its "
                              "metadata names no benchmark, variant and strategy)")
-        if (log.eval.config.epochs or 1) > 1:
-            raise UsageError(f"{file}: {log.eval.config.epochs} epochs; structbench reads logs of one epoch")
+        if (log.eval.config.epochs or 1) > 1 and "epoch" not in SampleRecord.model_fields:
+            raise UsageError(f"{file}: {log.eval.config.epochs} epochs; this structbench's records have one reply "
+                             "per sample")
         model = str(meta.get("model") or log.eval.model)
         key = (str(meta["benchmark"]), str(meta["variant"]), str(meta["strategy"]), model)
         if key in seen:
