@@ -30,7 +30,9 @@ def sb(cwd: Path, *args: str, check: int | None = 0, env: dict[str, str] | None 
 
 
 def run_records(run: Path) -> dict[tuple[Any, ...], dict[str, Any]]:
-    """The run's current records as JSON objects by key, read with the run's own reader."""
+    """The run's current records (read with the run's own reader) as JSON objects by (benchmark, variant, strategy,
+    model, id): the runs of these tests have one epoch."""
     from structbench.runner.store import current_records, read_records
 
-    return {k: r.model_dump(mode="json") for k, r in current_records(read_records(run / "samples.jsonl")).items()}
+    records = current_records(read_records(run / "samples.jsonl")).values()
+    return {(r.benchmark, r.variant, r.strategy, r.model, r.id): r.model_dump(mode="json") for r in records}

@@ -88,11 +88,11 @@ def sample_record(sample: EvalSample, benchmark: str, variant: str, strategy: st
         "calls": attempt.get("calls", 0), "reasoning": _thought(sample.output, output),
         "seconds": sample.total_time or 0.0,
     }
-    if scored:
-        fields.update({k: scored[k] for k in ("parsed", "gold", "score", "values", "meta") if k in scored})
+    if scored:  # the benchmark's outcome: parsed, gold, score, values, meta (and cluster, epoch where it has them)
+        fields.update({k: v for k, v in scored.items() if k in SampleRecord.model_fields and k != "id"})
         fields["outputs"] = kept.get("outputs") or None
     fields.update(rest)  # a converted record's own fields
-    if "epoch" in SampleRecord.model_fields and "epoch" not in rest:  # records that know epochs count from 0
+    if "epoch" in SampleRecord.model_fields and "epoch" not in fields:  # records that know epochs count from 0
         fields["epoch"] = max(sample.epoch - 1, 0)
     if sample.error is not None and "error" not in rest:  # written by Inspect: its error, not scored or scored
         fields["error"] = sample.error.message
