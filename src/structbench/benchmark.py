@@ -19,6 +19,7 @@ from structbench.backends.base import Request, Response
 from structbench.confusion import ConfusionMatrix
 from structbench.data.sample import Sample
 from structbench.errors import UsageError
+from structbench.provenance import Provenance
 from structbench.registry import did_you_mean
 
 if TYPE_CHECKING:
@@ -131,6 +132,9 @@ class Benchmark(ABC):
     """Meta keys (and ``task``) over which metrics are also computed per group."""
     Options: ClassVar[type[BaseModel]] = NoOptions
     """Run options (``--option key=value``), validated by this model."""
+    provenance: ClassVar[Provenance | None] = None
+    """Where the data comes from, its license and the paper's citation (published dataset cards state them);
+    None: not declared (the card says so)."""
     uses_model_context: ClassVar[bool] = False
     """Whether ``load`` leaves out prompts that cannot fit ``model_context`` (a benchmark that builds contexts to
     token budgets): a run then asks the backend for the model's context before loading."""

@@ -18,7 +18,7 @@ import typer
 
 from structbench.atomic import atomic_path
 from structbench.backends.factory import DEFAULT_TIMEOUT
-from structbench.cli import report_cmds
+from structbench.cli import interop_cmds, report_cmds
 from structbench.errors import ExitCode, StorageError, StructbenchError, Terminated, UsageError
 from structbench.redact import MASK, redact
 
@@ -895,6 +895,8 @@ def score(
 
 app.command("report")(report_cmds.report)
 app.command("compare")(report_cmds.compare)
+app.command("convert")(interop_cmds.convert)
+app.command("publish")(interop_cmds.publish)
 
 
 def _load_one(

@@ -67,7 +67,8 @@ def _stats(resamples: int, seed: int, confidence: float, resample: ResampleChoic
 
 
 def report(
-    run_dirs: Annotated[list[Path], typer.Argument(help="One or more run directories.")],
+    run_dirs: Annotated[list[Path], typer.Argument(help="One or more run directories, or Inspect logs (a .eval "
+                                                  "file, or a folder of them) of `inspect eval structbench/...`.")],
     out: Annotated[
         Path | None,
         typer.Option("--out", help="report.html (plus report.md beside it) or report.md; default: Markdown to stdout."),
@@ -88,7 +89,7 @@ def report(
     samples: Annotated[bool, typer.Option(help="Include the per-sample browser.")] = True,
     max_text: Annotated[int, typer.Option(help="Characters of each prompt and output kept in the browser.")] = 20_000,
 ) -> None:
-    """Tables, figures, confidence intervals and a per-sample browser over run directories."""
+    """Tables, figures, confidence intervals and a per-sample browser over run directories or Inspect logs."""
     from structbench.errors import UsageError
     from structbench.report.api import ReportOptions, markdown_report, write_report
 

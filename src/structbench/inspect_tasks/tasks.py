@@ -22,12 +22,10 @@ from structbench.benchmarks import BENCHMARKS
 from structbench.data.sample import Sample
 from structbench.datasets import DataContext
 from structbench.inspect_tasks.model import InspectGenerate, chat_messages
+from structbench.inspect_tasks.schema import ATTEMPT
 from structbench.runner.calls import ModelPool
 from structbench.runner.export import fingerprint, first_requests
 from structbench.runner.run import load_benchmark, load_samples
-
-ATTEMPT = "structbench_attempt"
-"""The ``TaskState.store`` key holding the strategy's ``Attempt`` (output, outputs, confidence, artifacts)."""
 
 
 def _first_requests(strategy: Strategy, samples: list[Sample]) -> list[Request | None]:

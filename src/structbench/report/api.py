@@ -17,7 +17,7 @@ from structbench.report.html import DEFAULT_MAX_TEXT, render_html
 from structbench.report.leaderboard import leaderboard_section
 from structbench.report.markdown import render_document
 from structbench.report.paper import paper_sections
-from structbench.report.runs import BenchmarkCache, load_run
+from structbench.report.runs import BenchmarkCache, load_runs
 from structbench.runner.store import write_json_atomic
 
 HTML_SUFFIXES = (".html", ".htm")
@@ -39,7 +39,7 @@ def prepare(run_dirs: Sequence[Path], options: ReportOptions) -> tuple[Document,
     """Read the runs, compute headline statistics and lay out the document."""
     if not run_dirs:
         raise UsageError("give at least one run directory")
-    runs = [load_run(p) for p in run_dirs]
+    runs = [run for p in run_dirs for run in load_runs(p)]
     benches = BenchmarkCache()
     views = collect(runs, options.stats, benches)
     notes = [

@@ -43,8 +43,24 @@ class RunDir:
         return grouped
 
 
+def load_runs(path: Path) -> list[RunDir]:
+    """A run directory, or Inspect logs (a ``.eval`` file, or a directory of them: one run per model)."""
+    from structbench.report.inspect_runs import holds_logs, load_inspect_runs
+
+    return load_inspect_runs(path) if holds_logs(path) else [load_run(path)]
+
+
 def load_run(path: Path) -> RunDir:
-    """Read ``metrics.json`` (required), ``manifest.json`` and ``samples.jsonl`` (optional) of a run."""
+    """Read ``metrics.json`` (required), ``manifest.json`` and ``samples.jsonl`` (optional) of a run, or the
+    Inspect logs of one model (``load_runs``)."""
+    from structbench.report.inspect_runs import holds_logs, load_inspect_runs
+
+    if holds_logs(path):
+        runs = load_inspect_runs(path)
+        if len(runs) > 1:
+            models = ", ".join(r.metrics.results[0].model for r in runs)
+            raise UsageError(f"{path}: logs of {len(runs)} models ({models}); give each model's logs on their own")
+        return runs[0]
     metrics_path = path / METRICS
     if not path.is_dir():
         raise UsageError(f"{path}: no such run directory")

@@ -32,6 +32,7 @@ from structbench.benchmarks.rfqa.matching import RULES, MatchRule
 from structbench.benchmarks.rfqa.metrics import METRICS, align_records, table_metrics
 from structbench.benchmarks.rfqa.paper import TABLES
 from structbench.benchmarks.rfqa.parsing import parse_table
+from structbench.benchmarks.rfqa.provenance import PROVENANCE
 from structbench.benchmarks.rfqa.queries import Query, read_queries
 from structbench.benchmarks.rfqa.source import QUERIES_FILE, dataset_source
 from structbench.benchmarks.rfqa.strategies import Reading, RetrievalSettings, build_strategies, replay, run_query
@@ -103,6 +104,7 @@ class RFQABenchmark(Benchmark):
 
     name: ClassVar[str] = "rfqa"
     title: ClassVar[str] = "RelationalFactQA"
+    provenance = PROVENANCE
     variants: ClassVar[tuple[str, ...]] = ("all", *SOURCES, GENERATED)
     default_strategy: ClassVar[str] = "nl"
     headline: ClassVar[str] = "avg_f1_ts"

@@ -20,6 +20,7 @@ from structbench.benchmarks.scitab.parse import Pick, parse_label
 from structbench.benchmarks.scitab.pool import POOL_TABLES
 from structbench.benchmarks.scitab.program import EqualMode, ProgramOutcome, extract_program, run_program
 from structbench.benchmarks.scitab.prompts import OPTION_LABELS, SEPARATOR, Style
+from structbench.benchmarks.scitab.provenance import PROVENANCE
 from structbench.benchmarks.scitab.samples import SETTINGS, demonstrations, select_claims, to_sample
 from structbench.benchmarks.scitab.source import DATA_FILE, LABELS, NEI, REFUTES, SOURCE, SUPPORTS, read_claims
 from structbench.confusion import ConfusionMatrix
@@ -82,6 +83,7 @@ class ProgramOfThought(Strategy):
 class SciTab(Benchmark):
     name: ClassVar[str] = "scitab"
     title: ClassVar[str] = "SciTab"
+    provenance = PROVENANCE
     variants: ClassVar[tuple[str, ...]] = ("all", "2class")
     default_strategy: ClassVar[str] = "zero_shot"
     headline: ClassVar[str] = "macro_f1"

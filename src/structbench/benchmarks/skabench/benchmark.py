@@ -31,6 +31,7 @@ from structbench.benchmarks.skabench.metrics import answer_f1, mean, normalize, 
 from structbench.benchmarks.skabench.paper import TABLES
 from structbench.benchmarks.skabench.parsing import parse_answer_list, parse_rejection
 from structbench.benchmarks.skabench.prompts import qa_prompt, rejection_prompt, render_knowledge
+from structbench.benchmarks.skabench.provenance import PROVENANCE
 from structbench.benchmarks.skabench.sources import load_rfqa_database
 from structbench.benchmarks.skabench.templates import TEMPLATES
 from structbench.benchmarks.skabench.testbeds import (
@@ -124,6 +125,7 @@ class SkaBench(Benchmark):
 
     name = "skabench"
     title = "SKA-Bench"
+    provenance = PROVENANCE
     variants = ("rfqa", "csv", "jsonl", "contexts")
     default_strategy = "direct"
     headline = "f1"

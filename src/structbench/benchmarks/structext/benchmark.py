@@ -30,6 +30,7 @@ from structbench.benchmarks.structext.metrics import (
     thresholded,
 )
 from structbench.benchmarks.structext.paper import TABLES
+from structbench.benchmarks.structext.provenance import PROVENANCE
 from structbench.benchmarks.structext.suites import Item, demonstrations, suite_items
 from structbench.benchmarks.structext.templates import LANGUAGES, TEMPLATES
 from structbench.data.evidence import StructuredText
@@ -113,6 +114,7 @@ class StrucTextEval(Benchmark):
 
     name = "structext"
     title = "StrucText-Eval"
+    provenance = PROVENANCE
     variants = ("test", "hard", "official")
     default_strategy = "naive"
     headline = "rougeL"

@@ -37,6 +37,7 @@ from structbench.benchmarks.structfact.options import OPTION_MAPS
 from structbench.benchmarks.structfact.paper import TABLES
 from structbench.benchmarks.structfact.parser import find_option, majority, raw_majority
 from structbench.benchmarks.structfact.prompts import Prompter
+from structbench.benchmarks.structfact.provenance import PROVENANCE
 from structbench.benchmarks.structfact.source import DEMO, DEMO_PATH, locate_full
 from structbench.benchmarks.structfact.strategies import DIRECTIONS, build_strategies
 from structbench.confusion import ConfusionMatrix
@@ -72,6 +73,7 @@ class StructFact(Benchmark):
 
     name = "structfact"
     title = "StructFact"
+    provenance = PROVENANCE
     variants = ("demo", "full", "generated")
     default_strategy = "zero_shot"
     headline = "weighted_f1"

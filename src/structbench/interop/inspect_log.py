@@ -1,0 +1,300 @@
+"""``structbench convert --to inspect``: one Inspect AI log (``.eval``) per result entry of a run, built from
+``inspect_ai.log``'s own types and written by its own writer, so ``read_eval_log``, ``inspect view`` and
+``evals_df``/``samples_df`` read it as they read a log of ``inspect eval``.
+
+A log has the shape ``inspect eval structbench/<benchmark>`` gives its logs (``inspect_tasks``): the task
+``<benchmark>_<variant>_<strategy>``, the same ``eval.metadata`` keys, each sample's score with the ``Scored``
+record in its metadata, and the strategy's attempt in the sample's store, so ``structbench report`` reads
+both alike (``report.inspect_runs``). Where a sample's record keeps it: the prompt as the input messages, the
+reply (its thought as a reasoning part) as the last message, every sampled reply as a choice of the output,
+the parsed answer, the gold as target, the breakdown keys in the metadata, the error. The results hold every
+metric of ``metrics.json`` (headline first, then ``<headline>_ci_low``/``_ci_high``) and the whole result
+entry in their metadata; the run's configuration, manifest and timings are in the log's spec and stats.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from inspect_ai.event import ModelEvent
+from inspect_ai.log import (
+    EvalConfig,
+    EvalDataset,
+    EvalError,
+    EvalLog,
+    EvalMetric,
+    EvalPlan,
+    EvalPlanStep,
+    EvalResults,
+    EvalSample,
+    EvalScore,
+    EvalSpec,
+    EvalStats,
+    HeadlineMetric,
+    write_eval_log,
+)
+from inspect_ai.model import (
+    ChatCompletionChoice,
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageUser,
+    Content,
+    ContentReasoning,
+    ContentText,
+    GenerateConfig,
+    ModelOutput,
+)
+from inspect_ai.scorer import Score
+from pydantic import ValidationError
+
+from structbench.benchmarks import BENCHMARKS
+from structbench.errors import UsageError
+from structbench.inspect_tasks.schema import ATTEMPT, METRICS_GROUP, RECORD, RESULT
+from structbench.interop.rundir import Entry, RunData
+from structbench.redact import redact
+from structbench.runner.config import RunConfig, options_for
+from structbench.runner.records import SampleRecord
+
+SOLVER = "structbench/structbench_strategy"
+
+PLACED = frozenset({"benchmark", "variant", "strategy", "model", "id", "task", "prompt", "reasoning", "meta",
+                    "confidence", "artifacts", "calls"})
+"""Record fields with a place of their own in every converted sample (the rest go to ``metadata[RECORD]``)."""
+SCORED_PLACED = frozenset({"parsed", "gold", "score", "values", "output", "outputs"})
+"""Fields placed in the score (a scored record's only)."""
+STATUS = {"complete": "success", "stopped": "error", "interrupted": "cancelled", "running": "started"}
+"""A run's manifest status -> the log's status (``running``: a session that ended without saying how)."""
+
+
+def inspect_model(config: RunConfig) -> str:
+    """The run's model as Inspect names it: the ``structbench`` provider (``inspect eval --model
+    structbench/BACKEND[:NAME]`` runs the same backend)."""
+    return f"structbench/{config.model}"
+
+
+def _id(*parts: str) -> str:
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:22]
+
+
+def _stamp(moment: datetime | None) -> str:
+    return (moment or datetime.now(UTC)).astimezone(UTC).isoformat(timespec="seconds")
+
+
+def chat_input(prompt: str | list[dict[str, str]] | None) -> str | list[ChatMessage]:
+    """A record's prompt as a sample's input: the text, or the chat messages."""
+    if prompt is None:
+        return ""
+    if isinstance(prompt, str):
+        return prompt
+    kinds = {"system": ChatMessageSystem, "assistant": ChatMessageAssistant}
+    return [kinds.get(m.get("role", "user"), ChatMessageUser)(content=m.get("content", "")) for m in prompt]
+
+
+def _reply(text: str, reasoning: str | None, model: str) -> ChatMessageAssistant:
+    content: str | list[Content] = text
+    if reasoning is not None:
+        content = [ContentReasoning(reasoning=reasoning), ContentText(text=text)]
+    return ChatMessageAssistant(content=content, model=model)
+
+
+def model_output(record: SampleRecord, model: str) -> ModelOutput:
+    """Every reply the record keeps as a choice (the sampled replies, else the one the parser read); the thought
+    goes with the reply it came from."""
+    texts = record.outputs or ([record.output] if record.output or record.error is None else [])
+    thought_at = texts.index(record.output) if record.output in texts else None
+    stop: Literal["max_tokens", "stop"] = "max_tokens" if record.reasoning_cut_off else "stop"
+    return ModelOutput(model=model, choices=[
+        ChatCompletionChoice(message=_reply(text, record.reasoning if i == thought_at else None, model),
+                             stop_reason=stop)
+        for i, text in enumerate(texts)
+    ])
+
+
+def _target(gold: Any) -> str | list[str]:
+    if isinstance(gold, str):
+        return gold
+    if isinstance(gold, list) and all(isinstance(g, str) for g in gold):
+        return list(gold)
+    return "" if gold is None else json.dumps(gold, ensure_ascii=False, default=str)
+
+
+def _error(record: SampleRecord) -> EvalError | None:
+    if record.error is None:
+        return None
+    lines = record.error.strip().splitlines() or [""]
+    message = lines[-1] if record.error_kind == "harness" else record.error
+    traceback = record.error if record.error_kind == "harness" else ""
+    return EvalError(message=f"{record.error_kind} error: {message}", traceback=traceback, traceback_ansi=traceback)
+
+
+def eval_sample(record: SampleRecord, model: str, epoch: int) -> EvalSample:
+    """One record as an Inspect sample (``PLACED`` fields in their places, the rest under ``metadata[RECORD]``)."""
+    scored = record.counted
+    placed = PLACED | (SCORED_PLACED if scored else frozenset())
+    if record.prompt is None:  # no model call: the input is empty, the record says so
+        placed -= {"prompt"}
+    rest = record.model_dump(mode="json", exclude=set(placed))
+    output = model_output(record, model)
+    input_ = chat_input(record.prompt)
+    scores = None
+    if scored:
+        scores = {record.benchmark: Score(
+            value=record.score,
+            answer=json.dumps(record.parsed, ensure_ascii=False, default=str),
+            explanation=f"gold: {json.dumps(record.gold, ensure_ascii=False, default=str)}",
+            metadata={"scored": record.scored().model_dump(mode="json"), "output": record.output,
+                      "outputs": record.outputs},
+        )}
+    asked: list[ChatMessage] = [ChatMessageUser(content=input_)] if isinstance(input_, str) else list(input_)
+    messages = list(asked)
+    if record.output or record.reasoning is not None:
+        messages.append(_reply(record.output, record.reasoning, model))
+    events: list[Any] = []
+    if record.calls == 1 and record.prompt is not None:  # the one exchange is known whole
+        events.append(ModelEvent(model=model, input=asked, tools=[], tool_choice="none", config=GenerateConfig(),
+                                 output=output))
+    flat = {k: v for k, v in record.meta.items() if k not in ("task", "meta", RECORD)
+            and (v is None or isinstance(v, str | int | float | bool))}
+    return EvalSample(
+        id=record.id,
+        epoch=epoch,
+        input=input_,
+        target=_target(record.gold),
+        messages=messages,
+        output=output,
+        scores=scores,
+        metadata={"task": record.task, **flat, "meta": record.meta, RECORD: rest},
+        store={ATTEMPT: {"output": record.output, "outputs": record.outputs or [], "confidence": record.confidence,
+                         "artifacts": record.artifacts, "calls": record.calls}},
+        events=events,
+        total_time=record.seconds,
+        working_time=record.seconds,
+        error=_error(record),
+    )
+
+
+def _options(config: RunConfig, benchmark: str) -> dict[str, str]:
+    """The run options that reach ``benchmark`` (its own and the bare keys it declares; a benchmark that cannot
+    be loaded gets its own only)."""
+    try:
+        return {k: str(v) for k, v in options_for(BENCHMARKS.get(benchmark), config.options).items()}
+    except UsageError:
+        prefix = f"{benchmark}."
+        return {k.removeprefix(prefix): v for k, v in config.options.items() if k.startswith(prefix)}
+
+
+def generate_config(config: RunConfig) -> GenerateConfig:
+    """The run's request settings as Inspect's ``GenerateConfig`` (unset ones left out)."""
+    fields = {
+        "max_tokens": config.max_tokens, "system_message": config.system_prompt,
+        "temperature": config.generation.temperature, "top_p": config.generation.top_p,
+        "seed": config.generation.seed, "reasoning_effort": config.reasoning.effort,
+        "reasoning_tokens": config.reasoning.budget or None,
+    }
+    try:
+        return GenerateConfig.model_validate({k: v for k, v in fields.items() if v is not None})
+    except ValidationError:  # a value Inspect does not take: the manifest in the metadata still has it
+        return GenerateConfig()
+
+
+def _metrics(entry: Entry) -> dict[str, EvalMetric]:
+    r = entry.result
+    head = r.headline
+    order = [head.name, *(k for k in r.metrics if k != head.name)]
+    metrics = {k: EvalMetric(name=k, group=METRICS_GROUP, value=r.metrics[k]) for k in order if k in r.metrics}
+    for bound in ("ci_low", "ci_high"):
+        value = getattr(head, bound)
+        if value is not None:
+            metrics[f"{head.name}_{bound}"] = EvalMetric(
+                name=f"{head.name}_{bound}", value=value,
+                metadata={"confidence": head.confidence, "method": "percentile bootstrap over the samples"})
+    return metrics
+
+
+def eval_log(run: RunData, entry: Entry) -> EvalLog:
+    """The Inspect log of one result entry of ``run``."""
+    r, config = entry.result, run.config
+    position = run.entries.index(entry)
+    model = inspect_model(config)
+    epochs = {int(e) for e in (getattr(rec, "epoch", None) for rec in entry.records) if e is not None}
+    first = min(epochs, default=1)
+    samples = [eval_sample(rec, model, int(getattr(rec, "epoch", None) or first) - first + 1)
+               for rec in entry.records]
+    options = _options(config, r.benchmark)
+    run_info = {"path": str(run.path), "name": run.name, "entry": position, "manifest": run.manifest}
+    spec = EvalSpec(
+        eval_id=_id(run.name, entry.task, "eval"),
+        run_id=_id(run.name),
+        created=_stamp(run.started),
+        task=entry.task,
+        task_id=_id(run.name, entry.task),
+        task_display_name=entry.task,
+        task_registry_name=f"structbench/{r.benchmark}",
+        task_args={"variant": r.variant, "strategy": r.strategy, "data_dir": config.data_dir, "seed": config.seed,
+                   "limit": config.limit, "max_tokens": config.max_tokens, **options},
+        dataset=EvalDataset(name=f"{r.benchmark}:{r.variant}", samples=len(samples),
+                            sample_ids=[s.id for s in samples]),
+        model=model,
+        model_base_url=config.base_url,
+        model_args=dict(config.model_options),
+        model_generate_config=generate_config(config),
+        config=EvalConfig(limit=config.limit, epochs=max(len(epochs), 1), log_samples=True),
+        packages={str(k): str(v) for k, v in run.manifest.get("packages", {}).items()},
+        metadata={"benchmark": r.benchmark, "variant": r.variant, "strategy": r.strategy, "seed": config.seed,
+                  "limit": config.limit, "options": options, "model": r.model, "run": run_info},
+    )
+    errors = sum(rec.error is not None for rec in entry.records)
+    results = EvalResults(
+        total_samples=len(samples),
+        completed_samples=len(samples) - errors,
+        scores=[EvalScore(
+            name=r.benchmark, scorer=r.benchmark, scored_samples=r.n, unscored_samples=r.harness_errors + r.too_long,
+            metrics=_metrics(entry),
+            metadata={"n": r.n, "errors": r.errors, "harness_errors": r.harness_errors, "too_long": r.too_long,
+                      "baselines": r.baselines, "headline": r.headline.model_dump(mode="json")},
+        )],
+        headline=HeadlineMetric(scorer=r.benchmark, score=r.benchmark, metric=r.headline.name),
+        metadata={RESULT: r.model_dump(mode="json")},
+    )
+    status = STATUS.get(str(run.manifest.get("status")), "started")
+    stop = run.manifest.get("stop_reason")
+    log = EvalLog(
+        status=status,  # type: ignore[arg-type]
+        eval=spec,
+        plan=EvalPlan(steps=[EvalPlanStep(solver=SOLVER, params={"bench": r.benchmark, "strategy": r.strategy})],
+                      config=spec.model_generate_config),
+        results=results,
+        stats=EvalStats(started_at=_stamp(run.started), completed_at=_stamp(run.finished) if run.finished else ""),
+        error=EvalError(message=str(stop), traceback="", traceback_ansi="") if stop and status != "success" else None,
+        samples=samples,
+    )
+    return EvalLog.model_validate_json(redact(log.model_dump_json()))
+
+
+def log_name(log: EvalLog) -> str:
+    """Inspect's file name for a log: ``<created>_<task>_<task id>.eval``."""
+    created = datetime.fromisoformat(log.eval.created).astimezone(UTC).strftime("%Y-%m-%dT%H-%M-%S+00-00")
+    return f"{created}_{log.eval.task.replace('_', '-')}_{log.eval.task_id}.eval"
+
+
+def write_logs(run: RunData, out: Path) -> list[Path]:
+    """One ``.eval`` log per result entry of ``run`` in ``out``, each written whole or not at all (to a temporary
+    file renamed over the final name)."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for entry in run.entries:
+        log = eval_log(run, entry)
+        path = out / log_name(log)
+        with tempfile.TemporaryDirectory(dir=out, prefix=".convert-") as tmp:
+            staged = Path(tmp) / path.name
+            write_eval_log(log, staged, format="eval")
+            os.replace(staged, path)
+        written.append(path)
+    return written

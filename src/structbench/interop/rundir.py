@@ -1,0 +1,163 @@
+"""A finished run directory as the converters read it: its manifest, configuration, result entries and the
+current record of every sample, each read by the run's own reader (``read_manifest``, ``MetricsFile``,
+``read_records`` and ``current_records``).
+
+All manifest reading of ``convert`` and ``publish`` happens in ``_manifest``. A directory written by an older
+structbench converts when these readers accept it (fields added since take their defaults); one they refuse is
+a ``DataError`` naming the file, the structbench version that wrote it and what to do.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from structbench import __version__
+from structbench.errors import DataError, UsageError
+from structbench.results import MetricsFile, ResultEntry
+from structbench.runner.config import RunConfig
+from structbench.runner.records import SampleRecord
+from structbench.runner.run import read_manifest
+from structbench.runner.store import MANIFEST, METRICS, SAMPLES, current_records, read_records
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One result entry (benchmark, variant, strategy, model) with the current records of its samples."""
+
+    result: ResultEntry
+    records: list[SampleRecord]
+    """Sorted by sample id (then epoch, where records have one): ``samples.jsonl`` is in completion order."""
+
+    @property
+    def task(self) -> str:
+        """The entry as one task name: ``<benchmark>_<variant>_<strategy>``, the name ``inspect eval
+        structbench/<benchmark>`` gives its task."""
+        r = self.result
+        return f"{r.benchmark}_{r.variant}_{r.strategy}"
+
+
+@dataclass(frozen=True)
+class RunData:
+    """A run directory, read once."""
+
+    path: Path
+    manifest: dict[str, Any]
+    config: RunConfig
+    metrics: MetricsFile
+    records: list[SampleRecord]
+    """The current record of each sample (``current_records``)."""
+
+    @property
+    def name(self) -> str:
+        """The run directory's name: the run's identity in published tables."""
+        return self.path.resolve().name
+
+    @property
+    def written_by(self) -> str:
+        """The structbench version that wrote the run."""
+        return str(self.manifest.get("structbench", "unknown"))
+
+    @property
+    def sessions(self) -> list[dict[str, Any]]:
+        return [s for s in self.manifest.get("sessions", []) if isinstance(s, dict)]
+
+    @property
+    def started(self) -> datetime | None:
+        """When the run's first session started."""
+        return _time(self.sessions[0].get("started")) if self.sessions else None
+
+    @property
+    def finished(self) -> datetime | None:
+        """When its last session finished (None: it never did)."""
+        return _time(self.sessions[-1].get("finished")) if self.sessions else None
+
+    @property
+    def seconds(self) -> float:
+        """The sessions' time, added up."""
+        return float(sum(s.get("seconds") or 0.0 for s in self.sessions))
+
+    @cached_property
+    def entries(self) -> list[Entry]:
+        """Every result entry of ``metrics.json``, in its order, with its records."""
+        grouped: dict[tuple[str, str, str, str], list[SampleRecord]] = defaultdict(list)
+        for r in self.records:
+            grouped[(r.benchmark, r.variant, r.strategy, r.model)].append(r)
+        return [
+            Entry(e, sorted(grouped.get((e.benchmark, e.variant, e.strategy, e.model), []),
+                            key=lambda r: (r.id, getattr(r, "epoch", None) or 0)))
+            for e in self.metrics.results
+        ]
+
+
+def _time(text: Any) -> datetime | None:
+    if not isinstance(text, str):
+        return None
+    try:
+        stamp = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return stamp if stamp.tzinfo is not None else stamp.replace(tzinfo=UTC)
+
+
+def _written_by(path: Path) -> str:
+    """The version a manifest names, for messages about a manifest the reader refused."""
+    try:
+        data = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "an unknown version"
+    version = data.get("structbench") if isinstance(data, dict) else None
+    return f"structbench {version}" if version else "an unknown version"
+
+
+def _manifest(path: Path) -> tuple[dict[str, Any], RunConfig]:
+    """The run's manifest and configuration: the one place ``convert`` and ``publish`` read a manifest."""
+    try:
+        manifest = read_manifest(path)
+    except DataError as err:
+        why = _first(err.__cause__) if isinstance(err.__cause__, Exception) else _first(err)
+        raise DataError(f"{path / MANIFEST}: not a run manifest this structbench ({__version__}) reads ({why}); "
+                        f"written by {_written_by(path)}: convert it with the structbench that wrote it") from None
+    if not manifest:
+        raise UsageError(f"{path}: no {MANIFEST}: not a run directory written by `structbench run` (a results file "
+                         "from `structbench score --out` has no samples or configuration to convert)")
+    return manifest, RunConfig.model_validate(manifest["config"])
+
+
+def read_run(path: Path) -> RunData:
+    """Read a finished run directory; ``UsageError`` (exit 2) with one clear line when it is not one."""
+    if not path.is_dir():
+        raise UsageError(f"{path}: no such run directory")
+    manifest, config = _manifest(path)
+    metrics_path = path / METRICS
+    if not metrics_path.is_file():
+        raise UsageError(f"{path}: no {METRICS} yet (the run did not finish; resume it with "
+                         f"`structbench run --resume {path}`)")
+    version = f"structbench {manifest.get('structbench', 'of unknown version')}"
+    try:
+        metrics = MetricsFile.model_validate_json(metrics_path.read_bytes())
+    except (ValidationError, ValueError) as err:
+        raise DataError(f"{metrics_path}: not a metrics file this structbench ({__version__}) reads "
+                        f"({_first(err)}); written by {version}: `structbench run --resume {path}` rewrites it from "
+                        "the records") from None
+    try:
+        records = list(current_records(read_records(path / SAMPLES)).values())
+    except DataError as err:
+        raise DataError(f"{err}; written by {version}, which this structbench ({__version__}) cannot read") from None
+    if not records:
+        raise UsageError(f"{path}: {SAMPLES} holds no sample records: nothing to convert")
+    return RunData(path, manifest, config, metrics, records)
+
+
+def _first(err: Exception) -> str:
+    if isinstance(err, ValidationError):
+        problem = err.errors()[0]
+        return f"{'.'.join(str(p) for p in problem['loc'])}: {problem['msg']}"
+    return str(err).splitlines()[0]

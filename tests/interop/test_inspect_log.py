@@ -1,0 +1,213 @@
+"""``structbench convert --to inspect``: Inspect reads one log per entry with every sample, the oracle's 1.0 in
+each; ``structbench report`` reads the logs back (converted ones, and those of ``inspect eval structbench/...``)
+into the same report as the run directory."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from extras import require_extra
+
+require_extra("inspect_ai", "inspect")
+
+from inspect_ai import eval as inspect_eval  # noqa: E402
+from inspect_ai.log import EvalSample, read_eval_log  # noqa: E402
+
+from interop_runs import LIMIT, run_records, sb  # noqa: E402
+from structbench.inspect_tasks import benchmark_task  # noqa: E402
+from structbench.interop.inspect_log import eval_sample  # noqa: E402
+from structbench.report.inspect_runs import sample_record  # noqa: E402
+from structbench.results import MetricsFile  # noqa: E402
+from structbench.runner.records import SampleRecord  # noqa: E402
+
+
+def _prompt(sample: EvalSample) -> Any:
+    return sample.input if isinstance(sample.input, str) else [{"role": m.role, "content": m.text}
+                                                               for m in sample.input]
+
+
+@pytest.mark.shared
+def test_one_log_per_entry_with_every_sample_and_the_oracles_score(oracle_run: Path, tmp_path: Path) -> None:
+    sb(tmp_path, "convert", str(oracle_run), "--to", "inspect", "--out", "logs")
+    metrics = MetricsFile.model_validate_json((oracle_run / "metrics.json").read_text())
+    entries = {(e.benchmark, e.variant, e.strategy): e for e in metrics.results}
+    records = run_records(oracle_run)
+    logs = [read_eval_log(str(p)) for p in sorted((tmp_path / "logs").glob("*.eval"))]
+    assert len(logs) == len(entries) == 13
+    seen = set()
+    for log in logs:
+        meta = log.eval.metadata or {}
+        key = (meta["benchmark"], meta["variant"], meta["strategy"])
+        seen.add(key)
+        entry = entries[key]
+        assert log.status == "success" and log.eval.model == "structbench/oracle"
+        assert log.eval.task == "_".join(key) and log.eval.task_registry_name == f"structbench/{key[0]}"
+        assert log.eval.config.limit == LIMIT and meta["run"]["manifest"]["config"]["benches"] == ["scitab",
+                                                                                                   "structext"]
+        assert log.stats.started_at and log.stats.completed_at
+        assert log.results is not None and log.results.headline is not None
+        (score,) = log.results.scores
+        head = entry.headline.name
+        assert log.results.headline.metric == head and score.metrics[head].value == 1.0
+        assert score.metrics[f"{head}_ci_low"].value == entry.headline.ci_low
+        assert score.metrics[f"{head}_ci_high"].value == entry.headline.ci_high
+        assert {k: m.value for k, m in score.metrics.items() if m.group == "structbench_metrics"} == entry.metrics
+        mine = {k[4]: r for k, r in records.items() if k[:3] == key}
+        assert log.samples is not None and sorted(s.id for s in log.samples) == sorted(mine) and len(mine) == LIMIT
+        for sample in log.samples:
+            record = mine[str(sample.id)]
+            assert sample.target == record["gold"] and _prompt(sample) == record["prompt"]
+            assert sample.output.completion == record["output"] and sample.messages[-1].text == record["output"]
+            assert sample.scores is not None
+            assert sample.scores[key[0]].value == 1.0 and json.loads(str(sample.scores[key[0]].answer)) == \
+                record["parsed"]
+            assert sample.metadata["task"] == record["task"] and sample.metadata["meta"] == record["meta"]
+            assert all(sample.metadata[k] == v for k, v in record["meta"].items())  # breakdown keys, flat
+            assert sample.error is None and sample.total_time == record["seconds"]
+    assert seen == set(entries)
+
+
+@pytest.mark.shared
+def test_the_converted_logs_report_as_the_run_does(oracle_run: Path, tmp_path: Path) -> None:
+    sb(tmp_path, "convert", str(oracle_run), "--to", "inspect", "--out", "logs")
+    sb(tmp_path, "report", str(oracle_run), "--out", "a/report.html", "--json", "a.json")
+    sb(tmp_path, "report", "logs", "--out", "b/report.html", "--json", "b.json")
+    a, b = (json.loads((tmp_path / f).read_text())["results"] for f in ("a.json", "b.json"))
+    assert len(a) == len(b) == 13
+    for x, y in zip(a, b, strict=True):
+        assert {k: v for k, v in x.items() if k != "run"} == {k: v for k, v in y.items() if k != "run"}
+    md_a = (tmp_path / "a" / "report.md").read_text().replace(str(oracle_run), "RUN")
+    md_b = (tmp_path / "b" / "report.md").read_text().replace("logs", "RUN")
+    assert md_a == md_b
+
+
+@pytest.mark.shared
+def test_a_log_of_inspect_eval_reports_as_a_structbench_run(shared_datasets: Path, tmp_path: Path) -> None:
+    """The same samples under ``inspect eval structbench/scitab --model structbench/oracle`` and ``structbench run``:
+    the report reads both, with the same scores."""
+    (log,) = inspect_eval(benchmark_task("scitab", strategy="cot", data_dir=shared_datasets, limit=LIMIT),
+                          model="structbench/oracle", log_dir=str(tmp_path / "ilogs"), display="none")
+    assert log.status == "success"
+    sb(tmp_path, "run", "-m", "oracle", "-b", "scitab", "-s", "cot", "-n", str(LIMIT), "--data-dir",
+       str(shared_datasets), "--out", "run", "--no-progress")
+    sb(tmp_path, "report", "ilogs", "--out", "i/report.html", "--json", "i.json")
+    sb(tmp_path, "report", "run", "--out", "r/report.html", "--json", "r.json")
+    (via_inspect,), (via_run,) = (json.loads((tmp_path / f).read_text())["results"] for f in ("i.json", "r.json"))
+    assert via_inspect["model"] == "structbench/oracle" and via_run["model"] == "oracle"
+    for field in ("benchmark", "variant", "strategy", "headline", "metrics", "n", "errors", "baselines",
+                  "confusion_matrices", "interval"):
+        assert via_inspect[field] == via_run[field], field
+    assert via_inspect["metrics"]["macro_f1"] == 1.0
+    html = (tmp_path / "i" / "report.html").read_text()
+    assert "068fc4e5-d40c-4788-a5a7-bad858cbd7c7" in html  # the sample browser has the log's samples
+
+
+def _records() -> list[SampleRecord]:
+    base: dict[str, Any] = {"benchmark": "toy", "variant": "small", "strategy": "vote", "model": "m", "task": "t",
+                            "meta": {"rows": 3, "kind": "x", "nested": {"a": [1]}}, "gold": "yes"}
+    return [
+        SampleRecord(**base, id="thought", prompt=[{"role": "system", "content": "be brief"},
+                                                   {"role": "user", "content": "is 3 there?"}],
+                     output="yes", outputs=["no", "yes", "yes"], parsed="yes", score=1.0, values={"f1": 1.0},
+                     confidence=0.75, artifacts={"votes": {"yes": 2, "no": 1}}, reasoning="3 is in row 2",
+                     reasoning_tokens=5, calls=3, cached_calls=1, seconds=1.5),
+        SampleRecord(**base, id="text-prompt", prompt="a completion prompt", output="no", parsed="no", score=0.0,
+                     calls=1, seconds=0.25),
+        SampleRecord(**base, id="cut-off", prompt="p", output="", reasoning="and then", reasoning_cut_off=True,
+                     replies_cut_off=1, calls=1),
+        SampleRecord(**base, id="model-error", prompt="p", output="", error="HTTP 500 after 6 retries",
+                     error_kind="model", calls=1),
+        SampleRecord(**base, id="harness", prompt="p", output="garbage", parsed=None, score=0.0,
+                     error="Traceback (most recent call last):\n  ...\nValueError: bad", error_kind="harness"),
+        SampleRecord(**base, id="too-long", prompt=None, output="", error="prompt too long", error_kind="context"),
+    ]
+
+
+def test_every_kind_of_record_comes_back_from_its_sample_unchanged() -> None:
+    """Thoughts, sampled replies, artifacts, confidence, timings, and each kind of error survive a trip through a
+    written-and-read Inspect sample."""
+    for record in _records():
+        sample = EvalSample.model_validate_json(eval_sample(record, "structbench/m", 1).model_dump_json())
+        assert sample_record(sample, "toy", "small", "vote", "m") == record, record.id
+    thought = eval_sample(_records()[0], "structbench/m", 1)
+    assert [c.message.text for c in thought.output.choices] == ["no", "yes", "yes"]
+    assert thought.messages[-1].content[0].reasoning == "3 is in row 2"  # type: ignore[index, union-attr]
+    harness = eval_sample(_records()[4], "structbench/m", 1)
+    assert harness.scores is None and harness.error is not None and "ValueError: bad" in harness.error.message
+
+
+@pytest.mark.shared
+def test_an_older_run_directory_converts_and_an_unreadable_one_is_refused(oracle_run: Path, tmp_path: Path) -> None:
+    """A run written before later fields existed converts; a manifest, metrics file or record this structbench
+    cannot read is exit 2 with one line naming the file, and nothing is written."""
+    old = tmp_path / "old"
+    shutil.copytree(oracle_run, old)
+    manifest = json.loads((old / "manifest.json").read_text())
+    for key in ("packages", "git_revision", "model_context", "workers", "platform"):
+        manifest.pop(key, None)
+    for key in ("system_prompt", "chat_template_args", "generation", "model_options", "reasoning",
+                "allow_modified_data"):
+        manifest["config"].pop(key)
+    manifest["structbench"] = "0.0.1"
+    (old / "manifest.json").write_text(json.dumps(manifest))
+    lines = [json.loads(x) for x in (old / "samples.jsonl").read_text().splitlines()]
+    for line in lines:
+        for key in ("reasoning", "reasoning_tokens", "reasoning_cut_off", "replies_cut_off", "error_kind",
+                    "cached_calls", "confidence"):
+            line.pop(key)
+    (old / "samples.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    metrics = json.loads((old / "metrics.json").read_text())
+    for entry in metrics["results"]:
+        for key in ("too_long", "reasoning_cut_off", "replies_cut_off", "baselines", "confusion_matrices"):
+            entry.pop(key)
+        for key in ("ci_low", "ci_high", "confidence"):
+            entry["headline"].pop(key)
+    (old / "metrics.json").write_text(json.dumps(metrics))
+    sb(tmp_path, "convert", "old", "--to", "inspect", "--out", "logs")
+    logs = [read_eval_log(str(p)) for p in (tmp_path / "logs").glob("*.eval")]
+    assert len(logs) == 13 and all(log.results.scores[0].metrics[log.results.headline.metric].value == 1.0  # type: ignore[union-attr]
+                                   for log in logs)
+
+    def refused(name: str, *, manifest: Any = None, record: Any = None, metrics: bool = True) -> str:
+        bad = tmp_path / name
+        shutil.copytree(old, bad)
+        if manifest is not None:
+            (bad / "manifest.json").write_text(json.dumps(manifest))
+        if record is not None:
+            with (bad / "samples.jsonl").open("a") as fh:
+                fh.write(json.dumps(record) + "\n")
+        if not metrics:
+            (bad / "metrics.json").unlink()
+        proc = sb(tmp_path, "convert", name, "--to", "inspect", "--out", f"{name}-logs", check=2)
+        assert not (tmp_path / f"{name}-logs").exists()
+        (line,) = proc.stderr.strip().splitlines()
+        return line
+
+    renamed = dict(manifest, config={**manifest["config"], "model_name": manifest["config"].pop("model")})
+    line = refused("renamed", manifest=renamed)
+    assert "manifest.json" in line and "structbench 0.0.1" in line and "model" in line
+    line = refused("newer", record={**lines[0], "id": "extra", "judge_votes": 3})
+    assert f"samples.jsonl:{len(lines) + 1}" in line and "structbench 0.0.1" in line
+    assert "did not finish" in refused("unfinished", metrics=False)
+
+
+@pytest.mark.shared
+def test_inspects_data_frames_read_the_converted_logs(oracle_run: Path, tmp_path: Path) -> None:
+    """``evals_df`` has each log's headline, ``samples_df`` a row per record with the breakdown keys as columns."""
+    pytest.importorskip("pandas")
+    from inspect_ai.analysis import evals_df, samples_df
+
+    sb(tmp_path, "convert", str(oracle_run), "--to", "inspect", "--out", "logs")
+    evals = evals_df(str(tmp_path / "logs"), quiet=True)
+    assert len(evals) == 13 and set(evals["score_headline_value"]) == {1.0}
+    assert set(evals["score_headline_metric"]) == {"macro_f1", "rougeL"}
+    assert set(evals["model"]) == {"structbench/oracle"}
+    samples = samples_df(str(tmp_path / "logs"), quiet=True)
+    assert len(samples) == len(run_records(oracle_run)) == 13 * LIMIT
+    structext = samples[samples["metadata_language"].notna()]
+    assert len(structext) == 8 * LIMIT and {"metadata_template", "metadata_depth"} <= set(samples.columns)

@@ -1,0 +1,107 @@
+"""A converted log opens in ``inspect view``: Inspect's own viewer, in headless Chromium, lists the logs and shows
+a log's headline metrics and samples.
+
+Uses the system Chromium and chromedriver through selenium (nothing is downloaded); skips when they are absent,
+unless ``STRUCTBENCH_REQUIRE_SHARED=1`` (CI).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from extras import require_extra
+
+require_extra("inspect_ai", "inspect")
+
+from faults import free_port  # noqa: E402
+from interop_runs import sb  # noqa: E402
+
+
+def _need(what: str) -> None:
+    if os.environ.get("STRUCTBENCH_REQUIRE_SHARED") == "1":
+        pytest.fail(f"{what} is required (STRUCTBENCH_REQUIRE_SHARED=1) but missing")
+    pytest.skip(f"{what} not available")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    chromedriver = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+    if chromium is None or not os.path.exists(chromedriver):
+        _need("chromium and chromium-driver")
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        _need("selenium")
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(chromium)
+    profile = tempfile.mkdtemp(prefix="structbench-chromium-")
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
+                 "--window-size=1400,1600"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(executable_path=chromedriver), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture
+def viewer(oracle_run: Path, tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """``inspect view`` over the converted logs of the oracle run; its URL and the log folder."""
+    sb(tmp_path, "convert", str(oracle_run), "--to", "inspect", "--out", "logs")
+    port = free_port()
+    inspect = Path(sys.executable).with_name("inspect")
+    proc = subprocess.Popen([str(inspect), "view", "--log-dir", str(tmp_path / "logs"), "--port", str(port),
+                             "--display", "none"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(url, timeout=2).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise
+                time.sleep(0.3)
+        yield url, tmp_path / "logs"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def _text_with(browser: Any, wanted: list[str], timeout: float = 45) -> str:
+    deadline = time.monotonic() + timeout
+    while True:
+        text = str(browser.find_element("tag name", "body").text)
+        if all(w in text for w in wanted) or time.monotonic() > deadline:
+            return text
+        time.sleep(0.5)
+
+
+@pytest.mark.shared
+def test_inspect_view_lists_the_logs_and_shows_a_logs_samples(browser: Any, viewer: tuple[str, Path]) -> None:
+    url, logs = viewer
+    browser.get(url)
+    text = _text_with(browser, ["scitab_all_pot", "structext_test_official_hint"])
+    assert "scitab_all_pot" in text and "structext_test_official_hint" in text and "structbench/oracle" in text
+    (cot,) = logs.glob("*_scitab-all-cot_*.eval")
+    browser.get(f"{url}#/logs/{cot.name}")
+    text = _text_with(browser, ["MACRO_F1", "068fc4e5-d40c-4788-a5a7-bad858cbd7c7"])
+    assert "scitab_all_cot" in text and "MACRO_F1" in text and "scitab:all" in text
+    assert "068fc4e5-d40c-4788-a5a7-bad858cbd7c7" in text and "Read the following table" in text

@@ -1,0 +1,38 @@
+"""The ``structbench`` command as the interop tests run it, and a run's records as they read them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from faults import child_pythonpath
+
+LIMIT = 4
+"""Samples per benchmark of the oracle run: every strategy of both benchmarks stays a few seconds."""
+SECRET = "sk-interopsecret0123456789abcdef"
+"""An OpenAI-style key in the environment of every command these tests run: no file they write may hold it."""
+
+
+def sb(cwd: Path, *args: str, check: int | None = 0, env: dict[str, str] | None = None
+       ) -> subprocess.CompletedProcess[str]:
+    """``structbench ARGS`` in a subprocess that imports this checkout (``env`` added to its environment); asserts
+    the exit code when ``check``."""
+    env = dict(os.environ, PYTHONPATH=child_pythonpath(), STRUCTBENCH_CACHE=str(cwd / "cache"),
+               HF_DATASETS_CACHE=str(cwd / "datasets-cache"), OPENAI_API_KEY=SECRET, **(env or {}))
+    proc = subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True, env=env,
+                          cwd=cwd, timeout=600)
+    if check is not None:
+        assert proc.returncode == check, proc.stderr + proc.stdout
+    return proc
+
+
+def run_records(run: Path) -> dict[tuple[Any, ...], dict[str, Any]]:
+    """The run's current records (read with the run's own reader) as JSON objects by (benchmark, variant, strategy,
+    model, id): the runs of these tests have one epoch."""
+    from structbench.runner.store import current_records, read_records
+
+    records = current_records(read_records(run / "samples.jsonl")).values()
+    return {(r.benchmark, r.variant, r.strategy, r.model, r.id): r.model_dump(mode="json") for r in records}
