@@ -19,7 +19,7 @@ def entry(value: float, low: float, high: float, **baselines: float) -> ResultEn
 
 def record(parsed: str | None, gold: str, error_kind: str | None = None) -> RecordSummary:
     return RecordSummary("structfact", "generated", "few_shot", "llamacpp", f"s{id(object())}", "t", parsed, gold,
-                         0.0, {}, {}, "e" if error_kind else None, error_kind)  # type: ignore[arg-type]
+                         0.0, {}, {}, None, 0, "e" if error_kind else None, error_kind)  # type: ignore[arg-type]
 
 
 def test_a_score_inside_a_baseline_and_one_answer_everywhere_are_both_said() -> None:
