@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -39,3 +40,17 @@ def shared_data(shared_datasets: Path) -> DataContext:
 def _isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Give every test its own empty download and response cache, away from the user's home."""
     monkeypatch.setenv("STRUCTBENCH_CACHE", str(tmp_path / "structbench-cache"))
+
+
+@pytest.fixture(autouse=True)
+def _forget_secrets() -> Iterator[None]:
+    """Secrets a test registers (``structbench.redact``) are forgotten after it, so no test's redaction depends on
+    which tests ran before it."""
+    from structbench import redact
+
+    secrets, blocks = set(redact._secrets), {k: list(v) for k, v in redact._blocks.items()}
+    yield
+    redact._secrets.clear()
+    redact._secrets.update(secrets)
+    redact._blocks.clear()
+    redact._blocks.update(blocks)

@@ -17,7 +17,6 @@ import pytest
 from structbench.backends.base import Choice
 from structbench.backends.factory import BackendSpec, make_backend
 from structbench.benchmark import Attempt
-from structbench.datasets import DataContext
 from structbench.redact import MASK, register_secret
 from structbench.results import MetricsFile
 from structbench.runner.config import Reasoning, RunConfig
@@ -27,7 +26,7 @@ from structbench.runner.store import read_records
 from structbench.runner.thoughts import MAX_REASONING_CHARS, thought_of
 from structbench.testing.openai_server import serve_in_thread
 from structbench.testing.reasoning_server import OracleAnswers, ReasoningServer
-from synthetic_releases import SYNTHETIC, clear_release_caches, describe_synthetic
+from synthetic_releases import SYNTHETIC, clear_release_caches, describe_synthetic, synthetic_context
 
 REPO = Path(__file__).resolve().parents[2]
 BENCHES = ["structfact:demo", "scitab:all", "skabench:rfqa", "structext:test", "rfqa:all"]
@@ -61,7 +60,7 @@ def run_shape(shape: str, answers: OracleAnswers, run_dir: Path, **reasoning: An
     with pytest.MonkeyPatch.context() as mp, serve_in_thread(ReasoningServer(shape, answers)) as url:
         describe_synthetic(mp)
         backend = make_backend(BackendSpec.parse(config.model, base_url=url, max_retries=0))
-        selections = prepare(config, DataContext(data_dir=SYNTHETIC, offline=True))
+        selections = prepare(config, synthetic_context())
         metrics = Run(run_dir, config).execute(backend, selections, cache=None, concurrency=8, progress=False)
     clear_release_caches()
     return metrics, list(read_records(run_dir / "samples.jsonl"))
@@ -164,7 +163,7 @@ def test_scored_predictions_have_their_thoughts_taken_out(tmp_path: Path) -> Non
 
     config = RunConfig(model="oracle", benches=["scitab:all"], strategies=["zero_shot"], limit=4,
                        data_dir=str(SYNTHETIC))
-    (selection,) = prepare(config, DataContext(data_dir=SYNTHETIC, offline=True))
+    (selection,) = prepare(config, synthetic_context())
     bench, strategy, samples = selection.bench, selection.strategies[0], selection.samples
     golds = [bench.oracle(s, r) for s, r in zip(samples, first_requests(strategy, samples), strict=True)
              if r is not None]

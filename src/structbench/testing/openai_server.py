@@ -11,7 +11,8 @@ out of tokens), a body that is not JSON or is cut off, a huge reply, a 401 that 
 or where a cut of the body splits it); with ``served_model`` set, any other model name gets OpenAI's 404.
 ``fault_times`` limits a fault to the first N requests (then it answers normally), so tests can watch a retry
 succeed. ``replies`` scripts the answers: a request whose last message (or prompt) is a key gets that key's reply
-instead of the fixed one, so a test can play a model that answers each question its own way.
+instead of the fixed one (a list: picked by the request's seed), so a test can play a model that answers each
+question its own way.
 
 It can be small and slow like a local server: ``slots`` requests at once (the rest wait in its queue, as in a
 llama.cpp server), each taking ``latency`` seconds; and it can have a ``context`` (in tokens, a prompt counting
@@ -364,8 +365,6 @@ def main() -> None:
     parser.add_argument("--refusal", choices=sorted(CONTEXT_REFUSALS), default="vllm",
                         help="Whose words the context refusal uses.")
     parser.add_argument("--hide-context", action="store_true", help="Leave max_model_len out of GET /v1/models.")
-    parser.add_argument("--replies", type=Path, default=None,
-                        help="JSON object: a request's last message (or prompt) -> the reply to send it.")
     parser.add_argument("--port-file", type=Path, default=None, help="Write the bound port here.")
     parser.add_argument("--replies", type=Path, default=None,
                         help="JSON object: a request's last message -> its reply (or a list, picked by seed).")
