@@ -365,10 +365,8 @@ def main() -> None:
                         help="Whose words the context refusal uses.")
     parser.add_argument("--hide-context", action="store_true", help="Leave max_model_len out of GET /v1/models.")
     parser.add_argument("--replies", type=Path, default=None,
-                        help="JSON object: a request's last message (or prompt) -> the reply to send it.")
+                        help="JSON object: a request's last message (or prompt) -> its reply (or a list, picked by seed).")
     parser.add_argument("--port-file", type=Path, default=None, help="Write the bound port here.")
-    parser.add_argument("--replies", type=Path, default=None,
-                        help="JSON object: a request's last message -> its reply (or a list, picked by seed).")
     args = parser.parse_args()
 
     async def run() -> None:
