@@ -154,3 +154,56 @@ def short_count(value: int | None) -> str:
         if abs(value) >= size:
             return f"{value / size:.1f}{suffix}"
     return str(value)
+
+
+def usage_text(usage: Usage) -> str:
+    """``2 calls: 200 prompt tokens (50 cached), 84 completion tokens (80 reasoning)``; unknown counts said so."""
+    calls = f"{usage.calls:,} call{'s' if usage.calls != 1 else ''}"
+    if usage.calls == 0:
+        return calls
+    prompt = "prompt tokens unknown" if usage.prompt_tokens is None else f"{usage.prompt_tokens:,} prompt tokens"
+    if usage.cached_tokens:
+        prompt += f" ({usage.cached_tokens:,} cached)"
+    completion = ("completion tokens unknown" if usage.completion_tokens is None
+                  else f"{usage.completion_tokens:,} completion tokens")
+    if usage.reasoning_tokens:
+        completion += f" ({usage.reasoning_tokens:,} reasoning)"
+    unknown = f"; {usage.unknown:,} reported no usage" if usage.unknown and usage.prompt_tokens is not None else ""
+    return f"{calls}: {prompt}, {completion}{unknown}"
+
+
+def cost_text(cost: float | None) -> str:
+    """``0.0123 USD``; ``unknown`` for no cost."""
+    return "unknown" if cost is None else f"{cost:.4f} USD"
+
+
+def totals_cell(totals: UsageTotals | None) -> str:
+    """One compact table cell: ``12.3k in, 4.5k out, 0.0123 USD`` (``+ 2.0k reused`` when calls came from the
+    response cache); ``–`` where no usage was kept."""
+    if totals is None:
+        return "–"
+    made, reused = totals.usage, totals.reused
+    if made.calls == 0 and reused.calls == 0:
+        return "no call"
+    if made.calls and made.prompt_tokens is None and made.completion_tokens is None:
+        text = "unknown"
+    else:
+        text = f"{short_count(made.prompt_tokens)} in, {short_count(made.completion_tokens)} out" \
+            + ("?" if made.unknown else "")
+    if totals.cost_usd is not None:
+        text += f", {totals.cost_usd:.4f} USD" if totals.cost_usd < 100 else f", {totals.cost_usd:,.2f} USD"
+    if reused.calls:
+        text += f" (+{short_count(reused.total_tokens) if reused.total_tokens is not None else '?'} reused)"
+    return text
+
+
+def totals_text(totals: UsageTotals, prices: str | None = None) -> str:
+    """The sentence a summary says about a result's or a run's usage and cost."""
+    text = f"calls made: {usage_text(totals.usage)}"
+    if prices is not None:
+        text += f"; cost {cost_text(totals.cost_usd)} at {prices}"
+    if totals.reused.calls:
+        text += f"; answered from the response cache (not paid again): {usage_text(totals.reused)}"
+        if prices is not None and totals.reused_cost_usd is not None:
+            text += f", worth {cost_text(totals.reused_cost_usd)}"
+    return text
