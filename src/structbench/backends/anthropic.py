@@ -2,8 +2,9 @@
 
 OpenAI-compatible shims to Claude have neither log-probabilities nor batches, and their usage leaves out the prompt
 cache; this backend speaks the Messages API itself: system turns go to ``system``, a completion prompt is sent as one
-user turn, ``n`` replies are ``n`` calls (the API draws one per call), and ``top_p`` is sent only when it is not 1
-(the API refuses both ``temperature`` and ``top_p`` for newer models). The reply's ``text`` blocks are the answer;
+user turn, ``n`` replies are ``n`` calls (the API draws one per call). The Messages API of the SDK this is built on
+(2.x) takes no sampling parameters, so ``temperature``, ``top_p`` and ``seed`` do not reach the model (they still
+key the cache, so an epoch's request is its own call). The reply's ``text`` blocks are the answer;
 its ``thinking`` blocks are the thought, kept apart (``reply_choice``). Usage: prompt tokens are ``input_tokens``
 plus the cache's reads and writes (so they count the whole prompt, as OpenAI's do), ``cached_tokens`` the cache
 reads, ``reasoning_tokens`` the thinking tokens where the API reports them. Retries (429, 5xx, dropped connections)
@@ -84,12 +85,9 @@ class AnthropicBackend(Backend):
             messages = [{"role": m.role, "content": m.content} for m in request.messages if m.role != "system"]
         else:
             messages = [{"role": "user", "content": request.prompt or ""}]
-        body: dict[str, Any] = {"model": self.model, "max_tokens": p.max_tokens, "messages": messages,
-                                "temperature": p.temperature}
+        body: dict[str, Any] = {"model": self.model, "max_tokens": p.max_tokens, "messages": messages}
         if system:
             body["system"] = "\n\n".join(system)
-        if p.top_p != 1.0:
-            body["top_p"] = p.top_p
         if p.stop:
             body["stop_sequences"] = list(p.stop)
         return body

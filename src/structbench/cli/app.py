@@ -18,7 +18,7 @@ import typer
 
 from structbench.atomic import atomic_path
 from structbench.backends.factory import DEFAULT_TIMEOUT
-from structbench.cli import report_cmds
+from structbench.cli import batches_cmd, report_cmds
 from structbench.errors import ExitCode, StorageError, StructbenchError, Terminated, UsageError
 from structbench.redact import MASK, redact
 
@@ -621,6 +621,7 @@ def run(
         DEFAULT_SUITE, DEFAULT_STRATEGIES, DEFAULT_OPTIONS, None)
     typer.echo(_summary(the_run, metrics, DEFAULT_SUITE_TITLE if default else None))
     typer.echo(f"run directory: {run_dir}")
+    _echo_usage(metrics)
     _echo_exclusions(metrics)
     _echo_cut_off(metrics)
     if the_run.failures:
@@ -836,6 +837,14 @@ def _echo_exclusions(metrics: Any) -> None:
         typer.echo(f"note: {r.benchmark}:{r.variant} left out: {reasons} (metrics.json: extra.excluded)", err=True)
 
 
+def _echo_usage(metrics: MetricsFile) -> None:
+    """The run's tokens and cost, in one line after the table (stdout: part of what the run reports)."""
+    from structbench.usage import totals_text
+
+    if metrics.usage is not None:
+        typer.echo(f"tokens: {totals_text(metrics.usage, metrics.prices)}")
+
+
 def _echo_cut_off(metrics: Any) -> None:
     """One stderr line per result whose samples got no answer because the replies ran out of tokens inside the
     model's thought (``reasoning_cut_off``): a reasoning model given a non-reasoning model's budget."""
@@ -981,6 +990,7 @@ def score(
 
 app.command("report")(report_cmds.report)
 app.command("compare")(report_cmds.compare)
+app.command("batches")(batches_cmd.batches)
 
 
 def _load_one(

