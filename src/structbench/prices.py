@@ -100,9 +100,10 @@ class Prices:
         return {"source": self.source, "models": {m: p.model_dump(exclude_none=True) for m, p in self.prices.items()}}
 
     @classmethod
-    def from_data(cls, data: Any, source: str, lines: Mapping[tuple[Any, ...], int] | None = None) -> Prices:
+    def from_data(cls, data: Any, source: str, lines: Mapping[tuple[Any, ...], int] | None = None,
+                  prefix: str = "") -> Prices:
         """Prices from a parsed mapping; a problem is a ``UsageError`` naming ``source``, the line where known, the
-        model and the field."""
+        model and the field (after ``prefix``: ``prices.`` in a suite file)."""
         lines = lines or {}
 
         def where(*loc: Any) -> str:
@@ -119,7 +120,7 @@ class Prices:
             if not isinstance(model, str) or not model.strip():
                 raise UsageError(f"{where()}: a model name must be a string, not {model!r}")
             if not isinstance(entry, dict):
-                raise UsageError(f"{where(model)}: {model}: expected a mapping of input, output (and cached, "
+                raise UsageError(f"{where(model)}: {prefix}{model}: expected a mapping of input, output (and cached, "
                                  f"batch_input, batch_output, batch_cached) prices, not {entry!r}")
             try:
                 prices[model] = Price.model_validate(entry)
@@ -129,7 +130,7 @@ class Prices:
                 message = "unknown key" if e["type"] == "extra_forbidden" else e["msg"].removeprefix("Value error, ")
                 if e["type"] == "greater_than_equal":
                     message = f"a price cannot be negative ({e['input']})"
-                raise UsageError(f"{where(model, *e['loc'])}: {model}.{name}: {message}") from None
+                raise UsageError(f"{where(model, *e['loc'])}: {prefix}{model}.{name}: {message}") from None
         return cls(prices, source)
 
 

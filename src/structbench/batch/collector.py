@@ -273,7 +273,7 @@ class BatchedBackend(Backend):
         """Poll the running batches (after 1, 2, 4 ... up to ``poll`` seconds) until each ended, with a progress line
         when a count changes; read each one's results as it ends."""
         running = [e for e in entries if e.state != "ended" or not self.ledger.file(e.output_name).exists()]
-        delay, started = 1.0, time.monotonic()
+        delay, started = min(1.0, self.settings.poll), time.monotonic()
         while running:
             await asyncio.sleep(delay)
             delay = min(delay * 2, self.settings.poll)

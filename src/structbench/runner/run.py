@@ -26,7 +26,7 @@ from structbench.benchmark import Benchmark, Strategy
 from structbench.benchmarks import BENCHMARKS
 from structbench.data.sample import Sample
 from structbench.datasets import DataContext, ModifiedFile
-from structbench.errors import DataError, RunStoppedError, StorageError, Terminated, UsageError
+from structbench.errors import BudgetError, DataError, RunStoppedError, StorageError, Terminated, UsageError
 from structbench.forkmap import can_fork
 from structbench.results import MetricsFile, ResultEntry, compute_result
 from structbench.runner.cache import CacheWriteError, ResponseCache, Spill
@@ -712,7 +712,7 @@ def _ending(error: BaseException | None) -> tuple[str, str | None]:
     """The manifest's ``status`` and ``stop_reason`` for a session that ended with ``error`` (None: finished)."""
     if error is None:
         return "complete", None
-    if isinstance(error, RunStoppedError):
+    if isinstance(error, RunStoppedError | BudgetError):
         return "stopped", str(error)
     if isinstance(error, Terminated):
         return "interrupted", "terminated (SIGTERM)"

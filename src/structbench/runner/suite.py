@@ -333,7 +333,7 @@ def suite_prices(suite: Suite, path: Path, lines: dict[tuple[Any, ...], int] | N
     if isinstance(suite.prices, str):
         return load_prices(path.parent / suite.prices)
     own = {loc[1:]: line for loc, line in (lines or {}).items() if loc[:1] == ("prices",)}
-    return Prices.from_data(suite.prices, f"{path} (prices)", own)
+    return Prices.from_data(suite.prices, str(path), own, prefix="prices.")
 
 
 def _check(suite: Suite, path: Path) -> list[tuple[tuple[Any, ...], str]]:
