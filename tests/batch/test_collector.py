@@ -73,6 +73,24 @@ def test_one_batch_per_step_scored_as_direct_calls(tmp_path: Path, batch_api: Se
     assert [(e.step, e.state, e.requests) for e in ledger.entries] == [(1, "ended", 6), (2, "ended", 6)]
 
 
+def test_a_call_two_strategies_share_waits_for_the_one_line_of_it(tmp_path: Path, batch_api: Served) -> None:
+    # direct and refine ask the same first question: one line for both, and neither sample waits for ever
+    url = batch_api.url + "/v1"
+    config = RunConfig(model="openai:mock", base_url=url, benches=["toy:small"], strategies=["direct", "refine"],
+                       limit=6)
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    try:
+        metrics = Run(tmp_path / "r", config).execute(
+            make_backend(BackendSpec.parse("openai:mock", base_url=url)), prepare(config, DataContext()),
+            cache=cache, concurrency=8, progress=False, batch=FAST, control=RunControl(notify=lambda _: None))
+    finally:
+        cache.close()
+    assert [e.requests for e in Ledger(tmp_path / "r").entries] == [6, 6]  # the shared answers, then the checks
+    assert [r.n for r in metrics.results] == [6, 6]
+    records = list(read_records(tmp_path / "r" / "samples.jsonl"))
+    assert sum(c.reused for r in records for c in r.call_usage) == 6  # the second asker's answer is not paid twice
+
+
 def test_usage_totals_are_what_the_server_reported(tmp_path: Path, batch_api: Served) -> None:
     _, metrics = run(tmp_path, batch_api, "batched")
     usage = metrics.usage.usage  # type: ignore[attr-defined]
@@ -125,19 +143,21 @@ def test_a_refused_batch_fails_its_samples_as_model_errors(tmp_path: Path, batch
     assert "the batch failed: invalid_request: the input file was refused" in (record.error or "")
 
 
-def test_a_restart_takes_up_the_running_batch_and_an_unrecorded_one(tmp_path: Path, batch_api: Served) -> None:
+@pytest.mark.parametrize("model", ["openai:mock", "anthropic:mock"])
+def test_a_restart_takes_up_a_batch_whose_id_was_never_written(tmp_path: Path, batch_api: Served, model: str) -> None:
     import asyncio
 
     from structbench.batch.providers import provider_for
 
     batch_api.server.complete_after = 0.5
-    run(tmp_path, batch_api, "first", strategy="direct")  # to learn the lines a run sends
-    lines = list(Ledger(tmp_path / "first").read_lines(Ledger(tmp_path / "first").entries[0].input_name))
+    run(tmp_path, batch_api, "first", strategy="direct", model=model)  # to learn the lines a run sends
+    first = Ledger(tmp_path / "first").entries[0]
+    lines = list(Ledger(tmp_path / "first").read_lines(first.input_name))
     # a session killed after the provider created the batch, before the ledger had its id
     ledger = Ledger(tmp_path / "second")
-    entry = ledger.new(lines, provider="openai", model="openai:mock", base_url=batch_api.url + "/v1",
-                       endpoint="/v1/chat/completions", requests=len(lines), step=1)
-    backend = make_backend(BackendSpec.parse("openai:mock", base_url=batch_api.url + "/v1"))
+    entry = ledger.new(lines, provider=first.provider, model=model, base_url=first.base_url,
+                       endpoint=first.endpoint, requests=len(lines), step=1)
+    backend = make_backend(BackendSpec.parse(model, base_url=first.base_url))
     provider = provider_for(backend)
 
     async def create() -> str:
@@ -149,8 +169,8 @@ def test_a_restart_takes_up_the_running_batch_and_an_unrecorded_one(tmp_path: Pa
     created = asyncio.run(create())
     before = batch_api.server.stats.batches
     notes: list[str] = []
-    run(tmp_path, batch_api, "second", strategy="direct", cache="other.sqlite", notes=notes)
-    assert batch_api.server.stats.batches == before  # found by its tag: not sent again
+    run(tmp_path, batch_api, "second", strategy="direct", cache="other.sqlite", notes=notes, model=model)
+    assert batch_api.server.stats.batches == before  # found (by its tag, or its size and time): not sent again
     assert Ledger(tmp_path / "second").entries[0].id == created
     assert any("sent by an earlier session" in n for n in notes)
     assert scores(tmp_path / "second") == scores(tmp_path / "first")

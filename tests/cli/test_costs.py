@@ -80,6 +80,15 @@ def test_a_server_without_usage_gives_unknown_never_zero(tmp_path: Path) -> None
     assert "| unknown |" in proc.stdout
 
 
+def test_a_budget_cannot_be_kept_against_a_server_without_usage(tmp_path: Path) -> None:
+    with serve_in_thread(MockOpenAIServer(reply="yes", no_usage=True)) as url:
+        proc = sb(tmp_path, *toy(url, "run", "--max-tokens-total", "1000", "--workers", "2"), check=ExitCode.BUDGET)
+    assert "openai:mock reported no token usage for a call, so the budget (--max-cost/--max-tokens-total) cannot " \
+        "be kept" in proc.stderr
+    assert "note: --workers 2: --batch, --max-cost and --max-tokens-total count every call in one process" \
+        in proc.stderr
+
+
 def test_batch_resumes_after_kill_9_and_scores_as_direct_calls(tmp_path: Path, batch_api: Served) -> None:
     batch_api.server.complete_after = 8  # the batch completes 8 s after it was submitted
     command = toy(batch_api.url + "/v1", "run", "--batch", "--batch-poll", "1", strategy="direct")

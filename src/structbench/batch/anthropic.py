@@ -17,6 +17,8 @@ from structbench.redact import redact
 
 FIND_WINDOW = 600.0
 """Seconds after its ledger entry was written within which a batch of the same size is taken for it."""
+CLOCK_SKEW = 2.0
+"""Seconds the provider's clock may be behind this machine's."""
 
 
 class AnthropicBatches(BatchProvider):
@@ -41,8 +43,10 @@ class AnthropicBatches(BatchProvider):
     async def find(self, entry: BatchEntry, known: set[str]) -> str | None:
         page = await self.backend.client().messages.batches.list(limit=100)
         found = [b for b in page.data if b.id not in known and _total(b) == entry.requests
-                 and entry.created - 60 <= _epoch(b.created_at) <= entry.created + FIND_WINDOW]
-        found.sort(key=lambda b: _epoch(b.created_at))
+                 and entry.created - CLOCK_SKEW <= _epoch(b.created_at) <= entry.created + FIND_WINDOW]
+        # created after the entry was written; of a few candidates (another run's batch of the same size, say),
+        # the first after it, then the nearest before it within the clocks' skew
+        found.sort(key=lambda b: (_epoch(b.created_at) < entry.created, abs(_epoch(b.created_at) - entry.created)))
         return str(found[0].id) if found else None
 
     async def status(self, batch_id: str) -> Status:
