@@ -196,3 +196,17 @@ def test_a_batch_cancelled_while_waiting_stops_the_run(tmp_path: Path, batch_api
     with pytest.raises(RunStoppedError, match="was cancelled"):
         run(tmp_path, batch_api, "r", strategy="direct")
     assert not (tmp_path / "r" / "samples.jsonl").read_text()  # no sample recorded as failed: all tried again
+
+
+def test_a_step_larger_than_the_providers_limit_is_split(tmp_path: Path, batch_api: Served,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from structbench.batch.openai import OpenAIBatches
+
+    monkeypatch.setattr(OpenAIBatches, "max_requests", 4)
+    run(tmp_path, batch_api, "lines", strategy="direct")
+    assert [e.requests for e in Ledger(tmp_path / "lines").entries] == [4, 2]
+    monkeypatch.setattr(OpenAIBatches, "max_requests", 50_000)
+    monkeypatch.setattr(OpenAIBatches, "max_bytes", 1000)  # a line of a toy prompt is about 400 bytes
+    run(tmp_path, batch_api, "bytes", strategy="direct", cache="other.sqlite")
+    assert [e.requests for e in Ledger(tmp_path / "bytes").entries] == [2, 2, 2]
+    assert scores(tmp_path / "bytes") == scores(tmp_path / "lines")

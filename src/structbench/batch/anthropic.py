@@ -26,6 +26,7 @@ class AnthropicBatches(BatchProvider):
 
     name = "anthropic"
     max_requests = 100_000
+    max_bytes = 240 * 2**20  # a batch may have 256 MB
     backend: AnthropicBackend
 
     def custom_ids(self, key: str, request: Request) -> list[str]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -223,16 +224,25 @@ class BatchedBackend(Backend):
         return work
 
     def _chunks(self, fresh: dict[str, tuple[list[_Waiter], int]]) -> list[tuple[int, Group]]:
-        """New batches: one per endpoint and round, split at the provider's size limit."""
+        """New batches: one per endpoint and round, split where the provider's limits (lines, bytes) require."""
         groups: dict[tuple[str, int], Group] = {}
         for key, (waiters, round_) in fresh.items():
             groups.setdefault((self.provider.endpoint(waiters[0].request), round_), {})[key] = waiters
-        out = []
+        out: list[tuple[int, Group]] = []
         for (_, round_), group in groups.items():
-            keys = list(group)
-            size = max(1, self.provider.max_requests // max(1, max(len(self.provider.custom_ids(k, group[k][0].request))
-                                                                      for k in keys)))
-            out += [(round_, {k: group[k] for k in keys[i:i + size]}) for i in range(0, len(keys), size)]
+            chunk: Group = {}
+            lines = size = 0
+            for key, waiters in group.items():
+                mine = self.provider.lines(key, waiters[0].request)
+                weight = sum(len(json.dumps(line, ensure_ascii=False).encode()) + 1 for line in mine)
+                full = lines + len(mine) > self.provider.max_requests or size + weight > self.provider.max_bytes
+                if chunk and full:
+                    out.append((round_, chunk))
+                    chunk, lines, size = {}, 0, 0
+                chunk[key] = waiters
+                lines, size = lines + len(mine), size + weight
+            if chunk:
+                out.append((round_, chunk))
         return out
 
     async def _submit(self, group: Group, round_: int) -> BatchEntry:

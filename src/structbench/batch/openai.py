@@ -26,6 +26,7 @@ class OpenAIBatches(BatchProvider):
 
     name = "openai"
     max_requests = 50_000
+    max_bytes = 190 * 2**20  # the input file may have 200 MB
     backend: OpenAIBackend
 
     def __init__(self, backend: Any) -> None:

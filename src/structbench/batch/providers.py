@@ -54,6 +54,8 @@ class BatchProvider(ABC):
     name: str
     max_requests: int
     """Most lines one batch may hold (larger steps are split)."""
+    max_bytes: int
+    """Most bytes of lines one batch may hold (a little under the provider's limit)."""
 
     def __init__(self, backend: Backend) -> None:
         self.backend = backend

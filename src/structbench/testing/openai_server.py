@@ -11,7 +11,8 @@ out of tokens), a body that is not JSON or is cut off, a huge reply, a 401 that 
 or where a cut of the body splits it); with ``served_model`` set, any other model name gets OpenAI's 404.
 ``fault_times`` limits a fault to the first N requests (then it answers normally), so tests can watch a retry
 succeed. ``replies`` scripts the answers: a request whose last message (or prompt) is a key gets that key's reply
-instead of the fixed one, so a test can play a model that answers each question its own way.
+instead of the fixed one, so a test can play a model that answers each question its own way. ``usage`` fixes the
+usage object of every reply (``--usage '{"prompt_tokens": 100, ...}'``), ``no_usage`` leaves it out.
 
 It can be small and slow like a local server: ``slots`` requests at once (the rest wait in its queue, as in a
 llama.cpp server), each taking ``latency`` seconds; and it can have a ``context`` (in tokens, a prompt counting
