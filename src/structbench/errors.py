@@ -22,6 +22,9 @@ class ExitCode(IntEnum):
     unknown model): a circuit breaker, so no believable row of zeros is produced."""
     STORAGE = 5
     """The run directory or the response cache could not be written (read-only, disk full)."""
+    BUDGET = 6
+    """The run stopped because it reached its budget (``--max-cost``, ``--max-tokens-total``); the same command
+    with a larger budget resumes it without repeating a call."""
     INTERRUPTED = 130
     """Ctrl-C (SIGINT)."""
     TERMINATED = 143
@@ -60,6 +63,13 @@ class RunStoppedError(StructbenchError):
     """The circuit breaker stopped the run: model calls kept failing the same way (exit code 4)."""
 
     exit_code = ExitCode.STOPPED
+
+
+class BudgetError(StructbenchError):
+    """The run reached its budget (``--max-cost`` or ``--max-tokens-total``), or cannot keep it (a server that reports
+    no usage); exit code 6. Finished samples and every answer received are kept."""
+
+    exit_code = ExitCode.BUDGET
 
 
 class Terminated(SystemExit):

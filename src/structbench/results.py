@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from structbench.benchmark import Benchmark, Scored, corrected_scored
 from structbench.confusion import ConfusionMatrix
 from structbench.stats.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, Interval
+from structbench.usage import UsageTotals
 
 EXCLUDED = "excluded"
 CORRECTED = "corrected"
@@ -133,6 +134,9 @@ class ResultEntry(BaseModel):
     empty where the benchmark defines none (free-text answers)."""
     epochs: Epochs | None = None
     """Present when samples were answered in several epochs (``--epochs``)."""
+    usage: UsageTotals | None = None
+    """Tokens (and cost, at the run's prices) of the entry's model calls, every sample's and epoch's, failed ones
+    included; None for ``score`` and in files written before usage was kept."""
 
     @model_validator(mode="after")
     def _no_invented_metric(self) -> ResultEntry:
@@ -145,6 +149,10 @@ class MetricsFile(BaseModel):
     """The whole of ``metrics.json``."""
 
     results: list[ResultEntry]
+    usage: UsageTotals | None = None
+    """Tokens and cost of the whole run (every entry's calls); None for ``score``."""
+    prices: str | None = None
+    """The prices file (or suite) the costs were computed at; None: no prices were given, costs are unknown."""
 
 
 def plural(unit: str, count: int) -> str:

@@ -21,7 +21,7 @@ require("torch")
 require("transformers")
 
 from faults import child_pythonpath  # noqa: E402
-from structbench.backends.base import Choice, Request  # noqa: E402
+from structbench.backends.base import Request, Response  # noqa: E402
 from structbench.backends.factory import BackendSpec, make_backend  # noqa: E402
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -32,7 +32,7 @@ def thinker(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_thinking_model(tmp_path_factory.mktemp("models") / "thinker")
 
 
-def _replies(model: str, options: dict[str, str] | None = None) -> list[Choice]:
+def _replies(model: str, options: dict[str, str] | None = None) -> list[Response]:
     """One backend, four requests: thinking, thinking off, a budget shorter than the thought, constrained."""
     backend = make_backend(BackendSpec.parse(model, options=options or {}))
     requests = [
@@ -42,17 +42,20 @@ def _replies(model: str, options: dict[str, str] | None = None) -> list[Choice]:
         Request.chat("Is it A or B?", max_tokens=16, choices=("A", "B")),
     ]
 
-    async def go() -> list[Choice]:
+    async def go() -> list[Response]:
         try:
-            return [(await backend.generate(r)).choices[0] for r in requests]
+            return [await backend.generate(r) for r in requests]
         finally:
             await backend.aclose()
 
     return asyncio.run(go())
 
 
-def _check(replies: list[Choice]) -> None:
-    thinking, off, cut, constrained = replies
+def _check(responses: list[Response]) -> None:
+    # the backend counts the thought's tokens itself: in the choice, and in the response's usage
+    assert [r.reasoning_tokens for r in responses] == [3, 0, 1, 0]
+    assert all(r.prompt_tokens and r.completion_tokens for r in responses)
+    thinking, off, cut, constrained = (r.choices[0] for r in responses)
     assert (thinking.text, thinking.reasoning, thinking.reasoning_cut_off) == (ANSWER, THOUGHT, False)
     assert thinking.reasoning_tokens == 3  # "B", " ", "no" in the model's own tokens
     assert (off.text, off.reasoning, off.reasoning_cut_off) == (ANSWER, None, False)
@@ -99,6 +102,7 @@ def test_a_run_scores_the_answer_of_a_thinking_model(thinker: Path, tmp_path: Pa
     records, _, _ = _run(tmp_path, "-m", model)
     assert records and all(r["error"] is None for r in records)
     assert all(r["output"] == ANSWER and r["reasoning"] == THOUGHT and r["reasoning_tokens"] == 3 for r in records)
+    assert all(r["usage"]["calls"] == 1 and r["usage"]["reasoning_tokens"] == 3 for r in records)  # counted locally
     letter_a = {r["parsed"] for r in records}
     assert len(letter_a) == 1 and None not in letter_a  # the same option, A, for every question
     cut, metrics, stderr = _run(tmp_path, "-m", model, "--max-tokens", "2")

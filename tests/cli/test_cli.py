@@ -284,7 +284,12 @@ def test_kill_9_and_resume_repeats_no_completed_request(tmp_path: Path, server: 
     sb(tmp_path, *args[:-3], "-c", "8", "--out", "fresh", "--no-cache", "--no-progress")
     resumed = json.loads((tmp_path / "r" / "metrics.json").read_text())
     fresh = json.loads((tmp_path / "fresh" / "metrics.json").read_text())
+    # the same results; the usage says which calls the resumed run answered from the cache after a kill
+    usage = resumed.pop("usage"), fresh.pop("usage")
+    for r in (*resumed["results"], *fresh["results"]):
+        r.pop("usage")
     assert resumed == fresh
+    assert usage[0]["usage"]["calls"] + usage[0]["reused"]["calls"] == usage[1]["usage"]["calls"] == 400
     for path in (tmp_path / "r").iterdir():
         assert "sk-never-in-any-file" not in path.read_text()
     assert "sk-never-in-any-file" not in (tmp_path / "cache" / "responses.sqlite").read_bytes().decode("latin-1")

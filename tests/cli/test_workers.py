@@ -47,7 +47,12 @@ def records(run_dir: Path) -> list[dict[str, Any]]:
 
 
 def metrics(run_dir: Path) -> dict[str, Any]:
-    return dict(json.loads((run_dir / "metrics.json").read_text()))
+    """The run's results, without their token usage (a resumed run reused some answers that one run made)."""
+    data = dict(json.loads((run_dir / "metrics.json").read_text()))
+    data.pop("usage", None)
+    for result in data["results"]:
+        result.pop("usage", None)
+    return data
 
 
 def children(pid: int) -> list[int]:

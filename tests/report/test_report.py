@@ -18,8 +18,10 @@ from structbench.report.api import ReportOptions, write_report
 from structbench.report.entries import StatsOptions, headline_interval
 from structbench.report.html import script_json
 from structbench.report.runs import load_run
+from structbench.results import MetricsFile
 from structbench.runner.records import SampleRecord
 from structbench.runner.store import read_records
+from structbench.usage import totals_cell
 from toybench import ToyBench
 
 OPTIONS = ReportOptions(stats=StatsOptions(resamples=300, seed=5))
@@ -116,10 +118,14 @@ def test_headline_intervals_match_an_independent_computation(
     _, md, _ = report
     overview = md_table(md, "Headline metric of every run entry")
     header = ["benchmark", "variant", "strategy", "model", "metric", "value", "SE", "95% CI", "resampled", "n",
-              "errors", "harness errors", "baselines"]
+              "errors", "harness errors", "baselines", "tokens, cost"]
     assert overview[0] == header
     rows = {(r[0], r[1], r[2], r[3]): r for r in overview[1:]}
     assert len(rows) == 12
+    for run in toy_runs:  # the calls' tokens as metrics.json sums them
+        for entry in MetricsFile.model_validate_json((run / "metrics.json").read_text()).results:
+            assert entry.usage is not None and entry.usage.usage.prompt_tokens
+            assert rows[(entry.benchmark, entry.variant, entry.strategy, run.name)][-1] == totals_cell(entry.usage)
     for run in toy_runs:
         by_entry: dict[tuple[str, str, str], list[SampleRecord]] = {}
         for r in sorted(records(run), key=lambda r: r.id):  # the report resamples records in id order

@@ -177,3 +177,19 @@ def test_anchors_and_merge_keys_still_work(tmp_path: Path) -> None:
             "benchmarks: [scitab]\n")
     suite = load_suite(_suite(tmp_path, text))
     assert [(m.name, m.concurrency) for m in suite.models] == [("a", 4), ("b", 4)]
+
+
+def test_a_suite_gives_prices_inline_or_as_a_file_and_a_bad_one_names_its_line(tmp_path: Path) -> None:
+    from structbench.runner.suite import suite_prices
+
+    inline = GOOD + "prices:\n  openai:Qwen/Qwen3-8B: {input: 0.1, output: 0.4}\n"
+    path = _suite(tmp_path, inline)
+    prices = suite_prices(load_suite(path), path)
+    assert prices is not None and prices.find("openai:Qwen/Qwen3-8B") is not None
+    (tmp_path / "prices.yaml").write_text("Qwen/Qwen3-8B: {input: 0.1, output: 0.4}\n")
+    path = _suite(tmp_path, GOOD + "prices: prices.yaml\n")
+    prices = suite_prices(load_suite(path), path)
+    assert prices is not None and prices.source == str(tmp_path / "prices.yaml")
+    bad = GOOD + "prices:\n  qwen:\n    input: 0.1\n    output: -4\n"
+    with pytest.raises(UsageError, match=r"suite.yaml:24: prices.qwen.output: a price cannot be negative \(-4\)"):
+        load_suite(_suite(tmp_path, bad))

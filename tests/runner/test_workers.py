@@ -106,7 +106,12 @@ def test_workers_share_the_cache_and_resume_repeats_nothing(tmp_path: Path) -> N
     manifest = json.loads((tmp_path / "again" / "manifest.json").read_text())
     assert manifest["workers"] == 2
     assert manifest["sessions"][0]["model_calls"] == 0 and manifest["sessions"][0]["cache_hits"] == 120
-    assert again == metrics
+    assert [r.model_copy(update={"usage": None}) for r in again.results] == \
+        [r.model_copy(update={"usage": None}) for r in metrics.results]
+    # the same answers, every one of them from the cache: no call made, 120 reused
+    assert metrics.usage is not None and again.usage is not None
+    assert (again.usage.usage.calls, again.usage.reused.calls) == (0, 120)
+    assert metrics.usage.usage.calls + metrics.usage.reused.calls == 120
 
 
 def test_the_breaker_in_one_worker_stops_them_all(tmp_path: Path) -> None:

@@ -155,9 +155,17 @@ class Response:
 
     choices: tuple[Choice, ...]
     prompt_tokens: int | None = None
+    """Tokens of the prompt, cached ones included (None: the server did not say)."""
     completion_tokens: int | None = None
+    """Tokens generated over all choices, reasoning ones included (None: the server did not say)."""
     cached: bool = False
     """True when the response came from the response cache rather than the model."""
+    reasoning_tokens: int | None = None
+    """Of ``completion_tokens``, those spent thinking over all choices (OpenAI's ``completion_tokens_details.
+    reasoning_tokens``, Anthropic's ``thinking_tokens``, a local backend's own count); None: not reported."""
+    cached_tokens: int | None = None
+    """Of ``prompt_tokens``, those the provider served from its prompt cache (OpenAI's ``prompt_tokens_details.
+    cached_tokens``, Anthropic's ``cache_read_input_tokens``); None: not reported."""
 
     @property
     def text(self) -> str:
@@ -179,6 +187,8 @@ class Response:
             ],
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
+            "cached_tokens": self.cached_tokens,
         }
 
     @classmethod
@@ -199,9 +209,21 @@ class Response:
                                   reasoning_cut_off=split.cut_off))
         return cls(
             choices=tuple(choices),
-            prompt_tokens=data.get("prompt_tokens"),
-            completion_tokens=data.get("completion_tokens"),
+            prompt_tokens=_count(data.get("prompt_tokens")),
+            completion_tokens=_count(data.get("completion_tokens")),
+            reasoning_tokens=_count(data.get("reasoning_tokens")),
+            cached_tokens=_count(data.get("cached_tokens")),
         )
+
+
+def _count(value: Any) -> int | None:
+    """A stored token count, or None (absent in entries written before it was kept, or not a count)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def thought_tokens(choices: tuple[Choice, ...]) -> int:
+    """The reasoning tokens of a local backend's choices (it counts every thought it splits off; none: 0)."""
+    return sum(c.reasoning_tokens or 0 for c in choices)
 
 
 PROMPT_TOO_LONG = "prompt too long"

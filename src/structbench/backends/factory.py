@@ -50,6 +50,7 @@ BackendFactory = Callable[[BackendSpec], Backend]
 
 BACKENDS: Registry[BackendFactory] = Registry("backend")
 BACKENDS.register("openai", "structbench.backends.openai_compat:from_spec")
+BACKENDS.register("anthropic", "structbench.backends.anthropic:from_spec")
 BACKENDS.register("llamacpp", "structbench.backends.llamacpp:from_spec")
 BACKENDS.register("hf", "structbench.backends.hf:from_spec")
 BACKENDS.register("vllm", "structbench.backends.vllm_offline:from_spec")

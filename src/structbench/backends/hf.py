@@ -36,7 +36,15 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from structbench.backends.base import Backend, BackendError, Choice, GenerationParams, Request, Response
+from structbench.backends.base import (
+    Backend,
+    BackendError,
+    Choice,
+    GenerationParams,
+    Request,
+    Response,
+    thought_tokens,
+)
 from structbench.backends.checkpoints import Checkpoint, import_transformers, load_tokenizer, resolve
 from structbench.backends.factory import BackendSpec
 from structbench.backends.local_prompts import (
@@ -330,10 +338,12 @@ class HFBackend(Backend):
             for (i, ids), trie, samples in zip(rows, tries, outputs, strict=True):
                 mine = items[i][0].params
                 choices = [self._choice(loaded, tokens, mine, logp, trie, opened[i]) for tokens, logp in samples]
+                picked = tuple(choice for choice, _ in choices)
                 results[i] = Response(
-                    choices=tuple(choice for choice, _ in choices),
+                    choices=picked,
                     prompt_tokens=len(ids),
                     completion_tokens=sum(used for _, used in choices),
+                    reasoning_tokens=thought_tokens(picked),
                 )
             return results
 

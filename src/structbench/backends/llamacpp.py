@@ -41,6 +41,7 @@ from structbench.backends.base import (
     Response,
     TokenLogprob,
     reply_choice,
+    thought_tokens,
 )
 from structbench.backends.factory import BackendSpec
 from structbench.backends.reasoning import opens_thought
@@ -370,7 +371,8 @@ class LlamaCppBackend(Backend):
                     count_tokens=lambda t: len(llm.tokenize(t.encode(), add_bos=False, special=True))))
             if self._closing.is_set():  # stopped early: never a truncated reply passed off as complete
                 raise _Closed
-        return Response(choices=tuple(choices), prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+        return Response(choices=tuple(choices), prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+                        reasoning_tokens=thought_tokens(tuple(choices)))
 
     async def generate(self, request: Request) -> Response:
         try:

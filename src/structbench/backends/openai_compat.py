@@ -248,10 +248,13 @@ class OpenAIBackend(Backend):
         thought = _count(details.get("reasoning_tokens")) if isinstance(details, dict) else None
         params = params or GenerationParams()
         choices = tuple(_choice(c, chat, params, thought if len(raw) == 1 else None) for c in sorted(raw, key=_index))
+        prompt_details = usage.get("prompt_tokens_details")
         return Response(
             choices=choices,
             prompt_tokens=_count(usage.get("prompt_tokens")),
             completion_tokens=_count(usage.get("completion_tokens")),
+            reasoning_tokens=thought,
+            cached_tokens=_count(prompt_details.get("cached_tokens")) if isinstance(prompt_details, dict) else None,
         )
 
     async def _post(self, url: str, data: bytes, headers: dict[str, str] | None = None

@@ -40,7 +40,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
-from structbench.backends.base import Backend, BackendError, Request, Response, TokenLogprob
+from structbench.backends.base import Backend, BackendError, Request, Response, TokenLogprob, thought_tokens
 from structbench.backends.checkpoints import Checkpoint
 from structbench.backends.factory import BackendSpec
 from structbench.backends.local_prompts import (
@@ -427,7 +427,8 @@ def _response(
             text = text[: min(cuts)] if cuts else text
         choices.append(local_choice(tokenizer, text, request.params, opened=opened,
                                     finish_reason=sample.finish_reason, logprobs=logprobs))
-    return Response(choices=tuple(choices), prompt_tokens=prompt_tokens, completion_tokens=completion)
+    return Response(choices=tuple(choices), prompt_tokens=prompt_tokens, completion_tokens=completion,
+                    reasoning_tokens=thought_tokens(tuple(choices)))
 
 
 def _piece(token: int, logprob: Any, tokenizer: Any) -> str:

@@ -18,7 +18,7 @@ import typer
 
 from structbench.atomic import atomic_path
 from structbench.backends.factory import DEFAULT_TIMEOUT
-from structbench.cli import interop_cmds, report_cmds
+from structbench.cli import batches_cmd, interop_cmds, report_cmds
 from structbench.errors import ExitCode, StorageError, StructbenchError, Terminated, UsageError
 from structbench.redact import MASK, redact
 
@@ -481,6 +481,30 @@ def run(
     progress_every: Annotated[
         float, typer.Option(min=0.1, help="Seconds between progress lines when stderr is not a terminal.")
     ] = 30.0,
+    # -- cost, budget and batches (docs/usage/costs.md): run settings, none of them part of the run's identity --
+    prices: Annotated[
+        Path | None,
+        typer.Option("--prices", help="YAML/JSON file of prices per model (USD per million input, output, cached "
+                                      "tokens): the run's cost in metrics.json, the manifest and the table."),
+    ] = None,
+    max_cost: Annotated[
+        float | None,
+        typer.Option("--max-cost", min=0.0, help="Stop the run (exit 6) once its calls cost this many US dollars at "
+                                                 "--prices; the same command with a larger budget resumes it."),
+    ] = None,
+    max_tokens_total: Annotated[
+        int | None,
+        typer.Option("--max-tokens-total", min=1, help="Stop the run (exit 6) once its calls used this many tokens "
+                                                       "(prompt + completion); a larger budget resumes it."),
+    ] = None,
+    batch: Annotated[
+        bool,
+        typer.Option("--batch", help="Send the calls through the provider's batch API (openai, anthropic: half the "
+                                     "price, results within 24 h), one batch per strategy step; resumable."),
+    ] = False,
+    batch_poll: Annotated[
+        float, typer.Option("--batch-poll", min=0.1, help="Most seconds between two polls of a running batch.")
+    ] = 30.0,
 ) -> None:
     """Evaluate a model, or every model of a suite file. With no arguments: a quick offline suite on the embedded
     model."""
@@ -502,7 +526,8 @@ def run(
     policy: CacheErrorPolicy = "stop" if on_cache_error == CacheErrorChoice.stop else "continue"
     settings = RunSettings(cache, no_cache, policy, offline, progress, progress_every, max_consecutive_failures,
                            workers=workers, executor=executor, ray_address=ray_address,
-                           ray_gpus_per_worker=ray_gpus_per_worker)
+                           ray_gpus_per_worker=ray_gpus_per_worker,
+                           costs=_costs(prices, max_cost, max_tokens_total, batch, batch_poll))
     if executor == ExecutorChoice.ray:
         from structbench.runner.cluster import check_reachable
 
@@ -596,6 +621,7 @@ def run(
         DEFAULT_SUITE, DEFAULT_STRATEGIES, DEFAULT_OPTIONS, None)
     typer.echo(_summary(the_run, metrics, DEFAULT_SUITE_TITLE if default else None))
     typer.echo(f"run directory: {run_dir}")
+    _echo_usage(metrics)
     _echo_exclusions(metrics)
     _echo_cut_off(metrics)
     if the_run.failures:
@@ -631,17 +657,52 @@ class RunSettings:
     executor: ExecutorChoice = ExecutorChoice.local
     ray_address: str | None = None
     ray_gpus_per_worker: float = 0.0
+    costs: Costs | None = None
+    """``--prices``, the budget and ``--batch`` (None: none of them)."""
+
+
+@dataclass(frozen=True)
+class Costs:
+    """What the run's calls cost and may cost, and whether they go in batches (``docs/usage/costs.md``)."""
+
+    prices: Any = None
+    """``structbench.prices.Prices`` (loaded from ``--prices`` or the suite), or None."""
+    max_cost: float | None = None
+    max_tokens_total: int | None = None
+    batch: bool = False
+    batch_poll: float = 30.0
+
+    @property
+    def one_process(self) -> bool:
+        """Budgets and batches count every call in one process."""
+        return self.batch or self.max_cost is not None or self.max_tokens_total is not None
+
+
+def _costs(prices: Path | None, max_cost: float | None, max_tokens_total: int | None, batch: bool,
+           batch_poll: float) -> Costs | None:
+    """``run``'s cost flags, the prices file read and checked (a bad one is a usage error naming its line)."""
+    if prices is None and max_cost is None and max_tokens_total is None and not batch:
+        return None
+    from structbench.prices import load_prices
+
+    loaded = load_prices(prices) if prices is not None else None
+    if max_cost is not None and loaded is None:
+        raise UsageError("--max-cost needs the models' prices: give --prices FILE (US dollars per million tokens)")
+    return Costs(loaded, max_cost, max_tokens_total, batch, batch_poll)
 
 
 def _execute(config: RunConfig, spec: BackendSpec, run_dir: Path, settings: RunSettings) -> tuple[Run, MetricsFile]:
     """Evaluate ``config`` on the backend ``spec`` names into ``run_dir``; Ctrl-C and SIGTERM say how to resume."""
     from structbench.backends import BACKENDS, make_backend
+    from structbench.batch.collector import BatchSettings
     from structbench.datasets import DataContext, cache_root
     from structbench.runner.control import RunControl
     from structbench.runner.run import Run, model_context, needs_model_context, prepare
     from structbench.runner.workers import worker_count
 
     BACKENDS.get(spec.backend)  # an unknown backend fails before any data is loaded
+    costs = settings.costs or Costs()
+    budget = _budget(costs, spec, settings)  # so do prices without the model, a budget in several processes
     the_run = Run(run_dir, config)  # so does a run directory holding another configuration, or an unwritable one
     backend, context = None, None
     if needs_model_context(config):  # a benchmark leaves out what cannot fit the model's context: ask first
@@ -667,7 +728,9 @@ def _execute(config: RunConfig, spec: BackendSpec, run_dir: Path, settings: RunS
                           gpus_per_worker=settings.ray_gpus_per_worker)
     else:
         workers = worker_count(backend, workers)
-    control = RunControl(settings.max_consecutive_failures, settings.on_cache_error)
+    if costs.one_process:
+        workers = 1
+    control = RunControl(settings.max_consecutive_failures, settings.on_cache_error, budget=budget)
     response_cache = (None if settings.no_cache
                       else _open_cache(settings.cache or cache_root() / "responses.sqlite", control))
     try:
@@ -683,6 +746,8 @@ def _execute(config: RunConfig, spec: BackendSpec, run_dir: Path, settings: RunS
             cluster=cluster,
             model_context=context,
             modified_data=data.modified,
+            prices=costs.prices,
+            batch=BatchSettings(poll=costs.batch_poll) if costs.batch else None,
         )
     except KeyboardInterrupt:
         typer.echo(f"interrupted; finished samples are saved in {run_dir}, the same command resumes", err=True)
@@ -695,6 +760,28 @@ def _execute(config: RunConfig, spec: BackendSpec, run_dir: Path, settings: RunS
         if response_cache is not None:
             response_cache.close()
     return the_run, metrics
+
+
+def _budget(costs: Costs, spec: BackendSpec, settings: RunSettings) -> Any:
+    """The run's ``Budget``, after checking what the cost settings need: a price for the model, one process, a
+    backend with a batch API."""
+    from structbench.runner.budget import Budget
+
+    if costs.prices is not None:
+        costs.prices.require([spec.label])
+    if costs.one_process:
+        if settings.executor == ExecutorChoice.ray:
+            raise UsageError("--batch, --max-cost and --max-tokens-total count every call in one process: drop "
+                             "--executor ray")
+        if settings.workers is not None and settings.workers > 1:
+            typer.echo(f"note: --workers {settings.workers}: --batch, --max-cost and --max-tokens-total count every "
+                       "call in one process; running in one (--concurrency still applies)", err=True)
+    if costs.batch:
+        from structbench.batch.providers import PROVIDERS
+
+        if spec.backend not in PROVIDERS:
+            raise UsageError(f"--batch: the {spec.backend} backend has no batch API (openai and anthropic have one)")
+    return Budget(costs.max_cost, costs.max_tokens_total, costs.prices)
 
 
 def _summary(the_run: Run, metrics: MetricsFile, suite: str | None) -> str:
@@ -748,6 +835,14 @@ def _echo_exclusions(metrics: Any) -> None:
         seen.add(key)
         reasons = "; ".join(f"{e['count']} {e['reason']}" for e in excluded)
         typer.echo(f"note: {r.benchmark}:{r.variant} left out: {reasons} (metrics.json: extra.excluded)", err=True)
+
+
+def _echo_usage(metrics: MetricsFile) -> None:
+    """The run's tokens and cost, in one line after the table (stdout: part of what the run reports)."""
+    from structbench.usage import totals_text
+
+    if metrics.usage is not None:
+        typer.echo(f"tokens: {totals_text(metrics.usage, metrics.prices)}")
 
 
 def _echo_cut_off(metrics: Any) -> None:
@@ -897,6 +992,7 @@ app.command("report")(report_cmds.report)
 app.command("compare")(report_cmds.compare)
 app.command("convert")(interop_cmds.convert)
 app.command("publish")(interop_cmds.publish)
+app.command("batches")(batches_cmd.batches)
 
 
 def _load_one(

@@ -30,6 +30,7 @@ from structbench.report.tables import (
     unique,
 )
 from structbench.results import EXCLUDED, TOO_LONG_MEANING
+from structbench.usage import totals_text
 
 
 def build_document(
@@ -135,6 +136,9 @@ def entry_section(v: EntryView) -> Section:
     note = cut_off_note(r)
     if note is not None:
         section.blocks.append(TextBlock(note))
+    if r.usage is not None:
+        priced = "the run's prices" if r.usage.cost_usd is not None else None
+        section.blocks.append(TextBlock(f"usage: {totals_text(r.usage, priced)}"))
     for e in r.extra.get(EXCLUDED, []):
         section.blocks.append(TextBlock(f"left out: {e.get('count')} {e.get('reason')}"))
     if r.missing:

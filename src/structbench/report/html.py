@@ -15,6 +15,8 @@ from typing import Any
 from structbench import __version__
 from structbench.report.document import Document, FigureBlock, Section, TableBlock
 from structbench.report.entries import EntryView
+from structbench.runner.records import SampleRecord
+from structbench.usage import usage_text
 
 DEFAULT_MAX_TEXT = 20_000
 """Characters of each prompt, output and thought kept in the sample browser."""
@@ -73,9 +75,20 @@ def browser_payload(views: Sequence[EntryView], max_text: int = DEFAULT_MAX_TEXT
                     "meta": r.meta,
                     "error": r.error,
                     "error_kind": r.error_kind,
+                    "tokens": _tokens(r),
                 }
             )
     return {"prompts": prompts, "records": records}
+
+
+def _tokens(record: SampleRecord) -> str | None:
+    """The record's usage as the sample browser shows it (None for records written before usage was kept)."""
+    if record.usage is None:
+        return None
+    text = f"made: {usage_text(record.usage)}"
+    if record.reused_usage is not None and record.reused_usage.calls:
+        text += f"\nfrom the response cache (not paid again): {usage_text(record.reused_usage)}"
+    return text
 
 
 def _finite(obj: Any) -> Any:

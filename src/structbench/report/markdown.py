@@ -7,6 +7,7 @@ from pathlib import Path
 from structbench.confusion import ConfusionMatrix
 from structbench.report.document import Document, Section, TableBlock, TextBlock
 from structbench.results import CORRECTED, EXCLUDED, TOO_LONG_MEANING, MetricsFile, ResultEntry
+from structbench.usage import totals_cell, totals_text
 
 
 def _fmt(value: float | None) -> str:
@@ -39,6 +40,16 @@ def _epochs(r: ResultEntry) -> int:
     return r.epochs.count if r.epochs else 1
 
 
+TOKENS = "tokens, cost"
+"""The compact usage column: the calls' prompt and completion tokens, their cost at the run's prices, and the tokens
+answered from the response cache; shown where results have usage."""
+
+
+def any_usage(results: list[ResultEntry]) -> bool:
+    """Whether any result kept its calls' usage (the tables then show ``TOKENS``)."""
+    return any(r.usage is not None for r in results)
+
+
 def headline_table(metrics: MetricsFile) -> str:
     """One row per (benchmark, variant, strategy, model): the headline with its interval and what the interval
     resampled (the benchmark's clusters: 208 tables), its denominator (samples scored, model and harness errors;
@@ -47,10 +58,13 @@ def headline_table(metrics: MetricsFile) -> str:
     confidence = next((r.headline.confidence for r in metrics.results if r.headline.confidence), 0.95)
     too_long = any(r.too_long for r in metrics.results)
     cut = any_cut_off(metrics.results)
+    usage = any_usage(metrics.results)
     rows = [
         f"| benchmark | variant | strategy | model | metric | value | {confidence:.0%} CI | resampled | n | errors "
-        f"| harness errors |{' too long |' if too_long else ''}{f' {CUT_OFF} |' if cut else ''} baselines |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if too_long else "") + ("---|" if cut else ""),
+        f"| harness errors |{' too long |' if too_long else ''}{f' {CUT_OFF} |' if cut else ''} baselines |"
+        + (f" {TOKENS} |" if usage else ""),
+        "|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if too_long else "") + ("---|" if cut else "")
+        + ("---|" if usage else ""),
     ]
     for r in metrics.results:
         rows.append(
@@ -58,7 +72,7 @@ def headline_table(metrics: MetricsFile) -> str:
             f"{_fmt(r.headline.value)} | {_interval(r)} | {r.headline.resampled(_epochs(r))} | {r.n} | {r.errors} | "
             f"{r.harness_errors} | "
             + (f"{r.too_long} | " if too_long else "") + (f"{r.reasoning_cut_off} | " if cut else "")
-            + f"{_baselines(r)} |"
+            + f"{_baselines(r)} |" + (f" {totals_cell(r.usage)} |" if usage else "")
         )
     return "\n".join(rows)
 
@@ -104,6 +118,9 @@ def entry_section(r: ResultEntry) -> str:
     note = cut_off_note(r)
     if note is not None:
         out += ["", note]
+    if r.usage is not None:
+        priced = "the run's prices" if r.usage.cost_usd is not None else None
+        out += ["", f"Usage: {totals_text(r.usage, priced)}."]
     for e in r.extra.get(EXCLUDED, []):
         out += ["", f"Left out: {e.get('count')} {e.get('reason')}."]
     corrected = r.extra.get(CORRECTED)

@@ -11,9 +11,10 @@ from typing import Any
 from structbench.confusion import ConfusionMatrix
 from structbench.report.document import TableBlock
 from structbench.report.entries import EntryView
-from structbench.report.markdown import CUT_OFF, any_cut_off
+from structbench.report.markdown import CUT_OFF, TOKENS, any_cut_off, any_usage
 from structbench.results import EXCLUDED, TOO_LONG_MEANING, plural
 from structbench.stats import Interval
+from structbench.usage import totals_cell
 
 MAX_GROUP_COLUMNS = 10
 """Breakdowns with more groups than this are laid out with groups as rows."""
@@ -300,9 +301,10 @@ def baselines_text(baselines: dict[str, float]) -> str:
 def overview_table(views: Sequence[EntryView]) -> TableBlock:
     """One row per entry: benchmark, variant, strategy, model, headline with SE and CI, n, errors of both kinds
     (prompts too long for the model and samples cut off inside the model's thought, when there are any), and the
-    baselines to read the headline against."""
+    baselines to read the headline against; the calls' tokens and cost, where the runs kept them."""
     too_long = any(v.result.too_long for v in views)
     cut = any_cut_off([v.result for v in views])
+    usage = any_usage([v.result for v in views])
     rows = []
     for v in views:
         r, iv = v.result, v.interval
@@ -323,18 +325,22 @@ def overview_table(views: Sequence[EntryView]) -> TableBlock:
                 *([str(r.too_long)] if too_long else []),
                 *([str(r.reasoning_cut_off)] if cut else []),
                 baselines_text(r.baselines),
+                *([totals_cell(r.usage)] if usage else []),
             ]
         )
     conf = next((v.interval.confidence for v in views if v.interval), 0.95)
     return TableBlock(
         columns=["benchmark", "variant", "strategy", "model", "metric", "value", "SE", f"{conf:.0%} CI", "resampled",
                  "n", "errors", "harness errors", *(["too long"] if too_long else []), *([CUT_OFF] if cut else []),
-                 "baselines"],
+                 "baselines", *([TOKENS] if usage else [])],
         rows=rows,
         caption="Headline metric of every run entry",
         note="The interval resamples the benchmark's clusters (the questions of one table, database, instance or "
              "document together), then epochs; resampled: how many there were. Baselines: the headline on the same "
              "samples when every answer is drawn uniformly from the options (chance, mean of 200 seeded draws) or is "
              "the most frequent gold answer (majority); – where the answers are free text"
-             + (f"; too long: samples that {TOO_LONG_MEANING}" if too_long else ""),
+             + (f"; too long: samples that {TOO_LONG_MEANING}" if too_long else "")
+             + ("; tokens, cost: prompt (in) and completion (out) tokens of the calls the run made, their cost at the "
+                "run's prices (--prices), and the tokens answered from the response cache (reused, not paid again)"
+                if usage else ""),
     )

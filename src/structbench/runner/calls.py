@@ -6,10 +6,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from contextvars import ContextVar, Token
 from dataclasses import dataclass, field, replace
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from structbench.backends.base import (
     Backend,
@@ -26,10 +28,18 @@ from structbench.benchmark import Generate, other_models
 from structbench.runner.cache import CacheReadError, CacheWriteError, ResponseStore
 from structbench.runner.control import RunControl
 from structbench.runner.settings import RequestSettings
+from structbench.usage import CallUsage
+
+if TYPE_CHECKING:
+    from structbench.batch.gate import StepGate
 
 current_epoch: ContextVar[int] = ContextVar("current_epoch", default=0)
 """The epoch of the sample being answered (``--epochs``): part of the cache key of every call made for it, the
 run's own and a judge's, so a repeat is a new call (as Inspect keys its cache by epoch)."""
+
+call_usage_log: ContextVar[list[CallUsage] | None] = ContextVar("call_usage_log", default=None)
+"""Where the calls made for the sample being answered report their usage (``CallLog.usage``): every caller's, the
+run's own model and any other (a judge), answered by the model or from the response cache."""
 
 
 class ModelCaller:
@@ -44,8 +54,20 @@ class ModelCaller:
         self.control = control if control is not None else RunControl()
         self._inflight: dict[str, asyncio.Future[Response]] = {}
         self.model_calls = 0
+        self.gate: StepGate | None = None
+        """Set when the backend answers in batches (``--batch``): told when a sample's call waits for the model, so
+        the batch goes out once every sample waits (``structbench.batch``)."""
+        self.batched = bool(getattr(backend, "batched", False))
 
     async def __call__(self, request: Request) -> Response:
+        with self.gate.call() if self.gate is not None else contextlib.nullcontext():
+            response = await self._answer(request)
+        log = call_usage_log.get()
+        if log is not None:
+            log.append(CallUsage.of(self.backend, response, batch=self.batched))
+        return response
+
+    async def _answer(self, request: Request) -> Response:
         cache = self.cache if self.control.cache_usable else None
         if cache is None:
             return await self._generate(request)
@@ -60,7 +82,8 @@ class ModelCaller:
             return replace(hit, cached=True)
         pending = self._inflight.get(key)
         if pending is not None:
-            return replace(await asyncio.shield(pending), cached=True)
+            with self.gate.waiting() if self.gate is not None else contextlib.nullcontext():
+                return replace(await asyncio.shield(pending), cached=True)
         future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         try:
@@ -79,6 +102,7 @@ class ModelCaller:
         """One model call, checked, counted by the circuit breaker and by the backend's live counters. A prompt
         that does not fit the model's context is the sample's, not the server's fault: it resets the breaker's
         count like an answer."""
+        self.control.before_call()  # the budget: no call goes out once it is reached
         self.model_calls += 1
         stats = self.backend.stats
         ticket = stats.begin()
@@ -100,6 +124,7 @@ class ModelCaller:
             raise
         stats.end(ticket, response.completion_tokens, answered=True)
         self.control.call_succeeded()
+        self.control.spend(CallUsage.of(self.backend, response, batch=self.batched))
         return response
 
     async def _store(self, cache: ResponseStore, key: str, fields: bytes, response: Response) -> None:
@@ -168,6 +193,8 @@ class CallLog:
     cached: int = 0
     replies: list[Choice] = field(default_factory=list)
     """Every choice the strategy received, in order."""
+    usage: list[CallUsage] = field(default_factory=list)
+    """Every call made for the sample (``call_usage_log``), the strategy's and any other model's."""
 
     async def __call__(self, request: Request) -> Response:
         if self.settings is not None:

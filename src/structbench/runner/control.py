@@ -19,8 +19,10 @@ from collections.abc import Callable, Iterable
 from typing import Literal
 
 from structbench.backends.base import TIMEOUT, BackendError, Response
-from structbench.errors import RunStoppedError, StorageError, StructbenchError
+from structbench.errors import BudgetError, RunStoppedError, StorageError, StructbenchError
+from structbench.runner.budget import Budget
 from structbench.runner.cache import CacheReadError, Spill
+from structbench.usage import CallUsage
 
 CacheErrorPolicy = Literal["stop", "continue"]
 MAX_CONSECUTIVE_FAILURES = 10
@@ -44,7 +46,10 @@ class RunControl:
         spill: Spill | None = None,
         notify: Callable[[str], None] = _stderr,
         on_halt: Callable[[StructbenchError, bool], None] | None = None,
+        budget: Budget | None = None,
     ) -> None:
+        self.budget = budget if budget is not None else Budget()
+        """What the run may spend, and what it spent (``runner.budget``)."""
         self.max_consecutive_failures = max_consecutive_failures
         """0 turns the breaker off."""
         self.on_cache_error = on_cache_error
@@ -106,6 +111,27 @@ class RunControl:
                            f"one: {err}. Fix the cause and run the same command to continue (finished samples are "
                            "kept)")
             self.halt(RunStoppedError(message), cancel=True)
+
+    # -- the budget -----------------------------------------------------------------------------------
+
+    def before_call(self) -> None:
+        """Raise ``BudgetError`` instead of sending a call once the budget is reached (the run stops)."""
+        reason = self.budget.reached()
+        if reason is not None:
+            error = self.budget.error(reason)
+            self.halt(error, cancel=False)
+            raise error
+
+    def spend(self, call: CallUsage) -> None:
+        """Count a call the model answered; a budget that cannot be kept stops the run."""
+        problem = self.budget.add(call)
+        if problem is not None:
+            self.halt(BudgetError(f"stopped: {problem}; finished samples and every answer received are kept"),
+                      cancel=False)
+            return
+        reason = self.budget.reached()
+        if reason is not None:  # no new sample starts; those in flight finish if they need no further call
+            self.halt(self.budget.error(reason), cancel=False)
 
     # -- response-cache failures ---------------------------------------------------------------------
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import traceback
 from collections import deque
@@ -12,12 +13,13 @@ from dataclasses import dataclass
 from structbench.backends.base import BackendError
 from structbench.benchmark import Attempt, Benchmark, Scored, Strategy, current_sample
 from structbench.data.sample import Sample
-from structbench.errors import StorageError
-from structbench.runner.calls import CallLog, ModelCaller, current_epoch
+from structbench.errors import BudgetError, RunStoppedError, StorageError
+from structbench.runner.calls import CallLog, ModelCaller, call_usage_log, current_epoch
 from structbench.runner.pipeline import run_pipeline
 from structbench.runner.records import ErrorKind, SampleRecord
 from structbench.runner.settings import RequestSettings
 from structbench.runner.thoughts import thought_of
+from structbench.usage import split_usage
 
 
 @dataclass(frozen=True)
@@ -58,13 +60,15 @@ async def attempt_job(job: Job, caller: ModelCaller, settings: RequestSettings |
     log = CallLog(caller, settings, epoch=job.epoch)
     current_sample.set((job.bench, job.sample))
     current_epoch.set(job.epoch)
+    call_usage_log.set(log.usage)
     started = time.perf_counter()
     try:
-        return Outcome(await job.strategy.run(job.sample, log), log, started)
+        with caller.gate.job() if caller.gate is not None else contextlib.nullcontext():
+            return Outcome(await job.strategy.run(job.sample, log), log, started)
     except BackendError as err:
         return Outcome(Attempt(output=""), log, started, str(err), "context" if err.prompt_too_long else "model")
-    except StorageError:  # the cache failed: not this sample's fault; the run stops and it is tried again
-        raise
+    except (StorageError, BudgetError, RunStoppedError):  # the cache failed, the budget is spent, a batch stopped:
+        raise  # not this sample's fault; the run stops and the sample is tried again
     except asyncio.CancelledError as err:
         task = asyncio.current_task()
         if task is None or task.cancelling():
@@ -88,6 +92,7 @@ def finish_job(job: Job, outcome: Outcome, model: str) -> SampleRecord:
     answer, and is marked ``reasoning_cut_off``."""
     attempt, error, kind, log = outcome.attempt, outcome.error, outcome.kind, outcome.log
     thought = thought_of(attempt, log.replies)
+    made, reused = split_usage(log.usage)
     scored: Scored | None = None
     if kind not in ("harness", "context"):
         try:
@@ -123,6 +128,9 @@ def finish_job(job: Job, outcome: Outcome, model: str) -> SampleRecord:
         calls=log.calls,
         cached_calls=log.cached,
         seconds=round(time.perf_counter() - outcome.started, 4),
+        usage=made,
+        reused_usage=reused,
+        call_usage=list(log.usage),
     )
 
 
@@ -161,7 +169,7 @@ async def run_jobs(
         on_record(finish_job(*attempted, model))
 
     await run_pipeline(max(1, min(concurrency, len(jobs))), next_job, attempt, finish, control,
-                       halt_on=(StorageError,))
+                       halt_on=(StorageError, BudgetError))
     error = control.final_error()
     if error is not None:
         raise error

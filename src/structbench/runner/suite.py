@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -18,6 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from structbench.backends.factory import BACKENDS, DEFAULT_TIMEOUT, BackendSpec
 from structbench.errors import UsageError
 from structbench.runner.config import Generation, Reasoning, RunConfig
+
+if TYPE_CHECKING:
+    from structbench.prices import Prices
 
 Scalar = str | int | float | bool
 
@@ -122,6 +125,9 @@ class Suite(BaseModel):
     out: str | None = None
     """The suite's directory: one run directory per model and the report (default: ``runs/<file name>``)."""
     report: Literal["html", "markdown", "none"] = "html"
+    prices: str | dict[str, Any] | None = None
+    """The models' prices (``structbench run --prices``): a prices file (relative to the suite file), or the prices
+    themselves, ``MODEL: {input: USD, output: USD, cached: USD}`` per million tokens."""
 
     @field_validator("benchmarks", mode="before")
     @classmethod
@@ -314,7 +320,20 @@ def load_suite(path: Path) -> Suite:
     problems = [f"{path}:{_where(lines, loc)}: {_field(loc)}: {message}" for loc, message in _check(suite, path)]
     if problems:
         raise UsageError("; ".join(problems))
+    suite_prices(suite, path, lines)  # a bad price is refused with the rest
     return suite
+
+
+def suite_prices(suite: Suite, path: Path, lines: dict[tuple[Any, ...], int] | None = None) -> Prices | None:
+    """The suite's prices (its ``prices`` file, relative to the suite file, or mapping), checked; None without."""
+    from structbench.prices import Prices, load_prices
+
+    if suite.prices is None:
+        return None
+    if isinstance(suite.prices, str):
+        return load_prices(path.parent / suite.prices)
+    own = {loc[1:]: line for loc, line in (lines or {}).items() if loc[:1] == ("prices",)}
+    return Prices.from_data(suite.prices, str(path), own, prefix="prices.")
 
 
 def _check(suite: Suite, path: Path) -> list[tuple[tuple[Any, ...], str]]:

@@ -12,7 +12,8 @@ or where a cut of the body splits it); with ``served_model`` set, any other mode
 ``fault_times`` limits a fault to the first N requests (then it answers normally), so tests can watch a retry
 succeed. ``replies`` scripts the answers: a request whose last message (or prompt) is a key gets that key's reply
 instead of the fixed one (a list: picked by the request's seed), so a test can play a model that answers each
-question its own way.
+question its own way. ``usage`` fixes the usage object of every reply (``--usage '{"prompt_tokens": 100, ...}'``),
+``no_usage`` leaves it out.
 
 It can be small and slow like a local server: ``slots`` requests at once (the rest wait in its queue, as in a
 llama.cpp server), each taking ``latency`` seconds; and it can have a ``context`` (in tokens, a prompt counting
@@ -179,6 +180,8 @@ class MockOpenAIServer:
         refusal: str = "vllm",
         hide_context: bool = False,
         replies: Mapping[str, str | list[str]] | None = None,
+        usage: Mapping[str, Any] | None = None,
+        no_usage: bool = False,
     ) -> None:
         if fault is not None and fault not in FAULTS:
             raise ValueError(f"unknown fault {fault!r}; faults: {', '.join(FAULTS)}")
@@ -205,6 +208,10 @@ class MockOpenAIServer:
         """A scripted model: the reply to a request whose last message (or prompt) is a key (else ``reply``); a list
         of replies is picked from by the request's seed (``seed mod len``), as a sampling model's answer varies
         with it."""
+        self.usage = dict(usage) if usage is not None else None
+        """The ``usage`` object of every reply (None: a quarter of the body's bytes as prompt tokens, 1 completion
+        token); ``no_usage`` leaves it out, as some servers do."""
+        self.no_usage = no_usage
         self.log_fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644) if log_path else None
         self.requests = 0
         self.authorization: list[str] = []
@@ -310,8 +317,14 @@ class MockOpenAIServer:
             ]
         else:
             choices = [{"index": i, "text": text, "finish_reason": "stop"} for i in range(n)]
-        usage = {"prompt_tokens": size // 4, "completion_tokens": 1}
-        return {"id": "mock", "object": "chat.completion", "choices": choices, "usage": usage}
+        return self.with_usage({"id": "mock", "object": "chat.completion", "choices": choices},
+                               {"prompt_tokens": size // 4, "completion_tokens": 1})
+
+    def with_usage(self, body: dict[str, object], usage: dict[str, Any]) -> dict[str, object]:
+        """``body`` with ``usage`` (or the server's fixed one, or none at all)."""
+        if not self.no_usage:
+            body["usage"] = self.usage if self.usage is not None else usage
+        return body
 
     async def serve(self, host: str = "127.0.0.1", port: int = 0) -> asyncio.Server:
         return await asyncio.start_server(self.handle, host, port, backlog=1024)
@@ -365,9 +378,12 @@ def main() -> None:
     parser.add_argument("--refusal", choices=sorted(CONTEXT_REFUSALS), default="vllm",
                         help="Whose words the context refusal uses.")
     parser.add_argument("--hide-context", action="store_true", help="Leave max_model_len out of GET /v1/models.")
-    parser.add_argument("--port-file", type=Path, default=None, help="Write the bound port here.")
     parser.add_argument("--replies", type=Path, default=None,
-                        help="JSON object: a request's last message -> its reply (or a list, picked by seed).")
+                        help="JSON object: a request's last message (or prompt) -> its reply (or a list, by seed).")
+    parser.add_argument("--usage", type=json.loads, default=None,
+                        help='The usage object of every reply, as JSON (e.g. {"prompt_tokens": 100, ...}).')
+    parser.add_argument("--no-usage", action="store_true", help="Send replies without a usage object.")
+    parser.add_argument("--port-file", type=Path, default=None, help="Write the bound port here.")
     args = parser.parse_args()
 
     async def run() -> None:
@@ -375,7 +391,8 @@ def main() -> None:
                                   fault=args.fault, fault_times=args.fault_times, served_model=args.served_model,
                                   huge_bytes=args.huge_bytes, slots=args.slots, context=args.context,
                                   refusal=args.refusal, hide_context=args.hide_context,
-                                  replies=json.loads(args.replies.read_text("utf-8")) if args.replies else None)
+                                  replies=json.loads(args.replies.read_text("utf-8")) if args.replies else None,
+                                  usage=args.usage, no_usage=args.no_usage)
         srv = await server.serve(port=args.port)
         port = srv.sockets[0].getsockname()[1]
         if args.port_file:

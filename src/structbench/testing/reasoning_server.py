@@ -215,7 +215,7 @@ class ReasoningServer(MockOpenAIServer):
                                  "completion_tokens": n * (thought_tokens + len(answer.split()))}
         if self.shape in FIELD_SHAPES:
             usage["completion_tokens_details"] = {"reasoning_tokens": n * thought_tokens}
-        return {"id": "reasoning-mock", "object": "chat.completion", "choices": choices, "usage": usage}
+        return self.with_usage({"id": "reasoning-mock", "object": "chat.completion", "choices": choices}, usage)
 
 
 def main() -> None:

@@ -1,0 +1,191 @@
+"""Anthropic's Messages API through the official ``anthropic`` SDK (``--model anthropic:claude-...``).
+
+OpenAI-compatible shims to Claude have neither log-probabilities nor batches, and their usage leaves out the prompt
+cache; this backend speaks the Messages API itself: system turns go to ``system``, a completion prompt is sent as one
+user turn, ``n`` replies are ``n`` calls (the API draws one per call). The Messages API of the SDK this is built on
+(2.x) takes no sampling parameters, so ``temperature``, ``top_p`` and ``seed`` do not reach the model (they still
+key the cache, so an epoch's request is its own call). The reply's ``text`` blocks are the answer;
+its ``thinking`` blocks are the thought, kept apart (``reply_choice``). Usage: prompt tokens are ``input_tokens``
+plus the cache's reads and writes (so they count the whole prompt, as OpenAI's do), ``cached_tokens`` the cache
+reads, ``reasoning_tokens`` the thinking tokens where the API reports them. Retries (429, 5xx, dropped connections)
+are the SDK's, ``--max-retries`` of them. The key is read from ``ANTHROPIC_API_KEY`` (or ``--api-key-env``); it is
+registered for redaction and only ever sent in the SDK's ``x-api-key`` header. Message Batches: ``batch.anthropic``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any
+
+from structbench.backends.base import (
+    PROMPT_TOO_LONG,
+    TIMEOUT,
+    Backend,
+    BackendError,
+    Choice,
+    GenerationParams,
+    Request,
+    Response,
+    reply_choice,
+)
+from structbench.backends.factory import DEFAULT_TIMEOUT, BackendSpec
+from structbench.errors import UsageError
+from structbench.redact import redact, register_secret
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
+STOP_REASONS = {"max_tokens": "length", "end_turn": "stop", "stop_sequence": "stop", "refusal": "refusal"}
+"""Anthropic's ``stop_reason`` as the ``finish_reason`` parsers and thought splitting know."""
+RETRY_TYPES = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
+"""Error types of a batch line worth sending again."""
+
+
+def too_long(message: str) -> bool:
+    """Whether an error says the prompt does not fit the model's context (``prompt is too long``)."""
+    low = message.lower()
+    return "prompt is too long" in low or "context window" in low or "too many tokens" in low
+
+
+class AnthropicBackend(Backend):
+    """Chat requests to ``{base_url}/v1/messages``."""
+
+    backend = "anthropic"
+    remote = True
+    forkable = True
+    model_options = ()
+
+    def __init__(self, model: str, base_url: str = DEFAULT_BASE_URL, api_key: str | None = None,
+                 concurrency: int = 8, timeout: float = DEFAULT_TIMEOUT, max_retries: int = 6) -> None:
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        register_secret(api_key)
+        self._api_key = api_key
+        self.concurrency = concurrency
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self._semaphore = asyncio.Semaphore(concurrency)
+        self._client: Any = None
+
+    def client(self) -> Any:
+        """The SDK's async client, created inside the running event loop on first use (so a forked worker
+        creates its own)."""
+        if self._client is None:
+            import anthropic
+
+            self._client = anthropic.AsyncAnthropic(api_key=self._api_key or "no-key", base_url=self.base_url,
+                                                    timeout=self.timeout, max_retries=self.max_retries)
+        return self._client
+
+    def params(self, request: Request) -> dict[str, Any]:
+        """The Messages API body of ``request`` (one reply: ``n`` is drawn by as many calls)."""
+        p = request.params
+        system = [m.content for m in request.messages or () if m.role == "system"]
+        if request.messages is not None:
+            messages = [{"role": m.role, "content": m.content} for m in request.messages if m.role != "system"]
+        else:
+            messages = [{"role": "user", "content": request.prompt or ""}]
+        body: dict[str, Any] = {"model": self.model, "max_tokens": p.max_tokens, "messages": messages}
+        if system:
+            body["system"] = "\n\n".join(system)
+        if p.stop:
+            body["stop_sequences"] = list(p.stop)
+        return body
+
+    async def generate(self, request: Request) -> Response:
+        body = self.params(request)
+        async with self._semaphore:
+            messages = await asyncio.gather(*(self._call(body) for _ in range(request.params.n)))
+        return combine(messages, request.params)
+
+    async def _call(self, body: dict[str, Any]) -> dict[str, Any]:
+        import anthropic
+
+        where = f"{self.base_url}/v1/messages"
+        try:
+            message = await self.client().messages.create(**body)
+        except anthropic.APITimeoutError:
+            raise BackendError(f"{where}: timed out: no complete reply within {self.timeout:g} s (--timeout)",
+                               cause=TIMEOUT) from None
+        except anthropic.APIConnectionError as err:
+            raise BackendError(redact(f"{where}: cannot connect: {err}"), cause="cannot connect") from None
+        except anthropic.APIStatusError as err:
+            text = redact(str(err))
+            if err.status_code in (400, 413) and too_long(text):
+                raise BackendError(f"{where}: the prompt does not fit the model's context (with max_tokens "
+                                   f"{body['max_tokens']}): {text}", cause=PROMPT_TOO_LONG) from None
+            raise BackendError(f"{where}: HTTP {err.status_code}: {text}", cause=f"HTTP {err.status_code}") from None
+        data: dict[str, Any] = message.model_dump(mode="json")
+        return data
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+
+def message_choice(message: dict[str, Any], params: GenerationParams) -> Choice:
+    """One Messages API reply as a choice: its text blocks the answer, its thinking blocks the thought."""
+    blocks = message.get("content")
+    if not isinstance(blocks, list):
+        raise BackendError(f"anthropic: the reply has no content blocks ({str(blocks)[:200]})", cause="unusable reply")
+    texts = [b["text"] for b in blocks if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"),
+                                                                                                          str)]
+    thoughts = [b["thinking"] for b in blocks
+                if isinstance(b, dict) and b.get("type") == "thinking" and isinstance(b.get("thinking"), str)]
+    stop = message.get("stop_reason")
+    finish = STOP_REASONS.get(stop, stop) if isinstance(stop, str) else None
+    if finish == "refusal" and not texts:
+        raise BackendError("anthropic: the model refused to answer (stop_reason refusal)", cause="unusable reply")
+    usage = message.get("usage") if isinstance(message.get("usage"), dict) else {}
+    details = usage.get("output_tokens_details") if isinstance(usage, dict) else None
+    thinking = _count(details.get("thinking_tokens")) if isinstance(details, dict) else None
+    return reply_choice("".join(texts), params, finish_reason=finish, field="\n\n".join(thoughts) or None,
+                        reasoning_tokens=thinking)
+
+
+def message_usage(message: dict[str, Any]) -> tuple[int | None, int | None, int | None, int | None]:
+    """(prompt, completion, reasoning, cached) tokens of one reply; None where the API did not say."""
+    usage = message.get("usage")
+    if not isinstance(usage, dict):
+        return None, None, None, None
+    read, written = _count(usage.get("cache_read_input_tokens")), _count(usage.get("cache_creation_input_tokens"))
+    uncached = _count(usage.get("input_tokens"))
+    prompt = None if uncached is None else uncached + (read or 0) + (written or 0)
+    details = usage.get("output_tokens_details")
+    thinking = _count(details.get("thinking_tokens")) if isinstance(details, dict) else None
+    return prompt, _count(usage.get("output_tokens")), thinking, read
+
+
+def combine(messages: list[dict[str, Any]], params: GenerationParams) -> Response:
+    """The response of ``n`` replies (one per call): their choices, and their usage summed (None: unknown)."""
+    choices = tuple(message_choice(m, params) for m in messages)
+    counts = [message_usage(m) for m in messages]
+
+    def total(i: int) -> int | None:
+        values = [c[i] for c in counts]
+        return None if any(v is None for v in values) else sum(v for v in values if v is not None)
+
+    return Response(choices=choices, prompt_tokens=total(0), completion_tokens=total(1), reasoning_tokens=total(2),
+                    cached_tokens=total(3))
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def from_spec(spec: BackendSpec) -> Backend:
+    if not spec.name:
+        raise UsageError("--model anthropic:NAME needs a model name, e.g. anthropic:claude-sonnet-4-5")
+    key_env = DEFAULT_KEY_ENV if spec.api_key_env == "OPENAI_API_KEY" else spec.api_key_env
+    api_key = os.environ.get(key_env)
+    base_url = spec.base_url or os.environ.get("ANTHROPIC_BASE_URL", DEFAULT_BASE_URL)
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname or "," in base_url:
+        raise UsageError(f"--base-url {base_url!r}: expected one http(s)://HOST[:PORT] for the anthropic backend")
+    if not api_key and parts.hostname == "api.anthropic.com":
+        raise UsageError(f"api.anthropic.com needs an API key: set the environment variable {key_env}")
+    return AnthropicBackend(model=spec.name, base_url=base_url, api_key=api_key, concurrency=spec.concurrency,
+                            timeout=spec.timeout, max_retries=spec.max_retries)

@@ -1,0 +1,85 @@
+"""``structbench batches RUN_DIR [--cancel]``: a run's batches (``--batch``) as its ledger has them, each open one's
+status asked of the provider, and cancelling them."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from structbench.errors import UsageError
+
+
+def batches(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory (runs/...).", show_default=False)],
+    cancel: Annotated[bool, typer.Option("--cancel", help="Cancel every batch of the run still running.")] = False,
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", help="The server, where the run's had a password (never stored).")
+    ] = None,
+    api_key_env: Annotated[str, typer.Option(help="Environment variable holding the API key.")] = "OPENAI_API_KEY",
+    offline: Annotated[bool, typer.Option("--offline", help="Only the ledger: ask the provider nothing.")] = False,
+) -> None:
+    """List a run's batches (--batch): the ledger in RUN_DIR/batches, with each running batch's status from the
+    provider; --cancel cancels the running ones (the answers they hold are kept; the same run command sends the rest
+    again)."""
+    from structbench.batch.ledger import Ledger
+    from structbench.redact import MASK
+    from structbench.runner.config import RunConfig
+    from structbench.runner.run import read_manifest
+
+    if not run_dir.is_dir():
+        raise UsageError(f"{run_dir}: no such run directory")
+    ledger = Ledger(run_dir)
+    if not ledger.entries:
+        typer.echo(f"{run_dir}: no batches (the run did not use --batch)")
+        return
+    manifest = read_manifest(run_dir)
+    if not manifest:
+        raise UsageError(f"{run_dir}: no manifest.json: not a run directory")
+    config = RunConfig.model_validate(manifest["config"])
+    live: dict[str, str] = {}
+    if not offline and any(e.open for e in ledger.entries):
+        url = base_url or config.base_url
+        if url is not None and MASK in url:
+            raise UsageError(f"{run_dir}: the run's --base-url had a password, which is never stored; give --base-url")
+        live = asyncio.run(_ask(config.model, url, api_key_env, ledger, cancel))
+    rows = ["| batch | id | state | provider status | requests | done | failed | step | round | created | notes |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for e in ledger.entries:
+        created = datetime.fromtimestamp(e.created, UTC).isoformat(timespec="seconds")
+        rows.append(f"| {e.tag} | {e.id or '–'} | {e.state} | {live.get(e.tag, e.status or '–')} | {e.requests} | "
+                    f"{e.counts.get('completed', '–')} | {e.counts.get('failed', '–')} | {e.step} | {e.round} | "
+                    f"{created} | {'; '.join(e.notes) or '–'} |")
+    typer.echo("\n".join(rows))
+    typer.echo(f"ledger: {ledger.path}")
+
+
+async def _ask(model: str, base_url: str | None, api_key_env: str, ledger: Any, cancel: bool) -> dict[str, str]:
+    """Each open batch's status at the provider (tag -> status), cancelling it first with ``cancel``."""
+    from structbench.backends.factory import BackendSpec, make_backend
+    from structbench.batch.providers import provider_for
+
+    backend = make_backend(BackendSpec.parse(model, base_url=base_url, api_key_env=api_key_env))
+    provider = provider_for(backend)
+    out: dict[str, str] = {}
+    try:
+        known = {e.id for e in ledger.entries if e.id}
+        for entry in ledger.entries:
+            if not entry.open:
+                continue
+            batch_id = entry.id or await provider.find(entry, known)
+            if batch_id is None:
+                out[entry.tag] = "never created"
+                continue
+            if cancel:
+                out[entry.tag] = f"{await provider.cancel(batch_id)} (cancel asked)"
+                typer.echo(f"cancel asked for batch {batch_id}", err=True)
+            else:
+                status = await provider.status(batch_id)
+                out[entry.tag] = f"{status.word}, {status.completed}/{status.total} done"
+    finally:
+        await provider.aclose()
+    return out

@@ -1,0 +1,92 @@
+"""A run's budget: ``--max-cost`` (US dollars at the run's prices) and ``--max-tokens-total`` (prompt plus completion
+tokens of the calls the run makes).
+
+What counts is what the run spends: calls answered by a model, directly or through a batch, over every session of
+the run (the records of earlier sessions, then each call of this one as it returns); calls answered from the
+response cache cost nothing. Once the budget is reached no further call goes out: the calls in flight finish (their
+answers are kept in the cache), the samples they belong to are recorded when they need no further call, and the
+run stops with ``BudgetError`` (exit 6). Budgets are not part of the run's configuration, so the same command with
+a larger budget resumes the run, its answered calls read back from the cache, never sent again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from structbench.errors import BudgetError, UsageError
+from structbench.prices import Prices
+from structbench.usage import CallUsage, Usage, UsageKey
+
+
+@dataclass
+class Budget:
+    """The limits and what has been spent against them."""
+
+    max_cost: float | None = None
+    max_tokens: int | None = None
+    prices: Prices | None = None
+    spent_cost: float = 0.0
+    spent_tokens: int = 0
+    calls: int = 0
+
+    def __post_init__(self) -> None:
+        if self.max_cost is not None and self.prices is None:
+            raise UsageError("--max-cost needs the models' prices: give --prices FILE (US dollars per million tokens)")
+
+    @property
+    def active(self) -> bool:
+        return self.max_cost is not None or self.max_tokens is not None
+
+    def check_models(self, models: Iterable[str]) -> None:
+        """A ``UsageError`` before the run when a model it calls has no price under ``--max-cost``."""
+        if self.max_cost is not None and self.prices is not None:
+            self.prices.require(models)
+
+    def start(self, groups: Iterable[tuple[UsageKey, Usage]]) -> None:
+        """Count what earlier sessions of the run spent (their records' calls, reused ones aside)."""
+        for key, usage in groups:
+            if key[2]:
+                continue
+            self.spent_tokens += usage.total_tokens or 0
+            self.calls += usage.calls
+            if self.prices is not None:
+                self.spent_cost += self.prices.cost(key, usage) or 0.0
+
+    def add(self, call: CallUsage) -> str | None:
+        """Count one call the run made; why the budget can no longer be kept (None while it can)."""
+        self.calls += 1
+        self.spent_tokens += (call.prompt_tokens or 0) + (call.completion_tokens or 0)
+        cost = None
+        if self.prices is not None:
+            cost = self.prices.cost((call.model, call.batch, False), Usage() + call)
+            self.spent_cost += cost or 0.0
+        if not self.active:
+            return None
+        if not call.known:
+            return (f"{call.model} reported no token usage for a call, so the budget (--max-cost/--max-tokens-total) "
+                    "cannot be kept; run without it, or against a server that reports usage")
+        if self.max_cost is not None and cost is None:
+            source = self.prices.source if self.prices is not None else "--prices"
+            return f"{call.model} has no price in {source}, so --max-cost cannot be kept"
+        return None
+
+    def reached(self) -> str | None:
+        """Which limit is reached, in words (None: neither)."""
+        if self.max_cost is not None and self.spent_cost >= self.max_cost:
+            return f"--max-cost {self.max_cost:g} USD (spent {self.spent_cost:.4f} USD)"
+        if self.max_tokens is not None and self.spent_tokens >= self.max_tokens:
+            return f"--max-tokens-total {self.max_tokens:,} (spent {self.spent_tokens:,} tokens)"
+        return None
+
+    def error(self, reason: str) -> BudgetError:
+        return BudgetError(
+            f"stopped: the run reached {reason} over {self.calls:,} model calls; finished samples and every answer "
+            "received are kept: the same command with a larger budget resumes the run without repeating a call")
+
+    def spent(self) -> dict[str, float | int]:
+        """What the manifest records of the spending counted so far."""
+        out: dict[str, float | int] = {"calls": self.calls, "tokens": self.spent_tokens}
+        if self.prices is not None:
+            out["cost_usd"] = round(self.spent_cost, 6)
+        return out

@@ -1,0 +1,102 @@
+"""The anthropic backend through the official SDK, against a loopback Messages API: the request it sends, the answer
+apart from the thought, the usage with the prompt cache, and its failures."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from structbench.backends.anthropic import AnthropicBackend, from_spec
+from structbench.backends.base import PROMPT_TOO_LONG, BackendError, Request
+from structbench.backends.factory import BackendSpec
+from structbench.errors import UsageError
+from structbench.testing.batch_server import BatchServer, serve_batches_in_thread
+from structbench.testing.openai_server import MockOpenAIServer
+from structbench.testing.reasoning_server import ReasoningServer
+
+CACHE_USAGE = {"input_tokens": 20, "cache_read_input_tokens": 70, "cache_creation_input_tokens": 10,
+               "output_tokens": 42, "output_tokens_details": {"thinking_tokens": 40}}
+
+
+class Recording(MockOpenAIServer):
+    """Remembers the chat bodies the Messages API turned into, to see what the backend sent."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.bodies: list[dict[str, Any]] = []
+
+    def completion(self, path: str, request: dict[str, Any], size: int = 0) -> dict[str, object]:
+        self.bodies.append(request)
+        return super().completion(path, request, size)
+
+
+@pytest.fixture
+def messages_api() -> Iterator[tuple[BatchServer, str]]:
+    server = BatchServer(Recording(reply="B"), anthropic_usage=CACHE_USAGE)
+    with serve_batches_in_thread(server) as url:
+        yield server, url
+
+
+def generate(url: str, request: Request, **kwargs: Any) -> Any:
+    async def main() -> Any:
+        backend = AnthropicBackend("claude-x", base_url=url, api_key="sk-ant-test-0123456789abcdef", **kwargs)
+        try:
+            return await backend.generate(request)
+        finally:
+            await backend.aclose()
+
+    return asyncio.run(main())
+
+
+def test_system_turns_and_n_replies_and_usage_with_the_cache(messages_api: tuple[BatchServer, str]) -> None:
+    server, url = messages_api
+    request = Request.chat("Is 4 in the table?", system="Answer A or B.", n=3, max_tokens=7, stop=("\n",))
+    response = generate(url, request)
+    assert [c.text for c in response.choices] == ["B", "B", "B"] and server.stats.direct == 3  # n calls
+    sent = server.answers.bodies[0]  # type: ignore[attr-defined]
+    assert sent["messages"] == [{"role": "system", "content": "Answer A or B."},
+                                {"role": "user", "content": "Is 4 in the table?"}]
+    assert sent["max_tokens"] == 7
+    # prompt tokens count the whole prompt: uncached, read from and written to the cache
+    assert (response.prompt_tokens, response.cached_tokens) == (3 * 100, 3 * 70)
+    assert (response.completion_tokens, response.reasoning_tokens) == (3 * 42, 3 * 40)
+
+
+def test_the_thought_is_kept_apart_from_the_answer() -> None:
+    server = BatchServer(ReasoningServer("reasoning_content", reply="A"))
+    with serve_batches_in_thread(server) as url:
+        response = generate(url, Request.chat("Which option?"))
+    choice = response.choices[0]
+    assert choice.text == "A" and choice.reasoning is not None and "The answer is B" in choice.reasoning
+
+
+def test_a_prompt_too_long_is_not_a_model_error() -> None:
+    server = BatchServer(MockOpenAIServer(context=10))
+    with serve_batches_in_thread(server) as url, pytest.raises(BackendError) as err:
+        generate(url, Request.chat("x" * 400, max_tokens=5), max_retries=0)
+    assert err.value.cause == PROMPT_TOO_LONG and "prompt is too long" in str(err.value)
+
+
+def test_a_server_error_after_retries_names_its_status(messages_api: tuple[BatchServer, str]) -> None:
+    server, url = messages_api
+    server.answers.fail_every, server.answers.fail_status = 1, 500
+    with pytest.raises(BackendError) as err:
+        generate(url, Request.chat("hello"), max_retries=1)
+    assert err.value.cause == "HTTP 500" and server.stats.direct == 2  # tried again once
+
+
+def test_the_key_comes_from_anthropic_api_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    with pytest.raises(UsageError, match="set the environment variable ANTHROPIC_API_KEY"):
+        from_spec(BackendSpec.parse("anthropic:claude-x"))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret-0123456789")
+    backend = from_spec(BackendSpec.parse("anthropic:claude-x"))
+    assert backend.describe() == {"backend": "anthropic", "model": "claude-x", "base_url": "https://api.anthropic.com"}
+    assert "sk-ant-secret" not in json.dumps(backend.describe())
+    with pytest.raises(UsageError, match="needs a model name"):
+        from_spec(BackendSpec.parse("anthropic"))

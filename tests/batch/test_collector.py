@@ -1,0 +1,212 @@
+"""``--batch`` through the runner: one batch per step, answers and scores as direct calls give them, failed lines
+sent again, foreign ids ignored, and a restart taking up the batches of the run directory."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from batch.conftest import Served
+from structbench.backends.factory import BackendSpec, make_backend
+from structbench.batch.collector import BatchSettings
+from structbench.batch.ledger import Ledger
+from structbench.datasets import DataContext
+from structbench.errors import RunStoppedError
+from structbench.runner.cache import ResponseCache
+from structbench.runner.config import RunConfig
+from structbench.runner.control import RunControl
+from structbench.runner.run import Run, prepare
+from structbench.runner.store import read_records
+
+FAST = BatchSettings(poll=0.05)
+
+
+def run(tmp_path: Path, served: Served, name: str, *, strategy: str = "refine", limit: int = 6,
+        batch: BatchSettings | None = FAST, model: str = "openai:mock", cache: str = "cache.sqlite",
+        notes: list[str] | None = None) -> tuple[Run, object]:
+    url = served.url + "/v1" if model.startswith("openai") else served.url
+    config = RunConfig(model=model, base_url=url, benches=["toy:small"], strategies=[strategy], limit=limit)
+    backend = make_backend(BackendSpec.parse(model, base_url=url))
+    the_run = Run(tmp_path / name, config)
+    cache_file = ResponseCache(tmp_path / cache)
+    try:
+        metrics = the_run.execute(backend, prepare(config, DataContext()), cache=cache_file, concurrency=8,
+                                  progress=False, batch=batch,
+                                  control=RunControl(notify=(notes if notes is not None else []).append))
+    finally:
+        cache_file.close()
+    return the_run, metrics
+
+
+def scores(run_dir: Path) -> dict[str, float]:
+    return {r.id: r.score for r in read_records(run_dir / "samples.jsonl")}
+
+
+def test_anthropic_draws_n_replies_as_n_lines(tmp_path: Path, batch_api: Served) -> None:
+    run(tmp_path, batch_api, "batched", model="anthropic:mock", strategy="vote")
+    assert (batch_api.server.stats.batches, batch_api.server.stats.batch_lines) == (1, 18)  # 6 samples, 3 draws
+    run(tmp_path, batch_api, "direct", model="anthropic:mock", strategy="vote", batch=None, cache="fresh.sqlite")
+    assert batch_api.server.stats.direct == 18
+    outputs = {r.id: r.outputs for r in read_records(tmp_path / "batched" / "samples.jsonl")}
+    assert outputs == {r.id: r.outputs for r in read_records(tmp_path / "direct" / "samples.jsonl")}
+    assert all(len(o or []) == 3 for o in outputs.values())
+
+
+@pytest.mark.parametrize("model", ["openai:mock", "anthropic:mock"])
+def test_one_batch_per_step_scored_as_direct_calls(tmp_path: Path, batch_api: Served, model: str) -> None:
+    notes: list[str] = []
+    _, batched = run(tmp_path, batch_api, "batched", model=model, notes=notes)
+    assert batch_api.server.stats.batches == 2  # refine: the answers, then the checks of every sample
+    assert batch_api.server.stats.direct == 0 and batch_api.server.stats.batch_lines == 12
+    assert sum("submitted" in n for n in notes) == 2
+    _, direct = run(tmp_path, batch_api, "direct", model=model, batch=None, cache="fresh.sqlite")
+    assert batch_api.server.stats.direct == 12 and batch_api.server.stats.batches == 2
+    batched_scores = scores(tmp_path / "batched")
+    assert batched_scores == scores(tmp_path / "direct")
+    assert 0 < sum(batched_scores.values()) < len(batched_scores)  # right and wrong answers: a real comparison
+    assert batched.results[0].headline == direct.results[0].headline  # type: ignore[attr-defined]
+    records = list(read_records(tmp_path / "batched" / "samples.jsonl"))
+    assert all(c.batch and not c.reused for r in records for c in r.call_usage)
+    ledger = Ledger(tmp_path / "batched")
+    assert [(e.step, e.state, e.requests) for e in ledger.entries] == [(1, "ended", 6), (2, "ended", 6)]
+
+
+def test_a_call_two_strategies_share_waits_for_the_one_line_of_it(tmp_path: Path, batch_api: Served) -> None:
+    # direct and refine ask the same first question: one line for both, and neither sample waits for ever
+    url = batch_api.url + "/v1"
+    config = RunConfig(model="openai:mock", base_url=url, benches=["toy:small"], strategies=["direct", "refine"],
+                       limit=6)
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    try:
+        metrics = Run(tmp_path / "r", config).execute(
+            make_backend(BackendSpec.parse("openai:mock", base_url=url)), prepare(config, DataContext()),
+            cache=cache, concurrency=8, progress=False, batch=FAST, control=RunControl(notify=lambda _: None))
+    finally:
+        cache.close()
+    assert [e.requests for e in Ledger(tmp_path / "r").entries] == [6, 6]  # the shared answers, then the checks
+    assert [r.n for r in metrics.results] == [6, 6]
+    records = list(read_records(tmp_path / "r" / "samples.jsonl"))
+    assert sum(c.reused for r in records for c in r.call_usage) == 6  # the second asker's answer is not paid twice
+
+
+def test_usage_totals_are_what_the_server_reported(tmp_path: Path, batch_api: Served) -> None:
+    _, metrics = run(tmp_path, batch_api, "batched")
+    usage = metrics.usage.usage  # type: ignore[attr-defined]
+    assert (usage.calls, usage.prompt_tokens, usage.completion_tokens, usage.reasoning_tokens) == (12, 1200, 504, 480)
+    assert usage.cached_tokens is None and usage.unknown == 0  # the server sent no cached count: unknown, not 0
+    saved = json.loads((tmp_path / "batched" / "metrics.json").read_text())
+    assert saved["usage"]["usage"]["prompt_tokens"] == 1200 == saved["results"][0]["usage"]["usage"]["prompt_tokens"]
+    manifest = json.loads((tmp_path / "batched" / "manifest.json").read_text())
+    assert manifest["usage"]["usage"]["completion_tokens"] == 504
+    assert manifest["sessions"][0]["spent"] == {"calls": 12, "tokens": 1704}
+    assert [b["state"] for b in manifest["batches"]] == ["ended", "ended"]
+
+
+@pytest.mark.parametrize("fault", ["drop-lines", "fail-lines", "expire"])
+def test_failed_and_missing_lines_are_sent_again_alone(tmp_path: Path, batch_api: Served, fault: str) -> None:
+    batch_api.server.fault, batch_api.server.fault_times = fault, 1
+    notes: list[str] = []
+    the_run, _ = run(tmp_path, batch_api, "r", strategy="direct", notes=notes)
+    assert the_run.failures == []
+    ledger = Ledger(tmp_path / "r")
+    first, again = ledger.entries
+    resent = {"drop-lines": 1, "fail-lines": 1, "expire": 3}[fault]
+    assert (first.requests, again.requests, again.round) == (6, resent, 1)
+    # answers the model gave: each request once, but the one the server ran and then left out of its output
+    assert batch_api.server.stats.batch_lines == {"drop-lines": 7, "fail-lines": 6, "expire": 6}[fault]
+    assert scores(tmp_path / "r") == scores_of_direct(tmp_path, batch_api)
+    if fault != "fail-lines":
+        assert any("sent again" in n for n in notes)
+
+
+def scores_of_direct(tmp_path: Path, served: Served) -> dict[str, float]:
+    run(tmp_path, served, "direct", strategy="direct", batch=None, cache="direct.sqlite")
+    return scores(tmp_path / "direct")
+
+
+def test_foreign_ids_are_ignored_and_said(tmp_path: Path, batch_api: Served) -> None:
+    batch_api.server.fault = "foreign-ids"
+    notes: list[str] = []
+    the_run, _ = run(tmp_path, batch_api, "r", strategy="direct", notes=notes)
+    assert the_run.failures == [] and batch_api.server.stats.batches == 1
+    assert any("2 line(s) of its results have ids this run never sent" in n for n in notes)
+    assert "ids it was never sent" in Ledger(tmp_path / "r").entries[0].notes[0]
+
+
+def test_a_refused_batch_fails_its_samples_as_model_errors(tmp_path: Path, batch_api: Served) -> None:
+    batch_api.server.fault = "reject"
+    the_run, metrics = run(tmp_path, batch_api, "r", strategy="direct")
+    assert len(the_run.failures) == 6 and metrics.results[0].errors == 6  # type: ignore[attr-defined]
+    record = next(iter(read_records(tmp_path / "r" / "samples.jsonl")))
+    assert "the batch failed: invalid_request: the input file was refused" in (record.error or "")
+
+
+@pytest.mark.parametrize("model", ["openai:mock", "anthropic:mock"])
+def test_a_restart_takes_up_a_batch_whose_id_was_never_written(tmp_path: Path, batch_api: Served, model: str) -> None:
+    import asyncio
+
+    from structbench.batch.providers import provider_for
+
+    batch_api.server.complete_after = 0.5
+    run(tmp_path, batch_api, "first", strategy="direct", model=model)  # to learn the lines a run sends
+    first = Ledger(tmp_path / "first").entries[0]
+    lines = list(Ledger(tmp_path / "first").read_lines(first.input_name))
+    # a session killed after the provider created the batch, before the ledger had its id
+    ledger = Ledger(tmp_path / "second")
+    entry = ledger.new(lines, provider=first.provider, model=model, base_url=first.base_url,
+                       endpoint=first.endpoint, requests=len(lines), step=1)
+    backend = make_backend(BackendSpec.parse(model, base_url=first.base_url))
+    provider = provider_for(backend)
+
+    async def create() -> str:
+        try:
+            return await provider.submit(entry, lines, ledger.file(entry.input_name))
+        finally:
+            await provider.aclose()
+
+    created = asyncio.run(create())
+    before = batch_api.server.stats.batches
+    notes: list[str] = []
+    run(tmp_path, batch_api, "second", strategy="direct", cache="other.sqlite", notes=notes, model=model)
+    assert batch_api.server.stats.batches == before  # found (by its tag, or its size and time): not sent again
+    assert Ledger(tmp_path / "second").entries[0].id == created
+    assert any("sent by an earlier session" in n for n in notes)
+    assert scores(tmp_path / "second") == scores(tmp_path / "first")
+
+
+def test_a_batch_cancelled_while_waiting_stops_the_run(tmp_path: Path, batch_api: Served) -> None:
+    import threading
+
+    batch_api.server.complete_after = 30
+
+    def cancel() -> None:
+        import time
+
+        for _ in range(200):
+            running = [b for b in batch_api.server.batches.values() if b.status == "in_progress"]
+            if running:
+                running[0].status = "cancelled"
+                running[0].output_file_id = batch_api.server._store([])
+                return
+            time.sleep(0.05)
+
+    threading.Thread(target=cancel, daemon=True).start()
+    with pytest.raises(RunStoppedError, match="was cancelled"):
+        run(tmp_path, batch_api, "r", strategy="direct")
+    assert not (tmp_path / "r" / "samples.jsonl").read_text()  # no sample recorded as failed: all tried again
+
+
+def test_a_step_larger_than_the_providers_limit_is_split(tmp_path: Path, batch_api: Served,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from structbench.batch.openai import OpenAIBatches
+
+    monkeypatch.setattr(OpenAIBatches, "max_requests", 4)
+    run(tmp_path, batch_api, "lines", strategy="direct")
+    assert [e.requests for e in Ledger(tmp_path / "lines").entries] == [4, 2]
+    monkeypatch.setattr(OpenAIBatches, "max_requests", 50_000)
+    monkeypatch.setattr(OpenAIBatches, "max_bytes", 1000)  # a line of a toy prompt is about 400 bytes
+    run(tmp_path, batch_api, "bytes", strategy="direct", cache="other.sqlite")
+    assert [e.requests for e in Ledger(tmp_path / "bytes").entries] == [2, 2, 2]
+    assert scores(tmp_path / "bytes") == scores(tmp_path / "lines")

@@ -1,0 +1,206 @@
+"""Tokens, cost, budgets and batches as a user meets them: ``structbench run`` in its own process against loopback
+servers (the OpenAI chat API, its Batch API), never the network."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from batch.conftest import USAGE, Served, mixed_answers
+from faults import child_pythonpath
+from structbench.errors import ExitCode
+from structbench.testing.batch_server import BatchServer, serve_batches_in_thread
+from structbench.testing.openai_server import MockOpenAIServer, read_log, serve_in_thread
+from structbench.testing.reasoning_server import ReasoningServer
+
+KEY = "sk-structbench-test-key-0123456789abcdef"
+"""An API key the run is given; it must appear in nothing the run writes."""
+
+
+def env(tmp_path: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": child_pythonpath(), "STRUCTBENCH_PLUGINS": "toybench",
+            "STRUCTBENCH_CACHE": str(tmp_path / "cache"), "OPENAI_API_KEY": KEY}
+
+
+def sb(tmp_path: Path, *args: str, check: int | None = 0) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True,
+                          env=env(tmp_path), cwd=tmp_path, timeout=300)
+    if check is not None:
+        assert proc.returncode == check, proc.stdout + proc.stderr
+    return proc
+
+
+def toy(url: str, out: str, *more: str, strategy: str = "refine", limit: int = 6) -> list[str]:
+    return ["run", "-m", "openai:mock", "--base-url", url, "-b", "toy", "-s", strategy, "--limit", str(limit),
+            "--no-progress", "--out", out, *more]
+
+
+@pytest.fixture
+def batch_api() -> Iterator[Served]:
+    server = BatchServer(ReasoningServer("reasoning_content", mixed_answers(), usage=USAGE))
+    with serve_batches_in_thread(server) as url:
+        yield Served(server, url)
+
+
+def test_token_totals_are_what_the_server_reported(tmp_path: Path, batch_api: Served) -> None:
+    proc = sb(tmp_path, *toy(batch_api.url + "/v1", "run"))
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    made = metrics["usage"]["usage"]  # 6 samples, 2 calls each, 100 prompt and 42 completion (40 reasoning) per call
+    assert (made["calls"], made["prompt_tokens"], made["completion_tokens"], made["reasoning_tokens"]) == \
+        (12, 1200, 504, 480)
+    assert made["cached_tokens"] is None and metrics["results"][0]["usage"]["usage"] == made
+    records = [json.loads(line) for line in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()]
+    assert all(r["usage"]["prompt_tokens"] == 200 and len(r["call_usage"]) == 2 for r in records)
+    assert all(c == {"model": "openai:mock", "prompt_tokens": 100, "completion_tokens": 42, "reasoning_tokens": 40,
+                     "cached_tokens": None, "reused": False, "batch": False} for r in records for c in r["call_usage"])
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["usage"]["usage"] == made
+    assert "| tokens, cost |" in proc.stdout and "| 1.2k in, 504 out |" in proc.stdout
+    assert "tokens: calls made: 12 calls: 1,200 prompt tokens, 504 completion tokens (480 reasoning)" in proc.stdout
+    again = sb(tmp_path, *toy(batch_api.url + "/v1", "again"))  # the same requests: all from the cache
+    reused = json.loads((tmp_path / "again" / "metrics.json").read_text())["usage"]
+    assert reused["usage"]["calls"] == 0 and reused["reused"]["prompt_tokens"] == 1200
+    assert "(+1.7k reused)" in again.stdout
+
+
+def test_a_server_without_usage_gives_unknown_never_zero(tmp_path: Path) -> None:
+    with serve_in_thread(MockOpenAIServer(reply="yes", no_usage=True)) as url:
+        proc = sb(tmp_path, *toy(url, "run", strategy="direct"))
+    made = json.loads((tmp_path / "run" / "metrics.json").read_text())["usage"]["usage"]
+    assert made == {"calls": 6, "prompt_tokens": None, "completion_tokens": None, "reasoning_tokens": None,
+                    "cached_tokens": None, "unknown": 6}
+    assert "| unknown |" in proc.stdout
+
+
+def test_a_budget_cannot_be_kept_against_a_server_without_usage(tmp_path: Path) -> None:
+    with serve_in_thread(MockOpenAIServer(reply="yes", no_usage=True)) as url:
+        proc = sb(tmp_path, *toy(url, "run", "--max-tokens-total", "1000", "--workers", "2"), check=ExitCode.BUDGET)
+    assert "openai:mock reported no token usage for a call, so the budget (--max-cost/--max-tokens-total) cannot " \
+        "be kept" in proc.stderr
+    assert "note: --workers 2: --batch, --max-cost and --max-tokens-total count every call in one process" \
+        in proc.stderr
+
+
+def test_batch_resumes_after_kill_9_and_scores_as_direct_calls(tmp_path: Path, batch_api: Served) -> None:
+    batch_api.server.complete_after = 8  # the batch completes 8 s after it was submitted
+    command = toy(batch_api.url + "/v1", "run", "--batch", "--batch-poll", "1", strategy="direct")
+    stderr = tmp_path / "first.err"
+    with stderr.open("w") as err:
+        first = subprocess.Popen([sys.executable, "-m", "structbench", *command], stdout=subprocess.DEVNULL,
+                                 stderr=err, env=env(tmp_path), cwd=tmp_path)
+        try:
+            for _ in range(600):
+                if "submitted" in stderr.read_text() or first.poll() is not None:
+                    break
+                time.sleep(0.05)
+            assert "submitted" in stderr.read_text(), stderr.read_text()
+        finally:
+            first.send_signal(signal.SIGKILL)
+            first.wait()
+    assert first.returncode == -signal.SIGKILL
+    ledger = json.loads((tmp_path / "run" / "batches" / "ledger.json").read_text())["batches"]
+    assert len(ledger) == 1 and ledger[0]["id"].startswith("batch_") and ledger[0]["state"] == "submitted"
+    assert batch_api.server.stats.batches == 1
+    second = sb(tmp_path, *command)
+    assert "taken up again" in second.stderr
+    assert batch_api.server.stats.batches == 1 and batch_api.server.stats.direct == 0  # one batch, no direct call
+    assert batch_api.server.stats.batch_lines == 6
+    direct = sb(tmp_path, *toy(batch_api.url + "/v1", "direct", "--no-cache", strategy="direct"))
+    assert batch_api.server.stats.direct == 6
+
+    def scores(run: str) -> dict[str, float]:
+        lines = (tmp_path / run / "samples.jsonl").read_text().splitlines()
+        return {r["id"]: r["score"] for r in map(json.loads, lines)}
+
+    assert scores("run") == scores("direct") and 0 < sum(scores("run").values()) < 6
+    row = next(line for line in second.stdout.splitlines() if line.startswith("| toy |"))
+    assert row.rsplit("|", 2)[0] == next(line for line in direct.stdout.splitlines()
+                                         if line.startswith("| toy |")).rsplit("|", 2)[0]  # the same table row
+    # the key is in nothing the run wrote: records, manifest, batch files, the response cache
+    written = [p for p in [*(tmp_path / "run").rglob("*"), *(tmp_path / "cache").rglob("*")] if p.is_file()]
+    assert any(p.name.endswith(".input.jsonl") for p in written)
+    assert all(KEY.encode() not in p.read_bytes() for p in written)
+    assert KEY not in second.stdout + second.stderr + stderr.read_text()
+
+
+@pytest.mark.parametrize(("prices", "message"), [
+    ("openai:gpt-4o: {input: 2.5, output: 10}\n",
+     "prices.yaml: no price for the model openai:mock (the file prices: openai:gpt-4o)"),
+    ("openai:mock:\n  input: 1\n  output: -2\n", "prices.yaml:3: openai:mock.output: a price cannot be negative (-2)"),
+])
+def test_a_bad_prices_file_is_refused_before_anything_runs(tmp_path: Path, prices: str, message: str) -> None:
+    (tmp_path / "prices.yaml").write_text(prices)
+    with serve_in_thread(MockOpenAIServer(reply="yes")) as url:
+        proc = sb(tmp_path, *toy(url, "run", "--prices", "prices.yaml"), check=ExitCode.USAGE)
+    assert message in proc.stderr and proc.stderr.count("\n") == 1
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_budget_stops_the_run_and_a_larger_one_resumes_it(tmp_path: Path) -> None:
+    (tmp_path / "prices.yaml").write_text("mock: {input: 1, output: 2}\n")  # per million: 184 µ$ per call
+    log = tmp_path / "requests.log"
+    with serve_in_thread(MockOpenAIServer(reply="yes", usage=USAGE, log_path=log)) as url:
+        command = toy(url, "run", "--prices", "prices.yaml", "-c", "1")
+        stopped = sb(tmp_path, *command, "--max-tokens-total", "500", check=ExitCode.BUDGET)
+        assert "stopped: the run reached --max-tokens-total 500 (spent 568 tokens) over 4 model calls" in stopped.stderr
+        assert "the same command with a larger budget resumes the run" in stopped.stderr
+        assert len(read_log(log)) == 4 and not (tmp_path / "run" / "metrics.json").exists()
+        manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+        assert manifest["status"] == "stopped" and manifest["budget"]["max_tokens_total"] == 500
+        costly = sb(tmp_path, *command, "--max-cost", "0.0015", check=ExitCode.BUDGET)
+        # 184 µ$ a call: the ninth (four of the first session, five of this one) passes 0.0015
+        assert "--max-cost 0.0015 USD (spent 0.0017 USD) over 9 model calls" in costly.stderr
+        done = sb(tmp_path, *command, "--max-cost", "1")
+    answered = [r.digest for r in read_log(log)]
+    assert len(answered) == 12 == len(set(answered))  # every call once, over three sessions
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert metrics["prices"] == "prices.yaml" and metrics["results"][0]["n"] == 6
+    total = metrics["usage"]
+    assert "cost 0.00" in done.stdout and "at prices.yaml" in done.stdout
+    sessions = json.loads((tmp_path / "run" / "manifest.json").read_text())["sessions"]
+    assert [s["spent"]["calls"] for s in sessions] == [4, 5, 3]  # the calls each session paid for
+    # the ninth call's sample was not recorded before the stop: its answer is reused by the third session
+    assert (total["usage"]["calls"], total["reused"]["calls"]) == (11, 1)
+
+
+def test_batches_lists_and_cancels_a_runs_batches(tmp_path: Path, batch_api: Served) -> None:
+    batch_api.server.complete_after = 600
+    command = toy(batch_api.url + "/v1", "run", "--batch", "--batch-poll", "0.5", strategy="direct")
+    stderr = tmp_path / "run.err"
+    with stderr.open("w") as err:
+        running = subprocess.Popen([sys.executable, "-m", "structbench", *command], stdout=subprocess.DEVNULL,
+                                   stderr=err, env=env(tmp_path), cwd=tmp_path)
+        try:
+            for _ in range(600):
+                if "submitted" in stderr.read_text() or running.poll() is not None:
+                    break
+                time.sleep(0.05)
+            listed = sb(tmp_path, "batches", "run")
+            assert "| submitted | in_progress, 0/6 done | 6 |" in listed.stdout
+            cancelled = sb(tmp_path, "batches", "run", "--cancel")
+            assert "cancelled (cancel asked)" in cancelled.stdout
+            running.wait(timeout=60)
+        finally:
+            running.kill()
+            running.wait()
+    assert running.returncode == ExitCode.STOPPED
+    assert "was cancelled; the answers it holds are kept" in stderr.read_text()
+    assert batch_api.server.stats.cancelled == 1
+    after = sb(tmp_path, "batches", "run", "--offline")
+    assert "| ended | cancelled |" in after.stdout
+    assert sb(tmp_path, "batches", "nowhere", check=ExitCode.USAGE).stderr.startswith("error: nowhere: no such run")
+
+
+def test_batch_needs_a_backend_with_a_batch_api(tmp_path: Path) -> None:
+    proc = sb(tmp_path, "run", "-m", "mock", "-b", "toy", "--limit", "2", "--batch", check=ExitCode.USAGE)
+    assert "--batch: the mock backend has no batch API (openai and anthropic have one)" in proc.stderr
+    proc = sb(tmp_path, "run", "-m", "mock", "-b", "toy", "--limit", "2", "--max-cost", "1", check=ExitCode.USAGE)
+    assert "--max-cost needs the models' prices: give --prices FILE" in proc.stderr
