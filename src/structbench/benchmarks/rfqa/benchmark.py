@@ -94,9 +94,15 @@ class RFQABenchmark(Benchmark):
 
     name: ClassVar[str] = "rfqa"
     title: ClassVar[str] = "RelationalFactQA"
+    summary: ClassVar[str] = "closed-book generation of whole tables from NL or SQL questions"
+    paper: ClassVar[str] = (
+        "Dario Satriani, Enzo Veltri, Donatello Santoro, Paolo Papotti. *RelationalFactQA: A Benchmark for "
+        "Evaluating Tabular Fact Retrieval from Large Language Models.* arXiv 2505.21409, 2025."
+    )
     variants: ClassVar[tuple[str, ...]] = ("all", *SOURCES, GENERATED)
     default_strategy: ClassVar[str] = "nl"
     headline: ClassVar[str] = "avg_f1_ts"
+    headline_label: ClassVar[str] = "avg(cell F1, tuple similarity)"
     metric_names: ClassVar[tuple[str, ...]] = (
         "avg_f1_ts",
         *(m for m in METRICS if m != "tuple_order"),

@@ -82,9 +82,17 @@ class ProgramOfThought(Strategy):
 class SciTab(Benchmark):
     name: ClassVar[str] = "scitab"
     title: ClassVar[str] = "SciTab"
+    summary: ClassVar[str] = (
+        "scientific claim verification (supported / refuted / NEI), incl. program-of-thought in a sandbox"
+    )
+    paper: ClassVar[str] = (
+        "Xinyuan Lu, Liangming Pan, Qian Liu, Preslav Nakov, Min-Yen Kan. *SciTab: A Challenging Benchmark "
+        "for Compositional Reasoning and Claim Verification on Scientific Tables.* EMNLP 2023."
+    )
     variants: ClassVar[tuple[str, ...]] = ("all", "2class")
     default_strategy: ClassVar[str] = "zero_shot"
     headline: ClassVar[str] = "macro_f1"
+    headline_label: ClassVar[str] = "macro F1"
     metric_names: ClassVar[tuple[str, ...]] = (
         "macro_f1",
         "macro_f1_3class",

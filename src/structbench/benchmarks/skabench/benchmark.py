@@ -122,9 +122,17 @@ class SkaBench(Benchmark):
 
     name = "skabench"
     title = "SKA-Bench"
+    summary = (
+        "QA over KG / Table / KG+Text / Table+Text from positive and noisy knowledge units, four testbeds"
+    )
+    paper = (
+        "Liu et al. *SKA-Bench: A Fine-Grained Benchmark for Evaluating Structured Knowledge Understanding of "
+        "LLMs.* EMNLP 2025, arXiv 2507.17178."
+    )
     variants = ("rfqa", "csv", "jsonl", "contexts")
     default_strategy = "direct"
     headline = "f1"
+    headline_label = "answer-list F1"
     metric_names = (
         "f1",
         "rejection_rate",

@@ -79,9 +79,17 @@ class StrucTextEval(Benchmark):
 
     name = "structext"
     title = "StrucText-Eval"
+    summary = (
+        "questions over structure-rich text in 8 languages, 29 templates, generated at any depth and width"
+    )
+    paper = (
+        "Zhouhong Gu, Haoning Ye, Xingzhou Chen, Zeyang Zhou, Hongwei Feng, Yanghua Xiao. *StrucText-Eval: "
+        "Evaluating Large Language Model's Reasoning Ability in Structure-Rich Text.* 2025."
+    )
     variants = ("test", "hard", "official")
     default_strategy = "naive"
     headline = "rougeL"
+    headline_label = "RougeL (≥ 0.75)"
     metric_names = ("rougeL", "rougeL_raw", "exact_match", "bleu")
     breakdown_keys = ("language", "task", "template", "depth", "width")
     Options: ClassVar[type[BaseModel]] = StructextOptions

@@ -72,9 +72,17 @@ class StructFact(Benchmark):
 
     name = "structfact"
     title = "StructFact"
+    summary = (
+        "Yes / No / Not sure fact verification over tables, lists, graphs and text (A/B/C options)"
+    )
+    paper = (
+        "Sirui Huang, Yanggan Gu, Zhonghao Li, Xuming Hu, Qing Li, Guandong Xu. *StructFact: Reasoning "
+        "Factual Knowledge from Structured Data with Large Language Models.*"
+    )
     variants = ("demo", "full", "generated")
     default_strategy = "zero_shot"
     headline = "weighted_f1"
+    headline_label = "weighted F1"
     metric_names = METRIC_NAMES
     breakdown_keys = ("task", "source", "structure", "difficulty", MAP_KEY)
     Options: ClassVar[type[GeneratedOptions]] = GeneratedOptions
