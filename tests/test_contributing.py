@@ -45,8 +45,9 @@ def run(repo: Path, argv: list[str], tmp: Path) -> subprocess.CompletedProcess[s
     head = {"python": [sys.executable], "pytest": [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"],
             "structbench": [sys.executable, "-m", "structbench"]}[argv[0]]
     env = {k: v for k, v in os.environ.items() if k not in ("STRUCTBENCH_PLUGINS", "PYTEST_ADDOPTS")}
-    env.update(PYTHONPATH=str(repo / "src"), STRUCTBENCH_SHARED_DATASETS=str(shared_datasets_dir()),
-               STRUCTBENCH_CACHE=str(tmp / "cache"))
+    others = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and Path(p).resolve() != REPO / "src"]
+    env.update(PYTHONPATH=os.pathsep.join([str(repo / "src"), *others]),  # the copy's code, the same plugins
+               STRUCTBENCH_SHARED_DATASETS=str(shared_datasets_dir()), STRUCTBENCH_CACHE=str(tmp / "cache"))
     return subprocess.run([*head, *argv[1:]], cwd=repo, env=env, capture_output=True, text=True, timeout=600)
 
 
