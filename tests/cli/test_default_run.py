@@ -8,7 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 
+
+@pytest.mark.slow
 def test_default_run_on_embedded_model(tmp_path: Path) -> None:
     env = dict(os.environ, STRUCTBENCH_CACHE=str(tmp_path / "cache"))
     env.pop("STRUCTBENCH_DATA_DIR", None)

@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from faults import child_pythonpath
 from structbench.benchmarks import BENCHMARKS
 
@@ -95,6 +97,7 @@ def test_progress_lines_when_stderr_is_not_a_terminal(tmp_path: Path) -> None:
     assert "evaluating" not in quiet.stderr
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_an_embedded_model_run_exits_130_cleanly(tmp_path: Path) -> None:
     """SIGINT while llama.cpp generates: the call stops, the model is freed after it, exit 130 (it segfaulted)."""
     proc = subprocess.Popen(

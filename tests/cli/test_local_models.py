@@ -34,6 +34,7 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_tiny_model(tmp_path_factory.mktemp("models") / "tiny")
 
 
+@pytest.mark.slow
 def test_hf_run_records_model_options_and_identity(tiny: Path, tmp_path: Path) -> None:
     sb(tmp_path, "run", "-m", f"hf:{tiny}", "-b", "toy", "-n", "6", "--dtype", "float32", "-M", "batch_size=4",
        "--max-tokens", "4", "--out", "r")
@@ -68,6 +69,7 @@ def test_local_model_usage_errors_exit_2(tiny: Path, tmp_path: Path) -> None:
     assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.slow
 def test_vllm_run_on_the_cpu(tiny: Path, tmp_path: Path) -> None:
     require("vllm")
     sb(tmp_path, "run", "-m", f"vllm:{tiny}", "-b", "toy", "-n", "6", "--dtype", "float32", "--max-tokens", "4",

@@ -92,6 +92,7 @@ def outcomes(run_dir: Path) -> list[tuple[Any, ...]]:
     return sorted((r["id"], r["output"], r["parsed"], r["score"], r["error"]) for r in records(run_dir))
 
 
+@pytest.mark.slow
 def test_a_ray_run_equals_a_local_one_and_survives_a_killed_worker(tmp_path: Path, cluster: str) -> None:
     env = _env(tmp_path)
     with serve(tmp_path, "--latency", "0.1", "--reply", "yes") as server:
@@ -123,6 +124,7 @@ def test_a_ray_run_equals_a_local_one_and_survives_a_killed_worker(tmp_path: Pat
     assert "| toy | big | refine |" in out
 
 
+@pytest.mark.slow
 def test_a_ray_run_killed_resumes_locally_repeating_no_completed_call(tmp_path: Path, cluster: str) -> None:
     env = _env(tmp_path)
     with serve(tmp_path, "--latency", "0.1", "--reply", "yes") as server:

@@ -97,17 +97,14 @@ def test_cli_defaults_match_the_core() -> None:
     ],
 )
 def test_unusable_replies_are_errors_never_cached_and_sent_again(tmp_path: Path, fault: str, says: str) -> None:
-    from faults import free_port
-
-    port = free_port()
-    with serve(tmp_path, "--fault", fault, port=port) as bad:
+    with serve(tmp_path, "--fault", fault) as bad:
         proc = sb(tmp_path, *run_args(bad.url, "--max-retries", "0"))
     assert proc.returncode in FINISHED
     recs = records(tmp_path / "r")
     assert len(recs) == 6 and all(says in r["error"] for r in recs), recs[0]["error"]
     assert cached_digests(tmp_path / "cache" / "responses.sqlite") == set()
     # The same command against a server that now answers properly: every request is sent (nothing poisoned).
-    with serve(tmp_path, "--reply", "yes", port=port) as good:
+    with serve(tmp_path, "--reply", "yes", port=bad.port) as good:
         assert sb(tmp_path, *run_args(good.url)).returncode == 0
         assert len(set(good.answered())) == 6
     assert [r["error"] for r in records(tmp_path / "r")[6:]] == [None] * 6
@@ -145,7 +142,7 @@ def test_garbage_with_status_200_is_retried_within_the_run(tmp_path: Path, fault
 def test_the_circuit_breaker_stops_a_run_where_every_call_fails(
     tmp_path: Path, server_args: list[str] | None, says: str
 ) -> None:
-    from faults import free_port
+    from faults import closed_port
 
     def go(url: str) -> subprocess.CompletedProcess[str]:
         t0 = time.perf_counter()
@@ -154,7 +151,8 @@ def test_the_circuit_breaker_stops_a_run_where_every_call_fails(
         return proc
 
     if server_args is None:
-        proc = go(f"http://127.0.0.1:{free_port()}/v1")
+        with closed_port() as port:
+            proc = go(f"http://127.0.0.1:{port}/v1")
     else:
         with serve(tmp_path, *server_args) as server:
             proc = go(server.url)
@@ -172,10 +170,11 @@ def test_the_circuit_breaker_stops_a_run_where_every_call_fails(
 def test_a_dead_server_at_high_concurrency_trips_the_breaker(tmp_path: Path) -> None:
     """256 requests in flight in one process against a closed port: exit 4 with the breaker's line, not every
     sample a harness error (exit 3) because the replica's rest overflowed."""
-    from faults import free_port
+    from faults import closed_port
 
-    url = f"http://127.0.0.1:{free_port()}/v1"
-    proc = sb(tmp_path, *run_args(url, "-c", "256", "--workers", "1", "-b", "toy:big", n=600))
+    with closed_port() as port:
+        url = f"http://127.0.0.1:{port}/v1"
+        proc = sb(tmp_path, *run_args(url, "-c", "256", "--workers", "1", "-b", "toy:big", n=600))
     assert proc.returncode == 4, proc.stderr
     assert one_line(proc.stderr).startswith("error: stopped early: the last 10 model calls all failed (cannot connect)")
     assert not [r for r in records(tmp_path / "r") if r["error_kind"] == "harness"]
@@ -289,13 +288,10 @@ def test_damaged_local_data_is_refused_unless_modified_on_purpose(tmp_path: Path
 def test_a_run_finished_after_exit_3_reads_as_one_record_per_sample(tmp_path: Path) -> None:
     """The documented "exit 3, run the same command again": samples.jsonl keeps the failed attempts, and every reader
     takes each sample's last line, so compare accepts the run and the report lists each sample once."""
-    from faults import free_port
-
-    port = free_port()
-    args = run_args(f"http://127.0.0.1:{port}/v1", "--max-retries", "0", "--max-consecutive-failures", "0", n=12)
-    with serve(tmp_path, "--reply", "yes", "--fail-every", "3", "--fail-status", "500", port=port):
+    with serve(tmp_path, "--reply", "yes", "--fail-every", "3", "--fail-status", "500") as server:
+        args = run_args(server.url, "--max-retries", "0", "--max-consecutive-failures", "0", n=12)
         assert sb(tmp_path, *args).returncode == 3
-    with serve(tmp_path, "--reply", "yes", port=port):
+    with serve(tmp_path, "--reply", "yes", port=server.port):
         assert sb(tmp_path, *args).returncode == 0
     lines = records(tmp_path / "r")
     assert len(lines) > 12 and {r["id"] for r in lines} == {f"toy-{i}" for i in range(12)}  # attempts kept as history
@@ -404,17 +400,13 @@ def test_one_full_disk_counts_the_answers_it_could_not_keep(tmp_path: Path) -> N
     """The cache and the run directory on one full disk: an answer that fits in neither is lost (the docs say so).
     Every answer the server gave is in the cache or the spill file, or counted in the manifest's lost_responses and
     the exit line."""
-    from faults import free_port
-
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/v1"
     with small_disk(tmp_path / "disk", "1m") as disk:
         env = _env(tmp_path, STRUCTBENCH_CACHE=str(disk / "cache"))
-        args = run_args(url, "-c", "16", "-b", "toy:big", "--max-retries", "0", n=300, out="disk/r")
-        with serve(tmp_path, "--fail-every", "1", "--fail-status", "500", port=port):  # the run and its cache exist
+        with serve(tmp_path, "--fail-every", "1", "--fail-status", "500") as failing:  # the run and its cache exist
+            args = run_args(failing.url, "-c", "16", "-b", "toy:big", "--max-retries", "0", n=300, out="disk/r")
             assert sb(tmp_path, *args, "--max-consecutive-failures", "1", env=env).returncode == 4
         fill(disk, leave=64 * 1024)
-        with serve(tmp_path, "--reply", "yes", port=port) as server:
+        with serve(tmp_path, "--reply", "yes", port=failing.port) as server:
             proc = sb(tmp_path, *args, env=env)
             paid = set(server.answered())
         assert proc.returncode == 5, proc.stderr

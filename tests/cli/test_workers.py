@@ -15,7 +15,7 @@ from typing import Any
 import psutil
 import pytest
 
-from faults import child_pythonpath, free_port, read_only, serve
+from faults import child_pythonpath, closed_port, read_only, serve
 from structbench.testing.openai_server import request_digest
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -182,8 +182,9 @@ def test_an_interrupted_run_counts_its_workers_model_calls(tmp_path: Path, sig: 
 
 def test_every_call_failing_stops_all_workers_with_4(tmp_path: Path) -> None:
     t0 = time.perf_counter()
-    proc = sb(tmp_path, "run", *ARGS, "--base-url", f"http://127.0.0.1:{free_port()}/v1", "--max-retries", "1",
-              "--out", "r")
+    with closed_port() as port:
+        proc = sb(tmp_path, "run", *ARGS, "--base-url", f"http://127.0.0.1:{port}/v1", "--max-retries", "1",
+                  "--out", "r")
     assert time.perf_counter() - t0 < 60
     assert proc.returncode == 4, proc.stderr
     line = proc.stderr.strip().splitlines()[-1]

@@ -1,9 +1,14 @@
 """Which prompts are pinned: every benchmark x strategy, plus the variants and options that change a prompt.
 
-Each case names what it reproduces (the paper's figure or table, or the official file), which is written at
-the top of its snapshot file. ``test_every_strategy_is_pinned`` fails when a strategy has no case, so a new
-strategy cannot go unpinned. The samples are synthetic records in each release's own format
-(``tests/synthetic/``, see its README), read by the benchmarks' loaders: the snapshots hold no released data.
+The cases are derived from the registry: every strategy of every built-in benchmark
+(``structbench.benchmarks.BUILTIN``) on its default variant (``VARIANTS`` names more), so a new benchmark or
+strategy is pinned without editing this file; ``pytest tests/prompts --snapshot-update`` writes its snapshots,
+and ``test_every_snapshot_belongs_to_a_case`` fails on a snapshot no case produces. The curated cases below
+add variants and options that build a prompt differently, and name what each prompt reproduces (the paper's
+figure or table, or the official file), which is written at the top of its snapshot file; a derived case
+that no curated case names says what its strategy's ``description`` says. The samples are synthetic records
+in each release's own format (``tests/synthetic/``, see its README), read by the benchmarks' loaders: the
+snapshots hold no released data.
 
 Options that build the prompt differently get a case of their own (one value each); options that only set
 sampling parameters or limits are pinned through the ``params`` line of every request. Variants whose
@@ -16,6 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from structbench.benchmarks import BENCHMARKS, BUILTIN
 
 HERE = Path(__file__).resolve().parent
 ENHANCED_CONTEXT = "tests/prompts/enhanced_context.json"
@@ -178,4 +185,36 @@ RFQA = [
          samples=(1, 2)),
 ]
 
-CASES: list[Case] = [*STRUCTFACT, *SCITAB, *SKABENCH, *STRUCTEXT, *RFQA]
+CURATED: list[Case] = [*STRUCTFACT, *SCITAB, *SKABENCH, *STRUCTEXT, *RFQA]
+
+VARIANTS: dict[str, tuple[str, ...]] = {"scitab": ("all", "2class"), "structext": ("test", "official")}
+"""Benchmarks whose every strategy is pinned on more than the default variant (the variant changes the prompt)."""
+
+DERIVED_OPTIONS: dict[str, dict[str, str]] = {
+    "skabench": {"knowledge": "table", "testbed": "noise"},
+    "structfact.enhanced_context": {"enhanced_context_file": "{repo}/" + ENHANCED_CONTEXT},
+}
+"""Options of a benchmark's (``NAME``) or a strategy's (``NAME.STRATEGY``) derived cases: what a strategy needs to
+build its prompt at all (StructFact's enhanced context file), or the one configuration pinned by default."""
+
+
+def derived() -> list[Case]:
+    """One case per built-in benchmark, pinned variant and strategy, in registry order."""
+    cases = []
+    for name in BUILTIN:
+        cls = BENCHMARKS.get(name)
+        for variant in VARIANTS.get(name, cls.variants[:1]):
+            for key, strategy in cls().strategies().items():
+                options = {**DERIVED_OPTIONS.get(name, {}), **DERIVED_OPTIONS.get(f"{name}.{key}", {})}
+                reproduces = f"{cls.title}, strategy {key}: {strategy.description or '(no description)'}"
+                cases.append(Case(name, variant, key, reproduces, options))
+    return cases
+
+
+def _cases() -> list[Case]:
+    """The curated cases, then each derived case that no curated one pins already (same id)."""
+    curated = {c.id for c in CURATED}
+    return [*CURATED, *(c for c in derived() if c.id not in curated)]
+
+
+CASES: list[Case] = _cases()

@@ -19,11 +19,11 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
-from prompts.cases import CASES, Case
+from prompts.cases import CASES, HERE, Case
 from structbench.backends.base import Request, Response
 from structbench.backends.oracle import OracleBackend
-from structbench.benchmark import Benchmark, current_sample
-from structbench.benchmarks import BENCHMARKS
+from structbench.benchmark import Attempt, Benchmark, current_sample
+from structbench.benchmarks import BENCHMARKS, BUILTIN
 from structbench.data.sample import Sample
 from structbench.datasets import DataContext
 from structbench.runner.config import options_for
@@ -61,8 +61,8 @@ def loaded(case: Case, data: DataContext) -> tuple[Benchmark, list[Sample]]:
     return _LOADED[key]
 
 
-def requests_sent(bench: Benchmark, strategy: str, sample: Sample) -> list[Request]:
-    """Every request the strategy sends about ``sample`` when the oracle answers each one."""
+def requests_sent(bench: Benchmark, strategy: str, sample: Sample) -> tuple[list[Request], Attempt]:
+    """Every request the strategy sends about ``sample`` when the oracle answers each one, and its attempt."""
     sent: list[Request] = []
     oracle = OracleBackend()
 
@@ -70,12 +70,12 @@ def requests_sent(bench: Benchmark, strategy: str, sample: Sample) -> list[Reque
         sent.append(request)
         return await oracle.generate(request)
 
-    async def run() -> None:
+    async def run() -> Attempt:
         current_sample.set((bench, sample))
-        await bench.strategy(strategy).run(sample, generate)
+        return await bench.strategy(strategy).run(sample, generate)
 
-    asyncio.run(run())
-    return sent
+    attempt = asyncio.run(run())
+    return sent, attempt
 
 
 def _params(request: Request) -> str:
@@ -115,16 +115,28 @@ def render(case: Case, samples: list[tuple[Sample, list[Request]]]) -> str:
 def test_prompt(case: Case, synthetic_data: DataContext, snap: SnapshotAssertion) -> None:
     bench, samples = loaded(case, synthetic_data)
     picked = [samples[i] for i in case.samples]
-    sent = [(s, requests_sent(bench, case.strategy, s)) for s in picked]
+    runs = [(s, *requests_sent(bench, case.strategy, s)) for s in picked]
+    sent = [(s, requests) for s, requests, _ in runs]
     assert all(requests for _, requests in sent), "every strategy sends at least one request"
     assert render(case, sent) == snap
+    for sample, _, attempt in runs:  # the oracle's replies, parsed by the benchmark, earn the full score
+        assert bench.score(sample, attempt, case.strategy).score == 1.0, (sample.id, attempt.output)
 
 
 def test_every_strategy_is_pinned() -> None:
+    """Every strategy of every built-in benchmark has a case (derived from the registry: nothing to add by hand)."""
     pinned = {(c.bench, c.strategy) for c in CASES}
-    for name in BENCHMARKS.names():
-        if name.startswith("toy"):
-            continue
+    assert BUILTIN and {c.bench for c in CASES} == set(BUILTIN)
+    for name in BUILTIN:
         for strategy in BENCHMARKS.get(name)().strategies():
-            assert (name, strategy) in pinned, f"no prompt snapshot for {name} / {strategy}: add a case to cases.py"
+            assert (name, strategy) in pinned, f"no prompt snapshot for {name} / {strategy}"
     assert len({c.id for c in CASES}) == len(CASES), "case ids must be unique"
+
+
+def test_every_snapshot_belongs_to_a_case() -> None:
+    """A snapshot no case produces (a renamed or removed strategy) is stale: delete it, or regenerate."""
+    folder = HERE / "__snapshots__" / "test_prompt_snapshots"
+    files = {p.name for p in folder.glob("*.txt")}
+    expected = {f"test_prompt[{c.id}].txt" for c in CASES}
+    assert not files - expected, f"snapshots without a case (run {REGENERATE}): {sorted(files - expected)}"
+    assert not expected - files, f"cases without a snapshot (run {REGENERATE}): {sorted(expected - files)}"

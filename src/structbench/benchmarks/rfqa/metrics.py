@@ -26,6 +26,7 @@ it is not pooled, and its tuple matches no expected tuple.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
@@ -51,8 +52,10 @@ METRICS = (
 _KEY = re.compile(r"[^0-9a-z]+")
 
 
+@functools.lru_cache(maxsize=4096)
 def attribute_key(name: str) -> str:
-    """An attribute name compared loosely: lower case, runs of non-alphanumerics as ``_``."""
+    """An attribute name compared loosely: lower case, runs of non-alphanumerics as ``_`` (cached: the same few
+    names are keyed for every row of every round)."""
     return _KEY.sub("_", str(name).strip().lower()).strip("_")
 
 

@@ -84,9 +84,13 @@ class SciTab(Benchmark):
     name: ClassVar[str] = "scitab"
     title: ClassVar[str] = "SciTab"
     provenance = PROVENANCE
+    summary: ClassVar[str] = (
+        "scientific claim verification (supported / refuted / NEI), incl. program-of-thought in a sandbox"
+    )
     variants: ClassVar[tuple[str, ...]] = ("all", "2class")
     default_strategy: ClassVar[str] = "zero_shot"
     headline: ClassVar[str] = "macro_f1"
+    headline_label: ClassVar[str] = "macro F1"
     metric_names: ClassVar[tuple[str, ...]] = (
         "macro_f1",
         "macro_f1_3class",

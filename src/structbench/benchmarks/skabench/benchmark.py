@@ -126,9 +126,13 @@ class SkaBench(Benchmark):
     name = "skabench"
     title = "SKA-Bench"
     provenance = PROVENANCE
+    summary = (
+        "QA over KG / Table / KG+Text / Table+Text from positive and noisy knowledge units, four testbeds"
+    )
     variants = ("rfqa", "csv", "jsonl", "contexts")
     default_strategy = "direct"
     headline = "f1"
+    headline_label = "answer-list F1"
     metric_names = (
         "f1",
         "rejection_rate",

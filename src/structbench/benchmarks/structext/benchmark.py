@@ -115,9 +115,13 @@ class StrucTextEval(Benchmark):
     name = "structext"
     title = "StrucText-Eval"
     provenance = PROVENANCE
+    summary = (
+        "questions over structure-rich text in 8 languages, 29 templates, generated at any depth and width"
+    )
     variants = ("test", "hard", "official")
     default_strategy = "naive"
     headline = "rougeL"
+    headline_label = "RougeL (≥ 0.75)"
     metric_names = ("rougeL", "rougeL_raw", "exact_match", "bleu")
     breakdown_keys = ("language", "task", "template", "depth", "width")
     cluster_unit = "document"

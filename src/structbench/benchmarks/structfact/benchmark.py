@@ -74,9 +74,13 @@ class StructFact(Benchmark):
     name = "structfact"
     title = "StructFact"
     provenance = PROVENANCE
+    summary = (
+        "Yes / No / Not sure fact verification over tables, lists, graphs and text (A/B/C options)"
+    )
     variants = ("demo", "full", "generated")
     default_strategy = "zero_shot"
     headline = "weighted_f1"
+    headline_label = "weighted F1"
     metric_names = METRIC_NAMES
     breakdown_keys = ("task", "source", "structure", "difficulty", MAP_KEY)
     cluster_unit = "table"

@@ -1,0 +1,78 @@
+"""Benchmarks and backends from other distributions: entry points, with ``STRUCTBENCH_PLUGINS`` as an alias.
+
+An installed distribution declares them in its ``pyproject.toml``::
+
+    [project.entry-points."structbench.benchmarks"]
+    toy2 = "toy2pkg:BENCHMARK"      # a Benchmark subclass; "toy2pkg" alone means its BENCHMARK
+
+    [project.entry-points."structbench.backends"]
+    echo = "echopkg:from_spec"      # (BackendSpec) -> Backend; "echopkg" alone means its from_spec
+
+Registering reads only the distribution's metadata; the module is imported when the benchmark or backend is
+first used, so an installed plugin costs nothing to a run that does not use it. The older way, modules named in
+``STRUCTBENCH_PLUGINS`` (comma-separated) that register themselves when imported, still works: they are
+imported with the benchmark registry.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+
+from structbench.errors import UsageError
+
+BENCHMARK_GROUP = "structbench.benchmarks"
+BACKEND_GROUP = "structbench.backends"
+ENV = "STRUCTBENCH_PLUGINS"
+
+
+@dataclass(frozen=True)
+class Plugin:
+    """One entry point of a group: the name it registers, its ``module:attr`` target and where it comes from."""
+
+    name: str
+    target: str
+    distribution: str | None
+    """The distribution that declares it (``None`` when its metadata does not say)."""
+    version: str | None
+
+    @property
+    def origin(self) -> str:
+        """``the entry point NAME of DIST VERSION``, for messages."""
+        where = f" of {self.distribution} {self.version or ''}".rstrip() if self.distribution else ""
+        return f"the entry point {self.name!r}{where}"
+
+
+def plugins(group: str, default_attr: str) -> list[Plugin]:
+    """The entry points of ``group`` in every installed distribution, by name; a target without ``:attr``
+    means ``module:default_attr``."""
+    found = []
+    for ep in entry_points(group=group):
+        module, _, attr = ep.value.partition(":")
+        attr = attr.split("[", 1)[0].strip()  # extras ("[cuda]") say what the plugin needs, not where it is
+        dist = ep.dist
+        found.append(Plugin(
+            name=ep.name,
+            target=f"{module.strip()}:{attr or default_attr}",
+            distribution=dist.metadata["Name"] if dist is not None else None,
+            version=dist.version if dist is not None else None,
+        ))
+    return sorted(found, key=lambda p: (p.name, p.distribution or ""))
+
+
+def refuse_duplicate(kind: str, plugin: Plugin) -> UsageError:
+    """The error for a plugin whose name is taken (by a built-in or another plugin): never shadow one silently."""
+    return UsageError(f"{plugin.origin} (group structbench.{kind}s): a {kind} named {plugin.name!r} is already "
+                      "registered; rename the entry point")
+
+
+def import_env_plugins() -> None:
+    """Import the modules named in ``STRUCTBENCH_PLUGINS``; they register what they hold (a module already
+    imported is not imported again)."""
+    for module in filter(None, (m.strip() for m in os.environ.get(ENV, "").split(","))):
+        try:
+            importlib.import_module(module)
+        except ImportError as err:
+            raise UsageError(f"{ENV}: cannot import {module!r}: {err}") from err

@@ -1,0 +1,111 @@
+"""A benchmark added by following docs/develop/adding-a-benchmark.md alone: in a copy of the repository, the
+guide's files are written and its commands run, and the checks it names see the new benchmark (they fail,
+naming it, until its checklist is done, and pass after), and ``structbench run -m oracle`` scores it 1.0."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import shared_datasets_dir
+
+REPO = Path(__file__).resolve().parents[1]
+GUIDE = REPO / "docs" / "develop" / "adding-a-benchmark.md"
+BLOCK = re.compile(r'^```(?P<lang>\w+) title="(?P<title>[^"]+)"\n(?P<body>.*?)^```$', re.M | re.S)
+COPIED = ("src", "tests", "docs", "README.md", "mkdocs.yml", "pyproject.toml")
+NAME = "toy2"
+
+
+def guide_blocks() -> dict[str, str]:
+    """The guide's titled code blocks by title (a file's path, or ``commands``)."""
+    return {m.group("title"): m.group("body") for m in BLOCK.finditer(GUIDE.read_text(encoding="utf-8"))}
+
+
+def copy_repository(dest: Path) -> Path:
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", "*.egg-info", ".mypy_cache")
+    for name in COPIED:
+        source = REPO / name
+        if source.is_dir():
+            shutil.copytree(source, dest / name, ignore=ignore)
+        else:
+            shutil.copy2(source, dest / name)
+    return dest
+
+
+def run(repo: Path, argv: list[str], tmp: Path) -> subprocess.CompletedProcess[str]:
+    """``argv`` as the guide writes it (``python``, ``pytest``, ``structbench``), run in the copy on its own code."""
+    head = {"python": [sys.executable], "pytest": [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"],
+            "structbench": [sys.executable, "-m", "structbench"]}[argv[0]]
+    env = {k: v for k, v in os.environ.items() if k not in ("STRUCTBENCH_PLUGINS", "PYTEST_ADDOPTS")}
+    others = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and Path(p).resolve() != REPO / "src"]
+    env.update(PYTHONPATH=os.pathsep.join([str(repo / "src"), *others]),  # the copy's code, the same plugins
+               STRUCTBENCH_SHARED_DATASETS=str(shared_datasets_dir()), STRUCTBENCH_CACHE=str(tmp / "cache"))
+    return subprocess.run([*head, *argv[1:]], cwd=repo, env=env, capture_output=True, text=True, timeout=600)
+
+
+def outcomes(output: str) -> dict[str, str]:
+    """``test id -> PASSED/FAILED/ERROR`` from the summary of ``pytest -rA``."""
+    return {m.group(2): m.group(1) for m in re.finditer(r"^(PASSED|FAILED|ERROR) (\S+::\S+)", output, re.M)}
+
+
+@pytest.mark.slow
+def test_a_benchmark_added_by_the_guide_alone(tmp_path: Path) -> None:
+    blocks = guide_blocks()
+    commands = [shlex.split(line) for line in blocks.pop("commands").splitlines() if line.strip()]
+    nav_line = blocks.pop("mkdocs.yml")
+    package = f"src/structbench/benchmarks/{NAME}/__init__.py"
+    assert {package, f"docs/benchmarks/{NAME}.md", f"tests/benchmarks/{NAME}/test_{NAME}.py"} == set(blocks)
+    assert [c[0] for c in commands] == ["python", "pytest", "pytest"], commands
+    repo = copy_repository(tmp_path / "repo")
+    checks = [*commands[-1], "-rA"]  # every test's outcome in the summary
+
+    # Item 1 and 2 only: the package. The registry sees it at once, and the other items' checks fail naming it.
+    (repo / package).parent.mkdir(parents=True)
+    (repo / package).write_text(blocks.pop(package))
+    before = run(repo, [a for a in checks if a != f"tests/benchmarks/{NAME}"], tmp_path)  # not written yet
+    assert before.returncode == 1, before.stdout[-3000:] + before.stderr[-3000:]
+    seen = outcomes(before.stdout)
+    assert seen[f"tests/benchmarks/test_contract.py::test_the_benchmark_declares_its_contract[{NAME}]"] == "PASSED"
+    for failing in (
+        f"tests/benchmarks/test_contract.py::test_the_benchmark_has_tests_and_a_docs_page[{NAME}]",
+        "tests/test_readme.py::test_the_benchmark_tables_and_citations_are_the_registrys",
+        f"tests/prompts/test_prompt_snapshots.py::test_prompt[{NAME}-small-direct]",
+        "tests/prompts/test_prompt_snapshots.py::test_every_snapshot_belongs_to_a_case",
+    ):
+        assert seen.get(failing) == "FAILED", (failing, before.stdout[-3000:])
+    assert "run python -m structbench.catalog" in before.stdout and f"docs/benchmarks/{NAME}.md" in before.stdout
+
+    # The rest of the checklist: its tests and page, the nav line, then the guide's commands.
+    for path, body in blocks.items():
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(body)
+    nav = (repo / "mkdocs.yml").read_text()
+    last = list(re.finditer(r"^ +- .*: benchmarks/\w+\.md\n", nav, re.M))[-1]
+    (repo / "mkdocs.yml").write_text(nav[: last.end()] + nav_line + nav[last.end():])
+    for command in commands[:-1]:
+        done = run(repo, command, tmp_path)
+        assert done.returncode == 0, (command, done.stdout[-3000:], done.stderr[-3000:])
+    after = run(repo, checks, tmp_path)
+    assert after.returncode == 0, after.stdout[-5000:] + after.stderr[-3000:]
+    seen = outcomes(after.stdout)
+    assert seen[f"tests/prompts/test_prompt_snapshots.py::test_prompt[{NAME}-small-direct]"] == "PASSED"
+    assert sum(f"benchmarks/{NAME}/test_{NAME}.py::" in test for test in seen) == 2
+    assert f"| `{NAME}` | [Toy2](docs/benchmarks/{NAME}.md) |" in (repo / "README.md").read_text()
+
+    # As a user runs it: the oracle scores every sample.
+    out = tmp_path / "run"
+    result = run(repo, ["structbench", "run", "-m", "oracle", "--bench", NAME, "--no-cache", "--out", str(out)],
+                 tmp_path)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    (entry,) = json.loads((out / "metrics.json").read_text())["results"]
+    assert entry["benchmark"] == NAME and entry["n"] == 20 and entry["metrics"]["accuracy"] == 1.0
+    listed = run(repo, ["structbench", "list"], tmp_path)
+    assert listed.returncode == 0 and f"{NAME}  Toy2" in listed.stdout

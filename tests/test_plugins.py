@@ -1,0 +1,111 @@
+"""Plugins: benchmarks and backends of an installed distribution, through the ``structbench.benchmarks`` and
+``structbench.backends`` entry points; ``STRUCTBENCH_PLUGINS`` still works beside them.
+
+The installed distribution is a stand-in: a ``*.dist-info`` folder (its metadata and ``entry_points.txt``) beside
+the plugin's modules on the path, as pip would leave them. The modules are the guides' examples."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from faults import child_pythonpath
+from structbench.plugins import BACKEND_GROUP, BENCHMARK_GROUP, plugins
+
+REPO = Path(__file__).resolve().parents[1]
+BLOCK = re.compile(r'^```python title="(?P<title>[^"]+)"\n(?P<body>.*?)^```$', re.M | re.S)
+
+
+def guide_module(guide: str, title: str) -> str:
+    """A titled Python block of a guide under docs/develop."""
+    text = (REPO / "docs" / "develop" / guide).read_text(encoding="utf-8")
+    return next(m.group("body") for m in BLOCK.finditer(text) if m.group("title") == title)
+
+
+def install(site: Path, dist: str, entry_points: str, modules: dict[str, str]) -> None:
+    """What ``pip install`` leaves in ``site``: the modules and ``DIST-0.1.dist-info``."""
+    info = site / f"{dist.replace('-', '_')}-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(entry_points)
+    for name, source in modules.items():
+        (site / f"{name}.py").write_text(source)
+
+
+def structbench(site: Path, *args: str, plugins_env: str = "") -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([child_pythonpath(), str(site)]), STRUCTBENCH_PLUGINS=plugins_env)
+    return subprocess.run([sys.executable, "-m", "structbench", *args], env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Path:
+    site = tmp_path / "site-packages"
+    install(site, "toy2-plugins", f"[{BENCHMARK_GROUP}]\ntoy2 = toy2pkg\n\n[{BACKEND_GROUP}]\nfixed = fixedpkg\n", {
+        "toy2pkg": guide_module("adding-a-benchmark.md", "src/structbench/benchmarks/toy2/__init__.py"),
+        "fixedpkg": guide_module("adding-a-backend.md", "src/structbench/backends/fixed.py"),
+    })
+    return site
+
+
+def test_entry_points_are_read_from_the_metadata(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    extra = site.parent / "more"
+    install(extra, "other-plugin", f"[{BENCHMARK_GROUP}]\nzeta = pkg.sub:Bench [gpu]\nalpha = pkg2\n", {})
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.syspath_prepend(str(extra))
+    found = {p.name: p for p in plugins(BENCHMARK_GROUP, default_attr="BENCHMARK")}
+    assert found["toy2"].target == "toy2pkg:BENCHMARK"  # a module alone means its BENCHMARK
+    assert found["zeta"].target == "pkg.sub:Bench"  # extras say what it needs, not where it is
+    assert (found["toy2"].distribution, found["toy2"].version) == ("toy2-plugins", "0.1")
+    assert found["alpha"].origin == "the entry point 'alpha' of other-plugin 0.1"
+    names = [p.name for p in plugins(BENCHMARK_GROUP, default_attr="BENCHMARK")]
+    assert names == sorted(names)
+    (fixed,) = (p for p in plugins(BACKEND_GROUP, default_attr="from_spec") if p.name == "fixed")
+    assert fixed.target == "fixedpkg:from_spec"
+
+
+def test_an_installed_plugin_runs_from_the_command_line(site: Path, tmp_path: Path) -> None:
+    listed = structbench(site, "list", plugins_env="toybench")
+    assert listed.returncode == 0, listed.stderr
+    assert "toy2  Toy2" in listed.stdout and "toy  Toy table lookup" in listed.stdout  # entry point and variable
+    assert re.search(r"backends:.*\bfixed\b", listed.stdout, re.S)
+
+    oracle = structbench(site, "run", "-m", "oracle", "--bench", "toy2", "--no-cache", "--out", str(tmp_path / "a"))
+    assert oracle.returncode == 0, oracle.stderr
+    (entry,) = json.loads((tmp_path / "a" / "metrics.json").read_text())["results"]
+    assert (entry["benchmark"], entry["n"], entry["metrics"]["accuracy"]) == ("toy2", 20, 1.0)
+
+    fixed = structbench(site, "run", "-m", "fixed:even", "--bench", "toy2", "--no-cache", "--out", str(tmp_path / "b"))
+    assert fixed.returncode == 0, fixed.stderr
+    samples = [json.loads(line) for line in (tmp_path / "b" / "samples.jsonl").read_text().splitlines()]
+    assert {s["parsed"] for s in samples} == {"even"}
+    (entry,) = json.loads((tmp_path / "b" / "metrics.json").read_text())["results"]
+    assert entry["model"] == "fixed:even"
+    assert entry["metrics"]["accuracy"] == sum(s["gold"] == "even" for s in samples) / 20
+    manifest = json.loads((tmp_path / "b" / "manifest.json").read_text())
+    assert manifest["packages"]["toy2_plugins"] == "0.1"  # the plugin's distribution, as a backend's packages
+
+    empty = structbench(site, "run", "-m", "fixed", "--bench", "toy2", "--no-cache", "--out", str(tmp_path / "c"))
+    assert empty.returncode == 2 and "--model fixed:TEXT: say which reply to give" in empty.stderr
+
+
+def test_a_plugin_never_shadows_a_registered_name(site: Path) -> None:
+    install(site, "shadow", f"[{BENCHMARK_GROUP}]\nscitab = toy2pkg\n", {})
+    result = structbench(site, "list")
+    assert result.returncode == 2
+    assert ("the entry point 'scitab' of shadow 0.1 (group structbench.benchmarks): a benchmark named 'scitab' is "
+            "already registered") in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_plugin_that_fails_to_import_is_named(site: Path, tmp_path: Path) -> None:
+    install(site, "broken", f"[{BACKEND_GROUP}]\nbroken = nosuchmodule\n", {})
+    result = structbench(site, "run", "-m", "broken", "--bench", "toy2", "--out", str(tmp_path / "x"))
+    assert result.returncode == 2
+    assert "backend 'broken' failed to load from nosuchmodule:from_spec" in result.stderr
