@@ -364,8 +364,6 @@ def main() -> None:
     parser.add_argument("--refusal", choices=sorted(CONTEXT_REFUSALS), default="vllm",
                         help="Whose words the context refusal uses.")
     parser.add_argument("--hide-context", action="store_true", help="Leave max_model_len out of GET /v1/models.")
-    parser.add_argument("--replies", type=Path, default=None,
-                        help="JSON object: a request's last message (or prompt) -> the reply to send it.")
     parser.add_argument("--port-file", type=Path, default=None, help="Write the bound port here.")
     parser.add_argument("--replies", type=Path, default=None,
                         help="JSON object: a request's last message -> its reply (or a list, picked by seed).")
