@@ -11,14 +11,15 @@ import typer
 from structbench.errors import ExitCode, RunStoppedError
 
 if TYPE_CHECKING:
-    from structbench.cli.app import RunSettings
+    from structbench.cli.execution import RunSettings
 
 
 def run_suite(path: Path, out: Path | None, settings: RunSettings, *, max_reply_bytes: int) -> int:
     """Validate the suite, run each model (resuming what earlier invocations finished), write the report over all
     of them and print one table; the exit code is the worst of the runs' (a stopped run does not stop the next
     model's)."""
-    from structbench.cli.app import _echo_cut_off, _echo_exclusions, _echo_failures, _execute, _print_markdown
+    from structbench.cli.common import echo_cut_off, echo_exclusions, echo_failures, print_markdown
+    from structbench.cli.execution import execute
     from structbench.report.api import ReportOptions, write_report
     from structbench.report.markdown import headline_table
     from structbench.results import MetricsFile
@@ -34,20 +35,20 @@ def run_suite(path: Path, out: Path | None, settings: RunSettings, *, max_reply_
         typer.echo(f"[{i}/{len(planned)}] {plan.name}: {plan.config.model} -> {plan.run_dir}", err=True)
         spec = replace(plan.spec, max_reply_bytes=max_reply_bytes)
         try:
-            the_run, metrics = _execute(plan.config, spec, plan.run_dir, settings)
+            the_run, metrics = execute(plan.config, spec, plan.run_dir, settings)
         except RunStoppedError as err:
             typer.echo(f"error: {plan.name}: {err}", err=True)
             code = max(code, ExitCode.STOPPED)
             continue
         results.extend(metrics.results)
         finished.append(plan.run_dir)
-        _echo_exclusions(metrics)
-        _echo_cut_off(metrics)
+        echo_exclusions(metrics)
+        echo_cut_off(metrics)
         if the_run.failures:
-            _echo_failures(the_run)
+            echo_failures(the_run)
             code = max(code, ExitCode.FAILED_SAMPLES)
     if results:
-        _print_markdown(headline_table(MetricsFile(results=results)))
+        print_markdown(headline_table(MetricsFile(results=results)))
     if finished and suite.report != "none":
         target = root / ("report.html" if suite.report == "html" else "report.md")
         for written in write_report(finished, target, ReportOptions(title=f"structbench suite {path.name}")):
