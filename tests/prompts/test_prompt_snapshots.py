@@ -27,7 +27,7 @@ from structbench.benchmarks import BENCHMARKS
 from structbench.data.sample import Sample
 from structbench.datasets import DataContext
 from structbench.runner.config import options_for
-from structbench.runner.run import load_samples
+from structbench.runner.selection import load_samples
 
 REPO = Path(__file__).resolve().parents[2]
 REGENERATE = "pytest tests/prompts --snapshot-update"

@@ -31,7 +31,7 @@ def toy_paper_runs(tmp_path_factory: pytest.TempPathFactory, run_factory: Callab
         from structbench.datasets import DataContext
         from structbench.runner.config import RunConfig
         from structbench.runner.run import Run
-        from structbench.runner.run import prepare as prepare_run
+        from structbench.runner.selection import prepare as prepare_run
 
         config = RunConfig(model=salt, benches=list(benches), strategies=list(strategies), options=options)
         Run(root / name, config).execute(
@@ -125,7 +125,7 @@ def test_fill_commands_run_the_way_the_runs_ran(tmp_path: Path) -> None:
     from structbench.datasets import DataContext
     from structbench.runner.config import RunConfig
     from structbench.runner.run import Run
-    from structbench.runner.run import prepare as prepare_run
+    from structbench.runner.selection import prepare as prepare_run
 
     (tmp_path / "data").mkdir()
     config = RunConfig(model="model-d", benches=["papertoy"], strategies=["direct"], limit=30, seed=4, max_tokens=64,

@@ -16,7 +16,8 @@ from structbench.results import MetricsFile
 from structbench.runner.cache import ResponseCache
 from structbench.runner.config import RunConfig
 from structbench.runner.control import RunControl
-from structbench.runner.run import Run, prepare
+from structbench.runner.run import Run
+from structbench.runner.selection import prepare
 from structbench.runner.store import RunStore, read_records
 from toybench import ToyBench
 

@@ -184,7 +184,7 @@ def load_one(
     from structbench.datasets import DataContext
     from structbench.runner.config import check_limit, check_options_used, parse_options, split_bench
     from structbench.runner.export import ExportSettings
-    from structbench.runner.run import load_benchmark, load_samples
+    from structbench.runner.selection import load_benchmark, load_samples
 
     check_limit(limit)
     options = parse_options(option or [])

@@ -58,7 +58,8 @@ def execute(config: RunConfig, spec: BackendSpec, run_dir: Path, settings: RunSe
     from structbench.backends import BACKENDS, make_backend
     from structbench.datasets import DataContext, cache_root
     from structbench.runner.control import RunControl
-    from structbench.runner.run import Run, model_context, needs_model_context, prepare
+    from structbench.runner.run import Run, model_context
+    from structbench.runner.selection import needs_model_context, prepare
     from structbench.runner.workers import worker_count
 
     BACKENDS.get(spec.backend)  # an unknown backend fails before any data is loaded

@@ -24,7 +24,7 @@ from structbench.datasets import DataContext
 from structbench.inspect_tasks.model import InspectGenerate, chat_messages
 from structbench.runner.calls import ModelPool
 from structbench.runner.export import fingerprint, first_requests
-from structbench.runner.run import load_benchmark, load_samples
+from structbench.runner.selection import load_benchmark, load_samples
 
 ATTEMPT = "structbench_attempt"
 """The ``TaskState.store`` key holding the strategy's ``Attempt`` (output, outputs, confidence, artifacts)."""

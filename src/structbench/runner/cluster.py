@@ -40,7 +40,7 @@ from structbench.runner.workers import StopRequest, WorkerSettings, calls_snapsh
 
 if TYPE_CHECKING:
     from structbench.runner.dispatch import Events
-    from structbench.runner.run import Selection
+    from structbench.runner.selection import Selection
 
 MAX_RESTARTS = 3
 """Times Ray restarts a worker actor that died (then its jobs go to the others)."""
@@ -142,7 +142,7 @@ class RayWorker:
         import ray
 
         from structbench.datasets import DataContext
-        from structbench.runner.run import prepare
+        from structbench.runner.selection import prepare
 
         keeper = ray.get_actor(keeper_name)  # by name: a handle among the arguments would block a restart
 

@@ -19,7 +19,7 @@ from structbench.runner.settings import RequestSettings
 from structbench.runner.store import encode_record
 
 if TYPE_CHECKING:
-    from structbench.runner.run import Selection
+    from structbench.runner.selection import Selection
 
 JobRef = tuple[int, int, int, int]
 """(selection index, strategy index, sample index, epoch)."""

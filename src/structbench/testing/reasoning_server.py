@@ -171,7 +171,7 @@ class OracleAnswers:
         """``add`` for what a run of ``entries`` (``BENCH[:VARIANT]``) with these settings evaluates."""
         from structbench.datasets import DataContext
         from structbench.runner.config import RunConfig
-        from structbench.runner.run import prepare
+        from structbench.runner.selection import prepare
 
         config = RunConfig(model="oracle", benches=list(entries), strategies=list(strategies),
                            options=dict(options or {}), limit=limit, seed=seed, data_dir=data_dir)

@@ -15,7 +15,8 @@ from structbench.data.sample import Sample
 from structbench.datasets import DataContext
 from structbench.runner.config import RunConfig
 from structbench.runner.export import score_predictions
-from structbench.runner.run import Run, prepare
+from structbench.runner.run import Run
+from structbench.runner.selection import prepare
 
 Loaded = tuple[SciTab, dict[str, list[Sample]]]
 

@@ -22,7 +22,8 @@ from structbench.errors import DatasetUnavailableError, UsageError
 from structbench.results import MetricsFile
 from structbench.runner.config import RunConfig
 from structbench.runner.export import export_lines, score_predictions
-from structbench.runner.run import Run, prepare
+from structbench.runner.run import Run
+from structbench.runner.selection import prepare
 
 FAST = {"questions": "3", "testbed": "all"}
 

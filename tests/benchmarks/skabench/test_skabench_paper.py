@@ -18,7 +18,8 @@ from structbench.datasets import DataContext
 from structbench.errors import DataError
 from structbench.results import compute_result
 from structbench.runner.config import RunConfig
-from structbench.runner.run import Run, prepare
+from structbench.runner.run import Run
+from structbench.runner.selection import prepare
 
 
 def _scored(testbed: str, kt: str, cell: str, score: float, n: int) -> list[Scored]:

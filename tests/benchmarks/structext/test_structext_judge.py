@@ -20,7 +20,8 @@ from structbench.errors import UsageError
 from structbench.runner.cache import ResponseCache
 from structbench.runner.calls import ModelPool
 from structbench.runner.config import RunConfig
-from structbench.runner.run import Run, prepare
+from structbench.runner.run import Run
+from structbench.runner.selection import prepare
 
 
 def _samples() -> list[Sample]:

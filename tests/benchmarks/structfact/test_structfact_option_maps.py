@@ -19,7 +19,8 @@ from structbench.benchmarks.structfact.metrics import METRIC_NAMES, classificati
 from structbench.datasets import DataContext
 from structbench.errors import UsageError
 from structbench.runner.config import RunConfig
-from structbench.runner.run import Run, prepare
+from structbench.runner.run import Run
+from structbench.runner.selection import prepare
 from structbench.stats.bootstrap import counts_of
 
 pytestmark = pytest.mark.shared

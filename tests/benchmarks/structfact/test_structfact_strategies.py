@@ -91,7 +91,8 @@ def test_oracle_reaches_one_with_other_options(demo: list[Sample], options: dict
 
 def test_oracle_through_the_runner(tmp_path: Path, shared_datasets: Path) -> None:
     from structbench.runner.config import RunConfig
-    from structbench.runner.run import Run, prepare
+    from structbench.runner.run import Run
+    from structbench.runner.selection import prepare
 
     config = RunConfig(model="oracle", benches=["structfact:demo"], strategies=["all"], data_dir=str(shared_datasets))
     selections = prepare(config, DataContext(data_dir=shared_datasets, offline=True))
