@@ -10,7 +10,8 @@ import pytest
 
 from structbench.report.api import ReportOptions, prepare
 from structbench.report.entries import StatsOptions, collect
-from structbench.report.paper import EMPTY, Filled, Gap, cell_text, fill_tables, paper_sections
+from structbench.report.paper import EMPTY, Filled, Gap, cell_text, fill_tables
+from structbench.report.paper_sections import paper_sections
 from structbench.report.runs import BenchmarkCache, load_run
 from structbench.runner.store import read_records
 

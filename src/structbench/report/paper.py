@@ -25,7 +25,7 @@ import numpy as np
 from structbench.benchmark import Benchmark, Scored, corrected_scored
 from structbench.papers.published import PublishedTable
 from structbench.papers.spec import Change, Mean, Measure, Orders, PaperTable, RunRow
-from structbench.report.document import Block, FigureBlock, Section, TableBlock, TextBlock, slug
+from structbench.report.document import TableBlock
 from structbench.report.entries import EntryView, StatsOptions
 from structbench.report.runs import RunDir
 from structbench.results import epoch_metrics
@@ -658,40 +658,3 @@ def _option_notes(fill: TableFill) -> list[str]:
             what = ", ".join([*differs, *extra])
             out.append(f"{fill.model.model}: {s.run.path} ran with {what}, which the paper's setting does not have.")
     return out
-
-
-def paper_sections(
-    views: Sequence[EntryView], runs: Sequence[RunDir], stats: StatsOptions, *, figures: bool = True
-) -> list[Section]:
-    """One section per paper table the runs fill, under a "Paper tables" heading (none when nothing fills)."""
-    filled = fill_tables(views, runs, stats)
-    if not filled:
-        return []
-    children = []
-    for f in filled:
-        data = f.data
-        blocks: list[Block] = [TextBlock(_setting(f)), table_block(f, stats)]
-        blocks += [TextBlock(line) for line in run_notes(f)]
-        if figures and f.rows and f.table.plot:
-            from structbench.report.paper_plots import placement_figure
-
-            name = slug(f"paper-{f.table.name}")
-            svg = placement_figure(f, name)
-            if svg is not None:
-                blocks.append(FigureBlock(svg, f"{data.source}: the runs (colour, with intervals) among the "
-                                               "published models (grey)", name))
-        notes: list[Block] = [TextBlock(f"Preset: {f.table.preset.differences}")] if f.table.preset.differences else []
-        notes += [TextBlock(n) for n in data.notes]
-        folded = Section(f"{data.source}: transcription and preset notes", notes, collapsed=True)
-        children.append(Section(f"{data.source} — {data.caption}", blocks, [folded]))
-    intro = TextBlock(
-        "Each table as the paper prints it, with every run's model added as a row computed the paper's way "
-        "(same columns, option orders averaged, Overall and Avg. columns as means)."
-    )
-    return [Section("Paper tables", [intro], children)]
-
-
-def _setting(f: FilledTable) -> str:
-    data = f.data
-    setting = "; ".join(f"{k}: {v}" for k, v in data.setting.items())
-    return f"{data.paper}. Setting: {setting}. Preset: {f.table.preset.description}."
