@@ -9,13 +9,15 @@ from __future__ import annotations
 import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from structbench.backends.base import Request, Response
+from structbench.backends.current import CurrentSample, current_sample
 from structbench.confusion import ConfusionMatrix
 from structbench.data.sample import Sample
 from structbench.errors import UsageError
@@ -288,8 +290,10 @@ def content_key(texts: Sequence[str]) -> str:
     return h.hexdigest()[:16]
 
 
-current_sample: ContextVar[tuple[Benchmark, Sample]] = ContextVar("current_sample")
-"""The benchmark and sample a strategy is working on; the oracle backend reads it to know the gold."""
+def bind_sample(bench: Benchmark, sample: Sample) -> Token[CurrentSample]:
+    """Make ``sample`` of ``bench`` the one backends see in this context (``backends.current``): the oracle answers
+    from it, local backends name it in their errors. Returns the token that ``current_sample.reset`` takes."""
+    return current_sample.set(CurrentSample(bench.name, sample.id, partial(bench.oracle, sample)))
 
 other_models: ContextVar[Callable[[str, str | None], Generate]] = ContextVar("other_models")
 """``(BACKEND[:NAME], base_url) -> generate`` for models other than the run's own (an LLM judge). The

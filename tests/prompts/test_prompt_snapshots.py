@@ -22,7 +22,7 @@ from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from prompts.cases import CASES, Case
 from structbench.backends.base import Request, Response
 from structbench.backends.oracle import OracleBackend
-from structbench.benchmark import Benchmark, current_sample
+from structbench.benchmark import Benchmark, bind_sample
 from structbench.benchmarks import BENCHMARKS
 from structbench.data.sample import Sample
 from structbench.datasets import DataContext
@@ -71,7 +71,7 @@ def requests_sent(bench: Benchmark, strategy: str, sample: Sample) -> list[Reque
         return await oracle.generate(request)
 
     async def run() -> None:
-        current_sample.set((bench, sample))
+        bind_sample(bench, sample)
         await bench.strategy(strategy).run(sample, generate)
 
     asyncio.run(run())

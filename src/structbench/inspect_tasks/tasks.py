@@ -17,7 +17,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value,
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from structbench.backends.base import Request
-from structbench.benchmark import Attempt, Benchmark, Scored, Strategy, current_sample
+from structbench.benchmark import Attempt, Benchmark, Scored, Strategy, bind_sample
 from structbench.benchmarks import BENCHMARKS
 from structbench.data.sample import Sample
 from structbench.datasets import DataContext
@@ -81,7 +81,7 @@ def structbench_strategy(bench: Benchmark, strategy: Strategy, samples: dict[str
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         sample = samples[str(state.sample_id)]
         calls = InspectGenerate(get_model(), max_tokens=max_tokens)
-        current_sample.set((bench, sample))
+        bind_sample(bench, sample)
         async with ModelPool(cache=None):  # an LLM judge (StrucText-Eval's judge option) runs as in a run
             attempt = await strategy.run(sample, calls)
         state.store.set(ATTEMPT, {

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from structbench.backends.base import BackendError
-from structbench.benchmark import Attempt, Benchmark, Scored, Strategy, current_sample
+from structbench.benchmark import Attempt, Benchmark, Scored, Strategy, bind_sample
 from structbench.data.sample import Sample
 from structbench.errors import StorageError
 from structbench.runner.calls import CallLog, ModelCaller, current_epoch
@@ -56,7 +56,7 @@ async def attempt_job(job: Job, caller: ModelCaller, settings: RequestSettings |
     ``harness`` error (a bug), a ``CancelledError`` too unless this task is being cancelled. A ``StorageError``
     (the cache failed) is raised: not this sample's fault."""
     log = CallLog(caller, settings, epoch=job.epoch)
-    current_sample.set((job.bench, job.sample))
+    bind_sample(job.bench, job.sample)
     current_epoch.set(job.epoch)
     started = time.perf_counter()
     try:

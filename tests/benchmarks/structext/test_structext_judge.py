@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from structbench.backends.base import Choice, Request, Response
+from structbench.backends.current import current_sample
 from structbench.backends.oracle import OracleBackend
-from structbench.benchmark import Attempt, current_sample
+from structbench.benchmark import Attempt, bind_sample
 from structbench.benchmarks.structext import BENCHMARK
 from structbench.benchmarks.structext.benchmark import StrucTextEval
 from structbench.benchmarks.structext.judge import Judged, is_judge_request, judge_request, parse_verdict
@@ -40,7 +41,7 @@ def _run(bench: StrucTextEval, samples: list[Sample], strategy: str, answer: str
                     text = bench.oracle(sample, request) if answer is None or is_judge_request(request) else answer
                     return Response(choices=(Choice(text=text),))
 
-                token = current_sample.set((bench, sample))
+                token = bind_sample(bench, sample)
                 try:
                     scored.append(bench.score(sample, await strat.run(sample, generate), strategy))
                 finally:
