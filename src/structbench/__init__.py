@@ -1,5 +1,5 @@
 """structbench: evaluate language models on reasoning over structured knowledge."""
 
-__version__ = "0.1.0"
+from structbench.version import __version__
 
 __all__ = ["__version__"]

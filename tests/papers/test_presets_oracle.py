@@ -13,7 +13,8 @@ import pytest
 from structbench.backends.oracle import OracleBackend
 from structbench.benchmarks import BENCHMARKS
 from structbench.datasets import DataContext
-from structbench.papers import Change, Measure, paper_tables
+from structbench.papers import Change, Measure
+from structbench.papers.registry import paper_tables
 from structbench.report.entries import StatsOptions, collect
 from structbench.report.paper import Filled, Gap, fill_tables
 from structbench.report.runs import BenchmarkCache, load_run

@@ -67,7 +67,7 @@ def comma_list(text: str | None) -> list[str]:
 def preset_config(name: str, option: list[str] | None) -> tuple[list[str], list[str], dict[str, str]]:
     """``--preset NAME`` as benches, strategies and options; ``--option`` may add options the preset
     leaves open (a data path, a tokenizer), not change the ones it sets."""
-    from structbench.papers import preset_table
+    from structbench.papers.registry import preset_table
     from structbench.runner.config import parse_options
 
     preset = preset_table(name).preset

@@ -87,7 +87,7 @@ def _preset_blocks(field: Callable[[str, list[str]], str], width: int) -> list[s
     """``--preset`` names with the configuration behind each paper table."""
     import textwrap
 
-    from structbench.papers import paper_tables
+    from structbench.papers.registry import paper_tables
 
     blocks = []
     for t in paper_tables():

@@ -17,7 +17,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from structbench import __version__
 from structbench.backends.base import Backend
 from structbench.backends.stats import CallSnapshot
 from structbench.benchmark import Strategy
@@ -47,6 +46,7 @@ from structbench.runner.workers import (
     stop_workers,
     warm_up,
 )
+from structbench.version import __version__
 
 if TYPE_CHECKING:
     from structbench.runner.cluster import Cluster
