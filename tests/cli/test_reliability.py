@@ -78,9 +78,9 @@ def one_line(stderr: str) -> str:
 def test_cli_defaults_match_the_core() -> None:
     from structbench.backends.factory import DEFAULT_MAX_REPLY_BYTES
     from structbench.cli import run_cmd
-    from structbench.runner import control
+    from structbench.runner import control, session
 
-    assert run_cmd.MAX_CONSECUTIVE_FAILURES == control.MAX_CONSECUTIVE_FAILURES
+    assert run_cmd.MAX_CONSECUTIVE_FAILURES == session.MAX_CONSECUTIVE_FAILURES == control.MAX_CONSECUTIVE_FAILURES
     assert run_cmd.DEFAULT_MAX_REPLY_MB * 2**20 == DEFAULT_MAX_REPLY_BYTES
 
 

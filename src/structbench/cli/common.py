@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from structbench.errors import UsageError
+from structbench.errors import ExitCode, Terminated, UsageError
 
 if TYPE_CHECKING:
-    from structbench.runner.run import Run
+    from structbench.runner.failures import Failure
 
 BenchArg = Annotated[str, typer.Argument(help="BENCH[:VARIANT]")]
 DataDirOpt = Annotated[
@@ -64,30 +66,14 @@ def comma_list(text: str | None) -> list[str]:
     return list(dict.fromkeys(part.strip() for part in (text or "").split(",") if part.strip()))
 
 
-def preset_config(name: str, option: list[str] | None) -> tuple[list[str], list[str], dict[str, str]]:
-    """``--preset NAME`` as benches, strategies and options; ``--option`` may add options the preset
-    leaves open (a data path, a tokenizer), not change the ones it sets."""
-    from structbench.papers.registry import preset_table
-    from structbench.runner.config import parse_options
-
-    preset = preset_table(name).preset
-    options = dict(preset.options)
-    for key, value in parse_options(option or []).items():
-        bare = key.partition(".")[2] or key
-        fixed = preset.options.get(key, preset.options.get(bare))
-        if fixed is not None and fixed != value:
-            raise UsageError(f"--option {key}={value}: preset {name} runs the paper's {bare}={fixed}")
-        options[key] = value
-    return list(preset.benches), list(preset.strategies), options
-
-
 def preset_entry(name: str, bench: str, strategy: str | None, option: list[str] | None) -> tuple[str, str, list[str]]:
     """``export``/``score`` with ``--preset NAME``: the preset's entry for ``bench`` (its variant when ``bench`` names
     none), the strategy (the preset's only one for it when not given) and the ``--option`` pairs: the preset's, which
     make ``score`` parse and score as the paper did, and those it leaves open."""
-    from structbench.runner.config import split_bench
+    from structbench.api import preset_config
+    from structbench.runner.config import parse_options, split_bench
 
-    benches, strategies, options = preset_config(name, option)
+    benches, strategies, options = preset_config(name, parse_options(option or []))
     wanted, variant = split_bench(bench)
     entries = [b for b in benches if split_bench(b)[0] == wanted and variant in (None, split_bench(b)[1] or variant)]
     if not entries:
@@ -111,16 +97,6 @@ PresetScoreOpt = Annotated[
 ]
 
 
-def bench_entries(text: str | None) -> list[str]:
-    """``--bench`` entries; ``all`` stands for every registered benchmark (its default variant)."""
-    from structbench.benchmarks import BENCHMARKS
-
-    entries = comma_list(text)
-    if "all" not in entries:
-        return entries
-    return list(dict.fromkeys(name for e in entries for name in (BENCHMARKS.names() if e == "all" else [e])))
-
-
 def shown_urls(base_url: str) -> str:
     """``--base-url`` (one URL or several, comma-separated) as stored: passwords ``[REDACTED]``."""
     from structbench.backends.openai_compat import shown_base_urls
@@ -128,19 +104,37 @@ def shown_urls(base_url: str) -> str:
     return shown_base_urls(base_url)
 
 
-def echo_failures(the_run: Run) -> None:
+def echo_failures(failures: Sequence[Failure], run_dir: Path, samples: int) -> None:
+    """The failed samples of a run, summed up on stderr."""
     from structbench.runner.failures import failure_summary
     from structbench.runner.store import SAMPLES
 
     typer.echo(
         failure_summary(
-            the_run.failures,
-            the_run.samples,
-            details=f"every message is in {the_run.run_dir / SAMPLES} (fields error, error_kind)",
+            list(failures),
+            samples,
+            details=f"every message is in {run_dir / SAMPLES} (fields error, error_kind)",
             retry="running the same command again retries exactly the failed samples",
         ),
         err=True,
     )
+
+
+@contextmanager
+def interrupted(where: Path | Callable[[], Path]) -> Iterator[None]:
+    """Ctrl-C and SIGTERM during a run end the command with their exit codes and say how to resume the run (in the
+    directory ``where`` is, or names when called: the suite's current run)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        run_dir = where() if callable(where) else where
+        typer.echo(f"interrupted; finished samples are saved in {run_dir}, the same command resumes", err=True)
+        raise typer.Exit(ExitCode.INTERRUPTED) from None
+    except Terminated:
+        run_dir = where() if callable(where) else where
+        typer.echo(f"terminated (SIGTERM); finished samples are saved in {run_dir}, the same command resumes",
+                   err=True)
+        raise typer.Exit(ExitCode.TERMINATED) from None
 
 
 def echo_exclusions(metrics: Any) -> None:

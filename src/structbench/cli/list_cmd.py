@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from structbench.cli.run_cmd import DEFAULT_MODEL
+from structbench.api import DEFAULT_MODEL
 
 
 def _option_default(field: Any) -> str:

@@ -1,13 +1,15 @@
-"""``structbench run``: evaluate a model (or each model of a suite file); every flag of the command is here."""
+"""``structbench run``: evaluate a model (or each model of a suite file) through ``structbench.api``; every flag of
+the command is defined here, in ``run``'s signature, and this module only reads them, calls the API and prints."""
 
 from __future__ import annotations
 
-import os
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from structbench.api import DEFAULT_MAX_REPLY_MB, DEFAULT_MODEL, DEFAULT_SUITE_TITLE
 from structbench.backends.factory import DEFAULT_TIMEOUT
 from structbench.cli.common import (
     DataDirOpt,
@@ -15,43 +17,34 @@ from structbench.cli.common import (
     ModifiedDataOpt,
     OptionOpt,
     SeedOpt,
-    bench_entries,
     comma_list,
     echo_cut_off,
     echo_exclusions,
     echo_failures,
+    interrupted,
     path_value,
-    preset_config,
     print_markdown,
     shown_urls,
 )
-from structbench.cli.execution import CacheErrorChoice, ExecutorChoice, RunSettings, execute
 from structbench.errors import ExitCode, UsageError
-from structbench.redact import MASK
+from structbench.runner.session import MAX_CONSECUTIVE_FAILURES
 
 if TYPE_CHECKING:
-    from structbench.results import MetricsFile
-    from structbench.runner.control import CacheErrorPolicy
-    from structbench.runner.run import Run
+    from structbench.api import EvalResult
 
-DEFAULT_SUITE = ["structfact:generated"]
-"""What ``structbench run`` evaluates without ``--bench``: StructFact questions over a fictional world (no
-download, facts no model has seen), few-shot with A/B/C options, so even the embedded base model answers
-with a parseable option letter (constrained decoding where the backend has it) and its score can be read
-against the chance and majority baselines printed beside it."""
-DEFAULT_STRATEGIES = ["few_shot"]
-DEFAULT_OPTIONS = {"structfact.tables": "synthetic", "structfact.per_task": "6", "structfact.answer": "constrained"}
-"""Six questions per task (30 in all, about a minute on two CPU cores); ``--option`` values win."""
-DEFAULT_SUITE_TITLE = (
-    "the default quick suite: StructFact's generated variant, 30 claims about tables of a fictional world (six per "
-    "reasoning task) to be judged Yes, No or Not sure (options A, B, C), few-shot, the reply constrained to one "
-    "option letter where the backend can"
-)
-"""What ``structbench run`` without ``--bench`` evaluates, as the summary after the table says it."""
-DEFAULT_MODEL = "llamacpp"
-DEFAULT_MAX_REPLY_MB = 16.0
-"""``--max-reply-mb``: far above any real completion (``backends.factory.DEFAULT_MAX_REPLY_BYTES``)."""
-MAX_CONSECUTIVE_FAILURES = 10
+
+class ExecutorChoice(StrEnum):
+    """``--executor``."""
+
+    local = "local"
+    ray = "ray"
+
+
+class CacheErrorChoice(StrEnum):
+    """``--on-cache-error``."""
+
+    stop = "stop"
+    continue_ = "continue"
 
 
 SUITE_DEFINED = ("model", "bench", "strategy", "option", "limit", "seed", "max_tokens", "base_url", "model_option",
@@ -71,6 +64,7 @@ def _typed(ctx: typer.Context, name: str) -> bool:
 
 def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict[str, Any]) -> list[str]:
     """The run-defining flags given on the command line whose values differ from the resumed run's."""
+    from structbench.api import bench_entries, preset_config
     from structbench.runner.config import parse_model_options, parse_options, parse_template_args, parse_think_tags
 
     def typed(name: str) -> bool:
@@ -88,7 +82,8 @@ def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict
         "max_tokens": lambda v: v == config.max_tokens,
         "data_dir": lambda v: str(v) == config.data_dir,
         "allow_modified_data": lambda v: v == config.allow_modified_data,
-        "preset": lambda v: preset_config(v, given["option"]) == (config.benches, config.strategies, config.options),
+        "preset": lambda v: preset_config(v, parse_options(given["option"] or [])) == (
+            config.benches, config.strategies, config.options),
         "out": lambda v: Path(v).resolve() == resume.resolve(),
         "model_option": lambda v: all(  # each one given as the run has it (one left out is kept, not removed)
             config.model_options.get(k) == val for k, val in parse_model_options(v or []).items()),
@@ -106,6 +101,7 @@ def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict
         for name, matches in same.items()
         if typed(name) and not matches(given[name])
     ]
+
 
 
 def run(
@@ -232,30 +228,18 @@ def run(
 ) -> None:
     """Evaluate a model, or every model of a suite file. With no arguments: a quick offline suite on the embedded
     model."""
-    from structbench.backends import BackendSpec
+    from structbench.api import Connection, RunSettings, configure, default_run_dir, is_default_suite, run
+    from structbench.api import resume as resume_run
     from structbench.report.markdown import headline_table
-    from structbench.runner.config import (
-        Reasoning,
-        RunConfig,
-        check_limit,
-        parse_model_options,
-        parse_options,
-        parse_template_args,
-        parse_think_tags,
-    )
-    from structbench.runner.run import default_run_dir, read_manifest
-    from structbench.runner.store import MANIFEST
+    from structbench.runner.config import parse_model_options, parse_options, parse_template_args, parse_think_tags
 
     out_dir = path_value(out, "--out")
-    policy: CacheErrorPolicy = "stop" if on_cache_error == CacheErrorChoice.stop else "continue"
-    settings = RunSettings(cache, no_cache, policy, offline, progress, progress_every, max_consecutive_failures,
-                           workers=workers, executor=executor, ray_address=ray_address,
-                           ray_gpus_per_worker=ray_gpus_per_worker)
-    if executor == ExecutorChoice.ray:
-        from structbench.runner.cluster import check_reachable
-
-        # before any run directory is made: Ray would retry a dead address for minutes
-        check_reachable(ray_address or os.environ.get("RAY_ADDRESS"))
+    settings = RunSettings(
+        cache=cache, no_cache=no_cache, on_cache_error=on_cache_error.value, offline=offline,
+        progress=progress, progress_every=progress_every, max_consecutive_failures=max_consecutive_failures,
+        workers=workers, executor=executor.value, ray_address=ray_address,
+        ray_gpus_per_worker=ray_gpus_per_worker,
+    )
     if suite is not None:
         from structbench.cli.suite_cmd import run_suite
 
@@ -263,107 +247,77 @@ def run(
         if typed:
             raise UsageError(f"{suite} defines the models and benchmarks; {', '.join(typed)} cannot be given with a "
                              "suite file (--out, --cache, --no-cache, --offline, --progress and the like can)")
-        code = run_suite(suite, out_dir, settings, max_reply_bytes=int(max_reply_mb * 2**20))
+        code = run_suite(suite, out_dir, settings, max_reply_mb=max_reply_mb)
         if code != ExitCode.OK:
             raise typer.Exit(code)
         return
 
+    connection = Connection(base_url, api_key_env, concurrency, timeout, max_retries, max_reply_mb)
     if resume is not None:
+        from structbench.runner.run import read_manifest
+
         manifest = read_manifest(resume)
-        if not manifest:
-            raise UsageError(f"--resume {resume}: no {MANIFEST} there")
-        config = RunConfig.model_validate(manifest["config"])
-        given = {"model": model, "base_url": base_url, "bench": bench, "strategy": strategy, "option": option,
-                 "limit": limit, "seed": seed, "epochs": epochs, "max_tokens": max_tokens, "data_dir": data_dir,
-                 "out": out,
-                 "preset": preset, "model_option": model_option, "device": device, "dtype": dtype,
-                 "system_prompt": system_prompt, "chat_template_arg": chat_template_arg,
-                 "reasoning_budget": reasoning_budget, "reasoning_effort": reasoning_effort, "think_tags": think_tags,
-                 "thought_opened": thought_opened, "allow_modified_data": allow_modified_data}
-        conflicts = _resume_conflicts(ctx, resume, config, given)
-        if conflicts:
-            raise UsageError(
-                f"--resume {resume} continues that run as its manifest defines it; "
-                f"{', '.join(conflicts)} would change it (start a new run instead, or drop them; "
-                "--concurrency, --timeout, --max-retries, --cache and the like may be given)"
-            )
-        if config.base_url is not None and MASK in config.base_url and base_url is None:
-            raise UsageError(f"--resume {resume}: the run's --base-url had a password, which is never stored; "
-                             "give --base-url again")
-        run_dir = resume
+        if manifest:
+            from structbench.runner.config import RunConfig
+
+            given = {"model": model, "base_url": base_url, "bench": bench, "strategy": strategy, "option": option,
+                     "limit": limit, "seed": seed, "epochs": epochs, "max_tokens": max_tokens, "data_dir": data_dir,
+                     "out": out,
+                     "preset": preset, "model_option": model_option, "device": device, "dtype": dtype,
+                     "system_prompt": system_prompt, "chat_template_arg": chat_template_arg,
+                     "reasoning_budget": reasoning_budget, "reasoning_effort": reasoning_effort,
+                     "think_tags": think_tags, "thought_opened": thought_opened,
+                     "allow_modified_data": allow_modified_data}
+            conflicts = _resume_conflicts(ctx, resume, RunConfig.model_validate(manifest["config"]), given)
+            if conflicts:
+                raise UsageError(
+                    f"--resume {resume} continues that run as its manifest defines it; "
+                    f"{', '.join(conflicts)} would change it (start a new run instead, or drop them; "
+                    "--concurrency, --timeout, --max-retries, --cache and the like may be given)"
+                )
+        with interrupted(resume):
+            result = resume_run(resume, connection=connection, settings=settings, notify=echo_err)
     else:
-        check_limit(limit)
-        options = parse_options(option or [])
-        strategies = comma_list(strategy)
-        if preset is not None:
-            if bench is not None or strategy is not None:
-                raise UsageError(f"--preset {preset} sets the benchmarks and strategies; drop --bench and --strategy")
-            benches, strategies, options = preset_config(preset, option)
-        elif bench is None:
-            benches = DEFAULT_SUITE
-            strategies = strategies or DEFAULT_STRATEGIES
-            options = DEFAULT_OPTIONS | options
-        else:
-            benches = bench_entries(bench)
-            if not benches:
-                raise UsageError(f"--bench {bench!r} names no benchmark; give BENCH[:VARIANT],... or 'all' "
-                                 "(structbench list shows them)")
-        config = RunConfig(
-            model=model,
-            base_url=shown_urls(base_url) if base_url else None,
-            benches=benches,
-            strategies=strategies,
-            options=options,
+        config = configure(
+            model,
+            bench,
+            strategy=strategy,
+            preset=preset,
+            options=parse_options(option or []),
             limit=limit,
             seed=seed,
             epochs=epochs,
-            data_dir=str(data_dir) if data_dir else None,
+            data_dir=data_dir,
             allow_modified_data=allow_modified_data,
-            max_tokens=max_tokens,
+            base_url=base_url,
             model_options=parse_model_options(model_option or [])
             | {key: value for key, value in (("device", device), ("dtype", dtype)) if value is not None},
-            system_prompt=system_prompt or None,
+            max_tokens=max_tokens,
+            system_prompt=system_prompt,
             chat_template_args=parse_template_args(chat_template_arg or []),
-            reasoning=_reasoning(Reasoning, reasoning_budget, reasoning_effort, parse_think_tags(think_tags or []),
-                                 thought_opened),
+            reasoning_budget=reasoning_budget,
+            reasoning_effort=reasoning_effort,
+            think_tags=parse_think_tags(think_tags or []),
+            thought_opened=thought_opened,
         )
         run_dir = out_dir or default_run_dir(config)
-    spec = BackendSpec.parse(
-        config.model,
-        base_url=base_url or config.base_url,  # the password, if any, is only on the command line
-        api_key_env=api_key_env,
-        concurrency=concurrency,
-        timeout=timeout,
-        max_retries=max_retries,
-        max_reply_bytes=int(max_reply_mb * 2**20),
-        options=config.model_options,
-    )
-    the_run, metrics = execute(config, spec, run_dir, settings)
-    print_markdown(headline_table(metrics))
-    default = (config.benches, config.strategies, config.options, config.limit) == (
-        DEFAULT_SUITE, DEFAULT_STRATEGIES, DEFAULT_OPTIONS, None)
-    typer.echo(_summary(the_run, metrics, DEFAULT_SUITE_TITLE if default else None))
-    typer.echo(f"run directory: {run_dir}")
-    echo_exclusions(metrics)
-    echo_cut_off(metrics)
-    if the_run.failures:
-        echo_failures(the_run)
+        with interrupted(run_dir):
+            result = run(config, out=run_dir, connection=connection, settings=settings, notify=echo_err)
+    print_markdown(headline_table(result.metrics))
+    typer.echo(_summary(result, DEFAULT_SUITE_TITLE if is_default_suite(result.config) else None))
+    typer.echo(f"run directory: {result.run_dir}")
+    echo_exclusions(result.metrics)
+    echo_cut_off(result.metrics)
+    if result.failures:
+        echo_failures(result.failures, result.run_dir, len(result.records))
         raise typer.Exit(ExitCode.FAILED_SAMPLES)
 
 
-def _reasoning(cls: Any, budget: int, effort: str | None, tags: list[tuple[str, str]] | None, opened: bool) -> Any:
-    """The run's ``Reasoning`` settings from the flags; a bad value is a usage error naming the flag."""
-    from pydantic import ValidationError
-
-    try:
-        return cls(budget=budget, effort=effort, tags=tags, opened=opened)
-    except ValidationError as err:
-        problem = err.errors()[0]
-        flag = {"effort": "--reasoning-effort", "tags": "--think-tags"}.get(str(problem["loc"][0]), "--reasoning-*")
-        raise UsageError(f"{flag}: {problem['msg'].removeprefix('Value error, ')}") from None
+def echo_err(line: str) -> None:
+    typer.echo(line, err=True)
 
 
-def _summary(the_run: Run, metrics: MetricsFile, suite: str | None) -> str:
+def _summary(result: EvalResult, suite: str | None) -> str:
     """The paragraph after the table: the model and suite that ran, and how to read each score (``report.summary``);
     ``suite`` describes the suite where the command knows it (the default one)."""
     import shutil
@@ -371,6 +325,7 @@ def _summary(the_run: Run, metrics: MetricsFile, suite: str | None) -> str:
     from structbench.benchmarks import BENCHMARKS
     from structbench.report.summary import answer_counts, run_summary, suite_text
 
+    metrics = result.metrics
     if suite is None:
         entries: dict[tuple[str, str], tuple[list[str], int]] = {}
         for r in metrics.results:
@@ -378,4 +333,4 @@ def _summary(the_run: Run, metrics: MetricsFile, suite: str | None) -> str:
             entries.setdefault((r.benchmark, r.variant), ([], samples))[0].append(r.strategy)
         suite = suite_text([(BENCHMARKS.get(b).title, b, v, s, n) for (b, v), (s, n) in entries.items()])
     width = min(100, max(40, shutil.get_terminal_size((100, 24)).columns))
-    return "\n" + run_summary(the_run.model_title, suite, metrics, answer_counts(the_run.records), width=width) + "\n"
+    return "\n" + run_summary(result.model_title, suite, metrics, answer_counts(result.records), width=width) + "\n"

@@ -195,6 +195,8 @@ class Run:
         """The model as a reader knows it (``Backend.title``), after ``execute``."""
         self.records: list[Kept] = []
         """The records of the current samples, without their texts, after ``execute``."""
+        self.metrics: MetricsFile | None = None
+        """What ``metrics.json`` holds, after an ``execute`` that recorded every job."""
         self._links: list[WorkerLink] = []
         """The session's workers (their calls' counters feed the progress line)."""
         self.manifest = read_manifest(run_dir)
@@ -374,6 +376,7 @@ class Run:
             write_json_atomic(self.run_dir / METRICS, metrics.model_dump(mode="json"))
         except OSError as err:
             raise StorageError(f"{self.run_dir / METRICS}: cannot be written: {err.strerror or err}") from err
+        self.metrics = metrics
         return metrics
 
     def _absorb_spill(self, cache: ResponseCache, control: RunControl) -> None:

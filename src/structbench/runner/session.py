@@ -1,60 +1,68 @@
-"""How ``run`` executes a configuration (one run directory), for a single model and for each model of a suite."""
+"""One run directory filled: the backend built, the samples prepared, the executor and the response cache set up,
+then ``Run.execute``. What ``structbench.evaluate`` (and so the ``run`` command) does for each model it evaluates."""
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
-import typer
-
-from structbench.errors import ExitCode, StorageError, Terminated
+from structbench.errors import StorageError
 
 if TYPE_CHECKING:
     from structbench.backends import BackendSpec
-    from structbench.results import MetricsFile
     from structbench.runner.cache import ResponseCache
     from structbench.runner.config import RunConfig
     from structbench.runner.control import CacheErrorPolicy, RunControl
     from structbench.runner.run import Run
 
+Executor = Literal["local", "ray"]
+"""``local``: this process, or worker processes forked from it; ``ray``: actors on a Ray cluster."""
 
-class ExecutorChoice(StrEnum):
-    """``--executor``."""
+MAX_CONSECUTIVE_FAILURES = 10
+"""``RunSettings.max_consecutive_failures``' default (``runner.control.MAX_CONSECUTIVE_FAILURES``, which loads more)."""
 
-    local = "local"
-    ray = "ray"
+Notify = Callable[[str], None]
+"""Where a run's notes and warnings go (one line each): the command prints them to stderr."""
 
 
-class CacheErrorChoice(StrEnum):
-    """``--on-cache-error``."""
+def to_stderr(line: str) -> None:
+    """The default ``Notify``: one line on stderr."""
+    sys.stderr.write(line + "\n")
 
-    stop = "stop"
-    continue_ = "continue"
 
 @dataclass(frozen=True)
-
-
 class RunSettings:
-    """How ``run`` executes, apart from what it evaluates (none of it changes the results)."""
+    """How a run executes, apart from what it evaluates (none of it changes the results)."""
 
-    cache: Path | None
-    no_cache: bool
-    on_cache_error: CacheErrorPolicy
-    offline: bool
-    progress: bool
-    progress_every: float
-    max_consecutive_failures: int
+    cache: Path | None = None
+    """The response cache file (default ``<cache>/responses.sqlite``)."""
+    no_cache: bool = False
+    """Neither read nor write the response cache."""
+    on_cache_error: CacheErrorPolicy = "stop"
+    """When the cache cannot be written: stop (keeping every answer), or go on without it."""
+    offline: bool = False
+    """Never download datasets."""
+    progress: bool = True
+    """A progress bar (a line every ``progress_every`` seconds when stderr is not a terminal)."""
+    progress_every: float = 30.0
+    max_consecutive_failures: int = MAX_CONSECUTIVE_FAILURES
+    """Stop the run when this many model calls in a row fail the same way (0: never)."""
     workers: int | None = None
-    """``--workers``: worker processes (or Ray actors); None picks (``runner.workers.worker_count``)."""
-    executor: ExecutorChoice = ExecutorChoice.local
+    """Worker processes (or Ray actors); None picks (``runner.workers.worker_count``)."""
+    executor: Executor = "local"
     ray_address: str | None = None
     ray_gpus_per_worker: float = 0.0
 
 
-def execute(config: RunConfig, spec: BackendSpec, run_dir: Path, settings: RunSettings) -> tuple[Run, MetricsFile]:
-    """Evaluate ``config`` on the backend ``spec`` names into ``run_dir``; Ctrl-C and SIGTERM say how to resume."""
+def execute(
+    config: RunConfig, spec: BackendSpec, run_dir: Path, settings: RunSettings, notify: Notify = to_stderr
+) -> Run:
+    """Evaluate ``config`` on the backend ``spec`` names into ``run_dir``; the run (its ``metrics`` set) when every
+    job was recorded. A run that stops early raises (``RunStoppedError``, ``StorageError``, ``KeyboardInterrupt``,
+    ``Terminated``): the finished samples are kept in ``run_dir`` and the same call resumes."""
     from structbench.backends import BACKENDS, make_backend
     from structbench.datasets import DataContext, cache_root
     from structbench.runner.control import RunControl
@@ -69,19 +77,19 @@ def execute(config: RunConfig, spec: BackendSpec, run_dir: Path, settings: RunSe
         backend = make_backend(spec)
         context = model_context(backend)
         if context is not None:
-            typer.echo(f"note: the model's context is {context} tokens: prompts built to larger token budgets are "
-                       "left out", err=True)
+            notify(f"note: the model's context is {context} tokens: prompts built to larger token budgets are "
+                   "left out")
     data = DataContext.from_env(config.data_dir, offline=settings.offline, allow_modified=config.allow_modified_data)
     selections = prepare(config, data, context)
     if data.modified:
         files = ", ".join(f"{m.dataset}/{m.path}" for m in data.modified[:3])
         files += " ..." if len(data.modified) > 3 else ""
-        typer.echo(f"note: {len(data.modified)} data file(s) differ from their release and are used as given "
-                   f"(--allow-modified-data): {files}; manifest.json lists them (modified_data)", err=True)
+        notify(f"note: {len(data.modified)} data file(s) differ from their release and are used as given "
+               f"(--allow-modified-data): {files}; manifest.json lists them (modified_data)")
     backend = backend or make_backend(spec)
     workers = settings.workers
     cluster = None
-    if settings.executor == ExecutorChoice.ray:
+    if settings.executor == "ray":
         from structbench.runner.cluster import Cluster
 
         cluster = Cluster(spec, address=settings.ray_address, actors=workers, offline=settings.offline,
@@ -90,9 +98,9 @@ def execute(config: RunConfig, spec: BackendSpec, run_dir: Path, settings: RunSe
         workers = worker_count(backend, workers)
     control = RunControl(settings.max_consecutive_failures, settings.on_cache_error)
     response_cache = (None if settings.no_cache
-                      else open_cache(settings.cache or cache_root() / "responses.sqlite", control))
+                      else open_cache(settings.cache or cache_root() / "responses.sqlite", control, notify))
     try:
-        metrics = the_run.execute(
+        the_run.execute(
             backend,
             selections,
             cache=response_cache,
@@ -105,20 +113,13 @@ def execute(config: RunConfig, spec: BackendSpec, run_dir: Path, settings: RunSe
             model_context=context,
             modified_data=data.modified,
         )
-    except KeyboardInterrupt:
-        typer.echo(f"interrupted; finished samples are saved in {run_dir}, the same command resumes", err=True)
-        raise typer.Exit(ExitCode.INTERRUPTED) from None
-    except Terminated:
-        typer.echo(f"terminated (SIGTERM); finished samples are saved in {run_dir}, the same command resumes",
-                   err=True)
-        raise typer.Exit(ExitCode.TERMINATED) from None
     finally:
         if response_cache is not None:
             response_cache.close()
-    return the_run, metrics
+    return the_run
 
 
-def open_cache(path: Path, control: RunControl) -> ResponseCache | None:
+def open_cache(path: Path, control: RunControl, notify: Notify = to_stderr) -> ResponseCache | None:
     """The response cache, or None when it cannot be opened and ``--on-cache-error continue`` was given."""
     from structbench.runner.cache import ResponseCache
 
@@ -127,5 +128,5 @@ def open_cache(path: Path, control: RunControl) -> ResponseCache | None:
     except StorageError as err:
         if control.on_cache_error == "stop":
             raise StorageError(f"{err}; pass --on-cache-error continue (or --no-cache) to run without it") from err
-        typer.echo(f"warning: {err}; running without the response cache (--on-cache-error continue)", err=True)
+        notify(f"warning: {err}; running without the response cache (--on-cache-error continue)")
         return None
