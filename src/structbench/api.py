@@ -26,8 +26,9 @@ from structbench.errors import RunStoppedError, UsageError
 from structbench.runner.session import MAX_CONSECUTIVE_FAILURES, Executor, Notify, RunSettings, execute, to_stderr
 
 if TYPE_CHECKING:  # the rest loads on first use: the command's --help imports this module
+    from structbench.manifest import Manifest
     from structbench.results import MetricsFile, ResultEntry
-    from structbench.runner.config import Reasoning, RunConfig
+    from structbench.runconfig import Reasoning, RunConfig
     from structbench.runner.control import CacheErrorPolicy
     from structbench.runner.failures import Failure
     from structbench.runner.run import Kept, Run
@@ -130,7 +131,7 @@ class EvalResult:
 
     run_dir: Path
     config: RunConfig
-    manifest: dict[str, Any]
+    manifest: Manifest
     """``manifest.json``: the configuration, the backend, the sessions, the packages."""
     metrics: MetricsFile
     """``metrics.json``."""
@@ -202,7 +203,7 @@ def _reasoning(budget: int, effort: str | None, tags: Sequence[tuple[str, str]] 
     """The run's ``Reasoning``; a bad value is a usage error naming the setting's flag."""
     from pydantic import ValidationError
 
-    from structbench.runner.config import Reasoning
+    from structbench.runconfig import Reasoning
 
     try:
         return Reasoning(budget=budget, effort=effort, tags=list(tags) if tags is not None else None, opened=opened)
@@ -242,7 +243,8 @@ def configure(
     and options; ``options`` may only add to it). ``options``: benchmark run options, ``KEY`` (every benchmark that
     has it) or ``BENCH.KEY``. ``limit``: the first N samples of each benchmark. The rest are ``structbench run``'s
     flags of the same names."""
-    from structbench.runner.config import RunConfig, check_limit
+    from structbench.runconfig import RunConfig
+    from structbench.runner.config import check_limit
 
     check_limit(limit)
     opts = {key: _option_text(value) for key, value in (options or {}).items()}
@@ -304,13 +306,11 @@ def _check_executor(settings: RunSettings) -> None:
 
 
 def _finished(the_run: Run, notes: list[str]) -> EvalResult:
-    from structbench.runner.run import read_manifest
-
     assert the_run.metrics is not None
     return EvalResult(
         run_dir=the_run.run_dir,
         config=the_run.config,
-        manifest=read_manifest(the_run.run_dir),
+        manifest=the_run.manifest,
         metrics=the_run.metrics,
         results=[Result.of(e) for e in the_run.metrics.results],
         failures=list(the_run.failures),
@@ -360,16 +360,15 @@ def resume(
     notify: Notify | None = None,
 ) -> EvalResult:
     """Continue the run in ``run_dir`` as its manifest defines it."""
+    from structbench.manifest import read_manifest
     from structbench.redact import MASK
-    from structbench.runner.config import RunConfig
-    from structbench.runner.run import read_manifest
-    from structbench.runner.store import MANIFEST
+    from structbench.runformat import MANIFEST
 
     run_dir = Path(run_dir)
     manifest = read_manifest(run_dir)
-    if not manifest:
+    if manifest is None:
         raise UsageError(f"--resume {run_dir}: no {MANIFEST} there")
-    config = RunConfig.model_validate(manifest["config"])
+    config = manifest.config
     connection = connection or Connection()
     if config.base_url is not None and MASK in config.base_url and connection.base_url is None:
         raise UsageError(f"--resume {run_dir}: the run's --base-url had a password, which is never stored; "

@@ -18,7 +18,7 @@ from structbench.papers.registry import paper_tables
 from structbench.report.entries import StatsOptions, collect
 from structbench.report.paper import Filled, Gap, fill_tables
 from structbench.report.runs import BenchmarkCache, load_run
-from structbench.runner.config import RunConfig
+from structbench.runconfig import RunConfig
 from structbench.runner.run import Run
 from structbench.runner.selection import prepare
 from structbench.stats.baselines import label_baselines

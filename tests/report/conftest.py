@@ -16,7 +16,7 @@ from structbench.benchmark import Scored
 from structbench.benchmarks import BENCHMARKS
 from structbench.confusion import ConfusionMatrix
 from structbench.datasets import DataContext
-from structbench.runner.config import RunConfig
+from structbench.runconfig import RunConfig
 from structbench.runner.run import Run
 from structbench.runner.selection import prepare
 from toybench import ToyBench  # importing it registers ``toy``

@@ -65,7 +65,7 @@ def test_runs_without_shared_samples_are_not_ranked(
 ) -> None:
     from report.conftest import noisy_oracle  # type: ignore[import-not-found]
     from structbench.datasets import DataContext
-    from structbench.runner.config import RunConfig
+    from structbench.runconfig import RunConfig
     from structbench.runner.run import Run
     from structbench.runner.selection import prepare
 

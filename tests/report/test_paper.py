@@ -30,7 +30,7 @@ def toy_paper_runs(tmp_path_factory: pytest.TempPathFactory, run_factory: Callab
             strategies: tuple[str, ...] = ("direct", "vote")) -> Path:
         from report.conftest import noisy_oracle  # type: ignore[import-not-found]
         from structbench.datasets import DataContext
-        from structbench.runner.config import RunConfig
+        from structbench.runconfig import RunConfig
         from structbench.runner.run import Run
         from structbench.runner.selection import prepare as prepare_run
 
@@ -124,7 +124,7 @@ def test_fill_commands_run_the_way_the_runs_ran(tmp_path: Path) -> None:
     import papertoy  # noqa: F401
     from report.conftest import noisy_oracle  # type: ignore[import-not-found]
     from structbench.datasets import DataContext
-    from structbench.runner.config import RunConfig
+    from structbench.runconfig import RunConfig
     from structbench.runner.run import Run
     from structbench.runner.selection import prepare as prepare_run
 

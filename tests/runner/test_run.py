@@ -13,8 +13,8 @@ from structbench.backends.mock import MockBackend
 from structbench.backends.oracle import OracleBackend
 from structbench.datasets import DataContext
 from structbench.errors import UsageError
+from structbench.runconfig import RunConfig
 from structbench.runner.cache import ResponseCache
-from structbench.runner.config import RunConfig
 from structbench.runner.run import Run
 from structbench.runner.selection import StrategyName, check_qualified, prepare, strategies_for
 from structbench.runner.store import read_records
@@ -369,7 +369,7 @@ def test_a_benchmark_that_loads_no_sample_is_a_usage_error() -> None:
 
 
 def test_legacy_records_without_a_kind_read_as_model_errors() -> None:
-    from structbench.runner.records import SampleRecord
+    from structbench.records import SampleRecord
 
     line = {"benchmark": "toy", "variant": "small", "strategy": "direct", "model": "m", "id": "a", "task": "t",
             "prompt": None, "output": "", "error": "timeout"}

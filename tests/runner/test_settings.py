@@ -11,7 +11,7 @@ from structbench.backends.base import GenerationParams, Message, Request, cache_
 from structbench.backends.mock import MockBackend
 from structbench.backends.openai_compat import OpenAIBackend
 from structbench.errors import UsageError
-from structbench.runner.config import Generation, RunConfig
+from structbench.runconfig import Generation, RunConfig
 from structbench.runner.settings import RequestSettings
 
 

@@ -18,10 +18,10 @@ from structbench.backends.base import Choice
 from structbench.backends.factory import BackendSpec, make_backend
 from structbench.benchmark import Attempt
 from structbench.datasets import DataContext
+from structbench.records import SampleRecord
 from structbench.redact import MASK, register_secret
 from structbench.results import MetricsFile
-from structbench.runner.config import Reasoning, RunConfig
-from structbench.runner.records import SampleRecord
+from structbench.runconfig import Reasoning, RunConfig
 from structbench.runner.run import Run
 from structbench.runner.selection import prepare
 from structbench.runner.store import read_records

@@ -106,8 +106,8 @@ def shown_urls(base_url: str) -> str:
 
 def echo_failures(failures: Sequence[Failure], run_dir: Path, samples: int) -> None:
     """The failed samples of a run, summed up on stderr."""
+    from structbench.runformat import SAMPLES
     from structbench.runner.failures import failure_summary
-    from structbench.runner.store import SAMPLES
 
     typer.echo(
         failure_summary(

@@ -254,12 +254,10 @@ def run(
 
     connection = Connection(base_url, api_key_env, concurrency, timeout, max_retries, max_reply_mb)
     if resume is not None:
-        from structbench.runner.run import read_manifest
+        from structbench.manifest import read_manifest
 
         manifest = read_manifest(resume)
-        if manifest:
-            from structbench.runner.config import RunConfig
-
+        if manifest is not None:
             given = {"model": model, "base_url": base_url, "bench": bench, "strategy": strategy, "option": option,
                      "limit": limit, "seed": seed, "epochs": epochs, "max_tokens": max_tokens, "data_dir": data_dir,
                      "out": out,
@@ -268,7 +266,7 @@ def run(
                      "reasoning_budget": reasoning_budget, "reasoning_effort": reasoning_effort,
                      "think_tags": think_tags, "thought_opened": thought_opened,
                      "allow_modified_data": allow_modified_data}
-            conflicts = _resume_conflicts(ctx, resume, RunConfig.model_validate(manifest["config"]), given)
+            conflicts = _resume_conflicts(ctx, resume, manifest.config, given)
             if conflicts:
                 raise UsageError(
                     f"--resume {resume} continues that run as its manifest defines it; "

@@ -31,9 +31,9 @@ from structbench.backends.base import Response
 from structbench.backends.factory import BackendSpec, make_backend
 from structbench.backends.stats import CallSnapshot
 from structbench.errors import StorageError, StructbenchError, UsageError
+from structbench.runconfig import RunConfig
 from structbench.runner.cache import CacheWriteError, ResponseCache, Spill
 from structbench.runner.calls import ModelCaller, ModelPool
-from structbench.runner.config import RunConfig
 from structbench.runner.control import RunControl
 from structbench.runner.jobs import JobRef, JobRunner, selections_digest
 from structbench.runner.workers import StopRequest, WorkerSettings, calls_snapshot, halt_kind, split

@@ -13,9 +13,9 @@ from structbench.backends.base import BackendError
 from structbench.benchmark import Attempt, Benchmark, Scored, Strategy, bind_sample
 from structbench.data.sample import Sample
 from structbench.errors import StorageError
+from structbench.records import ErrorKind, SampleRecord
 from structbench.runner.calls import CallLog, ModelCaller, current_epoch
 from structbench.runner.pipeline import run_pipeline
-from structbench.runner.records import ErrorKind, SampleRecord
 from structbench.runner.settings import RequestSettings
 from structbench.runner.thoughts import thought_of
 

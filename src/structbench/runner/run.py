@@ -21,12 +21,15 @@ from structbench.backends.base import Backend
 from structbench.backends.stats import CallSnapshot
 from structbench.benchmark import Strategy
 from structbench.datasets import ModifiedFile
-from structbench.errors import DataError, RunStoppedError, StorageError, Terminated, UsageError
+from structbench.errors import RunStoppedError, StorageError, Terminated, UsageError
 from structbench.forkmap import can_fork
+from structbench.manifest import Manifest, ModifiedData, Session, Status, read_manifest
+from structbench.records import RecordSummary, SampleRecord
 from structbench.results import MetricsFile, ResultEntry, compute_result
+from structbench.runconfig import RunConfig
+from structbench.runformat import FORMAT_VERSION, MANIFEST, METRICS
 from structbench.runner.cache import CacheWriteError, ResponseCache, Spill
 from structbench.runner.calls import ModelCaller, ModelPool
-from structbench.runner.config import RunConfig
 from structbench.runner.control import RunControl
 from structbench.runner.dispatch import Dispatcher, Totals, WorkerLink
 from structbench.runner.engine import Job, run_jobs
@@ -34,10 +37,9 @@ from structbench.runner.failures import Failure, failures_of
 from structbench.runner.jobs import Finished, JobRef, job_of
 from structbench.runner.loop import run_async
 from structbench.runner.progress import ProgressMode, RunProgress
-from structbench.runner.records import RecordSummary, SampleRecord
 from structbench.runner.selection import Selection
 from structbench.runner.settings import RequestSettings
-from structbench.runner.store import MANIFEST, METRICS, RunStore, save_manifest, write_json_atomic
+from structbench.runner.store import RunStore, save_manifest, write_json_atomic
 from structbench.runner.workers import (
     ProcessLink,
     WorkerSettings,
@@ -157,21 +159,6 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def read_manifest(run_dir: Path) -> dict[str, Any]:
-    """A run directory's manifest (empty when there is none); a damaged one is a ``DataError``."""
-    import json
-
-    path = run_dir / MANIFEST
-    if not path.exists():
-        return {}
-    try:
-        manifest: dict[str, Any] = json.loads(path.read_text())
-        RunConfig.model_validate(manifest["config"])
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        raise DataError(f"{path}: not a structbench run manifest ({err})") from err
-    return manifest
-
-
 class Run:
     """A run directory being filled: resumes whatever a previous session (or a killed one) finished.
 
@@ -199,16 +186,18 @@ class Run:
         """What ``metrics.json`` holds, after an ``execute`` that recorded every job."""
         self._links: list[WorkerLink] = []
         """The session's workers (their calls' counters feed the progress line)."""
-        self.manifest = read_manifest(run_dir)
-        if self.manifest and RunConfig.model_validate(self.manifest["config"]) != config:
+        found = read_manifest(run_dir)
+        if found is not None and found.config != config:
             raise UsageError(
                 f"{run_dir} holds a run with a different configuration; use another --out, "
                 f"or --resume {run_dir} to continue that run"
             )
+        self.manifest = found or Manifest(config=config)
+        """``manifest.json`` as the last session left it (a new one for a new run), updated as this one goes."""
 
     def check_backend(self, backend: Backend) -> None:
         """Refuse to resume a run that a different server or model file started (same config, other target)."""
-        previous = self.manifest.get("backend")
+        previous = self.manifest.backend
         if previous is not None and previous != backend.describe():
             raise UsageError(
                 f"{self.run_dir} was run against {previous}, not {backend.describe()}; use another --out"
@@ -243,10 +232,7 @@ class Run:
         self.model_context = model_context
         self.model_title = backend.title
         lock = _lock(self.run_dir)
-        if modified_data:
-            self.manifest["modified_data"] = [m.to_json() for m in modified_data]
-        else:
-            self.manifest.pop("modified_data", None)
+        self.manifest.modified_data = [ModifiedData.model_validate(m.to_json()) for m in modified_data]
         try:
             return self._execute(
                 backend, selections, cache, concurrency, progress, progress_interval, control or RunControl(),
@@ -282,26 +268,24 @@ class Run:
             if not store.done((sel.bench.name, sel.variant, strategy.name, model, sample.id, epoch))
         ]
         workers = spread.processes(len(refs), concurrency)
-        session: dict[str, Any] = {"started": _now(), "jobs": len(refs)}
-        self.manifest.update(
-            {
-                "structbench": __version__,
-                "config": self.config.model_dump(),
-                "backend": backend.describe(),
-                "concurrency": concurrency,
-                "workers": spread.cluster.describe() if spread.cluster is not None else workers,
-                "cache": str(cache.path) if cache is not None else None,
-                "platform": platform.platform(),
-                "git_revision": git_revision(),
-                "seed": self.config.seed,
-                "model_context": self.model_context,
-                "status": "running",
-            }
-        )
-        self.manifest.pop("stop_reason", None)
-        self.manifest.setdefault("sessions", []).append(session)
+        session = Session(started=_now(), jobs=len(refs))
+        m = self.manifest
+        m.format_version = FORMAT_VERSION
+        m.structbench = __version__
+        m.config = self.config
+        m.backend = backend.describe()
+        m.concurrency = concurrency
+        m.workers = spread.cluster.describe() if spread.cluster is not None else workers
+        m.cache = str(cache.path) if cache is not None else None
+        m.platform = platform.platform()
+        m.git_revision = git_revision()
+        m.seed = self.config.seed
+        m.model_context = self.model_context
+        m.status = "running"
+        m.stop_reason = None
+        m.sessions.append(session)
         try:
-            save_manifest(self.run_dir / MANIFEST, self.manifest)
+            save_manifest(self.run_dir / MANIFEST, m.to_json())
         except StorageError:
             store.close()
             raise
@@ -353,16 +337,14 @@ class Run:
         if error is not None and error is store.failure:  # say where the answers of the unrecorded samples are
             error = StorageError(f"{error} ({_answers_kept(cache, control)})")
         status, reason = _ending(error)
-        session.update(
-            finished=_now(),
-            seconds=round(time.perf_counter() - t0, 3),
-            model_calls=caller.model_calls + others.model_calls + totals.model_calls,
-            cache_hits=((cache.hits - hits_before) if cache is not None else 0) + totals.cache_hits,
-        )
+        session.finished = _now()
+        session.seconds = round(time.perf_counter() - t0, 3)
+        session.model_calls = caller.model_calls + others.model_calls + totals.model_calls
+        session.cache_hits = ((cache.hits - hits_before) if cache is not None else 0) + totals.cache_hits
         if control.spill.kept:
-            session["unsaved_responses"] = control.spill.kept
+            session.unsaved_responses = control.spill.kept
         if control.spill.lost:  # neither the cache nor the run directory could take them (one full disk)
-            session["lost_responses"] = control.spill.lost
+            session.lost_responses = control.spill.lost
         failures = self._finish(store, status, reason)
         if error is not None:
             raise error
@@ -391,19 +373,19 @@ class Run:
                 raise StorageError(f"{err}; {control.spill.path} still holds answers for it") from err
             control.cache_failed(err)
 
-    def _finish(self, store: RunStore, status: str, reason: str | None) -> list[StorageError]:
+    def _finish(self, store: RunStore, status: Status, reason: str | None) -> list[StorageError]:
         """Close the records and say in the manifest how the session ended; storage failures are returned."""
         failures = []
         try:
             store.close()
         except StorageError as err:
             failures.append(err)
-        self.manifest["status"] = status
+        self.manifest.status = status
         if reason is not None:
-            self.manifest["stop_reason"] = reason
-        self.manifest["packages"] = package_versions()  # after the requests: importlib.metadata is slow
+            self.manifest.stop_reason = reason
+        self.manifest.packages = package_versions()  # after the requests: importlib.metadata is slow
         try:
-            save_manifest(self.run_dir / MANIFEST, self.manifest)
+            save_manifest(self.run_dir / MANIFEST, self.manifest.to_json())
         except StorageError as err:
             failures.append(err)
         return failures
@@ -453,8 +435,8 @@ class Run:
                 workers = list(await spread.cluster.start(
                     self.config, selections, self._worker_settings(cache, control), concurrency, len(refs)))
                 self._links = workers
-                self.manifest["workers"] = spread.cluster.describe()
-                save_manifest(self.run_dir / MANIFEST, self.manifest)
+                self.manifest.workers = spread.cluster.describe()
+                save_manifest(self.run_dir / MANIFEST, self.manifest.to_json())
             dispatcher = Dispatcher(workers, refs, on_finished, control)
             try:
                 await dispatcher.run()
@@ -503,7 +485,7 @@ def _answers_kept(cache: ResponseCache | None, control: RunControl) -> str:
         "the response cache failed too; answers received before are in it"
 
 
-def _ending(error: BaseException | None) -> tuple[str, str | None]:
+def _ending(error: BaseException | None) -> tuple[Status, str | None]:
     """The manifest's ``status`` and ``stop_reason`` for a session that ended with ``error`` (None: finished)."""
     if error is None:
         return "complete", None

@@ -13,7 +13,8 @@ from structbench.benchmarks import BENCHMARKS
 from structbench.data.sample import Sample
 from structbench.datasets import DataContext
 from structbench.errors import UsageError
-from structbench.runner.config import RunConfig, check_limit, check_options_used, options_for, split_bench
+from structbench.runconfig import RunConfig
+from structbench.runner.config import check_limit, check_options_used, options_for, split_bench
 
 
 @dataclass

@@ -13,8 +13,8 @@ from structbench.errors import StorageError
 
 if TYPE_CHECKING:
     from structbench.backends import BackendSpec
+    from structbench.runconfig import RunConfig
     from structbench.runner.cache import ResponseCache
-    from structbench.runner.config import RunConfig
     from structbench.runner.control import CacheErrorPolicy, RunControl
     from structbench.runner.run import Run
 

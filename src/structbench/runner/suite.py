@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from structbench.backends.factory import BACKENDS, DEFAULT_TIMEOUT, BackendSpec
 from structbench.errors import UsageError
-from structbench.runner.config import Generation, Reasoning, RunConfig
+from structbench.runconfig import Generation, Reasoning, RunConfig
 
 Scalar = str | int | float | bool
 

@@ -45,7 +45,7 @@ LAYERS: tuple[Layer, ...] = (
           "paired tests, multiple comparisons (over any scored outcomes)", ("backends", "stats")),
     Layer("contract", "what the core and a benchmark agree on: the Benchmark and Strategy interfaces, scored "
           "outcomes, the run files' schemas (records, manifest, metrics), shared strategies, the papers' tables",
-          ("benchmark", "results", "records", "manifest", "strategies", "papers")),
+          ("benchmark", "results", "records", "manifest", "runconfig", "runformat", "strategies", "papers")),
     Layer("benchmarks", "the five benchmarks, each a folder; the registry that finds them; the papers' presets",
           ("benchmarks", "papers.registry")),
     Layer("runner", "a run: configuration, selections, jobs, executors (one process, forked workers, Ray), the "

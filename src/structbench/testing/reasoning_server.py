@@ -170,7 +170,7 @@ class OracleAnswers:
                 limit: int | None = None, seed: int = 0, data_dir: str | None = None) -> None:
         """``add`` for what a run of ``entries`` (``BENCH[:VARIANT]``) with these settings evaluates."""
         from structbench.datasets import DataContext
-        from structbench.runner.config import RunConfig
+        from structbench.runconfig import RunConfig
         from structbench.runner.selection import prepare
 
         config = RunConfig(model="oracle", benches=list(entries), strategies=list(strategies),

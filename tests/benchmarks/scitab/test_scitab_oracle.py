@@ -13,7 +13,7 @@ from structbench.benchmark import Attempt
 from structbench.benchmarks.scitab import SciTab
 from structbench.data.sample import Sample
 from structbench.datasets import DataContext
-from structbench.runner.config import RunConfig
+from structbench.runconfig import RunConfig
 from structbench.runner.export import score_predictions
 from structbench.runner.run import Run
 from structbench.runner.selection import prepare

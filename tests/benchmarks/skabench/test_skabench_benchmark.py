@@ -20,7 +20,7 @@ from structbench.data import AnswerListGold, Graph, LabelGold, Sample, Table, Te
 from structbench.datasets import DataContext
 from structbench.errors import DatasetUnavailableError, UsageError
 from structbench.results import MetricsFile
-from structbench.runner.config import RunConfig
+from structbench.runconfig import RunConfig
 from structbench.runner.export import export_lines, score_predictions
 from structbench.runner.run import Run
 from structbench.runner.selection import prepare

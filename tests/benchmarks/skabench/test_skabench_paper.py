@@ -17,7 +17,7 @@ from structbench.data import Graph, Table, Text
 from structbench.datasets import DataContext
 from structbench.errors import DataError
 from structbench.results import compute_result
-from structbench.runner.config import RunConfig
+from structbench.runconfig import RunConfig
 from structbench.runner.run import Run
 from structbench.runner.selection import prepare
 

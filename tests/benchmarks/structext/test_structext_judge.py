@@ -18,9 +18,9 @@ from structbench.benchmarks.structext.judge import Judged, is_judge_request, jud
 from structbench.data.sample import Sample
 from structbench.datasets import DataContext
 from structbench.errors import UsageError
+from structbench.runconfig import RunConfig
 from structbench.runner.cache import ResponseCache
 from structbench.runner.calls import ModelPool
-from structbench.runner.config import RunConfig
 from structbench.runner.run import Run
 from structbench.runner.selection import prepare
 
@@ -117,7 +117,7 @@ def test_a_judge_on_another_backend_is_cached_by_the_run(tmp_path: Path) -> None
         metrics = run.execute(OracleBackend(), prepare(config, DataContext()), cache=cache, concurrency=2,
                               progress=False)
         assert metrics.results[0].metrics["judge"] == 1.0
-        assert run.manifest["sessions"][-1]["model_calls"] == 4 + judge_calls
+        assert run.manifest.sessions[-1].model_calls == 4 + judge_calls
 
 
 def test_an_unknown_judge_backend_fails_before_the_run() -> None:

@@ -25,8 +25,8 @@ from structbench.benchmark import Attempt, corrected_scored
 from structbench.benchmarks.structext.benchmark import StrucTextEval
 from structbench.benchmarks.structext.metrics import RELEASED_FRAMES, EmptyText, TooDeep, rouge_l_parts, sentences
 from structbench.datasets import DataContext
+from structbench.records import SampleRecord
 from structbench.results import compute_result
-from structbench.runner.records import SampleRecord
 
 Rouge = pytest.importorskip("rouge").Rouge
 

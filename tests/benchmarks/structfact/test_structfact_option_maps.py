@@ -18,7 +18,7 @@ from structbench.benchmarks.structfact import StructFact
 from structbench.benchmarks.structfact.metrics import METRIC_NAMES, classification_metrics
 from structbench.datasets import DataContext
 from structbench.errors import UsageError
-from structbench.runner.config import RunConfig
+from structbench.runconfig import RunConfig
 from structbench.runner.run import Run
 from structbench.runner.selection import prepare
 from structbench.stats.bootstrap import counts_of

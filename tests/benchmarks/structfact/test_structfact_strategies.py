@@ -90,7 +90,7 @@ def test_oracle_reaches_one_with_other_options(demo: list[Sample], options: dict
 
 
 def test_oracle_through_the_runner(tmp_path: Path, shared_datasets: Path) -> None:
-    from structbench.runner.config import RunConfig
+    from structbench.runconfig import RunConfig
     from structbench.runner.run import Run
     from structbench.runner.selection import prepare
 
