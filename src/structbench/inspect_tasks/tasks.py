@@ -131,7 +131,7 @@ def structbench_scorer(bench: Benchmark, strategy: Strategy, samples: dict[str, 
     def build() -> Scorer:
         async def score(state: TaskState, target: Target) -> Score:
             attempt = _attempt(state)
-            scored = bench.outcome(samples[str(state.sample_id)], attempt, strategy.name, epoch=max(0, state.epoch - 1))
+            scored = bench.outcome(samples[str(state.sample_id)], attempt, strategy, epoch=max(0, state.epoch - 1))
             return Score(
                 value=scored.score,
                 answer=json.dumps(scored.parsed, ensure_ascii=False, default=str),

@@ -91,7 +91,7 @@ def finish_job(job: Job, outcome: Outcome, model: str) -> SampleRecord:
     scored: Scored | None = None
     if kind not in ("harness", "context"):
         try:
-            scored = job.bench.outcome(job.sample, attempt, job.strategy.name, epoch=job.epoch)
+            scored = job.bench.outcome(job.sample, attempt, job.strategy, epoch=job.epoch)
         except Exception as err:
             after = f" (after a model error: {error})" if error else ""
             error, kind = harness_error(err, f"scoring{after}"), "harness"

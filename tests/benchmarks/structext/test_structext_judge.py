@@ -43,7 +43,7 @@ def _run(bench: StrucTextEval, samples: list[Sample], strategy: str, answer: str
 
                 token = bind_sample(bench, sample)
                 try:
-                    scored.append(bench.score(sample, await strat.run(sample, generate), strategy))
+                    scored.append(bench.score(sample, await strat.run(sample, generate), bench.strategy(strategy)))
                 finally:
                     current_sample.reset(token)
         return bench.aggregate(scored)
@@ -97,7 +97,7 @@ def test_unreadable_verdicts_count_as_wrong_and_are_reported(tmp_path: Path) -> 
         async with ModelPool(None):
             return await strat.run(sample, generate)
 
-    scored = bench.score(sample, asyncio.run(judged()), "naive")
+    scored = bench.score(sample, asyncio.run(judged()), bench.strategy("naive"))
     assert scored.values["judge"] == 0.0 and scored.values["judge_unparsed"] == 1.0
 
 

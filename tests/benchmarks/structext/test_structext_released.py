@@ -134,7 +134,7 @@ def test_score_skips_what_the_released_scorer_skips_and_says_how_many() -> None:
     long = " ".join(f"t{i}" for i in range(1200))
     outputs = ["", "### Answer:\n" + samples[1].gold.text, samples[2].gold.text, samples[3].gold.text + " " + long,
                samples[4].gold.text, "..."]
-    scored = [bench.score(s, Attempt(output=o), "naive") for s, o in zip(samples, outputs, strict=True)]
+    scored = [bench.score(s, Attempt(output=o), bench.strategy("naive")) for s, o in zip(samples, outputs, strict=True)]
     entry = compute_result(bench, "test", "naive", "m", scored)
     assert entry.extra["excluded"] == [
         {"reason": "empty replies, skipped as the released scorer skips them (the rouge package raises ValueError; "
