@@ -28,7 +28,7 @@ from structbench.runner.session import MAX_CONSECUTIVE_FAILURES, Executor, Notif
 if TYPE_CHECKING:  # the rest loads on first use: the command's --help imports this module
     from structbench.manifest import Manifest
     from structbench.results import MetricsFile, ResultEntry
-    from structbench.runconfig import Reasoning, RunConfig
+    from structbench.runconfig import Generation, Reasoning, RunConfig
     from structbench.runner.control import CacheErrorPolicy
     from structbench.runner.failures import Failure
     from structbench.runner.run import Kept, Run
@@ -199,6 +199,20 @@ def preset_config(name: str, options: Mapping[str, str]) -> tuple[list[str], lis
     return list(preset.benches), list(preset.strategies), merged
 
 
+def _generation(temperature: float | None, top_p: float | None) -> Generation:
+    """The run's sampling settings; a bad value is a usage error naming its flag."""
+    from pydantic import ValidationError
+
+    from structbench.runconfig import Generation
+
+    try:
+        return Generation(temperature=temperature, top_p=top_p)
+    except ValidationError as err:
+        problem = err.errors()[0]
+        flag = "--" + str(problem["loc"][0]).replace("_", "-")
+        raise UsageError(f"{flag} {problem['input']}: {problem['msg'].lower()}") from None
+
+
 def _reasoning(budget: int, effort: str | None, tags: Sequence[tuple[str, str]] | None, opened: bool) -> Reasoning:
     """The run's ``Reasoning``; a bad value is a usage error naming the setting's flag."""
     from pydantic import ValidationError
@@ -221,6 +235,8 @@ def configure(
     preset: str | None = None,
     options: Mapping[str, object] | None = None,
     limit: int | None = None,
+    sample: int | None = None,
+    sample_ids: str | Sequence[str] | None = None,
     seed: int = 0,
     epochs: int = 1,
     data_dir: str | Path | None = None,
@@ -228,6 +244,8 @@ def configure(
     base_url: str | None = None,
     model_options: Mapping[str, object] | None = None,
     max_tokens: int | None = None,
+    temperature: float | None = None,
+    top_p: float | None = None,
     system_prompt: str | None = None,
     chat_template_args: Mapping[str, Any] | None = None,
     reasoning_budget: int = 0,
@@ -241,12 +259,22 @@ def configure(
     runs the default quick suite. ``strategy``: names for every benchmark, ``BENCH[:VARIANT]/NAME`` for one, or
     ``all``; None: each benchmark's default. ``preset``: one paper table's configuration (benchmarks, strategies
     and options; ``options`` may only add to it). ``options``: benchmark run options, ``KEY`` (every benchmark that
-    has it) or ``BENCH.KEY``. ``limit``: the first N samples of each benchmark. The rest are ``structbench run``'s
-    flags of the same names."""
+    has it) or ``BENCH.KEY``. ``limit``: the first N samples of each benchmark; ``sample``: a random N of them,
+    drawn with ``seed`` (kept in the benchmark's order); ``sample_ids``: only the samples with these ids.
+    ``temperature`` and ``top_p`` replace every request's own (the benchmarks' and strategies' sampling included).
+    The rest are ``structbench run``'s flags of the same names."""
     from structbench.runconfig import RunConfig
     from structbench.runner.config import check_limit
 
     check_limit(limit)
+    if sample is not None and sample < 1:
+        raise UsageError(f"--sample {sample}: give a number of samples of at least 1")
+    if sample is not None and limit is not None:
+        raise UsageError(f"--limit {limit} takes the first samples and --sample {sample} a seeded random set of them; "
+                         "give one")
+    ids = _names(sample_ids) if sample_ids is not None else None
+    if sample_ids is not None and not ids:
+        raise UsageError(f"--sample-id {sample_ids!r} names no sample; give ID[,ID...]")
     opts = {key: _option_text(value) for key, value in (options or {}).items()}
     strategies = _names(strategy)
     benches = bench_entries(bench)
@@ -272,6 +300,8 @@ def configure(
         strategies=strategies,
         options=opts,
         limit=limit,
+        sample=sample,
+        sample_ids=ids,
         seed=seed,
         epochs=epochs,
         data_dir=str(data_dir) if data_dir else None,
@@ -280,6 +310,7 @@ def configure(
         model_options={key: _option_text(value) for key, value in (model_options or {}).items()},
         system_prompt=system_prompt or None,
         chat_template_args=dict(chat_template_args or {}),
+        generation=_generation(temperature, top_p),
         reasoning=_reasoning(reasoning_budget, reasoning_effort, think_tags, thought_opened),
     )
 
@@ -385,12 +416,16 @@ def evaluate(
     out: str | Path | None = None,
     preset: str | None = None,
     options: Mapping[str, object] | None = None,
+    sample: int | None = None,
+    sample_ids: str | Sequence[str] | None = None,
     seed: int = 0,
     epochs: int = 1,
     data_dir: str | Path | None = None,
     allow_modified_data: bool = False,
     model_options: Mapping[str, object] | None = None,
     max_tokens: int | None = None,
+    temperature: float | None = None,
+    top_p: float | None = None,
     system_prompt: str | None = None,
     chat_template_args: Mapping[str, Any] | None = None,
     reasoning_budget: int = 0,
@@ -425,9 +460,10 @@ def evaluate(
     ``notify`` (default: stderr) and into the result's ``notes``. The same call again resumes the run and returns
     the same results without a model call."""
     config = configure(
-        model, bench, strategy=strategy, preset=preset, options=options, limit=limit, seed=seed, epochs=epochs,
-        data_dir=data_dir, allow_modified_data=allow_modified_data, base_url=base_url, model_options=model_options,
-        max_tokens=max_tokens, system_prompt=system_prompt, chat_template_args=chat_template_args,
+        model, bench, strategy=strategy, preset=preset, options=options, limit=limit, sample=sample,
+        sample_ids=sample_ids, seed=seed, epochs=epochs, data_dir=data_dir, allow_modified_data=allow_modified_data,
+        base_url=base_url, model_options=model_options, max_tokens=max_tokens, temperature=temperature, top_p=top_p,
+        system_prompt=system_prompt, chat_template_args=chat_template_args,
         reasoning_budget=reasoning_budget, reasoning_effort=reasoning_effort, think_tags=think_tags,
         thought_opened=thought_opened,
     )

@@ -59,7 +59,7 @@ class Reasoning(BaseModel):
 
 
 DEFAULTED_FIELDS = ("system_prompt", "chat_template_args", "generation", "model_options", "reasoning",
-                    "allow_modified_data", "epochs")
+                    "allow_modified_data", "epochs", "sample", "sample_ids")
 """``RunConfig`` fields added after run directories were first named; left out of the fingerprint while at their
 defaults, so such runs keep their directory names."""
 
@@ -79,8 +79,13 @@ class RunConfig(BaseModel):
     benchmark's default; ``all`` = every one."""
     options: dict[str, str] = Field(default_factory=dict)
     """``key=value`` run options; ``bench.key`` targets one benchmark, a bare key every one that has it."""
-    limit: int | None = Field(None, ge=1)
+    limit: int | None = Field(default=None, ge=1)
     """Evaluate the first ``limit`` samples of each benchmark; None: all."""
+    sample: int | None = Field(default=None, ge=1)
+    """Evaluate a random ``sample`` of each benchmark's samples, drawn with ``seed`` (the same seed, the same
+    samples), kept in the benchmark's order; None: all."""
+    sample_ids: list[str] | None = None
+    """Evaluate only the samples with these ids (in each benchmark that has them); None: all."""
     seed: int = 0
     data_dir: str | None = None
     allow_modified_data: bool = False

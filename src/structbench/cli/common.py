@@ -73,7 +73,7 @@ def preset_entry(name: str, bench: str, strategy: str | None, option: list[str] 
     from structbench.api import preset_config
     from structbench.runner.config import parse_options, split_bench
 
-    benches, strategies, options = preset_config(name, parse_options(option or []))
+    benches, strategies, options = preset_config(name, parse_options(option or [], output="--out"))
     wanted, variant = split_bench(bench)
     entries = [b for b in benches if split_bench(b)[0] == wanted and variant in (None, split_bench(b)[1] or variant)]
     if not entries:
@@ -181,7 +181,7 @@ def load_one(
     from structbench.runner.selection import load_benchmark, load_samples
 
     check_limit(limit)
-    options = parse_options(option or [])
+    options = parse_options(option or [], output="--out")
     check_options_used([BENCHMARKS.get(split_bench(entry)[0])], options)
     bench, variant = load_benchmark(entry, options)
     strat = bench.strategy(strategy)

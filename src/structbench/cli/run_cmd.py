@@ -50,7 +50,7 @@ class CacheErrorChoice(StrEnum):
 SUITE_DEFINED = ("model", "bench", "strategy", "option", "limit", "seed", "max_tokens", "base_url", "model_option",
                  "device", "dtype", "api_key_env", "timeout", "max_retries", "resume", "data_dir", "concurrency",
                  "system_prompt", "chat_template_arg", "reasoning_budget", "reasoning_effort", "think_tags",
-                 "thought_opened", "allow_modified_data", "epochs")
+                 "thought_opened", "allow_modified_data", "epochs", "temperature", "top_p", "sample", "sample_id")
 """``run`` flags a suite file sets (per model or for the whole suite): refused beside one. How the jobs are spread
 (``--workers``, ``--executor``, ``--ray-*``) is not among them: it applies to every model of the suite."""
 
@@ -77,6 +77,10 @@ def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict
         "strategy": lambda v: comma_list(v) == config.strategies,
         "option": lambda v: given["preset"] is not None or parse_options(v or []) == config.options,
         "limit": lambda v: v == config.limit,
+        "sample": lambda v: v == config.sample,
+        "sample_id": lambda v: comma_list(v) == (config.sample_ids or []),
+        "temperature": lambda v: v == config.generation.temperature,
+        "top_p": lambda v: v == config.generation.top_p,
         "seed": lambda v: v == config.seed,
         "epochs": lambda v: v == config.epochs,
         "max_tokens": lambda v: v == config.max_tokens,
@@ -127,8 +131,26 @@ def run(
     ] = None,
     option: OptionOpt = None,
     limit: LimitOpt = None,
+    sample: Annotated[
+        int | None,
+        typer.Option("--sample", min=1, help="Evaluate a random N samples of each benchmark, drawn with --seed and "
+                                             "kept in order (part of the config; --limit takes the first N)."),
+    ] = None,
+    sample_id: Annotated[
+        str | None,
+        typer.Option("--sample-id", help="Evaluate only these samples: ID[,ID...] (part of the config)."),
+    ] = None,
     max_tokens: Annotated[
         int | None, typer.Option("--max-tokens", min=1, help="Cap every request's max_tokens (part of the config).")
+    ] = None,
+    temperature: Annotated[
+        float | None,
+        typer.Option("--temperature", min=0.0, help="Sampling temperature of every request, replacing the "
+                                                   "benchmark's and strategy's own (part of the config)."),
+    ] = None,
+    top_p: Annotated[
+        float | None,
+        typer.Option("--top-p", help="Nucleus sampling of every request, in (0, 1] (part of the config)."),
     ] = None,
     system_prompt: Annotated[
         str | None, typer.Option("--system-prompt", help="A system message before every chat request's own.")
@@ -181,7 +203,8 @@ def run(
     ] = 1,
     out: Annotated[
         str | None,
-        typer.Option("--out", help="Run directory (default runs/<model>-<config hash>).", show_default=False),
+        typer.Option("--output-dir", "--out", help="Run directory (default runs/<model>-<config hash>).",
+                     show_default=False),
     ] = None,
     resume: Annotated[Path | None, typer.Option("--resume", help="Continue the run in this directory.")] = None,
     base_url: Annotated[
@@ -259,7 +282,8 @@ def run(
         manifest = read_manifest(resume)
         if manifest is not None:
             given = {"model": model, "base_url": base_url, "bench": bench, "strategy": strategy, "option": option,
-                     "limit": limit, "seed": seed, "epochs": epochs, "max_tokens": max_tokens, "data_dir": data_dir,
+                     "limit": limit, "sample": sample, "sample_id": sample_id, "temperature": temperature,
+                     "top_p": top_p, "seed": seed, "epochs": epochs, "max_tokens": max_tokens, "data_dir": data_dir,
                      "out": out,
                      "preset": preset, "model_option": model_option, "device": device, "dtype": dtype,
                      "system_prompt": system_prompt, "chat_template_arg": chat_template_arg,
@@ -281,8 +305,12 @@ def run(
             bench,
             strategy=strategy,
             preset=preset,
-            options=parse_options(option or []),
+            options=parse_options(option or [], output="--output-dir"),
             limit=limit,
+            sample=sample,
+            sample_ids=sample_id,
+            temperature=temperature,
+            top_p=top_p,
             seed=seed,
             epochs=epochs,
             data_dir=data_dir,

@@ -22,13 +22,17 @@ def split_bench(entry: str) -> tuple[str, str | None]:
     return name, variant or None
 
 
-def parse_options(pairs: list[str], flag: str = "--option") -> dict[str, str]:
-    """``["k=v", ...]`` -> dict; a pair without ``=`` is a usage error."""
+def parse_options(pairs: list[str], flag: str = "--option", *, output: str | None = None) -> dict[str, str]:
+    """``["k=v", ...]`` -> dict; a pair without ``=`` is a usage error. ``output``: the command's output flag, named
+    when the value looks like what other harnesses' ``-o`` takes (a path), as ``-o`` is ``--option`` here."""
     options: dict[str, str] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
             hint = " (or BENCH.KEY=VALUE)" if flag == "--option" else ""
+            if flag == "--option" and output is not None and not sep:
+                raise UsageError(f"-o/--option {pair!r}: expected KEY=VALUE{hint}; -o is --option here, not the "
+                                 f"output: to write to {pair}, give {output} {pair}")
             raise UsageError(f"{flag} {pair!r}: expected KEY=VALUE{hint}")
         options[key.strip()] = value
     return options

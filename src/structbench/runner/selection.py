@@ -6,6 +6,8 @@ configuration by ``prepare``; jobs name their (selection, strategy, sample) by i
 
 from __future__ import annotations
 
+import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from structbench.benchmark import Benchmark, Strategy
@@ -13,6 +15,7 @@ from structbench.benchmarks import BENCHMARKS
 from structbench.data.sample import Sample
 from structbench.datasets import DataContext
 from structbench.errors import UsageError
+from structbench.registry import did_you_mean
 from structbench.runconfig import RunConfig
 from structbench.runner.config import check_limit, check_options_used, options_for, split_bench
 
@@ -82,10 +85,27 @@ def pick_strategies(bench: Benchmark, names: list[str]) -> list[Strategy]:
     return [bench.strategy(n) for n in names]
 
 
-def load_samples(bench: Benchmark, variant: str, data: DataContext, *, seed: int, limit: int | None) -> list[Sample]:
-    """The variant's samples, the first ``limit`` of them; none at all is a ``UsageError`` that says why."""
+def load_samples(
+    bench: Benchmark, variant: str, data: DataContext, *, seed: int, limit: int | None, sample: int | None = None,
+    ids: Sequence[str] | None = None,
+) -> list[Sample]:
+    """The variant's samples: those named by ``ids`` (when given), then a random ``sample`` of them drawn with
+    ``seed`` (in their order), then the first ``limit``; none at all is a ``UsageError`` that says why."""
     check_limit(limit)
-    samples = bench.load(variant, data, seed=seed, limit=limit)
+    narrowed = sample is not None or ids is not None  # the loader's limit is a hint: it may load only the first
+    everything = bench.load(variant, data, seed=seed, limit=None if narrowed else limit)
+    samples = everything
+    if ids is not None:
+        wanted = set(ids)
+        samples = [s for s in samples if s.id in wanted]
+        if not samples:
+            like = ", ".join(s.id for s in everything[:3])
+            raise UsageError(f"{bench.name}:{variant}: no sample has an id of --sample-id {','.join(ids[:5])}"
+                             + (f" (its ids look like {like})" if like else "")
+                             + did_you_mean(ids[0], [s.id for s in everything]))
+    if sample is not None and sample < len(samples):
+        rng = random.Random(f"{seed}/{bench.name}:{variant}")  # a string seed: the same draw on every platform
+        samples = [samples[i] for i in sorted(rng.sample(range(len(samples)), sample))]
     if limit is not None:
         samples = samples[:limit]
     if not samples:
@@ -111,9 +131,17 @@ def prepare(config: RunConfig, data: DataContext, model_context: int | None = No
     check_qualified(config.strategies, [(bench.name, variant) for bench, variant in loaded])
     for bench, variant in loaded:  # a repeated BENCH[:VARIANT] is evaluated once
         bench.model_context = model_context
-        samples = load_samples(bench, variant, data, seed=config.seed, limit=config.limit)
+        samples = load_samples(bench, variant, data, seed=config.seed, limit=config.limit, sample=config.sample,
+                               ids=config.sample_ids)
         names = strategies_for(bench.name, variant, config.strategies)
         selections.append(Selection(bench, variant, samples, pick_strategies(bench, names)))
+    if config.sample_ids is not None:
+        found = {s.id for sel in selections for s in sel.samples}
+        missing = [i for i in config.sample_ids if i not in found]
+        if missing:
+            raise UsageError(f"--sample-id {','.join(missing[:5])}: no such sample in "
+                             f"{', '.join(f'{s.bench.name}:{s.variant}' for s in selections)}"
+                             f"{did_you_mean(missing[0], found)}")
     return selections
 
 
