@@ -56,11 +56,12 @@ from pydantic import ValidationError
 
 from structbench.benchmarks import BENCHMARKS
 from structbench.errors import UsageError
-from structbench.inspect_tasks.schema import ATTEMPT, METRICS_GROUP, RECORD, RESULT
+from structbench.interop.inspect_schema import ATTEMPT, METRICS_GROUP, RECORD, RESULT
 from structbench.interop.rundir import Entry, RunData
+from structbench.records import SampleRecord
 from structbench.redact import redact
-from structbench.runner.config import RunConfig, options_for
-from structbench.runner.records import SampleRecord
+from structbench.runconfig import RunConfig
+from structbench.runner.config import options_for
 
 SOLVER = "structbench/structbench_strategy"
 

@@ -16,12 +16,13 @@ from typing import Any
 
 from structbench.benchmark import Benchmark, Scored
 from structbench.errors import UsageError
+from structbench.records import SampleRecord
 from structbench.report.crosstab import group_value
 from structbench.report.entries import StatsOptions
-from structbench.report.runs import BenchmarkCache, RunDir
+from structbench.report.rundir import RunDir
+from structbench.report.runs import BenchmarkCache
 from structbench.report.tables import fmt, group_order
 from structbench.results import plural
-from structbench.runner.records import SampleRecord
 from structbench.stats import Design, MeanStatistic, PairedDesign, PairedTest, Statistic, paired_test
 from structbench.stats.design import SAMPLE_UNIT
 from structbench.stats.metric import (

@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Literal
 
 from structbench.benchmark import Benchmark
-from structbench.report.runs import BenchmarkCache, RunDir, entry_records
+from structbench.records import SampleRecord
+from structbench.report.rundir import RunDir
+from structbench.report.runs import BenchmarkCache, entry_records
 from structbench.results import Headline, ResultEntry
-from structbench.runner.records import SampleRecord
 from structbench.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, Interval, metric_interval
 from structbench.stats.metric import Resampling
 
