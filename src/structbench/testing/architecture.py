@@ -39,8 +39,8 @@ class Layer:
 LAYERS: tuple[Layer, ...] = (
     Layer("foundation", "errors, atomic files, secrets' redaction, registries and plugins, user YAML read safely, "
           "the CSV layer, the sandbox",
-          ("errors", "atomic", "redact", "registry", "plugins", "yaml_input", "forkmap", "confusion", "csvdb", "sandbox",
-           "version")),
+          ("errors", "atomic", "redact", "registry", "plugins", "yaml_input", "forkmap", "confusion", "csvdb",
+           "sandbox", "version")),
     Layer("data", "samples, evidence and gold; datasets found, checked and read; the public releases",
           ("data", "datasets", "releases")),
     Layer("models and statistics", "model clients behind one request/response interface and their tokenizers; token "
@@ -48,8 +48,8 @@ LAYERS: tuple[Layer, ...] = (
           ("backends", "tokens", "usage", "prices", "stats")),
     Layer("contract", "what the core and a benchmark agree on: the Benchmark and Strategy interfaces, scored "
           "outcomes, the run files' schemas (records, manifest, metrics), shared strategies, the papers' tables",
-          ("benchmark", "provenance", "results", "records", "manifest", "runconfig", "runformat", "strategies",
-           "papers")),
+          ("benchmark", "provenance", "outcomes", "results", "records", "manifest", "runconfig", "runformat",
+           "strategies", "papers")),
     Layer("benchmarks", "the five benchmarks, each a folder; the registry that finds them; the papers' presets",
           ("benchmarks", "papers.registry")),
     Layer("runner", "a run: configuration, selections, jobs, executors (one process, forked workers, Ray), batch "
