@@ -146,6 +146,10 @@ def execute(
                    "left out")
     data = DataContext.from_env(config.data_dir, offline=settings.offline, allow_modified=config.allow_modified_data)
     selections = prepare(config, data, context)
+    for selection in selections:
+        warning = selection.held_warning()
+        if warning is not None:
+            notify(warning)
     if data.modified:
         files = ", ".join(f"{m.dataset}/{m.path}" for m in data.modified[:3])
         files += " ..." if len(data.modified) > 3 else ""
