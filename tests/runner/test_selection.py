@@ -65,6 +65,22 @@ def test_a_run_reads_a_streaming_benchmarks_samples_as_it_needs_them(tmp_path: P
     assert max(ahead) <= 8  # a list would have made all 300 before the first request
 
 
+def test_selections_sharing_a_stream_read_it_once(tmp_path: Path) -> None:
+    Counted.made = 0
+    config = RunConfig(model="mock", benches=["toy:small"], strategies=["direct", "vote"],
+                       options={"toy.size": "50"})
+    bench = Counted(ToyBench.Options(size=50))
+    shared = open_samples(bench, "small", DataContext(), seed=0, limit=None)
+    selections = [selection.Selection(bench, "small", shared, [bench.strategy("direct")]),
+                  selection.Selection(bench, "small", shared, [bench.strategy("vote")])]
+    Run(tmp_path / "run", config).execute(MockBackend(default="yes"), selections, cache=None, concurrency=4,
+                                          progress=False)
+    records = list(read_records(tmp_path / "run" / "samples.jsonl"))
+    assert Counted.made == 50  # one pass for both
+    assert sorted((r.strategy, r.id) for r in records) == sorted(
+        (strategy, f"toy-{i}") for strategy in ("direct", "vote") for i in range(50))
+
+
 @pytest.mark.parametrize(("sample", "limit"), [(None, 7), (9, None), (9, 4), (500, None)])
 def test_a_stream_selects_the_samples_a_list_selects(sample: int | None, limit: int | None) -> None:
     options = ToyBench.Options(size=40)

@@ -38,7 +38,7 @@ from structbench.runner.dispatch import Dispatcher, Totals, WorkerLink
 from structbench.runner.engine import Job, run_jobs
 from structbench.runner.failures import Failure, failures_of
 from structbench.runner.jobs import Finished, Ticket, job_of
-from structbench.runner.kept import EntryRecords, KeptRecords, RecordView
+from structbench.runner.kept import EntryKey, EntryRecords, KeptRecords, RecordView
 from structbench.runner.loop import run_async
 from structbench.runner.progress import ProgressMode, RunProgress
 from structbench.runner.selection import Selection
@@ -558,22 +558,33 @@ Kept = SampleRecord | RecordSummary
 """A record, or what a run keeps of it in memory."""
 
 
+def entry_key(sel: Selection, strategy: Strategy, model: str) -> EntryKey:
+    """The result entry whose records a selection's strategy writes."""
+    return sel.bench.name, sel.variant, strategy.name, model
+
+
 def pending_jobs(
     selections: Sequence[Selection], store: RunStore, model: str, epochs: int,
     on_end: Callable[[int], None] | None = None,
 ) -> Iterator[Ticket]:
-    """The jobs no earlier session finished, read from each selection's stream as they are asked for: every
-    strategy and epoch of one sample, then the next sample's. ``on_end`` gets their number once the streams end."""
+    """The jobs no earlier session finished, read from the selections' streams as they are asked for: every epoch
+    and strategy of one sample, then the next sample's. Selections that share a stream (one load prompted several
+    ways) read it once, each sample's jobs in all of them together. ``on_end`` gets their number once the streams
+    end."""
     count = 0
+    sharing: dict[int, list[int]] = {}
     for i, sel in enumerate(selections):
-        keys = [(sel.bench.name, sel.variant, strategy.name, model) for strategy in sel.strategies]
-        entries = [store.kept.entries.get(key) for key in keys]
-        for k, sample in enumerate(sel.samples):
+        sharing.setdefault(id(sel.samples), []).append(i)
+    for members in sharing.values():
+        plans = [(i, [store.kept.entries.get(entry_key(selections[i], strategy, model))
+                      for strategy in selections[i].strategies]) for i in members]
+        for k, sample in enumerate(selections[members[0]].samples):
             for epoch in range(epochs):
-                for j, entry in enumerate(entries):
-                    if entry is None or not entry.settled(sample.id, epoch):
-                        count += 1
-                        yield (i, j, k, epoch), sample
+                for i, entries in plans:
+                    for j, entry in enumerate(entries):
+                        if entry is None or not entry.settled(sample.id, epoch):
+                            count += 1
+                            yield (i, j, k, epoch), sample
     if on_end is not None:
         on_end(count)
 
@@ -586,7 +597,7 @@ def expected_jobs(selections: Sequence[Selection], store: RunStore, model: str, 
         if sel.samples.expected is None:
             return None
         for strategy in sel.strategies:
-            entry = store.kept.entries.get((sel.bench.name, sel.variant, strategy.name, model))
+            entry = store.kept.entries.get(entry_key(sel, strategy, model))
             settled = entry.settled_count(epochs) if entry is not None else 0
             total += max(0, sel.samples.expected * epochs - settled)
     return total
@@ -603,7 +614,7 @@ def current_rows(selections: Sequence[Selection], kept: KeptRecords, model: str,
     out: Current = []
     for sel in selections:
         for strategy in sel.strategies:
-            entry = kept.entries.get((sel.bench.name, sel.variant, strategy.name, model))
+            entry = kept.entries.get(entry_key(sel, strategy, model))
             if entry is None:
                 out.append((sel, strategy, None, np.zeros(0, dtype=np.int64)))
                 continue

@@ -149,11 +149,6 @@ class RunStore:
         """The descriptor ``samples.jsonl`` is appended through (a forked worker closes its copy)."""
         return self._fd
 
-    def done(self, key: RecordKey) -> bool:
-        """True when an earlier session finished ``key`` without error, or found its prompt does not fit the model's
-        context (other failures are retried on resume)."""
-        return self.kept.settled(key[:4], key[4], key[5])
-
     def append(self, record: SampleRecord) -> SampleRecord:
         """Write one validated line (all of it, or none and raise ``StorageError``); returns the record as
         it reads back from disk. A record that does not validate is written as a failure instead."""

@@ -266,7 +266,7 @@ class SkaBench(Benchmark[SkaOptions]):
         )
         budgets = [parse_budget(b) for b in self.options.budget.split(",")] if self.options.budget else None
         wanted_positions = self._wanted_positions()
-        self.skipped = Counter()
+        self.skipped.clear()  # cleared, not replaced: whoever holds this counter reads this pass's
         made = 0
         testbeds = self.testbeds()
         for instance in instances:
