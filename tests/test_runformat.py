@@ -88,12 +88,12 @@ def test_an_unversioned_run_is_read_and_resumed(tmp_path: Path) -> None:
 
 def test_a_newer_minor_version_keeps_its_manifest_fields(tmp_path: Path) -> None:
     run = oracle_run(tmp_path / "run")
-    rewrite(run / "manifest.json", format_version="1.3", usage={"input_tokens": 12})
+    rewrite(run / "manifest.json", format_version="1.3", carbon={"grams": 12})
     manifest = read_manifest(run)
-    assert manifest is not None and manifest.model_extra == {"usage": {"input_tokens": 12}}
+    assert manifest is not None and manifest.model_extra == {"carbon": {"grams": 12}}
     again = structbench.api.resume(run, settings=structbench.api.RunSettings(progress=False))
     assert again.results[0].headline == 1.0
-    assert json.loads((run / "manifest.json").read_text())["usage"] == {"input_tokens": 12}
+    assert json.loads((run / "manifest.json").read_text())["carbon"] == {"grams": 12}
     metrics = json.loads((run / "metrics.json").read_text())
     metrics["format_version"] = "1.3"
     metrics["results"][0]["cost"] = 0.5

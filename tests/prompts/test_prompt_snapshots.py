@@ -120,7 +120,7 @@ def test_prompt(case: Case, synthetic_data: DataContext, snap: SnapshotAssertion
     assert all(requests for _, requests in sent), "every strategy sends at least one request"
     assert render(case, sent) == snap
     for sample, _, attempt in runs:  # the oracle's replies, parsed by the benchmark, earn the full score
-        assert bench.score(sample, attempt, case.strategy).score == 1.0, (sample.id, attempt.output)
+        assert bench.score(sample, attempt, bench.strategy(case.strategy)).score == 1.0, (sample.id, attempt.output)
 
 
 def test_every_strategy_is_pinned() -> None:
