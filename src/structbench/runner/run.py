@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import hashlib
+import itertools
 import os
 import platform
 import subprocess
@@ -343,7 +344,8 @@ class Run:
                     issued[0] = count
                     bar.set_total(count)
 
-                tickets = pending_jobs(selections, store, model, self.config.epochs, on_end=counted)
+                tickets = pending_jobs(selections, store, model, self.config.epochs, job_window(concurrency),
+                                       on_end=counted)
 
                 def on_record(record: SampleRecord) -> None:
                     stored = store.append(record)
@@ -563,13 +565,20 @@ def entry_key(sel: Selection, strategy: Strategy, model: str) -> EntryKey:
     return sel.bench.name, sel.variant, strategy.name, model
 
 
+def job_window(concurrency: int) -> int:
+    """Samples read from a stream at a time (``pending_jobs``): twice the requests in flight, so that the same
+    request asked by two strategies or selections of one sample is answered, and cached, before it is asked again."""
+    return max(16, 2 * concurrency)
+
+
 def pending_jobs(
-    selections: Sequence[Selection], store: RunStore, model: str, epochs: int,
+    selections: Sequence[Selection], store: RunStore, model: str, epochs: int, window: int = 16,
     on_end: Callable[[int], None] | None = None,
 ) -> Iterator[Ticket]:
-    """The jobs no earlier session finished, read from the selections' streams as they are asked for: every epoch
-    and strategy of one sample, then the next sample's. Selections that share a stream (one load prompted several
-    ways) read it once, each sample's jobs in all of them together. ``on_end`` gets their number once the streams
+    """The jobs no earlier session finished, read from the selections' streams as they are asked for, ``window``
+    samples at a time: their jobs epoch by epoch, selection by selection, strategy by strategy (the order of a list
+    of every job, within each window), then the next window's. Selections that share a stream (one load prompted
+    several ways) read it once, each window's jobs in all of them. ``on_end`` gets their number once the streams
     end."""
     count = 0
     sharing: dict[int, list[int]] = {}
@@ -578,13 +587,15 @@ def pending_jobs(
     for members in sharing.values():
         plans = [(i, [store.kept.entries.get(entry_key(selections[i], strategy, model))
                       for strategy in selections[i].strategies]) for i in members]
-        for k, sample in enumerate(selections[members[0]].samples):
+        stream = enumerate(selections[members[0]].samples)
+        while chunk := list(itertools.islice(stream, window)):
             for epoch in range(epochs):
                 for i, entries in plans:
                     for j, entry in enumerate(entries):
-                        if entry is None or not entry.settled(sample.id, epoch):
-                            count += 1
-                            yield (i, j, k, epoch), sample
+                        for k, sample in chunk:
+                            if entry is None or not entry.settled(sample.id, epoch):
+                                count += 1
+                                yield (i, j, k, epoch), sample
     if on_end is not None:
         on_end(count)
 
