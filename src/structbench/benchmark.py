@@ -146,6 +146,10 @@ class Benchmark(ABC):
     """The model's context in tokens when the run knows it before loading (``Backend.context_window``), else
     None; set by the runner before ``load``. A benchmark with ``uses_model_context`` leaves out what cannot fit
     and says so in ``exclusions``."""
+    prompt_options: ClassVar[frozenset[str]] = frozenset()
+    """Options that change only how samples are prompted, never which samples ``load`` builds (serializations,
+    perturbations, decoding): the cells of a sweep (``runner.sweep``) that differ only in them share one list of
+    samples instead of each holding a copy."""
     paper_scoring: ClassVar[tuple[str, ...]] = ()
     """Options that switch parsing and scoring to the papers' released code, bug for bug (what the presets set);
     their defaults are structbench's corrected scoring. A score under them also records the corrected one."""

@@ -24,6 +24,7 @@ from structbench.benchmarks.scitab.provenance import PROVENANCE
 from structbench.benchmarks.scitab.samples import SETTINGS, demonstrations, select_claims, to_sample
 from structbench.benchmarks.scitab.source import DATA_FILE, LABELS, NEI, REFUTES, SOURCE, SUPPORTS, read_claims
 from structbench.confusion import ConfusionMatrix
+from structbench.data.perturb import PERTURBATION_OPTIONS, PerturbationOptions
 from structbench.data.sample import LabelGold, Sample
 from structbench.data.serialize import SERIALIZERS
 from structbench.errors import UsageError
@@ -42,13 +43,15 @@ OPTION_STYLES = ("zero_shot", "open_model")
 OPEN_MODEL_ANSWERS = {SUPPORTS: "A) True", REFUTES: "B) False", NEI: "C) Unknown"}
 
 
-class SciTabOptions(BaseModel):
-    """Run options (``--option key=value``)."""
+class SciTabOptions(PerturbationOptions):
+    """Run options (``--option key=value``); the shared perturbations (``perturbation``, ``perturbation_seed``)
+    change the claim's table in every strategy's prompt (the demonstrations' tables stay as they are)."""
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     serialization: str = "paper"
-    """Table rendering: ``paper`` (the "|| a | b ||" lines of Appendix H) or a registered serializer."""
+    """Table rendering: ``paper`` (the "|| a | b ||" lines of Appendix H) or a registered serializer (markdown, csv,
+    json, html, xml, triples, indexed_row_major, dataframe, df_loader, concat)."""
     markup: Markup = "strip"
     """``[BOLD]``/``[ITALIC]``/``[EMPTY]`` cell markers: ``strip`` (as the paper's prompts) or ``keep``."""
     keep_pool: bool = False
@@ -102,6 +105,7 @@ class SciTab(Benchmark):
     breakdown_keys: ClassVar[tuple[str, ...]] = ()
     cluster_unit: ClassVar[str | None] = "table"
     Options: ClassVar[type[BaseModel]] = SciTabOptions
+    prompt_options: ClassVar[frozenset[str]] = frozenset({"serialization", *PERTURBATION_OPTIONS})
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
@@ -147,6 +151,8 @@ class SciTab(Benchmark):
     def prompt(self, sample: Sample, style: Style) -> str:
         setting = SETTINGS[sample.variant]
         fmt = self.opts.serialization
+        if self.opts.perturbs:
+            sample = sample.model_copy(update={"evidence": self.opts.perturbed(sample.evidence)})
         if style == "zero_shot":
             return prompts.zero_shot(sample, setting, fmt)
         if style == "open_model":

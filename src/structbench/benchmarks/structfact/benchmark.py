@@ -41,6 +41,7 @@ from structbench.benchmarks.structfact.provenance import PROVENANCE
 from structbench.benchmarks.structfact.source import DEMO, DEMO_PATH, locate_full
 from structbench.benchmarks.structfact.strategies import DIRECTIONS, build_strategies
 from structbench.confusion import ConfusionMatrix
+from structbench.data.perturb import PERTURBATION_OPTIONS
 from structbench.data.sample import LabelGold, Sample
 from structbench.datasets import DataContext, read_data_text
 from structbench.errors import DataError, UsageError
@@ -85,6 +86,8 @@ class StructFact(Benchmark):
     breakdown_keys = ("task", "source", "structure", "difficulty", MAP_KEY)
     cluster_unit = "table"
     Options: ClassVar[type[GeneratedOptions]] = GeneratedOptions
+    prompt_options = frozenset({"serialization", "shuffle", "shots", "temperature", "top_p", "max_tokens",
+                                "max_tokens_cot", "answer", *PERTURBATION_OPTIONS})
     options: GeneratedOptions
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
