@@ -181,7 +181,8 @@ def list_cmd() -> None:
     typer.echo("\n" + textwrap.fill(
         "Options are given as --option KEY=VALUE (every selected benchmark that has KEY) or --option BENCH.KEY=VALUE "
         "(one benchmark).", width=width, break_long_words=False, break_on_hyphens=False))
-    title = "presets: one paper table's configuration each (structbench run --model M --preset NAME [--limit N])"
+    title = ("presets: a robustness grid (docs/usage/robustness.md) or one paper table's configuration each "
+             "(structbench run --model M --preset NAME [--limit N])")
     typer.echo("\n\n" + textwrap.fill(title, width=width, break_long_words=False, break_on_hyphens=False) + "\n")
     typer.echo("\n\n".join(_preset_blocks(field, width)))
     typer.echo("\n" + field("backends", [f"{b} (default)" if b == DEFAULT_MODEL else b for b in BACKENDS.names()]))
@@ -192,12 +193,23 @@ def list_cmd() -> None:
 
 
 def _preset_blocks(field: Callable[[str, list[str]], str], width: int) -> list[str]:
-    """``--preset`` names with the configuration behind each paper table."""
+    """``--preset`` names with the configuration behind each paper table, and each robustness grid."""
+    import math
     import textwrap
 
-    from structbench.papers import paper_tables
+    from structbench.papers import paper_tables, robustness_presets
 
     blocks = []
+    for r in robustness_presets():  # a grid: --sweep values, cells x samples x strategies calls
+        cells = math.prod(len(v) for v in r.sweeps.values())
+        head = f"{r.name}  robustness grid, {cells} cells: {r.description}"
+        blocks.append("\n".join([
+            textwrap.fill(head, width=width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False),
+            field("benchmarks", list(r.benches)),
+            field("strategies", list(r.strategies)),
+            field("options", [f"{k}={v}" for k, v in r.options.items()]),
+            field("sweeps", [f"{k}={','.join(v)}" for k, v in r.sweeps.items()]),
+        ]))
     for t in paper_tables():
         p, data = t.preset, t.published
         head = f"{p.name}  {data.source} ({len(data.rows)} rows x {len(data.columns)} columns)"
@@ -244,10 +256,10 @@ def _comma_list(text: str | None) -> list[str]:
 def _preset_config(name: str, option: list[str] | None) -> tuple[list[str], list[str], dict[str, str]]:
     """``--preset NAME`` as benches, strategies and options; ``--option`` may add options the preset
     leaves open (a data path, a tokenizer), not change the ones it sets."""
-    from structbench.papers import preset_table
+    from structbench.papers import find_preset
     from structbench.runner.config import parse_options
 
-    preset = preset_table(name).preset
+    preset = find_preset(name)
     options = dict(preset.options)
     for key, value in parse_options(option or []).items():
         bare = key.partition(".")[2] or key
@@ -308,7 +320,7 @@ def _shown_urls(base_url: str) -> str:
 SUITE_DEFINED = ("model", "bench", "strategy", "option", "limit", "seed", "max_tokens", "base_url", "model_option",
                  "device", "dtype", "api_key_env", "timeout", "max_retries", "resume", "data_dir", "concurrency",
                  "system_prompt", "chat_template_arg", "reasoning_budget", "reasoning_effort", "think_tags",
-                 "thought_opened", "allow_modified_data", "epochs")
+                 "thought_opened", "allow_modified_data", "epochs", "sweep")
 """``run`` flags a suite file sets (per model or for the whole suite): refused beside one. How the jobs are spread
 (``--workers``, ``--executor``, ``--ray-*``) is not among them: it applies to every model of the suite."""
 
@@ -323,6 +335,7 @@ def _typed(ctx: typer.Context, name: str) -> bool:
 def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict[str, Any]) -> list[str]:
     """The run-defining flags given on the command line whose values differ from the resumed run's."""
     from structbench.runner.config import parse_model_options, parse_options, parse_template_args, parse_think_tags
+    from structbench.runner.sweep import parse_sweeps
 
     def typed(name: str) -> bool:
         return _typed(ctx, name)
@@ -333,6 +346,7 @@ def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict
         "bench": lambda v: _benches(v) == config.benches,
         "strategy": lambda v: _comma_list(v) == config.strategies,
         "option": lambda v: given["preset"] is not None or parse_options(v or []) == config.options,
+        "sweep": lambda v: parse_sweeps(v or []) == config.sweeps,
         "limit": lambda v: v == config.limit,
         "seed": lambda v: v == config.seed,
         "epochs": lambda v: v == config.epochs,
@@ -382,6 +396,11 @@ def run(
         typer.Option("--preset", "-p", help="Run one paper table's configuration (structbench list shows them)."),
     ] = None,
     option: OptionOpt = None,
+    sweep: Annotated[
+        list[str] | None,
+        typer.Option("--sweep", help="Run a benchmark option at several values, KEY=V1,V2,... or BENCH.KEY=V1,V2,... "
+                                     "(repeatable: the grid of all), in one run compared in its robustness section."),
+    ] = None,
     limit: LimitOpt = None,
     max_tokens: Annotated[
         int | None, typer.Option("--max-tokens", min=1, help="Cap every request's max_tokens (part of the config).")
@@ -521,6 +540,7 @@ def run(
     )
     from structbench.runner.run import default_run_dir, read_manifest
     from structbench.runner.store import MANIFEST
+    from structbench.runner.sweep import parse_sweeps, preset_sweeps
 
     out_dir = _path_value(out, "--out")
     policy: CacheErrorPolicy = "stop" if on_cache_error == CacheErrorChoice.stop else "continue"
@@ -551,6 +571,7 @@ def run(
             raise UsageError(f"--resume {resume}: no {MANIFEST} there")
         config = RunConfig.model_validate(manifest["config"])
         given = {"model": model, "base_url": base_url, "bench": bench, "strategy": strategy, "option": option,
+                 "sweep": sweep,
                  "limit": limit, "seed": seed, "epochs": epochs, "max_tokens": max_tokens, "data_dir": data_dir,
                  "out": out,
                  "preset": preset, "model_option": model_option, "device": device, "dtype": dtype,
@@ -572,10 +593,12 @@ def run(
         check_limit(limit)
         options = parse_options(option or [])
         strategies = _comma_list(strategy)
+        sweeps = parse_sweeps(sweep or [])
         if preset is not None:
             if bench is not None or strategy is not None:
                 raise UsageError(f"--preset {preset} sets the benchmarks and strategies; drop --bench and --strategy")
             benches, strategies, options = _preset_config(preset, option)
+            sweeps = preset_sweeps(preset, sweeps)
         elif bench is None:
             benches = DEFAULT_SUITE
             strategies = strategies or DEFAULT_STRATEGIES
@@ -591,6 +614,7 @@ def run(
             benches=benches,
             strategies=strategies,
             options=options,
+            sweeps=sweeps,
             limit=limit,
             seed=seed,
             epochs=epochs,
@@ -796,7 +820,8 @@ def _summary(the_run: Run, metrics: MetricsFile, suite: str | None) -> str:
         entries: dict[tuple[str, str], tuple[list[str], int]] = {}
         for r in metrics.results:
             samples = r.n + r.harness_errors + r.too_long
-            entries.setdefault((r.benchmark, r.variant), ([], samples))[0].append(r.strategy)
+            strategies = entries.setdefault((r.benchmark, r.variant), ([], samples))[0]
+            strategies += [r.strategy] if r.strategy not in strategies else []  # once, however many sweep cells
         suite = suite_text([(BENCHMARKS.get(b).title, b, v, s, n) for (b, v), (s, n) in entries.items()])
     width = min(100, max(40, shutil.get_terminal_size((100, 24)).columns))
     return "\n" + run_summary(the_run.model_title, suite, metrics, answer_counts(the_run.records), width=width) + "\n"

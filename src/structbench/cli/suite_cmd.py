@@ -42,6 +42,7 @@ def run_suite(path: Path, out: Path | None, settings: RunSettings, *, max_reply_
     root = out or (path.parent / suite.out if suite.out else Path("runs") / path.stem)
     planned = runs(suite, root, path.parent)
     results = []
+    robustness = []
     finished: list[Path] = []
     code = ExitCode.OK
     for i, plan in enumerate(planned, start=1):
@@ -54,6 +55,7 @@ def run_suite(path: Path, out: Path | None, settings: RunSettings, *, max_reply_
             code = max(code, err.exit_code)
             continue
         results.extend(metrics.results)
+        robustness.extend(metrics.robustness)
         finished.append(plan.run_dir)
         _echo_exclusions(metrics)
         _echo_cut_off(metrics)
@@ -62,7 +64,7 @@ def run_suite(path: Path, out: Path | None, settings: RunSettings, *, max_reply_
             _echo_failures(the_run)
             code = max(code, ExitCode.FAILED_SAMPLES)
     if results:
-        _print_markdown(headline_table(MetricsFile(results=results)))
+        _print_markdown(headline_table(MetricsFile(results=results, robustness=robustness)))
     if finished and suite.report != "none":
         target = root / ("report.html" if suite.report == "html" else "report.md")
         for written in write_report(finished, target, ReportOptions(title=f"structbench suite {path.name}")):

@@ -61,6 +61,7 @@ from structbench.interop.rundir import Entry, RunData
 from structbench.redact import redact
 from structbench.runner.config import RunConfig, options_for
 from structbench.runner.records import SampleRecord
+from structbench.runner.sweep import cell_options
 
 SOLVER = "structbench/structbench_strategy"
 
@@ -227,7 +228,7 @@ def eval_log(run: RunData, entry: Entry) -> EvalLog:
     first = min(epochs, default=1)
     samples = [eval_sample(rec, model, int(getattr(rec, "epoch", None) or first) - first + 1)
                for rec in entry.records]
-    options = _options(config, r.benchmark)
+    options = {**_options(config, r.benchmark), **cell_options(r.cell)}  # a sweep cell's options win
     run_info = {"path": str(run.path), "name": run.name, "entry": position, "manifest": run.manifest}
     spec = EvalSpec(
         eval_id=_id(run.name, entry.task, "eval"),

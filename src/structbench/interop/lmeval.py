@@ -26,6 +26,7 @@ from structbench.redact import redact
 from structbench.report.entries import StatsOptions, headline_interval
 from structbench.report.runs import BenchmarkCache
 from structbench.runner.records import SampleRecord
+from structbench.runner.sweep import cell_options
 
 FILTER = "none"
 """lm-eval's name for the unfiltered answers; structbench's parser is part of the benchmark, not a filter."""
@@ -126,7 +127,8 @@ def results_file(run: RunData, hashes: dict[str, str]) -> dict[str, Any]:
     results, configs, versions, higher, counts = {}, {}, {}, {}, {}
     for entry in run.entries:
         r = entry.result
-        bench = benches.get(r.benchmark, options)
+        cell = {f"{r.benchmark}.{k}": v for k, v in cell_options(r.cell).items()}  # a sweep cell's options win
+        bench = benches.get(r.benchmark, {**options, **cell})
         interval, _ = headline_interval(r, entry.records, bench, StatsOptions())
         title = BENCHMARKS.get(r.benchmark).title if r.benchmark in BENCHMARKS else r.benchmark
         results[entry.task] = _task_results(entry, interval.se if interval is not None else None)

@@ -26,6 +26,7 @@ from structbench.runner.config import RunConfig
 from structbench.runner.records import SampleRecord
 from structbench.runner.run import read_manifest
 from structbench.runner.store import MANIFEST, METRICS, SAMPLES, current_records, read_records
+from structbench.runner.sweep import cell_options
 
 
 @dataclass(frozen=True)
@@ -39,9 +40,10 @@ class Entry:
     @property
     def task(self) -> str:
         """The entry as one task name: ``<benchmark>_<variant>_<strategy>``, the name ``inspect eval
-        structbench/<benchmark>`` gives its task."""
+        structbench/<benchmark>`` gives its task; a sweep cell's options follow, ``_key-value`` each."""
         r = self.result
-        return f"{r.benchmark}_{r.variant}_{r.strategy}"
+        cell = "".join(f"_{k}-{v}" for k, v in cell_options(r.cell).items())
+        return f"{r.benchmark}_{r.variant}_{r.strategy}{cell}"
 
 
 @dataclass(frozen=True)
@@ -87,11 +89,11 @@ class RunData:
     @cached_property
     def entries(self) -> list[Entry]:
         """Every result entry of ``metrics.json``, in its order, with its records."""
-        grouped: dict[tuple[str, str, str, str], list[SampleRecord]] = defaultdict(list)
+        grouped: dict[tuple[str, str, str, str, str], list[SampleRecord]] = defaultdict(list)
         for r in self.records:
-            grouped[(r.benchmark, r.variant, r.strategy, r.model)].append(r)
+            grouped[(r.benchmark, r.variant, r.strategy, r.model, r.cell)].append(r)
         return [
-            Entry(e, sorted(grouped.get((e.benchmark, e.variant, e.strategy, e.model), []),
+            Entry(e, sorted(grouped.get((e.benchmark, e.variant, e.strategy, e.model, e.cell), []),
                             key=lambda r: (r.id, getattr(r, "epoch", None) or 0)))
             for e in self.metrics.results
         ]

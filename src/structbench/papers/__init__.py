@@ -8,7 +8,7 @@ from structbench.papers.published import (
     PublishedTable,
     load_published,
 )
-from structbench.papers.registry import paper_tables, preset_table
+from structbench.papers.registry import find_preset, paper_tables, preset_table, robustness_presets
 from structbench.papers.spec import Cell, Change, Mean, Measure, Orders, PaperTable, Preset, RunRow
 
 __all__ = [
@@ -24,7 +24,9 @@ __all__ = [
     "PublishedRow",
     "PublishedTable",
     "RunRow",
+    "find_preset",
     "load_published",
     "paper_tables",
     "preset_table",
+    "robustness_presets",
 ]

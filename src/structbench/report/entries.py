@@ -12,6 +12,7 @@ from structbench.benchmark import Benchmark
 from structbench.report.runs import BenchmarkCache, RunDir, entry_records
 from structbench.results import Headline, ResultEntry
 from structbench.runner.records import SampleRecord
+from structbench.runner.sweep import cell_text
 from structbench.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, Interval, metric_interval
 from structbench.stats.metric import Resampling
 
@@ -46,7 +47,7 @@ STAT_SUFFIXES = ("se", "ci_low", "ci_high")
 
 @dataclass
 class EntryView:
-    """One (benchmark, variant, strategy, model) as reported."""
+    """One (benchmark, variant, strategy, model) as reported, in one cell of a sweep."""
 
     result: ResultEntry
     """The entry, its metrics extended with the headline's standard error and CI."""
@@ -71,7 +72,10 @@ class EntryView:
 
     @property
     def strategy(self) -> str:
-        return self.result.strategy
+        """The strategy as tables and figures label it, a sweep cell's options after it: ``zero_shot
+        [serialization=csv]``."""
+        r = self.result
+        return f"{r.strategy} [{cell_text(r.cell)}]" if r.cell else r.strategy
 
 
 def with_interval(result: ResultEntry, interval: Interval | None) -> ResultEntry:
@@ -125,7 +129,7 @@ def collect(runs: list[RunDir], stats: StatsOptions, benches: BenchmarkCache) ->
         grouped = run.records_by_entry()
         for result in run.metrics.results:
             records = entry_records(result, grouped)
-            bench = benches.get(result.benchmark, run.options)
+            bench = benches.get(result.benchmark, run.cell_options(result.benchmark, result.cell))
             interval, why = headline_interval(result, records, bench, stats, benches.notes.get(result.benchmark))
             label = result.model if runs_of_model[result.model] == 1 else f"{result.model} ({run.path.name})"
             views.append(EntryView(with_interval(result, interval), records, label, run.path, interval, bench, why))

@@ -30,6 +30,8 @@ from structbench.report.entries import EntryView, StatsOptions
 from structbench.report.runs import RunDir
 from structbench.results import epoch_metrics
 from structbench.runner.records import SampleRecord
+from structbench.runner.sweep import cell_options
+from structbench.runner.sweep import cell_text as sweep_cell_text
 from structbench.stats import MeanStatistic, Statistic, bootstrap_distribution, metric_statistic, percentile_interval
 from structbench.stats.baselines import label_baselines
 from structbench.stats.metric import design_of
@@ -132,6 +134,22 @@ def option_value(bench: Benchmark | None, run: RunDir, key: str, default: str) -
     if bench is not None and hasattr(bench.options, key):
         return getattr(bench.options, key)
     return run.options.get(key, default)
+
+
+def _unpapered_cell(table: PaperTable, source: Source) -> str:
+    """The options of the source's sweep cell that the table does not name and that are not at their defaults (a
+    serialization or perturbation the paper did not use), as ``key=value`` text; '' when there are none."""
+    cell = source.view.result.cell
+    if not cell or source.bench is None:
+        return ""
+    named = set(table.requires) | set(table.preset.options) | set(table.selection)
+    for row in table.rows:
+        for c in row.cells.values():
+            if isinstance(c, Measure):
+                named |= set(c.options) | ({c.orders.option} if c.orders else set())
+    defaults = type(source.bench.options).model_validate({})
+    return ", ".join(f"{k}={v}" for k, v in cell_options(cell).items()
+                     if k not in named and getattr(source.bench.options, k, None) != getattr(defaults, k, None))
 
 
 def _same_option(bench: Benchmark, key: str, want: str) -> bool:
@@ -297,6 +315,11 @@ class TableFill:
             paper = ", ".join(self.table.variants)
             self.excluded[f"{s.run.path} ({self.table.benchmark}:{variant})"] = f"the paper's data is {paper}"
             return False
+        off = _unpapered_cell(self.table, s)
+        if off:
+            where = f"{s.run.path} [{sweep_cell_text(s.view.result.cell)}]"
+            self.excluded[where] = f"a sweep cell the paper did not run ({off})"
+            return False
         wrong = [f"{k}={v}" for k, v in self.table.requires.items() if not _same_option(s.bench, k, v)]
         if wrong:
             self.excluded[str(s.run.path)] = f"the table needs {', '.join(wrong)}"
@@ -330,7 +353,7 @@ class TableFill:
     def _measure(self, m: Measure) -> tuple[list[Estimate], str] | Gap:
         cands = [
             s for s in self.eligible
-            if s.view.strategy == m.strategy and (m.variant is None or s.view.result.variant == m.variant)
+            if s.view.result.strategy == m.strategy and (m.variant is None or s.view.result.variant == m.variant)
             and all(s.bench is not None and _same_option(s.bench, k, v) for k, v in m.options.items())
         ]
         if not cands:

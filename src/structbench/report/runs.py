@@ -13,9 +13,10 @@ from structbench.errors import UsageError
 from structbench.results import MetricsFile, ResultEntry
 from structbench.runner.records import SampleRecord
 from structbench.runner.store import MANIFEST, METRICS, SAMPLES, current_records, read_records
+from structbench.runner.sweep import cell_options
 
-EntryKey = tuple[str, str, str, str]
-"""(benchmark, variant, strategy, model)."""
+EntryKey = tuple[str, str, str, str, str]
+"""(benchmark, variant, strategy, model, sweep cell)."""
 
 
 @dataclass
@@ -34,12 +35,22 @@ class RunDir:
         """The run's ``--option`` pairs, as recorded in the manifest."""
         return dict(self.manifest.get("config", {}).get("options", {}))
 
+    @property
+    def sweeps(self) -> dict[str, list[str]]:
+        """The run's ``--sweep`` keys and values, in the sweep's order, as recorded in the manifest."""
+        return dict(self.manifest.get("config", {}).get("sweeps", {}))
+
+    def cell_options(self, benchmark: str, cell: str) -> dict[str, str]:
+        """The run's options with those of one sweep cell (``BENCH.KEY`` pairs, which win): what the cell's
+        benchmark was built with."""
+        return {**self.options, **{f"{benchmark}.{k}": v for k, v in cell_options(cell).items()}}
+
     def records_by_entry(self) -> dict[EntryKey, list[SampleRecord]]:
         """Records per entry, sorted by sample id: ``samples.jsonl`` is in completion order, which
         varies from run to run, and the bootstrap must not."""
         grouped: dict[EntryKey, list[SampleRecord]] = defaultdict(list)
         for r in sorted(self.records, key=lambda r: r.id):
-            grouped[(r.benchmark, r.variant, r.strategy, r.model)].append(r)
+            grouped[(r.benchmark, r.variant, r.strategy, r.model, r.cell)].append(r)
         return grouped
 
 
@@ -105,4 +116,4 @@ class BenchmarkCache:
 
 def entry_records(entry: ResultEntry, grouped: dict[EntryKey, list[SampleRecord]]) -> list[SampleRecord]:
     """The records behind one result entry."""
-    return grouped.get((entry.benchmark, entry.variant, entry.strategy, entry.model), [])
+    return grouped.get((entry.benchmark, entry.variant, entry.strategy, entry.model, entry.cell), [])

@@ -42,6 +42,7 @@ from structbench.runner.progress import ProgressMode, RunProgress
 from structbench.runner.records import RecordSummary, SampleRecord
 from structbench.runner.settings import RequestSettings
 from structbench.runner.store import MANIFEST, METRICS, RunStore, save_manifest, write_json_atomic
+from structbench.runner.sweep import Cell, cell_text, cells_for, check_sweeps
 from structbench.runner.workers import (
     ProcessLink,
     WorkerSettings,
@@ -64,12 +65,16 @@ PACKAGES = ("pydantic", "httpx", "typer", "rich", "numpy", "duckdb", "sqlglot", 
 
 @dataclass
 class Selection:
-    """One benchmark variant of a run, with its samples and the strategies to apply."""
+    """One benchmark variant of a run (in one cell of a sweep), with its samples and the strategies to apply."""
 
     bench: Benchmark
     variant: str
     samples: list[Sample]
     strategies: list[Strategy]
+    cell: str = ""
+    """The sweep's cell (``runner.sweep``: its options, ``key=value;...``); ``""`` in a run without a sweep."""
+    axes: tuple[str, ...] = ()
+    """The swept keys of the cell, in the sweep's order."""
 
 
 def run_async(coro: Coroutine[Any, Any, None]) -> None:
@@ -193,20 +198,39 @@ def load_samples(bench: Benchmark, variant: str, data: DataContext, *, seed: int
 
 
 def prepare(config: RunConfig, data: DataContext, model_context: int | None = None) -> list[Selection]:
-    """Load every selected benchmark's samples (truncated to ``limit``) and strategies; ``model_context`` (the
-    model's context in tokens, where known) lets benchmarks leave out prompts that cannot fit it."""
+    """Load every selected benchmark's samples (truncated to ``limit``) and strategies, once per cell of the run's
+    sweep; ``model_context`` (the model's context in tokens, where known) lets benchmarks leave out prompts that
+    cannot fit it. Cells that differ only in a benchmark's ``prompt_options`` share one load and one list of
+    samples."""
     if not config.benches:
         raise UsageError("no benchmark to evaluate: the run's configuration names none")
     classes = [BENCHMARKS.get(split_bench(e)[0]) for e in config.benches]
     check_options_used(classes, config.options)
+    check_sweeps(classes, config.options, config.sweeps)
+    loaded: list[tuple[Benchmark, str, Cell]] = []
+    for entry in dict.fromkeys(config.benches):  # a repeated BENCH[:VARIANT] is evaluated once
+        cls = BENCHMARKS.get(split_bench(entry)[0])
+        for cell in cells_for(cls, config.sweeps):
+            try:
+                bench, variant = load_benchmark(entry, {**config.options, **cell.qualified(cls.name)})
+            except UsageError as err:
+                raise UsageError(f"{err} (in the sweep's cell {cell_text(cell.id)})" if cell.id else str(err)) from None
+            loaded.append((bench, variant, cell))
+    check_qualified(config.strategies, [(bench.name, variant) for bench, variant, _ in loaded])
     selections = []
-    loaded = [load_benchmark(entry, config.options) for entry in dict.fromkeys(config.benches)]
-    check_qualified(config.strategies, [(bench.name, variant) for bench, variant in loaded])
-    for bench, variant in loaded:  # a repeated BENCH[:VARIANT] is evaluated once
+    shared: dict[tuple[Any, ...], tuple[Benchmark, list[Sample]]] = {}
+    for bench, variant, cell in loaded:
         bench.model_context = model_context
-        samples = load_samples(bench, variant, data, seed=config.seed, limit=config.limit)
+        key = (bench.name, variant, cell.load_key(type(bench).prompt_options))
+        if key in shared:
+            first, samples = shared[key]
+            bench.take_load(first)
+        else:
+            samples = load_samples(bench, variant, data, seed=config.seed, limit=config.limit)
+            shared[key] = (bench, samples)
         names = strategies_for(bench.name, variant, config.strategies)
-        selections.append(Selection(bench, variant, samples, pick_strategies(bench, names)))
+        selections.append(Selection(bench, variant, samples, pick_strategies(bench, names), cell.id,
+                                    tuple(k for k, _ in cell.options)))
     return selections
 
 
@@ -453,7 +477,7 @@ class Run:
             for i, sel in enumerate(selections)
             for j, strategy in enumerate(sel.strategies)
             for k, sample in enumerate(sel.samples)
-            if not store.done((sel.bench.name, sel.variant, strategy.name, model, sample.id, epoch))
+            if not store.done((sel.bench.name, sel.variant, strategy.name, model, sample.id, epoch, sel.cell))
         ]
         workers = spread.processes(len(refs), concurrency)
         session: dict[str, Any] = {"started": _now(), "jobs": len(refs)}
@@ -733,15 +757,15 @@ def current_records(
     selections: list[Selection], records: Sequence[Kept], model: str, epochs: int = 1
 ) -> list[tuple[Selection, Strategy, list[Kept]]]:
     """The records of the current samples and epochs, per (selection, strategy), in sample then epoch order."""
-    by_key: dict[tuple[str, str, str], list[Kept]] = defaultdict(list)
+    by_key: dict[tuple[str, str, str, str], list[Kept]] = defaultdict(list)
     for r in records:
-        by_key[(r.benchmark, r.variant, r.strategy)].append(r)
+        by_key[(r.benchmark, r.variant, r.strategy, r.cell)].append(r)
     out = []
     for sel in selections:
         order = {s.id: i for i, s in enumerate(sel.samples)}
         for strategy in sel.strategies:
             recs = sorted(
-                (r for r in by_key[(sel.bench.name, sel.variant, strategy.name)]
+                (r for r in by_key[(sel.bench.name, sel.variant, strategy.name, sel.cell)]
                  if r.model == model and r.id in order and r.epoch < epochs),
                 key=lambda r: (order[r.id], r.epoch),
             )
@@ -765,7 +789,9 @@ def metrics_from_records(
 ) -> MetricsFile:
     """One result entry per (benchmark, variant, strategy) over the records of the current samples (and epochs);
     harness errors and prompts that do not fit the model are counted apart and take no part in the metrics. Each
-    entry, and the run, has its calls' tokens and their cost at ``prices``."""
+    entry, and the run, has its calls' tokens and their cost at ``prices``; a sweep's cells are compared with its
+    reference cell (``robustness``)."""
+    current = current_records(selections, records, model, epochs)
     results: list[ResultEntry] = [
         compute_result(
             sel.bench,
@@ -778,9 +804,22 @@ def metrics_from_records(
             too_long=sum(r.error_kind == "context" for r in recs),
             reasoning_cut_off=sum(r.reasoning_cut_off for r in recs if r.counted),
             replies_cut_off=sum(r.replies_cut_off for r in recs),
+            cell=sel.cell,
         ).model_copy(update={"usage": run_usage(recs, prices)})
-        for sel, strategy, recs in current_records(selections, records, model, epochs)
+        for sel, strategy, recs in current
     ]
-    everything = [r for _, _, recs in current_records(selections, records, model, epochs) for r in recs]
+    everything = [r for _, _, recs in current for r in recs]
     return MetricsFile(results=results, usage=run_usage(everything, prices),
-                       prices=prices.source if prices is not None else None)
+                       prices=prices.source if prices is not None else None,
+                       robustness=_robustness(current, results))
+
+
+def _robustness(current: list[tuple[Selection, Strategy, list[Kept]]], results: list[ResultEntry]) -> list[Any]:
+    """A sweep's cells compared (``structbench.robustness``); none without a sweep."""
+    if not any(sel.cell for sel, _, _ in current):
+        return []
+    from structbench.robustness import CellRun, sweep_robustness
+
+    runs = [CellRun(sel.cell, sel.bench, result, recs) for (sel, _, recs), result in zip(current, results, strict=True)]
+    axes = {id(run): sel.axes for run, (sel, _, _) in zip(runs, current, strict=True)}
+    return sweep_robustness(runs, order=lambda run: axes[id(run)])

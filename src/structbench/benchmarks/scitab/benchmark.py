@@ -15,7 +15,7 @@ from structbench.benchmark import Attempt, Benchmark, Exclusion, Generate, Score
 from structbench.benchmarks.scitab import prompts
 from structbench.benchmarks.scitab.markup import Markup
 from structbench.benchmarks.scitab.metrics import TWO_CLASS, confusion, macro_f1, macro_f1_batch, per_class, two_class
-from structbench.benchmarks.scitab.paper import TABLES
+from structbench.benchmarks.scitab.paper import ROBUSTNESS, TABLES
 from structbench.benchmarks.scitab.parse import Pick, parse_label
 from structbench.benchmarks.scitab.pool import POOL_TABLES
 from structbench.benchmarks.scitab.program import EqualMode, ProgramOutcome, extract_program, run_program
@@ -28,7 +28,7 @@ from structbench.data.perturb import PERTURBATION_OPTIONS, PerturbationOptions
 from structbench.data.sample import LabelGold, Sample
 from structbench.data.serialize import SERIALIZERS
 from structbench.errors import UsageError
-from structbench.papers.spec import PaperTable
+from structbench.papers.spec import PaperTable, Preset
 from structbench.sandbox import MAX_MEGABYTES, MAX_SECONDS, Limits, NamespaceMode
 from structbench.stats.bootstrap import MeanStatistic, Statistic
 from structbench.stats.classification import LabelStatistic
@@ -120,6 +120,10 @@ class SciTab(Benchmark):
     def paper_tables(cls) -> Sequence[PaperTable]:
         return TABLES
 
+    @classmethod
+    def robustness_presets(cls) -> Sequence[Preset]:
+        return ROBUSTNESS
+
     # -- data ---------------------------------------------------------------------------------
     def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> list[Sample]:
         """The variant's test claims in file order (seed unused: nothing is sampled)."""
@@ -137,6 +141,11 @@ class SciTab(Benchmark):
             if n
         ]
         return [to_sample(r, variant, self.opts.markup) for r in chosen]
+
+    def take_load(self, loaded: Benchmark) -> None:
+        """The demonstrations and the claims left out, of the same claims loaded under other prompt options."""
+        assert isinstance(loaded, SciTab)
+        self._demos, self._left_out = loaded._demos, loaded._left_out
 
     def exclusions(self, scored: Sequence[Scored]) -> list[Exclusion]:
         """The claims the last ``load`` left out: the held-out pool's, and NEI claims in the two-class variant."""

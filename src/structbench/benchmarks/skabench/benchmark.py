@@ -28,7 +28,7 @@ from structbench.benchmarks.skabench.contexts import LaidOutContext, read_contex
 from structbench.benchmarks.skabench.database import Database
 from structbench.benchmarks.skabench.instances import read_instances
 from structbench.benchmarks.skabench.metrics import answer_f1, mean, normalize, paper_metrics
-from structbench.benchmarks.skabench.paper import TABLES
+from structbench.benchmarks.skabench.paper import ROBUSTNESS, TABLES
 from structbench.benchmarks.skabench.parsing import parse_answer_list, parse_rejection
 from structbench.benchmarks.skabench.prompts import (
     PAPER_FORMAT,
@@ -64,7 +64,7 @@ from structbench.data.perturb import PERTURBATION_OPTIONS, PerturbationOptions
 from structbench.data.serialize import SERIALIZERS
 from structbench.datasets import DataContext
 from structbench.errors import UsageError
-from structbench.papers.spec import PaperTable
+from structbench.papers.spec import PaperTable, Preset
 from structbench.registry import did_you_mean
 from structbench.stats.bootstrap import RatioStatistic, Statistic
 from structbench.strategies import SelfConsistency, SingleTurn
@@ -176,6 +176,10 @@ class SkaBench(Benchmark):
     def paper_tables(cls) -> Sequence[PaperTable]:
         return TABLES
 
+    @classmethod
+    def robustness_presets(cls) -> Sequence[Preset]:
+        return ROBUSTNESS
+
     @property
     def counter(self) -> TokenCounter:
         if self._counter is None:
@@ -213,6 +217,11 @@ class SkaBench(Benchmark):
             min_columns=self.opts.min_columns,
             max_rows=self.opts.max_rows,
         )
+
+    def take_load(self, loaded: Benchmark) -> None:
+        """The contexts left out (and the token counter) of the same contexts loaded under other prompt options."""
+        assert isinstance(loaded, SkaBench)
+        self.skipped, self._counter = loaded.skipped, loaded._counter
 
     def _path(self, what: str) -> Path:
         if not self.opts.path:

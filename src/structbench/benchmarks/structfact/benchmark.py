@@ -34,7 +34,7 @@ from structbench.benchmarks.structfact.option_maps import (
     per_map,
 )
 from structbench.benchmarks.structfact.options import OPTION_MAPS
-from structbench.benchmarks.structfact.paper import TABLES
+from structbench.benchmarks.structfact.paper import ROBUSTNESS, TABLES
 from structbench.benchmarks.structfact.parser import find_option, majority, raw_majority
 from structbench.benchmarks.structfact.prompts import Prompter
 from structbench.benchmarks.structfact.provenance import PROVENANCE
@@ -45,7 +45,7 @@ from structbench.data.perturb import PERTURBATION_OPTIONS
 from structbench.data.sample import LabelGold, Sample
 from structbench.datasets import DataContext, read_data_text
 from structbench.errors import DataError, UsageError
-from structbench.papers.spec import PaperTable
+from structbench.papers.spec import PaperTable, Preset
 from structbench.stats.bootstrap import MeanStatistic, Statistic
 from structbench.stats.classification import LabelStatistic, observed_labels
 
@@ -97,6 +97,10 @@ class StructFact(Benchmark):
     @classmethod
     def paper_tables(cls) -> Sequence[PaperTable]:
         return TABLES
+
+    @classmethod
+    def robustness_presets(cls) -> Sequence[Preset]:
+        return ROBUSTNESS
 
     # --- data -------------------------------------------------------------------------------------
 
