@@ -58,7 +58,7 @@ def indexed_row_major(table: Table) -> str:
     header)."""
     parts = [f"col : {' | '.join(_flat(h) for h in table.header)}"] if _has_header(table) else []
     parts += [f"row {i} : {' | '.join(_flat(c) for c in row)}" for i, row in enumerate(table.rows, start=1)]
-    return " ".join(parts)
+    return " ".join(parts).strip()
 
 
 def concatenation(table: Table) -> str:

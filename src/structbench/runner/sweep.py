@@ -165,21 +165,24 @@ def _option_keys(bench_cls: type[Benchmark], options: Mapping[str, str]) -> set[
 
 
 def reference_cell(bench: Benchmark, cells: Sequence[str]) -> str:
-    """The cell a sweep's cells are compared with: the one whose options have the values ``bench`` has without the
-    sweep (the paper's: a serialization's ``paper``, no perturbation), else the first cell."""
+    """The cell a sweep's cells are compared with: the one whose options have the values ``bench`` (any cell's
+    benchmark) has without the sweep (the paper's: a serialization's ``paper``, no perturbation), else the first."""
+    swept = {k for cell in cells for k in cell_options(cell)}
+    model = type(bench.options)
+    base = bench.options.model_dump(exclude_unset=True, exclude=swept)
+    try:
+        unswept: Any = model.model_validate(base)
+    except ValidationError:
+        return cells[0] if cells else ""
     for cell in cells:
-        if all(_same_value(bench, k, v) for k, v in cell_options(cell).items()):
+        options = cell_options(cell)
+        try:
+            typed: Any = model.model_validate({**base, **options})
+        except ValidationError:
+            continue
+        if all(getattr(typed, k, None) == getattr(unswept, k, None) for k in options):
             return cell
     return cells[0] if cells else ""
-
-
-def _same_value(bench: Benchmark, key: str, value: str) -> bool:
-    options = bench.options
-    try:
-        typed: Any = type(options).model_validate({**options.model_dump(exclude_unset=True), key: value})
-    except ValidationError:
-        return False
-    return bool(getattr(typed, key, None) == getattr(options, key, None))
 
 
 def preset_sweeps(name: str, given: Mapping[str, list[str]]) -> dict[str, list[str]]:
