@@ -95,17 +95,6 @@ class SuiteBenchmark(BaseModel):
     options: dict[str, Scalar] = Field(default_factory=dict)
     sweep: dict[str, list[Scalar]] = Field(default_factory=dict)
 
-    @field_validator("sweep")
-    @classmethod
-    def _cells(cls, value: dict[str, list[Scalar]]) -> dict[str, list[Scalar]]:
-        from structbench.runner.sweep import check_sweep_values
-
-        try:
-            check_sweep_values({k: [str(v) for v in values] for k, values in value.items()})
-        except UsageError as err:
-            raise ValueError(str(err).removeprefix("--sweep ")) from None
-        return value
-
     @field_validator("bench")
     @classmethod
     def _known(cls, value: str) -> str:
@@ -404,16 +393,24 @@ def _check(suite: Suite, path: Path) -> list[tuple[tuple[Any, ...], str]]:
 
 
 def _sweep_problems(i: int, b: SuiteBenchmark, bench: Any) -> list[tuple[tuple[Any, ...], str]]:
-    """A benchmark's sweep: options it has, not also set by ``options``, every value one it accepts."""
+    """A benchmark's sweep: options it has, not also set by ``options``, every value one it accepts and that can name a
+    cell."""
+    from structbench.runner.sweep import check_sweep_values
+
     problems: list[tuple[tuple[Any, ...], str]] = []
     fields = type(bench.options).model_fields
     for key, values in b.sweep.items():
         where = ("benchmarks", i, "sweep", key)
+        try:
+            check_sweep_values({key: [_text(v) for v in values]})
+        except UsageError as err:
+            problems.append((where, str(err).removeprefix(f"--sweep {key}: ")))
+            continue
         if key not in fields:
             problems.append((where, f"{b.bench} has no option {key!r}"))
             continue
         if key in b.options:
-            problems.append((where, f"{key} is also set in options; drop one"))
+            problems.append((where, f"{key} is also set in options: drop one"))
             continue
         for j, value in enumerate(values):
             try:
