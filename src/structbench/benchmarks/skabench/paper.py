@@ -95,9 +95,9 @@ TABLES = (TABLE3, TABLE4, TABLE5)
 
 ROBUSTNESS = (
     robustness_preset("skabench", "skabench:rfqa", "direct",
-                      options={"testbed": "noise", "knowledge": "table", "budget": "4k"},
-                      description="Table contexts of the noise testbed at 4k tokens (the paper's prompt) in 28 cells: "
-                                  "its |cell|cell| rows and 6 other table formats x no perturbation, shuffled rows "
-                                  "(the table's units) and columns, transposed"),
+                      options={"testbed": "noise", "knowledge": "table", "budget": "4k", "questions": "100"},
+                      description="100 table contexts of the noise testbed at 4k tokens (the paper's prompt) in 28 "
+                                  "cells: its |cell|cell| rows and 6 other table formats x no perturbation, shuffled "
+                                  "rows (the table's units) and columns, transposed"),
 )
 """The standard robustness grid (``structbench.papers.robustness``): ``--preset robust-skabench``."""

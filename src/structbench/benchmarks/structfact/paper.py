@@ -219,8 +219,8 @@ ROBUSTNESS = (
                                   "and 6 other table formats x no perturbation, shuffled rows, shuffled columns, "
                                   "transposed"),
     robustness_preset("structfact-generated", "structfact:generated", "zero_shot",
-                      options={"tables": "synthetic", "per_task": "20", "temperature": "0"},
-                      description="100 generated claims over a fictional world's tables (zero-shot, greedy) in 28 "
+                      options={"per_task": "20", "temperature": "0"},
+                      description="100 claims generated over RelationalFactQA's tables (zero-shot, greedy) in 28 "
                                   "cells: 7 table formats x 4 perturbations"),
 )
 """The standard robustness grids (``structbench.papers.robustness``): ``--preset robust-structfact``."""
