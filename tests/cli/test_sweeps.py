@@ -90,6 +90,8 @@ def test_an_oracle_sweep_gives_one_result_per_cell_all_at_the_maximum(tmp_path: 
     assert "## Robustness" in md and "Robustness score (worst cell's weighted_f1): 1.0000" in md
     assert "| serialization=paper, perturbation=none | 10 | **1.0000 [1.0000, 1.0000]** | reference |" in md  # worst
     assert list((tmp_path / "rep_figures").glob("robustness-*.svg"))
+    assert "| strategy | oracle |" in md  # 16 cells: the benchmark's headline table has them as rows
+    assert "| zero_shot [perturbation=transpose, serialization=csv] | **1.0000 [1.0000, 1.0000]** |" in md
     compare = sb(tmp_path, "compare", "r", "r")
     assert compare.returncode == 0 and "Entries of a sweep pair cell by cell" in compare.stdout
     assert "structfact:generated [perturbation=transpose, serialization=csv]" in compare.stdout
@@ -263,3 +265,26 @@ def test_a_resumed_sweep_repeats_no_call(tmp_path: Path) -> None:
     prompts = {request_digest({"messages": r["prompt"]}) for r in final}  # a list transposes to itself: one call
     assert set(answered) == prompts and len(answered) - len(prompts) <= 2  # at most the 2 cancelled at Ctrl-C
     assert len({r["cell"] for r in final}) == 4 and len(metrics(tmp_path / "r")["results"]) == 4
+
+
+@pytest.mark.shared
+def test_a_robustness_preset_runs_its_grid_and_only_the_reference_fills_the_papers_table(
+    tmp_path: Path, shared_datasets: Path
+) -> None:
+    listed = sb(tmp_path, "list").stdout
+    assert "robust-scitab  robustness grid, 28 cells" in listed and "sweep perturbation: none, shuffle_rows" in listed
+    proc = sb(tmp_path, "run", "-m", "oracle", "--preset", "robust-scitab", "--limit", "3", "--data-dir",
+              str(shared_datasets), "--out", "r", "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    assert manifest["sessions"][0]["model_calls"] == 28 * 3  # the documented cost: cells x samples
+    assert len(manifest["config"]["sweeps"]["serialization"]) == 7 and len(metrics(tmp_path / "r")["results"]) == 28
+    refused = sb(tmp_path, "run", "-m", "oracle", "--preset", "robust-scitab", "--sweep", "serialization=csv")
+    assert refused.returncode == 2 and "preset robust-scitab sweeps serialization over paper,csv" in refused.stderr
+    report = sb(tmp_path, "report", "r", "--out", "rep.md")
+    text = (tmp_path / "rep.md").read_text()
+    assert report.returncode == 0
+    assert ("oracle: r (zero_shot, 27 sweep cells) does not fill this table: the paper did not run them "
+            "(perturbation, serialization not at the paper's values).") in text
+    table4 = text.split("### SciTab Table 4")[1].split("\n### ")[0]
+    assert "| **oracle** | **—** | **100.00 [100.00, 100.00]** | **—** | **—** |" in table4  # the reference cell

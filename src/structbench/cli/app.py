@@ -158,7 +158,7 @@ def list_cmd() -> None:
     def field(label: str, items: list[str]) -> str:
         """``label: a, b, c`` wrapped between items only, so every name stays whole and copyable."""
         return textwrap.fill(
-            ", ".join(items) or "-", width=width, initial_indent=f"  {label + ':':<12}", subsequent_indent=" " * 14,
+            ", ".join(items) or "-", width=width, initial_indent=f"  {label + ':':<11} ", subsequent_indent=" " * 14,
             break_long_words=False, break_on_hyphens=False,
         )
 
@@ -208,7 +208,7 @@ def _preset_blocks(field: Callable[[str, list[str]], str], width: int) -> list[s
             field("benchmarks", list(r.benches)),
             field("strategies", list(r.strategies)),
             field("options", [f"{k}={v}" for k, v in r.options.items()]),
-            field("sweeps", [f"{k}={','.join(v)}" for k, v in r.sweeps.items()]),
+            *(field(f"sweep {k}", list(v)) for k, v in r.sweeps.items()),
         ]))
     for t in paper_tables():
         p, data = t.preset, t.published

@@ -31,7 +31,6 @@ from structbench.report.runs import RunDir
 from structbench.results import epoch_metrics
 from structbench.runner.records import SampleRecord
 from structbench.runner.sweep import cell_options
-from structbench.runner.sweep import cell_text as sweep_cell_text
 from structbench.stats import MeanStatistic, Statistic, bootstrap_distribution, metric_statistic, percentile_interval
 from structbench.stats.baselines import label_baselines
 from structbench.stats.metric import design_of
@@ -136,20 +135,20 @@ def option_value(bench: Benchmark | None, run: RunDir, key: str, default: str) -
     return run.options.get(key, default)
 
 
-def _unpapered_cell(table: PaperTable, source: Source) -> str:
+def _unpapered_cell(table: PaperTable, source: Source) -> list[str]:
     """The options of the source's sweep cell that the table does not name and that are not at their defaults (a
-    serialization or perturbation the paper did not use), as ``key=value`` text; '' when there are none."""
+    serialization or perturbation the paper did not use); [] when there are none."""
     cell = source.view.result.cell
     if not cell or source.bench is None:
-        return ""
+        return []
     named = set(table.requires) | set(table.preset.options) | set(table.selection)
     for row in table.rows:
         for c in row.cells.values():
             if isinstance(c, Measure):
                 named |= set(c.options) | ({c.orders.option} if c.orders else set())
     defaults = type(source.bench.options).model_validate({})
-    return ", ".join(f"{k}={v}" for k, v in cell_options(cell).items()
-                     if k not in named and getattr(source.bench.options, k, None) != getattr(defaults, k, None))
+    return [k for k in cell_options(cell)
+            if k not in named and getattr(source.bench.options, k, None) != getattr(defaults, k, None)]
 
 
 def _same_option(bench: Benchmark, key: str, want: str) -> bool:
@@ -304,7 +303,13 @@ class TableFill:
         self.sources = [s for s in model.sources if s.view.result.benchmark == table.benchmark]
         self.excluded: dict[str, str] = {}
         """Run directory -> why its entries do not fill this table (other required options)."""
+        self.off_cells: dict[tuple[str, str], tuple[int, set[str]]] = {}
+        """(run directory, strategy) -> how many of its sweep cells the paper did not run, and their options that
+        are not at the paper's values."""
         self.eligible = [s for s in self.sources if self._eligible(s)]
+        for (path, strategy), (cells, keys) in self.off_cells.items():
+            self.excluded[f"{path} ({strategy}, {cells} sweep cell{'s' if cells > 1 else ''})"] = (
+                f"the paper did not run them ({', '.join(sorted(keys))} not at the paper's values)")
 
     def _eligible(self, s: Source) -> bool:
         if s.bench is None:
@@ -316,9 +321,10 @@ class TableFill:
             self.excluded[f"{s.run.path} ({self.table.benchmark}:{variant})"] = f"the paper's data is {paper}"
             return False
         off = _unpapered_cell(self.table, s)
-        if off:
-            where = f"{s.run.path} [{sweep_cell_text(s.view.result.cell)}]"
-            self.excluded[where] = f"a sweep cell the paper did not run ({off})"
+        if off:  # said once per run and strategy, however many cells
+            key = (str(s.run.path), s.view.result.strategy)
+            cells, keys = self.off_cells.get(key, (0, set()))
+            self.off_cells[key] = (cells + 1, keys | set(off))
             return False
         wrong = [f"{k}={v}" for k, v in self.table.requires.items() if not _same_option(s.bench, k, v)]
         if wrong:
