@@ -80,7 +80,7 @@ def test_an_oracle_sweep_gives_one_result_per_cell_all_at_the_maximum(tmp_path: 
     assert summary["reference"] == "perturbation=none;serialization=paper"
     assert (summary["score"], summary["spread"], summary["mad"], summary["significant"]) == (1.0, 0.0, 0.0, 0)
     assert summary["axes"] == {"serialization": formats, "perturbation": perturbations}
-    assert "| zero_shot | perturbation=transpose, serialization=paper | oracle |" in proc.stdout
+    assert "| zero_shot | serialization=paper, perturbation=transpose | oracle |" in proc.stdout  # the sweep's order
     assert "Across the 16 cells of the sweep" in proc.stdout
     again = sb(tmp_path, *args)  # the same command finds the run complete and asks nothing
     assert again.returncode == 0 and len(records(tmp_path / "r")) == 160

@@ -61,6 +61,7 @@ def headline_table(metrics: MetricsFile) -> str:
     cut = any_cut_off(metrics.results)
     usage = any_usage(metrics.results)
     cells = any(r.cell for r in metrics.results)
+    axes = {(s.benchmark, s.variant, s.strategy, s.model): list(s.axes) for s in metrics.robustness}
     rows = [
         f"| benchmark | variant | strategy |{' cell |' if cells else ''} model | metric | value | {confidence:.0%} CI "
         f"| resampled | n | errors | harness errors |{' too long |' if too_long else ''}"
@@ -70,7 +71,9 @@ def headline_table(metrics: MetricsFile) -> str:
     ]
     for r in metrics.results:
         rows.append(
-            f"| {r.benchmark} | {r.variant} | {r.strategy} | {f'{cell_text(r.cell)} | ' if cells else ''}{r.model} | "
+            f"| {r.benchmark} | {r.variant} | {r.strategy} | "
+            f"{f'{cell_text(r.cell, axes.get((r.benchmark, r.variant, r.strategy, r.model), ()))} | ' if cells else ''}"
+            f"{r.model} | "
             f"{r.headline.name} | "
             f"{_fmt(r.headline.value)} | {_interval(r)} | {r.headline.resampled(_epochs(r))} | {r.n} | {r.errors} | "
             f"{r.harness_errors} | "

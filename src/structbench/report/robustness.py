@@ -63,9 +63,9 @@ def sweep_section(s: Robustness, label: str, *, figures: bool = True) -> Section
         svg = heatmap(s, stem)
         if svg is not None:
             axes = list(s.axes)
-            across = ", ".join(axes[1:]) or axes[0]
-            caption = (f"{s.metric} in each cell ({axes[0]} down, {across} across): * differs from the reference "
-                       f"(R) after the {CORRECTIONS.get(s.correction, s.correction)} correction")
+            layout = f"{axes[0]} down, {', '.join(axes[1:])} across" if len(axes) > 1 else f"{axes[0]} across"
+            caption = (f"{s.metric} in each cell ({layout}): * differs from the reference (R) after the "
+                       f"{CORRECTIONS.get(s.correction, s.correction)} correction")
             blocks.append(FigureBlock(svg, caption, stem))
     return Section(f"Robustness: {title}", blocks)
 
@@ -159,7 +159,7 @@ def heatmap(s: Robustness, name: str) -> str | None:
         top = max(1.0, float(np.nanmax(grid)))
         im = ax.imshow(grid, cmap="viridis", vmin=0.0, vmax=top, aspect="auto")
         ax.set_xticks(range(len(col_labels)), [plain(c) for c in col_labels], rotation=30, ha="right")
-        ax.set_yticks(range(len(row_labels)), [plain(r) for r in row_labels])
+        ax.set_yticks(range(len(row_labels)), [plain(r) for r in row_labels] if len(axes) > 1 else [""])
         ax.set_ylabel(plain(axes[0]) if len(axes) > 1 else "")
         if len(axes) <= 2:
             ax.set_xlabel(plain(axes[-1]))
