@@ -92,6 +92,11 @@ def test_an_oracle_sweep_gives_one_result_per_cell_all_at_the_maximum(tmp_path: 
     assert list((tmp_path / "rep_figures").glob("robustness-*.svg"))
     assert "| strategy | oracle |" in md  # 16 cells: the benchmark's headline table has them as rows
     assert "| zero_shot [perturbation=transpose, serialization=csv] | **1.0000 [1.0000, 1.0000]** |" in md
+    converted = sb(tmp_path, "convert", "r", "--to", "lm-eval", "--out", "lm")
+    assert converted.returncode == 0, converted.stderr
+    (results_file,) = (tmp_path / "lm" / "oracle").glob("results_*.json")
+    tasks = json.loads(results_file.read_text())["results"]
+    assert len(tasks) == 16 and "structfact_generated_zero_shot_perturbation-transpose_serialization-csv" in tasks
     compare = sb(tmp_path, "compare", "r", "r")
     assert compare.returncode == 0 and "Entries of a sweep pair cell by cell" in compare.stdout
     assert "structfact:generated [perturbation=transpose, serialization=csv]" in compare.stdout
