@@ -30,7 +30,7 @@ from structbench.backends.base import Choice, Request, Response
 from structbench.backends.factory import BackendSpec, make_backend
 from structbench.backends.local_prompts import chat_template, encode, stop_token_ids
 from structbench.datasets import DataContext
-from structbench.runner.run import load_benchmark
+from structbench.runner.selection import load_benchmark
 
 
 def benchmark_requests(entry: str, n: int, max_tokens: int) -> list[Request]:

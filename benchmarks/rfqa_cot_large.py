@@ -56,7 +56,7 @@ def main() -> int:
 
         start = time.perf_counter()
         attempt = asyncio.run(bench.strategy("cot").run(sample, generate))
-        values = bench.score(sample, attempt, "cot").values
+        values = bench.score(sample, attempt, bench.strategy("cot")).values
         seconds = time.perf_counter() - start
         f1, ts = values["cell_f1"], values["tuple_similarity"]
         print(f"{sample.id:<10} {n:>10} {seconds:>8.1f} {f1:>8.3f} {ts:>6.3f}", flush=True)

@@ -1,4 +1,5 @@
-"""Import boundaries: no benchmark imports another, and the core and data layers import none.
+"""Import boundaries: no benchmark imports another, the core and data layers import none, no import cycle, and no
+module imports from a layer above its own (``structbench.testing.architecture``).
 
 What several benchmarks share lives below them (``structbench.releases``, ``structbench.csvdb``, ``data``);
 the core finds benchmarks through the registry (``structbench.benchmarks.BENCHMARKS``), never by name. Every
@@ -156,3 +157,83 @@ def test_no_benchmark_imports_a_backend(name: str) -> None:
         for module in sorted(backends_imported(path))
     ]
     assert not offending, "\n".join(offending)
+
+
+# -- one-way dependencies: no import cycle, no import from a layer above --------------------------------------------
+
+SRC = PACKAGE.parent
+
+
+def write_package(root: Path, files: dict[str, str]) -> Path:
+    """A throwaway ``structbench`` package under ``root`` (its ``src``), for checking the checks."""
+    for name, text in files.items():
+        path = root / "structbench" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+def test_the_graph_counts_lazy_type_only_relative_and_dynamic_imports(tmp_path: Path) -> None:
+    from structbench.testing.architecture import import_graph
+
+    src = write_package(tmp_path, {
+        "__init__.py": "",
+        "a/__init__.py": "from structbench.a.b import thing\n",
+        "a/b.py": "thing = 1\n",
+        "a/c.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from structbench.d import x\n",
+        "d.py": "def f():\n    from .a import c\n    import importlib\n    importlib.import_module('structbench.e')\n",
+        "e.py": "from structbench.a import b\n",
+    })
+    graph = import_graph(src)
+    assert graph["structbench.a"] == {"structbench.a.b"}  # a name in a.b: the module a.b
+    assert graph["structbench.a.c"] == {"structbench.d"}  # under TYPE_CHECKING
+    assert graph["structbench.d"] == {"structbench.a.c", "structbench.e"}  # lazy, relative, import_module
+    assert graph["structbench.e"] == {"structbench.a.b"}  # ``from a import b``, b a module: a.b only
+    strict = import_graph(src, strict=True)
+    assert strict["structbench.e"] == {"structbench.a.b", "structbench.a"}  # importing a.b runs a/__init__ first
+    assert strict["structbench.a"] == {"structbench.a.b"}  # from inside a package its own __init__ is not added
+
+
+def test_the_cycle_check_finds_a_lazy_cycle(tmp_path: Path) -> None:
+    from structbench.testing.architecture import cycles, import_graph
+
+    src = write_package(tmp_path, {
+        "__init__.py": "",
+        "x.py": "from structbench.y import f\n",
+        "y.py": "def f():\n    from structbench.x import g\n",
+        "z.py": "from structbench import x\n",
+    })
+    assert cycles(import_graph(src)) == [["structbench.x", "structbench.y"]]
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["imports", "imports-and-package-inits"])
+def test_no_import_cycles(strict: bool) -> None:
+    """Zero cycles among structbench's modules, lazy and type-only imports included; with ``strict``, also counting
+    that importing ``a.b.c`` runs the ``__init__`` of ``a.b`` (the root package, the public facade, aside)."""
+    from structbench.testing.architecture import cycles, import_graph
+
+    graph = import_graph(SRC, strict=strict)
+    assert len(graph) > 200
+    found = cycles(graph)
+    assert not found, "import cycles (move what both sides need one layer down):\n" + "\n".join(
+        " <-> ".join(c) for c in found
+    )
+
+
+def test_every_module_is_in_a_layer_and_imports_none_above() -> None:
+    from structbench.testing.architecture import LAYERS, import_graph, layer_of, upward_imports
+
+    graph = import_graph(SRC)
+    assert not [m for m in graph if layer_of(m) < 0], "add the module to a layer of structbench.testing.architecture"
+    up = upward_imports(graph)
+    assert not up, "imports from a layer above:\n" + "\n".join(
+        f"{a} ({LAYERS[layer_of(a)].name}) imports {b} ({LAYERS[layer_of(b)].name})" for a, b in up
+    )
+
+
+def test_a_layer_violation_is_seen(tmp_path: Path) -> None:
+    from structbench.testing.architecture import import_graph, upward_imports
+
+    src = write_package(tmp_path, {"__init__.py": "", "errors.py": "from structbench.runner import run\n",
+                                   "runner/__init__.py": "", "runner/run.py": ""})
+    assert upward_imports(import_graph(src)) == [("structbench.errors", "structbench.runner.run")]

@@ -27,7 +27,7 @@ class ToyOptions(BaseModel):
     serialization: str = "markdown"
 
 
-class ToyBench(Benchmark):
+class ToyBench(Benchmark[ToyOptions]):
     name = "toy"
     title = "Toy table lookup"
     variants = ("small", "big")
@@ -39,7 +39,7 @@ class ToyBench(Benchmark):
 
     def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> list[Sample]:
         rng = random.Random(seed)
-        n = self.options.size * (1 if variant == "small" else 5)  # type: ignore[attr-defined]
+        n = self.options.size * (1 if variant == "small" else 5)
         samples = []
         for i in range(n):
             rows = [[str(rng.randint(0, 99)), rng.choice(["red", "blue"])] for _ in range(rng.randint(2, 4))]
@@ -60,7 +60,7 @@ class ToyBench(Benchmark):
         return samples
 
     def prompt(self, sample: Sample) -> Request:
-        table = serialize(sample.evidence, self.options.serialization)  # type: ignore[attr-defined]
+        table = serialize(sample.evidence, self.options.serialization)
         return Request.chat(f"{table}\n\n{sample.question} Answer yes or no.", max_tokens=4)
 
     def strategies(self) -> Mapping[str, Strategy]:
@@ -79,7 +79,7 @@ class ToyBench(Benchmark):
         m = re.search(r"\b(yes|no)\b", text.lower())
         return m.group(1) if m else None
 
-    def score(self, sample: Sample, attempt: Attempt, strategy: str) -> Scored:
+    def score(self, sample: Sample, attempt: Attempt, strategy: Strategy) -> Scored:
         assert isinstance(sample.gold, LabelGold)
         texts = attempt.outputs or [attempt.output]
         votes = [p for p in map(self.parse, texts) if p]

@@ -1,6 +1,6 @@
 """MkDocs hook: ``<!-- schema: module:Model -->`` in a page becomes the model's JSON Schema, generated at build
-time from the pydantic model, and ``<!-- cli-reference -->`` every command's ``--help``, so the documented
-schemas and options are the code's."""
+time from the pydantic model, ``<!-- cli-reference -->`` every command's ``--help`` and ``<!-- architecture -->``
+the layers drawn from the imports, so the documented schemas, options and structure are the code's."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def _schema(match: re.Match[str]) -> str:
 
 
 def on_page_markdown(markdown: str, **_: Any) -> str:
-    return _with_cli_reference(MARKER.sub(_schema, markdown))
+    return _with_architecture(_with_cli_reference(MARKER.sub(_schema, markdown)))
 
 
 CLI_MARKER = "<!-- cli-reference -->"
@@ -50,3 +50,19 @@ def _cli_reference() -> str:
 
 def _with_cli_reference(markdown: str) -> str:
     return markdown.replace(CLI_MARKER, _cli_reference()) if CLI_MARKER in markdown else markdown
+
+
+ARCHITECTURE_MARKER = "<!-- architecture -->"
+
+
+def _with_architecture(markdown: str) -> str:
+    """``<!-- architecture -->``: the layers as the code's imports draw them (``structbench.testing.architecture``)."""
+    if ARCHITECTURE_MARKER not in markdown:
+        return markdown
+    from pathlib import Path
+
+    import structbench
+    from structbench.testing.architecture import import_graph, layer_diagram
+
+    graph = import_graph(Path(structbench.__file__).resolve().parents[1])
+    return markdown.replace(ARCHITECTURE_MARKER, layer_diagram(graph))

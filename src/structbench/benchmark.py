@@ -9,13 +9,15 @@ from __future__ import annotations
 import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from functools import partial
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from structbench.backends.base import Request, Response
+from structbench.backends.current import CurrentSample, current_sample
 from structbench.confusion import ConfusionMatrix
 from structbench.data.sample import Sample
 from structbench.errors import UsageError
@@ -52,11 +54,35 @@ class Attempt:
         return cls(output=output)
 
 
+@dataclass(frozen=True)
+class AnswerFormat:
+    """How a strategy's replies give their answer: what a benchmark's parser needs to know of the strategy (never
+    its name, so a new strategy is parsed right by saying what it does)."""
+
+    mention: Literal["first", "last"] = "first"
+    """Which answer counts when a reply names several: the first (a direct answer), or the last (a reply that
+    reasons before its final answer: chain-of-thought, self-refine)."""
+    options: bool = False
+    """The prompt lists lettered options, so a bare option letter is an answer."""
+    program: bool = False
+    """The reply is a program whose run decides the answer (program-of-thoughts)."""
+    derived: bool = False
+    """The attempt's output is computed from the replies (a query run over the rows they list), not a reply."""
+
+
+DIRECT = AnswerFormat()
+"""A reply that answers first: its first answer counts."""
+REASONED = AnswerFormat(mention="last")
+"""A reply that reasons before its final answer: its last answer counts."""
+
+
 class Strategy(ABC):
     """A prompting pipeline: from a sample to an ``Attempt`` through one or more model calls."""
 
     name: str = ""
     description: str = ""
+    answer: AnswerFormat = DIRECT
+    """How its replies give their answer (the benchmark's ``score`` reads it)."""
 
     @abstractmethod
     async def run(self, sample: Sample, generate: Generate) -> Attempt:
@@ -116,8 +142,12 @@ class NoOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class Benchmark(ABC):
-    """One benchmark: where its data comes from, how samples are prompted, parsed and scored."""
+OptionsT = TypeVar("OptionsT", bound=BaseModel)
+
+
+class Benchmark(ABC, Generic[OptionsT]):
+    """One benchmark: where its data comes from, how samples are prompted, parsed and scored. Generic in its run
+    options' model (``class SciTab(Benchmark[SciTabOptions])``), so ``self.options`` is typed."""
 
     name: ClassVar[str]
     title: ClassVar[str]
@@ -135,7 +165,9 @@ class Benchmark(ABC):
     breakdown_keys: ClassVar[tuple[str, ...]] = ("task",)
     """Meta keys (and ``task``) over which metrics are also computed per group."""
     Options: ClassVar[type[BaseModel]] = NoOptions
-    """Run options (``--option key=value``), validated by this model."""
+    """Run options (``--option key=value``), validated by this model: the class ``OptionsT`` stands for."""
+    options: OptionsT
+    """This instance's run options."""
     provenance: ClassVar[Provenance | None] = None
     """Where the data comes from, its license and the paper's citation (published dataset cards state them);
     None: not declared (the card says so)."""
@@ -154,14 +186,14 @@ class Benchmark(ABC):
     """Options that switch parsing and scoring to the papers' released code, bug for bug (what the presets set);
     their defaults are structbench's corrected scoring. A score under them also records the corrected one."""
 
-    _corrected: Benchmark | None
+    _corrected: Benchmark[OptionsT] | None
     cluster_unit: ClassVar[str | None] = None
     """What the samples of a cluster share (``table``, ``database`` ...; see ``cluster``); None: the samples
     are independent questions."""
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         try:
-            self.options = self.Options.model_validate(dict(options or {}))
+            self.options = cast(OptionsT, self.Options.model_validate(dict(options or {})))
         except ValidationError as err:
             fields = self.Options.model_fields
             problems = "; ".join(
@@ -208,10 +240,11 @@ class Benchmark(ABC):
         """The reply a perfect model would give to ``request`` about ``sample``, in the expected format."""
 
     @abstractmethod
-    def score(self, sample: Sample, attempt: Attempt, strategy: str) -> Scored:
-        """Parse the attempt with the benchmark's own parser and score it against the gold answer."""
+    def score(self, sample: Sample, attempt: Attempt, strategy: Strategy) -> Scored:
+        """Parse the attempt with the benchmark's own parser (as ``strategy.answer`` says its replies give their
+        answer) and score it against the gold answer."""
 
-    def corrected(self) -> Benchmark | None:
+    def corrected(self) -> Benchmark[OptionsT] | None:
         """This benchmark with its ``paper_scoring`` options back at their defaults (structbench's corrected
         scoring), or None when none is set; built once."""
         if "_corrected" not in self.__dict__:
@@ -222,7 +255,7 @@ class Benchmark(ABC):
             )
         return self._corrected
 
-    def with_corrected(self, scored: Scored, rescore: Callable[[Benchmark], Scored]) -> Scored:
+    def with_corrected(self, scored: Scored, rescore: Callable[[Benchmark[OptionsT]], Scored]) -> Scored:
         """``scored`` (under the paper's scoring) with the corrected scoring's values beside its own, under
         ``CORRECTED`` keys; ``rescore`` scores the same attempt with the corrected benchmark."""
         corrected = self.corrected()
@@ -241,7 +274,7 @@ class Benchmark(ABC):
         """What one resampled unit of ``variant`` is: ``cluster_unit``, or ``sample`` for independent questions."""
         return self.cluster_unit or "sample"
 
-    def outcome(self, sample: Sample, attempt: Attempt, strategy: str, *, epoch: int = 0) -> Scored:
+    def outcome(self, sample: Sample, attempt: Attempt, strategy: Strategy, *, epoch: int = 0) -> Scored:
         """``score``, with the sample's cluster and the epoch attached (what the core records)."""
         scored = self.score(sample, attempt, strategy)
         return scored.model_copy(update={"cluster": self.cluster(sample), "epoch": epoch})
@@ -312,8 +345,10 @@ def content_key(texts: Sequence[str]) -> str:
     return h.hexdigest()[:16]
 
 
-current_sample: ContextVar[tuple[Benchmark, Sample]] = ContextVar("current_sample")
-"""The benchmark and sample a strategy is working on; the oracle backend reads it to know the gold."""
+def bind_sample(bench: Benchmark[Any], sample: Sample) -> Token[CurrentSample]:
+    """Make ``sample`` of ``bench`` the one backends see in this context (``backends.current``): the oracle answers
+    from it, local backends name it in their errors. Returns the token that ``current_sample.reset`` takes."""
+    return current_sample.set(CurrentSample(bench.name, sample.id, partial(bench.oracle, sample)))
 
 other_models: ContextVar[Callable[[str, str | None], Generate]] = ContextVar("other_models")
 """``(BACKEND[:NAME], base_url) -> generate`` for models other than the run's own (an LLM judge). The

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from structbench.errors import UsageError
 from structbench.usage import Usage, UsageKey, UsageTotals
+from structbench.yaml_input import check_shape, key_lines
 
 BATCH_DISCOUNT = 0.5
 """The batch APIs' price as a share of the direct one (OpenAI Batch API, Anthropic Message Batches)."""
@@ -136,8 +137,6 @@ class Prices:
 
 def load_prices(path: Path) -> Prices:
     """Read a prices file (YAML, of which JSON is a subset); every problem is a ``UsageError`` naming it."""
-    from structbench.runner.suite import _check_shape, _key_lines
-
     try:
         size = path.stat().st_size
         if size > MAX_PRICES_BYTES:
@@ -146,7 +145,7 @@ def load_prices(path: Path) -> Prices:
     except (OSError, UnicodeDecodeError) as err:
         raise UsageError(f"--prices {path}: cannot be read: {getattr(err, 'strerror', None) or err}") from None
     try:
-        _check_shape(text, path)
+        check_shape(text, path)
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)
     except yaml.YAMLError as err:
@@ -155,7 +154,7 @@ def load_prices(path: Path) -> Prices:
         raise UsageError(f"{path}{line}: neither YAML nor JSON: {getattr(err, 'problem', None) or err}") from None
     lines: dict[tuple[Any, ...], int] = {}
     if node is not None:
-        _key_lines(node, (), lines)
+        key_lines(node, (), lines)
     return Prices.from_data(data, str(path), lines)
 
 

@@ -7,12 +7,15 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 from itertools import combinations
+from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from structbench.benchmark import Benchmark, Scored, corrected_scored
 from structbench.confusion import ConfusionMatrix
+from structbench.errors import DataError
+from structbench.runformat import FORMAT_VERSION, check_format, newer_minor
 from structbench.stats.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, Interval
 from structbench.usage import UsageTotals
 
@@ -217,7 +220,7 @@ class Robustness(BaseModel):
 
     def shown(self, cell: str | None) -> str:
         """A cell's options as readers see them, in the sweep's order: ``serialization=csv, perturbation=none``."""
-        from structbench.runner.sweep import cell_text
+        from structbench.cells import cell_text
 
         return cell_text(cell or "", list(self.axes))
 
@@ -225,6 +228,8 @@ class Robustness(BaseModel):
 class MetricsFile(BaseModel):
     """The whole of ``metrics.json``."""
 
+    format_version: str = FORMAT_VERSION
+    """The run files' format (``structbench.runformat``); absent in files written before versions existed."""
     results: list[ResultEntry]
     usage: UsageTotals | None = None
     """Tokens and cost of the whole run (every entry's calls); None for ``score``."""
@@ -233,6 +238,26 @@ class MetricsFile(BaseModel):
     robustness: list[Robustness] = Field(default_factory=list)
     """A sweep's cells compared, per (benchmark, variant, strategy, model) swept over two cells or more; empty
     without a sweep."""
+
+
+def read_metrics(path: Path) -> MetricsFile:
+    """A ``metrics.json`` (or ``score --out``) file; a damaged one, or one of a newer major format version, is a
+    ``DataError`` naming the file."""
+    try:
+        data = json.loads(path.read_text())
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
+    except (OSError, ValueError) as err:
+        raise DataError(f"{path}: not a metrics file: {err}") from None
+    found = check_format(data.get("format_version"), path)
+    try:
+        return MetricsFile.model_validate(data)
+    except ValidationError as err:
+        problem = err.errors()[0]
+        where = ".".join(str(p) for p in problem["loc"]) or "metrics"
+        newer = (f" (written in run format {data.get('format_version')}, newer than the {FORMAT_VERSION} this "
+                 "structbench reads: upgrading structbench may read it)") if newer_minor(found) else ""
+        raise DataError(f"{path}: not a metrics file ({where}: {problem['msg']}){newer}") from None
 
 
 def plural(unit: str, count: int) -> str:

@@ -15,16 +15,16 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+from pydantic import ValidationError
 
 from structbench.benchmark import Benchmark
+from structbench.cells import cell_options
+from structbench.paired import StatsOptions, paired_records_test
+from structbench.records import RecordSummary, SampleRecord
 from structbench.results import CellComparison, ResultEntry, Robustness
-from structbench.runner.records import RecordSummary, SampleRecord
-from structbench.runner.sweep import cell_options, reference_cell
 from structbench.stats.multiple import adjust
-
-if TYPE_CHECKING:
-    from structbench.report.entries import StatsOptions
 
 Record = SampleRecord | RecordSummary
 
@@ -37,6 +37,27 @@ class CellRun:
     bench: Benchmark | None
     result: ResultEntry
     records: Sequence[Record]
+
+
+def reference_cell(bench: Benchmark, cells: Sequence[str]) -> str:
+    """The cell a sweep's cells are compared with: the one whose options have the values ``bench`` (any cell's
+    benchmark) has without the sweep (the paper's: a serialization's ``paper``, no perturbation), else the first."""
+    swept = {k for cell in cells for k in cell_options(cell)}
+    model = type(bench.options)
+    base = bench.options.model_dump(exclude_unset=True, exclude=swept)
+    try:
+        unswept: Any = model.model_validate(base)
+    except ValidationError:
+        return cells[0] if cells else ""
+    for cell in cells:
+        options = cell_options(cell)
+        try:
+            typed: Any = model.model_validate({**base, **options})
+        except ValidationError:
+            continue
+        if all(getattr(typed, k, None) == getattr(unswept, k, None) for k in options):
+            return cell
+    return cells[0] if cells else ""
 
 
 def _by_id(records: Sequence[Record]) -> dict[str, list[Record]]:
@@ -62,8 +83,6 @@ def axes_of(cells: Sequence[str], order: Sequence[str] = ()) -> dict[str, list[s
 def robustness_of(runs: Sequence[CellRun], stats: StatsOptions, order: Sequence[str] = ()) -> Robustness | None:
     """The cells of one (benchmark, variant, strategy, model) compared; None with fewer than two cells. A cell
     without the benchmark (it could not be loaded) or without records shared with the reference is not tested."""
-    from structbench.report.compare import paired_records_test
-
     if len(runs) < 2:
         return None
     first = runs[0].result
@@ -139,8 +158,6 @@ def sweep_robustness(runs: Sequence[CellRun], stats: StatsOptions | None = None,
                      order: Callable[[CellRun], Sequence[str]] = lambda run: ()) -> list[Robustness]:
     """Every group of two cells or more compared (a run's ``metrics.json``: ``robustness``); ``order`` gives a
     group's swept keys in the sweep's order."""
-    from structbench.report.entries import StatsOptions
-
     stats = stats or StatsOptions()
     out = []
     for group in grouped(runs).values():

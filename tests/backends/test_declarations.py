@@ -20,7 +20,7 @@ DISTRIBUTION = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
 
 
 def test_the_builtin_backends() -> None:
-    assert BUILTIN == ["openai", "llamacpp", "hf", "vllm", "mock", "oracle"]
+    assert BUILTIN == ["openai", "anthropic", "llamacpp", "hf", "vllm", "mock", "oracle"]
 
 
 @pytest.mark.parametrize("name", BUILTIN)

@@ -154,7 +154,7 @@ def test_prompt_longer_than_the_context_is_an_error_or_cut_from_the_left(tmp_pat
 
 
 def test_context_error_names_the_sample(tmp_path: Path) -> None:
-    from structbench.benchmark import current_sample
+    from structbench.benchmark import bind_sample
     from structbench.benchmarks.structext import StrucTextEval
     from structbench.data.sample import Sample
 
@@ -162,7 +162,7 @@ def test_context_error_names_the_sample(tmp_path: Path) -> None:
     sample = Sample.model_construct(id="csv.lookup/x/001", task="t", question="q")
 
     async def go() -> None:
-        current_sample.set((StrucTextEval(), sample))
+        bind_sample(StrucTextEval(), sample)
         await hf(short).generate(Request(prompt="word " * 40, params=GenerationParams(max_tokens=4)))
 
     with pytest.raises(BackendError, match="sample structext/csv.lookup/x/001: prompt of"):

@@ -14,10 +14,11 @@ from structbench.batch.collector import BatchSettings
 from structbench.batch.ledger import Ledger
 from structbench.datasets import DataContext
 from structbench.errors import RunStoppedError
+from structbench.runconfig import RunConfig
 from structbench.runner.cache import ResponseCache
-from structbench.runner.config import RunConfig
 from structbench.runner.control import RunControl
-from structbench.runner.run import Run, prepare
+from structbench.runner.run import Run
+from structbench.runner.selection import prepare
 from structbench.runner.store import read_records
 
 FAST = BatchSettings(poll=0.05)

@@ -77,11 +77,11 @@ def one_line(stderr: str) -> str:
 
 def test_cli_defaults_match_the_core() -> None:
     from structbench.backends.factory import DEFAULT_MAX_REPLY_BYTES
-    from structbench.cli import app
-    from structbench.runner import control
+    from structbench.cli import run_cmd
+    from structbench.runner import control, session
 
-    assert app.MAX_CONSECUTIVE_FAILURES == control.MAX_CONSECUTIVE_FAILURES
-    assert app.DEFAULT_MAX_REPLY_MB * 2**20 == DEFAULT_MAX_REPLY_BYTES
+    assert run_cmd.MAX_CONSECUTIVE_FAILURES == session.MAX_CONSECUTIVE_FAILURES == control.MAX_CONSECUTIVE_FAILURES
+    assert run_cmd.DEFAULT_MAX_REPLY_MB * 2**20 == DEFAULT_MAX_REPLY_BYTES
 
 
 # -- a bad reply never bricks a run or poisons the cache ------------------------------------------------------

@@ -22,7 +22,7 @@ from inspect_ai.model import ChatMessage, GenerateConfig, Model, ModelOutput, Mo
 from typer.testing import CliRunner  # noqa: E402
 
 from structbench.backends.base import Message, Request  # noqa: E402
-from structbench.benchmark import current_sample  # noqa: E402
+from structbench.backends.current import current_sample  # noqa: E402
 from structbench.benchmarks import BENCHMARKS  # noqa: E402
 from structbench.cli.app import app  # noqa: E402
 from structbench.errors import UsageError  # noqa: E402
@@ -39,10 +39,10 @@ def half_oracle() -> Model:
     seen: dict[str, int] = {}
 
     def reply(messages: list[ChatMessage], tools: Any, tool_choice: Any, config: GenerateConfig) -> ModelOutput:
-        bench, sample = current_sample.get()
+        sample = current_sample.get()
         request = Request(messages=tuple(Message(m.role, m.text) for m in messages))  # type: ignore[arg-type]
         right = seen.setdefault(sample.id, len(seen)) % 2 == 0
-        text = bench.oracle(sample, request) if right else "I cannot tell."
+        text = sample.oracle(request) if right else "I cannot tell."
         output = ModelOutput.from_content(model="mockllm", content=text)
         output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
         return output

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from structbench.errors import DataError, UsageError
-from structbench.papers import load_published, paper_tables, preset_table
+from structbench.papers import load_published
+from structbench.papers.registry import paper_tables, preset_table
 
 GOOD = {
     "benchmark": "toy",

@@ -22,12 +22,12 @@ from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from prompts.cases import CASES, HERE, Case
 from structbench.backends.base import Request, Response
 from structbench.backends.oracle import OracleBackend
-from structbench.benchmark import Attempt, Benchmark, current_sample
+from structbench.benchmark import Attempt, Benchmark, bind_sample
 from structbench.benchmarks import BENCHMARKS, BUILTIN
 from structbench.data.sample import Sample
 from structbench.datasets import DataContext
 from structbench.runner.config import options_for
-from structbench.runner.run import load_samples
+from structbench.runner.selection import load_samples
 
 REPO = Path(__file__).resolve().parents[2]
 REGENERATE = "pytest tests/prompts --snapshot-update"
@@ -71,7 +71,7 @@ def requests_sent(bench: Benchmark, strategy: str, sample: Sample) -> tuple[list
         return await oracle.generate(request)
 
     async def run() -> Attempt:
-        current_sample.set((bench, sample))
+        bind_sample(bench, sample)
         return await bench.strategy(strategy).run(sample, generate)
 
     attempt = asyncio.run(run())
@@ -120,7 +120,7 @@ def test_prompt(case: Case, synthetic_data: DataContext, snap: SnapshotAssertion
     assert all(requests for _, requests in sent), "every strategy sends at least one request"
     assert render(case, sent) == snap
     for sample, _, attempt in runs:  # the oracle's replies, parsed by the benchmark, earn the full score
-        assert bench.score(sample, attempt, case.strategy).score == 1.0, (sample.id, attempt.output)
+        assert bench.score(sample, attempt, bench.strategy(case.strategy)).score == 1.0, (sample.id, attempt.output)
 
 
 def test_every_strategy_is_pinned() -> None:

@@ -10,13 +10,15 @@ from pathlib import Path
 import pytest
 
 from structbench.backends.base import Backend, Request
+from structbench.backends.current import current_sample
 from structbench.backends.mock import MockBackend
-from structbench.benchmark import Scored, current_sample
+from structbench.benchmark import Scored
 from structbench.benchmarks import BENCHMARKS
 from structbench.confusion import ConfusionMatrix
 from structbench.datasets import DataContext
-from structbench.runner.config import RunConfig
-from structbench.runner.run import Run, prepare
+from structbench.runconfig import RunConfig
+from structbench.runner.run import Run
+from structbench.runner.selection import prepare
 from toybench import ToyBench  # importing it registers ``toy``
 
 LABELS = ("yes", "no", "(none)")
@@ -58,10 +60,10 @@ def noisy_oracle(accuracy: float, salt: str) -> MockBackend:
     """Replies like the oracle for a share ``accuracy`` of (sample, request) pairs, else with nothing."""
 
     def reply(request: Request) -> str:
-        bench, sample = current_sample.get()
+        sample = current_sample.get()
         digest = hashlib.sha256(f"{salt}/{sample.id}".encode()).digest()
         keep = int.from_bytes(digest[:4], "big") / 2**32 < accuracy
-        return bench.oracle(sample, request) if keep else ""
+        return sample.oracle(request) if keep else ""
 
     return MockBackend(reply=reply, model=salt)
 
@@ -117,11 +119,11 @@ def thinking_oracle(salt: str) -> MockBackend:
     out of tokens inside the thought (it never closes)."""
 
     def reply(request: Request) -> str:
-        bench, sample = current_sample.get()
+        sample = current_sample.get()
         digest = hashlib.sha256(f"{salt}/{sample.id}".encode()).digest()
         if int.from_bytes(digest[:4], "big") / 2**32 < 1 / 3:
             return "<think>Perhaps it is no. I must check the table again"
-        return f"<think>Perhaps it is no. Checking the table.</think>\n{bench.oracle(sample, request)}"
+        return f"<think>Perhaps it is no. Checking the table.</think>\n{sample.oracle(request)}"
 
     return MockBackend(reply=reply, model=salt)
 

@@ -151,8 +151,9 @@ def test_compare_pairs_runs_with_epochs(tmp_path: Path) -> None:
     from structbench.backends.base import Request
     from structbench.backends.mock import MockBackend
     from structbench.datasets import DataContext
-    from structbench.runner.config import RunConfig
-    from structbench.runner.run import Run, prepare
+    from structbench.runconfig import RunConfig
+    from structbench.runner.run import Run
+    from structbench.runner.selection import prepare
 
     def answer(bias: int) -> Callable[[Request], str]:
         def reply(request: Request) -> str:  # right on some seeds only: a sampling model

@@ -65,8 +65,9 @@ def test_runs_without_shared_samples_are_not_ranked(
 ) -> None:
     from report.conftest import noisy_oracle  # type: ignore[import-not-found]
     from structbench.datasets import DataContext
-    from structbench.runner.config import RunConfig
-    from structbench.runner.run import Run, prepare
+    from structbench.runconfig import RunConfig
+    from structbench.runner.run import Run
+    from structbench.runner.selection import prepare
 
     config = RunConfig(model="reseeded", benches=["toy"], strategies=["direct"], seed=7)
     Run(tmp_path / "reseeded", config).execute(

@@ -10,7 +10,8 @@ import pytest
 
 from structbench.report.api import ReportOptions, prepare
 from structbench.report.entries import StatsOptions, collect
-from structbench.report.paper import EMPTY, Filled, Gap, cell_text, fill_tables, paper_sections
+from structbench.report.paper import EMPTY, Filled, Gap, cell_text, fill_tables
+from structbench.report.paper_sections import paper_sections
 from structbench.report.runs import BenchmarkCache, load_run
 from structbench.runner.store import read_records
 
@@ -29,9 +30,9 @@ def toy_paper_runs(tmp_path_factory: pytest.TempPathFactory, run_factory: Callab
             strategies: tuple[str, ...] = ("direct", "vote")) -> Path:
         from report.conftest import noisy_oracle  # type: ignore[import-not-found]
         from structbench.datasets import DataContext
-        from structbench.runner.config import RunConfig
+        from structbench.runconfig import RunConfig
         from structbench.runner.run import Run
-        from structbench.runner.run import prepare as prepare_run
+        from structbench.runner.selection import prepare as prepare_run
 
         config = RunConfig(model=salt, benches=list(benches), strategies=list(strategies), options=options)
         Run(root / name, config).execute(
@@ -123,9 +124,9 @@ def test_fill_commands_run_the_way_the_runs_ran(tmp_path: Path) -> None:
     import papertoy  # noqa: F401
     from report.conftest import noisy_oracle  # type: ignore[import-not-found]
     from structbench.datasets import DataContext
-    from structbench.runner.config import RunConfig
+    from structbench.runconfig import RunConfig
     from structbench.runner.run import Run
-    from structbench.runner.run import prepare as prepare_run
+    from structbench.runner.selection import prepare as prepare_run
 
     (tmp_path / "data").mkdir()
     config = RunConfig(model="model-d", benches=["papertoy"], strategies=["direct"], limit=30, seed=4, max_tokens=64,

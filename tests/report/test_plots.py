@@ -11,13 +11,13 @@ import pytest
 
 from structbench.benchmark import Scored
 from structbench.confusion import ConfusionMatrix
+from structbench.records import SampleRecord
 from structbench.report.build import build_document
 from structbench.report.crosstab import crosstab
 from structbench.report.entries import EntryView
 from structbench.report.plots import BREAKDOWN_PLOTS, _ordered, breakdown_figure, confusion_figure, plot_for
 from structbench.report.tables import confusions, group_order, label_counts, numeric_value
 from structbench.results import compute_result
-from structbench.runner.records import SampleRecord
 from toybench import ToyBench
 
 

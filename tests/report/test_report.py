@@ -14,12 +14,12 @@ import pytest
 
 from structbench.benchmark import Scored
 from structbench.errors import UsageError
+from structbench.records import SampleRecord
 from structbench.report.api import ReportOptions, write_report
 from structbench.report.entries import StatsOptions, headline_interval
 from structbench.report.html import script_json
 from structbench.report.runs import load_run
 from structbench.results import MetricsFile
-from structbench.runner.records import SampleRecord
 from structbench.runner.store import read_records
 from structbench.usage import totals_cell
 from toybench import ToyBench

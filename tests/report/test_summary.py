@@ -6,9 +6,9 @@ from collections import Counter
 from pathlib import Path
 
 from structbench.backends.llamacpp import DEFAULT_MODEL, LlamaCppBackend, LoadParams
+from structbench.records import RecordSummary
 from structbench.report.summary import answer_counts, reading, run_summary
 from structbench.results import Headline, MetricsFile, ResultEntry
-from structbench.runner.records import RecordSummary
 
 
 def entry(value: float, low: float, high: float, **baselines: float) -> ResultEntry:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from structbench.errors import UsageError
-from structbench.runner.config import RunConfig, parse_options
+from structbench.runconfig import RunConfig
+from structbench.runner.config import parse_options
 
 
 def test_fingerprint_without_model_options_is_unchanged() -> None:
@@ -27,7 +28,8 @@ def test_bad_pairs_name_their_flag() -> None:
 def test_reasoning_settings_are_checked() -> None:
     from pydantic import ValidationError
 
-    from structbench.runner.config import Reasoning, parse_template_args, parse_think_tags
+    from structbench.runconfig import Reasoning
+    from structbench.runner.config import parse_template_args, parse_think_tags
 
     assert Reasoning().model_dump() == {"budget": 0, "effort": None, "tags": None, "opened": False}
     for bad in ({"budget": -1}, {"effort": "extreme"}, {"tags": [["<t>", "<t>"]]}, {"tags": [["<t>"]]}):

@@ -13,10 +13,11 @@ from structbench.backends.mock import MockBackend
 from structbench.datasets import DataContext
 from structbench.errors import RunStoppedError, StorageError
 from structbench.results import MetricsFile
+from structbench.runconfig import RunConfig
 from structbench.runner.cache import ResponseCache
-from structbench.runner.config import RunConfig
 from structbench.runner.control import RunControl
-from structbench.runner.run import Run, prepare
+from structbench.runner.run import Run
+from structbench.runner.selection import prepare
 from structbench.runner.store import RunStore, read_records
 from toybench import ToyBench
 
@@ -137,7 +138,7 @@ def test_a_record_that_does_not_validate_is_written_as_a_failure(tmp_path: Path)
 
 
 def test_a_write_that_fails_leaves_no_line_and_nothing_after_it(tmp_path: Path) -> None:
-    from structbench.runner.records import SampleRecord
+    from structbench.records import SampleRecord
 
     store = RunStore(tmp_path)
     record = SampleRecord(benchmark="b", variant="v", strategy="s", model="m", id="1", task="t", prompt="p",

@@ -10,9 +10,10 @@ import pytest
 from structbench.backends.base import Request, cache_fields
 from structbench.backends.mock import MockBackend
 from structbench.datasets import DataContext
+from structbench.runconfig import Generation, RunConfig
 from structbench.runner.cache import ResponseCache
-from structbench.runner.config import Generation, RunConfig
-from structbench.runner.run import Run, prepare
+from structbench.runner.run import Run
+from structbench.runner.selection import prepare
 from structbench.runner.settings import RequestSettings
 from structbench.runner.store import read_records
 from toybench import ToyBench

@@ -13,9 +13,10 @@ from structbench.backends.mock import MockBackend
 from structbench.backends.oracle import OracleBackend
 from structbench.datasets import DataContext
 from structbench.errors import UsageError
+from structbench.runconfig import RunConfig
 from structbench.runner.cache import ResponseCache
-from structbench.runner.config import RunConfig
-from structbench.runner.run import Run, StrategyName, check_qualified, prepare, strategies_for
+from structbench.runner.run import Run
+from structbench.runner.selection import StrategyName, check_qualified, prepare, strategies_for
 from structbench.runner.store import read_records
 from toybench import ToyBench
 
@@ -342,7 +343,7 @@ def test_a_result_over_no_sample_cannot_carry_a_metric() -> None:
 def test_limit_below_one_is_refused() -> None:
     from pydantic import ValidationError
 
-    from structbench.runner.run import load_samples
+    from structbench.runner.selection import load_samples
 
     for limit in (0, -3):
         with pytest.raises(UsageError, match=f"--limit {limit}: give a number of samples of at least 1"):
@@ -361,14 +362,14 @@ def test_a_benchmark_that_loads_no_sample_is_a_usage_error() -> None:
         def exclusions(self, scored):  # type: ignore[no-untyped-def]
             return [Exclusion(reason="tables too small", count=7)]
 
-    from structbench.runner.run import load_samples
+    from structbench.runner.selection import load_samples
 
     with pytest.raises(UsageError, match=r"toy:small: no samples to evaluate \(left out: 7 tables too small\)"):
         load_samples(Empty(), "small", DataContext(), seed=0, limit=None)
 
 
 def test_legacy_records_without_a_kind_read_as_model_errors() -> None:
-    from structbench.runner.records import SampleRecord
+    from structbench.records import SampleRecord
 
     line = {"benchmark": "toy", "variant": "small", "strategy": "direct", "model": "m", "id": "a", "task": "t",
             "prompt": None, "output": "", "error": "timeout"}

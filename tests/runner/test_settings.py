@@ -11,7 +11,7 @@ from structbench.backends.base import GenerationParams, Message, Request, cache_
 from structbench.backends.mock import MockBackend
 from structbench.backends.openai_compat import OpenAIBackend
 from structbench.errors import UsageError
-from structbench.runner.config import Generation, RunConfig
+from structbench.runconfig import Generation, RunConfig
 from structbench.runner.settings import RequestSettings
 
 
@@ -57,7 +57,7 @@ def test_fingerprint_is_unchanged_for_runs_without_request_settings() -> None:
     base = RunConfig(model="oracle", benches=["toy"])
     legacy = {k: v for k, v in base.model_dump().items()
               if k not in ("system_prompt", "chat_template_args", "generation", "model_options", "reasoning",
-                           "allow_modified_data", "epochs", "sweeps")}
+                           "allow_modified_data", "epochs", "sample", "sample_ids", "sweeps")}
     assert base.fingerprint() == hashlib.sha256(json.dumps(legacy, sort_keys=True).encode()).hexdigest()[:10]
     changed = base.model_copy(update={"generation": Generation(temperature=0.6)})
     assert changed.fingerprint() != base.fingerprint()
@@ -65,6 +65,8 @@ def test_fingerprint_is_unchanged_for_runs_without_request_settings() -> None:
     assert base.model_copy(update={"allow_modified_data": True}).fingerprint() != base.fingerprint()
     assert base.model_copy(update={"sweeps": {"serialization": ["csv", "json"]}}).fingerprint() != base.fingerprint()
     assert base.model_copy(update={"epochs": 3}).fingerprint() != base.fingerprint()  # repeats: another directory
+    assert base.model_copy(update={"sample": 5}).fingerprint() != base.fingerprint()
+    assert base.model_copy(update={"sample_ids": ["a"]}).fingerprint() != base.fingerprint()
     assert RunConfig.model_validate(legacy) == base  # manifests written before these fields still resume
 
 

@@ -6,21 +6,13 @@ from __future__ import annotations
 import pytest
 
 from structbench.benchmarks import BENCHMARKS
+from structbench.cells import Cell, cell_id, cell_options, cell_text, parse_sweeps
 from structbench.datasets import DataContext
 from structbench.errors import UsageError
-from structbench.runner.config import RunConfig
-from structbench.runner.run import prepare
-from structbench.runner.sweep import (
-    Cell,
-    cell_id,
-    cell_options,
-    cell_text,
-    cells_for,
-    check_sweeps,
-    parse_sweeps,
-    preset_sweeps,
-    reference_cell,
-)
+from structbench.robustness import reference_cell
+from structbench.runconfig import RunConfig
+from structbench.runner.selection import prepare
+from structbench.runner.sweep import cells_for, check_sweeps, preset_sweeps
 
 STRUCTFACT = BENCHMARKS.get("structfact")
 SCITAB = BENCHMARKS.get("scitab")

@@ -17,11 +17,12 @@ import pytest
 from structbench.backends.base import Choice
 from structbench.backends.factory import BackendSpec, make_backend
 from structbench.benchmark import Attempt
+from structbench.records import SampleRecord
 from structbench.redact import MASK, register_secret
 from structbench.results import MetricsFile
-from structbench.runner.config import Reasoning, RunConfig
-from structbench.runner.records import SampleRecord
-from structbench.runner.run import Run, prepare
+from structbench.runconfig import Reasoning, RunConfig
+from structbench.runner.run import Run
+from structbench.runner.selection import prepare
 from structbench.runner.store import read_records
 from structbench.runner.thoughts import MAX_REASONING_CHARS, thought_of
 from structbench.testing.openai_server import serve_in_thread

@@ -17,10 +17,11 @@ from structbench.backends.mock import MockBackend
 from structbench.backends.oracle import OracleBackend
 from structbench.datasets import DataContext
 from structbench.errors import RunStoppedError
+from structbench.runconfig import RunConfig
 from structbench.runner.cache import ResponseCache
-from structbench.runner.config import RunConfig
 from structbench.runner.control import RunControl
-from structbench.runner.run import Run, prepare
+from structbench.runner.run import Run
+from structbench.runner.selection import prepare
 from structbench.runner.workers import split, worker_count
 from toybench import ToyBench  # noqa: F401  (registers the toy benchmark)
 

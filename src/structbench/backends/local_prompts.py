@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from structbench.backends.base import PROMPT_TOO_LONG, BackendError, Choice, GenerationParams, Request, reply_choice
+from structbench.backends.current import current_sample
 from structbench.backends.reasoning import DEFAULT_THINK_TAGS, ThinkTags, opens_thought
 
 END_OF_TURN_TOKENS = ("<end_of_turn>", "<|eot_id|>", "<|im_end|>", "<|end|>", "<|endoftext|>", "<|end_of_text|>")
@@ -121,13 +122,8 @@ def local_choice(tokenizer: Any, text: str, params: GenerationParams, *, opened:
 
 def sample_label() -> str:
     """The sample being run (``bench/id``), for error messages; '' outside a run."""
-    from structbench.benchmark import current_sample
-
-    try:
-        bench, sample = current_sample.get()
-    except LookupError:
-        return ""
-    return f"{bench.name}/{sample.id}"
+    sample = current_sample.get(None)
+    return "" if sample is None else sample.label
 
 
 def fit_context(ids: list[int], max_tokens: int, context: int, truncate: Truncate, sample: str) -> list[int]:

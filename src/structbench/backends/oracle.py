@@ -8,6 +8,7 @@ the prompts). Anything short of the maximum is a bug in that pipeline.
 from __future__ import annotations
 
 from structbench.backends.base import Backend, Choice, Request, Response
+from structbench.backends.current import current_sample
 from structbench.backends.factory import BackendSpec
 
 
@@ -23,13 +24,11 @@ class OracleBackend(Backend):
     title = "the oracle (the gold answers: a check of parsing and scoring)"
 
     async def generate(self, request: Request) -> Response:
-        from structbench.benchmark import current_sample
-
         try:
-            bench, sample = current_sample.get()
+            sample = current_sample.get()
         except LookupError:
             raise RuntimeError("the oracle backend only answers inside a benchmark run") from None
-        text = bench.oracle(sample, request)
+        text = sample.oracle(request)
         return Response(choices=tuple(Choice(text=text) for _ in range(request.params.n)))
 
 

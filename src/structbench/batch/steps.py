@@ -7,9 +7,9 @@ from collections.abc import Callable, Sequence
 
 from structbench.batch.gate import StepGate
 from structbench.errors import BudgetError, RunStoppedError, StorageError
+from structbench.records import SampleRecord
 from structbench.runner.calls import ModelCaller
 from structbench.runner.engine import Job, attempt_job, finish_job
-from structbench.runner.records import SampleRecord
 from structbench.runner.settings import RequestSettings
 
 

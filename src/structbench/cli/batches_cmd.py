@@ -26,9 +26,8 @@ def batches(
     provider; --cancel cancels the running ones (the answers they hold are kept; the same run command sends the rest
     again)."""
     from structbench.batch.ledger import Ledger
+    from structbench.manifest import read_manifest
     from structbench.redact import MASK
-    from structbench.runner.config import RunConfig
-    from structbench.runner.run import read_manifest
 
     if not run_dir.is_dir():
         raise UsageError(f"{run_dir}: no such run directory")
@@ -37,9 +36,9 @@ def batches(
         typer.echo(f"{run_dir}: no batches (the run did not use --batch)")
         return
     manifest = read_manifest(run_dir)
-    if not manifest:
+    if manifest is None:
         raise UsageError(f"{run_dir}: no manifest.json: not a run directory")
-    config = RunConfig.model_validate(manifest["config"])
+    config = manifest.config
     live: dict[str, str] = {}
     if not offline and any(e.open for e in ledger.entries):
         url = base_url or config.base_url

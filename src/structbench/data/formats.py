@@ -1,4 +1,5 @@
-"""More text serializations of evidence: CSV, JSON, HTML, XML and triples (Markdown lives in ``serialize``).
+"""More text serializations of evidence: CSV, JSON, HTML, XML and triples (Markdown lives in ``serialize``, which
+registers these beside it).
 
 Every table-based benchmark offers them through its ``serialization`` option. Conventions shared by all
 formats:
@@ -25,8 +26,6 @@ from lxml import html as lxml_html
 from lxml.builder import E
 
 from structbench.data.evidence import Evidence, Graph, ItemList, StructuredText, Table, Text, Tree
-from structbench.data.layouts import LAYOUTS
-from structbench.data.serialize import SERIALIZERS
 
 _XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
@@ -305,8 +304,4 @@ FORMATS: dict[str, Callable[[Evidence], str]] = {
     "xml": to_xml,
     "triples": to_triples,
 }
-"""The serializations this module adds to ``SERIALIZERS`` (with ToRR's layouts: ``layouts.LAYOUTS``)."""
-
-for _name, _render in {**FORMATS, **LAYOUTS}.items():
-    if _name not in SERIALIZERS:
-        SERIALIZERS.register(_name, _render)
+"""The serializations this module offers; ``serialize`` registers them in ``SERIALIZERS``."""

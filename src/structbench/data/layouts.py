@@ -1,7 +1,7 @@
 """The table serializations HELM's ToRR study uses that structbench lacked: indexed row-major text, a pandas
 DataFrame (printed, and as the code that builds it) and plain concatenation.
 
-``formats`` registers them beside CSV, JSON, HTML, XML and triples, so every benchmark's ``serialization`` option
+``serialize`` registers them beside CSV, JSON, HTML, XML and triples, so every benchmark's ``serialization`` option
 offers them. Conventions as in ``formats``: free text passes through; a caption (list title) is a line before the
 data; a header made only of empty strings is left out where the layout allows it. Lists, graphs and trees are laid
 out as the tables they stand for: one titled column, subject/relation/object, parent/child.
@@ -113,4 +113,4 @@ LAYOUTS: dict[str, Callable[[Evidence], str]] = {
     "df_loader": _layout(df_loader),
     "concat": _layout(concatenation),
 }
-"""The serializations this module adds to ``SERIALIZERS`` (through ``formats``)."""
+"""The serializations this module offers; ``serialize`` registers them in ``SERIALIZERS``."""

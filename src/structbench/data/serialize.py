@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from structbench.data.evidence import Evidence, Graph, ItemList, StructuredText, Table, Text, Tree
+from structbench.data.formats import FORMATS
+from structbench.data.layouts import LAYOUTS
 from structbench.registry import Registry
 
 Serializer = Callable[[Evidence], str]
@@ -66,6 +68,8 @@ def _tree_bullets(tree: Tree) -> str:
 
 
 SERIALIZERS.register("markdown", to_markdown)
+for _name, _render in {**FORMATS, **LAYOUTS}.items():  # csv, json, html, xml, triples; ToRR's layouts
+    SERIALIZERS.register(_name, _render)
 
 
 def serialize(evidence: Sequence[Evidence], fmt: str = "markdown", separator: str = "\n\n") -> str:
@@ -73,5 +77,3 @@ def serialize(evidence: Sequence[Evidence], fmt: str = "markdown", separator: st
     render = SERIALIZERS.get(fmt)
     return separator.join(render(e) for e in evidence)
 
-
-from structbench.data import formats as _formats  # noqa: E402, F401  (registers csv, json, html, xml, triples)

@@ -17,15 +17,15 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value,
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from structbench.backends.base import Request
-from structbench.benchmark import Attempt, Benchmark, Scored, Strategy, current_sample
+from structbench.benchmark import Attempt, Benchmark, Scored, Strategy, bind_sample
 from structbench.benchmarks import BENCHMARKS
 from structbench.data.sample import Sample
 from structbench.datasets import DataContext
 from structbench.inspect_tasks.model import InspectGenerate, chat_messages
-from structbench.inspect_tasks.schema import ATTEMPT
+from structbench.interop.inspect_schema import ATTEMPT
 from structbench.runner.calls import ModelPool
 from structbench.runner.export import fingerprint, first_requests
-from structbench.runner.run import load_benchmark, load_samples
+from structbench.runner.selection import load_benchmark, load_samples
 
 
 def _first_requests(strategy: Strategy, samples: list[Sample]) -> list[Request | None]:
@@ -79,7 +79,7 @@ def structbench_strategy(bench: Benchmark, strategy: Strategy, samples: dict[str
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         sample = samples[str(state.sample_id)]
         calls = InspectGenerate(get_model(), max_tokens=max_tokens)
-        current_sample.set((bench, sample))
+        bind_sample(bench, sample)
         async with ModelPool(cache=None):  # an LLM judge (StrucText-Eval's judge option) runs as in a run
             attempt = await strategy.run(sample, calls)
         state.store.set(ATTEMPT, {
@@ -129,7 +129,7 @@ def structbench_scorer(bench: Benchmark, strategy: Strategy, samples: dict[str, 
     def build() -> Scorer:
         async def score(state: TaskState, target: Target) -> Score:
             attempt = _attempt(state)
-            scored = bench.outcome(samples[str(state.sample_id)], attempt, strategy.name, epoch=max(0, state.epoch - 1))
+            scored = bench.outcome(samples[str(state.sample_id)], attempt, strategy, epoch=max(0, state.epoch - 1))
             return Score(
                 value=scored.score,
                 answer=json.dumps(scored.parsed, ensure_ascii=False, default=str),

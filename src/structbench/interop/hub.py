@@ -34,8 +34,8 @@ import pyarrow.parquet as pq
 from structbench.atomic import write_text_atomic
 from structbench.errors import StructbenchError, UsageError
 from structbench.interop.rundir import Entry, RunData
+from structbench.records import SampleRecord
 from structbench.redact import redact, register_secret
-from structbench.runner.records import SampleRecord
 
 SPLIT = "train"
 """Each configuration's one split (a table of results, not a train/test division)."""

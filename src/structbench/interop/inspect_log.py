@@ -55,13 +55,14 @@ from inspect_ai.scorer import Score
 from pydantic import ValidationError
 
 from structbench.benchmarks import BENCHMARKS
+from structbench.cells import cell_options
 from structbench.errors import UsageError
-from structbench.inspect_tasks.schema import ATTEMPT, METRICS_GROUP, RECORD, RESULT
+from structbench.interop.inspect_schema import ATTEMPT, METRICS_GROUP, RECORD, RESULT
 from structbench.interop.rundir import Entry, RunData
+from structbench.records import SampleRecord
 from structbench.redact import redact
-from structbench.runner.config import RunConfig, options_for
-from structbench.runner.records import SampleRecord
-from structbench.runner.sweep import cell_options
+from structbench.runconfig import RunConfig
+from structbench.runner.config import options_for
 
 SOLVER = "structbench/structbench_strategy"
 

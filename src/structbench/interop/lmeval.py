@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from structbench.atomic import write_text_atomic
+from structbench.cells import cell_options
 from structbench.interop.rundir import Entry, RunData
+from structbench.records import SampleRecord
 from structbench.redact import redact
 from structbench.report.entries import StatsOptions, headline_interval
 from structbench.report.runs import BenchmarkCache
-from structbench.runner.records import SampleRecord
-from structbench.runner.sweep import cell_options
 
 FILTER = "none"
 """lm-eval's name for the unfiltered answers; structbench's parser is part of the benchmark, not a filter."""

@@ -19,14 +19,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from structbench import __version__
+from structbench.cells import cell_options
 from structbench.errors import DataError, UsageError
-from structbench.results import MetricsFile, ResultEntry
-from structbench.runner.config import RunConfig
-from structbench.runner.records import SampleRecord
-from structbench.runner.run import read_manifest
-from structbench.runner.store import MANIFEST, METRICS, SAMPLES, current_records, read_records
-from structbench.runner.sweep import cell_options
+from structbench.manifest import read_manifest
+from structbench.records import SampleRecord
+from structbench.results import MetricsFile, ResultEntry, read_metrics
+from structbench.runconfig import RunConfig
+from structbench.runformat import MANIFEST, METRICS, SAMPLES
+from structbench.runner.store import current_records, read_records
+from structbench.version import __version__
 
 
 @dataclass(frozen=True)
@@ -127,10 +128,10 @@ def _manifest(path: Path) -> tuple[dict[str, Any], RunConfig]:
         why = _first(err.__cause__) if isinstance(err.__cause__, Exception) else _first(err)
         raise DataError(f"{path / MANIFEST}: not a run manifest this structbench ({__version__}) reads ({why}); "
                         f"written by {_written_by(path)}: convert it with the structbench that wrote it") from None
-    if not manifest:
+    if manifest is None:
         raise UsageError(f"{path}: no {MANIFEST}: not a run directory written by `structbench run` (a results file "
                          "from `structbench score --out` has no samples or configuration to convert)")
-    return manifest, RunConfig.model_validate(manifest["config"])
+    return manifest.to_json(), manifest.config
 
 
 def read_run(path: Path) -> RunData:
@@ -144,11 +145,10 @@ def read_run(path: Path) -> RunData:
                          f"`structbench run --resume {path}`)")
     version = f"structbench {manifest.get('structbench', 'of unknown version')}"
     try:
-        metrics = MetricsFile.model_validate_json(metrics_path.read_bytes())
-    except (ValidationError, ValueError) as err:
-        raise DataError(f"{metrics_path}: not a metrics file this structbench ({__version__}) reads "
-                        f"({_first(err)}); written by {version}: `structbench run --resume {path}` rewrites it from "
-                        "the records") from None
+        metrics = read_metrics(metrics_path)
+    except DataError as err:
+        raise DataError(f"{err}; this structbench is {__version__}, the run was written by {version}: "
+                        f"`structbench run --resume {path}` rewrites it from the records") from None
     try:
         records = list(current_records(read_records(path / SAMPLES)).values())
     except DataError as err:

@@ -1,5 +1,6 @@
 """The papers' tables: published results as data, the presets that reproduce them, and the mapping from
-a run's records to their columns (declared by each benchmark through ``Benchmark.paper_tables``)."""
+a run's records to their columns (declared by each benchmark through ``Benchmark.paper_tables``). Every
+benchmark's tables and presets together: ``papers.registry`` (above the benchmarks, which this package is below)."""
 
 from structbench.papers.published import (
     PublishedColumn,
@@ -8,7 +9,6 @@ from structbench.papers.published import (
     PublishedTable,
     load_published,
 )
-from structbench.papers.registry import find_preset, paper_tables, preset_table, robustness_presets
 from structbench.papers.spec import Cell, Change, Mean, Measure, Orders, PaperTable, Preset, RunRow
 
 __all__ = [
@@ -24,9 +24,5 @@ __all__ = [
     "PublishedRow",
     "PublishedTable",
     "RunRow",
-    "find_preset",
     "load_published",
-    "paper_tables",
-    "preset_table",
-    "robustness_presets",
 ]

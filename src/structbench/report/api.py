@@ -16,7 +16,7 @@ from structbench.report.entries import EntryView, StatsOptions, collect
 from structbench.report.html import DEFAULT_MAX_TEXT, render_html
 from structbench.report.leaderboard import leaderboard_section
 from structbench.report.markdown import render_document
-from structbench.report.paper import paper_sections
+from structbench.report.paper_sections import paper_sections
 from structbench.report.robustness import robustness_section
 from structbench.report.runs import BenchmarkCache, load_runs
 from structbench.runner.store import write_json_atomic

@@ -14,24 +14,19 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from structbench.benchmark import Benchmark, Scored
+from structbench.benchmark import Benchmark
+from structbench.cells import cell_text
 from structbench.errors import UsageError
+from structbench.paired import Pair, StatsOptions, paired_records_test
+from structbench.records import SampleRecord
 from structbench.report.crosstab import group_value
-from structbench.report.entries import StatsOptions
-from structbench.report.runs import BenchmarkCache, RunDir
+from structbench.report.rundir import RunDir
+from structbench.report.runs import BenchmarkCache
 from structbench.report.tables import fmt, group_order
 from structbench.results import plural
-from structbench.runner.records import SampleRecord
-from structbench.runner.sweep import cell_text
-from structbench.stats import Design, MeanStatistic, PairedDesign, PairedTest, Statistic, paired_test
+from structbench.stats import PairedTest
 from structbench.stats.design import SAMPLE_UNIT
-from structbench.stats.metric import (
-    AggregateStatistic,
-    Resampling,
-    design_of,
-    metric_statistic,
-    scores_of,
-)
+from structbench.stats.metric import metric_statistic
 from structbench.stats.paired import MIN_CLUSTERS
 
 OVERALL = "overall"
@@ -59,10 +54,6 @@ class Comparison:
         out.update(out.pop("test"))
         out["small"] = self.test.small  # too few units for the bootstrap p to be shown (it is kept here)
         return out
-
-
-Pair = tuple[list[SampleRecord], list[SampleRecord]]
-"""One sample's records in system A and in system B (one per epoch each)."""
 
 
 Key = tuple[str, str, str, str]
@@ -94,59 +85,6 @@ def _headline(run: RunDir, key: Key, bench: Benchmark | None) -> tuple[str, list
     if bench is not None:
         return bench.headline, list(bench.breakdown_keys)
     raise UsageError(f"{run.path}: no metrics for {key[0]}:{key[1]}/{key[2]}" + (f" [{key[3]}]" if key[3] else ""))
-
-
-def _statistic(pool: Sequence[Scored], bench: Benchmark, metric: str, method: str) -> Statistic:
-    if method == "aggregate":
-        return bench.statistic(pool, metric) or AggregateStatistic(bench, pool, metric)
-    return MeanStatistic(scores_of(pool))
-
-
-def paired_pool(pairs: Sequence[Pair], bench: Benchmark, variant: str, by: Resampling) -> tuple[list[Scored],
-                                                                                                PairedDesign]:
-    """System A's outcomes then system B's, pairs in canonical order (cluster, id), and their paired design: a
-    pair's cluster is the one A's record names (else B's), so both systems resample and swap the same clusters."""
-
-    def cluster_of(pair: Pair) -> str | None:
-        return next((r.cluster for r in (*pair[0], *pair[1]) if r.cluster is not None), None)
-
-    def order(pair: Pair) -> tuple[tuple[int, str], str]:
-        cluster, id_ = cluster_of(pair), pair[0][0].id
-        return ((0, cluster) if by == "cluster" and cluster is not None else (1, id_)), id_
-
-    keyed = sorted(pairs, key=order)
-    unit = SAMPLE_UNIT if by == "sample" or all(cluster_of(p) is None for p in keyed) else bench.unit(variant)
-    sides = [[r.scored().model_copy(update={"cluster": cluster_of(p)}) for p in keyed for r in p[side]]
-             for side in (0, 1)]
-    every = sides[0] + sides[1]
-    design = design_of(every, unit, by)  # one coding of clusters and samples for both systems
-    n_a = len(sides[0])
-    a = Design(unit, design.cluster[:n_a], design.sample[:n_a], design.epoch[:n_a], design.clusters, design.samples)
-    b = Design(unit, design.cluster[n_a:], design.sample[n_a:], design.epoch[n_a:], design.clusters, design.samples)
-    return every, PairedDesign(a, b)
-
-
-def paired_records_test(
-    pairs: Sequence[Pair],
-    bench: Benchmark,
-    metric: str,
-    stats: StatsOptions,
-    method: str | None = None,
-    variant: str | None = None,
-) -> PairedTest:
-    """Paired cluster bootstrap and cluster randomization of B against A on ``metric`` over aligned pairs of
-    records (A's, B's: one per epoch); ``method`` (``mean``/``aggregate``) is probed on the pooled records when not
-    given."""
-    pool, design = paired_pool(pairs, bench, variant or bench.variants[0], stats.by)
-    if method is None:
-        _, method = metric_statistic(pool, bench, metric)
-    return paired_test(
-        _statistic(pool, bench, metric, method),
-        design,
-        resamples=stats.resamples,
-        seed=stats.seed,
-        confidence=stats.confidence,
-    )
 
 
 def _compare_entry(

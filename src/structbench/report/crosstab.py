@@ -7,10 +7,10 @@ from collections import defaultdict
 
 import numpy as np
 
+from structbench.records import SampleRecord
 from structbench.report.entries import EntryView
 from structbench.report.tables import group_order
 from structbench.results import epoch_metrics
-from structbench.runner.records import SampleRecord
 
 
 def group_value(record: SampleRecord, key: str) -> str | None:

@@ -6,40 +6,15 @@ import math
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
 
 from structbench.benchmark import Benchmark
-from structbench.report.runs import BenchmarkCache, RunDir, entry_records
-from structbench.results import Headline, ResultEntry
-from structbench.runner.records import SampleRecord
-from structbench.runner.sweep import cell_text
-from structbench.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, Interval, metric_interval
-from structbench.stats.metric import Resampling
-
-Correction = Literal["holm", "bh"]
-"""Multiple-comparison correction of a leaderboard's tests against the best: Holm (family-wise error) or
-Benjamini-Hochberg (false discovery rate)."""
-
-
-@dataclass(frozen=True)
-class StatsOptions:
-    """How headline intervals and tests are computed."""
-
-    resamples: int = DEFAULT_RESAMPLES
-    seed: int = 0
-    confidence: float = DEFAULT_CONFIDENCE
-    by: Resampling = "cluster"
-    """What is resampled: the benchmark's clusters, or (``sample``) every question on its own."""
-    correction: Correction = "holm"
-    alpha: float = 0.05
-    """Significance level of the leaderboard's tests (after the correction)."""
-
-    def matches(self, headline: Headline) -> bool:
-        """Whether the interval ``metrics.json`` stores for ``headline`` is the one these options ask for (then it
-        is shown as stored, not computed again)."""
-        same = (headline.resamples, headline.seed, headline.confidence) == (self.resamples, self.seed, self.confidence)
-        return same and (self.by == "cluster" or headline.unit == "sample")
-
+from structbench.cells import cell_text
+from structbench.paired import StatsOptions
+from structbench.records import SampleRecord
+from structbench.report.rundir import RunDir
+from structbench.report.runs import BenchmarkCache, entry_records
+from structbench.results import ResultEntry
+from structbench.stats import Interval, metric_interval
 
 STAT_SUFFIXES = ("se", "ci_low", "ci_high")
 """``<headline>_se``, ``<headline>_ci_low`` and ``<headline>_ci_high`` are added to each entry's metrics."""

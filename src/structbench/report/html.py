@@ -12,11 +12,11 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from structbench import __version__
+from structbench.records import SampleRecord
 from structbench.report.document import Document, FigureBlock, Section, TableBlock
 from structbench.report.entries import EntryView
-from structbench.runner.records import SampleRecord
 from structbench.usage import usage_text
+from structbench.version import __version__
 
 DEFAULT_MAX_TEXT = 20_000
 """Characters of each prompt, output and thought kept in the sample browser."""

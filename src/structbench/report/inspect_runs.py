@@ -17,21 +17,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from structbench.errors import DataError, UsageError
+from structbench.manifest import Manifest
+from structbench.records import SampleRecord
 from structbench.results import MetricsFile, ResultEntry, compute_result
-from structbench.runner.records import SampleRecord
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample
     from inspect_ai.model import ModelOutput
 
-    from structbench.report.runs import RunDir
+    from structbench.report.rundir import RunDir
 
 LOG_SUFFIXES = (".eval", ".json")
 
 
 def holds_logs(path: Path) -> bool:
     """Whether ``path`` is an Inspect log file, or a directory of ``.eval`` logs that is not a run directory."""
-    from structbench.runner.store import MANIFEST, METRICS
+    from structbench.runformat import MANIFEST, METRICS
 
     if path.is_file():
         return path.suffix in LOG_SUFFIXES and path.name not in (MANIFEST, METRICS)
@@ -70,8 +71,8 @@ def _thought(output: ModelOutput, text: str) -> str | None:
 
 
 def sample_record(sample: EvalSample, benchmark: str, variant: str, strategy: str, model: str) -> SampleRecord:
-    """One Inspect sample as a structbench record (``inspect_tasks.schema`` says where each part is)."""
-    from structbench.inspect_tasks.schema import ATTEMPT, RECORD
+    """One Inspect sample as a structbench record (``interop.inspect_schema`` says where each part is)."""
+    from structbench.interop.inspect_schema import ATTEMPT, RECORD
 
     metadata = sample.metadata or {}
     rest = dict(metadata.get(RECORD) or {})
@@ -107,7 +108,7 @@ def _entry(log: EvalLog, records: list[SampleRecord], benchmark: str, variant: s
            model: str) -> ResultEntry:
     """The converted run's own result entry, or the benchmark's metrics over the records."""
     from structbench.benchmarks import BENCHMARKS
-    from structbench.inspect_tasks.schema import RESULT
+    from structbench.interop.inspect_schema import RESULT
 
     kept = (log.results.metadata or {}).get(RESULT) if log.results is not None else None
     if kept is not None:
@@ -162,7 +163,7 @@ def _merge(manifest: dict[str, Any], other: dict[str, Any]) -> None:
 
 def load_inspect_runs(path: Path) -> list[RunDir]:
     """The logs at ``path`` (a log file, or a directory of ``.eval`` logs) as runs: one per model."""
-    from structbench.report.runs import RunDir
+    from structbench.report.rundir import RunDir
 
     logs = sorted(((file, _read(file)) for file in ([path] if path.is_file() else sorted(path.glob("*.eval")))),
                   key=_order)
@@ -190,5 +191,5 @@ def load_inspect_runs(path: Path) -> list[RunDir]:
         kept.extend(records)
     if not by_model:
         raise UsageError(f"{path}: no Inspect log (.eval) here")
-    return [RunDir(path, manifest, MetricsFile(results=entries), records)
+    return [RunDir(path, Manifest.model_validate(manifest), MetricsFile(results=entries), records)
             for manifest, entries, records in by_model.values()]

@@ -21,14 +21,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from structbench.benchmark import Benchmark
-from structbench.report.compare import paired_records_test, units_text
+from structbench.cells import cell_text
+from structbench.paired import paired_records_test
+from structbench.records import SampleRecord
+from structbench.report.compare import units_text
 from structbench.report.document import Section, TableBlock, TextBlock
 from structbench.report.entries import EntryView, StatsOptions
 from structbench.report.html import prompt_text
 from structbench.report.tables import fmt, unique
 from structbench.results import epoch_metrics
-from structbench.runner.records import SampleRecord
-from structbench.runner.sweep import cell_text
 from structbench.stats import Interval, PairedTest, metric_interval
 from structbench.stats.multiple import adjust, detectable
 

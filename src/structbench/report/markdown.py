@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from structbench.cells import cell_text
 from structbench.confusion import ConfusionMatrix
 from structbench.report.document import Document, Section, TableBlock, TextBlock
 from structbench.results import CORRECTED, EXCLUDED, TOO_LONG_MEANING, MetricsFile, ResultEntry, Robustness
-from structbench.runner.sweep import cell_text
 from structbench.usage import totals_cell, totals_text
 
 

@@ -23,14 +23,14 @@ from typing import Any
 import numpy as np
 
 from structbench.benchmark import Benchmark, Scored, corrected_scored
+from structbench.cells import cell_options
 from structbench.papers.published import PublishedTable
 from structbench.papers.spec import Change, Mean, Measure, Orders, PaperTable, RunRow
-from structbench.report.document import Block, FigureBlock, Section, TableBlock, TextBlock, slug
+from structbench.records import SampleRecord
+from structbench.report.document import TableBlock
 from structbench.report.entries import EntryView, StatsOptions
-from structbench.report.runs import RunDir
+from structbench.report.rundir import RunDir
 from structbench.results import epoch_metrics
-from structbench.runner.records import SampleRecord
-from structbench.runner.sweep import cell_options
 from structbench.stats import MeanStatistic, Statistic, bootstrap_distribution, metric_statistic, percentile_interval
 from structbench.stats.baselines import label_baselines
 from structbench.stats.metric import design_of
@@ -251,33 +251,34 @@ class ModelRuns:
     def spec(self) -> str:
         """The model as ``--model`` takes it (from the run manifests)."""
         for s in self.sources:
-            model = s.run.manifest.get("config", {}).get("model")
-            if model:
-                return str(model)
+            if s.run.config is not None:
+                return s.run.config.model
         return self.model
 
     @property
     def base_url(self) -> str | None:
         for s in self.sources:
-            url = s.run.manifest.get("config", {}).get("base_url")
-            if url:
-                return str(url)
+            if s.run.config is not None and s.run.config.base_url:
+                return s.run.config.base_url
         return None
 
 
 def run_flags(sources: Sequence[Source]) -> list[str]:
     """The ``run`` flags of the first of ``sources`` that a command filling more of its table must repeat to run the
     same way: where the data is, the sample limit, seed and token cap, and the model's load options."""
-    config = next((s.run.manifest.get("config") for s in sources if s.run.manifest.get("config")), None) or {}
+    config = next((s.run.config for s in sources if s.run.config is not None), None)
+    if config is None:
+        return []
     flags = []
-    if config.get("data_dir"):
-        flags.append(f"--data-dir {shlex.quote(str(config['data_dir']))}")
-    for key in ("limit", "max_tokens"):
-        if config.get(key) is not None:
-            flags.append(f"--{key.replace('_', '-')} {config[key]}")
-    if config.get("seed"):
-        flags.append(f"--seed {config['seed']}")
-    flags += [f"-M {shlex.quote(f'{k}={v}')}" for k, v in (config.get("model_options") or {}).items()]
+    if config.data_dir:
+        flags.append(f"--data-dir {shlex.quote(config.data_dir)}")
+    if config.limit is not None:
+        flags.append(f"--limit {config.limit}")
+    if config.max_tokens is not None:
+        flags.append(f"--max-tokens {config.max_tokens}")
+    if config.seed:
+        flags.append(f"--seed {config.seed}")
+    flags += [f"-M {shlex.quote(f'{k}={v}')}" for k, v in config.model_options.items()]
     return flags
 
 
@@ -378,7 +379,7 @@ class TableFill:
 
     @staticmethod
     def _none_selected(source: Source) -> str:
-        limit = source.run.manifest.get("config", {}).get("limit")
+        limit = source.run.config.limit if source.run.config is not None else None
         if limit is not None:
             return f"none of the run's first {limit} samples (--limit {limit}) is of this column"
         return "the run has no sample of this column (its options select others)"
@@ -687,40 +688,3 @@ def _option_notes(fill: TableFill) -> list[str]:
             what = ", ".join([*differs, *extra])
             out.append(f"{fill.model.model}: {s.run.path} ran with {what}, which the paper's setting does not have.")
     return out
-
-
-def paper_sections(
-    views: Sequence[EntryView], runs: Sequence[RunDir], stats: StatsOptions, *, figures: bool = True
-) -> list[Section]:
-    """One section per paper table the runs fill, under a "Paper tables" heading (none when nothing fills)."""
-    filled = fill_tables(views, runs, stats)
-    if not filled:
-        return []
-    children = []
-    for f in filled:
-        data = f.data
-        blocks: list[Block] = [TextBlock(_setting(f)), table_block(f, stats)]
-        blocks += [TextBlock(line) for line in run_notes(f)]
-        if figures and f.rows and f.table.plot:
-            from structbench.report.paper_plots import placement_figure
-
-            name = slug(f"paper-{f.table.name}")
-            svg = placement_figure(f, name)
-            if svg is not None:
-                blocks.append(FigureBlock(svg, f"{data.source}: the runs (colour, with intervals) among the "
-                                               "published models (grey)", name))
-        notes: list[Block] = [TextBlock(f"Preset: {f.table.preset.differences}")] if f.table.preset.differences else []
-        notes += [TextBlock(n) for n in data.notes]
-        folded = Section(f"{data.source}: transcription and preset notes", notes, collapsed=True)
-        children.append(Section(f"{data.source} — {data.caption}", blocks, [folded]))
-    intro = TextBlock(
-        "Each table as the paper prints it, with every run's model added as a row computed the paper's way "
-        "(same columns, option orders averaged, Overall and Avg. columns as means)."
-    )
-    return [Section("Paper tables", [intro], children)]
-
-
-def _setting(f: FilledTable) -> str:
-    data = f.data
-    setting = "; ".join(f"{k}: {v}" for k, v in data.setting.items())
-    return f"{data.paper}. Setting: {setting}. Preset: {f.table.preset.description}."

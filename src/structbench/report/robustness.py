@@ -13,14 +13,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from structbench.cells import cell_id
 from structbench.report.document import Block, FigureBlock, Section, TableBlock, TextBlock, slug
 from structbench.report.entries import EntryView, StatsOptions
 from structbench.report.plots import _figure, _rc, plain, to_svg
-from structbench.report.runs import RunDir
+from structbench.report.rundir import RunDir
 from structbench.report.tables import fmt
 from structbench.results import Robustness
 from structbench.robustness import CellRun, grouped, robustness_of
-from structbench.runner.sweep import cell_id, swept_keys
+from structbench.runner.sweep import swept_keys
 
 CORRECTIONS = {"holm": "Holm", "bh": "Benjamini-Hochberg"}
 

@@ -2,56 +2,17 @@
 
 from __future__ import annotations
 
-import json
-from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from structbench.benchmark import Benchmark
 from structbench.errors import UsageError
-from structbench.results import MetricsFile, ResultEntry
-from structbench.runner.records import SampleRecord
-from structbench.runner.store import MANIFEST, METRICS, SAMPLES, current_records, read_records
-from structbench.runner.sweep import cell_options
-
-EntryKey = tuple[str, str, str, str, str]
-"""(benchmark, variant, strategy, model, sweep cell)."""
-
-
-@dataclass
-class RunDir:
-    """One run directory, read-only."""
-
-    path: Path
-    manifest: dict[str, Any]
-    metrics: MetricsFile
-    records: list[SampleRecord]
-    """The current record of each sample (``runner.store.current_records``: a sample tried again has its last
-    line), so a failed attempt is neither a row of the report nor a second sample for ``compare``."""
-
-    @property
-    def options(self) -> dict[str, str]:
-        """The run's ``--option`` pairs, as recorded in the manifest."""
-        return dict(self.manifest.get("config", {}).get("options", {}))
-
-    @property
-    def sweeps(self) -> dict[str, list[str]]:
-        """The run's ``--sweep`` keys and values, in the sweep's order, as recorded in the manifest."""
-        return dict(self.manifest.get("config", {}).get("sweeps", {}))
-
-    def cell_options(self, benchmark: str, cell: str) -> dict[str, str]:
-        """The run's options with those of one sweep cell (``BENCH.KEY`` pairs, which win): what the cell's
-        benchmark was built with."""
-        return {**self.options, **{f"{benchmark}.{k}": v for k, v in cell_options(cell).items()}}
-
-    def records_by_entry(self) -> dict[EntryKey, list[SampleRecord]]:
-        """Records per entry, sorted by sample id: ``samples.jsonl`` is in completion order, which
-        varies from run to run, and the bootstrap must not."""
-        grouped: dict[EntryKey, list[SampleRecord]] = defaultdict(list)
-        for r in sorted(self.records, key=lambda r: r.id):
-            grouped[(r.benchmark, r.variant, r.strategy, r.model, r.cell)].append(r)
-        return grouped
+from structbench.manifest import read_manifest
+from structbench.records import SampleRecord
+from structbench.report.rundir import EntryKey, RunDir
+from structbench.results import ResultEntry, read_metrics
+from structbench.runformat import MANIFEST, METRICS, SAMPLES
+from structbench.runner.store import current_records, read_records
 
 
 def load_runs(path: Path) -> list[RunDir]:
@@ -79,13 +40,8 @@ def load_run(path: Path) -> RunDir:
         if (path / MANIFEST).is_file():
             raise UsageError(f"{path}: no {METRICS} yet (the run did not finish; resume it with --resume {path})")
         raise UsageError(f"{path}: not a structbench run directory (no {METRICS} or {MANIFEST})")
-    try:
-        metrics = MetricsFile.model_validate_json(metrics_path.read_text())
-    except ValueError as err:
-        raise UsageError(f"{metrics_path}: not a metrics file: {err}") from None
-    manifest_path = path / MANIFEST
-    manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
-    return RunDir(path, manifest, metrics, list(current_records(read_records(path / SAMPLES)).values()))
+    metrics = read_metrics(metrics_path)
+    return RunDir(path, read_manifest(path), metrics, list(current_records(read_records(path / SAMPLES)).values()))
 
 
 @dataclass

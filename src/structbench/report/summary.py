@@ -13,8 +13,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from structbench.cells import cell_text
 from structbench.results import MetricsFile, ResultEntry, Robustness
-from structbench.runner.sweep import cell_text
 
 DEGENERATE = 0.8
 """Share of the answers that one label must reach to be called out (with at least ``MIN_ANSWERS`` answers)."""

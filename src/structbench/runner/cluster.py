@@ -31,16 +31,16 @@ from structbench.backends.base import Response
 from structbench.backends.factory import BackendSpec, make_backend
 from structbench.backends.stats import CallSnapshot
 from structbench.errors import StorageError, StructbenchError, UsageError
+from structbench.runconfig import RunConfig
 from structbench.runner.cache import CacheWriteError, ResponseCache, Spill
 from structbench.runner.calls import ModelCaller, ModelPool
-from structbench.runner.config import RunConfig
 from structbench.runner.control import RunControl
 from structbench.runner.jobs import JobRef, JobRunner, selections_digest
 from structbench.runner.workers import StopRequest, WorkerSettings, calls_snapshot, halt_kind, split
 
 if TYPE_CHECKING:
     from structbench.runner.dispatch import Events
-    from structbench.runner.run import Selection
+    from structbench.runner.selection import Selection
 
 MAX_RESTARTS = 3
 """Times Ray restarts a worker actor that died (then its jobs go to the others)."""
@@ -142,7 +142,7 @@ class RayWorker:
         import ray
 
         from structbench.datasets import DataContext
-        from structbench.runner.run import prepare
+        from structbench.runner.selection import prepare
 
         keeper = ray.get_actor(keeper_name)  # by name: a handle among the arguments would block a restart
 

@@ -11,12 +11,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from structbench.backends.base import BackendError
-from structbench.benchmark import Attempt, Benchmark, Scored, Strategy, current_sample
+from structbench.benchmark import Attempt, Benchmark, Scored, Strategy, bind_sample
 from structbench.data.sample import Sample
 from structbench.errors import BudgetError, RunStoppedError, StorageError
+from structbench.records import ErrorKind, SampleRecord
 from structbench.runner.calls import CallLog, ModelCaller, call_usage_log, current_epoch
 from structbench.runner.pipeline import run_pipeline
-from structbench.runner.records import ErrorKind, SampleRecord
 from structbench.runner.settings import RequestSettings
 from structbench.runner.thoughts import thought_of
 from structbench.usage import split_usage
@@ -60,7 +60,7 @@ async def attempt_job(job: Job, caller: ModelCaller, settings: RequestSettings |
     ``harness`` error (a bug), a ``CancelledError`` too unless this task is being cancelled. A ``StorageError``
     (the cache failed) is raised: not this sample's fault."""
     log = CallLog(caller, settings, epoch=job.epoch)
-    current_sample.set((job.bench, job.sample))
+    bind_sample(job.bench, job.sample)
     current_epoch.set(job.epoch)
     call_usage_log.set(log.usage)
     started = time.perf_counter()
@@ -98,7 +98,7 @@ def finish_job(job: Job, outcome: Outcome, model: str) -> SampleRecord:
     scored: Scored | None = None
     if kind not in ("harness", "context"):
         try:
-            scored = job.bench.outcome(job.sample, attempt, job.strategy.name, epoch=job.epoch)
+            scored = job.bench.outcome(job.sample, attempt, job.strategy, epoch=job.epoch)
         except Exception as err:
             after = f" (after a model error: {error})" if error else ""
             error, kind = harness_error(err, f"scoring{after}"), "harness"

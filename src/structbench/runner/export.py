@@ -303,7 +303,7 @@ def score_predictions(
             missing.append(sample.id)
             attempt = Attempt(output="")
         try:
-            scored.append(bench.outcome(sample, attempt, strategy.name))
+            scored.append(bench.outcome(sample, attempt, strategy))
         except Exception as err:  # a scorer bug costs this sample, not the whole file
             harness_errors += 1
             if on_failure is not None:

@@ -12,14 +12,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from structbench.records import RecordSummary
 from structbench.runner.calls import ModelCaller
 from structbench.runner.engine import Job, Outcome, attempt_job, finish_job
-from structbench.runner.records import RecordSummary
 from structbench.runner.settings import RequestSettings
 from structbench.runner.store import encode_record
 
 if TYPE_CHECKING:
-    from structbench.runner.run import Selection
+    from structbench.runner.selection import Selection
 
 JobRef = tuple[int, int, int, int]
 """(selection index, strategy index, sample index, epoch)."""

@@ -7,42 +7,40 @@ import gc
 import hashlib
 import os
 import platform
-import signal
 import subprocess
 import sys
-import threading
 import time
 from collections import defaultdict
-from collections.abc import Coroutine, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from structbench import __version__
 from structbench.backends.base import Backend
 from structbench.backends.factory import backend_packages
 from structbench.backends.stats import CallSnapshot
-from structbench.benchmark import Benchmark, Strategy
-from structbench.benchmarks import BENCHMARKS
-from structbench.data.sample import Sample
-from structbench.datasets import DataContext, ModifiedFile
-from structbench.errors import BudgetError, DataError, RunStoppedError, StorageError, Terminated, UsageError
+from structbench.benchmark import Strategy
+from structbench.datasets import ModifiedFile
+from structbench.errors import BudgetError, RunStoppedError, StorageError, Terminated, UsageError
 from structbench.forkmap import can_fork
+from structbench.manifest import Manifest, ModifiedData, Session, Status, read_manifest
+from structbench.records import RecordSummary, SampleRecord
 from structbench.results import MetricsFile, ResultEntry, compute_result
+from structbench.runconfig import RunConfig
+from structbench.runformat import FORMAT_VERSION, MANIFEST, METRICS
 from structbench.runner.cache import CacheWriteError, ResponseCache, Spill
 from structbench.runner.calls import ModelCaller, ModelPool
-from structbench.runner.config import RunConfig, check_limit, check_options_used, options_for, split_bench
 from structbench.runner.control import RunControl
 from structbench.runner.dispatch import Dispatcher, Totals, WorkerLink
 from structbench.runner.engine import Job, run_jobs
 from structbench.runner.failures import Failure, failures_of
 from structbench.runner.jobs import Finished, JobRef, job_of
+from structbench.runner.loop import run_async
 from structbench.runner.progress import ProgressMode, RunProgress
-from structbench.runner.records import RecordSummary, SampleRecord
+from structbench.runner.selection import Selection
 from structbench.runner.settings import RequestSettings
-from structbench.runner.store import MANIFEST, METRICS, RunStore, save_manifest, write_json_atomic
-from structbench.runner.sweep import Cell, cell_text, cells_for, check_sweeps
+from structbench.runner.store import RunStore, save_manifest, write_json_atomic
 from structbench.runner.workers import (
     ProcessLink,
     WorkerSettings,
@@ -52,6 +50,7 @@ from structbench.runner.workers import (
     warm_up,
 )
 from structbench.usage import Usage, UsageKey, UsageTotals
+from structbench.version import __version__
 
 if TYPE_CHECKING:
     from structbench.batch.collector import BatchedBackend, BatchSettings
@@ -61,182 +60,6 @@ if TYPE_CHECKING:
 PACKAGES = ("pydantic", "httpx", "typer", "rich", "numpy", "duckdb", "sqlglot", "rapidfuzz", "ray")
 """The core's packages whose versions the manifest records; each backend declares its own
 (``BackendEntry.packages``)."""
-
-
-@dataclass
-class Selection:
-    """One benchmark variant of a run (in one cell of a sweep), with its samples and the strategies to apply."""
-
-    bench: Benchmark
-    variant: str
-    samples: list[Sample]
-    strategies: list[Strategy]
-    cell: str = ""
-    """The sweep's cell (``runner.sweep``: its options, ``key=value;...``); ``""`` in a run without a sweep."""
-    axes: tuple[str, ...] = ()
-    """The swept keys of the cell, in the sweep's order."""
-
-
-def run_async(coro: Coroutine[Any, Any, None]) -> None:
-    """Run the event loop on uvloop where it is installed (several times less loop overhead per request).
-
-    Where this process handles SIGTERM itself (the CLI raises ``Terminated``), SIGTERM while the loop runs cancels
-    ``coro`` as Ctrl-C does (``asyncio.Runner``), so it winds down as after Ctrl-C, and ``Terminated`` is raised
-    once it has: raised by the handler inside whatever callback the loop was running, the exception could be
-    swallowed by the loop (uvloop reports it as a transport's fatal error and goes on). A second SIGTERM raises at
-    once."""
-    main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.getsignal(signal.SIGTERM) if main_thread else None
-    if not callable(previous):
-        _run_loop(coro)
-        return
-    running: list[asyncio.Task[None]] = []
-    asked: list[bool] = []
-
-    def on_sigterm(signum: int, frame: Any) -> None:
-        if asked or not running:
-            raise Terminated()
-        asked.append(True)
-        running[0].get_loop().call_soon_threadsafe(running[0].cancel)
-
-    async def main() -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        running.append(task)
-        try:
-            await coro
-        except asyncio.CancelledError:
-            if asked:
-                raise Terminated() from None
-            raise
-
-    signal.signal(signal.SIGTERM, on_sigterm)
-    try:
-        _run_loop(main())
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _run_loop(coro: Coroutine[Any, Any, None]) -> None:
-    try:
-        import uvloop
-    except ImportError:
-        asyncio.run(coro)
-    else:
-        uvloop.run(coro)
-
-
-def load_benchmark(entry: str, options: dict[str, str]) -> tuple[Benchmark, str]:
-    """Instantiate ``BENCH[:VARIANT]`` with the options meant for it."""
-    name, variant = split_bench(entry)
-    cls = BENCHMARKS.get(name)
-    bench = cls(options_for(cls, options))
-    return bench, bench.check_variant(variant)
-
-
-@dataclass(frozen=True)
-class StrategyName:
-    """A ``--strategy`` value: a plain ``STRATEGY`` for every benchmark, or ``BENCH[:VARIANT]/STRATEGY`` for one
-    benchmark (and variant)."""
-
-    strategy: str
-    bench: str | None = None
-    variant: str = ""
-
-    @classmethod
-    def parse(cls, text: str) -> StrategyName:
-        target, slash, strategy = text.rpartition("/")
-        if not slash:
-            return cls(text)
-        bench, _, variant = target.partition(":")
-        return cls(strategy, bench, variant)
-
-    def applies(self, bench: str, variant: str) -> bool:
-        return self.bench is None or (self.bench == bench and self.variant in ("", variant))
-
-
-def strategies_for(bench: str, variant: str, names: list[str]) -> list[str]:
-    """The strategy names that apply to one ``BENCH:VARIANT``."""
-    parsed = (StrategyName.parse(name) for name in names)
-    return [n.strategy for n in parsed if n.applies(bench, variant)]
-
-
-def check_qualified(names: list[str], entries: list[tuple[str, str]]) -> None:
-    """Refuse a ``BENCH[:VARIANT]/STRATEGY`` that names no benchmark of the run (a typo must not pass)."""
-    for name in names:
-        parsed = StrategyName.parse(name)
-        if parsed.bench is not None and not any(parsed.applies(b, v) for b, v in entries):
-            run = ", ".join(f"{b}:{v}" for b, v in entries)
-            raise UsageError(f"--strategy {name}: {name.rpartition('/')[0]} is not part of this run ({run})")
-
-
-def pick_strategies(bench: Benchmark, names: list[str]) -> list[Strategy]:
-    """``[]`` -> the default; ``["all"]`` -> every strategy; else the named ones (each must exist)."""
-    names = list(dict.fromkeys(n for n in names if n))  # drop repeats and empty names
-    if not names:
-        return [bench.strategy(None)]
-    if names == ["all"]:
-        return list(bench.strategies().values())
-    return [bench.strategy(n) for n in names]
-
-
-def load_samples(bench: Benchmark, variant: str, data: DataContext, *, seed: int, limit: int | None) -> list[Sample]:
-    """The variant's samples, the first ``limit`` of them; none at all is a ``UsageError`` that says why."""
-    check_limit(limit)
-    samples = bench.load(variant, data, seed=seed, limit=limit)
-    if limit is not None:
-        samples = samples[:limit]
-    if not samples:
-        left_out = "; ".join(f"{e.count} {e.reason}" for e in bench.exclusions([]))
-        raise UsageError(
-            f"{bench.name}:{variant}: no samples to evaluate" + (f" (left out: {left_out})" if left_out else "")
-        )
-    ids = [s.id for s in samples]
-    if len(set(ids)) != len(ids):
-        raise UsageError(f"{bench.name}:{variant}: duplicate sample ids")
-    return samples
-
-
-def prepare(config: RunConfig, data: DataContext, model_context: int | None = None) -> list[Selection]:
-    """Load every selected benchmark's samples (truncated to ``limit``) and strategies, once per cell of the run's
-    sweep; ``model_context`` (the model's context in tokens, where known) lets benchmarks leave out prompts that
-    cannot fit it. Cells that differ only in a benchmark's ``prompt_options`` share one load and one list of
-    samples."""
-    if not config.benches:
-        raise UsageError("no benchmark to evaluate: the run's configuration names none")
-    classes = [BENCHMARKS.get(split_bench(e)[0]) for e in config.benches]
-    check_options_used(classes, config.options)
-    check_sweeps(classes, config.options, config.sweeps)
-    loaded: list[tuple[Benchmark, str, Cell]] = []
-    for entry in dict.fromkeys(config.benches):  # a repeated BENCH[:VARIANT] is evaluated once
-        cls = BENCHMARKS.get(split_bench(entry)[0])
-        for cell in cells_for(cls, config.sweeps):
-            try:
-                bench, variant = load_benchmark(entry, {**config.options, **cell.qualified(cls.name)})
-            except UsageError as err:
-                raise UsageError(f"{err} (in the sweep's cell {cell_text(cell.id)})" if cell.id else str(err)) from None
-            loaded.append((bench, variant, cell))
-    check_qualified(config.strategies, [(bench.name, variant) for bench, variant, _ in loaded])
-    selections = []
-    shared: dict[tuple[Any, ...], tuple[Benchmark, list[Sample]]] = {}
-    for bench, variant, cell in loaded:
-        bench.model_context = model_context
-        key = (bench.name, variant, cell.load_key(type(bench).prompt_options))
-        if key in shared:
-            first, samples = shared[key]
-            bench.take_load(first)
-        else:
-            samples = load_samples(bench, variant, data, seed=config.seed, limit=config.limit)
-            shared[key] = (bench, samples)
-        names = strategies_for(bench.name, variant, config.strategies)
-        selections.append(Selection(bench, variant, samples, pick_strategies(bench, names), cell.id,
-                                    tuple(k for k, _ in cell.options)))
-    return selections
-
-
-def needs_model_context(config: RunConfig) -> bool:
-    """Whether a selected benchmark leaves out prompts by the model's context (``Benchmark.uses_model_context``)."""
-    return any(BENCHMARKS.get(split_bench(e)[0]).uses_model_context for e in config.benches)
 
 
 def model_context(backend: Backend) -> int | None:
@@ -341,21 +164,6 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def read_manifest(run_dir: Path) -> dict[str, Any]:
-    """A run directory's manifest (empty when there is none); a damaged one is a ``DataError``."""
-    import json
-
-    path = run_dir / MANIFEST
-    if not path.exists():
-        return {}
-    try:
-        manifest: dict[str, Any] = json.loads(path.read_text())
-        RunConfig.model_validate(manifest["config"])
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        raise DataError(f"{path}: not a structbench run manifest ({err})") from err
-    return manifest
-
-
 class Run:
     """A run directory being filled: resumes whatever a previous session (or a killed one) finished.
 
@@ -379,22 +187,26 @@ class Run:
         """The model as a reader knows it (``Backend.title``), after ``execute``."""
         self.records: list[Kept] = []
         """The records of the current samples, without their texts, after ``execute``."""
+        self.metrics: MetricsFile | None = None
+        """What ``metrics.json`` holds, after an ``execute`` that recorded every job."""
         self._links: list[WorkerLink] = []
         """The session's workers (their calls' counters feed the progress line)."""
         self.prices: Prices | None = None
         """The prices the run's calls are costed at (``--prices``), for ``execute``."""
         self.batch: BatchSettings | None = None
         """``--batch``: the calls go through the provider's batch API, for ``execute``."""
-        self.manifest = read_manifest(run_dir)
-        if self.manifest and RunConfig.model_validate(self.manifest["config"]) != config:
+        found = read_manifest(run_dir)
+        if found is not None and found.config != config:
             raise UsageError(
                 f"{run_dir} holds a run with a different configuration; use another --out, "
                 f"or --resume {run_dir} to continue that run"
             )
+        self.manifest = found or Manifest(config=config)
+        """``manifest.json`` as the last session left it (a new one for a new run), updated as this one goes."""
 
     def check_backend(self, backend: Backend) -> None:
         """Refuse to resume a run that a different server or model file started (same config, other target)."""
-        previous = self.manifest.get("backend")
+        previous = self.manifest.backend
         if previous is not None and previous != backend.describe():
             raise UsageError(
                 f"{self.run_dir} was run against {previous}, not {backend.describe()}; use another --out"
@@ -433,10 +245,7 @@ class Run:
         self.model_context = model_context
         self.model_title = backend.title
         lock = _lock(self.run_dir)
-        if modified_data:
-            self.manifest["modified_data"] = [m.to_json() for m in modified_data]
-        else:
-            self.manifest.pop("modified_data", None)
+        self.manifest.modified_data = [ModifiedData.model_validate(m.to_json()) for m in modified_data]
         control = control or RunControl()
         if (batch is not None or control.budget.active) and (workers > 1 or cluster is not None):
             os.close(lock)
@@ -480,27 +289,25 @@ class Run:
             if not store.done((sel.bench.name, sel.variant, strategy.name, model, sample.id, epoch, sel.cell))
         ]
         workers = spread.processes(len(refs), concurrency)
-        session: dict[str, Any] = {"started": _now(), "jobs": len(refs)}
-        self.manifest.update(
-            {
-                "structbench": __version__,
-                "config": self.config.model_dump(),
-                "backend": backend.describe(),
-                "concurrency": concurrency,
-                "workers": spread.cluster.describe() if spread.cluster is not None else workers,
-                "cache": str(cache.path) if cache is not None else None,
-                "platform": platform.platform(),
-                "git_revision": git_revision(),
-                "seed": self.config.seed,
-                "model_context": self.model_context,
-                "status": "running",
-            }
-        )
-        self.manifest.pop("stop_reason", None)
+        session = Session(started=_now(), jobs=len(refs))
+        m = self.manifest
+        m.format_version = FORMAT_VERSION
+        m.structbench = __version__
+        m.config = self.config
+        m.backend = backend.describe()
+        m.concurrency = concurrency
+        m.workers = spread.cluster.describe() if spread.cluster is not None else workers
+        m.cache = str(cache.path) if cache is not None else None
+        m.platform = platform.platform()
+        m.git_revision = git_revision()
+        m.seed = self.config.seed
+        m.model_context = self.model_context
+        m.status = "running"
+        m.stop_reason = None
         self._accounting(control)
-        self.manifest.setdefault("sessions", []).append(session)
+        m.sessions.append(session)
         try:
-            save_manifest(self.run_dir / MANIFEST, self.manifest)
+            save_manifest(self.run_dir / MANIFEST, m.to_json())
         except StorageError:
             store.close()
             raise
@@ -557,26 +364,24 @@ class Run:
         if error is not None and error is store.failure:  # say where the answers of the unrecorded samples are
             error = StorageError(f"{error} ({_answers_kept(cache, control)})")
         status, reason = _ending(error)
-        session.update(
-            finished=_now(),
-            seconds=round(time.perf_counter() - t0, 3),
-            model_calls=caller.model_calls + others.model_calls + totals.model_calls,
-            cache_hits=((cache.hits - hits_before) if cache is not None else 0) + totals.cache_hits,
-        )
+        session.finished = _now()
+        session.seconds = round(time.perf_counter() - t0, 3)
+        session.model_calls = caller.model_calls + others.model_calls + totals.model_calls
+        session.cache_hits = ((cache.hits - hits_before) if cache is not None else 0) + totals.cache_hits
         spent = control.budget.spent()
-        session["spent"] = {k: round(v - spent_before.get(k, 0), 6) for k, v in spent.items()}
+        session.spent = {k: round(v - spent_before.get(k, 0), 6) for k, v in spent.items()}
         if batched is not None:
-            session["batches"] = {"submitted": batched.submitted, "taken_up": batched.adopted}
-            self.manifest["batches"] = [e.model_dump(include={"tag", "id", "state", "status", "requests", "step",
-                                                              "round", "counts", "notes"})
-                                        for e in batched.ledger.entries]
+            session.batches = {"submitted": batched.submitted, "taken_up": batched.adopted}
+            self.manifest.batches = [e.model_dump(include={"tag", "id", "state", "status", "requests", "step",
+                                                           "round", "counts", "notes"})
+                                     for e in batched.ledger.entries]
         current = [rec for _, _, recs in current_records(selections, list(store.records.values()), model,
                                                          self.config.epochs) for rec in recs]
-        self.manifest["usage"] = run_usage(current, self.prices).model_dump(mode="json")
+        self.manifest.usage = run_usage(current, self.prices).model_dump(mode="json")
         if control.spill.kept:
-            session["unsaved_responses"] = control.spill.kept
+            session.unsaved_responses = control.spill.kept
         if control.spill.lost:  # neither the cache nor the run directory could take them (one full disk)
-            session["lost_responses"] = control.spill.lost
+            session.lost_responses = control.spill.lost
         failures = self._finish(store, status, reason)
         if error is not None:
             raise error
@@ -589,19 +394,15 @@ class Run:
             write_json_atomic(self.run_dir / METRICS, metrics.model_dump(mode="json"))
         except OSError as err:
             raise StorageError(f"{self.run_dir / METRICS}: cannot be written: {err.strerror or err}") from err
+        self.metrics = metrics
         return metrics
 
     def _accounting(self, control: RunControl) -> None:
         """The manifest's prices and budget of this session (what it was costed at and limited to)."""
-        if self.prices is not None:
-            self.manifest["prices"] = self.prices.describe()
-        else:
-            self.manifest.pop("prices", None)
+        self.manifest.prices = self.prices.describe() if self.prices is not None else None
         budget = control.budget
-        if budget.active:
-            self.manifest["budget"] = {"max_cost_usd": budget.max_cost, "max_tokens_total": budget.max_tokens}
-        else:
-            self.manifest.pop("budget", None)
+        self.manifest.budget = (
+            {"max_cost_usd": budget.max_cost, "max_tokens_total": budget.max_tokens} if budget.active else None)
 
     def _absorb_spill(self, cache: ResponseCache, control: RunControl) -> None:
         """Add to the cache the answers an earlier session could not store in it."""
@@ -615,19 +416,19 @@ class Run:
                 raise StorageError(f"{err}; {control.spill.path} still holds answers for it") from err
             control.cache_failed(err)
 
-    def _finish(self, store: RunStore, status: str, reason: str | None) -> list[StorageError]:
+    def _finish(self, store: RunStore, status: Status, reason: str | None) -> list[StorageError]:
         """Close the records and say in the manifest how the session ended; storage failures are returned."""
         failures = []
         try:
             store.close()
         except StorageError as err:
             failures.append(err)
-        self.manifest["status"] = status
+        self.manifest.status = status
         if reason is not None:
-            self.manifest["stop_reason"] = reason
-        self.manifest["packages"] = package_versions()  # after the requests: importlib.metadata is slow
+            self.manifest.stop_reason = reason
+        self.manifest.packages = package_versions()  # after the requests: importlib.metadata is slow
         try:
-            save_manifest(self.run_dir / MANIFEST, self.manifest)
+            save_manifest(self.run_dir / MANIFEST, self.manifest.to_json())
         except StorageError as err:
             failures.append(err)
         return failures
@@ -684,8 +485,8 @@ class Run:
                 workers = list(await spread.cluster.start(
                     self.config, selections, self._worker_settings(cache, control), concurrency, len(refs)))
                 self._links = workers
-                self.manifest["workers"] = spread.cluster.describe()
-                save_manifest(self.run_dir / MANIFEST, self.manifest)
+                self.manifest.workers = spread.cluster.describe()
+                save_manifest(self.run_dir / MANIFEST, self.manifest.to_json())
             dispatcher = Dispatcher(workers, refs, on_finished, control)
             try:
                 await dispatcher.run()
@@ -734,7 +535,7 @@ def _answers_kept(cache: ResponseCache | None, control: RunControl) -> str:
         "the response cache failed too; answers received before are in it"
 
 
-def _ending(error: BaseException | None) -> tuple[str, str | None]:
+def _ending(error: BaseException | None) -> tuple[Status, str | None]:
     """The manifest's ``status`` and ``stop_reason`` for a session that ended with ``error`` (None: finished)."""
     if error is None:
         return "complete", None

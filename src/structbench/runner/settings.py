@@ -10,7 +10,7 @@ from typing import Any
 from structbench.backends.base import Backend, Message, Request
 from structbench.backends.reasoning import ThinkTags
 from structbench.errors import UsageError
-from structbench.runner.config import RunConfig
+from structbench.runconfig import RunConfig
 
 
 @dataclass(frozen=True)

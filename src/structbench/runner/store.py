@@ -20,13 +20,9 @@ from pydantic import ValidationError
 
 from structbench.atomic import write_text_atomic
 from structbench.errors import DataError, StorageError
+from structbench.records import RecordKey, RecordSummary, SampleRecord
 from structbench.redact import redact
-from structbench.runner.records import RecordKey, RecordSummary, SampleRecord
-
-MANIFEST = "manifest.json"
-SAMPLES = "samples.jsonl"
-METRICS = "metrics.json"
-
+from structbench.runformat import SAMPLES
 
 NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT})
 R = TypeVar("R", SampleRecord, RecordSummary)

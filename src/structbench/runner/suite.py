@@ -17,7 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from structbench.backends.factory import BACKENDS, DEFAULT_TIMEOUT, BackendSpec
 from structbench.errors import UsageError
-from structbench.runner.config import Generation, Reasoning, RunConfig
+from structbench.runconfig import Generation, Reasoning, RunConfig
+from structbench.yaml_input import check_shape, field_name, key_lines, line_of
 
 if TYPE_CHECKING:
     from structbench.prices import Prices
@@ -26,14 +27,6 @@ Scalar = str | int | float | bool
 
 MAX_SUITE_BYTES = 1 << 20
 """A suite file larger than this (1 MiB) is refused unread: a real suite is a few kilobytes."""
-MAX_DEPTH = 64
-"""Deepest nesting of mappings and lists (chat-template arguments may nest a little)."""
-MAX_ALIASES = 200
-"""Most ``*alias`` references in one file."""
-MAX_VALUES = 100_000
-"""Most values the file stands for once every alias is expanded (a "billion laughs" stands for 10**9)."""
-
-
 class SuiteGeneration(Generation):
     """A model's sampling settings; ``max_tokens`` caps every request (``structbench run --max-tokens``)."""
 
@@ -217,84 +210,10 @@ def _all_strategies(bench: str) -> list[str]:
     return list(BENCHMARKS.get(bench)().strategies())
 
 
-def _key_lines(node: yaml.Node, path: tuple[Any, ...], lines: dict[tuple[Any, ...], int]) -> None:
-    """Record the line of every mapping key and sequence item below ``node``, by its path."""
-    lines.setdefault(path, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            sub = (*path, key.value)
-            lines[sub] = key.start_mark.line + 1
-            _key_lines(value, sub, lines)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            _key_lines(item, (*path, i), lines)
-
-
-def _where(lines: dict[tuple[Any, ...], int], loc: tuple[Any, ...]) -> int:
-    """The line of ``loc`` or of its nearest ancestor the file shows."""
-    path = tuple(loc)
-    while path and path not in lines:
-        path = path[:-1]
-    return lines.get(path, 1)
-
-
-def _field(loc: tuple[Any, ...]) -> str:
-    """``('models', 0, 'generation', 'temprature')`` -> ``models[0].generation.temprature``."""
-    text = ""
-    for part in loc:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text
-
-
-def _check_shape(text: str, path: Path) -> None:
-    """Refuse, from the parser's events alone (no tree built, nothing expanded), a file nested deeper than
-    ``MAX_DEPTH``, with more than ``MAX_ALIASES`` aliases, standing for more than ``MAX_VALUES`` values once its
-    aliases are expanded, or repeating a key of a mapping (YAML forbids it; a loader would keep the last)."""
-    open_nodes: list[tuple[int, str | None, set[str] | None]] = []  # (values before it, anchor, keys seen: mappings)
-    key_next: list[bool] = []  # per open mapping: whether its next node is a key
-    sizes: dict[str, int] = {}  # anchor -> values its node stands for
-    total = aliases = 0
-    for event in yaml.parse(text, Loader=yaml.SafeLoader):
-        line = event.start_mark.line + 1 if event.start_mark is not None else 1
-        if isinstance(event, yaml.AliasEvent):
-            aliases += 1
-            if aliases > MAX_ALIASES:
-                raise UsageError(f"{path}:{line}: more than {MAX_ALIASES} aliases (*name): refused")
-        if isinstance(event, yaml.NodeEvent):  # scalar, alias, or the start of a mapping or list
-            if open_nodes and open_nodes[-1][2] is not None:
-                is_key = key_next[-1]
-                key_next[-1] = not is_key
-                keys = open_nodes[-1][2]
-                if is_key and isinstance(event, yaml.ScalarEvent):
-                    if event.value in keys:
-                        raise UsageError(f"{path}:{line}: key {event.value!r} appears twice in this mapping")
-                    keys.add(event.value)
-            size = sizes.get(event.anchor or "", 1) if isinstance(event, yaml.AliasEvent) else 1
-            total += size
-            if total > MAX_VALUES:
-                raise UsageError(f"{path}:{line}: the file stands for more than {MAX_VALUES:,} values once its "
-                                 "aliases are expanded: refused")
-            if isinstance(event, yaml.CollectionStartEvent):
-                if len(open_nodes) >= MAX_DEPTH:
-                    raise UsageError(f"{path}:{line}: nested more than {MAX_DEPTH} levels deep: refused")
-                mapping = isinstance(event, yaml.MappingStartEvent)
-                open_nodes.append((total - 1, event.anchor, set() if mapping else None))
-                if mapping:
-                    key_next.append(True)
-            elif isinstance(event, yaml.ScalarEvent) and event.anchor:
-                sizes[event.anchor] = 1
-        elif isinstance(event, yaml.CollectionEndEvent):
-            before, anchor, seen = open_nodes.pop()
-            if seen is not None:
-                key_next.pop()
-            if anchor:
-                sizes[anchor] = total - before
-
-
 def load_suite(path: Path) -> Suite:
     """Read and validate a suite file; every problem is a ``UsageError`` naming the file, line and key.
 
-    The file's size, nesting, aliases and keys are checked first (``_check_shape``), so a hostile file is
+    The file's size, nesting, aliases and keys are checked first (``yaml_input.check_shape``), so a hostile file is
     refused in milliseconds instead of filling memory while it is expanded and validated."""
     try:
         size = path.stat().st_size
@@ -304,7 +223,7 @@ def load_suite(path: Path) -> Suite:
     except (OSError, UnicodeDecodeError) as err:
         raise UsageError(f"{path}: cannot read the suite file: {err}") from None
     try:
-        _check_shape(text, path)
+        check_shape(text, path)
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)
     except yaml.YAMLError as err:
@@ -315,7 +234,7 @@ def load_suite(path: Path) -> Suite:
         raise UsageError(f"{path}:1: a suite is a mapping with the keys models and benchmarks")
     lines: dict[tuple[Any, ...], int] = {}
     if node is not None:
-        _key_lines(node, (), lines)
+        key_lines(node, (), lines)
     try:
         suite = Suite.model_validate(data)
     except ValidationError as err:
@@ -323,9 +242,9 @@ def load_suite(path: Path) -> Suite:
         for e in err.errors():
             loc = tuple(p for p in e["loc"] if not (isinstance(p, str) and p.startswith("function-")))
             message = "unknown key" if e["type"] == "extra_forbidden" else e["msg"].removeprefix("Value error, ")
-            problems.append(f"{path}:{_where(lines, loc)}: {_field(loc) or 'suite'}: {message}")
+            problems.append(f"{path}:{line_of(lines, loc)}: {field_name(loc) or 'suite'}: {message}")
         raise UsageError("; ".join(problems)) from None
-    problems = [f"{path}:{_where(lines, loc)}: {_field(loc)}: {message}" for loc, message in _check(suite, path)]
+    problems = [f"{path}:{line_of(lines, loc)}: {field_name(loc)}: {message}" for loc, message in _check(suite, path)]
     if problems:
         raise UsageError("; ".join(problems))
     suite_prices(suite, path, lines)  # a bad price is refused with the rest
@@ -395,7 +314,7 @@ def _check(suite: Suite, path: Path) -> list[tuple[tuple[Any, ...], str]]:
 def _sweep_problems(i: int, b: SuiteBenchmark, bench: Any) -> list[tuple[tuple[Any, ...], str]]:
     """A benchmark's sweep: options it has, not also set by ``options``, every value one it accepts and that can name a
     cell."""
-    from structbench.runner.sweep import check_sweep_values
+    from structbench.cells import check_sweep_values
 
     problems: list[tuple[tuple[Any, ...], str]] = []
     fields = type(bench.options).model_fields

@@ -43,7 +43,7 @@ from structbench.runner.settings import RequestSettings
 
 if TYPE_CHECKING:
     from structbench.runner.dispatch import Events
-    from structbench.runner.run import Selection
+    from structbench.runner.selection import Selection
 
 _FRAME = struct.Struct("!I")
 CALLS_EVERY = 0.5
@@ -269,7 +269,7 @@ def _child(worker: Worker, sock: socket.socket, parent: int, close_fds: Sequence
         for fd in close_fds:
             with contextlib.suppress(OSError):
                 os.close(fd)
-        from structbench.runner.run import run_async
+        from structbench.runner.loop import run_async
 
         run_async(worker.main(sock))
         code = 0

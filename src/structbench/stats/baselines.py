@@ -9,19 +9,37 @@ seeded draws, so corpus metrics such as weighted F1 get their true expectation, 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, Self, TypeVar
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from structbench.benchmark import Benchmark, Scored
+
+class Outcome(Protocol):
+    """A scored sample as the baselines need it (``benchmark.Scored``): its gold, and a copy with other fields."""
+
+    gold: Any
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self: ...
+
+
+OutcomeT = TypeVar("OutcomeT", bound=Outcome)
+
+
+OutcomeC = TypeVar("OutcomeC", bound=Outcome, contravariant=True)
+
+
+class Aggregates(Protocol[OutcomeC]):
+    """What computes a metric over outcomes (a ``Benchmark``)."""
+
+    def aggregate(self, scored: Sequence[OutcomeC]) -> Mapping[str, float]: ...
+
 
 CHANCE_DRAWS = 200
 CHANCE_SEED = 0
 
 
-def answered(scored: Sequence[Scored], answers: Sequence[str]) -> list[Scored]:
+def answered(scored: Sequence[OutcomeT], answers: Sequence[str]) -> list[OutcomeT]:
     """``scored`` as if each sample had been answered ``answers[i]`` (correct when it equals the gold)."""
     return [
         s.model_copy(update={"parsed": a, "score": float(a == s.gold), "values": {}})
@@ -30,7 +48,8 @@ def answered(scored: Sequence[Scored], answers: Sequence[str]) -> list[Scored]:
 
 
 def label_baselines(
-    bench: Benchmark, scored: Sequence[Scored], labels: Sequence[str], metric: str, *, draws: int = CHANCE_DRAWS
+    bench: Aggregates[OutcomeT], scored: Sequence[OutcomeT], labels: Sequence[str], metric: str, *,
+    draws: int = CHANCE_DRAWS,
 ) -> dict[str, float]:
     """``metric`` under the majority-class and the uniform-chance predictor on the samples of ``scored``."""
     if not scored or not labels:

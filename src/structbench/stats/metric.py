@@ -17,13 +17,12 @@ were written in: ``run``, ``report`` and ``compare`` compute the same one.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
-from structbench.benchmark import Benchmark, Scored
 from structbench.stats.bootstrap import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
@@ -37,6 +36,30 @@ from structbench.stats.intervals import mean_interval, statistic_interval
 
 PROBE_SEED = 20240601
 TOLERANCE = 1e-9
+
+class Scored(Protocol):
+    """An outcome as intervals need it (``benchmark.Scored``): which sample and epoch, its score and cluster."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def score(self) -> float: ...
+    @property
+    def cluster(self) -> str | None: ...
+    @property
+    def epoch(self) -> int: ...
+
+
+class Benchmark(Protocol):
+    """What an interval needs of a benchmark (``benchmark.Benchmark``): its metrics over outcomes, a vectorized
+    statistic where it offers one, and the name of its clusters; statistics know no benchmark."""
+
+    @property
+    def variants(self) -> tuple[str, ...]: ...
+    def aggregate(self, scored: Sequence[Any]) -> Mapping[str, float]: ...
+    def statistic(self, pool: Sequence[Any], metric: str) -> Statistic | None: ...
+    def unit(self, variant: str) -> str: ...
+
 
 Resampling = Literal["cluster", "sample"]
 """``cluster``: resample the benchmark's clusters (its default); ``sample``: every question on its own."""

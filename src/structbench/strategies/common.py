@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from structbench.backends.base import Choice, Request
-from structbench.benchmark import Attempt, Generate, Strategy
+from structbench.benchmark import DIRECT, REASONED, AnswerFormat, Attempt, Generate, Strategy
 from structbench.data.sample import Sample
 
 PromptBuilder = Callable[[Sample], Request]
@@ -27,10 +27,13 @@ def first_token_confidence(choice: Choice) -> float | None:
 class SingleTurn(Strategy):
     """One request built by ``build``; the reply is the attempt."""
 
-    def __init__(self, name: str, build: PromptBuilder, description: str = "") -> None:
+    def __init__(
+        self, name: str, build: PromptBuilder, description: str = "", *, answer: AnswerFormat = DIRECT
+    ) -> None:
         self.name = name
         self.build = build
         self.description = description
+        self.answer = answer
 
     async def run(self, sample: Sample, generate: Generate) -> Attempt:
         response = await generate(self.build(sample))
@@ -42,13 +45,15 @@ class SelfConsistency(Strategy):
     """Draw ``k`` samples at ``temperature`` in one request; the benchmark's scorer takes the majority."""
 
     def __init__(
-        self, name: str, build: PromptBuilder, k: int = 5, temperature: float = 0.7, description: str = ""
+        self, name: str, build: PromptBuilder, k: int = 5, temperature: float = 0.7, description: str = "", *,
+        answer: AnswerFormat = DIRECT,
     ) -> None:
         self.name = name
         self.build = build
         self.k = k
         self.temperature = temperature
         self.description = description
+        self.answer = answer
 
     async def run(self, sample: Sample, generate: Generate) -> Attempt:
         base = self.build(sample)
@@ -62,13 +67,15 @@ class SelfRefine(Strategy):
     """Answer, then ``rounds`` follow-up turns (one by default) asking the model to check and refine."""
 
     def __init__(
-        self, name: str, build: PromptBuilder, follow_up: FollowUp, rounds: int = 1, description: str = ""
+        self, name: str, build: PromptBuilder, follow_up: FollowUp, rounds: int = 1, description: str = "", *,
+        answer: AnswerFormat = REASONED,
     ) -> None:
         self.name = name
         self.build = build
         self.follow_up = follow_up
         self.rounds = rounds
         self.description = description
+        self.answer = answer
 
     async def run(self, sample: Sample, generate: Generate) -> Attempt:
         request = self.build(sample)

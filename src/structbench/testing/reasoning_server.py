@@ -148,14 +148,14 @@ class OracleAnswers:
         return len(self._by_key)
 
     def add(self, bench: Benchmark, samples: Sequence[Sample], strategies: Sequence[Strategy]) -> None:
-        from structbench.benchmark import current_sample
+        from structbench.benchmark import bind_sample
         from structbench.runner.calls import ModelPool
 
         async def learn() -> None:
             async with ModelPool(cache=None):
                 for strategy in strategies:
                     for sample in samples:
-                        current_sample.set((bench, sample))
+                        bind_sample(bench, sample)
 
                         async def oracle(request: Request, sample: Sample = sample) -> Response:
                             self._by_key.setdefault(request_key(request), (bench, sample))
@@ -170,8 +170,8 @@ class OracleAnswers:
                 limit: int | None = None, seed: int = 0, data_dir: str | None = None) -> None:
         """``add`` for what a run of ``entries`` (``BENCH[:VARIANT]``) with these settings evaluates."""
         from structbench.datasets import DataContext
-        from structbench.runner.config import RunConfig
-        from structbench.runner.run import prepare
+        from structbench.runconfig import RunConfig
+        from structbench.runner.selection import prepare
 
         config = RunConfig(model="oracle", benches=list(entries), strategies=list(strategies),
                            options=dict(options or {}), limit=limit, seed=seed, data_dir=data_dir)

@@ -302,7 +302,7 @@ def test_presets_read_as_the_port_of_galois_on_perturbed_answers(
         for sample in rfqa_samples:
             replies = script(gold_records(sample), sample.id, strategy)
             attempt = asyncio.run(bench.strategy(strategy).run(sample, scripted(replies)))
-            scored = bench.score(sample, attempt, strategy)
+            scored = bench.score(sample, attempt, bench.strategy(strategy))
             gold = sample.gold
             assert isinstance(gold, TableGold)
             port = table_metrics(gold.rows, port_cells(port_execute(iter(replies), None), gold.columns),
@@ -314,7 +314,7 @@ def test_presets_read_as_the_port_of_galois_on_perturbed_answers(
             assert twin is not None
             corrected_avg.append(twin.score)
             mine = asyncio.run(default.strategy(strategy).run(sample, scripted(replies)))
-            default_avg.append(default.score(sample, mine, strategy).score)
+            default_avg.append(default.score(sample, mine, default.strategy(strategy)).score)
         n = len(rfqa_samples)
         report[strategy] = (sum(preset_avg) / n, sum(port_avg) / n, sum(corrected_avg) / n, sum(default_avg) / n)
     print("strategy: preset AVG, galois port AVG, corrected (same replies), structbench default run:", report)
@@ -348,7 +348,7 @@ def test_cot_preset_reads_base_data_as_the_port_of_galois(
         replies = [_padded(script(rows, sample.id, f"cot/{b.table}"), a)
                    for b, rows, a in zip(bases, data, attributes, strict=True)]
         attempt = asyncio.run(bench.strategy("cot").run(sample, scripted([r for rs in replies for r in rs])))
-        scored = bench.score(sample, attempt, "cot")
+        scored = bench.score(sample, attempt, bench.strategy("cot"))
         tables = {}
         for base, rs, attrs in zip(bases, replies, attributes, strict=True):
             tables[base.table] = [dict(t) for t in port_execute(iter(rs), attrs)]

@@ -43,7 +43,7 @@ def _base_size(sample: Sample, cache: DatabaseCache) -> int:
 def test_oracle_scores_one_for_every_sample(
     strategy: str, rfqa_bench: RFQABenchmark, rfqa_samples: list[Sample]
 ) -> None:
-    scored = [rfqa_bench.score(s, run(rfqa_bench, strategy, s), strategy) for s in rfqa_samples]
+    scored = [rfqa_bench.score(s, run(rfqa_bench, strategy, s), rfqa_bench.strategy(strategy)) for s in rfqa_samples]
     assert len(scored) == 681
     bad = [s.id for s in scored if s.values["cell_f1"] < 1 or s.values["tuple_similarity"] < 1]
     assert bad == []
@@ -59,7 +59,7 @@ def test_cot_oracle_scores_one(
     tables, covered by the next test on one of them to keep the suite fast)."""
     small = [s for s in rfqa_samples if _base_size(s, rfqa_cache) <= 3000]
     assert len(small) >= 640
-    scored = [rfqa_bench.score(s, run(rfqa_bench, "cot", s), "cot") for s in small]
+    scored = [rfqa_bench.score(s, run(rfqa_bench, "cot", s), rfqa_bench.strategy("cot")) for s in small]
     bad = [(s.id, s.values["cell_f1"], s.values["tuple_similarity"]) for s in scored if s.score < 1]
     assert bad == []
 
@@ -69,7 +69,7 @@ def test_cot_oracle_on_a_join_over_large_tables(rfqa_bench: RFQABenchmark, rfqa_
     assert [b["table"] for b in sample.extra["cot"]] == ["book", "book_author", "author"]
     attempt = run(rfqa_bench, "cot", sample)
     assert attempt.artifacts["base_rows"]["book_author"] > 10000
-    assert rfqa_bench.score(sample, attempt, "cot").score == 1.0
+    assert rfqa_bench.score(sample, attempt, rfqa_bench.strategy("cot")).score == 1.0
 
 
 def test_cot_prompt_pushes_simple_conditions(rfqa_samples: list[Sample]) -> None:
@@ -109,9 +109,9 @@ def test_iterative_retrieval_pages_until_empty(
     attempt = run(rfqa_bench, strategy, sample, backend)
     assert len(calls) == 6  # pages of 7, 7, 7, 7, 2, then the empty answer
     assert [r["new_rows"] for r in attempt.artifacts["rounds"]] == [7, 7, 7, 7, 2, 0]
-    assert rfqa_bench.score(sample, attempt, strategy).score == 1.0
+    assert rfqa_bench.score(sample, attempt, rfqa_bench.strategy(strategy)).score == 1.0
     # a predictions file holds only the output text: it scores the same
-    again = rfqa_bench.score(sample, Attempt.from_prediction(attempt.output), strategy)
+    again = rfqa_bench.score(sample, Attempt.from_prediction(attempt.output), rfqa_bench.strategy(strategy))
     assert again.score == 1.0
 
 
@@ -134,7 +134,7 @@ def test_invalid_json_gets_one_reprompt(rfqa_bench: RFQABenchmark, rfqa_samples:
     attempt = run(rfqa_bench, "sql", sample, backend)
     assert len(backend.calls) == 2
     assert backend.calls[1].messages is not None and backend.calls[1].messages[-1].content == prompts.INVALID_JSON
-    scored = rfqa_bench.score(sample, attempt, "sql")
+    scored = rfqa_bench.score(sample, attempt, rfqa_bench.strategy("sql"))
     assert scored.values["invalid"] == 1.0 and scored.score == 0.0
     fixed = MockBackend(
         rules=[],
@@ -145,7 +145,8 @@ def test_invalid_json_gets_one_reprompt(rfqa_bench: RFQABenchmark, rfqa_samples:
         ),
     )
     attempt = run(rfqa_bench, "sql", sample, fixed)
-    assert attempt.artifacts["valid"] and rfqa_bench.score(sample, attempt, "sql").values["invalid"] == 0.0
+    scored = rfqa_bench.score(sample, attempt, rfqa_bench.strategy("sql"))
+    assert attempt.artifacts["valid"] and scored.values["invalid"] == 0.0
 
 
 def _first_prompts(bench: RFQABenchmark, sample: Sample, method: str) -> list[str]:
@@ -218,7 +219,7 @@ def test_structured_output_sends_the_schema(rfqa_samples: list[Sample]) -> None:
 
 
 def test_breakdowns_and_export(rfqa_bench: RFQABenchmark, rfqa_samples: list[Sample]) -> None:
-    scored: list[Scored] = [rfqa_bench.score(s, Attempt(output="[]"), "nl") for s in rfqa_samples]
+    scored: list[Scored] = [rfqa_bench.score(s, Attempt(output="[]"), rfqa_bench.strategy("nl")) for s in rfqa_samples]
     extra = rfqa_bench.extra_results(scored)
     assert extra["gold"]["counts"]["missing_table"] == 15
     by_type = extra["by_query_complexity"]

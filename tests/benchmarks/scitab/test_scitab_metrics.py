@@ -101,7 +101,7 @@ def test_score_agrees_with_an_independent_count_on_random_replies(seed: int) -> 
     gold = [rng.choice(labels) for _ in range(300)]
     replies = [rng.choice(letters) for _ in gold]
     scored = [
-        bench.score(_sample(i, g), Attempt(output=r), "zero_shot")
+        bench.score(_sample(i, g), Attempt(output=r), bench.strategy("zero_shot"))
         for i, (g, r) in enumerate(zip(gold, replies, strict=True))
     ]
     metrics = bench.aggregate(scored)

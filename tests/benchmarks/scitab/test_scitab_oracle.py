@@ -13,9 +13,10 @@ from structbench.benchmark import Attempt
 from structbench.benchmarks.scitab import SciTab
 from structbench.data.sample import Sample
 from structbench.datasets import DataContext
-from structbench.runner.config import RunConfig
+from structbench.runconfig import RunConfig
 from structbench.runner.export import score_predictions
-from structbench.runner.run import Run, prepare
+from structbench.runner.run import Run
+from structbench.runner.selection import prepare
 
 Loaded = tuple[SciTab, dict[str, list[Sample]]]
 
@@ -47,7 +48,7 @@ def _by_label(samples: list[Sample], per_label: int) -> list[Sample]:
 def test_oracle_is_perfect_on_every_sample(loaded: Loaded, variant: str, strategy: str) -> None:
     bench, samples = loaded
     attempts = _run_all(bench, strategy, samples[variant])
-    scored = [bench.score(s, a, strategy) for s, a in zip(samples[variant], attempts, strict=True)]
+    scored = [bench.score(s, a, bench.strategy(strategy)) for s, a in zip(samples[variant], attempts, strict=True)]
     metrics = bench.aggregate(scored)
     two = "macro_f1_2class" if variant == "2class" else "macro_f1_no_nei"
     assert metrics["macro_f1"] == metrics["accuracy"] == metrics[two] == 1.0
@@ -61,7 +62,7 @@ def test_oracle_program_is_perfect(loaded: Loaded, variant: str) -> None:
     subset = _by_label(samples[variant], 2)
     attempts = _run_all(bench, "pot", subset)
     assert all(a.artifacts["program"]["status"] == "ok" for a in attempts)
-    scored = [bench.score(s, a, "pot") for s, a in zip(subset, attempts, strict=True)]
+    scored = [bench.score(s, a, bench.strategy("pot")) for s, a in zip(subset, attempts, strict=True)]
     assert bench.aggregate(scored)["macro_f1"] == 1.0
     # the same raw replies from a predictions file: score() runs them itself
     predictions: dict[str, str | list[str]] = {s.id: a.output for s, a in zip(subset, attempts, strict=True)}
@@ -86,6 +87,6 @@ def test_runner_end_to_end_with_every_strategy(tmp_path: Path, shared_datasets: 
 def test_wrong_replies_score_zero(loaded: Loaded) -> None:
     bench, samples = loaded
     sample = next(s for s in samples["all"] if s.gold.label == "supports")  # type: ignore[union-attr]
-    assert bench.score(sample, Attempt(output="B"), "zero_shot").score == 0.0
-    assert bench.score(sample, Attempt(output="ans = False"), "pot").parsed == "refutes"
-    assert bench.score(sample, Attempt(output=""), "pot").parsed is None
+    assert bench.score(sample, Attempt(output="B"), bench.strategy("zero_shot")).score == 0.0
+    assert bench.score(sample, Attempt(output="ans = False"), bench.strategy("pot")).parsed == "refutes"
+    assert bench.score(sample, Attempt(output=""), bench.strategy("pot")).parsed is None

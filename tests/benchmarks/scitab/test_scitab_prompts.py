@@ -66,7 +66,7 @@ def test_open_model_prompt_is_section_4_1(synthetic_loaded: Loaded) -> None:
     for reply, label in [("A", "supports"), ("B) False", "refutes"), ("Unknown", "not enough info"),
                          ("C", "not enough info"), ("A) True B) False C) Unknown? The answer is B", "refutes"),
                          ("The claim is true.", "supports")]:
-        assert bench.score(sample, Attempt(output=reply), "open_model").parsed == label, reply
+        assert bench.score(sample, Attempt(output=reply), bench.strategy("open_model")).parsed == label, reply
 
 
 def test_in_context_and_cot_have_three_held_out_demonstrations(synthetic_loaded: Loaded) -> None:

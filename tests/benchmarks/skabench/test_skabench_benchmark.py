@@ -20,9 +20,10 @@ from structbench.data import AnswerListGold, Graph, LabelGold, Sample, Table, Te
 from structbench.datasets import DataContext
 from structbench.errors import DatasetUnavailableError, UsageError
 from structbench.results import MetricsFile
-from structbench.runner.config import RunConfig
+from structbench.runconfig import RunConfig
 from structbench.runner.export import export_lines, score_predictions
-from structbench.runner.run import Run, prepare
+from structbench.runner.run import Run
+from structbench.runner.selection import prepare
 
 FAST = {"questions": "3", "testbed": "all"}
 
@@ -140,16 +141,17 @@ def test_score_parses_last_line_and_majority(loaded: tuple[SkaBench, list[Sample
     qa = next(s for s in samples if s.meta["testbed"] != NEGATIVE)
     gold = qa.extra["answers"]
     right = json.dumps({"answer": gold})
-    scored = bench.score(qa, Attempt(output=f"Reasoning...\n{right}"), "direct")
+    scored = bench.score(qa, Attempt(output=f"Reasoning...\n{right}"), bench.strategy("direct"))
     assert scored.score == 1.0 and scored.parsed == gold and scored.values == {"f1": 1.0}
-    partial = bench.score(qa, Attempt(output=json.dumps({"answer": [*gold, "extra"]})), "direct")
+    partial = bench.score(qa, Attempt(output=json.dumps({"answer": [*gold, "extra"]})), bench.strategy("direct"))
     assert 0 < partial.score < 1
     vote = Attempt(output="x", outputs=['{"answer": ["wrong"]}', right, right.lower()])
-    assert bench.score(qa, vote, "self_consistency").score == 1.0
+    assert bench.score(qa, vote, bench.strategy("self_consistency")).score == 1.0
     neg = next(s for s in samples if s.meta["testbed"] == NEGATIVE)
-    assert bench.score(neg, Attempt(output='{"answer": "no"}'), "direct").values == {"rejected": 1.0}
-    assert bench.score(neg, Attempt(output="I don't know"), "direct").score == 0.0
-    agg = bench.aggregate([scored, partial, bench.score(neg, Attempt(output='{"answer": "no"}'), "direct")])
+    assert bench.score(neg, Attempt(output='{"answer": "no"}'), bench.strategy("direct")).values == {"rejected": 1.0}
+    assert bench.score(neg, Attempt(output="I don't know"), bench.strategy("direct")).score == 0.0
+    rejected = bench.score(neg, Attempt(output='{"answer": "no"}'), bench.strategy("direct"))
+    agg = bench.aggregate([scored, partial, rejected])
     assert agg["f1"] == pytest.approx((1 + partial.score) / 2) and agg["rejection_rate"] == 1.0
 
 

@@ -17,8 +17,9 @@ from structbench.data import Graph, Table, Text
 from structbench.datasets import DataContext
 from structbench.errors import DataError
 from structbench.results import compute_result
-from structbench.runner.config import RunConfig
-from structbench.runner.run import Run, prepare
+from structbench.runconfig import RunConfig
+from structbench.runner.run import Run
+from structbench.runner.selection import prepare
 
 
 def _scored(testbed: str, kt: str, cell: str, score: float, n: int) -> list[Scored]:
@@ -152,7 +153,8 @@ def test_bad_context_lines_name_file_line_and_field(tmp_path: Path, change: dict
 
 def test_decoding_defaults_and_options(shared_data: DataContext) -> None:
     default = SkaBench()
-    assert default.opts.temperature == 0.0 and default.opts.max_tokens == 4096 and default.opts.min_columns == 3
+    o = default.options
+    assert o.temperature == 0.0 and o.max_tokens == 4096 and o.min_columns == 3
     tuned = SkaBench({"temperature": "0.6", "max_tokens": "8192", "questions": "1", "knowledge": "table"})
     samples = tuned.load("rfqa", shared_data, seed=0, limit=1)
     request = tuned.request(samples[0])

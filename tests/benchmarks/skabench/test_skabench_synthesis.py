@@ -11,7 +11,6 @@ import pytest
 
 from structbench.backends.base import Request
 from structbench.backends.mock import MockBackend, prompt_text
-from structbench.benchmarks.skabench.build import main
 from structbench.benchmarks.skabench.instances import read_instances
 from structbench.benchmarks.skabench.synthesis import (
     CHECK_PROMPT,
@@ -21,6 +20,7 @@ from structbench.benchmarks.skabench.synthesis import (
     with_noisy_rows,
 )
 from structbench.benchmarks.skabench.units import Instance, Row, Triple
+from structbench.tools.skabench_build import main
 
 INSTANCE = Instance(
     id="cs",

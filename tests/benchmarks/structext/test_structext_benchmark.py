@@ -28,7 +28,7 @@ def run(bench: StrucTextEval, samples: list[Sample], strategy: str) -> list[Scor
             async def generate(request: Request, sample: Sample = sample) -> Response:
                 return Response(choices=(Choice(text=bench.oracle(sample, request)),))
 
-            out.append(bench.score(sample, await strat.run(sample, generate), strategy))
+            out.append(bench.score(sample, await strat.run(sample, generate), bench.strategy(strategy)))
         return out
 
     return asyncio.run(main())
@@ -83,12 +83,12 @@ def test_oracle_scores_one_on_the_hard_suite_and_raw_parsing() -> None:
 def test_scores_wrong_partial_and_empty_answers(bench: StrucTextEval, samples: list[Sample]) -> None:
     deep = next(s for s in samples if s.meta["template"] == "json.deepest" and s.meta["depth"] == 2)
     gold = deep.gold.text  # type: ignore[union-attr]
-    wrong = bench.score(deep, Attempt(output='### Answer:\n{\n"id":"zz"\n}'), "naive")
+    wrong = bench.score(deep, Attempt(output='### Answer:\n{\n"id":"zz"\n}'), bench.strategy("naive"))
     assert wrong.score == 0.0 and wrong.values["rougeL_raw"] > 0.0
     first_id = gold.split("\n")[1]  # a token found once: ROUGE here counts distinct tokens
-    near = bench.score(deep, Attempt(output="### Answer:\n" + gold.replace(first_id, "", 1)), "naive")
+    near = bench.score(deep, Attempt(output="### Answer:\n" + gold.replace(first_id, "", 1)), bench.strategy("naive"))
     assert 0.75 <= near.score < 1.0 and near.values["exact_match"] == 0.0
-    empty = bench.score(deep, Attempt(output="### Answer:\n"), "naive")
+    empty = bench.score(deep, Attempt(output="### Answer:\n"), bench.strategy("naive"))
     assert empty.score == 0.0 and empty.values["empty"] == 1.0
     assert bench.aggregate([wrong, empty])["rougeL"] == 0.0
     dropping = BENCHMARK({"empty": "drop"})
@@ -101,8 +101,8 @@ def test_scores_wrong_partial_and_empty_answers(bench: StrucTextEval, samples: l
 def test_the_reply_is_read_after_its_last_answer_heading(bench: StrucTextEval, samples: list[Sample]) -> None:
     sample = next(s for s in samples if s.meta["template"] == "tree.height")
     reply = "### Reasoning Prcess:\nThe answer: maybe 7\n\n### Answer:\n```\n1\n```"
-    assert bench.score(sample, Attempt(output=reply), "self_cot").parsed == "1"
-    assert bench.score(sample, Attempt(output=reply), "self_cot").score == 1.0
+    assert bench.score(sample, Attempt(output=reply), bench.strategy("self_cot")).parsed == "1"
+    assert bench.score(sample, Attempt(output=reply), bench.strategy("self_cot")).score == 1.0
 
 
 def test_prompts_follow_the_paper(bench: StrucTextEval, samples: list[Sample]) -> None:

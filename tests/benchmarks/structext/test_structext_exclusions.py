@@ -15,7 +15,8 @@ def test_dropped_empty_answers_are_counted() -> None:
         bench = StrucTextEval({"empty": empty})
         samples = bench.load("test", DataContext(), seed=0, limit=5)
         outputs = ["", "### Answer:\n", *(bench.oracle(s, Request.chat("q")) for s in samples[2:])]
-        scored = [bench.score(s, Attempt(output=o), "naive") for s, o in zip(samples, outputs, strict=True)]
+        naive = bench.strategy("naive")
+        scored = [bench.score(s, Attempt(output=o), naive) for s, o in zip(samples, outputs, strict=True)]
         entry = compute_result(bench, "test", "naive", "m", scored)
         assert entry.extra.get("excluded") == expected
         assert "n_scored" not in entry.metrics  # a count, not a metric: the exclusion says it

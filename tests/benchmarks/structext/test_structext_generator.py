@@ -14,9 +14,9 @@ import yaml
 from lxml import etree
 
 from structbench.benchmarks.structext.generator import GENERATORS, GroundTruthError, Shape, generate
+from structbench.benchmarks.structext.generator.verify import VERIFIERS
 from structbench.benchmarks.structext.suites import SUITES, _blocks, _shares, suite_items
 from structbench.benchmarks.structext.templates import LANGUAGES, TEMPLATES
-from structbench.benchmarks.structext.verify import VERIFIERS
 from structbench.forkmap import can_fork
 
 
@@ -165,7 +165,7 @@ def test_broken_texts_are_rejected_by_every_parser() -> None:
 
 
 def test_yaml_reads_the_same_with_pyyaml_and_rapidyaml() -> None:
-    from structbench.benchmarks.structext.verify import load_yaml
+    from structbench.benchmarks.structext.generator.verify import load_yaml
 
     for seed in range(10):
         text = generate("yaml", Shape(2, 2), seed)[0].reference
@@ -184,7 +184,7 @@ def test_questions_read_like_the_release() -> None:
 
 
 def test_yaml_excerpts_compare_through_the_emitter() -> None:
-    from structbench.benchmarks.structext.verify import EmittedJson
+    from structbench.benchmarks.structext.generator.verify import EmittedJson
 
     value = [{"id": "a", "Z": "z", "subs": []}]
     assert EmittedJson('[\n  {\n    "id": "a",\n    "Z": "z",\n    "subs": []\n  }\n]\n') == value  # fast path
@@ -194,7 +194,7 @@ def test_yaml_excerpts_compare_through_the_emitter() -> None:
 
 
 def test_section_reads_headings_anywhere() -> None:
-    from structbench.benchmarks.structext.verify import section
+    from structbench.benchmarks.structext.generator.verify import section
 
     text = "# a\npara\n## c\nmore\n# b\nx"
     assert section("markdown", text, [1]) == "# a\npara\n## c\nmore"

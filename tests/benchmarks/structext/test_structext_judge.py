@@ -9,18 +9,20 @@ from pathlib import Path
 import pytest
 
 from structbench.backends.base import Choice, Request, Response
+from structbench.backends.current import current_sample
 from structbench.backends.oracle import OracleBackend
-from structbench.benchmark import Attempt, current_sample
+from structbench.benchmark import Attempt, bind_sample
 from structbench.benchmarks.structext import BENCHMARK
 from structbench.benchmarks.structext.benchmark import StrucTextEval
 from structbench.benchmarks.structext.judge import Judged, is_judge_request, judge_request, parse_verdict
 from structbench.data.sample import Sample
 from structbench.datasets import DataContext
 from structbench.errors import UsageError
+from structbench.runconfig import RunConfig
 from structbench.runner.cache import ResponseCache
 from structbench.runner.calls import ModelPool
-from structbench.runner.config import RunConfig
-from structbench.runner.run import Run, prepare
+from structbench.runner.run import Run
+from structbench.runner.selection import prepare
 
 
 def _samples() -> list[Sample]:
@@ -39,9 +41,9 @@ def _run(bench: StrucTextEval, samples: list[Sample], strategy: str, answer: str
                     text = bench.oracle(sample, request) if answer is None or is_judge_request(request) else answer
                     return Response(choices=(Choice(text=text),))
 
-                token = current_sample.set((bench, sample))
+                token = bind_sample(bench, sample)
                 try:
-                    scored.append(bench.score(sample, await strat.run(sample, generate), strategy))
+                    scored.append(bench.score(sample, await strat.run(sample, generate), bench.strategy(strategy)))
                 finally:
                     current_sample.reset(token)
         return bench.aggregate(scored)
@@ -95,7 +97,7 @@ def test_unreadable_verdicts_count_as_wrong_and_are_reported(tmp_path: Path) -> 
         async with ModelPool(None):
             return await strat.run(sample, generate)
 
-    scored = bench.score(sample, asyncio.run(judged()), "naive")
+    scored = bench.score(sample, asyncio.run(judged()), bench.strategy("naive"))
     assert scored.values["judge"] == 0.0 and scored.values["judge_unparsed"] == 1.0
 
 
@@ -115,7 +117,7 @@ def test_a_judge_on_another_backend_is_cached_by_the_run(tmp_path: Path) -> None
         metrics = run.execute(OracleBackend(), prepare(config, DataContext()), cache=cache, concurrency=2,
                               progress=False)
         assert metrics.results[0].metrics["judge"] == 1.0
-        assert run.manifest["sessions"][-1]["model_calls"] == 4 + judge_calls
+        assert run.manifest.sessions[-1].model_calls == 4 + judge_calls
 
 
 def test_an_unknown_judge_backend_fails_before_the_run() -> None:

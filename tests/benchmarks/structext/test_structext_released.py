@@ -25,8 +25,8 @@ from structbench.benchmark import Attempt, corrected_scored
 from structbench.benchmarks.structext.benchmark import StrucTextEval
 from structbench.benchmarks.structext.metrics import RELEASED_FRAMES, EmptyText, TooDeep, rouge_l_parts, sentences
 from structbench.datasets import DataContext
+from structbench.records import SampleRecord
 from structbench.results import compute_result
-from structbench.runner.records import SampleRecord
 
 Rouge = pytest.importorskip("rouge").Rouge
 
@@ -134,7 +134,7 @@ def test_score_skips_what_the_released_scorer_skips_and_says_how_many() -> None:
     long = " ".join(f"t{i}" for i in range(1200))
     outputs = ["", "### Answer:\n" + samples[1].gold.text, samples[2].gold.text, samples[3].gold.text + " " + long,
                samples[4].gold.text, "..."]
-    scored = [bench.score(s, Attempt(output=o), "naive") for s, o in zip(samples, outputs, strict=True)]
+    scored = [bench.score(s, Attempt(output=o), bench.strategy("naive")) for s, o in zip(samples, outputs, strict=True)]
     entry = compute_result(bench, "test", "naive", "m", scored)
     assert entry.extra["excluded"] == [
         {"reason": "empty replies, skipped as the released scorer skips them (the rouge package raises ValueError; "

@@ -6,7 +6,7 @@ import asyncio
 
 from structbench.backends.base import Request, Response
 from structbench.backends.oracle import OracleBackend
-from structbench.benchmark import current_sample
+from structbench.benchmark import bind_sample
 from structbench.benchmarks.structfact import BENCHMARK as STRUCTFACT
 from structbench.datasets import DataContext
 
@@ -22,7 +22,7 @@ def _first_requests(options: dict[str, str]) -> dict[str, Request]:
             return await OracleBackend().generate(request)
 
         async def run() -> None:
-            current_sample.set((bench, sample))
+            bind_sample(bench, sample)
             await strategy.run(sample, generate)  # noqa: B023 (awaited before the loop moves on)
 
         asyncio.run(run())

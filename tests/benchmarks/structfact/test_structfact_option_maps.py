@@ -18,8 +18,9 @@ from structbench.benchmarks.structfact import StructFact
 from structbench.benchmarks.structfact.metrics import METRIC_NAMES, classification_metrics
 from structbench.datasets import DataContext
 from structbench.errors import UsageError
-from structbench.runner.config import RunConfig
-from structbench.runner.run import Run, prepare
+from structbench.runconfig import RunConfig
+from structbench.runner.run import Run
+from structbench.runner.selection import prepare
 from structbench.stats.bootstrap import counts_of
 
 pytestmark = pytest.mark.shared
@@ -93,7 +94,7 @@ def test_each_map_prompts_and_parses_its_own_order(shared_data: DataContext) -> 
     assert gold_yes.gold.label == "YES"  # type: ignore[union-attr]
     letters = {"0": "A", "1": "B", "2": "B"}
     for s in samples[:3]:
-        assert bench.score(s, Attempt(output=letters[s.meta["option_map"]]), "zero_shot").score == 1.0
+        assert bench.score(s, Attempt(output=letters[s.meta["option_map"]]), bench.strategy("zero_shot")).score == 1.0
         assert bench.export_fields(s)["answer_option"] == letters[s.meta["option_map"]]
     assert len(bench.load("demo", shared_data, seed=0, limit=7)) == 9  # whole records: 3 of them
 

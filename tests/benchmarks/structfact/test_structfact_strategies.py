@@ -44,7 +44,7 @@ STRATEGIES = [
 def _oracle_scores(bench: StructFact, samples: list[Sample]) -> dict[str, float]:
     async def one(name: str, sample: Sample) -> Any:
         attempt = await bench.strategy(name).run(sample, oracle_generate(bench, sample))
-        return bench.score(sample, attempt, name)
+        return bench.score(sample, attempt, bench.strategy(name))
 
     async def every() -> dict[str, float]:
         out = {}
@@ -90,8 +90,9 @@ def test_oracle_reaches_one_with_other_options(demo: list[Sample], options: dict
 
 
 def test_oracle_through_the_runner(tmp_path: Path, shared_datasets: Path) -> None:
-    from structbench.runner.config import RunConfig
-    from structbench.runner.run import Run, prepare
+    from structbench.runconfig import RunConfig
+    from structbench.runner.run import Run
+    from structbench.runner.selection import prepare
 
     config = RunConfig(model="oracle", benches=["structfact:demo"], strategies=["all"], data_dir=str(shared_datasets))
     selections = prepare(config, DataContext(data_dir=shared_datasets, offline=True))
@@ -154,8 +155,8 @@ def test_option_map_changes_prompt_and_parsing(demo: list[Sample]) -> None:
     bench = StructFact({"option_map": 2})
     text = user_text(_first_request(bench, "zero_shot", demo[0]))
     assert "A) Not sure enough\nB) Yes\nC) No\n" in text
-    assert bench.score(demo[0], Attempt(output="B"), "zero_shot").parsed == "YES"
-    assert bench.score(demo[0], Attempt(output="C"), "zero_shot").score == 0.0
+    assert bench.score(demo[0], Attempt(output="B"), bench.strategy("zero_shot")).parsed == "YES"
+    assert bench.score(demo[0], Attempt(output="C"), bench.strategy("zero_shot")).score == 0.0
     assert bench.oracle(demo[0], _first_request(bench, "zero_shot", demo[0])) == "B"
     assert bench.export_fields(demo[0]) == {
         "label": "YES",
@@ -168,10 +169,10 @@ def test_parse_direction_follows_the_strategy(demo: list[Sample]) -> None:
     bench = StructFact()
     reply = "A first thought, but the final answer is B"
     for name in ("zero_shot", "few_shot", "without_data", "shuffled", "format_instructions", "enhanced_context"):
-        assert bench.score(demo[0], Attempt(output=reply), name).parsed == "YES"
+        assert bench.score(demo[0], Attempt(output=reply), bench.strategy(name)).parsed == "YES"
     for name in ("zero_shot_cot", "few_shot_cot", "without_data_cot", "self_refine"):
-        assert bench.score(demo[0], Attempt(output=reply), name).parsed == "NO"
-    unparsed = bench.score(demo[0], Attempt(output="Yes"), "zero_shot")
+        assert bench.score(demo[0], Attempt(output=reply), bench.strategy(name)).parsed == "NO"
+    unparsed = bench.score(demo[0], Attempt(output="Yes"), bench.strategy("zero_shot"))
     assert unparsed.parsed is None and unparsed.score == 0.0 and unparsed.gold == "YES"
 
 
@@ -285,7 +286,7 @@ def test_self_refine_is_one_follow_up_turn(demo: list[Sample]) -> None:
     assert follow.startswith("Please review the question based on the structural data and related answer.")
     assert "A) Yes\nB) No\nC) Not sure enough\nFeedback:" in follow
     assert attempt.output == "Feedback: wrong director. B" and attempt.artifacts["initial_output"] == "A"
-    scored = bench.score(demo[8], attempt, "self_refine")
+    scored = bench.score(demo[8], attempt, bench.strategy("self_refine"))
     assert scored.parsed == "NO" and scored.score == 1.0
 
 
@@ -296,14 +297,13 @@ def test_self_consistency_votes_over_parsed_options(demo: list[Sample]) -> None:
     assert (seen[0].params.n, seen[0].params.temperature) == (5, 0.6)
     assert attempt.outputs == ["A"] * 5
     outputs = ["B", "A.", "A", "B", "A)", "Yes"]
-    voted = bench.score(demo[0], Attempt(output=outputs[0], outputs=outputs), "self_consistency")
+    voted = bench.score(demo[0], Attempt(output=outputs[0], outputs=outputs), bench.strategy("self_consistency"))
     assert (voted.parsed, voted.values["vote_share"]) == ("YES", 0.5)
-    raw = StructFact({"vote_on_raw_text": True}).score(
-        demo[0], Attempt(output=outputs[0], outputs=outputs), "self_consistency"
-    )
+    raw_bench = StructFact({"vote_on_raw_text": True})
+    raw = raw_bench.score(demo[0], Attempt(output=outputs[0], outputs=outputs), raw_bench.strategy("self_consistency"))
     assert (raw.parsed, raw.values["vote_share"]) == ("NO", pytest.approx(2 / 6))
     # a predictions file with a list of samples is voted the same way
-    assert bench.score(demo[0], Attempt.from_prediction(outputs), "self_consistency").parsed == "YES"
+    assert bench.score(demo[0], Attempt.from_prediction(outputs), bench.strategy("self_consistency")).parsed == "YES"
 
 
 def test_enhanced_context_from_official_csv_or_json(demo: list[Sample], tmp_path: Path) -> None:
@@ -343,10 +343,10 @@ def test_confidence_reaches_scored_values(demo: list[Sample]) -> None:
     bench = StructFact()
     backend = MockBackend(default="A")
     attempt = run(bench.strategy("zero_shot"), demo[0], backend.generate)
-    scored = bench.score(demo[0], attempt, "zero_shot")
+    scored = bench.score(demo[0], attempt, bench.strategy("zero_shot"))
     assert scored.values["confidence"] == pytest.approx(math.exp(-0.1))
     refined = run(bench.strategy("self_refine"), demo[0], backend.generate)
     assert refined.confidence == pytest.approx(math.exp(-0.1))
     no_logprobs = run(StructFact({"logprobs": False}).strategy("zero_shot"), demo[0], backend.generate)
     assert no_logprobs.confidence is None
-    assert "confidence" not in bench.score(demo[0], no_logprobs, "zero_shot").values
+    assert "confidence" not in bench.score(demo[0], no_logprobs, bench.strategy("zero_shot")).values

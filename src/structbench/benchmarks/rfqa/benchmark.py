@@ -99,7 +99,7 @@ class RFQAOptions(BaseModel):
     ``data`` path each line records."""
 
 
-class RFQABenchmark(Benchmark):
+class RFQABenchmark(Benchmark[RFQAOptions]):
     """RelationalFactQA: 696 NL/SQL queries whose answers are tables, scored by cell F1 and tuple similarity."""
 
     name: ClassVar[str] = "rfqa"
@@ -122,7 +122,7 @@ class RFQABenchmark(Benchmark):
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
-        opts = self.opts
+        opts = self.options
         self.rule: MatchRule = RULES[opts.string_rule](opts.numeric_tolerance, opts.string_tolerance)
         self._strategies = build_strategies(self.settings)
         self._cache: DatabaseCache | None = None
@@ -135,14 +135,9 @@ class RFQABenchmark(Benchmark):
     def paper_tables(cls) -> Sequence[PaperTable]:
         return TABLES
 
-    @property
-    def opts(self) -> RFQAOptions:
-        assert isinstance(self.options, RFQAOptions)
-        return self.options
-
     def settings(self) -> RetrievalSettings:
         """The retrieval settings the strategies use, from the options."""
-        o = self.opts
+        o = self.options
         return RetrievalSettings(o.iterations, o.max_tokens, o.structured_output, o.prompt_wording, o.reading)
 
     # -- data ---------------------------------------------------------------------------------
@@ -151,7 +146,7 @@ class RFQABenchmark(Benchmark):
         variant = self.check_variant(variant)
         if variant == GENERATED:
             return self.load_generated(seed=seed, limit=limit)
-        misplaced = sorted(self.opts.model_fields_set & {"path", "data", "per_category"})
+        misplaced = sorted(self.options.model_fields_set & {"path", "data", "per_category"})
         if misplaced:
             raise UsageError(f"rfqa:{variant}: --option {', '.join(misplaced)} apply only to rfqa:{GENERATED}")
         root = data.locate(dataset_source())
@@ -186,12 +181,13 @@ class RFQABenchmark(Benchmark):
         # imported here: ``python -m structbench.benchmarks.rfqa.generator`` must not find it imported
         from structbench.benchmarks.rfqa.generated import load_items
 
-        if self.opts.path is None:
+        o = self.options
+        if o.path is None:
             raise UsageError(
                 f"rfqa:{GENERATED} needs --option path=FILE.jsonl (pairs written by "
                 "python -m structbench.benchmarks.rfqa.generator) or path=CSV_FILE_OR_FOLDER"
             )
-        items = load_items(Path(self.opts.path), per_category=self.opts.per_category, seed=seed, data=self.opts.data)
+        items = load_items(Path(o.path), per_category=o.per_category, seed=seed, data=o.data)
         if limit is not None:
             items = items[:limit]
         self._generated = {i.db_key: i.database for i in items if i.database is not None}
@@ -317,11 +313,11 @@ class RFQABenchmark(Benchmark):
 
     # -- scoring ------------------------------------------------------------------------------
 
-    def score(self, sample: Sample, attempt: Attempt, strategy: str) -> Scored:
+    def score(self, sample: Sample, attempt: Attempt, strategy: Strategy) -> Scored:
         gold = sample.gold
         assert isinstance(gold, TableGold)
-        if self.opts.reading == "galois":
-            records, how, rows = self.read_galois(attempt.output, gold.columns, once=strategy != "cot")
+        if self.options.reading == "galois":
+            records, how, rows = self.read_galois(attempt.output, gold.columns, once=not strategy.answer.derived)
         else:
             records, how = parse_table(attempt.output, gold.columns)
             rows = align_records(records or [], gold.columns)

@@ -26,7 +26,7 @@ from typing import Any, Literal
 import duckdb
 
 from structbench.backends.base import Request
-from structbench.benchmark import Attempt, Generate, Strategy
+from structbench.benchmark import AnswerFormat, Attempt, Generate, Strategy
 from structbench.benchmarks.rfqa import cot, galois, prompts
 from structbench.benchmarks.rfqa.parsing import merge_new, parse_table
 from structbench.data.sample import Sample
@@ -226,6 +226,8 @@ class ChainOfThought(Strategy):
 
     name = "cot"
     description = "Ask for each table's base data (Figure 7), then run the SQL in memory over it."
+    answer = AnswerFormat(derived=True)
+    """The output is the query's result over the rows the model listed (its repeated tuples count)."""
 
     def __init__(self, settings: Callable[[], RetrievalSettings]) -> None:
         self.settings = settings

@@ -11,12 +11,12 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from structbench.backends.base import Request
-from structbench.benchmark import Attempt, Benchmark, Exclusion, Generate, Scored, Strategy
+from structbench.benchmark import AnswerFormat, Attempt, Benchmark, Exclusion, Generate, Scored, Strategy
 from structbench.benchmarks.scitab import prompts
 from structbench.benchmarks.scitab.markup import Markup
 from structbench.benchmarks.scitab.metrics import TWO_CLASS, confusion, macro_f1, macro_f1_batch, per_class, two_class
 from structbench.benchmarks.scitab.paper import ROBUSTNESS, TABLES
-from structbench.benchmarks.scitab.parse import Pick, parse_label
+from structbench.benchmarks.scitab.parse import parse_label
 from structbench.benchmarks.scitab.pool import POOL_TABLES
 from structbench.benchmarks.scitab.program import EqualMode, ProgramOutcome, extract_program, run_program
 from structbench.benchmarks.scitab.prompts import OPTION_LABELS, SEPARATOR, Style
@@ -39,7 +39,15 @@ if TYPE_CHECKING:
 
 MAX_TOKENS: dict[Style, int] = {"zero_shot": 64, "open_model": 64, "in_context": 64, "cot": 512, "pot": 512}
 OPTION_STYLES = ("zero_shot", "open_model")
-"""Strategies whose prompt lists options A/B/C, so a bare letter is an answer."""
+"""Prompts that list options A/B/C (a bare letter is an answer, and they need no separator to stop at)."""
+ANSWERS: dict[Style, AnswerFormat] = {
+    "zero_shot": AnswerFormat(options=True),
+    "open_model": AnswerFormat(options=True),
+    "in_context": AnswerFormat(),
+    "cot": AnswerFormat(mention="last"),  # the reasoning comes first; the final answer counts
+    "pot": AnswerFormat(program=True),
+}
+"""How each prompt style's reply gives its label."""
 OPEN_MODEL_ANSWERS = {SUPPORTS: "A) True", REFUTES: "B) False", NEI: "C) Unknown"}
 
 
@@ -71,6 +79,7 @@ class ProgramOfThought(Strategy):
 
     name = "pot"
     description = "Program-of-thoughts (Appendix H.4): a Python program decides the label, run sandboxed."
+    answer = AnswerFormat(program=True)
 
     def __init__(self, bench: SciTab) -> None:
         self.bench = bench
@@ -83,7 +92,7 @@ class ProgramOfThought(Strategy):
         return Attempt(output=text, artifacts={"program": {"code": program, **outcome.to_json()}})
 
 
-class SciTab(Benchmark):
+class SciTab(Benchmark[SciTabOptions]):
     name: ClassVar[str] = "scitab"
     title: ClassVar[str] = "SciTab"
     provenance = PROVENANCE
@@ -109,9 +118,8 @@ class SciTab(Benchmark):
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
-        self.opts: SciTabOptions = self.options  # type: ignore[assignment]
-        if self.opts.serialization != prompts.PAPER_FORMAT:
-            SERIALIZERS.get(self.opts.serialization)  # unknown names raise UsageError with suggestions
+        if self.options.serialization != prompts.PAPER_FORMAT:
+            SERIALIZERS.get(self.options.serialization)  # unknown names raise UsageError with suggestions
         self._demos: dict[str, list[Sample]] = {}
         self._left_out: list[Exclusion] = []
         """What the last ``load`` left out of the variant's claims (``exclusions``)."""
@@ -129,9 +137,9 @@ class SciTab(Benchmark):
         """The variant's test claims in file order (seed unused: nothing is sampled)."""
         variant = self.check_variant(variant)
         records = read_claims(data.file(SOURCE, DATA_FILE))
-        self._demos[variant] = demonstrations(records, variant, self.opts.markup)
-        chosen = select_claims(records, variant, keep_pool=self.opts.keep_pool)
-        pool = 0 if self.opts.keep_pool else sum(r.table_id in POOL_TABLES for r in records)
+        self._demos[variant] = demonstrations(records, variant, self.options.markup)
+        chosen = select_claims(records, variant, keep_pool=self.options.keep_pool)
+        pool = 0 if self.options.keep_pool else sum(r.table_id in POOL_TABLES for r in records)
         nei = len(records) - pool - len(chosen)
         self._left_out = [
             Exclusion(reason=why, count=n)
@@ -140,7 +148,7 @@ class SciTab(Benchmark):
                            ("not-enough-info claims (the two-class setting excludes them)", nei))
             if n
         ]
-        return [to_sample(r, variant, self.opts.markup) for r in chosen]
+        return [to_sample(r, variant, self.options.markup) for r in chosen]
 
     def take_load(self, loaded: Benchmark) -> None:
         """The demonstrations and the claims left out, of the same claims loaded under other prompt options."""
@@ -159,9 +167,9 @@ class SciTab(Benchmark):
     # -- prompting ----------------------------------------------------------------------------
     def prompt(self, sample: Sample, style: Style) -> str:
         setting = SETTINGS[sample.variant]
-        fmt = self.opts.serialization
-        if self.opts.perturbs:
-            sample = sample.model_copy(update={"evidence": self.opts.perturbed(sample.evidence)})
+        fmt = self.options.serialization
+        if self.options.perturbs:
+            sample = sample.model_copy(update={"evidence": self.options.perturbed(sample.evidence)})
         if style == "zero_shot":
             return prompts.zero_shot(sample, setting, fmt)
         if style == "open_model":
@@ -175,7 +183,7 @@ class SciTab(Benchmark):
 
     def strategies(self) -> Mapping[str, Strategy]:
         def single(style: Style, description: str) -> SingleTurn:
-            return SingleTurn(style, lambda s: self.request(s, style), description=description)
+            return SingleTurn(style, lambda s: self.request(s, style), description=description, answer=ANSWERS[style])
 
         return {
             "zero_shot": single("zero_shot", "Appendix H.1: options A true / B false / C impossible to tell."),
@@ -192,12 +200,12 @@ class SciTab(Benchmark):
     def execute(self, program: str) -> ProgramOutcome:
         """Run a PoT program with this run's options."""
         limits = Limits(
-            cpu_seconds=max(1, int(-(-self.opts.pot_timeout // 1))),
-            wall_seconds=self.opts.pot_timeout,
-            memory_mb=self.opts.pot_memory_mb,
+            cpu_seconds=max(1, int(-(-self.options.pot_timeout // 1))),
+            wall_seconds=self.options.pot_timeout,
+            memory_mb=self.options.pot_memory_mb,
             max_processes=1,  # a PoT program has no reason to fork; this also caps its memory at memory_mb
         )
-        return run_program(program, equal=self.opts.pot_equal, limits=limits, namespaces=self.opts.sandbox)
+        return run_program(program, equal=self.options.pot_equal, limits=limits, namespaces=self.options.sandbox)
 
     def oracle(self, sample: Sample, request: Request) -> str:
         label = _gold(sample)
@@ -215,18 +223,18 @@ class SciTab(Benchmark):
         return f"```python\n# the oracle prints the gold label and returns it\nprint({label!r})\nans = {ans}\n```"
 
     # -- scoring ------------------------------------------------------------------------------
-    def score(self, sample: Sample, attempt: Attempt, strategy: str) -> Scored:
+    def score(self, sample: Sample, attempt: Attempt, strategy: Strategy) -> Scored:
         values: dict[str, float] = {}
         parsed: str | None
-        if strategy == "pot":
+        answer = strategy.answer
+        if answer.program:
             outcome: dict[str, Any] = attempt.artifacts.get("program") or {}
             if not outcome and attempt.output.strip():  # from a predictions file: run the reply now
                 outcome = self.execute(extract_program(attempt.output)).to_json()
             parsed = outcome.get("label")
             values["program_ok"] = float(outcome.get("status") == "ok")
         else:
-            pick: Pick = "last" if strategy == "cot" else "first"
-            parsed = parse_label(attempt.output, pick=pick, options=strategy in OPTION_STYLES)
+            parsed = parse_label(attempt.output, pick=answer.mention, options=answer.options)
         gold = _gold(sample)
         return Scored(
             id=sample.id,

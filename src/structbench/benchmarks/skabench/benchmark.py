@@ -133,7 +133,7 @@ def _choices(text: str, known: Sequence[str], what: str) -> list[str]:
     return items
 
 
-class SkaBench(Benchmark):
+class SkaBench(Benchmark[SkaOptions]):
     """SKA-Bench (Liu et al., EMNLP 2025): structured knowledge QA over four testbeds."""
 
     name = "skabench"
@@ -165,9 +165,8 @@ class SkaBench(Benchmark):
 
     def __init__(self, options: Mapping[str, Any] | None = None, *, counter: TokenCounter | None = None) -> None:
         super().__init__(options)
-        self.opts: SkaOptions = self.options  # type: ignore[assignment]
-        if self.opts.serialization != PAPER_FORMAT:
-            SERIALIZERS.get(self.opts.serialization)  # unknown names raise UsageError with suggestions
+        if self.options.serialization != PAPER_FORMAT:
+            SERIALIZERS.get(self.options.serialization)  # unknown names raise UsageError with suggestions
         self._counter = counter
         self.skipped: Counter[str] = Counter()
         """Why contexts were not built in the last ``load`` (reason -> count)."""
@@ -183,18 +182,18 @@ class SkaBench(Benchmark):
     @property
     def counter(self) -> TokenCounter:
         if self._counter is None:
-            self._counter = token_counter(self.opts.tokenizer)
+            self._counter = token_counter(self.options.tokenizer)
         return self._counter
 
     # -- data ---------------------------------------------------------------------------------------
 
     def knowledge_types(self) -> list[KnowledgeType]:
-        return _choices(self.opts.knowledge, KNOWLEDGE_TYPES, "knowledge type")  # type: ignore[return-value]
+        return _choices(self.options.knowledge, KNOWLEDGE_TYPES, "knowledge type")  # type: ignore[return-value]
 
     def testbeds(self) -> list[str]:
-        if self.opts.testbed.strip() == "all":
+        if self.options.testbed.strip() == "all":
             return list(TESTBEDS)
-        return [resolve_testbed(t.strip()) for t in self.opts.testbed.split(",") if t.strip()]
+        return [resolve_testbed(t.strip()) for t in self.options.testbed.split(",") if t.strip()]
 
     def instances(self, variant: str, data: DataContext, *, seed: int) -> list[Instance]:
         """The variant's instances: built from a database, or read from a JSONL file."""
@@ -202,20 +201,20 @@ class SkaBench(Benchmark):
         if variant == "jsonl":
             return [i for i in read_instances(self._path("an instance JSONL file")) if i.knowledge_type in kinds]
         db = (
-            load_rfqa_database(self.opts.db, data)
+            load_rfqa_database(self.options.db, data)
             if variant == "rfqa"
             else Database.from_csv_folder(self._path("a folder of CSV tables"))
         )
-        templates = _choices(self.opts.templates, TEMPLATES.names(), "template") if self.opts.templates else None
+        templates = _choices(self.options.templates, TEMPLATES.names(), "template") if self.options.templates else None
         return build_instances(
             db,
-            self.opts.questions,
+            self.options.questions,
             knowledge_types=kinds,
             seed=seed,
             templates=templates,
-            min_rows=self.opts.min_rows,
-            min_columns=self.opts.min_columns,
-            max_rows=self.opts.max_rows,
+            min_rows=self.options.min_rows,
+            min_columns=self.options.min_columns,
+            max_rows=self.options.max_rows,
         )
 
     def take_load(self, loaded: Benchmark) -> None:
@@ -224,9 +223,9 @@ class SkaBench(Benchmark):
         self.skipped, self._counter = loaded.skipped, loaded._counter
 
     def _path(self, what: str) -> Path:
-        if not self.opts.path:
+        if not self.options.path:
             raise UsageError(f"skabench: this variant needs --option path=... ({what})")
-        return Path(self.opts.path).expanduser()
+        return Path(self.options.path).expanduser()
 
     def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> list[Sample]:
         variant = self.check_variant(variant)
@@ -238,7 +237,7 @@ class SkaBench(Benchmark):
         """Samples of contexts given unit by unit, in their order, for the selected testbeds, knowledge
         types and budgets (nothing is drawn or shuffled)."""
         testbeds, kinds = set(self.testbeds()), set(self.knowledge_types())
-        budgets = {parse_budget(b) for b in self.opts.budget.split(",")} if self.opts.budget else None
+        budgets = {parse_budget(b) for b in self.options.budget.split(",")} if self.options.budget else None
         positions = self._wanted_positions()
         samples: list[Sample] = []
         for c in contexts:
@@ -280,9 +279,9 @@ class SkaBench(Benchmark):
     def samples(self, instances: Iterable[Instance], variant: str, limit: int | None = None) -> list[Sample]:
         """Every testbed context of every instance, as samples (instance by instance; the first ``limit``)."""
         builder = ContextBuilder(
-            self.counter, seed=self.opts.shuffle_seed, keep_underfull=self.opts.underfull == "keep"
+            self.counter, seed=self.options.shuffle_seed, keep_underfull=self.options.underfull == "keep"
         )
-        budgets = [parse_budget(b) for b in self.opts.budget.split(",")] if self.opts.budget else None
+        budgets = [parse_budget(b) for b in self.options.budget.split(",")] if self.options.budget else None
         wanted_positions = self._wanted_positions()
         self.skipped = Counter()
         samples: list[Sample] = []
@@ -327,9 +326,9 @@ class SkaBench(Benchmark):
 
     def _wanted_positions(self) -> list[str] | None:
         """The order testbed arrangements the ``position`` option asks for (None: all)."""
-        if not self.opts.position:
+        if not self.options.position:
             return None
-        return _choices(self.opts.position, ("original", "prefix", "random", "suffix"), "position")
+        return _choices(self.options.position, ("original", "prefix", "random", "suffix"), "position")
 
     def to_sample(self, context: Context, variant: str) -> Sample:
         instance = context.instance
@@ -413,7 +412,7 @@ class SkaBench(Benchmark):
         structured: list[Triple | Row] = []
         header: list[str] | None = None
         texts: list[Passage] = []
-        evidence = self.opts.perturbed(sample.evidence) if self.opts.perturbs else sample.evidence
+        evidence = self.options.perturbed(sample.evidence) if self.options.perturbs else sample.evidence
         for ev in evidence:
             if isinstance(ev, Graph):
                 structured.extend(Triple(s, r, o) for s, r, o in ev.triples)
@@ -422,17 +421,18 @@ class SkaBench(Benchmark):
                 structured.extend(Row(tuple(cells)) for cells in ev.rows)
             elif isinstance(ev, Text):
                 texts.append(Passage(ev.text))
-        if self.opts.serialization == PAPER_FORMAT:
+        if self.options.serialization == PAPER_FORMAT:
             knowledge = render_knowledge(knowledge_type, structured, texts, header)
         else:
             shown = [ev for ev in evidence if isinstance(ev, Graph | Table)]
-            render = SERIALIZERS.get(self.opts.serialization)
+            render = SERIALIZERS.get(self.options.serialization)
             knowledge = serialized_knowledge(knowledge_type, "\n".join(render(ev) for ev in shown), texts)
         build = rejection_prompt if sample.meta["testbed"] == NEGATIVE else qa_prompt
         return build(knowledge_type, knowledge, sample.question)
 
     def request(self, sample: Sample) -> Request:
-        return Request.chat(self.prompt(sample), max_tokens=self.opts.max_tokens, temperature=self.opts.temperature)
+        o = self.options
+        return Request.chat(self.prompt(sample), max_tokens=o.max_tokens, temperature=o.temperature)
 
     def strategies(self) -> Mapping[str, Strategy]:
         return {
@@ -464,7 +464,7 @@ class SkaBench(Benchmark):
         instance = question if question is not None else sample.extra.get("instance_id")
         return None if instance is None else str(instance)
 
-    def score(self, sample: Sample, attempt: Attempt, strategy: str) -> Scored:
+    def score(self, sample: Sample, attempt: Attempt, strategy: Strategy) -> Scored:
         outputs = attempt.outputs or [attempt.output]
         if sample.meta["testbed"] == NEGATIVE:
             verdict = majority([parse_rejection(o) for o in outputs])

@@ -1,16 +1,17 @@
 """Build SKA-Bench instances from a database and write them as JSONL (the ``jsonl`` variant's input).
 
-    python -m structbench.benchmarks.skabench.build --rfqa galois/world_1 --data-dir ../shared/datasets \\
+    python -m structbench.tools.skabench_build --rfqa galois/world_1 --data-dir ../shared/datasets \\
         --questions 50 --out world.jsonl
-    python -m structbench.benchmarks.skabench.build --csv my_tables/ --out mine.jsonl
-    python -m structbench.benchmarks.skabench.build --scitab sci_tab.json --min-rows 4 --out scitab.jsonl
+    python -m structbench.tools.skabench_build --csv my_tables/ --out mine.jsonl
+    python -m structbench.tools.skabench_build --scitab sci_tab.json --min-rows 4 --out scitab.jsonl
 
 ``--synthesize-model BACKEND[:NAME][,BACKEND[:NAME]]`` adds LLM-synthesized noisy rows to every Table and
 Table+Text instance (the paper's pipeline, ``synthesis``), e.g. ``--synthesize-model
 openai:gpt-4o,openai:deepseek-chat --check-model openai:deepseek-chat --base-url URL --synthesize-rows 1500``:
 the models take turns generating rows, the check model derives the condition and checks them. The models
-are called through a model pool of the command's own (``structbench.runner.calls.ModelPool``), which
-answers repeated requests from the response cache (``--cache FILE``, default
+are called through a model pool of the command's own (``structbench.runner.calls.ModelPool``, opened by the
+command in ``structbench.tools.skabench_build``: a benchmark never imports the runner), which answers repeated
+requests from the response cache (``--cache FILE``, default
 ``$STRUCTBENCH_CACHE/responses.sqlite``; ``--no-cache``), so an interrupted build resumes without repeating a
 completed call. A model call that fails for good writes nothing and exits with code 3.
 """
@@ -20,8 +21,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
+from typing import Any
 
 from structbench.backends.base import BackendError
 from structbench.benchmark import other_model
@@ -32,13 +34,13 @@ from structbench.benchmarks.skabench.sources import load_rfqa_database, load_sci
 from structbench.benchmarks.skabench.synthesis import synthesize_noisy_rows, with_noisy_rows
 from structbench.benchmarks.skabench.templates import TEMPLATES
 from structbench.benchmarks.skabench.units import KNOWLEDGE_TYPES, Instance
-from structbench.datasets import DataContext, cache_root
+from structbench.datasets import DataContext
 from structbench.errors import ExitCode, StructbenchError, UsageError
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m structbench.benchmarks.skabench.build",
+        prog="python -m structbench.tools.skabench_build",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -88,7 +90,7 @@ def _models(text: str) -> list[str]:
     return specs
 
 
-async def _synthesize(instances: list[Instance], args: argparse.Namespace) -> list[Instance]:
+async def synthesize(instances: list[Instance], args: argparse.Namespace) -> list[Instance]:
     """Every Table and Table+Text instance with synthesized noisy rows, its models taken from the active
     model pool (``other_model``)."""
     generators = [other_model(spec, args.base_url) for spec in _models(args.synthesize_model)]
@@ -118,23 +120,12 @@ async def _synthesize(instances: list[Instance], args: argparse.Namespace) -> li
     return out
 
 
-async def _synthesize_in_pool(instances: list[Instance], args: argparse.Namespace) -> list[Instance]:
-    """``_synthesize`` inside a model pool of the command's own, sharing the response cache."""
-    from structbench.runner.cache import ResponseCache
-    from structbench.runner.calls import ModelPool
-
-    cache = None if args.no_cache else ResponseCache(args.cache or cache_root() / "responses.sqlite")
-    try:
-        async with ModelPool(cache) as pool:
-            result = await _synthesize(instances, args)
-        print(f"{pool.model_calls} model calls", file=sys.stderr)
-        return result
-    finally:
-        if cache is not None:
-            cache.close()
+Synthesize = Callable[[list[Instance], argparse.Namespace], Coroutine[Any, Any, list[Instance]]]
+"""``synthesize`` inside a model pool (what the command opens around it)."""
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None, synthesize_in_pool: Synthesize) -> int:
+    """The command: build, optionally synthesize noisy rows (``synthesize_in_pool``), write; the exit code."""
     args = _parser().parse_args(argv)
     try:
         kinds = [k.strip() for k in args.knowledge.split(",")] if args.knowledge != "all" else list(KNOWLEDGE_TYPES)
@@ -155,7 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             max_rows=args.max_rows,
         )
         if args.synthesize_model:
-            instances = asyncio.run(_synthesize_in_pool(instances, args))
+            instances = asyncio.run(synthesize_in_pool(instances, args))
         count = write_instances(instances, args.out)
     except StructbenchError as err:
         print(f"error: {err}", file=sys.stderr)
@@ -167,6 +158,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"wrote {count} instances to {args.out}", file=sys.stderr)
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -109,7 +109,7 @@ def _sample(item: Item, variant: str) -> Sample:
     )
 
 
-class StrucTextEval(Benchmark):
+class StrucTextEval(Benchmark[StructextOptions]):
     """Generated Test / Test-Hard suites and the official release, under the paper's prompts."""
 
     name = "structext"
@@ -127,8 +127,6 @@ class StrucTextEval(Benchmark):
     cluster_unit = "document"
     Options: ClassVar[type[BaseModel]] = StructextOptions
     paper_scoring = ("scorer", "parse", "empty")
-
-    options: StructextOptions
 
     @classmethod
     def paper_tables(cls) -> Sequence[PaperTable]:
@@ -245,7 +243,7 @@ class StrucTextEval(Benchmark):
 
     # --- scoring ------------------------------------------------------------------------------------
 
-    def score(self, sample: Sample, attempt: Attempt, strategy: str) -> Scored:
+    def score(self, sample: Sample, attempt: Attempt, strategy: Strategy) -> Scored:
         assert isinstance(sample.gold, TextGold)
         gold = sample.gold.text
         released = self.options.scorer == "released"

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
+from pydantic import BaseModel
 
 from structbench.backends.base import Request
 from structbench.benchmark import Attempt, Benchmark, Scored, Strategy, content_key
@@ -39,7 +40,7 @@ from structbench.benchmarks.structfact.parser import find_option, majority, raw_
 from structbench.benchmarks.structfact.prompts import Prompter
 from structbench.benchmarks.structfact.provenance import PROVENANCE
 from structbench.benchmarks.structfact.source import DEMO, DEMO_PATH, locate_full
-from structbench.benchmarks.structfact.strategies import DIRECTIONS, build_strategies
+from structbench.benchmarks.structfact.strategies import build_strategies
 from structbench.confusion import ConfusionMatrix
 from structbench.data.perturb import PERTURBATION_OPTIONS
 from structbench.data.sample import LabelGold, Sample
@@ -69,7 +70,7 @@ def read_enhanced_context(path: Path) -> dict[str, str]:
     return {str(row["index"]).strip(): row["label"] for row in rows}
 
 
-class StructFact(Benchmark):
+class StructFact(Benchmark[GeneratedOptions]):
     """Questions over Wikipedia tables, lists and text in five reasoning tasks (``CHALLENGE``)."""
 
     name = "structfact"
@@ -85,10 +86,9 @@ class StructFact(Benchmark):
     metric_names = METRIC_NAMES
     breakdown_keys = ("task", "source", "structure", "difficulty", MAP_KEY)
     cluster_unit = "table"
-    Options: ClassVar[type[GeneratedOptions]] = GeneratedOptions
+    Options: ClassVar[type[BaseModel]] = GeneratedOptions
     prompt_options = frozenset({"serialization", "shuffle", "shots", "temperature", "top_p", "max_tokens",
                                 "max_tokens_cot", "answer", *PERTURBATION_OPTIONS})
-    options: GeneratedOptions
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
@@ -155,11 +155,11 @@ class StructFact(Benchmark):
 
     # --- scoring ----------------------------------------------------------------------------------
 
-    def _parse(self, text: str, strategy: str, sample: Sample) -> str | None:
-        mention = find_option(text, DIRECTIONS.get(strategy, "first"))
+    def _parse(self, text: str, strategy: Strategy, sample: Sample) -> str | None:
+        mention = find_option(text, strategy.answer.mention)
         return None if mention is None else self.label_of(mention.letter, sample.meta)
 
-    def score(self, sample: Sample, attempt: Attempt, strategy: str) -> Scored:
+    def score(self, sample: Sample, attempt: Attempt, strategy: Strategy) -> Scored:
         assert isinstance(sample.gold, LabelGold)
         values: dict[str, float] = {}
         if attempt.outputs:

@@ -56,6 +56,7 @@ class PerOptionMap(Strategy):
         first = by_map[maps[0]]
         self.name = first.name
         self.description = first.description
+        self.answer = first.answer
         self.by_map = dict(by_map)
         self.maps = tuple(maps)
 

@@ -1,7 +1,8 @@
 """StructFact's prompting strategies (Table 1, Figure 3, Table 9 and Appendix H.5 of the paper).
 
-Each strategy knows which way its reply is parsed (``direction``): direct answers by their first option
-letter, CoT and self-refine answers by their last (as ``cal_option.py`` does for ``cot``/``refine`` runs).
+Each strategy says how its reply is parsed (``answer``, the contract's ``AnswerFormat``): direct answers by their
+first option letter, CoT and self-refine answers by their last (as ``cal_option.py`` does for ``cot``/``refine``
+runs).
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from structbench.backends.base import Request, Response
-from structbench.benchmark import Attempt, Generate, Strategy
-from structbench.benchmarks.structfact.parser import Direction, option_confidence
+from structbench.benchmark import DIRECT, REASONED, AnswerFormat, Attempt, Generate, Strategy
+from structbench.benchmarks.structfact.parser import option_confidence
 from structbench.benchmarks.structfact.prompts import Prompter
 from structbench.data.sample import Sample
 from structbench.strategies import SelfConsistency, SelfRefine
@@ -20,21 +21,21 @@ from structbench.strategies import SelfConsistency, SelfRefine
 class OptionQuestion(Strategy):
     """One request; the confidence is the probability of the chosen option letter's token."""
 
-    def __init__(self, name: str, build: Callable[[Sample], Request], direction: Direction, description: str):
+    def __init__(self, name: str, build: Callable[[Sample], Request], answer: AnswerFormat, description: str):
         self.name = name
         self.build = build
-        self.direction = direction
+        self.answer = answer
         self.description = description
 
     async def run(self, sample: Sample, generate: Generate) -> Attempt:
         choice = (await generate(self.build(sample))).choices[0]
-        return Attempt(output=choice.text, confidence=option_confidence(choice, self.direction))
+        return Attempt(output=choice.text, confidence=option_confidence(choice, self.answer.mention))
 
 
 class RefinedQuestion(Strategy):
     """``SelfRefine`` (answer, then one feedback turn), with the final answer's option confidence."""
 
-    direction: Direction = "last"
+    answer = REASONED
 
     def __init__(self, name: str, inner: SelfRefine, description: str) -> None:
         self.name = name
@@ -50,7 +51,7 @@ class RefinedQuestion(Strategy):
             return response
 
         attempt = await self.inner.run(sample, recording)
-        attempt.confidence = option_confidence(responses[-1].choices[0], self.direction)
+        attempt.confidence = option_confidence(responses[-1].choices[0], self.answer.mention)
         return attempt
 
 
@@ -59,25 +60,23 @@ class StrategySpec:
     """A strategy's name, how its reply is parsed, and what it does."""
 
     name: str
-    direction: Direction
+    answer: AnswerFormat
     description: str
 
 
 SPECS = (
-    StrategySpec("zero_shot", "first", "Figure 13 zero-shot w/o CoT: answer with the option letter."),
-    StrategySpec("zero_shot_cot", "last", "Figure 13 zero-shot w/ CoT: explain, then choose."),
-    StrategySpec("few_shot", "first", "Figure 13 few-shot w/o CoT: solved examples from the official pool."),
-    StrategySpec("few_shot_cot", "last", "Figure 13 few-shot w/ CoT: examples with explanations."),
-    StrategySpec("without_data", "first", "Figure 14 w/o data: the question alone, from the model's knowledge."),
-    StrategySpec("without_data_cot", "last", "Figure 14 w/o data + CoT."),
-    StrategySpec("shuffled", "first", "Zero-shot over evidence with shuffled rows/columns/list items."),
-    StrategySpec("format_instructions", "first", "Figure 14: zero-shot plus a description of the data format."),
-    StrategySpec("self_refine", "last", "Figure 14: zero-shot, then one round of feedback and a final choice."),
-    StrategySpec("self_consistency", "first", "Zero-shot sampled k times; majority vote of the parsed options."),
-    StrategySpec("enhanced_context", "first", "Appendix H.5: data plus a GPT-4o written reference prompt."),
+    StrategySpec("zero_shot", DIRECT, "Figure 13 zero-shot w/o CoT: answer with the option letter."),
+    StrategySpec("zero_shot_cot", REASONED, "Figure 13 zero-shot w/ CoT: explain, then choose."),
+    StrategySpec("few_shot", DIRECT, "Figure 13 few-shot w/o CoT: solved examples from the official pool."),
+    StrategySpec("few_shot_cot", REASONED, "Figure 13 few-shot w/ CoT: examples with explanations."),
+    StrategySpec("without_data", DIRECT, "Figure 14 w/o data: the question alone, from the model's knowledge."),
+    StrategySpec("without_data_cot", REASONED, "Figure 14 w/o data + CoT."),
+    StrategySpec("shuffled", DIRECT, "Zero-shot over evidence with shuffled rows/columns/list items."),
+    StrategySpec("format_instructions", DIRECT, "Figure 14: zero-shot plus a description of the data format."),
+    StrategySpec("self_refine", REASONED, "Figure 14: zero-shot, then one round of feedback and a final choice."),
+    StrategySpec("self_consistency", DIRECT, "Zero-shot sampled k times; majority vote of the parsed options."),
+    StrategySpec("enhanced_context", DIRECT, "Appendix H.5: data plus a GPT-4o written reference prompt."),
 )
-
-DIRECTIONS: dict[str, Direction] = {spec.name: spec.direction for spec in SPECS}
 
 
 def build_strategies(prompter: Prompter) -> dict[str, Strategy]:
@@ -108,5 +107,5 @@ def build_strategies(prompter: Prompter) -> dict[str, Strategy]:
                 description=spec.description,
             )
         else:
-            strategies[spec.name] = OptionQuestion(spec.name, builders[spec.name], spec.direction, spec.description)
+            strategies[spec.name] = OptionQuestion(spec.name, builders[spec.name], spec.answer, spec.description)
     return strategies

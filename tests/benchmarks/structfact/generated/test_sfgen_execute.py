@@ -18,7 +18,7 @@ from structbench.benchmarks.structfact.generated.claims import (
 )
 from structbench.benchmarks.structfact.generated.execute import Executor
 from structbench.benchmarks.structfact.generated.profile import Column, Profile, World, profile_column
-from structbench.benchmarks.structfact.generated.tables import SourceTable
+from structbench.benchmarks.structfact.generated.source_table import SourceTable
 from structbench.benchmarks.structfact.generated.verify import verify
 from structbench.benchmarks.structfact.generated.views import Evidence, Form, Unrenderable, View
 

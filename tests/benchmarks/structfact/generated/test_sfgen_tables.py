@@ -13,7 +13,8 @@ from structbench.benchmarks.structfact.generated.profile import (
     parse_number,
     write_date,
 )
-from structbench.benchmarks.structfact.generated.tables import MAX_ROWS, csv_tables, load_tables, make_table
+from structbench.benchmarks.structfact.generated.source_table import MAX_ROWS, make_table
+from structbench.benchmarks.structfact.generated.tables import csv_tables, load_tables
 from structbench.datasets import DataContext
 from structbench.errors import DataError
 

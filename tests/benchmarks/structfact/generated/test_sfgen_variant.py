@@ -35,7 +35,7 @@ def oracle_scores(bench: StructFact, samples: list[Sample]) -> dict[str, float]:
             scored = []
             for sample in samples:
                 attempt = await strategy.run(sample, oracle_generate(bench, sample))
-                scored.append(bench.score(sample, attempt, name))
+                scored.append(bench.score(sample, attempt, bench.strategy(name)))
             out[name] = bench.aggregate(scored)[bench.headline]
         return out
 

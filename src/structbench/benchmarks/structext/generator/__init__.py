@@ -15,7 +15,7 @@ from structbench.benchmarks.structext.generator.markup import generate_markup
 from structbench.benchmarks.structext.generator.objects import generate_json, generate_xml, generate_yaml
 from structbench.benchmarks.structext.generator.tabular import generate_csv
 from structbench.benchmarks.structext.generator.tree import generate_tree
-from structbench.benchmarks.structext.verify import VERIFIERS
+from structbench.benchmarks.structext.generator.verify import VERIFIERS
 
 Generator = Callable[[Random, Shape, bool], list[QA]]
 """``(rng, shape, syntax_error) -> questions``; ``syntax_error`` breaks the text the Syntax question reads."""

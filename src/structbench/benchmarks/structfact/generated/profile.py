@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
 
-from structbench.benchmarks.structfact.generated.tables import SourceTable
+from structbench.benchmarks.structfact.generated.source_table import SourceTable
 
 _NUMBER = re.compile(r"^([+-])?(\$)?(0|[1-9]\d{0,2}(?:,\d{3})+|[1-9]\d*)(?:\.(\d+))?(%)?$")
 _ISO = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime
 import random
 
-from structbench.benchmarks.structfact.generated.tables import SourceTable, make_table
+from structbench.benchmarks.structfact.generated.source_table import SourceTable, make_table
 
 WORLD_SEED = 20251124
 SOURCE = "synthetic/world"

@@ -1,0 +1,200 @@
+"""What several commands share: their flags' types, the readers of those flags, and how notes are printed."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from structbench.errors import ExitCode, Terminated, UsageError
+
+if TYPE_CHECKING:
+    from structbench.runner.failures import Failure
+
+BenchArg = Annotated[str, typer.Argument(help="BENCH[:VARIANT]")]
+DataDirOpt = Annotated[
+    Path | None,
+    typer.Option("--data-dir", help="Local copy of the datasets (<dir>/<dataset>/...); env STRUCTBENCH_DATA_DIR."),
+]
+ModifiedDataOpt = Annotated[
+    bool,
+    typer.Option("--allow-modified-data",
+                 help="Use --data-dir files that differ from the public release (modified on purpose); the run's "
+                      "manifest lists them. Without it such a file is an error."),
+]
+OptionOpt = Annotated[
+    list[str] | None,
+    typer.Option("--option", "-o", help="Benchmark run option KEY=VALUE or BENCH.KEY=VALUE (repeatable)."),
+]
+StrategyOpt = Annotated[str | None, typer.Option("--strategy", "-s", help="Strategy name (default: the benchmark's).")]
+LimitOpt = Annotated[
+    int | None, typer.Option("--limit", "-n", help="Evaluate the first N (at least 1) samples of each benchmark.")
+]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed for generators, shuffles and sampling.")]
+
+
+def console() -> Any:
+    from rich.console import Console
+
+    return Console()
+
+
+def print_markdown(text: str) -> None:
+    if sys.stdout.isatty():
+        from rich.markdown import Markdown
+
+        console().print(Markdown(text))
+    else:
+        typer.echo(text)
+
+
+def path_value(text: str | None, flag: str) -> Path | None:
+    """A path flag's value; an empty one is refused (as a path it would be the current directory)."""
+    if text is None:
+        return None
+    if not text.strip():
+        raise UsageError(f"{flag} {text!r}: empty; give a directory (an empty value would mean the current one)")
+    return Path(text)
+
+
+def comma_list(text: str | None) -> list[str]:
+    """``"a, b,a"`` -> ``["a", "b"]``: the items of a comma-separated flag, once each, in order."""
+    return list(dict.fromkeys(part.strip() for part in (text or "").split(",") if part.strip()))
+
+
+def preset_entry(name: str, bench: str, strategy: str | None, option: list[str] | None) -> tuple[str, str, list[str]]:
+    """``export``/``score`` with ``--preset NAME``: the preset's entry for ``bench`` (its variant when ``bench`` names
+    none), the strategy (the preset's only one for it when not given) and the ``--option`` pairs: the preset's, which
+    make ``score`` parse and score as the paper did, and those it leaves open."""
+    from structbench.api import preset_config
+    from structbench.runner.config import parse_options, split_bench
+
+    benches, strategies, options = preset_config(name, parse_options(option or [], output="--out"))
+    wanted, variant = split_bench(bench)
+    entries = [b for b in benches if split_bench(b)[0] == wanted and variant in (None, split_bench(b)[1] or variant)]
+    if not entries:
+        raise UsageError(f"--preset {name} runs {', '.join(benches)}, not {bench}")
+    entry = entries[0] if variant is None or ":" in entries[0] else f"{entries[0]}:{variant}"
+    allowed = [s.rpartition("/")[2] for s in strategies
+               if "/" not in s or s.rpartition("/")[0] in (entry, split_bench(entry)[0])]
+    if strategy is None:
+        if len(allowed) != 1:
+            raise UsageError(f"--preset {name} runs the strategies {', '.join(allowed)} on {entry}: give --strategy")
+        strategy = allowed[0]
+    elif strategy not in allowed:
+        raise UsageError(f"--preset {name} runs the strategies {', '.join(allowed)} on {entry}, not {strategy!r}")
+    return entry, strategy, [f"{k}={v}" for k, v in options.items()]
+
+
+PresetScoreOpt = Annotated[
+    str | None,
+    typer.Option("--preset", help="Use one paper table's configuration (structbench list shows them): its options, "
+                 "so outputs are parsed and scored as the paper's released code did."),
+]
+
+
+def shown_urls(base_url: str) -> str:
+    """``--base-url`` (one URL or several, comma-separated) as stored: passwords ``[REDACTED]``."""
+    from structbench.backends.openai_compat import shown_base_urls
+
+    return shown_base_urls(base_url)
+
+
+def echo_failures(failures: Sequence[Failure], run_dir: Path, samples: int) -> None:
+    """The failed samples of a run, summed up on stderr."""
+    from structbench.runformat import SAMPLES
+    from structbench.runner.failures import failure_summary
+
+    typer.echo(
+        failure_summary(
+            list(failures),
+            samples,
+            details=f"every message is in {run_dir / SAMPLES} (fields error, error_kind)",
+            retry="running the same command again retries exactly the failed samples",
+        ),
+        err=True,
+    )
+
+
+@contextmanager
+def interrupted(where: Path | Callable[[], Path]) -> Iterator[None]:
+    """Ctrl-C and SIGTERM during a run end the command with their exit codes and say how to resume the run (in the
+    directory ``where`` is, or names when called: the suite's current run)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        run_dir = where() if callable(where) else where
+        typer.echo(f"interrupted; finished samples are saved in {run_dir}, the same command resumes", err=True)
+        raise typer.Exit(ExitCode.INTERRUPTED) from None
+    except Terminated:
+        run_dir = where() if callable(where) else where
+        typer.echo(f"terminated (SIGTERM); finished samples are saved in {run_dir}, the same command resumes",
+                   err=True)
+        raise typer.Exit(ExitCode.TERMINATED) from None
+
+
+def echo_exclusions(metrics: Any) -> None:
+    """One stderr line per benchmark variant that left samples out, with the reasons (``extra.excluded``), and per
+    entry whose prompts did not fit the model's context (``too_long``)."""
+    from structbench.results import EXCLUDED, TOO_LONG_MEANING
+
+    for r in metrics.results:
+        if r.too_long:
+            typer.echo(f"note: {r.benchmark}:{r.variant}/{r.strategy}: {r.too_long} sample(s) {TOO_LONG_MEANING} "
+                       "(metrics.json: too_long; samples.jsonl: error_kind context)", err=True)
+    seen = set()
+    for r in metrics.results:
+        excluded = r.extra.get(EXCLUDED)
+        key = (r.benchmark, r.variant, str(excluded))
+        if not excluded or key in seen:
+            continue
+        seen.add(key)
+        reasons = "; ".join(f"{e['count']} {e['reason']}" for e in excluded)
+        typer.echo(f"note: {r.benchmark}:{r.variant} left out: {reasons} (metrics.json: extra.excluded)", err=True)
+
+
+def echo_cut_off(metrics: Any) -> None:
+    """One stderr line per result whose samples got no answer because the replies ran out of tokens inside the
+    model's thought (``reasoning_cut_off``): a reasoning model given a non-reasoning model's budget."""
+    from structbench.report.markdown import cut_off_note
+
+    for r in metrics.results:
+        note = cut_off_note(r)
+        if note is not None:
+            typer.echo(f"note: {r.benchmark}:{r.variant}/{r.strategy}: {note} (metrics.json: reasoning_cut_off)",
+                       err=True)
+
+
+def echo_usage(metrics: Any) -> None:
+    """The run's tokens and cost, in one line after the table (stdout: part of what the run reports)."""
+    from structbench.usage import totals_text
+
+    if metrics.usage is not None:
+        typer.echo(f"tokens: {totals_text(metrics.usage, metrics.prices)}")
+
+
+def load_one(
+    entry: str, strategy: str | None, option: list[str] | None, limit: int | None, seed: int, data_dir: Path | None,
+    allow_modified_data: bool = False,
+) -> tuple[Any, str, list[Any], Any, Any]:
+    """The benchmark, variant, samples and strategy of ``export``/``score``, and the settings that pick them."""
+    from structbench.benchmarks import BENCHMARKS
+    from structbench.datasets import DataContext
+    from structbench.runner.config import check_limit, check_options_used, parse_options, split_bench
+    from structbench.runner.export import ExportSettings
+    from structbench.runner.selection import load_benchmark, load_samples
+
+    check_limit(limit)
+    options = parse_options(option or [], output="--out")
+    check_options_used([BENCHMARKS.get(split_bench(entry)[0])], options)
+    bench, variant = load_benchmark(entry, options)
+    strat = bench.strategy(strategy)
+    samples = load_samples(bench, variant, DataContext.from_env(data_dir, allow_modified=allow_modified_data),
+                           seed=seed, limit=limit)
+    settings = ExportSettings(bench=f"{bench.name}:{variant}", strategy=strat.name, seed=seed, limit=limit,
+                              options=options)
+    return bench, variant, samples, strat, settings

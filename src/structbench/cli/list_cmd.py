@@ -1,0 +1,130 @@
+"""``structbench list`` and ``structbench embedded-model``: what can be run, and the embedded model's file."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import typer
+
+from structbench.api import DEFAULT_MODEL
+
+
+def _option_default(field: Any) -> str:
+    """An option's default as ``--option KEY=VALUE`` takes it (``none`` for no value)."""
+    value = field.get_default(call_default_factory=True)
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, tuple | list):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def _option_blocks(options: Any, width: int) -> list[str]:
+    """``    KEY (default VALUE): what it means`` per run option, from the Options model's field descriptions."""
+    import re
+    import textwrap
+
+    blocks = []
+    for name, field in options.model_fields.items():
+        meaning = re.sub(r"``([^`]*)``", r"\1", " ".join((field.description or "").split()))
+        blocks.append(textwrap.fill(f"{name} (default {_option_default(field)}){': ' + meaning if meaning else ''}",
+                                    width=width, initial_indent="    ", subsequent_indent="        ",
+                                    break_long_words=False, break_on_hyphens=False))
+    return blocks
+
+
+def list_cmd() -> None:
+    """Benchmarks with their variants, strategies, metrics and options (meaning and default); presets; backends;
+    where the embedded model's GGUF file is."""
+    import shutil
+    import textwrap
+
+    from structbench.backends import BACKENDS
+    from structbench.benchmarks import BENCHMARKS
+
+    width = max(40, shutil.get_terminal_size((100, 24)).columns)
+
+    def field(label: str, items: list[str]) -> str:
+        """``label: a, b, c`` wrapped between items only, so every name stays whole and copyable."""
+        return textwrap.fill(
+            ", ".join(items) or "-", width=width, initial_indent=f"  {label + ':':<11} ", subsequent_indent=" " * 14,
+            break_long_words=False, break_on_hyphens=False,
+        )
+
+    blocks = []
+    for name in BENCHMARKS.names():
+        cls = BENCHMARKS.get(name)
+        bench = cls()
+        strategies = [f"{s} (default)" if s == cls.default_strategy else s for s in bench.strategies()]
+        metrics = [f"{cls.headline} (headline)", *(m for m in cls.metric_names if m != cls.headline)]
+        variants = [f"{v} (default)" if i == 0 else v for i, v in enumerate(cls.variants)]
+        options = _option_blocks(cls.Options, width)
+        blocks.append("\n".join([
+            f"{name}  {cls.title}",
+            field("variants", variants),
+            field("strategies", strategies),
+            field("metrics", metrics),
+            *(["  options:", *options] if options else [field("options", [])]),
+        ]))
+    typer.echo("\n\n".join(blocks))
+    typer.echo("\n" + textwrap.fill(
+        "Options are given as --option KEY=VALUE (every selected benchmark that has KEY) or --option BENCH.KEY=VALUE "
+        "(one benchmark).", width=width, break_long_words=False, break_on_hyphens=False))
+    title = ("presets: a robustness grid (docs/usage/robustness.md) or one paper table's configuration each "
+             "(structbench run --model M --preset NAME [--limit N])")
+    typer.echo("\n\n" + textwrap.fill(title, width=width, break_long_words=False, break_on_hyphens=False) + "\n")
+    typer.echo("\n\n".join(_preset_blocks(field, width)))
+    typer.echo("\n" + field("backends", [f"{b} (default)" if b == DEFAULT_MODEL else b for b in BACKENDS.names()]))
+    typer.echo(textwrap.fill(
+        f"The embedded model (Gemma 3 270M, Q4_K_M) is assembled on first use into {_embedded_path()}; "
+        "`structbench embedded-model` prints its path (assembling it first), to serve it with llama.cpp yourself.",
+        width=width, break_long_words=False, break_on_hyphens=False))
+
+
+def _preset_blocks(field: Callable[[str, list[str]], str], width: int) -> list[str]:
+    """``--preset`` names with the configuration behind each paper table, and each robustness grid."""
+    import math
+    import textwrap
+
+    from structbench.papers.registry import paper_tables, robustness_presets
+
+    blocks = []
+    for r in robustness_presets():  # a grid: --sweep values, cells x samples x strategies calls
+        cells = math.prod(len(v) for v in r.sweeps.values())
+        head = f"{r.name}  robustness grid, {cells} cells: {r.description}"
+        blocks.append("\n".join([
+            textwrap.fill(head, width=width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False),
+            field("benchmarks", list(r.benches)),
+            field("strategies", list(r.strategies)),
+            field("options", [f"{k}={v}" for k, v in r.options.items()]),
+            *(field(f"sweep {k}", list(v)) for k, v in r.sweeps.items()),
+        ]))
+    for t in paper_tables():
+        p, data = t.preset, t.published
+        head = f"{p.name}  {data.source} ({len(data.rows)} rows x {len(data.columns)} columns)"
+        blocks.append("\n".join([
+            textwrap.fill(head, width=width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False),
+            field("benchmarks", list(p.benches)),
+            field("strategies", list(p.strategies)),
+            field("options", [f"{k}={v}" for k, v in p.options.items()]),
+        ]))
+    return blocks
+
+
+def _embedded_path() -> str:
+    from structbench.backends.llamacpp import embedded_model_file
+
+    return str(embedded_model_file())
+
+
+def embedded_model() -> None:
+    """Print the path of the embedded model's GGUF file (Gemma 3 270M, Q4_K_M), assembling it first if needed: serve
+    it yourself with e.g. `llama-server -m "$(structbench embedded-model)" -c 8192`."""
+    from structbench.backends.llamacpp import embedded_model_file, embedded_model_path
+
+    if not embedded_model_file().is_file():
+        typer.echo(f"assembling the embedded model into {embedded_model_file()} (once) ...", err=True)
+    typer.echo(str(embedded_model_path()))

@@ -1,0 +1,201 @@
+"""One run directory filled: the backend built, the samples prepared, the executor and the response cache set up,
+then ``Run.execute``. What ``structbench.evaluate`` (and so the ``run`` command) does for each model it evaluates."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from structbench.errors import StorageError, UsageError
+
+if TYPE_CHECKING:
+    from structbench.backends import BackendSpec
+    from structbench.prices import Prices
+    from structbench.runconfig import RunConfig
+    from structbench.runner.budget import Budget
+    from structbench.runner.cache import ResponseCache
+    from structbench.runner.control import CacheErrorPolicy, RunControl
+    from structbench.runner.run import Run
+
+Executor = Literal["local", "ray"]
+"""``local``: this process, or worker processes forked from it; ``ray``: actors on a Ray cluster."""
+
+MAX_CONSECUTIVE_FAILURES = 10
+"""``RunSettings.max_consecutive_failures``' default (``runner.control.MAX_CONSECUTIVE_FAILURES``, which loads more)."""
+
+Notify = Callable[[str], None]
+"""Where a run's notes and warnings go (one line each): the command prints them to stderr."""
+
+
+def to_stderr(line: str) -> None:
+    """The default ``Notify``: one line on stderr."""
+    sys.stderr.write(line + "\n")
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How a run executes, apart from what it evaluates (none of it changes the results)."""
+
+    cache: Path | None = None
+    """The response cache file (default ``<cache>/responses.sqlite``)."""
+    no_cache: bool = False
+    """Neither read nor write the response cache."""
+    on_cache_error: CacheErrorPolicy = "stop"
+    """When the cache cannot be written: stop (keeping every answer), or go on without it."""
+    offline: bool = False
+    """Never download datasets."""
+    progress: bool = True
+    """A progress bar (a line every ``progress_every`` seconds when stderr is not a terminal)."""
+    progress_every: float = 30.0
+    max_consecutive_failures: int = MAX_CONSECUTIVE_FAILURES
+    """Stop the run when this many model calls in a row fail the same way (0: never)."""
+    workers: int | None = None
+    """Worker processes (or Ray actors); None picks (``runner.workers.worker_count``)."""
+    executor: Executor = "local"
+    ray_address: str | None = None
+    ray_gpus_per_worker: float = 0.0
+    costs: Costs | None = None
+    """Prices, the budget and ``--batch`` (None: none of them)."""
+
+
+@dataclass(frozen=True)
+class Costs:
+    """What the run's calls cost and may cost, and whether they go in batches (``docs/usage/costs.md``); none of it
+    is part of the run's identity, so a larger budget resumes the same run."""
+
+    prices: Prices | None = None
+    """``structbench.prices.Prices`` (loaded from ``--prices`` or the suite), or None."""
+    max_cost: float | None = None
+    """Stop the run (``BudgetError``, exit 6) once its calls cost this many US dollars at ``prices``."""
+    max_tokens_total: int | None = None
+    """Stop the run once its calls used this many tokens (prompt + completion)."""
+    batch: bool = False
+    """Send the calls through the provider's batch API, one batch per strategy step."""
+    batch_poll: float = 30.0
+    """Most seconds between two polls of a running batch."""
+
+    @property
+    def one_process(self) -> bool:
+        """Budgets and batches count every call in one process."""
+        return self.batch or self.max_cost is not None or self.max_tokens_total is not None
+
+
+def costs_of(prices: Path | None, max_cost: float | None, max_tokens_total: int | None, batch: bool,
+             batch_poll: float) -> Costs | None:
+    """The cost settings, the prices file read and checked (a bad one is a usage error naming its line); None when
+    none is given."""
+    if prices is None and max_cost is None and max_tokens_total is None and not batch:
+        return None
+    from structbench.prices import load_prices
+
+    loaded = load_prices(prices) if prices is not None else None
+    if max_cost is not None and loaded is None:
+        raise UsageError("--max-cost needs the models' prices: give --prices FILE (US dollars per million tokens)")
+    return Costs(loaded, max_cost, max_tokens_total, batch, batch_poll)
+
+
+def budget_of(costs: Costs, spec: BackendSpec, settings: RunSettings, notify: Notify = to_stderr) -> Budget:
+    """The run's ``Budget``, after checking what the cost settings need: a price for the model, one process, a
+    backend with a batch API."""
+    from structbench.runner.budget import Budget
+
+    if costs.prices is not None:
+        costs.prices.require([spec.label])
+    if costs.one_process:
+        if settings.executor == "ray":
+            raise UsageError("--batch, --max-cost and --max-tokens-total count every call in one process: drop "
+                             "--executor ray")
+        if settings.workers is not None and settings.workers > 1:
+            notify(f"note: --workers {settings.workers}: --batch, --max-cost and --max-tokens-total count every "
+                   "call in one process; running in one (--concurrency still applies)")
+    if costs.batch:
+        from structbench.batch.providers import PROVIDERS
+
+        if spec.backend not in PROVIDERS:
+            raise UsageError(f"--batch: the {spec.backend} backend has no batch API (openai and anthropic have one)")
+    return Budget(costs.max_cost, costs.max_tokens_total, costs.prices)
+
+
+def execute(
+    config: RunConfig, spec: BackendSpec, run_dir: Path, settings: RunSettings, notify: Notify = to_stderr
+) -> Run:
+    """Evaluate ``config`` on the backend ``spec`` names into ``run_dir``; the run (its ``metrics`` set) when every
+    job was recorded. A run that stops early raises (``RunStoppedError``, ``StorageError``, ``KeyboardInterrupt``,
+    ``Terminated``): the finished samples are kept in ``run_dir`` and the same call resumes."""
+    from structbench.backends import BACKENDS, make_backend
+    from structbench.batch.collector import BatchSettings
+    from structbench.datasets import DataContext, cache_root
+    from structbench.runner.control import RunControl
+    from structbench.runner.run import Run, model_context
+    from structbench.runner.selection import needs_model_context, prepare
+    from structbench.runner.workers import worker_count
+
+    BACKENDS.get(spec.backend)  # an unknown backend fails before any data is loaded
+    costs = settings.costs or Costs()
+    budget = budget_of(costs, spec, settings, notify)  # so do prices without the model, a budget in several processes
+    the_run = Run(run_dir, config)  # so does a run directory holding another configuration, or an unwritable one
+    backend, context = None, None
+    if needs_model_context(config):  # a benchmark leaves out what cannot fit the model's context: ask first
+        backend = make_backend(spec)
+        context = model_context(backend)
+        if context is not None:
+            notify(f"note: the model's context is {context} tokens: prompts built to larger token budgets are "
+                   "left out")
+    data = DataContext.from_env(config.data_dir, offline=settings.offline, allow_modified=config.allow_modified_data)
+    selections = prepare(config, data, context)
+    if data.modified:
+        files = ", ".join(f"{m.dataset}/{m.path}" for m in data.modified[:3])
+        files += " ..." if len(data.modified) > 3 else ""
+        notify(f"note: {len(data.modified)} data file(s) differ from their release and are used as given "
+               f"(--allow-modified-data): {files}; manifest.json lists them (modified_data)")
+    backend = backend or make_backend(spec)
+    workers = settings.workers
+    cluster = None
+    if settings.executor == "ray":
+        from structbench.runner.cluster import Cluster
+
+        cluster = Cluster(spec, address=settings.ray_address, actors=workers, offline=settings.offline,
+                          gpus_per_worker=settings.ray_gpus_per_worker)
+    else:
+        workers = worker_count(backend, workers)
+    if costs.one_process:
+        workers = 1
+    control = RunControl(settings.max_consecutive_failures, settings.on_cache_error, budget=budget)
+    response_cache = (None if settings.no_cache
+                      else open_cache(settings.cache or cache_root() / "responses.sqlite", control, notify))
+    try:
+        the_run.execute(
+            backend,
+            selections,
+            cache=response_cache,
+            concurrency=spec.concurrency,
+            progress=settings.progress,
+            progress_interval=settings.progress_every,
+            control=control,
+            workers=workers or 1,
+            cluster=cluster,
+            model_context=context,
+            modified_data=data.modified,
+            prices=costs.prices,
+            batch=BatchSettings(poll=costs.batch_poll) if costs.batch else None,
+        )
+    finally:
+        if response_cache is not None:
+            response_cache.close()
+    return the_run
+
+
+def open_cache(path: Path, control: RunControl, notify: Notify = to_stderr) -> ResponseCache | None:
+    """The response cache, or None when it cannot be opened and ``--on-cache-error continue`` was given."""
+    from structbench.runner.cache import ResponseCache
+
+    try:
+        return ResponseCache(path)
+    except StorageError as err:
+        if control.on_cache_error == "stop":
+            raise StorageError(f"{err}; pass --on-cache-error continue (or --no-cache) to run without it") from err
+        notify(f"warning: {err}; running without the response cache (--on-cache-error continue)")
+        return None

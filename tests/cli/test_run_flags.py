@@ -1,0 +1,94 @@
+"""``run``'s flags as users of other harnesses type them: ``--output-dir`` (``--out``), ``-o`` given a path,
+``--temperature``/``--top-p``/``--system-prompt`` reaching every request, ``--sample-id``, the seeded ``--sample``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from faults import child_pythonpath
+from structbench.api import configure
+from structbench.backends.base import Request
+from structbench.backends.mock import MockBackend
+from structbench.datasets import DataContext
+from structbench.runner.run import Run
+from structbench.runner.selection import prepare
+
+
+def sb(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=child_pythonpath(), STRUCTBENCH_CACHE=str(cwd / "cache"))
+    return subprocess.run([sys.executable, "-m", "structbench", "run", *args, "--no-progress"], capture_output=True,
+                          text=True, env=env, cwd=cwd, timeout=300)
+
+
+def ids(run_dir: Path) -> list[str]:
+    return [json.loads(line)["id"] for line in (run_dir / "samples.jsonl").read_text().splitlines()]
+
+
+def test_o_with_a_path_says_it_is_option_and_names_output_dir(tmp_path: Path) -> None:
+    proc = sb(tmp_path, "-m", "oracle", "-b", "structext:test", "-o", "runs/x")
+    assert proc.returncode == 2 and not (tmp_path / "runs").exists()
+    assert proc.stderr.strip() == ("error: -o/--option 'runs/x': expected KEY=VALUE (or BENCH.KEY=VALUE); -o is "
+                                   "--option here, not the output: to write to runs/x, give --output-dir runs/x")
+
+
+def test_output_dir_and_out_name_the_same_directory(tmp_path: Path) -> None:
+    first = sb(tmp_path, "-m", "oracle", "-b", "structext:test", "-n", "2", "--output-dir", "r")
+    assert first.returncode == 0 and "run directory: r" in first.stdout, first.stderr
+    again = sb(tmp_path, "-m", "oracle", "-b", "structext:test", "-n", "2", "--out", "r")  # resumes: the same run
+    assert again.returncode == 0, again.stderr
+    sessions = json.loads((tmp_path / "r" / "manifest.json").read_text())["sessions"]
+    assert [s["jobs"] for s in sessions] == [2, 0]
+
+
+def test_sample_draws_a_seeded_subset_and_sample_id_names_samples(tmp_path: Path) -> None:
+    everything = sb(tmp_path, "-m", "oracle", "-b", "structext:test", "--out", "all")
+    assert everything.returncode == 0, everything.stderr
+    order = ids(tmp_path / "all")
+    drawn = {}
+    for seed in ("1", "2"):
+        proc = sb(tmp_path, "-m", "oracle", "-b", "structext:test", "--sample", "5", "--seed", seed, "--out", seed)
+        assert proc.returncode == 0, proc.stderr
+        drawn[seed] = ids(tmp_path / seed)
+        assert len(drawn[seed]) == 5 and set(drawn[seed]) <= set(order)
+        config = json.loads((tmp_path / seed / "manifest.json").read_text())["config"]
+        assert config["sample"] == 5 and config["seed"] == int(seed)
+    assert drawn["1"] != drawn["2"]  # the seed picks the samples
+    again = sb(tmp_path, "-m", "oracle", "-b", "structext:test", "--sample", "5", "--seed", "1", "--out", "1b")
+    assert again.returncode == 0 and ids(tmp_path / "1b") == drawn["1"]  # the same seed, the same samples
+    assert drawn["1"] != order[:5] or drawn["2"] != order[:5]  # not the first five
+    assert sorted(drawn["1"], key=order.index) == sorted(drawn["1"], key=drawn["1"].index)  # in benchmark order
+
+    chosen = [order[7], order[2]]
+    named = sb(tmp_path, "-m", "oracle", "-b", "structext:test", "--sample-id", ",".join(chosen), "--out", "named")
+    assert named.returncode == 0, named.stderr
+    assert set(ids(tmp_path / "named")) == set(chosen)
+    assert json.loads((tmp_path / "named" / "manifest.json").read_text())["config"]["sample_ids"] == chosen
+    typo = sb(tmp_path, "-m", "oracle", "-b", "structext:test", "--sample-id", order[3][:-1], "--out", "typo")
+    assert typo.returncode == 2 and not (tmp_path / "typo").exists()
+    assert f"no sample has an id of --sample-id {order[3][:-1]} (its ids look like {order[0]}" in typo.stderr
+    assert "Did you mean: " in typo.stderr
+    both = sb(tmp_path, "-m", "oracle", "-b", "structext:test", "--sample", "3", "--limit", "3", "--out", "both")
+    assert both.returncode == 2 and "give one" in both.stderr
+
+
+def test_sampling_flags_and_system_prompt_reach_every_request(tmp_path: Path) -> None:
+    seen: list[Request] = []
+
+    def reply(request: Request) -> str:
+        seen.append(request)
+        return "### Answer:\nx"
+
+    config = configure("mock", "structext:test", limit=3, temperature=0.3, top_p=0.9, system_prompt="Be brief.")
+    assert (config.generation.temperature, config.generation.top_p) == (0.3, 0.9)
+    selections = prepare(config, DataContext())
+    Run(tmp_path / "run", config).execute(MockBackend(reply=reply), selections, cache=None, concurrency=1,
+                                          progress=False)
+    assert len(seen) == 3
+    assert {(r.params.temperature, r.params.top_p) for r in seen} == {(0.3, 0.9)}
+    assert all(r.messages is not None and r.messages[0].content.startswith("Be brief.") for r in seen)
+    resumed = sb(tmp_path, "--resume", "run", "--temperature", "0.5")
+    assert resumed.returncode == 2 and "--temperature would change it" in resumed.stderr

@@ -1,0 +1,124 @@
+"""``structbench.evaluate`` and ``evaluate_suite`` as a notebook calls them: typed results, the same run directory and
+numbers as the command's, typed errors, resuming."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import structbench
+from faults import child_pythonpath
+from structbench.errors import UsageError
+
+
+@pytest.mark.shared
+def test_evaluate_the_oracle_on_scitab_scores_one_as_the_command_does(
+    tmp_path: Path, shared_datasets: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STRUCTBENCH_DATA_DIR", str(shared_datasets))
+    notes: list[str] = []
+    run = structbench.evaluate(model="oracle", bench="scitab", limit=30, out=tmp_path / "api", progress=False,
+                               notify=notes.append)
+    assert isinstance(run, structbench.EvalResult)
+    (result,) = run.results
+    assert (result.benchmark, result.variant, result.strategy, result.model) == ("scitab", "all", "zero_shot", "oracle")
+    assert (result.metric, result.headline, result.n) == ("macro_f1", 1.0, 30)
+    assert result.interval == (1.0, 1.0) and result.confidence == 0.95
+    assert result.entry.metrics["accuracy"] == 1.0 and result.entry.baselines["chance"] < 0.5
+    assert run.result("scitab", "zero_shot") is result
+    assert run.run_dir == tmp_path / "api" and not run.failures and len(run.records) == 30
+    assert run.config.limit == 30 and run.manifest.config == run.config and run.manifest.config.benches == ["scitab"]
+    assert run.manifest.status == "complete" and run.manifest.format_version == "1.0"
+    assert run.manifest.backend == {"backend": "oracle", "model": "oracle", "base_url": None}
+    on_disk = json.loads((run.run_dir / "metrics.json").read_text())
+    assert on_disk == run.metrics.model_dump(mode="json")
+
+    env = dict(os.environ, PYTHONPATH=child_pythonpath(), STRUCTBENCH_CACHE=str(tmp_path / "cache"))
+    cli = subprocess.run(
+        [sys.executable, "-m", "structbench", "run", "-m", "oracle", "-b", "scitab", "-n", "30", "--no-progress",
+         "--out", str(tmp_path / "cli")], capture_output=True, text=True, env=env, timeout=300,
+    )
+    assert cli.returncode == 0, cli.stderr
+    by_cli = json.loads((tmp_path / "cli" / "metrics.json").read_text())
+    assert by_cli == on_disk  # the same numbers, intervals included
+    by_cli_manifest = json.loads((tmp_path / "cli" / "manifest.json").read_text())
+    assert by_cli_manifest["config"] == run.manifest.config.model_dump(mode="json")
+    assert by_cli_manifest["format_version"] == on_disk["format_version"] == "1.0"
+
+    again = structbench.evaluate(model="oracle", bench="scitab", limit=30, out=tmp_path / "api", progress=False,
+                                 notify=notes.append)  # resumes: nothing left to do, the same results
+    assert again.metrics == run.metrics
+    assert [s.jobs for s in again.manifest.sessions] == [30, 0]
+
+
+def test_mistakes_are_typed_errors(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="unknown benchmark 'nosuch'"):
+        structbench.evaluate("oracle", "nosuch", out=tmp_path / "a", progress=False)
+    with pytest.raises(UsageError, match="--limit 0"):
+        structbench.evaluate("oracle", "structext:test", limit=0, out=tmp_path / "b", progress=False)
+    with pytest.raises(UsageError, match="unknown backend 'nobackend'"):
+        structbench.evaluate("nobackend", "structext:test", limit=2, out=tmp_path / "c", progress=False)
+    with pytest.raises(UsageError, match="no selected benchmark has this option"):
+        structbench.evaluate("oracle", "structext:test", options={"nosuch": 1}, out=tmp_path / "d", progress=False)
+    assert not any((tmp_path / name).exists() for name in "abcd")  # nothing half-written
+
+
+def test_a_directory_of_another_configuration_is_refused(tmp_path: Path) -> None:
+    first = structbench.evaluate("oracle", ["structext:test"], limit=2, out=tmp_path / "run", progress=False)
+    assert first.results[0].headline == 1.0 and first.results[0].n == 2
+    with pytest.raises(UsageError, match="holds a run with a different configuration"):
+        structbench.evaluate("oracle", ["structext:test"], limit=3, out=tmp_path / "run", progress=False)
+    resumed = structbench.api.resume(tmp_path / "run", settings=structbench.api.RunSettings(progress=False))
+    assert resumed.metrics == first.metrics
+
+
+@pytest.mark.shared
+def test_evaluate_suite_runs_every_model_and_writes_the_report(tmp_path: Path, shared_datasets: Path) -> None:
+    (tmp_path / "suite.yaml").write_text(
+        "models:\n  - model: oracle\n  - model: mock\n    name: echo\n"
+        f"benchmarks:\n  - bench: scitab\nlimit: 5\ndata_dir: {shared_datasets}\nreport: markdown\n"
+    )
+    started: list[str] = []
+    suite = structbench.evaluate_suite(tmp_path / "suite.yaml", out=tmp_path / "out",
+                                       settings=structbench.api.RunSettings(progress=False),
+                                       on_start=lambda i, n, r: started.append(f"{i}/{n} {r.name}"))
+    assert started == ["1/2 oracle", "2/2 echo"]
+    assert [(r.name, r.model, r.run_dir) for r in suite.runs] == [
+        ("oracle", "oracle", tmp_path / "out" / "oracle"), ("echo", "mock", tmp_path / "out" / "echo")]
+    headlines = {r.model: r.headline for r in suite.results}
+    assert headlines["oracle"] == 1.0 and headlines["mock"] is not None and headlines["mock"] < 1.0
+    assert suite.reports == [tmp_path / "out" / "report.md"] and suite.reports[0].is_file()
+    assert len(suite.metrics.results) == 2
+
+
+@pytest.mark.shared
+def test_evaluate_sweeps_a_grid_and_returns_each_cell_and_the_robustness(
+    tmp_path: Path, shared_datasets: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STRUCTBENCH_DATA_DIR", str(shared_datasets))
+    run = structbench.evaluate("oracle", "scitab", limit=8, out=tmp_path / "sweep", progress=False,
+                               sweep={"serialization": ["paper", "csv"], "perturbation": "none,transpose"})
+    assert run.config.sweeps == {"serialization": ["paper", "csv"], "perturbation": ["none", "transpose"]}
+    assert [r.cell for r in run.results] == [  # the first key varies slowest
+        "perturbation=none;serialization=paper", "perturbation=transpose;serialization=paper",
+        "perturbation=none;serialization=csv", "perturbation=transpose;serialization=csv"]
+    assert all(r.headline == 1.0 and r.n == 8 for r in run.results)
+    chosen = run.result("scitab", cell="perturbation=transpose;serialization=csv")
+    assert chosen.entry.cell == chosen.cell == "perturbation=transpose;serialization=csv"
+    with pytest.raises(UsageError, match=r"4 results match scitab/\*"):
+        run.result("scitab")  # one per cell: the cell must be named
+    (rob,) = run.robustness
+    assert rob.reference == "perturbation=none;serialization=paper" and len(rob.cells) == 4
+    assert (rob.score, rob.spread, rob.mad, rob.significant) == (1.0, 0.0, 0.0, 0)
+    assert run.robustness == run.metrics.robustness
+    preset = structbench.api.configure("oracle", preset="robust-scitab", sweep={"perturbation_seed": [1, 2]})
+    assert preset.sweeps["perturbation_seed"] == ["1", "2"] and len(preset.sweeps["serialization"]) == 7
+    with pytest.raises(UsageError, match="value 'csv' is given twice"):
+        structbench.api.configure("oracle", "scitab", sweep={"serialization": "csv,csv"})
+    with pytest.raises(UsageError, match="preset robust-scitab sweeps serialization"):
+        structbench.api.configure("oracle", preset="robust-scitab", sweep={"serialization": ["csv"]})

@@ -1,0 +1,61 @@
+"""The benchmark contract: scorers read the strategy object's answer format, never its name, and every benchmark is
+generic in its own options model."""
+
+from __future__ import annotations
+
+from typing import get_args
+
+import pytest
+
+from structbench.backends.base import Request
+from structbench.benchmark import DIRECT, REASONED, AnswerFormat, Attempt, Benchmark
+from structbench.benchmarks import BENCHMARKS
+from structbench.benchmarks.scitab import SciTab
+from structbench.benchmarks.structfact import StructFact
+from structbench.data.sample import LabelGold, Sample
+from structbench.strategies import SingleTurn
+
+
+def claim(benchmark: str, variant: str, label: str) -> Sample:
+    return Sample(id="c1", benchmark=benchmark, variant=variant, task="t", question="q", gold=LabelGold(label=label))
+
+
+def unnamed(answer: AnswerFormat) -> SingleTurn:
+    """A strategy no scorer knows by name: only its answer format says how to read its replies."""
+    return SingleTurn("a_strategy_of_my_own", lambda s: Request.chat("q"), answer=answer)
+
+
+def test_scitab_reads_the_answer_format_not_the_name() -> None:
+    bench, sample = SciTab(), claim("scitab", "all", "refutes")
+    reply = "At first the claim looks true, but the table says otherwise. Answer: false"
+    assert bench.score(sample, Attempt(output="It is true... no, false"), unnamed(DIRECT)).parsed == "supports"
+    assert bench.score(sample, Attempt(output="It is true... no, false"), unnamed(REASONED)).parsed == "refutes"
+    assert bench.score(sample, Attempt(output=reply), unnamed(REASONED)).score == 1.0
+    # a bare option letter is an answer only where the prompt listed options
+    assert bench.score(sample, Attempt(output="B"), unnamed(AnswerFormat(options=True))).parsed == "refutes"
+    assert bench.score(sample, Attempt(output="B"), unnamed(DIRECT)).parsed is None
+    # the benchmark's own strategies carry their formats
+    assert bench.strategy("cot").answer == REASONED and bench.strategy("pot").answer.program
+    assert bench.strategy("zero_shot").answer.options and not bench.strategy("in_context").answer.options
+
+
+def test_structfact_reads_the_answer_format_not_the_name() -> None:
+    bench, sample = StructFact(), claim("structfact", "demo", "YES")
+    reply = Attempt(output="C at first sight, but the final answer is A")
+    assert bench.score(sample, reply, unnamed(DIRECT)).parsed == "NOT SURE ENOUGH"
+    assert bench.score(sample, reply, unnamed(REASONED)).parsed == "YES"
+    assert bench.strategy("zero_shot_cot").answer == REASONED and bench.strategy("few_shot").answer == DIRECT
+    assert bench.strategy("self_refine").answer == REASONED
+
+
+def test_rfqa_cot_output_is_derived() -> None:
+    rfqa = BENCHMARKS.get("rfqa")()
+    assert rfqa.strategy("cot").answer.derived and not rfqa.strategy("nl").answer.derived
+
+
+@pytest.mark.parametrize("name", BENCHMARKS.names())
+def test_every_benchmark_is_generic_in_its_own_options(name: str) -> None:
+    cls = BENCHMARKS.get(name)
+    base = next(b for b in cls.__orig_bases__ if getattr(b, "__origin__", None) is Benchmark)  # type: ignore[attr-defined]
+    assert get_args(base) == (cls.Options,)
+    assert isinstance(cls().options, cls.Options)
