@@ -55,7 +55,7 @@ def test_only_prompt_options_share_a_load() -> None:
 def test_sweeps_no_benchmark_takes_or_set_twice_are_refused() -> None:
     check_sweeps([STRUCTFACT, SCITAB], {}, {"serialization": ["csv"], "scitab.markup": ["keep"]})
     cases = [
-        ({"serializaton": ["csv"]}, {}, "no selected benchmark has no such option. Did you mean: serialization?"),
+        ({"serializaton": ["csv"]}, {}, "no selected benchmark has this option. Did you mean: serialization?"),
         ({"rfqa.limit": ["1"]}, {}, "benchmark 'rfqa' is not part of this run"),
         ({"scitab.option_map": ["1"]}, {}, "scitab has no such option"),
         ({"serialization": ["csv"], "structfact.serialization": ["json"]}, {}, "both sweep structfact's serialization"),

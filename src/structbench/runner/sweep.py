@@ -61,8 +61,8 @@ def check_sweeps(bench_classes: Sequence[type[Benchmark]], options: Mapping[str,
         fields = sorted({f for b in targets for f in b.Options.model_fields})
         bare = rest if dot else key
         if bare not in fields:
-            where = f"{prefix} has" if dot else "no selected benchmark has"
-            raise UsageError(f"--sweep {key}: {where} no such option.{did_you_mean(bare, fields)} "
+            what = f"{prefix} has no such option" if dot else "no selected benchmark has this option"
+            raise UsageError(f"--sweep {key}: {what}.{did_you_mean(bare, fields)} "
                              f"Options: {', '.join(fields) or 'none'}")
     for cls in dict.fromkeys(bench_classes):
         keys = [k for k, _ in swept_keys(cls, sweeps)]
