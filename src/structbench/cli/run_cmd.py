@@ -133,7 +133,8 @@ def run(
     ] = None,
     preset: Annotated[
         str | None,
-        typer.Option("--preset", "-p", help="Run one paper table's configuration (structbench list shows them)."),
+        typer.Option("--preset", "-p", help="Run one paper table's configuration, or a robustness grid "
+                                             "(robust-<bench>; structbench list shows them)."),
     ] = None,
     option: OptionOpt = None,
     sweep: Annotated[
