@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from structbench.backends.base import Request, Response, sampling_fields
 from structbench.backends.reasoning import split_reasoning
 from structbench.benchmark import Attempt, Benchmark, Strategy
+from structbench.data.perturb import PerturbationOptions
 from structbench.data.sample import Sample
 from structbench.errors import DataError, UsageError
 from structbench.results import ResultEntry, compute_result
@@ -95,8 +96,10 @@ def export_lines(
     settings: ExportSettings | None = None,
 ) -> Iterator[dict[str, Any]]:
     """One object per sample: id, fingerprint, benchmark, variant, strategy, prompt, gold, meta, the settings
-    of the export, and the benchmark's own fields."""
+    of the export, the perturbation its prompt shows (benchmarks that accept ``data.perturb``'s: its name and seed)
+    and the benchmark's own fields."""
     settings = settings or ExportSettings(bench=f"{bench.name}:{variant}", strategy=strategy.name)
+    perturbation = bench.options.perturbation_fields() if isinstance(bench.options, PerturbationOptions) else {}
     for sample, request in zip(samples, first_requests(strategy, samples), strict=True):
         line: dict[str, Any] = {
             "id": sample.id,
@@ -110,6 +113,7 @@ def export_lines(
             "gold": sample.gold.model_dump(),
             "meta": sample.meta,
             "exported_with": settings.model_dump(),
+            **perturbation,
         }
         line.update(bench.export_fields(sample))
         yield line

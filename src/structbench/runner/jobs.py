@@ -27,15 +27,15 @@ JobRef = tuple[int, int, int, int]
 
 def job_of(selections: Sequence[Selection], ref: JobRef) -> Job:
     sel = selections[ref[0]]
-    return Job(sel.bench, sel.variant, sel.strategies[ref[1]], sel.samples[ref[2]], ref[3])
+    return Job(sel.bench, sel.variant, sel.strategies[ref[1]], sel.samples[ref[2]], ref[3], sel.cell)
 
 
 def selections_digest(selections: Sequence[Selection]) -> str:
-    """A digest of what the job references point at (benchmarks, variants, strategies, sample ids in order):
+    """A digest of what the job references point at (benchmarks, variants, cells, strategies, sample ids in order):
     a worker that prepared its own selections must hold exactly the run's."""
     h = hashlib.sha256()
     for sel in selections:
-        h.update(f"{sel.bench.name}:{sel.variant}|{','.join(s.name for s in sel.strategies)}|".encode())
+        h.update(f"{sel.bench.name}:{sel.variant}|{sel.cell}|{','.join(s.name for s in sel.strategies)}|".encode())
         for sample in sel.samples:
             h.update(sample.id.encode() + b"\0")
     return h.hexdigest()[:16]

@@ -286,7 +286,7 @@ class Run:
             for i, sel in enumerate(selections)
             for j, strategy in enumerate(sel.strategies)
             for k, sample in enumerate(sel.samples)
-            if not store.done((sel.bench.name, sel.variant, strategy.name, model, sample.id, epoch))
+            if not store.done((sel.bench.name, sel.variant, strategy.name, model, sample.id, epoch, sel.cell))
         ]
         workers = spread.processes(len(refs), concurrency)
         session = Session(started=_now(), jobs=len(refs))
@@ -558,15 +558,15 @@ def current_records(
     selections: list[Selection], records: Sequence[Kept], model: str, epochs: int = 1
 ) -> list[tuple[Selection, Strategy, list[Kept]]]:
     """The records of the current samples and epochs, per (selection, strategy), in sample then epoch order."""
-    by_key: dict[tuple[str, str, str], list[Kept]] = defaultdict(list)
+    by_key: dict[tuple[str, str, str, str], list[Kept]] = defaultdict(list)
     for r in records:
-        by_key[(r.benchmark, r.variant, r.strategy)].append(r)
+        by_key[(r.benchmark, r.variant, r.strategy, r.cell)].append(r)
     out = []
     for sel in selections:
         order = {s.id: i for i, s in enumerate(sel.samples)}
         for strategy in sel.strategies:
             recs = sorted(
-                (r for r in by_key[(sel.bench.name, sel.variant, strategy.name)]
+                (r for r in by_key[(sel.bench.name, sel.variant, strategy.name, sel.cell)]
                  if r.model == model and r.id in order and r.epoch < epochs),
                 key=lambda r: (order[r.id], r.epoch),
             )
@@ -590,7 +590,9 @@ def metrics_from_records(
 ) -> MetricsFile:
     """One result entry per (benchmark, variant, strategy) over the records of the current samples (and epochs);
     harness errors and prompts that do not fit the model are counted apart and take no part in the metrics. Each
-    entry, and the run, has its calls' tokens and their cost at ``prices``."""
+    entry, and the run, has its calls' tokens and their cost at ``prices``; a sweep's cells are compared with its
+    reference cell (``robustness``)."""
+    current = current_records(selections, records, model, epochs)
     results: list[ResultEntry] = [
         compute_result(
             sel.bench,
@@ -603,9 +605,22 @@ def metrics_from_records(
             too_long=sum(r.error_kind == "context" for r in recs),
             reasoning_cut_off=sum(r.reasoning_cut_off for r in recs if r.counted),
             replies_cut_off=sum(r.replies_cut_off for r in recs),
+            cell=sel.cell,
         ).model_copy(update={"usage": run_usage(recs, prices)})
-        for sel, strategy, recs in current_records(selections, records, model, epochs)
+        for sel, strategy, recs in current
     ]
-    everything = [r for _, _, recs in current_records(selections, records, model, epochs) for r in recs]
+    everything = [r for _, _, recs in current for r in recs]
     return MetricsFile(results=results, usage=run_usage(everything, prices),
-                       prices=prices.source if prices is not None else None)
+                       prices=prices.source if prices is not None else None,
+                       robustness=_robustness(current, results))
+
+
+def _robustness(current: list[tuple[Selection, Strategy, list[Kept]]], results: list[ResultEntry]) -> list[Any]:
+    """A sweep's cells compared (``structbench.robustness``); none without a sweep."""
+    if not any(sel.cell for sel, _, _ in current):
+        return []
+    from structbench.robustness import CellRun, sweep_robustness
+
+    runs = [CellRun(sel.cell, sel.bench, result, recs) for (sel, _, recs), result in zip(current, results, strict=True)]
+    axes = {id(run): sel.axes for run, (sel, _, _) in zip(runs, current, strict=True)}
+    return sweep_robustness(runs, order=lambda run: axes[id(run)])
