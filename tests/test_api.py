@@ -33,7 +33,7 @@ def test_evaluate_the_oracle_on_scitab_scores_one_as_the_command_does(
     assert run.result("scitab", "zero_shot") is result
     assert run.run_dir == tmp_path / "api" and not run.failures and len(run.records) == 30
     assert run.config.limit == 30 and run.manifest.config == run.config and run.manifest.config.benches == ["scitab"]
-    assert run.manifest.status == "complete" and run.manifest.format_version == "1.0"
+    assert run.manifest.status == "complete" and run.manifest.format_version == "1.1"
     assert run.manifest.backend == {"backend": "oracle", "model": "oracle", "base_url": None}
     on_disk = json.loads((run.run_dir / "metrics.json").read_text())
     assert on_disk == run.metrics.model_dump(mode="json")
@@ -48,7 +48,7 @@ def test_evaluate_the_oracle_on_scitab_scores_one_as_the_command_does(
     assert by_cli == on_disk  # the same numbers, intervals included
     by_cli_manifest = json.loads((tmp_path / "cli" / "manifest.json").read_text())
     assert by_cli_manifest["config"] == run.manifest.config.model_dump(mode="json")
-    assert by_cli_manifest["format_version"] == on_disk["format_version"] == "1.0"
+    assert by_cli_manifest["format_version"] == on_disk["format_version"] == "1.1"
 
     again = structbench.evaluate(model="oracle", bench="scitab", limit=30, out=tmp_path / "api", progress=False,
                                  notify=notes.append)  # resumes: nothing left to do, the same results
@@ -94,3 +94,31 @@ def test_evaluate_suite_runs_every_model_and_writes_the_report(tmp_path: Path, s
     assert headlines["oracle"] == 1.0 and headlines["mock"] is not None and headlines["mock"] < 1.0
     assert suite.reports == [tmp_path / "out" / "report.md"] and suite.reports[0].is_file()
     assert len(suite.metrics.results) == 2
+
+
+@pytest.mark.shared
+def test_evaluate_sweeps_a_grid_and_returns_each_cell_and_the_robustness(
+    tmp_path: Path, shared_datasets: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STRUCTBENCH_DATA_DIR", str(shared_datasets))
+    run = structbench.evaluate("oracle", "scitab", limit=8, out=tmp_path / "sweep", progress=False,
+                               sweep={"serialization": ["paper", "csv"], "perturbation": "none,transpose"})
+    assert run.config.sweeps == {"serialization": ["paper", "csv"], "perturbation": ["none", "transpose"]}
+    assert [r.cell for r in run.results] == [  # the first key varies slowest
+        "perturbation=none;serialization=paper", "perturbation=transpose;serialization=paper",
+        "perturbation=none;serialization=csv", "perturbation=transpose;serialization=csv"]
+    assert all(r.headline == 1.0 and r.n == 8 for r in run.results)
+    chosen = run.result("scitab", cell="perturbation=transpose;serialization=csv")
+    assert chosen.entry.cell == chosen.cell == "perturbation=transpose;serialization=csv"
+    with pytest.raises(UsageError, match=r"4 results match scitab/\*"):
+        run.result("scitab")  # one per cell: the cell must be named
+    (rob,) = run.robustness
+    assert rob.reference == "perturbation=none;serialization=paper" and len(rob.cells) == 4
+    assert (rob.score, rob.spread, rob.mad, rob.significant) == (1.0, 0.0, 0.0, 0)
+    assert run.robustness == run.metrics.robustness
+    preset = structbench.api.configure("oracle", preset="robust-scitab", sweep={"perturbation_seed": [1, 2]})
+    assert preset.sweeps["perturbation_seed"] == ["1", "2"] and len(preset.sweeps["serialization"]) == 7
+    with pytest.raises(UsageError, match="value 'csv' is given twice"):
+        structbench.api.configure("oracle", "scitab", sweep={"serialization": "csv,csv"})
+    with pytest.raises(UsageError, match="preset robust-scitab sweeps serialization"):
+        structbench.api.configure("oracle", preset="robust-scitab", sweep={"serialization": ["csv"]})

@@ -35,7 +35,7 @@ from structbench.runner.session import (
 
 if TYPE_CHECKING:  # the rest loads on first use: the command's --help imports this module
     from structbench.manifest import Manifest
-    from structbench.results import MetricsFile, ResultEntry
+    from structbench.results import MetricsFile, ResultEntry, Robustness
     from structbench.runconfig import Generation, Reasoning, RunConfig
     from structbench.runner.control import CacheErrorPolicy
     from structbench.runner.failures import Failure
@@ -125,13 +125,15 @@ class Result:
     n: int
     """Samples scored."""
     entry: ResultEntry = field(repr=False)
+    cell: str = ""
+    """The sweep's cell (``key=value;...``, ``structbench.cells``); ``""`` in a run without a sweep."""
 
     @classmethod
     def of(cls, entry: ResultEntry) -> Result:
         h = entry.headline
         interval = (h.ci_low, h.ci_high) if h.ci_low is not None and h.ci_high is not None else None
         return cls(entry.benchmark, entry.variant, entry.strategy, entry.model, h.name, h.value, interval,
-                   h.confidence, entry.n, entry)
+                   h.confidence, entry.n, entry, entry.cell)
 
 
 @dataclass(frozen=True)
@@ -156,16 +158,24 @@ class EvalResult:
     notes: list[str] = field(default_factory=list)
     """The run's notes and warnings, as they were printed."""
 
-    def result(self, bench: str | None = None, strategy: str | None = None) -> Result:
-        """The one result of ``bench`` (``BENCH`` or ``BENCH:VARIANT``) and ``strategy``; a ``UsageError`` unless
-        exactly one matches."""
+    def result(self, bench: str | None = None, strategy: str | None = None, cell: str | None = None) -> Result:
+        """The one result of ``bench`` (``BENCH`` or ``BENCH:VARIANT``), ``strategy`` and sweep ``cell`` (its
+        ``key=value;...`` name); a ``UsageError`` unless exactly one matches."""
         name, _, variant = (bench or "").partition(":")
         found = [r for r in self.results if (not name or r.benchmark == name) and (not variant or r.variant == variant)
-                 and (strategy is None or r.strategy == strategy)]
+                 and (strategy is None or r.strategy == strategy) and (cell is None or r.cell == cell)]
         if len(found) != 1:
-            have = ", ".join(f"{r.benchmark}:{r.variant}/{r.strategy}" for r in self.results)
-            raise UsageError(f"{len(found)} results match {bench or '*'}/{strategy or '*'} (results: {have})")
+            have = ", ".join(f"{r.benchmark}:{r.variant}/{r.strategy}" + (f" [{r.cell}]" if r.cell else "")
+                             for r in self.results)
+            asked = f"{bench or '*'}/{strategy or '*'}" + (f" [{cell}]" if cell is not None else "")
+            raise UsageError(f"{len(found)} results match {asked} (results: {have})")
         return found[0]
+
+    @property
+    def robustness(self) -> list[Robustness]:
+        """A sweep's cells compared with its reference cell, per benchmark, strategy and model (``metrics.json``'s
+        ``robustness``); empty without a sweep."""
+        return list(self.metrics.robustness)
 
 
 def _option_text(value: object) -> str:
@@ -194,11 +204,11 @@ def _names(value: str | Sequence[str] | None) -> list[str]:
 
 
 def preset_config(name: str, options: Mapping[str, str]) -> tuple[list[str], list[str], dict[str, str]]:
-    """Preset ``name`` as benches, strategies and options; ``options`` may add what the preset leaves open (a data
-    path, a tokenizer), not change what it sets."""
-    from structbench.papers.registry import preset_table
+    """Preset ``name`` (a paper table's or a robustness grid's) as benches, strategies and options; ``options`` may
+    add what the preset leaves open (a data path, a tokenizer), not change what it sets."""
+    from structbench.papers.registry import find_preset
 
-    preset = preset_table(name).preset
+    preset = find_preset(name)
     merged = dict(preset.options)
     for key, value in options.items():
         bare = key.partition(".")[2] or key
@@ -207,6 +217,19 @@ def preset_config(name: str, options: Mapping[str, str]) -> tuple[list[str], lis
             raise UsageError(f"--option {key}={value}: preset {name} runs the paper's {bare}={fixed}")
         merged[key] = value
     return list(preset.benches), list(preset.strategies), merged
+
+
+def sweep_values(sweep: Mapping[str, str | Sequence[object]] | None) -> dict[str, list[str]]:
+    """``sweep`` as ``RunConfig.sweeps``: each key's values as a list or one comma-separated string (``--sweep``'s
+    ``V1,V2,...``); a value that cannot name a cell is a usage error."""
+    from structbench.cells import VALUES, check_sweep_values
+
+    out: dict[str, list[str]] = {}
+    for key, values in (sweep or {}).items():
+        items = values.split(VALUES) if isinstance(values, str) else [_option_text(v) for v in values]
+        out[str(key).strip()] = [v.strip() for v in items if v.strip()]
+    check_sweep_values(out)
+    return out
 
 
 def _generation(temperature: float | None, top_p: float | None) -> Generation:
@@ -244,6 +267,7 @@ def configure(
     strategy: str | Sequence[str] | None = None,
     preset: str | None = None,
     options: Mapping[str, object] | None = None,
+    sweep: Mapping[str, str | Sequence[object]] | None = None,
     limit: int | None = None,
     sample: int | None = None,
     sample_ids: str | Sequence[str] | None = None,
@@ -268,9 +292,12 @@ def configure(
     ``bench``: ``BENCH[:VARIANT]`` entries (a list or one comma-separated string; ``all``: every benchmark); None
     runs the default quick suite. ``strategy``: names for every benchmark, ``BENCH[:VARIANT]/NAME`` for one, or
     ``all``; None: each benchmark's default. ``preset``: one paper table's configuration (benchmarks, strategies
-    and options; ``options`` may only add to it). ``options``: benchmark run options, ``KEY`` (every benchmark that
-    has it) or ``BENCH.KEY``. ``limit``: the first N samples of each benchmark; ``sample``: a random N of them,
-    drawn with ``seed`` (kept in the benchmark's order); ``sample_ids``: only the samples with these ids.
+    and options; ``options`` may only add to it) or a robustness grid (``robust-<bench>``: its sweep too).
+    ``options``: benchmark run options, ``KEY`` (every benchmark that has it) or ``BENCH.KEY``. ``sweep``: options
+    evaluated at several values in one run (``{"serialization": ["csv", "json"]}`` or ``"csv,json"``; several keys:
+    their grid), each cell compared with the reference cell in ``metrics.json``'s robustness. ``limit``: the first
+    N samples of each benchmark; ``sample``: a random N of them, drawn with ``seed`` (kept in the benchmark's
+    order); ``sample_ids``: only the samples with these ids.
     ``temperature`` and ``top_p`` replace every request's own (the benchmarks' and strategies' sampling included).
     The rest are ``structbench run``'s flags of the same names."""
     from structbench.runconfig import RunConfig
@@ -288,10 +315,14 @@ def configure(
     opts = {key: _option_text(value) for key, value in (options or {}).items()}
     strategies = _names(strategy)
     benches = bench_entries(bench)
+    sweeps = sweep_values(sweep)
     if preset is not None:
+        from structbench.runner.sweep import preset_sweeps
+
         if bench is not None or strategy is not None:
             raise UsageError(f"--preset {preset} sets the benchmarks and strategies; drop --bench and --strategy")
         benches, strategies, opts = preset_config(preset, opts)
+        sweeps = preset_sweeps(preset, sweeps)
     elif benches is None:
         benches = DEFAULT_SUITE
         strategies = strategies or DEFAULT_STRATEGIES
@@ -309,6 +340,7 @@ def configure(
         benches=benches,
         strategies=strategies,
         options=opts,
+        sweeps=sweeps,
         limit=limit,
         sample=sample,
         sample_ids=ids,
@@ -426,6 +458,7 @@ def evaluate(
     out: str | Path | None = None,
     preset: str | None = None,
     options: Mapping[str, object] | None = None,
+    sweep: Mapping[str, str | Sequence[object]] | None = None,
     sample: int | None = None,
     sample_ids: str | Sequence[str] | None = None,
     seed: int = 0,
@@ -464,13 +497,14 @@ def evaluate(
     """Evaluate ``model`` (``BACKEND[:NAME]``, e.g. ``openai:gpt-4o-mini``, ``oracle``) on ``bench`` into the run
     directory ``out`` and return its results, as ``structbench run`` does with the flags of the same names.
 
-    What decides the results is ``configure``'s (``strategy``, ``limit``, ``preset``, ``options``, ``seed`` ...);
+    What decides the results is ``configure``'s (``strategy``, ``limit``, ``preset``, ``options``, ``sweep``,
+    ``seed`` ...);
     how the model is reached is ``Connection``'s (``base_url``, ``api_key_env``, ``concurrency`` ...), how the run
     executes ``RunSettings``' (``cache``, ``no_cache``, ``workers``, ``progress`` ...). Notes and warnings go to
     ``notify`` (default: stderr) and into the result's ``notes``. The same call again resumes the run and returns
     the same results without a model call."""
     config = configure(
-        model, bench, strategy=strategy, preset=preset, options=options, limit=limit, sample=sample,
+        model, bench, strategy=strategy, preset=preset, options=options, sweep=sweep, limit=limit, sample=sample,
         sample_ids=sample_ids, seed=seed, epochs=epochs, data_dir=data_dir, allow_modified_data=allow_modified_data,
         base_url=base_url, model_options=model_options, max_tokens=max_tokens, temperature=temperature, top_p=top_p,
         system_prompt=system_prompt, chat_template_args=chat_template_args,
@@ -519,7 +553,9 @@ class SuiteResult:
         """Every finished run's entries as one metrics file (what the suite's table shows)."""
         from structbench.results import MetricsFile
 
-        return MetricsFile(results=[r.entry for r in self.results])
+        return MetricsFile(results=[r.entry for r in self.results],
+                           robustness=[x for run_ in self.runs if run_.result is not None
+                                       for x in run_.result.metrics.robustness])
 
 
 def evaluate_suite(

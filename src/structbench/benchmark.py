@@ -26,7 +26,7 @@ from structbench.registry import did_you_mean
 
 if TYPE_CHECKING:
     from structbench.datasets import DataContext
-    from structbench.papers.spec import PaperTable
+    from structbench.papers.spec import PaperTable, Preset
     from structbench.stats.bootstrap import Statistic
 
 Generate = Callable[[Request], Awaitable[Response]]
@@ -192,6 +192,11 @@ class Benchmark(ABC, Generic[OptionsT]):
     """The model's context in tokens when the run knows it before loading (``Backend.context_window``), else
     None; set by the runner before ``load``. A benchmark with ``uses_model_context`` leaves out what cannot fit
     and says so in ``exclusions``."""
+    prompt_options: ClassVar[frozenset[str]] = frozenset()
+    """Options that change only how samples are prompted, never which samples ``load`` builds (serializations,
+    perturbations, decoding): the cells of a sweep (``runner.sweep``) that differ only in them share one load and
+    one stream of samples, read once (a benchmark whose ``load`` leaves state on the instance passes it on in
+    ``take_load``)."""
     paper_scoring: ClassVar[tuple[str, ...]] = ()
     """Options that switch parsing and scoring to the papers' released code, bug for bug (what the presets set);
     their defaults are structbench's corrected scoring. A score under them also records the corrected one."""
@@ -232,6 +237,12 @@ class Benchmark(ABC, Generic[OptionsT]):
         benchmark's documentation. What strategies read of the loaded benchmark (a few-shot pool) must be set before
         the first sample is yielded: the core reads the first sample before it forks workers. ``exclusions`` is read
         after the last."""
+
+    def take_load(self, loaded: Benchmark) -> None:
+        """Take over what ``loaded.load`` left on that instance (demonstrations, what it left out): this instance of
+        the same benchmark differs from it only in ``prompt_options`` and prompts and scores the samples ``loaded``
+        loaded, without loading them again (the cells of a sweep). Nothing to take by default."""
+        return None
 
     @abstractmethod
     def strategies(self) -> Mapping[str, Strategy]:
@@ -307,6 +318,12 @@ class Benchmark(ABC, Generic[OptionsT]):
     def paper_tables(cls) -> Sequence[PaperTable]:
         """The papers' result tables this benchmark reproduces: published numbers, the preset that runs
         each table's configuration, and how a run's records fill its columns (``structbench.papers``)."""
+        return ()
+
+    @classmethod
+    def robustness_presets(cls) -> Sequence[Preset]:
+        """Presets that sweep the benchmark over a standard grid of table formats and perturbations
+        (``structbench.papers.robustness``); () where it shows no tables."""
         return ()
 
     def answer_labels(self, scored: Sequence[Scored]) -> tuple[str, ...]:

@@ -13,8 +13,8 @@ from structbench.usage import CallUsage, Usage, UsageKey, usage_groups
 
 _NO_VALUES: dict[str, float] = {}
 
-RecordKey = tuple[str, str, str, str, str, int]
-"""(benchmark, variant, strategy, model, sample id, epoch)."""
+RecordKey = tuple[str, str, str, str, str, int, str]
+"""(benchmark, variant, strategy, model, sample id, epoch, sweep cell)."""
 
 ErrorKind = Literal["model", "harness", "context"]
 """Who failed: the model (its call failed after retries), the harness (a bug in a strategy, parser or scorer), or
@@ -40,6 +40,7 @@ class _Outcome:
         meta: dict[str, Any]
         cluster: str | None
         epoch: int
+        cell: str
         error: str | None
         error_kind: ErrorKind | None
 
@@ -57,8 +58,8 @@ class _Outcome:
 
     @property
     def key(self) -> RecordKey:
-        """What a record is the outcome of: one sample under one strategy and model, in one epoch."""
-        return (self.benchmark, self.variant, self.strategy, self.model, self.id, self.epoch)
+        """What a record is the outcome of: one sample under one strategy and model, in one epoch and sweep cell."""
+        return (self.benchmark, self.variant, self.strategy, self.model, self.id, self.epoch, self.cell)
 
     def scored(self) -> Scored:
         return Scored(id=self.id, task=self.task, parsed=self.parsed, gold=self.gold, score=self.score,
@@ -93,6 +94,9 @@ class SampleRecord(_Outcome, BaseModel):
     epoch: int = Field(0, ge=0)
     """Which repeat of the sample this is (``--epochs``): each epoch is its own record, request seed and cache
     entry."""
+    cell: str = ""
+    """The sweep's cell the sample was asked in (``runner.sweep``: ``key=value`` pairs joined by ``;``); ``""`` in a
+    run without a sweep."""
     confidence: float | None = None
     artifacts: dict[str, Any] = Field(default_factory=dict)
     reasoning: str | None = None
@@ -145,7 +149,7 @@ class SampleRecord(_Outcome, BaseModel):
             sys.intern(self.benchmark), sys.intern(self.variant), sys.intern(self.strategy), sys.intern(self.model),
             self.id, sys.intern(self.task), self.parsed, self.gold, self.score, self.values or _NO_VALUES,
             self.meta, self.cluster, self.epoch, self.error, self.error_kind, self.reasoning_cut_off,
-            self.replies_cut_off, self.usage_by() if self.call_usage else (),
+            self.replies_cut_off, self.usage_by() if self.call_usage else (), sys.intern(self.cell),
         )
 
     def as_failed(self, error: str) -> SampleRecord:
@@ -154,7 +158,7 @@ class SampleRecord(_Outcome, BaseModel):
         fields: dict[str, Any] = {
             "benchmark": self.benchmark, "variant": self.variant, "strategy": self.strategy, "model": self.model,
             "id": self.id, "task": self.task, "prompt": self.prompt, "output": "", "error": error,
-            "cluster": self.cluster, "epoch": self.epoch,
+            "cluster": self.cluster, "epoch": self.epoch, "cell": self.cell,
         }
         try:
             return SampleRecord.model_validate(fields)
@@ -187,6 +191,7 @@ class RecordSummary(_Outcome):
     replies_cut_off: int = 0
     usage_groups: tuple[tuple[UsageKey, Usage], ...] = ()
     """The record's calls summed per (model, batch, reused): what costs are computed from."""
+    cell: str = ""
 
     def usage_by(self) -> tuple[tuple[UsageKey, Usage], ...]:
         return self.usage_groups

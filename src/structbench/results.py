@@ -95,7 +95,7 @@ class Group(BaseModel):
 
 
 class ResultEntry(BaseModel):
-    """Metrics of one (benchmark, variant, strategy, model)."""
+    """Metrics of one (benchmark, variant, strategy, model), in one cell of a sweep."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -103,6 +103,9 @@ class ResultEntry(BaseModel):
     variant: str
     strategy: str
     model: str
+    cell: str = ""
+    """The sweep's cell the entry was run in: its options, ``key=value`` pairs joined by ``;``
+    (``runner.sweep``); ``""`` for a run without a sweep."""
     headline: Headline
     metrics: dict[str, float]
     """Every corpus-level metric, the headline included."""
@@ -150,6 +153,80 @@ class ResultEntry(BaseModel):
         return self
 
 
+class CellComparison(BaseModel):
+    """One cell of a sweep: its headline with its interval, and its paired difference from the reference cell."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cell: str
+    options: dict[str, str]
+    """The cell's option values, by key."""
+    n: int
+    value: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    reference: bool = False
+    """The cell the others are compared with (the options' values without the sweep: the paper's)."""
+    pairs: int = 0
+    """Samples this cell shares with the reference cell (same id), the pairs of the test."""
+    delta: float | None = None
+    """This cell's headline minus the reference cell's, on the shared samples."""
+    delta_ci_low: float | None = None
+    delta_ci_high: float | None = None
+    p_bootstrap: float | None = None
+    """None where fewer than ``stats.paired.MIN_CLUSTERS`` units were resampled (too coarse to report)."""
+    p_randomization: float | None = None
+    p_adjusted: float | None = None
+    """``p_randomization`` corrected for the sweep's number of tests (``Robustness.correction``)."""
+    significant: bool | None = None
+    """``p_adjusted < alpha``: the cell's score differs from the reference cell's beyond chance."""
+
+
+class Robustness(BaseModel):
+    """How one (benchmark, variant, strategy, model) fared across the cells of a sweep (``docs/usage/robustness.md``).
+
+    The robustness score is the worst cell's headline: what the model can be relied on to reach whichever way the
+    data is written. Beside it: the spread (best minus worst) and the mean absolute deviation of the cells' headlines
+    from their mean, as HELM's ToRR study reports the variability of a model across table formats."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    benchmark: str
+    variant: str
+    strategy: str
+    model: str
+    metric: str
+    axes: dict[str, list[str]]
+    """The swept keys, in the sweep's order, with their values: the grid's rows, columns ..."""
+    reference: str
+    cells: list[CellComparison]
+    score: float | None
+    """The worst cell's headline."""
+    worst: str | None = None
+    best: str | None = None
+    best_value: float | None = None
+    mean: float | None = None
+    spread: float | None = None
+    """Best minus worst cell headline."""
+    mad: float | None = None
+    """Mean absolute deviation of the cells' headlines from their mean."""
+    significant: int = 0
+    """Cells whose difference from the reference is significant after the correction."""
+    correction: str = "holm"
+    alpha: float = 0.05
+    resamples: int = 0
+    seed: int = 0
+    confidence: float = 0.95
+    unit: str | None = None
+    """What the paired tests resampled and swapped (the benchmark's cluster, or ``sample``)."""
+
+    def shown(self, cell: str | None) -> str:
+        """A cell's options as readers see them, in the sweep's order: ``serialization=csv, perturbation=none``."""
+        from structbench.cells import cell_text
+
+        return cell_text(cell or "", list(self.axes))
+
+
 class MetricsFile(BaseModel):
     """The whole of ``metrics.json``."""
 
@@ -160,6 +237,9 @@ class MetricsFile(BaseModel):
     """Tokens and cost of the whole run (every entry's calls); None for ``score``."""
     prices: str | None = None
     """The prices file (or suite) the costs were computed at; None: no prices were given, costs are unknown."""
+    robustness: list[Robustness] = Field(default_factory=list)
+    """A sweep's cells compared, per (benchmark, variant, strategy, model) swept over two cells or more; empty
+    without a sweep."""
 
 
 def read_metrics(path: Path) -> MetricsFile:
@@ -226,6 +306,7 @@ def compute_result(
     replies_cut_off: int = 0,
     missing: Sequence[str] = (),
     interval: bool = True,
+    cell: str = "",
 ) -> ResultEntry:
     """Aggregate ``scored`` overall and per breakdown group (with several epochs: each metric's mean over the
     epochs); with nothing scored, no metric at all. Confusion matrices and extra results count every answer.
@@ -260,6 +341,7 @@ def compute_result(
         variant=variant,
         strategy=strategy,
         model=model,
+        cell=cell,
         headline=headline,
         metrics=metrics,
         n=outcomes.samples(),

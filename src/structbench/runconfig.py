@@ -10,6 +10,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from structbench.backends.reasoning import check_tags
+from structbench.cells import check_sweep_values
+from structbench.errors import UsageError
 
 
 class Generation(BaseModel):
@@ -59,7 +61,7 @@ class Reasoning(BaseModel):
 
 
 DEFAULTED_FIELDS = ("system_prompt", "chat_template_args", "generation", "model_options", "reasoning",
-                    "allow_modified_data", "epochs", "sample", "sample_ids")
+                    "allow_modified_data", "epochs", "sample", "sample_ids", "sweeps")
 """``RunConfig`` fields added after run directories were first named; left out of the fingerprint while at their
 defaults, so such runs keep their directory names."""
 
@@ -79,6 +81,9 @@ class RunConfig(BaseModel):
     benchmark's default; ``all`` = every one."""
     options: dict[str, str] = Field(default_factory=dict)
     """``key=value`` run options; ``bench.key`` targets one benchmark, a bare key every one that has it."""
+    sweeps: dict[str, list[str]] = Field(default_factory=dict)
+    """``--sweep KEY=V1,V2,...``: benchmark options evaluated at each of several values, in one run; the grid of the
+    swept keys a benchmark accepts is its cells (``runner.sweep``). Keys as in ``options``."""
     limit: int | None = Field(default=None, ge=1)
     """Evaluate the first ``limit`` samples of each benchmark; None: all."""
     sample: int | None = Field(default=None, ge=1)
@@ -108,6 +113,15 @@ class RunConfig(BaseModel):
     epochs: int = Field(default=1, ge=1)
     """Answer every sample this many times (``--epochs``), epoch ``e`` with request seed (``generation.seed``,
     else ``seed``) + ``e``; metrics are the mean over the epochs, intervals a two-level bootstrap."""
+
+    @field_validator("sweeps")
+    @classmethod
+    def _nameable_cells(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        try:
+            check_sweep_values(value)
+        except UsageError as err:
+            raise ValueError(str(err)) from None
+        return value
 
     def fingerprint(self) -> str:
         """A short stable hash, used to name the default run directory (unchanged for runs that leave the request

@@ -14,8 +14,9 @@ from pathlib import Path
 
 from structbench.errors import DataError
 
-FORMAT_VERSION = "1.0"
-"""The format this structbench writes, and the newest it reads."""
+FORMAT_VERSION = "1.1"
+"""The format this structbench writes, and the newest it reads. 1.1 added a sweep's fields: the configuration's
+``sweeps``, each record's and result entry's ``cell`` and metrics.json's ``robustness`` (absent: no sweep)."""
 UNVERSIONED = "1.0"
 """The format of files written before ``format_version`` existed (the same fields as 1.0)."""
 

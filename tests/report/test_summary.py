@@ -25,7 +25,7 @@ def record(parsed: str | None, gold: str, error_kind: str | None = None) -> Reco
 def test_a_score_inside_a_baseline_and_one_answer_everywhere_are_both_said() -> None:
     records = [record("YES", "YES" if i % 2 else "NO") for i in range(29)] + [record("NO", "NO")]
     records += [record(None, "YES", "harness"), record(None, "NO", "context")]  # not scored: not counted
-    answers = answer_counts(records)[("structfact", "generated", "few_shot")]
+    answers = answer_counts(records)[("structfact", "generated", "few_shot", "")]
     assert answers == (Counter({"YES": 29, "NO": 1}), Counter({"NO": 16, "YES": 14}))
     text = reading(entry(0.40, 0.2055, 0.6205, chance=0.3976, majority=0.3333), answers)
     assert text.startswith("weighted_f1 0.4000 [0.2055, 0.6205] cannot be told apart from the chance 0.3976 and "

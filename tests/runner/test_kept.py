@@ -12,7 +12,7 @@ from structbench.records import SampleRecord
 from structbench.runner import kept
 from structbench.runner.kept import KeptRecords, RecordView
 
-ENTRY = ("toy", "small", "direct", "m")
+ENTRY = ("toy", "small", "direct", "m", "")
 
 
 def record(sample_id: str, *, epoch: int = 0, error: str | None = None, kind: str | None = None,
@@ -43,7 +43,7 @@ def test_settled_keys_are_the_finished_and_the_too_long_and_the_last_try_decides
     assert settled == {"ok": True, "failed": False, "long": True, "bug": False, "retried": True, "undone": False,
                        "new": False}
     assert not records.settled(ENTRY, "ok", 1)
-    assert not records.settled(("toy", "small", "vote", "m"), "ok", 0)
+    assert not records.settled(("toy", "small", "vote", "m", ""), "ok", 0)
     assert records.entries[ENTRY].settled_count(1) == 3
     assert records.entries[ENTRY].settled_count(2) == 3
 

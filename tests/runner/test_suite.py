@@ -193,3 +193,37 @@ def test_a_suite_gives_prices_inline_or_as_a_file_and_a_bad_one_names_its_line(t
     bad = GOOD + "prices:\n  qwen:\n    input: 0.1\n    output: -4\n"
     with pytest.raises(UsageError, match=r"suite.yaml:24: prices.qwen.output: a price cannot be negative \(-4\)"):
         load_suite(_suite(tmp_path, bad))
+
+
+def test_a_benchmark_sweeps_its_options_and_a_bad_sweep_names_its_line(tmp_path: Path) -> None:
+    text = """\
+models:
+  - model: oracle
+benchmarks:
+  - bench: scitab
+    options: {markup: keep}
+    sweep:
+      serialization: [paper, csv]
+      perturbation: [none, transpose]
+  - bench: structfact
+    sweep: {perturbation_seed: [0, 1], logprobs: [true, false]}
+"""
+    (plan,) = runs(load_suite(_suite(tmp_path, text)), tmp_path / "out", tmp_path)
+    assert plan.config.sweeps == {
+        "scitab.serialization": ["paper", "csv"], "scitab.perturbation": ["none", "transpose"],
+        "structfact.perturbation_seed": ["0", "1"], "structfact.logprobs": ["true", "false"]}
+    assert plan.config.options == {"scitab.markup": "keep"}
+    bad = text.replace("[none, transpose]", "[none, transpos]").replace("perturbation_seed", "perturbation_sed")
+    bad = bad.replace("options: {markup: keep}", "options: {markup: keep, serialization: csv}")
+    bad = bad.replace("logprobs: [true, false]", "logprobs: [true, true]")
+    with pytest.raises(UsageError) as err:
+        load_suite(_suite(tmp_path, bad))
+    where = tmp_path / "suite.yaml"
+    assert str(err.value).split("; ") == [
+        f"{where}:7: benchmarks[0].sweep.serialization: serialization is also set in options: drop one",
+        f"{where}:8: benchmarks[0].sweep.perturbation[1]: scitab: bad sweep: perturbation: Value error, unknown "
+        "perturbation 'transpos'. Did you mean: transpose? Known: none, shuffle_rows, shuffle_columns, transpose, "
+        "empty_rows, no_header, thousands, dates (several joined by +)",
+        f"{where}:10: benchmarks[1].sweep.perturbation_sed: structfact has no option 'perturbation_sed'",
+        f"{where}:10: benchmarks[1].sweep.logprobs: value 'true' is given twice",
+    ]

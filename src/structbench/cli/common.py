@@ -145,7 +145,7 @@ def echo_exclusions(metrics: Any) -> None:
 
     for r in metrics.results:
         if r.too_long:
-            typer.echo(f"note: {r.benchmark}:{r.variant}/{r.strategy}: {r.too_long} sample(s) {TOO_LONG_MEANING} "
+            typer.echo(f"note: {_entry(r)}: {r.too_long} sample(s) {TOO_LONG_MEANING} "
                        "(metrics.json: too_long; samples.jsonl: error_kind context)", err=True)
     seen = set()
     for r in metrics.results:
@@ -166,8 +166,13 @@ def echo_cut_off(metrics: Any) -> None:
     for r in metrics.results:
         note = cut_off_note(r)
         if note is not None:
-            typer.echo(f"note: {r.benchmark}:{r.variant}/{r.strategy}: {note} (metrics.json: reasoning_cut_off)",
-                       err=True)
+            typer.echo(f"note: {_entry(r)}: {note} (metrics.json: reasoning_cut_off)", err=True)
+
+
+def _entry(r: Any) -> str:
+    """``benchmark:variant/strategy``, with a sweep's cell: ``benchmark:variant[cell]/strategy`` (as failures name
+    it)."""
+    return f"{r.benchmark}:{r.variant}{f'[{r.cell}]' if r.cell else ''}/{r.strategy}"
 
 
 def echo_usage(metrics: Any) -> None:

@@ -50,7 +50,7 @@ def list_cmd() -> None:
     def field(label: str, items: list[str]) -> str:
         """``label: a, b, c`` wrapped between items only, so every name stays whole and copyable."""
         return textwrap.fill(
-            ", ".join(items) or "-", width=width, initial_indent=f"  {label + ':':<12}", subsequent_indent=" " * 14,
+            ", ".join(items) or "-", width=width, initial_indent=f"  {label + ':':<11} ", subsequent_indent=" " * 14,
             break_long_words=False, break_on_hyphens=False,
         )
 
@@ -73,7 +73,8 @@ def list_cmd() -> None:
     typer.echo("\n" + textwrap.fill(
         "Options are given as --option KEY=VALUE (every selected benchmark that has KEY) or --option BENCH.KEY=VALUE "
         "(one benchmark).", width=width, break_long_words=False, break_on_hyphens=False))
-    title = "presets: one paper table's configuration each (structbench run --model M --preset NAME [--limit N])"
+    title = ("presets: a robustness grid (docs/usage/robustness.md) or one paper table's configuration each "
+             "(structbench run --model M --preset NAME [--limit N])")
     typer.echo("\n\n" + textwrap.fill(title, width=width, break_long_words=False, break_on_hyphens=False) + "\n")
     typer.echo("\n\n".join(_preset_blocks(field, width)))
     typer.echo("\n" + field("backends", [f"{b} (default)" if b == DEFAULT_MODEL else b for b in BACKENDS.names()]))
@@ -84,12 +85,23 @@ def list_cmd() -> None:
 
 
 def _preset_blocks(field: Callable[[str, list[str]], str], width: int) -> list[str]:
-    """``--preset`` names with the configuration behind each paper table."""
+    """``--preset`` names with the configuration behind each paper table, and each robustness grid."""
+    import math
     import textwrap
 
-    from structbench.papers.registry import paper_tables
+    from structbench.papers.registry import paper_tables, robustness_presets
 
     blocks = []
+    for r in robustness_presets():  # a grid: --sweep values, cells x samples x strategies calls
+        cells = math.prod(len(v) for v in r.sweeps.values())
+        head = f"{r.name}  robustness grid, {cells} cells: {r.description}"
+        blocks.append("\n".join([
+            textwrap.fill(head, width=width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False),
+            field("benchmarks", list(r.benches)),
+            field("strategies", list(r.strategies)),
+            field("options", [f"{k}={v}" for k, v in r.options.items()]),
+            *(field(f"sweep {k}", list(v)) for k, v in r.sweeps.items()),
+        ]))
     for t in paper_tables():
         p, data = t.preset, t.published
         head = f"{p.name}  {data.source} ({len(data.rows)} rows x {len(data.columns)} columns)"

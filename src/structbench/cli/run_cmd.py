@@ -51,7 +51,8 @@ class CacheErrorChoice(StrEnum):
 SUITE_DEFINED = ("model", "bench", "strategy", "option", "limit", "seed", "max_tokens", "base_url", "model_option",
                  "device", "dtype", "api_key_env", "timeout", "max_retries", "resume", "data_dir", "concurrency",
                  "system_prompt", "chat_template_arg", "reasoning_budget", "reasoning_effort", "think_tags",
-                 "thought_opened", "allow_modified_data", "epochs", "temperature", "top_p", "sample", "sample_id")
+                 "thought_opened", "allow_modified_data", "epochs", "temperature", "top_p", "sample", "sample_id",
+                 "sweep")
 """``run`` flags a suite file sets (per model or for the whole suite): refused beside one. How the jobs are spread
 (``--workers``, ``--executor``, ``--ray-*``) is not among them: it applies to every model of the suite."""
 
@@ -66,7 +67,9 @@ def _typed(ctx: typer.Context, name: str) -> bool:
 def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict[str, Any]) -> list[str]:
     """The run-defining flags given on the command line whose values differ from the resumed run's."""
     from structbench.api import bench_entries, preset_config
+    from structbench.cells import parse_sweeps
     from structbench.runner.config import parse_model_options, parse_options, parse_template_args, parse_think_tags
+    from structbench.runner.sweep import preset_sweeps
 
     def typed(name: str) -> bool:
         return _typed(ctx, name)
@@ -77,6 +80,8 @@ def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict
         "bench": lambda v: bench_entries(v) == config.benches,
         "strategy": lambda v: comma_list(v) == config.strategies,
         "option": lambda v: given["preset"] is not None or parse_options(v or []) == config.options,
+        "sweep": lambda v: (preset_sweeps(given["preset"], parse_sweeps(v or [])) if given["preset"] is not None
+                            else parse_sweeps(v or [])) == config.sweeps,
         "limit": lambda v: v == config.limit,
         "sample": lambda v: v == config.sample,
         "sample_id": lambda v: comma_list(v) == (config.sample_ids or []),
@@ -128,9 +133,15 @@ def run(
     ] = None,
     preset: Annotated[
         str | None,
-        typer.Option("--preset", "-p", help="Run one paper table's configuration (structbench list shows them)."),
+        typer.Option("--preset", "-p", help="Run one paper table's configuration, or a robustness grid "
+                                             "(robust-<bench>; structbench list shows them)."),
     ] = None,
     option: OptionOpt = None,
+    sweep: Annotated[
+        list[str] | None,
+        typer.Option("--sweep", help="Run a benchmark option at several values, KEY=V1,V2,... or BENCH.KEY=V1,V2,... "
+                                     "(repeatable: the grid of all), in one run compared in its robustness section."),
+    ] = None,
     limit: LimitOpt = None,
     sample: Annotated[
         int | None,
@@ -278,6 +289,7 @@ def run(
     model."""
     from structbench.api import Connection, RunSettings, configure, default_run_dir, is_default_suite, run
     from structbench.api import resume as resume_run
+    from structbench.cells import parse_sweeps
     from structbench.report.markdown import headline_table
     from structbench.runner.config import parse_model_options, parse_options, parse_template_args, parse_think_tags
     from structbench.runner.session import costs_of
@@ -309,9 +321,9 @@ def run(
         manifest = read_manifest(resume)
         if manifest is not None:
             given = {"model": model, "base_url": base_url, "bench": bench, "strategy": strategy, "option": option,
-                     "limit": limit, "sample": sample, "sample_id": sample_id, "temperature": temperature,
-                     "top_p": top_p, "seed": seed, "epochs": epochs, "max_tokens": max_tokens, "data_dir": data_dir,
-                     "out": out,
+                     "sweep": sweep, "limit": limit, "sample": sample, "sample_id": sample_id,
+                     "temperature": temperature, "top_p": top_p, "seed": seed, "epochs": epochs,
+                     "max_tokens": max_tokens, "data_dir": data_dir, "out": out,
                      "preset": preset, "model_option": model_option, "device": device, "dtype": dtype,
                      "system_prompt": system_prompt, "chat_template_arg": chat_template_arg,
                      "reasoning_budget": reasoning_budget, "reasoning_effort": reasoning_effort,
@@ -333,6 +345,7 @@ def run(
             strategy=strategy,
             preset=preset,
             options=parse_options(option or [], output="--output-dir"),
+            sweep=parse_sweeps(sweep or []),
             limit=limit,
             sample=sample,
             sample_ids=sample_id,
@@ -384,7 +397,8 @@ def _summary(result: EvalResult, suite: str | None) -> str:
         entries: dict[tuple[str, str], tuple[list[str], int]] = {}
         for r in metrics.results:
             samples = r.n + r.harness_errors + r.too_long
-            entries.setdefault((r.benchmark, r.variant), ([], samples))[0].append(r.strategy)
+            strategies = entries.setdefault((r.benchmark, r.variant), ([], samples))[0]
+            strategies += [r.strategy] if r.strategy not in strategies else []  # once, however many sweep cells
         suite = suite_text([(BENCHMARKS.get(b).title, b, v, s, n) for (b, v), (s, n) in entries.items()])
     width = min(100, max(40, shutil.get_terminal_size((100, 24)).columns))
     return "\n" + run_summary(result.model_title, suite, metrics, answer_counts(result.records), width=width) + "\n"

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 
 from structbench.data.evidence import Evidence, Graph, ItemList, StructuredText, Table, Text, Tree
 from structbench.data.formats import FORMATS
+from structbench.data.layouts import LAYOUTS
 from structbench.registry import Registry
 
 Serializer = Callable[[Evidence], str]
@@ -67,7 +68,7 @@ def _tree_bullets(tree: Tree) -> str:
 
 
 SERIALIZERS.register("markdown", to_markdown)
-for _name, _render in FORMATS.items():  # csv, json, html, xml, triples
+for _name, _render in {**FORMATS, **LAYOUTS}.items():  # csv, json, html, xml, triples; ToRR's layouts
     SERIALIZERS.register(_name, _render)
 
 

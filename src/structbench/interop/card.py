@@ -11,6 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from structbench.cells import cell_text
 from structbench.interop.rundir import RunData
 from structbench.provenance import Provenance, combined_license
 
@@ -105,7 +106,8 @@ def dataset_card(runs: Sequence[RunData], names: Sequence[str], as_json: Sequenc
         f"`runs/{name}/manifest.json` |\n"
         for run, name in zip(runs, names, strict=True))
     head_rows = "".join(
-        f"| `{e.result.model}` | {e.result.benchmark}:{e.result.variant} | {e.result.strategy} | "
+        f"| `{e.result.model}` | {e.result.benchmark}:{e.result.variant} | {e.result.strategy}"
+        f"{f' [{cell_text(e.result.cell)}]' if e.result.cell else ''} | "
         f"{e.result.headline.name} | {_fmt(e.result.headline.value)} | "
         f"[{_fmt(e.result.headline.ci_low)}, {_fmt(e.result.headline.ci_high)}] | {e.result.n} | "
         f"{e.result.errors} | {', '.join(f'{k} {v:.4f}' for k, v in e.result.baselines.items()) or '–'} |\n"
@@ -127,8 +129,8 @@ samples = load_dataset("{where}", "samples", split="{split}")   # one row per sa
 
 ## Configurations
 
-- `results`: one row per (run, benchmark, variant, strategy, model) and metric over all samples, then one per
-  breakdown group (`breakdown`, `group`) and metric. `n` is the denominator; the headline's row (`headline`
+- `results`: one row per (run, benchmark, variant, strategy, sweep `cell`, model) and metric over all samples, then
+  one per breakdown group (`breakdown`, `group`) and metric. `n` is the denominator; the headline's row (`headline`
   true, no breakdown) carries its percentile bootstrap interval (`ci_low`, `ci_high`, `confidence`) and the
   chance and majority baselines on the same samples. An entry where nothing was scored has its headline row
   with no value, never a 0.

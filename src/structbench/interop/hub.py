@@ -98,7 +98,8 @@ def sample_rows(run: RunData) -> list[dict[str, Any]]:
 
 RESULT_SCHEMA = pa.schema([
     pa.field("run", pa.string(), nullable=False), pa.field("model", pa.string()), pa.field("benchmark", pa.string()),
-    pa.field("variant", pa.string()), pa.field("strategy", pa.string()), pa.field("breakdown", pa.string()),
+    pa.field("variant", pa.string()), pa.field("strategy", pa.string()), pa.field("cell", pa.string()),
+    pa.field("breakdown", pa.string()),
     pa.field("group", pa.string()), pa.field("metric", pa.string()), pa.field("value", pa.float64()),
     pa.field("headline", pa.bool_()), pa.field("n", pa.int64()), pa.field("ci_low", pa.float64()),
     pa.field("ci_high", pa.float64()), pa.field("confidence", pa.float64()),
@@ -108,14 +109,15 @@ RESULT_SCHEMA = pa.schema([
 ])
 """``results`` columns: ``breakdown``/``group`` are null on the rows over all samples; ``ci_*``, ``confidence``
 and the baselines are set on the headline's row over all samples; the error counts on every row over all
-samples."""
+samples; ``cell`` names a sweep's cell (``""`` without a sweep)."""
 
 
 def result_rows(run: RunData, entry: Entry) -> list[dict[str, Any]]:
     """The entry's rows: each metric over all samples (the headline first, with its interval and baselines; with no
     value where nothing was scored), then each breakdown group's metrics."""
     r = entry.result
-    base = {"run": run.name, "model": r.model, "benchmark": r.benchmark, "variant": r.variant, "strategy": r.strategy}
+    base = {"run": run.name, "model": r.model, "benchmark": r.benchmark, "variant": r.variant, "strategy": r.strategy,
+            "cell": r.cell}
     counts = {"errors": r.errors, "harness_errors": r.harness_errors, "too_long": r.too_long,
               "reasoning_cut_off": r.reasoning_cut_off}
     head = r.headline

@@ -55,6 +55,7 @@ from inspect_ai.scorer import Score
 from pydantic import ValidationError
 
 from structbench.benchmarks import BENCHMARKS
+from structbench.cells import cell_options
 from structbench.errors import UsageError
 from structbench.interop.inspect_schema import ATTEMPT, METRICS_GROUP, RECORD, RESULT
 from structbench.interop.rundir import Entry, RunData
@@ -228,7 +229,7 @@ def eval_log(run: RunData, entry: Entry) -> EvalLog:
     first = min(epochs, default=1)
     samples = [eval_sample(rec, model, int(getattr(rec, "epoch", None) or first) - first + 1)
                for rec in entry.records]
-    options = _options(config, r.benchmark)
+    options = {**_options(config, r.benchmark), **cell_options(r.cell)}  # a sweep cell's options win
     run_info = {"path": str(run.path), "name": run.name, "entry": position, "manifest": run.manifest}
     spec = EvalSpec(
         eval_id=_id(run.name, entry.task, "eval"),

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from structbench.atomic import write_text_atomic
+from structbench.cells import cell_options
 from structbench.interop.rundir import Entry, RunData
 from structbench.records import SampleRecord
 from structbench.redact import redact
@@ -126,7 +127,8 @@ def results_file(run: RunData, hashes: dict[str, str]) -> dict[str, Any]:
     results, configs, versions, higher, counts = {}, {}, {}, {}, {}
     for entry in run.entries:
         r = entry.result
-        bench = benches.get(r.benchmark, options)
+        cell = {f"{r.benchmark}.{k}": v for k, v in cell_options(r.cell).items()}  # a sweep cell's options win
+        bench = benches.get(r.benchmark, {**options, **cell})
         interval, _ = headline_interval(r, entry.records, bench, StatsOptions())
         title = BENCHMARKS.get(r.benchmark).title if r.benchmark in BENCHMARKS else r.benchmark
         results[entry.task] = _task_results(entry, interval.se if interval is not None else None)

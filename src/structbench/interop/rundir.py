@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from structbench.cells import cell_options
 from structbench.errors import DataError, UsageError
 from structbench.manifest import read_manifest
 from structbench.records import SampleRecord
@@ -40,9 +41,10 @@ class Entry:
     @property
     def task(self) -> str:
         """The entry as one task name: ``<benchmark>_<variant>_<strategy>``, the name ``inspect eval
-        structbench/<benchmark>`` gives its task."""
+        structbench/<benchmark>`` gives its task; a sweep cell's options follow, ``_key-value`` each."""
         r = self.result
-        return f"{r.benchmark}_{r.variant}_{r.strategy}"
+        cell = "".join(f"_{k}-{v}" for k, v in cell_options(r.cell).items())
+        return f"{r.benchmark}_{r.variant}_{r.strategy}{cell}"
 
 
 @dataclass(frozen=True)
@@ -88,11 +90,11 @@ class RunData:
     @cached_property
     def entries(self) -> list[Entry]:
         """Every result entry of ``metrics.json``, in its order, with its records."""
-        grouped: dict[tuple[str, str, str, str], list[SampleRecord]] = defaultdict(list)
+        grouped: dict[tuple[str, str, str, str, str], list[SampleRecord]] = defaultdict(list)
         for r in self.records:
-            grouped[(r.benchmark, r.variant, r.strategy, r.model)].append(r)
+            grouped[(r.benchmark, r.variant, r.strategy, r.model, r.cell)].append(r)
         return [
-            Entry(e, sorted(grouped.get((e.benchmark, e.variant, e.strategy, e.model), []),
+            Entry(e, sorted(grouped.get((e.benchmark, e.variant, e.strategy, e.model, e.cell), []),
                             key=lambda r: (r.id, getattr(r, "epoch", None) or 0)))
             for e in self.metrics.results
         ]

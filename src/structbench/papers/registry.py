@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from structbench.errors import UsageError
-from structbench.papers.spec import PaperTable
+from structbench.papers.spec import PaperTable, Preset
 from structbench.registry import did_you_mean
 
 
@@ -22,3 +22,21 @@ def preset_table(name: str) -> PaperTable:
         hint = did_you_mean(name, tables)
         raise UsageError(f"unknown preset {name!r}.{hint} Presets: {', '.join(tables)} (structbench list shows them).")
     return tables[name]
+
+
+def robustness_presets(benchmark: str | None = None) -> list[Preset]:
+    """The robustness presets of every registered benchmark (or of one): ``Benchmark.robustness_presets``."""
+    from structbench.benchmarks import BENCHMARKS
+
+    names = [benchmark] if benchmark is not None else BENCHMARKS.names()
+    return [p for name in names for p in BENCHMARKS.get(name).robustness_presets()]
+
+
+def find_preset(name: str) -> Preset:
+    """The preset called ``name``: a paper table's, or a robustness grid's; an unknown name is a ``UsageError``."""
+    presets = {t.name: t.preset for t in paper_tables()} | {p.name: p for p in robustness_presets()}
+    if name not in presets:
+        hint = did_you_mean(name, presets)
+        raise UsageError(f"unknown preset {name!r}.{hint} Presets: {', '.join(presets)} (structbench list shows "
+                         "them).")
+    return presets[name]

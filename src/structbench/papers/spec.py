@@ -99,6 +99,8 @@ class Preset:
     scoring: str = ""
     """How the preset parses and scores as the paper's released code did (its bug-compatible options) where
     structbench's default scoring differs, in a sentence; the paper view prints it beside the corrected row."""
+    sweeps: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """``--sweep`` keys and values: a robustness preset's grid (``papers.robustness``); empty for a paper table's."""
 
 
 @dataclass(frozen=True)

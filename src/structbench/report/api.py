@@ -17,6 +17,7 @@ from structbench.report.html import DEFAULT_MAX_TEXT, render_html
 from structbench.report.leaderboard import leaderboard_section
 from structbench.report.markdown import render_document
 from structbench.report.paper_sections import paper_sections
+from structbench.report.robustness import robustness_section
 from structbench.report.runs import BenchmarkCache, load_runs
 from structbench.runner.store import write_json_atomic
 
@@ -69,8 +70,9 @@ def prepare(run_dirs: Sequence[Path], options: ReportOptions) -> tuple[Document,
     title = options.title or "structbench report: " + ", ".join(str(p) for p in run_dirs)
     doc = build_document(views, title, notes, figures=options.figures)
     board = leaderboard_section(views, options.stats)
+    robust = robustness_section(views, runs, options.stats, figures=options.figures)
     papers = paper_sections(views, runs, options.stats, figures=options.figures)
-    doc.sections[1:1] = [*([board] if board else []), *papers]
+    doc.sections[1:1] = [*([board] if board else []), *([robust] if robust else []), *papers]
     return doc, views
 
 

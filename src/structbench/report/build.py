@@ -124,7 +124,7 @@ def entry_section(v: EntryView) -> Section:
     """Every metric of one entry, overall and per breakdown group (folded in HTML)."""
     r = v.result
     overall = TableBlock(["metric", "value"], [[k, fmt(x)] for k, x in r.metrics.items()])
-    section = Section(f"{v.section} / {r.strategy} / {v.label}", [overall], collapsed=True)
+    section = Section(f"{v.section} / {v.strategy} / {v.label}", [overall], collapsed=True)
     section.blocks.append(
         TextBlock(f"run directory: {v.run}; n = {r.n}; errors = {r.errors}; harness errors = {r.harness_errors}"
                   + (f"; too long = {r.too_long}" if r.too_long else ""))

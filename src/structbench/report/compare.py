@@ -1,6 +1,6 @@
 """``compare``: system B against system A on the samples both runs share, overall and per breakdown group.
 
-Samples pair up by (benchmark, variant, strategy, id); ``strategy_a``/``strategy_b`` pair two different
+Samples pair up by (benchmark, variant, sweep cell, strategy, id); ``strategy_a``/``strategy_b`` pair two different
 strategies instead (e.g. ``cot`` against ``direct`` of one run). Each pair of outcome lists gets a
 paired bootstrap and an approximate randomization test on the benchmark's headline metric, both by the
 benchmark's clusters (the questions of one table are resampled and swapped together; ``sample`` resamples
@@ -14,24 +14,19 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from structbench.benchmark import Benchmark, Scored
+from structbench.benchmark import Benchmark
+from structbench.cells import cell_text
 from structbench.errors import UsageError
+from structbench.paired import Pair, StatsOptions, paired_records_test
 from structbench.records import SampleRecord
 from structbench.report.crosstab import group_value
-from structbench.report.entries import StatsOptions
 from structbench.report.rundir import RunDir
 from structbench.report.runs import BenchmarkCache
 from structbench.report.tables import fmt, group_order
 from structbench.results import plural
-from structbench.stats import Design, MeanStatistic, PairedDesign, PairedTest, Statistic, paired_test
+from structbench.stats import PairedTest
 from structbench.stats.design import SAMPLE_UNIT
-from structbench.stats.metric import (
-    AggregateStatistic,
-    Resampling,
-    design_of,
-    metric_statistic,
-    scores_of,
-)
+from structbench.stats.metric import metric_statistic
 from structbench.stats.paired import MIN_CLUSTERS
 
 OVERALL = "overall"
@@ -51,6 +46,8 @@ class Comparison:
     """``overall`` or a breakdown key."""
     group: str
     test: PairedTest
+    cell: str = ""
+    """The sweep cell both entries were run in (``""`` without a sweep)."""
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -59,92 +56,39 @@ class Comparison:
         return out
 
 
-Pair = tuple[list[SampleRecord], list[SampleRecord]]
-"""One sample's records in system A and in system B (one per epoch each)."""
+Key = tuple[str, str, str, str]
+"""(benchmark, variant, strategy, sweep cell)."""
 
 
-def _by_entry(run: RunDir, strategy: str | None) -> dict[tuple[str, str, str], dict[str, list[SampleRecord]]]:
-    """(benchmark, variant, strategy) -> id -> its records (one per epoch), ids in sorted order; a run holding one
-    sample and epoch twice (two models) is refused. Harness errors were never scored and take no part."""
-    out: dict[tuple[str, str, str], dict[str, list[SampleRecord]]] = defaultdict(dict)
-    seen: set[tuple[str, str, str, str, int]] = set()
+def _by_entry(run: RunDir, strategy: str | None) -> dict[Key, dict[str, list[SampleRecord]]]:
+    """(benchmark, variant, strategy, cell) -> id -> its records (one per epoch), ids in sorted order; a run holding
+    one sample and epoch twice (two models) is refused. Harness errors were never scored and take no part."""
+    out: dict[Key, dict[str, list[SampleRecord]]] = defaultdict(dict)
+    seen: set[tuple[str, str, str, str, str, int]] = set()
     for r in sorted(run.records, key=lambda r: (r.id, r.epoch)):
         if (strategy is not None and r.strategy != strategy) or not r.counted:
             continue
-        key = (r.benchmark, r.variant, r.strategy, r.id, r.epoch)
+        key = (r.benchmark, r.variant, r.strategy, r.cell, r.id, r.epoch)
         if key in seen:
             raise UsageError(f"{run.path}: sample {r.benchmark}:{r.variant}/{r.strategy}/{r.id} appears twice"
                              + (f" in epoch {r.epoch}" if r.epoch else ""))
         seen.add(key)
-        out[(r.benchmark, r.variant, r.strategy)].setdefault(r.id, []).append(r)
+        out[(r.benchmark, r.variant, r.strategy, r.cell)].setdefault(r.id, []).append(r)
     return out
 
 
-def _headline(run: RunDir, key: tuple[str, str, str], bench: Benchmark | None) -> tuple[str, list[str]]:
+def _headline(run: RunDir, key: Key, bench: Benchmark | None) -> tuple[str, list[str]]:
     """The headline metric and breakdown keys of an entry, from metrics.json (or the benchmark class)."""
     for e in run.metrics.results:
-        if (e.benchmark, e.variant, e.strategy) == key:
+        if (e.benchmark, e.variant, e.strategy, e.cell) == key:
             return e.headline.name, list(e.breakdowns)
     if bench is not None:
         return bench.headline, list(bench.breakdown_keys)
-    raise UsageError(f"{run.path}: no metrics for {key[0]}:{key[1]}/{key[2]}")
-
-
-def _statistic(pool: Sequence[Scored], bench: Benchmark, metric: str, method: str) -> Statistic:
-    if method == "aggregate":
-        return bench.statistic(pool, metric) or AggregateStatistic(bench, pool, metric)
-    return MeanStatistic(scores_of(pool))
-
-
-def paired_pool(pairs: Sequence[Pair], bench: Benchmark, variant: str, by: Resampling) -> tuple[list[Scored],
-                                                                                                PairedDesign]:
-    """System A's outcomes then system B's, pairs in canonical order (cluster, id), and their paired design: a
-    pair's cluster is the one A's record names (else B's), so both systems resample and swap the same clusters."""
-
-    def cluster_of(pair: Pair) -> str | None:
-        return next((r.cluster for r in (*pair[0], *pair[1]) if r.cluster is not None), None)
-
-    def order(pair: Pair) -> tuple[tuple[int, str], str]:
-        cluster, id_ = cluster_of(pair), pair[0][0].id
-        return ((0, cluster) if by == "cluster" and cluster is not None else (1, id_)), id_
-
-    keyed = sorted(pairs, key=order)
-    unit = SAMPLE_UNIT if by == "sample" or all(cluster_of(p) is None for p in keyed) else bench.unit(variant)
-    sides = [[r.scored().model_copy(update={"cluster": cluster_of(p)}) for p in keyed for r in p[side]]
-             for side in (0, 1)]
-    every = sides[0] + sides[1]
-    design = design_of(every, unit, by)  # one coding of clusters and samples for both systems
-    n_a = len(sides[0])
-    a = Design(unit, design.cluster[:n_a], design.sample[:n_a], design.epoch[:n_a], design.clusters, design.samples)
-    b = Design(unit, design.cluster[n_a:], design.sample[n_a:], design.epoch[n_a:], design.clusters, design.samples)
-    return every, PairedDesign(a, b)
-
-
-def paired_records_test(
-    pairs: Sequence[Pair],
-    bench: Benchmark,
-    metric: str,
-    stats: StatsOptions,
-    method: str | None = None,
-    variant: str | None = None,
-) -> PairedTest:
-    """Paired cluster bootstrap and cluster randomization of B against A on ``metric`` over aligned pairs of
-    records (A's, B's: one per epoch); ``method`` (``mean``/``aggregate``) is probed on the pooled records when not
-    given."""
-    pool, design = paired_pool(pairs, bench, variant or bench.variants[0], stats.by)
-    if method is None:
-        _, method = metric_statistic(pool, bench, metric)
-    return paired_test(
-        _statistic(pool, bench, metric, method),
-        design,
-        resamples=stats.resamples,
-        seed=stats.seed,
-        confidence=stats.confidence,
-    )
+    raise UsageError(f"{run.path}: no metrics for {key[0]}:{key[1]}/{key[2]}" + (f" [{key[3]}]" if key[3] else ""))
 
 
 def _compare_entry(
-    key: tuple[str, str, str],
+    key: Key,
     strategy_b: str,
     pairs: list[Pair],
     bench: Benchmark,
@@ -158,7 +102,7 @@ def _compare_entry(
 
     def test(breakdown: str, group: str, subset: list[Pair]) -> Comparison:
         t = paired_records_test(subset, bench, metric, stats, method, key[1])
-        return Comparison(key[0], key[1], key[2], strategy_b, metric, method, breakdown, group, t)
+        return Comparison(key[0], key[1], key[2], strategy_b, metric, method, breakdown, group, t, key[3])
 
     out = [test(OVERALL, "", pairs)]
     for bd in breakdowns:
@@ -188,11 +132,11 @@ def compare_runs(
     left, right = _by_entry(a, strategy_a), _by_entry(b, strategy_b)
     out: list[Comparison] = []
     for key, recs_a in left.items():
-        key_b = (key[0], key[1], strategy_b) if strategy_b is not None else key
+        key_b = (key[0], key[1], strategy_b, key[3]) if strategy_b is not None else key
         recs_b = right.get(key_b, {})
         pairs = [(recs_a[i], recs_b[i]) for i in recs_a if i in recs_b]
         if pairs:
-            bench = benches.get(key[0], a.options)
+            bench = benches.get(key[0], a.cell_options(key[0], key[3]))
             if bench is None:  # left out (``benches.notes`` says why): its headline cannot be recomputed
                 continue
             metric, breakdowns = _headline(a, key, bench)
@@ -249,7 +193,8 @@ def comparison_markdown(rows: Sequence[Comparison], label_a: str, label_b: str) 
     unit = "" if first is None or first.unit == SAMPLE_UNIT else f", resampling and swapping whole {first.unit}s"
     lines = [
         f"A = {label_a}, B = {label_b}; Δ = B − A; p-values: paired bootstrap and approximate randomization "
-        f"({first.resamples if first else 0} resamples, seed {first.seed if first else 0}{unit}).",
+        f"({first.resamples if first else 0} resamples, seed {first.seed if first else 0}{unit})."
+        + (" Entries of a sweep pair cell by cell." if any(c.cell for c in rows) else ""),
         "",
         f"| benchmark | strategy | metric | breakdown | group | n | A | B | Δ | {conf:.0%} CI of Δ | p boot | p rand |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
@@ -258,7 +203,8 @@ def comparison_markdown(rows: Sequence[Comparison], label_a: str, label_b: str) 
         t = c.test
         strategy = c.strategy_a if c.strategy_a == c.strategy_b else f"{c.strategy_a} vs {c.strategy_b}"
         lines.append(
-            f"| {c.benchmark}:{c.variant} | {strategy} | {c.metric} | {c.breakdown} | {c.group} | {units_text(t)} | "
+            f"| {c.benchmark}:{c.variant}{f' [{cell_text(c.cell)}]' if c.cell else ''} | {strategy} | {c.metric} | "
+            f"{c.breakdown} | {c.group} | {units_text(t)} | "
             f"{fmt(t.a)} | {fmt(t.b)} | {t.delta:+.4f} | [{fmt(t.ci_low)}, {fmt(t.ci_high)}] | "
             f"{p_bootstrap_text(t)} | {_p(t.p_randomization, t.resamples)} |"
         )

@@ -6,40 +6,15 @@ import math
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
 
 from structbench.benchmark import Benchmark
+from structbench.cells import cell_text
+from structbench.paired import StatsOptions
 from structbench.records import SampleRecord
 from structbench.report.rundir import RunDir
 from structbench.report.runs import BenchmarkCache, entry_records
-from structbench.results import Headline, ResultEntry
-from structbench.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, Interval, metric_interval
-from structbench.stats.metric import Resampling
-
-Correction = Literal["holm", "bh"]
-"""Multiple-comparison correction of a leaderboard's tests against the best: Holm (family-wise error) or
-Benjamini-Hochberg (false discovery rate)."""
-
-
-@dataclass(frozen=True)
-class StatsOptions:
-    """How headline intervals and tests are computed."""
-
-    resamples: int = DEFAULT_RESAMPLES
-    seed: int = 0
-    confidence: float = DEFAULT_CONFIDENCE
-    by: Resampling = "cluster"
-    """What is resampled: the benchmark's clusters, or (``sample``) every question on its own."""
-    correction: Correction = "holm"
-    alpha: float = 0.05
-    """Significance level of the leaderboard's tests (after the correction)."""
-
-    def matches(self, headline: Headline) -> bool:
-        """Whether the interval ``metrics.json`` stores for ``headline`` is the one these options ask for (then it
-        is shown as stored, not computed again)."""
-        same = (headline.resamples, headline.seed, headline.confidence) == (self.resamples, self.seed, self.confidence)
-        return same and (self.by == "cluster" or headline.unit == "sample")
-
+from structbench.results import ResultEntry
+from structbench.stats import Interval, metric_interval
 
 STAT_SUFFIXES = ("se", "ci_low", "ci_high")
 """``<headline>_se``, ``<headline>_ci_low`` and ``<headline>_ci_high`` are added to each entry's metrics."""
@@ -47,7 +22,7 @@ STAT_SUFFIXES = ("se", "ci_low", "ci_high")
 
 @dataclass
 class EntryView:
-    """One (benchmark, variant, strategy, model) as reported."""
+    """One (benchmark, variant, strategy, model) as reported, in one cell of a sweep."""
 
     result: ResultEntry
     """The entry, its metrics extended with the headline's standard error and CI."""
@@ -72,7 +47,10 @@ class EntryView:
 
     @property
     def strategy(self) -> str:
-        return self.result.strategy
+        """The strategy as tables and figures label it, a sweep cell's options after it: ``zero_shot
+        [serialization=csv]``."""
+        r = self.result
+        return f"{r.strategy} [{cell_text(r.cell)}]" if r.cell else r.strategy
 
 
 def with_interval(result: ResultEntry, interval: Interval | None) -> ResultEntry:
@@ -126,7 +104,7 @@ def collect(runs: list[RunDir], stats: StatsOptions, benches: BenchmarkCache) ->
         grouped = run.records_by_entry()
         for result in run.metrics.results:
             records = entry_records(result, grouped)
-            bench = benches.get(result.benchmark, run.options)
+            bench = benches.get(result.benchmark, run.cell_options(result.benchmark, result.cell))
             interval, why = headline_interval(result, records, bench, stats, benches.notes.get(result.benchmark))
             label = result.model if runs_of_model[result.model] == 1 else f"{result.model} ({run.path.name})"
             views.append(EntryView(with_interval(result, interval), records, label, run.path, interval, bench, why))

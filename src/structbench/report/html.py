@@ -58,7 +58,7 @@ def browser_payload(views: Sequence[EntryView], max_text: int = DEFAULT_MAX_TEXT
                 {
                     "benchmark": r.benchmark,
                     "variant": r.variant,
-                    "strategy": r.strategy,
+                    "strategy": v.strategy,  # with the sweep cell, so the browser tells cells apart
                     "model": v.label,
                     "id": r.id,
                     "task": r.task,

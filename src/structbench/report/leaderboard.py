@@ -1,8 +1,9 @@
 """The leaderboard: models x benchmarks, each cell a headline with its interval, ranked, every model tested
 against the column's best on the samples both answered.
 
-A column is one (benchmark, variant, strategy). Two runs hold the same sample when the id, the prompt and
-the gold answer agree (a different ``--seed`` of a generated benchmark reuses ids for other questions).
+A column is one (benchmark, variant, strategy) (in one cell of a sweep). Two runs hold the same sample when the
+id, the prompt and the gold answer agree (a different ``--seed`` of a generated benchmark reuses ids for other
+questions).
 When the models of a column hold different samples (another ``--limit``, seed or options), the column is
 ranked on the samples all of them share, and says so; with none shared it is not ranked at all.
 
@@ -20,8 +21,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from structbench.benchmark import Benchmark
+from structbench.cells import cell_text
+from structbench.paired import paired_records_test
 from structbench.records import SampleRecord
-from structbench.report.compare import paired_records_test, units_text
+from structbench.report.compare import units_text
 from structbench.report.document import Section, TableBlock, TextBlock
 from structbench.report.entries import EntryView, StatsOptions
 from structbench.report.html import prompt_text
@@ -71,6 +74,8 @@ class Column:
     note: str = ""
     baselines: dict[str, float] = field(default_factory=dict)
     """The headline under the chance and majority-class predictors on the samples the column is ranked on."""
+    cell: str = ""
+    """The sweep cell the column's entries were run in (``""`` without a sweep)."""
 
     @property
     def detectable(self) -> tuple[float, float] | None:
@@ -80,7 +85,7 @@ class Column:
 
     @property
     def label(self) -> str:
-        return f"{self.key[0]}:{self.key[1]} / {self.key[2]}"
+        return entry_label(self.key, self.cell)
 
 
 def _pick(views: list[EntryView]) -> EntryView:
@@ -104,8 +109,13 @@ def _score(
     return value, interval
 
 
-def build_column(key: tuple[str, str, str], views: list[EntryView], stats: StatsOptions) -> Column:
-    """Rank one column's models, on the samples they share where they differ."""
+def entry_label(key: tuple[str, str, str], cell: str = "") -> str:
+    """``bench:variant / strategy``, with the sweep cell's options after it in a sweep."""
+    return f"{key[0]}:{key[1]} / {key[2]}" + (f" [{cell_text(cell)}]" if cell else "")
+
+
+def build_column(key: tuple[str, str, str], views: list[EntryView], stats: StatsOptions, cell: str = "") -> Column:
+    """Rank one column's models (of one sweep cell), on the samples they share where they differ."""
     by_model: dict[str, EntryView] = {}
     for model in unique(v.result.model for v in views):
         by_model[model] = _pick([v for v in views if v.result.model == model])
@@ -123,7 +133,7 @@ def build_column(key: tuple[str, str, str], views: list[EntryView], stats: Stats
     elif shared:
         sizes = ", ".join(f"{m} {len(s)}" for m, s in signatures.items())
         note = (
-            f"{key[0]}:{key[1]} / {key[2]}: the runs hold different samples ({sizes}); ranked and tested on the "
+            f"{entry_label(key, cell)}: the runs hold different samples ({sizes}); ranked and tested on the "
             f"{len(shared)} they share (same id, prompt and gold)."
         )
         for m, v in by_model.items():
@@ -132,12 +142,12 @@ def build_column(key: tuple[str, str, str], views: list[EntryView], stats: Stats
             cells[m] = Cell(m, v, records, value, interval)
     else:
         note = (
-            f"{key[0]}:{key[1]} / {key[2]}: the runs share no sample (other --limit, --seed or options); "
+            f"{entry_label(key, cell)}: the runs share no sample (other --limit, --seed or options); "
             "values are over each run's own samples and are not ranked."
         )
         for m, v in by_model.items():
             cells[m] = Cell(m, v, list(v.scored_records), v.result.metrics.get(metric, math.nan), v.interval)
-    column = Column(key, metric, cells, ranked=bool(same or shared), note=note)
+    column = Column(key, metric, cells, ranked=bool(same or shared), note=note, cell=cell)
     first_cell = next(iter(cells.values()))
     if same:
         column.baselines = dict(first_cell.view.result.baselines)
@@ -186,10 +196,10 @@ def leaderboard(views: Sequence[EntryView], stats: StatsOptions) -> list[Column]
     """Every column of the runs' entries; None unless they hold at least two models."""
     if len(unique(v.result.model for v in views)) < 2:
         return None
-    groups: dict[tuple[str, str, str], list[EntryView]] = {}
+    groups: dict[tuple[str, str, str, str], list[EntryView]] = {}
     for v in views:
-        groups.setdefault((v.result.benchmark, v.result.variant, v.result.strategy), []).append(v)
-    return [build_column(k, group, stats) for k, group in groups.items()]
+        groups.setdefault((v.result.benchmark, v.result.variant, v.result.strategy, v.result.cell), []).append(v)
+    return [build_column(k[:3], group, stats, k[3]) for k, group in groups.items()]
 
 
 def _cell_text(c: Cell) -> str:

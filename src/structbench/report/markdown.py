@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from structbench.cells import cell_text
 from structbench.confusion import ConfusionMatrix
 from structbench.report.document import Document, Section, TableBlock, TextBlock
-from structbench.results import CORRECTED, EXCLUDED, TOO_LONG_MEANING, MetricsFile, ResultEntry
+from structbench.results import CORRECTED, EXCLUDED, TOO_LONG_MEANING, MetricsFile, ResultEntry, Robustness
 from structbench.usage import totals_cell, totals_text
 
 
@@ -59,20 +60,49 @@ def headline_table(metrics: MetricsFile) -> str:
     too_long = any(r.too_long for r in metrics.results)
     cut = any_cut_off(metrics.results)
     usage = any_usage(metrics.results)
+    cells = any(r.cell for r in metrics.results)
+    axes = {(s.benchmark, s.variant, s.strategy, s.model): list(s.axes) for s in metrics.robustness}
     rows = [
-        f"| benchmark | variant | strategy | model | metric | value | {confidence:.0%} CI | resampled | n | errors "
-        f"| harness errors |{' too long |' if too_long else ''}{f' {CUT_OFF} |' if cut else ''} baselines |"
-        + (f" {TOKENS} |" if usage else ""),
-        "|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if too_long else "") + ("---|" if cut else "")
-        + ("---|" if usage else ""),
+        f"| benchmark | variant | strategy |{' cell |' if cells else ''} model | metric | value | {confidence:.0%} CI "
+        f"| resampled | n | errors | harness errors |{' too long |' if too_long else ''}"
+        f"{f' {CUT_OFF} |' if cut else ''} baselines |" + (f" {TOKENS} |" if usage else ""),
+        "|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if cells else "") + ("---|" if too_long else "")
+        + ("---|" if cut else "") + ("---|" if usage else ""),
     ]
     for r in metrics.results:
         rows.append(
-            f"| {r.benchmark} | {r.variant} | {r.strategy} | {r.model} | {r.headline.name} | "
+            f"| {r.benchmark} | {r.variant} | {r.strategy} | "
+            f"{f'{cell_text(r.cell, axes.get((r.benchmark, r.variant, r.strategy, r.model), ()))} | ' if cells else ''}"
+            f"{r.model} | "
+            f"{r.headline.name} | "
             f"{_fmt(r.headline.value)} | {_interval(r)} | {r.headline.resampled(_epochs(r))} | {r.n} | {r.errors} | "
             f"{r.harness_errors} | "
             + (f"{r.too_long} | " if too_long else "") + (f"{r.reasoning_cut_off} | " if cut else "")
             + f"{_baselines(r)} |" + (f" {totals_cell(r.usage)} |" if usage else "")
+        )
+    if metrics.robustness:
+        rows += ["", robustness_table(metrics.robustness)]
+    return "\n".join(rows)
+
+
+def robustness_table(summaries: list[Robustness]) -> str:
+    """One row per swept (benchmark, variant, strategy, model): the reference cell, the worst cell's headline (the
+    robustness score), best, spread and mean absolute deviation, and how many cells differ from the reference."""
+    rows = [
+        "| benchmark | strategy | model | metric | cells | reference | robustness (worst cell) | best cell | spread "
+        "| MAD | differ from reference |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for s in summaries:
+        ref = next((c for c in s.cells if c.reference), None)
+        worst = f"{_fmt(s.score)} ({s.shown(s.worst)})" if s.score is not None else "–"
+        best = f"{_fmt(s.best_value)} ({s.shown(s.best)})" if s.best_value is not None else "–"
+        tested = sum(c.p_adjusted is not None for c in s.cells)
+        correction = {"holm": "Holm", "bh": "BH"}.get(s.correction, s.correction)
+        rows.append(
+            f"| {s.benchmark}:{s.variant} | {s.strategy} | {s.model} | {s.metric} | {len(s.cells)} | "
+            f"{s.shown(s.reference)} {_fmt(ref.value if ref else None)} | {worst} | {best} | {_fmt(s.spread)} | "
+            f"{_fmt(s.mad)} | {s.significant} of {tested} ({correction}, α = {s.alpha:g}) |"
         )
     return "\n".join(rows)
 
@@ -98,7 +128,7 @@ def confusion_markdown(name: str, cm: ConfusionMatrix) -> list[str]:
 
 def entry_section(r: ResultEntry) -> str:
     """All metrics of one entry and one table per breakdown."""
-    out = [f"## {r.benchmark}:{r.variant} / {r.strategy} / {r.model}", ""]
+    out = [f"## {r.benchmark}:{r.variant} / {r.strategy}{f' [{cell_text(r.cell)}]' if r.cell else ''} / {r.model}", ""]
     out.append("| metric | value |")
     out.append("|---|---|")
     out.extend(f"| {k} | {_fmt(v)} |" for k, v in r.metrics.items())

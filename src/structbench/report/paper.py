@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from structbench.benchmark import Benchmark, Scored, corrected_scored
+from structbench.cells import cell_options
 from structbench.papers.published import PublishedTable
 from structbench.papers.spec import Change, Mean, Measure, Orders, PaperTable, RunRow
 from structbench.records import SampleRecord
@@ -132,6 +133,22 @@ def option_value(bench: Benchmark | None, run: RunDir, key: str, default: str) -
     if bench is not None and hasattr(bench.options, key):
         return getattr(bench.options, key)
     return run.options.get(key, default)
+
+
+def _unpapered_cell(table: PaperTable, source: Source) -> list[str]:
+    """The options of the source's sweep cell that the table does not name and that are not at their defaults (a
+    serialization or perturbation the paper did not use); [] when there are none."""
+    cell = source.view.result.cell
+    if not cell or source.bench is None:
+        return []
+    named = set(table.requires) | set(table.preset.options) | set(table.selection)
+    for row in table.rows:
+        for c in row.cells.values():
+            if isinstance(c, Measure):
+                named |= set(c.options) | ({c.orders.option} if c.orders else set())
+    defaults = type(source.bench.options).model_validate({})
+    return [k for k in cell_options(cell)
+            if k not in named and getattr(source.bench.options, k, None) != getattr(defaults, k, None)]
 
 
 def _same_option(bench: Benchmark, key: str, want: str) -> bool:
@@ -287,7 +304,13 @@ class TableFill:
         self.sources = [s for s in model.sources if s.view.result.benchmark == table.benchmark]
         self.excluded: dict[str, str] = {}
         """Run directory -> why its entries do not fill this table (other required options)."""
+        self.off_cells: dict[tuple[str, str], tuple[int, set[str]]] = {}
+        """(run directory, strategy) -> how many of its sweep cells the paper did not run, and their options that
+        are not at the paper's values."""
         self.eligible = [s for s in self.sources if self._eligible(s)]
+        for (path, strategy), (cells, keys) in self.off_cells.items():
+            self.excluded[f"{path} ({strategy}, {cells} sweep cell{'s' if cells > 1 else ''})"] = (
+                f"the paper did not run them ({', '.join(sorted(keys))} not at the paper's values)")
 
     def _eligible(self, s: Source) -> bool:
         if s.bench is None:
@@ -297,6 +320,12 @@ class TableFill:
         if self.table.variants and variant not in self.table.variants:
             paper = ", ".join(self.table.variants)
             self.excluded[f"{s.run.path} ({self.table.benchmark}:{variant})"] = f"the paper's data is {paper}"
+            return False
+        off = _unpapered_cell(self.table, s)
+        if off:  # said once per run and strategy, however many cells
+            key = (str(s.run.path), s.view.result.strategy)
+            cells, keys = self.off_cells.get(key, (0, set()))
+            self.off_cells[key] = (cells + 1, keys | set(off))
             return False
         wrong = [f"{k}={v}" for k, v in self.table.requires.items() if not _same_option(s.bench, k, v)]
         if wrong:
@@ -331,7 +360,7 @@ class TableFill:
     def _measure(self, m: Measure) -> tuple[list[Estimate], str] | Gap:
         cands = [
             s for s in self.eligible
-            if s.view.strategy == m.strategy and (m.variant is None or s.view.result.variant == m.variant)
+            if s.view.result.strategy == m.strategy and (m.variant is None or s.view.result.variant == m.variant)
             and all(s.bench is not None and _same_option(s.bench, k, v) for k, v in m.options.items())
         ]
         if not cands:

@@ -7,13 +7,14 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from structbench.cells import cell_options
 from structbench.manifest import Manifest
 from structbench.records import SampleRecord
 from structbench.results import MetricsFile
 from structbench.runconfig import RunConfig
 
-EntryKey = tuple[str, str, str, str]
-"""(benchmark, variant, strategy, model)."""
+EntryKey = tuple[str, str, str, str, str]
+"""(benchmark, variant, strategy, model, sweep cell)."""
 
 
 @dataclass
@@ -38,10 +39,20 @@ class RunDir:
         """The run's ``--option`` pairs, as recorded in the manifest."""
         return dict(self.config.options) if self.config is not None else {}
 
+    @property
+    def sweeps(self) -> dict[str, list[str]]:
+        """The run's ``--sweep`` keys and values, in the sweep's order, as recorded in the manifest."""
+        return {k: list(v) for k, v in self.config.sweeps.items()} if self.config is not None else {}
+
+    def cell_options(self, benchmark: str, cell: str) -> dict[str, str]:
+        """The run's options with those of one sweep cell (``BENCH.KEY`` pairs, which win): what the cell's
+        benchmark was built with."""
+        return {**self.options, **{f"{benchmark}.{k}": v for k, v in cell_options(cell).items()}}
+
     def records_by_entry(self) -> dict[EntryKey, list[SampleRecord]]:
         """Records per entry, sorted by sample id: ``samples.jsonl`` is in completion order, which
         varies from run to run, and the bootstrap must not."""
         grouped: dict[EntryKey, list[SampleRecord]] = defaultdict(list)
         for r in sorted(self.records, key=lambda r: r.id):
-            grouped[(r.benchmark, r.variant, r.strategy, r.model)].append(r)
+            grouped[(r.benchmark, r.variant, r.strategy, r.model, r.cell)].append(r)
         return grouped

@@ -72,4 +72,4 @@ class BenchmarkCache:
 
 def entry_records(entry: ResultEntry, grouped: dict[EntryKey, list[SampleRecord]]) -> list[SampleRecord]:
     """The records behind one result entry."""
-    return grouped.get((entry.benchmark, entry.variant, entry.strategy, entry.model), [])
+    return grouped.get((entry.benchmark, entry.variant, entry.strategy, entry.model, entry.cell), [])

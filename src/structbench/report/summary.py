@@ -13,14 +13,15 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from structbench.results import MetricsFile, ResultEntry
+from structbench.cells import cell_text
+from structbench.results import MetricsFile, ResultEntry, Robustness
 
 DEGENERATE = 0.8
 """Share of the answers that one label must reach to be called out (with at least ``MIN_ANSWERS`` answers)."""
 MIN_ANSWERS = 5
 
-AnswerKey = tuple[str, str, str]
-"""(benchmark, variant, strategy)."""
+AnswerKey = tuple[str, str, str, str]
+"""(benchmark, variant, strategy, sweep cell)."""
 
 
 def answer_counts(records: Iterable[Any]) -> dict[AnswerKey, tuple[Counter[str], Counter[str]]]:
@@ -30,7 +31,7 @@ def answer_counts(records: Iterable[Any]) -> dict[AnswerKey, tuple[Counter[str],
     for r in records:
         if not r.counted or not isinstance(r.gold, str):
             continue
-        parsed, gold = out.setdefault((r.benchmark, r.variant, r.strategy), (Counter(), Counter()))
+        parsed, gold = out.setdefault((r.benchmark, r.variant, r.strategy, r.cell), (Counter(), Counter()))
         parsed[r.parsed if isinstance(r.parsed, str) else "(none)"] += 1
         gold[r.gold] += 1
     return out
@@ -75,14 +76,32 @@ def reading(r: ResultEntry, answers: tuple[Counter[str], Counter[str]] | None) -
 
 def run_summary(model: str, suite: str, metrics: MetricsFile,
                 answers: dict[AnswerKey, tuple[Counter[str], Counter[str]]], width: int = 100) -> str:
-    """The paragraph: ``What ran: MODEL on SUITE.`` then one reading per entry that has baselines."""
+    """The paragraph: ``What ran: MODEL on SUITE.`` then one reading per entry that has baselines (of a sweep, the
+    reference cell's), and a sentence on each sweep's cells."""
     parts = [f"What ran: {model}, on {suite}."]
-    many = len(metrics.results) > 1
-    for r in metrics.results:
-        text = reading(r, answers.get((r.benchmark, r.variant, r.strategy)))
+    references = {(s.benchmark, s.variant, s.strategy, s.model): s.reference for s in metrics.robustness}
+    shown = [r for r in metrics.results if references.get((r.benchmark, r.variant, r.strategy, r.model), r.cell)
+             == r.cell]
+    many = len(shown) > 1
+    for r in shown:
+        text = reading(r, answers.get((r.benchmark, r.variant, r.strategy, r.cell)))
         if text:
-            parts.append(f"{r.benchmark}:{r.variant}/{r.strategy}: {text}" if many else text)
+            where = f" [{cell_text(r.cell)}]" if r.cell else ""
+            parts.append(f"{r.benchmark}:{r.variant}/{r.strategy}{where}: {text}" if many or r.cell else text)
+    parts += [sweep_reading(s) for s in metrics.robustness]
     return textwrap.fill(" ".join(parts), width=width, break_long_words=False, break_on_hyphens=False)
+
+
+def sweep_reading(s: Robustness) -> str:
+    """A sweep in a sentence: the range of the headline over its cells, and how many differ from the reference."""
+    if s.score is None:
+        return f"{s.benchmark}:{s.variant}/{s.strategy}: no cell of the sweep has a {s.metric}."
+    tested = sum(c.p_adjusted is not None for c in s.cells)
+    return (f"Across the {len(s.cells)} cells of the sweep, {s.benchmark}:{s.variant}/{s.strategy} {s.metric} ranges "
+            f"from {_num(s.score)} ({s.shown(s.worst)}: the robustness score) to {_num(s.best_value or 0.0)} "
+            f"({s.shown(s.best)}); {s.significant} of {tested} cells differ from the reference "
+            f"({s.shown(s.reference)}) after the {'Holm' if s.correction == 'holm' else 'Benjamini-Hochberg'} "
+            f"correction at {s.alpha:g}.")
 
 
 def suite_text(entries: Sequence[tuple[str, str, str, Sequence[str], int]]) -> str:

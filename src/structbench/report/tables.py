@@ -103,22 +103,25 @@ def _best_per_column(values: list[list[float | None]]) -> set[tuple[int, int]]:
 
 
 def headline_pivot(views: Sequence[EntryView]) -> TableBlock:
-    """Rows = models, columns = strategies; cells = headline with its bootstrap CI (best per column bold)."""
+    """Rows = models, columns = strategies (a sweep's cells among them); cells = headline with its bootstrap CI (best
+    per column bold). With more than ``MAX_GROUP_COLUMNS`` strategies (a sweep's grid), they are the rows."""
     models = unique(v.label for v in views)
     strategies = unique(v.strategy for v in views)
     cell = {(v.label, v.strategy): v for v in views}
+    across = len(strategies) <= MAX_GROUP_COLUMNS
+    outer, inner = (models, strategies) if across else (strategies, models)
     rows, values = [], []
-    for m in models:
-        hits = [cell.get((m, s)) for s in strategies]
-        rows.append([m, *(fmt_headline(v) if v else "–" for v in hits)])
+    for o in outer:
+        hits = [cell.get((o, i) if across else (i, o)) for i in inner]
+        rows.append([o, *(fmt_headline(v) if v else "–" for v in hits)])
         values.append([v.result.headline.value if v else None for v in hits])
-    bold = {(i, j + 1) for i, j in _best_per_column(values)}
+    bold = {(i, j + 1) for i, j in _best_per_column(values)}  # across: the best model; down: the best strategy
     h = views[0].result.headline.name
     conf = next((v.interval.confidence for v in views if v.interval), 0.95)
     units = unique(resampled_unit(v.interval) for v in views if v.interval)
     over = f" (resampling {', '.join(units)})" if units else ""
     return TableBlock(
-        columns=["model", *strategies],
+        columns=["model", *strategies] if across else ["strategy", *models],
         rows=rows,
         caption=f"{h} by model and strategy, with {conf:.0%} bootstrap confidence intervals{over}",
         bold=bold,
@@ -312,7 +315,7 @@ def overview_table(views: Sequence[EntryView]) -> TableBlock:
             [
                 r.benchmark,
                 r.variant,
-                r.strategy,
+                v.strategy,  # with the sweep cell's options in a sweep
                 v.label,
                 r.headline.name,
                 fmt(r.headline.value),

@@ -31,6 +31,8 @@ class Job:
     sample: Sample
     epoch: int = 0
     """Which repeat of the sample (``--epochs``): its own request seed, cache entry and record."""
+    cell: str = ""
+    """The sweep's cell (``runner.sweep``), recorded with the outcome."""
 
 
 def harness_error(err: BaseException, what: str) -> str:
@@ -116,6 +118,7 @@ def finish_job(job: Job, outcome: Outcome, model: str) -> SampleRecord:
         meta=scored.meta if scored else dict(job.sample.meta),
         cluster=scored.cluster if scored else None,  # an unscored record takes no part in intervals
         epoch=job.epoch,
+        cell=job.cell,
         confidence=attempt.confidence,
         artifacts=attempt.artifacts,
         reasoning=thought.reasoning,

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from structbench.backends.base import Request, Response, sampling_fields
 from structbench.backends.reasoning import split_reasoning
 from structbench.benchmark import Attempt, Benchmark, Strategy
+from structbench.data.perturb import PerturbationOptions
 from structbench.data.sample import Sample
 from structbench.errors import DataError, UsageError
 from structbench.outcomes import OutcomesBuilder
@@ -101,8 +102,10 @@ def export_lines(
     settings: ExportSettings | None = None,
 ) -> Iterator[dict[str, Any]]:
     """One object per sample, as the samples are read: id, fingerprint, benchmark, variant, strategy, prompt, gold,
-    meta, the settings of the export, and the benchmark's own fields."""
+    meta, the settings of the export, the perturbation its prompt shows (benchmarks that accept ``data.perturb``'s:
+    its name and seed) and the benchmark's own fields."""
     settings = settings or ExportSettings(bench=f"{bench.name}:{variant}", strategy=strategy.name)
+    perturbation = bench.options.perturbation_fields() if isinstance(bench.options, PerturbationOptions) else {}
     for sample, request in with_first_requests(strategy, samples):
         line: dict[str, Any] = {
             "id": sample.id,
@@ -116,6 +119,7 @@ def export_lines(
             "gold": sample.gold.model_dump(),
             "meta": sample.meta,
             "exported_with": settings.model_dump(),
+            **perturbation,
         }
         line.update(bench.export_fields(sample))
         yield line

@@ -20,7 +20,7 @@ class Failure:
 
     kind: ErrorKind
     where: str
-    """``benchmark:variant/strategy/id``."""
+    """``benchmark:variant/strategy/id`` (``benchmark:variant[cell]/strategy/id`` in a sweep)."""
     message: str
 
 
@@ -28,7 +28,8 @@ def failures_of(records: Iterable[SampleRecord | RecordSummary]) -> list[Failure
     """The failed records, in the order given; a prompt that does not fit the model's context is no failure (it
     is counted apart, ``too_long``, and a resumed run leaves it)."""
     return [
-        Failure(r.error_kind or "model", f"{r.benchmark}:{r.variant}/{r.strategy}/{r.id}", r.error)
+        Failure(r.error_kind or "model",
+                f"{r.benchmark}:{r.variant}{f'[{r.cell}]' if r.cell else ''}/{r.strategy}/{r.id}", r.error)
         for r in records
         if r.error is not None and r.error_kind != "context"
     ]

@@ -33,15 +33,15 @@ Ticket = tuple[JobRef, Sample]
 def job_of(selections: Sequence[Selection], ticket: Ticket) -> Job:
     (i, j, _, epoch), sample = ticket
     sel = selections[i]
-    return Job(sel.bench, sel.variant, sel.strategies[j], sample, epoch)
+    return Job(sel.bench, sel.variant, sel.strategies[j], sample, epoch, sel.cell)
 
 
 def selections_digest(selections: Sequence[Selection]) -> str:
-    """A digest of what the job references point at (benchmarks, variants, strategies, and the first sample's id):
-    a worker that prepared its own selections must hold the run's."""
+    """A digest of what the job references point at (benchmarks, variants, cells, strategies, and the first sample's
+    id): a worker that prepared its own selections must hold the run's."""
     h = hashlib.sha256()
     for sel in selections:
-        h.update(f"{sel.bench.name}:{sel.variant}|{','.join(s.name for s in sel.strategies)}|".encode())
+        h.update(f"{sel.bench.name}:{sel.variant}|{sel.cell}|{','.join(s.name for s in sel.strategies)}|".encode())
         first = sel.samples.first
         h.update((first.id if first is not None else "").encode() + b"\0")
     return h.hexdigest()[:16]

@@ -20,8 +20,8 @@ from structbench.outcomes import NONE, Categories, Growing, Outcomes, OutcomesBu
 from structbench.records import ErrorKind, RecordSummary
 from structbench.usage import TOKEN_FIELDS, Usage, UsageKey
 
-EntryKey = tuple[str, str, str, str]
-"""(benchmark, variant, strategy, model): the records of one result entry."""
+EntryKey = tuple[str, str, str, str, str]
+"""(benchmark, variant, strategy, model, sweep cell): the records of one result entry."""
 
 KINDS: tuple[ErrorKind | None, ...] = (None, "model", "harness", "context")
 """Error kinds by code (0: no error)."""
@@ -181,7 +181,7 @@ class EntryRecords:
 
     def summaries(self, rows: np.ndarray) -> Iterator[RecordSummary]:
         """``rows`` as ``RecordSummary`` objects, built as they are read."""
-        bench, variant, strategy, model = self.key
+        bench, variant, strategy, model, cell = self.key
         self._sync()
         messages = self._messages.values
         for start in range(0, len(rows), 4096):
@@ -198,7 +198,7 @@ class EntryRecords:
                 yield RecordSummary(
                     bench, variant, strategy, model, s.id, s.task, s.parsed, s.gold, s.score, s.values, s.meta,
                     s.cluster, s.epoch, None if errors[k] == NONE else messages[errors[k]], KINDS[kinds[k]], cut[k],
-                    replies[k], groups,
+                    replies[k], groups, cell,
                 )
 
 
@@ -233,7 +233,7 @@ class KeptRecords:
 
     def add(self, record: Any) -> None:
         """Append a record (a ``SampleRecord`` or its ``RecordSummary``)."""
-        self.entry((record.benchmark, record.variant, record.strategy, record.model)).add(record)
+        self.entry((record.benchmark, record.variant, record.strategy, record.model, record.cell)).add(record)
 
     def freeze_settled(self) -> None:
         for entry in self.entries.values():

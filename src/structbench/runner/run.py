@@ -561,8 +561,8 @@ Kept = SampleRecord | RecordSummary
 
 
 def entry_key(sel: Selection, strategy: Strategy, model: str) -> EntryKey:
-    """The result entry whose records a selection's strategy writes."""
-    return sel.bench.name, sel.variant, strategy.name, model
+    """The result entry whose records a selection's strategy writes (in the selection's cell of a sweep)."""
+    return sel.bench.name, sel.variant, strategy.name, model, sel.cell
 
 
 def job_window(concurrency: int) -> int:
@@ -657,9 +657,10 @@ def totals_of(current: Current, prices: Prices | None) -> UsageTotals:
 
 
 def metrics_from_rows(current: Current, model: str, prices: Prices | None = None) -> MetricsFile:
-    """One result entry per (benchmark, variant, strategy) over the current records (their columns); harness errors
-    and prompts that do not fit the model are counted apart and take no part in the metrics. Each entry, and the
-    run, has its calls' tokens and their cost at ``prices``."""
+    """One result entry per (benchmark, variant, strategy, cell) over the current records (their columns); harness
+    errors and prompts that do not fit the model are counted apart and take no part in the metrics. Each entry, and
+    the run, has its calls' tokens and their cost at ``prices``; a sweep's cells are compared with its reference cell
+    (``robustness``)."""
     results: list[ResultEntry] = []
     for sel, strategy, entry, rows in current:
         if entry is None:
@@ -674,7 +675,22 @@ def metrics_from_rows(current: Current, model: str, prices: Prices | None = None
             too_long=counts.too_long if counts else 0,
             reasoning_cut_off=counts.reasoning_cut_off if counts else 0,
             replies_cut_off=counts.replies_cut_off if counts else 0,
+            cell=sel.cell,
         )
         results.append(result.model_copy(update={"usage": totals_of([(sel, strategy, entry, rows)], prices)}))
     return MetricsFile(results=results, usage=totals_of(current, prices),
-                       prices=prices.source if prices is not None else None)
+                       prices=prices.source if prices is not None else None,
+                       robustness=_robustness(current, results))
+
+
+def _robustness(current: Current, results: list[ResultEntry]) -> list[Any]:
+    """A sweep's cells compared (``structbench.robustness``, pairing the cells' records sample by sample); none
+    without a sweep."""
+    if not any(sel.cell for sel, _, _, _ in current):
+        return []
+    from structbench.robustness import CellRun, sweep_robustness
+
+    runs = [CellRun(sel.cell, sel.bench, result, RecordView([(entry, rows)] if entry is not None else []))
+            for (sel, _, entry, rows), result in zip(current, results, strict=True)]
+    axes = {id(run): sel.axes for run, (sel, _, _, _) in zip(runs, current, strict=True)}
+    return sweep_robustness(runs, order=lambda run: axes[id(run)])

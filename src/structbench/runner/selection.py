@@ -13,6 +13,7 @@ import itertools
 import random
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from structbench.benchmark import Benchmark, Strategy
 from structbench.benchmarks import BENCHMARKS
@@ -22,6 +23,7 @@ from structbench.errors import DataError, UsageError
 from structbench.registry import did_you_mean
 from structbench.runconfig import RunConfig
 from structbench.runner.config import check_limit, check_options_used, options_for, split_bench
+from structbench.runner.sweep import Cell, cell_text, cells_for, check_sweeps
 
 HELD_WARNING_BYTES = 512 * 2**20
 """Samples a benchmark builds all at once (a list) are warned about above about this much memory."""
@@ -79,12 +81,16 @@ class SampleStream:
 
 @dataclass
 class Selection:
-    """One benchmark variant of a run, with its samples and the strategies to apply."""
+    """One benchmark variant of a run (in one cell of a sweep), with its samples and the strategies to apply."""
 
     bench: Benchmark
     variant: str
     samples: SampleStream
     strategies: list[Strategy]
+    cell: str = ""
+    """The sweep's cell (``runner.sweep``: its options, ``key=value;...``); ``""`` in a run without a sweep."""
+    axes: tuple[str, ...] = ()
+    """The swept keys of the cell, in the sweep's order."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.samples, SampleStream):  # a list of samples (tests build selections by hand)
@@ -260,21 +266,40 @@ def _no_such_ids(label: str, ids: Sequence[str], every: Sequence[str]) -> None:
 
 
 def prepare(config: RunConfig, data: DataContext, model_context: int | None = None) -> list[Selection]:
-    """Load every selected benchmark's samples (truncated to ``limit``) and strategies; ``model_context`` (the
-    model's context in tokens, where known) lets benchmarks leave out prompts that cannot fit it."""
+    """Load every selected benchmark's samples (narrowed by ``sample_ids``, ``sample`` and ``limit``) and strategies,
+    once per cell of the run's sweep; ``model_context`` (the model's context in tokens, where known) lets benchmarks
+    leave out prompts that cannot fit it. Cells that differ only in a benchmark's ``prompt_options`` share one load
+    and one stream of samples."""
     if not config.benches:
         raise UsageError("no benchmark to evaluate: the run's configuration names none")
     classes = [BENCHMARKS.get(split_bench(e)[0]) for e in config.benches]
     check_options_used(classes, config.options)
+    check_sweeps(classes, config.options, config.sweeps)
+    loaded: list[tuple[Benchmark, str, Cell]] = []
+    for entry in dict.fromkeys(config.benches):  # a repeated BENCH[:VARIANT] is evaluated once
+        cls = BENCHMARKS.get(split_bench(entry)[0])
+        for cell in cells_for(cls, config.sweeps):
+            try:
+                bench, variant = load_benchmark(entry, {**config.options, **cell.qualified(cls.name)})
+            except UsageError as err:
+                raise UsageError(f"{err} (in the sweep's cell {cell_text(cell.id)})" if cell.id else str(err)) from None
+            loaded.append((bench, variant, cell))
+    check_qualified(config.strategies, [(bench.name, variant) for bench, variant, _ in loaded])
     selections = []
-    loaded = [load_benchmark(entry, config.options) for entry in dict.fromkeys(config.benches)]
-    check_qualified(config.strategies, [(bench.name, variant) for bench, variant in loaded])
-    for bench, variant in loaded:  # a repeated BENCH[:VARIANT] is evaluated once
+    shared: dict[tuple[Any, ...], tuple[Benchmark, SampleStream]] = {}
+    for bench, variant, cell in loaded:
         bench.model_context = model_context
-        samples = open_samples(bench, variant, data, seed=config.seed, limit=config.limit, sample=config.sample,
-                               ids=config.sample_ids)
+        key = (bench.name, variant, cell.load_key(type(bench).prompt_options))
+        if key in shared:  # the same samples prompted another way: one stream, read once for every such cell
+            first, samples = shared[key]
+            bench.take_load(first)
+        else:
+            samples = open_samples(bench, variant, data, seed=config.seed, limit=config.limit, sample=config.sample,
+                                   ids=config.sample_ids)
+            shared[key] = (bench, samples)
         names = strategies_for(bench.name, variant, config.strategies)
-        selections.append(Selection(bench, variant, samples, pick_strategies(bench, names)))
+        selections.append(Selection(bench, variant, samples, pick_strategies(bench, names), cell.id,
+                                    tuple(k for k, _ in cell.options)))
     if config.sample_ids is not None:  # few, and held: see open_samples
         found = {s.id for sel in selections for s in sel.samples.held or ()}
         missing = [i for i in config.sample_ids if i not in found]

@@ -78,7 +78,7 @@ class SuiteModel(BaseModel):
 
 class SuiteBenchmark(BaseModel):
     """One benchmark: its variants (default: the benchmark's default), strategies (default: its default;
-    ``all``: every one) and options (``--option``)."""
+    ``all``: every one), options (``--option``) and sweeps (``--sweep``: option -> values, the grid of all)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -86,6 +86,7 @@ class SuiteBenchmark(BaseModel):
     variants: list[str] = Field(default_factory=list)
     strategies: list[str] = Field(default_factory=list)
     options: dict[str, Scalar] = Field(default_factory=dict)
+    sweep: dict[str, list[Scalar]] = Field(default_factory=dict)
 
     @field_validator("bench")
     @classmethod
@@ -169,6 +170,7 @@ def runs(suite: Suite, out: Path, base: Path = Path()) -> list[PlannedRun]:
         for name in (b.strategies if b.strategies != ["all"] else _all_strategies(b.bench))
     ]
     options = {f"{b.bench}.{k}": str(v) for b in suite.benchmarks for k, v in b.options.items()}
+    sweeps = {f"{b.bench}.{k}": [_text(v) for v in values] for b in suite.benchmarks for k, values in b.sweep.items()}
     planned = []
     for m in suite.models:
         g = m.generation
@@ -178,6 +180,7 @@ def runs(suite: Suite, out: Path, base: Path = Path()) -> list[PlannedRun]:
             benches=benches,
             strategies=strategies,
             options=options,
+            sweeps=sweeps,
             limit=suite.limit,
             seed=suite.seed,
             epochs=suite.epochs,
@@ -194,6 +197,11 @@ def runs(suite: Suite, out: Path, base: Path = Path()) -> list[PlannedRun]:
                                  timeout=m.timeout, max_retries=m.max_retries, options=config.model_options)
         planned.append(PlannedRun(m.directory(), out / m.directory(), config, spec))
     return planned
+
+
+def _text(value: Scalar) -> str:
+    """A YAML value as ``--sweep`` would give it (``true``, not ``True``)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _all_strategies(bench: str) -> list[str]:
@@ -268,6 +276,7 @@ def _check(suite: Suite, path: Path) -> list[tuple[tuple[Any, ...], str]]:
         except UsageError as err:
             problems.append((("benchmarks", i, "options"), str(err).replace("--option", "option")))
             continue
+        problems += _sweep_problems(i, b, bench)
         for j, variant in enumerate(b.variants):
             try:
                 bench.check_variant(variant)
@@ -280,6 +289,13 @@ def _check(suite: Suite, path: Path) -> list[tuple[tuple[Any, ...], str]]:
                 bench.strategy(strategy)
             except UsageError as err:
                 problems.append((("benchmarks", i, "strategies", j), str(err)))
+    seen: set[str] = set()
+    for i, b in enumerate(suite.benchmarks):
+        for key in b.sweep:
+            if f"{b.bench}.{key}" in seen:
+                problems.append((("benchmarks", i, "sweep", key), f"{b.bench}'s {key} is swept by another entry of "
+                                 f"{b.bench} already; sweep it in one"))
+            seen.add(f"{b.bench}.{key}")
     if problems:
         return problems
     for plan in runs(suite, path.parent, path.parent):
@@ -292,4 +308,32 @@ def _check(suite: Suite, path: Path) -> list[tuple[tuple[Any, ...], str]]:
             key = ("options" if "--model-option" in text else "chat_template_args" if "chat_template" in text
                    else "reasoning" if "--reasoning-effort" in text else "model")
             problems.append((("models", i, key), str(err).replace("--model-option ", "option ")))
+    return problems
+
+
+def _sweep_problems(i: int, b: SuiteBenchmark, bench: Any) -> list[tuple[tuple[Any, ...], str]]:
+    """A benchmark's sweep: options it has, not also set by ``options``, every value one it accepts and that can name a
+    cell."""
+    from structbench.cells import check_sweep_values
+
+    problems: list[tuple[tuple[Any, ...], str]] = []
+    fields = type(bench.options).model_fields
+    for key, values in b.sweep.items():
+        where = ("benchmarks", i, "sweep", key)
+        try:
+            check_sweep_values({key: [_text(v) for v in values]})
+        except UsageError as err:
+            problems.append((where, str(err).removeprefix(f"--sweep {key}: ")))
+            continue
+        if key not in fields:
+            problems.append((where, f"{b.bench} has no option {key!r}"))
+            continue
+        if key in b.options:
+            problems.append((where, f"{key} is also set in options: drop one"))
+            continue
+        for j, value in enumerate(values):
+            try:
+                type(bench)({**{k: str(v) for k, v in b.options.items()}, key: _text(value)})
+            except UsageError as err:
+                problems.append(((*where, j), str(err).replace("--option", "sweep")))
     return problems

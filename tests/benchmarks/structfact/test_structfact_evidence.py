@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 
 from structbench.benchmarks.structfact.evidence import parse_evidence, split_cells, structure_of
-from structbench.benchmarks.structfact.shuffle import shuffle_evidence, shuffle_table
 from structbench.data.evidence import Graph, ItemList, StructuredText, Table, Text
+from structbench.data.perturb import shuffle_evidence, shuffle_table
 from structbench.data.serialize import markdown_table
 
 

@@ -15,7 +15,7 @@ from structbench.benchmark import AnswerFormat, Attempt, Benchmark, Exclusion, G
 from structbench.benchmarks.scitab import prompts
 from structbench.benchmarks.scitab.markup import Markup
 from structbench.benchmarks.scitab.metrics import TWO_CLASS, confusion, macro_f1, macro_f1_batch, per_class, two_class
-from structbench.benchmarks.scitab.paper import TABLES
+from structbench.benchmarks.scitab.paper import ROBUSTNESS, TABLES
 from structbench.benchmarks.scitab.parse import parse_label
 from structbench.benchmarks.scitab.pool import POOL_TABLES
 from structbench.benchmarks.scitab.program import EqualMode, ProgramOutcome, extract_program, run_program
@@ -24,10 +24,11 @@ from structbench.benchmarks.scitab.provenance import PROVENANCE
 from structbench.benchmarks.scitab.samples import SETTINGS, demonstrations, select_claims, to_sample
 from structbench.benchmarks.scitab.source import DATA_FILE, LABELS, NEI, REFUTES, SOURCE, SUPPORTS, read_claims
 from structbench.confusion import ConfusionMatrix
+from structbench.data.perturb import PERTURBATION_OPTIONS, PerturbationOptions
 from structbench.data.sample import LabelGold, Sample
 from structbench.data.serialize import SERIALIZERS
 from structbench.errors import UsageError
-from structbench.papers.spec import PaperTable
+from structbench.papers.spec import PaperTable, Preset
 from structbench.sandbox import MAX_MEGABYTES, MAX_SECONDS, Limits, NamespaceMode
 from structbench.stats.bootstrap import MeanStatistic, Statistic
 from structbench.stats.classification import LabelStatistic
@@ -50,13 +51,15 @@ ANSWERS: dict[Style, AnswerFormat] = {
 OPEN_MODEL_ANSWERS = {SUPPORTS: "A) True", REFUTES: "B) False", NEI: "C) Unknown"}
 
 
-class SciTabOptions(BaseModel):
-    """Run options (``--option key=value``)."""
+class SciTabOptions(PerturbationOptions):
+    """Run options (``--option key=value``); the shared perturbations (``perturbation``, ``perturbation_seed``)
+    change the claim's table in every strategy's prompt (the demonstrations' tables stay as they are)."""
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     serialization: str = "paper"
-    """Table rendering: ``paper`` (the "|| a | b ||" lines of Appendix H) or a registered serializer."""
+    """Table rendering: ``paper`` (the "|| a | b ||" lines of Appendix H) or a registered serializer (markdown, csv,
+    json, html, xml, triples, indexed_row_major, dataframe, df_loader, concat)."""
     markup: Markup = "strip"
     """``[BOLD]``/``[ITALIC]``/``[EMPTY]`` cell markers: ``strip`` (as the paper's prompts) or ``keep``."""
     keep_pool: bool = False
@@ -111,6 +114,7 @@ class SciTab(Benchmark[SciTabOptions]):
     breakdown_keys: ClassVar[tuple[str, ...]] = ()
     cluster_unit: ClassVar[str | None] = "table"
     Options: ClassVar[type[BaseModel]] = SciTabOptions
+    prompt_options: ClassVar[frozenset[str]] = frozenset({"serialization", *PERTURBATION_OPTIONS})
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
@@ -123,6 +127,10 @@ class SciTab(Benchmark[SciTabOptions]):
     @classmethod
     def paper_tables(cls) -> Sequence[PaperTable]:
         return TABLES
+
+    @classmethod
+    def robustness_presets(cls) -> Sequence[Preset]:
+        return ROBUSTNESS
 
     # -- data ---------------------------------------------------------------------------------
     def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> list[Sample]:
@@ -142,6 +150,11 @@ class SciTab(Benchmark[SciTabOptions]):
         ]
         return [to_sample(r, variant, self.options.markup) for r in chosen]
 
+    def take_load(self, loaded: Benchmark) -> None:
+        """The demonstrations and the claims left out, of the same claims loaded under other prompt options."""
+        assert isinstance(loaded, SciTab)
+        self._demos, self._left_out = loaded._demos, loaded._left_out
+
     def exclusions(self, scored: Sequence[Scored]) -> list[Exclusion]:
         """The claims the last ``load`` left out: the held-out pool's, and NEI claims in the two-class variant."""
         return list(self._left_out)
@@ -155,6 +168,8 @@ class SciTab(Benchmark[SciTabOptions]):
     def prompt(self, sample: Sample, style: Style) -> str:
         setting = SETTINGS[sample.variant]
         fmt = self.options.serialization
+        if self.options.perturbs:
+            sample = sample.model_copy(update={"evidence": self.options.perturbed(sample.evidence)})
         if style == "zero_shot":
             return prompts.zero_shot(sample, setting, fmt)
         if style == "open_model":

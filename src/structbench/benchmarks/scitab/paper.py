@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from structbench.papers.robustness import robustness_preset
 from structbench.papers.spec import Measure, PaperTable, Preset, RunRow
 
 PUBLISHED = Path(__file__).parent / "published"
@@ -44,3 +45,12 @@ TABLE4 = PaperTable(
 )
 
 TABLES = (TABLE4,)
+
+
+ROBUSTNESS = (
+    robustness_preset("scitab", "scitab:all", "zero_shot",
+                      description="The 1,199 claims (zero-shot, Appendix H.1) in 28 cells: the paper's || a | b || "
+                                  "lines and 6 other table formats x no perturbation, shuffled rows and columns, "
+                                  "transposed"),
+)
+"""The standard robustness grid (``structbench.papers.robustness``): ``--preset robust-scitab``."""

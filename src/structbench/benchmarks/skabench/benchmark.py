@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from structbench.backends.base import Request
 from structbench.benchmark import Attempt, Benchmark, Exclusion, Scored, Strategy
@@ -28,9 +28,15 @@ from structbench.benchmarks.skabench.contexts import LaidOutContext, read_contex
 from structbench.benchmarks.skabench.database import Database
 from structbench.benchmarks.skabench.instances import read_instances
 from structbench.benchmarks.skabench.metrics import answer_f1, mean, normalize, paper_metrics
-from structbench.benchmarks.skabench.paper import TABLES
+from structbench.benchmarks.skabench.paper import ROBUSTNESS, TABLES
 from structbench.benchmarks.skabench.parsing import parse_answer_list, parse_rejection
-from structbench.benchmarks.skabench.prompts import qa_prompt, rejection_prompt, render_knowledge
+from structbench.benchmarks.skabench.prompts import (
+    PAPER_FORMAT,
+    qa_prompt,
+    rejection_prompt,
+    render_knowledge,
+    serialized_knowledge,
+)
 from structbench.benchmarks.skabench.provenance import PROVENANCE
 from structbench.benchmarks.skabench.sources import load_rfqa_database
 from structbench.benchmarks.skabench.templates import TEMPLATES
@@ -54,9 +60,11 @@ from structbench.benchmarks.skabench.testbeds import (
 )
 from structbench.benchmarks.skabench.units import KNOWLEDGE_TYPES, Instance, KnowledgeType, Passage, Row, Triple
 from structbench.data import AnswerListGold, Graph, LabelGold, Sample, Table, Text
+from structbench.data.perturb import PERTURBATION_OPTIONS, PerturbationOptions
+from structbench.data.serialize import SERIALIZERS
 from structbench.datasets import DataContext
 from structbench.errors import UsageError
-from structbench.papers.spec import PaperTable
+from structbench.papers.spec import PaperTable, Preset
 from structbench.registry import did_you_mean
 from structbench.stats.bootstrap import RatioStatistic, Statistic
 from structbench.strategies import SelfConsistency, SingleTurn
@@ -67,8 +75,9 @@ from structbench.tokens import token_counter
 log = logging.getLogger(__name__)
 
 
-class SkaOptions(BaseModel):
-    """Run options (``--option key=value``)."""
+class SkaOptions(PerturbationOptions):
+    """Run options (``--option key=value``); the shared perturbations (``perturbation``, ``perturbation_seed``)
+    change the table (or the triples) of every context at prompt time, after the context was built to its budget."""
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
@@ -95,6 +104,10 @@ class SkaOptions(BaseModel):
     """Seed of the noise draw and of the KG/text shuffles (the paper's 42)."""
     underfull: Literal["drop", "keep"] = "drop"
     """Instances whose knowledge base cannot reach 95% of a budget: left out, or kept short."""
+    serialization: str = PAPER_FORMAT
+    """How the table or the triples are written: ``paper`` (``|cell|cell|`` rows after a header line, ``(s, r, o)``
+    triples: the paper's figures) or a registered serializer (markdown, csv, json, html, xml, triples,
+    indexed_row_major, dataframe, df_loader, concat). Budgets are counted in the paper's writing either way."""
     max_tokens: int = Field(4096, ge=1)
     """Generation limit per reply: the prompts let the model reason before its final JSON line, and R1-style
     reasoning models need thousands of tokens for that (prompt plus limit must fit the model's context)."""
@@ -147,10 +160,13 @@ class SkaBench(Benchmark[SkaOptions]):
     breakdown_keys = ("testbed", "knowledge_type", "budget", "position", "positive_units", *PAPER_BREAKDOWNS.values())
     cluster_unit = "instance"
     Options = SkaOptions
+    prompt_options = frozenset({"serialization", "max_tokens", "temperature", *PERTURBATION_OPTIONS})
     uses_model_context = True
 
     def __init__(self, options: Mapping[str, Any] | None = None, *, counter: TokenCounter | None = None) -> None:
         super().__init__(options)
+        if self.options.serialization != PAPER_FORMAT:
+            SERIALIZERS.get(self.options.serialization)  # unknown names raise UsageError with suggestions
         self._counter = counter
         self.skipped: Counter[str] = Counter()
         """Why contexts were not built in the last ``load`` (reason -> count)."""
@@ -158,6 +174,10 @@ class SkaBench(Benchmark[SkaOptions]):
     @classmethod
     def paper_tables(cls) -> Sequence[PaperTable]:
         return TABLES
+
+    @classmethod
+    def robustness_presets(cls) -> Sequence[Preset]:
+        return ROBUSTNESS
 
     @property
     def counter(self) -> TokenCounter:
@@ -196,6 +216,11 @@ class SkaBench(Benchmark[SkaOptions]):
             min_columns=self.options.min_columns,
             max_rows=self.options.max_rows,
         )
+
+    def take_load(self, loaded: Benchmark) -> None:
+        """The contexts left out (and the token counter) of the same contexts loaded under other prompt options."""
+        assert isinstance(loaded, SkaBench)
+        self.skipped, self._counter = loaded.skipped, loaded._counter
 
     def _path(self, what: str) -> Path:
         if not self.options.path:
@@ -389,12 +414,14 @@ class SkaBench(Benchmark[SkaOptions]):
     # -- prompting ----------------------------------------------------------------------------------
 
     def prompt(self, sample: Sample) -> str:
-        """The paper's prompt for the sample (QA, or negative rejection)."""
+        """The paper's prompt for the sample (QA, or negative rejection), its table or triples perturbed and
+        serialized as the options say."""
         knowledge_type = sample.meta["knowledge_type"]
         structured: list[Triple | Row] = []
         header: list[str] | None = None
         texts: list[Passage] = []
-        for ev in sample.evidence:
+        evidence = self.options.perturbed(sample.evidence) if self.options.perturbs else sample.evidence
+        for ev in evidence:
             if isinstance(ev, Graph):
                 structured.extend(Triple(s, r, o) for s, r, o in ev.triples)
             elif isinstance(ev, Table):
@@ -402,7 +429,12 @@ class SkaBench(Benchmark[SkaOptions]):
                 structured.extend(Row(tuple(cells)) for cells in ev.rows)
             elif isinstance(ev, Text):
                 texts.append(Passage(ev.text))
-        knowledge = render_knowledge(knowledge_type, structured, texts, header)
+        if self.options.serialization == PAPER_FORMAT:
+            knowledge = render_knowledge(knowledge_type, structured, texts, header)
+        else:
+            shown = [ev for ev in evidence if isinstance(ev, Graph | Table)]
+            render = SERIALIZERS.get(self.options.serialization)
+            knowledge = serialized_knowledge(knowledge_type, "\n".join(render(ev) for ev in shown), texts)
         build = rejection_prompt if sample.meta["testbed"] == NEGATIVE else qa_prompt
         return build(knowledge_type, knowledge, sample.question)
 

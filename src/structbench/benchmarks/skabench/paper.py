@@ -11,6 +11,7 @@ from pathlib import Path
 
 from structbench.benchmarks.skabench.testbeds import NEGATIVE, NOISE, ORDER, POSITIONS, budget_label, default_budgets
 from structbench.benchmarks.skabench.units import KNOWLEDGE_TYPES
+from structbench.papers.robustness import robustness_preset
 from structbench.papers.spec import Cell, Mean, Measure, PaperTable, Preset, RunRow
 
 PUBLISHED = Path(__file__).parent / "published"
@@ -90,3 +91,13 @@ TABLE5 = _table(
 )
 
 TABLES = (TABLE3, TABLE4, TABLE5)
+
+
+ROBUSTNESS = (
+    robustness_preset("skabench", "skabench:rfqa", "direct",
+                      options={"testbed": "noise", "knowledge": "table", "budget": "4k", "questions": "100"},
+                      description="100 table contexts of the noise testbed at 4k tokens (the paper's prompt) in 28 "
+                                  "cells: its |cell|cell| rows and 6 other table formats x no perturbation, shuffled "
+                                  "rows (the table's units) and columns, transposed"),
+)
+"""The standard robustness grid (``structbench.papers.robustness``): ``--preset robust-skabench``."""

@@ -54,6 +54,10 @@ REJECTION_FORMAT = (
 PROMPT = "{knowledge}\n**Task Description:** {task}\n### Question:\n{question}\n{answer_format}"
 
 
+PAPER_FORMAT = "paper"
+"""The ``serialization`` of the paper's figures: ``|cell|cell|`` rows and ``(s, r, o)`` triples."""
+
+
 def header_line(header: Sequence[str]) -> str:
     return "|" + "|".join(h.replace("\n", " ") for h in header) + "|"
 
@@ -68,7 +72,18 @@ def render_knowledge(
     if knowledge_type.startswith("kg"):
         lines = [TRIPLES_HEADING, *(u.line() for u in structured)]
     else:
-        lines = [TABLE_HEADING, header_line(header or []), *(u.line() for u in structured)]
+        blanked = bool(header) and not any(h.strip() for h in header or [])  # perturbation=no_header
+        shown = [] if blanked else [header_line(header or [])]
+        lines = [TABLE_HEADING, *shown, *(u.line() for u in structured)]
+    if knowledge_type.endswith("+text"):
+        lines += [TEXTS_HEADING, *(u.line() for u in texts)]
+    return "\n".join(lines)
+
+
+def serialized_knowledge(knowledge_type: str, structured: str, texts: Sequence[Passage]) -> str:
+    """The knowledge base block with the triples or the table already written in another serialization (the
+    ``serialization`` option): the same headings, then the texts for hybrids as the paper lays them out."""
+    lines = [TRIPLES_HEADING if knowledge_type.startswith("kg") else TABLE_HEADING, structured]
     if knowledge_type.endswith("+text"):
         lines += [TEXTS_HEADING, *(u.line() for u in texts)]
     return "\n".join(lines)

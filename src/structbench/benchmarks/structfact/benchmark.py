@@ -35,17 +35,18 @@ from structbench.benchmarks.structfact.option_maps import (
     per_map,
 )
 from structbench.benchmarks.structfact.options import OPTION_MAPS
-from structbench.benchmarks.structfact.paper import TABLES
+from structbench.benchmarks.structfact.paper import ROBUSTNESS, TABLES
 from structbench.benchmarks.structfact.parser import find_option, majority, raw_majority
 from structbench.benchmarks.structfact.prompts import Prompter
 from structbench.benchmarks.structfact.provenance import PROVENANCE
 from structbench.benchmarks.structfact.source import DEMO, DEMO_PATH, locate_full
 from structbench.benchmarks.structfact.strategies import build_strategies
 from structbench.confusion import ConfusionMatrix
+from structbench.data.perturb import PERTURBATION_OPTIONS
 from structbench.data.sample import LabelGold, Sample
 from structbench.datasets import DataContext, read_data_text
 from structbench.errors import DataError, UsageError
-from structbench.papers.spec import PaperTable
+from structbench.papers.spec import PaperTable, Preset
 from structbench.stats.bootstrap import MeanStatistic, Statistic
 from structbench.stats.classification import LabelStatistic, observed_labels
 
@@ -86,6 +87,8 @@ class StructFact(Benchmark[GeneratedOptions]):
     breakdown_keys = ("task", "source", "structure", "difficulty", MAP_KEY)
     cluster_unit = "table"
     Options: ClassVar[type[BaseModel]] = GeneratedOptions
+    prompt_options = frozenset({"serialization", "shuffle", "shots", "temperature", "top_p", "max_tokens",
+                                "max_tokens_cot", "answer", *PERTURBATION_OPTIONS})
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
@@ -94,6 +97,10 @@ class StructFact(Benchmark[GeneratedOptions]):
     @classmethod
     def paper_tables(cls) -> Sequence[PaperTable]:
         return TABLES
+
+    @classmethod
+    def robustness_presets(cls) -> Sequence[Preset]:
+        return ROBUSTNESS
 
     # --- data -------------------------------------------------------------------------------------
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
+from structbench.data.perturb import PerturbationOptions
 from structbench.data.serialize import SERIALIZERS
 from structbench.errors import UsageError
 from structbench.tokens import split_spec
@@ -27,8 +28,9 @@ ORIGINAL = "paper"
 """The ``serialization`` that sends the EVIDENCE strings exactly as released (the paper's prompts)."""
 
 
-class StructFactOptions(BaseModel):
-    """Run options; the defaults reproduce the paper (Table 4 and the official code)."""
+class StructFactOptions(PerturbationOptions):
+    """Run options; the defaults reproduce the paper (Table 4 and the official code). The shared perturbations
+    (``perturbation``, ``perturbation_seed``) change the sample's evidence in every strategy's prompt."""
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
@@ -38,7 +40,8 @@ class StructFactOptions(BaseModel):
     protocol)."""
     serialization: str = ORIGINAL
     """``paper`` (the released Markdown strings, as in the paper), or a registered serialization re-rendered from the
-    parsed evidence: markdown, csv, json, html, xml, triples."""
+    parsed evidence: markdown, csv, json, html, xml, triples, indexed_row_major, dataframe, df_loader, concat
+    (perturbed or shuffled evidence under ``paper`` is re-rendered as Markdown)."""
     max_evidence_tokens: int = Field(2500, ge=0)
     """Evidence longer than this is cut and ``\\n...`` appended, as the paper does; 0 = never cut."""
     token_counter: str = "regex"

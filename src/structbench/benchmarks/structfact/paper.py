@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from structbench.benchmarks.structfact.options import PAPER_OPTION_MAPS
+from structbench.papers.robustness import robustness_preset
 from structbench.papers.spec import Cell, Mean, Measure, Orders, PaperTable, Preset, RunRow
 
 PUBLISHED = Path(__file__).parent / "published"
@@ -210,3 +211,16 @@ TABLE23 = PaperTable(
 )
 
 TABLES = (TABLE1, TABLE3, TABLE7, TABLE9, TABLE10, TABLE11, *APPENDIX_TASK_TABLES, TABLE23)
+
+
+ROBUSTNESS = (
+    robustness_preset("structfact", "structfact:demo", "zero_shot", options={"temperature": "0"},
+                      description="The released demo (zero-shot w/o CoT, greedy) in 28 cells: the paper's strings "
+                                  "and 6 other table formats x no perturbation, shuffled rows, shuffled columns, "
+                                  "transposed"),
+    robustness_preset("structfact-generated", "structfact:generated", "zero_shot",
+                      options={"per_task": "20", "temperature": "0"},
+                      description="100 claims generated over RelationalFactQA's tables (zero-shot, greedy) in 28 "
+                                  "cells: 7 table formats x 4 perturbations"),
+)
+"""The standard robustness grids (``structbench.papers.robustness``): ``--preset robust-structfact``."""

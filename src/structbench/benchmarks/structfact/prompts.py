@@ -17,9 +17,9 @@ from structbench.backends.base import Request
 from structbench.benchmarks.structfact.evidence import parse_evidence
 from structbench.benchmarks.structfact.examples import DATA_PLACEHOLDER, EXAMPLES, Example
 from structbench.benchmarks.structfact.options import ORIGINAL, StructFactOptions
-from structbench.benchmarks.structfact.shuffle import shuffle_evidence
 from structbench.benchmarks.structfact.truncation import truncate
 from structbench.data.evidence import Evidence, StructuredText, Text
+from structbench.data.perturb import shuffle_evidence
 from structbench.data.sample import Sample
 from structbench.data.serialize import SERIALIZERS
 from structbench.tokens import token_counter
@@ -160,6 +160,13 @@ FORMAT_DESCRIPTIONS = {
     "elements name their column, and list elements are <item> elements.",
     "triples": "The given data is a list of (subject, relation, object) triples, one per line; a table cell "
     "is written as (row, column, value).",
+    "indexed_row_major": "The given data is in indexed row-major format. 'col :' is followed by the column names "
+    "and each 'row N :' by that row's values, separated by ' | '.",
+    "dataframe": "The given data is a printed pandas DataFrame. The first line holds the column names, and each "
+    "further line a row index followed by that row's values.",
+    "df_loader": "The given data is the pandas code that builds a DataFrame: each column name is mapped to the "
+    "list of its values.",
+    "concat": "The given data is the column names followed by the values of each row, all separated by spaces.",
 }
 """The format sentence of ``format_instructions`` per serialization (only ``paper`` is the paper's)."""
 
@@ -220,7 +227,7 @@ class Prompter:
 
     def render(self, raw: list[str], typed: list[Evidence], *, reshaped: bool = False) -> str:
         """Evidence pieces joined by newlines (the official ``'\\n'.join(stripped)``) in the serialization;
-        ``reshaped`` evidence (shuffled) cannot use the released strings and is rendered as Markdown."""
+        ``reshaped`` evidence (shuffled or perturbed) cannot use the released strings and is rendered as Markdown."""
         fmt = self.options.serialization
         if fmt == ORIGINAL and not reshaped:
             return "\n".join(text.strip() for text in raw)
@@ -228,11 +235,16 @@ class Prompter:
         return "\n".join(render(piece).strip() for piece in typed)
 
     def evidence(self, sample: Sample, *, shuffled: bool = False) -> EvidenceText:
-        """The sample's data block: serialized, optionally shuffled, truncated to the token budget."""
+        """The sample's data block: perturbed (``perturbation``), optionally shuffled, serialized, truncated to the
+        token budget."""
         raw, typed = self._pieces(sample)
+        perturbed = self.options.perturbs
+        if perturbed:
+            typed = self.options.perturbed(typed)
         if shuffled:
             typed = shuffle_evidence(typed, self.rng(sample, "shuffle"), self.options.shuffle)
-        text, cut = truncate(self.render(raw, typed, reshaped=shuffled), self.options.max_evidence_tokens, self.counter)
+        reshaped = shuffled or perturbed
+        text, cut = truncate(self.render(raw, typed, reshaped=reshaped), self.options.max_evidence_tokens, self.counter)
         return EvidenceText(text, cut)
 
     # --- few-shot ---------------------------------------------------------------------------------
