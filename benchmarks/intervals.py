@@ -7,6 +7,12 @@ of rejection samples, StrucText-Eval), about six to a cluster (a shared table or
 ``stats.metric_interval`` (1,000 resamples, the interval ``metrics.json`` stores): the cluster interval where
 the benchmark declares clusters (what a run stores), and the independent-samples one (``by="sample"``: what
 ``report --resample sample`` computes, and a run of a benchmark without clusters). Prints milliseconds.
+
+``--columns`` times them over the outcomes as a run holds them (``structbench.outcomes.Outcomes``: numpy columns)
+and adds the whole result entry a run computes at its end (``results.compute_result``: metrics, every breakdown,
+the baselines, the corrected twins and the headline interval); the issue's target is under 10 s at 100,000::
+
+    OPENBLAS_NUM_THREADS=1 python benchmarks/intervals.py 100000 1 --columns
 """
 
 from __future__ import annotations
@@ -73,8 +79,12 @@ def best_ms(fn: Callable[[], Any], repeat: int) -> float:
 
 
 def main() -> None:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
-    repeat = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    columns = "--columns" in sys.argv[1:]
+    n = int(args[0]) if args else 10_000
+    repeat = int(args[1]) if len(args) > 1 else 3
+    from structbench.outcomes import Outcomes
+    from structbench.results import compute_result
     from structbench.stats import metric_interval
 
     units: dict[str, Callable[[Benchmark, list[Scored]], Any]] = {"sample": lambda b, s: metric_interval(
@@ -82,10 +92,15 @@ def main() -> None:
     if "cluster" in Scored.model_fields:  # after clusters: by the benchmark's unit (stored), and by samples
         units = {"cluster": lambda b, s: metric_interval(s, b, b.headline),
                  "sample": lambda b, s: metric_interval(s, b, b.headline, by="sample")}
-    print(f"{n} samples, {PER_CLUSTER} per cluster, 1000 resamples; best of {repeat} CPU times (ms)")
+    if columns:
+        units["result"] = lambda b, s: compute_result(b, b.variants[0], "s", "m", s)
+    print(f"{n} samples, {PER_CLUSTER} per cluster, 1000 resamples; best of {repeat} CPU times (ms)"
+          + (", over columns" if columns else ""))
     for name in BENCHMARKS:
         bench = BENCHMARKS.get(name)()
-        scored = synthetic(bench, n)
+        scored: Any = synthetic(bench, n)
+        if columns:
+            scored = Outcomes.of(scored)
         cells = [f"{unit} {best_ms(lambda f=fn, b=bench, s=scored: f(b, s), repeat):8.1f}"
                  for unit, fn in units.items()]
         print(f"{name:10s} " + "   ".join(cells))

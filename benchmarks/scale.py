@@ -5,9 +5,13 @@ runs the real CLI with a fresh response cache (``structfact:generated`` question
 from SciTab's tables, so ``--data-dir`` must hold the SciTab release), and reports:
 
 - requests/s over the request phase (first request received to last answered, from the server's log),
-  and the wall time of the whole command (generation of the questions included);
-- peak memory of the run: the largest sum, over the run's process and its forked workers, of their
-  proportional set size (shared pages counted once), sampled every 0.2 s; and the driver's own peak RSS.
+  and the wall time of the whole command (generation of the questions included), and its tail (last answer to
+  exit: the metrics and intervals);
+- peak memory of the run, sampled every 0.2 s: the largest sum over the run's process tree (the run's process and
+  its forked workers) of their resident set sizes (RSS: pages the workers share with the run's process counted in
+  each, as a plain sum over the tree counts them), and of their proportional set sizes (PSS: shared pages counted
+  once); and the driver's own peak RSS;
+- that every record was written: the lines of ``samples.jsonl`` and the ``n`` of ``metrics.json``.
 
     python benchmarks/scale.py --data-dir ../shared/datasets --samples 10000,100000 --latency 0,0.05 \\
         --workers 1,2 --concurrency 64
@@ -22,6 +26,7 @@ samples, cheap metrics):
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import subprocess
@@ -36,19 +41,21 @@ import psutil
 from structbench.testing.openai_server import read_log
 
 
-def _pss_mib(root: int) -> float:
-    """Proportional set size of ``root`` and its children (the forked workers), so shared pages count once."""
-    total = 0.0
+def _tree_mib(root: int) -> tuple[float, float]:
+    """(RSS, PSS) of ``root`` and its descendants (the forked workers), summed, in MiB."""
+    rss = pss = 0.0
     try:
-        procs = [psutil.Process(root), *psutil.Process(root).children()]
+        procs = [psutil.Process(root), *psutil.Process(root).children(recursive=True)]
     except psutil.Error:
-        return 0.0
+        return 0.0, 0.0
     for proc in procs:
         try:
-            total += proc.memory_full_info().pss / 2**20
+            info = proc.memory_full_info()
         except psutil.Error:
             continue
-    return total
+        rss += info.rss / 2**20
+        pss += info.pss / 2**20
+    return rss, pss
 
 
 def _rss_peak_mib(pid: int) -> float:
@@ -86,12 +93,13 @@ def measure(samples: int, latency: float, workers: int, args: argparse.Namespace
             env = dict(os.environ, STRUCTBENCH_CACHE=str(tmp / "cache"))
             start = time.time()
             proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            peak = {"pss": 0.0, "driver": 0.0}
+            peak = {"rss": 0.0, "pss": 0.0, "driver": 0.0}
             stop = threading.Event()
 
             def sample() -> None:
                 while not stop.wait(0.2):
-                    peak["pss"] = max(peak["pss"], _pss_mib(proc.pid))
+                    rss, pss = _tree_mib(proc.pid)
+                    peak["rss"], peak["pss"] = max(peak["rss"], rss), max(peak["pss"], pss)
                     peak["driver"] = max(peak["driver"], _rss_peak_mib(proc.pid))
 
             sampler = threading.Thread(target=sample, daemon=True)
@@ -102,6 +110,9 @@ def measure(samples: int, latency: float, workers: int, args: argparse.Namespace
             sampler.join()
             if proc.returncode != 0:
                 sys.exit(f"structbench run failed ({proc.returncode}):\n{err}")
+            with open(tmp / "run" / "samples.jsonl", "rb") as fh:
+                lines = sum(1 for _ in fh)
+            scored = sum(r["n"] for r in json.loads((tmp / "run" / "metrics.json").read_text())["results"])
         finally:
             server.kill()
             server.wait()
@@ -110,7 +121,8 @@ def measure(samples: int, latency: float, workers: int, args: argparse.Namespace
     answered = [r.answered for r in rows]
     phase = max(answered) - min(received)
     return {"requests": len(rows), "rate": len(rows) / phase, "phase": phase, "wall": end - start,
-            "before": min(received) - start, "pss": peak["pss"], "driver": peak["driver"]}
+            "before": min(received) - start, "tail": end - max(answered), "rss": peak["rss"], "pss": peak["pss"],
+            "driver": peak["driver"], "lines": lines, "n": scored}
 
 
 def main() -> None:
@@ -130,15 +142,16 @@ def main() -> None:
 
     print(f"{args.bench}, concurrency {args.concurrency}, {os.cpu_count()} CPUs, "
           f"load average {os.getloadavg()[0]:.1f} at the start")
-    print("samples  latency  workers  requests/s  request phase  wall (first request at)  peak memory (PSS)  "
-          "driver RSS")
+    print("samples  latency  workers  requests/s  request phase  wall (first request at)  tail  peak RSS (tree)  "
+          "peak PSS (tree)  driver RSS  records written  n")
     for samples in (int(x) for x in args.samples.split(",")):
         for latency in (float(x) for x in args.latency.split(",")):
             for workers in (int(x) for x in args.workers.split(",")):
                 r = measure(samples, latency, workers, args)
                 print(f"{samples:>7}  {latency * 1000:>5.0f} ms  {workers:>7}  {r['rate']:>10.0f}  "
-                      f"{r['phase']:>11.1f} s  {r['wall']:>6.1f} s ({r['before']:>5.1f} s)  "
-                      f"{r['pss']:>13.0f} MiB  {r['driver']:>6.0f} MiB", flush=True)
+                      f"{r['phase']:>11.1f} s  {r['wall']:>6.1f} s ({r['before']:>5.1f} s)  {r['tail']:>5.1f} s  "
+                      f"{r['rss']:>11.0f} MiB  {r['pss']:>11.0f} MiB  {r['driver']:>6.0f} MiB  {r['lines']:>15}  "
+                      f"{r['n']:>7}", flush=True)
 
 
 if __name__ == "__main__":

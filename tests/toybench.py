@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
 from structbench.backends.base import Request
-from structbench.benchmark import Attempt, Benchmark, Scored, Strategy
+from structbench.benchmark import Attempt, Benchmark, Samples, Scored, Strategy
 from structbench.benchmarks import BENCHMARKS
 from structbench.data import LabelGold, Sample, Table
 from structbench.data.serialize import serialize
@@ -37,27 +37,27 @@ class ToyBench(Benchmark[ToyOptions]):
     breakdown_keys = ("task", "rows")
     Options = ToyOptions
 
-    def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> list[Sample]:
-        rng = random.Random(seed)
+    def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> Iterable[Sample]:
+        """Generated as they are read (a stream: a run of a million holds none of them)."""
         n = self.options.size * (1 if variant == "small" else 5)
-        samples = []
+        return Samples(self._generate(variant, seed, n), expected=n)
+
+    def _generate(self, variant: str, seed: int, n: int) -> Iterator[Sample]:
+        rng = random.Random(seed)
         for i in range(n):
             rows = [[str(rng.randint(0, 99)), rng.choice(["red", "blue"])] for _ in range(rng.randint(2, 4))]
             probe = rng.randint(0, 99)
             present = any(r[0] == str(probe) for r in rows)
-            samples.append(
-                Sample(
-                    id=f"toy-{i}",
-                    benchmark=self.name,
-                    variant=variant,
-                    task="red" if i % 2 else "blue",
-                    question=f"Does the number {probe} appear in the table?",
-                    evidence=[Table(header=["n", "colour"], rows=rows)],
-                    gold=LabelGold(label="yes" if present else "no"),
-                    meta={"rows": len(rows)},
-                )
+            yield Sample(
+                id=f"toy-{i}",
+                benchmark=self.name,
+                variant=variant,
+                task="red" if i % 2 else "blue",
+                question=f"Does the number {probe} appear in the table?",
+                evidence=[Table(header=["n", "colour"], rows=rows)],
+                gold=LabelGold(label="yes" if present else "no"),
+                meta={"rows": len(rows)},
             )
-        return samples
 
     def prompt(self, sample: Sample) -> Request:
         table = serialize(sample.evidence, self.options.serialization)

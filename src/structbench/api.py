@@ -150,8 +150,9 @@ class EvalResult:
     failures: list[Failure]
     """Samples whose model call failed for good (or that a bug kept from being scored): counted as the metrics say;
     evaluating again retries exactly them."""
-    records: list[Kept] = field(repr=False)
-    """Every current sample's record, without its texts (``samples.jsonl`` has them)."""
+    records: Sequence[Kept] = field(repr=False)
+    """Every current sample's record, without its texts (``samples.jsonl`` has them); a run's records are built as
+    they are read (``runner.kept.RecordView``), so a large run hands them out without holding them."""
     model_title: str = ""
     """The model as a reader knows it (``Backend.title``)."""
     notes: list[str] = field(default_factory=list)
@@ -386,7 +387,7 @@ def _finished(the_run: Run, notes: list[str]) -> EvalResult:
         metrics=the_run.metrics,
         results=[Result.of(e) for e in the_run.metrics.results],
         failures=list(the_run.failures),
-        records=list(the_run.records),
+        records=the_run.records,
         model_title=the_run.model_title,
         notes=notes,
     )

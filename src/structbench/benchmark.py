@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from functools import partial
@@ -136,6 +136,20 @@ def corrected_scored(scored: Scored) -> Scored | None:
     return scored.model_copy(update={"values": values, "score": score})
 
 
+class Samples(Iterable[Sample]):
+    """Samples yielded one at a time, and how many will come where that is known before they are made: what a
+    ``load`` that streams returns (a bare generator streams too, without a count), so a run never holds them all
+    and its progress bar still has a total."""
+
+    def __init__(self, samples: Iterable[Sample], expected: int | None = None) -> None:
+        self._samples = samples
+        self.expected = expected
+        """How many samples the stream will yield (at most: a generator that cannot make one skips it)."""
+
+    def __iter__(self) -> Iterator[Sample]:
+        return iter(self._samples)
+
+
 class NoOptions(BaseModel):
     """A benchmark without run options."""
 
@@ -181,7 +195,8 @@ class Benchmark(ABC, Generic[OptionsT]):
     prompt_options: ClassVar[frozenset[str]] = frozenset()
     """Options that change only how samples are prompted, never which samples ``load`` builds (serializations,
     perturbations, decoding): the cells of a sweep (``runner.sweep``) that differ only in them share one load and
-    one list of samples (a benchmark whose ``load`` leaves state on the instance passes it on in ``take_load``)."""
+    one stream of samples, read once (a benchmark whose ``load`` leaves state on the instance passes it on in
+    ``take_load``)."""
     paper_scoring: ClassVar[tuple[str, ...]] = ()
     """Options that switch parsing and scoring to the papers' released code, bug for bug (what the presets set);
     their defaults are structbench's corrected scoring. A score under them also records the corrected one."""
@@ -213,8 +228,15 @@ class Benchmark(ABC, Generic[OptionsT]):
         return variant
 
     @abstractmethod
-    def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> list[Sample]:
-        """Load or generate the variant's samples (``limit`` is a hint; the core also truncates)."""
+    def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> Iterable[Sample]:
+        """Load or generate the variant's samples, in a fixed order (``limit`` is a hint; the core also truncates).
+
+        Yield them (a generator, or ``Samples`` with their count) to stream them: a run then reads each once and
+        never holds them all, whatever their number. A list is held for the whole run (a large one is warned
+        about): return one only where a sample cannot be built without seeing all the others, and say why in the
+        benchmark's documentation. What strategies read of the loaded benchmark (a few-shot pool) must be set before
+        the first sample is yielded: the core reads the first sample before it forks workers. ``exclusions`` is read
+        after the last."""
 
     def take_load(self, loaded: Benchmark) -> None:
         """Take over what ``loaded.load`` left on that instance (demonstrations, what it left out): this instance of

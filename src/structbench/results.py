@@ -10,11 +10,13 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from structbench.benchmark import Benchmark, Scored, corrected_scored
+from structbench.benchmark import Benchmark, Scored
 from structbench.confusion import ConfusionMatrix
 from structbench.errors import DataError
+from structbench.outcomes import Outcomes
 from structbench.runformat import FORMAT_VERSION, check_format, newer_minor
 from structbench.stats.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, Interval
 from structbench.usage import UsageTotals
@@ -270,13 +272,10 @@ def _defined(metrics: dict[str, float]) -> dict[str, float]:
     return {k: v for k, v in metrics.items() if not math.isnan(v)}
 
 
-def _group_value(s: Scored, key: str) -> str | None:
-    value = s.task if key == "task" else s.meta.get(key)
-    return None if value is None else str(value)
-
-
-def by_epoch(scored: Sequence[Scored]) -> list[list[Scored]]:
-    """The outcomes of each epoch, in epoch order (one list when there is one epoch)."""
+def by_epoch(scored: Sequence[Scored]) -> list[Sequence[Scored]]:
+    """The outcomes of each epoch, in epoch order (one group when there is one epoch)."""
+    if isinstance(scored, Outcomes):
+        return list(scored.by_epoch())
     groups: dict[int, list[Scored]] = defaultdict(list)
     for s in scored:
         groups[s.epoch].append(s)
@@ -291,10 +290,6 @@ def epoch_metrics(bench: Benchmark, scored: Sequence[Scored]) -> dict[str, float
         return runs[0]
     names = list(dict.fromkeys(k for run in runs for k in run))
     return {k: sum(vals) / len(vals) for k in names if (vals := [run[k] for run in runs if k in run])}
-
-
-def _samples(scored: Sequence[Scored]) -> int:
-    return len({s.id for s in scored})
 
 
 def compute_result(
@@ -314,33 +309,33 @@ def compute_result(
     cell: str = "",
 ) -> ResultEntry:
     """Aggregate ``scored`` overall and per breakdown group (with several epochs: each metric's mean over the
-    epochs); with nothing scored, no metric at all. Confusion matrices and extra results count every answer."""
-    metrics = epoch_metrics(bench, scored) if scored else {}
+    epochs); with nothing scored, no metric at all. Confusion matrices and extra results count every answer.
+
+    ``scored`` is read as columns (``Outcomes``: a list of ``Scored`` is turned into one), so breakdowns, epochs
+    and the interval are index arrays over them; each ``aggregate`` reads its group as a sequence of ``Scored``."""
+    outcomes = Outcomes.of(scored)
+    metrics = epoch_metrics(bench, outcomes) if len(outcomes) else {}
     breakdowns: dict[str, dict[str, Group]] = {}
     for key in bench.breakdown_keys:
-        groups: dict[str, list[Scored]] = defaultdict(list)
-        for s in scored:
-            value = _group_value(s, key)
-            if value is not None:
-                groups[value].append(s)
+        groups = outcomes.groups(key)
         if groups:
-            breakdowns[key] = {
-                value: Group(n=_samples(items), metrics=epoch_metrics(bench, items))
-                for value, items in sorted(groups.items(), key=lambda kv: _sort_key(kv[0]))
-            }
-    extra = bench.extra_results(scored) if scored else {}
-    excluded = bench.exclusions(scored)
+            breakdowns[key] = {}
+            for value, rows in sorted(groups, key=lambda kv: _sort_key(kv[0])):
+                items = outcomes.take(rows)
+                breakdowns[key][value] = Group(n=items.samples(), metrics=epoch_metrics(bench, items))
+    extra = bench.extra_results(outcomes) if len(outcomes) else {}
+    excluded = bench.exclusions(outcomes)
     if excluded:
         extra[EXCLUDED] = [e.model_dump() for e in excluded]
-    twins = [corrected_scored(s) for s in scored]
+    twins = outcomes.corrected()
     corrected = bench.corrected()
-    if corrected is not None and twins and all(t is not None for t in twins):
+    if corrected is not None and twins is not None:
         reset = {k: str(getattr(corrected.options, k)) for k in bench.paper_scoring}
-        extra[CORRECTED] = {"options": reset, "metrics": _defined(corrected.aggregate([t for t in twins if t]))}
+        extra[CORRECTED] = {"options": reset, "metrics": _defined(corrected.aggregate(twins))}
     headline = _headline(bench, metrics)
     if interval and headline.value is not None:
-        headline = with_interval(headline, bench, variant, scored)
-    first = by_epoch(scored)[0] if scored else []
+        headline = with_interval(headline, bench, variant, outcomes)
+    first = by_epoch(outcomes)[0] if len(outcomes) else []
     return ResultEntry(
         benchmark=bench.name,
         variant=variant,
@@ -349,7 +344,7 @@ def compute_result(
         cell=cell,
         headline=headline,
         metrics=metrics,
-        n=_samples(scored),
+        n=outcomes.samples(),
         breakdowns=breakdowns,
         errors=errors,
         harness_errors=harness_errors,
@@ -357,22 +352,25 @@ def compute_result(
         reasoning_cut_off=reasoning_cut_off,
         replies_cut_off=replies_cut_off,
         missing=list(missing),
-        confusion_matrices=bench.confusion_matrices(scored) if scored else {},
+        confusion_matrices=bench.confusion_matrices(outcomes) if len(outcomes) else {},
         extra=extra,
         baselines=_defined(bench.baselines(first)) if first else {},
-        epochs=epochs_of(bench, scored, headline.name),
+        epochs=epochs_of(bench, outcomes, headline.name),
     )
 
 
 def epochs_of(bench: Benchmark, scored: Sequence[Scored], metric: str) -> Epochs | None:
     """Each epoch's headline and how often a sample's epochs agreed; None for a run of one epoch."""
-    groups = by_epoch(scored)
+    outcomes = Outcomes.of(scored)
+    groups = outcomes.by_epoch()
     if len(groups) < 2:
         return None
     values = [_defined(bench.aggregate(g)).get(metric) for g in groups]
-    answers: dict[str, list[str]] = defaultdict(list)
-    for s in scored:
-        answers[s.id].append(json.dumps(s.parsed, sort_keys=True, default=str))
+    _, sample = np.unique(outcomes.ids, return_inverse=True)
+    order = np.lexsort((outcomes.epoch, sample.reshape(-1)))
+    answers: dict[int, list[int]] = defaultdict(list)  # a sample's parsed answers as codes: equal JSON, equal code
+    for k, code in zip(sample.reshape(-1)[order].tolist(), outcomes.parsed[order].tolist(), strict=True):
+        answers[k].append(code)
     repeated = [a for a in answers.values() if len(a) > 1]
     same = [len(set(a)) == 1 for a in repeated]
     pairwise = [sum(x == y for x, y in combinations(a, 2)) / math.comb(len(a), 2) for a in repeated]
@@ -381,7 +379,7 @@ def epochs_of(bench: Benchmark, scored: Sequence[Scored], metric: str) -> Epochs
         values=values,
         agreement=sum(same) / len(same) if same else None,
         pairwise_agreement=sum(pairwise) / len(pairwise) if pairwise else None,
-        outcomes=len(scored),
+        outcomes=len(outcomes),
     )
 
 

@@ -151,7 +151,7 @@ def test_scitab_interval_resamples_its_208_tables(tmp_path: Path, shared_dataset
 def test_generated_structfact_interval_resamples_its_tables(tmp_path: Path, shared_datasets: Path) -> None:
     options = {"per_task": "40"}
     bench = BENCHMARKS.get("structfact")(options)
-    samples = bench.load("generated", DataContext(data_dir=shared_datasets, offline=True), seed=0, limit=None)
+    samples = list(bench.load("generated", DataContext(data_dir=shared_datasets, offline=True), seed=0, limit=None))
     labels = ["YES", "NO", "NOT SURE ENOUGH"]
     table_of: Callable[[Sample], str] = lambda s: str(s.extra["release"]["TABLE"])  # noqa: E731
     answers, _ = half_right(samples, table_of, labels)
@@ -191,7 +191,7 @@ def test_epochs_at_temperature_0_6_resume_after_kill_9_without_a_repeated_call(
     tmp_path: Path, shared_datasets: Path
 ) -> None:
     bench = BENCHMARKS.get("structfact")({"per_task": "8"})
-    samples = bench.load("generated", DataContext(data_dir=shared_datasets, offline=True), seed=0, limit=None)
+    samples = list(bench.load("generated", DataContext(data_dir=shared_datasets, offline=True), seed=0, limit=None))
     labels = ["YES", "NO", "NOT SURE ENOUGH"]
 
     def answers(sample: Sample) -> list[str]:  # half the questions answered differently in epoch 1 (seed 1)

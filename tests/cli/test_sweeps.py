@@ -4,6 +4,7 @@ accuracy depends on the table format; a resumed sweep that repeats no call."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -108,7 +109,7 @@ def _generated(n: int) -> list[Any]:
     from structbench.datasets import DataContext
 
     bench = BENCHMARKS.get("structfact")({"tables": "synthetic"})
-    return bench.load("generated", DataContext.from_env(None, offline=True), seed=0, limit=n)[:n]
+    return list(itertools.islice(bench.load("generated", DataContext.from_env(None, offline=True), seed=0, limit=n), n))
 
 
 def test_every_cells_prompts_differ_as_declared(tmp_path: Path) -> None:

@@ -71,7 +71,7 @@ def test_resume_repeats_no_completed_call(tmp_path: Path) -> None:
     selections = prepare(config, DataContext())
     run = Run(tmp_path / "run", config)
     # A partial first session: only half of the samples.
-    half = [s.__class__(s.bench, s.variant, s.samples[:10], s.strategies) for s in selections]
+    half = [s.__class__(s.bench, s.variant, list(s.samples)[:10], s.strategies) for s in selections]
     run.execute(first, half, cache=cache, concurrency=3, progress=False)
     assert len(first.calls) == 20  # two turns per sample
     second = MockBackend(default="no")
@@ -144,7 +144,7 @@ def test_unknown_option_and_strategy_are_usage_errors() -> None:
 
 def test_options_reach_only_their_benchmark() -> None:
     sel = prepare(_config(options={"toy.size": "3"}, limit=None), DataContext())
-    assert len(sel[0].samples) == 3
+    assert len(list(sel[0].samples)) == 3
     assert isinstance(sel[0].bench, ToyBench)
 
 

@@ -92,12 +92,12 @@ def test_cells_that_differ_in_prompt_options_share_one_load(tmp_path: object) ->
                                             "perturbation=transpose;serialization=paper",
                                             "perturbation=none;serialization=csv",
                                             "perturbation=transpose;serialization=csv"]
-    assert all(s.samples is selections[0].samples for s in selections)  # one list, held once
+    assert all(s.samples is selections[0].samples for s in selections)  # one stream, read once for all
     assert selections[3].bench.options.serialization == "csv"
     assert selections[3].axes == ("serialization", "perturbation")
     loads = prepare(config.model_copy(update={"sweeps": {"per_task": ["1", "2"]},
                                               "options": {"structfact.tables": "synthetic"}}), data)
-    assert len(loads[0].samples) == 5 and len(loads[1].samples) == 10  # a load option: a load per cell
+    assert len(list(loads[0].samples)) == 5 and len(list(loads[1].samples)) == 10  # a load option: a load per cell
     with pytest.raises(UsageError, match=r"structfact: bad --option: perturbation: .*unknown perturbation 'flip'.* "
                                          r"\(in the sweep's cell perturbation=flip\)"):
         prepare(config.model_copy(update={"sweeps": {"perturbation": ["none", "flip"]}}), data)
@@ -112,5 +112,5 @@ def test_scitab_cells_take_the_demonstrations_of_the_one_load(shared_datasets: o
     assert second.samples is first.samples and second.bench is not first.bench
     assert second.bench.demonstrations("all") == first.bench.demonstrations("all")
     assert second.bench.exclusions([]) == first.bench.exclusions([])
-    prompt = second.bench.prompt(second.samples[0], "in_context")
-    assert "Table:" in prompt and prompt != first.bench.prompt(first.samples[0], "in_context")
+    prompt = second.bench.prompt(next(iter(second.samples)), "in_context")
+    assert "Table:" in prompt and prompt != first.bench.prompt(next(iter(first.samples)), "in_context")

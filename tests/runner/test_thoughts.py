@@ -165,7 +165,7 @@ def test_scored_predictions_have_their_thoughts_taken_out(tmp_path: Path) -> Non
     config = RunConfig(model="oracle", benches=["scitab:all"], strategies=["zero_shot"], limit=4,
                        data_dir=str(SYNTHETIC))
     (selection,) = prepare(config, synthetic_context())
-    bench, strategy, samples = selection.bench, selection.strategies[0], selection.samples
+    bench, strategy, samples = selection.bench, selection.strategies[0], list(selection.samples)
     golds = [bench.oracle(s, r) for s, r in zip(samples, first_requests(strategy, samples), strict=True)
              if r is not None]
     thought = "<think>The answer is B) the claim is false.</think>\n"

@@ -88,7 +88,7 @@ def test_workers_share_the_cache_and_resume_repeats_nothing(tmp_path: Path) -> N
     cache = ResponseCache(tmp_path / "cache.sqlite")
     config = _config(strategies=["refine"])
     selections = prepare(config, DataContext())
-    half = [s.__class__(s.bench, s.variant, s.samples[:30], s.strategies) for s in selections]
+    half = [s.__class__(s.bench, s.variant, list(s.samples)[:30], s.strategies) for s in selections]
     Run(tmp_path / "r", config).execute(MockBackend(default="no"), half, cache=cache, concurrency=8,
                                         progress=False, workers=3)
     check = ResponseCache(tmp_path / "cache.sqlite")

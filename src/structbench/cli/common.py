@@ -14,6 +14,7 @@ from structbench.errors import ExitCode, Terminated, UsageError
 
 if TYPE_CHECKING:
     from structbench.runner.failures import Failure
+    from structbench.runner.selection import SampleStream
 
 BenchArg = Annotated[str, typer.Argument(help="BENCH[:VARIANT]")]
 DataDirOpt = Annotated[
@@ -185,20 +186,21 @@ def echo_usage(metrics: Any) -> None:
 def load_one(
     entry: str, strategy: str | None, option: list[str] | None, limit: int | None, seed: int, data_dir: Path | None,
     allow_modified_data: bool = False,
-) -> tuple[Any, str, list[Any], Any, Any]:
-    """The benchmark, variant, samples and strategy of ``export``/``score``, and the settings that pick them."""
+) -> tuple[Any, str, SampleStream, Any, Any]:
+    """The benchmark, variant, samples (a ``SampleStream``: read once, as they are needed) and strategy of
+    ``export``/``score``, and the settings that pick them."""
     from structbench.benchmarks import BENCHMARKS
     from structbench.datasets import DataContext
     from structbench.runner.config import check_limit, check_options_used, parse_options, split_bench
     from structbench.runner.export import ExportSettings
-    from structbench.runner.selection import load_benchmark, load_samples
+    from structbench.runner.selection import load_benchmark, open_samples
 
     check_limit(limit)
     options = parse_options(option or [], output="--out")
     check_options_used([BENCHMARKS.get(split_bench(entry)[0])], options)
     bench, variant = load_benchmark(entry, options)
     strat = bench.strategy(strategy)
-    samples = load_samples(bench, variant, DataContext.from_env(data_dir, allow_modified=allow_modified_data),
+    samples = open_samples(bench, variant, DataContext.from_env(data_dir, allow_modified=allow_modified_data),
                            seed=seed, limit=limit)
     settings = ExportSettings(bench=f"{bench.name}:{variant}", strategy=strat.name, seed=seed, limit=limit,
                               options=options)

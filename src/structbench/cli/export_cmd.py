@@ -58,13 +58,13 @@ def export(
     b, variant, samples, strat, settings = load_one(bench, strategy, option, limit, seed, data_dir,
                                                      allow_modified_data)
     lines = export_lines(b, variant, samples, strat, settings)
-    if format != ExportFormat.jsonl:
+    if format != ExportFormat.jsonl:  # a typed table of every line: built in memory
         _export_arrow(format, lines, out, f"{b.title}: {b.name}:{variant}, strategy {strat.name}", settings.flags())
-    else:
+    else:  # a line at a time, as the samples are read
         with atomic_path(out) as tmp, tmp.open("w", encoding="utf-8") as fh:
             for line in lines:
                 fh.write(json.dumps(line, ensure_ascii=False) + "\n")
-    typer.echo(f"wrote {len(samples)} samples to {out}")
+    typer.echo(f"wrote {samples.count} samples to {out}")
 
 
 def _export_arrow(format: ExportFormat, lines: Any, out: Path, title: str, flags: str) -> None:

@@ -73,7 +73,7 @@ def score(
         typer.echo(
             failure_summary(
                 failures,
-                len(samples),
+                samples.count or 0,
                 details="they are counted in harness_errors and left out of the metrics",
                 retry="scoring again after a fix of the benchmark retries them",
             ),

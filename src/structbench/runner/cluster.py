@@ -1,10 +1,12 @@
 """``--executor ray``: a session's jobs on the actors of a Ray cluster; this process keeps the run directory.
 
-Each worker is a Ray actor that prepares the run's samples itself, from the run's configuration (so every
-node needs the data: a shared ``--data-dir``, or datasets it may download), and checks they are the
-driver's own (the same benchmarks, strategies and sample ids in the same order). It builds its own backend
-from the run's backend settings (a server's address, or a local model loaded once per actor) and runs one
-job per call. The response cache stays on the driver's machine, behind one actor pinned to that node
+Each worker is a Ray actor that prepares the run's selections itself, from the run's configuration (so every
+node needs the data: a shared ``--data-dir``, or datasets it may download; a benchmark's strategies may read what
+its ``load`` set, such as a few-shot pool), and checks they are the driver's own (the same benchmarks,
+strategies and first sample). It builds its own backend from the run's backend settings (a server's address, or a
+local model loaded once per actor) and runs one job per call; each call carries its sample, which the driver
+reads from the benchmark's stream, so neither the driver nor an actor holds every sample. The response cache
+stays on the driver's machine, behind one actor pinned to that node
 (``CacheKeeper``): a worker's response is committed there, or kept in the run directory's spill file,
 before the strategy sees it, so resuming works exactly as for a local run. Finished jobs come back as the
 calls' results and the driver appends them to ``samples.jsonl``, each once.
@@ -30,12 +32,13 @@ from typing import TYPE_CHECKING, Any
 from structbench.backends.base import Response
 from structbench.backends.factory import BackendSpec, make_backend
 from structbench.backends.stats import CallSnapshot
+from structbench.data.sample import Sample
 from structbench.errors import StorageError, StructbenchError, UsageError
 from structbench.runconfig import RunConfig
 from structbench.runner.cache import CacheWriteError, ResponseCache, Spill
 from structbench.runner.calls import ModelCaller, ModelPool
 from structbench.runner.control import RunControl
-from structbench.runner.jobs import JobRef, JobRunner, selections_digest
+from structbench.runner.jobs import JobRef, JobRunner, Ticket, selections_digest
 from structbench.runner.workers import StopRequest, WorkerSettings, calls_snapshot, halt_kind, split
 
 if TYPE_CHECKING:
@@ -171,7 +174,7 @@ class RayWorker:
 
         return selections_digest(self.selections), socket.gethostname(), os.getpid()
 
-    async def run(self, ref: JobRef) -> list[tuple[Any, ...]]:
+    async def run(self, ref: JobRef, sample: Sample) -> list[tuple[Any, ...]]:
         """Run one job: its ``done`` message, after any stop or note raised meanwhile."""
         from structbench.benchmark import other_models
 
@@ -183,7 +186,7 @@ class RayWorker:
         self.control.watch(self.tasks)
         other_models.set(self.others)
         try:
-            finished = await self.runner.run(tuple(ref))  # type: ignore[arg-type]
+            finished = await self.runner.run((tuple(ref), sample))  # type: ignore[arg-type]
         except asyncio.CancelledError:  # the breaker abandoned it
             return self._drain()
         except StorageError as err:
@@ -214,7 +217,7 @@ class RayLink:
         self.prefetch = 0
         """A call starts its job at once: no more calls than the actor's share of the concurrency."""
         self.name = f"Ray worker {index} ({where})"
-        self.outstanding: set[JobRef] = set()
+        self.outstanding: dict[JobRef, Sample] = {}
         self.stats: tuple[int, int, int, int] | None = None
         self.calls = CallSnapshot()
         self._events: Events | None = None
@@ -231,22 +234,23 @@ class RayLink:
         assert self._events is not None
         self._events.put_nowait((self, message))
 
-    def submit(self, refs: list[JobRef]) -> None:
-        self.outstanding.update(refs)
+    def submit(self, tickets: list[Ticket]) -> None:
+        self.outstanding.update(tickets)
         if self._exited:
-            self._put(("lost", refs, "was lost"))
+            self._put(("lost", [ref for ref, _ in tickets], "was lost"))
             return
-        for ref in refs:
+        for ticket in tickets:
             self._inflight += 1
-            call = asyncio.ensure_future(self._call(ref))
+            call = asyncio.ensure_future(self._call(ticket))
             self._calls.add(call)
             call.add_done_callback(self._calls.discard)
 
-    async def _call(self, ref: JobRef) -> None:
+    async def _call(self, ticket: Ticket) -> None:
         import ray
 
+        ref, sample = ticket
         try:
-            messages = await self.actor.run.remote(ref)
+            messages = await self.actor.run.remote(ref, sample)
         except ray.exceptions.RayActorError as err:
             why = f"was lost ({type(err).__name__})"
             self._put(("lost", [ref], why))
@@ -312,9 +316,9 @@ class Cluster:
                 "actors": self.placed}
 
     async def start(self, config: RunConfig, selections: list[Selection], settings: WorkerSettings,
-                    concurrency: int, jobs: int) -> list[RayLink]:
+                    concurrency: int, jobs: int | None) -> list[RayLink]:
         """Join the cluster, start the cache keeper on this node and the workers anywhere, and check that every
-        worker holds this run's samples."""
+        worker prepared this run's selections (``jobs``: how many there will be, where known)."""
         ray = _ray()
         import logging
 
@@ -337,7 +341,7 @@ class Cluster:
             max_concurrency=1000,
         ).remote(settings.cache_path, settings.cache_lock_wait, settings.run_dir, settings.on_cache_error == "stop")
         count = self.actors or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        count = max(1, min(count, concurrency, jobs))
+        count = max(1, min(count, concurrency, jobs if jobs is not None else count))
         shares = split(concurrency, count)
         worker_class = ray.remote(RayWorker)
         self._workers = [
@@ -353,7 +357,7 @@ class Cluster:
             digest, node, pid = await worker.ready.remote()
             if digest != expected:
                 raise UsageError(
-                    f"Ray worker {index} on {node} loaded other samples than this process: the data there differs "
+                    f"Ray worker {index} on {node} prepared other samples than this process: the data there differs "
                     "(give every node the same --data-dir, or let it download the same release)")
             self.placed.append({"node": node, "pid": pid, "concurrency": share})
             links.append(RayLink(index, worker, share, f"{node}, pid {pid}"))

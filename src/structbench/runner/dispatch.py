@@ -1,9 +1,10 @@
 """The driver's side of a run spread over workers: hands out jobs, writes what comes back, stops them all.
 
-Workers (forked processes, ``runner.workers``, or Ray actors, ``runner.cluster``) are links that take job
-references and report events. The driver keeps each one's share of the concurrency busy plus a small
-prefetch, hands the next jobs to whichever worker finished one, and appends each finished job to the run
-directory exactly once (a job re-run after its worker died, or re-tried by Ray, is written only if it was
+Workers (forked processes, ``runner.workers``, or Ray actors, ``runner.cluster``) are links that take jobs
+(``Ticket``: a reference and its sample) and report events. The driver reads the jobs from a stream as it needs
+them (so it holds the samples in flight, never all of them), keeps each worker's share of the concurrency busy
+plus a small prefetch, hands the next jobs to whichever worker finished one, and appends each finished job to the
+run directory exactly once (a job re-run after its worker died, or re-tried by Ray, is written only if it was
 not already). A stop seen by any worker (the circuit breaker, the response cache failing) or by the driver
 (``samples.jsonl`` failing) stops them all. The jobs of a worker that died go to the others.
 """
@@ -12,14 +13,15 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from structbench.data.sample import Sample
 from structbench.errors import ExitCode, RunStoppedError, StorageError, StructbenchError
 from structbench.runner.cache import CacheWriteError
 from structbench.runner.control import RunControl
-from structbench.runner.jobs import Finished, JobRef
+from structbench.runner.jobs import Finished, JobRef, Ticket
 
 if TYPE_CHECKING:
     from structbench.backends.stats import CallSnapshot
@@ -34,14 +36,15 @@ class WorkerLink(Protocol):
     prefetch: int
     """Jobs it may hold beyond those it runs, queued: enough that it never waits for the driver, few enough that
     the last jobs are not stuck behind another worker's (0 for a worker that would start them all at once)."""
-    outstanding: set[JobRef]
+    outstanding: dict[JobRef, Sample]
+    """The jobs it holds (handed to it, not yet reported finished or lost), with their samples."""
     stats: tuple[int, int, int, int] | None
     """(model calls, cache hits, answers kept in the spill file, answers lost) once it has ended."""
     calls: CallSnapshot
     """Its calls' counters as last reported (for the progress line)."""
 
     async def open(self, events: Events) -> None: ...
-    def submit(self, refs: list[JobRef]) -> None: ...
+    def submit(self, tickets: list[Ticket]) -> None: ...
     def halt(self, cancel: bool, message: str) -> None: ...
     def end(self) -> None: ...
     async def close(self) -> None: ...
@@ -91,31 +94,50 @@ class Dispatcher:
     def __init__(
         self,
         links: Sequence[WorkerLink],
-        refs: Sequence[JobRef],
+        tickets: Iterable[Ticket],
         on_finished: Callable[[Finished], None],
         control: RunControl,
     ) -> None:
         self.links = list(links)
-        self.pending: deque[JobRef] = deque(refs)
+        self.tickets = iter(tickets)
+        """The jobs not handed out yet, read as they are needed."""
+        self.pending: deque[Ticket] = deque()
+        """Jobs handed back (their worker died), handed out again before new ones."""
+        self.exhausted = False
+        """Whether ``tickets`` has no job left."""
+        self.issued: set[JobRef] = set()
+        """Jobs handed out and not recorded yet: a job reported twice is recorded once."""
         self.on_finished = on_finished
         self.control = control
-        self.recorded: set[JobRef] = set()
         self.halted = False
         self.fatal: StructbenchError | None = None
         self.totals = Totals()
         """What the workers did, summed when ``run`` ends (normally or not)."""
         self._notes: set[str] = set()
 
+    def _take(self, count: int) -> list[Ticket]:
+        """Up to ``count`` jobs: handed-back ones first, then the next of the stream."""
+        batch = [self.pending.popleft() for _ in range(min(count, len(self.pending)))]
+        while len(batch) < count and not self.exhausted:
+            ticket = next(self.tickets, None)
+            if ticket is None:
+                self.exhausted = True
+            else:
+                batch.append(ticket)
+        return batch
+
     def _top_up(self, link: WorkerLink) -> None:
-        if self.halted or not self.pending:
+        if self.halted:
             return
         want = link.capacity + link.prefetch - len(link.outstanding)
         if want > 0:
-            batch = [self.pending.popleft() for _ in range(min(want, len(self.pending)))]
-            link.submit(batch)
+            batch = self._take(want)
+            if batch:
+                self.issued.update(ref for ref, _ in batch)
+                link.submit(batch)
 
     def _end_if_done(self, live: Sequence[WorkerLink]) -> None:
-        if self.halted or self.pending or any(link.outstanding for link in live):
+        if self.halted or self.pending or not self.exhausted or any(link.outstanding for link in live):
             return
         for link in live:
             link.end()
@@ -129,6 +151,7 @@ class Dispatcher:
             self.control.halt(error, cancel=False)
         self.halted = True
         self.pending.clear()
+        self.exhausted = True
         for link in live:
             link.halt(cancel, str(error))
 
@@ -164,6 +187,7 @@ class Dispatcher:
         """The run was interrupted: stop every worker at once and hear them out (their stats, their last jobs)."""
         self.halted = True
         self.pending.clear()
+        self.exhausted = True
         for link in live:
             link.halt(True, "the run was interrupted")
         deadline = asyncio.get_running_loop().time() + WIND_DOWN
@@ -184,9 +208,9 @@ class Dispatcher:
         kind = message[0]
         if kind == "done":
             finished: Finished = message[1]
-            link.outstanding.discard(finished.ref)
-            if finished.ref not in self.recorded:
-                self.recorded.add(finished.ref)
+            link.outstanding.pop(finished.ref, None)
+            if finished.ref in self.issued:
+                self.issued.discard(finished.ref)
                 try:
                     self.on_finished(finished)
                 except StorageError as err:
@@ -220,16 +244,18 @@ class Dispatcher:
 
     def _requeue(self, link: WorkerLink, refs: list[JobRef], why: str, live: list[WorkerLink]) -> None:
         """Hand a worker's unfinished jobs to the others (their completed model calls are in the cache)."""
-        refs = [r for r in refs if r in link.outstanding and r not in self.recorded]
-        link.outstanding.difference_update(refs)
-        if self.halted or not refs:
+        held = [(r, link.outstanding.pop(r)) for r in refs if r in link.outstanding]
+        tickets = [(r, sample) for r, sample in held if r in self.issued]
+        if self.halted or not tickets:
             return
         if not live:
+            left = "" if self.exhausted else " and more"
             raise WorkersLostError(
-                f"every worker has stopped (the last, {link.name}, {why}) with {len(refs) + len(self.pending)} "
-                "samples left; finished samples are saved, the same command resumes")
-        self.control.notify(f"warning: {link.name} {why}; its {len(refs)} unfinished samples go to the other workers")
-        self.pending.extendleft(reversed(sorted(refs)))
+                f"every worker has stopped (the last, {link.name}, {why}) with {len(tickets) + len(self.pending)}"
+                f"{left} samples left; finished samples are saved, the same command resumes")
+        self.control.notify(f"warning: {link.name} {why}; its {len(tickets)} unfinished samples go to the other "
+                            "workers")
+        self.pending.extendleft(reversed(sorted(tickets, key=lambda t: t[0])))
         for other in live:
             self._top_up(other)
 

@@ -6,8 +6,7 @@ import asyncio
 import contextlib
 import time
 import traceback
-from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sized
 from dataclasses import dataclass
 
 from structbench.backends.base import BackendError
@@ -145,14 +144,15 @@ async def run_job(job: Job, caller: ModelCaller, model: str, settings: RequestSe
 
 
 async def run_jobs(
-    jobs: Sequence[Job],
+    jobs: Iterable[Job],
     caller: ModelCaller,
     model: str,
     concurrency: int,
     on_record: Callable[[SampleRecord], None],
     settings: RequestSettings | None = None,
 ) -> None:
-    """Run ``jobs`` with at most ``concurrency`` in flight, handing each record to ``on_record``.
+    """Run ``jobs`` (read as slots free up: a stream of them is never held) with at most ``concurrency`` in flight,
+    handing each record to ``on_record``.
 
     A job's strategy runs in one of ``concurrency`` slots (``runner.pipeline``); its scoring and record wait
     for a finisher task that takes one finished attempt per turn of the event loop, so a slot sends its next
@@ -160,10 +160,10 @@ async def run_jobs(
     stop; a record that cannot be stored (``StorageError`` from ``on_record``) stops the run the same way.
     Raises why the run stopped."""
     control = caller.control
-    queue: deque[Job] = deque(jobs)
+    source = iter(jobs)
 
     async def next_job() -> Job | None:
-        return queue.popleft() if queue else None
+        return next(source, None)
 
     async def attempt(job: Job) -> tuple[Job, Outcome]:
         return job, await attempt_job(job, caller, settings)
@@ -171,7 +171,8 @@ async def run_jobs(
     def finish(attempted: tuple[Job, Outcome]) -> None:
         on_record(finish_job(*attempted, model))
 
-    await run_pipeline(max(1, min(concurrency, len(jobs))), next_job, attempt, finish, control,
+    slots = min(concurrency, len(jobs)) if isinstance(jobs, Sized) else concurrency
+    await run_pipeline(max(1, slots), next_job, attempt, finish, control,
                        halt_on=(StorageError, BudgetError))
     error = control.final_error()
     if error is not None:

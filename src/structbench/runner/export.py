@@ -26,6 +26,7 @@ from structbench.benchmark import Attempt, Benchmark, Strategy
 from structbench.data.perturb import PerturbationOptions
 from structbench.data.sample import Sample
 from structbench.errors import DataError, UsageError
+from structbench.outcomes import OutcomesBuilder
 from structbench.results import ResultEntry, compute_result
 from structbench.runner.failures import Failure
 
@@ -39,20 +40,25 @@ async def _capture(request: Request) -> Response:
     raise _FirstCall(request)
 
 
-def first_requests(strategy: Strategy, samples: list[Sample]) -> list[Request | None]:
+async def first_request(strategy: Strategy, sample: Sample) -> Request | None:
+    """The request ``strategy`` sends first for ``sample`` (None where it makes no model call)."""
+    try:
+        await strategy.run(sample, _capture)
+    except _FirstCall as call:
+        return call.request
+    return None
+
+
+def with_first_requests(strategy: Strategy, samples: Iterable[Sample]) -> Iterator[tuple[Sample, Request | None]]:
+    """Each sample with the request a strategy sends first for it, as the samples are read (one event loop)."""
+    with asyncio.Runner() as runner:
+        for sample in samples:
+            yield sample, runner.run(first_request(strategy, sample))
+
+
+def first_requests(strategy: Strategy, samples: Iterable[Sample]) -> list[Request | None]:
     """The request a strategy sends first for each sample (None where it makes no model call)."""
-
-    async def one(sample: Sample) -> Request | None:
-        try:
-            await strategy.run(sample, _capture)
-        except _FirstCall as call:
-            return call.request
-        return None
-
-    async def every() -> list[Request | None]:
-        return [await one(s) for s in samples]
-
-    return asyncio.run(every())
+    return [request for _, request in with_first_requests(strategy, samples)]
 
 
 class ExportSettings(BaseModel):
@@ -91,16 +97,16 @@ FINGERPRINT_LENGTH = 16
 def export_lines(
     bench: Benchmark,
     variant: str,
-    samples: list[Sample],
+    samples: Iterable[Sample],
     strategy: Strategy,
     settings: ExportSettings | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """One object per sample: id, fingerprint, benchmark, variant, strategy, prompt, gold, meta, the settings
-    of the export, the perturbation its prompt shows (benchmarks that accept ``data.perturb``'s: its name and seed)
-    and the benchmark's own fields."""
+    """One object per sample, as the samples are read: id, fingerprint, benchmark, variant, strategy, prompt, gold,
+    meta, the settings of the export, the perturbation its prompt shows (benchmarks that accept ``data.perturb``'s:
+    its name and seed) and the benchmark's own fields."""
     settings = settings or ExportSettings(bench=f"{bench.name}:{variant}", strategy=strategy.name)
     perturbation = bench.options.perturbation_fields() if isinstance(bench.options, PerturbationOptions) else {}
-    for sample, request in zip(samples, first_requests(strategy, samples), strict=True):
+    for sample, request in with_first_requests(strategy, samples):
         line: dict[str, Any] = {
             "id": sample.id,
             "fingerprint": fingerprint(request, sample),
@@ -229,7 +235,7 @@ def _settings_hint(predictions: Mapping[str, Prediction], settings: ExportSettin
 
 
 def check_predictions(
-    samples: list[Sample],
+    samples: Iterable[Sample],
     strategy: Strategy,
     predictions: Mapping[str, Prediction],
     *,
@@ -241,40 +247,66 @@ def check_predictions(
 ) -> None:
     """Refuse (``UsageError``) predictions that are not answers to exactly these samples: an id the samples
     lack, a missing fingerprint (when required), or a fingerprint of another prompt or gold."""
-    by_id = {s.id: s for s in samples}
-    unknown = [k for k in predictions if k not in by_id]
-    if unknown:
-        raise UsageError(
-            f"{source}: {len(unknown)} id(s) not in {bench.name}:{variant} (e.g. {unknown[0]!r}); "
-            + _settings_hint(predictions, settings)
-        )
-    if require_fingerprint:
-        bare = next((p for p in predictions.values() if p.fingerprint is None), None)
-        if bare is not None:
+    checker = PredictionCheck(strategy, predictions, bench=bench, variant=variant, source=source, settings=settings,
+                              require_fingerprint=require_fingerprint)
+    with asyncio.Runner() as runner:
+        for sample in samples:
+            checker.sample(sample, runner)
+    checker.finish()
+
+
+class PredictionCheck:
+    """``check_predictions`` a sample at a time, as samples are read: the fingerprints of the samples passed to
+    ``sample``, then (``finish``) what no sample claimed; each problem a ``UsageError``."""
+
+    def __init__(self, strategy: Strategy, predictions: Mapping[str, Prediction], *, bench: Benchmark, variant: str,
+                 source: Path, settings: ExportSettings | None, require_fingerprint: bool) -> None:
+        self.strategy = strategy
+        self.predictions = predictions
+        self.label = f"{bench.name}:{variant}"
+        self.source = source
+        self.settings = settings
+        self.unclaimed = set(predictions)
+        self.wrong: list[str] = []
+        self.bare = next((p for p in predictions.values() if p.fingerprint is None), None) \
+            if require_fingerprint else None
+
+    def sample(self, sample: Sample, runner: asyncio.Runner) -> None:
+        prediction = self.predictions.get(sample.id)
+        if prediction is None:
+            return
+        self.unclaimed.discard(sample.id)
+        if prediction.fingerprint is not None:
+            request = runner.run(first_request(self.strategy, sample))
+            if prediction.fingerprint != fingerprint(request, sample):
+                self.wrong.append(sample.id)
+
+    def finish(self) -> None:
+        if self.unclaimed:
+            unknown = [k for k in self.predictions if k in self.unclaimed]
             raise UsageError(
-                f"{_where(source, bare)}: no 'fingerprint': copy it from the export line (structbench export "
-                "writes one per sample), so score can check the prediction answers that very sample; "
+                f"{self.source}: {len(unknown)} id(s) not in {self.label} (e.g. {unknown[0]!r}); "
+                + _settings_hint(self.predictions, self.settings)
+            )
+        if self.bare is not None:
+            raise UsageError(
+                f"{_where(self.source, self.bare)}: no 'fingerprint': copy it from the export line (structbench "
+                "export writes one per sample), so score can check the prediction answers that very sample; "
                 "--unchecked scores by id alone"
             )
-    checked = [s for s in samples if s.id in predictions and predictions[s.id].fingerprint is not None]
-    requests = first_requests(strategy, checked)
-    wrong = [
-        s for s, request in zip(checked, requests, strict=True)
-        if predictions[s.id].fingerprint != fingerprint(request, s)
-    ]
-    if wrong:
-        first = predictions[wrong[0].id]
-        raise UsageError(
-            f"{_where(source, first)}: {len(wrong)} prediction(s) were exported for other samples than "
-            f"{bench.name}:{variant} has under these settings (e.g. {wrong[0].id!r}: its prompt or gold "
-            f"differs); {_settings_hint(predictions, settings)}"
-        )
+        if self.wrong:
+            first = self.predictions[self.wrong[0]]
+            raise UsageError(
+                f"{_where(self.source, first)}: {len(self.wrong)} prediction(s) were exported for other samples than "
+                f"{self.label} has under these settings (e.g. {self.wrong[0]!r}: its prompt or gold "
+                f"differs); {_settings_hint(self.predictions, self.settings)}"
+            )
 
 
 def score_predictions(
     bench: Benchmark,
     variant: str,
-    samples: list[Sample],
+    samples: Iterable[Sample],
     strategy: Strategy,
     predictions: Mapping[str, Prediction | str | list[str]],
     *,
@@ -287,29 +319,35 @@ def score_predictions(
     """Check the predictions (``check_predictions``), then parse and score them with the benchmark's own parser;
     missing ids count as wrong. A sample the scorer fails on is a harness error: counted apart, handed to
     ``on_failure``, and left out of the metrics. Fingerprints are checked where the predictions carry them;
-    ``require_fingerprint`` refuses predictions without one."""
+    ``require_fingerprint`` refuses predictions without one.
+
+    The samples are read once, as a stream, and scored as they pass (the outcomes kept as columns,
+    ``structbench.outcomes``); a check that fails is raised after the last sample, before anything is returned."""
     preds = {k: p if isinstance(p, Prediction) else Prediction(p) for k, p in predictions.items()}
-    check_predictions(samples, strategy, preds, bench=bench, variant=variant, source=source, settings=settings,
-                      require_fingerprint=require_fingerprint)
-    scored = []
+    checker = PredictionCheck(strategy, preds, bench=bench, variant=variant, source=source, settings=settings,
+                              require_fingerprint=require_fingerprint)
+    scored = OutcomesBuilder()
     missing = []
     harness_errors = cut_off = replies_cut_off = 0
-    for sample in samples:
-        if sample.id in preds:
-            attempt, cut = answers_of(preds[sample.id].output)
-            replies_cut_off += cut
-            cut_off += cut > 0 and not any(t.strip() for t in (attempt.output, *attempt.outputs))
-        else:
-            missing.append(sample.id)
-            attempt = Attempt(output="")
-        try:
-            scored.append(bench.outcome(sample, attempt, strategy))
-        except Exception as err:  # a scorer bug costs this sample, not the whole file
-            harness_errors += 1
-            if on_failure is not None:
-                where = f"{bench.name}:{variant}/{strategy.name}/{sample.id}"
-                on_failure(Failure("harness", where, f"scoring failed: {type(err).__name__}: {err}"))
-    return compute_result(bench, variant, strategy.name, model, scored, missing=missing,
+    with asyncio.Runner() as runner:
+        for sample in samples:
+            checker.sample(sample, runner)
+            if sample.id in preds:
+                attempt, cut = answers_of(preds[sample.id].output)
+                replies_cut_off += cut
+                cut_off += cut > 0 and not any(t.strip() for t in (attempt.output, *attempt.outputs))
+            else:
+                missing.append(sample.id)
+                attempt = Attempt(output="")
+            try:
+                scored.add(bench.outcome(sample, attempt, strategy))
+            except Exception as err:  # a scorer bug costs this sample, not the whole file
+                harness_errors += 1
+                if on_failure is not None:
+                    where = f"{bench.name}:{variant}/{strategy.name}/{sample.id}"
+                    on_failure(Failure("harness", where, f"scoring failed: {type(err).__name__}: {err}"))
+    checker.finish()
+    return compute_result(bench, variant, strategy.name, model, scored.build(), missing=missing,
                           harness_errors=harness_errors, reasoning_cut_off=cut_off, replies_cut_off=replies_cut_off)
 
 

@@ -58,7 +58,7 @@ class RunProgress:
 
     def __init__(
         self,
-        total: int,
+        total: int | None,
         enabled: bool | ProgressMode = True,
         description: str = "evaluating",
         *,
@@ -80,7 +80,7 @@ class RunProgress:
         mode: ProgressMode = "auto" if enabled is True else "off" if enabled is False else enabled
         if mode == "auto":
             mode = "bar" if self.stream.isatty() else "lines"
-        self.mode: ProgressMode = mode if total else "off"
+        self.mode: ProgressMode = mode if total is None or total else "off"
         self._started = time.monotonic()
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
@@ -144,11 +144,14 @@ class RunProgress:
         95 tok/s, 3 errors``."""
         elapsed = time.monotonic() - self._started
         rate = self.done / elapsed if elapsed > 0 else 0.0
-        parts = [f"{self.description}: {self.done}/{self.total} samples ({100 * self.done / self.total:.0f}%)"]
+        if self.total:
+            parts = [f"{self.description}: {self.done}/{self.total} samples ({100 * self.done / self.total:.0f}%)"]
+        else:  # a stream of samples whose number is not known before its end
+            parts = [f"{self.description}: {self.done} samples"]
         if self.done:
             parts.append(f"{rate:.2f}/s")
         parts.append(f"elapsed {_duration(elapsed)}")
-        if self.done and self.done < self.total:
+        if self.total and self.done and self.done < self.total:
             parts.append(f"ETA {_duration((self.total - self.done) / rate)}")
         calls = self.calls_now()
         if calls:
@@ -191,6 +194,13 @@ class RunProgress:
             self._ticker = threading.Thread(target=self._tick, name="structbench-progress", daemon=True)
             self._ticker.start()
         return self
+
+    def set_total(self, total: int) -> None:
+        """The number of samples, once the stream of jobs has ended (it was unknown, or a stream made fewer than it
+        announced)."""
+        self.total = total
+        if self._progress is not None:
+            self._progress.update(self._task, total=total)
 
     def advance(self, error: bool | str | None = False) -> None:
         """One sample finished: ``error`` is its ``error_kind`` (or whether it failed); a prompt too long for the

@@ -5,17 +5,19 @@ from __future__ import annotations
 import asyncio
 import gc
 import hashlib
+import itertools
 import os
 import platform
 import subprocess
 import sys
 import time
-from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from structbench.backends.base import Backend
 from structbench.backends.factory import backend_packages
@@ -25,6 +27,7 @@ from structbench.datasets import ModifiedFile
 from structbench.errors import BudgetError, RunStoppedError, StorageError, Terminated, UsageError
 from structbench.forkmap import can_fork
 from structbench.manifest import Manifest, ModifiedData, Session, Status, read_manifest
+from structbench.outcomes import Outcomes
 from structbench.records import RecordSummary, SampleRecord
 from structbench.results import MetricsFile, ResultEntry, compute_result
 from structbench.runconfig import RunConfig
@@ -35,7 +38,8 @@ from structbench.runner.control import RunControl
 from structbench.runner.dispatch import Dispatcher, Totals, WorkerLink
 from structbench.runner.engine import Job, run_jobs
 from structbench.runner.failures import Failure, failures_of
-from structbench.runner.jobs import Finished, JobRef, job_of
+from structbench.runner.jobs import Finished, Ticket, job_of
+from structbench.runner.kept import EntryKey, EntryRecords, KeptRecords, RecordView
 from structbench.runner.loop import run_async
 from structbench.runner.progress import ProgressMode, RunProgress
 from structbench.runner.selection import Selection
@@ -185,8 +189,8 @@ class Run:
         """The model's context the samples were prepared for, where known."""
         self.model_title = config.model
         """The model as a reader knows it (``Backend.title``), after ``execute``."""
-        self.records: list[Kept] = []
-        """The records of the current samples, without their texts, after ``execute``."""
+        self.records: Sequence[Kept] = []
+        """The records of the current samples, without their texts, after ``execute`` (built as they are read)."""
         self.metrics: MetricsFile | None = None
         """What ``metrics.json`` holds, after an ``execute`` that recorded every job."""
         self._links: list[WorkerLink] = []
@@ -278,18 +282,12 @@ class Run:
         store = RunStore(self.run_dir)
         model = self.config.model
         hits_before = cache.hits if cache is not None else 0
-        control.budget.start(group for record in store.records.values() for group in record.usage_by())
+        control.budget.start(store.kept.usage_groups())
         spent_before = control.budget.spent()
-        refs: list[JobRef] = [
-            (i, j, k, epoch)
-            for epoch in range(self.config.epochs)
-            for i, sel in enumerate(selections)
-            for j, strategy in enumerate(sel.strategies)
-            for k, sample in enumerate(sel.samples)
-            if not store.done((sel.bench.name, sel.variant, strategy.name, model, sample.id, epoch, sel.cell))
-        ]
-        workers = spread.processes(len(refs), concurrency)
-        session = Session(started=_now(), jobs=len(refs))
+        expected = expected_jobs(selections, store, model, self.config.epochs)
+        workers = spread.processes(expected, concurrency)
+        session = Session(started=_now(), jobs=expected or 0)
+        issued = [0]
         m = self.manifest
         m.format_version = FORMAT_VERSION
         m.structbench = __version__
@@ -341,7 +339,13 @@ class Run:
                     total += link.calls
                 return total
 
-            with RunProgress(len(refs), enabled=progress, interval=progress_interval, calls=calls) as bar:
+            with RunProgress(expected, enabled=progress, interval=progress_interval, calls=calls) as bar:
+                def counted(count: int) -> None:
+                    issued[0] = count
+                    bar.set_total(count)
+
+                tickets = pending_jobs(selections, store, model, self.config.epochs, job_window(concurrency),
+                                       on_end=counted)
 
                 def on_record(record: SampleRecord) -> None:
                     stored = store.append(record)
@@ -352,10 +356,10 @@ class Run:
                     bar.advance(finished.record.error_kind)
 
                 if not spread_out:
-                    jobs = [job_of(selections, ref) for ref in refs]
+                    jobs = (job_of(selections, ticket) for ticket in tickets)
                     run_async(self._run_all(jobs, caller, others, concurrency, on_record, cache, batched))
                 else:
-                    run_async(self._dispatch(spread, links, selections, refs, backend, cache, control,
+                    run_async(self._dispatch(spread, links, selections, tickets, expected, backend, cache, control,
                                              concurrency, on_finished, totals))
         except BaseException as err:
             error = err
@@ -364,6 +368,8 @@ class Run:
         if error is not None and error is store.failure:  # say where the answers of the unrecorded samples are
             error = StorageError(f"{error} ({_answers_kept(cache, control)})")
         status, reason = _ending(error)
+        if status == "complete":
+            session.jobs = issued[0]
         session.finished = _now()
         session.seconds = round(time.perf_counter() - t0, 3)
         session.model_calls = caller.model_calls + others.model_calls + totals.model_calls
@@ -375,9 +381,8 @@ class Run:
             self.manifest.batches = [e.model_dump(include={"tag", "id", "state", "status", "requests", "step",
                                                            "round", "counts", "notes"})
                                      for e in batched.ledger.entries]
-        current = [rec for _, _, recs in current_records(selections, list(store.records.values()), model,
-                                                         self.config.epochs) for rec in recs]
-        self.manifest.usage = run_usage(current, self.prices).model_dump(mode="json")
+        current = current_rows(selections, store.kept, model, self.config.epochs)
+        self.manifest.usage = totals_of(current, self.prices).model_dump(mode="json")
         if control.spill.kept:
             session.unsaved_responses = control.spill.kept
         if control.spill.lost:  # neither the cache nor the run directory could take them (one full disk)
@@ -387,9 +392,9 @@ class Run:
             raise error
         if failures:
             raise failures[0]
-        self.failures, self.samples, self.records = failures_of(current), len(current), current
-        metrics = metrics_from_records(selections, list(store.records.values()), model, self.config.epochs,
-                                       self.prices)
+        self.records = RecordView([(entry, rows) for _, _, entry, rows in current if entry is not None])
+        self.failures, self.samples = failures_in(current), len(self.records)
+        metrics = metrics_from_rows(current, model, self.prices)
         try:
             write_json_atomic(self.run_dir / METRICS, metrics.model_dump(mode="json"))
         except OSError as err:
@@ -434,18 +439,18 @@ class Run:
         return failures
 
     async def _run_all(
-        self, jobs: list[Job], caller: ModelCaller, others: ModelPool, concurrency: int, on_record: Any,
+        self, jobs: Iterable[Job], caller: ModelCaller, others: ModelPool, concurrency: int, on_record: Any,
         cache: ResponseCache | None, batched: BatchedBackend | None = None,
     ) -> None:
-        """Run the jobs (with ``batched``: every sample at once, one batch per step); the run's backend and any other
-        model the strategies called are closed after."""
+        """Run the jobs as they are read (with ``batched``: every sample at once, held, one batch per step); the run's
+        backend and any other model the strategies called are closed after."""
         settings = RequestSettings.of(self.config)
         try:
             async with others:
                 if batched is not None:
                     from structbench.batch.steps import run_steps
 
-                    await run_steps(jobs, caller, self.config.model, on_record, settings, batched.gate)
+                    await run_steps(list(jobs), caller, self.config.model, on_record, settings, batched.gate)
                 else:
                     await run_jobs(jobs, caller, self.config.model, concurrency, on_record, settings)
         finally:
@@ -470,7 +475,8 @@ class Run:
         spread: Spread,
         links: list[ProcessLink],
         selections: list[Selection],
-        refs: list[JobRef],
+        tickets: Iterator[Ticket],
+        expected: int | None,
         backend: Backend,
         cache: ResponseCache | None,
         control: RunControl,
@@ -483,11 +489,11 @@ class Run:
         try:
             if spread.cluster is not None:
                 workers = list(await spread.cluster.start(
-                    self.config, selections, self._worker_settings(cache, control), concurrency, len(refs)))
+                    self.config, selections, self._worker_settings(cache, control), concurrency, expected))
                 self._links = workers
                 self.manifest.workers = spread.cluster.describe()
                 save_manifest(self.run_dir / MANIFEST, self.manifest.to_json())
-            dispatcher = Dispatcher(workers, refs, on_finished, control)
+            dispatcher = Dispatcher(workers, tickets, on_finished, control)
             try:
                 await dispatcher.run()
             finally:  # an interrupted run counts the calls its workers made too
@@ -508,12 +514,12 @@ class Spread:
     cluster: Cluster | None
     lock: int
 
-    def processes(self, jobs: int, concurrency: int) -> int:
-        """Worker processes to fork: as asked, but no more than the jobs or the requests in flight, and one
-        where forking is not possible (another thread is running, or on macOS)."""
+    def processes(self, jobs: int | None, concurrency: int) -> int:
+        """Worker processes to fork: as asked, but no more than the jobs (where known) or the requests in flight, and
+        one where forking is not possible (another thread is running, or on macOS)."""
         if self.cluster is not None:
             return 1
-        wanted = max(1, min(self.workers, concurrency, jobs))
+        wanted = max(1, min(self.workers, concurrency, self.workers if jobs is None else jobs))
         if wanted > 1 and not can_fork():
             sys.stderr.write(f"note: --workers {self.workers}: worker processes cannot be forked here "
                              "(another thread is running, or not on Linux); running in one process\n")
@@ -554,73 +560,137 @@ Kept = SampleRecord | RecordSummary
 """A record, or what a run keeps of it in memory."""
 
 
-def current_records(
-    selections: list[Selection], records: Sequence[Kept], model: str, epochs: int = 1
-) -> list[tuple[Selection, Strategy, list[Kept]]]:
-    """The records of the current samples and epochs, per (selection, strategy), in sample then epoch order."""
-    by_key: dict[tuple[str, str, str, str], list[Kept]] = defaultdict(list)
-    for r in records:
-        by_key[(r.benchmark, r.variant, r.strategy, r.cell)].append(r)
-    out = []
+def entry_key(sel: Selection, strategy: Strategy, model: str) -> EntryKey:
+    """The result entry whose records a selection's strategy writes (in the selection's cell of a sweep)."""
+    return sel.bench.name, sel.variant, strategy.name, model, sel.cell
+
+
+def job_window(concurrency: int) -> int:
+    """Samples read from a stream at a time (``pending_jobs``): twice the requests in flight, so that the same
+    request asked by two strategies or selections of one sample is answered, and cached, before it is asked again."""
+    return max(16, 2 * concurrency)
+
+
+def pending_jobs(
+    selections: Sequence[Selection], store: RunStore, model: str, epochs: int, window: int = 16,
+    on_end: Callable[[int], None] | None = None,
+) -> Iterator[Ticket]:
+    """The jobs no earlier session finished, read from the selections' streams as they are asked for, ``window``
+    samples at a time: their jobs epoch by epoch, selection by selection, strategy by strategy (the order of a list
+    of every job, within each window), then the next window's. Selections that share a stream (one load prompted
+    several ways) read it once, each window's jobs in all of them. ``on_end`` gets their number once the streams
+    end."""
+    count = 0
+    sharing: dict[int, list[int]] = {}
+    for i, sel in enumerate(selections):
+        sharing.setdefault(id(sel.samples), []).append(i)
+    for members in sharing.values():
+        plans = [(i, [store.kept.entries.get(entry_key(selections[i], strategy, model))
+                      for strategy in selections[i].strategies]) for i in members]
+        stream = enumerate(selections[members[0]].samples)
+        while chunk := list(itertools.islice(stream, window)):
+            for epoch in range(epochs):
+                for i, entries in plans:
+                    for j, entry in enumerate(entries):
+                        for k, sample in chunk:
+                            if entry is None or not entry.settled(sample.id, epoch):
+                                count += 1
+                                yield (i, j, k, epoch), sample
+    if on_end is not None:
+        on_end(count)
+
+
+def expected_jobs(selections: Sequence[Selection], store: RunStore, model: str, epochs: int) -> int | None:
+    """How many jobs ``pending_jobs`` will give, where every stream knows its size (None otherwise): the samples'
+    jobs less those an earlier session settled."""
+    total = 0
     for sel in selections:
-        order = {s.id: i for i, s in enumerate(sel.samples)}
+        if sel.samples.expected is None:
+            return None
         for strategy in sel.strategies:
-            recs = sorted(
-                (r for r in by_key[(sel.bench.name, sel.variant, strategy.name, sel.cell)]
-                 if r.model == model and r.id in order and r.epoch < epochs),
-                key=lambda r: (order[r.id], r.epoch),
-            )
-            out.append((sel, strategy, recs))
+            entry = store.kept.entries.get(entry_key(sel, strategy, model))
+            settled = entry.settled_count(epochs) if entry is not None else 0
+            total += max(0, sel.samples.expected * epochs - settled)
+    return total
+
+
+Current = list[tuple[Selection, Strategy, EntryRecords | None, np.ndarray]]
+"""Per (selection, strategy): its records (``None``: none yet) and the rows of the current ones."""
+
+
+def current_rows(selections: Sequence[Selection], kept: KeptRecords, model: str, epochs: int = 1) -> Current:
+    """The rows of the current records, per (selection, strategy): the last of each key, of the samples the
+    selection's stream read last (the current samples; every sample where a stopped run did not read it through)
+    and the first ``epochs`` epochs."""
+    out: Current = []
+    for sel in selections:
+        for strategy in sel.strategies:
+            entry = kept.entries.get(entry_key(sel, strategy, model))
+            if entry is None:
+                out.append((sel, strategy, None, np.zeros(0, dtype=np.int64)))
+                continue
+            rows = entry.latest()
+            current = entry.outcomes.epoch.array()[rows] < epochs
+            if sel.samples.count is not None:  # read through: only its samples (not those of another --limit)
+                ids = entry.outcomes.ids.array()[rows].tolist()
+                current &= np.fromiter((sel.samples.seen(i.decode()) for i in ids), dtype=bool, count=len(ids))
+            out.append((sel, strategy, entry, rows[current]))
     return out
 
 
-def run_usage(records: Sequence[Kept], prices: Prices | None) -> UsageTotals:
-    """Tokens and cost of ``records``' calls (every record's, failed ones included)."""
+def failures_in(current: Current) -> list[Failure]:
+    """The failed current records (``failures_of``)."""
+    return failures_of(summary for _, _, entry, rows in current if entry is not None
+                       for summary in entry.summaries(rows[entry.failed(rows)]))
+
+
+def totals_of(current: Current, prices: Prices | None) -> UsageTotals:
+    """Tokens and cost of the current records' calls (every record's, failed ones included)."""
     from structbench.prices import totals
 
     groups: dict[UsageKey, Usage] = {}
-    for record in records:
-        for key, usage in record.usage_by():
-            groups[key] = groups.get(key, Usage()) + usage
+    for _, _, entry, rows in current:
+        if entry is not None:
+            for key, usage in entry.usage_groups(rows).items():
+                groups[key] = groups.get(key, Usage()) + usage
     return totals(groups.items(), prices)
 
 
-def metrics_from_records(
-    selections: list[Selection], records: Sequence[Kept], model: str, epochs: int = 1, prices: Prices | None = None
-) -> MetricsFile:
-    """One result entry per (benchmark, variant, strategy) over the records of the current samples (and epochs);
-    harness errors and prompts that do not fit the model are counted apart and take no part in the metrics. Each
-    entry, and the run, has its calls' tokens and their cost at ``prices``; a sweep's cells are compared with its
-    reference cell (``robustness``)."""
-    current = current_records(selections, records, model, epochs)
-    results: list[ResultEntry] = [
-        compute_result(
-            sel.bench,
-            sel.variant,
-            strategy.name,
-            model,
-            [r.scored() for r in recs if r.counted],
-            errors=sum(r.error_kind == "model" for r in recs),
-            harness_errors=sum(r.error_kind == "harness" for r in recs),
-            too_long=sum(r.error_kind == "context" for r in recs),
-            reasoning_cut_off=sum(r.reasoning_cut_off for r in recs if r.counted),
-            replies_cut_off=sum(r.replies_cut_off for r in recs),
+def metrics_from_rows(current: Current, model: str, prices: Prices | None = None) -> MetricsFile:
+    """One result entry per (benchmark, variant, strategy, cell) over the current records (their columns); harness
+    errors and prompts that do not fit the model are counted apart and take no part in the metrics. Each entry, and
+    the run, has its calls' tokens and their cost at ``prices``; a sweep's cells are compared with its reference cell
+    (``robustness``)."""
+    results: list[ResultEntry] = []
+    for sel, strategy, entry, rows in current:
+        if entry is None:
+            scored, counts = Outcomes.of([]), None
+        else:
+            counts = entry.counts(rows)
+            scored = entry.scored(counts.counted)
+        result = compute_result(
+            sel.bench, sel.variant, strategy.name, model, scored,
+            errors=counts.errors if counts else 0,
+            harness_errors=counts.harness_errors if counts else 0,
+            too_long=counts.too_long if counts else 0,
+            reasoning_cut_off=counts.reasoning_cut_off if counts else 0,
+            replies_cut_off=counts.replies_cut_off if counts else 0,
             cell=sel.cell,
-        ).model_copy(update={"usage": run_usage(recs, prices)})
-        for sel, strategy, recs in current
-    ]
-    everything = [r for _, _, recs in current for r in recs]
-    return MetricsFile(results=results, usage=run_usage(everything, prices),
+        )
+        results.append(result.model_copy(update={"usage": totals_of([(sel, strategy, entry, rows)], prices)}))
+    return MetricsFile(results=results, usage=totals_of(current, prices),
                        prices=prices.source if prices is not None else None,
                        robustness=_robustness(current, results))
 
 
-def _robustness(current: list[tuple[Selection, Strategy, list[Kept]]], results: list[ResultEntry]) -> list[Any]:
-    """A sweep's cells compared (``structbench.robustness``); none without a sweep."""
-    if not any(sel.cell for sel, _, _ in current):
+def _robustness(current: Current, results: list[ResultEntry]) -> list[Any]:
+    """A sweep's cells compared (``structbench.robustness``, pairing the cells' records sample by sample); none
+    without a sweep."""
+    if not any(sel.cell for sel, _, _, _ in current):
         return []
     from structbench.robustness import CellRun, sweep_robustness
 
-    runs = [CellRun(sel.cell, sel.bench, result, recs) for (sel, _, recs), result in zip(current, results, strict=True)]
-    axes = {id(run): sel.axes for run, (sel, _, _) in zip(runs, current, strict=True)}
+    runs = [CellRun(sel.cell, sel.bench, result, RecordView([(entry, rows)] if entry is not None else []))
+            for (sel, _, entry, rows), result in zip(current, results, strict=True)]
+    axes = {id(run): sel.axes for run, (sel, _, _, _) in zip(runs, current, strict=True)}
     return sweep_robustness(runs, order=lambda run: axes[id(run)])

@@ -146,6 +146,11 @@ def execute(
                    "left out")
     data = DataContext.from_env(config.data_dir, offline=settings.offline, allow_modified=config.allow_modified_data)
     selections = prepare(config, data, context)
+    held = {id(selection.samples): selection for selection in selections}  # a sweep's cells may share them
+    for selection in held.values():
+        warning = selection.held_warning()
+        if warning is not None:
+            notify(warning)
     if data.modified:
         files = ", ".join(f"{m.dataset}/{m.path}" for m in data.modified[:3])
         files += " ..." if len(data.modified) > 3 else ""

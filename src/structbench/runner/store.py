@@ -14,7 +14,7 @@ import json
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 from pydantic import ValidationError
 
@@ -23,6 +23,7 @@ from structbench.errors import DataError, StorageError
 from structbench.records import RecordKey, RecordSummary, SampleRecord
 from structbench.redact import redact
 from structbench.runformat import SAMPLES
+from structbench.runner.kept import KeptRecords
 
 NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT})
 R = TypeVar("R", SampleRecord, RecordSummary)
@@ -60,26 +61,36 @@ def save_manifest(path: Path, data: Any) -> None:
 
 
 def read_records(path: Path, *, repair: bool = False) -> Iterator[SampleRecord]:
-    """Records of a ``samples.jsonl``; a torn final line (no newline) is skipped, and cut off when ``repair``."""
+    """Records of a ``samples.jsonl``, read a line at a time (a run's file can be larger than memory); a torn final
+    line (no newline) is skipped, and cut off when ``repair``."""
     if not path.exists():
         return
     try:
-        data = path.read_bytes()
+        fh = path.open("rb")
     except OSError as err:  # a directory, unreadable
         raise DataError(f"{path}: cannot be read as a run's records: {err.strerror or err}") from err
-    complete, _, torn = data.rpartition(b"\n")
-    if torn and repair:
-        with open(path, "r+b") as fh:
-            fh.truncate(len(complete) + 1 if complete else 0)
-    if not complete:
-        return
-    for lineno, raw in enumerate(complete.split(b"\n"), start=1):
-        if not raw.strip():
-            continue
-        try:
-            yield SampleRecord.model_validate_json(raw)
-        except ValidationError as err:
-            raise DataError(f"{path}:{lineno}: not a sample record: {err.errors()[0]['msg']}") from err
+    with fh:
+        complete = 0
+        for lineno, raw in enumerate(_lines(fh, path), start=1):
+            if not raw.endswith(b"\n"):  # torn: a write the crash cut short
+                if repair:
+                    with open(path, "r+b") as out:
+                        out.truncate(complete)
+                return
+            complete += len(raw)
+            if not raw.strip():
+                continue
+            try:
+                yield SampleRecord.model_validate_json(raw)
+            except ValidationError as err:
+                raise DataError(f"{path}:{lineno}: not a sample record: {err.errors()[0]['msg']}") from err
+
+
+def _lines(fh: BinaryIO, path: Path) -> Iterator[bytes]:
+    try:
+        yield from fh
+    except OSError as err:  # a directory opens on some systems, and fails when read
+        raise DataError(f"{path}: cannot be read as a run's records: {err.strerror or err}") from err
 
 
 def current_records(records: Iterable[R]) -> dict[RecordKey, R]:
@@ -109,15 +120,19 @@ def encode_record(record: SampleRecord) -> tuple[SampleRecord, bytes]:
 class RunStore:
     """Appends records to a run directory and reads back what a previous session finished.
 
-    Only what the metrics and the failure summary need is kept in memory (``RecordSummary``), so a run of
-    any size holds a few hundred bytes per sample; the full records are on disk."""
+    Only what the metrics, the failure summary, costs and resuming need is kept in memory, as columns
+    (``runner.kept.KeptRecords``: a few dozen bytes a record); the full records are on disk, read back a line at a
+    time."""
 
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = run_dir
         run_dir.mkdir(parents=True, exist_ok=True)
         self.samples_path = run_dir / SAMPLES
-        self.records: dict[RecordKey, RecordSummary] = current_records(
-            r.slim() for r in read_records(self.samples_path, repair=True))
+        self.kept = KeptRecords()
+        """Every record so far: the earlier sessions' and this one's."""
+        for record in read_records(self.samples_path, repair=True):
+            self.kept.add(record)
+        self.kept.freeze_settled()
         try:
             self._fd = os.open(self.samples_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         except OSError as err:
@@ -134,12 +149,6 @@ class RunStore:
         """The descriptor ``samples.jsonl`` is appended through (a forked worker closes its copy)."""
         return self._fd
 
-    def done(self, key: RecordKey) -> bool:
-        """True when ``key`` finished without error, or its prompt does not fit the model's context (other
-        failures are retried on resume)."""
-        record = self.records.get(key)
-        return record is not None and record.settled
-
     def append(self, record: SampleRecord) -> SampleRecord:
         """Write one validated line (all of it, or none and raise ``StorageError``); returns the record as
         it reads back from disk. A record that does not validate is written as a failure instead."""
@@ -152,7 +161,7 @@ class RunStore:
         if self._failed is not None:
             raise self._failed
         self._write(line)
-        self.records[stored.key] = stored.slim() if isinstance(stored, SampleRecord) else stored
+        self.kept.add(stored)
 
     def _write(self, line: bytes) -> None:
         view, written = memoryview(line), 0

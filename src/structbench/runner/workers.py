@@ -1,8 +1,9 @@
 """Worker processes forked from the run's process: the run's jobs spread over several event loops.
 
-The run's process (the driver) loads the samples, then forks ``--workers`` processes before it starts any
-thread, so each worker starts in milliseconds with every module imported and every sample shared
-copy-on-write; jobs then travel as three integers (``runner.jobs.JobRef``). A worker runs its share of the
+The run's process (the driver) prepares the selections (benchmarks, strategies, and each stream's first sample),
+then forks ``--workers`` processes before it starts any thread, so each worker starts in milliseconds with every
+module imported; jobs then travel as their reference and sample (``runner.jobs.Ticket``), which the driver reads
+from the benchmarks' streams as the workers need them: no process holds every sample. A worker runs its share of the
 concurrency on its own event loop: the strategies and their model calls, the response cache (opened by
 each worker on the same SQLite file, which serializes the commits: a response is still committed before
 the strategy sees it), parsing, scoring and the record line. It sends each finished job back over a
@@ -32,12 +33,13 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from structbench.backends.base import Backend
 from structbench.backends.stats import CallSnapshot
+from structbench.data.sample import Sample
 from structbench.errors import ExitCode, StorageError, StructbenchError
 from structbench.runner.cache import ResponseCache, Spill
 from structbench.runner.calls import ModelCaller, ModelPool
 from structbench.runner.control import CacheErrorPolicy, RunControl
 from structbench.runner.engine import Job, Outcome
-from structbench.runner.jobs import JobRef, JobRunner
+from structbench.runner.jobs import JobRef, JobRunner, Ticket
 from structbench.runner.pipeline import run_pipeline
 from structbench.runner.settings import RequestSettings
 
@@ -142,7 +144,7 @@ class Worker:
         self.backend = backend
         self.settings = settings
         self.concurrency = concurrency
-        self.queue: deque[JobRef] = deque()
+        self.queue: deque[Ticket] = deque()
         self.ended = False
         self._wake = asyncio.Event()
         self._outbox: Outbox | None = None
@@ -215,7 +217,7 @@ class Worker:
                 self._send(("calls", now))
                 last = now
 
-    async def _next(self) -> JobRef | None:
+    async def _next(self) -> Ticket | None:
         while not self.queue:
             if self.ended or self.control.stopped:
                 return None
@@ -313,7 +315,7 @@ class ProcessLink:
         self.prefetch = max(1, round(capacity / 4))
         """Jobs queued in it beyond those it runs (``dispatch.WorkerLink``)."""
         self.name = f"worker {index} (pid {pid})"
-        self.outstanding: set[JobRef] = set()
+        self.outstanding: dict[JobRef, Sample] = {}
         self.stats: tuple[int, int, int, int] | None = None
         self.calls = CallSnapshot()
         self._sock = sock
@@ -336,9 +338,9 @@ class ProcessLink:
         if self._outbox is not None:
             self._outbox.put(message)
 
-    def submit(self, refs: list[JobRef]) -> None:
-        self.outstanding.update(refs)
-        self._send(("jobs", refs))
+    def submit(self, tickets: list[Ticket]) -> None:
+        self.outstanding.update(tickets)
+        self._send(("jobs", tickets))  # one message: a sample that several jobs share is pickled once
 
     def halt(self, cancel: bool, message: str) -> None:
         self._send(("halt", cancel, message))
@@ -393,10 +395,11 @@ def warm_up(selections: Sequence[Selection]) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for i, sel in enumerate(selections):
+                first = sel.samples.first
                 for j in range(len(sel.strategies)):
-                    if sel.samples:
+                    if first is not None:
                         with contextlib.suppress(Exception):
-                            asyncio.run(run_job(job_of(selections, (i, j, 0, 0)), oracle, "warm-up"))
+                            asyncio.run(run_job(job_of(selections, ((i, j, 0, 0), first)), oracle, "warm-up"))
     finally:
         logging.disable(logging.NOTSET)
 

@@ -4,6 +4,11 @@ For benchmarks whose answer is one of a closed set of labels, a baseline is the 
 ``aggregate`` over the same samples with every answer replaced: ``majority`` always answers the most
 frequent gold label, ``chance`` answers uniformly at random among the labels (the mean over ``draws``
 seeded draws, so corpus metrics such as weighted F1 get their true expectation, not 1/k).
+
+Where the benchmark offers a vectorized ``statistic`` of the metric, the draws are weights over a pool in
+which every sample is answered with every label once (a draw picks one answer per sample), so all of them
+cost one statistic instead of one ``aggregate`` each; outcomes held as columns (``structbench.outcomes``)
+are answered without copying an object per sample (their ``answered`` and ``repeated``).
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, Self, TypeVar
 
 import numpy as np
+
+from structbench.stats.bootstrap import Linear, Statistic, chunk_rows, counts_of
 
 
 class Outcome(Protocol):
@@ -39,8 +46,11 @@ CHANCE_DRAWS = 200
 CHANCE_SEED = 0
 
 
-def answered(scored: Sequence[OutcomeT], answers: Sequence[str]) -> list[OutcomeT]:
+def answered(scored: Sequence[OutcomeT], answers: Sequence[str]) -> Sequence[OutcomeT]:
     """``scored`` as if each sample had been answered ``answers[i]`` (correct when it equals the gold)."""
+    columns = getattr(scored, "answered", None)
+    if columns is not None:
+        return columns(answers)
     return [
         s.model_copy(update={"parsed": a, "score": float(a == s.gold), "values": {}})
         for s, a in zip(scored, answers, strict=True)
@@ -54,12 +64,42 @@ def label_baselines(
     """``metric`` under the majority-class and the uniform-chance predictor on the samples of ``scored``."""
     if not scored or not labels:
         return {}
-    counts = Counter(str(s.gold) for s in scored)
+    golds = scored.labels("gold") if hasattr(scored, "labels") else [s.gold for s in scored]
+    counts = Counter(str(g) for g in golds)
     majority = max(labels, key=lambda label: (counts[label], -labels.index(label)))  # ties: the first label
     rng = np.random.default_rng(CHANCE_SEED)
     picks = rng.integers(0, len(labels), size=(draws, len(scored)))
-    chance = [bench.aggregate(answered(scored, [labels[i] for i in row])).get(metric, np.nan) for row in picks]
+    chance = _chance_by_statistic(bench, scored, labels, metric, picks)
+    if chance is None:
+        chance = np.array([bench.aggregate(answered(scored, [labels[i] for i in row])).get(metric, np.nan)
+                           for row in picks])
     return {
         "chance": float(np.mean(chance)),
         "majority": float(bench.aggregate(answered(scored, [majority] * len(scored))).get(metric, np.nan)),
     }
+
+
+def _chance_by_statistic(
+    bench: Any, scored: Sequence[OutcomeT], labels: Sequence[str], metric: str, picks: np.ndarray
+) -> np.ndarray | None:
+    """The metric under each row of ``picks`` (a label index per sample), through the benchmark's ``statistic`` over
+    every sample answered with every label; None where the benchmark offers no statistic of ``metric``."""
+    offer = getattr(bench, "statistic", None)
+    if offer is None:
+        return None
+    n, k = len(scored), len(labels)
+    repeat = getattr(scored, "repeated", None)
+    pool = repeat(k) if repeat is not None else [s for s in scored for _ in range(k)]
+    stat: Statistic | None = offer(answered(pool, list(labels) * n), metric)
+    if stat is None:
+        return None
+    positions = np.arange(n, dtype=np.int64)[None, :] * k + picks  # a draw's answer of sample i is its copy picks[i]
+    step = chunk_rows(n if isinstance(stat, Linear) else n * k)  # resamples a chunk at a time
+    out = []
+    for start in range(0, len(picks), step):
+        rows = positions[start:start + step]
+        if isinstance(stat, Linear):  # drawn positions summed a feature at a time: no (R, N * k) weights
+            out.append(stat.finish(stat.on_rows(rows)))
+        else:
+            out.append(stat.weighted(counts_of(rows, n * k)))
+    return np.concatenate(out)

@@ -25,8 +25,13 @@ SAMPLE_UNIT = "sample"
 """The unit of a design whose clusters are the samples themselves (independent questions)."""
 
 
-def _codes(keys: Sequence[Hashable]) -> tuple[np.ndarray, int]:
+def _codes(keys: Sequence[Hashable] | np.ndarray) -> tuple[np.ndarray, int]:
     """Integer codes of ``keys`` in order of first appearance, and how many distinct keys there are."""
+    if isinstance(keys, np.ndarray):
+        unique, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        rank = np.empty(len(unique), dtype=np.int64)
+        rank[np.argsort(first, kind="stable")] = np.arange(len(unique))
+        return rank[inverse.reshape(-1)], len(unique)
     index: dict[Hashable, int] = {}
     codes = np.fromiter((index.setdefault(k, len(index)) for k in keys), dtype=np.int64, count=len(keys))
     return codes, len(index)
@@ -48,12 +53,13 @@ class Design:
     samples: int
 
     @classmethod
-    def of(cls, unit: str, clusters: Sequence[Hashable], samples: Sequence[Hashable],
-           epochs: Sequence[int] | None = None) -> Design:
+    def of(cls, unit: str, clusters: Sequence[Hashable] | np.ndarray, samples: Sequence[Hashable] | np.ndarray,
+           epochs: Sequence[int] | np.ndarray | None = None) -> Design:
         """The design of outcomes given each one's cluster key, sample key and epoch (0 when not given); a
-        sample's cluster is the one its first outcome names."""
+        sample's cluster is the one its first outcome names. Keys may be arrays (of integers, say)."""
         epoch = np.zeros(len(samples), dtype=np.int64) if epochs is None else np.asarray(epochs, dtype=np.int64)
-        if len(set(samples)) == len(samples):  # one outcome per sample: its cluster is its own
+        distinct = len(np.unique(samples)) if isinstance(samples, np.ndarray) else len(set(samples))
+        if distinct == len(samples):  # one outcome per sample: its cluster is its own
             cluster, n_clusters = _codes(clusters)
             return cls(unit, cluster, np.arange(len(samples), dtype=np.int64), epoch, n_clusters, len(samples))
         sample, count = _codes(samples)
@@ -61,7 +67,7 @@ class Design:
         raw, _ = _codes(clusters)
         order = np.arange(len(sample))[::-1]
         first[sample[order]] = raw[order]  # the last write per sample is its first outcome's cluster
-        cluster, n_clusters = _codes(first[sample].tolist())
+        cluster, n_clusters = _codes(first[sample])
         return cls(unit, cluster, sample, epoch, n_clusters, count)
 
     @classmethod

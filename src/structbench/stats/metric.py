@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -61,6 +61,26 @@ class Benchmark(Protocol):
     def unit(self, variant: str) -> str: ...
 
 
+@runtime_checkable
+class Table(Protocol):
+    """Outcomes held as columns (``structbench.outcomes.Outcomes``): an interval reads their ids, clusters, epochs and
+    scores as arrays and reorders them with ``take``, without building an object per outcome."""
+
+    @property
+    def id_array(self) -> np.ndarray:
+        """The ids, in an array that sorts as the ids do."""
+        ...
+    @property
+    def epoch_array(self) -> np.ndarray: ...
+    @property
+    def score_array(self) -> np.ndarray: ...
+    def cluster_ranks(self) -> np.ndarray:
+        """Each outcome's cluster as a rank that sorts as the clusters do; negative: no cluster."""
+        ...
+    def take(self, index: np.ndarray) -> Any: ...
+    def __len__(self) -> int: ...
+
+
 Resampling = Literal["cluster", "sample"]
 """``cluster``: resample the benchmark's clusters (its default); ``sample``: every question on its own."""
 
@@ -74,13 +94,16 @@ class AggregateStatistic:
     metric: str
 
     def value(self, row: np.ndarray) -> float:
-        return float(self.bench.aggregate([self.pool[i] for i in row]).get(self.metric, math.nan))
+        drawn = self.pool.take(row) if isinstance(self.pool, Table) else [self.pool[i] for i in row]
+        return float(self.bench.aggregate(drawn).get(self.metric, math.nan))
 
     def weighted(self, weights: np.ndarray) -> np.ndarray:
         return np.array([self.value(drawn(row)) for row in weights], dtype=float)
 
 
 def scores_of(pool: Sequence[Scored]) -> np.ndarray:
+    if isinstance(pool, Table):
+        return np.asarray(pool.score_array, dtype=float)
     return np.array([s.score for s in pool], dtype=float)
 
 
@@ -133,6 +156,21 @@ def design_of(pool: Sequence[Scored], unit: str, by: Resampling = "cluster",
     return Design.of(unit, clusters, [s.id for s in pool], epochs if any(epochs) else None)
 
 
+def table_design(table: Table, bench: Benchmark, variant: str | None, by: Resampling) -> tuple[Any, Design]:
+    """``canonical`` and ``design_of`` on columns: the outcomes in canonical order (cluster, id, epoch) and their
+    design, the same as the objects' (the same clusters, numbered alike)."""
+    _, id_rank = np.unique(table.id_array, return_inverse=True)
+    id_rank = id_rank.reshape(-1).astype(np.int64)
+    ranks = np.asarray(table.cluster_ranks(), dtype=np.int64)
+    alone = ranks < 0 if by == "cluster" else np.ones(len(ranks), dtype=bool)
+    key = np.where(alone, len(ranks) + id_rank, ranks)  # (0, cluster) before (1, id), as ``cluster_key`` orders
+    epochs = np.asarray(table.epoch_array, dtype=np.int64)
+    order = np.lexsort((epochs, id_rank, key))
+    pool = table.take(order)
+    unit = bench.unit(variant or bench.variants[0]) if by == "cluster" and not alone.all() else SAMPLE_UNIT
+    return pool, Design.of(unit, key[order], id_rank[order], epochs[order] if epochs.any() else None)
+
+
 def metric_interval(
     scored: Sequence[Scored],
     bench: Benchmark,
@@ -147,10 +185,13 @@ def metric_interval(
     """Estimate, standard error and bootstrap CI of one benchmark metric over ``scored`` (with epochs: the mean of
     the epochs' metrics, by a two-level bootstrap), resampling clusters (``by="cluster"``, where the outcomes
     carry them) or samples."""
-    keys = [cluster_key(s, by) for s in scored]
-    order = sorted(range(len(scored)), key=lambda i: (keys[i], scored[i].id, scored[i].epoch))  # ``canonical``
-    pool = [scored[i] for i in order]
-    design = design_of(pool, unit_of(pool, bench, variant, by), by, [keys[i] for i in order])
+    if isinstance(scored, Table):
+        pool, design = table_design(scored, bench, variant, by)
+    else:
+        keys = [cluster_key(s, by) for s in scored]
+        order = sorted(range(len(scored)), key=lambda i: (keys[i], scored[i].id, scored[i].epoch))  # ``canonical``
+        pool = [scored[i] for i in order]
+        design = design_of(pool, unit_of(pool, bench, variant, by), by, [keys[i] for i in order])
     stat, method = metric_statistic(pool, bench, metric)
     options = {"confidence": confidence, "resamples": resamples, "seed": seed, "method": method}
     if isinstance(stat, MeanStatistic):

@@ -50,8 +50,8 @@ LAYERS: tuple[Layer, ...] = (
           "outcomes, the run files' schemas (records, manifest, metrics, a sweep's cells), shared strategies, the "
           "papers' tables; the paired tests over records and a sweep's robustness that metrics.json and the report "
           "share",
-          ("benchmark", "provenance", "results", "records", "manifest", "runconfig", "runformat", "cells", "paired",
-           "robustness", "strategies", "papers")),
+          ("benchmark", "provenance", "outcomes", "results", "records", "manifest", "runconfig", "runformat", "cells",
+           "paired", "robustness", "strategies", "papers")),
     Layer("benchmarks", "the five benchmarks, each a folder; the registry that finds them; the papers' presets",
           ("benchmarks", "papers.registry")),
     Layer("runner", "a run: configuration, selections, jobs, executors (one process, forked workers, Ray), batch "

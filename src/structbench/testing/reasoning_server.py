@@ -177,7 +177,7 @@ class OracleAnswers:
                            options=dict(options or {}), limit=limit, seed=seed, data_dir=data_dir)
         # a test double: it reads whatever data the run under test reads (synthetic releases included)
         for selection in prepare(config, DataContext.from_env(data_dir, offline=True, allow_modified=True)):
-            self.add(selection.bench, selection.samples, selection.strategies)
+            self.add(selection.bench, list(selection.samples), selection.strategies)
 
     def __call__(self, body: dict[str, Any]) -> str | None:
         """The oracle's reply to the request ``body``, or None for a request about no known sample."""

@@ -31,7 +31,7 @@ FAST = {"questions": "3", "testbed": "all"}
 @pytest.fixture(scope="module")
 def loaded(shared_data: DataContext) -> tuple[SkaBench, list[Sample]]:
     bench = SkaBench(FAST)
-    return bench, bench.load("rfqa", shared_data, seed=0, limit=None)
+    return bench, list(bench.load("rfqa", shared_data, seed=0, limit=None))
 
 
 def _run(
@@ -191,7 +191,7 @@ def test_jsonl_variant(tmp_path: Path) -> None:
     path = tmp_path / "mine.jsonl"
     write_instances(instances, path)
     bench = SkaBench({"path": str(path), "testbed": "noise,negative", "budget": "1k", "tokenizer": "regex"})
-    samples = bench.load("jsonl", DataContext(), seed=0, limit=None)
+    samples = list(bench.load("jsonl", DataContext(), seed=0, limit=None))
     assert sorted(s.id for s in samples) == [
         "kg1/negative/1k/random",
         "kg1/noise/1k/random",
@@ -210,7 +210,7 @@ def test_csv_variant_builds_from_any_folder(tmp_path: Path) -> None:
     rows = ["name,team,goals,apps"] + [f"Player {i},Team {i % 7},{i * 3 % 101},{i}" for i in range(300)]
     (tmp_path / "players.csv").write_text("\n".join(rows) + "\n")
     bench = SkaBench({"path": str(tmp_path), "questions": "6", "tokenizer": "regex", "knowledge": "table,kg"})
-    samples = bench.load("csv", DataContext(), seed=0, limit=None)
+    samples = list(bench.load("csv", DataContext(), seed=0, limit=None))
     assert samples and {s.meta["knowledge_type"] for s in samples} == {"table", "kg"}
     assert all(s.extra["source"]["database"] == tmp_path.name for s in samples)
 
@@ -239,7 +239,7 @@ def test_rfqa_never_downloads_offline(tmp_path: Path) -> None:
 
 def test_model_tokenizer_as_callable(shared_data: DataContext) -> None:
     words = SkaBench({"questions": "2", "knowledge": "kg", "budget": "2k"}, counter=lambda t: len(t.split()))
-    samples = words.load("rfqa", shared_data, seed=0, limit=None)
+    samples = list(words.load("rfqa", shared_data, seed=0, limit=None))
     assert samples
     for s in samples:
         knowledge = words.prompt(s).split("\n**Task Description:** ")[0]

@@ -156,7 +156,7 @@ def test_decoding_defaults_and_options(shared_data: DataContext) -> None:
     o = default.options
     assert o.temperature == 0.0 and o.max_tokens == 4096 and o.min_columns == 3
     tuned = SkaBench({"temperature": "0.6", "max_tokens": "8192", "questions": "1", "knowledge": "table"})
-    samples = tuned.load("rfqa", shared_data, seed=0, limit=1)
+    samples = list(tuned.load("rfqa", shared_data, seed=0, limit=1))
     request = tuned.request(samples[0])
     assert request.params.temperature == 0.6 and request.params.max_tokens == 8192
 

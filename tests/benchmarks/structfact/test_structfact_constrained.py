@@ -13,7 +13,7 @@ from structbench.datasets import DataContext
 
 def _first_requests(options: dict[str, str]) -> dict[str, Request]:
     bench = STRUCTFACT({"tables": "synthetic", "per_task": "1", **options})
-    sample = bench.load("generated", DataContext(offline=True), seed=0, limit=1)[0]
+    sample = next(iter(bench.load("generated", DataContext(offline=True), seed=0, limit=1)))
     first: dict[str, Request] = {}
 
     for name, strategy in bench.strategies().items():

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -227,11 +227,14 @@ class SkaBench(Benchmark[SkaOptions]):
             raise UsageError(f"skabench: this variant needs --option path=... ({what})")
         return Path(self.options.path).expanduser()
 
-    def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> list[Sample]:
+    def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> Iterable[Sample]:
+        """The variant's samples: laid-out contexts read whole (``contexts``), or the instances (built, or read) and
+        then their testbed contexts, each built as it is read (a stream: a context is up to the budget's tokens, and
+        a run of many never holds them all)."""
         variant = self.check_variant(variant)
         if variant == "contexts":
             return self.laid_out(read_contexts(self._path("a file of laid-out contexts")), variant, limit=limit)
-        return self.samples(self.instances(variant, data, seed=seed), variant, limit=limit)
+        return self.stream(self.instances(variant, data, seed=seed), variant, limit=limit)
 
     def laid_out(self, contexts: Iterable[LaidOutContext], variant: str, limit: int | None = None) -> list[Sample]:
         """Samples of contexts given unit by unit, in their order, for the selected testbeds, knowledge
@@ -278,16 +281,21 @@ class SkaBench(Benchmark[SkaOptions]):
 
     def samples(self, instances: Iterable[Instance], variant: str, limit: int | None = None) -> list[Sample]:
         """Every testbed context of every instance, as samples (instance by instance; the first ``limit``)."""
+        return list(self.stream(instances, variant, limit))
+
+    def stream(self, instances: Iterable[Instance], variant: str, limit: int | None = None) -> Iterator[Sample]:
+        """``samples``, each built when it is read; ``skipped`` (what ``exclusions`` reports) counts from the first
+        and is complete after the last."""
         builder = ContextBuilder(
             self.counter, seed=self.options.shuffle_seed, keep_underfull=self.options.underfull == "keep"
         )
         budgets = [parse_budget(b) for b in self.options.budget.split(",")] if self.options.budget else None
         wanted_positions = self._wanted_positions()
-        self.skipped = Counter()
-        samples: list[Sample] = []
+        self.skipped.clear()  # cleared, not replaced: whoever holds this counter reads this pass's
+        made = 0
         testbeds = self.testbeds()
         for instance in instances:
-            if limit is not None and len(samples) >= limit:
+            if limit is not None and made >= limit:
                 break
             for testbed in testbeds:
                 if testbed == INTEGRATION and len(instance.positive_units) < 2:
@@ -310,10 +318,10 @@ class SkaBench(Benchmark[SkaOptions]):
                                 "skabench: %s left out at %s/%s: %s", instance.id, testbed, budget, context.detail
                             )
                             continue
-                        samples.append(self.to_sample(context, variant))
+                        made += 1
+                        yield self.to_sample(context, variant)
         if self.skipped:
             log.info("skabench: contexts left out: %s", dict(self.skipped))
-        return samples
 
     def _over_context(self, budget: int | None, contexts: int = 1) -> bool:
         """Whether ``contexts`` contexts of ``budget`` tokens cannot fit the model's context (then they are counted

@@ -8,7 +8,7 @@ import csv
 import json
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -104,7 +104,9 @@ class StructFact(Benchmark[GeneratedOptions]):
 
     # --- data -------------------------------------------------------------------------------------
 
-    def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> list[Sample]:
+    def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> Iterable[Sample]:
+        """The release's records (``demo``, ``full``: read whole, expanded over the option maps), or generated questions
+        (``generated``: made as they are read, a stream of any size)."""
         if variant == "generated":
             from structbench.benchmarks.structfact.generated.variant import generated_samples
 

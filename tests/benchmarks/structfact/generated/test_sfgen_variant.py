@@ -25,7 +25,7 @@ OFFLINE = DataContext(offline=True)
 
 
 def load(**options: Any) -> list[Sample]:
-    return StructFact(options).load("generated", OFFLINE, seed=0, limit=None)
+    return list(StructFact(options).load("generated", OFFLINE, seed=0, limit=None))
 
 
 def oracle_scores(bench: StructFact, samples: list[Sample]) -> dict[str, float]:
@@ -148,6 +148,6 @@ def test_command_line_run_and_bad_tables(atlas: Path, tmp_path: Path) -> None:
 
 @pytest.mark.shared
 def test_default_tables_are_rfqa(shared_data: DataContext) -> None:
-    samples = StructFact({"per_task": 3}).load("generated", shared_data, seed=0, limit=None)
+    samples = list(StructFact({"per_task": 3}).load("generated", shared_data, seed=0, limit=None))
     assert len(samples) == 15
     assert all(s.meta["source"].startswith("rfqa/") for s in samples)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -157,22 +157,42 @@ class Generator:
 
     def generate(self, per_task: int, label_mix: str = "paper", *, seed: int = 0) -> list[Question]:
         """``per_task`` questions for every task the tables allow, interleaved task by task."""
-        by_task: list[list[Question]] = []
+        return list(self.stream(per_task, label_mix, seed=seed))
+
+    def stream(self, per_task: int, label_mix: str = "paper", *, seed: int = 0) -> Iterator[Question]:
+        """``generate``'s questions in its order, each made when it is read: the first question of every task, then
+        the second ... (a task that runs out of questions drops out), so a set of any size is never held."""
+        by_task: list[Iterator[Question]] = []
         for task in TASKS:
             if not self.pools[task]:
                 log.warning("structfact:generated: these tables support no %s question; the task is left out", task)
                 continue
-            wanted = [
-                label
-                for label, n in zip(LABELS, label_counts(per_task, LABEL_MIXES[label_mix][task]), strict=True)
-                for _ in range(n)
-            ]
-            random.Random(f"{seed}:{task}:labels").shuffle(wanted)
-            made = [q for i, want in enumerate(wanted) if (q := self.one(task, i, want, seed)) is not None]
-            if len(made) < per_task:
-                log.warning("structfact:generated: %s: %d of %d questions could be made", task, len(made), per_task)
-            by_task.append(made)
-        return [q for row in zip_longest_all(by_task) for q in row]
+            by_task.append(self._task_questions(task, per_task, label_mix, seed))
+        while by_task:
+            going = []
+            for questions in by_task:
+                question = next(questions, None)
+                if question is not None:
+                    going.append(questions)
+                    yield question
+            by_task = going
+
+    def _task_questions(self, task: str, per_task: int, label_mix: str, seed: int) -> Iterator[Question]:
+        """The questions of one task, in order (a draw that makes none is skipped)."""
+        wanted = [
+            label
+            for label, n in zip(LABELS, label_counts(per_task, LABEL_MIXES[label_mix][task]), strict=True)
+            for _ in range(n)
+        ]
+        random.Random(f"{seed}:{task}:labels").shuffle(wanted)
+        made = 0
+        for i, want in enumerate(wanted):
+            question = self.one(task, i, want, seed)
+            if question is not None:
+                made += 1
+                yield question
+        if made < per_task:
+            log.warning("structfact:generated: %s: %d of %d questions could be made", task, made, per_task)
 
     def one(self, task: str, index: int, want: str, seed: int) -> Question | None:
         """Question ``index`` of ``task`` with label ``want`` (None when no draw makes one)."""
@@ -236,9 +256,3 @@ class Generator:
         rows = pick_rows(other, rng, rng.randint(3, 8))
         view = table_view(other, rng, rows, [], rng.randint(2, 4))
         evidence.views.insert(rng.randint(0, len(evidence.views)), view)
-
-
-def zip_longest_all(rows: Sequence[Sequence[Question]]) -> list[list[Question]]:
-    """Round-robin: the first question of every task, then the second ..."""
-    longest = max((len(r) for r in rows), default=0)
-    return [[r[i] for r in rows if i < len(r)] for i in range(longest)]

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from structbench.benchmark import Samples
 from structbench.benchmarks.structfact.generated.generator import BUDGET, Generator, Question
 from structbench.benchmarks.structfact.generated.options import GeneratedOptions
 from structbench.benchmarks.structfact.generated.profile import World
@@ -30,6 +32,23 @@ def generate_set(
     check: bool = True,
 ) -> list[Question]:
     """Questions from the tables named by ``tables`` (see ``tables.py``), every label checked."""
+    return list(stream_set(tables, data, per_task=per_task, label_mix=label_mix, seed=seed, counter=counter,
+                           budget=budget, check=check)[0])
+
+
+def stream_set(
+    tables: str,
+    data: DataContext,
+    *,
+    per_task: int,
+    label_mix: str = "paper",
+    seed: int = 0,
+    counter: TokenCounter | None = None,
+    budget: int = BUDGET,
+    check: bool = True,
+) -> tuple[Iterator[Question], int]:
+    """``generate_set``'s questions, each made when it is read, and how many are asked for (``per_task`` for each
+    task the tables allow). The tables are read, and a set they cannot make is refused, before it returns."""
     world = World.of(load_tables(tables, data))
     generator = Generator(world, counter or token_counter("regex"), budget=budget, check=check)
     if not generator.tasks():
@@ -37,14 +56,21 @@ def generate_set(
             f"tables={tables}: no question can be made from these tables (each needs a column of short, mostly "
             "distinct names and at least one other column)"
         )
-    questions = generator.generate(per_task, label_mix, seed=seed)
-    if not questions:
-        raise DataError(f"tables={tables}: no question could be generated from these tables")
-    return questions
+
+    def questions() -> Iterator[Question]:
+        made = False
+        for question in generator.stream(per_task, label_mix, seed=seed):
+            made = True
+            yield question
+        if not made:
+            raise DataError(f"tables={tables}: no question could be generated from these tables")
+
+    return questions(), per_task * len(generator.tasks())
 
 
-def generated_samples(options: GeneratedOptions, data: DataContext, *, seed: int) -> list[Sample]:
-    """The variant's samples: generated with the run's seed, or read from ``questions_file`` and re-checked."""
+def generated_samples(options: GeneratedOptions, data: DataContext, *, seed: int) -> Iterable[Sample]:
+    """The variant's samples: generated with the run's seed as they are read (a stream: ``benchmark.Samples``), or
+    read from ``questions_file`` and re-checked (a list)."""
     if options.questions_file is not None:
         clash = sorted(options.model_fields_set & {"tables", "per_task", "label_mix"})
         if clash:
@@ -59,7 +85,7 @@ def generated_samples(options: GeneratedOptions, data: DataContext, *, seed: int
         if len({s.id for s in samples}) != len(samples):
             raise DataError(f"{path}: duplicate ID fields")
         return samples
-    questions = generate_set(
+    questions, expected = stream_set(
         options.tables,
         data,
         per_task=options.per_task,
@@ -68,4 +94,5 @@ def generated_samples(options: GeneratedOptions, data: DataContext, *, seed: int
         counter=token_counter(options.token_counter),
         budget=options.max_evidence_tokens or BUDGET,
     )
-    return [record_to_sample(q.record(), q.id, GENERATED, f"generated question {q.id}", seed) for q in questions]
+    made = (record_to_sample(q.record(), q.id, GENERATED, f"generated question {q.id}", seed) for q in questions)
+    return Samples(made, expected=expected)

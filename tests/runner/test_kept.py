@@ -1,0 +1,77 @@
+"""What a run keeps of its records (``runner.kept``): the last row of a key is its record, and resume's lookup of
+the keys an earlier session settled."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from structbench.records import SampleRecord
+from structbench.runner import kept
+from structbench.runner.kept import KeptRecords, RecordView
+
+ENTRY = ("toy", "small", "direct", "m", "")
+
+
+def record(sample_id: str, *, epoch: int = 0, error: str | None = None, kind: str | None = None,
+           parsed: Any = "yes", meta: dict[str, Any] | None = None) -> SampleRecord:
+    return SampleRecord.model_validate({
+        "benchmark": "toy", "variant": "small", "strategy": "direct", "model": "m", "id": sample_id, "task": "t",
+        "prompt": None, "output": "", "parsed": parsed, "gold": "yes", "score": float(parsed == "yes"),
+        "meta": meta or {}, "epoch": epoch, "error": error, "error_kind": kind,
+    })
+
+
+def test_settled_keys_are_the_finished_and_the_too_long_and_the_last_try_decides() -> None:
+    records = KeptRecords()
+    for r in (
+        record("ok"),
+        record("failed", error="timeout", kind="model"),
+        record("long", error="prompt too long", kind="context"),
+        record("bug", error="KeyError", kind="harness"),
+        record("retried", error="timeout", kind="model"),
+        record("retried"),  # the retry finished: the key is settled
+        record("undone"),
+        record("undone", error="timeout", kind="model"),  # its last try failed: tried again
+        record("ok", epoch=1, error="timeout", kind="model"),
+    ):
+        records.add(r)
+    records.freeze_settled()
+    settled = {i: records.settled(ENTRY, i, 0) for i in ("ok", "failed", "long", "bug", "retried", "undone", "new")}
+    assert settled == {"ok": True, "failed": False, "long": True, "bug": False, "retried": True, "undone": False,
+                       "new": False}
+    assert not records.settled(ENTRY, "ok", 1)
+    assert not records.settled(("toy", "small", "vote", "m", ""), "ok", 0)
+    assert records.entries[ENTRY].settled_count(1) == 3
+    assert records.entries[ENTRY].settled_count(2) == 3
+
+
+def test_keys_sharing_a_hash_are_told_apart_by_their_ids(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(kept, "key_hash", lambda sample_id, epoch: 7)
+    records = KeptRecords()
+    for i in ("a", "b", "c"):
+        records.add(record(i, error="timeout" if i == "b" else None, kind="model" if i == "b" else None))
+    records.freeze_settled()
+    assert [records.settled(ENTRY, i, 0) for i in ("a", "b", "c", "d")] == [True, False, True, False]
+    assert not records.settled(ENTRY, "a", 1)
+
+
+def test_the_record_view_reads_back_each_keys_last_record() -> None:
+    written = [record("a", meta={"rows": 2}), record("b", parsed=None, error="timeout", kind="model"),
+               record("b", parsed="no", meta={"rows": 3}), record("c", epoch=1)]
+    records = KeptRecords()
+    for r in written:
+        records.add(r)
+    entry = records.entries[ENTRY]
+    rows = entry.latest()
+    assert rows.tolist() == [0, 2, 3]
+    view = RecordView([(entry, rows)])
+    assert len(view) == 3
+    expected = [written[i].slim() for i in (0, 2, 3)]
+    assert list(view) == expected
+    assert view[1] == expected[1] and view[-1] == expected[2]
+    counts = entry.counts(rows)
+    assert counts.errors == 0 and counts.counted.tolist() == [0, 2, 3]
+    assert entry.failed(np.arange(4)).tolist() == [False, True, False, False]
