@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from itertools import islice
 
 import numpy as np
 import pytest
@@ -18,7 +19,7 @@ from structbench.stats.bootstrap import counts_of
 def _clusters(name: str, variant: str, data: DataContext, options: dict[str, str] | None = None,
               limit: int | None = None) -> tuple[str, Counter[str | None], int]:
     bench = BENCHMARKS.get(name)(options or {})
-    samples = bench.load(variant, data, seed=0, limit=limit)[:limit]
+    samples = list(islice(bench.load(variant, data, seed=0, limit=limit), limit))  # a load may stream
     return bench.unit(variant), Counter(bench.cluster(s) for s in samples), len(samples)
 
 
