@@ -36,6 +36,9 @@ def test_structfact_clusters_by_table_or_evidence(shared_data: DataContext) -> N
     unit, clusters, n = _clusters("structfact", "generated", shared_data, {"per_task": "20"})
     assert unit == "table" and all(str(c).startswith("table:rfqa/") for c in clusters)
     assert 10 < len(clusters) < n  # generated questions share their source tables
+    unit, clusters, n = _clusters("structfact", "generated", shared_data, {"tables": "synthetic", "per_task": "20"})
+    assert unit == "evidence" and all(str(c).startswith("evidence:") for c in clusters)
+    assert len(clusters) == n == 100  # each question shows its own rows of the world's three tables
 
 
 def test_rfqa_queries_share_databases(shared_data: DataContext) -> None:

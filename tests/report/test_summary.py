@@ -42,6 +42,16 @@ def test_above_below_and_nothing_to_say() -> None:
     assert "answered" not in reading(entry(0.9, 0.8, 0.95, chance=0.33), balanced)
 
 
+def test_an_interval_over_few_clusters_is_called_rough() -> None:
+    few = entry(0.9, 0.8, 0.95, chance=0.33)
+    few.headline = few.headline.model_copy(update={"unit": "table", "clusters": 3})
+    assert "resamples only 3 tables (fewer than 10): too few for a bootstrap to be trusted" in reading(few, None)
+    for unit, clusters in (("table", 10), ("sample", 3)):  # enough tables; independent samples
+        fine = entry(0.9, 0.8, 0.95, chance=0.33)
+        fine.headline = fine.headline.model_copy(update={"unit": unit, "clusters": clusters})
+        assert "resamples only" not in reading(fine, None)
+
+
 def test_the_paragraph_names_the_model_and_the_suite() -> None:
     title = LlamaCppBackend(Path("unused.gguf"), DEFAULT_MODEL, LoadParams(n_ctx=8192)).title
     assert title == "Gemma 3 270M (embedded, Q4_K_M) through llama.cpp, with a context of 8192 tokens"

@@ -14,7 +14,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from structbench.cells import cell_text
-from structbench.results import MetricsFile, ResultEntry, Robustness
+from structbench.results import MetricsFile, ResultEntry, Robustness, plural
+from structbench.stats.paired import MIN_CLUSTERS
 
 DEGENERATE = 0.8
 """Share of the answers that one label must reach to be called out (with at least ``MIN_ANSWERS`` answers)."""
@@ -63,6 +64,9 @@ def reading(r: ResultEntry, answers: tuple[Counter[str], Counter[str]] | None) -
     else:
         side = "above" if h.value > best else "not above"
         text = f"{value} is {side} the {name} baseline ({_num(best)}); there is no interval to judge it by."
+    if h.ci_low is not None and h.clusters is not None and h.unit not in (None, "sample") and h.clusters < MIN_CLUSTERS:
+        text += (f" The interval resamples only {h.clusters} {plural(h.unit, h.clusters)} (fewer than {MIN_CLUSTERS}):"
+                 " too few for a bootstrap to be trusted, so read it as a rough guide.")
     if answers is not None:
         parsed, gold = answers
         total = sum(parsed.values())

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from structbench.backends.base import Request
 from structbench.benchmark import Attempt, Benchmark, Scored, Strategy, content_key
 from structbench.benchmarks.structfact.generated.options import GENERATION_OPTIONS, GeneratedOptions
+from structbench.benchmarks.structfact.generated.synthetic import SOURCE as SYNTHETIC
 from structbench.benchmarks.structfact.loader import LABELS, load_file
 from structbench.benchmarks.structfact.metrics import (
     BATCH_METRICS,
@@ -188,16 +189,23 @@ class StructFact(Benchmark[GeneratedOptions]):
 
     def cluster(self, sample: Sample) -> str | None:
         """The table a question is asked of (the release's and generated sets' TABLE), else its evidence: the
-        questions over one table, and one question under several option maps, are resampled together."""
+        questions over one table, and one question under several option maps, are resampled together.
+
+        The synthetic world's three tables are the exception: each question shows its own draw of a few of a table's
+        many rows, so what questions share is the evidence they show, not the table; three clusters could not carry
+        an interval (a bootstrap over three units has ten distinct resamples)."""
         table = sample.extra.get("release", {}).get("TABLE")
-        if table is not None:
+        if table is not None and not str(table).startswith(f"{SYNTHETIC}/"):
             return f"table:{table}"
         texts = sample.extra.get("evidence_raw") or [e.model_dump_json() for e in sample.evidence]
         return f"evidence:{content_key(texts)}"
 
     def unit(self, variant: str) -> str:
-        """The demo's records carry no table name: questions sharing their evidence are one cluster."""
-        return "evidence" if variant == "demo" else "table"
+        """The demo's records carry no table name, and the synthetic world's questions each show their own rows:
+        questions sharing their evidence are one cluster."""
+        synthetic = variant == "generated" and self.options.questions_file is None and all(
+            part.strip() == "synthetic" for part in self.options.tables.split(",") if part.strip())
+        return "evidence" if variant == "demo" or synthetic else "table"
 
     def answer_labels(self, scored: Sequence[Scored]) -> tuple[str, ...]:
         """Yes / No / Not sure enough: chance is a uniform pick among the three options."""
