@@ -262,9 +262,13 @@ def read_metrics(path: Path) -> MetricsFile:
         raise DataError(f"{path}: not a metrics file ({where}: {problem['msg']}){newer}") from None
 
 
+MASS_NOUNS = {"evidence": "evidence sets"}
+"""Units whose plural is not the noun plus ``s``."""
+
+
 def plural(unit: str, count: int) -> str:
-    """``table`` -> ``tables`` (units are plain nouns)."""
-    return unit if count == 1 else unit + "s"
+    """``table`` -> ``tables``, ``evidence`` -> ``evidence sets``."""
+    return unit if count == 1 else MASS_NOUNS.get(unit, unit + "s")
 
 
 def _defined(metrics: dict[str, float]) -> dict[str, float]:
