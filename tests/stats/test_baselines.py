@@ -29,6 +29,18 @@ def test_majority_and_chance_of_structfact_weighted_f1() -> None:
     assert got["chance"] == pytest.approx(float(np.mean(draws)), abs=0.01)
 
 
+def test_chance_is_the_same_whatever_order_the_answers_came_back_in() -> None:
+    from structbench.outcomes import Outcomes
+
+    golds = ["YES"] * 15 + ["NO"] * 15
+    scored = _scored(golds)
+    shuffled = [scored[i] for i in np.random.default_rng(5).permutation(len(scored))]
+    bench = STRUCTFACT()
+    chance = bench.baselines(scored)["chance"]
+    assert bench.baselines(shuffled)["chance"] == chance  # a run records answers as they finish
+    assert bench.baselines(Outcomes.of(shuffled))["chance"] == chance  # the columns a run keeps
+
+
 def test_accuracy_at_chance_is_one_over_the_options() -> None:
     golds = ["supports"] * 30 + ["refutes"] * 10 + ["not enough info"] * 20
     bench = SCITAB()

@@ -68,7 +68,9 @@ def label_baselines(
     counts = Counter(str(g) for g in golds)
     majority = max(labels, key=lambda label: (counts[label], -labels.index(label)))  # ties: the first label
     rng = np.random.default_rng(CHANCE_SEED)
-    picks = rng.integers(0, len(labels), size=(draws, len(scored)))
+    drawn = rng.integers(0, len(labels), size=(draws, len(scored)))
+    picks = np.empty_like(drawn)
+    picks[:, sample_order(scored)] = drawn  # draw j answers the j-th outcome in (id, epoch) order
     chance = _chance_by_statistic(bench, scored, labels, metric, picks)
     if chance is None:
         chance = np.array([bench.aggregate(answered(scored, [labels[i] for i in row])).get(metric, np.nan)
@@ -77,6 +79,17 @@ def label_baselines(
         "chance": float(np.mean(chance)),
         "majority": float(bench.aggregate(answered(scored, [majority] * len(scored))).get(metric, np.nan)),
     }
+
+
+def sample_order(scored: Sequence[Any]) -> np.ndarray:
+    """The outcomes' positions sorted by (sample id, epoch): the seeded chance draws follow the samples, so the
+    baseline is the same however the answers came back (a run records them as they finish)."""
+    ids = getattr(scored, "id_array", None)
+    epochs = getattr(scored, "epoch_array", None)
+    if ids is None or epochs is None:
+        ids = np.array([str(s.id) for s in scored])
+        epochs = np.array([getattr(s, "epoch", 0) for s in scored], dtype=np.int64)
+    return np.lexsort((np.asarray(epochs), np.asarray(ids)))
 
 
 def _chance_by_statistic(
