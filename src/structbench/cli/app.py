@@ -11,7 +11,16 @@ from typing import Any
 
 import typer
 
-from structbench.cli import batches_cmd, export_cmd, interop_cmds, list_cmd, report_cmds, run_cmd, score_cmd
+from structbench.cli import (
+    batches_cmd,
+    export_cmd,
+    generate_cmd,
+    interop_cmds,
+    list_cmd,
+    report_cmds,
+    run_cmd,
+    score_cmd,
+)
 from structbench.errors import ExitCode, StructbenchError, Terminated
 from structbench.redact import redact
 
@@ -51,6 +60,7 @@ app.command("compare")(report_cmds.compare)
 app.command("convert")(interop_cmds.convert)
 app.command("publish")(interop_cmds.publish)
 app.command("batches")(batches_cmd.batches)
+app.add_typer(generate_cmd.generate_app, name="generate")
 
 
 STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES})
@@ -98,10 +108,24 @@ def _redact_logs() -> None:
         def format(self, record: logging.LogRecord) -> str:
             return redact(super().format(record))
 
-    handler = logging.StreamHandler()
+    class ToStderr(logging.StreamHandler):  # type: ignore[type-arg]
+        """Writes to the ``sys.stderr`` of the moment (a command run in-process has its own)."""
+
+        @property  # type: ignore[override]
+        def stream(self) -> Any:
+            return sys.stderr
+
+        @stream.setter
+        def stream(self, value: Any) -> None:
+            pass
+
+    root = logging.getLogger()
+    if any(type(h).__name__ == "ToStderr" for h in root.handlers):
+        return  # main() ran before in this process (structbench.testing.cli)
+    handler = ToStderr()
     handler.setLevel(logging.WARNING)
     handler.setFormatter(Redacting("%(message)s"))
-    logging.getLogger().addHandler(handler)
+    root.addHandler(handler)
 
 
 def _crash() -> None:

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from structbench.benchmarks.rfqa.generator import CATEGORIES, generate_pairs, main, read_pairs
+from structbench.benchmarks.rfqa.generator import CATEGORIES, generate_pairs, read_pairs
 from structbench.errors import DataError
+from structbench.testing.cli import invoke
 
 
 @pytest.fixture
@@ -40,10 +41,10 @@ def test_every_category_with_gold_by_execution(tables: Path) -> None:
 
 def test_single_csv_and_cli(tables: Path, tmp_path: Path) -> None:
     out = tmp_path / "pairs.jsonl"
-    said: list[str] = []
-    assert main([str(tables / "country.csv"), "--out", str(out), "--per-category", "1"], write=said.append) == 0
+    done = invoke("generate", "rfqa", str(tables / "country.csv"), "--out", str(out), "--per-category", "1")
+    assert done.returncode == 0, done.stderr
     lines = [json.loads(line) for line in out.read_text().splitlines()]
-    assert lines and said == [f"wrote {len(lines)} pairs to {out}"]
+    assert lines and done.stdout.splitlines() == [f"wrote {len(lines)} pairs to {out}"]
     assert set(lines[0]) == {"id", "category", "question", "sql", "tables", "schema", "types", "gold", "data"}
     assert all(line["tables"] == ["country"] for line in lines)
     assert all(line["data"] == str((tables / "country.csv").resolve()) for line in lines)

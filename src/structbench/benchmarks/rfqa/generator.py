@@ -13,7 +13,7 @@ too: their gold table would depend on the engine's choice among equal rows. ORDE
 say ``NULLS LAST`` (PostgreSQL, whose NULL ordering the engine follows, puts NULLs first in DESC).
 
 Entry points: ``generate_pairs(...)``, ``write_pairs(pairs, path)`` and ``read_pairs(path)`` in
-Python, or ``python -m structbench.benchmarks.rfqa.generator DATA --out pairs.jsonl [--per-category N]
+Python, or ``structbench generate rfqa DATA --out pairs.jsonl [--per-category N]
 [--seed S]``. Each JSONL line holds ``id, category, question, sql, tables, schema, types, gold
 {columns, rows}, data`` (``schema``, ``question``, ``sql`` and ``gold`` as ``structbench export rfqa``
 writes them; ``types`` the output columns' types; ``data`` the absolute path of the source tables).
@@ -22,11 +22,10 @@ Run them as a benchmark with ``structbench run -b rfqa:generated --option path=p
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -499,29 +498,3 @@ def read_pairs(path: Path) -> list[GeneratedPair]:
     if not pairs:
         raise DataError(f"{path}: no pairs (expected JSON lines written by the rfqa generator)")
     return pairs
-
-
-def main(argv: Sequence[str] | None = None, write: Callable[[str], None] = print) -> int:
-    """``python -m structbench.benchmarks.rfqa.generator DATA --out FILE``."""
-    parser = argparse.ArgumentParser(description="Generate QATCH-style NL/SQL pairs with gold tables.")
-    parser.add_argument("data", type=Path, help="a CSV file or a folder of CSV files (one table each)")
-    parser.add_argument("--out", type=Path, required=True, help="JSONL file to write")
-    parser.add_argument("--per-category", type=int, default=3)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--max-attributes", type=int, default=3)
-    parser.add_argument("--max-rows", type=int, default=1000)
-    args = parser.parse_args(argv)
-    pairs = generate_pairs(
-        args.data,
-        per_category=args.per_category,
-        seed=args.seed,
-        max_attributes=args.max_attributes,
-        max_rows=args.max_rows,
-    )
-    write_pairs(pairs, args.out)
-    write(f"wrote {len(pairs)} pairs to {args.out}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

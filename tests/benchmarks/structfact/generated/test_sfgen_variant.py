@@ -15,11 +15,11 @@ import pytest
 
 from benchmarks.structfact.structfact_helpers import oracle_generate
 from structbench.benchmarks.structfact import StructFact
-from structbench.benchmarks.structfact.generated.__main__ import main
 from structbench.benchmarks.structfact.options import OPTION_MAPS
 from structbench.data.sample import Sample
 from structbench.datasets import DataContext
 from structbench.errors import DataError, UsageError
+from structbench.testing.cli import invoke
 
 OFFLINE = DataContext(offline=True)
 
@@ -80,10 +80,9 @@ def test_tables_without_named_rows_are_refused(tmp_path: Path) -> None:
 
 def test_export_and_reload_a_checked_set(atlas: Path, tmp_path: Path) -> None:
     out = tmp_path / "set" / "atlas.json"
-    lines: list[str] = []
     args = ["--tables", str(atlas), "--per-task", "6", "--label-mix", "balanced", "--seed", "4", "--out", str(out)]
-    code = main(args, write=lines.append)
-    assert code == 0 and lines[-1] == f"wrote 30 questions to {out}"
+    done = invoke("generate", "structfact", *args)
+    assert done.returncode == 0 and done.stdout.splitlines()[-1] == f"wrote 30 questions to {out}", done.stderr
     records = json.loads(out.read_text(encoding="utf-8"))
     assert len(records) == 30 and not list(out.parent.glob(".*part"))
     reloaded = load(questions_file=str(out))
@@ -97,7 +96,8 @@ def test_export_and_reload_a_checked_set(atlas: Path, tmp_path: Path) -> None:
 
 def test_a_tampered_set_is_refused(atlas: Path, tmp_path: Path) -> None:
     out = tmp_path / "atlas.json"
-    assert main(["--tables", str(atlas), "--per-task", "4", "--out", str(out)], write=lambda _: None) == 0
+    done = invoke("generate", "structfact", "--tables", str(atlas), "--per-task", "4", "--out", str(out))
+    assert done.returncode == 0, done.stderr
     records = json.loads(out.read_text(encoding="utf-8"))
     flip = {"YES": "NO", "NO": "YES", "NOT SURE ENOUGH": "YES"}
     records[2]["LABEL"] = flip[records[2]["LABEL"]]
@@ -114,14 +114,13 @@ def test_a_tampered_set_is_refused(atlas: Path, tmp_path: Path) -> None:
         load(questions_file=str(out))
 
 
-def test_export_errors_exit_with_the_documented_codes(
-    atlas: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert main(["--tables", str(tmp_path / "none"), "--out", str(tmp_path / "x.json")]) == 2
-    assert capsys.readouterr().err.startswith("error: tables=")
+def test_export_errors_exit_with_the_documented_codes(atlas: Path, tmp_path: Path) -> None:
+    missing = invoke("generate", "structfact", "--tables", str(tmp_path / "none"), "--out", str(tmp_path / "x.json"))
+    assert missing.returncode == 2 and missing.stderr.startswith("error: tables="), missing.stderr
     blocked = tmp_path / "blocked"
     blocked.write_text("a file where a folder should be", encoding="utf-8")
-    assert main(["--tables", str(atlas), "--per-task", "2", "--out", str(blocked / "x.json")]) == 5
+    code = invoke("generate", "structfact", "--tables", str(atlas), "--per-task", "2", "--out", str(blocked / "x.json"))
+    assert code.returncode == 5, code.stderr
     assert not (blocked.parent / "x.json").exists()
 
 
