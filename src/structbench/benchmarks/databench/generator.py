@@ -152,7 +152,8 @@ def b_any_above(t: Theme, df: Any, rng: random.Random) -> Asked:
 
 def b_all_above(t: Theme, df: Any, rng: random.Random) -> Asked:
     k = rng.choice((1, 5, 10, 20))
-    return Asked(f"Do all {t.entities} have more than {k} {t.count}?", (t.count,), lambda d: bool((d[t.count] > k).all()))
+    return Asked(f"Do all {t.entities} have more than {k} {t.count}?", (t.count,),
+                 lambda d: bool((d[t.count] > k).all()))
 
 
 def b_flag_of_top(t: Theme, df: Any, rng: random.Random) -> Asked:
@@ -222,7 +223,8 @@ def lc_groups_of_top(t: Theme, df: Any, rng: random.Random) -> Asked:
         top = _top(d[t.measure], k)
         return None if top is None else [str(v) for v in d.loc[top, t.kind]]
 
-    return Asked(f"List the {t.kind} of the {k} {t.entities} with the highest {t.measure}.", (t.measure, t.kind), answer)
+    return Asked(f"List the {t.kind} of the {k} {t.entities} with the highest {t.measure}.", (t.measure, t.kind),
+                 answer)
 
 
 def lc_labels_of_bottom(t: Theme, df: Any, rng: random.Random) -> Asked:
