@@ -414,4 +414,5 @@ def write_set(out: Path, *, count: int = 3, rows: int = 120, seed: int = 0) -> l
             shutil.rmtree(staging, ignore_errors=True)
     except OSError as err:
         raise StorageError(f"{target}: cannot write: {err.strerror or err}") from None
-    return [*lines, f"wrote {total} questions in {count} datasets to {target} (read it with --data-dir {out})"]
+    plural = "s" if count != 1 else ""
+    return [*lines, f"wrote {total} questions in {count} dataset{plural} to {target} (read it with --data-dir {out})"]
