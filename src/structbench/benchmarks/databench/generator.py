@@ -67,12 +67,9 @@ THEMES = (
           "opened"),
 )
 
-Row = dict[str, Any]
-
-
 def _names(rng: random.Random, n: int) -> list[str]:
     seen: set[str] = set()
-    names = []
+    names: list[str] = []
     while len(names) < n:
         word = "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 3))).capitalize()
         if word not in seen:
@@ -86,7 +83,7 @@ def make_table(theme: Theme, rows: int, rng: random.Random) -> Any:
     import pandas as pd
 
     measures: set[float] = set()
-    values = []
+    values: list[float] = []
     while len(values) < rows:
         value = round(rng.uniform(1, 500), 2)
         if value not in measures:
