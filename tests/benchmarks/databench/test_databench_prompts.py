@@ -75,3 +75,11 @@ def test_a_run_counts_tables_above_max_cells_as_too_long(generated: Path, tmp_pa
     assert done.returncode == 0, done.stderr
     (entry,) = json.loads((tmp_path / "run" / "metrics.json").read_text())["results"]
     assert entry["too_long"] == 40 and entry["n"] == 0
+
+
+def test_bad_options_are_usage_errors(generated: Path, tmp_path: Path) -> None:
+    for option, says in (("serialization=markdwn", "Did you mean: markdown?"), ("pot_reply=lenient", "pot_reply"),
+                         ("max_cells=0", "max_cells")):
+        done = invoke("run", "-m", "oracle", "-b", "databench", "--data-dir", str(generated), "--option", option,
+                      "--out", str(tmp_path / option))
+        assert done.returncode == 2 and says in done.stderr, (option, done.stderr)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -228,6 +229,18 @@ class DataBench(Benchmark[DataBenchOptions]):
         if programs:
             out["program_error_rate"] = 1.0 - sum(programs) / len(programs)
         return out
+
+    def baselines(self, scored: Sequence[Scored]) -> dict[str, float]:
+        """``majority``: the accuracy of answering every question with the most frequent gold answer of its type
+        (``True`` for most boolean questions), checked as any answer is; {} without samples."""
+        golds: dict[str, Counter[str]] = defaultdict(Counter)
+        for s in scored:
+            golds[s.task][str(s.gold)] += 1
+        if not golds:
+            return {}
+        majority = {task: counts.most_common(1)[0][0] for task, counts in golds.items()}
+        right = sum(is_correct(majority[s.task], str(s.gold), s.task) for s in scored)
+        return {"majority": right / len(scored)}
 
     def export_fields(self, sample: Sample) -> dict[str, Any]:
         """The question's ``answer``, ``sample_answer`` and ``type`` as the release's file has them."""
