@@ -185,7 +185,13 @@ RFQA = [
          samples=(1, 2)),
 ]
 
-CURATED: list[Case] = [*STRUCTFACT, *SCITAB, *SKABENCH, *STRUCTEXT, *RFQA]
+DB = "SemEval-2025 Task 8 baseline: databench-eval 4.0.1 databench_eval/utils.py example_generator"
+DATABENCH = [
+    Case("databench", "databench", "pot", f"{DB}, verbatim, as a chat turn"),
+    Case("databench", "databench", "pot", f"{DB}, verbatim, as a completion prompt", {"pot_request": "completion"}),
+]
+
+CURATED: list[Case] = [*STRUCTFACT, *SCITAB, *SKABENCH, *STRUCTEXT, *RFQA, *DATABENCH]
 
 VARIANTS: dict[str, tuple[str, ...]] = {"scitab": ("all", "2class"), "structext": ("test", "official")}
 """Benchmarks whose every strategy is pinned on more than the default variant (the variant changes the prompt)."""

@@ -70,3 +70,19 @@ def rfqa(
                            max_rows=max_rows)
     write_pairs(pairs, out)
     typer.echo(f"wrote {len(pairs)} pairs to {out}")
+
+
+@generate_app.command("databench")
+def databench(
+    out: Annotated[Path, typer.Option("--out", help="Folder to write DIR/databench/ into (whole or not at all).")],
+    datasets: Annotated[int, typer.Option("--datasets", min=1, help="Datasets (tables), 20 questions each.")] = 3,
+    rows: Annotated[int, typer.Option("--rows", min=20, help="Rows of each whole table (the sample has 20).")] = 120,
+    seed: GenSeedOpt = 0,
+) -> None:
+    """DataBench datasets of invented rows in the Hub's layout (data/<id>_<Name>/ with all.parquet,
+    sample.parquet and qa.parquet: 4 questions of each answer type, answered over the whole table and the sample);
+    read back with -b databench --data-dir DIR."""
+    from structbench.benchmarks.databench.generator import write_set
+
+    for line in write_set(out, count=datasets, rows=rows, seed=seed):
+        typer.echo(line)

@@ -52,7 +52,7 @@ LAYERS: tuple[Layer, ...] = (
           "share",
           ("benchmark", "provenance", "outcomes", "results", "records", "manifest", "runconfig", "runformat", "cells",
            "paired", "robustness", "strategies", "papers")),
-    Layer("benchmarks", "the five benchmarks, each a folder; the registry that finds them; the papers' presets",
+    Layer("benchmarks", "the benchmarks, each a folder; the registry that finds them; the papers' presets",
           ("benchmarks", "papers.registry")),
     Layer("runner", "a run: configuration, selections, jobs, executors (one process, forked workers, Ray), batch "
           "APIs, the response cache, records and metrics", ("runner", "batch")),
