@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal, cast
+from typing import TYPE_CHECKING, Literal, cast
 
 from structbench.backends.base import Backend
 from structbench.errors import UsageError
 from structbench.plugins import BACKEND_GROUP, plugins, refuse_duplicate
 from structbench.registry import Registry, load_target
+
+if TYPE_CHECKING:
+    from structbench.prices import Prices
 
 DEFAULT_MAX_REPLY_BYTES = 16 * 2**20
 """16 MiB: many times a long completion with log-probabilities, yet a bound on memory and disk."""
@@ -76,10 +79,20 @@ class BackendEntry:
     the model required."""
     distribution: str | None = None
     """The distribution that declared it through an entry point (``structbench.plugins``); None: built in."""
+    prices: str | None = None
+    """``module:attr`` of a ``(BackendSpec) -> Prices | None``: the provider's own price list for a model, what a run
+    given no prices (``--prices``) is costed at; None: such a run has no cost."""
 
     def load(self) -> BackendFactory:
         """The factory, imported on first use; a plugin that fails to import is a usage error naming it."""
         return cast(BackendFactory, load_target(self.factory, f"backend {self.name!r}"))
+
+    def default_prices(self, spec: BackendSpec) -> Prices | None:
+        """The backend's own prices of ``spec``'s model (None: it has none, or they do not price that model)."""
+        if self.prices is None:
+            return None
+        find = cast(Callable[[BackendSpec], "Prices | None"], load_target(self.prices, f"backend {self.name!r} prices"))
+        return find(spec)
 
     def counter_spec_kinds(self) -> tuple[tuple[str, CounterArgument], ...]:
         """The token-counter kinds this backend serves (none without a ``token_counter``)."""
@@ -101,6 +114,8 @@ _HERE = "structbench.backends"
 _TRANSFORMERS = ("torch", "transformers")
 declare(BackendEntry("openai", f"{_HERE}.openai_compat:from_spec", packages=("aiohttp", "httpx", "openai")))
 declare(BackendEntry("anthropic", f"{_HERE}.anthropic:from_spec", packages=("anthropic",)))
+declare(BackendEntry("litellm", f"{_HERE}.litellm:from_spec", packages=("litellm",),
+                     prices=f"{_HERE}.litellm:default_prices"))
 declare(BackendEntry(
     "llamacpp", f"{_HERE}.llamacpp:from_spec", packages=("llama-cpp-python",),
     token_counter=f"{_HERE}.llamacpp:token_counter",
