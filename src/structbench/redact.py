@@ -23,7 +23,7 @@ PIECE = 12
 _BLOCK = PIECE // 2
 """Every ``PIECE``-long piece of a secret holds one of its blocks at offsets 0, _BLOCK, 2 * _BLOCK ... whole."""
 
-SECRET_ENV_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD")
+SECRET_ENV_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD", "_ACCESS_KEY")
 """Environment variables whose names end so hold credentials (``OPENAI_API_KEY``, ``HF_TOKEN`` ...)."""
 SECRET_ENV_NAMES = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from structbench.interop.trackers.payload import Payload, segment
+from structbench.interop.trackers.registry import TrackerError
 
 DEFAULT_PROJECT = "structbench"
 ARTIFACT_TYPE = "structbench-run"
@@ -33,7 +34,11 @@ def log(payload: Payload, options: Mapping[str, str]) -> str:
                             "name": options.get("run_name") or payload.name, "dir": options.get("dir"),
                             "mode": options.get("mode"), "config": dict(payload.params), "job_type": "evaluation",
                             "tags": ["structbench", *payload.config.benches][:20]}
-    run = wandb.init(**init, settings=settings, reinit="create_new")
+    try:
+        run = wandb.init(**init, settings=settings, reinit="create_new")
+    except wandb.errors.UsageError as err:
+        hint = "; or log offline, without an account: --log-option mode=offline" if "API key" in str(err) else ""
+        raise TrackerError(f"{str(err).strip().rstrip('.')}{hint}") from None
     try:
         steps = payload.steps
         first = steps.pop(0, {})
