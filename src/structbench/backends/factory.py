@@ -5,15 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, cast
+from typing import Literal, cast
 
 from structbench.backends.base import Backend
 from structbench.errors import UsageError
 from structbench.plugins import BACKEND_GROUP, plugins, refuse_duplicate
 from structbench.registry import Registry, load_target
-
-if TYPE_CHECKING:
-    from structbench.prices import Prices
 
 DEFAULT_MAX_REPLY_BYTES = 16 * 2**20
 """16 MiB: many times a long completion with log-probabilities, yet a bound on memory and disk."""
@@ -86,13 +83,6 @@ class BackendEntry:
     def load(self) -> BackendFactory:
         """The factory, imported on first use; a plugin that fails to import is a usage error naming it."""
         return cast(BackendFactory, load_target(self.factory, f"backend {self.name!r}"))
-
-    def default_prices(self, spec: BackendSpec) -> Prices | None:
-        """The backend's own prices of ``spec``'s model (None: it has none, or they do not price that model)."""
-        if self.prices is None:
-            return None
-        find = cast(Callable[[BackendSpec], "Prices | None"], load_target(self.prices, f"backend {self.name!r} prices"))
-        return find(spec)
 
     def counter_spec_kinds(self) -> tuple[tuple[str, CounterArgument], ...]:
         """The token-counter kinds this backend serves (none without a ``token_counter``)."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -37,6 +37,9 @@ from structbench.backends.openai_compat import (
 )
 from structbench.errors import UsageError
 from structbench.redact import redact, redact_url, register_env_secrets
+
+if TYPE_CHECKING:
+    from structbench.prices import Prices
 
 OPENAI_COMPATIBLE = frozenset({"openai", "hosted_vllm", "openai_like", "text-completion-openai", "lm_studio",
                                "llamafile", "custom_openai"})
@@ -213,7 +216,7 @@ def _first_line(err: BaseException) -> str:
     return text.splitlines()[0] if text else type(err).__name__
 
 
-def default_prices(spec: BackendSpec) -> Any:
+def default_prices(spec: BackendSpec) -> Prices | None:
     """LiteLLM's prices of the model (US dollars per million tokens, batch and cache-read prices where it lists
     them), as ``structbench.prices.Prices`` for ``litellm:MODEL``; None when its list does not price the model."""
     from structbench.prices import Price, Prices

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, cast
 
 from structbench.errors import StorageError, UsageError
 
@@ -101,10 +101,13 @@ def with_backend_prices(costs: Costs, spec: BackendSpec) -> Costs:
     from dataclasses import replace
 
     from structbench.backends import BACKENDS
+    from structbench.registry import load_target
 
-    if costs.prices is not None:
+    entry = BACKENDS.get(spec.backend)
+    if costs.prices is not None or entry.prices is None:
         return costs
-    prices = BACKENDS.get(spec.backend).default_prices(spec)
+    find = cast("Callable[[BackendSpec], Prices | None]", load_target(entry.prices, f"backend {entry.name!r} prices"))
+    prices = find(spec)
     return costs if prices is None else replace(costs, prices=prices)
 
 
