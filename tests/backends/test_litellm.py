@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -147,10 +148,11 @@ def _call(server: MockOpenAIServer, request: Request, **kwargs: Any) -> Any:
 
 
 def test_retries_honour_retry_after_and_give_up_as_the_openai_backend_does() -> None:
-    server = MockOpenAIServer(fail_every=2, fail_status=429, retry_after="0.3")
+    server = MockOpenAIServer(fail_every=2, fail_status=429, retry_after="0.5")
     assert _call(server, Request.chat("one")).text == "A"
-    assert _call(server, Request.chat("two")).text == "A"  # a 429, then an answer
-    assert server.requests == 3
+    started = time.perf_counter()
+    assert _call(server, Request.chat("two")).text == "A"  # a 429, then an answer after the Retry-After
+    assert server.requests == 3 and time.perf_counter() - started >= 0.5
     failing = MockOpenAIServer(fail_every=1, fail_status=500)
     with pytest.raises(BackendError, match=r"gave up after 3 tries: HTTP 500") as err:
         _call(failing, Request.chat("x"))

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from structbench.backends.base import PROMPT_TOO_LONG, Backend, BackendError
-from structbench.backends.factory import BackendSpec
+from structbench.backends.factory import DEFAULT_MAX_REPLY_BYTES, DEFAULT_TIMEOUT, BackendSpec
 from structbench.backends.openai_compat import (
     OpenAIBackend,
     Replica,
@@ -49,6 +49,8 @@ KEYED_OPENAI = frozenset({"openai", "text-completion-openai"})
 """Providers whose client refuses to start without a key, even for a server of the user's that needs none."""
 NO_KEY = "no-key"
 """The key sent to such a server when no key is set (the ``openai`` backend sends none)."""
+NO_URL = "litellm:"
+"""What the ``openai`` backend is built with where no ``--base-url`` is given (its replica is then replaced)."""
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 """``BackendSpec.api_key_env``'s default: not passed to LiteLLM, which reads each provider's own variable."""
 PER_MILLION = 1_000_000
@@ -73,8 +75,8 @@ class LiteLLMBackend(OpenAIBackend):
     backend = "litellm"
 
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None, concurrency: int = 8,
-                 timeout: float = 600.0, max_retries: int = 6, max_reply_bytes: int = 16 * 2**20,
-                 n_ctx: int | None = None) -> None:
+                 timeout: float = DEFAULT_TIMEOUT, max_retries: int = 6,
+                 max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES, n_ctx: int | None = None) -> None:
         litellm = _litellm()
         try:
             _, provider, _, _ = litellm.get_llm_provider(model)
@@ -82,9 +84,9 @@ class LiteLLMBackend(OpenAIBackend):
             raise UsageError(f"--model litellm:{model}: LiteLLM does not know which provider serves it; give "
                              f"PROVIDER/MODEL, e.g. litellm:bedrock/anthropic.claude-3-5-haiku-20241022-v1:0 or "
                              f"litellm:openai/{model} --base-url URL ({_first_line(err)})") from None
-        super().__init__(model, base_url=base_url or "litellm:", api_key=api_key, concurrency=concurrency,
+        super().__init__(model, base_url=base_url or NO_URL, api_key=api_key, concurrency=concurrency,
                          timeout=timeout, max_retries=max_retries, max_reply_bytes=max_reply_bytes, n_ctx=n_ctx)
-        if base_url is None:  # the provider's own endpoint, as LiteLLM knows it
+        if base_url is None:  # the provider's own endpoint, as LiteLLM knows it: one replica without a URL
             self.replicas = [Replica("", None)]
             self.base_url = None
         self.provider: str = provider
