@@ -209,3 +209,19 @@ def test_asking_for_a_tracker_imports_nothing_until_a_run_is_logged() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env=dict(os.environ, PYTHONPATH=child_pythonpath()))
     assert out.stdout.strip() == "[]"
+
+
+def test_evaluate_logs_the_finished_run_from_python(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import structbench
+
+    for key, value in _env(tmp_path).items():
+        if key.startswith(("WANDB_", "STRUCTBENCH_")):
+            monkeypatch.setenv(key, value)
+    notes: list[str] = []
+    with serve_in_thread(MockOpenAIServer(reply="A")) as url:
+        run = structbench.evaluate("openai:toy", base_url=url, limit=2, out=tmp_path / "run", progress=False,
+                                   workers=1, log_to="wandb", log_options={"mode": "offline"}, notify=notes.append)
+    folder = offline_run(tmp_path)
+    assert f"logged to wandb: W&B offline run {folder.name.rpartition('-')[2]} in {folder}" in notes[-1]
+    assert run.notes == notes
+    assert records(folder).summary[f"{ENTRY}/n"] == run.result().n == 2

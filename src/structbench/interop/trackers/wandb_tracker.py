@@ -30,10 +30,12 @@ def log(payload: Payload, options: Mapping[str, str]) -> str:
     project = options.get("project") or os.environ.get("WANDB_PROJECT") or DEFAULT_PROJECT
     settings = wandb.Settings(console="off", x_disable_stats=True, x_disable_machine_info=True, save_code=False,
                               disable_git=True, silent=True, x_save_requirements=False)
-    init: dict[str, Any] = {"project": project, "entity": options.get("entity"), "group": options.get("group"),
-                            "name": options.get("run_name") or payload.name, "dir": options.get("dir"),
-                            "mode": options.get("mode"), "config": dict(payload.params), "job_type": "evaluation",
-                            "tags": ["structbench", *payload.config.benches][:20]}
+    init: dict[str, Any] = {  # W&B reads its variables once a process: read here, each run is logged as asked now
+        "project": project, "entity": options.get("entity") or os.environ.get("WANDB_ENTITY"),
+        "group": options.get("group"), "name": options.get("run_name") or payload.name,
+        "dir": options.get("dir") or os.environ.get("WANDB_DIR"),
+        "mode": options.get("mode") or os.environ.get("WANDB_MODE"), "config": dict(payload.params),
+        "job_type": "evaluation", "tags": ["structbench", *payload.config.benches][:20]}
     try:
         run = wandb.init(**init, settings=settings, reinit="create_new")
     except wandb.errors.UsageError as err:
