@@ -12,11 +12,13 @@ marked ``FAILED``, never left ``RUNNING``.
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from structbench.interop.trackers.payload import Payload
@@ -30,8 +32,20 @@ METRICS_PER_BATCH = 1000
 
 
 def log(payload: Payload, options: Mapping[str, str]) -> str:
-    """Log ``payload`` as a new MLflow run; where it went, in one line."""
+    """Log ``payload`` as a new MLflow run; where it went, in one line. MLflow's own notes (a SQLite store being
+    created) are held back; its warnings are not."""
     import mlflow
+
+    logger = logging.getLogger("mlflow")
+    level = logger.level
+    logger.setLevel(max(level, logging.WARNING))
+    try:
+        return _log(mlflow, payload, options)
+    finally:
+        logger.setLevel(level)
+
+
+def _log(mlflow: Any, payload: Payload, options: Mapping[str, str]) -> str:
     from mlflow.entities import Metric, Param, RunTag
     from mlflow.tracking import MlflowClient
 

@@ -25,6 +25,7 @@ ARTIFACT_TYPE = "structbench-run"
 
 def log(payload: Payload, options: Mapping[str, str]) -> str:
     """Log ``payload`` as a new W&B run; where it went, in one line."""
+    os.environ.setdefault("WANDB_DISABLE_WEAVE", "true")  # no advice on tracing LLM calls: this logs a finished run
     import wandb
 
     project = options.get("project") or os.environ.get("WANDB_PROJECT") or DEFAULT_PROJECT
