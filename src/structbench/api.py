@@ -34,6 +34,8 @@ from structbench.runner.session import (
 )
 
 if TYPE_CHECKING:  # the rest loads on first use: the command's --help imports this module
+    from structbench.interop.trackers import Tracking
+    from structbench.interop.trackers.log import Outcome
     from structbench.manifest import Manifest
     from structbench.results import MetricsFile, ResultEntry, Robustness
     from structbench.runconfig import Generation, Reasoning, RunConfig
@@ -53,6 +55,8 @@ __all__ = [
     "configure",
     "evaluate",
     "evaluate_suite",
+    "log",
+    "log_settings",
     "resume",
     "run",
 ]
@@ -405,6 +409,25 @@ def _noting(notify: Notify | None) -> tuple[list[str], Notify]:
     return notes, note
 
 
+def log_settings(log_to: str | Sequence[str] | None, options: Mapping[str, str] | None = None,
+             samples: bool = False) -> Tracking | None:
+    """Where finished runs are logged (``--log-to mlflow,wandb``, ``--log-option``, ``--log-samples``), checked before
+    anything runs (an unknown tracker, a missing extra, an unknown option: ``UsageError``); None for none."""
+    if not log_to and not options and not samples:
+        return None
+    from structbench.interop.trackers import Tracking
+
+    return Tracking.of(log_to, options, samples)
+
+
+def log(run_dir: str | Path, tracking: Tracking, notify: Notify | None = None) -> list[Outcome]:
+    """Log a finished run to its trackers (``structbench.interop.trackers``); a tracker that fails is a warning on
+    ``notify`` (the run is on disk either way), each outcome returned."""
+    from structbench.interop.trackers.log import log_after_run
+
+    return log_after_run(Path(run_dir), tracking, notify or to_stderr)
+
+
 def run(
     config: RunConfig,
     *,
@@ -412,9 +435,11 @@ def run(
     connection: Connection | None = None,
     settings: RunSettings | None = None,
     notify: Notify | None = None,
+    tracking: Tracking | None = None,
 ) -> EvalResult:
     """Fill the run directory ``out`` (default ``runs/<model>-<config hash>``) with ``config``'s run, resuming what an
-    earlier call finished; a directory holding another configuration is a ``UsageError``."""
+    earlier call finished; a directory holding another configuration is a ``UsageError``. With ``tracking``, the
+    finished run is then logged to its trackers (``log``)."""
     if isinstance(out, str) and not out.strip():
         raise UsageError(f"--out {out!r}: empty; give a directory (an empty value would mean the current one)")
     settings = settings or RunSettings()
@@ -422,6 +447,8 @@ def run(
     run_dir = Path(out) if out is not None else default_run_dir(config)
     notes, note = _noting(notify)
     the_run = execute(config, (connection or Connection()).spec(config), run_dir, settings, note)
+    if tracking is not None:
+        log(run_dir, tracking, note)
     return _finished(the_run, notes)
 
 
@@ -431,8 +458,9 @@ def resume(
     connection: Connection | None = None,
     settings: RunSettings | None = None,
     notify: Notify | None = None,
+    tracking: Tracking | None = None,
 ) -> EvalResult:
-    """Continue the run in ``run_dir`` as its manifest defines it."""
+    """Continue the run in ``run_dir`` as its manifest defines it (then log it to ``tracking``'s trackers)."""
     from structbench.manifest import read_manifest
     from structbench.redact import MASK
     from structbench.runformat import MANIFEST
@@ -446,7 +474,7 @@ def resume(
     if config.base_url is not None and MASK in config.base_url and connection.base_url is None:
         raise UsageError(f"--resume {run_dir}: the run's --base-url had a password, which is never stored; "
                          "give --base-url again")
-    return run(config, out=run_dir, connection=connection, settings=settings, notify=notify)
+    return run(config, out=run_dir, connection=connection, settings=settings, notify=notify, tracking=tracking)
 
 
 def evaluate(
@@ -492,6 +520,9 @@ def evaluate(
     ray_gpus_per_worker: float = 0.0,
     progress: bool = True,
     progress_every: float = 30.0,
+    log_to: str | Sequence[str] | None = None,
+    log_options: Mapping[str, str] | None = None,
+    log_samples: bool = False,
     notify: Notify | None = None,
 ) -> EvalResult:
     """Evaluate ``model`` (``BACKEND[:NAME]``, e.g. ``openai:gpt-4o-mini``, ``oracle``) on ``bench`` into the run
@@ -502,7 +533,10 @@ def evaluate(
     how the model is reached is ``Connection``'s (``base_url``, ``api_key_env``, ``concurrency`` ...), how the run
     executes ``RunSettings``' (``cache``, ``no_cache``, ``workers``, ``progress`` ...). Notes and warnings go to
     ``notify`` (default: stderr) and into the result's ``notes``. The same call again resumes the run and returns
-    the same results without a model call."""
+    the same results without a model call. ``log_to`` (``mlflow``, ``wandb``, or both) logs the finished run to those
+    trackers, with ``log_options`` (``--log-option``) and its per-sample table when ``log_samples``; a tracker that
+    fails is a warning, never a lost run."""
+    trackers = log_settings(log_to, log_options, log_samples)
     config = configure(
         model, bench, strategy=strategy, preset=preset, options=options, sweep=sweep, limit=limit, sample=sample,
         sample_ids=sample_ids, seed=seed, epochs=epochs, data_dir=data_dir, allow_modified_data=allow_modified_data,
@@ -518,7 +552,7 @@ def evaluate(
         max_consecutive_failures=max_consecutive_failures, workers=workers, executor=executor,
         ray_address=ray_address, ray_gpus_per_worker=ray_gpus_per_worker,
     )
-    return run(config, out=out, connection=connection, settings=settings, notify=notify)
+    return run(config, out=out, connection=connection, settings=settings, notify=notify, tracking=trackers)
 
 
 @dataclass(frozen=True)
@@ -567,12 +601,14 @@ def evaluate_suite(
     notify: Notify | None = None,
     on_start: Callable[[int, int, SuiteRun], None] | None = None,
     on_run: Callable[[SuiteRun], None] | None = None,
+    tracking: Tracking | None = None,
 ) -> SuiteResult:
     """Validate the suite file, run each of its models (resuming what earlier calls finished) and write the report
     over them; a model whose run stops (``RunStoppedError``, or ``BudgetError`` at its budget) does not stop the next
     one. ``out`` defaults to the suite's own ``out``, else ``runs/<file stem>``. ``on_start(i, count, run)`` is called
     before each model's run, ``on_run(run)`` after it. The suite's ``prices`` price every model's run (beside
-    ``settings.costs``' budget and batches; not both files)."""
+    ``settings.costs``' budget and batches; not both files). With ``tracking``, each finished run is logged to its
+    trackers after ``on_run``."""
     from structbench.report.api import ReportOptions, write_report
     from structbench.runner.suite import load_suite, runs, suite_prices
 
@@ -601,6 +637,8 @@ def evaluate_suite(
         done.append(entry)
         if on_run is not None:
             on_run(entry)
+        if tracking is not None and entry.result is not None:
+            log(entry.run_dir, tracking, note)
     finished = [r.run_dir for r in done if r.result is not None]
     reports: list[Path] = []
     if finished and suite.report != "none":

@@ -12,6 +12,7 @@ text for display redacts it first and cuts it after.
 from __future__ import annotations
 
 import json
+import os
 import re
 from urllib.parse import SplitResult, quote, unquote, urlsplit, urlunsplit
 
@@ -21,6 +22,10 @@ PIECE = 12
 """No run of this many characters of a registered secret (of at least this length) is ever left in a text."""
 _BLOCK = PIECE // 2
 """Every ``PIECE``-long piece of a secret holds one of its blocks at offsets 0, _BLOCK, 2 * _BLOCK ... whole."""
+
+SECRET_ENV_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD", "_ACCESS_KEY")
+"""Environment variables whose names end so hold credentials (``OPENAI_API_KEY``, ``HF_TOKEN`` ...)."""
+SECRET_ENV_NAMES = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
 
 _secrets: set[str] = set()
 _blocks: dict[str, list[tuple[str, int]]] = {}
@@ -42,6 +47,15 @@ def register_secret(value: str | None) -> None:
         for offset in range(0, len(form) - _BLOCK + 1, _BLOCK) if len(form) >= PIECE else ():
             _blocks.setdefault(form[offset : offset + _BLOCK], []).append((form, offset))
     _secrets.update(forms)
+
+
+def register_env_secrets() -> None:
+    """Treat the values of credential-like environment variables (``SECRET_ENV_SUFFIXES``) as secrets: what is
+    written for others to read (a published dataset, a tracker's run) may come from an older run directory that holds
+    a key, and must not."""
+    for name, value in os.environ.items():
+        if name.upper().endswith(SECRET_ENV_SUFFIXES) or name.upper() in SECRET_ENV_NAMES:
+            register_secret(value)
 
 
 def _mask(match: re.Match[str]) -> str:

@@ -20,7 +20,7 @@ DISTRIBUTION = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
 
 
 def test_the_builtin_backends() -> None:
-    assert BUILTIN == ["openai", "anthropic", "llamacpp", "hf", "vllm", "mock", "oracle"]
+    assert BUILTIN == ["openai", "anthropic", "litellm", "llamacpp", "hf", "vllm", "mock", "oracle"]
 
 
 @pytest.mark.parametrize("name", BUILTIN)
@@ -32,6 +32,8 @@ def test_every_declaration_loads(name: str) -> None:
     assert entry.factory.startswith("structbench.backends.") and entry.factory.endswith(":from_spec")
     if entry.token_counter is not None:
         assert callable(load_target(entry.token_counter, name))
+    if entry.prices is not None:
+        assert callable(load_target(entry.prices, name))
     assert all(DISTRIBUTION.match(p) for p in entry.packages), entry.packages
 
 

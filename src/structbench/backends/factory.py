@@ -76,6 +76,9 @@ class BackendEntry:
     the model required."""
     distribution: str | None = None
     """The distribution that declared it through an entry point (``structbench.plugins``); None: built in."""
+    prices: str | None = None
+    """``module:attr`` of a ``(BackendSpec) -> Prices | None``: the provider's own price list for a model, what a run
+    given no prices (``--prices``) is costed at; None: such a run has no cost."""
 
     def load(self) -> BackendFactory:
         """The factory, imported on first use; a plugin that fails to import is a usage error naming it."""
@@ -101,6 +104,8 @@ _HERE = "structbench.backends"
 _TRANSFORMERS = ("torch", "transformers")
 declare(BackendEntry("openai", f"{_HERE}.openai_compat:from_spec", packages=("aiohttp", "httpx", "openai")))
 declare(BackendEntry("anthropic", f"{_HERE}.anthropic:from_spec", packages=("anthropic",)))
+declare(BackendEntry("litellm", f"{_HERE}.litellm:from_spec", packages=("litellm",),
+                     prices=f"{_HERE}.litellm:default_prices"))
 declare(BackendEntry(
     "llamacpp", f"{_HERE}.llamacpp:from_spec", packages=("llama-cpp-python",),
     token_counter=f"{_HERE}.llamacpp:token_counter",

@@ -101,6 +101,15 @@ class _ReplyTooLarge(Exception):
     """The body exceeded ``max_reply_bytes``; it was not read further."""
 
 
+class TransportError(Exception):
+    """A request that got no reply, for a reason worth trying again (a dropped connection), as a transport other than
+    this module's HTTP client says it (``OpenAIBackend._send``); ``cause`` names the failure for the breaker."""
+
+    def __init__(self, message: str, cause: str = "cannot connect") -> None:
+        super().__init__(message)
+        self.cause = cause
+
+
 def split_base_urls(text: str) -> list[str]:
     """``--base-url A,B``: the replicas' URLs, in order, each once."""
     return list(dict.fromkeys(part.strip().rstrip("/") for part in text.split(",") if part.strip()))
@@ -174,7 +183,7 @@ class OpenAIBackend(Backend):
         self.replicas = [Replica(url, api_key) for url in split_base_urls(base_url)]
         if not self.replicas:
             raise UsageError("--base-url: no URL given")
-        self.base_url: str = ",".join(sorted(r.shown for r in self.replicas))
+        self.base_url: str | None = ",".join(sorted(r.shown for r in self.replicas))
         """The server address as shown, stored and keyed (several replicas: their sorted, comma-joined URLs,
         whichever answered); a password in it is ``[REDACTED]``."""
         self._api_key = api_key
@@ -281,8 +290,22 @@ class OpenAIBackend(Backend):
                 return None
         return bytes(buffer)
 
+    async def _send(self, replica: Replica, path: str, body: dict[str, Any], data: bytes
+                    ) -> tuple[int, bytes, str | None]:
+        """One attempt at ``body`` (``data``: its JSON) on ``replica``: the status, the reply's body and its
+        ``Retry-After``. A subclass that reaches the model another way (``backends.litellm``) answers the same, and
+        raises ``TimeoutError`` or ``TransportError`` for a reply that never came, so every attempt is retried, rested
+        and parsed alike."""
+        return await self._post(replica.url + path, data, replica.headers)
+
+    def _where(self, replica: Replica, path: str) -> str:
+        """Where an attempt went, as messages name it: the replica's URL and the route."""
+        return replica.shown + path
+
     def _failure(self, err: BaseException) -> tuple[str, str]:
         """(message, cause) for a request that raised ``err``."""
+        if isinstance(err, TransportError):
+            return str(err), err.cause
         if isinstance(err, TimeoutError):
             return f"timed out: no complete reply within {self.timeout:g} s (--timeout)", TIMEOUT
         if isinstance(err, aiohttp.ClientConnectorError):
@@ -312,16 +335,16 @@ class OpenAIBackend(Backend):
             for attempt in range(self.max_retries + 1):
                 wait: float | None = None
                 replica = other or self._pick(avoid=replica)
-                url = replica.shown + path
+                url = self._where(replica, path)
                 replica.outstanding += 1
                 try:
-                    status, payload, retry_after = await self._post(replica.url + path, data, replica.headers)
+                    status, payload, retry_after = await self._send(replica, path, body, data)
                 except _ReplyTooLarge as err:
                     mib = self.max_reply_bytes / 2**20
                     raise BackendError(
                         f"{url}: the reply is larger than {mib:g} MiB (--max-reply-mb; {err}); it was not read "
                         "further", cause="reply too large") from None
-                except (aiohttp.ClientError, TimeoutError) as err:
+                except (aiohttp.ClientError, TimeoutError, TransportError) as err:
                     last_error, cause = self._failure(err)
                     if cause == TIMEOUT:
                         timeouts += 1
@@ -366,7 +389,7 @@ class OpenAIBackend(Backend):
                 delay = backoff_delay(attempt, self.backoff_base)
                 await asyncio.sleep(max(delay, min(wait or 0.0, MAX_RETRY_AFTER)))
         tries = f"{attempt + 1} tries" if attempt else "1 try"
-        where = self.base_url if len(self.replicas) > 1 else (replica.shown if replica else self.base_url) + path
+        where = self.base_url if len(self.replicas) > 1 or replica is None else self._where(replica, path)
         if cause == TIMEOUT:
             last_error += (f"; the request asks for up to {request.params.max_tokens} new tokens: lower --max-tokens, "
                            "raise --timeout, or lower --concurrency (a small server queues what it cannot run at once, "

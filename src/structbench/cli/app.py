@@ -17,6 +17,7 @@ from structbench.cli import (
     generate_cmd,
     interop_cmds,
     list_cmd,
+    log_cmd,
     report_cmds,
     run_cmd,
     score_cmd,
@@ -59,6 +60,7 @@ app.command("report")(report_cmds.report)
 app.command("compare")(report_cmds.compare)
 app.command("convert")(interop_cmds.convert)
 app.command("publish")(interop_cmds.publish)
+app.command("log")(log_cmd.log)
 app.command("batches")(batches_cmd.batches)
 app.add_typer(generate_cmd.generate_app, name="generate")
 

@@ -36,6 +36,20 @@ LimitOpt = Annotated[
     int | None, typer.Option("--limit", "-n", help="Evaluate the first N (at least 1) samples of each benchmark.")
 ]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed for generators, shuffles and sampling.")]
+LogToOpt = Annotated[
+    str | None,
+    typer.Option("--log-to", help="Log the finished run to experiment trackers: mlflow, wandb or mlflow,wandb "
+                                  "(pip install 'structbench[mlflow]' / '[wandb]')."),
+]
+LogOptionOpt = Annotated[
+    list[str] | None,
+    typer.Option("--log-option", help="Tracker setting KEY=VALUE or TRACKER.KEY=VALUE (repeatable): tracking_uri, "
+                                      "experiment (mlflow); project, entity, mode=offline, dir, group (wandb); "
+                                      "run_name."),
+]
+LogSamplesOpt = Annotated[
+    bool, typer.Option("--log-samples", help="Also log the per-sample table (W&B: a Table; MLflow: samples.json).")
+]
 
 
 def console() -> Any:

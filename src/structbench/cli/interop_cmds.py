@@ -31,8 +31,8 @@ def convert(
 ) -> None:
     """Write a run's results where other tools read them: Inspect AI logs or lm-evaluation-harness files."""
     from structbench.errors import UsageError
-    from structbench.interop.hub import register_env_secrets
     from structbench.interop.rundir import read_run
+    from structbench.redact import register_env_secrets
 
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out}: exists and is not a folder")

@@ -14,6 +14,9 @@ from structbench.backends.factory import DEFAULT_TIMEOUT
 from structbench.cli.common import (
     DataDirOpt,
     LimitOpt,
+    LogOptionOpt,
+    LogSamplesOpt,
+    LogToOpt,
     ModifiedDataOpt,
     OptionOpt,
     SeedOpt,
@@ -284,10 +287,23 @@ def run(
     batch_poll: Annotated[
         float, typer.Option("--batch-poll", min=0.1, help="Most seconds between two polls of a running batch.")
     ] = 30.0,
+    # -- experiment trackers (docs/usage/trackers.md): after the run is on disk; a tracker that fails is a warning --
+    log_to: LogToOpt = None,
+    log_option: LogOptionOpt = None,
+    log_samples: LogSamplesOpt = False,
 ) -> None:
     """Evaluate a model, or every model of a suite file. With no arguments: a quick offline suite on the embedded
     model."""
-    from structbench.api import Connection, RunSettings, configure, default_run_dir, is_default_suite, run
+    from structbench.api import (
+        Connection,
+        RunSettings,
+        configure,
+        default_run_dir,
+        is_default_suite,
+        log,
+        log_settings,
+        run,
+    )
     from structbench.api import resume as resume_run
     from structbench.cells import parse_sweeps
     from structbench.report.markdown import headline_table
@@ -295,6 +311,7 @@ def run(
     from structbench.runner.session import costs_of
 
     out_dir = path_value(out, "--out")
+    tracking = log_settings(log_to, parse_options(log_option or [], flag="--log-option"), log_samples)
     settings = RunSettings(
         cache=cache, no_cache=no_cache, on_cache_error=on_cache_error.value, offline=offline,
         progress=progress, progress_every=progress_every, max_consecutive_failures=max_consecutive_failures,
@@ -309,7 +326,7 @@ def run(
         if typed:
             raise UsageError(f"{suite} defines the models and benchmarks; {', '.join(typed)} cannot be given with a "
                              "suite file (--out, --cache, --no-cache, --offline, --progress and the like can)")
-        code = run_suite(suite, out_dir, settings, max_reply_mb=max_reply_mb)
+        code = run_suite(suite, out_dir, settings, max_reply_mb=max_reply_mb, tracking=tracking)
         if code != ExitCode.OK:
             raise typer.Exit(code)
         return
@@ -375,6 +392,8 @@ def run(
     echo_usage(result.metrics)
     echo_exclusions(result.metrics)
     echo_cut_off(result.metrics)
+    if tracking is not None:  # after the table: the run is on disk, and a tracker that fails is only a warning
+        log(result.run_dir, tracking, echo_err)
     if result.failures:
         echo_failures(result.failures, result.run_dir, len(result.records))
         raise typer.Exit(ExitCode.FAILED_SAMPLES)

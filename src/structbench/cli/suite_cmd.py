@@ -20,12 +20,14 @@ from structbench.errors import ExitCode
 
 if TYPE_CHECKING:
     from structbench.api import SuiteRun
+    from structbench.interop.trackers import Tracking
     from structbench.runner.session import RunSettings
 
 
-def run_suite(path: Path, out: Path | None, settings: RunSettings, *, max_reply_mb: float) -> int:
+def run_suite(path: Path, out: Path | None, settings: RunSettings, *, max_reply_mb: float,
+              tracking: Tracking | None = None) -> int:
     """Run the suite and print one table over its models; the exit code is the worst of the runs' (a stopped run
-    does not stop the next model's)."""
+    does not stop the next model's). With ``tracking``, each finished run is logged to its trackers."""
     from structbench.api import evaluate_suite
     from structbench.report.markdown import headline_table
 
@@ -53,7 +55,7 @@ def run_suite(path: Path, out: Path | None, settings: RunSettings, *, max_reply_
 
     with interrupted(lambda: current[0]):
         result = evaluate_suite(path, out=out, settings=settings, max_reply_mb=max_reply_mb, notify=echo_err,
-                                on_start=on_start, on_run=on_run)
+                                on_start=on_start, on_run=on_run, tracking=tracking)
     if result.results:
         print_markdown(headline_table(result.metrics))
     for written in result.reports:

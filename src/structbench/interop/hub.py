@@ -35,27 +35,16 @@ from structbench.atomic import write_text_atomic
 from structbench.errors import StructbenchError, UsageError
 from structbench.interop.rundir import Entry, RunData
 from structbench.records import SampleRecord
-from structbench.redact import redact, register_secret
+from structbench.redact import redact, register_env_secrets
 
 SPLIT = "train"
 """Each configuration's one split (a table of results, not a train/test division)."""
 MARK = "<!-- written by structbench publish -->"
 """The card's last line: ``--out`` may be replaced only when it holds a folder ``publish`` wrote."""
-SECRET_ENV_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD")
-
-
 class UploadError(StructbenchError):
     """The Hub refused or could not take the upload (exit 2; the folder is complete on disk)."""
 
     exit_code = UsageError.exit_code
-
-
-def register_env_secrets() -> None:
-    """Treat the values of credential-like environment variables (``HF_TOKEN``, ``OPENAI_API_KEY`` ...) as secrets:
-    an older run directory may hold a key, and no published file may."""
-    for name, value in os.environ.items():
-        if name.upper().endswith(SECRET_ENV_SUFFIXES) or name.upper() in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"):
-            register_secret(value)
 
 
 def _arrow_type(annotation: Any) -> pa.DataType | None:

@@ -134,8 +134,9 @@ def _manifest(path: Path) -> tuple[dict[str, Any], RunConfig]:
     return manifest.to_json(), manifest.config
 
 
-def read_run(path: Path) -> RunData:
-    """Read a finished run directory; ``UsageError`` (exit 2) with one clear line when it is not one."""
+def read_results(path: Path) -> tuple[dict[str, Any], RunConfig, MetricsFile]:
+    """A finished run directory's manifest, configuration and ``metrics.json``, without its records (what a tracker
+    logs unless asked for the samples); ``UsageError`` (exit 2) with one clear line when it is not one."""
     if not path.is_dir():
         raise UsageError(f"{path}: no such run directory")
     manifest, config = _manifest(path)
@@ -143,12 +144,22 @@ def read_run(path: Path) -> RunData:
     if not metrics_path.is_file():
         raise UsageError(f"{path}: no {METRICS} yet (the run did not finish; resume it with "
                          f"`structbench run --resume {path}`)")
-    version = f"structbench {manifest.get('structbench', 'of unknown version')}"
     try:
         metrics = read_metrics(metrics_path)
     except DataError as err:
-        raise DataError(f"{err}; this structbench is {__version__}, the run was written by {version}: "
+        raise DataError(f"{err}; this structbench is {__version__}, the run was written by {_version(manifest)}: "
                         f"`structbench run --resume {path}` rewrites it from the records") from None
+    return manifest, config, metrics
+
+
+def _version(manifest: dict[str, Any]) -> str:
+    return f"structbench {manifest.get('structbench', 'of unknown version')}"
+
+
+def read_run(path: Path) -> RunData:
+    """Read a finished run directory; ``UsageError`` (exit 2) with one clear line when it is not one."""
+    manifest, config, metrics = read_results(path)
+    version = _version(manifest)
     try:
         records = list(current_records(read_records(path / SAMPLES)).values())
     except DataError as err:

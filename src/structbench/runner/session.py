@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, cast
 
 from structbench.errors import StorageError, UsageError
 
@@ -92,14 +92,28 @@ def costs_of(prices: Path | None, max_cost: float | None, max_tokens_total: int 
     from structbench.prices import load_prices
 
     loaded = load_prices(prices) if prices is not None else None
-    if max_cost is not None and loaded is None:
-        raise UsageError("--max-cost needs the models' prices: give --prices FILE (US dollars per million tokens)")
     return Costs(loaded, max_cost, max_tokens_total, batch, batch_poll)
 
 
+def with_backend_prices(costs: Costs, spec: BackendSpec) -> Costs:
+    """``costs`` with the backend's own prices of the model (``BackendEntry.prices``: LiteLLM's) where no prices were
+    given; unchanged otherwise."""
+    from dataclasses import replace
+
+    from structbench.backends import BACKENDS
+    from structbench.registry import load_target
+
+    entry = BACKENDS.get(spec.backend)
+    if costs.prices is not None or entry.prices is None:
+        return costs
+    find = cast("Callable[[BackendSpec], Prices | None]", load_target(entry.prices, f"backend {entry.name!r} prices"))
+    prices = find(spec)
+    return costs if prices is None else replace(costs, prices=prices)
+
+
 def budget_of(costs: Costs, spec: BackendSpec, settings: RunSettings, notify: Notify = to_stderr) -> Budget:
-    """The run's ``Budget``, after checking what the cost settings need: a price for the model, one process, a
-    backend with a batch API."""
+    """The run's ``Budget``, after checking what the cost settings need: a price for the model (``--max-cost``
+    without prices is a usage error), one process, a backend with a batch API."""
     from structbench.runner.budget import Budget
 
     if costs.prices is not None:
@@ -134,7 +148,7 @@ def execute(
     from structbench.runner.workers import worker_count
 
     BACKENDS.get(spec.backend)  # an unknown backend fails before any data is loaded
-    costs = settings.costs or Costs()
+    costs = with_backend_prices(settings.costs or Costs(), spec)
     budget = budget_of(costs, spec, settings, notify)  # so do prices without the model, a budget in several processes
     the_run = Run(run_dir, config)  # so does a run directory holding another configuration, or an unwritable one
     backend, context = None, None

@@ -1,0 +1,74 @@
+"""A run logged to Weights & Biases (``--log-to wandb``), online or offline (``mode=offline``: the run's files on
+disk, no account needed; ``wandb sync`` uploads them later).
+
+One W&B run per structbench run directory: the configuration as its config, the metrics in W&B's history (step 0
+holds every value; an entry's ``.../epoch`` series has one step per epoch), the summary set to the step-0 values
+(so an epoch series does not stand for the headline), and an artifact of type ``structbench-run`` holding
+``manifest.json``, ``metrics.json`` and ``report/report.html``; with ``--log-samples`` the per-sample table as a
+``wandb.Table`` under ``samples``. W&B neither captures the console nor samples the machine's statistics.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from structbench.interop.trackers.payload import Payload, segment
+from structbench.interop.trackers.registry import TrackerError
+
+DEFAULT_PROJECT = "structbench"
+ARTIFACT_TYPE = "structbench-run"
+
+
+def log(payload: Payload, options: Mapping[str, str]) -> str:
+    """Log ``payload`` as a new W&B run; where it went, in one line."""
+    os.environ.setdefault("WANDB_DISABLE_WEAVE", "true")  # no advice on tracing LLM calls: this logs a finished run
+    import wandb
+
+    project = options.get("project") or os.environ.get("WANDB_PROJECT") or DEFAULT_PROJECT
+    settings = wandb.Settings(console="off", x_disable_stats=True, x_disable_machine_info=True, save_code=False,
+                              disable_git=True, silent=True, x_save_requirements=False)
+    init: dict[str, Any] = {  # W&B reads its variables once a process: read here, each run is logged as asked now
+        "project": project, "entity": options.get("entity") or os.environ.get("WANDB_ENTITY"),
+        "group": options.get("group"), "name": options.get("run_name") or payload.name,
+        "dir": options.get("dir") or os.environ.get("WANDB_DIR"),
+        "mode": options.get("mode") or os.environ.get("WANDB_MODE"), "config": dict(payload.params),
+        "job_type": "evaluation", "tags": ["structbench", *payload.config.benches][:20]}
+    try:
+        run = wandb.init(**init, settings=settings, reinit="create_new")
+    except wandb.errors.UsageError as err:
+        hint = "; or log offline, without an account: --log-option mode=offline" if "API key" in str(err) else ""
+        raise TrackerError(f"{str(err).strip().rstrip('.')}{hint}") from None
+    try:
+        steps = payload.steps
+        first = steps.pop(0, {})
+        logged: dict[str, Any] = dict(first)
+        if payload.samples:
+            columns, rows = payload.sample_table()
+            header: list[Any] = list(columns)
+            logged["samples"] = wandb.Table(columns=header, data=rows)
+        run.log(logged, step=0)
+        for step, values in steps.items():
+            run.log(values, step=step)
+        run.summary.update(first)
+        with tempfile.TemporaryDirectory(prefix="structbench-wandb-") as tmp:
+            artifact = wandb.Artifact(segment(f"structbench-{payload.name}").replace("/", "-").replace(" ", "-"),
+                                      type=ARTIFACT_TYPE, metadata={"run_dir": payload.tags["structbench.run_dir"]})
+            for path in payload.files(Path(tmp)):
+                artifact.add_file(str(path), name=path.relative_to(tmp).as_posix())
+            run.log_artifact(artifact)
+            where = _where(run, project)
+            run.finish()  # uploads (or stages, offline) the artifact's files while they exist
+    except BaseException:
+        run.finish(exit_code=1)
+        raise
+    return where
+
+
+def _where(run: Any, project: str) -> str:
+    if run.settings.mode == "offline" or run.offline:
+        return f"W&B offline run {run.id} in {run.dir.removesuffix('/files')} (upload it with `wandb sync`)"
+    return f"W&B run {run.id} in project {project}: {run.url}"

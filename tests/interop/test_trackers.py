@@ -1,0 +1,227 @@
+"""``run --log-to`` and ``structbench log``: a run logged to MLflow (read back with MLflow's own client, from a SQLite
+and a folder store) and to W&B offline (read back from the offline run's files), and a tracker that fails being a
+warning that loses nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from extras import require_extra
+
+require_extra("mlflow", "mlflow")
+require_extra("wandb", "wandb")
+
+from faults import child_pythonpath  # noqa: E402
+from structbench.errors import UsageError  # noqa: E402
+from structbench.interop.trackers import Tracking  # noqa: E402
+from structbench.interop.trackers.payload import Payload  # noqa: E402
+from structbench.interop.trackers.registry import TrackerEntry  # noqa: E402
+from structbench.results import MetricsFile  # noqa: E402
+from structbench.testing.cli import invoke  # noqa: E402
+from structbench.testing.openai_server import MockOpenAIServer, serve_in_thread  # noqa: E402
+from wandb_files import offline_run, records  # noqa: E402
+
+SECRET = "sk-trackersecret0123456789abcdef"
+"""An OpenAI-style key in the environment of every command: nothing logged may hold it."""
+USAGE = {"prompt_tokens": 120, "completion_tokens": 3, "completion_tokens_details": {"reasoning_tokens": 1},
+         "prompt_tokens_details": {"cached_tokens": 20}}
+ENTRY = "structfact/generated/few_shot"
+"""The metric names' prefix of the run's one entry."""
+
+
+def _env(tmp: Path, **extra: str) -> dict[str, str]:
+    return dict(os.environ, STRUCTBENCH_CACHE=str(tmp / "cache"), OPENAI_API_KEY=SECRET, WANDB_DIR=str(tmp),
+                WANDB_CONFIG_DIR=str(tmp / "wandb-config"), WANDB_CACHE_DIR=str(tmp / "wandb-cache"),
+                WANDB_DATA_DIR=str(tmp / "wandb-data"), **extra)
+
+
+@pytest.fixture(scope="module")
+def logged_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str, str]]:
+    """A run of two epochs against the loopback server, logged to a SQLite MLflow store by ``run --log-to`` with
+    its samples: (run directory, tracking URI, what the command printed on stderr)."""
+    tmp = tmp_path_factory.mktemp("trackers")
+    uri = f"sqlite:///{tmp / 'mlflow.db'}"
+    with serve_in_thread(MockOpenAIServer(reply="A", usage=USAGE)) as url:
+        done = invoke("run", "-m", "openai:toy", "--base-url", url, "--limit", "6", "--epochs", "2", "--no-progress",
+                      "--out", str(tmp / "run"), "--log-to", "mlflow", "--log-option", f"tracking_uri={uri}",
+                      "--log-option", "experiment=structbench-tests", "--log-samples", env=_env(tmp))
+    assert done.returncode == 0, done.stderr
+    yield tmp / "run", uri, done.stderr
+
+
+def _mlflow_run(uri: str, experiment: str) -> Any:
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=uri)
+    (run,) = client.search_runs([client.get_experiment_by_name(experiment).experiment_id])
+    return client, run
+
+
+def _artifacts(client: Any, run_id: str, path: str | None = None) -> set[str]:
+    found: set[str] = set()
+    for item in client.list_artifacts(run_id, path):
+        found |= _artifacts(client, run_id, item.path) if item.is_dir else {item.path}
+    return found
+
+
+def test_run_log_to_mlflow_reads_back_with_mlflows_client(logged_run: tuple[Path, str, str],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    run_dir, uri, stderr = logged_run
+    client, run = _mlflow_run(uri, "structbench-tests")
+    assert f"logged to mlflow: MLflow run {run.info.run_id} in experiment 'structbench-tests'" in stderr
+    assert run.info.status == "FINISHED" and run.info.run_name == "run"
+    entry = MetricsFile.model_validate_json((run_dir / "metrics.json").read_text()).results[0]
+    head, metrics, params = entry.headline, run.data.metrics, run.data.params
+    assert entry.epochs is not None and head.ci_low is not None and entry.baselines
+    assert metrics[f"{ENTRY}/weighted_f1"] == head.value
+    assert (metrics[f"{ENTRY}/weighted_f1_ci_low"], metrics[f"{ENTRY}/weighted_f1_ci_high"]) == (head.ci_low,
+                                                                                                 head.ci_high)
+    assert metrics[f"{ENTRY}/n"] == entry.n == 6
+    assert metrics[f"{ENTRY}/weighted_f1_chance"] == entry.baselines["chance"]
+    assert metrics[f"{ENTRY}/weighted_f1_majority"] == entry.baselines["majority"]
+    assert all(metrics[f"{ENTRY}/{name}"] == value for name, value in entry.metrics.items())
+    history = client.get_metric_history(run.info.run_id, f"{ENTRY}/weighted_f1_epoch")
+    assert [(m.step, m.value) for m in sorted(history, key=lambda m: m.step)] == list(enumerate(entry.epochs.values))
+    # 6 samples x 2 epochs, each call 120 prompt tokens (20 cached) and 3 completion tokens (1 reasoning)
+    assert (metrics["usage/calls"], metrics["usage/prompt_tokens"], metrics["usage/completion_tokens"],
+            metrics["usage/cached_tokens"], metrics["usage/reasoning_tokens"]) == (12, 1440, 36, 240, 12)
+    assert "usage/cost_usd" not in metrics  # no prices: the cost is unknown, never 0
+    assert params["model"] == "openai:toy" and params["epochs"] == "2" and params["limit"] == "6"
+    assert params["options.structfact.tables"] == "synthetic" and params["backend.model"] == "toy"
+    assert run.data.tags["structbench.run_dir"] == str(run_dir.resolve())
+    assert "weighted_f1 0.5333" in run.data.tags["mlflow.note.content"]
+    assert _artifacts(client, run.info.run_id) == {"structbench/manifest.json", "structbench/metrics.json",
+                                                   "structbench/report/report.html", "structbench/samples.json"}
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)  # load_table searches the runs of the process's tracking URI
+    table = client.load_table(run.info.experiment_id, "structbench/samples.json", run_ids=[run.info.run_id])
+    assert len(table) == 12 and set(table["epoch"]) == {0, 1} and set(table["gold"]) >= {"YES", "NO"}
+    local = Path(client.download_artifacts(run.info.run_id, "structbench/metrics.json"))
+    assert json.loads(local.read_text()) == json.loads((run_dir / "metrics.json").read_text())
+
+
+def test_log_to_an_mlflow_folder_store_and_nothing_secret(logged_run: tuple[Path, str, str], tmp_path: Path) -> None:
+    run_dir, _, _ = logged_run
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    older = tmp_path / "older"  # a run directory from before redaction, holding the key
+    older.mkdir()
+    for name in ("metrics.json", "samples.jsonl"):
+        (older / name).write_bytes((run_dir / name).read_bytes())
+    manifest["config"]["system_prompt"] = f"key {SECRET}"
+    (older / "manifest.json").write_text(json.dumps(manifest))
+    uri = f"file:{tmp_path / 'mlruns'}"
+    done = invoke("log", str(older), "--to", "mlflow", "--log-option", f"tracking_uri={uri}", env=_env(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"{older}: logged to mlflow: MLflow run ")
+    os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
+    client, run = _mlflow_run(uri, "structbench")
+    assert run.data.params["system_prompt"] == "key [REDACTED]"
+    assert "structbench/samples.json" not in _artifacts(client, run.info.run_id)  # not asked for
+    store = "".join(p.read_text(errors="replace") for p in (tmp_path / "mlruns").rglob("*") if p.is_file())
+    assert SECRET not in store and "[REDACTED]" in store
+
+
+def test_log_to_wandb_offline_writes_the_runs_files(logged_run: tuple[Path, str, str], tmp_path: Path) -> None:
+    run_dir, _, _ = logged_run
+    done = invoke("log", str(run_dir), "--to", "wandb", "--log-option", "mode=offline", "--log-option",
+                  "project=tables", "--log-samples", env=_env(tmp_path))
+    assert done.returncode == 0, done.stderr
+    folder = offline_run(tmp_path)
+    assert f"W&B offline run {folder.name.rpartition('-')[2]} in {folder}" in done.stdout
+    entry = MetricsFile.model_validate_json((run_dir / "metrics.json").read_text()).results[0]
+    found = records(folder)
+    assert found.run.project == "tables" and found.run.display_name == "run"
+    assert json.loads(found.config["model"]) == "openai:toy" and json.loads(found.config["epochs"]) == "2"
+    summary = found.summary
+    assert summary[f"{ENTRY}/weighted_f1"] == entry.headline.value
+    assert (summary[f"{ENTRY}/weighted_f1_ci_low"], summary[f"{ENTRY}/weighted_f1_ci_high"]) == (
+        entry.headline.ci_low, entry.headline.ci_high)
+    assert summary[f"{ENTRY}/n"] == 6 and summary["usage/prompt_tokens"] == 1440
+    assert summary["samples/_type"] == "table-file" and summary["samples/nrows"] == 12
+    assert entry.epochs is not None
+    assert [step.get(f"{ENTRY}/weighted_f1_epoch") for step in found.history] == entry.epochs.values
+    (artifact,) = [a for a in found.artifacts if a.type == "structbench-run"]
+    assert {c.path for c in artifact.manifest.contents} == {"manifest.json", "metrics.json", "report/report.html"}
+    (table,) = (folder / "files" / "media" / "table").glob("samples_*.table.json")
+    data = json.loads(table.read_text())
+    assert data["columns"][:5] == ["benchmark", "variant", "strategy", "cell", "id"] and len(data["data"]) == 12
+
+
+def test_a_failing_tracker_is_a_warning_after_the_run(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("not a folder")
+    bad = f"tracking_uri=sqlite:///{tmp_path / 'a-file' / 'mlflow.db'}"  # a store that cannot be made
+    with serve_in_thread(MockOpenAIServer(reply="A")) as url:
+        done = invoke("run", "-m", "openai:toy", "--base-url", url, "--limit", "3", "--no-progress", "--out",
+                      str(tmp_path / "run"), "--log-to", "mlflow", "--log-option", bad, env=_env(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "| structfact | generated | few_shot |" in done.stdout  # the table, then the warning
+    (warning,) = [line for line in done.stderr.splitlines() if line.startswith("warning: logging to mlflow")]
+    assert f"the run is safe in {tmp_path / 'run'}: `structbench log {tmp_path / 'run'} --to mlflow` tries again" \
+        in warning
+    assert (tmp_path / "run" / "metrics.json").is_file()
+    again = invoke("log", str(tmp_path / "run"), "--to", "mlflow", "--log-option", bad, env=_env(tmp_path))
+    assert again.returncode == UsageError.exit_code
+    assert again.stderr.startswith(f"error: logging {tmp_path / 'run'} to mlflow: ") and again.stderr.count("\n") == 1
+
+
+def test_settings_are_checked_before_anything_runs(tmp_path: Path) -> None:
+    done = invoke("run", "-m", "mock", "--limit", "2", "--out", str(tmp_path / "run"), "--log-to", "mlfow",
+                  env=_env(tmp_path))
+    assert done.returncode == 2 and "unknown tracker 'mlfow'. Did you mean: mlflow?" in done.stderr
+    assert not (tmp_path / "run").exists()
+    for options, message in [
+        (["color=red"], "--log-option color: no tracker of --log-to mlflow,wandb takes it"),
+        (["mode=sometimes"], "--log-option mode=sometimes: expected one of online, offline"),
+        (["mlflow.mode=offline"], "--log-option mlflow.mode: no tracker of --log-to mlflow,wandb takes it"),
+        (["neptune.project=x"], "--log-option neptune.project: neptune is not among --log-to mlflow,wandb"),
+    ]:
+        with pytest.raises(UsageError, match=message.replace(".", r"\.").replace("(", r"\(")):
+            Tracking.of("mlflow,wandb", dict(o.split("=") for o in options))
+    tracking = Tracking.of("mlflow,wandb", {"run_name": "a", "wandb.run_name": "b", "experiment": "e"})
+    assert tracking is not None and tracking.options_for("mlflow") == {"run_name": "a", "experiment": "e"}
+    assert tracking.options_for("wandb") == {"run_name": "b"}
+    with pytest.raises(UsageError, match=r"--log-to neptune needs neptune_no_such: pip install 'structbench\[nep\]'"):
+        TrackerEntry("neptune", "x:log", "neptune_no_such", "nep").check_installed()
+    not_finished = tmp_path / "half"
+    not_finished.mkdir()
+    done = invoke("log", str(not_finished), "--to", "wandb", env=_env(tmp_path))
+    assert done.returncode == 2 and "no manifest.json" in done.stderr
+
+
+def test_metric_names_keep_to_what_trackers_take(logged_run: tuple[Path, str, str]) -> None:
+    payload = Payload(logged_run[0])
+    names = {p.name for p in payload.points}
+    assert all(not any(other.startswith(name + "/") for other in names) for name in names)  # no name is a folder
+    assert all(len(value) <= 6000 for value in payload.params.values())
+
+
+def test_asking_for_a_tracker_imports_nothing_until_a_run_is_logged() -> None:
+    code = ("import sys; from structbench.cli import app; from structbench import api; "
+            "api.log_settings('mlflow,wandb', {'mode': 'offline'}); "
+            "print(sorted(m for m in ('mlflow', 'wandb', 'litellm') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env=dict(os.environ, PYTHONPATH=child_pythonpath()))
+    assert out.stdout.strip() == "[]"
+
+
+def test_evaluate_logs_the_finished_run_from_python(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import structbench
+
+    for key, value in _env(tmp_path).items():
+        if key.startswith(("WANDB_", "STRUCTBENCH_")):
+            monkeypatch.setenv(key, value)
+    notes: list[str] = []
+    with serve_in_thread(MockOpenAIServer(reply="A")) as url:
+        run = structbench.evaluate("openai:toy", base_url=url, limit=2, out=tmp_path / "run", progress=False,
+                                   workers=1, log_to="wandb", log_options={"mode": "offline"}, notify=notes.append)
+    folder = offline_run(tmp_path)
+    assert f"logged to wandb: W&B offline run {folder.name.rpartition('-')[2]} in {folder}" in notes[-1]
+    assert run.notes == notes
+    assert records(folder).summary[f"{ENTRY}/n"] == run.result().n == 2
