@@ -211,3 +211,83 @@ def test_a_step_larger_than_the_providers_limit_is_split(tmp_path: Path, batch_a
     run(tmp_path, batch_api, "bytes", strategy="direct", cache="other.sqlite")
     assert [e.requests for e in Ledger(tmp_path / "bytes").entries] == [2, 2, 2]
     assert scores(tmp_path / "bytes") == scores(tmp_path / "lines")
+
+
+@pytest.mark.parametrize(("model", "fault"), [("openai:mock", "reject"), ("openai:mock", "refuse-lines"),
+                                              ("anthropic:mock", "refuse-lines")])
+def test_a_batch_that_ended_without_answers_is_sent_again_by_the_next_run(
+        tmp_path: Path, batch_api: Served, model: str, fault: str) -> None:
+    batch_api.server.fault, batch_api.server.fault_times = fault, 1  # the first batch fails, the server is then fixed
+    first, _ = run(tmp_path, batch_api, "r", strategy="direct", model=model)
+    assert len(first.failures) == 6
+    notes: list[str] = []
+    second, _ = run(tmp_path, batch_api, "r", strategy="direct", model=model, notes=notes)
+    assert second.failures == [] and batch_api.server.stats.batches == 2 and batch_api.server.stats.direct == 0
+    assert any("holds no answer to 6 of the requests wanted: they go into a new batch" in n for n in notes)
+    old, new = Ledger(tmp_path / "r").entries  # the ledger keeps the history
+    assert (old.state, new.state, new.requests) == ("ended", "ended", 6)
+    assert "sent again in a later batch" in old.notes[-1]
+    assert scores(tmp_path / "r") == scores_of_direct(tmp_path, batch_api)
+    run(tmp_path, batch_api, "r", strategy="direct", model=model)  # done: nothing more is sent
+    assert batch_api.server.stats.batches == 2
+
+
+@pytest.mark.parametrize("model", ["openai:mock", "anthropic:mock"])
+def test_the_rest_of_a_cancelled_batch_goes_into_a_new_one(tmp_path: Path, batch_api: Served, model: str) -> None:
+    import asyncio
+
+    from structbench.batch.providers import provider_for
+
+    batch_api.server.complete_after = 0.3
+    run(tmp_path, batch_api, "first", strategy="direct", model=model)  # to learn the lines a run sends
+    first = Ledger(tmp_path / "first").entries[0]
+    lines = list(Ledger(tmp_path / "first").read_lines(first.input_name))
+    # a session stopped while its batch ran, which `structbench batches --cancel` then cancelled
+    ledger = Ledger(tmp_path / "second")
+    entry = ledger.new(lines, provider=first.provider, model=model, base_url=first.base_url,
+                       endpoint=first.endpoint, requests=len(lines), step=1)
+    provider = provider_for(make_backend(BackendSpec.parse(model, base_url=first.base_url)))
+
+    async def submit_and_cancel() -> str:
+        try:
+            batch_id = await provider.submit(entry, lines, ledger.file(entry.input_name))
+            await provider.cancel(batch_id)
+            return batch_id
+        finally:
+            await provider.aclose()
+
+    batch_api.server.complete_after = 30
+    ledger.update(entry, id=asyncio.run(submit_and_cancel()), state="submitted")
+    batch_api.server.complete_after = 0
+    notes: list[str] = []
+    second, _ = run(tmp_path, batch_api, "second", strategy="direct", model=model, cache="other.sqlite", notes=notes)
+    assert second.failures == []  # not stopped: the batch was cancelled before this session, not while it waited
+    entries = Ledger(tmp_path / "second").entries
+    assert [(e.state, e.status, e.requests) for e in entries][0] == ("ended", "cancelled", 6)
+    assert [(e.state, e.requests, e.round) for e in entries][1:] == [("ended", 6, 0)]
+    assert scores(tmp_path / "second") == scores(tmp_path / "first")
+
+
+def test_a_run_stopped_by_a_cancel_sends_the_rest_next_time(tmp_path: Path, batch_api: Served) -> None:
+    import threading
+
+    batch_api.server.complete_after = 30
+
+    def cancel() -> None:
+        import time
+
+        for _ in range(200):
+            running = [b for b in batch_api.server.batches.values() if b.status == "in_progress"]
+            if running:
+                running[0].status = "cancelled"
+                running[0].output_file_id = batch_api.server._store([])
+                return
+            time.sleep(0.05)
+
+    threading.Thread(target=cancel, daemon=True).start()
+    with pytest.raises(RunStoppedError, match="was cancelled"):
+        run(tmp_path, batch_api, "r", strategy="direct")
+    batch_api.server.complete_after = 0
+    again, _ = run(tmp_path, batch_api, "r", strategy="direct")
+    assert again.failures == [] and batch_api.server.stats.batches == 2
+    assert [e.status for e in Ledger(tmp_path / "r").entries] == ["cancelled", "completed"]

@@ -196,6 +196,11 @@ def test_batches_lists_and_cancels_a_runs_batches(tmp_path: Path, batch_api: Ser
     assert batch_api.server.stats.cancelled == 1
     after = sb(tmp_path, "batches", "run", "--offline")
     assert "| ended | cancelled |" in after.stdout
+    batch_api.server.complete_after = 0
+    again = sb(tmp_path, *command)  # the same command sends the rest, in a new batch
+    assert "holds no answer to 6 of the requests wanted: they go into a new batch" in again.stderr
+    assert batch_api.server.stats.batches == 2 and batch_api.server.stats.batch_lines == 6
+    assert "| ended | completed |" in sb(tmp_path, "batches", "run", "--offline").stdout
     assert sb(tmp_path, "batches", "nowhere", check=ExitCode.USAGE).stderr.startswith("error: nowhere: no such run")
 
 

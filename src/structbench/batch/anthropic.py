@@ -86,6 +86,9 @@ class AnthropicBatches(BatchProvider):
         if kind == "expired":
             return custom_id, LineError("the batch expired before this request was run", retryable=True,
                                         cause="expired")
+        if kind == "canceled":
+            return custom_id, LineError("the batch was cancelled before this request was run", retryable=True,
+                                        cause="batch cancelled")
         return custom_id, LineError(f"the request was not run ({kind})", retryable=False, cause=str(kind))
 
     def response(self, request: Request, bodies: list[dict[str, Any]]) -> Response | LineError:
