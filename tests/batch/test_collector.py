@@ -291,3 +291,22 @@ def test_a_run_stopped_by_a_cancel_sends_the_rest_next_time(tmp_path: Path, batc
     again, _ = run(tmp_path, batch_api, "r", strategy="direct")
     assert again.failures == [] and batch_api.server.stats.batches == 2
     assert [e.status for e in Ledger(tmp_path / "r").entries] == ["cancelled", "completed"]
+
+
+def test_the_batch_input_is_the_requests_as_a_direct_call_sends_them(tmp_path: Path, batch_api: Served) -> None:
+    prompt = "Write the answer in basic Python3-compatible English. Authorization: none required."
+    url = batch_api.url + "/v1"
+    config = RunConfig(model="openai:mock", base_url=url, benches=["toy:small"], strategies=["direct"], limit=2,
+                       system_prompt=prompt)
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    try:
+        Run(tmp_path / "r", config).execute(
+            make_backend(BackendSpec.parse("openai:mock", base_url=url)), prepare(config, DataContext()), cache=cache,
+            concurrency=8, progress=False, batch=FAST, control=RunControl(notify=lambda _: None))
+    finally:
+        cache.close()
+    (entry,) = Ledger(tmp_path / "r").entries
+    uploaded = [f for f in batch_api.server.files.values() if b'"custom_id"' in f and b'"method"' in f]
+    assert len(uploaded) == 1 and uploaded[0] == Ledger(tmp_path / "r").file(entry.input_name).read_bytes()
+    lines = [json.loads(raw) for raw in uploaded[0].decode().splitlines()]
+    assert all(line["body"]["messages"][0] == {"role": "system", "content": prompt} for line in lines)

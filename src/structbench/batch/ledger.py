@@ -5,7 +5,8 @@ structbench gives it (``tag``, in the provider's metadata where it has any); the
 soon as the provider returns it, before the first poll. So a run killed at any moment finds every batch it paid
 for: one with an id is polled again, one created without its id being written (a kill in between) is found by its
 tag (OpenAI) or by its time and size (Anthropic), and one never created is sent anew. Nothing here holds a secret:
-the files are what was sent and what came back (redacted all the same).
+the input files are the requests exactly as they are sent (a prompt is never rewritten: the provider answers what a
+direct call would have asked), the output files what came back (redacted), the ledger structbench's notes (redacted).
 """
 
 from __future__ import annotations
@@ -104,7 +105,7 @@ class Ledger:
     def new(self, lines: list[dict[str, Any]], **fields: Any) -> BatchEntry:
         """A new entry named by a fresh tag: its input file (``lines``) written first, then the ledger."""
         entry = BatchEntry(tag=f"sb-{secrets.token_hex(6)}", **fields)
-        self.write_lines(entry.input_name, lines)
+        self.write_lines(entry.input_name, lines, verbatim=True)
         self.entries.append(entry)
         self.save()
         return entry
@@ -117,10 +118,13 @@ class Ledger:
     def file(self, name: str) -> Path:
         return self.folder / name
 
-    def write_lines(self, name: str, lines: Iterable[dict[str, Any]]) -> Path:
-        """A JSON-lines file of the run's batches, written whole and synced (secrets redacted)."""
+    def write_lines(self, name: str, lines: Iterable[dict[str, Any]], *, verbatim: bool = False) -> Path:
+        """A JSON-lines file of the run's batches, written whole and synced: secrets redacted, or ``verbatim`` (the
+        requests of an input file, which are uploaded as written: no key is in them, and a prompt is never
+        rewritten)."""
         path = self.file(name)
-        write_text_atomic(path, "".join(redact(json.dumps(line, ensure_ascii=False)) + "\n" for line in lines))
+        texts = (json.dumps(line, ensure_ascii=False) for line in lines)
+        write_text_atomic(path, "".join((text if verbatim else redact(text)) + "\n" for text in texts))
         return path
 
     def read_lines(self, name: str) -> Iterator[dict[str, Any]]:
