@@ -310,3 +310,47 @@ def test_the_batch_input_is_the_requests_as_a_direct_call_sends_them(tmp_path: P
     assert len(uploaded) == 1 and uploaded[0] == Ledger(tmp_path / "r").file(entry.input_name).read_bytes()
     lines = [json.loads(raw) for raw in uploaded[0].decode().splitlines()]
     assert all(line["body"]["messages"][0] == {"role": "system", "content": prompt} for line in lines)
+
+
+@pytest.mark.parametrize("model", ["openai:mock", "anthropic:mock"])
+def test_a_batch_reply_larger_than_max_reply_mb_is_refused_unread(tmp_path: Path, model: str) -> None:
+    from structbench.testing.batch_server import BatchServer, serve_batches_in_thread
+    from structbench.testing.openai_server import MockOpenAIServer
+
+    server = BatchServer(MockOpenAIServer(fault="huge", huge_bytes=3 * 2**20))  # every reply 3 MiB
+    with serve_batches_in_thread(server) as base:
+        url = base + "/v1" if model.startswith("openai") else base
+        config = RunConfig(model=model, base_url=url, benches=["toy:small"], strategies=["direct"], limit=3)
+        cache = ResponseCache(tmp_path / "cache.sqlite")
+        the_run = Run(tmp_path / "r", config)
+        try:
+            the_run.execute(make_backend(BackendSpec.parse(model, base_url=url, max_reply_bytes=2**20)),
+                            prepare(config, DataContext()), cache=cache, concurrency=8, progress=False, batch=FAST,
+                            control=RunControl(notify=lambda _: None))
+        finally:
+            cache.close()
+    assert server.stats.batches == 1 and len(the_run.failures) == 3
+    assert all("the reply is larger than 1 MiB (--max-reply-mb" in f.message for f in the_run.failures)
+    (entry,) = Ledger(tmp_path / "r").entries
+    assert Ledger(tmp_path / "r").file(entry.output_name).stat().st_size < 3000  # the replies were not kept
+    assert (tmp_path / "cache.sqlite").stat().st_size < 2**20
+
+
+def test_result_lines_are_read_a_capped_line_at_a_time() -> None:
+    import asyncio
+
+    from structbench.batch.providers import TOO_LARGE, capped_lines
+
+    big = json.dumps({"custom_id": "k\"2", "body": "x" * 500})
+    data = (json.dumps({"custom_id": "k1", "body": "ok"}) + "\n" + big + "\nnot json\n[1]\n\n"
+            + json.dumps({"custom_id": "k3"})).encode()
+
+    async def read(size: int) -> list[dict[str, object]]:
+        async def chunks():  # type: ignore[no-untyped-def]
+            for i in range(0, len(data), size):
+                yield data[i:i + size]
+        return [line async for line in capped_lines(chunks(), 100)]
+
+    for size in (1, 7, 64, len(data)):
+        assert asyncio.run(read(size)) == [{"custom_id": "k1", "body": "ok"}, {"custom_id": "k\"2", TOO_LARGE: len(big)},
+                                           {"custom_id": "k3"}], size

@@ -29,7 +29,7 @@ from structbench.backends.base import (
     Response,
     reply_choice,
 )
-from structbench.backends.factory import DEFAULT_TIMEOUT, BackendSpec
+from structbench.backends.factory import DEFAULT_MAX_REPLY_BYTES, DEFAULT_TIMEOUT, BackendSpec
 from structbench.errors import UsageError
 from structbench.redact import redact, register_secret
 
@@ -56,8 +56,11 @@ class AnthropicBackend(Backend):
     model_options = ()
 
     def __init__(self, model: str, base_url: str = DEFAULT_BASE_URL, api_key: str | None = None,
-                 concurrency: int = 8, timeout: float = DEFAULT_TIMEOUT, max_retries: int = 6) -> None:
+                 concurrency: int = 8, timeout: float = DEFAULT_TIMEOUT, max_retries: int = 6,
+                 max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES) -> None:
         self.model = model
+        self.max_reply_bytes = max_reply_bytes
+        """``--max-reply-mb``: the largest line of a batch's results read (``batch.anthropic``)."""
         self.base_url = base_url.rstrip("/")
         register_secret(api_key)
         self._api_key = api_key
@@ -188,4 +191,4 @@ def from_spec(spec: BackendSpec) -> Backend:
     if not api_key and parts.hostname == "api.anthropic.com":
         raise UsageError(f"api.anthropic.com needs an API key: set the environment variable {key_env}")
     return AnthropicBackend(model=spec.name, base_url=base_url, api_key=api_key, concurrency=spec.concurrency,
-                            timeout=spec.timeout, max_retries=spec.max_retries)
+                            timeout=spec.timeout, max_retries=spec.max_retries, max_reply_bytes=spec.max_reply_bytes)

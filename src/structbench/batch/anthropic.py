@@ -63,7 +63,10 @@ class AnthropicBatches(BatchProvider):
 
     async def results(self, batch_id: str) -> list[dict[str, Any]]:
         decoder = await self.backend.client().messages.batches.results(batch_id)
-        return [item.model_dump(mode="json") async for item in decoder]
+        try:  # the response's bytes, so a line is capped before it is parsed (the SDK's decoder parses any size)
+            return await self.read_lines(decoder.http_response.aiter_bytes())
+        finally:
+            await decoder.close()
 
     def outcome(self, line: dict[str, Any]) -> tuple[str, Outcome]:
         custom_id = str(line.get("custom_id"))

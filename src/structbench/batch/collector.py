@@ -281,7 +281,7 @@ class BatchedBackend(Backend):
         """Each id's outcome in the output of the ended batch ``entry`` (an answer wins over an error)."""
         outcomes: dict[str, Outcome] = {}
         for line in self.ledger.read_lines(entry.output_name):
-            cid, outcome = self.provider.outcome(line)
+            cid, outcome = self.provider.line_outcome(line)
             if cid not in outcomes or isinstance(outcomes[cid], LineError):
                 outcomes[cid] = outcome
         return outcomes
