@@ -354,3 +354,40 @@ def test_result_lines_are_read_a_capped_line_at_a_time() -> None:
     for size in (1, 7, 64, len(data)):
         assert asyncio.run(read(size)) == [{"custom_id": "k1", "body": "ok"}, {"custom_id": "k\"2", TOO_LARGE: len(big)},
                                            {"custom_id": "k3"}], size
+
+
+def test_a_run_with_a_batch_still_open_is_not_continued_without_batch(tmp_path: Path, batch_api: Served) -> None:
+    from structbench.errors import UsageError
+
+    batch_api.server.complete_after = 30
+    with pytest.raises(RunStoppedError):  # a session stopped while its batch runs (here: its first poll fails)
+        _stop_after_submitting(tmp_path, batch_api)
+    (entry,) = Ledger(tmp_path / "r").entries
+    assert entry.state == "submitted"
+    with pytest.raises(UsageError, match=f"batch {entry.id}, sent with --batch, may still be running at the provider; "
+                       "continued without --batch, its requests would be sent again and paid twice: run the same "
+                       "command with --batch"):
+        run(tmp_path, batch_api, "r", strategy="direct", batch=None)
+    assert batch_api.server.stats.direct == 0
+    batch_api.server.complete_after = 0
+    again, _ = run(tmp_path, batch_api, "r", strategy="direct")  # with --batch: its answers are used
+    assert again.failures == [] and batch_api.server.stats.batches == 1 and batch_api.server.stats.direct == 0
+    run(tmp_path, batch_api, "r", strategy="direct", batch=None)  # every batch ended: continued directly as well
+
+
+def _stop_after_submitting(tmp_path: Path, served: Served) -> None:
+    """A ``--batch`` session that stops once its batch is submitted (its poll refused by the provider)."""
+    from structbench.batch.openai import OpenAIBatches
+
+    class Refused(Exception):
+        status_code = 403  # refused for good: the session stops at once
+
+    async def refused(self: OpenAIBatches, batch_id: str) -> None:
+        raise Refused("the session stops")
+
+    original = OpenAIBatches.status
+    OpenAIBatches.status = refused  # type: ignore[assignment,method-assign]
+    try:
+        run(tmp_path, served, "r", strategy="direct")
+    finally:
+        OpenAIBatches.status = original  # type: ignore[method-assign]

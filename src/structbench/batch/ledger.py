@@ -21,7 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from structbench.atomic import write_text_atomic
-from structbench.errors import DataError
+from structbench.errors import DataError, UsageError
 from structbench.redact import redact
 
 FOLDER = "batches"
@@ -143,3 +143,21 @@ class Ledger:
     def custom_ids(self, entry: BatchEntry) -> list[str]:
         """The request ids a batch was sent with (read from its input file)."""
         return [str(line.get("custom_id")) for line in self.read_lines(entry.input_name)]
+
+
+def refuse_direct_while_open(run_dir: Path) -> None:
+    """A ``UsageError`` when a batch of the run in ``run_dir`` may still be running: continued without ``--batch``,
+    the run would send its requests again directly and pay for them twice, its answers never used."""
+    if not (run_dir / FOLDER / LEDGER).exists():
+        return
+    open_ = [e for e in Ledger(run_dir).entries if e.open]
+    if not open_:
+        return
+    first = open_[0]
+    which = f"batch {first.id}" if first.id else f"batch {first.tag} (its id not yet known)"
+    more = f" and {len(open_) - 1} more" if len(open_) > 1 else ""
+    raise UsageError(
+        f"{run_dir}: {which}{more}, sent with --batch, may still be running at the provider; continued without "
+        f"--batch, its requests would be sent again and paid twice: run the same command with --batch to wait for "
+        f"its answers and use them, or cancel it (structbench batches {run_dir} --cancel) and run once with --batch "
+        "to use the answers it holds")
