@@ -360,8 +360,7 @@ def test_a_run_with_a_batch_still_open_is_not_continued_without_batch(tmp_path: 
     from structbench.errors import UsageError
 
     batch_api.server.complete_after = 30
-    with pytest.raises(RunStoppedError):  # a session stopped while its batch runs (here: its first poll fails)
-        _stop_after_submitting(tmp_path, batch_api)
+    stop_after_submitting(tmp_path, batch_api)  # a session stopped while its batch runs
     (entry,) = Ledger(tmp_path / "r").entries
     assert entry.state == "submitted"
     with pytest.raises(UsageError, match=f"batch {entry.id}, sent with --batch, may still be running at the provider; "
@@ -375,19 +374,22 @@ def test_a_run_with_a_batch_still_open_is_not_continued_without_batch(tmp_path: 
     run(tmp_path, batch_api, "r", strategy="direct", batch=None)  # every batch ended: continued directly as well
 
 
-def _stop_after_submitting(tmp_path: Path, served: Served) -> None:
-    """A ``--batch`` session that stops once its batch is submitted (its poll refused by the provider)."""
+def stop_after_submitting(tmp_path: Path, served: Served, model: str = "openai:mock", name: str = "r") -> None:
+    """A ``--batch`` session that stops once its batch is submitted (its first poll refused by the provider)."""
+    from structbench.batch.anthropic import AnthropicBatches
     from structbench.batch.openai import OpenAIBatches
 
     class Refused(Exception):
         status_code = 403  # refused for good: the session stops at once
 
-    async def refused(self: OpenAIBatches, batch_id: str) -> None:
+    async def refused(self: object, batch_id: str) -> None:
         raise Refused("the session stops")
 
-    original = OpenAIBatches.status
-    OpenAIBatches.status = refused  # type: ignore[assignment,method-assign]
+    provider = OpenAIBatches if model.startswith("openai") else AnthropicBatches
+    original = provider.status
+    provider.status = refused  # type: ignore[assignment,method-assign]
     try:
-        run(tmp_path, served, "r", strategy="direct")
+        with pytest.raises(RunStoppedError):
+            run(tmp_path, served, name, strategy="direct", model=model)
     finally:
-        OpenAIBatches.status = original  # type: ignore[method-assign]
+        provider.status = original  # type: ignore[method-assign]

@@ -222,6 +222,9 @@ class BatchedBackend(Backend):
         """Take from ``todo`` the calls an earlier session's batch holds (the latest batch of each), with those
         batches; a batch created without its id written down is looked for at the provider first. Of a batch that
         ended, only the calls it answered are taken: the others stay in ``todo``, for a new batch."""
+        for entry in self._mine():
+            if not self.ledger.file(entry.input_name).exists():
+                await self._recover(entry)
         ids = {cid: key for key, waiters in todo.items()
                for cid in self.provider.custom_ids(key, waiters[0].request)}
         latest: dict[str, BatchEntry] = {}
@@ -254,6 +257,27 @@ class BatchedBackend(Backend):
                         f"{len(keys)} of its requests are wanted; taken up again, nothing is sent twice")
             work.append(_Work(entry, {key: todo.pop(key) for key in keys}, adopted=True))
         return work
+
+    async def _recover(self, entry: BatchEntry) -> None:
+        """A batch whose input file is missing: which requests it holds is known from its results only, so the run
+        waits for it to end (and reads them) before anything is sent; one never created is abandoned."""
+        if entry.state == "submitting":
+            found = await self._api(self.provider.find, entry, {e.id for e in self.ledger.entries if e.id})
+            if found is None:
+                self.ledger.update(entry, state="abandoned", notes=[*entry.notes, "never created (the run stopped "
+                                   "before the provider answered)"])
+                return
+            self.ledger.update(entry, id=found, state="submitted")
+        if entry.state == "ended" and self.ledger.file(entry.output_name).exists():
+            return
+        self.notify(f"batch {entry.id} ({self.provider.name}, sent by an earlier session): its input file "
+                    f"{self.ledger.file(entry.input_name)} is missing, so which requests it holds is known only from "
+                    "its results: waiting for it to end before anything is sent (structbench batches "
+                    f"{self.run_dir} --cancel cancels it)")
+        await self._wait([entry])
+        note = "its input file was missing: the requests it holds were read from its results"
+        if note not in entry.notes:
+            self.ledger.update(entry, notes=[*entry.notes, note])
 
     def _answered(self, entry: BatchEntry, keys: list[str], todo: Group) -> list[str]:
         """Of ``keys``, those the ended batch ``entry`` answered (or found too long for the model's context, which is

@@ -80,22 +80,54 @@ class BatchEntry(BaseModel):
 
 
 class Ledger:
-    """``<run>/batches/ledger.json``: every batch of the run, loaded at start and rewritten whole on each change."""
+    """``<run>/batches/ledger.json``: every batch of the run, loaded at start and rewritten whole on each change.
 
-    def __init__(self, run_dir: Path) -> None:
+    ``salvage`` reads what can be read of a damaged ledger (``structbench batches``): the entries that validate, and
+    in ``problems`` one line for each part that does not and for each batch file no entry names; without it, a
+    damaged ledger is a ``DataError`` (a run never goes on without knowing its batches: it would pay twice)."""
+
+    def __init__(self, run_dir: Path, *, salvage: bool = False) -> None:
+        self.run_dir = run_dir
         self.folder = run_dir / FOLDER
         self.path = self.folder / LEDGER
-        self.entries: list[BatchEntry] = self._load()
+        self.problems: list[str] = []
+        """What could not be read (``salvage`` only)."""
+        self.entries: list[BatchEntry] = self._load(salvage)
 
-    def _load(self) -> list[BatchEntry]:
+    def _load(self, salvage: bool) -> list[BatchEntry]:
         if not self.path.exists():
-            return []
+            return self._orphans([]) if salvage else []
+        entries = []
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
-            return [BatchEntry.model_validate(e) for e in data["batches"]]
-        except (OSError, ValueError, KeyError, TypeError, ValidationError) as err:
-            raise DataError(f"{self.path}: not a structbench batch ledger ({err}); the run's batches are listed "
-                            "there: repair or remove it (structbench batches lists what it can read)") from err
+            items = data["batches"]
+            if not isinstance(items, list):
+                raise TypeError(f"'batches' is a {type(items).__name__}, not a list")
+            for i, item in enumerate(items, start=1):
+                try:
+                    entries.append(BatchEntry.model_validate(item))
+                except ValidationError as err:
+                    if not salvage:
+                        raise ValueError(f"entry {i}: {_why(err)}") from None
+                    self.problems.append(f"{self.path}: entry {i} unreadable ({_why(err)})")
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            why = _why(err)
+            if salvage:
+                self.problems.append(f"{self.path}: unreadable ({why})")
+                return self._orphans([])
+            raise DataError(f"{self.path}: not a structbench batch ledger ({why}); it lists the run's batches, whose "
+                            f"requests would be sent and paid again without it: repair it (structbench batches "
+                            f"{self.run_dir} lists what can be read of it)") from None
+        return self._orphans(entries) if salvage else entries
+
+    def _orphans(self, entries: list[BatchEntry]) -> list[BatchEntry]:
+        """``entries``, with a problem for each batch input file in the folder that none of them names."""
+        named = {e.input_name for e in entries}
+        for path in sorted(self.folder.glob("sb-*.input.jsonl")) if self.folder.is_dir() else []:
+            if path.name not in named:
+                self.problems.append(f"{path}: the input of batch {path.name.removesuffix('.input.jsonl')}, which the "
+                                     "ledger does not list")
+        return entries
 
     def save(self) -> None:
         """Write the ledger durably (synced before the rename)."""
@@ -141,8 +173,20 @@ class Ledger:
                 yield line
 
     def custom_ids(self, entry: BatchEntry) -> list[str]:
-        """The request ids a batch was sent with (read from its input file)."""
-        return [str(line.get("custom_id")) for line in self.read_lines(entry.input_name)]
+        """The request ids a batch was sent with, read from its input file; from its results when the input file is
+        missing (the ids of requests the batch left out of its results are then unknown)."""
+        name = entry.input_name if self.file(entry.input_name).exists() else entry.output_name
+        return [str(line.get("custom_id")) for line in self.read_lines(name)]
+
+
+def _why(err: BaseException) -> str:
+    """An error reading a ledger, in one line."""
+    if isinstance(err, ValidationError):
+        problem = err.errors()[0]
+        return f"{'.'.join(str(p) for p in problem['loc']) or 'entry'}: {problem['msg']}"
+    if isinstance(err, KeyError):
+        return f"no {err} field"
+    return str(err).splitlines()[0] if str(err) else type(err).__name__
 
 
 def refuse_direct_while_open(run_dir: Path) -> None:
