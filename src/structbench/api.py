@@ -190,12 +190,14 @@ def _option_text(value: object) -> str:
 def bench_entries(bench: str | Sequence[str] | None) -> list[str] | None:
     """``bench`` as ``BENCH[:VARIANT]`` entries, once each in order; ``all`` stands for every registered benchmark."""
     from structbench.benchmarks import BENCHMARKS
+    from structbench.plugins import warn_plugin
 
     if bench is None:
         return None
     items = bench.split(",") if isinstance(bench, str) else list(bench)
     entries = list(dict.fromkeys(e.strip() for e in items if e.strip()))
-    return list(dict.fromkeys(n for e in entries for n in (BENCHMARKS.names() if e == "all" else [e])))
+    every = [name for name, _ in BENCHMARKS.usable(warn_plugin)] if "all" in entries else []
+    return list(dict.fromkeys(n for e in entries for n in (every if e == "all" else [e])))
 
 
 def _names(value: str | Sequence[str] | None) -> list[str]:
