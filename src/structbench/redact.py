@@ -115,8 +115,9 @@ def redact_known(text: str) -> str:
     return text
 
 
-HOLE = f"structbench-verbatim-{secrets.token_hex(12)}"
-"""A string that stands in a JSON text for a part kept as the user wrote it (``redact_around``)."""
+HOLE = "\x00" + secrets.token_hex(16)
+"""A string that stands in a JSON text for a part kept as the user wrote it (``redact_around``): random, so no
+registered secret shares a piece of it."""
 
 
 def redact_around(text: str, verbatim: str) -> str:
@@ -124,8 +125,8 @@ def redact_around(text: str, verbatim: str) -> str:
     wrote: a prompt, a configuration), which loses only registered secrets (``redact_known``)."""
     hole = json.dumps(HOLE)
     done = redact(text)
-    if hole not in done:  # cannot be: the hole is random hex, which nothing redacts; never lose the part
-        raise ValueError("redact_around: the placeholder is missing from the text")
+    if hole not in done:  # the hole itself redacted (it cannot be): redact the whole rather than lose the part
+        return redact(text.replace(hole, verbatim, 1))
     return done.replace(hole, redact_known(verbatim), 1)
 
 
