@@ -95,3 +95,5 @@ def test_an_impossible_count_is_unknown_never_subtracted() -> None:
     # whatever the backend: a plugin's response is checked too, and Anthropic's parts make an unknown sum
     assert Response((Choice("a"),), prompt_tokens=-5, completion_tokens=3).prompt_tokens is None
     assert message_usage({"usage": {"input_tokens": 10, "cache_read_input_tokens": -4, "output_tokens": 2}})[0] is None
+    assert CallUsage.model_validate({"model": "m", "prompt_tokens": -1_000_000, "completion_tokens": 5}).prompt_tokens \
+        is None  # a record an older structbench wrote
