@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -60,6 +60,12 @@ class RunSettings:
     costs: Costs | None = None
     """Prices, the budget and ``--batch`` (None: none of them)."""
 
+    def __post_init__(self) -> None:
+        from structbench.runner.arguments import check_arguments
+
+        check_arguments({f.name: getattr(self, f.name) for f in fields(self) if f.name != "costs"},
+                        caller="RunSettings")
+
 
 @dataclass(frozen=True)
 class Costs:
@@ -76,6 +82,11 @@ class Costs:
     """Send the calls through the provider's batch API, one batch per strategy step."""
     batch_poll: float = 30.0
     """Most seconds between two polls of a running batch."""
+
+    def __post_init__(self) -> None:
+        from structbench.runner.arguments import check_arguments
+
+        check_arguments({f.name: getattr(self, f.name) for f in fields(self) if f.name != "prices"}, caller="Costs")
 
     @property
     def one_process(self) -> bool:
