@@ -141,7 +141,7 @@ def execute(
     from structbench.datasets import DataContext, cache_root
     from structbench.runner.control import RunControl
     from structbench.runner.run import Run, model_context
-    from structbench.runner.selection import needs_model_context, prepare
+    from structbench.runner.selection import needs_model_context, prepare, sweep_plan
     from structbench.runner.workers import worker_count
 
     BACKENDS.get(spec.backend)  # an unknown backend fails before any data is loaded
@@ -156,6 +156,9 @@ def execute(
             notify(f"note: the model's context is {context} tokens: prompts built to larger token budgets are "
                    "left out")
     data = DataContext.from_env(config.data_dir, offline=settings.offline, allow_modified=config.allow_modified_data)
+    plan = sweep_plan(config)
+    if plan is not None:  # before the cells are set up: a large grid takes a while
+        notify(plan)
     selections = prepare(config, data, context)
     held = {id(selection.samples): selection for selection in selections}  # a sweep's cells may share them
     for selection in held.values():
