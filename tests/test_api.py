@@ -112,7 +112,8 @@ def test_every_run_flag_is_a_keyword(tmp_path: Path) -> None:
         done = structbench.evaluate("openai:m", "structext:test", limit=3, out=tmp_path / "a", batch=True,
                                     batch_poll=0.05, prices={"openai:m": {"input": 1, "output": 2}}, **common)
         assert done.manifest.batches and done.manifest.batches[0]["state"] == "ended"
-        assert done.metrics.usage is not None and done.metrics.usage.cost_usd == 0.00018  # 3 calls of 120 µ$, at half price
+        assert done.metrics.usage is not None
+        assert done.metrics.usage.cost_usd == 0.00018  # 3 calls of 120 µ$, at half price
         (tmp_path / "prices.yaml").write_text("m: {input: 1000, output: 1000}\n")
         with pytest.raises(BudgetError, match="reached --max-cost 0.1 USD"):
             structbench.evaluate("openai:m", "structext:test", limit=5, out=tmp_path / "b", prices=tmp_path /

@@ -86,7 +86,8 @@ def test_an_impossible_count_is_unknown_never_subtracted() -> None:
 
     body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "A"}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": -1_000_000, "completion_tokens": MAX_CALL_TOKENS + 1,
-                      "prompt_tokens_details": {"cached_tokens": -3}, "completion_tokens_details": {"reasoning_tokens": 7}}}
+                      "prompt_tokens_details": {"cached_tokens": -3},
+                      "completion_tokens_details": {"reasoning_tokens": 7}}}
     response = OpenAIBackend._parse(body, chat=True)
     assert (response.prompt_tokens, response.completion_tokens, response.cached_tokens) == (None, None, None)
     made = CallUsage.of(MockBackend(default="x"), response)

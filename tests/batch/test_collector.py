@@ -263,8 +263,9 @@ def test_the_rest_of_a_cancelled_batch_goes_into_a_new_one(tmp_path: Path, batch
     second, _ = run(tmp_path, batch_api, "second", strategy="direct", model=model, cache="other.sqlite", notes=notes)
     assert second.failures == []  # not stopped: the batch was cancelled before this session, not while it waited
     entries = Ledger(tmp_path / "second").entries
-    assert [(e.state, e.status, e.requests) for e in entries][0] == ("ended", "cancelled", 6)
-    assert [(e.state, e.requests, e.round) for e in entries][1:] == [("ended", 6, 0)]
+    old, new = entries
+    assert (old.state, old.status, old.requests) == ("ended", "cancelled", 6)
+    assert (new.state, new.requests, new.round) == ("ended", 6, 0)
     assert scores(tmp_path / "second") == scores(tmp_path / "first")
 
 
@@ -352,8 +353,8 @@ def test_result_lines_are_read_a_capped_line_at_a_time() -> None:
         return [line async for line in capped_lines(chunks(), 100)]
 
     for size in (1, 7, 64, len(data)):
-        assert asyncio.run(read(size)) == [{"custom_id": "k1", "body": "ok"}, {"custom_id": "k\"2", TOO_LARGE: len(big)},
-                                           {"custom_id": "k3"}], size
+        assert asyncio.run(read(size)) == [{"custom_id": "k1", "body": "ok"},
+                                           {"custom_id": "k\"2", TOO_LARGE: len(big)}, {"custom_id": "k3"}], size
 
 
 def test_a_run_with_a_batch_still_open_is_not_continued_without_batch(tmp_path: Path, batch_api: Served) -> None:

@@ -106,10 +106,10 @@ def test_a_log_that_inflates_past_the_limit_is_refused_unread(tmp_path: Path) ->
     bomb = tmp_path / "logs" / "bomb.eval"
     bomb.parent.mkdir()
     chunk = b" " * 2**20
-    with zipfile.ZipFile(bomb, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
-        with archive.open("header.json", "w", force_zip64=True) as member:  # about a megabyte on disk
-            for _ in range(MAX_MEMBER_BYTES // len(chunk) + 1):
-                member.write(chunk)
+    with (zipfile.ZipFile(bomb, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as archive,
+          archive.open("header.json", "w", force_zip64=True) as member):  # about a megabyte on disk
+        for _ in range(MAX_MEMBER_BYTES // len(chunk) + 1):
+            member.write(chunk)
     assert bomb.stat().st_size < 2 * 2**20
     proc = sb(tmp_path, "report", "logs", "--out", "report.html")
     assert proc.returncode == ExitCode.USAGE and "Traceback" not in proc.stderr

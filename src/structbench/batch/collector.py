@@ -286,7 +286,8 @@ class BatchedBackend(Backend):
         if not self.ledger.file(entry.output_name).exists():
             return keys
         outcomes = self._outcomes(entry)
-        answered, unanswered = [], []
+        answered: list[str] = []
+        unanswered: list[str] = []
         for key in keys:
             result = self._result(outcomes, key, todo[key][0].request)
             final = isinstance(result, Response) or (isinstance(result, LineError) and result.cause == PROMPT_TOO_LONG)
@@ -316,7 +317,9 @@ class BatchedBackend(Backend):
         if any(p is None for p in parts):
             return None
         error = next((p for p in parts if isinstance(p, LineError)), None)
-        return error if error is not None else self.provider.response(request, [p for p in parts if isinstance(p, dict)])
+        if error is not None:
+            return error
+        return self.provider.response(request, [p for p in parts if isinstance(p, dict)])
 
     def _chunks(self, fresh: dict[str, tuple[list[_Waiter], int]]) -> list[tuple[int, Group]]:
         """New batches: one per endpoint and round, split where the provider's limits (lines, bytes) require."""

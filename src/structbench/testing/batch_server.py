@@ -9,7 +9,8 @@ seconds after it was created (at the first poll from then on); until then it is 
 It misbehaves on demand (``FAULTS``, on the first ``fault_times`` batches, or all): ``drop-lines`` leaves the last
 line out of the output, ``foreign-ids`` adds two lines with ids never sent, ``fail-lines`` fails the first line with a
 500 (in the error file), ``refuse-lines`` fails every line for good (a 404: the model not found), ``expire`` runs half
-the lines and expires the rest, ``reject`` fails the whole batch (its input refused). ``stats`` counts what it was asked: batches created, files uploaded, direct calls.
+the lines and expires the rest, ``reject`` fails the whole batch (its input refused). ``stats`` counts what it was
+asked: batches created, files uploaded, direct calls.
 
     python -m structbench.testing.batch_server --complete-after 8 --port-file p.txt
 """
