@@ -18,13 +18,14 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
     return f" Did you mean: {', '.join(close)}?" if close else ""
 
 
-def load_target(target: str, what: str) -> object:
-    """The object a ``"package.module:attr"`` target names; whatever its import raises (a missing module, an error
-    in the module's own code) is a ``UsageError`` naming ``what``."""
+def load_target(target: str, what: str, *, plugin: bool = False) -> object:
+    """The object a ``"package.module:attr"`` target names; an import or attribute error is a ``UsageError`` naming
+    ``what``, and so is whatever a ``plugin``'s module raises (anyone's code; structbench's own raising is a bug)."""
     module_name, _, attr = target.partition(":")
+    caught: tuple[type[BaseException], ...] = (Exception,) if plugin else (ImportError, AttributeError)
     try:
         return getattr(importlib.import_module(module_name), attr)
-    except Exception as err:  # a plugin's module is anyone's code: any failure of it is one line
+    except caught as err:
         raise UsageError(f"{what} failed to load from {target}: {type(err).__name__}: {err}") from None
 
 
@@ -110,7 +111,8 @@ class Registry(Generic[T]):
         target = self._entries[name]
         if isinstance(target, str):
             origin = self._origins.get(name)
-            obj = cast(T, load_target(target, f"{self.kind} {name!r}" + (f" ({origin})" if origin else "")))
+            what = f"{self.kind} {name!r}" + (f" ({origin})" if origin else "")
+            obj = cast(T, load_target(target, what, plugin=origin is not None))
             self._entries[name] = obj
             return obj
         return target

@@ -82,7 +82,7 @@ class BackendEntry:
     def load(self) -> BackendFactory:
         """The factory, imported on first use; a plugin that fails to import is a usage error naming it."""
         what = f"backend {self.name!r}" + (f" ({self.origin})" if self.origin else "")
-        return cast(BackendFactory, load_target(self.factory, what))
+        return cast(BackendFactory, load_target(self.factory, what, plugin=self.origin is not None))
 
     def counter_spec_kinds(self) -> tuple[tuple[str, CounterArgument], ...]:
         """The token-counter kinds this backend serves (none without a ``token_counter``)."""
