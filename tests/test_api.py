@@ -59,13 +59,68 @@ def test_evaluate_the_oracle_on_scitab_scores_one_as_the_command_does(
 def test_mistakes_are_typed_errors(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="unknown benchmark 'nosuch'"):
         structbench.evaluate("oracle", "nosuch", out=tmp_path / "a", progress=False)
-    with pytest.raises(UsageError, match="--limit 0"):
+    with pytest.raises(UsageError, match=r"evaluate\(limit=0\): give a number of samples of at least 1"):
         structbench.evaluate("oracle", "structext:test", limit=0, out=tmp_path / "b", progress=False)
     with pytest.raises(UsageError, match="unknown backend 'nobackend'"):
         structbench.evaluate("nobackend", "structext:test", limit=2, out=tmp_path / "c", progress=False)
     with pytest.raises(UsageError, match="no selected benchmark has this option"):
         structbench.evaluate("oracle", "structext:test", options={"nosuch": 1}, out=tmp_path / "d", progress=False)
     assert not any((tmp_path / name).exists() for name in "abcd")  # nothing half-written
+
+
+@pytest.mark.parametrize(("arguments", "message"), [
+    ({"concurrency": 0}, "evaluate(concurrency=0): give an int of at least 1"),
+    ({"concurrency": -3}, "evaluate(concurrency=-3): give an int of at least 1"),
+    ({"epochs": 0}, "evaluate(epochs=0): give an int of at least 1"),
+    ({"limit": "5"}, "evaluate(limit='5'): give a number of samples of at least 1 (or leave limit out for all)"),
+    ({"sweep": {"serialization": 5}}, "evaluate(sweep={'serialization': 5}): give a mapping of option names to their "
+                                      "values: a list, or one comma-separated string"),
+    ({"bench": ["structext:test", 3]}, "evaluate(bench=['structext:test', 3]): give a benchmark 'BENCH[:VARIANT]' or "
+                                       "a list of them, strings"),
+    ({"workers": 0}, "evaluate(workers=0): give a number of worker processes"),
+    ({"batch": "yes"}, "evaluate(batch='yes'): give a bool"),
+    ({"max_cost": 1.0}, "evaluate(max_cost=1.0): needs the models' prices: give prices="),
+    ({"prices": {"openai:m": {"input": -1, "output": 1}}}, "prices=: openai:m.input: a price cannot be negative (-1)"),
+    ({"sample": 3, "limit": 2}, "limit=2 takes the first samples and sample=3 a seeded random set of them; give one"),
+])
+def test_every_bad_argument_is_a_usage_error_naming_it(tmp_path: Path, arguments: dict[str, object],
+                                                       message: str) -> None:
+    kwargs: dict[str, object] = {"bench": "structext:test", **arguments}
+    with pytest.raises(UsageError) as err:
+        structbench.evaluate("openai:m", base_url="http://127.0.0.1:9/v1", out=tmp_path / "r", progress=False,
+                             **kwargs)  # type: ignore[arg-type]
+    assert str(err.value).startswith(message) or message in str(err.value), str(err.value)
+    assert not (tmp_path / "r").exists()  # refused before anything ran: no run left 'running'
+
+
+def test_every_run_flag_is_a_keyword(tmp_path: Path) -> None:
+    """Prices (a file or the mapping itself), a budget and batches, as ``run --prices --max-cost --batch`` take them."""
+    import inspect
+
+    from structbench.cli.run_cmd import run as run_command
+    from structbench.errors import BudgetError
+    from structbench.testing.batch_server import BatchServer, serve_batches_in_thread
+    from structbench.testing.openai_server import MockOpenAIServer
+
+    flags = set(inspect.signature(run_command).parameters) - {"ctx", "suite", "resume", "device", "dtype"}
+    renamed = {"option": "options", "sample_id": "sample_ids", "model_option": "model_options",
+               "chat_template_arg": "chat_template_args"}
+    assert {renamed.get(f, f) for f in flags} <= set(inspect.signature(structbench.evaluate).parameters)
+    usage = {"prompt_tokens": 100, "completion_tokens": 10}
+    with serve_batches_in_thread(BatchServer(MockOpenAIServer(reply="yes", usage=usage))) as url:
+        common = {"base_url": url + "/v1", "progress": False, "cache": tmp_path / "cache.sqlite"}
+        done = structbench.evaluate("openai:m", "structext:test", limit=3, out=tmp_path / "a", batch=True,
+                                    batch_poll=0.05, prices={"openai:m": {"input": 1, "output": 2}}, **common)
+        assert done.manifest.batches and done.manifest.batches[0]["state"] == "ended"
+        assert done.metrics.usage is not None
+        assert done.metrics.usage.cost_usd == 0.00018  # 3 calls of 120 µ$, at half price
+        (tmp_path / "prices.yaml").write_text("m: {input: 1000, output: 1000}\n")
+        with pytest.raises(BudgetError, match="reached --max-cost 0.1 USD"):
+            structbench.evaluate("openai:m", "structext:test", limit=5, out=tmp_path / "b", prices=tmp_path /
+                                 "prices.yaml", max_cost=0.1, no_cache=True, concurrency=1, **common)
+        with pytest.raises(BudgetError, match="reached --max-tokens-total 150"):
+            structbench.evaluate("openai:m", "structext:test", limit=5, out=tmp_path / "c", max_tokens_total=150,
+                                 no_cache=True, concurrency=1, **common)
 
 
 def test_a_directory_of_another_configuration_is_refused(tmp_path: Path) -> None:

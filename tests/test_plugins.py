@@ -95,17 +95,47 @@ def test_an_installed_plugin_runs_from_the_command_line(site: Path, tmp_path: Pa
     assert empty.returncode == 2 and "--model fixed:TEXT: say which reply to give" in empty.stderr
 
 
-def test_a_plugin_never_shadows_a_registered_name(site: Path) -> None:
-    install(site, "shadow", f"[{BENCHMARK_GROUP}]\nscitab = toy2pkg\n", {})
-    result = structbench(site, "list")
-    assert result.returncode == 2
-    assert ("the entry point 'scitab' of shadow 0.1 (group structbench.benchmarks): a benchmark named 'scitab' is "
-            "already registered") in result.stderr
-    assert "Traceback" not in result.stderr
+def test_a_plugin_never_shadows_a_registered_name(site: Path, tmp_path: Path) -> None:
+    install(site, "shadow", f"[{BENCHMARK_GROUP}]\nscitab = toy2pkg\n\n[{BACKEND_GROUP}]\nopenai = fixedpkg\n", {})
+    assert structbench(site, "--help").returncode == 0
+    listed = structbench(site, "list")  # listed, the built-ins with them, and the clashes said
+    assert listed.returncode == 0 and "scitab  SciTab" in listed.stdout and "toy2  Toy2" in listed.stdout
+    assert ("warning: benchmark 'scitab' is both structbench's own and the entry point 'scitab' of shadow 0.1's: a "
+            "plugin never shadows a benchmark; rename the entry point or uninstall its distribution") in listed.stderr
+    ran = structbench(site, "run", "-m", "oracle", "-b", "toy2", "--no-cache", "--out", str(tmp_path / "a"))
+    assert ran.returncode == 0, ran.stderr  # a command that does not use the name is not affected
+    for args in (("-m", "oracle", "-b", "scitab"), ("-m", "openai:gpt-4o-mini", "-b", "toy2")):
+        used = structbench(site, "run", *args, "--no-cache", "--out", str(tmp_path / "b"))
+        assert used.returncode == 2 and used.stderr.count("\n") == 1 and "Traceback" not in used.stderr
+        assert "of shadow 0.1's: a plugin never shadows a" in used.stderr
+
+
+@pytest.mark.parametrize("module", ["", "raise RuntimeError('the plugin is broken')\n"])
+def test_a_plugin_that_fails_to_load_is_one_warning_naming_its_distribution(site: Path, tmp_path: Path,
+                                                                           module: str) -> None:
+    modules = {"brokenpkg": module} if module else {}  # no module at all, or one that raises on import
+    install(site, "broken-dist", f"[{BENCHMARK_GROUP}]\nbroken = brokenpkg\n", modules)
+    listed = structbench(site, "list", plugins_env="toybench,nosuchplugin")
+    assert listed.returncode == 0, listed.stderr
+    assert "toy2  Toy2" in listed.stdout and "toy  Toy table lookup" in listed.stdout
+    assert "broken  " not in listed.stdout
+    warnings = [line for line in listed.stderr.splitlines() if line.startswith("warning: ")]
+    kind = "RuntimeError: the plugin is broken" if module else "ModuleNotFoundError: No module named 'brokenpkg'"
+    assert warnings == [
+        "warning: STRUCTBENCH_PLUGINS: cannot import 'nosuchplugin' (ModuleNotFoundError: No module named "
+        "'nosuchplugin'); left out",
+        f"warning: benchmark 'broken' (the entry point 'broken' of broken-dist 0.1) failed to load from "
+        f"brokenpkg:BENCHMARK: {kind}; left out"], listed.stderr
+    assert "Traceback" not in listed.stderr
+    used = structbench(site, "run", "-m", "oracle", "-b", "broken", "--out", str(tmp_path / "x"))
+    assert used.returncode == 2 and "Traceback" not in used.stderr
+    assert used.stderr.strip() == (f"error: benchmark 'broken' (the entry point 'broken' of broken-dist 0.1) failed "
+                                   f"to load from brokenpkg:BENCHMARK: {kind}")
 
 
 def test_a_plugin_that_fails_to_import_is_named(site: Path, tmp_path: Path) -> None:
     install(site, "broken", f"[{BACKEND_GROUP}]\nbroken = nosuchmodule\n", {})
     result = structbench(site, "run", "-m", "broken", "--bench", "toy2", "--out", str(tmp_path / "x"))
     assert result.returncode == 2
-    assert "backend 'broken' failed to load from nosuchmodule:from_spec" in result.stderr
+    assert ("backend 'broken' (the entry point 'broken' of broken 0.1) failed to load from nosuchmodule:from_spec"
+            in result.stderr)

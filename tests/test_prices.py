@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from structbench.errors import UsageError
-from structbench.prices import load_prices, totals
+from structbench.prices import Price, Prices, load_prices, totals
 from structbench.usage import Usage
 
 
@@ -52,7 +52,10 @@ def test_unknown_tokens_have_an_unknown_cost(tmp_path: Path) -> None:
     ("m: {input: one, output: 2}\n", "m.input: Input should be a valid number"),
     ("m: 3\n", "m: expected a mapping of input, output"),
     ("- m\n", "a prices file maps each model to its prices"),
-    ("m: {input: 1, output: .inf}\n", "m.output: Input should be a finite number"),
+    ("m: {input: 1, output: .inf}\n", "m.output: a price must be a finite number (inf)"),
+    ("m:\n  input: 1.0e+308\n  output: 1\n", "prices.yaml:2: m.input: 1e+308 US dollars per million tokens is more "
+                                              "than any model costs (at most 1,000,000, a dollar a token)"),
+    ("m: {input: 1, output: 1e306}\n", "prices.yaml:1: m.output: 1e306 US dollars per million tokens is more than"),
     ("m: {input: 1\n", "neither YAML nor JSON"),
 ])
 def test_a_bad_prices_file_names_its_line_and_field(tmp_path: Path, text: str, message: str) -> None:
@@ -69,3 +72,15 @@ def test_a_model_without_a_price_is_refused(tmp_path: Path) -> None:
         prices.require(["openai:gpt-4o-mini"])
     with pytest.raises(UsageError, match="cannot be read"):
         load_prices(tmp_path / "missing.yaml")
+
+
+def test_the_largest_price_and_usage_cost_a_finite_amount() -> None:
+    import json
+
+    from structbench.backends.base import MAX_CALL_TOKENS
+    from structbench.prices import MAX_PRICE
+
+    prices = Prices({"m": Price(input=MAX_PRICE, output=MAX_PRICE)}, "p")
+    usage = Usage(calls=10**9, prompt_tokens=10**9 * MAX_CALL_TOKENS, completion_tokens=10**9 * MAX_CALL_TOKENS)
+    cost = totals([(("m", False, False), usage)], prices).cost_usd
+    assert cost is not None and json.loads(json.dumps(cost, allow_nan=False)) == cost

@@ -74,3 +74,15 @@ def test_an_error_body_is_redacted_before_it_is_cut() -> None:
     assert len(body) - 300 < len(key)  # the cut falls inside the key
     for text in (_head(body), _excerpt(body.decode(), 280)):
         assert all(key[i : i + 12] not in text for i in range(len(key) - 11)), text
+
+
+def test_what_the_user_wrote_loses_only_registered_secrets() -> None:
+    from structbench.redact import HOLE, redact_around, redact_known
+
+    register_secret("reg-secret-0123456789")
+    prompt = "Write basic Python3-compatible English. Authorization: none required. reg-secret-0123456789"
+    assert redact(prompt) != prompt.replace("reg-secret-0123456789", "[REDACTED]")  # as a message: rewritten
+    assert redact_known(prompt) == prompt.replace("reg-secret-0123456789", "[REDACTED]")
+    text = json.dumps({"error": "Authorization: Bearer abcdef0123456789", "prompt": HOLE})
+    out = json.loads(redact_around(text, json.dumps(prompt)))
+    assert out == {"error": "Authorization: [REDACTED]", "prompt": redact_known(prompt)}

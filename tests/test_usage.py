@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from structbench.backends.base import Choice, Response
+from structbench.backends.mock import MockBackend
 from structbench.usage import CallUsage, Usage, split_usage, totals_cell, usage_groups, usage_text
 
 
@@ -76,3 +77,24 @@ def test_the_openai_backend_reads_cached_and_reasoning_tokens() -> None:
     del body["usage"]
     bare = OpenAIBackend._parse(body, chat=True)
     assert (bare.prompt_tokens, bare.completion_tokens, bare.reasoning_tokens, bare.cached_tokens) == (None,) * 4
+
+
+def test_an_impossible_count_is_unknown_never_subtracted() -> None:
+    from structbench.backends.anthropic import message_usage
+    from structbench.backends.base import MAX_CALL_TOKENS
+    from structbench.backends.openai_compat import OpenAIBackend
+
+    body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "A"}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": -1_000_000, "completion_tokens": MAX_CALL_TOKENS + 1,
+                      "prompt_tokens_details": {"cached_tokens": -3},
+                      "completion_tokens_details": {"reasoning_tokens": 7}}}
+    response = OpenAIBackend._parse(body, chat=True)
+    assert (response.prompt_tokens, response.completion_tokens, response.cached_tokens) == (None, None, None)
+    made = CallUsage.of(MockBackend(default="x"), response)
+    assert not made.known and Usage.total([call(100, 42), made]).prompt_tokens == 100  # one call's tokens unknown
+    assert Usage.total([call(100, 42), made]).unknown == 1
+    # whatever the backend: a plugin's response is checked too, and Anthropic's parts make an unknown sum
+    assert Response((Choice("a"),), prompt_tokens=-5, completion_tokens=3).prompt_tokens is None
+    assert message_usage({"usage": {"input_tokens": 10, "cache_read_input_tokens": -4, "output_tokens": 2}})[0] is None
+    assert CallUsage.model_validate({"model": "m", "prompt_tokens": -1_000_000, "completion_tokens": 5}).prompt_tokens \
+        is None  # a record an older structbench wrote

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -95,6 +95,11 @@ class Connection:
     max_retries: int = 6
     max_reply_mb: float = DEFAULT_MAX_REPLY_MB
     """Largest reply body read from a server (MiB); a larger one is an error."""
+
+    def __post_init__(self) -> None:
+        from structbench.runner.arguments import check_arguments
+
+        check_arguments(asdict(self), caller="Connection")
 
     def spec(self, config: RunConfig) -> BackendSpec:
         """The backend of ``config`` reached this way."""
@@ -194,12 +199,14 @@ def _option_text(value: object) -> str:
 def bench_entries(bench: str | Sequence[str] | None) -> list[str] | None:
     """``bench`` as ``BENCH[:VARIANT]`` entries, once each in order; ``all`` stands for every registered benchmark."""
     from structbench.benchmarks import BENCHMARKS
+    from structbench.plugins import warn_plugin
 
     if bench is None:
         return None
     items = bench.split(",") if isinstance(bench, str) else list(bench)
     entries = list(dict.fromkeys(e.strip() for e in items if e.strip()))
-    return list(dict.fromkeys(n for e in entries for n in (BENCHMARKS.names() if e == "all" else [e])))
+    every = [name for name, _ in BENCHMARKS.usable(warn_plugin)] if "all" in entries else []
+    return list(dict.fromkeys(n for e in entries for n in (every if e == "all" else [e])))
 
 
 def _names(value: str | Sequence[str] | None) -> list[str]:
@@ -250,8 +257,9 @@ def _generation(temperature: float | None, top_p: float | None) -> Generation:
         raise UsageError(f"{flag} {problem['input']}: {problem['msg'].lower()}") from None
 
 
-def _reasoning(budget: int, effort: str | None, tags: Sequence[tuple[str, str]] | None, opened: bool) -> Reasoning:
-    """The run's ``Reasoning``; a bad value is a usage error naming the setting's flag."""
+def _reasoning(budget: int, effort: str | None, tags: Sequence[tuple[str, str]] | None, opened: bool,
+               flags: bool = True) -> Reasoning:
+    """The run's ``Reasoning``; a bad value is a usage error naming the setting (its flag, with ``flags``)."""
     from pydantic import ValidationError
 
     from structbench.runconfig import Reasoning
@@ -260,7 +268,8 @@ def _reasoning(budget: int, effort: str | None, tags: Sequence[tuple[str, str]] 
         return Reasoning(budget=budget, effort=effort, tags=list(tags) if tags is not None else None, opened=opened)
     except ValidationError as err:
         problem = err.errors()[0]
-        flag = {"effort": "--reasoning-effort", "tags": "--think-tags"}.get(str(problem["loc"][0]), "--reasoning-*")
+        name = {"effort": "reasoning_effort", "tags": "think_tags"}.get(str(problem["loc"][0]), "reasoning_budget")
+        flag = "--" + name.replace("_", "-") if flags else f"configure({name}={problem['input']!r})"
         raise UsageError(f"{flag}: {problem['msg'].removeprefix('Value error, ')}") from None
 
 
@@ -290,6 +299,7 @@ def configure(
     reasoning_effort: str | None = None,
     think_tags: Sequence[tuple[str, str]] | None = None,
     thought_opened: bool = False,
+    flag_words: bool = False,
 ) -> RunConfig:
     """What decides a run's results, checked (an unknown benchmark, a bad option ... is a ``UsageError``).
 
@@ -303,19 +313,29 @@ def configure(
     N samples of each benchmark; ``sample``: a random N of them, drawn with ``seed`` (kept in the benchmark's
     order); ``sample_ids``: only the samples with these ids.
     ``temperature`` and ``top_p`` replace every request's own (the benchmarks' and strategies' sampling included).
-    The rest are ``structbench run``'s flags of the same names."""
+    The rest are ``structbench run``'s flags of the same names. A bad argument is a ``UsageError`` naming it
+    (``limit=0``; ``flag_words``: as the run command's flag, ``--limit 0``)."""
     from structbench.runconfig import RunConfig
-    from structbench.runner.config import check_limit
+    from structbench.runner.arguments import check_arguments, named
 
-    check_limit(limit)
-    if sample is not None and sample < 1:
-        raise UsageError(f"--sample {sample}: give a number of samples of at least 1")
+    check_arguments({
+        "model": model, "bench": bench, "strategy": strategy, "preset": preset, "options": options, "sweep": sweep,
+        "limit": limit, "sample": sample, "sample_ids": sample_ids, "seed": seed, "epochs": epochs,
+        "data_dir": data_dir, "allow_modified_data": allow_modified_data, "base_url": base_url,
+        "model_options": model_options, "max_tokens": max_tokens, "temperature": temperature, "top_p": top_p,
+        "system_prompt": system_prompt, "chat_template_args": chat_template_args,
+        "reasoning_budget": reasoning_budget, "reasoning_effort": reasoning_effort, "think_tags": think_tags,
+        "thought_opened": thought_opened}, caller="configure", flags=flag_words)
+
+    def arg(name: str, value: object) -> str:
+        return named(name, value, flag_words)
+
     if sample is not None and limit is not None:
-        raise UsageError(f"--limit {limit} takes the first samples and --sample {sample} a seeded random set of them; "
-                         "give one")
+        raise UsageError(f"{arg('limit', limit)} takes the first samples and {arg('sample', sample)} a seeded random "
+                         "set of them; give one")
     ids = _names(sample_ids) if sample_ids is not None else None
     if sample_ids is not None and not ids:
-        raise UsageError(f"--sample-id {sample_ids!r} names no sample; give ID[,ID...]")
+        raise UsageError(f"{arg('sample_ids', sample_ids)} names no sample; give ID[,ID...]")
     opts = {key: _option_text(value) for key, value in (options or {}).items()}
     strategies = _names(strategy)
     benches = bench_entries(bench)
@@ -324,7 +344,8 @@ def configure(
         from structbench.runner.sweep import preset_sweeps
 
         if bench is not None or strategy is not None:
-            raise UsageError(f"--preset {preset} sets the benchmarks and strategies; drop --bench and --strategy")
+            drop = "--bench and --strategy" if flag_words else "bench and strategy"
+            raise UsageError(f"{arg('preset', preset)} sets the benchmarks and strategies; drop {drop}")
         benches, strategies, opts = preset_config(preset, opts)
         sweeps = preset_sweeps(preset, sweeps)
     elif benches is None:
@@ -332,8 +353,8 @@ def configure(
         strategies = strategies or DEFAULT_STRATEGIES
         opts = DEFAULT_OPTIONS | opts
     elif not benches:
-        raise UsageError(f"--bench {bench!r} names no benchmark; give BENCH[:VARIANT],... or 'all' "
-                         "(structbench list shows them)")
+        raise UsageError(f"{arg('bench', repr(bench) if flag_words else bench)} names no benchmark; give "
+                         "BENCH[:VARIANT],... or 'all' (structbench list shows them)")
     if base_url is not None:
         from structbench.backends.openai_compat import shown_base_urls
 
@@ -357,7 +378,7 @@ def configure(
         system_prompt=system_prompt or None,
         chat_template_args=dict(chat_template_args or {}),
         generation=_generation(temperature, top_p),
-        reasoning=_reasoning(reasoning_budget, reasoning_effort, think_tags, thought_opened),
+        reasoning=_reasoning(reasoning_budget, reasoning_effort, think_tags, thought_opened, flag_words),
     )
 
 
@@ -523,19 +544,31 @@ def evaluate(
     log_to: str | Sequence[str] | None = None,
     log_options: Mapping[str, str] | None = None,
     log_samples: bool = False,
+    prices: str | Path | Mapping[str, Mapping[str, float]] | None = None,
+    max_cost: float | None = None,
+    max_tokens_total: int | None = None,
+    batch: bool = False,
+    batch_poll: float = 30.0,
     notify: Notify | None = None,
 ) -> EvalResult:
     """Evaluate ``model`` (``BACKEND[:NAME]``, e.g. ``openai:gpt-4o-mini``, ``oracle``) on ``bench`` into the run
-    directory ``out`` and return its results, as ``structbench run`` does with the flags of the same names.
+    directory ``out`` and return its results, as ``structbench run`` does with the flags of the same names: every
+    flag of the command is a keyword here.
 
     What decides the results is ``configure``'s (``strategy``, ``limit``, ``preset``, ``options``, ``sweep``,
     ``seed`` ...);
     how the model is reached is ``Connection``'s (``base_url``, ``api_key_env``, ``concurrency`` ...), how the run
-    executes ``RunSettings``' (``cache``, ``no_cache``, ``workers``, ``progress`` ...). Notes and warnings go to
-    ``notify`` (default: stderr) and into the result's ``notes``. The same call again resumes the run and returns
-    the same results without a model call. ``log_to`` (``mlflow``, ``wandb``, or both) logs the finished run to those
-    trackers, with ``log_options`` (``--log-option``) and its per-sample table when ``log_samples``; a tracker that
-    fails is a warning, never a lost run."""
+    executes ``RunSettings``' (``cache``, ``no_cache``, ``workers``, ``progress`` ...), what it costs and may cost
+    ``Costs``' (``prices``: a prices file or its mapping; ``max_cost``, ``max_tokens_total``, ``batch``,
+    ``batch_poll``). Notes and warnings go to ``notify`` (default: stderr) and into the result's ``notes``. A bad
+    argument is a ``UsageError`` naming it before anything runs (``concurrency=0``). The same call again resumes the
+    run and returns the same results without a model call. ``log_to`` (``mlflow``, ``wandb``, or both) logs the
+    finished run to those trackers, with ``log_options`` (``--log-option``) and its per-sample table when
+    ``log_samples``; a tracker that fails is a warning, never a lost run."""
+    from structbench.runner.arguments import check_arguments
+
+    check_arguments({name: value for name, value in locals().items() if name != "check_arguments"},
+                    caller="evaluate")
     trackers = log_settings(log_to, log_options, log_samples)
     config = configure(
         model, bench, strategy=strategy, preset=preset, options=options, sweep=sweep, limit=limit, sample=sample,
@@ -551,8 +584,23 @@ def evaluate(
         offline=offline, progress=progress, progress_every=progress_every,
         max_consecutive_failures=max_consecutive_failures, workers=workers, executor=executor,
         ray_address=ray_address, ray_gpus_per_worker=ray_gpus_per_worker,
+        costs=_costs(prices, max_cost, max_tokens_total, batch, batch_poll),
     )
     return run(config, out=out, connection=connection, settings=settings, notify=notify, tracking=trackers)
+
+
+def _costs(prices: str | Path | Mapping[str, Mapping[str, float]] | None, max_cost: float | None,
+           max_tokens_total: int | None, batch: bool, batch_poll: float) -> Costs | None:
+    """``evaluate``'s cost settings: ``prices`` a file (read as ``--prices`` reads it) or the mapping itself (as a
+    suite file's ``prices:``)."""
+    from structbench.runner.session import costs_of
+
+    if not isinstance(prices, Mapping):
+        return costs_of(Path(prices) if prices is not None else None, max_cost, max_tokens_total, batch, batch_poll)
+    from structbench.prices import Prices
+
+    costs = costs_of(None, None, max_tokens_total, batch, batch_poll) or Costs()
+    return replace(costs, prices=Prices.from_data(dict(prices), "prices="), max_cost=max_cost)
 
 
 @dataclass(frozen=True)

@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from dataclasses import dataclass
 from importlib.metadata import entry_points
-
-from structbench.errors import UsageError
 
 BENCHMARK_GROUP = "structbench.benchmarks"
 BACKEND_GROUP = "structbench.backends"
@@ -62,17 +61,23 @@ def plugins(group: str, default_attr: str) -> list[Plugin]:
     return sorted(found, key=lambda p: (p.name, p.distribution or ""))
 
 
-def refuse_duplicate(kind: str, plugin: Plugin) -> UsageError:
-    """The error for a plugin whose name is taken (by a built-in or another plugin): never shadow one silently."""
-    return UsageError(f"{plugin.origin} (group structbench.{kind}s): a {kind} named {plugin.name!r} is already "
-                      "registered; rename the entry point")
+_warned: set[str] = set()
+
+
+def warn_plugin(message: str) -> None:
+    """Say once per process, on stderr, that a plugin is left out (it fails to load) or clashes: one broken plugin
+    never stops a command that does not use it."""
+    if message not in _warned:
+        _warned.add(message)
+        print(f"warning: {message}", file=sys.stderr, flush=True)
 
 
 def import_env_plugins() -> None:
     """Import the modules named in ``STRUCTBENCH_PLUGINS``; they register what they hold (a module already
-    imported is not imported again)."""
+    imported is not imported again). One that fails to import (or to register) is a warning naming it, and left
+    out."""
     for module in filter(None, (m.strip() for m in os.environ.get(ENV, "").split(","))):
         try:
             importlib.import_module(module)
-        except ImportError as err:
-            raise UsageError(f"{ENV}: cannot import {module!r}: {err}") from err
+        except Exception as err:  # anyone's code: a missing module, an error in it, a name already registered
+            warn_plugin(f"{ENV}: cannot import {module!r} ({type(err).__name__}: {err}); left out")

@@ -29,6 +29,9 @@ BATCH_DISCOUNT = 0.5
 MAX_PRICES_BYTES = 1 << 20
 PER = 1_000_000
 """Prices are per this many tokens."""
+MAX_PRICE = 1_000_000.0
+"""The highest price taken, in US dollars per million tokens (a dollar a token, thousands of times any model's): with
+a call's tokens bounded (``backends.base.MAX_CALL_TOKENS``), every cost stays a finite number a file can hold."""
 
 
 class Price(BaseModel):
@@ -36,13 +39,13 @@ class Price(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    input: float = Field(ge=0, allow_inf_nan=False)
-    output: float = Field(ge=0, allow_inf_nan=False)
-    cached: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    input: float = Field(ge=0, le=MAX_PRICE, allow_inf_nan=False)
+    output: float = Field(ge=0, le=MAX_PRICE, allow_inf_nan=False)
+    cached: float | None = Field(default=None, ge=0, le=MAX_PRICE, allow_inf_nan=False)
     """Prompt tokens served from the provider's prompt cache (default: ``input``)."""
-    batch_input: float | None = Field(default=None, ge=0, allow_inf_nan=False)
-    batch_output: float | None = Field(default=None, ge=0, allow_inf_nan=False)
-    batch_cached: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    batch_input: float | None = Field(default=None, ge=0, le=MAX_PRICE, allow_inf_nan=False)
+    batch_output: float | None = Field(default=None, ge=0, le=MAX_PRICE, allow_inf_nan=False)
+    batch_cached: float | None = Field(default=None, ge=0, le=MAX_PRICE, allow_inf_nan=False)
 
     def rates(self, batch: bool) -> tuple[float, float, float]:
         """(input, output, cached) per million tokens, direct or through a batch API."""
@@ -131,6 +134,11 @@ class Prices:
                 message = "unknown key" if e["type"] == "extra_forbidden" else e["msg"].removeprefix("Value error, ")
                 if e["type"] == "greater_than_equal":
                     message = f"a price cannot be negative ({e['input']})"
+                elif e["type"] == "less_than_equal":
+                    message = (f"{e['input']} US dollars per million tokens is more than any model costs (at most "
+                               f"{MAX_PRICE:,.0f}, a dollar a token); prices are per million tokens")
+                elif e["type"] == "finite_number":
+                    message = f"a price must be a finite number ({e['input']})"
                 raise UsageError(f"{where(model, *e['loc'])}: {prefix}{model}.{name}: {message}") from None
         return cls(prices, source)
 

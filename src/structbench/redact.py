@@ -7,6 +7,11 @@ a URL's ``user:password@``; and OpenAI-style keys (``sk-...``) even when nobody 
 key, an older run directory). Registered secrets shorter than ``MIN_SECRET`` characters are only removed
 in those credential positions: replacing a short word everywhere would corrupt results. Whoever shortens a
 text for display redacts it first and cuts it after.
+
+What the user wrote is not a message: a prompt, a request body sent to the model and the run's configuration keep
+their credential-like words (``Authorization: none required``, ``basic Python3-compatible``); only registered
+secrets are removed from them where they are stored (``redact_known``), and the batch input file a provider is
+sent holds the requests as they are.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 from urllib.parse import SplitResult, quote, unquote, urlsplit, urlunsplit
 
 MASK = "[REDACTED]"
@@ -103,6 +109,13 @@ def _pieces(text: str) -> list[tuple[int, int]]:
 def redact(text: str) -> str:
     """``text`` with every secret, and every long piece of one, replaced by ``[REDACTED]``; cheap when there is
     none (a few substring searches)."""
+    text = redact_known(text)
+    return _CREDENTIALS.sub(_mask, text) if _may_hold_credentials(text) else text
+
+
+def redact_known(text: str) -> str:
+    """``text`` with the registered secrets, and every long piece of one, replaced by ``[REDACTED]``, and nothing
+    else: for what the user wrote (a prompt, the run's configuration), whose credential-like words are their own."""
     spans = _pieces(text) if any(block in text for block in _blocks) else []
     if spans:
         out, last = [], 0
@@ -113,7 +126,22 @@ def redact(text: str) -> str:
     for secret in _secrets:
         if secret in text:
             text = text.replace(secret, MASK)
-    return _CREDENTIALS.sub(_mask, text) if _may_hold_credentials(text) else text
+    return text
+
+
+HOLE = "\x00" + secrets.token_hex(16)
+"""A string that stands in a JSON text for a part kept as the user wrote it (``redact_around``): random, so no
+registered secret shares a piece of it."""
+
+
+def redact_around(text: str, verbatim: str) -> str:
+    """``redact`` of a JSON ``text`` in which the string ``HOLE`` stands for ``verbatim`` (a JSON text of what the user
+    wrote: a prompt, a configuration), which loses only registered secrets (``redact_known``)."""
+    hole = json.dumps(HOLE)
+    done = redact(text)
+    if hole not in done:  # the hole itself redacted (it cannot be): redact the whole rather than lose the part
+        return redact(text.replace(hole, verbatim, 1))
+    return done.replace(hole, redact_known(verbatim), 1)
 
 
 def split_userinfo(url: str) -> tuple[str, str | None, str | None]:

@@ -149,7 +149,7 @@ def backend_counters() -> dict[str, tuple[str, CounterArgument]]:
     serves, read from the backends' declarations (``BackendEntry.token_counter``)."""
     return {
         kind: (entry.token_counter, argument)
-        for entry in map(BACKENDS.get, BACKENDS)
+        for _, entry in BACKENDS.usable()
         if entry.token_counter is not None
         for kind, argument in entry.counter_spec_kinds()
     }

@@ -16,7 +16,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from structbench.backends.base import token_count
 
 if TYPE_CHECKING:
     from structbench.backends.base import Backend, Response
@@ -46,6 +48,12 @@ class CallUsage(BaseModel):
     """Answered from structbench's response cache: not paid for in this run."""
     batch: bool = False
     """Answered through a batch API (``--batch``): priced at the batch rate."""
+
+    @field_validator(*TOKEN_FIELDS)
+    @classmethod
+    def _possible(cls, value: int | None) -> int | None:
+        """A count no call can have (a record an older structbench wrote of a lying server) is unknown."""
+        return token_count(value)
 
     @classmethod
     def of(cls, backend: Backend, response: Response, *, batch: bool = False) -> CallUsage:

@@ -211,3 +211,186 @@ def test_a_step_larger_than_the_providers_limit_is_split(tmp_path: Path, batch_a
     run(tmp_path, batch_api, "bytes", strategy="direct", cache="other.sqlite")
     assert [e.requests for e in Ledger(tmp_path / "bytes").entries] == [2, 2, 2]
     assert scores(tmp_path / "bytes") == scores(tmp_path / "lines")
+
+
+@pytest.mark.parametrize(("model", "fault"), [("openai:mock", "reject"), ("openai:mock", "refuse-lines"),
+                                              ("anthropic:mock", "refuse-lines")])
+def test_a_batch_that_ended_without_answers_is_sent_again_by_the_next_run(
+        tmp_path: Path, batch_api: Served, model: str, fault: str) -> None:
+    batch_api.server.fault, batch_api.server.fault_times = fault, 1  # the first batch fails, the server is then fixed
+    first, _ = run(tmp_path, batch_api, "r", strategy="direct", model=model)
+    assert len(first.failures) == 6
+    notes: list[str] = []
+    second, _ = run(tmp_path, batch_api, "r", strategy="direct", model=model, notes=notes)
+    assert second.failures == [] and batch_api.server.stats.batches == 2 and batch_api.server.stats.direct == 0
+    assert any("holds no answer to 6 of the requests wanted: they go into a new batch" in n for n in notes)
+    old, new = Ledger(tmp_path / "r").entries  # the ledger keeps the history
+    assert (old.state, new.state, new.requests) == ("ended", "ended", 6)
+    assert "sent again in a later batch" in old.notes[-1]
+    assert scores(tmp_path / "r") == scores_of_direct(tmp_path, batch_api)
+    run(tmp_path, batch_api, "r", strategy="direct", model=model)  # done: nothing more is sent
+    assert batch_api.server.stats.batches == 2
+
+
+@pytest.mark.parametrize("model", ["openai:mock", "anthropic:mock"])
+def test_the_rest_of_a_cancelled_batch_goes_into_a_new_one(tmp_path: Path, batch_api: Served, model: str) -> None:
+    import asyncio
+
+    from structbench.batch.providers import provider_for
+
+    batch_api.server.complete_after = 0.3
+    run(tmp_path, batch_api, "first", strategy="direct", model=model)  # to learn the lines a run sends
+    first = Ledger(tmp_path / "first").entries[0]
+    lines = list(Ledger(tmp_path / "first").read_lines(first.input_name))
+    # a session stopped while its batch ran, which `structbench batches --cancel` then cancelled
+    ledger = Ledger(tmp_path / "second")
+    entry = ledger.new(lines, provider=first.provider, model=model, base_url=first.base_url,
+                       endpoint=first.endpoint, requests=len(lines), step=1)
+    provider = provider_for(make_backend(BackendSpec.parse(model, base_url=first.base_url)))
+
+    async def submit_and_cancel() -> str:
+        try:
+            batch_id = await provider.submit(entry, lines, ledger.file(entry.input_name))
+            await provider.cancel(batch_id)
+            return batch_id
+        finally:
+            await provider.aclose()
+
+    batch_api.server.complete_after = 30
+    ledger.update(entry, id=asyncio.run(submit_and_cancel()), state="submitted")
+    batch_api.server.complete_after = 0
+    notes: list[str] = []
+    second, _ = run(tmp_path, batch_api, "second", strategy="direct", model=model, cache="other.sqlite", notes=notes)
+    assert second.failures == []  # not stopped: the batch was cancelled before this session, not while it waited
+    entries = Ledger(tmp_path / "second").entries
+    old, new = entries
+    assert (old.state, old.status, old.requests) == ("ended", "cancelled", 6)
+    assert (new.state, new.requests, new.round) == ("ended", 6, 0)
+    assert scores(tmp_path / "second") == scores(tmp_path / "first")
+
+
+def test_a_run_stopped_by_a_cancel_sends_the_rest_next_time(tmp_path: Path, batch_api: Served) -> None:
+    import threading
+
+    batch_api.server.complete_after = 30
+
+    def cancel() -> None:
+        import time
+
+        for _ in range(200):
+            running = [b for b in batch_api.server.batches.values() if b.status == "in_progress"]
+            if running:
+                running[0].status = "cancelled"
+                running[0].output_file_id = batch_api.server._store([])
+                return
+            time.sleep(0.05)
+
+    threading.Thread(target=cancel, daemon=True).start()
+    with pytest.raises(RunStoppedError, match="was cancelled"):
+        run(tmp_path, batch_api, "r", strategy="direct")
+    batch_api.server.complete_after = 0
+    again, _ = run(tmp_path, batch_api, "r", strategy="direct")
+    assert again.failures == [] and batch_api.server.stats.batches == 2
+    assert [e.status for e in Ledger(tmp_path / "r").entries] == ["cancelled", "completed"]
+
+
+def test_the_batch_input_is_the_requests_as_a_direct_call_sends_them(tmp_path: Path, batch_api: Served) -> None:
+    prompt = "Write the answer in basic Python3-compatible English. Authorization: none required."
+    url = batch_api.url + "/v1"
+    config = RunConfig(model="openai:mock", base_url=url, benches=["toy:small"], strategies=["direct"], limit=2,
+                       system_prompt=prompt)
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    try:
+        Run(tmp_path / "r", config).execute(
+            make_backend(BackendSpec.parse("openai:mock", base_url=url)), prepare(config, DataContext()), cache=cache,
+            concurrency=8, progress=False, batch=FAST, control=RunControl(notify=lambda _: None))
+    finally:
+        cache.close()
+    (entry,) = Ledger(tmp_path / "r").entries
+    uploaded = [f for f in batch_api.server.files.values() if b'"custom_id"' in f and b'"method"' in f]
+    assert len(uploaded) == 1 and uploaded[0] == Ledger(tmp_path / "r").file(entry.input_name).read_bytes()
+    lines = [json.loads(raw) for raw in uploaded[0].decode().splitlines()]
+    assert all(line["body"]["messages"][0] == {"role": "system", "content": prompt} for line in lines)
+
+
+@pytest.mark.parametrize("model", ["openai:mock", "anthropic:mock"])
+def test_a_batch_reply_larger_than_max_reply_mb_is_refused_unread(tmp_path: Path, model: str) -> None:
+    from structbench.testing.batch_server import BatchServer, serve_batches_in_thread
+    from structbench.testing.openai_server import MockOpenAIServer
+
+    server = BatchServer(MockOpenAIServer(fault="huge", huge_bytes=3 * 2**20))  # every reply 3 MiB
+    with serve_batches_in_thread(server) as base:
+        url = base + "/v1" if model.startswith("openai") else base
+        config = RunConfig(model=model, base_url=url, benches=["toy:small"], strategies=["direct"], limit=3)
+        cache = ResponseCache(tmp_path / "cache.sqlite")
+        the_run = Run(tmp_path / "r", config)
+        try:
+            the_run.execute(make_backend(BackendSpec.parse(model, base_url=url, max_reply_bytes=2**20)),
+                            prepare(config, DataContext()), cache=cache, concurrency=8, progress=False, batch=FAST,
+                            control=RunControl(notify=lambda _: None))
+        finally:
+            cache.close()
+    assert server.stats.batches == 1 and len(the_run.failures) == 3
+    assert all("the reply is larger than 1 MiB (--max-reply-mb" in f.message for f in the_run.failures)
+    (entry,) = Ledger(tmp_path / "r").entries
+    assert Ledger(tmp_path / "r").file(entry.output_name).stat().st_size < 3000  # the replies were not kept
+    assert (tmp_path / "cache.sqlite").stat().st_size < 2**20
+
+
+def test_result_lines_are_read_a_capped_line_at_a_time() -> None:
+    import asyncio
+
+    from structbench.batch.providers import TOO_LARGE, capped_lines
+
+    big = json.dumps({"custom_id": "k\"2", "body": "x" * 500})
+    data = (json.dumps({"custom_id": "k1", "body": "ok"}) + "\n" + big + "\nnot json\n[1]\n\n"
+            + json.dumps({"custom_id": "k3"})).encode()
+
+    async def read(size: int) -> list[dict[str, object]]:
+        async def chunks():  # type: ignore[no-untyped-def]
+            for i in range(0, len(data), size):
+                yield data[i:i + size]
+        return [line async for line in capped_lines(chunks(), 100)]
+
+    for size in (1, 7, 64, len(data)):
+        assert asyncio.run(read(size)) == [{"custom_id": "k1", "body": "ok"},
+                                           {"custom_id": "k\"2", TOO_LARGE: len(big)}, {"custom_id": "k3"}], size
+
+
+def test_a_run_with_a_batch_still_open_is_not_continued_without_batch(tmp_path: Path, batch_api: Served) -> None:
+    from structbench.errors import UsageError
+
+    batch_api.server.complete_after = 30
+    stop_after_submitting(tmp_path, batch_api)  # a session stopped while its batch runs
+    (entry,) = Ledger(tmp_path / "r").entries
+    assert entry.state == "submitted"
+    with pytest.raises(UsageError, match=f"batch {entry.id}, sent with --batch, may still be running at the provider; "
+                       "continued without --batch, its requests would be sent again and paid twice: run the same "
+                       "command with --batch"):
+        run(tmp_path, batch_api, "r", strategy="direct", batch=None)
+    assert batch_api.server.stats.direct == 0
+    batch_api.server.complete_after = 0
+    again, _ = run(tmp_path, batch_api, "r", strategy="direct")  # with --batch: its answers are used
+    assert again.failures == [] and batch_api.server.stats.batches == 1 and batch_api.server.stats.direct == 0
+    run(tmp_path, batch_api, "r", strategy="direct", batch=None)  # every batch ended: continued directly as well
+
+
+def stop_after_submitting(tmp_path: Path, served: Served, model: str = "openai:mock", name: str = "r") -> None:
+    """A ``--batch`` session that stops once its batch is submitted (its first poll refused by the provider)."""
+    from structbench.batch.anthropic import AnthropicBatches
+    from structbench.batch.openai import OpenAIBatches
+
+    class Refused(Exception):
+        status_code = 403  # refused for good: the session stops at once
+
+    async def refused(self: object, batch_id: str) -> None:
+        raise Refused("the session stops")
+
+    provider = OpenAIBatches if model.startswith("openai") else AnthropicBatches
+    original = provider.status
+    provider.status = refused  # type: ignore[assignment,method-assign]
+    try:
+        with pytest.raises(RunStoppedError):
+            run(tmp_path, served, name, strategy="direct", model=model)
+    finally:
+        provider.status = original  # type: ignore[method-assign]

@@ -196,6 +196,11 @@ def test_batches_lists_and_cancels_a_runs_batches(tmp_path: Path, batch_api: Ser
     assert batch_api.server.stats.cancelled == 1
     after = sb(tmp_path, "batches", "run", "--offline")
     assert "| ended | cancelled |" in after.stdout
+    batch_api.server.complete_after = 0
+    again = sb(tmp_path, *command)  # the same command sends the rest, in a new batch
+    assert "holds no answer to 6 of the requests wanted: they go into a new batch" in again.stderr
+    assert batch_api.server.stats.batches == 2 and batch_api.server.stats.batch_lines == 6
+    assert "| ended | completed |" in sb(tmp_path, "batches", "run", "--offline").stdout
     assert sb(tmp_path, "batches", "nowhere", check=ExitCode.USAGE).stderr.startswith("error: nowhere: no such run")
 
 
@@ -204,3 +209,31 @@ def test_batch_needs_a_backend_with_a_batch_api(tmp_path: Path) -> None:
     assert "--batch: the mock backend has no batch API (openai and anthropic have one)" in proc.stderr
     proc = sb(tmp_path, "run", "-m", "mock", "-b", "toy", "--limit", "2", "--max-cost", "1", check=ExitCode.USAGE)
     assert "--max-cost needs the models' prices: give --prices FILE" in proc.stderr
+
+
+def test_prices_no_cost_can_hold_are_refused_before_the_run(tmp_path: Path) -> None:
+    from structbench.testing.cli import invoke
+
+    (tmp_path / "prices.yaml").write_text("mock: {input: 1.0e+306, output: 1.0e+308}\n")
+    with serve_in_thread(MockOpenAIServer(reply="yes", usage=USAGE)) as url:
+        proc = invoke(*toy(url, "run", "--prices", "prices.yaml"), env=env(tmp_path), cwd=tmp_path)
+    assert proc.returncode == ExitCode.USAGE and proc.stderr.count("\n") == 1
+    assert "prices.yaml:1: mock.input: 1e+306 US dollars per million tokens is more than any model costs" in proc.stderr
+    assert not (tmp_path / "run").exists()
+
+
+def test_negative_usage_is_unknown_and_never_defeats_a_budget(tmp_path: Path) -> None:
+    from structbench.testing.cli import invoke
+
+    (tmp_path / "prices.yaml").write_text("mock: {input: 1, output: 1}\n")
+    lying = {"prompt_tokens": -1_000_000, "completion_tokens": 5}
+    with serve_in_thread(MockOpenAIServer(reply="yes", usage=lying)) as url:
+        stopped = invoke(*toy(url, "run", "--max-tokens-total", "500", "-c", "1"), env=env(tmp_path), cwd=tmp_path)
+        assert stopped.returncode == ExitCode.BUDGET, stopped.stderr
+        assert "reported no token usage for a call, so the budget (--max-cost/--max-tokens-total) cannot be kept" \
+            in stopped.stderr
+        done = invoke(*toy(url, "run", "--prices", "prices.yaml"), env=env(tmp_path), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    made = json.loads((tmp_path / "run" / "metrics.json").read_text())["usage"]
+    assert made["usage"]["prompt_tokens"] is None and made["usage"]["unknown"] == made["usage"]["calls"] > 0
+    assert made["cost_usd"] is None and "-1,000,000" not in done.stdout

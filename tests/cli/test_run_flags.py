@@ -92,3 +92,20 @@ def test_sampling_flags_and_system_prompt_reach_every_request(tmp_path: Path) ->
     assert all(r.messages is not None and r.messages[0].content.startswith("Be brief.") for r in seen)
     resumed = sb(tmp_path, "--resume", "run", "--temperature", "0.5")
     assert resumed.returncode == 2 and "--temperature would change it" in resumed.stderr
+
+
+def test_a_system_prompt_with_credential_like_words_is_kept_as_written(tmp_path: Path) -> None:
+    from structbench.testing.cli import invoke
+
+    prompt = "Write the answer in basic Python3-compatible English. Authorization: none required."
+    args = ("run", "-m", "oracle", "-b", "structext:test", "-n", "3", "--system-prompt", prompt, "--out", "r",
+            "--no-progress")
+    env = dict(os.environ, STRUCTBENCH_CACHE=str(tmp_path / "cache"))
+    first = invoke(*args, env=env, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    again = invoke(*args, env=env, cwd=tmp_path)  # the same command resumes: the stored configuration is the same
+    assert again.returncode == 0, again.stderr
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    assert manifest["config"]["system_prompt"] == prompt and [s["jobs"] for s in manifest["sessions"]] == [3, 0]
+    records = [json.loads(line) for line in (tmp_path / "r" / "samples.jsonl").read_text().splitlines()]
+    assert all(r["prompt"][0] == {"role": "system", "content": prompt} for r in records)

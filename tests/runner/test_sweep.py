@@ -3,6 +3,8 @@ share one load where cells differ only in prompt options."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from structbench.benchmarks import BENCHMARKS
@@ -11,7 +13,7 @@ from structbench.datasets import DataContext
 from structbench.errors import UsageError
 from structbench.robustness import reference_cell
 from structbench.runconfig import RunConfig
-from structbench.runner.selection import prepare
+from structbench.runner.selection import prepare, sweep_plan
 from structbench.runner.sweep import cells_for, check_sweeps, preset_sweeps
 
 STRUCTFACT = BENCHMARKS.get("structfact")
@@ -114,3 +116,24 @@ def test_scitab_cells_take_the_demonstrations_of_the_one_load(shared_datasets: o
     assert second.bench.exclusions([]) == first.bench.exclusions([])
     prompt = second.bench.prompt(next(iter(second.samples)), "in_context")
     assert "Table:" in prompt and prompt != first.bench.prompt(next(iter(first.samples)), "in_context")
+
+
+def test_a_sweep_says_its_cells_and_calls_before_setting_them_up(tmp_path: Path) -> None:
+    import structbench
+
+    notes: list[str] = []
+    structbench.evaluate("oracle", "structfact:generated", strategy="zero_shot", limit=3, out=tmp_path / "r",
+                         options={"tables": "synthetic", "per_task": 2}, progress=False, notify=notes.append,
+                         sweep={"serialization": ["paper", "csv", "df_loader", "indexed_row_major"],
+                                "perturbation": ["none", "transpose"]})
+    assert notes[0] == ("note: the sweep is 8 cells (structfact:generated: 4 serialization x 2 perturbation, 1 "
+                        "strategy): 24 samples to answer (at most 3 per cell and strategy, 1 epoch(s)), each at least "
+                        "one model call; each cell is set up before the first call, which takes a while for a large "
+                        "grid")
+    large = RunConfig(model="oracle", benches=["scitab", "structext:test"], strategies=["all"], epochs=2,
+                      sweeps={"perturbation_seed": [str(i) for i in range(1000)], "scitab.serialization":
+                              [f"v{i}" for i in range(100)]})
+    plan = sweep_plan(large)  # said from the configuration alone: nothing is loaded
+    assert plan is not None and plan.startswith("note: the sweep is 100,001 cells (scitab: 1,000 perturbation_seed x "
+                                                "100 serialization, 5 strategies; structext:test: no swept key, 8 "
+                                                "strategies): every sample of each cell under each strategy")

@@ -28,8 +28,9 @@ from structbench.backends.base import (
     Request,
     Response,
     reply_choice,
+    token_count,
 )
-from structbench.backends.factory import DEFAULT_TIMEOUT, BackendSpec
+from structbench.backends.factory import DEFAULT_MAX_REPLY_BYTES, DEFAULT_TIMEOUT, BackendSpec
 from structbench.errors import UsageError
 from structbench.redact import redact, register_secret
 
@@ -56,8 +57,11 @@ class AnthropicBackend(Backend):
     model_options = ()
 
     def __init__(self, model: str, base_url: str = DEFAULT_BASE_URL, api_key: str | None = None,
-                 concurrency: int = 8, timeout: float = DEFAULT_TIMEOUT, max_retries: int = 6) -> None:
+                 concurrency: int = 8, timeout: float = DEFAULT_TIMEOUT, max_retries: int = 6,
+                 max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES) -> None:
         self.model = model
+        self.max_reply_bytes = max_reply_bytes
+        """``--max-reply-mb``: the largest line of a batch's results read (``batch.anthropic``)."""
         self.base_url = base_url.rstrip("/")
         register_secret(api_key)
         self._api_key = api_key
@@ -149,9 +153,11 @@ def message_usage(message: dict[str, Any]) -> tuple[int | None, int | None, int 
     usage = message.get("usage")
     if not isinstance(usage, dict):
         return None, None, None, None
-    read, written = _count(usage.get("cache_read_input_tokens")), _count(usage.get("cache_creation_input_tokens"))
+    raw = {k: usage.get(k) for k in ("cache_read_input_tokens", "cache_creation_input_tokens")}
+    read, written = (_count(v) for v in raw.values())
+    impossible = any(v is not None and _count(v) is None for v in raw.values())  # a part unknown: the sum is too
     uncached = _count(usage.get("input_tokens"))
-    prompt = None if uncached is None else uncached + (read or 0) + (written or 0)
+    prompt = None if uncached is None or impossible else uncached + (read or 0) + (written or 0)
     details = usage.get("output_tokens_details")
     thinking = _count(details.get("thinking_tokens")) if isinstance(details, dict) else None
     return prompt, _count(usage.get("output_tokens")), thinking, read
@@ -170,8 +176,7 @@ def combine(messages: list[dict[str, Any]], params: GenerationParams) -> Respons
                     cached_tokens=total(3))
 
 
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+_count = token_count
 
 
 def from_spec(spec: BackendSpec) -> Backend:
@@ -188,4 +193,4 @@ def from_spec(spec: BackendSpec) -> Backend:
     if not api_key and parts.hostname == "api.anthropic.com":
         raise UsageError(f"api.anthropic.com needs an API key: set the environment variable {key_env}")
     return AnthropicBackend(model=spec.name, base_url=base_url, api_key=api_key, concurrency=spec.concurrency,
-                            timeout=spec.timeout, max_retries=spec.max_retries)
+                            timeout=spec.timeout, max_retries=spec.max_retries, max_reply_bytes=spec.max_reply_bytes)

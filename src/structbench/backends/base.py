@@ -167,6 +167,13 @@ class Response:
     """Of ``prompt_tokens``, those the provider served from its prompt cache (OpenAI's ``prompt_tokens_details.
     cached_tokens``, Anthropic's ``cache_read_input_tokens``); None: not reported."""
 
+    def __post_init__(self) -> None:
+        # whatever the backend (a plugin's too): a count no call can have is unknown, never added nor subtracted
+        for name in ("prompt_tokens", "completion_tokens", "reasoning_tokens", "cached_tokens"):
+            value = getattr(self, name)
+            if value is not None and token_count(value) is None:
+                object.__setattr__(self, name, None)
+
     @property
     def text(self) -> str:
         return self.choices[0].text
@@ -216,9 +223,22 @@ class Response:
         )
 
 
-def _count(value: Any) -> int | None:
-    """A stored token count, or None (absent in entries written before it was kept, or not a count)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+MAX_CALL_TOKENS = 100_000_000
+"""More tokens than one call can use (a hundred times the longest context of any model): a count above it is a
+server's error."""
+
+
+def token_count(value: Any) -> int | None:
+    """A token count as a server reported it, or None: absent, not an integer, negative or above
+    ``MAX_CALL_TOKENS`` (a server that says -1,000,000 must not make a budget grow): an impossible count is an
+    unknown one."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_CALL_TOKENS:
+        return value
+    return None
+
+
+_count = token_count
+"""A stored token count (absent in cache entries written before it was kept)."""
 
 
 def thought_tokens(choices: tuple[Choice, ...]) -> int:

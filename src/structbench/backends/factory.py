@@ -9,7 +9,7 @@ from typing import Literal, cast
 
 from structbench.backends.base import Backend
 from structbench.errors import UsageError
-from structbench.plugins import BACKEND_GROUP, plugins, refuse_duplicate
+from structbench.plugins import BACKEND_GROUP, plugins
 from structbench.registry import Registry, load_target
 
 DEFAULT_MAX_REPLY_BYTES = 16 * 2**20
@@ -79,10 +79,13 @@ class BackendEntry:
     prices: str | None = None
     """``module:attr`` of a ``(BackendSpec) -> Prices | None``: the provider's own price list for a model, what a run
     given no prices (``--prices``) is costed at; None: such a run has no cost."""
+    origin: str | None = None
+    """The entry point it came from, for messages (``plugins.Plugin.origin``); None: built in."""
 
     def load(self) -> BackendFactory:
         """The factory, imported on first use; a plugin that fails to import is a usage error naming it."""
-        return cast(BackendFactory, load_target(self.factory, f"backend {self.name!r}"))
+        what = f"backend {self.name!r}" + (f" ({self.origin})" if self.origin else "")
+        return cast(BackendFactory, load_target(self.factory, what, plugin=self.origin is not None))
 
     def counter_spec_kinds(self) -> tuple[tuple[str, CounterArgument], ...]:
         """The token-counter kinds this backend serves (none without a ``token_counter``)."""
@@ -119,15 +122,14 @@ declare(BackendEntry("mock", f"{_HERE}.mock:from_spec"))
 declare(BackendEntry("oracle", f"{_HERE}.oracle:from_spec"))
 
 for _plugin in plugins(BACKEND_GROUP, default_attr="from_spec"):
-    if _plugin.name in BACKENDS:
-        raise refuse_duplicate("backend", _plugin)
-    dist = _plugin.distribution
-    declare(BackendEntry(_plugin.name, _plugin.target, packages=(dist,) if dist else (), distribution=dist))
+    _dist = _plugin.distribution
+    BACKENDS.add_plugin(_plugin.name, BackendEntry(_plugin.name, _plugin.target, packages=(_dist,) if _dist else (),
+                                                   distribution=_dist, origin=_plugin.origin), _plugin.origin)
 
 
 def backend_packages() -> list[str]:
     """Every declared backend's packages, once each, in declaration order (the manifest records their versions)."""
-    return list(dict.fromkeys(p for name in BACKENDS for p in BACKENDS.get(name).packages))
+    return list(dict.fromkeys(p for _, entry in BACKENDS.usable() for p in entry.packages))
 
 
 def make_backend(spec: BackendSpec) -> Backend:

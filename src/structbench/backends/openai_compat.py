@@ -48,6 +48,7 @@ from structbench.backends.base import (
     Response,
     TokenLogprob,
     reply_choice,
+    token_count,
 )
 from structbench.backends.factory import DEFAULT_MAX_REPLY_BYTES, DEFAULT_TIMEOUT, BackendSpec
 from structbench.backends.server_context import context_refusal, listed_context, props_context
@@ -520,8 +521,7 @@ def _index(choice: dict[str, Any]) -> int:
     return index if isinstance(index, int) else 0
 
 
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+_count = token_count
 
 
 def _kind(value: Any) -> str:

@@ -63,7 +63,10 @@ class AnthropicBatches(BatchProvider):
 
     async def results(self, batch_id: str) -> list[dict[str, Any]]:
         decoder = await self.backend.client().messages.batches.results(batch_id)
-        return [item.model_dump(mode="json") async for item in decoder]
+        try:  # the response's bytes, so a line is capped before it is parsed (the SDK's decoder parses any size)
+            return await self.read_lines(decoder.http_response.aiter_bytes())
+        finally:
+            await decoder.close()
 
     def outcome(self, line: dict[str, Any]) -> tuple[str, Outcome]:
         custom_id = str(line.get("custom_id"))
@@ -86,6 +89,9 @@ class AnthropicBatches(BatchProvider):
         if kind == "expired":
             return custom_id, LineError("the batch expired before this request was run", retryable=True,
                                         cause="expired")
+        if kind == "canceled":
+            return custom_id, LineError("the batch was cancelled before this request was run", retryable=True,
+                                        cause="batch cancelled")
         return custom_id, LineError(f"the request was not run ({kind})", retryable=False, cause=str(kind))
 
     def response(self, request: Request, bodies: list[dict[str, Any]]) -> Response | LineError:

@@ -15,7 +15,13 @@ twice nor thrown away, whatever stopped the earlier session.
 Failed lines: a retryable failure (rate limit, server error, expiry of the batch's window, a line missing from the
 results) is sent again in a new batch of the failed lines only, up to ``BatchSettings.rounds`` times; any other
 (the request refused, an unusable reply) fails the sample's call as a direct call would, and a resumed run tries it
-again. A batch cancelled while the run waits stops the run; the answers it holds are kept.
+again. A batch this session sent (or saw running) that is cancelled while it waits stops the run; the answers it
+holds are kept.
+
+A batch of an earlier session that ended without answering some of its requests (the provider refused it whole,
+it was cancelled or expired, their lines failed) is taken up for the answers it holds only: its other requests go
+into a new batch, as direct calls would be sent again, and the ledger keeps both. Only a prompt the provider found
+too long for the model's context is final, as it is for a direct call.
 """
 
 from __future__ import annotations
@@ -30,7 +36,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from structbench.backends.base import Backend, BackendError, Request, Response, cache_fields, cache_key
+from structbench.backends.base import (
+    PROMPT_TOO_LONG,
+    Backend,
+    BackendError,
+    Request,
+    Response,
+    cache_fields,
+    cache_key,
+)
 from structbench.backends.stats import CallStats
 from structbench.batch.gate import Hold, StepGate
 from structbench.batch.ledger import BatchEntry, Ledger
@@ -67,6 +81,16 @@ Group = dict[str, list[_Waiter]]
 """Cache key -> the calls waiting for it (several only without a response cache, which joins identical calls)."""
 
 
+@dataclass
+class _Work:
+    """A batch the step waits for, and the calls it answers."""
+
+    entry: BatchEntry
+    group: Group
+    adopted: bool
+    """Sent by an earlier session (its failed lines start again at round 0: rounds count per session)."""
+
+
 def _stderr(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
@@ -100,6 +124,8 @@ class BatchedBackend(Backend):
         """Ids of the batches of earlier sessions this one took up again."""
         self._errors: dict[str, str] = {}
         """The last failure of each call sent again (its message if it fails for good)."""
+        self._seen_running: set[str] = set()
+        """Tags of the batches a poll of this session found still running (cancelled after that: while it waited)."""
 
     @property
     def stats(self) -> CallStats:
@@ -171,14 +197,15 @@ class BatchedBackend(Backend):
         while True:
             for chunk_round, chunk in self._chunks(fresh):
                 entry = await self._submit(chunk, chunk_round)
-                work.append((entry, chunk, False))
+                work.append(_Work(entry, chunk, adopted=False))
             fresh = {}
             if not work:
                 return
-            await self._wait([entry for entry, _, _ in work])
-            for entry, chunk, carried in work:
-                for key, waiters in self._settle(entry, chunk).items():
-                    again = 0 if carried else entry.round + 1
+            await self._wait([w.entry for w in work])
+            for w in work:
+                entry = w.entry
+                for key, waiters in self._settle(entry, w.group).items():
+                    again = 0 if w.adopted else entry.round + 1
                     if again <= self.settings.rounds:
                         fresh[key] = (waiters, again)
                     else:
@@ -191,9 +218,13 @@ class BatchedBackend(Backend):
         return [e for e in self.ledger.entries if e.provider == self.provider.name and e.model == self.label
                 and e.base_url == self.inner.base_url and e.state != "abandoned"]
 
-    async def _adopt(self, todo: Group) -> list[tuple[BatchEntry, Group, bool]]:
+    async def _adopt(self, todo: Group) -> list[_Work]:
         """Take from ``todo`` the calls an earlier session's batch holds (the latest batch of each), with those
-        batches; a batch created without its id written down is looked for at the provider first."""
+        batches; a batch created without its id written down is looked for at the provider first. Of a batch that
+        ended, only the calls it answered are taken: the others stay in ``todo``, for a new batch."""
+        for entry in self._mine():
+            if not self.ledger.file(entry.input_name).exists():
+                await self._recover(entry)
         ids = {cid: key for key, waiters in todo.items()
                for cid in self.provider.custom_ids(key, waiters[0].request)}
         latest: dict[str, BatchEntry] = {}
@@ -216,12 +247,79 @@ class BatchedBackend(Backend):
                     continue
                 self.ledger.update(entry, id=found, state="submitted")
             assert entry.id is not None
+            if entry.state == "ended":
+                keys = self._answered(entry, keys, todo)
+                if not keys:
+                    continue
             self.adopted.append(entry.id)
             was = "ended" if entry.state == "ended" else "still running"
             self.notify(f"batch {entry.id} ({self.provider.name}, sent by an earlier session, {was}): "
                         f"{len(keys)} of its requests are wanted; taken up again, nothing is sent twice")
-            work.append((entry, {key: todo.pop(key) for key in keys}, entry.state == "ended"))
+            work.append(_Work(entry, {key: todo.pop(key) for key in keys}, adopted=True))
         return work
+
+    async def _recover(self, entry: BatchEntry) -> None:
+        """A batch whose input file is missing: which requests it holds is known from its results only, so the run
+        waits for it to end (and reads them) before anything is sent; one never created is abandoned."""
+        if entry.state == "submitting":
+            found = await self._api(self.provider.find, entry, {e.id for e in self.ledger.entries if e.id})
+            if found is None:
+                self.ledger.update(entry, state="abandoned", notes=[*entry.notes, "never created (the run stopped "
+                                   "before the provider answered)"])
+                return
+            self.ledger.update(entry, id=found, state="submitted")
+        if entry.state == "ended" and self.ledger.file(entry.output_name).exists():
+            return
+        self.notify(f"batch {entry.id} ({self.provider.name}, sent by an earlier session): its input file "
+                    f"{self.ledger.file(entry.input_name)} is missing, so which requests it holds is known only from "
+                    "its results: waiting for it to end before anything is sent (structbench batches "
+                    f"{self.run_dir} --cancel cancels it)")
+        await self._wait([entry])
+        note = "its input file was missing: the requests it holds were read from its results"
+        if note not in entry.notes:
+            self.ledger.update(entry, notes=[*entry.notes, note])
+
+    def _answered(self, entry: BatchEntry, keys: list[str], todo: Group) -> list[str]:
+        """Of ``keys``, those the ended batch ``entry`` answered (or found too long for the model's context, which is
+        final); the others are said, noted in the ledger and left to be sent again. Without its output file (removed),
+        all: its results are read from the provider again."""
+        if not self.ledger.file(entry.output_name).exists():
+            return keys
+        outcomes = self._outcomes(entry)
+        answered: list[str] = []
+        unanswered: list[str] = []
+        for key in keys:
+            result = self._result(outcomes, key, todo[key][0].request)
+            final = isinstance(result, Response) or (isinstance(result, LineError) and result.cause == PROMPT_TOO_LONG)
+            (answered if final else unanswered).append(key)
+        if unanswered:
+            why = entry.status or "ended"
+            self.notify(f"batch {entry.id} ({self.provider.name}, sent by an earlier session, {why}) holds no answer "
+                        f"to {len(unanswered)} of the requests wanted: they go into a new batch (the ledger keeps "
+                        "both)")
+            note = "its requests without an answer were sent again in a later batch"
+            if note not in entry.notes:
+                self.ledger.update(entry, notes=[*entry.notes, note])
+        return answered
+
+    def _outcomes(self, entry: BatchEntry) -> dict[str, Outcome]:
+        """Each id's outcome in the output of the ended batch ``entry`` (an answer wins over an error)."""
+        outcomes: dict[str, Outcome] = {}
+        for line in self.ledger.read_lines(entry.output_name):
+            cid, outcome = self.provider.line_outcome(line)
+            if cid not in outcomes or isinstance(outcomes[cid], LineError):
+                outcomes[cid] = outcome
+        return outcomes
+
+    def _result(self, outcomes: dict[str, Outcome], key: str, request: Request) -> Response | LineError | None:
+        """The request's response from a batch's outcomes, its failure, or None when a line of it has no outcome."""
+        parts = [outcomes.get(cid) for cid in self.provider.custom_ids(key, request)]
+        if any(p is None for p in parts):
+            return None
+        error = next((p for p in parts if isinstance(p, LineError)), None)
+        if error is not None:
+            return error
+        return self.provider.response(request, [p for p in parts if isinstance(p, dict)])
 
     def _chunks(self, fresh: dict[str, tuple[list[_Waiter], int]]) -> list[tuple[int, Group]]:
         """New batches: one per endpoint and round, split where the provider's limits (lines, bytes) require."""
@@ -297,6 +395,7 @@ class BatchedBackend(Backend):
                                 + (f", {status.failed} failed" if status.failed else "") + f" ({waited:.0f} s)")
                     self.ledger.update(entry, counts=counts, status=status.word)
                 if not status.done:
+                    self._seen_running.add(entry.tag)
                     continue
                 running.remove(entry)
                 notes = entry.notes
@@ -310,34 +409,31 @@ class BatchedBackend(Backend):
 
     def _settle(self, entry: BatchEntry, group: Group) -> Group:
         """Hand out the answers of an ended batch; returns the calls to send again (retryable failures)."""
-        outcomes: dict[str, Outcome] = {}
-        for line in self.ledger.read_lines(entry.output_name):
-            cid, outcome = self.provider.outcome(line)
-            if cid not in outcomes or isinstance(outcomes[cid], LineError):
-                outcomes[cid] = outcome
+        outcomes = self._outcomes(entry)
         sent = set(self.ledger.custom_ids(entry))
         foreign = [cid for cid in outcomes if cid not in sent]
         retry: Group = {}
         missing = 0
         stop: StructbenchError | None = None
-        if entry.status == "cancelled":
+        cancelled = entry.status == "cancelled"
+        if cancelled and (entry.id in self.submitted or entry.tag in self._seen_running):  # while this run waited
             stop = RunStoppedError(f"batch {entry.id} was cancelled; the answers it holds are kept (the same command "
                                    "sends the rest again)")
         whole = entry.notes[-1] if entry.status == "failed" and entry.notes else None
         for key, waiters in group.items():
-            request = waiters[0].request
-            parts = [outcomes.get(cid) for cid in self.provider.custom_ids(key, request)]
+            found = self._result(outcomes, key, waiters[0].request)
             result: Response | LineError
-            if any(p is None for p in parts) and whole is not None:
+            if found is None and whole is not None:
                 result = LineError(f"the batch failed: {whole}", retryable=False, cause="batch failed")
-            elif any(p is None for p in parts):
+            elif found is None and cancelled:  # cancelled before this session: the rest is sent again now
+                result = LineError(f"batch {entry.id} was cancelled before it ran this request", retryable=True,
+                                   cause="batch cancelled")
+            elif found is None:
                 missing += 1
                 result = LineError(f"missing from the results of batch {entry.id}", retryable=True,
                                    cause="missing from the batch")
             else:
-                error = next((p for p in parts if isinstance(p, LineError)), None)
-                result = error if error is not None else self.provider.response(
-                    request, [p for p in parts if isinstance(p, dict)])
+                result = found
             if isinstance(result, Response):
                 _answer(waiters, result)
             elif stop is not None:

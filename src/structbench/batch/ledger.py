@@ -5,7 +5,8 @@ structbench gives it (``tag``, in the provider's metadata where it has any); the
 soon as the provider returns it, before the first poll. So a run killed at any moment finds every batch it paid
 for: one with an id is polled again, one created without its id being written (a kill in between) is found by its
 tag (OpenAI) or by its time and size (Anthropic), and one never created is sent anew. Nothing here holds a secret:
-the files are what was sent and what came back (redacted all the same).
+the input files are the requests exactly as they are sent (a prompt is never rewritten: the provider answers what a
+direct call would have asked), the output files what came back (redacted), the ledger structbench's notes (redacted).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from structbench.atomic import write_text_atomic
-from structbench.errors import DataError
+from structbench.errors import DataError, UsageError
 from structbench.redact import redact
 
 FOLDER = "batches"
@@ -79,22 +80,54 @@ class BatchEntry(BaseModel):
 
 
 class Ledger:
-    """``<run>/batches/ledger.json``: every batch of the run, loaded at start and rewritten whole on each change."""
+    """``<run>/batches/ledger.json``: every batch of the run, loaded at start and rewritten whole on each change.
 
-    def __init__(self, run_dir: Path) -> None:
+    ``salvage`` reads what can be read of a damaged ledger (``structbench batches``): the entries that validate, and
+    in ``problems`` one line for each part that does not and for each batch file no entry names; without it, a
+    damaged ledger is a ``DataError`` (a run never goes on without knowing its batches: it would pay twice)."""
+
+    def __init__(self, run_dir: Path, *, salvage: bool = False) -> None:
+        self.run_dir = run_dir
         self.folder = run_dir / FOLDER
         self.path = self.folder / LEDGER
-        self.entries: list[BatchEntry] = self._load()
+        self.problems: list[str] = []
+        """What could not be read (``salvage`` only)."""
+        self.entries: list[BatchEntry] = self._load(salvage)
 
-    def _load(self) -> list[BatchEntry]:
+    def _load(self, salvage: bool) -> list[BatchEntry]:
         if not self.path.exists():
-            return []
+            return self._orphans([]) if salvage else []
+        entries = []
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
-            return [BatchEntry.model_validate(e) for e in data["batches"]]
-        except (OSError, ValueError, KeyError, TypeError, ValidationError) as err:
-            raise DataError(f"{self.path}: not a structbench batch ledger ({err}); the run's batches are listed "
-                            "there: repair or remove it (structbench batches lists what it can read)") from err
+            items = data["batches"]
+            if not isinstance(items, list):
+                raise TypeError(f"'batches' is a {type(items).__name__}, not a list")
+            for i, item in enumerate(items, start=1):
+                try:
+                    entries.append(BatchEntry.model_validate(item))
+                except ValidationError as err:
+                    if not salvage:
+                        raise ValueError(f"entry {i}: {_why(err)}") from None
+                    self.problems.append(f"{self.path}: entry {i} unreadable ({_why(err)})")
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            why = _why(err)
+            if salvage:
+                self.problems.append(f"{self.path}: unreadable ({why})")
+                return self._orphans([])
+            raise DataError(f"{self.path}: not a structbench batch ledger ({why}); it lists the run's batches, whose "
+                            f"requests would be sent and paid again without it: repair it (structbench batches "
+                            f"{self.run_dir} lists what can be read of it)") from None
+        return self._orphans(entries) if salvage else entries
+
+    def _orphans(self, entries: list[BatchEntry]) -> list[BatchEntry]:
+        """``entries``, with a problem for each batch input file in the folder that none of them names."""
+        named = {e.input_name for e in entries}
+        for path in sorted(self.folder.glob("sb-*.input.jsonl")) if self.folder.is_dir() else []:
+            if path.name not in named:
+                self.problems.append(f"{path}: the input of batch {path.name.removesuffix('.input.jsonl')}, which the "
+                                     "ledger does not list")
+        return entries
 
     def save(self) -> None:
         """Write the ledger durably (synced before the rename)."""
@@ -104,7 +137,7 @@ class Ledger:
     def new(self, lines: list[dict[str, Any]], **fields: Any) -> BatchEntry:
         """A new entry named by a fresh tag: its input file (``lines``) written first, then the ledger."""
         entry = BatchEntry(tag=f"sb-{secrets.token_hex(6)}", **fields)
-        self.write_lines(entry.input_name, lines)
+        self.write_lines(entry.input_name, lines, verbatim=True)
         self.entries.append(entry)
         self.save()
         return entry
@@ -117,10 +150,13 @@ class Ledger:
     def file(self, name: str) -> Path:
         return self.folder / name
 
-    def write_lines(self, name: str, lines: Iterable[dict[str, Any]]) -> Path:
-        """A JSON-lines file of the run's batches, written whole and synced (secrets redacted)."""
+    def write_lines(self, name: str, lines: Iterable[dict[str, Any]], *, verbatim: bool = False) -> Path:
+        """A JSON-lines file of the run's batches, written whole and synced: secrets redacted, or ``verbatim`` (the
+        requests of an input file, which are uploaded as written: no key is in them, and a prompt is never
+        rewritten)."""
         path = self.file(name)
-        write_text_atomic(path, "".join(redact(json.dumps(line, ensure_ascii=False)) + "\n" for line in lines))
+        texts = (json.dumps(line, ensure_ascii=False) for line in lines)
+        write_text_atomic(path, "".join((text if verbatim else redact(text)) + "\n" for text in texts))
         return path
 
     def read_lines(self, name: str) -> Iterator[dict[str, Any]]:
@@ -137,5 +173,35 @@ class Ledger:
                 yield line
 
     def custom_ids(self, entry: BatchEntry) -> list[str]:
-        """The request ids a batch was sent with (read from its input file)."""
-        return [str(line.get("custom_id")) for line in self.read_lines(entry.input_name)]
+        """The request ids a batch was sent with, read from its input file; from its results when the input file is
+        missing (the ids of requests the batch left out of its results are then unknown)."""
+        name = entry.input_name if self.file(entry.input_name).exists() else entry.output_name
+        return [str(line.get("custom_id")) for line in self.read_lines(name)]
+
+
+def _why(err: BaseException) -> str:
+    """An error reading a ledger, in one line."""
+    if isinstance(err, ValidationError):
+        problem = err.errors()[0]
+        return f"{'.'.join(str(p) for p in problem['loc']) or 'entry'}: {problem['msg']}"
+    if isinstance(err, KeyError):
+        return f"no {err} field"
+    return str(err).splitlines()[0] if str(err) else type(err).__name__
+
+
+def refuse_direct_while_open(run_dir: Path) -> None:
+    """A ``UsageError`` when a batch of the run in ``run_dir`` may still be running: continued without ``--batch``,
+    the run would send its requests again directly and pay for them twice, its answers never used."""
+    if not (run_dir / FOLDER / LEDGER).exists():
+        return
+    open_ = [e for e in Ledger(run_dir).entries if e.open]
+    if not open_:
+        return
+    first = open_[0]
+    which = f"batch {first.id}" if first.id else f"batch {first.tag} (its id not yet known)"
+    more = f" and {len(open_) - 1} more" if len(open_) > 1 else ""
+    raise UsageError(
+        f"{run_dir}: {which}{more}, sent with --batch, may still be running at the provider; continued without "
+        f"--batch, its requests would be sent again and paid twice: run the same command with --batch to wait for "
+        f"its answers and use them, or cancel it (structbench batches {run_dir} --cancel) and run once with --batch "
+        "to use the answers it holds")

@@ -82,20 +82,14 @@ class OpenAIBatches(BatchProvider):
                       problem=problem)
 
     async def results(self, batch_id: str) -> list[dict[str, Any]]:
-        import json
-
         client = self.client()
         batch = await client.batches.retrieve(batch_id)
         lines: list[dict[str, Any]] = []
         for file_id in (batch.output_file_id, batch.error_file_id):
             if not file_id:
                 continue
-            content = await client.files.content(file_id)
-            for raw in content.text.splitlines():
-                if raw.strip():
-                    line = json.loads(raw)
-                    if isinstance(line, dict):
-                        lines.append(line)
+            async with client.files.with_streaming_response.content(file_id) as content:  # streamed: lines capped
+                lines += await self.read_lines(content.iter_bytes())
         return lines
 
     def outcome(self, line: dict[str, Any]) -> tuple[str, Outcome]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pkgutil
 
 from structbench.benchmark import Benchmark
-from structbench.plugins import BENCHMARK_GROUP, import_env_plugins, plugins, refuse_duplicate
+from structbench.plugins import BENCHMARK_GROUP, import_env_plugins, plugins
 from structbench.registry import Registry
 
 BENCHMARKS: Registry[type[Benchmark]] = Registry("benchmark")
@@ -25,9 +25,7 @@ for _name in BUILTIN:
     BENCHMARKS.register(_name, f"{__name__}.{_name}:BENCHMARK")
 
 for _plugin in plugins(BENCHMARK_GROUP, default_attr="BENCHMARK"):
-    if _plugin.name in BENCHMARKS:
-        raise refuse_duplicate("benchmark", _plugin)
-    BENCHMARKS.register(_plugin.name, _plugin.target)
+    BENCHMARKS.add_plugin(_plugin.name, _plugin.target, _plugin.origin)  # a taken name clashes: never shadowed
 
 __all__ = ["BENCHMARKS", "BUILTIN"]
 

@@ -10,7 +10,12 @@ from typing import Annotated, Any
 
 import typer
 
-from structbench.errors import UsageError
+from structbench.errors import RunStoppedError, UsageError
+from structbench.redact import redact
+
+API_RETRIES = 2
+"""Retries of a call to the batch API (the SDK's, on a dropped connection or a 5xx): a listing answers soon or says
+the provider is not reachable."""
 
 
 def batches(
@@ -24,16 +29,18 @@ def batches(
 ) -> None:
     """List a run's batches (--batch): the ledger in RUN_DIR/batches, with each running batch's status from the
     provider; --cancel cancels the running ones (the answers they hold are kept; the same run command sends the rest
-    again)."""
+    again). Of a damaged ledger, what can be read is listed, and what cannot is named."""
     from structbench.batch.ledger import Ledger
     from structbench.manifest import read_manifest
     from structbench.redact import MASK
 
     if not run_dir.is_dir():
         raise UsageError(f"{run_dir}: no such run directory")
-    ledger = Ledger(run_dir)
+    ledger = Ledger(run_dir, salvage=True)
+    for problem in ledger.problems:
+        typer.echo(f"warning: {problem}", err=True)
     if not ledger.entries:
-        typer.echo(f"{run_dir}: no batches (the run did not use --batch)")
+        typer.echo(f"{run_dir}: no batches" + ("" if ledger.problems else " (the run did not use --batch)"))
         return
     manifest = read_manifest(run_dir)
     if manifest is None:
@@ -61,7 +68,8 @@ async def _ask(model: str, base_url: str | None, api_key_env: str, ledger: Any, 
     from structbench.backends.factory import BackendSpec, make_backend
     from structbench.batch.providers import provider_for
 
-    backend = make_backend(BackendSpec.parse(model, base_url=base_url, api_key_env=api_key_env))
+    backend = make_backend(BackendSpec.parse(model, base_url=base_url, api_key_env=api_key_env,
+                                             max_retries=API_RETRIES))
     provider = provider_for(backend)
     out: dict[str, str] = {}
     try:
@@ -79,6 +87,11 @@ async def _ask(model: str, base_url: str | None, api_key_env: str, ledger: Any, 
             else:
                 status = await provider.status(batch_id)
                 out[entry.tag] = f"{status.word}, {status.completed}/{status.total} done"
+    except Exception as err:  # the provider's API, however it fails (down, a refused key): one line
+        where = backend.base_url or backend.backend
+        raise RunStoppedError(redact(
+            f"the batch API of {model} at {where} did not answer: {type(err).__name__}: {err}; the ledger alone: "
+            f"structbench batches {ledger.run_dir} --offline")) from None
     finally:
         await provider.aclose()
     return out

@@ -44,6 +44,7 @@ def list_cmd() -> None:
 
     from structbench.backends import BACKENDS
     from structbench.benchmarks import BENCHMARKS
+    from structbench.plugins import warn_plugin
 
     width = max(40, shutil.get_terminal_size((100, 24)).columns)
 
@@ -55,8 +56,7 @@ def list_cmd() -> None:
         )
 
     blocks = []
-    for name in BENCHMARKS.names():
-        cls = BENCHMARKS.get(name)
+    for name, cls in BENCHMARKS.usable(warn_plugin):  # a plugin that fails to load is a warning, left out
         bench = cls()
         strategies = [f"{s} (default)" if s == cls.default_strategy else s for s in bench.strategies()]
         metrics = [f"{cls.headline} (headline)", *(m for m in cls.metric_names if m != cls.headline)]
@@ -77,7 +77,8 @@ def list_cmd() -> None:
              "(structbench run --model M --preset NAME [--limit N])")
     typer.echo("\n\n" + textwrap.fill(title, width=width, break_long_words=False, break_on_hyphens=False) + "\n")
     typer.echo("\n\n".join(_preset_blocks(field, width)))
-    typer.echo("\n" + field("backends", [f"{b} (default)" if b == DEFAULT_MODEL else b for b in BACKENDS.names()]))
+    backends = [name for name, _ in BACKENDS.usable(warn_plugin)]
+    typer.echo("\n" + field("backends", [f"{b} (default)" if b == DEFAULT_MODEL else b for b in backends]))
     typer.echo(textwrap.fill(
         f"The embedded model (Gemma 3 270M, Q4_K_M) is assembled on first use into {_embedded_path()}; "
         "`structbench embedded-model` prints its path (assembling it first), to serve it with llama.cpp yourself.",

@@ -382,6 +382,7 @@ def run(
             reasoning_effort=reasoning_effort,
             think_tags=parse_think_tags(think_tags or []),
             thought_opened=thought_opened,
+            flag_words=True,
         )
         run_dir = out_dir or default_run_dir(config)
         with interrupted(run_dir):

@@ -3,8 +3,9 @@ benchmark, plugins included."""
 
 from structbench.benchmarks import BENCHMARKS
 from structbench.inspect_tasks.tasks import task_factory
+from structbench.plugins import warn_plugin
 
-TASKS = {name: task_factory(name) for name in BENCHMARKS.names()}
+TASKS = {name: task_factory(name) for name, _ in BENCHMARKS.usable(warn_plugin)}
 
 from structbench.inspect_tasks.provider import StructbenchModel  # noqa: E402  (registers structbench/BACKEND)
 

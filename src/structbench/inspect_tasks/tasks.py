@@ -190,5 +190,6 @@ def task_factory(name: str) -> Callable[..., Task]:
                               max_tokens=max_tokens, options=options)
 
     factory.__name__ = factory.__qualname__ = name
-    factory.__doc__ = f"{BENCHMARKS.get(name).title} ({name}) as structbench evaluates it."
+    title = BENCHMARKS.get(name).title if BENCHMARKS.clash(name) is None else name  # a clash: refused when run
+    factory.__doc__ = f"{title} ({name}) as structbench evaluates it."
     return task(name=name)(factory)

@@ -63,6 +63,7 @@ from structbench.records import SampleRecord
 from structbench.redact import redact
 from structbench.runconfig import RunConfig
 from structbench.runner.config import options_for
+from structbench.untrusted import file_name, inside
 
 SOLVER = "structbench/structbench_strategy"
 
@@ -293,7 +294,7 @@ def write_logs(run: RunData, out: Path) -> list[Path]:
     written = []
     for entry in run.entries:
         log = eval_log(run, entry)
-        path = out / log_name(log)
+        path = inside(out / file_name(log_name(log), "a result's task"), out, "convert --out")
         with tempfile.TemporaryDirectory(dir=out, prefix=".convert-") as tmp:
             staged = Path(tmp) / path.name
             write_eval_log(log, staged, format="eval")

@@ -27,6 +27,7 @@ from structbench.records import SampleRecord
 from structbench.redact import redact
 from structbench.report.entries import StatsOptions, headline_interval
 from structbench.report.runs import BenchmarkCache
+from structbench.untrusted import file_name, inside
 
 FILTER = "none"
 """lm-eval's name for the unfiltered answers; structbench's parser is part of the benchmark, not a filter."""
@@ -172,14 +173,15 @@ def results_file(run: RunData, hashes: dict[str, str]) -> dict[str, Any]:
 def write_lmeval(run: RunData, out: Path) -> list[Path]:
     """The run's results and samples files under ``out/<model>/``; each written whole (a temporary file renamed
     over it). Secrets are redacted."""
-    folder = out / sanitize_model_name(run.config.model)
+    folder = inside(out / file_name(sanitize_model_name(run.config.model), "the run's model"), out, "convert --out")
     date_id = _date_id(run)
     kwargs = _gen_kwargs(run)
     written, hashes = [], {}
     for entry in run.entries:
         lines = [sample_line(rec, i, kwargs) for i, rec in enumerate(entry.records)]
         hashes[entry.task] = hash_string("".join(x["doc_hash"] + x["prompt_hash"] + x["target_hash"] for x in lines))
-        path = folder / f"samples_{entry.task}_{date_id}.jsonl"
+        path = inside(folder / file_name(f"samples_{entry.task}_{date_id}.jsonl", "a result's task"), out,
+                      "convert --out")
         text = "".join(json.dumps(x, ensure_ascii=False, default=str) + "\n" for x in lines)
         write_text_atomic(path, redact(text))
         written.append(path)

@@ -27,6 +27,7 @@ from structbench.results import MetricsFile, ResultEntry, read_metrics
 from structbench.runconfig import RunConfig
 from structbench.runformat import MANIFEST, METRICS, SAMPLES
 from structbench.runner.store import current_records, read_records
+from structbench.untrusted import file_name
 from structbench.version import __version__
 
 
@@ -166,7 +167,17 @@ def read_run(path: Path) -> RunData:
         raise DataError(f"{err}; written by {version}, which this structbench ({__version__}) cannot read") from None
     if not records:
         raise UsageError(f"{path}: {SAMPLES} holds no sample records: nothing to convert")
+    _check_names(metrics, path / METRICS)
     return RunData(path, manifest, config, metrics, records)
+
+
+def _check_names(metrics: MetricsFile, path: Path) -> None:
+    """Every name a converter puts in a file name (a result's benchmark, variant, strategy, its cell's options) is a
+    safe one: a crafted ``metrics.json`` never makes ``convert`` write outside ``--out``."""
+    for i, r in enumerate(metrics.results, start=1):
+        for field, name in (("benchmark", r.benchmark), ("variant", r.variant), ("strategy", r.strategy),
+                            *((f"cell option {k}", f"{k}-{v}") for k, v in cell_options(r.cell).items())):
+            file_name(name, f"{path}: result {i}: {field}")
 
 
 def _first(err: Exception) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from structbench.errors import UsageError
 from structbench.papers.spec import PaperTable, Preset
+from structbench.plugins import warn_plugin
 from structbench.registry import did_you_mean
 
 
@@ -11,8 +12,8 @@ def paper_tables(benchmark: str | None = None) -> list[PaperTable]:
     """The paper tables of every registered benchmark (or of one), in registry order."""
     from structbench.benchmarks import BENCHMARKS
 
-    names = [benchmark] if benchmark is not None else BENCHMARKS.names()
-    return [t for name in names for t in BENCHMARKS.get(name).paper_tables()]
+    classes = [BENCHMARKS.get(benchmark)] if benchmark is not None else [c for _, c in BENCHMARKS.usable(warn_plugin)]
+    return [t for cls in classes for t in cls.paper_tables()]
 
 
 def preset_table(name: str) -> PaperTable:
@@ -28,8 +29,8 @@ def robustness_presets(benchmark: str | None = None) -> list[Preset]:
     """The robustness presets of every registered benchmark (or of one): ``Benchmark.robustness_presets``."""
     from structbench.benchmarks import BENCHMARKS
 
-    names = [benchmark] if benchmark is not None else BENCHMARKS.names()
-    return [p for name in names for p in BENCHMARKS.get(name).robustness_presets()]
+    classes = [BENCHMARKS.get(benchmark)] if benchmark is not None else [c for _, c in BENCHMARKS.usable(warn_plugin)]
+    return [p for cls in classes for p in cls.robustness_presets()]
 
 
 def find_preset(name: str) -> Preset:

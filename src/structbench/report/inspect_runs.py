@@ -20,6 +20,7 @@ from structbench.errors import DataError, UsageError
 from structbench.manifest import Manifest
 from structbench.records import SampleRecord
 from structbench.results import MetricsFile, ResultEntry, compute_result
+from structbench.untrusted import check_archive, check_size, schema_error
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample
@@ -46,10 +47,14 @@ def _read(path: Path) -> EvalLog:
     except ImportError as err:
         raise UsageError(f"{path}: reading Inspect logs needs inspect-ai: pip install 'structbench[inspect]' ({err})"
                          ) from None
+    if path.suffix == ".eval":
+        check_archive(path)  # its members' sizes, before Inspect inflates any of them
+    else:
+        check_size(path)
     try:
         return read_eval_log(str(path))
     except Exception as err:  # Inspect raises several kinds for a file that is not a log
-        raise DataError(f"{path}: not an Inspect log Inspect can read ({type(err).__name__}: {err})") from None
+        raise DataError(f"{path}: not an Inspect log Inspect can read ({schema_error(err)})") from None
 
 
 def _prompt(value: str | list[Any]) -> str | list[dict[str, str]]:
@@ -145,9 +150,11 @@ def _manifest(log: EvalLog, model: str) -> dict[str, Any]:
 
 
 def _order(item: tuple[Path, EvalLog]) -> tuple[str, int, str]:
-    """Logs of a converted run in its entries' order, others by file name."""
-    run = (item[1].eval.metadata or {}).get("run") or {}
-    return (str(run.get("path", "")), int(run.get("entry", 0)), item[0].name)
+    """Logs of a converted run in its entries' order, others by file name (a malformed place: last)."""
+    run = (item[1].eval.metadata or {}).get("run")
+    run = run if isinstance(run, dict) else {}
+    entry = run.get("entry", 0)
+    return (str(run.get("path", "")), entry if isinstance(entry, int) else 1 << 62, item[0].name)
 
 
 def _merge(manifest: dict[str, Any], other: dict[str, Any]) -> None:
@@ -167,29 +174,45 @@ def load_inspect_runs(path: Path) -> list[RunDir]:
 
     logs = sorted(((file, _read(file)) for file in ([path] if path.is_file() else sorted(path.glob("*.eval")))),
                   key=_order)
-    by_model: dict[str, tuple[dict[str, Any], list[ResultEntry], list[SampleRecord]]] = {}
+    by_model: dict[str, tuple[dict[str, Any], list[ResultEntry], list[SampleRecord], Path]] = {}
     seen: dict[tuple[str, str, str, str], Path] = {}
     for file, log in logs:
-        meta = log.eval.metadata or {}
-        if not all(k in meta for k in ("benchmark", "variant", "strategy")):
-            raise UsageError(f"{file}: not a log of `inspect eval structbench/...` or `structbench convert` (its "
-                             "metadata names no benchmark, variant and strategy)")
-        if (log.eval.config.epochs or 1) > 1 and "epoch" not in SampleRecord.model_fields:
-            raise UsageError(f"{file}: {log.eval.config.epochs} epochs; this structbench's records have one reply "
-                             "per sample")
-        model = str(meta.get("model") or log.eval.model)
-        key = (str(meta["benchmark"]), str(meta["variant"]), str(meta["strategy"]), model)
-        if key in seen:
-            raise UsageError(f"{file}: {key[0]}:{key[1]}/{key[2]} of {model} is also in {seen[key]}; give one log "
-                             "per benchmark, variant, strategy and model")
-        seen[key] = file
-        records = [sample_record(s, *key) for s in log.samples or []]
-        if model in by_model:
-            _merge(by_model[model][0], _manifest(log, model))
-        _, entries, kept = by_model.setdefault(model, (_manifest(log, model), [], []))
-        entries.append(_entry(log, records, *key))
-        kept.extend(records)
+        try:
+            _add_log(file, log, by_model, seen)
+        except (ValueError, TypeError, AttributeError, KeyError, IndexError) as err:  # its metadata's shape is wrong
+            raise DataError(f"{file}: not a log of `inspect eval structbench/...` or `structbench convert` "
+                            f"({schema_error(err)})") from None
     if not by_model:
         raise UsageError(f"{path}: no Inspect log (.eval) here")
-    return [RunDir(path, Manifest.model_validate(manifest), MetricsFile(results=entries), records)
-            for manifest, entries, records in by_model.values()]
+    runs = []
+    for manifest, entries, records, file in by_model.values():
+        try:
+            runs.append(RunDir(path, Manifest.model_validate(manifest), MetricsFile(results=entries), records))
+        except ValueError as err:
+            raise DataError(f"{file}: the run manifest it carries is not one ({schema_error(err)})") from None
+    return runs
+
+
+def _add_log(file: Path, log: EvalLog,
+             by_model: dict[str, tuple[dict[str, Any], list[ResultEntry], list[SampleRecord], Path]],
+             seen: dict[tuple[str, str, str, str], Path]) -> None:
+    """Read one log into ``by_model`` (its model's manifest, result entries and records)."""
+    meta = log.eval.metadata or {}
+    if not all(k in meta for k in ("benchmark", "variant", "strategy")):
+        raise UsageError(f"{file}: not a log of `inspect eval structbench/...` or `structbench convert` (its "
+                         "metadata names no benchmark, variant and strategy)")
+    if (log.eval.config.epochs or 1) > 1 and "epoch" not in SampleRecord.model_fields:
+        raise UsageError(f"{file}: {log.eval.config.epochs} epochs; this structbench's records have one reply "
+                         "per sample")
+    model = str(meta.get("model") or log.eval.model)
+    key = (str(meta["benchmark"]), str(meta["variant"]), str(meta["strategy"]), model)
+    if key in seen:
+        raise UsageError(f"{file}: {key[0]}:{key[1]}/{key[2]} of {model} is also in {seen[key]}; give one log "
+                         "per benchmark, variant, strategy and model")
+    seen[key] = file
+    records = [sample_record(s, *key) for s in log.samples or []]
+    if model in by_model:
+        _merge(by_model[model][0], _manifest(log, model))
+    _, entries, kept, _ = by_model.setdefault(model, (_manifest(log, model), [], [], file))
+    entries.append(_entry(log, records, *key))
+    kept.extend(records)

@@ -257,6 +257,10 @@ class Run:
                              "--executor ray")
         self.prices, self.batch = prices, batch
         try:
+            if batch is None:
+                from structbench.batch.ledger import refuse_direct_while_open
+
+                refuse_direct_while_open(self.run_dir)
             return self._execute(
                 backend, selections, cache, concurrency, progress, progress_interval, control,
                 Spread(workers, cluster, lock),

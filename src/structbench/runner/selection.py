@@ -10,6 +10,7 @@ builds them all at once (it returns a list: the stream then holds it, and a larg
 from __future__ import annotations
 
 import itertools
+import math
 import random
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from structbench.errors import DataError, UsageError
 from structbench.registry import did_you_mean
 from structbench.runconfig import RunConfig
 from structbench.runner.config import check_limit, check_options_used, options_for, split_bench
-from structbench.runner.sweep import Cell, cell_text, cells_for, check_sweeps
+from structbench.runner.sweep import Cell, cell_text, cells_for, check_sweeps, swept_keys
 
 HELD_WARNING_BYTES = 512 * 2**20
 """Samples a benchmark builds all at once (a list) are warned about above about this much memory."""
@@ -308,6 +309,31 @@ def prepare(config: RunConfig, data: DataContext, model_context: int | None = No
                              f"{', '.join(f'{s.bench.name}:{s.variant}' for s in selections)}"
                              f"{did_you_mean(missing[0], found)}")
     return selections
+
+
+def sweep_plan(config: RunConfig) -> str | None:
+    """What a sweep asks, in words, before its cells are set up (a large grid takes minutes before the first call):
+    its cells per benchmark, and the samples they answer (each one model call or more); None without a sweep."""
+    if not config.sweeps:
+        return None
+    parts, cells, jobs = [], 0, 0
+    per = config.limit or config.sample or (len(config.sample_ids) if config.sample_ids is not None else None)
+    for entry in dict.fromkeys(config.benches):
+        name, variant = split_bench(entry)
+        cls = BENCHMARKS.get(name)
+        keys = swept_keys(cls, config.sweeps)
+        grid = math.prod(len(values) for _, values in keys)
+        names = [n for n in strategies_for(name, variant or cls.variants[0], config.strategies) if n]
+        strategies = len(cls().strategies()) if names == ["all"] else max(1, len(set(names)))
+        cells += grid
+        jobs += grid * strategies * config.epochs * (per or 0)
+        shape = " x ".join(f"{len(values):,} {key}" for key, values in keys) or "no swept key"
+        parts.append(f"{entry}: {shape}, {strategies} {'strategy' if strategies == 1 else 'strategies'}")
+    asked = (f"{jobs:,} samples to answer (at most {per:,} per cell and strategy, {config.epochs} epoch(s)), each at "
+             "least one model call" if per else "every sample of each cell under each strategy, each at least one "
+             "model call")
+    return (f"note: the sweep is {cells:,} cells ({'; '.join(parts)}): {asked}; each cell is set up before the first "
+            "call, which takes a while for a large grid")
 
 
 def needs_model_context(config: RunConfig) -> bool:

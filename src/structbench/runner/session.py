@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
 
@@ -60,6 +60,12 @@ class RunSettings:
     costs: Costs | None = None
     """Prices, the budget and ``--batch`` (None: none of them)."""
 
+    def __post_init__(self) -> None:
+        from structbench.runner.arguments import check_arguments
+
+        check_arguments({f.name: getattr(self, f.name) for f in fields(self) if f.name != "costs"},
+                        caller="RunSettings")
+
 
 @dataclass(frozen=True)
 class Costs:
@@ -76,6 +82,11 @@ class Costs:
     """Send the calls through the provider's batch API, one batch per strategy step."""
     batch_poll: float = 30.0
     """Most seconds between two polls of a running batch."""
+
+    def __post_init__(self) -> None:
+        from structbench.runner.arguments import check_arguments
+
+        check_arguments({f.name: getattr(self, f.name) for f in fields(self) if f.name != "prices"}, caller="Costs")
 
     @property
     def one_process(self) -> bool:
@@ -144,7 +155,7 @@ def execute(
     from structbench.datasets import DataContext, cache_root
     from structbench.runner.control import RunControl
     from structbench.runner.run import Run, model_context
-    from structbench.runner.selection import needs_model_context, prepare
+    from structbench.runner.selection import needs_model_context, prepare, sweep_plan
     from structbench.runner.workers import worker_count
 
     BACKENDS.get(spec.backend)  # an unknown backend fails before any data is loaded
@@ -159,6 +170,9 @@ def execute(
             notify(f"note: the model's context is {context} tokens: prompts built to larger token budgets are "
                    "left out")
     data = DataContext.from_env(config.data_dir, offline=settings.offline, allow_modified=config.allow_modified_data)
+    plan = sweep_plan(config)
+    if plan is not None:  # before the cells are set up: a large grid takes a while
+        notify(plan)
     selections = prepare(config, data, context)
     held = {id(selection.samples): selection for selection in selections}  # a sweep's cells may share them
     for selection in held.values():

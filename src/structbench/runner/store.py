@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from structbench.atomic import write_text_atomic
 from structbench.errors import DataError, StorageError
 from structbench.records import RecordKey, RecordSummary, SampleRecord
-from structbench.redact import redact
+from structbench.redact import HOLE, redact, redact_around
 from structbench.runformat import SAMPLES
 from structbench.runner.kept import KeptRecords
 
@@ -29,13 +29,23 @@ NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT})
 R = TypeVar("R", SampleRecord, RecordSummary)
 
 
-def _json_text(data: Any) -> str:
-    return redact(json.dumps(data, indent=2, ensure_ascii=False, default=str, allow_nan=False)) + "\n"
+def _dumps(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str, allow_nan=False)
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON (secrets redacted) to a temporary file and rename it over ``path``: readers never see half a file."""
-    write_text_atomic(path, _json_text(data))
+def _json_text(data: Any, verbatim: str | None = None) -> str:
+    """``data`` as redacted JSON; its top-level ``verbatim`` part (the run's configuration: what the user wrote, which
+    a resumed run compares) loses only registered secrets, so a credential-like word of a prompt stays as it was."""
+    if verbatim is None or not isinstance(data, dict) or verbatim not in data:
+        return redact(_dumps(data)) + "\n"
+    part = _dumps(data[verbatim]).replace("\n", "\n  ")  # indented as a top-level value
+    return redact_around(_dumps({**data, verbatim: HOLE}), part) + "\n"
+
+
+def write_json_atomic(path: Path, data: Any, verbatim: str | None = None) -> None:
+    """Write JSON (secrets redacted, but for its ``verbatim`` part's credential-like words) to a temporary file and
+    rename it over ``path``: readers never see half a file."""
+    write_text_atomic(path, _json_text(data, verbatim))
 
 
 def save_manifest(path: Path, data: Any) -> None:
@@ -43,14 +53,14 @@ def save_manifest(path: Path, data: Any) -> None:
     blocks the file already holds), so the manifest can still say how the run ended. ``StorageError`` if
     neither works."""
     try:
-        write_json_atomic(path, data)
+        write_json_atomic(path, data, verbatim="config")
         return
     except OSError as err:
         if err.errno not in NO_SPACE or not path.exists():
             raise StorageError(f"{path}: cannot be written: {err.strerror or err}") from err
         first = err
     try:
-        raw = _json_text(data).encode()
+        raw = _json_text(data, verbatim="config").encode()
         with open(path, "r+b") as fh:
             fh.write(raw)
             fh.truncate(len(raw))
@@ -106,7 +116,7 @@ def encode_record(record: SampleRecord) -> tuple[SampleRecord, bytes]:
     A record that does not validate becomes a failure with only its identity (tried again on the next run).
     Pure CPU work: workers do it, so the process that writes the run directory only appends lines."""
     try:
-        line = redact(record.model_dump_json(fallback=repr, warnings=False)).encode() + b"\n"
+        line = _record_line(record)
         return SampleRecord.model_validate_json(line), line
     except ValidationError as err:
         problem = err.errors()[0]
@@ -114,7 +124,17 @@ def encode_record(record: SampleRecord) -> tuple[SampleRecord, bytes]:
         stored = record.as_failed(f"the record could not be written: {where}: {problem['msg']}")
     except (ValueError, TypeError) as err:  # not serializable at all (a reference cycle, say)
         stored = record.as_failed(f"the record could not be written: {type(err).__name__}: {err}")
-    return stored, redact(stored.model_dump_json()).encode() + b"\n"
+    return stored, _record_line(stored)
+
+
+def _record_line(record: SampleRecord) -> bytes:
+    """The record's line, redacted; its prompt (what the model was asked, as the user's data and flags made it) loses
+    only registered secrets."""
+    if record.prompt is None:
+        return redact(record.model_dump_json(fallback=repr, warnings=False)).encode() + b"\n"
+    prompt = json.dumps(record.prompt, ensure_ascii=False, separators=(",", ":"))
+    text = record.model_copy(update={"prompt": HOLE}).model_dump_json(fallback=repr, warnings=False)
+    return redact_around(text, prompt).encode() + b"\n"
 
 
 class RunStore:

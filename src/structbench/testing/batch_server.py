@@ -8,8 +8,9 @@ seconds after it was created (at the first poll from then on); until then it is 
 
 It misbehaves on demand (``FAULTS``, on the first ``fault_times`` batches, or all): ``drop-lines`` leaves the last
 line out of the output, ``foreign-ids`` adds two lines with ids never sent, ``fail-lines`` fails the first line with a
-500 (in the error file), ``expire`` runs half the lines and expires the rest, ``reject`` fails the whole batch (its
-input refused). ``stats`` counts what it was asked: batches created, files uploaded, direct calls.
+500 (in the error file), ``refuse-lines`` fails every line for good (a 404: the model not found), ``expire`` runs half
+the lines and expires the rest, ``reject`` fails the whole batch (its input refused). ``stats`` counts what it was
+asked: batches created, files uploaded, direct calls.
 
     python -m structbench.testing.batch_server --complete-after 8 --port-file p.txt
 """
@@ -33,7 +34,7 @@ from aiohttp import web
 
 from structbench.testing.openai_server import MockOpenAIServer
 
-FAULTS = ("drop-lines", "foreign-ids", "fail-lines", "expire", "reject")
+FAULTS = ("drop-lines", "foreign-ids", "fail-lines", "refuse-lines", "expire", "reject")
 
 
 @dataclass
@@ -204,6 +205,14 @@ class BatchServer:
 
     async def _run_line(self, batch: _Batch, line: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
         """(answered, the result line) of one input line."""
+        if batch.fault == "refuse-lines":
+            if batch.kind == "anthropic":
+                return False, {"custom_id": line["custom_id"], "result": {"type": "errored", "error": {
+                    "type": "error", "error": {"type": "not_found_error", "message": "model: not found"}}}}
+            return False, {"id": f"batch_req_{secrets.token_hex(6)}", "custom_id": line["custom_id"], "response": {
+                "status_code": 404, "request_id": "req", "body": {"error": {"message": "The model does not exist",
+                                                                            "code": "model_not_found"}}},
+                "error": None}
         if batch.kind == "anthropic":
             if batch.fault == "fail-lines" and line is batch.lines[0]:
                 return False, {"custom_id": line["custom_id"], "result": {"type": "errored", "error": {
