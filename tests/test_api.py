@@ -104,7 +104,7 @@ def test_every_run_flag_is_a_keyword(tmp_path: Path) -> None:
 
     flags = set(inspect.signature(run_command).parameters) - {"ctx", "suite", "resume", "device", "dtype"}
     renamed = {"option": "options", "sample_id": "sample_ids", "model_option": "model_options",
-               "chat_template_arg": "chat_template_args"}
+               "chat_template_arg": "chat_template_args", "log_option": "log_options"}
     assert {renamed.get(f, f) for f in flags} <= set(inspect.signature(structbench.evaluate).parameters)
     usage = {"prompt_tokens": 100, "completion_tokens": 10}
     with serve_batches_in_thread(BatchServer(MockOpenAIServer(reply="yes", usage=usage))) as url:

@@ -584,17 +584,21 @@ def evaluate(
         offline=offline, progress=progress, progress_every=progress_every,
         max_consecutive_failures=max_consecutive_failures, workers=workers, executor=executor,
         ray_address=ray_address, ray_gpus_per_worker=ray_gpus_per_worker,
-        costs=_costs(prices, max_cost, max_tokens_total, batch, batch_poll),
+        costs=_costs(config.model, prices, max_cost, max_tokens_total, batch, batch_poll),
     )
     return run(config, out=out, connection=connection, settings=settings, notify=notify, tracking=trackers)
 
 
-def _costs(prices: str | Path | Mapping[str, Mapping[str, float]] | None, max_cost: float | None,
+def _costs(model: str, prices: str | Path | Mapping[str, Mapping[str, float]] | None, max_cost: float | None,
            max_tokens_total: int | None, batch: bool, batch_poll: float) -> Costs | None:
     """``evaluate``'s cost settings: ``prices`` a file (read as ``--prices`` reads it) or the mapping itself (as a
     suite file's ``prices:``)."""
+    from structbench.backends import BACKENDS
     from structbench.runner.session import costs_of
 
+    if max_cost is not None and prices is None and BACKENDS.get(model.partition(":")[0]).prices is None:
+        raise UsageError(f"evaluate(max_cost={max_cost!r}): needs the models' prices: give prices= (a prices file, or "
+                         "the mapping of a model to its prices in US dollars per million tokens)")
     if not isinstance(prices, Mapping):
         return costs_of(Path(prices) if prices is not None else None, max_cost, max_tokens_total, batch, batch_poll)
     from structbench.prices import Prices
