@@ -67,25 +67,31 @@ def guard(access: Access) -> Any:
     @web.middleware
     async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
         if access.hosts is not None and request.host not in access.hosts:
-            return web.Response(status=403, text=f"structbench view answers only as {sorted(access.hosts)[0]}\n")
+            return _refused(403, f"structbench view answers only as {sorted(access.hosts)[0]}")
         if access.token is not None:
             given = _given_token(request)
             if given is None or not hmac.compare_digest(given.encode(), access.token.encode()):
-                return web.Response(status=401, text="structbench view: this page needs the token that `structbench "
-                                                     "view` printed when it started (open the link it printed)\n")
+                return _refused(401, "structbench view: this page needs the token that `structbench view` printed "
+                                     "when it started (open the link it printed)")
             if "token" in request.query:  # the printed link: keep the token in a cookie, not in the address bar
                 query = {k: v for k, v in request.query.items() if k != "token"}
                 target = request.rel_url.with_query(query) if query else request.rel_url.with_query(None)
                 found = web.HTTPSeeOther(str(target))
                 found.set_cookie(COOKIE, access.token, httponly=True, samesite="Strict", path="/")
                 _secure(found, PAGE_POLICY)
-                return found
+                raise found
         response = await handler(request)
         if "Content-Security-Policy" not in response.headers:
             _secure(response, PAGE_POLICY)
         return response
 
     return middleware
+
+
+def _refused(status: int, text: str) -> web.Response:
+    response = web.Response(status=status, text=text + "\n")
+    _secure(response, PAGE_POLICY)
+    return response
 
 
 def _secure(response: web.StreamResponse, policy: str) -> None:
