@@ -15,7 +15,7 @@ def view(
     dirs: Annotated[
         list[Path] | None,
         typer.Argument(help="Folders holding run directories (or run directories themselves); default: runs/.",
-                       show_default=False),
+                       show_default=False, metavar="DIR"),
     ] = None,
     port: Annotated[int, typer.Option("--port", help="The port to listen on (default: a free one, printed).")] = 0,
     host: Annotated[

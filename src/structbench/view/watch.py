@@ -148,11 +148,11 @@ class RunWatch:
 
     @property
     def manifest(self) -> Manifest | None:
-        return self._manifest.value  # type: ignore[no-any-return]
+        return self._manifest.value
 
     @property
     def metrics(self) -> MetricsFile | None:
-        return self._metrics.value  # type: ignore[no-any-return]
+        return self._metrics.value
 
     def session_beat(self) -> Heartbeat | None:
         """The heartbeat of the manifest's last session (an older session's is not this one's)."""
@@ -193,13 +193,16 @@ class RunWatch:
             counts, usage = self._counts()
             beat = self.session_beat()
             entries, live = self._entries(status)
+            progress = _progress(status, beat, counts)
+            if status == "running" and beat is not None:
+                progress.update(_pace(beat))
             return {
                 "id": self.id, "path": str(self.path), "status": status, "why": why,
                 "model": m.config.model if m is not None else None,
                 "benches": list(m.config.benches) if m is not None else [],
                 "started": m.sessions[0].started if m is not None and m.sessions else None,
                 "sessions": len(m.sessions) if m is not None else 0,
-                "progress": _progress(status, beat, counts), "counts": counts,
+                "progress": progress, "counts": counts,
                 "calls": beat.calls.model_dump() if beat is not None and status == "running" else None,
                 "usage": _usage_json(usage), "entries": entries, "live": live,
                 "report": status == "done" and self.metrics is not None,
@@ -221,11 +224,11 @@ class RunWatch:
             counts["harness_errors"] += c.harness_errors
             counts["too_long"] += c.too_long
             counts["cut_off"] += c.reasoning_cut_off
-            for group, usage in entry.usage_groups(rows).items():
-                groups[group] = groups.get(group, Usage()) + usage
-        usage = totals(groups.items(), _prices(self.manifest))
-        self._counted = ((self.version, self._manifest.stamp), counts, usage)
-        return counts, usage
+            for group, calls in entry.usage_groups(rows).items():
+                groups[group] = groups.get(group, Usage()) + calls
+        spent = totals(groups.items(), _prices(self.manifest))
+        self._counted = ((self.version, self._manifest.stamp), counts, spent)
+        return counts, spent
 
     def reportable(self) -> bool:
         """Whether the run is done and has its metrics (its report can be made)."""
@@ -370,6 +373,16 @@ def _usage_json(usage: UsageTotals) -> dict[str, Any]:
     made = usage.usage
     return {"text": totals_cell(usage), "calls": made.calls, "prompt_tokens": made.prompt_tokens,
             "completion_tokens": made.completion_tokens, "cost_usd": usage.cost_usd}
+
+
+def _pace(beat: Heartbeat) -> dict[str, float | None]:
+    """How long the session has run, and how long the rest of its jobs should take at its pace so far."""
+    elapsed = liveness.age(beat.model_copy(update={"updated": beat.started}))
+    if elapsed is None or elapsed <= 0:
+        return {"elapsed": None, "eta": None}
+    left = beat.total - beat.done if beat.total is not None else None
+    eta = left * elapsed / beat.done if left is not None and beat.done else None
+    return {"elapsed": round(elapsed, 1), "eta": round(eta, 1) if eta is not None else None}
 
 
 def _progress(status: str, beat: Heartbeat | None, counts: dict[str, int]) -> dict[str, Any]:
