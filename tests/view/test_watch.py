@@ -6,6 +6,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -105,6 +106,12 @@ def test_records_are_read_incrementally_and_followed(finished: Path, copy_run: A
         size += len(chunk)
         assert w.tail.bytes_read == size  # each refresh read what was appended, never the file again
     assert w.state()["counts"]["samples"] == len(lines)
+    replaced = run / "replaced.jsonl"
+    replaced.write_bytes(b"".join(lines[:7]))
+    os.replace(replaced, run / SAMPLES)  # a new file: read from its start, the old one's records forgotten
+    w.refresh()
+    w.refresh()
+    assert w.state()["counts"]["samples"] == 7
 
 
 def test_status_from_the_manifest_the_lock_and_the_heartbeat(finished: Path, copy_run: Any, held: Any) -> None:
@@ -127,6 +134,22 @@ def test_status_from_the_manifest_the_lock_and_the_heartbeat(finished: Path, cop
     assert watch(run).status()[0] == "failed"  # a stale one, and no lock
     held(run)
     assert watch(run).status()[0] == "running"  # the lock is held
+
+
+def test_an_earlier_sessions_metrics_are_not_shown_as_the_last_ones(finished: Path, copy_run: Any) -> None:
+    """A resumed run's manifest says ``complete`` a moment before its session rewrites metrics.json: meanwhile the
+    file is the earlier session's, so the entries stay live and there is no report yet."""
+    run = copy_run(finished, "resumed")
+    manifest = json.loads((run / MANIFEST).read_text())
+    manifest["sessions"].append({**manifest["sessions"][-1], "started": datetime.now(UTC).isoformat()})
+    (run / MANIFEST).write_text(json.dumps(manifest))
+    hour_ago = time.time() - 3600
+    os.utime(run / METRICS, (hour_ago, hour_ago))
+    state = watch(run).state()
+    assert state["status"] == "done" and not state["report"] and state["live"]
+    (run / METRICS).touch()
+    state = watch(run).state()
+    assert state["report"] and not state["live"]
 
 
 def test_progress_and_calls_come_from_the_heartbeat(finished: Path, copy_run: Any, held: Any) -> None:

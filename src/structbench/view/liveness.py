@@ -38,15 +38,19 @@ def lock_held(lock: Path, table: Path = PROC_LOCKS) -> bool | None:
                for fields in (line.split() for line in text.splitlines()))
 
 
-def age(beat: Heartbeat, now: datetime | None = None) -> float | None:
-    """Seconds since ``beat`` was written (None: its time cannot be read)."""
+def parse_time(text: str) -> datetime | None:
+    """A run file's ISO 8601 time (UTC where it names no zone); None when it is not one."""
     try:
-        written = datetime.fromisoformat(beat.updated)
+        stamp = datetime.fromisoformat(text)
     except ValueError:
         return None
-    if written.tzinfo is None:
-        written = written.replace(tzinfo=UTC)
-    return ((now or datetime.now(UTC)) - written).total_seconds()
+    return stamp if stamp.tzinfo is not None else stamp.replace(tzinfo=UTC)
+
+
+def age(beat: Heartbeat, now: datetime | None = None) -> float | None:
+    """Seconds since ``beat`` was written (None: its time cannot be read)."""
+    written = parse_time(beat.updated)
+    return None if written is None else ((now or datetime.now(UTC)) - written).total_seconds()
 
 
 def alive(beat: Heartbeat | None, lock: Path) -> bool:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -75,19 +76,21 @@ class RunWatch:
         self._manifest = Loaded()
         self._metrics = Loaded()
         self.heartbeat: Heartbeat | None = None
-        self._reset()
+        self.tail = RecordTail(self.path / SAMPLES)
+        self.version = 0
+        """Counts the records read (and restarts): what the live entries were computed at is compared with it."""
+        self._forget()
         self._live: list[dict[str, Any]] = []
         self._live_version = -1
         self._next_live = 0.0
         self.computing = False
 
-    def _reset(self) -> None:
-        self.tail = RecordTail(self.path / SAMPLES)
+    def _forget(self) -> None:
+        """Drop what was built from the records (``samples.jsonl`` was replaced: the tail reads it from its start)."""
         self.kept = KeptRecords()
         self.offsets: dict[EntryKey, Growing] = {}
         self.problems: list[str] = []
-        self.version = 0
-        """Counts the records read (and restarts): what the live entries were computed at is compared with it."""
+        self.version += 1
         self._counted: tuple[Any, dict[str, int], UsageTotals] | None = None
 
     # -- reading -----------------------------------------------------------------------------------------------
@@ -107,8 +110,7 @@ class RunWatch:
                     self._problem(str(err))
                     break
                 if got.restarted:
-                    self._reset()
-                    self.version += 1
+                    self._forget()
                 for offset, record in got.records:
                     self._add(offset, record)
                 for problem in got.problems:
@@ -116,7 +118,7 @@ class RunWatch:
                 if not got.more or self.tail.bytes_read - start >= READ_PER_REFRESH:
                     break
 
-    def _load(self, slot: Loaded, path: Path, read: Any) -> None:
+    def _load(self, slot: Loaded, path: Path, read: Callable[[], Any]) -> None:
         now = stamp(path)
         if now == slot.stamp:
             return
@@ -152,7 +154,15 @@ class RunWatch:
 
     @property
     def metrics(self) -> MetricsFile | None:
-        return self._metrics.value
+        """``metrics.json`` when it is the last session's: a resumed run's file from an earlier session is not, until
+        the session that finished rewrites it (just after the manifest says how it ended)."""
+        value, m = self._metrics.value, self.manifest
+        if value is None or m is None or not m.sessions or self._metrics.stamp is None:
+            return value
+        started = liveness.parse_time(m.sessions[-1].started)
+        if started is not None and self._metrics.stamp[0] < started.timestamp() * 1e9 - 1e9:
+            return None
+        return value
 
     def session_beat(self) -> Heartbeat | None:
         """The heartbeat of the manifest's last session (an older session's is not this one's)."""
@@ -377,7 +387,8 @@ def _usage_json(usage: UsageTotals) -> dict[str, Any]:
 
 def _pace(beat: Heartbeat) -> dict[str, float | None]:
     """How long the session has run, and how long the rest of its jobs should take at its pace so far."""
-    elapsed = liveness.age(beat.model_copy(update={"updated": beat.started}))
+    started = liveness.parse_time(beat.started)
+    elapsed = None if started is None else (datetime.now(UTC) - started).total_seconds()
     if elapsed is None or elapsed <= 0:
         return {"elapsed": None, "eta": None}
     left = beat.total - beat.done if beat.total is not None else None
