@@ -346,7 +346,7 @@ class RunWatch:
         """Which of ``rows`` are in the breakdown group ``KEY=VALUE`` (all when ``group`` is empty); the groups of the
         entry's breakdown keys are added to ``offered``."""
         bench = self.benches.get(key[0], self._bench_options(key))
-        names = list(bench.breakdown_keys) if bench is not None else ["task"]
+        names = ["task", *(bench.breakdown_keys if bench is not None else ())]
         outcomes = entry.scored(rows)
         wanted_key, _, wanted_value = group.partition("=")
         mask = np.ones(len(rows), dtype=bool) if not group else np.zeros(len(rows), dtype=bool)
