@@ -37,7 +37,8 @@ def _cli_reference() -> str:
     os.environ.update(env)
     runner = CliRunner()
     parts = []
-    commands = [None, "list", "embedded-model", "run", "export", "score", "report", "compare", "convert", "publish"]
+    commands = [None, "list", "embedded-model", "run", "export", "score", "report", "compare", "view", "convert",
+                "publish"]
     for name in commands:
         args = [name, "--help"] if name else ["--help"]
         result = runner.invoke(app, args, prog_name="structbench", env=env)

@@ -14,6 +14,10 @@ from structbench.runconfig import RunConfig
 from structbench.runformat import FORMAT_VERSION, MANIFEST, check_format
 
 Status = Literal["running", "complete", "stopped", "interrupted"]
+TERMINATED = "terminated (SIGTERM)"
+INTERRUPTED = "interrupted (SIGINT, Ctrl-C)"
+"""The ``stop_reason`` of a session someone stopped (status ``interrupted``); any other reason of that status is a
+failure (a full disk, a crash)."""
 
 
 class Session(BaseModel):

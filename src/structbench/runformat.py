@@ -1,11 +1,12 @@
 """The run directory's files and the version of their format.
 
 A run directory holds ``manifest.json`` (``manifest.Manifest``), ``samples.jsonl`` (one ``records.SampleRecord`` a
-line) and ``metrics.json`` (``results.MetricsFile``). The manifest and the metrics carry ``format_version``,
-``MAJOR.MINOR``: a minor version only adds fields, so a reader takes any file of its own major version (a manifest's
-unknown fields are kept as they are; metrics.json fields it does not know are named in the error if they stop it); a
-major version changes what fields mean, and a reader refuses a newer one rather than misread it. A file without
-``format_version`` was written before versions existed: format 1.0, read as such.
+line) and ``metrics.json`` (``results.MetricsFile``); while a session runs, also ``progress.json``
+(``heartbeat.Heartbeat``). The manifest and the metrics carry ``format_version``, ``MAJOR.MINOR``: a minor version
+only adds fields, so a reader takes any file of its own major version (a manifest's unknown fields are kept as they
+are; metrics.json fields it does not know are named in the error if they stop it); a major version changes what fields
+mean, and a reader refuses a newer one rather than misread it. A file without ``format_version`` was written before
+versions existed: format 1.0, read as such.
 """
 
 from __future__ import annotations
@@ -23,6 +24,11 @@ UNVERSIONED = "1.0"
 MANIFEST = "manifest.json"
 SAMPLES = "samples.jsonl"
 METRICS = "metrics.json"
+PROGRESS = "progress.json"
+"""What the running session is doing now (``heartbeat.Heartbeat``): advisory, rewritten about once a second, read by
+``structbench view``; a reader that does not know it ignores it, so it needs no format version."""
+LOCK = ".lock"
+"""Held (``flock``) by the process filling the run directory, for as long as it does."""
 
 
 def parse_version(text: str, path: Path) -> tuple[int, int]:

@@ -1,17 +1,13 @@
 """A converted log opens in ``inspect view``: Inspect's own viewer, in headless Chromium, lists the logs and shows
 a log's headline metrics and samples.
 
-Uses the system Chromium and chromedriver through selenium (nothing is downloaded); skips when they are absent,
-unless ``STRUCTBENCH_REQUIRE_SHARED=1`` (CI).
+Headless Chromium as ``tests/chromium.py`` starts it (the system's; skips without it, unless CI).
 """
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -24,40 +20,15 @@ from extras import require_extra
 
 require_extra("inspect_ai", "inspect")
 
+from chromium import chromium  # noqa: E402
 from faults import free_port  # noqa: E402
 from interop_runs import sb  # noqa: E402
 
 
-def _need(what: str) -> None:
-    if os.environ.get("STRUCTBENCH_REQUIRE_SHARED") == "1":
-        pytest.fail(f"{what} is required (STRUCTBENCH_REQUIRE_SHARED=1) but missing")
-    pytest.skip(f"{what} not available")
-
-
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    chromedriver = shutil.which("chromedriver") or "/usr/bin/chromedriver"
-    if chromium is None or not os.path.exists(chromedriver):
-        _need("chromium and chromium-driver")
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        _need("selenium")
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(chromium)
-    profile = tempfile.mkdtemp(prefix="structbench-chromium-")
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
-                 "--window-size=1400,1600"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(executable_path=chromedriver), options=options)
-    try:
+    with chromium("1400,1600") as driver:
         yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 @pytest.fixture

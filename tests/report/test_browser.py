@@ -1,21 +1,18 @@
 """The HTML report in headless Chromium: no console errors, and the per-sample browser filters correctly.
 
-Uses the system Chromium and chromedriver (Debian ``chromium``, ``chromium-driver``) through selenium;
-nothing is downloaded. Skips when they are absent, unless ``STRUCTBENCH_REQUIRE_SHARED=1`` (CI).
+Headless Chromium as ``tests/chromium.py`` starts it (the system's; skips without it, unless CI).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from chromium import chromium
 from structbench.backends.mock import MockBackend
 from structbench.report.api import ReportOptions, write_report
 from structbench.report.entries import StatsOptions
@@ -24,45 +21,10 @@ EVIL = "no </script><script>window.__pwned = 1</script><!-- pwned"
 PAGE = 200
 
 
-def _need(what: str) -> None:
-    if os.environ.get("STRUCTBENCH_REQUIRE_SHARED") == "1":
-        pytest.fail(f"{what} is required (STRUCTBENCH_REQUIRE_SHARED=1) but missing")
-    pytest.skip(f"{what} not available")
-
-
 @pytest.fixture(scope="module")
 def driver() -> Iterator[Any]:
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    chromedriver = shutil.which("chromedriver") or "/usr/bin/chromedriver"
-    if chromium is None or not os.path.exists(chromedriver):
-        _need("chromium and chromium-driver")
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        _need("selenium")
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(chromium)
-    profile = tempfile.mkdtemp(prefix="structbench-chromium-")
-    for flag in (
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        f"--user-data-dir={profile}",
-        "--window-size=1280,1600",
-    ):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    browser = webdriver.Chrome(service=Service(executable_path=chromedriver), options=options)
-    try:
+    with chromium(console=True) as browser:
         yield browser
-    finally:
-        browser.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""``structbench``: list, run, export, score, report and compare, one module per command (``cli.*_cmd``); this
+"""``structbench``: list, run, export, score, report, compare and view, one module per command (``cli.*_cmd``); this
 module builds the app and is the entry point. Heavy modules are imported inside the commands."""
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from structbench.cli import (
     report_cmds,
     run_cmd,
     score_cmd,
+    view_cmd,
 )
 from structbench.errors import ExitCode, StructbenchError, Terminated
 from structbench.redact import redact
@@ -62,6 +63,7 @@ app.command("convert")(interop_cmds.convert)
 app.command("publish")(interop_cmds.publish)
 app.command("log")(log_cmd.log)
 app.command("batches")(batches_cmd.batches)
+app.command("view")(view_cmd.view)
 app.add_typer(generate_cmd.generate_app, name="generate")
 
 

@@ -125,6 +125,13 @@ def write_report(
     return written
 
 
+def html_report(run_dirs: Sequence[Path], options: ReportOptions | None = None) -> str:
+    """The HTML report as a string (secrets redacted), written nowhere: what ``structbench view`` serves."""
+    options = options or ReportOptions()
+    doc, views = prepare(run_dirs, options)
+    return redact(render_html(doc, views, samples=options.samples, max_text=options.max_text))
+
+
 def markdown_report(run_dirs: Sequence[Path], options: ReportOptions | None = None) -> str:
     """The Markdown report without figures (for stdout)."""
     options = options or ReportOptions()

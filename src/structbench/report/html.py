@@ -22,7 +22,7 @@ DEFAULT_MAX_TEXT = 20_000
 """Characters of each prompt, output and thought kept in the sample browser."""
 
 
-def _clip(text: str | None, limit: int) -> str:
+def clip(text: str | None, limit: int) -> str:
     """``text`` cut to about ``limit`` characters, keeping its head and its tail (where the question
     of a long-context prompt usually is)."""
     if text is None:
@@ -50,7 +50,7 @@ def browser_payload(views: Sequence[EntryView], max_text: int = DEFAULT_MAX_TEXT
     records = []
     for v in views:
         for r in v.records:
-            text = _clip(prompt_text(r.prompt), max_text)
+            text = clip(prompt_text(r.prompt), max_text)
             if text not in index:
                 index[text] = len(prompts)
                 prompts.append(text)
@@ -63,11 +63,11 @@ def browser_payload(views: Sequence[EntryView], max_text: int = DEFAULT_MAX_TEXT
                     "id": r.id,
                     "task": r.task,
                     "prompt": index[text],
-                    "output": _clip(r.output, max_text),
-                    "reasoning": _clip(r.reasoning, max_text) if r.reasoning is not None else None,
+                    "output": clip(r.output, max_text),
+                    "reasoning": clip(r.reasoning, max_text) if r.reasoning is not None else None,
                     "reasoning_tokens": r.reasoning_tokens,
                     "reasoning_cut_off": r.reasoning_cut_off,
-                    "outputs": [_clip(o, max_text) for o in r.outputs] if r.outputs else None,
+                    "outputs": [clip(o, max_text) for o in r.outputs] if r.outputs else None,
                     "parsed": r.parsed,
                     "gold": r.gold,
                     "score": r.score,

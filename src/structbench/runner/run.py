@@ -26,18 +26,19 @@ from structbench.benchmark import Strategy
 from structbench.datasets import ModifiedFile
 from structbench.errors import BudgetError, RunStoppedError, StorageError, Terminated, UsageError
 from structbench.forkmap import can_fork
-from structbench.manifest import Manifest, ModifiedData, Session, Status, read_manifest
+from structbench.manifest import INTERRUPTED, TERMINATED, Manifest, ModifiedData, Session, Status, read_manifest
 from structbench.outcomes import Outcomes
 from structbench.records import RecordSummary, SampleRecord
 from structbench.results import MetricsFile, ResultEntry, compute_result
 from structbench.runconfig import RunConfig
-from structbench.runformat import FORMAT_VERSION, MANIFEST, METRICS
+from structbench.runformat import FORMAT_VERSION, LOCK, MANIFEST, METRICS
 from structbench.runner.cache import CacheWriteError, ResponseCache, Spill
 from structbench.runner.calls import ModelCaller, ModelPool
 from structbench.runner.control import RunControl
 from structbench.runner.dispatch import Dispatcher, Totals, WorkerLink
 from structbench.runner.engine import Job, run_jobs
 from structbench.runner.failures import Failure, failures_of
+from structbench.runner.heartbeat import HeartbeatWriter
 from structbench.runner.jobs import Finished, Ticket, job_of
 from structbench.runner.kept import EntryKey, EntryRecords, KeptRecords, RecordView
 from structbench.runner.loop import run_async
@@ -126,7 +127,7 @@ def _lock(run_dir: Path) -> int:
 
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(run_dir / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(run_dir / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as err:
         raise StorageError(f"--out {run_dir}: cannot be written: {err.strerror or err}") from err
     try:
@@ -343,7 +344,10 @@ class Run:
                     total += link.calls
                 return total
 
-            with RunProgress(expected, enabled=progress, interval=progress_interval, calls=calls) as bar:
+            bar = RunProgress(expected, enabled=progress, interval=progress_interval, calls=calls)
+            beat = HeartbeatWriter(self.run_dir, bar, session=len(m.sessions) - 1, started=session.started,
+                                   settled_before=settled_jobs(selections, store, model, self.config.epochs))
+            with bar, beat:
                 def counted(count: int) -> None:
                     issued[0] = count
                     bar.set_total(count)
@@ -552,9 +556,9 @@ def _ending(error: BaseException | None) -> tuple[Status, str | None]:
     if isinstance(error, RunStoppedError | BudgetError):
         return "stopped", str(error)
     if isinstance(error, Terminated):
-        return "interrupted", "terminated (SIGTERM)"
+        return "interrupted", TERMINATED
     if isinstance(error, KeyboardInterrupt):
-        return "interrupted", "interrupted (SIGINT, Ctrl-C)"
+        return "interrupted", INTERRUPTED
     if isinstance(error, StorageError):
         return "interrupted", str(error)
     return "interrupted", f"{type(error).__name__}: {error}"
@@ -615,6 +619,18 @@ def expected_jobs(selections: Sequence[Selection], store: RunStore, model: str, 
             entry = store.kept.entries.get(entry_key(sel, strategy, model))
             settled = entry.settled_count(epochs) if entry is not None else 0
             total += max(0, sel.samples.expected * epochs - settled)
+    return total
+
+
+def settled_jobs(selections: Sequence[Selection], store: RunStore, model: str, epochs: int) -> int:
+    """How many of the selections' jobs earlier sessions settled (``expected_jobs`` leaves them out)."""
+    total = 0
+    for sel in selections:
+        for strategy in sel.strategies:
+            entry = store.kept.entries.get(entry_key(sel, strategy, model))
+            settled = entry.settled_count(epochs) if entry is not None else 0
+            expected = sel.samples.expected
+            total += settled if expected is None else min(settled, expected * epochs)
     return total
 
 

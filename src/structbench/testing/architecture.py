@@ -50,14 +50,15 @@ LAYERS: tuple[Layer, ...] = (
           "outcomes, the run files' schemas (records, manifest, metrics, a sweep's cells), shared strategies, the "
           "papers' tables; the paired tests over records and a sweep's robustness that metrics.json and the report "
           "share",
-          ("benchmark", "provenance", "outcomes", "results", "records", "manifest", "runconfig", "runformat", "cells",
-           "paired", "robustness", "strategies", "papers")),
+          ("benchmark", "provenance", "outcomes", "results", "records", "manifest", "heartbeat", "runconfig",
+           "runformat", "cells", "paired", "robustness", "strategies", "papers")),
     Layer("benchmarks", "the benchmarks, each a folder; the registry that finds them; the papers' presets",
           ("benchmarks", "papers.registry")),
     Layer("runner", "a run: configuration, selections, jobs, executors (one process, forked workers, Ray), batch "
           "APIs, the response cache, records and metrics", ("runner", "batch")),
     Layer("report", "tables, figures, intervals, comparisons and leaderboards over run directories; the run in the "
-          "ecosystem's formats (Inspect logs, lm-eval files, Hugging Face datasets)", ("report", "interop")),
+          "ecosystem's formats (Inspect logs, lm-eval files, Hugging Face datasets); runs followed live as they are "
+          "written (structbench view)", ("report", "interop", "view")),
     Layer("api", "the Python entry point: structbench.evaluate and evaluate_suite", ("api",)),
     Layer("entry points", "the command line, tools over a benchmark and the runner, the Inspect tasks, test servers",
           ("cli", "tools", "catalog", "inspect_tasks", "testing", "__main__", "")),
