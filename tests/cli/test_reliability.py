@@ -132,30 +132,16 @@ def test_garbage_with_status_200_is_retried_within_the_run(tmp_path: Path, fault
 @pytest.mark.parametrize(
     ("server_args", "says"),
     [
-        (None, "(cannot connect)"),
         (["--fault", "echo-key"], "(HTTP 401)"),
         (["--served-model", "gpt-real"], "(HTTP 404); the last one: http://127.0.0.1"),
         (["--fail-every", "1", "--fail-status", "500"], "(HTTP 500)"),
     ],
-    ids=["down", "401", "404", "500"],
+    ids=["401", "404", "500"],
 )
-def test_the_circuit_breaker_stops_a_run_where_every_call_fails(
-    tmp_path: Path, server_args: list[str] | None, says: str
-) -> None:
-    from faults import closed_port
-
-    def go(url: str) -> subprocess.CompletedProcess[str]:
-        t0 = time.perf_counter()
-        proc = sb(tmp_path, *run_args(url, "--max-retries", "1", n=200))
-        assert time.perf_counter() - t0 < 30
-        return proc
-
-    if server_args is None:
-        with closed_port() as port:
-            proc = go(f"http://127.0.0.1:{port}/v1")
-    else:
-        with serve(tmp_path, *server_args) as server:
-            proc = go(server.url)
+def test_the_circuit_breaker_stops_a_run_where_every_call_fails(tmp_path: Path, server_args: list[str], says: str
+                                                                 ) -> None:
+    with serve(tmp_path, *server_args) as server:
+        proc = sb(tmp_path, *run_args(server.url, "--max-retries", "1", n=200))
     assert proc.returncode == 4
     line = one_line(proc.stderr)
     assert line.startswith("error: stopped early: the last 10 model calls all failed ") and says in line
@@ -167,16 +153,24 @@ def test_the_circuit_breaker_stops_a_run_where_every_call_fails(
     assert KEY not in proc.stderr and all(KEY not in p.read_text() for p in (tmp_path / "r").iterdir())
 
 
-def test_a_dead_server_at_high_concurrency_trips_the_breaker(tmp_path: Path) -> None:
-    """256 requests in flight in one process against a closed port: exit 4 with the breaker's line, not every
-    sample a harness error (exit 3) because the replica's rest overflowed."""
+@pytest.mark.parametrize("concurrency", ["8", "256"])
+def test_a_wrong_port_stops_at_once_with_one_line_and_no_scores(tmp_path: Path, concurrency: str) -> None:
+    """Nothing listening at --base-url and no call ever answered: the first refused connection stops the run (exit
+    4), unretried, with one line and no table; 256 requests in flight in one process make no harness error either
+    (the replica's rest once overflowed)."""
     from faults import closed_port
 
     with closed_port() as port:
         url = f"http://127.0.0.1:{port}/v1"
-        proc = sb(tmp_path, *run_args(url, "-c", "256", "--workers", "1", "-b", "toy:big", n=600))
+        proc = sb(tmp_path, *run_args(url, "-c", concurrency, "--workers", "1", "-b", "toy:big", n=600))
     assert proc.returncode == 4, proc.stderr
-    assert one_line(proc.stderr).startswith("error: stopped early: the last 10 model calls all failed (cannot connect)")
+    line = one_line(proc.stderr)
+    assert line.startswith(f"error: stopped at once: nothing answers there (http://127.0.0.1:{port}/v1/"
+                           "chat/completions: gave up after 1 try: ClientConnectorError")
+    assert "no model call has been answered, so nothing was scored" in line and "--base-url" in line
+    assert proc.stdout == "" and not (tmp_path / "r" / "metrics.json").exists()  # no row of zeros
+    assert manifest(tmp_path / "r")["status"] == "stopped"
+    assert len(records(tmp_path / "r")) <= int(concurrency)  # the first wave at most, never the 600
     assert not [r for r in records(tmp_path / "r") if r["error_kind"] == "harness"]
 
 

@@ -119,7 +119,7 @@ def test_the_breaker_in_one_worker_stops_them_all(tmp_path: Path) -> None:
     from structbench.backends.base import BackendError, Request
 
     def down(request: Request) -> str:
-        raise BackendError("connection refused", cause="cannot connect")
+        raise BackendError("service unavailable", cause="HTTP 503")
 
     with pytest.raises(RunStoppedError, match="the last 10 model calls all failed"):
         _run(tmp_path / "r", MockBackend(reply=down), _config(limit=200, strategies=["direct"]), 2,

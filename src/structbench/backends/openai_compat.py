@@ -38,6 +38,7 @@ import aiohttp
 import orjson
 
 from structbench.backends.base import (
+    CANNOT_CONNECT,
     PROMPT_TOO_LONG,
     TIMEOUT,
     Backend,
@@ -185,6 +186,9 @@ class OpenAIBackend(Backend):
         self.max_reply_bytes = max_reply_bytes
         self._semaphore = asyncio.Semaphore(concurrency)
         self._session: aiohttp.ClientSession | None = None
+        self.reached = False
+        """Whether any request has had an HTTP reply (of any status): until then, a refused connection on every
+        replica means no server is there, and is not retried."""
 
     def _client(self) -> aiohttp.ClientSession:
         """The HTTP session, created inside the running event loop on first use."""
@@ -286,8 +290,12 @@ class OpenAIBackend(Backend):
         if isinstance(err, TimeoutError):
             return f"timed out: no complete reply within {self.timeout:g} s (--timeout)", TIMEOUT
         if isinstance(err, aiohttp.ClientConnectorError):
-            return f"{type(err).__name__}: {err}", "cannot connect"
+            return f"{type(err).__name__}: {err}", CANNOT_CONNECT
         return f"{type(err).__name__}: {err}", type(err).__name__
+
+    def _nobody_there(self, cause: str) -> bool:
+        """Whether no server is there to retry: connections refused on every replica, none ever reached."""
+        return cause == CANNOT_CONNECT and not self.reached and all(r.failures for r in self.replicas)
 
     def _pick(self, avoid: Replica | None = None) -> Replica:
         """The replica with the fewest requests outstanding among those not resting (``avoid``, the one that
@@ -327,6 +335,7 @@ class OpenAIBackend(Backend):
                         timeouts += 1
                         self.stats.timeouts += 1
                 else:
+                    self.reached = True
                     if status < 400:
                         try:
                             response = self._parse(orjson.loads(payload), chat, request.params)
@@ -356,7 +365,7 @@ class OpenAIBackend(Backend):
                 replica.failed(time.monotonic())
                 if len(self.replicas) > 1:
                     last_error = f"{url}: {last_error}"
-                if attempt == self.max_retries or timeouts > TIMEOUT_RETRIES:
+                if attempt == self.max_retries or timeouts > TIMEOUT_RETRIES or self._nobody_there(cause):
                     break
                 self.stats.retries += 1
                 other = self._pick(avoid=replica)
@@ -375,7 +384,8 @@ class OpenAIBackend(Backend):
 
     async def context_window(self) -> int | None:
         """``--model-option n_ctx``, else what the server's model list says about the model (``max_model_len``
-        of vLLM and SGLang; a llama.cpp server's ``/props``); None when it says nothing or does not answer."""
+        of vLLM and SGLang; a llama.cpp server's ``/props``); None when it says nothing or does not answer. A
+        ``BackendError`` (``CANNOT_CONNECT``) when nothing is there to ask."""
         if self.n_ctx is not None:
             return self.n_ctx
         replica = self.replicas[0]
@@ -391,6 +401,9 @@ class OpenAIBackend(Backend):
                     served = props_context(await _get_json(session, root + "/props"))
                     context = min(c for c in (context, served) if c) if context or served else None
                 return context
+        except aiohttp.ClientConnectorError as err:  # nothing there: said now, before any data is loaded
+            raise BackendError(redact(f"{replica.shown}/models: {type(err).__name__}: {err}"),
+                               cause=CANNOT_CONNECT) from None
         except (aiohttp.ClientError, TimeoutError, ValueError):
             return None
 
