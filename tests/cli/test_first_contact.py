@@ -15,6 +15,7 @@ import pytest
 
 from faults import child_pythonpath
 from structbench.benchmarks import BENCHMARKS
+from structbench.testing.cli import Invocation, invoke
 
 TESTS = Path(__file__).resolve().parents[1]
 """A child process imports this checkout's structbench (not another one installed) and the test plugins."""
@@ -173,3 +174,46 @@ def test_help_shows_no_type_for_flags(tmp_path: Path) -> None:
         assert proc.returncode == 0 and "--help" in proc.stdout
         assert "<bool>" not in proc.stdout and "<boolean>" not in proc.stdout.lower()
     assert "<int range>" in sb(tmp_path, "run", "--help", COLUMNS="140").stdout  # other options keep theirs
+
+
+def _invoke(tmp_path: Path, *args: str, **env: str) -> Invocation:
+    return invoke(*args, env=_env(tmp_path, **env), cwd=tmp_path)
+
+
+def test_a_bad_flag_value_or_an_unknown_flag_is_one_line(tmp_path: Path) -> None:
+    """typer's own errors (a value out of range, a flag that does not exist) read as every other usage error: one line,
+    exit 2, never a framed box."""
+    cases = {
+        ("run", "--concurrency", "0"): "error: invalid value for '--concurrency' / '-c': Input should be greater than",
+        ("run", "--bogus"): "error: no such option: --bogus",
+        ("run", "--max-tokens", "x"): "error: invalid value for '--max-tokens': Input should be a valid integer",
+        ("nosuch",): "error: no such command 'nosuch'",
+    }
+    for args, says in cases.items():
+        proc = _invoke(tmp_path, *args)
+        lines = proc.stderr.strip().splitlines()
+        assert proc.returncode == 2 and len(lines) == 1, (args, proc.stderr)
+        assert lines[0].startswith(says) and lines[0].endswith("--help'"), (args, lines[0])
+        assert "╭" not in proc.stderr and "Usage:" not in proc.stderr and proc.stdout == ""
+    assert _invoke(tmp_path, "--help").returncode == 0
+
+
+def test_an_openai_model_without_base_url_is_told_what_is_probably_missing(tmp_path: Path) -> None:
+    env = {k: v for k, v in _env(tmp_path).items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    proc = invoke("run", "-m", "openai:Qwen/Qwen2.5-7B-Instruct", "-n", "1", "--out", "r", env=env, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        "error: api.openai.com needs an API key: set the environment variable OPENAI_API_KEY; no --base-url was "
+        "given, so openai:Qwen/Qwen2.5-7B-Instruct goes to api.openai.com: for a server of your own (vLLM, SGLang, "
+        "llama.cpp), add --base-url http://HOST:PORT/v1")
+    given = invoke("run", "-m", "openai:gpt-4o", "--base-url", "https://api.openai.com/v1", "-n", "1", "--out", "r",
+                   env=env, cwd=tmp_path)
+    assert given.returncode == 2 and given.stderr.strip().endswith("set the environment variable OPENAI_API_KEY")
+
+
+def test_a_misspelt_benchmark_in_a_suite_file_gets_a_did_you_mean(tmp_path: Path) -> None:
+    (tmp_path / "suite.yaml").write_text("models:\n  - model: oracle\nbenchmarks: [structfactt]\n")
+    proc = _invoke(tmp_path, "run", "suite.yaml")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().startswith("error: suite.yaml:3: benchmarks[0].bench: unknown benchmark 'structfactt'. "
+                                          "Did you mean: structfact")

@@ -561,7 +561,11 @@ def from_spec(spec: BackendSpec) -> Backend:
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise UsageError(f"--base-url {redact_url(url)!r}: expected http(s)://HOST[:PORT]/PATH[,URL...]")
         if not api_key and parts.hostname == "api.openai.com":
-            raise UsageError(f"api.openai.com needs an API key: set the environment variable {spec.api_key_env}")
+            missing = ("" if spec.base_url or os.environ.get("OPENAI_BASE_URL") else
+                       f"; no --base-url was given, so openai:{spec.name} goes to api.openai.com: for a server of your "
+                       "own (vLLM, SGLang, llama.cpp), add --base-url http://HOST:PORT/v1")
+            raise UsageError(f"api.openai.com needs an API key: set the environment variable {spec.api_key_env}"
+                             f"{missing}")
     n_ctx = spec.options.get("n_ctx")
     if n_ctx is not None and (not n_ctx.isdigit() or int(n_ctx) < 1):
         raise UsageError(f"--model-option n_ctx={n_ctx}: expected a positive integer (the served model's context)")
