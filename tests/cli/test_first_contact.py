@@ -217,3 +217,52 @@ def test_a_misspelt_benchmark_in_a_suite_file_gets_a_did_you_mean(tmp_path: Path
     assert proc.returncode == 2
     assert proc.stderr.strip().startswith("error: suite.yaml:3: benchmarks[0].bench: unknown benchmark 'structfactt'. "
                                           "Did you mean: structfact")
+
+
+def _on_a_terminal(tmp_path: Path, columns: int, *args: str) -> tuple[int, str]:
+    """``structbench ARGS`` with its stdout on a pseudo-terminal ``columns`` wide, as a user's shell runs it: the exit
+    status and what the terminal showed (colours removed)."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    env = {k: v for k, v in _env(tmp_path).items() if k not in ("COLUMNS", "LINES")}
+    proc = subprocess.Popen([sys.executable, "-m", "structbench", *args], stdin=subprocess.DEVNULL, stdout=slave,
+                            stderr=subprocess.PIPE, env=env, cwd=tmp_path)
+    os.close(slave)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the command closed its end
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(master)
+    assert proc.wait(timeout=600) is not None and proc.stderr is not None
+    proc.stderr.close()
+    return proc.returncode, re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown.decode()).replace("\r", "")
+
+
+@pytest.mark.parametrize("columns", [80, 120, 240])
+def test_the_results_table_reads_whole_on_a_terminal_of_any_width(tmp_path: Path, columns: int) -> None:
+    """On a terminal, benchmark, variant, strategy, metric, value and interval read whole at 80 columns (the other
+    columns under the table), and the whole table is one where it fits; nothing is cut with an ellipsis."""
+    (tmp_path / "yes.json").write_text(json.dumps({"rules": [], "default": "A"}))
+    code, shown = _on_a_terminal(tmp_path, columns, "run", "-m", "mock:yes.json", "--no-progress", "--out", "r")
+    assert code == 0, shown
+    result = json.loads((tmp_path / "r" / "metrics.json").read_text())["results"][0]
+    h = result["headline"]
+    words = next(line for line in shown.splitlines() if line.startswith("structfact ")).split()
+    assert words[:3] == ["structfact", "generated", "few_shot"]
+    assert all(w in words for w in ("weighted_f1", f"{h['value']:.4f}", f"[{h['ci_low']:.4f},", f"{h['ci_high']:.4f}]",
+                                    "30")), words
+    table = shown.split("What ran:")[0]
+    assert "…" not in shown and max(len(line) for line in table.splitlines()) <= columns
+    baselines = ", ".join(f"{name} {value:.4f}" for name, value in result["baselines"].items())
+    assert baselines in " ".join(shown.split())  # the columns left out of the row are said under it
+    assert ("harness errors: 0" in " ".join(shown.split())) == (columns < 240)

@@ -126,9 +126,9 @@ def execute(
     job was recorded. A run that stops early raises (``RunStoppedError``, ``StorageError``, ``KeyboardInterrupt``,
     ``Terminated``): the finished samples are kept in ``run_dir`` and the same call resumes."""
     from structbench.backends import BACKENDS, make_backend
+    from structbench.backends.base import BackendError
     from structbench.batch.collector import BatchSettings
     from structbench.datasets import DataContext, cache_root
-    from structbench.backends.base import BackendError
     from structbench.runner.control import RunControl, unreachable
     from structbench.runner.run import Run, model_context
     from structbench.runner.selection import needs_model_context, prepare
