@@ -240,3 +240,14 @@ def test_two_replicas_one_failing(tmp_path: Path) -> None:
     assert again.returncode == 0
     session = json.loads((tmp_path / "again" / "manifest.json").read_text())["sessions"][0]
     assert session["model_calls"] == 0 and session["cache_hits"] == 400
+
+
+def test_the_last_progress_line_has_no_call_in_flight(tmp_path: Path) -> None:
+    """Each worker reports its calls' counters every half second; the last report comes as it ends, so a finished
+    run's progress never says a call is still in flight (it said "1 call in flight" at 25/25)."""
+    with serve(tmp_path, "--latency", "0.05", "--reply", "yes") as server:
+        proc = sb(tmp_path, "run", *[a for a in ARGS if a != "--no-progress"], "-n", "24", "--base-url", server.url,
+                  "--out", "r", "--progress-every", "0.1")
+    assert proc.returncode == 0, proc.stderr
+    last = [line for line in proc.stderr.splitlines() if line.startswith("evaluating:")][-1]
+    assert last.startswith("evaluating: 24/24 samples (100%)") and "in flight" not in last, last

@@ -41,7 +41,7 @@ from structbench.runner.failures import Failure, failures_of
 from structbench.runner.jobs import Finished, Ticket, job_of
 from structbench.runner.kept import EntryKey, EntryRecords, KeptRecords, RecordView
 from structbench.runner.loop import run_async
-from structbench.runner.progress import ProgressMode, RunProgress
+from structbench.runner.progress import SLOW_CALL, ProgressMode, RunProgress
 from structbench.runner.selection import Selection
 from structbench.runner.settings import RequestSettings
 from structbench.runner.store import RunStore, save_manifest, write_json_atomic
@@ -339,7 +339,9 @@ class Run:
                     total += link.calls
                 return total
 
-            with RunProgress(expected, enabled=progress, interval=progress_interval, calls=calls) as bar:
+            slow = SLOW_CALL if backend.remote else 0.0  # a local model's calls queue for it by design: no note
+            with RunProgress(expected, enabled=progress, interval=progress_interval, calls=calls,
+                             slow_call=slow) as bar:
                 def counted(count: int) -> None:
                     issued[0] = count
                     bar.set_total(count)

@@ -294,8 +294,11 @@ class SkaBench(Benchmark[SkaOptions]):
         )
         self.skipped.clear()  # cleared, not replaced: whoever holds this counter reads this pass's
         made = 0
-        for instance, testbed, budget, position in self.planned(
-                instances, self.skipped, stop=lambda: limit is not None and made >= limit):
+
+        def reached() -> bool:  # asked before each instance: an instance's contexts are kept together
+            return limit is not None and made >= limit
+
+        for instance, testbed, budget, position in self.planned(instances, self.skipped, stop=reached):
             context = builder.build(instance, testbed, budget, position)
             if isinstance(context, Skipped):
                 self.skipped[context.reason] += 1
