@@ -180,3 +180,29 @@ def test_a_thought_shows_folded_and_a_cut_off_sample_says_so(driver: Any, thinki
         assert record["reasoning"] in thought.find_element(By.TAG_NAME, "pre").text
         row.click()  # closes the detail row again
     assert [e for e in driver.get_log("browser") if e["level"] == "SEVERE"] == []
+
+
+def test_the_sample_table_fits_the_page_whatever_its_cells_hold(driver: Any,
+                                                                page: tuple[Path, list[dict[str, Any]]]) -> None:
+    """At 1400 px a row of long model names, ids and answers needed horizontal scrolling (each cell up to 22rem):
+    the table now takes the page's width and cuts each cell (its whole text in the row's details and tooltip)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    path, _ = page
+    driver.set_window_size(1400, 1000)
+    try:
+        driver.get(path.as_uri())
+        count = driver.find_element(By.ID, "sb-count")
+        WebDriverWait(driver, 10).until(lambda _: count.get_attribute("data-count") != "0")
+        widths = driver.execute_script(
+            "var row = document.querySelector('#sb-rows tr.sb-row');"
+            "row.querySelectorAll('td').forEach(function (td) {"
+            "  td.textContent = 'openai:Qwen/Qwen2.5-72B '.repeat(20); });"
+            "var table = document.querySelector('.sb-table');"
+            "return [table.scrollWidth, table.parentElement.clientWidth, document.documentElement.scrollWidth,"
+            "        window.innerWidth];")
+        table, room, page_width, window = widths
+        assert table <= room and page_width <= window, widths
+    finally:
+        driver.set_window_size(1280, 1600)
