@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from faults import child_pythonpath
+from patience import patience
 from structbench.testing.openai_server import request_digest
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -38,7 +39,7 @@ def sb(tmp_path: Path, *args: str, check: int | None = 0) -> subprocess.Complete
         text=True,
         env=_env(tmp_path),
         cwd=tmp_path,
-        timeout=300,
+        timeout=patience(300),
     )
     if check is not None:
         assert proc.returncode == check, proc.stderr + proc.stdout
@@ -158,7 +159,7 @@ def test_failed_samples_exit_3_with_a_summary_and_the_same_command_retries_them(
     env.update(PYTHONPATH=f"{TESTS}:{TESTS.parent / 'src'}:{tmp_path}", STRUCTBENCH_PLUGINS="toybench,bug")
     args = [sys.executable, "-m", "structbench", "run", "-m", "oracle", "-b", "bug", "-n", "12", "--out", "b",
             "--no-progress"]
-    proc = subprocess.run(args, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    proc = subprocess.run(args, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=patience(300))
     assert proc.returncode == 3, proc.stderr
     assert "| bug | small | direct | oracle | accuracy | 1.0000 | [1.0000, 1.0000] | 9 samples | 9 | 0 | 3 | – |" in (
         proc.stdout)

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from faults import child_pythonpath
+from patience import patience
 from structbench.benchmarks import BENCHMARKS
 from structbench.testing.cli import Invocation, invoke
 
@@ -31,7 +32,7 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 def sb(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True,
-                          env=_env(tmp_path, **env), cwd=tmp_path, timeout=600)
+                          env=_env(tmp_path, **env), cwd=tmp_path, timeout=patience(600))
 
 
 def test_list_keeps_every_name_whole_at_any_width(tmp_path: Path) -> None:
@@ -107,13 +108,13 @@ def test_ctrl_c_during_an_embedded_model_run_exits_130_cleanly(tmp_path: Path) -
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(tmp_path), cwd=tmp_path,
     )
     manifest = tmp_path / "c" / "manifest.json"
-    deadline = time.monotonic() + 300
+    deadline = time.monotonic() + patience(300)
     while not manifest.exists() and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.1)
     time.sleep(4)  # the model is loaded and generating (40 replies of up to 400 tokens take minutes)
     assert proc.poll() is None, "the run ended before it could be interrupted"
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=patience(120))
     assert proc.returncode == 130, err
     assert "interrupted; finished samples are saved in c" in err
     state = json.loads(manifest.read_text())
@@ -243,7 +244,7 @@ def _on_a_terminal(tmp_path: Path, columns: int, *args: str) -> tuple[int, str]:
             break
         shown += chunk
     os.close(master)
-    assert proc.wait(timeout=600) is not None and proc.stderr is not None
+    assert proc.wait(timeout=patience(600)) is not None and proc.stderr is not None
     proc.stderr.close()
     return proc.returncode, re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown.decode()).replace("\r", "")
 

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from faults import child_pythonpath, fill, read_only, remount, serve, small_disk
+from patience import patience
 from structbench.testing.openai_server import request_digest
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -37,7 +38,7 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 def sb(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True,
-                          env=env or _env(tmp_path), cwd=tmp_path, timeout=300)
+                          env=env or _env(tmp_path), cwd=tmp_path, timeout=patience(300))
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc
 
@@ -194,7 +195,7 @@ def test_sigterm_ends_the_run_with_143_and_it_resumes(tmp_path: Path) -> None:
             assert proc.poll() is None
             time.sleep(0.01)
         proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=patience(60))
         assert proc.returncode == 143, err
         assert one_line(err) == "terminated (SIGTERM); finished samples are saved in r, the same command resumes"
         run = manifest(tmp_path / "r")
@@ -239,7 +240,7 @@ def test_sandboxed_programs_die_with_a_killed_run(tmp_path: Path, shared_dataset
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             started: list[str] = []
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + patience(60)
             while len(started) < 4 and time.monotonic() < deadline:
                 started = [p.name for p in sandboxes.iterdir() if _sandboxed(p.name)]
                 time.sleep(0.05)
@@ -428,7 +429,7 @@ def test_a_foreign_write_lock_delays_writes_not_requests(tmp_path: Path) -> None
             f"pathlib.Path({str(held)!r}).touch()\n"
             "time.sleep(4)\n"
             "c.execute('COMMIT')\n")])
-        _, err = run.communicate(timeout=120)
+        _, err = run.communicate(timeout=patience(120))
         locker.wait()
         answered = server.answered()
     assert held.exists() and run.returncode == 0, err
@@ -495,7 +496,7 @@ def test_reply_size_is_capped(tmp_path: Path) -> None:
         )
         proc = subprocess.run([sys.executable, "-c", wrapper, sys.executable, "-m", "structbench",
                                *run_args(server.url, "--max-retries", "0", "--max-consecutive-failures", "0", n=20)],
-                              capture_output=True, text=True, env=_env(tmp_path), cwd=tmp_path, timeout=300)
+                              capture_output=True, text=True, env=_env(tmp_path), cwd=tmp_path, timeout=patience(300))
     assert proc.returncode in FINISHED, proc.stderr
     recs = records(tmp_path / "r")
     assert len(recs) == 20 and all("the reply is larger than 16 MiB (--max-reply-mb" in r["error"] for r in recs)

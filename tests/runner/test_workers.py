@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from patience import patience
 from structbench.backends.mock import MockBackend
 from structbench.backends.oracle import OracleBackend
 from structbench.datasets import DataContext
@@ -36,7 +37,7 @@ def _single_threaded() -> None:
             if isinstance(thread, TMonitor):
                 thread.exit()  # tqdm starts a new one when it needs it again
     gc.collect()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + patience(10)
     while threading.active_count() > 1 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert threading.active_count() == 1, threading.enumerate()
