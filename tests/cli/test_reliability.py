@@ -503,3 +503,20 @@ def test_reply_size_is_capped(tmp_path: Path) -> None:
     assert (tmp_path / "r" / "samples.jsonl").stat().st_size < 100_000
     peak_mib = int(proc.stdout.split()[-1]) / 1024
     assert peak_mib < 260, peak_mib  # ~60 MiB of interpreter and at most 16 MiB per call in flight
+
+
+def test_a_wrong_port_stops_before_any_data_is_loaded_when_the_model_list_is_asked(tmp_path: Path,
+                                                                                   shared_datasets: Path) -> None:
+    """SKA-Bench asks the server for the model's context before it builds its contexts: a refused connection there
+    stops the run at once, naming the model list, with nothing loaded, written or scored."""
+    from faults import closed_port
+    from structbench.testing.cli import invoke
+
+    with closed_port() as port:
+        proc = invoke("run", "-m", "openai:m", "--base-url", f"http://127.0.0.1:{port}/v1", "-b", "skabench",
+                      "-n", "2", "--data-dir", str(shared_datasets), "--out", "r", "--no-progress",
+                      env=_env(tmp_path), cwd=tmp_path)
+    assert proc.returncode == 4 and proc.stdout == ""
+    assert one_line(proc.stderr).startswith(f"error: stopped at once: nothing answers there (http://127.0.0.1:{port}"
+                                            "/v1/models: ClientConnectorError")
+    assert not (tmp_path / "r").exists()

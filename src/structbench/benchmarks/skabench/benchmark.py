@@ -310,7 +310,7 @@ class SkaBench(Benchmark[SkaOptions]):
             log.info("skabench: contexts left out: %s", dict(self.skipped))
 
     def planned(self, instances: Iterable[Instance], skipped: Counter[str], stop: Callable[[], bool] = lambda: False
-                ) -> Iterator[tuple[Instance, str, int | None, str]]:
+                ) -> Iterator[tuple[Instance, str, int, str]]:
         """The contexts the testbeds ask of each instance, (instance, testbed, budget, position), before any is built
         (a build may still leave one out: too little noise); those no testbed can ask are counted in ``skipped``.
         ``stop`` is asked before each instance."""
