@@ -1,5 +1,6 @@
-"""The report's "Paper tables" section: each paper table the runs fill (``report.paper``), its figure
-(``report.paper_plots``) and the notes on how it was transcribed and run."""
+"""The report's paper tables: each paper table the runs fill (``report.paper``), its figure
+(``report.paper_plots``) and the notes on how it was transcribed and run; a table the runs fill only in part is
+folded, its title saying how much they fill and how to fill the rest."""
 
 from __future__ import annotations
 
@@ -20,9 +21,7 @@ def paper_sections(
     fill and the command that fills the whole table (none of either when nothing fills)."""
     filled = fill_tables(views, runs, stats)
     whole = [_table_section(f, stats, figures=figures) for f in filled if f.complete]
-    part = [_table_section(f, stats, figures=figures, title=_fill_line(f)) for f in filled if not f.complete]
-    for section in part:
-        section.collapsed = True
+    part = [_table_section(f, stats, figures=figures, folded=True) for f in filled if not f.complete]
     out = []
     if whole:
         intro = TextBlock(
@@ -40,7 +39,7 @@ def paper_sections(
 
 
 def _fill_line(f: FilledTable) -> str:
-    """``SciTab Table 4: the runs fill 2 of 12 cells (model-a); the whole table: structbench run --model ...``."""
+    """``SciTab Table 4: the runs fill 2 of 12 cells; the whole table: structbench run --model M --preset NAME``."""
     cells = sum(len(f.data.columns) for _ in f.rows)
     done = sum(isinstance(c, Filled) for _, row in f.rows for c in row.cells.values())
     models = list(dict.fromkeys(fill.model.spec for fill in f.fills)) or ["MODEL"]
@@ -48,12 +47,12 @@ def _fill_line(f: FilledTable) -> str:
     return f"{f.data.source}: the runs fill {done} of {cells} cells; the whole table: {command}"
 
 
-def _table_section(f: FilledTable, stats: StatsOptions, *, figures: bool, title: str | None = None) -> Section:
+def _table_section(f: FilledTable, stats: StatsOptions, *, figures: bool, folded: bool = False) -> Section:
     """One paper table: its setting, the table with the runs' rows, the notes on the runs, its figure, and the
-    transcription notes (folded)."""
+    transcription notes (folded); ``folded``: the whole section too, titled with ``_fill_line``."""
     data = f.data
-    blocks: list[Block] = [TextBlock(f"{data.caption}"), TextBlock(_setting(f)), table_block(f, stats)] if title \
-        else [TextBlock(_setting(f)), table_block(f, stats)]
+    caption: list[Block] = [TextBlock(data.caption)] if folded else []  # its title is the fill line
+    blocks: list[Block] = [*caption, TextBlock(_setting(f)), table_block(f, stats)]
     blocks += [TextBlock(line) for line in run_notes(f)]
     if figures and f.rows and f.table.plot:
         name = slug(f"paper-{f.table.name}")
@@ -63,8 +62,9 @@ def _table_section(f: FilledTable, stats: StatsOptions, *, figures: bool, title:
                                            "published models (grey)", name))
     notes: list[Block] = [TextBlock(f"Preset: {f.table.preset.differences}")] if f.table.preset.differences else []
     notes += [TextBlock(n) for n in data.notes]
-    folded = Section(f"{data.source}: transcription and preset notes", notes, collapsed=True)
-    return Section(title or f"{data.source} — {data.caption}", blocks, [folded])
+    notes_section = Section(f"{data.source}: transcription and preset notes", notes, collapsed=True)
+    title = _fill_line(f) if folded else f"{data.source} — {data.caption}"
+    return Section(title, blocks, [notes_section], collapsed=folded)
 
 
 def _setting(f: FilledTable) -> str:
