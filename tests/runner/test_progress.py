@@ -77,18 +77,19 @@ def test_the_bar_shows_the_calls_too() -> None:
     assert "3 calls in flight" in out.getvalue()
 
 
-def test_the_bar_fits_80_columns_with_each_time_labelled() -> None:
+def test_the_bar_fits_80_columns_with_each_time_labelled(monkeypatch: pytest.MonkeyPatch) -> None:
     """The bar and what the calls are doing are two lines, each within 80 columns; elapsed time and ETA are named (an
     unlabelled elapsed time under "ETA" read as an ETA that grew)."""
     import re
 
     from structbench.backends.stats import CallSnapshot
 
+    monkeypatch.setenv("COLUMNS", "80")  # the width rich gives a console on a file (or what the user's shell says)
     out = io.StringIO()
     started = time.monotonic() - 70
     calls = lambda: CallSnapshot(in_flight=7, oldest=started, tokens=30, retries=2, timeouts=1)  # noqa: E731
     with RunProgress(30, enabled="bar", stream=out, calls=calls) as progress:
-        assert progress._progress.console.width == 80  # a console on a file: 80 columns
+        assert progress._progress.console.width == 80
         for _ in range(23):
             progress.advance()
         time.sleep(0.3)
@@ -115,7 +116,7 @@ def test_a_model_run_in_this_process_gets_no_note_on_slow_servers(tmp_path: Path
     monkeypatch.setattr(run_module, "SLOW_CALL", 0.1)
     config = RunConfig(model="mock", benches=["toy:small"], limit=2)
     for name, remote in (("local", False), ("served", True)):
-        backend = MockBackend(default="yes", latency=0.6)
+        backend = MockBackend(default="yes", latency=1.5)
         backend.remote = remote
         Run(tmp_path / name, config).execute(backend, prepare(config, DataContext()), cache=None, concurrency=2,
                                              progress="lines", progress_interval=0.1)
