@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from patience import load_factor
 from structbench.datasets import DataContext
 
 REPO = Path(__file__).resolve().parents[1]
@@ -58,14 +59,35 @@ gets pyproject.toml's ``timeout``. A test that hangs fails alone, with its stack
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Slow tests get ``SLOW_TIMEOUT``; the files holding them run first, so that in parallel the longest work
-    starts at once and the workers finish together."""
+    """Slow tests get ``SLOW_TIMEOUT``, the others pyproject.toml's ``timeout``, each stretched by how busy the machine
+    is (``patience``: on a loaded machine every test takes longer, and none may fail for it); the files holding slow
+    tests run first, so that in parallel the longest work starts at once and the workers finish together."""
     if config.pluginmanager.hasplugin("timeout"):
+        factor = load_factor()
         for item in items:
-            if item.get_closest_marker("slow") and not item.get_closest_marker("timeout"):
-                item.add_marker(pytest.mark.timeout(SLOW_TIMEOUT))
+            if not item.get_closest_marker("timeout"):
+                base = SLOW_TIMEOUT if item.get_closest_marker("slow") else float(config.getini("timeout") or 300)
+                item.add_marker(pytest.mark.timeout(base * factor))
     slow_files = {item.path for item in items if item.get_closest_marker("slow")}
     items.sort(key=lambda item: item.path not in slow_files)  # stable: the order within each group is kept
+
+
+_REPORTER: list[object] = []
+"""The terminal reporter of the process that prints the run (none in an xdist worker)."""
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not hasattr(session.config, "workerinput"):
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            _REPORTER.append(reporter)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """A failure's name is printed the moment it is known, not only in the summary: a run stopped before its end (a
+    CI time limit, a machine too busy to finish) still names every test that failed so far."""
+    if report.failed and _REPORTER:
+        _REPORTER[0].write_line(f"\nFAILED {report.nodeid} ({report.when})", red=True)  # type: ignore[attr-defined]
 
 
 @pytest.hookimpl(optionalhook=True)

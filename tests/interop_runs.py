@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from faults import child_pythonpath
+from patience import patience
 
 LIMIT = 4
 """Samples per benchmark of the oracle run: every strategy of both benchmarks stays a few seconds."""
@@ -23,7 +24,7 @@ def sb(cwd: Path, *args: str, check: int | None = 0, env: dict[str, str] | None 
     env = dict(os.environ, PYTHONPATH=child_pythonpath(), STRUCTBENCH_CACHE=str(cwd / "cache"),
                HF_DATASETS_CACHE=str(cwd / "datasets-cache"), OPENAI_API_KEY=SECRET, **(env or {}))
     proc = subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True, env=env,
-                          cwd=cwd, timeout=600)
+                          cwd=cwd, timeout=patience(600))
     if check is not None:
         assert proc.returncode == check, proc.stderr + proc.stdout
     return proc

@@ -13,6 +13,7 @@ import pytest
 
 import structbench
 from faults import child_pythonpath
+from patience import patience
 from structbench.errors import UsageError
 
 
@@ -41,7 +42,7 @@ def test_evaluate_the_oracle_on_scitab_scores_one_as_the_command_does(
     env = dict(os.environ, PYTHONPATH=child_pythonpath(), STRUCTBENCH_CACHE=str(tmp_path / "cache"))
     cli = subprocess.run(
         [sys.executable, "-m", "structbench", "run", "-m", "oracle", "-b", "scitab", "-n", "30", "--no-progress",
-         "--out", str(tmp_path / "cli")], capture_output=True, text=True, env=env, timeout=300,
+         "--out", str(tmp_path / "cli")], capture_output=True, text=True, env=env, timeout=patience(300),
     )
     assert cli.returncode == 0, cli.stderr
     by_cli = json.loads((tmp_path / "cli" / "metrics.json").read_text())

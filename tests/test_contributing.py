@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import shared_datasets_dir
+from patience import patience
 
 REPO = Path(__file__).resolve().parents[1]
 GUIDE = REPO / "docs" / "develop" / "adding-a-benchmark.md"
@@ -48,7 +49,7 @@ def run(repo: Path, argv: list[str], tmp: Path) -> subprocess.CompletedProcess[s
     others = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and Path(p).resolve() != REPO / "src"]
     env.update(PYTHONPATH=os.pathsep.join([str(repo / "src"), *others]),  # the copy's code, the same plugins
                STRUCTBENCH_SHARED_DATASETS=str(shared_datasets_dir()), STRUCTBENCH_CACHE=str(tmp / "cache"))
-    return subprocess.run([*head, *argv[1:]], cwd=repo, env=env, capture_output=True, text=True, timeout=600)
+    return subprocess.run([*head, *argv[1:]], cwd=repo, env=env, capture_output=True, text=True, timeout=patience(600))
 
 
 def outcomes(output: str) -> dict[str, str]:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from patience import patience
 from structbench import forkmap
 from structbench.forkmap import fork_map
 
@@ -30,7 +31,7 @@ def _single_threaded() -> None:
             if isinstance(thread, TMonitor):
                 thread.exit()  # tqdm starts a new one when it needs it again
     gc.collect()
-    deadline = time.monotonic() + 5.0
+    deadline = time.monotonic() + patience(5.0)
     while not forkmap.can_fork() and time.monotonic() < deadline:
         time.sleep(0.01)
     assert forkmap.can_fork(), f"threads still alive: {[t.name for t in threading.enumerate()]}"

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from faults import child_pythonpath
+from patience import patience
 from structbench.plugins import BACKEND_GROUP, BENCHMARK_GROUP, plugins
 
 REPO = Path(__file__).resolve().parents[1]
@@ -41,7 +42,7 @@ def install(site: Path, dist: str, entry_points: str, modules: dict[str, str]) -
 def structbench(site: Path, *args: str, plugins_env: str = "") -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([child_pythonpath(), str(site)]), STRUCTBENCH_PLUGINS=plugins_env)
     return subprocess.run([sys.executable, "-m", "structbench", *args], env=env, capture_output=True, text=True,
-                          timeout=300)
+                          timeout=patience(300))
 
 
 @pytest.fixture

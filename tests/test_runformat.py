@@ -13,6 +13,7 @@ import pytest
 
 import structbench
 from faults import child_pythonpath
+from patience import patience
 from structbench.errors import DataError
 from structbench.manifest import read_manifest
 from structbench.results import read_metrics
@@ -22,7 +23,7 @@ from structbench.runformat import FORMAT_VERSION, check_format
 def sb(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=child_pythonpath(), STRUCTBENCH_CACHE=str(cwd / "cache"))
     return subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True, env=env,
-                          cwd=cwd, timeout=300)
+                          cwd=cwd, timeout=patience(300))
 
 
 def oracle_run(path: Path) -> Path:

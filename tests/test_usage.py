@@ -63,6 +63,10 @@ def test_the_table_cell_is_compact_and_says_unknown() -> None:
                          reused=Usage.total([call(2_000, 0, reused=True)]))
     assert totals_cell(priced) == "12.3k in, 4.5k out, 0.0123 USD (+2.0k reused)"
     assert totals_cell(UsageTotals(usage=Usage.total([call(None, None)]))) == "unknown"
+    # a backend that counts prompt tokens only (the mock, the oracle): said in words, never "– out?"
+    assert totals_cell(UsageTotals(usage=Usage.total([call(1_200, None)] * 2))) == "2.4k in, out unreported"
+    assert totals_cell(UsageTotals(usage=Usage.total([call(100, 5), call(None, None)]))) == \
+        "100 in, 5 out (1 of 2 calls unreported)"
 
 
 def test_the_openai_backend_reads_cached_and_reasoning_tokens() -> None:

@@ -185,9 +185,14 @@ def cost_text(cost: float | None) -> str:
     return "unknown" if cost is None else f"{cost:.4f} USD"
 
 
+def _side(count: int | None, word: str) -> str:
+    """``12.3k in``; ``out unreported`` where no call reported that count (a backend that counts no tokens)."""
+    return f"{word} unreported" if count is None else f"{short_count(count)} {word}"
+
+
 def totals_cell(totals: UsageTotals | None) -> str:
     """One compact table cell: ``12.3k in, 4.5k out, 0.0123 USD`` (``+ 2.0k reused`` when calls came from the
-    response cache); ``–`` where no usage was kept."""
+    response cache; ``out unreported`` where the backend counts no such tokens); ``–`` where no usage was kept."""
     if totals is None:
         return "–"
     made, reused = totals.usage, totals.reused
@@ -196,8 +201,9 @@ def totals_cell(totals: UsageTotals | None) -> str:
     if made.calls and made.prompt_tokens is None and made.completion_tokens is None:
         text = "unknown"
     else:
-        text = f"{short_count(made.prompt_tokens)} in, {short_count(made.completion_tokens)} out" \
-            + ("?" if made.unknown else "")
+        text = f"{_side(made.prompt_tokens, 'in')}, {_side(made.completion_tokens, 'out')}"
+        if made.unknown and made.unknown < made.calls:  # some calls reported no count: the sums lack them
+            text += f" ({made.unknown} of {made.calls} calls unreported)"
     if totals.cost_usd is not None:
         text += f", {totals.cost_usd:.4f} USD" if totals.cost_usd < 100 else f", {totals.cost_usd:,.2f} USD"
     if reused.calls:

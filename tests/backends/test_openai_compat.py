@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from structbench.backends.base import BackendError, Request
+from structbench.backends.base import CANNOT_CONNECT, BackendError, Request
 from structbench.backends.openai_compat import (
     REPLICA_REST_MAX,
     OpenAIBackend,
@@ -86,14 +86,36 @@ def test_client_error_is_not_retried() -> None:
     assert server.requests == 1
 
 
-def test_connection_refused_is_retried_then_fails() -> None:
-    async def go() -> None:
-        backend = OpenAIBackend("m", base_url="http://127.0.0.1:9/v1", max_retries=1, backoff_base=0.001)
-        with pytest.raises(BackendError, match="ClientConnectorError"):
+def test_a_refused_connection_is_retried_only_once_the_server_has_answered() -> None:
+    """Before any reply, a refused connection means nothing is there (a wrong port): one try, cause CANNOT_CONNECT.
+    After one, it is a server gone for a moment: retried like a 5xx."""
+    from faults import closed_port
+
+    async def fresh(url: str) -> None:
+        backend = OpenAIBackend("m", base_url=url, max_retries=3, backoff_base=0.001)
+        with pytest.raises(BackendError, match="gave up after 1 try: ClientConnectorError") as err:
             await backend.generate(Request.chat("x"))
+        assert err.value.cause == CANNOT_CONNECT and not backend.reached
         await backend.aclose()
 
-    asyncio.run(go())
+    with closed_port() as port:
+        asyncio.run(fresh(f"http://127.0.0.1:{port}/v1"))
+
+    async def answered_then_gone() -> None:
+        server = MockOpenAIServer(reply="B")
+        srv = await server.serve()
+        port = srv.sockets[0].getsockname()[1]
+        backend = OpenAIBackend("m", base_url=f"http://127.0.0.1:{port}/v1", max_retries=2, backoff_base=0.001)
+        assert (await backend.generate(Request.chat("one"))).text == "B" and backend.reached
+        await backend.aclose()  # no kept-alive connection: the next request connects anew
+        srv.close()
+        await srv.wait_closed()
+        with pytest.raises(BackendError, match="gave up after 3 tries: ClientConnectorError") as err:
+            await backend.generate(Request.chat("two"))
+        assert err.value.cause == CANNOT_CONNECT
+        await backend.aclose()
+
+    asyncio.run(answered_then_gone())
 
 
 def test_a_dead_server_with_hundreds_in_flight_fails_every_call_as_a_model_error() -> None:
@@ -188,4 +210,6 @@ def test_the_context_window_comes_from_the_model_list_or_the_option() -> None:
     assert asyncio.run(window(MockOpenAIServer(context=8192))) == 8192
     assert asyncio.run(window(MockOpenAIServer(context=8192, hide_context=True))) is None
     assert asyncio.run(window(MockOpenAIServer(context=8192, hide_context=True), n_ctx=4096)) == 4096
-    assert asyncio.run(OpenAIBackend("m", base_url="http://127.0.0.1:9/v1").context_window()) is None  # no server
+    with pytest.raises(BackendError, match=r"127.0.0.1:9/v1/models: ClientConnectorError") as err:  # no server
+        asyncio.run(OpenAIBackend("m", base_url="http://127.0.0.1:9/v1").context_window())
+    assert err.value.cause == CANNOT_CONNECT

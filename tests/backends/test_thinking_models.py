@@ -21,6 +21,7 @@ require("torch")
 require("transformers")
 
 from faults import child_pythonpath  # noqa: E402
+from patience import patience  # noqa: E402
 from structbench.backends.base import Request, Response  # noqa: E402
 from structbench.backends.factory import BackendSpec, make_backend  # noqa: E402
 
@@ -87,7 +88,7 @@ def _run(tmp_path: Path, *args: str) -> tuple[list[dict[str, Any]], dict[str, An
         [sys.executable, "-m", "structbench", "run", "-b", "structfact:demo", "-s", "zero_shot,few_shot",
          "--data-dir", str(TESTS / "synthetic"), "--allow-modified-data", "--no-progress", "--out", str(out),
          *args],
-        capture_output=True, text=True, env=env, timeout=600)
+        capture_output=True, text=True, env=env, timeout=patience(600))
     assert proc.returncode == 0, proc.stderr
     records = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
     return records, json.loads((out / "metrics.json").read_text()), proc.stderr

@@ -21,6 +21,7 @@ from backends.tiny_models import build_tiny_model, require
 require("torch")
 require("vllm")
 
+from patience import patience  # noqa: E402
 from structbench.backends.base import BackendError, GenerationParams, Request  # noqa: E402
 from structbench.backends.factory import BackendSpec, make_backend  # noqa: E402
 from structbench.backends.vllm_offline import VLLMBackend  # noqa: E402
@@ -254,6 +255,6 @@ def test_vllms_setup_log_is_quiet_unless_asked(given: str | None, expected: str)
         {"VLLM_LOGGING_LEVEL": given} if given else {})
     code = ("import structbench.backends.vllm_offline, vllm.envs as e, os; "
             "print(os.environ['VLLM_LOGGING_LEVEL'], e.VLLM_LOGGING_LEVEL)")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=patience(300))
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == [expected, expected]

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from faults import child_pythonpath
+from patience import patience
 from structbench.testing.openai_server import request_digest
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -38,7 +39,7 @@ def sb(tmp_path: Path, *args: str, check: int | None = 0) -> subprocess.Complete
         text=True,
         env=_env(tmp_path),
         cwd=tmp_path,
-        timeout=300,
+        timeout=patience(300),
     )
     if check is not None:
         assert proc.returncode == check, proc.stderr + proc.stdout
@@ -158,7 +159,7 @@ def test_failed_samples_exit_3_with_a_summary_and_the_same_command_retries_them(
     env.update(PYTHONPATH=f"{TESTS}:{TESTS.parent / 'src'}:{tmp_path}", STRUCTBENCH_PLUGINS="toybench,bug")
     args = [sys.executable, "-m", "structbench", "run", "-m", "oracle", "-b", "bug", "-n", "12", "--out", "b",
             "--no-progress"]
-    proc = subprocess.run(args, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    proc = subprocess.run(args, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=patience(300))
     assert proc.returncode == 3, proc.stderr
     assert "| bug | small | direct | oracle | accuracy | 1.0000 | [1.0000, 1.0000] | 9 samples | 9 | 0 | 3 | – |" in (
         proc.stdout)
@@ -169,9 +170,13 @@ def test_failed_samples_exit_3_with_a_summary_and_the_same_command_retries_them(
     assert "running the same command again retries exactly the failed samples" in lines[2]
     metrics = json.loads((tmp_path / "b" / "metrics.json").read_text())["results"][0]
     assert (metrics["n"], metrics["errors"], metrics["harness_errors"]) == (9, 0, 3)
-    # A model error (the server is unreachable) is counted apart, scored as wrong, and also exits 3.
-    proc = sb(tmp_path, "run", "-m", "openai:m", "--base-url", "http://127.0.0.1:9/v1", "-b", "toy", "-n", "2",
-              "--max-retries", "0", "--timeout", "2", "--out", "o", "--no-progress", check=3)
+    # A model error (the server fails every call; one refusing connections would stop the run at once, exit 4) is
+    # counted apart, scored as wrong, and also exits 3.
+    from faults import serve
+
+    with serve(tmp_path, "--fail-every", "1", "--fail-status", "500") as server:
+        proc = sb(tmp_path, "run", "-m", "openai:m", "--base-url", server.url, "-b", "toy", "-n", "2",
+                  "--max-retries", "0", "--timeout", "2", "--out", "o", "--no-progress", check=3)
     assert "2 samples of 2 failed: 2 model errors (a model call failed after all retries; scored as wrong)." in (
         proc.stderr)
     assert "| toy | small | direct | openai:m | accuracy | 0.0000 | [0.0000, 0.0000] | 2 samples | 2 | 2 | 0 | – |" in (

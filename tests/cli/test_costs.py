@@ -16,6 +16,7 @@ import pytest
 
 from batch.conftest import USAGE, Served, mixed_answers
 from faults import child_pythonpath
+from patience import patience
 from structbench.errors import ExitCode
 from structbench.testing.batch_server import BatchServer, serve_batches_in_thread
 from structbench.testing.openai_server import MockOpenAIServer, read_log, serve_in_thread
@@ -32,7 +33,7 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 def sb(tmp_path: Path, *args: str, check: int | None = 0) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True,
-                          env=env(tmp_path), cwd=tmp_path, timeout=300)
+                          env=env(tmp_path), cwd=tmp_path, timeout=patience(300))
     if check is not None:
         assert proc.returncode == check, proc.stdout + proc.stderr
     return proc
@@ -187,7 +188,7 @@ def test_batches_lists_and_cancels_a_runs_batches(tmp_path: Path, batch_api: Ser
             assert "| submitted | in_progress, 0/6 done | 6 |" in listed.stdout
             cancelled = sb(tmp_path, "batches", "run", "--cancel")
             assert "cancelled (cancel asked)" in cancelled.stdout
-            running.wait(timeout=60)
+            running.wait(timeout=patience(60))
         finally:
             running.kill()
             running.wait()

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from patience import patience
+
 
 @pytest.mark.slow
 def test_default_run_on_embedded_model(tmp_path: Path) -> None:
@@ -17,7 +19,7 @@ def test_default_run_on_embedded_model(tmp_path: Path) -> None:
     env.pop("STRUCTBENCH_DATA_DIR", None)
     proc = subprocess.run(
         [sys.executable, "-m", "structbench", "run", "--offline", "--no-cache"],
-        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=900,
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=patience(900),
     )
     assert proc.returncode == 0, proc.stderr
     row = next(line for line in proc.stdout.splitlines() if line.startswith("| structfact |"))

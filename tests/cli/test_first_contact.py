@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from faults import child_pythonpath
+from patience import patience
 from structbench.benchmarks import BENCHMARKS
+from structbench.testing.cli import Invocation, invoke
 
 TESTS = Path(__file__).resolve().parents[1]
 """A child process imports this checkout's structbench (not another one installed) and the test plugins."""
@@ -30,7 +32,7 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 def sb(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True,
-                          env=_env(tmp_path, **env), cwd=tmp_path, timeout=600)
+                          env=_env(tmp_path, **env), cwd=tmp_path, timeout=patience(600))
 
 
 def test_list_keeps_every_name_whole_at_any_width(tmp_path: Path) -> None:
@@ -106,13 +108,13 @@ def test_ctrl_c_during_an_embedded_model_run_exits_130_cleanly(tmp_path: Path) -
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(tmp_path), cwd=tmp_path,
     )
     manifest = tmp_path / "c" / "manifest.json"
-    deadline = time.monotonic() + 300
+    deadline = time.monotonic() + patience(300)
     while not manifest.exists() and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.1)
     time.sleep(4)  # the model is loaded and generating (40 replies of up to 400 tokens take minutes)
     assert proc.poll() is None, "the run ended before it could be interrupted"
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=patience(120))
     assert proc.returncode == 130, err
     assert "interrupted; finished samples are saved in c" in err
     state = json.loads(manifest.read_text())
@@ -173,3 +175,95 @@ def test_help_shows_no_type_for_flags(tmp_path: Path) -> None:
         assert proc.returncode == 0 and "--help" in proc.stdout
         assert "<bool>" not in proc.stdout and "<boolean>" not in proc.stdout.lower()
     assert "<int range>" in sb(tmp_path, "run", "--help", COLUMNS="140").stdout  # other options keep theirs
+
+
+def _invoke(tmp_path: Path, *args: str, **env: str) -> Invocation:
+    return invoke(*args, env=_env(tmp_path, **env), cwd=tmp_path)
+
+
+def test_a_bad_flag_value_or_an_unknown_flag_is_one_line(tmp_path: Path) -> None:
+    """typer's own errors (a value out of range, a flag that does not exist) read as every other usage error: one line,
+    exit 2, never a framed box."""
+    cases = {
+        ("run", "--concurrency", "0"): "error: invalid value for '--concurrency' / '-c': Input should be greater than",
+        ("run", "--bogus"): "error: no such option: --bogus",
+        ("run", "--max-tokens", "x"): "error: invalid value for '--max-tokens': Input should be a valid integer",
+        ("nosuch",): "error: no such command 'nosuch'",
+    }
+    for args, says in cases.items():
+        proc = _invoke(tmp_path, *args)
+        lines = proc.stderr.strip().splitlines()
+        assert proc.returncode == 2 and len(lines) == 1, (args, proc.stderr)
+        assert lines[0].startswith(says) and lines[0].endswith("--help'"), (args, lines[0])
+        assert "╭" not in proc.stderr and "Usage:" not in proc.stderr and proc.stdout == ""
+    assert _invoke(tmp_path, "--help").returncode == 0
+
+
+def test_an_openai_model_without_base_url_is_told_what_is_probably_missing(tmp_path: Path) -> None:
+    env = {k: v for k, v in _env(tmp_path).items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    proc = invoke("run", "-m", "openai:Qwen/Qwen2.5-7B-Instruct", "-n", "1", "--out", "r", env=env, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        "error: api.openai.com needs an API key: set the environment variable OPENAI_API_KEY; no --base-url was "
+        "given, so openai:Qwen/Qwen2.5-7B-Instruct goes to api.openai.com: for a server of your own (vLLM, SGLang, "
+        "llama.cpp), add --base-url http://HOST:PORT/v1")
+    given = invoke("run", "-m", "openai:gpt-4o", "--base-url", "https://api.openai.com/v1", "-n", "1", "--out", "r",
+                   env=env, cwd=tmp_path)
+    assert given.returncode == 2 and given.stderr.strip().endswith("set the environment variable OPENAI_API_KEY")
+
+
+def test_a_misspelt_benchmark_in_a_suite_file_gets_a_did_you_mean(tmp_path: Path) -> None:
+    (tmp_path / "suite.yaml").write_text("models:\n  - model: oracle\nbenchmarks: [structfactt]\n")
+    proc = _invoke(tmp_path, "run", "suite.yaml")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().startswith("error: suite.yaml:3: benchmarks[0].bench: unknown benchmark 'structfactt'. "
+                                          "Did you mean: structfact")
+
+
+def _on_a_terminal(tmp_path: Path, columns: int, *args: str) -> tuple[int, str]:
+    """``structbench ARGS`` with its stdout on a pseudo-terminal ``columns`` wide, as a user's shell runs it: the exit
+    status and what the terminal showed (colours removed)."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    env = {k: v for k, v in _env(tmp_path).items() if k not in ("COLUMNS", "LINES")}
+    proc = subprocess.Popen([sys.executable, "-m", "structbench", *args], stdin=subprocess.DEVNULL, stdout=slave,
+                            stderr=subprocess.PIPE, env=env, cwd=tmp_path)
+    os.close(slave)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the command closed its end
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(master)
+    assert proc.wait(timeout=patience(600)) is not None and proc.stderr is not None
+    proc.stderr.close()
+    return proc.returncode, re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown.decode()).replace("\r", "")
+
+
+@pytest.mark.parametrize("columns", [80, 120, 240])
+def test_the_results_table_reads_whole_on_a_terminal_of_any_width(tmp_path: Path, columns: int) -> None:
+    """On a terminal, benchmark, variant, strategy, metric, value and interval read whole at 80 columns (the other
+    columns under the table), and the whole table is one where it fits; nothing is cut with an ellipsis."""
+    (tmp_path / "yes.json").write_text(json.dumps({"rules": [], "default": "A"}))
+    code, shown = _on_a_terminal(tmp_path, columns, "run", "-m", "mock:yes.json", "--no-progress", "--out", "r")
+    assert code == 0, shown
+    result = json.loads((tmp_path / "r" / "metrics.json").read_text())["results"][0]
+    h = result["headline"]
+    words = next(line for line in shown.splitlines() if line.startswith("structfact ")).split()
+    assert words[:3] == ["structfact", "generated", "few_shot"]
+    assert all(w in words for w in ("weighted_f1", f"{h['value']:.4f}", f"[{h['ci_low']:.4f},", f"{h['ci_high']:.4f}]",
+                                    "30")), words
+    table = shown.split("What ran:")[0]
+    assert "…" not in shown and max(len(line) for line in table.splitlines()) <= columns
+    baselines = ", ".join(f"{name} {value:.4f}" for name, value in result["baselines"].items())
+    assert baselines in " ".join(shown.split())  # the columns left out of the row are said under it
+    assert ("harness errors: 0" in " ".join(shown.split())) == (columns < 240)

@@ -21,6 +21,7 @@ import pytest
 from sklearn.metrics import f1_score
 
 from faults import child_pythonpath, serve
+from patience import patience
 from structbench.benchmark import Benchmark
 from structbench.benchmarks import BENCHMARKS
 from structbench.data.sample import LabelGold, Sample
@@ -42,7 +43,7 @@ def _env(tmp_path: Path) -> dict[str, str]:
 
 def sb(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True,
-                          env=_env(tmp_path), cwd=tmp_path, timeout=600)
+                          env=_env(tmp_path), cwd=tmp_path, timeout=patience(600))
     assert proc.returncode == 0, proc.stderr + proc.stdout
     return proc
 

@@ -12,6 +12,7 @@ import pytest
 
 from backends.tiny_models import build_tiny_model, require
 from faults import child_pythonpath
+from patience import patience
 
 TESTS = Path(__file__).resolve().parents[1]
 """A child process imports this checkout's structbench (not another one installed) and the test plugins."""
@@ -21,7 +22,7 @@ def sb(tmp_path: Path, *args: str, check: int | None = 0) -> subprocess.Complete
     env = dict(os.environ, PYTHONPATH=child_pythonpath(), STRUCTBENCH_PLUGINS="toybench",
                STRUCTBENCH_CACHE=str(tmp_path / "cache"), HF_HUB_OFFLINE="1")
     proc = subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True, env=env,
-                          cwd=tmp_path, timeout=600)
+                          cwd=tmp_path, timeout=patience(600))
     if check is not None:
         assert proc.returncode == check, proc.stderr + proc.stdout
     return proc

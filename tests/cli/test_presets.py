@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from faults import child_pythonpath
+from patience import patience
 
 TESTS = Path(__file__).resolve().parents[1]
 """A child process imports this checkout's structbench (not another one installed) and the test plugins."""
@@ -18,7 +19,7 @@ def sb(tmp_path: Path, *args: str, check: int | None = 0) -> subprocess.Complete
     env = dict(os.environ, PYTHONPATH=child_pythonpath(), STRUCTBENCH_PLUGINS="toybench,papertoy",
                STRUCTBENCH_CACHE=str(tmp_path / "cache"), COLUMNS="250")
     proc = subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True, env=env,
-                          cwd=tmp_path, timeout=300)
+                          cwd=tmp_path, timeout=patience(300))
     if check is not None:
         assert proc.returncode == check, proc.stderr + proc.stdout
     return proc

@@ -24,6 +24,7 @@ import pytest
 
 from extras import require_extra
 from faults import child_pythonpath, free_port, serve
+from patience import patience
 from structbench.testing.openai_server import request_digest
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -64,7 +65,7 @@ def cluster() -> Iterator[str]:
          "--object-store-memory=100000000", "--block"],
         env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + patience(120)
         while True:
             assert head.poll() is None, (Path(temp) / "ray-start.log").read_text()
             with socket.socket() as sock:
@@ -77,7 +78,7 @@ def cluster() -> Iterator[str]:
     finally:
         head.send_signal(signal.SIGTERM)
         try:
-            head.wait(timeout=60)
+            head.wait(timeout=patience(60))
         except subprocess.TimeoutExpired:
             head.kill()
             head.wait()
@@ -110,7 +111,7 @@ def test_a_ray_run_equals_a_local_one_and_survives_a_killed_worker(tmp_path: Pat
         run = subprocess.Popen([sys.executable, "-m", "structbench", *args, "--executor", "ray", "--ray-address",
                                 cluster, "--workers", "2", "--out", "ray"], env=env, cwd=tmp_path,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 180
+        deadline = time.monotonic() + patience(180)
         while len(records(tmp_path / "ray")) < 30:
             assert run.poll() is None, run.communicate()[1]
             assert time.monotonic() < deadline
@@ -118,11 +119,11 @@ def test_a_ray_run_equals_a_local_one_and_survives_a_killed_worker(tmp_path: Pat
         placed = json.loads((tmp_path / "ray" / "manifest.json").read_text())["workers"]
         assert placed["executor"] == "ray" and placed["address"] == cluster and len(placed["actors"]) == 2
         os.kill(placed["actors"][0]["pid"], signal.SIGKILL)  # a Ray worker process dies mid-run
-        out, err = run.communicate(timeout=300)
+        out, err = run.communicate(timeout=patience(300))
         assert run.returncode == 0, err
         answered = server.answered()
         local = subprocess.run([sys.executable, "-m", "structbench", *args, "--workers", "1", "--no-cache", "--out",
-                                "local"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+                                "local"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=patience(300))
         assert local.returncode == 0, local.stderr
     recs = records(tmp_path / "ray")
     assert len(recs) == 200 and max(Counter(r["id"] for r in recs).values()) == 1  # no duplicate record
@@ -152,7 +153,7 @@ def test_a_ray_run_killed_resumes_locally_repeating_no_completed_call(tmp_path: 
         committed = cached_digests(tmp_path / "cache" / "responses.sqlite")
         seen = len(server.answered())
         resumed = subprocess.run([sys.executable, "-m", "structbench", *args, "--workers", "2"], env=env,
-                                 cwd=tmp_path, capture_output=True, text=True, timeout=300)
+                                 cwd=tmp_path, capture_output=True, text=True, timeout=patience(300))
         assert resumed.returncode == 0, resumed.stderr
         answered = server.answered()
     assert 30 <= len(finished) < 200

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from faults import child_pythonpath
+from patience import patience
 
 TESTS = Path(__file__).resolve().parents[1]
 DATA = TESTS / "synthetic"
@@ -30,7 +31,7 @@ def _env(tmp_path: Path) -> dict[str, str]:
 
 def sb(tmp_path: Path, *args: str, check: int = 0) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True,
-                          env=_env(tmp_path), cwd=tmp_path, timeout=300)
+                          env=_env(tmp_path), cwd=tmp_path, timeout=patience(300))
     assert proc.returncode == check, proc.stderr
     return proc
 

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from faults import child_pythonpath
+from patience import patience
 from structbench.api import configure
 from structbench.backends.base import Request
 from structbench.backends.mock import MockBackend
@@ -21,7 +22,7 @@ from structbench.runner.selection import prepare
 def sb(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=child_pythonpath(), STRUCTBENCH_CACHE=str(cwd / "cache"))
     return subprocess.run([sys.executable, "-m", "structbench", "run", *args, "--no-progress"], capture_output=True,
-                          text=True, env=env, cwd=cwd, timeout=300)
+                          text=True, env=env, cwd=cwd, timeout=patience(300))
 
 
 def ids(run_dir: Path) -> list[str]:

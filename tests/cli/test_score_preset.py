@@ -11,11 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from patience import patience
+
 
 def sb(tmp_path: Path, *args: str, check: int = 0) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "STRUCTBENCH_CACHE": str(tmp_path / "cache")}
     proc = subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True, env=env,
-                          cwd=tmp_path, timeout=300)
+                          cwd=tmp_path, timeout=patience(300))
     assert proc.returncode == check, proc.stderr + proc.stdout
     return proc
 

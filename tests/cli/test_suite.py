@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from patience import patience
+
 SUITE = """\
 models:
   - model: oracle
@@ -32,7 +34,7 @@ out: out
 def sb(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, STRUCTBENCH_CACHE=str(cwd / "cache"))
     return subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True, env=env,
-                          cwd=cwd, timeout=300)
+                          cwd=cwd, timeout=patience(300))
 
 
 @pytest.mark.shared
@@ -107,6 +109,6 @@ def test_a_billion_laughs_suite_is_one_line_not_gigabytes(tmp_path: Path) -> Non
     for name, says in (("laughs.yaml", "laughs.yaml:9: the file stands for more than 100,000 values"),
                        ("twice.yaml", "twice.yaml:4: key 'seed' appears twice in this mapping")):
         proc = subprocess.run([sys.executable, "-m", "structbench", "run", name], capture_output=True, text=True,
-                              env=env, cwd=tmp_path, timeout=120, preexec_fn=cap)
+                              env=env, cwd=tmp_path, timeout=patience(120), preexec_fn=cap)
         assert proc.returncode == 2 and proc.stderr.startswith(f"error: {says}"), proc.stderr[-500:]
         assert len(proc.stderr.strip().splitlines()) == 1 and not (tmp_path / "runs").exists()

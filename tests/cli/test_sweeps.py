@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from faults import child_pythonpath, serve
+from patience import patience
 
 GENERATED = ["-b", "structfact:generated", "-o", "tables=synthetic", "-s", "zero_shot"]
 """StructFact's generated claims over a fictional world's tables: no download, every sample shows tables."""
@@ -31,7 +32,7 @@ def _env(tmp_path: Path) -> dict[str, str]:
 
 def sb(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True,
-                          env=_env(tmp_path), cwd=tmp_path, timeout=600)
+                          env=_env(tmp_path), cwd=tmp_path, timeout=patience(600))
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc
 
@@ -252,7 +253,7 @@ def test_a_resumed_sweep_repeats_no_call(tmp_path: Path) -> None:
             assert proc.poll() is None, proc.communicate()
             time.sleep(0.01)
         proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=60)
+        proc.communicate(timeout=patience(60))
         assert proc.returncode == 130
         done = records(tmp_path / "r")
         assert 25 <= len({(r["cell"], r["id"]) for r in done}) < 80

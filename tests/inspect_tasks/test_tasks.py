@@ -21,6 +21,7 @@ from inspect_ai.log import EvalLog, read_eval_log  # noqa: E402
 from inspect_ai.model import ChatMessage, GenerateConfig, Model, ModelOutput, ModelUsage, get_model  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
+from patience import patience  # noqa: E402
 from structbench.backends.base import Message, Request  # noqa: E402
 from structbench.backends.current import current_sample  # noqa: E402
 from structbench.benchmarks import BENCHMARKS  # noqa: E402
@@ -130,7 +131,7 @@ def test_inspect_cli_with_the_oracle_provider(shared_datasets: Path, tmp_path: P
     proc = subprocess.run(
         [str(Path(sys.executable).with_name("inspect")), "eval", "structbench/scitab", "-T", "strategy=cot",
          "--model", "structbench/oracle", "--limit", "5", "--log-dir", str(tmp_path), "--display", "plain"],
-        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300,
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=patience(300),
     )
     assert proc.returncode == 0, proc.stderr + proc.stdout
     (path,) = tmp_path.glob("*.eval")

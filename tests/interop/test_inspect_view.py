@@ -23,6 +23,7 @@ require_extra("inspect_ai", "inspect")
 from chromium import chromium  # noqa: E402
 from faults import free_port  # noqa: E402
 from interop_runs import sb  # noqa: E402
+from patience import patience  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +42,7 @@ def viewer(oracle_run: Path, tmp_path: Path) -> Iterator[tuple[str, Path]]:
                              "--display", "none"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/"
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + patience(60)
         while True:
             try:
                 urllib.request.urlopen(url, timeout=2).close()
@@ -53,7 +54,7 @@ def viewer(oracle_run: Path, tmp_path: Path) -> Iterator[tuple[str, Path]]:
         yield url, tmp_path / "logs"
     finally:
         proc.terminate()
-        proc.wait(timeout=20)
+        proc.wait(timeout=patience(20))
 
 
 def _text_with(browser: Any, wanted: list[str], timeout: float = 45) -> str:

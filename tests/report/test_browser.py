@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from chromium import chromium
+from patience import patience
 from structbench.backends.mock import MockBackend
 from structbench.report.api import ReportOptions, write_report
 from structbench.report.entries import StatsOptions
@@ -57,7 +58,7 @@ def test_report_renders_without_errors_and_filters(driver: Any, page: tuple[Path
 
     def expect(keep: Callable[[dict[str, Any]], bool]) -> None:
         n = sum(map(keep, records))
-        WebDriverWait(driver, 5).until(lambda _: shown()[0] == n)
+        WebDriverWait(driver, patience(5)).until(lambda _: shown()[0] == n)
         assert shown() == (n, min(n, PAGE))
 
     def choose(select_id: str, value: str) -> None:
@@ -66,7 +67,7 @@ def test_report_renders_without_errors_and_filters(driver: Any, page: tuple[Path
     def correct(r: dict[str, Any]) -> bool:
         return r["error"] is None and r["score"] >= 1
 
-    WebDriverWait(driver, 10).until(lambda _: count.get_attribute("data-count") != "0")
+    WebDriverWait(driver, patience(10)).until(lambda _: count.get_attribute("data-count") != "0")
     severe = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
     assert severe == []
     assert driver.execute_script("return window.__pwned === undefined")
@@ -123,12 +124,12 @@ def test_a_thought_shows_folded_and_a_cut_off_sample_says_so(driver: Any, thinki
     answered = next(r for r in records if not r["reasoning_cut_off"])
     driver.get(out.as_uri())
     count = driver.find_element(By.ID, "sb-count")
-    WebDriverWait(driver, 10).until(lambda _: count.get_attribute("data-count") == str(len(records)))
+    WebDriverWait(driver, patience(10)).until(lambda _: count.get_attribute("data-count") == str(len(records)))
     search = driver.find_element(By.ID, "sb-search")
     for record, says in ((answered, "model's thought"), (cut, "cut off, the reply ran out of tokens")):
         search.clear()
         search.send_keys(record["id"])
-        WebDriverWait(driver, 5).until(lambda _, r=record: count.get_attribute("data-count") == str(
+        WebDriverWait(driver, patience(5)).until(lambda _, r=record: count.get_attribute("data-count") == str(
             sum(r["id"] in x["id"] for x in records)))
         row = next(tr for tr in driver.find_elements(By.CSS_SELECTOR, "#sb-rows tr.sb-row")
                    if tr.find_elements(By.TAG_NAME, "td")[3].text == record["id"])
@@ -142,3 +143,29 @@ def test_a_thought_shows_folded_and_a_cut_off_sample_says_so(driver: Any, thinki
         assert record["reasoning"] in thought.find_element(By.TAG_NAME, "pre").text
         row.click()  # closes the detail row again
     assert [e for e in driver.get_log("browser") if e["level"] == "SEVERE"] == []
+
+
+def test_the_sample_table_fits_the_page_whatever_its_cells_hold(driver: Any,
+                                                                page: tuple[Path, list[dict[str, Any]]]) -> None:
+    """At 1400 px a row of long model names, ids and answers needed horizontal scrolling (each cell up to 22rem):
+    the table now takes the page's width and cuts each cell (its whole text in the row's details and tooltip)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    path, _ = page
+    driver.set_window_size(1400, 1000)
+    try:
+        driver.get(path.as_uri())
+        count = driver.find_element(By.ID, "sb-count")
+        WebDriverWait(driver, patience(10)).until(lambda _: count.get_attribute("data-count") != "0")
+        widths = driver.execute_script(
+            "var row = document.querySelector('#sb-rows tr.sb-row');"
+            "row.querySelectorAll('td').forEach(function (td) {"
+            "  td.textContent = 'openai:Qwen/Qwen2.5-72B '.repeat(20); });"
+            "var table = document.querySelector('.sb-table');"
+            "return [table.scrollWidth, table.parentElement.clientWidth, document.documentElement.scrollWidth,"
+            "        window.innerWidth];")
+        table, room, page_width, window = widths
+        assert table <= room and page_width <= window, widths
+    finally:
+        driver.set_window_size(1280, 1600)

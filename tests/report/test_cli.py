@@ -127,6 +127,7 @@ def test_compare_at_small_n_warns_and_shows_no_bootstrap_p(run_factory: Callable
     overall = next(line for line in proc.stdout.splitlines() if "| overall |" in line)
     assert "| n/a |" in overall and "<0.0010" not in overall
     assert "warning:" in proc.stderr and "fewer than 10 resampled units" in proc.stderr and "0.25" in proc.stderr
+    assert (proc.stdout + proc.stderr).count("fewer than 10 resampled units") == 1  # said once, not twice
     row = next(r for r in json.loads((tmp_path / "c.json").read_text())["comparisons"] if r["breakdown"] == "overall")
     assert row["small"] and row["clusters"] == 3 and row["p_randomization"] >= 0.2
 

@@ -92,7 +92,7 @@ def test_section_lists_models_best_first(three: list[Path]) -> None:
     assert [r[1] for r in table.rows if r[0]] == ["strong", "third", "weak"]
     baselines = [r for r in table.rows if not r[0]]  # toylabels declares its labels: chance and majority rows
     assert [r[1] for r in baselines] == ["chance", "majority class", "smallest detectable Δ"]
-    assert table.rows[0][2] == "1.00 (6/6)"
+    assert table.rows[0][2] == "1.00 (6 of 6 columns)"
     assert all(("#1" in table.rows[i][j]) for i, j in table.bold)
     assert any("Δ" in cell and "p " in cell for cell in table.rows[1][3:])
     assert leaderboard_section([v for v in views if v.result.model == "weak"], STATS) is None
@@ -146,3 +146,25 @@ def test_tests_against_the_best_are_corrected_and_ties_marked(
     assert "≈ best" in cells["close"] and "≈ best" not in cells["weak"] and "adj." in cells["weak"]
     low, high = col.detectable  # type: ignore[misc]
     assert cells["smallest detectable Δ"] in (f"{low:.4f}", f"{low:.4f}–{high:.4f}")
+
+
+def test_a_tie_on_few_samples_says_why_and_a_model_sharing_no_column_is_not_ranked(
+    run_factory: Callable[..., Path], tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """A Δ of -0.75 "≈ best" puzzled: on 4 samples no test tells such models apart, and the cell now says so (with
+    the smallest Δ those samples would detect); a model alone in its columns reads "not ranked", not "– (0/1)"."""
+    root = tmp_path_factory.mktemp("few")
+    good = run_factory(root, "good", accuracy=1.0, benches=("toy",), strategies=("direct",), limit=4)
+    poor = run_factory(root, "poor", accuracy=0.25, benches=("toy",), strategies=("direct",), limit=4)
+    alone = run_factory(root, "alone", accuracy=0.5, benches=("toylabels",), strategies=("direct",), limit=4)
+    views = collect([load_run(p) for p in (good, poor, alone)], STATS, BenchmarkCache())
+    section = leaderboard_section(views, STATS)
+    assert section is not None
+    table = section.blocks[0]
+    rows = {row[1]: row for row in table.rows}  # type: ignore[attr-defined]
+    column = table.columns.index("toy:small / direct (accuracy)")  # type: ignore[attr-defined]
+    cell = rows["poor"][column]
+    assert "Δ -0.7500" in cell, cell
+    assert cell.endswith("≈ best (too few samples to tell: with 4 samples no p-value can go below 0.125)"), cell
+    assert rows["good"][2] == "1.00 (1 of 1 columns)" and rows["alone"][2] == "not ranked: no column shared with " \
+        "another model" and rows["alone"][0] == ""

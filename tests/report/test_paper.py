@@ -47,6 +47,7 @@ def toy_paper_runs(tmp_path_factory: pytest.TempPathFactory, run_factory: Callab
         "b-md": run("b-md", 0.4, {}, "model-b", benches=("papertoy", "papertoy:big"),
                     strategies=("direct", "refine")),
         "c-small": run("c-small", 0.9, {"size": "20"}, "model-c"),
+        "d-direct": run("d-direct", 0.5, {}, "model-d", strategies=("direct",)),
     }
 
 
@@ -163,12 +164,23 @@ def test_rendered_section(toy_paper_runs: dict[str, Path]) -> None:
     assert child.children[0].collapsed and "Made up" in child.children[0].blocks[-1].text
 
 
-def test_report_puts_paper_tables_after_the_overview(toy_paper_runs: dict[str, Path]) -> None:
+def test_report_puts_the_runs_own_results_before_the_paper_tables(toy_paper_runs: dict[str, Path]) -> None:
+    """The overview, the leaderboard and each benchmark's own section come first; then the paper tables a model's row
+    fills whole, and those the runs fill only in part folded, each one line saying how to fill it; the entries'
+    details last."""
     doc, _ = prepare([toy_paper_runs["a-md"], toy_paper_runs["b-md"]], ReportOptions(stats=STATS, figures=False))
-    titles = [s.title for s in doc.sections]
-    assert titles[:3] == ["Overview", "Leaderboard", "Paper tables"]
-    alone, _ = prepare([toy_paper_runs["a-md"]], ReportOptions(stats=STATS, figures=False))
-    assert [s.title for s in alone.sections][:2] == ["Overview", "Paper tables"]  # one model: no leaderboard
+    titles = [s.title for s in doc.sections if not s.collapsed]
+    assert titles == ["Overview", "Leaderboard", "papertoy:small — Toy paper", "papertoy:big — Toy paper",
+                      "Paper tables"]  # model-a's row is whole
+    assert all(s.collapsed for s in doc.sections[len(titles):])  # the entries' details
+    part, _ = prepare([toy_paper_runs["d-direct"]], ReportOptions(stats=STATS, figures=False))
+    titles = [s.title for s in part.sections if not s.collapsed]
+    assert titles == ["Overview", "papertoy:small — Toy paper",
+                      "Paper tables the runs fill in part"]  # one model: no leaderboard
+    (table,) = part.sections[len(titles) - 1].children
+    assert table.collapsed and table.title.startswith("PaperToy Table 1: the runs fill ")
+    assert table.title.endswith(" cells; the whole table: structbench run --model model-d --preset papertoy-table1")
+    assert any(hasattr(b, "rows") for b in table.blocks)  # the table itself, folded
 
 
 def test_entries_of_other_variants_do_not_fill_a_table(toy_paper_runs: dict[str, Path]) -> None:

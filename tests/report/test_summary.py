@@ -40,6 +40,11 @@ def test_above_below_and_nothing_to_say() -> None:
     assert reading(entry(0.5, 0.4, 0.6), None) == ""  # free-text answers: no baselines
     balanced = (Counter({"YES": 15, "NO": 15}), Counter({"YES": 15, "NO": 15}))
     assert "answered" not in reading(entry(0.9, 0.8, 0.95, chance=0.33), balanced)
+    # the oracle on a test set whose gold is mostly one label answers as the gold is: no "one answer" reading
+    as_gold = (Counter({"YES": 27, "NO": 3}), Counter({"YES": 27, "NO": 3}))
+    assert "answered" not in reading(entry(1.0, 1.0, 1.0, chance=0.5, majority=0.47), as_gold)
+    assert "answered YES in 27 of 30" in reading(entry(0.4, 0.2, 0.6, chance=0.5, majority=0.33),
+                                                 (Counter({"YES": 27, "NO": 3}), Counter({"YES": 15, "NO": 15})))
 
 
 def test_an_interval_over_few_clusters_is_called_rough() -> None:

@@ -50,6 +50,23 @@ def _manifest(tmp_path: Path) -> dict[str, object]:
     return dict(json.loads((tmp_path / "run" / "manifest.json").read_text()))
 
 
+def test_nothing_answering_before_any_reply_stops_the_run_at_once(tmp_path: Path) -> None:
+    backend = _failing("cannot connect")
+    with pytest.raises(RunStoppedError, match=r"^stopped at once: nothing answers there \(it failed: cannot connect\)"):
+        _run(tmp_path, backend)
+    assert len(backend.calls) <= 4  # the calls in flight (concurrency 4), not the breaker's 10
+    assert _manifest(tmp_path)["status"] == "stopped" and not (tmp_path / "run" / "metrics.json").exists()
+
+
+def test_a_refused_connection_after_a_reply_counts_towards_the_breaker(tmp_path: Path) -> None:
+    backend = _failing("", *["cannot connect"] * 3)  # answered once, then gone: retried by the streak
+    metrics = _run(tmp_path, backend, limit=8)
+    assert metrics.results[0].errors == 6  # 2 answered, 6 failed: no stop, the failures are the samples'
+    control = RunControl(max_consecutive_failures=0)
+    off = _failing("cannot connect")
+    assert _run(tmp_path / "off", off, control=control, limit=5).results[0].errors == 5  # breaker off: never stops
+
+
 def test_the_breaker_stops_a_run_where_every_call_fails_the_same_way(tmp_path: Path) -> None:
     backend = _failing("HTTP 401")
     with pytest.raises(RunStoppedError, match=r"the last 10 model calls all failed \(HTTP 401\); the last one: it"):

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import io
 import time
+from pathlib import Path
+
+import pytest
 
 from structbench.runner.progress import RunProgress
 
@@ -72,3 +75,50 @@ def test_the_bar_shows_the_calls_too() -> None:
         progress.advance()
         progress.advance()
     assert "3 calls in flight" in out.getvalue()
+
+
+def test_the_bar_fits_80_columns_with_each_time_labelled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bar and what the calls are doing are two lines, each within 80 columns; elapsed time and ETA are named (an
+    unlabelled elapsed time under "ETA" read as an ETA that grew)."""
+    import re
+
+    from structbench.backends.stats import CallSnapshot
+
+    monkeypatch.setenv("COLUMNS", "80")  # the width rich gives a console on a file (or what the user's shell says)
+    out = io.StringIO()
+    started = time.monotonic() - 70
+    calls = lambda: CallSnapshot(in_flight=7, oldest=started, tokens=30, retries=2, timeouts=1)  # noqa: E731
+    with RunProgress(30, enabled="bar", stream=out, calls=calls) as progress:
+        assert progress._progress.console.width == 80
+        for _ in range(23):
+            progress.advance()
+        time.sleep(0.3)
+    lines = [line for line in re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "\n", out.getvalue()).splitlines() if line.strip()]
+    bar = next(line for line in reversed(lines) if line.startswith("evaluating"))
+    assert "23/30" in bar and "elapsed " in bar and "ETA " in bar and bar.endswith("0 errors")
+    assert any(line == "  7 calls in flight (oldest 1m10s), 2 retries (1 timeouts)" or
+               line.startswith("  7 calls in flight (oldest 1m1") for line in lines)
+    assert max(len(line.rstrip()) for line in lines) <= 80
+
+
+def test_a_model_run_in_this_process_gets_no_note_on_slow_servers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """The note on slow servers (--concurrency 1 or 2 for a small server) is for a server; a local model answers its
+    calls one at a time, so they wait for it by design."""
+    import toybench  # noqa: F401  (registers the toy benchmark)
+    from structbench.backends.mock import MockBackend
+    from structbench.datasets import DataContext
+    from structbench.runconfig import RunConfig
+    from structbench.runner import run as run_module
+    from structbench.runner.run import Run
+    from structbench.runner.selection import prepare
+
+    monkeypatch.setattr(run_module, "SLOW_CALL", 0.1)
+    config = RunConfig(model="mock", benches=["toy:small"], limit=2)
+    for name, remote in (("local", False), ("served", True)):
+        backend = MockBackend(default="yes", latency=1.5)
+        backend.remote = remote
+        Run(tmp_path / name, config).execute(backend, prepare(config, DataContext()), cache=None, concurrency=2,
+                                             progress="lines", progress_interval=0.1)
+        notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note:")]
+        assert bool(notes) == remote and all("--concurrency 1 or 2" in n for n in notes)

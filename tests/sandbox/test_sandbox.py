@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 import structbench
+from patience import patience
 from sandbox.modes import degraded_python
 from structbench.sandbox import (
     Limits,
@@ -78,7 +79,7 @@ def test_infinite_loop_is_stopped_by_the_cpu_limit(mode: dict[str, Any]) -> None
 def test_sleeping_program_is_stopped_by_the_wall_clock(mode: dict[str, Any]) -> None:
     result = run("import time; time.sleep(60)", mode, Limits(wall_seconds=1))
     assert result.timed_out and result.status() == "timeout"
-    assert result.seconds < 20
+    assert result.seconds < patience(20)
 
 
 def test_fork_bomb_is_contained(mode: dict[str, Any]) -> None:
@@ -91,7 +92,7 @@ def test_fork_bomb_is_contained(mode: dict[str, Any]) -> None:
             pass
     """
     result = run(code, mode, Limits(cpu_seconds=2, wall_seconds=1, max_processes=8))
-    assert not result.ok and result.seconds < 20
+    assert not result.ok and result.seconds < patience(20)
     assert leftover_processes() == []
 
 
@@ -129,7 +130,7 @@ def test_detached_children_die_with_the_program(mode: dict[str, Any]) -> None:
     print("parent done")
     """
     result = run(code, mode, Limits(wall_seconds=25))
-    assert result.ok and result.seconds < 20  # did not wait for the 30 s sleeper
+    assert result.ok and result.seconds < min(patience(20), 29)  # did not wait for the 30 s sleeper
     assert leftover_processes() == []
 
 
@@ -323,7 +324,7 @@ def test_as_unprivileged_user_namespaces_still_apply() -> None:
             capture_output=True,
             text=True,
             env=env,
-            timeout=60,
+            timeout=patience(60),
         )
     finally:
         shutil.rmtree(tmp_path)
@@ -404,7 +405,7 @@ def test_without_namespaces_auto_degrades_with_a_warning_and_require_refuses() -
             [sys.executable, str(tmp / "no_userns.py"), python, str(tmp / "run.py"), str(src)],
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=patience(60),
         )
     finally:
         shutil.rmtree(tmp)

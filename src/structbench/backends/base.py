@@ -256,6 +256,11 @@ run does not send it again. Every backend that knows the context raises it (``op
 TIMEOUT = "timeout"
 """The ``cause`` of a request that got no complete reply within ``--timeout``."""
 
+CANNOT_CONNECT = "cannot connect"
+"""The ``cause`` of a request that reached no server (the connection was refused, the host is unknown). When no
+call of the run has been answered yet, the server is not there (a wrong port, a server not started): the request
+is not retried and the run stops at once (``runner.control``), instead of scoring every sample as wrong."""
+
 
 class BackendError(Exception):
     """A model call failed for good (after retries); recorded as the sample's error.

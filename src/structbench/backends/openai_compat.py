@@ -38,6 +38,7 @@ import aiohttp
 import orjson
 
 from structbench.backends.base import (
+    CANNOT_CONNECT,
     PROMPT_TOO_LONG,
     TIMEOUT,
     Backend,
@@ -195,6 +196,9 @@ class OpenAIBackend(Backend):
         self.max_reply_bytes = max_reply_bytes
         self._semaphore = asyncio.Semaphore(concurrency)
         self._session: aiohttp.ClientSession | None = None
+        self.reached = False
+        """Whether any request has had an HTTP reply (of any status): until then, a refused connection on every
+        replica means no server is there, and is not retried."""
 
     def _client(self) -> aiohttp.ClientSession:
         """The HTTP session, created inside the running event loop on first use."""
@@ -310,8 +314,12 @@ class OpenAIBackend(Backend):
         if isinstance(err, TimeoutError):
             return f"timed out: no complete reply within {self.timeout:g} s (--timeout)", TIMEOUT
         if isinstance(err, aiohttp.ClientConnectorError):
-            return f"{type(err).__name__}: {err}", "cannot connect"
+            return f"{type(err).__name__}: {err}", CANNOT_CONNECT
         return f"{type(err).__name__}: {err}", type(err).__name__
+
+    def _nobody_there(self, cause: str) -> bool:
+        """Whether no server is there to retry: connections refused on every replica, none ever reached."""
+        return cause == CANNOT_CONNECT and not self.reached and all(r.failures for r in self.replicas)
 
     def _pick(self, avoid: Replica | None = None) -> Replica:
         """The replica with the fewest requests outstanding among those not resting (``avoid``, the one that
@@ -351,6 +359,7 @@ class OpenAIBackend(Backend):
                         timeouts += 1
                         self.stats.timeouts += 1
                 else:
+                    self.reached = True
                     if status < 400:
                         try:
                             response = self._parse(orjson.loads(payload), chat, request.params)
@@ -380,7 +389,7 @@ class OpenAIBackend(Backend):
                 replica.failed(time.monotonic())
                 if len(self.replicas) > 1:
                     last_error = f"{url}: {last_error}"
-                if attempt == self.max_retries or timeouts > TIMEOUT_RETRIES:
+                if attempt == self.max_retries or timeouts > TIMEOUT_RETRIES or self._nobody_there(cause):
                     break
                 self.stats.retries += 1
                 other = self._pick(avoid=replica)
@@ -399,7 +408,8 @@ class OpenAIBackend(Backend):
 
     async def context_window(self) -> int | None:
         """``--model-option n_ctx``, else what the server's model list says about the model (``max_model_len``
-        of vLLM and SGLang; a llama.cpp server's ``/props``); None when it says nothing or does not answer."""
+        of vLLM and SGLang; a llama.cpp server's ``/props``); None when it says nothing or does not answer. A
+        ``BackendError`` (``CANNOT_CONNECT``) when nothing is there to ask."""
         if self.n_ctx is not None:
             return self.n_ctx
         replica = self.replicas[0]
@@ -415,6 +425,9 @@ class OpenAIBackend(Backend):
                     served = props_context(await _get_json(session, root + "/props"))
                     context = min(c for c in (context, served) if c) if context or served else None
                 return context
+        except aiohttp.ClientConnectorError as err:  # nothing there: said now, before any data is loaded
+            raise BackendError(redact(f"{replica.shown}/models: {type(err).__name__}: {err}"),
+                               cause=CANNOT_CONNECT) from None
         except (aiohttp.ClientError, TimeoutError, ValueError):
             return None
 
@@ -571,7 +584,11 @@ def from_spec(spec: BackendSpec) -> Backend:
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise UsageError(f"--base-url {redact_url(url)!r}: expected http(s)://HOST[:PORT]/PATH[,URL...]")
         if not api_key and parts.hostname == "api.openai.com":
-            raise UsageError(f"api.openai.com needs an API key: set the environment variable {spec.api_key_env}")
+            missing = ("" if spec.base_url or os.environ.get("OPENAI_BASE_URL") else
+                       f"; no --base-url was given, so openai:{spec.name} goes to api.openai.com: for a server of your "
+                       "own (vLLM, SGLang, llama.cpp), add --base-url http://HOST:PORT/v1")
+            raise UsageError(f"api.openai.com needs an API key: set the environment variable {spec.api_key_env}"
+                             f"{missing}")
     n_ctx = spec.options.get("n_ctx")
     if n_ctx is not None and (not n_ctx.isdigit() or int(n_ctx) < 1):
         raise UsageError(f"--model-option n_ctx={n_ctx}: expected a positive integer (the served model's context)")

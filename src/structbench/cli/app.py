@@ -78,11 +78,20 @@ def _terminate(signum: int, frame: Any) -> None:
 def main() -> None:
     """Entry point: known failures print one line (secrets redacted) and exit with their ``ExitCode``; a bug
     prints its traceback (redacted too) and exits 1; SIGTERM ends like Ctrl-C, with 143."""
+    from typer.exceptions import TyperException
+
     signal.signal(signal.SIGTERM, _terminate)
     _redact_logs()
     try:
-        app()
-    except KeyboardInterrupt:
+        code = app(standalone_mode=False)  # typer's own errors come back here, to be printed as one line
+        sys.exit(code if isinstance(code, int) else ExitCode.OK)
+    except TyperException as err:  # a bad flag value, an unknown option: one line, as every other usage error
+        if type(err).__name__ == "NoArgsIsHelpError":  # a command group given no command: its help
+            typer.echo(err.format_message(), err=True)
+        else:
+            typer.echo(redact(usage_line(err)), err=True)
+        sys.exit(err.exit_code)
+    except (KeyboardInterrupt, typer.Abort):
         typer.echo("interrupted (Ctrl-C)", err=True)
         sys.exit(ExitCode.INTERRUPTED)
     except Terminated:
@@ -102,6 +111,15 @@ def main() -> None:
         sys.exit(ExitCode.STORAGE)
     except Exception:
         _crash()
+
+
+def usage_line(err: Exception) -> str:
+    """A command-line error of typer's (``--concurrency 0``, ``--bogus``) as one line: the message, then where the
+    command's help is."""
+    message = " ".join(getattr(err, "format_message", err.__str__)().split()).removesuffix(".")
+    ctx = getattr(err, "ctx", None)
+    where = f"; see '{ctx.command_path} --help'" if ctx is not None else ""
+    return f"error: {message[:1].lower()}{message[1:]}{where}"
 
 
 def _redact_logs() -> None:

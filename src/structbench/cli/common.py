@@ -67,6 +67,23 @@ def print_markdown(text: str) -> None:
         typer.echo(text)
 
 
+def print_results(metrics: Any) -> None:
+    """A run's headline table (and its sweeps' robustness table): on a terminal fitted to its width, every name and
+    number whole (``report.terminal``); elsewhere (a pipe, a log) as Markdown pipe tables."""
+    from structbench.report.markdown import headline_grid, headline_table, robustness_grid
+
+    if not sys.stdout.isatty():
+        typer.echo(headline_table(metrics))
+        return
+    from structbench.report.terminal import fitted
+
+    out = console()
+    out.print(fitted(headline_grid(metrics), out.width))
+    if metrics.robustness:
+        out.print()
+        out.print(fitted(robustness_grid(metrics.robustness), out.width))
+
+
 def path_value(text: str | None, flag: str) -> Path | None:
     """A path flag's value; an empty one is refused (as a path it would be the current directory)."""
     if text is None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
@@ -121,11 +121,28 @@ def _embedded_path() -> str:
     return str(embedded_model_file())
 
 
-def embedded_model() -> None:
-    """Print the path of the embedded model's GGUF file (Gemma 3 270M, Q4_K_M), assembling it first if needed: serve
-    it yourself with e.g. `llama-server -m "$(structbench embedded-model)" -c 8192`."""
-    from structbench.backends.llamacpp import embedded_model_file, embedded_model_path
+def embedded_model(
+    serve: Annotated[
+        bool,
+        typer.Option("--serve", help="Print the command that serves the file with llama-cpp-python's server (its "
+                                     "[server] extra), prompting the model as the embedded runs do."),
+    ] = False,
+    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="The server's port (with --serve).")] = 8080,
+) -> None:
+    """Print the path of the embedded model's GGUF file (Gemma 3 270M, Q4_K_M), assembling it first if needed; the
+    file carries the chat template the embedded runs use, so a server of it prompts the model the same way (serve it
+    with --serve's command, or `llama-server --jinja -m "$(structbench embedded-model)" -c 8192`)."""
+    import shlex
 
-    if not embedded_model_file().is_file():
+    from structbench.backends.gguf_template import has_chat_template
+    from structbench.backends.llamacpp import SERVED_NAME, embedded_model_file, embedded_model_path, serve_command
+
+    if not has_chat_template(embedded_model_file()):
         typer.echo(f"assembling the embedded model into {embedded_model_file()} (once) ...", err=True)
-    typer.echo(str(embedded_model_path()))
+    path = embedded_model_path()
+    if not serve:
+        typer.echo(str(path))
+        return
+    typer.echo(shlex.join(serve_command(path, port)))
+    typer.echo(f"then: structbench run --model openai:{SERVED_NAME} --base-url http://localhost:{port}/v1 "
+               "-M n_ctx=8192 --concurrency 2 --max-tokens 512", err=True)

@@ -125,7 +125,7 @@ def compare(
     a, b = load_run(run_a), load_run(run_b)
     benches = BenchmarkCache()
     rows = compare_runs(a, b, stats=stats, benches=benches, strategy_a=strategy_a, strategy_b=strategy_b)
-    _echo_markdown(comparison_markdown(rows, str(run_a), str(run_b)))
+    _echo_markdown(comparison_markdown(rows, str(run_a), str(run_b), notes=False))  # the notes: once, below
     skipped = [f"{name} {why}" for name, why in benches.notes.items()]
     for line in skipped:
         typer.echo(f"note: left out {line}: its headline cannot be recomputed", err=True)

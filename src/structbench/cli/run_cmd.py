@@ -27,7 +27,7 @@ from structbench.cli.common import (
     echo_usage,
     interrupted,
     path_value,
-    print_markdown,
+    print_results,
     shown_urls,
 )
 from structbench.errors import ExitCode, UsageError
@@ -306,7 +306,6 @@ def run(
     )
     from structbench.api import resume as resume_run
     from structbench.cells import parse_sweeps
-    from structbench.report.markdown import headline_table
     from structbench.runner.config import parse_model_options, parse_options, parse_template_args, parse_think_tags
     from structbench.runner.session import costs_of
 
@@ -387,7 +386,7 @@ def run(
         run_dir = out_dir or default_run_dir(config)
         with interrupted(run_dir):
             result = run(config, out=run_dir, connection=connection, settings=settings, notify=echo_err)
-    print_markdown(headline_table(result.metrics))
+    print_results(result.metrics)
     typer.echo(_summary(result, DEFAULT_SUITE_TITLE if is_default_suite(result.config) else None))
     typer.echo(f"run directory: {result.run_dir}")
     echo_usage(result.metrics)

@@ -14,7 +14,7 @@ from structbench.cli.common import (
     echo_failures,
     echo_usage,
     interrupted,
-    print_markdown,
+    print_results,
 )
 from structbench.errors import ExitCode
 
@@ -29,7 +29,6 @@ def run_suite(path: Path, out: Path | None, settings: RunSettings, *, max_reply_
     """Run the suite and print one table over its models; the exit code is the worst of the runs' (a stopped run
     does not stop the next model's). With ``tracking``, each finished run is logged to its trackers."""
     from structbench.api import evaluate_suite
-    from structbench.report.markdown import headline_table
 
     current: list[Path] = [path]
     codes = [ExitCode.OK]
@@ -57,7 +56,7 @@ def run_suite(path: Path, out: Path | None, settings: RunSettings, *, max_reply_
         result = evaluate_suite(path, out=out, settings=settings, max_reply_mb=max_reply_mb, notify=echo_err,
                                 on_start=on_start, on_run=on_run, tracking=tracking)
     if result.results:
-        print_markdown(headline_table(result.metrics))
+        print_results(result.metrics)
     for written in result.reports:
         typer.echo(f"wrote {written}")
     typer.echo(f"suite directory: {result.root}")

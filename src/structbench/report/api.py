@@ -72,7 +72,11 @@ def prepare(run_dirs: Sequence[Path], options: ReportOptions) -> tuple[Document,
     board = leaderboard_section(views, options.stats)
     robust = robustness_section(views, runs, options.stats, figures=options.figures)
     papers = paper_sections(views, runs, options.stats, figures=options.figures)
-    doc.sections[1:1] = [*([board] if board else []), *([robust] if robust else []), *papers]
+    # the runs' own results first (the overview, how the models rank, each benchmark's tables and figures), then
+    # their robustness and the papers' tables, then each entry's details
+    details = next((i for i, s in enumerate(doc.sections) if s.collapsed), len(doc.sections))
+    doc.sections[details:details] = [*([robust] if robust else []), *papers]
+    doc.sections[1:1] = [board] if board else []
     return doc, views
 
 

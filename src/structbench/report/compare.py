@@ -186,8 +186,9 @@ def small_notes(rows: Sequence[Comparison]) -> list[str]:
     return notes
 
 
-def comparison_markdown(rows: Sequence[Comparison], label_a: str, label_b: str) -> str:
-    """The comparison as a Markdown table, with a warning under it where some comparisons rest on few units."""
+def comparison_markdown(rows: Sequence[Comparison], label_a: str, label_b: str, *, notes: bool = True) -> str:
+    """The comparison as a Markdown table, with a warning under it where some comparisons rest on few units (unless
+    ``notes`` is False: the command prints them once, on stderr)."""
     first = rows[0].test if rows else None
     conf = first.confidence if first else 0.95
     unit = "" if first is None or first.unit == SAMPLE_UNIT else f", resampling and swapping whole {first.unit}s"
@@ -208,5 +209,5 @@ def comparison_markdown(rows: Sequence[Comparison], label_a: str, label_b: str) 
             f"{fmt(t.a)} | {fmt(t.b)} | {t.delta:+.4f} | [{fmt(t.ci_low)}, {fmt(t.ci_high)}] | "
             f"{p_bootstrap_text(t)} | {_p(t.p_randomization, t.resamples)} |"
         )
-    lines += ["", *(f"Note: {note}." for note in small_notes(rows))] if small_notes(rows) else []
+    lines += ["", *(f"Note: {note}." for note in small_notes(rows))] if notes and small_notes(rows) else []
     return "\n".join(lines)

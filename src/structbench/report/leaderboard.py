@@ -29,7 +29,7 @@ from structbench.report.document import Section, TableBlock, TextBlock
 from structbench.report.entries import EntryView, StatsOptions
 from structbench.report.html import prompt_text
 from structbench.report.tables import fmt, unique
-from structbench.results import epoch_metrics
+from structbench.results import epoch_metrics, plural
 from structbench.stats import Interval, PairedTest, metric_interval
 from structbench.stats.multiple import adjust, detectable
 
@@ -214,8 +214,27 @@ def _cell_text(c: Cell) -> str:
         adjusted = f", adj. {c.adjusted_p:.3f}" if c.adjusted_p is not None else ""
         text += f"; Δ {t.delta:+.4f} (p {p}{adjusted}, {units_text(t)})"
         if c.tied:
-            text += " ≈ best"
+            text += f"; {TIED}" + _why_tied(c)
     return text
+
+
+TIED = "≈ best"
+"""A model the column's tests cannot tell apart from the best (after the correction)."""
+
+
+def _why_tied(c: Cell) -> str:
+    """Why a model ``TIED`` may still be far below the best: the same score, or a Δ smaller than these samples can
+    detect (a Δ of -0.75 on 4 tables is no evidence either way)."""
+    assert c.test is not None
+    delta = abs(c.test.delta)
+    if delta < 5e-5:
+        return " (the same score)"
+    if c.test.min_p >= c.alpha:
+        units = f"{c.test.clusters} {plural(c.test.unit, c.test.clusters)}"
+        return f" (too few samples to tell: with {units} no p-value can go below {c.test.min_p:.3g})"
+    if c.detectable is not None and c.detectable > delta:
+        return f" (too few samples to tell: only a Δ of {fmt(c.detectable)} or more would be detected)"
+    return ""
 
 
 def _detectable_text(column: Column) -> str:
@@ -248,8 +267,9 @@ def leaderboard_section(views: Sequence[EntryView], stats: StatsOptions) -> Sect
             cells.append("—" if cell is None else _cell_text(cell))
             if cell is not None and cell.rank == 1:
                 bold.add((i, j + 3))
-        rank = "–" if not math.isfinite(mean_rank[m]) else f"{mean_rank[m]:.2f}"
-        rows.append([str(i + 1), m, f"{rank} ({covered[m]}/{len(ranked)})", *cells])
+        rank = (f"{mean_rank[m]:.2f} ({covered[m]} of {len(ranked)} columns)" if math.isfinite(mean_rank[m])
+                else "not ranked: no column shared with another model")
+        rows.append([str(i + 1) if math.isfinite(mean_rank[m]) else "", m, rank, *cells])
     for name, label in (("chance", "chance"), ("majority", "majority class")):
         if any(name in c.baselines for c in columns):
             rows.append(["", label, "", *(fmt(c.baselines.get(name)) if name in c.baselines else "—" for c in columns)])
@@ -262,13 +282,14 @@ def leaderboard_section(views: Sequence[EntryView], stats: StatsOptions) -> Sect
         f"[{conf:.0%} bootstrap interval] #rank; for all but the column's best, Δ to the best, the approximate "
         f"randomization p-value ({stats.resamples} rounds) and its {correction}-corrected value over the column's "
         "tests, on the n samples both hold (paired and resampled by the benchmark's clusters, as `compare`); "
-        f"≈ best: not distinguishable from the best at α = {stats.alpha:g} after the correction. Smallest detectable "
+        f"{TIED}: not distinguishable from the best at α = {stats.alpha:g} after the correction (which with few "
+        "samples a large Δ can be: the cell then says so). Smallest detectable "
         f"Δ: the difference to the best the column's tests would detect with 80% power at α = {stats.alpha:g} "
         "(2.8 standard errors of Δ) at this size. Chance and majority class: the headline of those predictors on the "
         "samples the column is ranked on."
     )
     table = TableBlock(
-        ["#", "model", "mean rank (columns)", *(f"{c.label} ({c.metric})" for c in columns)],
+        ["#", "model", "mean rank (columns ranked in)", *(f"{c.label} ({c.metric})" for c in columns)],
         rows,
         caption=caption,
         bold=bold,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from structbench.cells import cell_text
@@ -51,7 +52,26 @@ def any_usage(results: list[ResultEntry]) -> bool:
     return any(r.usage is not None for r in results)
 
 
-def headline_table(metrics: MetricsFile) -> str:
+@dataclass(frozen=True)
+class Grid:
+    """A table as text cells: its columns, its rows, and the columns that name and score an entry (``key``: what a
+    narrow terminal must show whole, ``report.terminal``); the others are the details."""
+
+    columns: list[str]
+    rows: list[list[str]]
+    key: tuple[str, ...]
+    names: list[str]
+    """Each row's entry as notes name it: ``benchmark:variant[cell]/strategy``."""
+
+
+def pipe_table(grid: Grid) -> str:
+    """A ``Grid`` as a Markdown pipe table."""
+    lines = ["| " + " | ".join(grid.columns) + " |", "|" + "---|" * len(grid.columns)]
+    lines += ["| " + " | ".join(row) + " |" for row in grid.rows]
+    return "\n".join(lines)
+
+
+def headline_grid(metrics: MetricsFile) -> Grid:
     """One row per (benchmark, variant, strategy, model): the headline with its interval and what the interval
     resampled (the benchmark's clusters: 208 tables), its denominator (samples scored, model and harness errors;
     prompts too long for the model and samples whose replies ran out of tokens inside the model's thought, when
@@ -62,49 +82,56 @@ def headline_table(metrics: MetricsFile) -> str:
     usage = any_usage(metrics.results)
     cells = any(r.cell for r in metrics.results)
     axes = {(s.benchmark, s.variant, s.strategy, s.model): list(s.axes) for s in metrics.robustness}
-    rows = [
-        f"| benchmark | variant | strategy |{' cell |' if cells else ''} model | metric | value | {confidence:.0%} CI "
-        f"| resampled | n | errors | harness errors |{' too long |' if too_long else ''}"
-        f"{f' {CUT_OFF} |' if cut else ''} baselines |" + (f" {TOKENS} |" if usage else ""),
-        "|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if cells else "") + ("---|" if too_long else "")
-        + ("---|" if cut else "") + ("---|" if usage else ""),
-    ]
+    interval = f"{confidence:.0%} CI"
+    columns = ["benchmark", "variant", "strategy", *(["cell"] if cells else []), "model", "metric", "value", interval,
+               "resampled", "n", "errors", "harness errors", *(["too long"] if too_long else []),
+               *([CUT_OFF] if cut else []), "baselines", *([TOKENS] if usage else [])]
+    rows, names = [], []
     for r in metrics.results:
-        rows.append(
-            f"| {r.benchmark} | {r.variant} | {r.strategy} | "
-            f"{f'{cell_text(r.cell, axes.get((r.benchmark, r.variant, r.strategy, r.model), ()))} | ' if cells else ''}"
-            f"{r.model} | "
-            f"{r.headline.name} | "
-            f"{_fmt(r.headline.value)} | {_interval(r)} | {r.headline.resampled(_epochs(r))} | {r.n} | {r.errors} | "
-            f"{r.harness_errors} | "
-            + (f"{r.too_long} | " if too_long else "") + (f"{r.reasoning_cut_off} | " if cut else "")
-            + f"{_baselines(r)} |" + (f" {totals_cell(r.usage)} |" if usage else "")
-        )
+        cell = [cell_text(r.cell, axes.get((r.benchmark, r.variant, r.strategy, r.model), ()))] if cells else []
+        names.append(f"{r.benchmark}:{r.variant}{f' [{cell[0]}]' if r.cell else ''}/{r.strategy}")
+        rows.append([
+            r.benchmark, r.variant, r.strategy, *cell, r.model, r.headline.name, _fmt(r.headline.value),
+            _interval(r), r.headline.resampled(_epochs(r)), str(r.n), str(r.errors), str(r.harness_errors),
+            *([str(r.too_long)] if too_long else []), *([str(r.reasoning_cut_off)] if cut else []), _baselines(r),
+            *([totals_cell(r.usage)] if usage else []),
+        ])
+    key = ("benchmark", "variant", "strategy", *(["cell"] if cells else []), "metric", "value", interval, "n")
+    return Grid(columns, rows, key, names)
+
+
+def headline_table(metrics: MetricsFile) -> str:
+    """``headline_grid`` as a pipe table, and the robustness table of a run with sweeps under it."""
+    out = pipe_table(headline_grid(metrics))
     if metrics.robustness:
-        rows += ["", robustness_table(metrics.robustness)]
-    return "\n".join(rows)
+        out += "\n\n" + pipe_table(robustness_grid(metrics.robustness))
+    return out
 
 
-def robustness_table(summaries: list[Robustness]) -> str:
+def robustness_grid(summaries: list[Robustness]) -> Grid:
     """One row per swept (benchmark, variant, strategy, model): the reference cell, the worst cell's headline (the
     robustness score), best, spread and mean absolute deviation, and how many cells differ from the reference."""
-    rows = [
-        "| benchmark | strategy | model | metric | cells | reference | robustness (worst cell) | best cell | spread "
-        "| MAD | differ from reference |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
+    columns = ["benchmark", "strategy", "model", "metric", "cells", "reference", "robustness (worst cell)",
+               "best cell", "spread", "MAD", "differ from reference"]
+    rows = []
     for s in summaries:
         ref = next((c for c in s.cells if c.reference), None)
         worst = f"{_fmt(s.score)} ({s.shown(s.worst)})" if s.score is not None else "–"
         best = f"{_fmt(s.best_value)} ({s.shown(s.best)})" if s.best_value is not None else "–"
         tested = sum(c.p_adjusted is not None for c in s.cells)
         correction = {"holm": "Holm", "bh": "BH"}.get(s.correction, s.correction)
-        rows.append(
-            f"| {s.benchmark}:{s.variant} | {s.strategy} | {s.model} | {s.metric} | {len(s.cells)} | "
-            f"{s.shown(s.reference)} {_fmt(ref.value if ref else None)} | {worst} | {best} | {_fmt(s.spread)} | "
-            f"{_fmt(s.mad)} | {s.significant} of {tested} ({correction}, α = {s.alpha:g}) |"
-        )
-    return "\n".join(rows)
+        rows.append([
+            f"{s.benchmark}:{s.variant}", s.strategy, s.model, s.metric, str(len(s.cells)),
+            f"{s.shown(s.reference)} {_fmt(ref.value if ref else None)}", worst, best, _fmt(s.spread), _fmt(s.mad),
+            f"{s.significant} of {tested} ({correction}, α = {s.alpha:g})",
+        ])
+    names = [f"{s.benchmark}:{s.variant}/{s.strategy}" for s in summaries]
+    return Grid(columns, rows, ("benchmark", "strategy", "metric", "robustness (worst cell)"), names)
+
+
+def robustness_table(summaries: list[Robustness]) -> str:
+    """``robustness_grid`` as a pipe table."""
+    return pipe_table(robustness_grid(summaries))
 
 
 def cut_off_note(r: ResultEntry) -> str | None:

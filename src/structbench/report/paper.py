@@ -519,6 +519,12 @@ class FilledTable:
     corrected: dict[int, RowResult] = field(default_factory=dict)
     """Index in ``rows`` -> the same row under structbench's corrected scoring (rows scored the paper's way)."""
 
+    @property
+    def complete(self) -> bool:
+        """Whether some model's row fills every column structbench can reproduce (a table run with its preset);
+        else the runs fill it in part (a run of other options, strategies or variants)."""
+        return any(row.cells and all(isinstance(c, Filled) for c in row.cells.values()) for _, row in self.rows)
+
     @cached_property
     def baselines(self) -> tuple[dict[str, dict[str, float]], list[str]]:
         """Baseline name (``chance``, ``majority``) -> column key -> value, each measured column on the samples
@@ -680,11 +686,20 @@ def _option_notes(fill: TableFill) -> list[str]:
     out = []
     for s in {str(s.run.path): s for s in fill.eligible}.values():
         assert s.bench is not None
-        differs = [f"{k}={s.run.options.get(k, '(default)')}" for k, v in preset.options.items()
+        differs = [f"{_run_value(s, k)} where the paper's setting has {k}={v}" for k, v in preset.options.items()
                    if k not in skip and not _same_option(s.bench, k, v)]
         extra = [f"{k}={v}" for k, v in s.run.options.items() if "." not in k and k not in preset.options
                  and k not in skip and hasattr(s.bench.options, k)]
-        if differs or extra:
-            what = ", ".join([*differs, *extra])
-            out.append(f"{fill.model.model}: {s.run.path} ran with {what}, which the paper's setting does not have.")
+        unset = [f"{', '.join(extra)}, which the paper's setting does not set"] if extra else []
+        what = "; ".join([*differs, *unset])
+        if what:
+            out.append(f"{fill.model.model}: {s.run.path} ran with {what}.")
     return out
+
+
+def _run_value(source: Source, key: str) -> str:
+    """``key=value`` as the run had it: the value given, or the benchmark's default, said so."""
+    if key in source.run.options:
+        return f"{key}={source.run.options[key]}"
+    value = getattr(source.bench.options, key, None) if source.bench is not None else None
+    return f"{key}={value} (the default)" if value not in (None, "") else f"{key} unset (the default)"

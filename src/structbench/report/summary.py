@@ -18,7 +18,9 @@ from structbench.results import MetricsFile, ResultEntry, Robustness, plural
 from structbench.stats.paired import MIN_CLUSTERS
 
 DEGENERATE = 0.8
-"""Share of the answers that one label must reach to be called out (with at least ``MIN_ANSWERS`` answers)."""
+"""Share of the answers that one label must reach to be called out (with at least ``MIN_ANSWERS`` answers), when it
+is also given that much more often than it is the gold (by ``1 - DEGENERATE`` of the answers): a model that answers
+as the gold is distributed (the oracle, on a test set whose gold is mostly one label) is not answering one label."""
 MIN_ANSWERS = 5
 
 AnswerKey = tuple[str, str, str, str]
@@ -71,7 +73,7 @@ def reading(r: ResultEntry, answers: tuple[Counter[str], Counter[str]] | None) -
         parsed, gold = answers
         total = sum(parsed.values())
         label, count = parsed.most_common(1)[0] if parsed else ("", 0)
-        if total >= MIN_ANSWERS and count >= DEGENERATE * total:
+        if total >= MIN_ANSWERS and count >= DEGENERATE * total and count - gold[label] >= (1 - DEGENERATE) * total:
             golds = ", ".join(f"{g} {c}" for g, c in gold.most_common())
             text += (f" The model answered {label} in {count} of {total} samples (gold: {golds}), so the score "
                      "mostly reflects that one answer.")

@@ -5,7 +5,9 @@ cause (server down, a bad key, an unknown model, every reply unusable), the brea
 (``RunStoppedError``, exit 4): the calls in flight are cancelled, their samples are left for the next run.
 Timeouts stop it sooner, after ``MAX_CONSECUTIVE_TIMEOUTS`` calls in a row (each tried twice): then the
 server is slower than ``--timeout`` allows for these replies, and waiting longer only wastes its time; the
-message says which settings help.
+message says which settings help. A call that reached no server (``CANNOT_CONNECT``) before any call was answered
+stops it at once: nothing is listening there (a wrong port, a server not started yet), and every sample would be
+scored as wrong.
 When the response cache cannot be written, the run by default stops taking new samples, lets the ones in
 flight finish, keeps every answer the cache refused in a ``Spill`` file, and then fails with a
 ``StorageError`` (exit 5); with ``on_cache_error="continue"`` it goes on without the cache instead.
@@ -18,7 +20,7 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import Literal
 
-from structbench.backends.base import TIMEOUT, BackendError, Response
+from structbench.backends.base import CANNOT_CONNECT, TIMEOUT, BackendError, Response
 from structbench.errors import BudgetError, RunStoppedError, StorageError, StructbenchError
 from structbench.runner.budget import Budget
 from structbench.runner.cache import CacheReadError, Spill
@@ -34,6 +36,14 @@ The backend's message says which settings help (``--max-tokens``, ``--timeout``,
 
 def _stderr(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
+
+
+def unreachable(err: BackendError) -> RunStoppedError:
+    """The run's end when no server answers where the model should be (``CANNOT_CONNECT`` before any reply)."""
+    return RunStoppedError(
+        f"stopped at once: nothing answers there ({err}); no model call has been answered, so nothing was scored. "
+        "Is the server running, and are --base-url's host and port right? The same command continues the run once "
+        "it answers")
 
 
 class RunControl:
@@ -64,6 +74,8 @@ class RunControl:
         self.stop_error: StructbenchError | None = None
         self._cause: str | None = None
         self._streak = 0
+        self.answered = False
+        """Whether any model call of this session has been answered (a prompt refused as too long counts)."""
         self._workers: list[asyncio.Task[None]] = []
 
     @property
@@ -91,9 +103,15 @@ class RunControl:
 
     def call_succeeded(self) -> None:
         self._cause, self._streak = None, 0
+        self.answered = True
 
     def call_failed(self, model: str, err: BackendError) -> None:
-        """Count a model call that failed for good; trip the breaker on a long enough streak of one cause."""
+        """Count a model call that failed for good; trip the breaker on a long enough streak of one cause, or at
+        once when no server is there (``CANNOT_CONNECT`` before any call was answered)."""
+        if err.cause == CANNOT_CONNECT and not self.answered and self.max_consecutive_failures:
+            if not self.stopped:
+                self.halt(unreachable(err), cancel=True)
+            return
         cause = f"{model}: {err.cause}"
         self._streak = self._streak + 1 if cause == self._cause else 1
         self._cause = cause

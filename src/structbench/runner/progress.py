@@ -2,8 +2,9 @@
 
 Beside the samples finished, it shows what the model calls are doing (``backends.stats``): how many are in
 flight and for how long the oldest has waited, the tokens per second the model writes, and the retries and
-timeouts so far, so a slow server never looks like a hung run. Once a call has waited ``SLOW_CALL`` seconds, a
-note says which settings make a slow server's run shorter.
+timeouts so far, so a slow server never looks like a hung run. Once a call to a server has waited ``SLOW_CALL``
+seconds, a note says which settings make a slow server's run shorter (a model that runs in this process answers its
+calls one at a time, so they wait for it by design: the run gives no ``slow_call`` then).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import Any, Literal, TextIO
 
@@ -90,42 +91,37 @@ class RunProgress:
             self._make_bar()
 
     def _make_bar(self) -> None:
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            ProgressColumn,
-            Task,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
+        from rich.console import Console, RenderableType
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn
         from rich.text import Text
 
         progress = self
 
-        class CallsColumn(ProgressColumn):
-            """The calls' counters, read at every refresh (they change between finished samples)."""
+        class StatusColumn(ProgressColumn):
+            """Speed, elapsed time and ETA, each labelled, and the errors."""
 
             def render(self, task: Task) -> Text:
-                parts = [progress.calls_now(), f"{progress.too_long} too long" if progress.too_long else ""]
-                return Text(", ".join(p for p in parts if p), style="cyan")
+                return Text(", ".join(progress.status(bar=True)), no_wrap=True, overflow="ellipsis")
 
-        self._progress = Progress(
+        class TwoLines(Progress):
+            """The bar, and under it what the model calls are doing, read at every refresh (they change between
+            finished samples): two lines that fit 80 columns, each cut at the edge rather than wrapped."""
+
+            def get_renderables(self) -> Iterable[RenderableType]:
+                yield self.make_tasks_table(self.tasks)
+                calls = progress.calls_now()
+                if calls:
+                    yield Text(f"  {calls}", style="cyan", no_wrap=True, overflow="ellipsis")
+
+        self._progress = TwoLines(
             TextColumn("[bold]{task.description}"),
-            BarColumn(),
+            BarColumn(bar_width=20),
             MofNCompleteColumn(),
-            TextColumn("{task.fields[rate]}"),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
-            TimeElapsedColumn(),
-            CallsColumn(),
-            TextColumn("[red]{task.fields[errors]} errors"),
+            StatusColumn(),
             console=Console(file=self.stream),
             refresh_per_second=5,
         )
-        self._task = self._progress.add_task(self.description, total=self.total, errors=0, rate="")
+        self._task = self._progress.add_task(self.description, total=self.total)
 
     def snapshot(self) -> CallSnapshot:
         """The calls' counters now (nothing when no ``calls`` was given, or it failed)."""
@@ -139,27 +135,28 @@ class RunProgress:
     def calls_now(self) -> str:
         return calls_text(self.snapshot(), time.monotonic() - self._started)
 
-    def line(self) -> str:
-        """``evaluating: 120/400 samples (30%), 2.1/s, elapsed 57s, ETA 2m13s, 8 calls in flight (oldest 3s),
-        95 tok/s, 3 errors``."""
+    def status(self, *, bar: bool = False) -> list[str]:
+        """What follows the samples done: ``2.10/s``, ``elapsed 57s``, ``ETA 2m13s`` (where a total is known), the
+        calls' counters (the bar shows them on a line of their own), prompts too long and errors."""
         elapsed = time.monotonic() - self._started
         rate = self.done / elapsed if elapsed > 0 else 0.0
-        if self.total:
-            parts = [f"{self.description}: {self.done}/{self.total} samples ({100 * self.done / self.total:.0f}%)"]
-        else:  # a stream of samples whose number is not known before its end
-            parts = [f"{self.description}: {self.done} samples"]
-        if self.done:
-            parts.append(f"{rate:.2f}/s")
+        parts = [f"{rate:.2f}/s"] if self.done else []
         parts.append(f"elapsed {_duration(elapsed)}")
         if self.total and self.done and self.done < self.total:
             parts.append(f"ETA {_duration((self.total - self.done) / rate)}")
-        calls = self.calls_now()
-        if calls:
-            parts.append(calls)
-        if self.too_long:
-            parts.append(f"{self.too_long} too long")
-        parts.append(f"{self.errors} errors")
-        return ", ".join(parts)
+        counts = [f"{self.too_long} too long"] if self.too_long else []
+        counts.append(f"{self.errors} errors")
+        calls = "" if bar else self.calls_now()
+        return [*parts, *([calls] if calls else []), *counts]
+
+    def line(self) -> str:
+        """``evaluating: 120/400 samples (30%), 2.10/s, elapsed 57s, ETA 2m13s, 8 calls in flight (oldest 3s),
+        95 tok/s, 3 errors``."""
+        if self.total:
+            head = f"{self.description}: {self.done}/{self.total} samples ({100 * self.done / self.total:.0f}%)"
+        else:  # a stream of samples whose number is not known before its end
+            head = f"{self.description}: {self.done} samples"
+        return ", ".join([head, *self.status()])
 
     def _note_if_slow(self) -> None:
         """Print the note on slow servers once, when a call has waited ``slow_call`` seconds."""
@@ -211,9 +208,7 @@ class RunProgress:
         else:
             self.errors += bool(error)
         if self._progress is not None:
-            speed = self._progress.tasks[0].speed
-            rate = f"{speed:.1f}/s" if speed else ""
-            self._progress.update(self._task, advance=1, errors=self.errors, rate=rate)
+            self._progress.update(self._task, advance=1)
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

@@ -42,7 +42,7 @@ from structbench.runner.heartbeat import HeartbeatWriter
 from structbench.runner.jobs import Finished, Ticket, job_of
 from structbench.runner.kept import EntryKey, EntryRecords, KeptRecords, RecordView
 from structbench.runner.loop import run_async
-from structbench.runner.progress import ProgressMode, RunProgress
+from structbench.runner.progress import SLOW_CALL, ProgressMode, RunProgress
 from structbench.runner.selection import Selection
 from structbench.runner.settings import RequestSettings
 from structbench.runner.store import RunStore, save_manifest, write_json_atomic
@@ -344,7 +344,8 @@ class Run:
                     total += link.calls
                 return total
 
-            bar = RunProgress(expected, enabled=progress, interval=progress_interval, calls=calls)
+            slow = SLOW_CALL if backend.remote else 0.0  # a local model's calls queue for it by design: no note
+            bar = RunProgress(expected, enabled=progress, interval=progress_interval, calls=calls, slow_call=slow)
             beat = HeartbeatWriter(self.run_dir, bar, session=len(m.sessions) - 1, started=session.started,
                                    settled_before=settled_jobs(selections, store, model, self.config.epochs))
             with bar, beat:

@@ -151,9 +151,10 @@ def execute(
     job was recorded. A run that stops early raises (``RunStoppedError``, ``StorageError``, ``KeyboardInterrupt``,
     ``Terminated``): the finished samples are kept in ``run_dir`` and the same call resumes."""
     from structbench.backends import BACKENDS, make_backend
+    from structbench.backends.base import BackendError
     from structbench.batch.collector import BatchSettings
     from structbench.datasets import DataContext, cache_root
-    from structbench.runner.control import RunControl
+    from structbench.runner.control import RunControl, unreachable
     from structbench.runner.run import Run, model_context
     from structbench.runner.selection import needs_model_context, prepare, sweep_plan
     from structbench.runner.workers import worker_count
@@ -165,7 +166,12 @@ def execute(
     backend, context = None, None
     if needs_model_context(config):  # a benchmark leaves out what cannot fit the model's context: ask first
         backend = make_backend(spec)
-        context = model_context(backend)
+        try:
+            context = model_context(backend)
+        except BackendError as err:  # nothing answers where the model should be: said before any data is loaded
+            if settings.max_consecutive_failures:
+                raise unreachable(err) from None
+            context = None  # the breaker is off (0): the calls fail one by one
         if context is not None:
             notify(f"note: the model's context is {context} tokens: prompts built to larger token budgets are "
                    "left out")

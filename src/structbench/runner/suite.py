@@ -92,9 +92,11 @@ class SuiteBenchmark(BaseModel):
     @classmethod
     def _known(cls, value: str) -> str:
         from structbench.benchmarks import BENCHMARKS
+        from structbench.registry import did_you_mean
 
         if value not in BENCHMARKS:
-            raise ValueError(f"unknown benchmark {value!r}; benchmarks: {', '.join(BENCHMARKS.names())}")
+            raise ValueError(f"unknown benchmark {value!r}.{did_you_mean(value, BENCHMARKS.names())} Known: "
+                             f"{', '.join(BENCHMARKS.names())}")
         return value
 
     def entries(self) -> list[str]:

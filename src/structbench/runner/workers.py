@@ -198,6 +198,7 @@ class Worker:
                 await run_pipeline(self.concurrency, self._next, runner.attempt, finish, self.control)
         finally:
             reporting.cancel()
+            self._send(("calls", calls_snapshot(caller, others)))  # the last counters: none left in flight
             await self.backend.aclose()
             if cache is not None:
                 await cache.drain()

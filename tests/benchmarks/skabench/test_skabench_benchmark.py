@@ -244,3 +244,15 @@ def test_model_tokenizer_as_callable(shared_data: DataContext) -> None:
     for s in samples:
         knowledge = words.prompt(s).split("\n**Task Description:** ")[0]
         assert 1900 <= len(knowledge.split()) <= 2000
+
+
+def test_a_load_announces_how_many_contexts_it_will_build(shared_data: DataContext) -> None:
+    """The testbed contexts stream (each built when read), yet their number is planned up front without building any,
+    so a run's progress has a total from the first sample; a build that leaves one out makes it an upper bound."""
+    bench = SkaBench(FAST)
+    loaded = bench.load("rfqa", shared_data, seed=0, limit=None)
+    expected = getattr(loaded, "expected", None)
+    built = list(loaded)
+    unbuilt = sum(bench.skipped[reason] for reason in ("positives over budget", "too little noise"))
+    assert expected is not None and expected == len(built) + unbuilt  # only a build's own left-outs are unplanned
+    assert getattr(SkaBench(FAST).load("rfqa", shared_data, seed=0, limit=5), "expected", None) == 5

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from faults import serve
+from patience import patience
 from structbench.backends.base import Choice, Request, Response
 from structbench.benchmark import Attempt, corrected_scored
 from structbench.benchmarks.structext.benchmark import StrucTextEval
@@ -189,7 +190,7 @@ def sb(tmp_path: Path, *args: str) -> str:
     """``structbench ARGS`` as a user runs it; its stdout (a failure shows stderr)."""
     env = {**os.environ, "STRUCTBENCH_CACHE": str(tmp_path / "cache"), "OPENAI_API_KEY": "sk-loopback"}
     proc = subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True, env=env,
-                          cwd=tmp_path, timeout=600)
+                          cwd=tmp_path, timeout=patience(600))
     assert proc.returncode == 0, proc.stderr + proc.stdout
     return proc.stdout
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -22,7 +22,7 @@ import numpy as np
 from pydantic import ConfigDict, Field
 
 from structbench.backends.base import Request
-from structbench.benchmark import Attempt, Benchmark, Exclusion, Scored, Strategy
+from structbench.benchmark import Attempt, Benchmark, Exclusion, Samples, Scored, Strategy
 from structbench.benchmarks.skabench.builder import MAX_ROWS, build_instances
 from structbench.benchmarks.skabench.contexts import LaidOutContext, read_contexts
 from structbench.benchmarks.skabench.database import Database
@@ -234,7 +234,10 @@ class SkaBench(Benchmark[SkaOptions]):
         variant = self.check_variant(variant)
         if variant == "contexts":
             return self.laid_out(read_contexts(self._path("a file of laid-out contexts")), variant, limit=limit)
-        return self.stream(self.instances(variant, data, seed=seed), variant, limit=limit)
+        instances = self.instances(variant, data, seed=seed)
+        planned = sum(1 for _ in self.planned(instances, Counter()))  # cheap: nothing built, so progress has a total
+        return Samples(self.stream(instances, variant, limit=limit),
+                       expected=planned if limit is None else min(planned, limit))
 
     def laid_out(self, contexts: Iterable[LaidOutContext], variant: str, limit: int | None = None) -> list[Sample]:
         """Samples of contexts given unit by unit, in their order, for the selected testbeds, knowledge
@@ -248,7 +251,7 @@ class SkaBench(Benchmark[SkaOptions]):
                 break
             if c.testbed not in testbeds or c.knowledge_type not in kinds or (budgets and c.budget not in budgets):
                 continue
-            if self._over_context(c.budget):
+            if self._over_context(c.budget, self.skipped):
                 continue
             if positions is not None and c.testbed == TESTBED_ALIASES["order"] and c.position not in positions:
                 continue
@@ -289,47 +292,57 @@ class SkaBench(Benchmark[SkaOptions]):
         builder = ContextBuilder(
             self.counter, seed=self.options.shuffle_seed, keep_underfull=self.options.underfull == "keep"
         )
-        budgets = [parse_budget(b) for b in self.options.budget.split(",")] if self.options.budget else None
-        wanted_positions = self._wanted_positions()
         self.skipped.clear()  # cleared, not replaced: whoever holds this counter reads this pass's
         made = 0
+
+        def reached() -> bool:  # asked before each instance: an instance's contexts are kept together
+            return limit is not None and made >= limit
+
+        for instance, testbed, budget, position in self.planned(instances, self.skipped, stop=reached):
+            context = builder.build(instance, testbed, budget, position)
+            if isinstance(context, Skipped):
+                self.skipped[context.reason] += 1
+                log.debug("skabench: %s left out at %s/%s: %s", instance.id, testbed, budget, context.detail)
+                continue
+            made += 1
+            yield self.to_sample(context, variant)
+        if self.skipped:
+            log.info("skabench: contexts left out: %s", dict(self.skipped))
+
+    def planned(self, instances: Iterable[Instance], skipped: Counter[str], stop: Callable[[], bool] = lambda: False
+                ) -> Iterator[tuple[Instance, str, int, str]]:
+        """The contexts the testbeds ask of each instance, (instance, testbed, budget, position), before any is built
+        (a build may still leave one out: too little noise); those no testbed can ask are counted in ``skipped``.
+        ``stop`` is asked before each instance."""
+        budgets = [parse_budget(b) for b in self.options.budget.split(",")] if self.options.budget else None
+        wanted_positions = self._wanted_positions()
         testbeds = self.testbeds()
         for instance in instances:
-            if limit is not None and made >= limit:
+            if stop():
                 break
             for testbed in testbeds:
                 if testbed == INTEGRATION and len(instance.positive_units) < 2:
-                    self.skipped["information integration needs 2+ positive units"] += 1
+                    skipped["information integration needs 2+ positive units"] += 1
                     continue
                 if testbed == NEGATIVE and not instance.negative_rejection:
-                    self.skipped["negative rejection: the question stays answerable without its positives"] += 1
+                    skipped["negative rejection: the question stays answerable without its positives"] += 1
                     continue
                 positions = positions_for(testbed, instance.knowledge_type)
                 if wanted_positions is not None and testbed == TESTBED_ALIASES["order"]:
                     positions = tuple(p for p in positions if p in wanted_positions)
                 for budget in budgets or default_budgets(testbed, instance.knowledge_type):
-                    if self._over_context(budget, len(positions)):
+                    if self._over_context(budget, skipped, len(positions)):
                         continue
                     for position in positions:
-                        context = builder.build(instance, testbed, budget, position)
-                        if isinstance(context, Skipped):
-                            self.skipped[context.reason] += 1
-                            log.debug(
-                                "skabench: %s left out at %s/%s: %s", instance.id, testbed, budget, context.detail
-                            )
-                            continue
-                        made += 1
-                        yield self.to_sample(context, variant)
-        if self.skipped:
-            log.info("skabench: contexts left out: %s", dict(self.skipped))
+                        yield instance, testbed, budget, position
 
-    def _over_context(self, budget: int | None, contexts: int = 1) -> bool:
+    def _over_context(self, budget: int | None, skipped: Counter[str], contexts: int = 1) -> bool:
         """Whether ``contexts`` contexts of ``budget`` tokens cannot fit the model's context (then they are counted
-        as not built)."""
+        in ``skipped`` as not built)."""
         if budget is None or self.model_context is None or budget <= self.model_context:
             return False
-        self.skipped[f"budget above the model's context of {self.model_context} tokens (the paper evaluated models "
-                     "with at least 24k)"] += contexts
+        skipped[f"budget above the model's context of {self.model_context} tokens (the paper evaluated models "
+                "with at least 24k)"] += contexts
         return True
 
     def _wanted_positions(self) -> list[str] | None:
