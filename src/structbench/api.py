@@ -286,6 +286,7 @@ def configure(
     reasoning_effort: str | None = None,
     think_tags: Sequence[tuple[str, str]] | None = None,
     thought_opened: bool = False,
+    max_turns: int | None = None,
 ) -> RunConfig:
     """What decides a run's results, checked (an unknown benchmark, a bad option ... is a ``UsageError``).
 
@@ -299,6 +300,7 @@ def configure(
     N samples of each benchmark; ``sample``: a random N of them, drawn with ``seed`` (kept in the benchmark's
     order); ``sample_ids``: only the samples with these ids.
     ``temperature`` and ``top_p`` replace every request's own (the benchmarks' and strategies' sampling included).
+    ``max_turns``: model calls a tool loop (``-s tools``) makes at most per sample (None: each strategy's own).
     The rest are ``structbench run``'s flags of the same names."""
     from structbench.runconfig import RunConfig
     from structbench.runner.config import check_limit
@@ -354,6 +356,7 @@ def configure(
         chat_template_args=dict(chat_template_args or {}),
         generation=_generation(temperature, top_p),
         reasoning=_reasoning(reasoning_budget, reasoning_effort, think_tags, thought_opened),
+        max_turns=max_turns,
     )
 
 
@@ -475,6 +478,7 @@ def evaluate(
     reasoning_effort: str | None = None,
     think_tags: Sequence[tuple[str, str]] | None = None,
     thought_opened: bool = False,
+    max_turns: int | None = None,
     base_url: str | None = None,
     api_key_env: str = "OPENAI_API_KEY",
     concurrency: int = 8,
@@ -509,7 +513,7 @@ def evaluate(
         base_url=base_url, model_options=model_options, max_tokens=max_tokens, temperature=temperature, top_p=top_p,
         system_prompt=system_prompt, chat_template_args=chat_template_args,
         reasoning_budget=reasoning_budget, reasoning_effort=reasoning_effort, think_tags=think_tags,
-        thought_opened=thought_opened,
+        thought_opened=thought_opened, max_turns=max_turns,
     )
     connection = Connection(base_url, api_key_env, concurrency, timeout, max_retries, max_reply_mb)
     settings = RunSettings(

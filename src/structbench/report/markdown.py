@@ -7,7 +7,15 @@ from pathlib import Path
 from structbench.cells import cell_text
 from structbench.confusion import ConfusionMatrix
 from structbench.report.document import Document, Section, TableBlock, TextBlock
-from structbench.results import CORRECTED, EXCLUDED, TOO_LONG_MEANING, MetricsFile, ResultEntry, Robustness
+from structbench.results import (
+    CORRECTED,
+    EXCLUDED,
+    TOO_LONG_MEANING,
+    TURN_LIMIT_MEANING,
+    MetricsFile,
+    ResultEntry,
+    Robustness,
+)
 from structbench.usage import totals_cell, totals_text
 
 
@@ -28,6 +36,8 @@ def _baselines(r: ResultEntry) -> str:
 
 
 CUT_OFF = "cut off in thought"
+TURN_LIMIT = "at turn limit"
+"""The column of samples whose tool loop reached its turn limit without an answer (``ResultEntry.turn_limit``)."""
 """The column of samples left without an answer because the replies ran out of tokens inside their thoughts; shown
 only when a result has such samples (or such replies)."""
 
@@ -58,6 +68,7 @@ def headline_table(metrics: MetricsFile) -> str:
     there are any), and the baselines to read it against."""
     confidence = next((r.headline.confidence for r in metrics.results if r.headline.confidence), 0.95)
     too_long = any(r.too_long for r in metrics.results)
+    turns = any(r.turn_limit for r in metrics.results)
     cut = any_cut_off(metrics.results)
     usage = any_usage(metrics.results)
     cells = any(r.cell for r in metrics.results)
@@ -65,9 +76,10 @@ def headline_table(metrics: MetricsFile) -> str:
     rows = [
         f"| benchmark | variant | strategy |{' cell |' if cells else ''} model | metric | value | {confidence:.0%} CI "
         f"| resampled | n | errors | harness errors |{' too long |' if too_long else ''}"
-        f"{f' {CUT_OFF} |' if cut else ''} baselines |" + (f" {TOKENS} |" if usage else ""),
+        f"{f' {TURN_LIMIT} |' if turns else ''}{f' {CUT_OFF} |' if cut else ''} baselines |"
+        + (f" {TOKENS} |" if usage else ""),
         "|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if cells else "") + ("---|" if too_long else "")
-        + ("---|" if cut else "") + ("---|" if usage else ""),
+        + ("---|" if turns else "") + ("---|" if cut else "") + ("---|" if usage else ""),
     ]
     for r in metrics.results:
         rows.append(
@@ -77,7 +89,8 @@ def headline_table(metrics: MetricsFile) -> str:
             f"{r.headline.name} | "
             f"{_fmt(r.headline.value)} | {_interval(r)} | {r.headline.resampled(_epochs(r))} | {r.n} | {r.errors} | "
             f"{r.harness_errors} | "
-            + (f"{r.too_long} | " if too_long else "") + (f"{r.reasoning_cut_off} | " if cut else "")
+            + (f"{r.too_long} | " if too_long else "") + (f"{r.turn_limit} | " if turns else "")
+            + (f"{r.reasoning_cut_off} | " if cut else "")
             + f"{_baselines(r)} |" + (f" {totals_cell(r.usage)} |" if usage else "")
         )
     if metrics.robustness:
@@ -145,6 +158,8 @@ def entry_section(r: ResultEntry) -> str:
                 "scorer): not scored, and left out of every metric."]
     if r.too_long:
         out += ["", f"{r.too_long} sample(s) {TOO_LONG_MEANING}."]
+    if r.turn_limit:
+        out += ["", f"{r.turn_limit} sample(s) {TURN_LIMIT_MEANING}."]
     note = cut_off_note(r)
     if note is not None:
         out += ["", note]

@@ -70,6 +70,7 @@ class RunProgress:
         self.total = total
         self.errors = 0
         self.too_long = 0
+        self.turn_limit = 0
         self.done = 0
         self.description = description
         self.interval = interval
@@ -158,6 +159,8 @@ class RunProgress:
             parts.append(calls)
         if self.too_long:
             parts.append(f"{self.too_long} too long")
+        if self.turn_limit:
+            parts.append(f"{self.turn_limit} at the turn limit")
         parts.append(f"{self.errors} errors")
         return ", ".join(parts)
 
@@ -206,8 +209,9 @@ class RunProgress:
         """One sample finished: ``error`` is its ``error_kind`` (or whether it failed); a prompt too long for the
         model (``context``) is counted apart from errors."""
         self.done += 1
-        if error == "context":
-            self.too_long += 1
+        if error in ("context", "turns"):
+            self.too_long += error == "context"
+            self.turn_limit += error == "turns"
         else:
             self.errors += bool(error)
         if self._progress is not None:

@@ -10,6 +10,7 @@ CTEs are SELECTs to DuckDB); anything else is refused before it runs. A query pa
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Sequence
@@ -20,6 +21,7 @@ from structbench.csvdb import SCHEMA, Database, load_rows, quote
 from structbench.toolbox.base import Tool, ToolLimits, ToolResult, clip, show_rows
 from structbench.toolbox.tables import NamedTable
 
+_PLAIN = re.compile(r"[a-z_][a-z0-9_]*")
 SHOWN_ROWS = 3
 """Rows of each table the schema shows (the prompt never holds the whole table)."""
 COUNT_CHUNK = 10_000
@@ -69,7 +71,8 @@ class DuckTables(Tool):
         parts = []
         for table in self.tables:
             columns = self.db.tables[table.name]
-            line = f"Table {table.name}({', '.join(f'{c} {t}' for c, t in columns.items())}): {len(table.rows)} rows"
+            line = f"Table {table.name}({', '.join(f'{sql_name(c)} {t}' for c, t in columns.items())}): " \
+                   f"{len(table.rows)} rows"
             if table.title:
                 line = f"{line}. Caption: {table.title}"
             head, _ = show_rows(list(columns), [tuple(r) for r in self.db.execute(
@@ -114,6 +117,11 @@ class DuckTables(Tool):
 
     def close(self) -> None:
         self.db.connection.close()
+
+
+def sql_name(name: str) -> str:
+    """A column as a query names it: bare when it is a plain identifier, else double-quoted."""
+    return name if _PLAIN.fullmatch(name) else quote(name)
 
 
 def refuse(con: duckdb.DuckDBPyConnection, query: str) -> str | None:
