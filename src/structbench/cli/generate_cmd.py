@@ -70,3 +70,16 @@ def rfqa(
                            max_rows=max_rows)
     write_pairs(pairs, out)
     typer.echo(f"wrote {len(pairs)} pairs to {out}")
+
+
+@generate_app.command("claimdb")
+def claimdb(
+    out: Annotated[Path, typer.Option("--out", help="Folder to write DIR/claimdb/ in (read with --data-dir DIR).")],
+    seed: GenSeedOpt = 0,
+) -> None:
+    """A small ClaimDB set in the Hub's layout: test-public.jsonl and test_databases.zip (three SQLite databases and
+    their labelled claims), read back with -b claimdb --data-dir DIR."""
+    from structbench.benchmarks.claimdb.generator import write_set
+
+    for line in write_set(out, seed=seed):
+        typer.echo(line)

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from structbench.report.document import Block, Document, FigureBlock, Section, TableBlock, TextBlock, slug
 from structbench.report.entries import EntryView
 from structbench.report.markdown import cut_off_note
-from structbench.report.querying import querying_section
 from structbench.report.plots import (
     HEATMAPS,
     MAX_PANELS,
@@ -17,6 +16,7 @@ from structbench.report.plots import (
     label_figure,
     plot_for,
 )
+from structbench.report.querying import querying_section
 from structbench.report.tables import (
     breakdown_pivot,
     confusion_table,

@@ -6,7 +6,7 @@ block is the final answer. Only the answer part of a reply is read (a thought ne
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 FENCES = {"sql": "sql", "python": "python", "py": "python", "python3": "python"}
@@ -28,26 +28,28 @@ When you know the answer, reply without any code block, giving your final answer
 
 @dataclass(frozen=True)
 class TextCall:
-    """One fenced block of a reply: the tool it calls and the code."""
+    """One fenced block of a reply: its language (the tool's kind), the tool it calls and the code."""
 
+    kind: str
     tool: str
     code: str
 
 
-def instructions(tools: Sequence[str]) -> str:
-    """How the model calls ``tools`` (in the order given), appended to the first user turn."""
-    return INSTRUCTIONS.format(usage="\n\n".join(USAGE[t] for t in tools if t in USAGE))
+def instructions(kinds: Sequence[str]) -> str:
+    """How the model calls the tools of ``kinds`` (``sql``, ``python``, in the order given), appended to the first
+    user turn."""
+    return INSTRUCTIONS.format(usage="\n\n".join(USAGE[k] for k in kinds if k in USAGE))
 
 
-def calls(text: str, tools: Sequence[str]) -> list[TextCall]:
-    """The tool calls of a reply: its fenced blocks in the languages of ``tools`` (an unclosed last block too, as a
-    reply cut off at its token budget leaves it); blocks in other languages are not calls."""
+def calls(text: str, tools: Mapping[str, str]) -> list[TextCall]:
+    """The tool calls of a reply: its fenced blocks in the languages of ``tools`` (kind -> the tool of that kind; an
+    unclosed last block too, as a reply cut off at its token budget leaves it); other blocks are not calls."""
     found = []
     for match in _BLOCK.finditer(text):
-        tool = FENCES.get(match.group(1).lower())
+        kind = FENCES.get(match.group(1).lower())
         code = match.group(2).strip()
-        if tool is not None and tool in tools and code:
-            found.append(TextCall(tool, code))
+        if kind is not None and kind in tools and code:
+            found.append(TextCall(kind, tools[kind], code))
     return found
 
 
@@ -56,5 +58,5 @@ def results(answered: Sequence[tuple[TextCall, str]]) -> str:
     parts = []
     for k, (call, text) in enumerate(answered, 1):
         label = f"block {k}" if len(answered) > 1 else "block"
-        parts.append(f"Result of your {call.tool} {label}:\n```\n{text}\n```")
+        parts.append(f"Result of your {call.kind} {label}:\n```\n{text}\n```")
     return "\n\n".join(parts)

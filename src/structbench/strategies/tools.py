@@ -64,6 +64,9 @@ class ToolTask:
     workspace: Workspace
     max_tokens: int = 1024
     """Tokens per reply."""
+    response_format: dict[str, Any] | None = None
+    """Structured output asked of every reply (an OpenAI ``response_format``), with function tools only: the text
+    protocol's replies must be free to hold a fenced block."""
 
 
 @dataclass
@@ -99,13 +102,16 @@ class ToolLoop(Strategy):
     """Query the data with tools, then answer: the benchmark builds each sample's ``ToolTask``."""
 
     def __init__(self, name: str, task: Callable[[Sample], ToolTask], description: str = "", *,
-                 answer: AnswerFormat, max_turns: int = DEFAULT_MAX_TURNS) -> None:
+                 answer: AnswerFormat, max_turns: int = DEFAULT_MAX_TURNS, count_turn_limit: bool = False) -> None:
         self.name = name
         self.task = task
         self.description = description
         self.answer = answer
         self.max_turns = max_turns
         """This strategy's turn limit (the paper's, where it states one); ``--max-turns`` overrides it."""
+        self.count_turn_limit = count_turn_limit
+        """Score a loop at the turn limit as a reply without an answer (a paper's code that counts it wrong),
+        instead of counting it apart (``Attempt.turn_limit``)."""
 
     async def run(self, sample: Sample, generate: Generate) -> Attempt:
         support = tool_support(generate)
@@ -117,16 +123,19 @@ class ToolLoop(Strategy):
 
     async def _loop(self, task: ToolTask, support: ToolSupport, generate: Generate) -> Attempt:
         workspace = task.workspace
-        names = list(workspace.tools)
+        kinds: dict[str, str] = {}  # the text protocol's fence language -> the first tool of that kind
+        for name, tool in workspace.tools.items():
+            kinds.setdefault(tool.kind, name)
         limit = support.max_turns or self.max_turns
-        params = GenerationParams(max_tokens=task.max_tokens, temperature=0.0)
+        params = GenerationParams(max_tokens=task.max_tokens, temperature=0.0,
+                                  response_format=task.response_format if support.native else None)
         messages = list(task.messages)
         specs: tuple[ToolSpec, ...] = ()
         if support.native:
-            specs = tuple(ToolSpec(t.name, t.description, t.parameters()) for t in workspace.tools.values())
-        elif names:
+            specs = tuple(ToolSpec(t.name, t.describe(), t.parameters()) for t in workspace.tools.values())
+        elif kinds:
             last = messages[-1]
-            messages[-1] = Message(last.role, f"{last.content}\n\n{text_protocol.instructions(names)}")
+            messages[-1] = Message(last.role, f"{last.content}\n\n{text_protocol.instructions(list(kinds))}")
         trace = Trace("function" if support.native else "text")
         text = ""
         for turn in range(1, limit + 1):
@@ -138,7 +147,7 @@ class ToolLoop(Strategy):
                 messages.append(Message("assistant", text, tool_calls=choice.tool_calls))
                 messages += await self._native(workspace, choice.tool_calls, turn, trace)
                 continue
-            found = [] if support.native else text_protocol.calls(text, names)
+            found = [] if support.native else text_protocol.calls(text, kinds)
             if not found:
                 return Attempt(output=text, artifacts={"tools": trace.to_json()})
             answered = []
@@ -149,6 +158,8 @@ class ToolLoop(Strategy):
                 answered.append((call, result.text))
             messages += [Message("assistant", text), Message("user", text_protocol.results(answered))]
         trace.turn_limit = True
+        if self.count_turn_limit:  # no final answer: the parser reads none
+            return Attempt(output="", artifacts={"tools": trace.to_json()})
         return Attempt(output=text, artifacts={"tools": trace.to_json()}, turn_limit=True)
 
     @staticmethod

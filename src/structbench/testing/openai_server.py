@@ -17,10 +17,10 @@ question its own way. ``usage`` fixes the usage object of every reply (``--usage
 
 It can play a model that uses tools (``tool_model``): offered function tools (``tools``) and no tool result yet in
 the conversation, it answers with a ``tool_calls`` call of the first tool it has arguments for
-(``tool_arguments``, by tool name; the first tool offered otherwise); once a tool's result is in the conversation
-it answers in text, the ``tool_answers`` entry whose key is in the first user message (else ``reply``); offered no
-tool, it answers ``reply``. So it answers right only after calling the tool it is offered; ``tool_results`` keeps
-every result it was sent.
+(``tool_arguments``, by tool name, ``*`` for any; the first tool offered otherwise); once a tool's result is in the
+conversation it answers in text, the ``tool_answers`` entry whose key is in the first user message (else ``reply``);
+offered no tool, it answers ``reply``. So it answers right only after calling the tool it is offered;
+``tool_results`` keeps every result it was sent.
 
 It can be small and slow like a local server: ``slots`` requests at once (the rest wait in its queue, as in a
 llama.cpp server), each taking ``latency`` seconds; and it can have a ``context`` (in tokens, a prompt counting
@@ -334,7 +334,7 @@ class MockOpenAIServer:
             return None, self.reply
         if not results:
             name = next((t for t in tools if t in self.tool_arguments), tools[0])
-            arguments = json.dumps(self.tool_arguments.get(name, {}))
+            arguments = json.dumps(self.tool_arguments.get(name, self.tool_arguments.get("*", {})))
             call = {"id": f"call_{hashlib.sha256(json.dumps(messages).encode()).hexdigest()[:12]}", "type": "function",
                     "function": {"name": name, "arguments": arguments}}
             return [call], None

@@ -89,6 +89,19 @@ def show_rows(columns: Sequence[str], rows: Sequence[Sequence[Any]], more: bool,
     return text, cut or clipped
 
 
+def json_rows(columns: Sequence[str], rows: Sequence[Sequence[Any]], limits: ToolLimits, total: int | None = None
+              ) -> tuple[str, bool]:
+    """Rows as a JSON list of ``{column: value}`` objects (at most ``limits.max_rows``), a note after it when rows
+    were left out; and whether anything was."""
+    shown = [dict(zip(columns, row, strict=False)) for row in rows[: limits.max_rows]]
+    text = json.dumps(shown, ensure_ascii=False, default=str)
+    cut = len(rows) > len(shown) or (total is not None and total > len(shown))
+    if cut:
+        text += f"\n({total if total is not None else 'more'} rows; the first {len(shown)} shown)"
+    clipped, was = clip(text, limits.max_chars)
+    return clipped, cut or was
+
+
 def clip(text: str, limit: int) -> tuple[str, bool]:
     """``text`` cut to ``limit`` characters (saying so), and whether it was cut."""
     if len(text) <= limit:
@@ -99,14 +112,18 @@ def clip(text: str, limit: int) -> tuple[str, bool]:
 class Tool(ABC):
     """One tool of a sample's workspace: a name, the single text argument it takes, and a call."""
 
+    kind: str
+    """What it runs: ``sql`` or ``python`` (the text protocol's fence language)."""
     name: str
+    """The name the model calls it by (``sql``; a benchmark may name it as its paper did)."""
     argument: str
     """The argument's name (``query``, ``code``): a function tool's one parameter."""
     argument_description: str = ""
+    description: str = ""
+    """What the model is told the tool does (default: ``TOOL_DESCRIPTIONS`` of its kind)."""
 
-    @property
-    def description(self) -> str:
-        return TOOL_DESCRIPTIONS.get(self.name, self.name)
+    def describe(self) -> str:
+        return self.description or TOOL_DESCRIPTIONS.get(self.kind, self.name)
 
     def parameters(self) -> dict[str, Any]:
         """The JSON Schema of the tool's arguments (a function tool's ``parameters``)."""

@@ -53,7 +53,7 @@ def lock_down(con: duckdb.DuckDBPyConnection) -> None:
 class DuckTables(Tool):
     """``sql`` over the given tables (``t``, or ``t1``, ``t2`` ...)."""
 
-    name = "sql"
+    kind = name = "sql"
     argument = "query"
     argument_description = "One SQL SELECT statement (DuckDB dialect) over the tables described in the prompt."
 

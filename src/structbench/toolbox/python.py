@@ -23,7 +23,7 @@ two, more on a loaded machine): the program's own time is what ``ToolLimits.seco
 class PythonTables(Tool):
     """``python`` over the given tables."""
 
-    name = "python"
+    kind = name = "python"
     argument = "code"
     argument_description = ("A Python program; the tables are pandas DataFrames named as in the prompt (and all in "
                             "the dict `tables`); print what you want to see.")

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from structbench.sandbox import Limits, NamespaceMode, SandboxError, run_python
-from structbench.toolbox.base import Tool, ToolLimits, ToolResult, clip, show_rows
+from structbench.toolbox.base import Tool, ToolLimits, ToolResult, clip, json_rows, show_rows
 
 MARKER = "\x1estructbench-sql\x1e"
 """Precedes the program's one JSON line of results (anything else it printed is the engine's noise)."""
@@ -70,14 +70,20 @@ print(MARKER + json.dumps(out))
 class SqliteDatabase(Tool):
     """``sql`` over one SQLite database file, each query in its own sandboxed program."""
 
-    name = "sql"
-    argument = "query"
+    kind = "sql"
     argument_description = "One SQLite SELECT statement over the database."
 
-    def __init__(self, path: Path, limits: ToolLimits | None = None, namespaces: NamespaceMode = "auto") -> None:
+    def __init__(self, path: Path, limits: ToolLimits | None = None, namespaces: NamespaceMode = "auto", *,
+                 name: str = "sql", argument: str = "query", description: str = "", argument_description: str = "",
+                 json_rows: bool = False) -> None:
         self.path = Path(path)
         self.limits = limits or ToolLimits()
         self.namespaces = namespaces
+        self.name, self.argument, self.description = name, argument, description
+        self.argument_description = argument_description or self.argument_description
+        self.json_rows = json_rows
+        """Results as a JSON list of row objects (what MCP Toolbox's ``sqlite-execute-sql`` returns), else ``a | b``
+        lines."""
 
     def run(self, argument: str) -> ToolResult:
         started = time.perf_counter()
@@ -109,5 +115,6 @@ class SqliteDatabase(Tool):
             if "not authorized" in error:
                 error = f"{error}: only reading queries are run (the database is read-only)"
             return ToolResult.failed(clip(error, 400)[0], seconds)
-        text, cut = show_rows(out["columns"], out["rows"], False, limits, out["total"])
+        text, cut = (json_rows(out["columns"], out["rows"], limits, out["total"]) if self.json_rows else
+                     show_rows(out["columns"], out["rows"], False, limits, out["total"]))
         return ToolResult(text=text, seconds=seconds, rows=out["total"], truncated=cut)
