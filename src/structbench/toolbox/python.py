@@ -1,7 +1,7 @@
 """The ``python`` tool: a model-written program run in the sandbox, the sample's tables as pandas DataFrames.
 
 Each call is a fresh sandboxed program (``sandbox.run_python`` with pandas and numpy read-only, no network, nothing
-of the host, capped memory, CPU and wall time, one process): the tables are globals of their names (``t``, or
+of the host, capped memory, CPU and wall time, a few threads): the tables are globals of their names (``t``, or
 ``t1``, ``t2`` ...) and all of them are in ``tables``; what it prints is the result, and an exception's last lines are
 the error. Nothing carries over from one call to the next.
 """
@@ -15,6 +15,9 @@ from structbench.sandbox import Limits, NamespaceMode, SandboxError, run_python
 from structbench.toolbox.base import Tool, ToolLimits, ToolResult, clip
 from structbench.toolbox.tables import NamedTable, python_name
 
+THREADS = 8
+"""Processes and threads the program may have (RLIMIT_NPROC counts threads): pandas reads a large CSV with a pool of
+threads; a fork bomb stops there (and dies with the program's PID namespace)."""
 IMPORT_SECONDS = 10
 """CPU and wall-clock seconds added to the limit for starting the interpreter and importing pandas (a second or
 two, more on a loaded machine): the program's own time is what ``ToolLimits.seconds`` bounds."""
@@ -39,7 +42,7 @@ class PythonTables(Tool):
         limits = self.limits
         seconds = limits.seconds + IMPORT_SECONDS
         sandbox = Limits(cpu_seconds=max(1, int(-(-seconds // 1))), wall_seconds=seconds,
-                         memory_mb=max(limits.memory_mb, 384), max_processes=1,
+                         memory_mb=max(limits.memory_mb, 384), max_processes=THREADS,
                          max_output_bytes=limits.max_chars * 4)
         try:
             result = run_python(argument, tables=self.csv, limits=sandbox, namespaces=self.namespaces)

@@ -14,9 +14,9 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 
+# The verdict object the paper's agents return (their ``output_type``). No docstring: pydantic would put it in the
+# JSON Schema the prompt prints, which the paper's class does not have.
 class ClaimVerdict(BaseModel):
-    """The verdict object the paper's agents return (its ``output_type``)."""
-
     verdict: Literal["ENTAILED", "CONTRADICTED", "NOT ENOUGH INFO"] = Field(
         ...,
         description="Whether the claim is supported, contradicted, or undecidable from the database."
