@@ -20,15 +20,27 @@ def shared_datasets_dir() -> Path:
     return Path(env) if env else REPO.parent / "shared" / "datasets"
 
 
+GENERATED = ("claimdb",)
+"""Benchmarks whose release is not in ``../shared/datasets`` (ClaimDB's: gigabytes of databases): a set that
+``structbench generate`` writes in the release's layout stands in for it."""
+
+
 @pytest.fixture(scope="session")
-def shared_datasets() -> Path:
-    """The public-release data beside the repo; skips when absent unless ``STRUCTBENCH_REQUIRE_SHARED=1``."""
+def shared_datasets(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The public-release data beside the repo, as one ``--data-dir`` with the ``GENERATED`` sets beside it (links to
+    the releases, written once a session); skips when absent unless ``STRUCTBENCH_REQUIRE_SHARED=1``."""
     path = shared_datasets_dir()
     if not path.is_dir():
         if os.environ.get("STRUCTBENCH_REQUIRE_SHARED") == "1":
             pytest.fail(f"{path} is required (STRUCTBENCH_REQUIRE_SHARED=1) but missing")
         pytest.skip(f"{path} not found")
-    return path
+    from structbench.benchmarks.claimdb.generator import write_set
+
+    merged = tmp_path_factory.mktemp("datasets")
+    for entry in path.iterdir():
+        (merged / entry.name).symlink_to(entry.resolve())
+    write_set(merged, seed=0)
+    return merged
 
 
 @pytest.fixture(scope="session")

@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from faults import child_pythonpath, serve
 from structbench.benchmarks.scitab.prompts import ZERO_SHOT_ANSWERS
 from structbench.benchmarks.scitab.source import DATA_FILE, SOURCE, read_claims
@@ -55,3 +57,20 @@ def test_kill_9_mid_loop_asks_no_completed_turn_again(tmp_path: Path, shared_dat
     finished = {r["id"]: r for r in records}
     assert len(finished) == SAMPLES and all(r["score"] == 1.0 for r in finished.values())
     assert any(r["cached_calls"] for r in finished.values())  # a loop killed after its first turn read it back
+
+
+@pytest.mark.slow
+def test_the_embedded_model_runs_the_text_protocol_end_to_end(tmp_path: Path, shared_datasets: Path) -> None:
+    """The default model has no function calling: it gets the text protocol, whatever it writes is run or answered,
+    and the run ends with a record either way (a tiny base model rarely answers within two turns)."""
+    env = dict(os.environ, PYTHONPATH=child_pythonpath(), STRUCTBENCH_CACHE=str(tmp_path / "cache"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "structbench", "run", "-b", "scitab", "-s", "tools", "--limit", "1", "--max-turns", "2",
+         "--max-tokens", "48", "--data-dir", str(shared_datasets), "--offline", "--no-cache", "--out", "r",
+         "--no-progress"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1100)
+    assert proc.returncode == 0, proc.stderr
+    (record,) = [json.loads(x) for x in (tmp_path / "r" / "samples.jsonl").read_text().splitlines()]
+    loop = record["artifacts"]["tools"]
+    assert record["model"] == "llamacpp" and loop["protocol"] == "text" and 1 <= loop["turns"] <= 2
+    assert record["calls"] == loop["turns"] and record["error_kind"] in (None, "turns")
+    assert "```sql" in record["prompt"][0]["content"]  # the protocol's instructions went out
