@@ -188,6 +188,7 @@ def table_workspace(tables: Sequence[Table], *, limits: ToolLimits | None = None
                     namespaces: NamespaceMode = "auto") -> Workspace:
     """``sql`` (and ``python``) over a sample's tables, named ``t`` (or ``t1``, ``t2`` ...), captions as titles; the
     schema shows each one's columns and types, row count and first rows. No table: no tool, and no schema."""
+    tables = [t for t in tables if t.header]  # a table without columns holds nothing to query
     if not tables:
         return Workspace({}, "")
     named = [NamedTable.of(name, t.header, t.rows, t.caption) for name, t in zip(table_names(len(tables)), tables,
