@@ -22,29 +22,31 @@ def shared_datasets_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
-def shared_datasets() -> Path:
-    """The public-release data beside the repo; skips when absent unless ``STRUCTBENCH_REQUIRE_SHARED=1``."""
+def shared_datasets(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The public-release data beside the repo as one ``--data-dir`` every benchmark reads: links to its releases, and
+    a set ``structbench generate`` writes in the release's layout for each benchmark whose release it lacks
+    (``generated_releases``: ClaimDB's gigabytes of databases, DataBench ...), written once a session; skips when the
+    data is absent unless ``STRUCTBENCH_REQUIRE_SHARED=1``."""
+    from generated_releases import datasets_dir
+
     path = shared_datasets_dir()
     if not path.is_dir():
         if os.environ.get("STRUCTBENCH_REQUIRE_SHARED") == "1":
             pytest.fail(f"{path} is required (STRUCTBENCH_REQUIRE_SHARED=1) but missing")
         pytest.skip(f"{path} not found")
-    return path
+    return datasets_dir(path, tmp_path_factory.mktemp("datasets"))
 
 
 @pytest.fixture(scope="session")
 def shared_data(shared_datasets: Path) -> DataContext:
-    """A ``DataContext`` reading ``../shared/datasets`` as ``--data-dir``."""
+    """A ``DataContext`` reading ``shared_datasets`` as ``--data-dir``."""
     return DataContext(data_dir=shared_datasets, offline=True)
 
 
 @pytest.fixture(scope="session")
-def every_dataset(shared_datasets: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A ``--data-dir`` every benchmark reads: ``../shared/datasets``, and a generated set in its release's layout for
-    each benchmark whose release it lacks (``generated_releases``)."""
-    from generated_releases import datasets_dir
-
-    return datasets_dir(shared_datasets, tmp_path_factory.mktemp("datasets"))
+def every_dataset(shared_datasets: Path) -> Path:
+    """``shared_datasets``, by the name the tests that run every benchmark use."""
+    return shared_datasets
 
 
 @pytest.fixture(autouse=True)

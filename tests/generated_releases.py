@@ -1,7 +1,7 @@
 """Releases that ``../shared/datasets`` does not hold, written by ``structbench generate`` in their public layout.
 
 The tests that run every benchmark (``--bench all``, every Inspect task, every export format) read one
-``--data-dir``: ``every_dataset`` (``tests/conftest.py``) is ``../shared/datasets`` with, beside its releases, a
+``--data-dir``: ``shared_datasets`` (``tests/conftest.py``) is ``../shared/datasets`` with, beside its releases, a
 small seeded set for each benchmark here whose release is not there. Nothing generated is stored in the
 repository; a real release placed in ``../shared/datasets`` is used instead.
 """
@@ -12,6 +12,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 
+def _claimdb(out: Path) -> None:
+    from structbench.benchmarks.claimdb.generator import write_set
+
+    write_set(out, seed=0)
+
+
 def _databench(out: Path) -> None:
     from structbench.benchmarks.databench.generator import write_set
 
@@ -19,6 +25,7 @@ def _databench(out: Path) -> None:
 
 
 GENERATORS: dict[str, Callable[[Path], None]] = {
+    "claimdb": _claimdb,
     "databench": _databench,
 }
 """Dataset folder -> what writes a set of it under a ``--data-dir`` (``DIR/<folder>/...``)."""

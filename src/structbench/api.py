@@ -300,6 +300,7 @@ def configure(
     think_tags: Sequence[tuple[str, str]] | None = None,
     thought_opened: bool = False,
     flag_words: bool = False,
+    max_turns: int | None = None,
 ) -> RunConfig:
     """What decides a run's results, checked (an unknown benchmark, a bad option ... is a ``UsageError``).
 
@@ -313,6 +314,7 @@ def configure(
     N samples of each benchmark; ``sample``: a random N of them, drawn with ``seed`` (kept in the benchmark's
     order); ``sample_ids``: only the samples with these ids.
     ``temperature`` and ``top_p`` replace every request's own (the benchmarks' and strategies' sampling included).
+    ``max_turns``: model calls a tool loop (``-s tools``) makes at most per sample (None: each strategy's own).
     The rest are ``structbench run``'s flags of the same names. A bad argument is a ``UsageError`` naming it
     (``limit=0``; ``flag_words``: as the run command's flag, ``--limit 0``)."""
     from structbench.runconfig import RunConfig
@@ -379,6 +381,7 @@ def configure(
         chat_template_args=dict(chat_template_args or {}),
         generation=_generation(temperature, top_p),
         reasoning=_reasoning(reasoning_budget, reasoning_effort, think_tags, thought_opened, flag_words),
+        max_turns=max_turns,
     )
 
 
@@ -524,6 +527,7 @@ def evaluate(
     reasoning_effort: str | None = None,
     think_tags: Sequence[tuple[str, str]] | None = None,
     thought_opened: bool = False,
+    max_turns: int | None = None,
     base_url: str | None = None,
     api_key_env: str = "OPENAI_API_KEY",
     concurrency: int = 8,
@@ -576,7 +580,7 @@ def evaluate(
         base_url=base_url, model_options=model_options, max_tokens=max_tokens, temperature=temperature, top_p=top_p,
         system_prompt=system_prompt, chat_template_args=chat_template_args,
         reasoning_budget=reasoning_budget, reasoning_effort=reasoning_effort, think_tags=think_tags,
-        thought_opened=thought_opened,
+        thought_opened=thought_opened, max_turns=max_turns,
     )
     connection = Connection(base_url, api_key_env, concurrency, timeout, max_retries, max_reply_mb)
     settings = RunSettings(

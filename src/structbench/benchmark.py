@@ -44,7 +44,10 @@ class Attempt:
     confidence: float | None = None
     """Probability of the chosen answer's first token, when the backend returns logprobs."""
     artifacts: dict[str, Any] = field(default_factory=dict)
-    """Strategy-specific JSON-able results (executed program output, merged rows ...)."""
+    """Strategy-specific JSON-able results (executed program output, merged rows, a tool loop's trace ...)."""
+    turn_limit: bool = False
+    """A tool loop reached its turn limit (``--max-turns``) still calling tools: no final answer. The sample is
+    counted apart, never scored as a wrong answer (``records.SampleRecord.error_kind`` ``turns``)."""
 
     @classmethod
     def from_prediction(cls, output: str | list[str]) -> Attempt:
@@ -74,6 +77,29 @@ DIRECT = AnswerFormat()
 """A reply that answers first: its first answer counts."""
 REASONED = AnswerFormat(mention="last")
 """A reply that reasons before its final answer: its last answer counts."""
+
+
+DEFAULT_MAX_TURNS = 10
+"""Model calls a tool loop makes at most for one sample when neither the run (``--max-turns``) nor the strategy
+says otherwise."""
+
+
+@dataclass(frozen=True)
+class ToolSupport:
+    """What a tool-using strategy may know of the run: whether the model takes function tools, and its turn limit."""
+
+    native: bool = False
+    """The backend sends ``Request.tools`` as function tools and returns ``Choice.tool_calls``; else the strategy
+    speaks the text protocol (fenced blocks)."""
+    max_turns: int | None = None
+    """``--max-turns``: model calls per sample at most; None: the strategy's own limit."""
+
+
+def tool_support(generate: Generate) -> ToolSupport:
+    """What ``generate`` (the runner's, which knows its backend and the run's settings) says of tools; a bare
+    callable (a test's, Inspect's) speaks the text protocol with the strategy's own turn limit."""
+    support = getattr(generate, "tool_support", None)
+    return support if isinstance(support, ToolSupport) else ToolSupport()
 
 
 class Strategy(ABC):

@@ -16,9 +16,14 @@ _NO_VALUES: dict[str, float] = {}
 RecordKey = tuple[str, str, str, str, str, int, str]
 """(benchmark, variant, strategy, model, sample id, epoch, sweep cell)."""
 
-ErrorKind = Literal["model", "harness", "context"]
+ErrorKind = Literal["model", "harness", "context", "turns"]
 """Who failed: the model (its call failed after retries), the harness (a bug in a strategy, parser or scorer), or
-neither: the prompt does not fit the model's context (``context``; the server or backend said so)."""
+neither: the prompt does not fit the model's context (``context``; the server or backend said so), or a tool loop
+reached its turn limit still calling tools (``turns``: no final answer)."""
+UNSCORED_KINDS: tuple[ErrorKind, ...] = ("harness", "context", "turns")
+"""Error kinds of records that take no part in metrics (they were not scored)."""
+SETTLED_KINDS: tuple[ErrorKind, ...] = ("context", "turns")
+"""Error kinds a resumed run leaves as they are: the same request would end the same way."""
 
 
 class _Outcome:
@@ -46,15 +51,16 @@ class _Outcome:
 
     @property
     def counted(self) -> bool:
-        """Whether the record takes part in metrics: everything but harness errors and prompts that do not fit the
-        model's context (neither was scored)."""
-        return self.error_kind not in ("harness", "context")
+        """Whether the record takes part in metrics: everything but harness errors, prompts that do not fit the
+        model's context and tool loops that reached their turn limit (none of them was scored)."""
+        return self.error_kind not in UNSCORED_KINDS
 
     @property
     def settled(self) -> bool:
-        """Whether a resumed run leaves the sample as it is: it finished, or its prompt does not fit the model's
-        context (sent again, it would be refused again); other failures are tried again."""
-        return self.error is None or self.error_kind == "context"
+        """Whether a resumed run leaves the sample as it is: it finished, its prompt does not fit the model's
+        context (sent again, it would be refused again), or its tool loop reached the turn limit (asked again, it
+        would be answered from the cache the same way); other failures are tried again."""
+        return self.error is None or self.error_kind in SETTLED_KINDS
 
     @property
     def key(self) -> RecordKey:
@@ -115,8 +121,10 @@ class SampleRecord(_Outcome, BaseModel):
     """``model``: a model call failed for good (after retries); the sample is scored as wrong.
     ``harness``: a strategy, parser or scorer raised (a bug); the sample is not scored and takes no part
     in any metric. ``context``: the prompt does not fit the model's context (the server refused it as too long,
-    or the backend checked); not scored, in no metric, counted apart (``too_long``) and never sent again. None
-    when the sample did not fail. Model and harness errors are retried when the run resumes."""
+    or the backend checked); not scored, in no metric, counted apart (``too_long``) and never sent again.
+    ``turns``: a tool loop reached its turn limit (``--max-turns``) still calling tools; not scored, in no metric,
+    counted apart (``turn_limit``), its trace kept in ``artifacts``. None when the sample did not fail. Model and
+    harness errors are retried when the run resumes."""
     calls: int = 0
     """Model calls the strategy made, cache hits included."""
     cached_calls: int = 0

@@ -29,6 +29,10 @@ the same samples, ``{"options": the options it resets, "metrics": ...}``."""
 TOO_LONG_MEANING = ("do not fit the model's context (the server or backend refused the prompt as too long): not "
                     "scored, left out of n and of every metric, and not sent again when the run resumes")
 """What ``ResultEntry.too_long`` counts, as reports and notes say it."""
+TURN_LIMIT_MEANING = ("reached the tool loop's turn limit (--max-turns) still calling tools, with no final answer: "
+                      "not scored, left out of n and of every metric (never counted wrong), their traces in "
+                      "samples.jsonl")
+"""What ``ResultEntry.turn_limit`` counts, as reports and notes say it."""
 
 
 class Headline(BaseModel):
@@ -124,6 +128,9 @@ class ResultEntry(BaseModel):
     too_long: int = 0
     """Samples whose prompt does not fit the model's context (the server refused it as too long, or the backend
     checked): not scored, in no metric and not in ``n``, and never sent again when the run resumes."""
+    turn_limit: int = 0
+    """Samples whose tool loop reached its turn limit (``--max-turns``) still calling tools: no final answer; not
+    scored, in no metric and not in ``n`` (never counted as wrong answers)."""
     reasoning_cut_off: int = 0
     """Samples left without an answer because the model's replies ran out of tokens inside their thoughts
     (reasoning models); scored as replies without an answer (wrong), counted in ``n``."""
@@ -306,6 +313,7 @@ def compute_result(
     errors: int = 0,
     harness_errors: int = 0,
     too_long: int = 0,
+    turn_limit: int = 0,
     reasoning_cut_off: int = 0,
     replies_cut_off: int = 0,
     missing: Sequence[str] = (),
@@ -353,6 +361,7 @@ def compute_result(
         errors=errors,
         harness_errors=harness_errors,
         too_long=too_long,
+        turn_limit=turn_limit,
         reasoning_cut_off=reasoning_cut_off,
         replies_cut_off=replies_cut_off,
         missing=list(missing),

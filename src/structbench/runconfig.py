@@ -61,7 +61,7 @@ class Reasoning(BaseModel):
 
 
 DEFAULTED_FIELDS = ("system_prompt", "chat_template_args", "generation", "model_options", "reasoning",
-                    "allow_modified_data", "epochs", "sample", "sample_ids", "sweeps")
+                    "allow_modified_data", "epochs", "sample", "sample_ids", "sweeps", "max_turns")
 """``RunConfig`` fields added after run directories were first named; left out of the fingerprint while at their
 defaults, so such runs keep their directory names."""
 
@@ -110,6 +110,9 @@ class RunConfig(BaseModel):
     dtype or context is another run."""
     reasoning: Reasoning = Field(default_factory=Reasoning)
     """Thinking budget, effort and think tags for reasoning models."""
+    max_turns: int | None = Field(default=None, ge=1, le=1000)
+    """``--max-turns``: model calls a tool loop (``-s tools``) makes at most per sample; a sample that reaches it still
+    calling tools is counted apart (``turn_limit``), never scored. None: each strategy's own limit."""
     epochs: int = Field(default=1, ge=1)
     """Answer every sample this many times (``--epochs``), epoch ``e`` with request seed (``generation.seed``,
     else ``seed``) + ``e``; metrics are the mean over the epochs, intervals a two-level bootstrap."""

@@ -40,7 +40,7 @@ def test_the_folder_loads_with_datasets_and_holds_the_runs(oracle_run: Path, tmp
 
     records = run_records(oracle_run)
     rows = _load(folder, "samples")
-    assert len(rows) == 2 * len(records) == 2 * 13 * LIMIT
+    assert len(rows) == 2 * len(records) == 2 * 14 * LIMIT
     for row in rows:
         decoded = {k: json.loads(v) if k in as_json and v is not None else v for k, v in row.items()}
         run = decoded.pop("run")
@@ -85,7 +85,7 @@ def test_out_must_be_new_empty_or_an_earlier_publish(oracle_run: Path, tmp_path:
     assert (tmp_path / "taken" / "notes.txt").read_text() == "mine"
     sb(tmp_path, "publish", str(oracle_run), "--out", "pub")
     sb(tmp_path, "publish", str(oracle_run), "--out", "pub")  # replaced whole
-    assert len(_load(tmp_path / "pub", "samples")) == 13 * LIMIT
+    assert len(_load(tmp_path / "pub", "samples")) == 14 * LIMIT
     assert sorted(p.name for p in tmp_path.iterdir() if "publish" in p.name) == []  # nothing left behind
 
 

@@ -38,7 +38,7 @@ def test_one_log_per_entry_with_every_sample_and_the_oracles_score(oracle_run: P
     entries = {(e.benchmark, e.variant, e.strategy): e for e in metrics.results}
     records = run_records(oracle_run)
     logs = [read_eval_log(str(p)) for p in sorted((tmp_path / "logs").glob("*.eval"))]
-    assert len(logs) == len(entries) == 13
+    assert len(logs) == len(entries) == 14
     seen = set()
     for log in logs:
         meta = log.eval.metadata or {}
@@ -78,7 +78,7 @@ def test_the_converted_logs_report_as_the_run_does(oracle_run: Path, tmp_path: P
     sb(tmp_path, "report", str(oracle_run), "--out", "a/report.html", "--json", "a.json")
     sb(tmp_path, "report", "logs", "--out", "b/report.html", "--json", "b.json")
     a, b = (json.loads((tmp_path / f).read_text())["results"] for f in ("a.json", "b.json"))
-    assert len(a) == len(b) == 13
+    assert len(a) == len(b) == 14
     for x, y in zip(a, b, strict=True):
         assert {k: v for k, v in x.items() if k != "run"} == {k: v for k, v in y.items() if k != "run"}
     md_a = (tmp_path / "a" / "report.md").read_text().replace(str(oracle_run), "RUN")
@@ -170,7 +170,7 @@ def test_an_older_run_directory_converts_and_an_unreadable_one_is_refused(oracle
     (old / "metrics.json").write_text(json.dumps(metrics))
     sb(tmp_path, "convert", "old", "--to", "inspect", "--out", "logs")
     logs = [read_eval_log(str(p)) for p in (tmp_path / "logs").glob("*.eval")]
-    assert len(logs) == 13 and all(log.results.scores[0].metrics[log.results.headline.metric].value == 1.0  # type: ignore[union-attr]
+    assert len(logs) == 14 and all(log.results.scores[0].metrics[log.results.headline.metric].value == 1.0  # type: ignore[union-attr]
                                    for log in logs)
 
     def refused(name: str, *, manifest: Any = None, record: Any = None, metrics: bool = True) -> str:
@@ -204,10 +204,10 @@ def test_inspects_data_frames_read_the_converted_logs(oracle_run: Path, tmp_path
 
     sb(tmp_path, "convert", str(oracle_run), "--to", "inspect", "--out", "logs")
     evals = evals_df(str(tmp_path / "logs"), quiet=True)
-    assert len(evals) == 13 and set(evals["score_headline_value"]) == {1.0}
+    assert len(evals) == 14 and set(evals["score_headline_value"]) == {1.0}
     assert set(evals["score_headline_metric"]) == {"macro_f1", "rougeL"}
     assert set(evals["model"]) == {"structbench/oracle"}
     samples = samples_df(str(tmp_path / "logs"), quiet=True)
-    assert len(samples) == len(run_records(oracle_run)) == 13 * LIMIT
+    assert len(samples) == len(run_records(oracle_run)) == 14 * LIMIT
     structext = samples[samples["metadata_language"].notna()]
     assert len(structext) == 8 * LIMIT and {"metadata_template", "metadata_depth"} <= set(samples.columns)

@@ -108,6 +108,9 @@ SCITAB = [
         Case("scitab", variant, "in_context", f"{ST} Appendix H.2 few-shot (in-context) prompt, {setting}"),
         Case("scitab", variant, "cot", f"{ST} Appendix H.3 chain-of-thought prompt, {setting}"),
         Case("scitab", variant, "pot", f"{ST} Appendix H.4 program-of-thoughts prompt, {setting}"),
+        Case("scitab", variant, "tools", f"{ST} Appendix H.1's question over the table's schema, row count and first "
+             f"rows, queried with tools (ours); the text protocol, as the oracle backend has no function calling, "
+             f"{setting}"),
     )
 ] + [
     Case("scitab", "all", "zero_shot", f"{ST} Appendix H.1 with the table in Markdown (ours)",
@@ -191,7 +194,15 @@ DATABENCH = [
     Case("databench", "databench", "pot", f"{DB}, verbatim, as a completion prompt", {"pot_request": "completion"}),
 ]
 
-CURATED: list[Case] = [*STRUCTFACT, *SCITAB, *SKABENCH, *STRUCTEXT, *RFQA, *DATABENCH]
+
+CDB = "ClaimDB (Theologitis et al.)"
+CLAIMDB = [
+    Case("claimdb", "test", "tools", f"{CDB} released claimdb/experiments.py: FACT_CHECKER_PROMPT_3SHOT and the "
+         "'Claim: ... Extra Information: ...' input, with the text protocol's instructions for the <db>_execute_sql "
+         "tool (the oracle backend has no function calling)"),
+]
+
+CURATED: list[Case] = [*STRUCTFACT, *SCITAB, *SKABENCH, *STRUCTEXT, *RFQA, *DATABENCH, *CLAIMDB]
 
 VARIANTS: dict[str, tuple[str, ...]] = {"scitab": ("all", "2class"), "structext": ("test", "official")}
 """Benchmarks whose every strategy is pinned on more than the default variant (the variant changes the prompt)."""

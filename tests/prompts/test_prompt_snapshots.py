@@ -32,6 +32,19 @@ from structbench.runner.selection import load_samples
 REPO = Path(__file__).resolve().parents[2]
 REGENERATE = "pytest tests/prompts --snapshot-update"
 DATA = "tests/synthetic/"
+GENERATED = {"claimdb": "structbench generate claimdb --seed 0"}
+"""Benchmarks whose release holds binary files (ClaimDB's zipped databases): their pinned prompts are built from a set
+the generator writes in the release's layout, never stored."""
+
+
+@pytest.fixture(scope="session")
+def generated_data(tmp_path_factory: pytest.TempPathFactory) -> DataContext:
+    """``GENERATED``'s sets, written once under a session folder, as ``--data-dir``."""
+    from structbench.benchmarks.claimdb.generator import write_set
+
+    folder = tmp_path_factory.mktemp("generated")
+    write_set(folder, seed=0)
+    return DataContext(data_dir=folder, offline=True)
 
 
 class TextSnapshot(SingleFileSnapshotExtension):
@@ -96,7 +109,8 @@ def render(case: Case, samples: list[tuple[Sample, list[Request]]]) -> str:
         f"# options: {options or '(defaults)'}",
         f"# reproduces: {case.reproduces}",
         f"# samples: {', '.join(s.id for s, _ in samples)} (later turns answered by the oracle backend)",
-        f"# data: synthetic records in the release's format, {DATA} (no released data)",
+        f"# data: {f'the set of {GENERATED[case.bench]}' if case.bench in GENERATED else 'synthetic records'} in the "
+        f"release's format{'' if case.bench in GENERATED else ', ' + DATA} (no released data)",
         f"# regenerate after an intended change, then review the diff: {REGENERATE}",
     ]
     for sample, requests in samples:
@@ -112,8 +126,9 @@ def render(case: Case, samples: list[tuple[Sample, list[Request]]]) -> str:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_prompt(case: Case, synthetic_data: DataContext, snap: SnapshotAssertion) -> None:
-    bench, samples = loaded(case, synthetic_data)
+def test_prompt(case: Case, synthetic_data: DataContext, generated_data: DataContext,
+                snap: SnapshotAssertion) -> None:
+    bench, samples = loaded(case, generated_data if case.bench in GENERATED else synthetic_data)
     picked = [samples[i] for i in case.samples]
     runs = [(s, *requests_sent(bench, case.strategy, s)) for s in picked]
     sent = [(s, requests) for s, requests, _ in runs]

@@ -57,12 +57,13 @@ def test_fingerprint_is_unchanged_for_runs_without_request_settings() -> None:
     base = RunConfig(model="oracle", benches=["toy"])
     legacy = {k: v for k, v in base.model_dump().items()
               if k not in ("system_prompt", "chat_template_args", "generation", "model_options", "reasoning",
-                           "allow_modified_data", "epochs", "sample", "sample_ids", "sweeps")}
+                           "allow_modified_data", "epochs", "sample", "sample_ids", "sweeps", "max_turns")}
     assert base.fingerprint() == hashlib.sha256(json.dumps(legacy, sort_keys=True).encode()).hexdigest()[:10]
     changed = base.model_copy(update={"generation": Generation(temperature=0.6)})
     assert changed.fingerprint() != base.fingerprint()
     assert base.model_copy(update={"model_options": {"dtype": "bfloat16"}}).fingerprint() != base.fingerprint()
     assert base.model_copy(update={"allow_modified_data": True}).fingerprint() != base.fingerprint()
+    assert base.model_copy(update={"max_turns": 3}).fingerprint() != base.fingerprint()
     assert base.model_copy(update={"sweeps": {"serialization": ["csv", "json"]}}).fingerprint() != base.fingerprint()
     assert base.model_copy(update={"epochs": 3}).fingerprint() != base.fingerprint()  # repeats: another directory
     assert base.model_copy(update={"sample": 5}).fingerprint() != base.fingerprint()

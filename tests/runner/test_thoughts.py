@@ -34,7 +34,7 @@ BENCHES = ["structfact:demo", "scitab:all", "skabench:rfqa", "structext:test", "
 OPTIONS = {"skabench.db": "galois/archipelago", "skabench.questions": "3", "skabench.budget": "1k",
            "structfact.enhanced_context_file": str(REPO / "tests/prompts/enhanced_context.json")}
 LIMIT = 2
-STRATEGIES = 29
+STRATEGIES = 32
 """Every strategy of the five benchmarks."""
 
 ANSWERED = ["inline", "opened", "reasoning_content", "reasoning", "both", "nested", "unbalanced"]

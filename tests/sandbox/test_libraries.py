@@ -140,3 +140,51 @@ def test_resolve_follows_requirements_and_refuses_what_is_absent() -> None:
 def test_table_names_must_be_identifiers(name: str) -> None:
     with pytest.raises(ValueError, match="must be a Python identifier"):
         run_python("pass", tables={name: TABLE})
+
+
+def test_a_mounted_file_is_read_in_place_and_never_written(mode: dict[str, Any]) -> None:
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="structbench-mount-"))  # readable on the way for the degraded mode's uid
+    folder.chmod(0o755)
+    try:
+        _mounted_file_is_read_only(mode, folder / "shared.sqlite")
+    finally:
+        shutil.rmtree(folder)
+
+
+def _mounted_file_is_read_only(mode: dict[str, Any], db: Path) -> None:
+    import sqlite3
+
+    with sqlite3.connect(db) as con:
+        con.execute("CREATE TABLE t(x INTEGER)")
+        con.executemany("INSERT INTO t VALUES (?)", [(1,), (2,), (3,)])
+    con.close()
+    db.chmod(0o644)
+    before = db.read_bytes()
+    result = run(
+        """
+        import sqlite3
+        con = sqlite3.connect("file:data/db.sqlite?mode=ro", uri=True)
+        print(con.execute("SELECT sum(x) FROM t").fetchone()[0])
+        for attempt in (lambda: open("data/db.sqlite", "ab").write(b"x"),
+                        lambda: sqlite3.connect("data/db.sqlite").execute("DELETE FROM t").connection.commit()):
+            try:
+                attempt()
+                print("WRITTEN")
+            except (OSError, sqlite3.Error):
+                print("REFUSED")
+        """,
+        mode,
+        mounts={"data/db.sqlite": db},
+    )
+    assert result.ok, result.stderr
+    assert result.stdout.split() == ["6", "REFUSED", "REFUSED"]
+    assert db.read_bytes() == before
+
+
+@pytest.mark.parametrize("rel", ["../escape", "main.py"])
+def test_mounts_stay_inside_and_new(rel: str, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="sandbox mount"):
+        run_python("pass", mounts={rel: tmp_path})

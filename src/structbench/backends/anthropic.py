@@ -1,21 +1,25 @@
 """Anthropic's Messages API through the official ``anthropic`` SDK (``--model anthropic:claude-...``).
 
 OpenAI-compatible shims to Claude have neither log-probabilities nor batches, and their usage leaves out the prompt
-cache; this backend speaks the Messages API itself: system turns go to ``system``, a completion prompt is sent as one
-user turn, ``n`` replies are ``n`` calls (the API draws one per call). The Messages API of the SDK this is built on
-(2.x) takes no sampling parameters, so ``temperature``, ``top_p`` and ``seed`` do not reach the model (they still
-key the cache, so an epoch's request is its own call). The reply's ``text`` blocks are the answer;
-its ``thinking`` blocks are the thought, kept apart (``reply_choice``). Usage: prompt tokens are ``input_tokens``
-plus the cache's reads and writes (so they count the whole prompt, as OpenAI's do), ``cached_tokens`` the cache
-reads, ``reasoning_tokens`` the thinking tokens where the API reports them. Retries (429, 5xx, dropped connections)
-are the SDK's, ``--max-retries`` of them. The key is read from ``ANTHROPIC_API_KEY`` (or ``--api-key-env``); it is
-registered for redaction and only ever sent in the SDK's ``x-api-key`` header. Message Batches: ``batch.anthropic``.
+cache; this backend speaks the Messages API itself: system turns go to ``system``, a completion prompt is sent as
+one user turn, ``n`` replies are ``n`` calls (the API draws one per call). The Messages API of the SDK this is built
+on (2.x) takes no sampling parameters, so ``temperature``, ``top_p`` and ``seed`` do not reach the model (they still
+key the cache, so an epoch's request is its own call). The reply's ``text`` blocks are the answer; its ``thinking``
+blocks are the thought, kept apart (``reply_choice``); its ``tool_use`` blocks are the tools it calls
+(``Request.tools`` go out as the API's tools, results come back as ``tool_result`` blocks). Usage: prompt tokens are
+``input_tokens`` plus the cache's reads and writes (so they count the whole prompt, as OpenAI's do),
+``cached_tokens`` the cache reads, ``reasoning_tokens`` the thinking tokens where the API reports them. Retries
+(429, 5xx, dropped connections) are the SDK's, ``--max-retries`` of them. The key is read from ``ANTHROPIC_API_KEY``
+(or ``--api-key-env``); it is registered for redaction and only ever sent in the SDK's ``x-api-key`` header. Message
+Batches: ``batch.anthropic``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+from dataclasses import replace
 from typing import Any
 
 from structbench.backends.base import (
@@ -25,8 +29,10 @@ from structbench.backends.base import (
     BackendError,
     Choice,
     GenerationParams,
+    Message,
     Request,
     Response,
+    ToolCall,
     reply_choice,
     token_count,
 )
@@ -36,7 +42,8 @@ from structbench.redact import redact, register_secret
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
-STOP_REASONS = {"max_tokens": "length", "end_turn": "stop", "stop_sequence": "stop", "refusal": "refusal"}
+STOP_REASONS = {"max_tokens": "length", "end_turn": "stop", "stop_sequence": "stop", "refusal": "refusal",
+                "tool_use": "tool_calls"}
 """Anthropic's ``stop_reason`` as the ``finish_reason`` parsers and thought splitting know."""
 RETRY_TYPES = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
 """Error types of a batch line worth sending again."""
@@ -55,6 +62,7 @@ class AnthropicBackend(Backend):
     remote = True
     forkable = True
     model_options = ()
+    supports_tools = True
 
     def __init__(self, model: str, base_url: str = DEFAULT_BASE_URL, api_key: str | None = None,
                  concurrency: int = 8, timeout: float = DEFAULT_TIMEOUT, max_retries: int = 6,
@@ -86,12 +94,15 @@ class AnthropicBackend(Backend):
         p = request.params
         system = [m.content for m in request.messages or () if m.role == "system"]
         if request.messages is not None:
-            messages = [{"role": m.role, "content": m.content} for m in request.messages if m.role != "system"]
+            messages = api_messages(request.messages)
         else:
             messages = [{"role": "user", "content": request.prompt or ""}]
         body: dict[str, Any] = {"model": self.model, "max_tokens": p.max_tokens, "messages": messages}
         if system:
             body["system"] = "\n\n".join(system)
+        if request.tools:
+            body["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters}
+                             for t in request.tools]
         if p.stop:
             body["stop_sequences"] = list(p.stop)
         return body
@@ -128,6 +139,39 @@ class AnthropicBackend(Backend):
             self._client = None
 
 
+def api_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
+    """Chat turns as the Messages API takes them: an assistant turn's tool calls as ``tool_use`` blocks after its
+    text, and tool results as ``tool_result`` blocks of one user turn (consecutive results together, as the API
+    wants turns to alternate)."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "system":
+            continue
+        if m.role == "tool":
+            block = {"type": "tool_result", "tool_use_id": m.tool_call_id or "", "content": m.content}
+            if out and out[-1]["role"] == "user" and isinstance(out[-1]["content"], list):
+                out[-1]["content"].append(block)
+            else:
+                out.append({"role": "user", "content": [block]})
+        elif m.tool_calls:
+            blocks: list[dict[str, Any]] = [{"type": "text", "text": m.content}] if m.content else []
+            blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": _input(c.arguments)}
+                       for c in m.tool_calls]
+            out.append({"role": "assistant", "content": blocks})
+        else:
+            out.append({"role": m.role, "content": m.content})
+    return out
+
+
+def _input(arguments: str) -> dict[str, Any]:
+    """A call's arguments as the ``input`` object of a ``tool_use`` block ({} where they are not a JSON object)."""
+    try:
+        value = json.loads(arguments)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
 def message_choice(message: dict[str, Any], params: GenerationParams) -> Choice:
     """One Messages API reply as a choice: its text blocks the answer, its thinking blocks the thought."""
     blocks = message.get("content")
@@ -144,8 +188,11 @@ def message_choice(message: dict[str, Any], params: GenerationParams) -> Choice:
     usage = message.get("usage") if isinstance(message.get("usage"), dict) else {}
     details = usage.get("output_tokens_details") if isinstance(usage, dict) else None
     thinking = _count(details.get("thinking_tokens")) if isinstance(details, dict) else None
-    return reply_choice("".join(texts), params, finish_reason=finish, field="\n\n".join(thoughts) or None,
-                        reasoning_tokens=thinking)
+    calls = tuple(ToolCall(id=str(b.get("id", "")), name=str(b.get("name", "")), arguments=json.dumps(b.get("input")))
+                  for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use")
+    choice = reply_choice("".join(texts), params, finish_reason=finish, field="\n\n".join(thoughts) or None,
+                          reasoning_tokens=thinking)
+    return replace(choice, tool_calls=calls) if calls else choice
 
 
 def message_usage(message: dict[str, Any]) -> tuple[int | None, int | None, int | None, int | None]:

@@ -13,15 +13,60 @@ import orjson
 from structbench.backends.reasoning import ThinkTags, split_reasoning
 from structbench.backends.stats import CallStats
 
-Role = Literal["system", "user", "assistant"]
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A function the model may call (a tool of ``Request.tools``): what backends with tool calling send."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    """The JSON Schema of the call's arguments object."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A call the model asked for (``tool_calls`` of OpenAI's API, ``tool_use`` of Anthropic's)."""
+
+    id: str
+    name: str
+    arguments: str
+    """The arguments object as JSON text, as the model wrote it (it may not parse: the tool then says so)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """OpenAI's form, which the cache key, exports and the ``openai`` backend use."""
+        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ToolCall:
+        function = data.get("function") or {}
+        return cls(id=str(data.get("id", "")), name=str(function.get("name", "")),
+                   arguments=str(function.get("arguments", "")))
 
 
 @dataclass(frozen=True)
 class Message:
-    """One chat turn."""
+    """One chat turn: a ``tool`` turn carries the result of the call ``tool_call_id``; an assistant turn may carry
+    the calls it asked for."""
 
     role: Role
     content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """OpenAI's chat message form (tool fields only where present, so a plain turn's form never changes)."""
+        data: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            data["tool_calls"] = [c.to_json() for c in self.tool_calls]
+        if self.tool_call_id is not None:
+            data["tool_call_id"] = self.tool_call_id
+        return data
 
 
 @dataclass(frozen=True)
@@ -67,6 +112,8 @@ class Request:
     messages: tuple[Message, ...] | None = None
     prompt: str | None = None
     params: GenerationParams = field(default_factory=GenerationParams)
+    tools: tuple[ToolSpec, ...] = ()
+    """Functions the model may call (backends with ``supports_tools``); part of the cache key when set."""
 
     def __post_init__(self) -> None:
         if (self.messages is None) == (self.prompt is None):
@@ -82,10 +129,10 @@ class Request:
     def kind(self) -> Literal["chat", "completion"]:
         return "chat" if self.messages is not None else "completion"
 
-    def prompt_payload(self) -> str | list[dict[str, str]]:
-        """The prompt as exported and stored: the text, or the list of chat messages."""
+    def prompt_payload(self) -> str | list[dict[str, Any]]:
+        """The prompt as exported and stored: the text, or the list of chat messages (OpenAI's form)."""
         if self.messages is not None:
-            return [{"role": m.role, "content": m.content} for m in self.messages]
+            return [m.to_json() for m in self.messages]
         assert self.prompt is not None
         return self.prompt
 
@@ -94,7 +141,7 @@ class Request:
         if self.messages is None:
             raise ValueError("follow-up turns need a chat request")
         msgs = (*self.messages, Message("assistant", reply), Message("user", user))
-        return Request(messages=msgs, params=self.params)
+        return Request(messages=msgs, params=self.params, tools=self.tools)
 
 
 @dataclass(frozen=True)
@@ -121,6 +168,8 @@ class Choice:
     """The thought's length in tokens, where the backend knows it (a local tokenizer, or the server's usage)."""
     reasoning_cut_off: bool = False
     """The reply ended inside its thought (the token budget ran out there): it has no answer, ``text`` is empty."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """The tools the model asked to call (a request with ``tools``, on a backend with ``supports_tools``)."""
 
 
 def reply_choice(
@@ -189,6 +238,7 @@ class Response:
                     "reasoning": c.reasoning,
                     "reasoning_tokens": c.reasoning_tokens,
                     "reasoning_cut_off": c.reasoning_cut_off,
+                    **({"tool_calls": [t.to_json() for t in c.tool_calls]} if c.tool_calls else {}),
                 }
                 for c in self.choices
             ],
@@ -207,9 +257,10 @@ class Response:
             logprobs = None if c.get("logprobs") is None else tuple(TokenLogprob(**lp) for lp in c["logprobs"])
             finish = c.get("finish_reason")
             if "reasoning" in c:
+                calls = tuple(ToolCall.from_json(t) for t in c.get("tool_calls") or ())
                 choices.append(Choice(text=c["text"], logprobs=logprobs, finish_reason=finish,
                                       reasoning=c["reasoning"], reasoning_tokens=c.get("reasoning_tokens"),
-                                      reasoning_cut_off=bool(c.get("reasoning_cut_off"))))
+                                      reasoning_cut_off=bool(c.get("reasoning_cut_off")), tool_calls=calls))
                 continue
             split = split_reasoning(c["text"], finish_reason=finish)
             choices.append(Choice(text=split.answer, logprobs=logprobs, finish_reason=finish, reasoning=split.reasoning,
@@ -312,6 +363,9 @@ class Backend(ABC):
     """Whether ``GenerationParams.chat_template_args`` reach the model (a run that sets them refuses others)."""
     supports_reasoning_effort: bool = False
     """Whether ``GenerationParams.reasoning_effort`` reaches the model (a run that sets it refuses others)."""
+    supports_tools: bool = False
+    """Whether the model is offered ``Request.tools`` as function tools and its calls come back as
+    ``Choice.tool_calls``; without it a tool-using strategy speaks a text protocol (``strategies.tools``)."""
     model_options: tuple[str, ...] | None = ()
     """The ``--model-option`` keys this backend takes (load settings such as ``n_ctx``); ``None``: any key,
     checked by the backend itself (``hf`` passes unknown keys to ``from_pretrained``, ``vllm`` to its engine)."""
@@ -372,7 +426,7 @@ CACHE_KEY_FIELDS = (
     "response_format",
 )
 """Exactly the request fields that identify a cached response, plus ``min_tokens`` and ``choices`` when they
-are set and the backend enforces them, ``chat_template_args``, ``reasoning_effort``, ``think_tags`` and
+are set and the backend enforces them, ``tools``, ``chat_template_args``, ``reasoning_effort``, ``think_tags`` and
 ``thought_opened`` when they are set (the last two decide how the stored reply is split), and the ``epoch`` of a
 repeat (``--epochs``) above 0 (so keys of requests without them never change). Left out on purpose: API keys,
 timeouts, retry settings, concurrency, and anything about the run (strategy name, sample id), so that the same
@@ -411,6 +465,8 @@ def cache_fields(backend: Backend, request: Request, *, epoch: int = 0) -> bytes
         fields["min_tokens"] = p.min_tokens
     if p.choices and backend.supports_choices:
         fields["choices"] = list(p.choices)
+    if request.tools:
+        fields["tools"] = [t.to_json() for t in request.tools]
     if p.chat_template_args:
         fields["chat_template_args"] = p.chat_template_args
     if p.reasoning_effort is not None:

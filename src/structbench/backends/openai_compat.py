@@ -31,6 +31,7 @@ import email.utils
 import os
 import random
 import time
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -48,6 +49,7 @@ from structbench.backends.base import (
     Request,
     Response,
     TokenLogprob,
+    ToolCall,
     reply_choice,
     token_count,
 )
@@ -164,6 +166,7 @@ class OpenAIBackend(Backend):
     supports_chat_template_args = True
     model_options = ("n_ctx",)
     supports_reasoning_effort = True
+    supports_tools = True
 
     def __init__(
         self,
@@ -233,6 +236,8 @@ class OpenAIBackend(Backend):
             body["reasoning_effort"] = p.reasoning_effort
         if request.messages is not None:
             body["messages"] = request.prompt_payload()
+            if request.tools:
+                body["tools"] = [{"type": "function", "function": t.to_json()} for t in request.tools]
             if p.chat_template_args:
                 body["chat_template_kwargs"] = p.chat_template_args
             if p.logprobs:
@@ -465,9 +470,15 @@ def _choice(c: dict[str, Any], chat: bool, params: GenerationParams, thought_tok
             if isinstance(value, str) and value.strip() and value not in thoughts:
                 thoughts.append(value)
         content = message.get("content")
-        if content is None and message.get("refusal") is None and (thoughts or (finish == "length" and thought_tokens)):
-            content = ""  # it thought (in the field, or hidden) and wrote no answer
+        calls = _tool_calls(message.get("tool_calls"))
+        if content is None and message.get("refusal") is None and (
+                calls or thoughts or (finish == "length" and thought_tokens)):
+            content = ""  # it called tools, or thought (in the field, or hidden), and wrote no answer
         text = _content_text(content, message.get("refusal"), finish, params.max_tokens, thoughts)
+        if calls:
+            choice = reply_choice(text, params, finish_reason=finish, field="\n\n".join(thoughts) or None,
+                                  reasoning_tokens=thought_tokens)
+            return replace(choice, tool_calls=calls)
     else:
         text = _content_text(c.get("text"), None, finish, params.max_tokens, thoughts)
     try:
@@ -479,6 +490,23 @@ def _choice(c: dict[str, Any], chat: bool, params: GenerationParams, thought_tok
         return Choice(text="", finish_reason=finish, reasoning_tokens=thought_tokens, reasoning_cut_off=True)
     return reply_choice(text, params, finish_reason=finish, logprobs=logprobs, field="\n\n".join(thoughts) or None,
                         reasoning_tokens=thought_tokens)
+
+
+def _tool_calls(raw: Any) -> tuple[ToolCall, ...]:
+    """A message's ``tool_calls`` (function calls only); a malformed list is an unusable reply."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(c, dict) and isinstance(c.get("function"), dict) for c in raw):
+        raise _UnusableReply(f"malformed tool_calls ({_excerpt(raw)})")
+    calls = []
+    for i, call in enumerate(raw):
+        function = call["function"]
+        arguments = function.get("arguments")
+        if not isinstance(function.get("name"), str):
+            raise _UnusableReply(f"a tool call has no name ({_excerpt(call)})")
+        text = arguments if isinstance(arguments, str) else orjson.dumps(arguments).decode()
+        calls.append(ToolCall(id=str(call.get("id") or f"call_{i}"), name=function["name"], arguments=text))
+    return tuple(calls)
 
 
 TEXT_PARTS = frozenset({"text", "output_text"})

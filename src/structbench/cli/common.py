@@ -172,12 +172,15 @@ def interrupted(where: Path | Callable[[], Path]) -> Iterator[None]:
 def echo_exclusions(metrics: Any) -> None:
     """One stderr line per benchmark variant that left samples out, with the reasons (``extra.excluded``), and per
     entry whose prompts did not fit the model's context (``too_long``)."""
-    from structbench.results import EXCLUDED, TOO_LONG_MEANING
+    from structbench.results import EXCLUDED, TOO_LONG_MEANING, TURN_LIMIT_MEANING
 
     for r in metrics.results:
         if r.too_long:
             typer.echo(f"note: {_entry(r)}: {r.too_long} sample(s) {TOO_LONG_MEANING} "
                        "(metrics.json: too_long; samples.jsonl: error_kind context)", err=True)
+        if r.turn_limit:
+            typer.echo(f"note: {_entry(r)}: {r.turn_limit} sample(s) {TURN_LIMIT_MEANING} "
+                       "(metrics.json: turn_limit; samples.jsonl: error_kind turns)", err=True)
     seen = set()
     for r in metrics.results:
         excluded = r.extra.get(EXCLUDED)

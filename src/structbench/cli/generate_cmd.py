@@ -86,3 +86,16 @@ def databench(
 
     for line in write_set(out, count=datasets, rows=rows, seed=seed):
         typer.echo(line)
+
+
+@generate_app.command("claimdb")
+def claimdb(
+    out: Annotated[Path, typer.Option("--out", help="Folder to write DIR/claimdb/ in (read with --data-dir DIR).")],
+    seed: GenSeedOpt = 0,
+) -> None:
+    """A small ClaimDB set in the Hub's layout: test-public.jsonl and test_databases.zip (three SQLite databases and
+    their labelled claims), read back with -b claimdb --data-dir DIR."""
+    from structbench.benchmarks.claimdb.generator import write_set
+
+    for line in write_set(out, seed=seed):
+        typer.echo(line)

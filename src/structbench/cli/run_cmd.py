@@ -55,7 +55,7 @@ SUITE_DEFINED = ("model", "bench", "strategy", "option", "limit", "seed", "max_t
                  "device", "dtype", "api_key_env", "timeout", "max_retries", "resume", "data_dir", "concurrency",
                  "system_prompt", "chat_template_arg", "reasoning_budget", "reasoning_effort", "think_tags",
                  "thought_opened", "allow_modified_data", "epochs", "temperature", "top_p", "sample", "sample_id",
-                 "sweep")
+                 "sweep", "max_turns")
 """``run`` flags a suite file sets (per model or for the whole suite): refused beside one. How the jobs are spread
 (``--workers``, ``--executor``, ``--ray-*``) is not among them: it applies to every model of the suite."""
 
@@ -93,6 +93,7 @@ def _resume_conflicts(ctx: typer.Context, resume: Path, config: Any, given: dict
         "seed": lambda v: v == config.seed,
         "epochs": lambda v: v == config.epochs,
         "max_tokens": lambda v: v == config.max_tokens,
+        "max_turns": lambda v: v == config.max_turns,
         "data_dir": lambda v: str(v) == config.data_dir,
         "allow_modified_data": lambda v: v == config.allow_modified_data,
         "preset": lambda v: preset_config(v, parse_options(given["option"] or [])) == (
@@ -157,6 +158,13 @@ def run(
     ] = None,
     max_tokens: Annotated[
         int | None, typer.Option("--max-tokens", min=1, help="Cap every request's max_tokens (part of the config).")
+    ] = None,
+    max_turns: Annotated[
+        int | None,
+        typer.Option("--max-turns", min=1, max=1000,
+                     help="Model calls a tool loop (-s tools) makes at most per sample; one that reaches it still "
+                          "calling tools is counted apart, never as wrong (part of the config; default: the "
+                          "strategy's own, 10, ClaimDB's 20 as in its paper)."),
     ] = None,
     temperature: Annotated[
         float | None,
@@ -339,7 +347,7 @@ def run(
             given = {"model": model, "base_url": base_url, "bench": bench, "strategy": strategy, "option": option,
                      "sweep": sweep, "limit": limit, "sample": sample, "sample_id": sample_id,
                      "temperature": temperature, "top_p": top_p, "seed": seed, "epochs": epochs,
-                     "max_tokens": max_tokens, "data_dir": data_dir, "out": out,
+                     "max_tokens": max_tokens, "max_turns": max_turns, "data_dir": data_dir, "out": out,
                      "preset": preset, "model_option": model_option, "device": device, "dtype": dtype,
                      "system_prompt": system_prompt, "chat_template_arg": chat_template_arg,
                      "reasoning_budget": reasoning_budget, "reasoning_effort": reasoning_effort,
@@ -375,6 +383,7 @@ def run(
             model_options=parse_model_options(model_option or [])
             | {key: value for key, value in (("device", device), ("dtype", dtype)) if value is not None},
             max_tokens=max_tokens,
+            max_turns=max_turns,
             system_prompt=system_prompt,
             chat_template_args=parse_template_args(chat_template_arg or []),
             reasoning_budget=reasoning_budget,
@@ -415,7 +424,7 @@ def _summary(result: EvalResult, suite: str | None) -> str:
     if suite is None:
         entries: dict[tuple[str, str], tuple[list[str], int]] = {}
         for r in metrics.results:
-            samples = r.n + r.harness_errors + r.too_long
+            samples = r.n + r.harness_errors + r.too_long + r.turn_limit
             strategies = entries.setdefault((r.benchmark, r.variant), ([], samples))[0]
             strategies += [r.strategy] if r.strategy not in strategies else []  # once, however many sweep cells
         suite = suite_text([(BENCHMARKS.get(b).title, b, v, s, n) for (b, v), (s, n) in entries.items()])

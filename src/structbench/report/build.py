@@ -16,6 +16,7 @@ from structbench.report.plots import (
     label_figure,
     plot_for,
 )
+from structbench.report.querying import querying_section
 from structbench.report.tables import (
     breakdown_pivot,
     confusion_table,
@@ -29,7 +30,7 @@ from structbench.report.tables import (
     overview_table,
     unique,
 )
-from structbench.results import EXCLUDED, TOO_LONG_MEANING
+from structbench.results import EXCLUDED, TOO_LONG_MEANING, TURN_LIMIT_MEANING
 from structbench.usage import totals_text
 
 
@@ -68,6 +69,9 @@ def benchmark_section(name: str, views: list[EntryView], *, figures: bool) -> Se
         section.children.append(child)
     if figures:
         section.children += heatmap_sections(name, views, keys)
+    querying = querying_section(name, views)
+    if querying is not None:
+        section.children.append(querying)
     confusion = confusion_section(name, views, figures=figures)
     if confusion is not None:
         section.children.append(confusion)
@@ -127,10 +131,13 @@ def entry_section(v: EntryView) -> Section:
     section = Section(f"{v.section} / {v.strategy} / {v.label}", [overall], collapsed=True)
     section.blocks.append(
         TextBlock(f"run directory: {v.run}; n = {r.n}; errors = {r.errors}; harness errors = {r.harness_errors}"
-                  + (f"; too long = {r.too_long}" if r.too_long else ""))
+                  + (f"; too long = {r.too_long}" if r.too_long else "")
+                  + (f"; at the turn limit = {r.turn_limit}" if r.turn_limit else ""))
     )
     if r.too_long:
         section.blocks.append(TextBlock(f"{r.too_long} sample(s) {TOO_LONG_MEANING}."))
+    if r.turn_limit:
+        section.blocks.append(TextBlock(f"{r.turn_limit} sample(s) {TURN_LIMIT_MEANING}."))
     if v.no_interval is not None:
         section.blocks.append(TextBlock(f"no confidence interval for {r.headline.name}: {v.no_interval}"))
     note = cut_off_note(r)

@@ -76,9 +76,28 @@ def browser_payload(views: Sequence[EntryView], max_text: int = DEFAULT_MAX_TEXT
                     "error": r.error,
                     "error_kind": r.error_kind,
                     "tokens": _tokens(r),
+                    "tools": _tools(r, max_text),
                 }
             )
     return {"prompts": prompts, "records": records}
+
+
+def _tools(record: SampleRecord, max_text: int) -> str | None:
+    """A tool loop's trace as the sample browser shows it: each call's turn, tool, arguments and result (or
+    error); None for a record of another strategy."""
+    loop = record.artifacts.get("tools")
+    if not isinstance(loop, dict):
+        return None
+    head = (f"{loop.get('turns', 0)} model calls, {loop.get('calls', 0)} tool calls ({loop.get('errors', 0)} failed), "
+            f"{loop.get('protocol', '?')} protocol" + ("; stopped at the turn limit" if loop.get("turn_limit") else ""))
+    lines = [head]
+    for call in loop.get("trace") or []:
+        outcome = f"error: {call.get('error')}" if call.get("error") else call.get("result", "")
+        lines += ["", f"── turn {call.get('turn')}: {call.get('tool')} ({call.get('seconds', 0):.3f} s) ──",
+                  str(call.get("arguments", "")), "→", str(outcome)]
+    if loop.get("calls", 0) > len(loop.get("trace") or []):
+        lines += ["", f"(the first {len(loop.get('trace') or [])} of {loop.get('calls')} calls are kept)"]
+    return clip("\n".join(lines), max_text)
 
 
 def _tokens(record: SampleRecord) -> str | None:

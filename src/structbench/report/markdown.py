@@ -8,7 +8,15 @@ from pathlib import Path
 from structbench.cells import cell_text
 from structbench.confusion import ConfusionMatrix
 from structbench.report.document import Document, Section, TableBlock, TextBlock
-from structbench.results import CORRECTED, EXCLUDED, TOO_LONG_MEANING, MetricsFile, ResultEntry, Robustness
+from structbench.results import (
+    CORRECTED,
+    EXCLUDED,
+    TOO_LONG_MEANING,
+    TURN_LIMIT_MEANING,
+    MetricsFile,
+    ResultEntry,
+    Robustness,
+)
 from structbench.usage import totals_cell, totals_text
 
 
@@ -29,6 +37,8 @@ def _baselines(r: ResultEntry) -> str:
 
 
 CUT_OFF = "cut off in thought"
+TURN_LIMIT = "at turn limit"
+"""The column of samples whose tool loop reached its turn limit without an answer (``ResultEntry.turn_limit``)."""
 """The column of samples left without an answer because the replies ran out of tokens inside their thoughts; shown
 only when a result has such samples (or such replies)."""
 
@@ -78,6 +88,7 @@ def headline_grid(metrics: MetricsFile) -> Grid:
     there are any), and the baselines to read it against."""
     confidence = next((r.headline.confidence for r in metrics.results if r.headline.confidence), 0.95)
     too_long = any(r.too_long for r in metrics.results)
+    turns = any(r.turn_limit for r in metrics.results)
     cut = any_cut_off(metrics.results)
     usage = any_usage(metrics.results)
     cells = any(r.cell for r in metrics.results)
@@ -85,7 +96,7 @@ def headline_grid(metrics: MetricsFile) -> Grid:
     interval = f"{confidence:.0%} CI"
     columns = ["benchmark", "variant", "strategy", *(["cell"] if cells else []), "model", "metric", "value", interval,
                "resampled", "n", "errors", "harness errors", *(["too long"] if too_long else []),
-               *([CUT_OFF] if cut else []), "baselines", *([TOKENS] if usage else [])]
+               *([TURN_LIMIT] if turns else []), *([CUT_OFF] if cut else []), "baselines", *([TOKENS] if usage else [])]
     rows, names = [], []
     for r in metrics.results:
         cell = [cell_text(r.cell, axes.get((r.benchmark, r.variant, r.strategy, r.model), ()))] if cells else []
@@ -93,7 +104,8 @@ def headline_grid(metrics: MetricsFile) -> Grid:
         rows.append([
             r.benchmark, r.variant, r.strategy, *cell, r.model, r.headline.name, _fmt(r.headline.value),
             _interval(r), r.headline.resampled(_epochs(r)), str(r.n), str(r.errors), str(r.harness_errors),
-            *([str(r.too_long)] if too_long else []), *([str(r.reasoning_cut_off)] if cut else []), _baselines(r),
+            *([str(r.too_long)] if too_long else []), *([str(r.turn_limit)] if turns else []),
+            *([str(r.reasoning_cut_off)] if cut else []), _baselines(r),
             *([totals_cell(r.usage)] if usage else []),
         ])
     key = ("benchmark", "variant", "strategy", *(["cell"] if cells else []), "metric", "value", interval, "n")
@@ -172,6 +184,8 @@ def entry_section(r: ResultEntry) -> str:
                 "scorer): not scored, and left out of every metric."]
     if r.too_long:
         out += ["", f"{r.too_long} sample(s) {TOO_LONG_MEANING}."]
+    if r.turn_limit:
+        out += ["", f"{r.turn_limit} sample(s) {TURN_LIMIT_MEANING}."]
     note = cut_off_note(r)
     if note is not None:
         out += ["", note]

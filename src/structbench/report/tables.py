@@ -11,8 +11,8 @@ from typing import Any
 from structbench.confusion import ConfusionMatrix
 from structbench.report.document import TableBlock
 from structbench.report.entries import EntryView
-from structbench.report.markdown import CUT_OFF, TOKENS, any_cut_off, any_usage
-from structbench.results import EXCLUDED, TOO_LONG_MEANING, plural
+from structbench.report.markdown import CUT_OFF, TOKENS, TURN_LIMIT, any_cut_off, any_usage
+from structbench.results import EXCLUDED, TOO_LONG_MEANING, TURN_LIMIT_MEANING, plural
 from structbench.stats import Interval
 from structbench.usage import totals_cell
 
@@ -306,6 +306,7 @@ def overview_table(views: Sequence[EntryView]) -> TableBlock:
     (prompts too long for the model and samples cut off inside the model's thought, when there are any), and the
     baselines to read the headline against; the calls' tokens and cost, where the runs kept them."""
     too_long = any(v.result.too_long for v in views)
+    turns = any(v.result.turn_limit for v in views)
     cut = any_cut_off([v.result for v in views])
     usage = any_usage([v.result for v in views])
     rows = []
@@ -326,6 +327,7 @@ def overview_table(views: Sequence[EntryView]) -> TableBlock:
                 str(r.errors),
                 str(r.harness_errors),
                 *([str(r.too_long)] if too_long else []),
+                *([str(r.turn_limit)] if turns else []),
                 *([str(r.reasoning_cut_off)] if cut else []),
                 baselines_text(r.baselines),
                 *([totals_cell(r.usage)] if usage else []),
@@ -334,7 +336,8 @@ def overview_table(views: Sequence[EntryView]) -> TableBlock:
     conf = next((v.interval.confidence for v in views if v.interval), 0.95)
     return TableBlock(
         columns=["benchmark", "variant", "strategy", "model", "metric", "value", "SE", f"{conf:.0%} CI", "resampled",
-                 "n", "errors", "harness errors", *(["too long"] if too_long else []), *([CUT_OFF] if cut else []),
+                 "n", "errors", "harness errors", *(["too long"] if too_long else []),
+                 *([TURN_LIMIT] if turns else []), *([CUT_OFF] if cut else []),
                  "baselines", *([TOKENS] if usage else [])],
         rows=rows,
         caption="Headline metric of every run entry",
@@ -343,6 +346,7 @@ def overview_table(views: Sequence[EntryView]) -> TableBlock:
              "samples when every answer is drawn uniformly from the options (chance, mean of 200 seeded draws) or is "
              "the most frequent gold answer (majority); – where the answers are free text"
              + (f"; too long: samples that {TOO_LONG_MEANING}" if too_long else "")
+             + (f"; {TURN_LIMIT}: samples that {TURN_LIMIT_MEANING}" if turns else "")
              + ("; tokens, cost: prompt (in) and completion (out) tokens of the calls the run made, their cost at the "
                 "run's prices (--prices), and the tokens answered from the response cache (reused, not paid again)"
                 if usage else ""),

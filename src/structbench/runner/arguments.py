@@ -84,6 +84,7 @@ class RunArguments(BaseModel):
     max_tokens_total: Annotated[int | None, _field("a number of tokens (an int of at least 1)", ge=1)]
     batch: Annotated[bool, Field(description="a bool")] = False
     batch_poll: Annotated[float, Field(gt=0, description="a number of seconds above 0")] = 30.0
+    max_turns: Annotated[int | None, _field("a number of model calls per sample (an int of at least 1)", ge=1)]
     log_to: Annotated[Names | None, _field("a tracker's name ('mlflow', 'wandb') or a list of them")]
     log_options: Annotated[dict[str, Scalar] | None, _field("a mapping of tracker option names to values")]
     log_samples: Annotated[bool, Field(description="a bool")] = False

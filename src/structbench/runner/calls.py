@@ -24,7 +24,7 @@ from structbench.backends.base import (
     unusable_reason,
 )
 from structbench.backends.factory import BackendSpec, make_backend
-from structbench.benchmark import Generate, other_models
+from structbench.benchmark import Generate, ToolSupport, other_models
 from structbench.runner.cache import CacheReadError, CacheWriteError, ResponseStore
 from structbench.runner.control import RunControl
 from structbench.runner.settings import RequestSettings
@@ -195,6 +195,12 @@ class CallLog:
     """Every choice the strategy received, in order."""
     usage: list[CallUsage] = field(default_factory=list)
     """Every call made for the sample (``call_usage_log``), the strategy's and any other model's."""
+
+    @property
+    def tool_support(self) -> ToolSupport:
+        """Whether the backend takes function tools, and the run's ``--max-turns`` (``benchmark.tool_support``)."""
+        return ToolSupport(native=self.caller.backend.supports_tools,
+                           max_turns=self.settings.max_turns if self.settings is not None else None)
 
     async def __call__(self, request: Request) -> Response:
         if self.settings is not None:

@@ -13,7 +13,7 @@ from structbench.backends.base import BackendError
 from structbench.benchmark import Attempt, Benchmark, Scored, Strategy, bind_sample
 from structbench.data.sample import Sample
 from structbench.errors import BudgetError, RunStoppedError, StorageError
-from structbench.records import ErrorKind, SampleRecord
+from structbench.records import UNSCORED_KINDS, ErrorKind, SampleRecord
 from structbench.runner.calls import CallLog, ModelCaller, call_usage_log, current_epoch
 from structbench.runner.pipeline import run_pipeline
 from structbench.runner.settings import RequestSettings
@@ -92,10 +92,13 @@ def finish_job(job: Job, outcome: Outcome, model: str) -> SampleRecord:
     has an empty output (no parser ever reads a thought), is scored as the benchmark scores a reply without an
     answer, and is marked ``reasoning_cut_off``."""
     attempt, error, kind, log = outcome.attempt, outcome.error, outcome.kind, outcome.log
+    if attempt.turn_limit and kind is None:
+        turns = (attempt.artifacts.get("tools") or {}).get("turns", log.calls)
+        error, kind = f"no final answer within {turns} turns: the model was still calling tools (--max-turns)", "turns"
     thought = thought_of(attempt, log.replies)
     made, reused = split_usage(log.usage)
     scored: Scored | None = None
-    if kind not in ("harness", "context"):
+    if kind not in UNSCORED_KINDS:
         try:
             scored = job.bench.outcome(job.sample, attempt, job.strategy, epoch=job.epoch)
         except Exception as err:

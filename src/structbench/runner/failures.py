@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from structbench.records import ErrorKind, RecordSummary, SampleRecord
+from structbench.records import SETTLED_KINDS, ErrorKind, RecordSummary, SampleRecord
 
 KIND_MEANING: dict[str, str] = {
     "model": "a model call failed after all retries; scored as wrong",
@@ -25,13 +25,14 @@ class Failure:
 
 
 def failures_of(records: Iterable[SampleRecord | RecordSummary]) -> list[Failure]:
-    """The failed records, in the order given; a prompt that does not fit the model's context is no failure (it
-    is counted apart, ``too_long``, and a resumed run leaves it)."""
+    """The failed records, in the order given; a prompt that does not fit the model's context and a tool loop at its
+    turn limit are no failures (they are counted apart, ``too_long`` and ``turn_limit``, and a resumed run leaves
+    them)."""
     return [
         Failure(r.error_kind or "model",
                 f"{r.benchmark}:{r.variant}{f'[{r.cell}]' if r.cell else ''}/{r.strategy}/{r.id}", r.error)
         for r in records
-        if r.error is not None and r.error_kind != "context"
+        if r.error is not None and r.error_kind not in SETTLED_KINDS
     ]
 
 

@@ -17,15 +17,16 @@ from typing import Any, overload
 import numpy as np
 
 from structbench.outcomes import NONE, Categories, Growing, Outcomes, OutcomesBuilder
-from structbench.records import ErrorKind, RecordSummary
+from structbench.records import SETTLED_KINDS, UNSCORED_KINDS, ErrorKind, RecordSummary
 from structbench.usage import TOKEN_FIELDS, Usage, UsageKey
 
 EntryKey = tuple[str, str, str, str, str]
 """(benchmark, variant, strategy, model, sweep cell): the records of one result entry."""
 
-KINDS: tuple[ErrorKind | None, ...] = (None, "model", "harness", "context")
+KINDS: tuple[ErrorKind | None, ...] = (None, "model", "harness", "context", "turns")
 """Error kinds by code (0: no error)."""
-UNCOUNTED = (KINDS.index("harness"), KINDS.index("context"))
+UNCOUNTED = tuple(KINDS.index(k) for k in UNSCORED_KINDS)
+SETTLED = tuple(KINDS.index(k) for k in SETTLED_KINDS)
 """Codes of the records that take no part in metrics (``RecordSummary.counted``)."""
 USAGE_FIELDS = ("calls", "unknown", *TOKEN_FIELDS)
 UNKNOWN = -1
@@ -112,7 +113,7 @@ class EntryRecords:
         """Index the keys settled so far (finished, or too long for the model): what ``settled`` looks up."""
         ids, epochs, kinds = self._columns()
         rows = self.latest()
-        done = rows[(self.error.array()[rows] == NONE) | (kinds[rows] == KINDS.index("context"))]
+        done = rows[(self.error.array()[rows] == NONE) | np.isin(kinds[rows], SETTLED)]
         hashes = np.fromiter((key_hash(i.decode(), e) for i, e in zip(ids[done].tolist(), epochs[done].tolist(),
                                                                         strict=True)),
                              dtype=np.int64, count=len(done))
@@ -166,14 +167,16 @@ class EntryRecords:
             errors=int((kinds == KINDS.index("model")).sum()),
             harness_errors=int((kinds == KINDS.index("harness")).sum()),
             too_long=int((kinds == KINDS.index("context")).sum()),
+            turn_limit=int((kinds == KINDS.index("turns")).sum()),
             reasoning_cut_off=int(self.reasoning_cut_off.array()[rows][counted].sum()),
             replies_cut_off=int(self.replies_cut_off.array()[rows].sum()),
         )
 
     def failed(self, rows: np.ndarray) -> np.ndarray:
-        """Which of ``rows`` failed (a model or harness error: not a prompt too long for the model), as a mask."""
+        """Which of ``rows`` failed (a model or harness error: not a prompt too long for the model, nor a tool loop
+        at its turn limit), as a mask."""
         self._sync()
-        return (self.error.array()[rows] != NONE) & (self.kind.array()[rows] != KINDS.index("context"))
+        return (self.error.array()[rows] != NONE) & ~np.isin(self.kind.array()[rows], SETTLED)
 
     def scored(self, rows: np.ndarray) -> Outcomes:
         """The outcomes of ``rows`` (columns of their own)."""
@@ -211,6 +214,7 @@ class Counts:
     errors: int
     harness_errors: int
     too_long: int
+    turn_limit: int
     reasoning_cut_off: int
     replies_cut_off: int
 

@@ -71,6 +71,7 @@ class RunProgress:
         self.total = total
         self.errors = 0
         self.too_long = 0
+        self.turn_limit = 0
         self.done = 0
         self.description = description
         self.interval = interval
@@ -145,6 +146,8 @@ class RunProgress:
         if self.total and self.done and self.done < self.total:
             parts.append(f"ETA {_duration((self.total - self.done) / rate)}")
         counts = [f"{self.too_long} too long"] if self.too_long else []
+        if self.turn_limit:
+            counts.append(f"{self.turn_limit} at the turn limit")
         counts.append(f"{self.errors} errors")
         calls = "" if bar else self.calls_now()
         return [*parts, *([calls] if calls else []), *counts]
@@ -203,8 +206,9 @@ class RunProgress:
         """One sample finished: ``error`` is its ``error_kind`` (or whether it failed); a prompt too long for the
         model (``context``) is counted apart from errors."""
         self.done += 1
-        if error == "context":
-            self.too_long += 1
+        if error in ("context", "turns"):
+            self.too_long += error == "context"
+            self.turn_limit += error == "turns"
         else:
             self.errors += bool(error)
         if self._progress is not None:

@@ -694,6 +694,7 @@ def metrics_from_rows(current: Current, model: str, prices: Prices | None = None
             errors=counts.errors if counts else 0,
             harness_errors=counts.harness_errors if counts else 0,
             too_long=counts.too_long if counts else 0,
+            turn_limit=counts.turn_limit if counts else 0,
             reasoning_cut_off=counts.reasoning_cut_off if counts else 0,
             replies_cut_off=counts.replies_cut_off if counts else 0,
             cell=sel.cell,

@@ -1,6 +1,7 @@
 """What a run changes in every request its strategies send: the token cap, a system prompt, chat-template
 arguments, sampling settings, and the reasoning settings (a thinking budget added to the answer budget, the
-reasoning effort, how thoughts are delimited), all part of the run's configuration, so of its results."""
+reasoning effort, how thoughts are delimited), all part of the run's configuration, so of its results; and the turn
+limit of tool loops, which decides how many requests a sample may send."""
 
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ class RequestSettings:
     reasoning_effort: str | None = None
     think_tags: ThinkTags | None = None
     thought_opened: bool = False
+    max_turns: int | None = None
+    """``--max-turns``: model calls a tool loop makes at most per sample (None: each strategy's own limit)."""
     epoch_seed: int | None = None
     """With several epochs, the request seed of epoch 0; epoch ``e`` sends ``epoch_seed + e`` (so repeats differ
     and each is reproducible, local backends included). None: one epoch, requests keep their seed."""
@@ -41,7 +44,7 @@ class RequestSettings:
                    chat_template_args=dict(config.chat_template_args) or None, temperature=g.temperature,
                    top_p=g.top_p, seed=g.seed, reasoning_budget=r.budget, reasoning_effort=r.effort,
                    think_tags=tuple(r.tags) if r.tags is not None else None, thought_opened=r.opened,
-                   epoch_seed=epoch_seed)
+                   max_turns=config.max_turns, epoch_seed=epoch_seed)
 
     def check(self, backend: Backend) -> None:
         """Refuse settings the backend cannot honour (before any request is sent)."""
@@ -84,4 +87,4 @@ class RequestSettings:
                 messages = (Message("system", self.system_prompt), *messages)
         if not changes and messages is request.messages:
             return request
-        return Request(messages=messages, prompt=request.prompt, params=replace(p, **changes))
+        return replace(request, messages=messages, params=replace(p, **changes))

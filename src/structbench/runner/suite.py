@@ -115,6 +115,8 @@ class Suite(BaseModel):
     seed: int = 0
     epochs: int = Field(default=1, ge=1)
     """Answer every sample this many times (``structbench run --epochs``)."""
+    max_turns: int | None = Field(default=None, ge=1, le=1000)
+    """Model calls a tool loop makes at most per sample (``structbench run --max-turns``)."""
     data_dir: str | None = None
     allow_modified_data: bool = False
     """Use ``data_dir`` files that differ from the public release (``--allow-modified-data``)."""
@@ -186,6 +188,7 @@ def runs(suite: Suite, out: Path, base: Path = Path()) -> list[PlannedRun]:
             limit=suite.limit,
             seed=suite.seed,
             epochs=suite.epochs,
+            max_turns=suite.max_turns,
             data_dir=data_dir,
             allow_modified_data=suite.allow_modified_data,
             max_tokens=g.max_tokens,

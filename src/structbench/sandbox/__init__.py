@@ -4,7 +4,8 @@
 base interpreter as ``python -I -S -B`` (standard library only, no inherited environment), through a
 launcher (``_launcher.py``) that isolates itself before ``exec``. ``run_python(code, libraries=("pandas",))``
 lets it import installed libraries too (read-only, see ``sandbox.libraries``), and ``tables={"df": csv_text}``
-hands it tables, loaded as pandas DataFrames before it starts:
+hands it tables, loaded as pandas DataFrames before it starts; ``mounts={"db.sqlite": path}`` shows it a host file
+read-only without a copy:
 
 - **Resources**: RLIMIT_CPU, RLIMIT_AS (memory), RLIMIT_FSIZE (file size, captured output included),
   RLIMIT_NPROC (processes), RLIMIT_NOFILE, no core dumps; a wall-clock timeout kills the process group.
@@ -15,7 +16,7 @@ hands it tables, loaded as pandas DataFrames before it starts:
   with the one before it.
 - **Network**: an empty network namespace (loopback down): every connect fails, host loopback included.
 - **Filesystem**: a mount namespace whose root is a read-only tmpfs with read-only binds of ``/usr``,
-  ``/bin``, ``/lib*``, two files of ``/etc``, the interpreter's prefix and the given libraries' files,
+  ``/bin``, ``/lib*``, two files of ``/etc``, the interpreter's prefix, the given libraries' files and mounts,
   ``/dev/{null,zero,full,random,urandom}``, and the private directory read-write at ``/sandbox``
   (``pivot_root``, old root detached).
   Nothing else of the host (``/tmp``, ``/home``, ``/root``, the repository, ``/proc``) is visible.

@@ -461,7 +461,8 @@ def main() -> None:
     set_limits(cfg["limits"])
     os.write(report_fd, json.dumps(report).encode() + b"\n")  # closed by exec (not inheritable)
     libraries = cfg["libraries"]
-    guard_cfg = json.dumps({"net": net_guard, "fs": fs_guard, "read_roots": [*interpreter_paths(), "/dev", *libraries],
+    guard_cfg = json.dumps({"net": net_guard, "fs": fs_guard, "read_roots": [*interpreter_paths(), "/dev", *libraries,
+                                                                             *cfg["mounts"]],
                             "libraries": bool(libraries), "preload": cfg["preload"], "tables": cfg["tables"]})
     argv = [cfg["python"], "-I", "-S", "-B", "-X", "utf8", "-c", BOOTSTRAP, guard_cfg, cfg["program"]]
     try:

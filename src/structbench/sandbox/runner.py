@@ -121,6 +121,7 @@ def run_python(
     python: str | None = None,
     libraries: Sequence[str] = (),
     tables: Mapping[str, str | bytes] | None = None,
+    mounts: Mapping[str, str | os.PathLike[str]] | None = None,
 ) -> SandboxResult:
     """Run ``code`` as ``main.py`` in a private temporary directory (deleted afterwards) and return its output.
 
@@ -129,9 +130,11 @@ def run_python(
     ``sandbox.libraries``), an environment with no inherited variables, and the limits in ``limits``.
     ``tables`` (name -> CSV text) are written to ``tables/NAME.csv`` and loaded with ``pandas.read_csv``
     before the program starts, each a global of its name and all in the global dict ``tables`` (pandas is
-    added to ``libraries``). See the package docstring for what is isolated. ``python`` overrides the
-    interpreter (default: this one's base interpreter; with ``libraries`` it must be the same Python version);
-    it must be readable by an unprivileged uid when namespaces are unavailable and we are root.
+    added to ``libraries``). ``mounts`` (relative path -> host file or directory) show host data to the
+    program read-only at those paths of its directory, without a copy (a database too large to copy per run).
+    See the package docstring for what is isolated. ``python`` overrides the interpreter (default: this one's
+    base interpreter; with ``libraries`` it must be the same Python version). As root without namespaces, the
+    interpreter and the mounted files must be readable by an unprivileged uid.
     """
     limits = limits or Limits()
     python = os.path.realpath(python) if python else interpreter()
@@ -142,6 +145,10 @@ def run_python(
     if tables and "pandas" not in libraries:
         libraries = (*libraries, "pandas")
     found = resolve(tuple(libraries))
+    shared = {rel: os.path.realpath(host) for rel, host in (mounts or {}).items()}
+    for rel, host in shared.items():
+        if not os.path.exists(host):
+            raise ValueError(f"sandbox mount {rel!r}: {host} does not exist")
     base = Path(tempfile.mkdtemp(prefix="structbench-sandbox-"))
     run_id = base.name
     try:
@@ -159,6 +166,12 @@ def run_python(
             target.write_bytes(content.encode() if isinstance(content, str) else content)
         if found:
             _link_libraries(work / ".libraries", found)
+        for rel, host in shared.items():
+            link = (work / rel).resolve()
+            if not link.is_relative_to(work.resolve()) or link == work.resolve() or link.exists():
+                raise ValueError(f"sandbox mount {rel!r} must be a new relative path inside the program's directory")
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.symlink_to(host)  # the host path itself is bound read-only in the sandbox's root
         if tables:
             (work / "tables").mkdir()
         for name, content in tables.items():
@@ -177,8 +190,9 @@ def run_python(
             "program": "main.py",
             "workdir": str(work),
             "rootdir": str(rootdir),
-            "ro_paths": [*SYSTEM_RO_PATHS, *found],
+            "ro_paths": [*SYSTEM_RO_PATHS, *found, *shared.values()],
             "libraries": list(found),
+            "mounts": list(shared.values()),
             "preload": list(libraries),
             "tables": {name: f"tables/{name}.csv" for name in tables},
             "namespaces": namespaces,

@@ -8,6 +8,7 @@ from structbench.strategies.common import (
     SingleTurn,
     first_token_confidence,
 )
+from structbench.strategies.tools import ToolLoop, ToolTask
 
 __all__ = [
     "FollowUp",
@@ -15,5 +16,7 @@ __all__ = [
     "SelfConsistency",
     "SelfRefine",
     "SingleTurn",
+    "ToolLoop",
+    "ToolTask",
     "first_token_confidence",
 ]

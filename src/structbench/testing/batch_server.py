@@ -285,10 +285,14 @@ class BatchServer:
     async def _message(self, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """A Messages API reply (status, body): the model's answer, its thought as a thinking block; a refusal of
         the model's server as Anthropic's error (``prompt is too long`` for a context refusal)."""
-        messages = list(params.get("messages") or [])
+        messages = openai_messages(list(params.get("messages") or []))
         if params.get("system"):
             messages.insert(0, {"role": "system", "content": params["system"]})
-        body = {"model": params.get("model"), "messages": messages, "max_tokens": params.get("max_tokens")}
+        body: dict[str, Any] = {"model": params.get("model"), "messages": messages,
+                                "max_tokens": params.get("max_tokens")}
+        if params.get("tools"):
+            body["tools"] = [{"type": "function", "function": {"name": t.get("name"), "parameters":
+                                                                 t.get("input_schema")}} for t in params["tools"]]
         status, data = await self._answer("/v1/chat/completions", body)
         if status != 200:
             text = json.dumps(data)
@@ -302,10 +306,14 @@ class BatchServer:
         for name in ("reasoning_content", "reasoning"):
             if isinstance(message.get(name), str):
                 content.append({"type": "thinking", "thinking": message[name], "signature": "sig"})
-        content.append({"type": "text", "text": message.get("content") or ""})
+        if message.get("content") or not message.get("tool_calls"):
+            content.append({"type": "text", "text": message.get("content") or ""})
+        for call in message.get("tool_calls") or []:
+            content.append({"type": "tool_use", "id": call["id"], "name": call["function"]["name"],
+                            "input": json.loads(call["function"]["arguments"] or "{}")})
         usage = self.anthropic_usage or {"input_tokens": (data.get("usage") or {}).get("prompt_tokens", 1),
                                          "output_tokens": (data.get("usage") or {}).get("completion_tokens", 1)}
-        stop = "max_tokens" if choice.get("finish_reason") == "length" else "end_turn"
+        stop = {"length": "max_tokens", "tool_calls": "tool_use"}.get(choice.get("finish_reason"), "end_turn")
         return 200, {"id": f"msg_{secrets.token_hex(8)}", "type": "message", "role": "assistant",
                      "model": params.get("model"), "content": content, "stop_reason": stop, "stop_sequence": None,
                      "usage": usage}
@@ -374,6 +382,30 @@ class BatchServer:
             lines = [{"custom_id": line["custom_id"], "result": {"type": "canceled"}} for line in batch.lines]
         body = "".join(json.dumps(line) + "\n" for line in lines)
         return web.Response(body=body.encode(), content_type="application/binary")
+
+
+def openai_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Messages API turns as chat-completion messages, for the model behind both: ``tool_use`` blocks as an assistant's
+    ``tool_calls``, ``tool_result`` blocks as ``tool`` messages, text blocks joined."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        content = m.get("content")
+        if not isinstance(content, list):
+            out.append({"role": m.get("role"), "content": content})
+            continue
+        text = "".join(b.get("text", "") for b in content if b.get("type") == "text")
+        calls = [{"id": b.get("id"), "type": "function",
+                  "function": {"name": b.get("name"), "arguments": json.dumps(b.get("input"))}}
+                 for b in content if b.get("type") == "tool_use"]
+        results = [b for b in content if b.get("type") == "tool_result"]
+        if results:
+            out += [{"role": "tool", "tool_call_id": b.get("tool_use_id"), "content": b.get("content")}
+                    for b in results]
+        elif calls:
+            out.append({"role": "assistant", "content": text or None, "tool_calls": calls})
+        else:
+            out.append({"role": m.get("role"), "content": text})
+    return out
 
 
 def _error(status: int, message: str) -> web.Response:

@@ -15,6 +15,13 @@ instead of the fixed one (a list: picked by the request's seed), so a test can p
 question its own way. ``usage`` fixes the usage object of every reply (``--usage '{"prompt_tokens": 100, ...}'``),
 ``no_usage`` leaves it out.
 
+It can play a model that uses tools (``tool_model``): offered function tools (``tools``) and no tool result yet in
+the conversation, it answers with a ``tool_calls`` call of the first tool it has arguments for
+(``tool_arguments``, by tool name, ``*`` for any; the first tool offered otherwise); once a tool's result is in the
+conversation it answers in text, the ``tool_answers`` entry whose key is in the first user message (else ``reply``);
+offered no tool, it answers ``reply``. So it answers right only after calling the tool it is offered;
+``tool_results`` keeps every result it was sent.
+
 It can be small and slow like a local server: ``slots`` requests at once (the rest wait in its queue, as in a
 llama.cpp server), each taking ``latency`` seconds; and it can have a ``context`` (in tokens, a prompt counting
 a quarter of its body's bytes): a request whose prompt plus ``max_tokens`` exceeds it is refused with a 400 in
@@ -25,6 +32,7 @@ gives it as ``max_model_len`` unless ``hide_context``.
     python -m structbench.testing.openai_server --fault no-choices --fault-times 1 --port-file p.txt
     python -m structbench.testing.openai_server --slots 1 --latency 30 --context 8192 --refusal llamacpp
     python -m structbench.testing.openai_server --replies replies.json --port-file p.txt
+    python -m structbench.testing.openai_server --tool-model --tool-answers answers.json --port-file p.txt
 """
 
 from __future__ import annotations
@@ -182,6 +190,9 @@ class MockOpenAIServer:
         replies: Mapping[str, str | list[str]] | None = None,
         usage: Mapping[str, Any] | None = None,
         no_usage: bool = False,
+        tool_model: bool = False,
+        tool_arguments: Mapping[str, dict[str, Any]] | None = None,
+        tool_answers: Mapping[str, str] | None = None,
     ) -> None:
         if fault is not None and fault not in FAULTS:
             raise ValueError(f"unknown fault {fault!r}; faults: {', '.join(FAULTS)}")
@@ -212,6 +223,11 @@ class MockOpenAIServer:
         """The ``usage`` object of every reply (None: a quarter of the body's bytes as prompt tokens, 1 completion
         token); ``no_usage`` leaves it out, as some servers do."""
         self.no_usage = no_usage
+        self.tool_model = tool_model
+        self.tool_arguments = dict(tool_arguments or {})
+        self.tool_answers = dict(tool_answers or {})
+        self.tool_results: list[str] = []
+        """The content of every tool message received (a tool model's: what its calls returned)."""
         self.log_fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644) if log_path else None
         self.requests = 0
         self.authorization: list[str] = []
@@ -306,12 +322,38 @@ class MockOpenAIServer:
             return scripted[int(request.get("seed") or 0) % len(scripted)]
         return scripted
 
+    def tool_turn(self, request: dict[str, Any]) -> tuple[list[dict[str, Any]] | None, str | None]:
+        """A tool model's turn: the calls it makes (None: it answers), or its final answer (None: not a tool model's
+        turn to answer, the scripted reply goes)."""
+        messages = request.get("messages")
+        if not self.tool_model or not isinstance(messages, list):
+            return None, None
+        results = [m.get("content") for m in messages if isinstance(m, dict) and m.get("role") == "tool"]
+        tools = [t.get("function", {}).get("name") for t in request.get("tools") or [] if isinstance(t, dict)]
+        if not tools:
+            return None, self.reply
+        if not results:
+            name = next((t for t in tools if t in self.tool_arguments), tools[0])
+            arguments = json.dumps(self.tool_arguments.get(name, self.tool_arguments.get("*", {})))
+            call = {"id": f"call_{hashlib.sha256(json.dumps(messages).encode()).hexdigest()[:12]}", "type": "function",
+                    "function": {"name": name, "arguments": arguments}}
+            return [call], None
+        self.tool_results.extend(str(r) for r in results)
+        first = next((str(m.get("content")) for m in messages if isinstance(m, dict) and m.get("role") == "user"), "")
+        return None, next((reply for key, reply in self.tool_answers.items() if key in first), self.reply)
+
     def completion(self, path: str, request: dict[str, Any], size: int = 0) -> dict[str, object]:
         """The normal reply: ``n`` choices of ``reply`` (or the scripted one), in chat or completion form."""
         n = int(request.get("n", 1))
-        text = self.reply_to(request)
-        if path == "/v1/chat/completions":
+        calls, answer = self.tool_turn(request)
+        text = answer if answer is not None else self.reply_to(request)
+        if path == "/v1/chat/completions" and calls:
             choices: list[dict[str, object]] = [
+                {"index": i, "message": {"role": "assistant", "content": None, "tool_calls": calls},
+                 "finish_reason": "tool_calls"} for i in range(n)
+            ]
+        elif path == "/v1/chat/completions":
+            choices = [
                 {"index": i, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
                 for i in range(n)
             ]
@@ -383,6 +425,12 @@ def main() -> None:
     parser.add_argument("--usage", type=json.loads, default=None,
                         help='The usage object of every reply, as JSON (e.g. {"prompt_tokens": 100, ...}).')
     parser.add_argument("--no-usage", action="store_true", help="Send replies without a usage object.")
+    parser.add_argument("--tool-model", action="store_true",
+                        help="Call the tool offered before answering (--tool-arguments, --tool-answers).")
+    parser.add_argument("--tool-arguments", type=json.loads, default=None,
+                        help='Tool name -> the arguments to call it with (JSON, e.g. {"sql": {"query": "..."}}).')
+    parser.add_argument("--tool-answers", type=Path, default=None,
+                        help="JSON object: a text in the first user message -> the answer after a tool's result.")
     parser.add_argument("--port-file", type=Path, default=None, help="Write the bound port here.")
     args = parser.parse_args()
 
@@ -392,7 +440,10 @@ def main() -> None:
                                   huge_bytes=args.huge_bytes, slots=args.slots, context=args.context,
                                   refusal=args.refusal, hide_context=args.hide_context,
                                   replies=json.loads(args.replies.read_text("utf-8")) if args.replies else None,
-                                  usage=args.usage, no_usage=args.no_usage)
+                                  usage=args.usage, no_usage=args.no_usage, tool_model=args.tool_model,
+                                  tool_arguments=args.tool_arguments,
+                                  tool_answers=json.loads(args.tool_answers.read_text("utf-8"))
+                                  if args.tool_answers else None)
         srv = await server.serve(port=args.port)
         port = srv.sockets[0].getsockname()[1]
         if args.port_file:

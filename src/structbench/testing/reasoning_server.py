@@ -141,28 +141,40 @@ class OracleAnswers:
     ``add`` runs each strategy on each sample against the oracle once, remembering which sample each request it
     sends belongs to (``request_key``); the server then answers a request about that sample as the oracle does."""
 
-    def __init__(self) -> None:
+    def __init__(self, native_tools: bool = True) -> None:
         self._by_key: dict[str, tuple[Benchmark, Sample]] = {}
+        self.native_tools = native_tools
+        """Learn the requests of a backend with function calling (the ``openai`` backend the server answers): a tool
+        loop's first turn is then the one such a run sends (``benchmark.tool_support``)."""
 
     def __len__(self) -> int:
         return len(self._by_key)
 
     def add(self, bench: Benchmark, samples: Sequence[Sample], strategies: Sequence[Strategy]) -> None:
-        from structbench.benchmark import bind_sample
+        from structbench.benchmark import ToolSupport, bind_sample
         from structbench.runner.calls import ModelPool
+
+        answers = self
+
+        class Oracle:
+            """The oracle, remembering each request's sample, with the tool support of the backend under test."""
+
+            tool_support = ToolSupport(native=self.native_tools)
+
+            def __init__(self, sample: Sample) -> None:
+                self.sample = sample
+
+            async def __call__(self, request: Request) -> Response:
+                answers._by_key.setdefault(request_key(request), (bench, self.sample))
+                text = bench.oracle(self.sample, request)
+                return Response(choices=tuple(Choice(text=text) for _ in range(request.params.n)))
 
         async def learn() -> None:
             async with ModelPool(cache=None):
                 for strategy in strategies:
                     for sample in samples:
                         bind_sample(bench, sample)
-
-                        async def oracle(request: Request, sample: Sample = sample) -> Response:
-                            self._by_key.setdefault(request_key(request), (bench, sample))
-                            text = bench.oracle(sample, request)
-                            return Response(choices=tuple(Choice(text=text) for _ in range(request.params.n)))
-
-                        await strategy.run(sample, oracle)
+                        await strategy.run(sample, Oracle(sample))
 
         asyncio.run(learn())
 

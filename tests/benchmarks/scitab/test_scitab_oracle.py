@@ -76,7 +76,7 @@ def test_runner_end_to_end_with_every_strategy(tmp_path: Path, shared_datasets: 
     metrics = Run(tmp_path / "run", config).execute(
         OracleBackend(), selections, cache=None, concurrency=4, progress=False
     )
-    assert [r.strategy for r in metrics.results] == ["zero_shot", "open_model", "in_context", "cot", "pot"]
+    assert [r.strategy for r in metrics.results] == ["zero_shot", "open_model", "in_context", "cot", "pot", "tools"]
     for result in metrics.results:
         assert result.headline.name == "macro_f1" and result.headline.value == 1.0, result.strategy
         assert result.errors == 0 and result.n == 6

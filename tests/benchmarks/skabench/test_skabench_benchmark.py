@@ -101,7 +101,7 @@ def test_prompt_is_the_paper_template_over_the_counted_context(loaded: tuple[Ska
 
 def test_oracle_scores_one_on_every_strategy(tmp_path: Path, shared_data: DataContext) -> None:
     metrics = _run(tmp_path, OracleBackend(), shared_data, ["all"])
-    assert [r.strategy for r in metrics.results] == ["direct", "self_consistency"]
+    assert [r.strategy for r in metrics.results] == ["direct", "self_consistency", "tools"]
     for r in metrics.results:
         assert r.headline.name == "f1" and r.headline.value == 1.0
         assert r.metrics == dict.fromkeys(SkaBench.metric_names, 1.0)

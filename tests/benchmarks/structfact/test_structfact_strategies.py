@@ -38,6 +38,7 @@ STRATEGIES = [
     "self_refine",
     "self_consistency",
     "enhanced_context",
+    "tools",
 ]
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from structbench.backends.base import Request
+from structbench.backends.base import Message, Request
 from structbench.benchmark import AnswerFormat, Attempt, Benchmark, Exclusion, Generate, Scored, Strategy
 from structbench.benchmarks.scitab import prompts
 from structbench.benchmarks.scitab.markup import Markup
@@ -33,11 +33,14 @@ from structbench.sandbox import MAX_MEGABYTES, MAX_SECONDS, Limits, NamespaceMod
 from structbench.stats.bootstrap import MeanStatistic, Statistic
 from structbench.stats.classification import LabelStatistic
 from structbench.strategies.common import SingleTurn
+from structbench.strategies.tools import ToolLoop, ToolTask, not_shown, table_workspace
 
 if TYPE_CHECKING:
     from structbench.datasets import DataContext
 
 MAX_TOKENS: dict[Style, int] = {"zero_shot": 64, "open_model": 64, "in_context": 64, "cot": 512, "pot": 512}
+TOOL_MAX_TOKENS = 512
+"""Tokens per reply of the tool loop (a query, or the final answer)."""
 OPTION_STYLES = ("zero_shot", "open_model")
 """Prompts that list options A/B/C (a bare letter is an answer, and they need no separator to stop at)."""
 ANSWERS: dict[Style, AnswerFormat] = {
@@ -195,7 +198,18 @@ class SciTab(Benchmark[SciTabOptions]):
             "in_context": single("in_context", "Appendix H.2 with 3 held-out demonstrations; direct answer."),
             "cot": single("cot", "Appendix H.3: 3 demonstrations with reasoning; the final answer counts."),
             "pot": ProgramOfThought(self),
+            "tools": ToolLoop("tools", self.tool_task, answer=ANSWERS["zero_shot"], description=(
+                "Ours: H.1's question over the table's schema and first rows; the model queries the table with sql "
+                "and python tools, then answers as H.1 (read by its parser).")),
         }
+
+    def tool_task(self, sample: Sample) -> ToolTask:
+        """The tool loop's start: H.1's question, the (perturbed) table in a workspace of sql and python tools."""
+        if self.options.perturbs:
+            sample = sample.model_copy(update={"evidence": self.options.perturbed(sample.evidence)})
+        workspace = table_workspace([prompts.claim_table(sample)], namespaces=self.options.sandbox)
+        text = prompts.tools(sample, SETTINGS[sample.variant], workspace.schema, not_shown(1))
+        return ToolTask((Message("user", text),), workspace, max_tokens=TOOL_MAX_TOKENS)
 
     def execute(self, program: str) -> ProgramOutcome:
         """Run a PoT program with this run's options."""

@@ -179,6 +179,11 @@ def table_text(table: Table, fmt: str, *, with_caption: bool) -> str:
     return serialize([shown], fmt)
 
 
+def claim_table(sample: Sample) -> Table:
+    """The claim's table (with its caption)."""
+    return _table(sample)
+
+
 def _table(sample: Sample) -> Table:
     evidence = sample.evidence[0]
     if not isinstance(evidence, Table):
@@ -211,6 +216,20 @@ def zero_shot(sample: Sample, setting: Setting, fmt: str) -> str:
     """Appendix H.1."""
     table = table_text(_table(sample), fmt, with_caption=True)
     return ZERO_SHOT.format(table=table, claim=sample.question, options=OPTIONS[setting])
+
+
+# Ours (-s tools): H.1's question and options over the table's schema, row count and first rows, which the model
+# queries with tools instead of reading (``strategies.tools``); the reply is read as H.1's.
+TOOLS = """{note}
+{schema}
+Claim: {claim}
+Based on the information in the Table, is the above claim true?
+{options}"""
+
+
+def tools(sample: Sample, setting: Setting, schema: str, note: str) -> str:
+    """The tool loop's question: H.1's, the table described by ``schema`` (not shown in full)."""
+    return TOOLS.format(note=note, schema=schema, claim=sample.question, options=OPTIONS[setting])
 
 
 def in_context(sample: Sample, demos: Sequence[Sample], setting: Setting, fmt: str) -> str:

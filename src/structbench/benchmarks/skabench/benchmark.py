@@ -21,8 +21,8 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import ConfigDict, Field
 
-from structbench.backends.base import Request
-from structbench.benchmark import Attempt, Benchmark, Exclusion, Samples, Scored, Strategy
+from structbench.backends.base import Message, Request
+from structbench.benchmark import DIRECT, Attempt, Benchmark, Exclusion, Samples, Scored, Strategy
 from structbench.benchmarks.skabench.builder import MAX_ROWS, build_instances
 from structbench.benchmarks.skabench.contexts import LaidOutContext, read_contexts
 from structbench.benchmarks.skabench.database import Database
@@ -68,9 +68,11 @@ from structbench.papers.spec import PaperTable, Preset
 from structbench.registry import did_you_mean
 from structbench.stats.bootstrap import RatioStatistic, Statistic
 from structbench.strategies import SelfConsistency, SingleTurn
+from structbench.strategies.tools import ToolLoop, ToolTask, not_shown, table_workspace
 from structbench.strategies.vote import majority
 from structbench.tokens import CountTokens as TokenCounter
 from structbench.tokens import token_counter
+from structbench.toolbox import Workspace
 
 log = logging.getLogger(__name__)
 
@@ -467,7 +469,29 @@ class SkaBench(Benchmark[SkaOptions]):
                 temperature=0.7,
                 description="Five sampled replies to the paper's prompt; the most frequent answer set wins.",
             ),
+            "tools": ToolLoop(
+                "tools", self.tool_task, answer=DIRECT,
+                description="Ours: the paper's prompt with a table knowledge base given as its schema and first rows, "
+                            "queried with sql and python tools; KG knowledge is shown as the paper shows it.",
+            ),
         }
+
+    def tool_task(self, sample: Sample) -> ToolTask:
+        """The tool loop's start: the paper's prompt (QA or rejection) whose table is not shown in full but queried
+        with tools (a hybrid's texts shown as the paper shows them); KG knowledge types keep the paper's prompt and
+        get no tool."""
+        o = self.options
+        knowledge_type = sample.meta["knowledge_type"]
+        evidence = o.perturbed(sample.evidence) if o.perturbs else sample.evidence
+        tables = [ev for ev in evidence if isinstance(ev, Table)] if knowledge_type.startswith("table") else []
+        if not tables:
+            return ToolTask((Message("user", self.prompt(sample)),), Workspace({}, ""), max_tokens=o.max_tokens)
+        workspace = table_workspace(tables)
+        texts = [Passage(ev.text) for ev in evidence if isinstance(ev, Text)]
+        knowledge = serialized_knowledge(knowledge_type, f"{not_shown(1)}\n{workspace.schema}", texts)
+        build = rejection_prompt if sample.meta["testbed"] == NEGATIVE else qa_prompt
+        return ToolTask((Message("user", build(knowledge_type, knowledge, sample.question)),), workspace,
+                        max_tokens=max(o.max_tokens, 512))
 
     def oracle(self, sample: Sample, request: Request) -> str:
         if sample.meta["testbed"] == NEGATIVE:

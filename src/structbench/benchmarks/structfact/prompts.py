@@ -13,20 +13,24 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from structbench.backends.base import Request
+from structbench.backends.base import Message, Request
 from structbench.benchmarks.structfact.evidence import parse_evidence
 from structbench.benchmarks.structfact.examples import DATA_PLACEHOLDER, EXAMPLES, Example
 from structbench.benchmarks.structfact.options import ORIGINAL, StructFactOptions
 from structbench.benchmarks.structfact.truncation import truncate
-from structbench.data.evidence import Evidence, StructuredText, Text
+from structbench.data.evidence import Evidence, StructuredText, Table, Text
 from structbench.data.perturb import shuffle_evidence
 from structbench.data.sample import Sample
 from structbench.data.serialize import SERIALIZERS
+from structbench.strategies.tools import ToolTask, not_shown, table_workspace
 from structbench.tokens import token_counter
 
 _OPTIONS = """A) {option_a}
 B) {option_b}
 C) {option_c}"""
+
+TOOL_MAX_TOKENS = 512
+"""Tokens per reply of the tool loop at least (a query, or the final answer)."""
 
 # Figure 13 "Zero-shot w/o CoT" = official TEMPLATE ("base").
 ZERO_SHOT = f"""Given a question and related structured data, please provide your answer.
@@ -323,6 +327,22 @@ class Prompter:
         if reference:
             data += f"\n\nReference prompt: \n{reference}\n"
         return self.request(self.fill(ENHANCED, sample, data=data), cot=False)
+
+    def tool_task(self, sample: Sample) -> ToolTask:
+        """Ours (``-s tools``): the zero-shot prompt whose tables are given as their schema, row count and first rows,
+        queried with sql and python tools; the rest of the evidence (texts, lists, graphs) is shown as zero-shot
+        shows it, in the serialization (Markdown for the released strings)."""
+        _, typed = self._pieces(sample)
+        if self.options.perturbs:
+            typed = self.options.perturbed(typed)
+        tables = [p for p in typed if isinstance(p, Table)]
+        rest: list[Evidence] = [p for p in typed if not isinstance(p, Table)]
+        workspace = table_workspace(tables)
+        parts = [self.render([], rest, reshaped=True)] if rest else []
+        if tables:
+            parts += [not_shown(len(tables)), workspace.schema]
+        text = self.fill(ZERO_SHOT, sample, data="\n".join(parts))
+        return ToolTask((Message("user", text),), workspace, max_tokens=max(self.options.max_tokens, TOOL_MAX_TOKENS))
 
     def refine_follow_up(self, sample: Sample, reply: str) -> str:
         return SELF_REFINE_FOLLOW_UP.format(**_option_fields(self.options.letters))

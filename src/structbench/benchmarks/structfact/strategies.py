@@ -15,7 +15,7 @@ from structbench.benchmark import DIRECT, REASONED, AnswerFormat, Attempt, Gener
 from structbench.benchmarks.structfact.parser import option_confidence
 from structbench.benchmarks.structfact.prompts import Prompter
 from structbench.data.sample import Sample
-from structbench.strategies import SelfConsistency, SelfRefine
+from structbench.strategies import SelfConsistency, SelfRefine, ToolLoop
 
 
 class OptionQuestion(Strategy):
@@ -76,6 +76,8 @@ SPECS = (
     StrategySpec("self_refine", REASONED, "Figure 14: zero-shot, then one round of feedback and a final choice."),
     StrategySpec("self_consistency", DIRECT, "Zero-shot sampled k times; majority vote of the parsed options."),
     StrategySpec("enhanced_context", DIRECT, "Appendix H.5: data plus a GPT-4o written reference prompt."),
+    StrategySpec("tools", DIRECT, "Ours: zero-shot with the tables as schema and first rows, queried with sql and "
+                                  "python tools before the option letter (read by the zero-shot parser)."),
 )
 
 
@@ -98,6 +100,8 @@ def build_strategies(prompter: Prompter) -> dict[str, Strategy]:
         if spec.name == "self_refine":
             inner = SelfRefine(spec.name, lambda s: p.zero_shot(s, long=True), p.refine_follow_up, rounds=1)
             strategies[spec.name] = RefinedQuestion(spec.name, inner, spec.description)
+        elif spec.name == "tools":
+            strategies[spec.name] = ToolLoop(spec.name, p.tool_task, spec.description, answer=spec.answer)
         elif spec.name == "self_consistency":
             strategies[spec.name] = SelfConsistency(
                 spec.name,

@@ -1,0 +1,120 @@
+"""The ``sql`` tool over a whole SQLite database file (ClaimDB's), each query run in the sandbox.
+
+A database of millions of rows is queried where it lies: the file is mounted read-only into a sandboxed program
+(``sandbox.run_python``: no network, nothing of the host but the file, capped memory, CPU and wall time) that opens
+it read-only and immutable, runs the one statement under an authorizer that allows reading and nothing else (no
+``ATTACH``, no writing ``PRAGMA``, no temporary tables, no extension loading), stops it at the time limit, and
+prints at most ``max_rows`` rows and their count. A huge cross join runs out of time or memory inside the sandbox,
+never in the run's process; sorts that spill go to the sandbox's own directory, deleted after the call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from structbench.sandbox import Limits, NamespaceMode, SandboxError, run_python
+from structbench.toolbox.base import Tool, ToolLimits, ToolResult, clip, json_rows, show_rows
+
+MARKER = "\x1estructbench-sql\x1e"
+"""Precedes the program's one JSON line of results (anything else it printed is the engine's noise)."""
+
+PROGRAM = r"""
+import json, sqlite3, sys, time
+
+cfg = json.loads(sys.stdin.read())
+deadline = time.monotonic() + cfg["seconds"]
+READS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
+PRAGMAS = {"table_info", "table_xinfo", "table_list", "index_list", "index_info", "foreign_key_list"}
+
+
+def authorize(action, arg1, arg2, db, trigger):
+    if action in READS:
+        return sqlite3.SQLITE_DENY if action == sqlite3.SQLITE_FUNCTION and arg2 == "load_extension" else \
+            sqlite3.SQLITE_OK
+    if action == sqlite3.SQLITE_PRAGMA and (arg1 or "").lower() in PRAGMAS:  # reading pragmas: no setting among them
+        return sqlite3.SQLITE_OK
+    return sqlite3.SQLITE_DENY
+
+
+con = sqlite3.connect("file:database.sqlite?mode=ro&immutable=1", uri=True)
+con.set_authorizer(authorize)
+con.set_progress_handler(lambda: time.monotonic() > deadline, 20000)
+out = {"columns": [], "rows": [], "total": 0}
+try:
+    cursor = con.execute(cfg["query"])
+    out["columns"] = [d[0] for d in cursor.description or ()]
+    rows = cursor.fetchmany(cfg["max_rows"] + 1) if out["columns"] else []
+    total = len(rows)
+    if total > cfg["max_rows"]:
+        while True:
+            chunk = cursor.fetchmany(10000)
+            if not chunk:
+                break
+            total += len(chunk)
+    out["rows"] = [[v if isinstance(v, (int, float, str)) or v is None else repr(v) for v in r]
+                   for r in rows[: cfg["max_rows"]]]
+    out["total"] = total
+except sqlite3.OperationalError as err:
+    out["error"] = "interrupted" if str(err) == "interrupted" else str(err)
+except (sqlite3.Error, sqlite3.Warning, ValueError) as err:
+    out["error"] = str(err)
+except MemoryError:
+    out["error"] = "memory"
+print(MARKER + json.dumps(out))
+"""
+
+
+class SqliteDatabase(Tool):
+    """``sql`` over one SQLite database file, each query in its own sandboxed program."""
+
+    kind = "sql"
+    argument_description = "One SQLite SELECT statement over the database."
+
+    def __init__(self, path: Path, limits: ToolLimits | None = None, namespaces: NamespaceMode = "auto", *,
+                 name: str = "sql", argument: str = "query", description: str = "", argument_description: str = "",
+                 json_rows: bool = False) -> None:
+        self.path = Path(path)
+        self.limits = limits or ToolLimits()
+        self.namespaces = namespaces
+        self.name, self.argument, self.description = name, argument, description
+        self.argument_description = argument_description or self.argument_description
+        self.json_rows = json_rows
+        """Results as a JSON list of row objects (what MCP Toolbox's ``sqlite-execute-sql`` returns), else ``a | b``
+        lines."""
+
+    def run(self, argument: str) -> ToolResult:
+        started = time.perf_counter()
+        limits = self.limits
+        sandbox = Limits(cpu_seconds=max(1, int(-(-limits.seconds // 1))) + 1, wall_seconds=limits.seconds + 5,
+                         memory_mb=limits.memory_mb, max_processes=1, file_size_mb=1024)
+        config = {"query": argument, "seconds": limits.seconds, "max_rows": limits.max_rows}
+        try:
+            result = run_python(PROGRAM.replace("MARKER", repr(MARKER)), stdin=json.dumps(config), limits=sandbox,
+                                mounts={"database.sqlite": os.fspath(self.path)}, namespaces=self.namespaces)
+        except SandboxError as err:
+            return ToolResult.failed(f"the query could not be run: {err}", time.perf_counter() - started)
+        seconds = time.perf_counter() - started
+        _, marker, line = result.stdout.rpartition(MARKER)
+        if not marker:
+            if result.timed_out or result.signal in ("SIGXCPU", "SIGKILL"):
+                return ToolResult.failed(f"the query ran past the {limits.seconds:g} s limit and was stopped", seconds)
+            if "MemoryError" in result.stderr or result.signal == "SIGSEGV":
+                return ToolResult.failed(f"the query needs more than the {limits.memory_mb} MiB it may use", seconds)
+            tail = result.stderr.strip().splitlines()[-1:] or [result.status()]
+            return ToolResult.failed(f"the query could not be run: {tail[0]}", seconds)
+        out = json.loads(line)
+        error = out.get("error")
+        if error == "interrupted":
+            return ToolResult.failed(f"the query ran past the {limits.seconds:g} s limit and was stopped", seconds)
+        if error == "memory":
+            return ToolResult.failed(f"the query needs more than the {limits.memory_mb} MiB it may use", seconds)
+        if error:
+            if "not authorized" in error:
+                error = f"{error}: only reading queries are run (the database is read-only)"
+            return ToolResult.failed(clip(error, 400)[0], seconds)
+        text, cut = (json_rows(out["columns"], out["rows"], limits, out["total"]) if self.json_rows else
+                     show_rows(out["columns"], out["rows"], False, limits, out["total"]))
+        return ToolResult(text=text, seconds=seconds, rows=out["total"], truncated=cut)
