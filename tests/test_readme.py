@@ -24,9 +24,14 @@ def _anchors(page: Path) -> set[str]:
     return anchors
 
 
+GENERATED = re.compile(r"<!-- begin: (\w+) -->.*?<!-- end: \1 -->", re.S)
+"""The catalog's blocks (a row and a citation per benchmark): adding a benchmark grows them, not the prose."""
+
+
 def test_readme_is_a_front_page() -> None:
     text = README.read_text()
-    assert len(text) < 12_000, f"README.md has {len(text)} characters; move detail into docs/"
+    prose = GENERATED.sub("", text)
+    assert len(prose) < 9_500, f"README.md has {len(prose)} characters outside the catalog; move detail into docs/"
     for section in ("## Install", "## Quickstart", "## Benchmarks", "## Command line", "## Citing"):
         assert section in text
 

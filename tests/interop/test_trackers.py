@@ -37,6 +37,15 @@ ENTRY = "structfact/generated/few_shot"
 """The metric names' prefix of the run's one entry."""
 
 
+@pytest.fixture(autouse=True)
+def _wandb_stopped() -> Iterator[None]:
+    """Stop W&B's service threads after each test: a thread left alive makes later tests' ``fork_map`` (in the same
+    worker) run in the caller, and its own tests refuse to start."""
+    yield
+    if "wandb" in sys.modules:
+        sys.modules["wandb"].teardown()
+
+
 def _env(tmp: Path, **extra: str) -> dict[str, str]:
     return dict(os.environ, STRUCTBENCH_CACHE=str(tmp / "cache"), OPENAI_API_KEY=SECRET, WANDB_DIR=str(tmp),
                 WANDB_CONFIG_DIR=str(tmp / "wandb-config"), WANDB_CACHE_DIR=str(tmp / "wandb-cache"),
@@ -133,6 +142,9 @@ def test_log_to_wandb_offline_writes_the_runs_files(logged_run: tuple[Path, str,
     done = invoke("log", str(run_dir), "--to", "wandb", "--log-option", "mode=offline", "--log-option",
                   "project=tables", "--log-samples", env=_env(tmp_path))
     assert done.returncode == 0, done.stderr
+    import threading
+
+    assert not [t.name for t in threading.enumerate() if t.name.startswith("Otel")]  # offline reports nothing to W&B
     folder = offline_run(tmp_path)
     assert f"W&B offline run {folder.name.rpartition('-')[2]} in {folder}" in done.stdout
     entry = MetricsFile.model_validate_json((run_dir / "metrics.json").read_text()).results[0]

@@ -21,11 +21,15 @@ from structbench.interop.trackers.registry import TrackerError
 
 DEFAULT_PROJECT = "structbench"
 ARTIFACT_TYPE = "structbench-run"
+OFFLINE_MODES = ("offline", "disabled")
 
 
 def log(payload: Payload, options: Mapping[str, str]) -> str:
     """Log ``payload`` as a new W&B run; where it went, in one line."""
     os.environ.setdefault("WANDB_DISABLE_WEAVE", "true")  # no advice on tracing LLM calls: this logs a finished run
+    mode = options.get("mode") or os.environ.get("WANDB_MODE")
+    if mode in OFFLINE_MODES:  # offline sends nothing: not even W&B's own error reports (its OpenTelemetry threads)
+        os.environ.setdefault("WANDB_ERROR_REPORTING", "false")
     import wandb
 
     project = options.get("project") or os.environ.get("WANDB_PROJECT") or DEFAULT_PROJECT
@@ -35,7 +39,7 @@ def log(payload: Payload, options: Mapping[str, str]) -> str:
         "project": project, "entity": options.get("entity") or os.environ.get("WANDB_ENTITY"),
         "group": options.get("group"), "name": options.get("run_name") or payload.name,
         "dir": options.get("dir") or os.environ.get("WANDB_DIR"),
-        "mode": options.get("mode") or os.environ.get("WANDB_MODE"), "config": dict(payload.params),
+        "mode": mode, "config": dict(payload.params),
         "job_type": "evaluation", "tags": ["structbench", *payload.config.benches][:20]}
     try:
         run = wandb.init(**init, settings=settings, reinit="create_new")
