@@ -61,7 +61,8 @@ def logged_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path,
     with serve_in_thread(MockOpenAIServer(reply="A", usage=USAGE)) as url:
         done = invoke("run", "-m", "openai:toy", "--base-url", url, "--limit", "6", "--epochs", "2", "--no-progress",
                       "--out", str(tmp / "run"), "--log-to", "mlflow", "--log-option", f"tracking_uri={uri}",
-                      "--log-option", "experiment=structbench-tests", "--log-samples", env=_env(tmp))
+                      "--log-option", "experiment=structbench-tests", "--log-samples", env=_env(tmp),
+                      cwd=tmp)  # a SQLite store keeps its artifacts in ./mlruns
     assert done.returncode == 0, done.stderr
     yield tmp / "run", uri, done.stderr
 
