@@ -16,42 +16,15 @@ from typing import Any
 import pytest
 
 import structbench
+from sandbox.modes import degraded_python
 from structbench.sandbox import (
     Limits,
     SandboxError,
     SandboxResult,
-    SandboxUnavailableError,
-    probe,
     run_python,
 )
 
 FAST = Limits(cpu_seconds=2, wall_seconds=4, memory_mb=256, file_size_mb=1, max_processes=8)
-
-
-def _degraded_python() -> str | None:
-    """An interpreter the degraded mode can run (as root it must be readable by an unprivileged uid)."""
-    for candidate in (None, "/usr/bin/python3", "/usr/local/bin/python3", shutil.which("python3")):
-        if candidate is not None and not os.path.exists(candidate):
-            continue
-        try:
-            probe("off", candidate)
-        except SandboxUnavailableError:
-            continue
-        return candidate
-    return None
-
-
-@pytest.fixture(params=["namespaces", "degraded"])
-def mode(request: pytest.FixtureRequest) -> dict[str, Any]:
-    """Keyword arguments of ``run_python`` for each isolation mode this machine supports."""
-    if request.param == "namespaces":
-        if not probe().complete:
-            pytest.skip(f"namespaces unavailable here: {probe().describe()}")
-        return {"namespaces": "require", "guard": "off"}
-    python = _degraded_python()
-    if python is None and os.geteuid() == 0:
-        pytest.skip("no interpreter readable by an unprivileged uid for the degraded mode")
-    return {"namespaces": "off", "guard": "auto", "python": python}
 
 
 def run(code: str, mode: dict[str, Any], limits: Limits = FAST, **kw: Any) -> SandboxResult:
@@ -328,7 +301,7 @@ def test_environment_secrets_are_not_inherited(mode: dict[str, Any], monkeypatch
 
 def test_as_unprivileged_user_namespaces_still_apply() -> None:
     """Run the sandbox itself as an ordinary user (nobody): user namespaces replace root's powers."""
-    setpriv, python = shutil.which("setpriv"), _degraded_python()
+    setpriv, python = shutil.which("setpriv"), degraded_python()
     src = Path(structbench.__file__).resolve().parents[1]
     if os.geteuid() != 0 or not setpriv or not python:
         pytest.skip("needs root, setpriv and a system python3 to impersonate an ordinary user")
@@ -418,7 +391,7 @@ except SandboxUnavailableError as err:
 
 def test_without_namespaces_auto_degrades_with_a_warning_and_require_refuses() -> None:
     """An ordinary user on a machine that forbids user namespaces (simulated per namespace, as root)."""
-    python = _degraded_python()
+    python = degraded_python()
     src = Path(structbench.__file__).resolve().parents[1]
     if os.geteuid() != 0 or python is None:
         pytest.skip("needs root (to simulate the machine) and a python3 an ordinary user can run")

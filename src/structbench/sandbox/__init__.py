@@ -2,7 +2,9 @@
 
 ``run_python(code)`` writes ``code`` to ``main.py`` in a fresh private directory and runs it with the
 base interpreter as ``python -I -S -B`` (standard library only, no inherited environment), through a
-launcher (``_launcher.py``) that isolates itself before ``exec``:
+launcher (``_launcher.py``) that isolates itself before ``exec``. ``run_python(code, libraries=("pandas",))``
+lets it import installed libraries too (read-only, see ``sandbox.libraries``), and ``tables={"df": csv_text}``
+hands it tables, loaded as pandas DataFrames before it starts:
 
 - **Resources**: RLIMIT_CPU, RLIMIT_AS (memory), RLIMIT_FSIZE (file size, captured output included),
   RLIMIT_NPROC (processes), RLIMIT_NOFILE, no core dumps; a wall-clock timeout kills the process group.
@@ -13,8 +15,9 @@ launcher (``_launcher.py``) that isolates itself before ``exec``:
   with the one before it.
 - **Network**: an empty network namespace (loopback down): every connect fails, host loopback included.
 - **Filesystem**: a mount namespace whose root is a read-only tmpfs with read-only binds of ``/usr``,
-  ``/bin``, ``/lib*``, two files of ``/etc`` and the interpreter's prefix, ``/dev/{null,zero,full,random,
-  urandom}``, and the private directory read-write at ``/sandbox`` (``pivot_root``, old root detached).
+  ``/bin``, ``/lib*``, two files of ``/etc``, the interpreter's prefix and the given libraries' files,
+  ``/dev/{null,zero,full,random,urandom}``, and the private directory read-write at ``/sandbox``
+  (``pivot_root``, old root detached).
   Nothing else of the host (``/tmp``, ``/home``, ``/root``, the repository, ``/proc``) is visible.
 - **Identity**: as root the program runs as a fresh unprivileged uid/gid per run (no account, no
   capabilities); as a normal user, inside a user namespace that maps the user's own uid, so it keeps no
@@ -24,8 +27,9 @@ launcher (``_launcher.py``) that isolates itself before ``exec``:
 Where the kernel refuses namespaces (containers without CAP_SYS_ADMIN, disabled unprivileged user
 namespaces), ``namespaces="auto"`` degrades with a ``SandboxWarning`` and installs in-process audit-hook
 guards instead: sockets, process creation, ctypes, writes outside the private directory and reads
-outside it and the standard library raise PermissionError. Audit hooks are not a security boundary
-(native code can bypass them); ``namespaces="require"`` refuses to run without namespaces.
+outside it, the standard library and the given libraries raise PermissionError (the libraries named are
+imported before the guards, which would refuse the ctypes some of them load). Audit hooks are not a
+security boundary (native code can bypass them); ``namespaces="require"`` refuses to run without namespaces.
 """
 
 from structbench.sandbox.config import (

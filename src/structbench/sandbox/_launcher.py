@@ -118,8 +118,8 @@ def _sandbox_guard(cfg):
     def hook(event, args):
         if event in introspection_events or event.startswith("ctypes."):
             deny(event)
-        if event == "import" and args[0] in blocked_modules:
-            deny(f"import {args[0]}")
+        if event == "import" and args[0] in blocked_modules:  # as if absent: libraries that can do without go on
+            raise ModuleNotFoundError(f"sandbox: import {args[0]} is not allowed", name=args[0])
         if guard_net and (event in net_events or event in spawn_events):
             deny(event)
         if not guard_fs:
@@ -142,10 +142,23 @@ def _sandbox_guard(cfg):
 import json as _json, runpy as _runpy
 _cfg = _json.loads(sys.argv[1])
 del sys.argv[:2]
+if _cfg["libraries"]:  # links to the libraries it was given (read-only), and nothing else of their site directory
+    sys.path.append(__import__("os").path.join(__import__("os").getcwd(), ".libraries"))
 if _cfg["net"] or _cfg["fs"]:
+    for _name in _cfg["preload"]:  # imported before the guard, which refuses what they do at import (ctypes)
+        try:
+            __import__(_name)
+        except ImportError:
+            pass
     _sandbox_guard(_cfg)
+_globals = {}
+if _cfg["tables"]:  # the tables it was given, as DataFrames: each a global of its name, all in ``tables``
+    import pandas as _pandas
+    _globals["tables"] = {_name: _pandas.read_csv(_path) for _name, _path in _cfg["tables"].items()}
+    _globals.update(_globals["tables"])
+    del _pandas
 del _json, _cfg, _sandbox_guard
-_runpy.run_path(sys.argv[0], run_name="__main__")
+_runpy.run_path(sys.argv[0], init_globals=_globals, run_name="__main__")
 """
 
 
@@ -447,7 +460,9 @@ def main() -> None:
     env = dict(cfg["env"], HOME=os.getcwd(), TMPDIR=os.getcwd())
     set_limits(cfg["limits"])
     os.write(report_fd, json.dumps(report).encode() + b"\n")  # closed by exec (not inheritable)
-    guard_cfg = json.dumps({"net": net_guard, "fs": fs_guard, "read_roots": [*interpreter_paths(), "/dev"]})
+    libraries = cfg["libraries"]
+    guard_cfg = json.dumps({"net": net_guard, "fs": fs_guard, "read_roots": [*interpreter_paths(), "/dev", *libraries],
+                            "libraries": bool(libraries), "preload": cfg["preload"], "tables": cfg["tables"]})
     argv = [cfg["python"], "-I", "-S", "-B", "-X", "utf8", "-c", BOOTSTRAP, guard_cfg, cfg["program"]]
     try:
         os.execve(cfg["python"], argv, env)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import keyword
 import logging
 import os
 import secrets
@@ -14,13 +15,14 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from structbench.errors import StructbenchError
 from structbench.sandbox.config import GuardMode, Isolation, Limits, NamespaceMode, SandboxResult
+from structbench.sandbox.libraries import THREAD_ENV, resolve
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +80,17 @@ def _chown_tree(root: Path, uid: int, gid: int) -> None:
     os.chown(root, uid, gid)
     for dirpath, dirnames, filenames in os.walk(root):
         for name in [*dirnames, *filenames]:
-            os.chown(os.path.join(dirpath, name), uid, gid)
+            os.chown(os.path.join(dirpath, name), uid, gid, follow_symlinks=False)  # never a library's own files
+
+
+def _link_libraries(folder: Path, paths: Sequence[str]) -> None:
+    """A directory of links to the libraries' top-level entries: the program's ``sys.path`` entry for them, which
+    lists them and nothing else of their site directories."""
+    folder.mkdir()
+    for path in paths:
+        link = folder / os.path.basename(path)
+        if not link.is_symlink():  # the first site directory wins, as on sys.path
+            link.symlink_to(path)
 
 
 _warned: set[str] = set()
@@ -107,16 +119,29 @@ def run_python(
     namespaces: NamespaceMode = "auto",
     guard: GuardMode = "auto",
     python: str | None = None,
+    libraries: Sequence[str] = (),
+    tables: Mapping[str, str | bytes] | None = None,
 ) -> SandboxResult:
     """Run ``code`` as ``main.py`` in a private temporary directory (deleted afterwards) and return its output.
 
-    ``files`` are written beside it (relative paths). The program gets the standard library only, an
-    environment with no inherited variables, and the limits in ``limits``. See the package docstring for
-    what is isolated. ``python`` overrides the interpreter (default: this one's base interpreter); it
-    must be readable by an unprivileged uid when namespaces are unavailable and we are root.
+    ``files`` are written beside it (relative paths). The program gets the standard library, the installed
+    ``libraries`` it is given (``("pandas",)``: pandas, numpy and what they require, read-only; see
+    ``sandbox.libraries``), an environment with no inherited variables, and the limits in ``limits``.
+    ``tables`` (name -> CSV text) are written to ``tables/NAME.csv`` and loaded with ``pandas.read_csv``
+    before the program starts, each a global of its name and all in the global dict ``tables`` (pandas is
+    added to ``libraries``). See the package docstring for what is isolated. ``python`` overrides the
+    interpreter (default: this one's base interpreter; with ``libraries`` it must be the same Python version);
+    it must be readable by an unprivileged uid when namespaces are unavailable and we are root.
     """
     limits = limits or Limits()
     python = os.path.realpath(python) if python else interpreter()
+    tables = dict(tables or {})
+    for name in tables:
+        if not name.isidentifier() or keyword.iskeyword(name) or name == "tables":
+            raise ValueError(f"sandbox table {name!r} must be a Python identifier other than 'tables'")
+    if tables and "pandas" not in libraries:
+        libraries = (*libraries, "pandas")
+    found = resolve(tuple(libraries))
     base = Path(tempfile.mkdtemp(prefix="structbench-sandbox-"))
     run_id = base.name
     try:
@@ -132,6 +157,12 @@ def run_python(
                 raise ValueError(f"sandbox file {rel!r} must be a relative path other than main.py")
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(content.encode() if isinstance(content, str) else content)
+        if found:
+            _link_libraries(work / ".libraries", found)
+        if tables:
+            (work / "tables").mkdir()
+        for name, content in tables.items():
+            (work / "tables" / f"{name}.csv").write_bytes(content.encode() if isinstance(content, str) else content)
         drop_to = None
         extra_procs = 0
         if os.geteuid() == 0:
@@ -146,7 +177,10 @@ def run_python(
             "program": "main.py",
             "workdir": str(work),
             "rootdir": str(rootdir),
-            "ro_paths": list(SYSTEM_RO_PATHS),
+            "ro_paths": [*SYSTEM_RO_PATHS, *found],
+            "libraries": list(found),
+            "preload": list(libraries),
+            "tables": {name: f"tables/{name}.csv" for name in tables},
             "namespaces": namespaces,
             "guard": guard,
             "drop_to": drop_to,
@@ -158,6 +192,7 @@ def run_python(
                 "LANG": "C.UTF-8",
                 "LC_ALL": "C.UTF-8",
                 "STRUCTBENCH_SANDBOX_RUN": run_id,
+                **(THREAD_ENV if found else {}),
             },
         }
         config_path = base / "config.json"
