@@ -185,7 +185,15 @@ RFQA = [
          samples=(1, 2)),
 ]
 
-CURATED: list[Case] = [*STRUCTFACT, *SCITAB, *SKABENCH, *STRUCTEXT, *RFQA]
+TB = "TableBench (Wu et al., AAAI 2025)"
+TABLEBENCH = [
+    Case("tablebench", "test", itype.lower(), f"{TB}: the {itype} instruction of the release's "
+         f"TableBench_{itype}.jsonl as the only user turn (lines in its layout written by structbench generate "
+         "tablebench: a question and a bar chart)")
+    for itype in ("DP", "TCoT", "SCoT", "PoT")
+]
+
+CURATED: list[Case] = [*STRUCTFACT, *SCITAB, *SKABENCH, *STRUCTEXT, *RFQA, *TABLEBENCH]
 
 VARIANTS: dict[str, tuple[str, ...]] = {"scitab": ("all", "2class"), "structext": ("test", "official")}
 """Benchmarks whose every strategy is pinned on more than the default variant (the variant changes the prompt)."""
