@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -182,7 +182,7 @@ class TableBench(Benchmark[TableBenchOptions]):
     # -- scoring ------------------------------------------------------------------------------
     def score(self, sample: Sample, attempt: Attempt, strategy: Strategy) -> Scored:
         scored = self._score(sample, attempt, strategy)
-        return self.with_corrected(scored, lambda bench: bench._score(sample, attempt, strategy))
+        return self.with_corrected(scored, lambda bench: cast(TableBench, bench)._score(sample, attempt, strategy))
 
     def _outcome(self, sample: Sample, attempt: Attempt) -> ProgramOutcome:
         """The program's outcome under this scoring's execution: from the attempt, or run now (a predictions
@@ -200,9 +200,9 @@ class TableBench(Benchmark[TableBenchOptions]):
         qsubtype = str(sample.meta.get("qsubtype", ""))
         meta = {"qsubtype": qsubtype, "metric": refined_metric(sample.task, qsubtype), "instruction": itype}
         if sample.task == VISUALIZATION:
-            verdict, values = chart_scores(gold, self._outcome(sample, attempt), sample.meta.get("chart_type"))
-            return Scored(id=sample.id, task=sample.task, parsed=verdict, gold=gold, score=values["pass"],
-                          values=values, meta=meta)
+            verdict, chart = chart_scores(gold, self._outcome(sample, attempt), sample.meta.get("chart_type"))
+            return Scored(id=sample.id, task=sample.task, parsed=verdict, gold=gold, score=chart["pass"],
+                          values=chart, meta=meta)
         values: dict[str, float] = {}
         if strategy.answer.program:
             outcome = self._outcome(sample, attempt)

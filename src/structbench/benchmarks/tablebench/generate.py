@@ -14,7 +14,7 @@ import itertools
 import json
 import random
 import statistics
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -88,11 +88,11 @@ def league(rng: random.Random) -> Iterator[Item]:
     order = sorted(range(n), key=lambda i: -points[i])
     cities = _names(rng, n, _place)
     founded = [rng.randint(1870, 1990) for _ in range(n)]
-    rows = [[rank + 1, clubs[i], cities[i], 20, wins[i], draws[i], losses[i], points[i], founded[i]]
+    rows: list[list[Any]] = [[rank + 1, clubs[i], cities[i], 20, wins[i], draws[i], losses[i], points[i], founded[i]]
             for rank, i in enumerate(order)]
-    table = {"columns": ["rank", "club", "city", "played", "wins", "draws", "losses", "points", "founded"],
-             "data": rows}
-    col = {name: [row[k] for row in rows] for k, name in enumerate(table["columns"])}
+    columns = ["rank", "club", "city", "played", "wins", "draws", "losses", "points", "founded"]
+    table: dict[str, Any] = {"columns": columns, "data": rows}
+    col: dict[str, list[Any]] = {name: [row[k] for row in rows] for k, name in enumerate(table["columns"])}
     a, b = rng.sample(range(n), 2)
     top_wins = max(range(n), key=lambda i: col["wins"][i])
     threshold = sorted(col["points"])[n // 2]
@@ -133,7 +133,7 @@ def league(rng: random.Random) -> Iterator[Item]:
                f"y_references = {[[col['wins'][a], col['draws'][a], col['losses'][a]]]!r}", "radar")
 
 
-def _corr(x: list[float], y: list[float]) -> float:
+def _corr(x: Sequence[float], y: Sequence[float]) -> float:
     return statistics.correlation(x, y)
 
 

@@ -113,7 +113,7 @@ def drawn_values(chart_type: str) -> list[Any]:
     pie wedges as fractions of the circle (two decimals), area fills' non-zero y vertices, scatter offsets' y."""
     import matplotlib.pyplot as plt
 
-    axes = plt.gca()
+    axes: Any = plt.gca()  # matplotlib objects of every chart type: read duck-typed, as the chart test reads them
     if chart_type == "line":
         return [list(line.get_ydata()) for line in axes.get_lines()]
     if chart_type == "radar":

@@ -77,25 +77,32 @@ class Release:
             instructions[itype] = record.instruction
             if record.answer != question.answer:
                 answers[itype] = record.answer  # the released evaluation scores each file against its own answer
-        table = question.table.model_dump()
-        meta: dict[str, Any] = {"qsubtype": question.qsubtype, "table": table_key(table)}
-        if question.chart_type:
-            meta["chart_type"] = question.chart_type
-        extra: dict[str, Any] = {"table": table, "instructions": instructions}
-        if answers:
-            extra["answers"] = answers
-        return Sample(
-            id=question.id,
-            benchmark="tablebench",
-            variant=variant,
-            task=question.qtype,
-            question=question.question,
-            evidence=[Table(header=[cell_text(c) for c in question.table.columns],
-                            rows=[[cell_text(c) for c in row] for row in question.table.data])],
-            gold=TextGold(text=question.answer),
-            meta=meta,
-            extra=extra,
-        )
+        return to_sample(question, instructions, variant, answers)
+
+
+def to_sample(question: Question, instructions: Mapping[str, str], variant: str,
+              answers: Mapping[str, str] | None = None) -> Sample:
+    """A question as a sample: its table as evidence (and as the release stores it, for ``table.csv``), its
+    instructions by type, and the answers of instruction files that differ from ``TableBench.jsonl``."""
+    table = question.table.model_dump()
+    meta: dict[str, Any] = {"qsubtype": question.qsubtype, "table": table_key(table)}
+    if question.chart_type:
+        meta["chart_type"] = question.chart_type
+    extra: dict[str, Any] = {"table": table, "instructions": dict(instructions)}
+    if answers:
+        extra["answers"] = dict(answers)
+    return Sample(
+        id=question.id,
+        benchmark="tablebench",
+        variant=variant,
+        task=question.qtype,
+        question=question.question,
+        evidence=[Table(header=[cell_text(c) for c in question.table.columns],
+                        rows=[[cell_text(c) for c in row] for row in question.table.data])],
+        gold=TextGold(text=question.answer),
+        meta=meta,
+        extra=extra,
+    )
 
 
 def gold_answer(sample: Sample, itype: InstructionType) -> str:
