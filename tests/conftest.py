@@ -37,6 +37,15 @@ def shared_data(shared_datasets: Path) -> DataContext:
     return DataContext(data_dir=shared_datasets, offline=True)
 
 
+@pytest.fixture(scope="session")
+def every_dataset(shared_datasets: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A ``--data-dir`` every benchmark reads: ``../shared/datasets``, and a generated set in its release's layout for
+    each benchmark whose release it lacks (``generated_releases``)."""
+    from generated_releases import datasets_dir
+
+    return datasets_dir(shared_datasets, tmp_path_factory.mktemp("datasets"))
+
+
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Give every test its own empty download and response cache, away from the user's home."""

@@ -46,9 +46,9 @@ def test_list_keeps_every_name_whole_at_any_width(tmp_path: Path) -> None:
         assert all(len(line) <= int(width) for line in proc.stdout.splitlines() if " " in line.strip())
 
 
-def test_bench_all_means_every_benchmark(tmp_path: Path, shared_datasets: Path) -> None:
+def test_bench_all_means_every_benchmark(tmp_path: Path, every_dataset: Path) -> None:
     proc = sb(tmp_path, "run", "-m", "oracle", "-b", "all,toy", "-n", "2", "--no-cache", "--out", "r",
-              "--data-dir", str(shared_datasets))
+              "--data-dir", str(every_dataset))
     assert proc.returncode == 0, proc.stderr
     benches = json.loads((tmp_path / "r" / "manifest.json").read_text())["config"]["benches"]
     assert {"rfqa", "scitab", "skabench", "structext", "structfact", "toy"} <= set(benches)  # plugins count too

@@ -87,9 +87,9 @@ CASES = [(name, strategy) for name in BENCHMARKS.names() for strategy in BENCHMA
 
 @pytest.mark.shared
 @pytest.mark.parametrize("bench", sorted({b for b, _ in CASES}))
-def test_every_strategy_matches_structbench_score(bench: str, shared_datasets: Path, tmp_path: Path) -> None:
+def test_every_strategy_matches_structbench_score(bench: str, every_dataset: Path, tmp_path: Path) -> None:
     strategies = [s for b, s in CASES if b == bench]
-    tasks = [benchmark_task(bench, strategy=s, data_dir=shared_datasets, limit=LIMIT) for s in strategies]
+    tasks = [benchmark_task(bench, strategy=s, data_dir=every_dataset, limit=LIMIT) for s in strategies]
     logs = inspect_eval(tasks, model=half_oracle(), log_dir=str(tmp_path / "logs"), display="none",
                         max_tasks=len(tasks))
     per_sample: list[Any] = []
@@ -100,7 +100,7 @@ def test_every_strategy_matches_structbench_score(bench: str, shared_datasets: P
         assert log.samples is not None and len(log.samples) == LIMIT
         variant = log.eval.metadata["variant"]  # type: ignore[index]
         _predictions(log, tmp_path / f"{strategy}.jsonl")
-        scored = _structbench_score(bench, variant, strategy, shared_datasets, tmp_path / f"{strategy}.jsonl",
+        scored = _structbench_score(bench, variant, strategy, every_dataset, tmp_path / f"{strategy}.jsonl",
                                     tmp_path / f"{strategy}.json")
         assert metrics == pytest.approx(scored, abs=1e-12), (strategy, metrics, scored)
         per_sample.extend(s.scores[bench].value for s in log.samples)  # type: ignore[index]

@@ -50,8 +50,8 @@ def _drop_none(value: Any) -> Any:
 
 @pytest.mark.shared
 @pytest.mark.parametrize("bench", BENCHMARKS.names())
-def test_hf_folder_and_parquet_load_back_as_the_json_lines(bench: str, shared_datasets: Path, tmp_path: Path) -> None:
-    common = [bench, "--limit", "6", "--data-dir", str(shared_datasets)]
+def test_hf_folder_and_parquet_load_back_as_the_json_lines(bench: str, every_dataset: Path, tmp_path: Path) -> None:
+    common = [bench, "--limit", "6", "--data-dir", str(every_dataset)]
     _export(*common, "--out", str(tmp_path / "e.jsonl"))
     _export(*common, "--format", "hf", "--out", str(tmp_path / "hf"))
     _export(*common, "--format", "parquet", "--out", str(tmp_path / "e.parquet"))
