@@ -79,7 +79,7 @@ class TableBenchOptions(BaseModel):
     @property
     def execution(self) -> Execution:
         """How programs run: ``isolated`` for structbench's scoring, as the released parser runs them otherwise."""
-        return "isolated" if self.scorer == "structbench" else "released"
+        return {"structbench": "isolated", "released": "released", "paper": "paper"}[self.scorer]
 
 
 class Instruction(Strategy):
@@ -156,7 +156,8 @@ class TableBench(Benchmark[TableBenchOptions]):
 
     def executions(self) -> tuple[Execution, ...]:
         """The ways programs run for this scoring: its own, and the isolated one of the corrected twin."""
-        return ("isolated",) if self.options.execution == "isolated" else ("released", "isolated")
+        own = self.options.execution
+        return (own,) if own == "isolated" else (own, "isolated")
 
     def programs(self, sample: Sample, reply: str, executions: Sequence[Execution]) -> dict[str, Any]:
         """The reply's program run each way, by execution mode."""

@@ -10,12 +10,13 @@ compared with the reference outside the sandbox, which never sees the reference.
 Two ways to run the program:
 
 - ``isolated``: once, in a namespace of its own, as a script runs;
-- ``released``: as the released parser does, bug for bug: the program's lines indented under
-  ``if __name__ == '__main__':`` and ``exec``'d with the parser's globals (``re``, ``os``, ``sys``, ``ast``, ``np``,
-  ``pd``, ``plt``) and a separate dict of locals, so a function the program defines sees the parser's globals but
-  not the program's own top-level names; a chart program is run twice in one process without closing its figure
-  (the execution check, then the chart test), so a program that draws on the current figure without making a new
-  one draws everything twice.
+- ``released`` (the parser of April 2025) and ``paper`` (that of August 2024): as the released parser does, bug
+  for bug: the program's lines indented under ``if __name__ == '__main__':`` and ``exec``'d with the parser's
+  globals (the modules it imports: ``re``, ``os``, ``sys``, ``ast``, ``np``, ``pd``, ``plt``; in 2024 ``json``
+  instead of ``ast``) and a separate dict of locals, so a function the program defines sees the parser's globals
+  but not the program's own top-level names; a chart program is run twice in one process without closing its
+  figure (the execution check, then the chart test), so a program that draws on the current figure without making
+  a new one draws everything twice.
 """
 
 from __future__ import annotations
@@ -62,14 +63,16 @@ def under_main(source: str) -> str:
     return wrapped
 
 
-def released_globals() -> dict[str, Any]:
-    """The names the released parser's module defines that a program may lean on without importing them."""
+def released_globals(mode: str) -> dict[str, Any]:
+    """The modules the released parser's module imports (a program may lean on them without importing them), as the
+    script runs: ``__name__`` is ``__main__``."""
     import matplotlib.pyplot as plt
     import numpy as np
     import pandas as pd
 
-    return {"__name__": "__main__", "__builtins__": builtins, "re": re, "os": os, "sys": sys, "ast": ast, "np": np,
-            "pd": pd, "plt": plt}
+    scope = {"__name__": "__main__", "__builtins__": builtins, "re": re, "os": os, "sys": sys, "np": np, "pd": pd,
+             "plt": plt}
+    return {**scope, "json": json} if mode == "paper" else {**scope, "ast": ast}
 
 
 def run(source: str, mode: str, timeout: float, scope: dict[str, Any] | None = None) -> tuple[bool, str, str]:
@@ -79,9 +82,9 @@ def run(source: str, mode: str, timeout: float, scope: dict[str, Any] | None = N
     signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
         with contextlib.redirect_stdout(printed):
-            if mode == "released":
+            if scope is not None:
                 wrapped = under_main(source)
-                exec(wrapped, scope if scope is not None else released_globals(), {"c": wrapped})
+                exec(wrapped, scope, {"c": wrapped})
             else:
                 exec(compile(source, "program.py", "exec"), {"__name__": "__main__", "__builtins__": builtins})
         return True, printed.getvalue(), ""
@@ -148,11 +151,11 @@ def main() -> None:
         print("\n" + MARKER + json.dumps(report), file=sys.__stdout__, flush=True)
         return
     mode, timeout = job["mode"], float(job["timeout"])
-    scope = released_globals() if mode == "released" else None
+    scope = released_globals(mode) if mode in ("released", "paper") else None
     ran, printed, error = run(source, mode, timeout, scope)
     report.update(ran=ran, stdout=printed[:MAX_OUTPUT], error=error)
     if job["kind"] == "chart":
-        if mode == "released":  # the chart test runs the program again, on the figure the first run left
+        if scope is not None:  # the chart test runs the program again, on the figure the first run left
             ran_again, _, error = run(source, mode, timeout, scope)
         else:
             ran_again = ran

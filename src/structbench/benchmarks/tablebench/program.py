@@ -18,7 +18,9 @@ from typing import Any, Literal
 
 from structbench.sandbox import Limits, NamespaceMode, SandboxError, run_python
 
-Execution = Literal["isolated", "released"]
+Execution = Literal["isolated", "released", "paper"]
+"""How a program runs: alone, as a script (structbench); as the released parser of April 2025 or of August 2024
+runs it (``harness``)."""
 Kind = Literal["answer", "chart"]
 
 HARNESS = Path(__file__).with_name("harness.py")
@@ -72,7 +74,7 @@ def run_program(
     if not code:
         return NO_CODE
     job = {"mode": execution, "kind": kind, "chart_type": chart_type, "timeout": timeout, "table": table}
-    runs = 2 if kind == "chart" and execution == "released" else 1
+    runs = 2 if kind == "chart" and execution != "isolated" else 1
     wall = Limits(**{**asdict(limits), "wall_seconds": runs * timeout + STARTUP_SECONDS})
     result = run_python(HARNESS.read_text(encoding="utf-8"), limits=wall, namespaces=namespaces,
                         files={"program.py": code, "job.json": json.dumps(table_safe(job))}, libraries=LIBRARIES)
