@@ -58,6 +58,10 @@ ANSWERS: dict[InstructionType, AnswerFormat] = {
 }
 
 
+EXECUTIONS: dict[Scorer, Execution] = {"structbench": "isolated", "released": "released", "paper": "paper"}
+"""How each scorer runs programs: alone, as a script; as the released parser of April 2025 or August 2024 does."""
+
+
 class TableBenchOptions(BaseModel):
     """Run options (``--option key=value``)."""
 
@@ -79,7 +83,7 @@ class TableBenchOptions(BaseModel):
     @property
     def execution(self) -> Execution:
         """How programs run: ``isolated`` for structbench's scoring, as the released parser runs them otherwise."""
-        return {"structbench": "isolated", "released": "released", "paper": "paper"}[self.scorer]
+        return EXECUTIONS[self.scorer]
 
 
 class Instruction(Strategy):
