@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from structbench.benchmark import Samples
 from structbench.benchmarks.tablebench import TableBench
-from structbench.benchmarks.tablebench.source import INSTRUCTION_FILES, QUESTIONS_FILE
+from structbench.benchmarks.tablebench.source import INSTRUCTION_FILES, QUESTIONS_FILE, SOURCE
 from structbench.data.sample import Sample
-from structbench.datasets import DataContext
+from structbench.datasets import DataContext, cache_root
 from structbench.errors import DataError, DatasetUnavailableError
 
 
@@ -102,3 +105,28 @@ def test_a_table_stored_as_json_text_and_a_numeric_answer_are_read(generated: Pa
         path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     sample = _load(root)[2]
     assert sample.extra["table"]["columns"][1] == "club" and sample.gold.text.isdigit()  # type: ignore[union-attr]
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def test_the_release_is_downloaded_into_the_cache(generated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Hub's files, from a loopback mirror (STRUCTBENCH_MIRROR) standing in for huggingface.co."""
+    assert [f.url for f in SOURCE.files] == [
+        f"https://huggingface.co/datasets/Multilingual-Multimodal-NLP/TableBench/resolve/main/{name}"
+        for name in (QUESTIONS_FILE, *INSTRUCTION_FILES.values())]
+    with pytest.raises(DatasetUnavailableError, match=r"resolve/main/TableBench\.jsonl"):
+        TableBench().load("test", DataContext(offline=True), seed=0, limit=None)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Quiet, directory=str(generated)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("STRUCTBENCH_MIRROR", f"http://127.0.0.1:{server.server_address[1]}")
+    try:
+        loaded = list(TableBench().load("test", DataContext(), seed=0, limit=None))
+    finally:
+        server.shutdown()
+    assert len(loaded) == 25
+    for name in (QUESTIONS_FILE, *INSTRUCTION_FILES.values()):
+        cached = cache_root() / "datasets" / "tablebench" / name
+        assert cached.read_bytes() == (generated / "tablebench" / name).read_bytes()
