@@ -18,6 +18,7 @@ def test_normalize_answer_is_squads() -> None:
         ("1062", "1062", 1.0, 1.0),
         ("Elmdale United", "elmdale united.", 1.0, 1.0),
         ("69.75%", "69.75", 1.0, 1.0),  # a percentage with or without its sign
+        ("45%", "45.3%", 0.0, 0.0),  # a percentage to two decimals
         ("12.50", "12.5", 0.0, 1.0),  # released: "1250" against "125"
         ("-3.24", "3.24", 1.0, 0.0),  # released: the minus sign is punctuation
         ("20.3", "20.34", 0.0, 1.0),  # rounded to the reference's one decimal

@@ -98,7 +98,7 @@ def exact_match(reference: str, prediction: str, *, released: bool = False) -> f
                     match = _rounded(_decimal(ref), places) == _rounded(_decimal(pred), places)
             else:
                 pair = _corrected_numbers(ref, pred)
-                digits = (len(ref.rstrip("%").split(".")[-1]) if "." in ref else 0) if ref.endswith("%") else places
+                digits = 2 if ref.endswith("%") else places  # a percentage: four decimals as a fraction
                 match = pair is not None and _rounded(pair[0], digits) == _rounded(pair[1], digits)
         except (InvalidOperation, ValueError):
             match = False  # the released code's bare except: a prediction that is no number does not match
