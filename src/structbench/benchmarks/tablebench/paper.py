@@ -1,9 +1,11 @@
-"""TableBench's main results (the paper's table, and the 2024 leaderboard with the same numbers): ROUGE-L per
-category, Pass@1 for charts and their Mix, under each of the four instruction types; its preset and how a run
-fills the columns.
+"""TableBench's published tables, their presets and how a run fills the columns: the paper's main results (and the
+2024 leaderboard with the same numbers), and the two tables of the leaderboard of April 2025.
 
-A run's model gets one row; each instruction type fills its four category columns and its overall column from the
-paper's metrics (``*_original``: ROUGE-L; ``visualization``: Pass@1; ``overall_original``: their Mix).
+Main results: a run's model gets one row; each instruction type fills its four category columns and its overall
+column from the paper's metrics (``*_original``: ROUGE-L; ``visualization``: Pass@1; ``overall_original``: their
+Mix). The leaderboard's tables take the refined metrics of April 2025 as the released code computes them
+(``scorer=released``): its methods table gets a row per instruction type (``{model} + DP``), its models table one
+row with each instruction type's overall Mix.
 """
 
 from __future__ import annotations
@@ -45,4 +47,59 @@ MAIN = PaperTable(
     plot=("overall_dp", "overall_tcot", "overall_scot", "overall_pot"),
 )
 
-TABLES = (MAIN,)
+LEADERBOARD_DIFFERENCES = (
+    "The leaderboard states nothing of its runs beyond the instruction type (decoding, token limit): greedy, up to "
+    "4,096 new tokens here; it ran the release of 2025-04-18, structbench reads the Hub's current one.")
+LEADERBOARD_SCORING = (
+    "The repository's parser and metrics of April 2025 (eval_tablebench_script.py): the first 'Final Answer:' line, "
+    "EM on punctuation-stripped texts, programs run as its parser runs them, and the overall Mix with each chart "
+    "counted as Pass@1 / 100 (a perfect model's Overall is 94.36).")
+LEADERBOARD_CATEGORIES = {
+    "fc": "fact_checking",
+    "nr": "numerical_reasoning",
+    "da": "data_analysis",
+    "viz": "visualization",
+    "overall": "overall",
+}
+"""Column of the methods table -> the metric of ``TableBench.aggregate`` (under ``scorer=released``) that fills it."""
+LABELS = {"dp": "DP", "tcot": "TCoT", "scot": "SCoT", "pot": "PoT"}
+"""Strategy -> the instruction type as the leaderboard prints it."""
+
+LEADERBOARD_METHODS = PaperTable(
+    benchmark="tablebench",
+    path=PUBLISHED / "leaderboard_methods.json",
+    preset=Preset(
+        name="tablebench-leaderboard",
+        description="TableBench leaderboard (April 2025), methods: the four instruction types, FC / NR / DA / VIZ "
+        "and the overall Mix, scored by the released code of April 2025",
+        benches=("tablebench",),
+        strategies=STRATEGIES,
+        options={"scorer": "released"},
+        differences=LEADERBOARD_DIFFERENCES,
+        scoring=LEADERBOARD_SCORING,
+    ),
+    rows=tuple(RunRow({key: Measure(strategy, metric) for key, metric in LEADERBOARD_CATEGORIES.items()},
+                      label=f"{{model}} + {LABELS[strategy]}") for strategy in STRATEGIES),
+    plot=("overall",),
+    requires={"scorer": "released"},
+)
+
+LEADERBOARD_MODELS = PaperTable(
+    benchmark="tablebench",
+    path=PUBLISHED / "leaderboard_models.json",
+    preset=Preset(
+        name="tablebench-leaderboard-models",
+        description="TableBench leaderboard (April 2025), models: the overall Mix under each of the four "
+        "instruction types, scored by the released code of April 2025",
+        benches=("tablebench",),
+        strategies=STRATEGIES,
+        options={"scorer": "released"},
+        differences=LEADERBOARD_DIFFERENCES,
+        scoring=LEADERBOARD_SCORING,
+    ),
+    rows=(RunRow({strategy: Measure(strategy, "overall") for strategy in STRATEGIES}),),
+    plot=STRATEGIES,
+    requires={"scorer": "released"},
+)
+
+TABLES = (MAIN, LEADERBOARD_METHODS, LEADERBOARD_MODELS)
