@@ -22,9 +22,10 @@ from structbench.benchmark import (
     Strategy,
 )
 from structbench.benchmarks.tablebench import oracle, prompts
-from structbench.benchmarks.tablebench.paper import TABLES
+from structbench.benchmarks.tablebench.paper import ROBUSTNESS, TABLES
 from structbench.benchmarks.tablebench.parse import final_answer, python_block
 from structbench.benchmarks.tablebench.program import Execution, ProgramOutcome, run_program
+from structbench.benchmarks.tablebench.prompts import PAPER_FORMAT
 from structbench.benchmarks.tablebench.provenance import PROVENANCE
 from structbench.benchmarks.tablebench.samples import Release, gold_answer
 from structbench.benchmarks.tablebench.scoring import READINGS, Scorer, chart_scores, program_answer, text_scores
@@ -36,9 +37,11 @@ from structbench.benchmarks.tablebench.taxonomy import (
     InstructionType,
     refined_metric,
 )
+from structbench.data.perturb import PERTURBATION_OPTIONS, PerturbationOptions
 from structbench.data.sample import Sample
+from structbench.data.serialize import SERIALIZERS
 from structbench.errors import UsageError
-from structbench.papers.spec import PaperTable
+from structbench.papers.spec import PaperTable, Preset
 from structbench.sandbox import MAX_MEGABYTES, MAX_SECONDS, Limits, NamespaceMode
 from structbench.stats.bootstrap import MeanStatistic, RatioStatistic, Statistic
 
@@ -62,11 +65,15 @@ EXECUTIONS: dict[Scorer, Execution] = {"structbench": "isolated", "released": "r
 """How each scorer runs programs: alone, as a script; as the released parser of April 2025 or August 2024 does."""
 
 
-class TableBenchOptions(BaseModel):
-    """Run options (``--option key=value``)."""
+class TableBenchOptions(PerturbationOptions):
+    """Run options (``--option key=value``); the shared perturbations (``perturbation``, ``perturbation_seed``) change
+    the table the instruction shows (a program's ``table.csv`` stays the release's table)."""
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
+    serialization: str = PAPER_FORMAT
+    """Table rendering in the instruction: ``paper`` (the release's instruction as it is, the table as a Python dict)
+    or a registered serializer (markdown, csv, json, html, ...), which replaces the instruction's table."""
     scorer: Scorer = "structbench"
     """``structbench``: the last 'Final Answer:' line, EM on the answers as written, programs run each alone, the
     overall Mix with charts at full weight; ``released``: the repository's parser and metrics of April 2025 bug for
@@ -126,10 +133,20 @@ class TableBench(Benchmark[TableBenchOptions]):
     cluster_unit: ClassVar[str | None] = "table"
     Options: ClassVar[type[BaseModel]] = TableBenchOptions
     paper_scoring: ClassVar[tuple[str, ...]] = ("scorer",)
+    prompt_options: ClassVar[frozenset[str]] = frozenset({"serialization", *PERTURBATION_OPTIONS})
+
+    def __init__(self, options: Mapping[str, Any] | None = None) -> None:
+        super().__init__(options)
+        if self.options.serialization != PAPER_FORMAT:
+            SERIALIZERS.get(self.options.serialization)  # an unknown name is a UsageError with suggestions
 
     @classmethod
     def paper_tables(cls) -> Sequence[PaperTable]:
         return TABLES
+
+    @classmethod
+    def robustness_presets(cls) -> Sequence[Preset]:
+        return ROBUSTNESS
 
     # -- data ---------------------------------------------------------------------------------
     def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> Iterable[Sample]:
@@ -148,7 +165,12 @@ class TableBench(Benchmark[TableBenchOptions]):
 
     # -- prompting ----------------------------------------------------------------------------
     def request(self, sample: Sample, itype: InstructionType) -> Request:
-        return prompts.request(sample.extra["instructions"][itype])
+        text = sample.extra["instructions"][itype]
+        if self.options.serialization == PAPER_FORMAT and not self.options.perturbs:
+            return prompts.request(text)
+        evidence = self.options.perturbed(sample.evidence) if self.options.perturbs else sample.evidence
+        shown = prompts.render_table(evidence, self.options.serialization, sample.extra["table"])
+        return prompts.request(prompts.with_table(text, shown, self.options.serialization, sample.id))
 
     def strategies(self) -> Mapping[str, Strategy]:
         return {t.lower(): Instruction(self, t) for t in INSTRUCTION_TYPES}
@@ -178,11 +200,16 @@ class TableBench(Benchmark[TableBenchOptions]):
     def oracle(self, sample: Sample, request: Request) -> str:
         text = request.messages[-1].content if request.messages else request.prompt or ""
         instructions: dict[str, str] = sample.extra["instructions"]
-        itype = next((t for t in INSTRUCTION_TYPES if instructions.get(t) == text), None)
+        itype = next((t for t in INSTRUCTION_TYPES if t in instructions and self._text(sample, t) == text), None)
         if itype is None:
             raise UsageError(f"tablebench: the oracle does not know the prompt of sample {sample.id}")
         return oracle.reply(itype, gold_answer(sample, itype), chart=sample.task == VISUALIZATION,
                             chart_type=sample.meta.get("chart_type"))
+
+    def _text(self, sample: Sample, itype: InstructionType) -> str:
+        """The prompt's text of an instruction type under this run's table options."""
+        request = self.request(sample, itype)
+        return request.messages[-1].content if request.messages else request.prompt or ""
 
     # -- scoring ------------------------------------------------------------------------------
     def score(self, sample: Sample, attempt: Attempt, strategy: Strategy) -> Scored:

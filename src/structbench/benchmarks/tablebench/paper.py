@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from structbench.papers.robustness import robustness_preset
 from structbench.papers.spec import Measure, PaperTable, Preset, RunRow
 
 PUBLISHED = Path(__file__).parent / "published"
@@ -103,3 +104,12 @@ LEADERBOARD_MODELS = PaperTable(
 )
 
 TABLES = (MAIN, LEADERBOARD_METHODS, LEADERBOARD_MODELS)
+
+
+ROBUSTNESS = (
+    robustness_preset("tablebench", "tablebench", "dp",
+                      description="TableBench's 886 questions under direct prompting in 28 cells: the release's "
+                                  "instruction (its table as a Python dict) and 6 other table formats x no "
+                                  "perturbation, shuffled rows and columns, transposed"),
+)
+"""The standard robustness grid (``structbench.papers.robustness``): ``--preset robust-tablebench``."""

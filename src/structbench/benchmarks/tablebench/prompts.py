@@ -9,11 +9,20 @@ example file, the other types' roles and reasoning lines those of the published 
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from typing import Any
 
 from structbench.backends.base import Request
 from structbench.benchmarks.tablebench.taxonomy import VISUALIZATION, InstructionType
+from structbench.data.evidence import Evidence, Table
+from structbench.data.serialize import serialize
+from structbench.errors import DataError
 
+PAPER_FORMAT = "paper"
+"""The ``serialization`` that keeps the release's instruction as it is."""
+TABLE_BLOCK = re.compile(r"(Read the table below in JSON format:\n)?\[TABLE\] \n.*?\n\nLet's get start!", re.S)
+"""The table in a release's instruction (with the sentence that introduces it), up to the line after it."""
 MAX_TOKENS = 4096
 """New tokens per reply (the release's inference script allows 8,000; ``--max-tokens 8000`` restores that)."""
 
@@ -140,6 +149,33 @@ def instruction(itype: InstructionType, qtype: str, qsubtype: str, table: dict[s
     return (f"{ROLES[itype]}\n\n\n{answer_format(itype, qtype, qsubtype)}\n\n\n{THINKING[itype]}\n\n"
             f"Read the table below in JSON format:\n[TABLE] \n{table_text(table)}\n\nLet's get start!\n"
             f"Question: {question}\n")
+
+
+def render_table(evidence: Sequence[Evidence], fmt: str, release: dict[str, Any]) -> str:
+    """The sample's table as ``fmt`` renders it; ``paper``: as the release writes its table (a perturbed one), each
+    cell with the value the release's table gives its text (a number stays a number)."""
+    if fmt != PAPER_FORMAT:
+        return serialize(evidence, fmt)
+    (table,) = evidence
+    assert isinstance(table, Table)
+    values: dict[str, Any] = {}
+    for value in [*release["columns"], *(v for row in release["data"] for v in row)]:
+        values.setdefault("" if value is None else str(value), value)
+    return table_text({"columns": [values.get(c, c) for c in table.header],
+                       "data": [[values.get(c, c) for c in row] for row in table.rows]})
+
+
+def with_table(text: str, table: str, fmt: str, sample_id: str) -> str:
+    """The instruction with ``table`` in place of its own; "Read the table below in JSON format:" loses "in JSON
+    format" where another serializer renders it (the rest of the release's wording stays)."""
+    found = TABLE_BLOCK.search(text)
+    if found is None:
+        raise DataError(f"tablebench: the instruction of {sample_id} has no '[TABLE] ' block followed by "
+                        "\"Let's get start!\": it cannot show the table another way")
+    lead = found.group(1) or ""
+    if fmt != PAPER_FORMAT:
+        lead = lead.replace(" in JSON format:", ":")
+    return f"{text[:found.start()]}{lead}[TABLE] \n{table}\n\nLet's get start!{text[found.end():]}"
 
 
 def request(text: str, max_tokens: int = MAX_TOKENS) -> Request:
