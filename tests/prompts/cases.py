@@ -191,6 +191,9 @@ TABLEBENCH = [
          f"TableBench_{itype}.jsonl as the only user turn (lines in its layout written by structbench generate "
          "tablebench: a question and a bar chart)")
     for itype in ("DP", "TCoT", "SCoT", "PoT")
+] + [
+    Case("tablebench", "test", "dp", f"{TB}: the DP instruction with its table in Markdown (ours: the robustness "
+         "grid's format study)", {"serialization": "markdown"}),
 ]
 
 CURATED: list[Case] = [*STRUCTFACT, *SCITAB, *SKABENCH, *STRUCTEXT, *RFQA, *TABLEBENCH]
