@@ -18,6 +18,12 @@ def _claimdb(out: Path) -> None:
     write_set(out, seed=0)
 
 
+def _tablebench(out: Path) -> None:
+    from structbench.benchmarks.tablebench.generate import write_set
+
+    write_set(out, seed=0)
+
+
 def _databench(out: Path) -> None:
     from structbench.benchmarks.databench.generator import write_set
 
@@ -27,6 +33,7 @@ def _databench(out: Path) -> None:
 GENERATORS: dict[str, Callable[[Path], None]] = {
     "claimdb": _claimdb,
     "databench": _databench,
+    "tablebench": _tablebench,
 }
 """Dataset folder -> what writes a set of it under a ``--data-dir`` (``DIR/<folder>/...``)."""
 

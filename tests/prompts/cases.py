@@ -202,7 +202,19 @@ CLAIMDB = [
          "tool (the oracle backend has no function calling)"),
 ]
 
-CURATED: list[Case] = [*STRUCTFACT, *SCITAB, *SKABENCH, *STRUCTEXT, *RFQA, *DATABENCH, *CLAIMDB]
+
+TB = "TableBench (Wu et al., AAAI 2025)"
+TABLEBENCH = [
+    Case("tablebench", "test", itype.lower(), f"{TB}: the {itype} instruction of the release's "
+         f"TableBench_{itype}.jsonl as the only user turn (lines in its layout written by structbench generate "
+         "tablebench: a question and a bar chart)")
+    for itype in ("DP", "TCoT", "SCoT", "PoT")
+] + [
+    Case("tablebench", "test", "dp", f"{TB}: the DP instruction with its table in Markdown (ours: the robustness "
+         "grid's format study)", {"serialization": "markdown"}),
+]
+
+CURATED: list[Case] = [*STRUCTFACT, *SCITAB, *SKABENCH, *STRUCTEXT, *RFQA, *DATABENCH, *CLAIMDB, *TABLEBENCH]
 
 VARIANTS: dict[str, tuple[str, ...]] = {"scitab": ("all", "2class"), "structext": ("test", "official")}
 """Benchmarks whose every strategy is pinned on more than the default variant (the variant changes the prompt)."""

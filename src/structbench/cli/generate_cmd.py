@@ -99,3 +99,18 @@ def claimdb(
 
     for line in write_set(out, seed=seed):
         typer.echo(line)
+
+
+@generate_app.command("tablebench")
+def tablebench(
+    out: Annotated[Path, typer.Option("--out", help="Folder to write tablebench/ into (each file whole or not at "
+                                                    "all).")],
+    size: Annotated[int, typer.Option("--size", min=1, help="Tables of each kind (each asked its questions).")] = 1,
+    seed: GenSeedOpt = 0,
+) -> None:
+    """TableBench questions of every subtype and chart type over invented tables, in the Hub repository's layout
+    (OUT/tablebench/TableBench.jsonl and TableBench_{DP,TCoT,SCoT,PoT}.jsonl; read back with --data-dir OUT)."""
+    from structbench.benchmarks.tablebench.generate import write_set
+
+    for line in write_set(out, seed=seed, size=size):
+        typer.echo(line)

@@ -1,0 +1,173 @@
+"""The script the sandbox runs for a TableBench program (never imported by structbench: its text is the sandbox's
+``main.py``, so it needs only the standard library, pandas and matplotlib).
+
+It writes the question's table to ``table.csv`` as the released parser does (``pandas.DataFrame`` of row dicts,
+``to_csv(index=False)``), runs the model's program (``program.py``) with its printed output captured and a time
+limit, and for a chart reads the values drawn on the current axes, by chart type. The last line it prints is
+``MARKER`` and a JSON report: whether the program ran, what it printed, the values, the error. The values are
+compared with the reference outside the sandbox, which never sees the reference.
+
+Two ways to run the program:
+
+- ``isolated``: once, in a namespace of its own, as a script runs;
+- ``released`` (the parser of April 2025) and ``paper`` (that of August 2024): as the released parser does, bug
+  for bug: the program's lines indented under ``if __name__ == '__main__':`` and ``exec``'d with the parser's
+  globals (the modules it imports: ``re``, ``os``, ``sys``, ``ast``, ``np``, ``pd``, ``plt``; in 2024 ``json``
+  instead of ``ast``) and a separate dict of locals, so a function the program defines sees the parser's globals
+  but not the program's own top-level names; a chart program is run twice in one process without closing its
+  figure (the execution check, then the chart test), so a program that draws on the current figure without making
+  a new one draws everything twice.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+import io
+import json
+import os
+import re
+import signal
+import sys
+from typing import Any
+
+MARKER = "__TABLEBENCH_REPORT__"
+MAX_OUTPUT = 100_000
+"""Characters of printed output reported back."""
+
+
+class ProgramTimeout(Exception):
+    """The program ran past its time limit (the released parser's 15-second timeout)."""
+
+
+def _alarm(signum: int, frame: Any) -> None:
+    raise ProgramTimeout("timed out")
+
+
+def write_table(table: dict[str, Any]) -> None:
+    """``table.csv`` as the released parser writes it: one dict per row (a repeated column name keeps its last
+    cell), a short row padded with empty cells."""
+    import pandas as pd
+
+    columns = table["columns"]
+    rows = [{columns[i]: (row[i] if i < len(row) else None) for i in range(len(columns))} for row in table["data"]]
+    pd.DataFrame(rows).to_csv("table.csv", index=False)
+
+
+def under_main(source: str) -> str:
+    """The released parser's wrapping: every line of the stripped program indented under the ``__main__`` test."""
+    wrapped = "\nif __name__ == '__main__':\n"
+    for line in source.strip().split("\n"):
+        wrapped += f"    {line}\n"
+    return wrapped
+
+
+def released_globals(mode: str) -> dict[str, Any]:
+    """The modules the released parser's module imports (a program may lean on them without importing them), as the
+    script runs: ``__name__`` is ``__main__``."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+    import pandas as pd
+
+    scope = {"__name__": "__main__", "__builtins__": builtins, "re": re, "os": os, "sys": sys, "np": np, "pd": pd,
+             "plt": plt}
+    return {**scope, "json": json} if mode == "paper" else {**scope, "ast": ast}
+
+
+def run(source: str, mode: str, timeout: float, scope: dict[str, Any] | None = None) -> tuple[bool, str, str]:
+    """Run the program once: (whether it ended without an exception, what it printed, the error)."""
+    printed = io.StringIO()
+    signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        with contextlib.redirect_stdout(printed):
+            if scope is not None:
+                wrapped = under_main(source)
+                exec(wrapped, scope, {"c": wrapped})
+            else:
+                exec(compile(source, "program.py", "exec"), {"__name__": "__main__", "__builtins__": builtins})
+        return True, printed.getvalue(), ""
+    except SystemExit as stop:
+        ok = stop.code in (None, 0)
+        return ok, printed.getvalue(), "" if ok else f"SystemExit: {stop.code}"
+    except BaseException as err:
+        return False, printed.getvalue(), f"{type(err).__name__}: {err}"[:2000]
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def _numbers(values: Any) -> Any:
+    """JSON-able copies of drawn values: numbers as floats, lists as lists, anything else as its text."""
+    if isinstance(values, list | tuple):
+        return [_numbers(v) for v in values]
+    if hasattr(values, "tolist") and not isinstance(values, str | bytes):
+        return _numbers(values.tolist())
+    if isinstance(values, bool):
+        return float(values)
+    if isinstance(values, int | float):
+        return float(values)
+    return str(values)
+
+
+def drawn_values(chart_type: str) -> list[Any]:
+    """The y values on the current axes, by chart type, as the released chart test reads them: line and radar
+    lines' y data (a radar line without its closing point), bar and waterfall patch heights, horizontal bar widths,
+    pie wedges as fractions of the circle (two decimals), area fills' non-zero y vertices, scatter offsets' y."""
+    import matplotlib.pyplot as plt
+
+    axes: Any = plt.gca()  # matplotlib objects of every chart type: read duck-typed, as the chart test reads them
+    if chart_type == "line":
+        return [list(line.get_ydata()) for line in axes.get_lines()]
+    if chart_type == "radar":
+        return [list(line.get_ydata())[:-1] for line in axes.get_lines()]
+    if chart_type in ("bar", "waterfall"):
+        return [patch.get_height() for patch in axes.patches]
+    if chart_type == "hbar":
+        return [patch.get_width() for patch in axes.patches]
+    if chart_type == "pie":
+        return [round((patch.theta2 - patch.theta1) / 360.0, 2) for patch in axes.patches]
+    if chart_type == "area":
+        return [[y for y in collection.get_paths()[0].vertices[:, 1] if y != 0] for collection in axes.collections]
+    if chart_type == "scatter":
+        return [[offset[1] for offset in collection.get_offsets()] for collection in axes.collections]
+    raise ValueError(f"chart type {chart_type!r} is not one the chart test reads")
+
+
+def main() -> None:
+    with open("job.json", encoding="utf-8") as handle:
+        job = json.load(handle)
+    with open("program.py", encoding="utf-8") as handle:
+        source = handle.read()
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    report: dict[str, Any] = {"ran": False, "stdout": "", "error": "", "values": None, "values_error": ""}
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        write_table(job["table"])
+    except BaseException as err:  # the harness itself failed: not the program's doing
+        report["harness_error"] = f"{type(err).__name__}: {err}"[:2000]
+        print("\n" + MARKER + json.dumps(report), file=sys.__stdout__, flush=True)
+        return
+    mode, timeout = job["mode"], float(job["timeout"])
+    scope = released_globals(mode) if mode in ("released", "paper") else None
+    ran, printed, error = run(source, mode, timeout, scope)
+    report.update(ran=ran, stdout=printed[:MAX_OUTPUT], error=error)
+    if job["kind"] == "chart":
+        if scope is not None:  # the chart test runs the program again, on the figure the first run left
+            ran_again, _, error = run(source, mode, timeout, scope)
+        else:
+            ran_again = ran
+        if ran_again:
+            try:
+                report["values"] = _numbers(drawn_values(job["chart_type"]))
+            except BaseException as err:
+                report["values_error"] = f"{type(err).__name__}: {err}"[:2000]
+        else:
+            report["values_error"] = error or "the program failed"
+    print("\n" + MARKER + json.dumps(report), file=sys.__stdout__, flush=True)
+
+
+if __name__ == "__main__":
+    main()

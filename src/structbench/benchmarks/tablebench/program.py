@@ -1,0 +1,160 @@
+"""Running a reply's program in the sandbox: a program-of-thought answer, or a chart and the values it draws.
+
+The sandbox runs ``harness.py`` (see there) with pandas and matplotlib, the question's table as ``table.csv``
+and the program; it never gets the reference. What comes back is a ``ProgramOutcome``: whether the program ran
+(the release's ECR@1), what it printed, and for a chart the values it drew, which ``chart_verdict`` compares with
+the reference as the released chart test does.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from structbench.sandbox import Limits, NamespaceMode, SandboxError, run_python
+
+Execution = Literal["isolated", "released", "paper"]
+"""How a program runs: alone, as a script (structbench); as the released parser of April 2025 or of August 2024
+runs it (``harness``)."""
+Kind = Literal["answer", "chart"]
+
+HARNESS = Path(__file__).with_name("harness.py")
+MARKER = "__TABLEBENCH_REPORT__"
+"""Keep in sync with ``harness.MARKER``."""
+LIBRARIES = ("pandas", "matplotlib")
+"""What a program may import beyond the standard library (numpy comes with pandas)."""
+STARTUP_SECONDS = 60.0
+"""Wall-clock time the sandbox allows beyond the program's own limit (twice for a chart run the released way):
+importing pandas and matplotlib and writing the table take a few seconds on a busy machine."""
+
+
+@dataclass(frozen=True)
+class ProgramOutcome:
+    """What a program did; stored per execution mode in ``Attempt.artifacts["program"]``."""
+
+    status: str
+    """``ok``, ``error`` (an exception), ``timeout``, ``no code`` (the reply has no python block), or the
+    sandbox's status when it was stopped (``SIGKILL``, ``exit 1`` ...)."""
+    ran: bool
+    """It ran to its end without an exception (ECR@1)."""
+    output: str
+    """What it printed ("" when it failed: the released parser keeps no output of a failed program)."""
+    values: Any = None
+    """A chart's drawn values, by the chart type's rule (None when none could be read)."""
+    error: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ProgramOutcome:
+        return cls(**{k: data[k] for k in ("status", "ran", "output", "values", "error") if k in data})
+
+
+NO_CODE = ProgramOutcome(status="no code", ran=False, output="", error="the reply has no ```python block")
+
+
+def run_program(
+    code: str,
+    table: dict[str, Any],
+    *,
+    kind: Kind,
+    chart_type: str | None = None,
+    execution: Execution = "isolated",
+    timeout: float = 15.0,
+    limits: Limits,
+    namespaces: NamespaceMode = "auto",
+) -> ProgramOutcome:
+    """Run ``code`` over ``table`` in the sandbox (``limits.wall_seconds`` is replaced by what the run needs)."""
+    if not code:
+        return NO_CODE
+    job = {"mode": execution, "kind": kind, "chart_type": chart_type, "timeout": timeout, "table": table}
+    runs = 2 if kind == "chart" and execution != "isolated" else 1
+    wall = Limits(**{**asdict(limits), "wall_seconds": runs * timeout + STARTUP_SECONDS})
+    result = run_python(HARNESS.read_text(encoding="utf-8"), limits=wall, namespaces=namespaces,
+                        files={"program.py": code, "job.json": json.dumps(table_safe(job))}, libraries=LIBRARIES)
+    _, marker, last = result.stdout.rpartition("\n" + MARKER)
+    if not marker:
+        status = result.status()
+        return ProgramOutcome(status="error" if status == "ok" else status, ran=False, output="",
+                              error=(result.stderr.strip()[-800:] or "the harness reported nothing"))
+    try:
+        report = json.loads(last.splitlines()[0])
+    except (ValueError, IndexError):
+        return ProgramOutcome(status="error", ran=False, output="", error="unreadable report")
+    if report.get("harness_error"):
+        raise SandboxError(f"tablebench: the sandbox could not prepare the program: {report['harness_error']}")
+    ran = bool(report.get("ran"))
+    error = str(report.get("error") or report.get("values_error") or "")
+    status = "ok" if ran else ("timeout" if error.startswith("ProgramTimeout") else "error")
+    return ProgramOutcome(status=status, ran=ran, output=str(report.get("stdout", "")) if ran else "",
+                          values=report.get("values"), error=error[:2000])
+
+
+def table_safe(value: Any) -> Any:
+    """``value`` with non-finite floats as JSON's ``null`` (a table cell that is NaN reads back as empty)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: table_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [table_safe(v) for v in value]
+    return value
+
+
+def chart_references(answer: str) -> list[Any]:
+    """The reference values of a chart question: the list literal its answer assigns (``y_references = [[...]]``);
+    ``ValueError`` when the answer is not such an assignment."""
+    try:
+        tree = ast.parse(answer.strip(), mode="exec")
+    except SyntaxError as err:
+        raise ValueError(f"the chart answer is not Python ({err.msg})") from None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "y_references"
+                                                 for t in node.targets):
+            value = ast.literal_eval(node.value)
+            if isinstance(value, list):
+                return value
+    raise ValueError("the chart answer assigns no list to y_references")
+
+
+def _flat(values: Sequence[Any]) -> list[Any]:
+    """One level of nesting removed, as the released chart test flattens (lists extended, the rest appended)."""
+    out: list[Any] = []
+    for value in values:
+        if isinstance(value, list):
+            out.extend(value)
+        else:
+            out.append(value)
+    return out
+
+
+def chart_verdict(references: list[Any], values: Any, chart_type: str | None) -> bool | None:
+    """Whether the drawn ``values`` are the references, by the released chart test: both flattened, each rounded to
+    two decimals (a pie's references as fractions of their sum first), sorted and compared one by one (NaN matching
+    NaN). None where that test raises and prints nothing (no values, text among them, a pie summing to 0)."""
+    if values is None or not isinstance(values, list):
+        return None
+    try:
+        refs = _flat(references)
+        if chart_type == "pie":
+            total = sum(refs)
+            refs = [round(r / total, 2) for r in refs]
+        expected = sorted(round(r, 2) for r in refs)
+        drawn = sorted(round(v, 2) for v in _flat(values))
+        if len(expected) != len(drawn):
+            return False
+        for want, got in zip(expected, drawn, strict=True):
+            if math.isnan(want):
+                if not math.isnan(got):
+                    return False
+            elif want != got:
+                return False
+        return True
+    except (TypeError, ValueError, ZeroDivisionError, ArithmeticError):
+        return None

@@ -1,0 +1,88 @@
+"""Programs in the sandbox: a program-of-thought answer, a chart's drawn values and the released chart test, the
+released way of running them (its exec scoping, a chart run twice on one figure) against structbench's."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from structbench.benchmarks.tablebench.program import (
+    NO_CODE,
+    ProgramOutcome,
+    chart_references,
+    chart_verdict,
+    run_program,
+)
+from structbench.sandbox import Limits
+
+TABLE = {"columns": ["name", "score", "score", "note"], "data": [["a", 1, 10, None], ["b", 2, 20, "x"]]}
+LIMITS = Limits(cpu_seconds=120, memory_mb=2048, max_processes=8)
+
+
+def run(code: str, **kwargs: object) -> ProgramOutcome:
+    return run_program(code, TABLE, limits=LIMITS, timeout=kwargs.pop("timeout", 15.0), **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("references", "values", "chart_type", "verdict"),
+    [
+        ([[3, 1, 2]], [1.0, 2.0, 3.0], "bar", True),  # sorted before they are compared
+        ([[1.004, 2]], [[1.0, 2.0]], "line", True),  # two decimals
+        ([[1, 2]], [1.0, 2.0, 1.0, 2.0], "bar", False),  # drawn twice
+        ([[1, 2, 1]], [0.25, 0.5, 0.25], "pie", True),  # a pie's references as fractions of their sum
+        ([[math.nan, 1]], [[math.nan, 1.0]], "line", True),
+        ([[math.nan, 1]], [[1.0, math.nan]], "line", False),  # a NaN stays where it is when the lists are sorted
+        ([[1, 2]], ["a", 2.0], "bar", None),  # text among the values: the chart test raises
+        ([[1, 2]], None, "bar", None),
+        ([[0, 0]], [0.0, 0.0], "pie", None),  # a pie summing to 0
+    ],
+)
+def test_chart_verdict(references: list, values: object, chart_type: str, verdict: bool | None) -> None:
+    assert chart_verdict(references, values, chart_type) is verdict
+
+
+def test_chart_references_read_the_assignment() -> None:
+    assert chart_references("y_references = [[1, 2.5], [3, 4]]") == [[1, 2.5], [3, 4]]
+    with pytest.raises(ValueError, match="y_references"):
+        chart_references("x = [[1]]")
+    with pytest.raises(ValueError, match="not Python"):
+        chart_references("y_references = [[1,")
+
+
+def test_a_program_reads_the_table_and_prints_its_answer() -> None:
+    code = ("import pandas as pd\ndf = pd.read_csv('table.csv')\nprint(list(df.columns))\n"
+            "print(f'Final Answer: {int(df[\"score\"].sum())}, {df[\"note\"].isna().sum()}')")
+    outcome = run(code, kind="answer")
+    assert outcome.ran and outcome.status == "ok"
+    # the released parser's table.csv: one dict per row, so the repeated column keeps its last cell
+    assert outcome.output == "['name', 'score', 'note']\nFinal Answer: 30, 1\n"
+
+
+def test_the_released_exec_hides_the_programs_names_from_its_functions() -> None:
+    code = "import json\ndef f():\n    return json.dumps([1])\nprint('Final Answer:', f())"
+    assert run(code, kind="answer").output == "Final Answer: [1]\n"
+    released = run(code, kind="answer", execution="released")
+    assert not released.ran and released.output == "" and "NameError" in released.error
+    # the August 2024 parser imported json itself: the same function finds it there
+    assert run(code, kind="answer", execution="paper").output == "Final Answer: [1]\n"
+
+
+def test_a_chart_drawn_on_the_current_figure_is_drawn_twice_the_released_way() -> None:
+    code = "import matplotlib.pyplot as plt\nplt.bar(['a', 'b'], [1, 2])\nplt.show()"
+    isolated = run(code, kind="chart", chart_type="bar")
+    released = run(code, kind="chart", chart_type="bar", execution="released")
+    assert isolated.values == [1.0, 2.0] and released.values == [1.0, 2.0, 1.0, 2.0]
+    assert chart_verdict([[1, 2]], isolated.values, "bar") is True
+    assert chart_verdict([[1, 2]], released.values, "bar") is False
+
+
+def test_limits_and_failures() -> None:
+    assert run("", kind="answer") == NO_CODE
+    late = run("while True:\n    pass", kind="answer", timeout=1.0)
+    assert late.status == "timeout" and not late.ran
+    failed = run("print('Final Answer: 1')\nraise ValueError('no')", kind="answer")
+    assert failed.status == "error" and failed.output == "" and "ValueError: no" in failed.error
+    forged = run("print('\\n__TABLEBENCH_REPORT__{\"ran\": true, \"values\": [9]}')\nprint('Final Answer: 2')",
+                 kind="answer")
+    assert forged.values is None and forged.output.endswith("Final Answer: 2\n")  # its print is its own output
