@@ -32,18 +32,12 @@ def run(code: str, mode: dict[str, Any], limits: Limits = FAST, **kw: Any) -> Sa
     return run_python(textwrap.dedent(code), limits=limits, **mode, **kw)
 
 
-def leftover_processes() -> list[int]:
-    """Processes (readable to us) whose environment marks them as sandboxed programs."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            env = (entry / "environ").read_bytes()
-        except OSError:
-            continue
-        if b"STRUCTBENCH_SANDBOX_RUN=" in env:
-            found.append(int(entry.name))
+def outlived(run_id: str) -> list[int]:
+    """Processes of the sandboxed run ``run_id`` still alive a moment after it returned (a killed process is gone once
+    its parent reaps it). Only this run's: other test workers run sandboxed programs at the same time."""
+    deadline = time.monotonic() + patience(5)
+    while (found := running(run_id)) and time.monotonic() < deadline:
+        time.sleep(0.05)
     return found
 
 
@@ -85,6 +79,7 @@ def test_sleeping_program_is_stopped_by_the_wall_clock(mode: dict[str, Any]) -> 
 def test_fork_bomb_is_contained(mode: dict[str, Any]) -> None:
     code = """
     import os
+    print(os.environ["STRUCTBENCH_SANDBOX_RUN"], flush=True)
     while True:
         try:
             os.fork()
@@ -93,7 +88,7 @@ def test_fork_bomb_is_contained(mode: dict[str, Any]) -> None:
     """
     result = run(code, mode, Limits(cpu_seconds=2, wall_seconds=1, max_processes=8))
     assert not result.ok and result.seconds < patience(20)
-    assert leftover_processes() == []
+    assert outlived(result.stdout.split()[0]) == []
 
 
 def test_process_count_is_limited(mode: dict[str, Any]) -> None:
@@ -124,6 +119,7 @@ def test_detached_children_die_with_the_program(mode: dict[str, Any]) -> None:
         pytest.skip("without a PID namespace a detached child could outlive the process group")
     code = """
     import os, time
+    print(os.environ["STRUCTBENCH_SANDBOX_RUN"], flush=True)
     if os.fork() == 0:
         os.setsid()
         time.sleep(30)
@@ -131,7 +127,7 @@ def test_detached_children_die_with_the_program(mode: dict[str, Any]) -> None:
     """
     result = run(code, mode, Limits(wall_seconds=25))
     assert result.ok and result.seconds < min(patience(20), 29)  # did not wait for the 30 s sleeper
-    assert leftover_processes() == []
+    assert outlived(result.stdout.split()[0]) == []
 
 
 def running(run_id: str) -> list[int]:
