@@ -55,10 +55,11 @@ GEMMA_TEMPLATE = (
     "{{ bos_token }}{% for m in messages %}"
     "{% set role = 'model' if m['role'] == 'assistant' else 'user' %}"
     "<start_of_turn>{{ role }}\n{{ m['content'] | trim }}<end_of_turn>\n"
-    "{% endfor %}<start_of_turn>model\n"
+    "{% endfor %}<start_of_turn>model{{ '\\n' }}"
 )
 """Gemma's turn format (a system message is a user turn of its own), for Gemma GGUFs that carry no template; the
-embedded model's file is given it (``embedded_model_path``)."""
+embedded model's file is given it (``embedded_model_path``). Its last newline is an expression: Jinja drops a
+template's final newline, so ``<start_of_turn>model\\n`` would render without it wherever the template is not padded."""
 
 PLAIN_TEMPLATE = (
     "{% for m in messages %}{{ m['role'] | capitalize }}: {{ m['content'] }}\n\n{% endfor %}Assistant:"
