@@ -197,6 +197,10 @@ class Benchmark(ABC, Generic[OptionsT]):
     perturbations, decoding): the cells of a sweep (``runner.sweep``) that differ only in them share one load and
     one stream of samples, read once (a benchmark whose ``load`` leaves state on the instance passes it on in
     ``take_load``)."""
+    variant_parts: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+    """Variants whose samples are a part of another's, by that variant (``all`` -> its sources): the same samples,
+    prompted and scored alike, so what a preset sets for the whole applies to a part (``score rfqa:spider1 --preset
+    rfqa-table2``)."""
     paper_scoring: ClassVar[tuple[str, ...]] = ()
     """Options that switch parsing and scoring to the papers' released code, bug for bug (what the presets set);
     their defaults are structbench's corrected scoring. A score under them also records the corrected one."""
@@ -340,6 +344,11 @@ class Benchmark(ABC, Generic[OptionsT]):
     def confusion_matrices(self, scored: Sequence[Scored]) -> dict[str, ConfusionMatrix]:
         """Confusion matrices over ``scored`` by name (gold rows, predicted columns); reports draw each one."""
         return {}
+
+    def averaged(self, scored: Scored) -> bool:
+        """Whether a scored sample counts in the metrics' averages (a benchmark whose scoring leaves some out, as
+        a released scorer skipping empty replies, says so here and in ``exclusions``); every sample by default."""
+        return True
 
     def exclusions(self, scored: Sequence[Scored]) -> list[Exclusion]:
         """What this result leaves out and why: samples the last ``load`` did not build, and scored samples

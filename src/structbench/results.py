@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from structbench.benchmark import Benchmark, Scored
+from structbench.benchmark import Benchmark, Exclusion, Scored
 from structbench.confusion import ConfusionMatrix
 from structbench.errors import DataError
 from structbench.outcomes import Outcomes
@@ -22,10 +22,12 @@ from structbench.stats.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, I
 from structbench.usage import UsageTotals
 
 EXCLUDED = "excluded"
+"""The key of ``extra`` that lists what a benchmark left out (``Benchmark.exclusions``)."""
 CORRECTED = "corrected"
 """``extra`` key of an entry scored the paper's way (bug-compatible options): structbench's corrected scoring of
 the same samples, ``{"options": the options it resets, "metrics": ...}``."""
-"""The key of ``extra`` that lists what a benchmark left out (``Benchmark.exclusions``)."""
+MISSING_LEFT_OUT = "samples without a prediction, left out of n and of every metric (score --missing skip)"
+"""The ``excluded`` reason of ``score``'s missing predictions when they are left out rather than scored as wrong."""
 TOO_LONG_MEANING = ("do not fit the model's context (the server or backend refused the prompt as too long): not "
                     "scored, left out of n and of every metric, and not sent again when the run resumes")
 """What ``ResultEntry.too_long`` counts, as reports and notes say it."""
@@ -130,7 +132,8 @@ class ResultEntry(BaseModel):
     replies_cut_off: int = 0
     """Replies that ended inside their thought, over all samples (each self-consistency draw counts)."""
     missing: list[str] = Field(default_factory=list)
-    """Ids without a prediction (``score`` only); scored as wrong."""
+    """Ids without a prediction (``score`` only): scored as wrong (empty replies, counted in ``n``), or left out of
+    ``n`` and the metrics where ``extra.excluded`` lists them (``score --missing skip``, ``missing_left_out``)."""
     confusion_matrices: dict[str, ConfusionMatrix] = Field(default_factory=dict)
     """The benchmark's confusion matrices by name (gold rows, predicted columns; rectangular allowed)."""
     extra: dict[str, Any] = Field(default_factory=dict)
@@ -309,6 +312,7 @@ def compute_result(
     reasoning_cut_off: int = 0,
     replies_cut_off: int = 0,
     missing: Sequence[str] = (),
+    left_out: Sequence[Exclusion] = (),
     interval: bool = True,
     cell: str = "",
 ) -> ResultEntry:
@@ -328,7 +332,7 @@ def compute_result(
                 items = outcomes.take(rows)
                 breakdowns[key][value] = Group(n=items.samples(), metrics=epoch_metrics(bench, items))
     extra = bench.extra_results(outcomes) if len(outcomes) else {}
-    excluded = bench.exclusions(outcomes)
+    excluded = [*bench.exclusions(outcomes), *left_out]
     if excluded:
         extra[EXCLUDED] = [e.model_dump() for e in excluded]
     twins = outcomes.corrected()
@@ -361,6 +365,11 @@ def compute_result(
         baselines=_defined(bench.baselines(first)) if first else {},
         epochs=epochs_of(bench, outcomes, headline.name),
     )
+
+
+def missing_left_out(entry: ResultEntry) -> bool:
+    """Whether ``entry``'s missing predictions were left out (``score --missing skip``) rather than scored as wrong."""
+    return any(e.get("reason") == MISSING_LEFT_OUT for e in entry.extra.get(EXCLUDED, ()))
 
 
 def epochs_of(bench: Benchmark, scored: Sequence[Scored], metric: str) -> Epochs | None:

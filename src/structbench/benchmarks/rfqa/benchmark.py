@@ -107,6 +107,7 @@ class RFQABenchmark(Benchmark[RFQAOptions]):
     provenance = PROVENANCE
     summary: ClassVar[str] = "closed-book generation of whole tables from NL or SQL questions"
     variants: ClassVar[tuple[str, ...]] = ("all", *SOURCES, GENERATED)
+    variant_parts: ClassVar[Mapping[str, tuple[str, ...]]] = {"all": SOURCES}
     default_strategy: ClassVar[str] = "nl"
     headline: ClassVar[str] = "avg_f1_ts"
     headline_label: ClassVar[str] = "avg(cell F1, tuple similarity)"
