@@ -33,6 +33,10 @@ Generate = Callable[[Request], Awaitable[Response]]
 """How a strategy calls the model: the runner binds the backend, the response cache and bookkeeping."""
 
 
+AS_WRITTEN = "as_written"
+"""``Attempt.artifacts`` key of a prediction's output as written, where a thought was taken out of it."""
+
+
 @dataclass
 class Attempt:
     """What a strategy produced for one sample: the text the parser reads, plus anything else it used."""
@@ -45,6 +49,16 @@ class Attempt:
     """Probability of the chosen answer's first token, when the backend returns logprobs."""
     artifacts: dict[str, Any] = field(default_factory=dict)
     """Strategy-specific JSON-able results (executed program output, merged rows ...)."""
+
+    @property
+    def as_written(self) -> str:
+        """The output as the model wrote it, a reasoning model's thought included: ``artifacts[AS_WRITTEN]`` where
+        a predictions file's thought was taken out (the first of several outputs), else ``output``. Only a paper's
+        released reader reads it (RelationalFactQA's ``reading=galois``); structbench's parsers read ``output``."""
+        written = self.artifacts.get(AS_WRITTEN)
+        if isinstance(written, list):
+            written = written[0] if written else None
+        return written if isinstance(written, str) else self.output
 
     @classmethod
     def from_prediction(cls, output: str | list[str]) -> Attempt:

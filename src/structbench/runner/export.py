@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from structbench.backends.base import Request, Response, sampling_fields
 from structbench.backends.reasoning import split_reasoning
-from structbench.benchmark import Attempt, Benchmark, Exclusion, Scored, Strategy
+from structbench.benchmark import AS_WRITTEN, Attempt, Benchmark, Exclusion, Scored, Strategy
 from structbench.data.perturb import PerturbationOptions
 from structbench.data.sample import Sample
 from structbench.errors import DataError, UsageError
@@ -406,9 +406,11 @@ def _finite(value: float) -> float | None:
 def answers_of(output: str | list[str]) -> tuple[Attempt, int]:
     """A prediction's raw output(s) as the attempt parsers read, each reply's thought taken out as a backend takes
     it out (``<think>`` tags; one never closed leaves the reply without an answer), and how many replies ended
-    inside their thought."""
+    inside their thought. Where a thought was taken out, the output as written is kept under ``AS_WRITTEN``."""
     texts = output if isinstance(output, list) else [output]
     splits = [split_reasoning(text) for text in texts]
     answers = [split.answer for split in splits]
-    return Attempt.from_prediction(answers if isinstance(output, list) else answers[0]), sum(
-        split.cut_off for split in splits)
+    attempt = Attempt.from_prediction(answers if isinstance(output, list) else answers[0])
+    if answers != texts:
+        attempt.artifacts[AS_WRITTEN] = output
+    return attempt, sum(split.cut_off for split in splits)

@@ -33,7 +33,7 @@ def _preset(name: str, description: str) -> Preset:
         description=description,
         benches=("rfqa:all",),
         strategies=tuple(METHODS.values()),
-        options={"reading": "galois"},
+        options={"reading": "galois", "scorer": "galois", "prompt_wording": "published"},
         differences=DIFFERENCES,
         scoring=SCORING,
     )
