@@ -42,16 +42,16 @@ def rewrite(path: Path, **changes: object) -> None:
 
 def test_both_files_carry_the_format_version(tmp_path: Path) -> None:
     run = oracle_run(tmp_path / "run")
-    assert FORMAT_VERSION == "1.1"  # 1.1: a sweep's fields (config.sweeps, cell, robustness)
-    assert json.loads((run / "manifest.json").read_text())["format_version"] == "1.1"
-    assert json.loads((run / "metrics.json").read_text())["format_version"] == "1.1"
+    assert FORMAT_VERSION == "1.2"  # 1.1: a sweep's fields (config.sweeps, cell, robustness); 1.2: its intervals
+    assert json.loads((run / "manifest.json").read_text())["format_version"] == "1.2"
+    assert json.loads((run / "metrics.json").read_text())["format_version"] == "1.2"
 
 
 def test_versions_are_read_by_major_version(tmp_path: Path) -> None:
     where = tmp_path / "x.json"
     assert check_format(None, where) == (1, 0)  # written before versions: 1.0
     assert check_format("1.7", where) == (1, 7)
-    with pytest.raises(DataError, match=r"x.json: written in run format 2.0, newer than the 1.1 this structbench "
+    with pytest.raises(DataError, match=r"x.json: written in run format 2.0, newer than the 1.2 this structbench "
                                         r"reads; upgrade structbench"):
         check_format("2.0", where)
     with pytest.raises(DataError, match="format_version 'one': expected MAJOR.MINOR"):
@@ -67,7 +67,7 @@ def test_a_newer_major_version_is_refused_with_exit_2(tmp_path: Path, name: str)
             continue  # resuming reads the manifest, and writes metrics.json anew
         proc = sb(tmp_path, *args)
         assert proc.returncode == 2, proc.stderr
-        assert proc.stderr.strip() == (f"error: run/{name}: written in run format 2.0, newer than the 1.1 this "
+        assert proc.stderr.strip() == (f"error: run/{name}: written in run format 2.0, newer than the 1.2 this "
                                        "structbench reads; upgrade structbench (pip install -U structbench) to read it")
     assert json.loads((run / name).read_text())["format_version"] == "2.0"  # nothing overwritten
 
@@ -83,7 +83,7 @@ def test_an_unversioned_run_is_read_and_resumed(tmp_path: Path) -> None:
     assert report.returncode == 0 and "| structext | test |" in report.stdout, report.stderr
     resumed = sb(tmp_path, "run", "--resume", "run", "--no-progress")
     assert resumed.returncode == 0, resumed.stderr
-    assert json.loads((run / "manifest.json").read_text())["format_version"] == "1.1"  # written anew
+    assert json.loads((run / "manifest.json").read_text())["format_version"] == "1.2"  # written anew
 
 
 def test_a_newer_minor_version_keeps_its_manifest_fields(tmp_path: Path) -> None:
@@ -99,7 +99,7 @@ def test_a_newer_minor_version_keeps_its_manifest_fields(tmp_path: Path) -> None
     metrics["results"][0]["cost"] = 0.5
     (run / "metrics.json").write_text(json.dumps(metrics))
     with pytest.raises(DataError, match=r"metrics.json: not a metrics file \(results.0.cost: Extra inputs are not "
-                                        r"permitted\) \(written in run format 1.3, newer than the 1.1 this"):
+                                        r"permitted\) \(written in run format 1.3, newer than the 1.2 this"):
         read_metrics(run / "metrics.json")
 
 

@@ -190,7 +190,9 @@ class Robustness(BaseModel):
 
     The robustness score is the worst cell's headline: what the model can be relied on to reach whichever way the
     data is written. Beside it: the spread (best minus worst) and the mean absolute deviation of the cells' headlines
-    from their mean, as HELM's ToRR study reports the variability of a model across table formats."""
+    from their mean, as HELM's ToRR study reports the variability of a model across table formats. The worst of many
+    noisy cells lies below their common level even for a model the cells do not affect: every figure has an interval
+    from the grid resampled as a whole, and the drop from the reference cell a test against that chance."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -213,6 +215,21 @@ class Robustness(BaseModel):
     """Best minus worst cell headline."""
     mad: float | None = None
     """Mean absolute deviation of the cells' headlines from their mean."""
+    drop: float | None = None
+    """The reference cell's headline minus the worst cell's."""
+    intervals: dict[str, list[float]] = Field(default_factory=dict)
+    """``[low, high]`` of each figure (``score``, ``best_value``, ``mean``, ``spread``, ``mad``, ``drop``): the basic
+    bootstrap interval over the whole grid resampled by cluster, each figure taken in every resample (the worst
+    cell's minimum over the cells), so the interval accounts for picking the worst cell (``stats.grid``); computed
+    on the samples every cell answered (``shared``)."""
+    p_drop: float | None = None
+    """Randomization p-value of ``drop`` under the null hypothesis that the cell does not matter (the cells'
+    outcomes shuffled within each cluster): how often picking the worst of these cells drops as far by chance."""
+    drop_significant: bool | None = None
+    """``p_drop < alpha``: the model's worst cell is worse than its reference cell beyond what picking the worst of
+    so many cells explains."""
+    shared: int | None = None
+    """Samples every cell answered (what ``intervals`` and ``p_drop`` rest on)."""
     significant: int = 0
     """Cells whose difference from the reference is significant after the correction."""
     correction: str = "holm"

@@ -233,10 +233,15 @@ def test_a_model_whose_accuracy_depends_on_the_format_shows_its_spread_and_worst
     assert csv["p_adjusted"] >= csv["p_randomization"]  # Holm over the two tested cells
     assert cells["serialization=concat"]["delta"] < 0
     assert s["unit"] == "table" and s["correction"] == "holm"
+    # every figure has an interval from the grid resampled as a whole; the csv cell's drop is no accident of
+    # picking the worst of three cells
+    assert s["shared"] == 80 and set(s["intervals"]) == {"score", "best_value", "mean", "spread", "mad", "drop"}
+    assert s["drop"] == pytest.approx(f1["paper"] - f1["csv"]) and s["intervals"]["drop"][0] > 0
+    assert s["p_drop"] < 0.05 and s["drop_significant"] is True
     report = sb(tmp_path, "report", "r", "--out", "rep.md")
     text = (tmp_path / "rep.md").read_text()
-    assert report.returncode == 0 and f"Robustness score (worst cell's macro_f1): {f1['csv']:.4f} (serialization=csv)" \
-        in text
+    assert report.returncode == 0 and f"Robustness score (worst cell's macro_f1): {f1['csv']:.4f} [" in text
+    assert "beyond what picking the worst of these cells gives by chance (randomization of the cells, p = " in text
 
 
 def test_a_resumed_sweep_repeats_no_call(tmp_path: Path) -> None:
