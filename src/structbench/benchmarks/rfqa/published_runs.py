@@ -12,7 +12,7 @@ the conversations in its LLM caches (``.../llm-bench/cache/``). Read against the
   could not run); the paper's CoT numbers are means over the other 620 (``COT_UNSCORED``). In the DeepSeek run
   galois scored bird_73 and not galois_42; the list is the other six runs'.
 - **bird_51's gold** (``PUBLISHED_GOLD``): galois scored 0 for all 14 runs of "the longest river that flows to the
-  Mediterranean Sea", the five that answered "Nile" included (exact cell precision 0). Its config declares
+  Mediterranean Sea", those that answered "Nile" included (exact cell precision 0). Its config declares
   ``river.length`` a STRING and its PostgreSQL held the Nile's empty length as an empty text, not NULL, so
   ``ORDER BY Length DESC`` ranked the texts and ``'925.0'``, the Ebro, came first. structbench's gold (NULL
   first, as PostgreSQL sorts a NULL) is "Nile"; the presets score against "Ebro", as the paper did.
