@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from structbench.benchmark import Benchmark, Scored
-from structbench.records import SampleRecord
+from structbench.records import RecordSummary, SampleRecord
 from structbench.results import Headline
 from structbench.stats import (
     DEFAULT_CONFIDENCE,
@@ -87,7 +87,7 @@ def paired_pool(pairs: Sequence[Pair], bench: Benchmark, variant: str, by: Resam
     return every, PairedDesign(a, b)
 
 
-def grid_pool(cells: Sequence[Sequence[list[SampleRecord]]], bench: Benchmark, variant: str,
+def grid_pool(cells: Sequence[Sequence[Sequence[SampleRecord | RecordSummary]]], bench: Benchmark, variant: str,
               by: Resampling) -> tuple[list[Scored], GridDesign]:
     """K systems' outcomes on the same samples (``cells[k][j]``: system k's records of sample j, one per epoch),
     each in canonical order (cluster, id) and pooled, with their grid design: a sample's cluster is the one the
