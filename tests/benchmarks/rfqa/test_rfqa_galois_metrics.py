@@ -25,12 +25,15 @@ PRESET = dict(TABLE2.preset.options)
 
 
 def sample(qid: str, db: str, table: str, columns: list[str], types: list[str], rows: list[list[Any]]) -> Sample:
-    """A release-like sample: its gold, the database and the table galois' scan reads."""
+    """A release-like sample: its gold, the database, the table galois' scan reads and which gold columns galois
+    held as text (as ``make_sample`` builds them)."""
     bench = RFQABenchmark()
-    return bench.build_sample(sample_id=qid, variant="all", task=qid.split("_")[0], question="q?",
-                              sql=f"SELECT {', '.join(columns)} FROM {table}",
+    sql = f"SELECT {', '.join(columns)} FROM {table}"
+    as_text = published_runs.text_columns(sql, db, columns)
+    return bench.build_sample(sample_id=qid, variant="all", task=qid.split("_")[0], question="q?", sql=sql,
                               table=GoldTable(columns=columns, types=types, rows=rows), title=table, schema=None,
-                              meta={"db": db, "gold_status": "ok"}, extra={"scanned_table": table})
+                              meta={"db": db, "gold_status": "ok"},
+                              extra={"scanned_table": table, "gold_as_text": as_text})
 
 
 def scores(bench: RFQABenchmark, s: Sample, output: str, strategy: str = "nl") -> tuple[float, float, float, float]:
@@ -43,20 +46,26 @@ def scores(bench: RFQABenchmark, s: Sample, output: str, strategy: str = "nl") -
 
 
 def test_ts_counts_a_row_only_where_its_most_distinct_value_is_the_golds_exactly() -> None:
-    """spider1_3: gold 121590 (a REAL), the published reply 121669: within 10%, so F1 is 1, but galois' tuple
-    similarity compares the key attribute's normalized text exactly (TS 0); structbench's TS matches it (1)."""
+    """spider1_3: gold 121590 (a nullable REAL: text in galois' gold), the published reply 121669: within 10%, so
+    F1 is 1, but galois' tuple similarity compares the key attribute's normalized text exactly (TS 0); structbench's
+    TS matches it (1). A number is written "%.2f", so only the gold's own text is a match."""
     s = sample("spider1_3", "spider1/geo", "usa_state", ["area_squared_miles"], ["DOUBLE"], [[121590.0]])
+    assert s.extra["gold_as_text"] == [True]
     reply = '[{"state_name": "New Mexico", "area_squared_miles": 121669}]'
     assert scores(RFQABenchmark(PRESET), s, reply) == (1.0, 0.0, 1.0, 1.0)
-    # the same number written as the gold's (a double: "%.2f" on both sides) is a match; an integer is not
-    assert scores(RFQABenchmark(PRESET), s, '[{"area_squared_miles": 121590.0}]')[:2] == (1.0, 1.0)
     assert scores(RFQABenchmark(PRESET), s, '[{"area_squared_miles": 121590}]')[:2] == (1.0, 0.0)
+    assert scores(RFQABenchmark(PRESET), s, '[{"area_squared_miles": "121590"}]')[:2] == (1.0, 1.0)
+    # a column declared not nullable (actor.birth_year) is a number in the gold: a JSON number matches, a text not
+    year = sample("spider1_42", "spider1/imdb", "actor", ["birth_year"], ["BIGINT"], [[1976]])
+    assert year.extra["gold_as_text"] == [False]
+    assert scores(RFQABenchmark(PRESET), year, '[{"birth_year": 1976}]')[:2] == (1.0, 1.0)
+    assert scores(RFQABenchmark(PRESET), year, '[{"birth_year": "1976"}]')[:2] == (1.0, 0.0)
 
 
 def test_an_expected_zero_never_matches() -> None:
     """spider1_7: |e - a| / e is NaN for e = 0, so galois scores 0 against 0 as a miss (0/0); structbench 1/1."""
     s = sample("spider1_7", "spider1/geo", "usa_highlow", ["lowest_elevation_in_meters"], ["BIGINT"], [[0]])
-    reply = '[{"lowest_elevation_in_meters": 0, "state_name": "Pennsylvania"}]'
+    reply = '[{"lowest_elevation_in_meters": "0", "state_name": "Pennsylvania"}]'
     assert scores(RFQABenchmark(PRESET), s, reply) == (0.0, 0.0, 1.0, 1.0)
     assert not galois_metrics.GaloisRule().matches("0", "0")
     assert galois_metrics.GaloisRule().matches("0", "0.0") is False
@@ -167,14 +176,14 @@ def test_the_published_prompts_send_the_whole_first_tables_schema_in_hashmap_ord
 # --- reasoning replies: galois read them whole ------------------------------------------------------------------
 
 
-CUT_OFF = '<think>The table is [{"lowest_elevation_in_meters": 5}] I think, let me che'
+CUT_OFF = '<think>The table is [{"state_name": "Pennsylvania"}] I think, let me che'
 """A thought cut off by the token budget, holding the right table."""
-CLOSE_ONLY = '[{"lowest_elevation_in_meters": 9}] hmm</think>[{"lowest_elevation_in_meters": 5}]'
+CLOSE_ONLY = '[{"state_name": "Ohio"}] hmm</think>[{"state_name": "Pennsylvania"}]'
 """A reply whose opening tag the chat template wrote: only ``</think>``, a wrong table in the thought."""
 
 
 def highlow() -> Sample:
-    return sample("spider1_9", "spider1/geo", "usa_highlow", ["lowest_elevation_in_meters"], ["BIGINT"], [[5]])
+    return sample("spider1_9", "spider1/geo", "usa_highlow", ["state_name"], ["VARCHAR"], [["Pennsylvania"]])
 
 
 def test_a_prediction_is_read_as_written_under_the_preset_and_never_its_thought_beside() -> None:
@@ -209,5 +218,5 @@ def test_a_run_under_the_preset_reads_replies_as_the_model_wrote_them() -> None:
         twin = corrected_scored(scored)
         assert twin is not None
         assert (scored.values["cell_f1"], twin.values["cell_f1"]) == (paper, ours), reply
-        assert json.loads(attempt.output) == ([{"lowest_elevation_in_meters": 5}] if paper else
-                                              [{"lowest_elevation_in_meters": 9}])
+        assert json.loads(attempt.output) == ([{"state_name": "Pennsylvania"}] if paper else
+                                              [{"state_name": "Ohio"}])

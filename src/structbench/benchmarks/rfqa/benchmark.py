@@ -232,7 +232,9 @@ class RFQABenchmark(Benchmark[RFQAOptions]):
             title=(referenced_tables(query.sql) or [query.db_id])[0],
             schema=db.tables,
             meta={"db": f"{query.dataset}/{query.db_id}", "gold_status": result.status.value},
-            extra={"annotated_tuples": query.tuples, "scanned_table": scanned, "published_schema": published},
+            extra={"annotated_tuples": query.tuples, "scanned_table": scanned, "published_schema": published,
+                   "gold_as_text": published_runs.text_columns(query.sql, f"{query.dataset}/{query.db_id}",
+                                                               result.table.columns)},
         )
 
     def make_generated_sample(self, item: GeneratedItem) -> Sample:
@@ -362,13 +364,14 @@ class RFQABenchmark(Benchmark[RFQAOptions]):
 
     def galois_values(self, sample: Sample, records: Sequence[Mapping[str, Any]], *, derived: bool) -> dict[str, float]:
         """F1 and tuple similarity as galois scored the published runs (``scorer=galois``): against the gold galois
-        had, over the tuples its scan returned (NL, SQL) or the query's result (CoT, every value as text), and
-        ``unscored`` for a CoT query galois' runs did not score."""
+        had, over the tuples its scan returned (NL, SQL) or the query's result (CoT), and ``unscored`` for a CoT
+        query galois' runs did not score."""
         gold = sample.gold
         assert isinstance(gold, TableGold)
         release = sample.variant != GENERATED
         rows = published_runs.PUBLISHED_GOLD.get(sample.id, gold.rows) if release else gold.rows
-        expected = [galois_metrics.expected_tuple(gold.columns, row) for row in rows]
+        as_text = sample.extra.get("gold_as_text") or [False] * len(gold.columns)
+        expected = [galois_metrics.expected_tuple(gold.columns, row, as_text) for row in rows]
         if derived:
             result = [{k: galois_metrics.scanned_value(v) for k, v in r.items()} for r in records]
         else:

@@ -6,12 +6,14 @@ The numbers of the paper's Table 2 are galois' own per-query scores, committed w
 and ``TupleCellSimilarityFilteredAttributes``, with ``CellNormalizer`` and ``EditDistance``). This module follows
 that code, quirks included:
 
-- **Cells are text.** A cell is its Java ``toString``: a JSON number a model wrote became text when galois
-  lower-cased every value of a scanned tuple (``LLMScan``'s ``normalizationStrategy``), a gold number kept its
-  type. ``CellNormalizer`` drops every ``,``, expands a number followed by ``million``/``m``, ``billion``/``b`` or
-  ``thousand``/``k`` *anywhere* in a text (``"10 May"`` is 10,000,000), writes a number with a ``.`` with two
-  decimals (``%.2f``, half up) and one without as an integer, and lower-cases and trims other texts (accents are
-  kept). So ``424242`` and ``424242.00`` are two cells of a set.
+- **Cells are text.** A cell is its Java ``toString`` (cell F1) or, for tuple similarity, its value normalized:
+  a number as ``%.2f``, a text as a text. A model's JSON number stays a number and its JSON string a text; in the
+  gold, the value of a plain column of a nullable attribute is PostgreSQL's text of it, any other a number (read
+  against the published scores: ``published_runs.text_columns``). ``CellNormalizer`` drops every ``,``, expands
+  a number followed by ``million``/``m``, ``billion``/``b`` or ``thousand``/``k`` *anywhere* in a text
+  (``"10 May"`` is 10,000,000), writes a number with a ``.`` with two decimals (``%.2f``, half up) and one
+  without as an integer, and lower-cases and trims other texts (accents are kept). So ``424242`` and
+  ``424242.00`` are two cells of a set.
 - **Matching** (``EditDistance``): two texts that both read as Java doubles match when
   ``|e - a| / e <= 0.1``, which never holds for an expected 0 (``0 / 0`` is NaN); otherwise their Levenshtein
   distance must be at most 10% of the expected text's length.
@@ -298,26 +300,29 @@ def _tuples_match(actual: Mapping[str, Any], expected: Mapping[str, Any], rule: 
 # --- the tuples the metrics compared ----------------------------------------------------------------------------
 
 
-def expected_tuple(columns: Sequence[str], row: Sequence[Any]) -> dict[str, Any]:
-    """A gold row as galois' metrics held it, read against the published scores: a NULL as a ``NullValue``, an
-    integer as its text (it is never written ``%.2f``), a real number as a Java double, text as text."""
-    return {c: _gold_value(v) for c, v in zip(columns, row, strict=True)}
+def expected_tuple(columns: Sequence[str], row: Sequence[Any], as_text: Sequence[bool]) -> dict[str, Any]:
+    """A gold row as galois' metrics held it, read against the published scores: a NULL as a ``NullValue``; the
+    value of a column ``as_text`` (a plain column of a nullable attribute, ``published_runs.text_columns``) as
+    PostgreSQL writes it (``6194``, ``121590``), any other as its number or text."""
+    return {c: _gold_value(v, text) for c, v, text in zip(columns, row, as_text, strict=True)}
 
 
-def _gold_value(value: Any) -> Any:
+def _gold_value(value: Any, as_text: bool) -> Any:
     if value is None:
         return NULL
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    return value
+    if not as_text or isinstance(value, bool | str):
+        return value
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+    return str(value)
 
 
 def scanned_value(value: Any) -> Any:
-    """A model's JSON value as galois' scan passed it on: a NULL for JSON ``null`` or the text ``null``, else its
-    Java text lower-cased (``LLMScan``'s ``normalizationStrategy`` ``lowerCase`` makes every value a text)."""
+    """A model's JSON value as galois' scan passed it on: a NULL for JSON ``null`` or the text ``null``, else the
+    value as Jackson read it (a number stays a number: ``1976`` is written ``1976.00``, ``"1976"`` is not)."""
     if value is None or galois.java_text(value).lower() == "null":
         return NULL
-    return galois.java_text(value).lower()
+    return value
 
 
 NUMERIC_DECLARATIONS = frozenset({"INTEGER", "REAL", "LONG", "DOUBLE"})

@@ -11,6 +11,10 @@ the conversations in its LLM caches (``.../llm-bench/cache/``). Read against the
 - **CoT's denominator**: galois has no CoT score for 76 queries (mostly joins and nested queries its planner
   could not run); the paper's CoT numbers are means over the other 620 (``COT_UNSCORED``). In the DeepSeek run
   galois scored bird_73 and not galois_42; the list is the other six runs'.
+- **The gold's types** (``text_columns``): a value of a plain column of an attribute galois declares nullable
+  was text in its gold (PostgreSQL's writing: ``6194``, ``121590``), any other (a column declared not nullable, a
+  computed one) a number; this, alone of the readings tried, gives galois' tuple similarity on every query that
+  could be replayed (``benchmarks/rfqa_published.py``).
 - **bird_51's gold** (``PUBLISHED_GOLD``): galois scored 0 for all 14 runs of "the longest river that flows to the
   Mediterranean Sea", those that answered "Nile" included (exact cell precision 0). Its config declares
   ``river.length`` a STRING and its PostgreSQL held the Nile's empty length as an empty text, not NULL, so
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -75,6 +80,31 @@ def table_schema(db: str, table: str) -> list[Attribute] | None:
     """The attributes galois declared for ``table`` of ``db`` (``dataset/db_id``), in the config's order; None when
     its configs do not declare it."""
     return _schemas().get(db, {}).get(table.lower())
+
+
+def text_columns(sql: str, db: str, columns: Sequence[str]) -> list[bool]:
+    """For each output column of ``sql``, whether galois' gold held its values as text: a plain column of an
+    attribute galois declares nullable (read against the published scores: an integer gold of such a column is
+    never written ``%.2f``, one of a column declared not nullable or computed, a ``COUNT``, a ``MAX``, is)."""
+    from sqlglot import exp
+
+    from structbench.benchmarks.rfqa.engine import parse, referenced_tables
+
+    try:
+        tree = parse(sql)
+    except Exception:  # a query sqlglot cannot read: every column typed
+        return [False] * len(columns)
+    select = tree if isinstance(tree, exp.Select) else tree.find(exp.Select)
+    items = list(select.expressions) if select is not None else []
+    if len(items) != len(columns):
+        return [False] * len(columns)
+    declared = [a for table in referenced_tables(sql) for a in table_schema(db, table) or ()]
+    out = []
+    for item in items:
+        inner = item.this if isinstance(item, exp.Alias) else item
+        name = inner.name.lower() if isinstance(inner, exp.Column) else None
+        out.append(any(a.name == name and a.nullable for a in declared) if name else False)
+    return out
 
 
 def read_configs(checkout: Path) -> dict[str, dict[str, list[list[Any]]]]:
