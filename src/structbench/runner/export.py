@@ -362,7 +362,7 @@ def score_predictions(
                     where = f"{bench.name}:{variant}/{strategy.name}/{sample.id}"
                     on_failure(Failure("harness", where, f"scoring failed: {type(err).__name__}: {err}"))
                 continue
-            uncounted += is_missing and not bench.averaged(outcome)
+            uncounted += is_missing and not bench.averaged(outcome) and _averages_a_reply(bench, sample, strategy)
             scored.add(outcome)
             if on_scored is not None:
                 on_scored(outcome, is_missing)
@@ -380,6 +380,16 @@ def score_predictions(
     left_out = [Exclusion(reason=MISSING_LEFT_OUT, count=len(absent))] if absent and missing == "skip" else []
     return compute_result(bench, variant, strategy.name, model, scored.build(), missing=absent, left_out=left_out,
                           harness_errors=harness_errors, reasoning_cut_off=cut_off, replies_cut_off=replies_cut_off)
+
+
+def _averages_a_reply(bench: Benchmark, sample: Sample, strategy: Strategy) -> bool:
+    """Whether the benchmark would count a (wrong) reply to ``sample`` in its averages: where it leaves the sample
+    out whatever the reply (RelationalFactQA's CoT queries galois did not score), a missing prediction is left out
+    as any answer would be, and counting it as wrong changes nothing."""
+    try:
+        return bench.averaged(bench.outcome(sample, Attempt(output="x"), strategy))
+    except Exception:  # a scorer that cannot read a stand-in reply: take it that it would count one
+        return True
 
 
 def sample_line(scored: Scored, missing: bool) -> dict[str, Any]:

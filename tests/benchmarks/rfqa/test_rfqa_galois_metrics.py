@@ -220,3 +220,18 @@ def test_a_run_under_the_preset_reads_replies_as_the_model_wrote_them() -> None:
         assert (scored.values["cell_f1"], twin.values["cell_f1"]) == (paper, ours), reply
         assert json.loads(attempt.output) == ([{"state_name": "Pennsylvania"}] if paper else
                                               [{"state_name": "Ohio"}])
+
+
+def test_a_missing_prediction_of_an_unscored_cot_query_is_left_out_as_any_answer_would_be() -> None:
+    """``score --missing wrong`` (the default) refuses only where an empty reply is what the averages leave out; a
+    CoT query galois did not score is left out whatever the reply, so its missing prediction is not refused."""
+    from pathlib import Path
+
+    from structbench.runner.export import score_predictions
+
+    bench = RFQABenchmark(PRESET)
+    left = sample("bird_39", "bird/mondial_geo", "desert", ["name"], ["VARCHAR"], [["Angola"]])
+    kept = sample("bird_1", "bird/mondial_geo", "desert", ["name"], ["VARCHAR"], [["Angola"]])
+    entry = score_predictions(bench, "all", [left, kept], bench.strategy("cot"), {"bird_1": '[{"name": "Angola"}]'},
+                              source=Path("p.jsonl"))
+    assert entry.n == 2 and entry.missing == ["bird_39"] and entry.metrics["cell_f1"] == 1.0
