@@ -22,6 +22,7 @@ queries in its own expression syntax (``select a and b from t where x == "v"``),
     pip install openpyxl   # reads the results files
     git clone -b reproducibility https://github.com/dbunibas/galois
     python benchmarks/rfqa_published.py galois [--data-dir ../shared/datasets] [--out /tmp/rfqa-published]
+    python benchmarks/rfqa_published.py galois --write-schemas   # galois_schemas.json from galois' configs
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from structbench.backends.base import GenerationParams, Request, Response, reply_choice
-from structbench.benchmarks.rfqa import RFQABenchmark, prompts
+from structbench.benchmarks.rfqa import RFQABenchmark, prompts, published_runs
 from structbench.benchmarks.rfqa.paper import TABLE2
 from structbench.data.sample import Sample
 from structbench.datasets import DataContext
@@ -205,7 +206,12 @@ def main() -> int:
     parser.add_argument("--data-dir", type=Path, default=REPO.parent / "shared" / "datasets")
     parser.add_argument("--out", type=Path, default=Path("/tmp/rfqa-published"),
                         help="where the predictions and --samples files go")
+    parser.add_argument("--write-schemas", action="store_true",
+                        help="rewrite the packaged galois_schemas.json from the checkout's configs, and stop")
     args = parser.parse_args()
+    if args.write_schemas:
+        print(f"wrote {published_runs.write_schemas(args.galois)}")
+        return 0
     return 0 if compare(args.galois, args.data_dir, args.out) else 1
 
 

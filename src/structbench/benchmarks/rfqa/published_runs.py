@@ -21,14 +21,13 @@ the conversations in its LLM caches (``.../llm-bench/cache/``). Read against the
   ``ORDER BY Length DESC`` ranked the texts and ``'925.0'``, the Ebro, came first. structbench's gold (NULL
   first, as PostgreSQL sorts a NULL) is "Nile"; the presets score against "Ebro", as the paper did.
 
-``python -m structbench.benchmarks.rfqa.published_runs GALOIS_CHECKOUT`` rewrites ``galois_schemas.json`` from a
-galois checkout's experiment configs.
+``python benchmarks/rfqa_published.py GALOIS_CHECKOUT --write-schemas`` rewrites ``galois_schemas.json`` from a
+galois checkout's experiment configs (``write_schemas``).
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -127,16 +126,15 @@ def read_configs(checkout: Path) -> dict[str, dict[str, list[list[Any]]]]:
     return out
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Rewrite the packaged ``galois_schemas.json`` from a galois checkout."""
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1:
-        raise SystemExit("usage: python -m structbench.benchmarks.rfqa.published_runs GALOIS_CHECKOUT")
-    schemas = read_configs(Path(args[0]))
-    target = Path(__file__).with_name(SCHEMAS_FILE)
-    target.write_text(json.dumps(schemas, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {len(schemas)} databases to {target}")
-
-
-if __name__ == "__main__":
-    main()
+def write_schemas(checkout: Path, target: Path | None = None) -> Path:
+    """Rewrite the packaged ``galois_schemas.json`` (or ``target``) from a galois checkout's configs: one table a
+    line, attributes in the config's order."""
+    schemas = read_configs(checkout)
+    target = target or Path(__file__).with_name(SCHEMAS_FILE)
+    databases = [
+        f"{json.dumps(db)}: {{\n" + ",\n".join(f"  {json.dumps(table)}: {json.dumps(attributes, ensure_ascii=False)}"
+                                               for table, attributes in tables.items()) + "\n}"
+        for db, tables in schemas.items()
+    ]
+    target.write_text("{\n" + ",\n".join(databases) + "\n}\n", encoding="utf-8")
+    return target
