@@ -103,7 +103,8 @@ def test_a_preset_applies_to_a_part_and_samples_log_every_value(tmp_path: Path, 
     data = ("--data-dir", str(shared_datasets), "--offline")
     sb(tmp_path, "export", "rfqa:spider1", "--preset", "rfqa-table2", "-s", "nl", "--out", "e.jsonl", *data)
     exported = _lines(tmp_path / "e.jsonl")
-    assert len(exported) == 52 and exported[0]["exported_with"]["options"] == {"reading": "galois"}
+    assert len(exported) == 52 and exported[0]["exported_with"]["options"] == {
+        "reading": "galois", "scorer": "galois", "prompt_wording": "published"}
     with (tmp_path / "p.jsonl").open("w") as fh:
         for line in exported:
             rows = [dict(zip(line["gold"]["columns"], row, strict=True)) for row in line["gold"]["rows"]]
