@@ -33,6 +33,10 @@ Generate = Callable[[Request], Awaitable[Response]]
 """How a strategy calls the model: the runner binds the backend, the response cache and bookkeeping."""
 
 
+AS_WRITTEN = "as_written"
+"""``Attempt.artifacts`` key of a prediction's output as written, where a thought was taken out of it."""
+
+
 @dataclass
 class Attempt:
     """What a strategy produced for one sample: the text the parser reads, plus anything else it used."""
@@ -48,6 +52,16 @@ class Attempt:
     turn_limit: bool = False
     """A tool loop reached its turn limit (``--max-turns``) still calling tools: no final answer. The sample is
     counted apart, never scored as a wrong answer (``records.SampleRecord.error_kind`` ``turns``)."""
+
+    @property
+    def as_written(self) -> str:
+        """The output as the model wrote it, a reasoning model's thought included: ``artifacts[AS_WRITTEN]`` where
+        a predictions file's thought was taken out (the first of several outputs), else ``output``. Only a paper's
+        released reader reads it (RelationalFactQA's ``reading=galois``); structbench's parsers read ``output``."""
+        written = self.artifacts.get(AS_WRITTEN)
+        if isinstance(written, list):
+            written = written[0] if written else None
+        return written if isinstance(written, str) else self.output
 
     @classmethod
     def from_prediction(cls, output: str | list[str]) -> Attempt:
@@ -223,6 +237,10 @@ class Benchmark(ABC, Generic[OptionsT]):
     perturbations, decoding): the cells of a sweep (``runner.sweep``) that differ only in them share one load and
     one stream of samples, read once (a benchmark whose ``load`` leaves state on the instance passes it on in
     ``take_load``)."""
+    variant_parts: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+    """Variants whose samples are a part of another's, by that variant (``all`` -> its sources): the same samples,
+    prompted and scored alike, so what a preset sets for the whole applies to a part (``score rfqa:spider1 --preset
+    rfqa-table2``)."""
     paper_scoring: ClassVar[tuple[str, ...]] = ()
     """Options that switch parsing and scoring to the papers' released code, bug for bug (what the presets set);
     their defaults are structbench's corrected scoring. A score under them also records the corrected one."""
@@ -366,6 +384,11 @@ class Benchmark(ABC, Generic[OptionsT]):
     def confusion_matrices(self, scored: Sequence[Scored]) -> dict[str, ConfusionMatrix]:
         """Confusion matrices over ``scored`` by name (gold rows, predicted columns); reports draw each one."""
         return {}
+
+    def averaged(self, scored: Scored) -> bool:
+        """Whether a scored sample counts in the metrics' averages (a benchmark whose scoring leaves some out, as
+        a released scorer skipping empty replies, says so here and in ``exclusions``); every sample by default."""
+        return True
 
     def exclusions(self, scored: Sequence[Scored]) -> list[Exclusion]:
         """What this result leaves out and why: samples the last ``load`` did not build, and scored samples

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from structbench.benchmark import Benchmark, Scored
-from structbench.records import SampleRecord
+from structbench.records import RecordSummary, SampleRecord
 from structbench.results import Headline
 from structbench.stats import (
     DEFAULT_CONFIDENCE,
@@ -26,6 +26,7 @@ from structbench.stats import (
     paired_test,
 )
 from structbench.stats.design import SAMPLE_UNIT
+from structbench.stats.grid import GridDesign, designs_of
 from structbench.stats.metric import AggregateStatistic, Resampling, design_of, metric_statistic, scores_of
 from structbench.stats.multiple import Correction
 
@@ -84,6 +85,34 @@ def paired_pool(pairs: Sequence[Pair], bench: Benchmark, variant: str, by: Resam
     a = Design(unit, design.cluster[:n_a], design.sample[:n_a], design.epoch[:n_a], design.clusters, design.samples)
     b = Design(unit, design.cluster[n_a:], design.sample[n_a:], design.epoch[n_a:], design.clusters, design.samples)
     return every, PairedDesign(a, b)
+
+
+def grid_pool(cells: Sequence[Sequence[Sequence[SampleRecord | RecordSummary]]], bench: Benchmark, variant: str,
+              by: Resampling) -> tuple[list[Scored], GridDesign]:
+    """K systems' outcomes on the same samples (``cells[k][j]``: system k's records of sample j, one per epoch),
+    each in canonical order (cluster, id) and pooled, with their grid design: a sample's cluster is the one the
+    first system's record names, so every system resamples and shuffles the same clusters."""
+
+    def cluster_of(j: int) -> str | None:
+        return next((r.cluster for cell in cells for r in cell[j] if r.cluster is not None), None)
+
+    def order(j: int) -> tuple[tuple[int, str], str]:
+        cluster, id_ = cluster_of(j), cells[0][j][0].id
+        return ((0, cluster) if by == "cluster" and cluster is not None else (1, id_)), id_
+
+    keyed = sorted(range(len(cells[0])), key=order)
+    clustered = by == "cluster" and any(cluster_of(j) is not None for j in keyed)
+    unit = bench.unit(variant) if clustered else SAMPLE_UNIT
+    sides = [[r.scored().model_copy(update={"cluster": cluster_of(j)}) for j in keyed for r in cell[j]]
+             for cell in cells]
+    every = [s for side in sides for s in side]
+    return every, designs_of(design_of(every, unit, by), [len(side) for side in sides])
+
+
+def pool_statistic(pool: Sequence[Scored], bench: Benchmark, metric: str) -> Statistic:
+    """The statistic of ``metric`` over a pool of several systems' outcomes (as the paired tests use it)."""
+    _, method = metric_statistic(pool, bench, metric)
+    return _statistic(pool, bench, metric, method)
 
 
 def paired_records_test(

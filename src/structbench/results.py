@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from structbench.benchmark import Benchmark, Scored
+from structbench.benchmark import Benchmark, Exclusion, Scored
 from structbench.confusion import ConfusionMatrix
 from structbench.errors import DataError
 from structbench.outcomes import Outcomes
@@ -22,10 +22,12 @@ from structbench.stats.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, I
 from structbench.usage import UsageTotals
 
 EXCLUDED = "excluded"
+"""The key of ``extra`` that lists what a benchmark left out (``Benchmark.exclusions``)."""
 CORRECTED = "corrected"
 """``extra`` key of an entry scored the paper's way (bug-compatible options): structbench's corrected scoring of
 the same samples, ``{"options": the options it resets, "metrics": ...}``."""
-"""The key of ``extra`` that lists what a benchmark left out (``Benchmark.exclusions``)."""
+MISSING_LEFT_OUT = "samples without a prediction, left out of n and of every metric (score --missing skip)"
+"""The ``excluded`` reason of ``score``'s missing predictions when they are left out rather than scored as wrong."""
 TOO_LONG_MEANING = ("do not fit the model's context (the server or backend refused the prompt as too long): not "
                     "scored, left out of n and of every metric, and not sent again when the run resumes")
 """What ``ResultEntry.too_long`` counts, as reports and notes say it."""
@@ -137,7 +139,8 @@ class ResultEntry(BaseModel):
     replies_cut_off: int = 0
     """Replies that ended inside their thought, over all samples (each self-consistency draw counts)."""
     missing: list[str] = Field(default_factory=list)
-    """Ids without a prediction (``score`` only); scored as wrong."""
+    """Ids without a prediction (``score`` only): scored as wrong (empty replies, counted in ``n``), or left out of
+    ``n`` and the metrics where ``extra.excluded`` lists them (``score --missing skip``, ``missing_left_out``)."""
     confusion_matrices: dict[str, ConfusionMatrix] = Field(default_factory=dict)
     """The benchmark's confusion matrices by name (gold rows, predicted columns; rectangular allowed)."""
     extra: dict[str, Any] = Field(default_factory=dict)
@@ -194,7 +197,9 @@ class Robustness(BaseModel):
 
     The robustness score is the worst cell's headline: what the model can be relied on to reach whichever way the
     data is written. Beside it: the spread (best minus worst) and the mean absolute deviation of the cells' headlines
-    from their mean, as HELM's ToRR study reports the variability of a model across table formats."""
+    from their mean, as HELM's ToRR study reports the variability of a model across table formats. The worst of many
+    noisy cells lies below their common level even for a model the cells do not affect: every figure has an interval
+    from the grid resampled as a whole, and the drop from the reference cell a test against that chance."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -217,6 +222,21 @@ class Robustness(BaseModel):
     """Best minus worst cell headline."""
     mad: float | None = None
     """Mean absolute deviation of the cells' headlines from their mean."""
+    drop: float | None = None
+    """The reference cell's headline minus the worst cell's."""
+    intervals: dict[str, list[float]] = Field(default_factory=dict)
+    """``[low, high]`` of each figure (``score``, ``best_value``, ``mean``, ``spread``, ``mad``, ``drop``): the basic
+    bootstrap interval over the whole grid resampled by cluster, each figure taken in every resample (the worst
+    cell's minimum over the cells), so the interval accounts for picking the worst cell (``stats.grid``); computed
+    on the samples every cell answered (``shared``)."""
+    p_drop: float | None = None
+    """Randomization p-value of ``drop`` under the null hypothesis that the cell does not matter (the cells'
+    outcomes shuffled within each cluster): how often picking the worst of these cells drops as far by chance."""
+    drop_significant: bool | None = None
+    """``p_drop < alpha``: the model's worst cell is worse than its reference cell beyond what picking the worst of
+    so many cells explains."""
+    shared: int | None = None
+    """Samples every cell answered (what ``intervals`` and ``p_drop`` rest on)."""
     significant: int = 0
     """Cells whose difference from the reference is significant after the correction."""
     correction: str = "holm"
@@ -317,6 +337,7 @@ def compute_result(
     reasoning_cut_off: int = 0,
     replies_cut_off: int = 0,
     missing: Sequence[str] = (),
+    left_out: Sequence[Exclusion] = (),
     interval: bool = True,
     cell: str = "",
 ) -> ResultEntry:
@@ -336,7 +357,7 @@ def compute_result(
                 items = outcomes.take(rows)
                 breakdowns[key][value] = Group(n=items.samples(), metrics=epoch_metrics(bench, items))
     extra = bench.extra_results(outcomes) if len(outcomes) else {}
-    excluded = bench.exclusions(outcomes)
+    excluded = [*bench.exclusions(outcomes), *left_out]
     if excluded:
         extra[EXCLUDED] = [e.model_dump() for e in excluded]
     twins = outcomes.corrected()
@@ -370,6 +391,11 @@ def compute_result(
         baselines=_defined(bench.baselines(first)) if first else {},
         epochs=epochs_of(bench, outcomes, headline.name),
     )
+
+
+def missing_left_out(entry: ResultEntry) -> bool:
+    """Whether ``entry``'s missing predictions were left out (``score --missing skip``) rather than scored as wrong."""
+    return any(e.get("reason") == MISSING_LEFT_OUT for e in entry.extra.get(EXCLUDED, ()))
 
 
 def epochs_of(bench: Benchmark, scored: Sequence[Scored], metric: str) -> Epochs | None:

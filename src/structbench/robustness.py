@@ -7,7 +7,9 @@ format, no perturbation). Each cell is tested against it as ``compare`` tests tw
 and approximate randomization on the headline, resampling and swapping the benchmark's clusters; the cells'
 p-values are corrected for their number (Holm, or Benjamini-Hochberg). The summary: the worst cell's headline
 (the robustness score), the best, the spread between them and the mean absolute deviation of the cells from their
-mean (the variability HELM's ToRR study reports across table formats).
+mean (the variability HELM's ToRR study reports across table formats), and the drop from the reference cell to the
+worst. The worst of many noisy cells is biased low, so each figure gets its interval from the whole grid resampled
+by cluster, the figure taken in every resample, and the drop a randomization test of the cells (``stats.grid``).
 """
 
 from __future__ import annotations
@@ -21,9 +23,10 @@ from pydantic import ValidationError
 
 from structbench.benchmark import Benchmark
 from structbench.cells import cell_options
-from structbench.paired import StatsOptions, paired_records_test
+from structbench.paired import StatsOptions, grid_pool, paired_records_test, pool_statistic
 from structbench.records import RecordSummary, SampleRecord
 from structbench.results import CellComparison, ResultEntry, Robustness
+from structbench.stats.grid import grid_figures
 from structbench.stats.multiple import adjust
 
 Record = SampleRecord | RecordSummary
@@ -111,6 +114,7 @@ def robustness_of(runs: Sequence[CellRun], stats: StatsOptions, order: Sequence[
                     "p_randomization": _finite(t.p_randomization),
                 })
         rows.append(row)
+    grid = _grid(runs, ref, stats, metric, first.variant)
     tested = [i for i, r in enumerate(rows) if r.p_randomization is not None]
     for i, p in zip(tested, adjust([rows[i].p_randomization or math.nan for i in tested], stats.correction),
                     strict=True):
@@ -120,8 +124,27 @@ def robustness_of(runs: Sequence[CellRun], stats: StatsOptions, order: Sequence[
         benchmark=first.benchmark, variant=first.variant, strategy=first.strategy, model=first.model, metric=metric,
         axes=axes_of(cells, order), reference=ref, cells=rows, **_summary(rows),
         significant=sum(bool(r.significant) for r in rows), correction=stats.correction, alpha=stats.alpha,
-        resamples=stats.resamples, seed=stats.seed, confidence=stats.confidence, unit=unit,
+        resamples=stats.resamples, seed=stats.seed, confidence=stats.confidence, unit=unit, **grid,
     )
+
+
+def _grid(runs: Sequence[CellRun], ref: str, stats: StatsOptions, metric: str, variant: str) -> dict[str, Any]:
+    """The figures' intervals and the drop's test over the samples every cell answered (``stats.grid``); {} where
+    there are none, or the benchmark is not at hand."""
+    bench = next((r.bench for r in runs if r.cell == ref and r.bench is not None), None) or next(
+        (r.bench for r in runs if r.bench is not None), None)
+    by_cell = [_by_id(r.records) for r in runs]
+    shared = sorted(set.intersection(*(set(cell) for cell in by_cell))) if by_cell else []
+    if bench is None or not shared:
+        return {}
+    pool, design = grid_pool([[cell[i] for i in shared] for cell in by_cell], bench, variant, stats.by)
+    reference = [r.cell for r in runs].index(ref)
+    found = grid_figures(pool_statistic(pool, bench, metric), design, reference, resamples=stats.resamples,
+                         seed=stats.seed, confidence=stats.confidence)
+    intervals = {k: [v[0], v[1]] for k, v in found.intervals.items() if all(map(math.isfinite, v))}
+    p = _finite(found.p_drop)
+    return {"drop": _finite(found.observed["drop"]), "intervals": intervals, "p_drop": p,
+            "drop_significant": None if p is None else p < stats.alpha, "shared": len(shared)}
 
 
 def _finite(value: float) -> float | None:

@@ -142,7 +142,7 @@ def test_every_cells_prompts_differ_as_declared(tmp_path: Path) -> None:
                 assert sorted(x for x in data_block(after).splitlines() if x.strip(",")) == sorted(
                     x for x in data_block(before).splitlines() if x.strip(","))
         if name == "transpose":
-            assert any(",row 1,row 2" in data_block(x) for x in lines)
+            assert any(",0,1" in data_block(x) for x in lines)  # ToRR's labels
         if name == "dates":
             assert all("December 16, 1930" not in data_block(x) for x in lines)
             assert any("1930-12-16" in data_block(x) for x in lines)
@@ -166,7 +166,7 @@ def test_scitab_and_skabench_tables_are_perturbed_as_declared(tmp_path: Path, sh
                       data_dir=shared_datasets)
     for a, b, c in zip(plain, transposed, shuffled, strict=True):
         assert a["id"] == b["id"] == c["id"] and a["gold"] == b["gold"] == c["gold"]
-        assert "\n|| " in a["prompt"][-1]["content"] and "\n||  | row 1 | row 2 |" in b["prompt"][-1]["content"]
+        assert "\n|| " in a["prompt"][-1]["content"] and "\n||   | 0 | 1 |" in b["prompt"][-1]["content"]
         line = a["prompt"][-1]["content"].split("\nClaim:")[0].splitlines()[1]  # the header, "|| a | b ||"
         paper = line.removeprefix("|| ").removesuffix(" ||").split(" | ")
         shown = next(csv_reader([next(x for x in c["prompt"][-1]["content"].split("\nClaim:")[0].splitlines()[1:]
@@ -234,10 +234,15 @@ def test_a_model_whose_accuracy_depends_on_the_format_shows_its_spread_and_worst
     assert csv["p_adjusted"] >= csv["p_randomization"]  # Holm over the two tested cells
     assert cells["serialization=concat"]["delta"] < 0
     assert s["unit"] == "table" and s["correction"] == "holm"
+    # every figure has an interval from the grid resampled as a whole; the csv cell's drop is no accident of
+    # picking the worst of three cells
+    assert s["shared"] == 80 and set(s["intervals"]) == {"score", "best_value", "mean", "spread", "mad", "drop"}
+    assert s["drop"] == pytest.approx(f1["paper"] - f1["csv"]) and s["intervals"]["drop"][0] > 0
+    assert s["p_drop"] < 0.05 and s["drop_significant"] is True
     report = sb(tmp_path, "report", "r", "--out", "rep.md")
     text = (tmp_path / "rep.md").read_text()
-    assert report.returncode == 0 and f"Robustness score (worst cell's macro_f1): {f1['csv']:.4f} (serialization=csv)" \
-        in text
+    assert report.returncode == 0 and f"Robustness score (worst cell's macro_f1): {f1['csv']:.4f} [" in text
+    assert "beyond what picking the worst of these cells gives by chance (randomization of the cells, p = " in text
 
 
 def test_a_resumed_sweep_repeats_no_call(tmp_path: Path) -> None:

@@ -21,8 +21,11 @@ def test_registered_next_to_the_other_serializations() -> None:
 
 
 def test_indexed_row_major_is_one_line_of_numbered_rows() -> None:
+    """As unitxt writes it for ToRR: the trailing space of an empty last cell stripped only at the very end."""
     assert indexed_row_major(MEDALS) == ("col : Rank | Nation | Gold row 1 : 1 | Venezuela | 9 row 2 : 2 | "
                                          "Guatemala, GT | 16 row 3 : 3 | A & B |")
+    spaced = Table(header=["a", "b"], rows=[["x  y", ""], ["", "z"]])
+    assert indexed_row_major(spaced) == "col : a | b row 1 : x  y |  row 2 :  | z"  # cells as they are
     assert indexed_row_major(INFOBOX) == "row 1 : Created by | Sande Stewart row 2 : Release | 1991"
     assert serialize([MEDALS], "indexed_row_major").startswith("Medals\ncol : Rank")  # the caption on a line before
 
@@ -30,6 +33,8 @@ def test_indexed_row_major_is_one_line_of_numbered_rows() -> None:
 def test_concatenation_is_every_name_and_cell_in_order() -> None:
     assert concatenation(MEDALS) == "Rank Nation Gold 1 Venezuela 9 2 Guatemala, GT 16 3 A & B"
     assert concatenation(INFOBOX) == "Created by Sande Stewart Release 1991"
+    # unitxt's join: an empty cell inside the table leaves two spaces
+    assert concatenation(Table(header=["a", "b"], rows=[["", "x"], ["y", "z"]])) == "a b  x y z"
 
 
 @pytest.mark.parametrize("table", [MEDALS, WIDE, Table(header=["x", "yyyyy"], rows=[["abc", "de"]])])
@@ -44,8 +49,10 @@ def test_df_loader_is_code_that_builds_the_table() -> None:
     assert code.startswith('pd.DataFrame({\n"Rank": ["1", "2", "3"], ') and code.endswith("},\nindex=[0, 1, 2])")
     frame = eval(code, {"pd": pd})  # the layout's whole point: a model reads it as this code
     assert list(frame.columns) == MEDALS.header and frame.values.tolist() == MEDALS.rows
-    repeated = df_loader(Table(header=["a", "a", ""], rows=[["1", "2", "3"]]))
-    assert '"a": ["1"], "a_1": ["2"], "2": ["3"]' in repeated  # names a DataFrame can hold
+    repeated = df_loader(Table(header=["a", "a", "", "a"], rows=[["1", "2", "3", "4"]]))
+    assert repeated == 'pd.DataFrame({\n"a": ["1"], "a_1": ["2"], "": ["3"], "a_2": ["4"]},\nindex=[0])'  # unitxt's
+    escaped = 'pd.DataFrame({\n"Caf\\u00e9": ["Z\\u00fcrich"]},\nindex=[0])'
+    assert df_loader(Table(header=["Café"], rows=[["Zürich"]])) == escaped
 
 
 @pytest.mark.parametrize("fmt", sorted(LAYOUTS))

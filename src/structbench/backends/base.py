@@ -170,6 +170,15 @@ class Choice:
     """The reply ended inside its thought (the token budget ran out there): it has no answer, ``text`` is empty."""
     tool_calls: tuple[ToolCall, ...] = ()
     """The tools the model asked to call (a request with ``tools``, on a backend with ``supports_tools``)."""
+    raw: str | None = None
+    """The reply as the model wrote it, its inline thought included, where the answer was taken out of it (None:
+    the same as ``text``): what a paper's released reader read (RelationalFactQA's ``reading=galois``), never
+    structbench's parsers."""
+
+    @property
+    def as_written(self) -> str:
+        """The reply as the model wrote it (``raw``, else ``text``)."""
+        return self.text if self.raw is None else self.raw
 
 
 def reply_choice(
@@ -195,7 +204,7 @@ def reply_choice(
         reasoning_tokens = count_tokens(split.reasoning)
     return Choice(text=split.answer, finish_reason=finish_reason, reasoning=split.reasoning,
                   reasoning_tokens=reasoning_tokens if split.reasoning is not None else None,
-                  reasoning_cut_off=split.cut_off)
+                  reasoning_cut_off=split.cut_off, raw=text if text != split.answer else None)
 
 
 @dataclass(frozen=True)
@@ -239,6 +248,7 @@ class Response:
                     "reasoning_tokens": c.reasoning_tokens,
                     "reasoning_cut_off": c.reasoning_cut_off,
                     **({"tool_calls": [t.to_json() for t in c.tool_calls]} if c.tool_calls else {}),
+                    **({"raw": c.raw} if c.raw is not None else {}),
                 }
                 for c in self.choices
             ],
@@ -257,14 +267,17 @@ class Response:
             logprobs = None if c.get("logprobs") is None else tuple(TokenLogprob(**lp) for lp in c["logprobs"])
             finish = c.get("finish_reason")
             if "reasoning" in c:
+                raw = c.get("raw")
                 calls = tuple(ToolCall.from_json(t) for t in c.get("tool_calls") or ())
                 choices.append(Choice(text=c["text"], logprobs=logprobs, finish_reason=finish,
                                       reasoning=c["reasoning"], reasoning_tokens=c.get("reasoning_tokens"),
-                                      reasoning_cut_off=bool(c.get("reasoning_cut_off")), tool_calls=calls))
+                                      reasoning_cut_off=bool(c.get("reasoning_cut_off")), tool_calls=calls,
+                                      raw=raw if isinstance(raw, str) else None))
                 continue
             split = split_reasoning(c["text"], finish_reason=finish)
             choices.append(Choice(text=split.answer, logprobs=logprobs, finish_reason=finish, reasoning=split.reasoning,
-                                  reasoning_cut_off=split.cut_off))
+                                  reasoning_cut_off=split.cut_off,
+                                  raw=c["text"] if c["text"] != split.answer else None))
         return cls(
             choices=tuple(choices),
             prompt_tokens=_count(data.get("prompt_tokens")),

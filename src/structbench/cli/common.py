@@ -50,6 +50,7 @@ LogOptionOpt = Annotated[
 LogSamplesOpt = Annotated[
     bool, typer.Option("--log-samples", help="Also log the per-sample table (W&B: a Table; MLflow: samples.json).")
 ]
+OfflineOpt = Annotated[bool, typer.Option("--offline", help="Never download datasets; read --data-dir or the cache.")]
 
 
 def console() -> Any:
@@ -108,11 +109,12 @@ def preset_entry(name: str, bench: str, strategy: str | None, option: list[str] 
     benches, strategies, options = preset_config(name, parse_options(option or [], output="--out"))
     wanted, variant = split_bench(bench)
     entries = [b for b in benches if split_bench(b)[0] == wanted and variant in (None, split_bench(b)[1] or variant)]
-    if not entries:
+    whole = entries[0] if entries else _whole_of(benches, wanted, variant)
+    if whole is None:
         raise UsageError(f"--preset {name} runs {', '.join(benches)}, not {bench}")
-    entry = entries[0] if variant is None or ":" in entries[0] else f"{entries[0]}:{variant}"
+    entry = whole if variant is None or (":" in whole and split_bench(whole)[1] == variant) else f"{wanted}:{variant}"
     allowed = [s.rpartition("/")[2] for s in strategies
-               if "/" not in s or s.rpartition("/")[0] in (entry, split_bench(entry)[0])]
+               if "/" not in s or s.rpartition("/")[0] in (whole, split_bench(whole)[0])]
     if strategy is None:
         if len(allowed) != 1:
             raise UsageError(f"--preset {name} runs the strategies {', '.join(allowed)} on {entry}: give --strategy")
@@ -120,6 +122,18 @@ def preset_entry(name: str, bench: str, strategy: str | None, option: list[str] 
     elif strategy not in allowed:
         raise UsageError(f"--preset {name} runs the strategies {', '.join(allowed)} on {entry}, not {strategy!r}")
     return entry, strategy, [f"{k}={v}" for k, v in options.items()]
+
+
+def _whole_of(benches: Sequence[str], wanted: str, variant: str | None) -> str | None:
+    """The preset's entry whose variant holds ``variant`` as a part (``rfqa:all`` for ``rfqa:spider1``), if any."""
+    from structbench.benchmarks import BENCHMARKS
+    from structbench.runner.config import split_bench
+
+    if variant is None or wanted not in BENCHMARKS:
+        return None
+    parts = BENCHMARKS.get(wanted).variant_parts
+    return next((b for b in benches
+                 if split_bench(b)[0] == wanted and variant in parts.get(split_bench(b)[1] or "", ())), None)
 
 
 PresetScoreOpt = Annotated[
@@ -219,10 +233,10 @@ def echo_usage(metrics: Any) -> None:
 
 def load_one(
     entry: str, strategy: str | None, option: list[str] | None, limit: int | None, seed: int, data_dir: Path | None,
-    allow_modified_data: bool = False,
+    allow_modified_data: bool = False, offline: bool = False,
 ) -> tuple[Any, str, SampleStream, Any, Any]:
     """The benchmark, variant, samples (a ``SampleStream``: read once, as they are needed) and strategy of
-    ``export``/``score``, and the settings that pick them."""
+    ``export``/``score``, and the settings that pick them; ``offline`` never downloads a dataset."""
     from structbench.benchmarks import BENCHMARKS
     from structbench.datasets import DataContext
     from structbench.runner.config import check_limit, check_options_used, parse_options, split_bench
@@ -234,8 +248,8 @@ def load_one(
     check_options_used([BENCHMARKS.get(split_bench(entry)[0])], options)
     bench, variant = load_benchmark(entry, options)
     strat = bench.strategy(strategy)
-    samples = open_samples(bench, variant, DataContext.from_env(data_dir, allow_modified=allow_modified_data),
-                           seed=seed, limit=limit)
+    context = DataContext.from_env(data_dir, offline=offline, allow_modified=allow_modified_data)
+    samples = open_samples(bench, variant, context, seed=seed, limit=limit)
     settings = ExportSettings(bench=f"{bench.name}:{variant}", strategy=strat.name, seed=seed, limit=limit,
                               options=options)
     return bench, variant, samples, strat, settings

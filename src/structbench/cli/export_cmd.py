@@ -15,6 +15,7 @@ from structbench.cli.common import (
     DataDirOpt,
     LimitOpt,
     ModifiedDataOpt,
+    OfflineOpt,
     OptionOpt,
     PresetScoreOpt,
     SeedOpt,
@@ -48,6 +49,7 @@ def export(
                      "datasets folder: datasets.load_dataset(OUT))."),
     ] = ExportFormat.jsonl,
     preset: PresetScoreOpt = None,
+    offline: OfflineOpt = False,
 ) -> None:
     """Write each sample's prompt (the strategy's first model call), gold, meta and fingerprint: JSON lines, Parquet,
     or a Hugging Face datasets folder."""
@@ -56,7 +58,7 @@ def export(
     if preset is not None:
         bench, strategy, option = preset_entry(preset, bench, strategy, option)
     b, variant, samples, strat, settings = load_one(bench, strategy, option, limit, seed, data_dir,
-                                                     allow_modified_data)
+                                                     allow_modified_data, offline)
     lines = export_lines(b, variant, samples, strat, settings)
     if format != ExportFormat.jsonl:  # a typed table of every line: built in memory
         _export_arrow(format, lines, out, f"{b.title}: {b.name}:{variant}, strategy {strat.name}", settings.flags())

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from structbench.cli.common import DataDirOpt
+from structbench.cli.common import DataDirOpt, OfflineOpt
 
 generate_app = typer.Typer(
     add_completion=False,
@@ -20,7 +20,6 @@ generate_app = typer.Typer(
 
 OutFile = Annotated[Path, typer.Option("--out", help="File to write (whole or not at all).")]
 GenSeedOpt = Annotated[int, typer.Option("--seed", help="Seed of every random draw: the same seed, the same set.")]
-OfflineOpt = Annotated[bool, typer.Option("--offline", help="Never download; read --data-dir or the cache only.")]
 
 
 @generate_app.command("structfact")

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import IO, Annotated
 
 import typer
 
+from structbench.benchmark import Scored
 from structbench.cli.common import (
     BenchArg,
     DataDirOpt,
     LimitOpt,
     ModifiedDataOpt,
+    OfflineOpt,
     OptionOpt,
     PresetScoreOpt,
     SeedOpt,
@@ -23,6 +28,20 @@ from structbench.cli.common import (
     print_markdown,
 )
 from structbench.errors import ExitCode
+
+
+class Missing(StrEnum):
+    """``score --missing``: what a sample without a prediction becomes."""
+
+    wrong = "wrong"
+    skip = "skip"
+    error = "error"
+
+
+MISSING_HELP = {
+    Missing.wrong: "scored as wrong (empty replies), counted in n",
+    Missing.skip: "left out of n and of every metric",
+}
 
 
 def score(
@@ -44,12 +63,25 @@ def score(
         typer.Option("--unchecked", help="Score lines without a 'fingerprint' by id alone (not recommended)."),
     ] = False,
     preset: PresetScoreOpt = None,
+    missing: Annotated[
+        Missing,
+        typer.Option("--missing", help="A sample without a prediction: 'wrong' scores it as an empty reply (counted "
+                     "in n; refused where the benchmark's scoring leaves empty replies out of its averages), 'skip' "
+                     "leaves it out of n and every metric, 'error' refuses the file."),
+    ] = Missing.wrong,
+    samples_out: Annotated[
+        Path | None,
+        typer.Option("--samples", help="Write one JSON line per scored prediction here: id, parsed answer, gold, "
+                     "score and every per-sample metric value under 'values' (to compare query by query)."),
+    ] = None,
+    offline: OfflineOpt = False,
 ) -> None:
     """Parse and score raw model outputs with the benchmark's own parser and metrics; with --preset, as the paper's
     released code parsed and scored them (structbench's corrected scores are recorded beside)."""
+    from structbench.atomic import atomic_path
     from structbench.report.markdown import render
     from structbench.results import MetricsFile
-    from structbench.runner.export import read_predictions, score_predictions
+    from structbench.runner.export import read_predictions, sample_line, score_predictions
     from structbench.runner.failures import Failure, failure_summary
     from structbench.runner.store import write_json_atomic
 
@@ -57,18 +89,31 @@ def score(
         bench, strategy, option = preset_entry(preset, bench, strategy, option)
     preds = read_predictions(predictions)
     b, variant, samples, strat, settings = load_one(bench, strategy, option, limit, seed, data_dir,
-                                                     allow_modified_data)
+                                                     allow_modified_data, offline)
     failures: list[Failure] = []
-    entry = score_predictions(b, variant, samples, strat, preds, source=predictions, model=model,
-                              settings=settings, require_fingerprint=not unchecked, on_failure=failures.append)
+    with contextlib.ExitStack() as stack:
+        log: IO[str] | None = None
+        if samples_out is not None:  # written whole or not at all
+            log = stack.enter_context(stack.enter_context(atomic_path(samples_out)).open("w", encoding="utf-8"))
+
+        def write(scored: Scored, is_missing: bool) -> None:
+            if log is not None:
+                log.write(json.dumps(sample_line(scored, is_missing), ensure_ascii=False, default=str) + "\n")
+
+        entry = score_predictions(b, variant, samples, strat, preds, source=predictions, model=model,
+                                  settings=settings, require_fingerprint=not unchecked, on_failure=failures.append,
+                                  missing=missing.value, on_scored=write)
     metrics = MetricsFile(results=[entry])
     print_markdown(render(metrics, title=f"scores of {predictions}"))
     if entry.missing:
-        typer.echo(f"warning: {len(entry.missing)} sample(s) missing from {predictions}, counted as wrong", err=True)
+        typer.echo(f"warning: {len(entry.missing)} sample(s) missing from {predictions}: "
+                   f"{MISSING_HELP[missing]} (n = {entry.n}; --missing chooses)", err=True)
     echo_exclusions(metrics)
     echo_cut_off(metrics)
     if out is not None:
         write_json_atomic(out, metrics.model_dump(mode="json"))
+    if samples_out is not None:
+        typer.echo(f"wrote {entry.n} scored sample(s) to {samples_out}", err=True)
     if failures:
         typer.echo(
             failure_summary(

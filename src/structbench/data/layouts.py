@@ -1,5 +1,6 @@
 """The table serializations HELM's ToRR study uses that structbench lacked: indexed row-major text, a pandas
-DataFrame (printed, and as the code that builds it) and plain concatenation.
+DataFrame (printed, and as the code that builds it) and plain concatenation. The three ToRR has are written as
+unitxt writes them for ToRR (``struct_data_operators``), byte for byte, for every table with a header.
 
 ``serialize`` registers them beside CSV, JSON, HTML, XML and triples, so every benchmark's ``serialization`` option
 offers them. Conventions as in ``formats``: free text passes through; a caption (list title) is a line before the
@@ -54,17 +55,18 @@ def _flat(value: str) -> str:
 
 
 def indexed_row_major(table: Table) -> str:
-    """One line: ``col : a | b row 1 : x | y row 2 : ...`` (ToRR's indexed row-major; no ``col`` part without a
-    header)."""
-    parts = [f"col : {' | '.join(_flat(h) for h in table.header)}"] if _has_header(table) else []
-    parts += [f"row {i} : {' | '.join(_flat(c) for c in row)}" for i, row in enumerate(table.rows, start=1)]
+    """One line: ``col : a | b row 1 : x | y row 2 : ...``, as unitxt's ``SerializeTableAsIndexedRowMajor`` writes
+    it for ToRR, byte for byte (cells as they are); a table without a header has no ``col`` part (unitxt refuses
+    one)."""
+    parts = [f"col : {' | '.join(table.header)}"] if _has_header(table) else []
+    parts += [f"row {i} : {' | '.join(row)}" for i, row in enumerate(table.rows, start=1)]
     return " ".join(parts).strip()
 
 
 def concatenation(table: Table) -> str:
-    """Every header name and cell in order, separated by single spaces (ToRR's concatenation)."""
-    cells = [*(table.header if _has_header(table) else []), *(c for row in table.rows for c in row)]
-    return " ".join(_flat(c) for c in cells if c.strip())
+    """Every header name and cell in order, separated by single spaces, as unitxt's
+    ``SerializeTableAsConcatenation`` writes it for ToRR, byte for byte (an empty cell leaves its two spaces)."""
+    return " ".join([" ".join(table.header), *(" ".join(row) for row in table.rows)]).strip()
 
 
 def _column_names(table: Table) -> list[str]:
@@ -99,11 +101,19 @@ def dataframe(table: Table) -> str:
     return "\n".join(lines)
 
 
+def _torr_names(header: list[str]) -> list[str]:
+    """unitxt's names for a DataFrame's columns: a repeated name gets ``_<how many times it came before>``."""
+    return [f"{name}_{header[:i].count(name)}" if header[:i].count(name) else name for i, name in enumerate(header)]
+
+
 def df_loader(table: Table) -> str:
-    """The pandas code that builds the table: ``pd.DataFrame({"a": [...], ...},`` then ``index=[0, 1, ...])``
-    (ToRR's DataFrame loader)."""
-    data = dict(zip(_column_names(table), _columns(table), strict=True))
-    body = json.dumps(data, ensure_ascii=False)[1:-1]
+    """The pandas code that builds the table: ``pd.DataFrame({"a": [...], ...},`` then ``index=[0, 1, ...])``, as
+    unitxt's ``SerializeTableAsDFLoader`` writes it for ToRR, byte for byte (JSON with non-ASCII escaped; a name
+    repeated after renaming keeps its first place and its last column, as a dict of the frame's columns does)."""
+    data: dict[str, list[str]] = {}
+    for name, column in zip(_torr_names(table.header), _columns(table), strict=True):
+        data[name] = column
+    body = json.dumps(data)[1:-1]
     return f"pd.DataFrame({{\n{body}}},\nindex={list(range(len(table.rows)))})"
 
 

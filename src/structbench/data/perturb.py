@@ -7,7 +7,8 @@ changes; these are structbench's, by name (``PERTURBATIONS``):
 
 - ``shuffle_rows``, ``shuffle_columns``: rows (list items, graph triples) or columns (header and cells together)
   in a random order;
-- ``transpose``: rows become columns: the first column holds the old header, the others are ``row 1`` ...;
+- ``transpose``: rows become columns, as ToRR transposes: the first column holds the old header (titled ``" "``),
+  the others are titled ``0``, ``1`` ...;
 - ``empty_rows``: a quarter as many empty rows as the table has (at least one) inserted at random places;
 - ``no_header``: the header line blanked (serializations then leave it out where they can);
 - ``thousands``: whole-cell numbers of five or more digits, and four-digit ones outside 1000-2099 (years),
@@ -125,15 +126,16 @@ def _has_header(table: Table) -> bool:
 
 
 def transpose(table: Table, rng: random.Random) -> Table:
-    """Rows as columns: one row per old column, led by its name (none without a header), columns ``row 1`` ..."""
+    """Rows as columns, as ToRR transposes (unitxt's ``TransposeTable``): one row per old column led by its name,
+    under the header ``" "``, ``"0"``, ``"1"`` ...; a table without a header gets no column of empty names."""
     width = max([len(table.header), *(len(r) for r in table.rows)], default=0)
     cells = [[row[j] if j < len(row) else "" for row in table.rows] for j in range(width)]
-    names = [f"row {i}" for i in range(1, len(table.rows) + 1)]
+    names = [str(i) for i in range(len(table.rows))]
     if not _has_header(table):
         return table.model_copy(update={"header": names, "rows": cells})
     header = [*table.header, *[""] * (width - len(table.header))]
-    return table.model_copy(update={"header": ["", *names], "rows": [[h, *col] for h, col in zip(header, cells,
-                                                                                               strict=True)]})
+    return table.model_copy(update={"header": [" ", *names], "rows": [[h, *col] for h, col in zip(header, cells,
+                                                                                                strict=True)]})
 
 
 def empty_rows(table: Table, rng: random.Random) -> Table:

@@ -16,6 +16,7 @@ from structbench.results import (
     MetricsFile,
     ResultEntry,
     Robustness,
+    missing_left_out,
 )
 from structbench.usage import totals_cell, totals_text
 
@@ -178,7 +179,9 @@ def entry_section(r: ResultEntry) -> str:
     if r.n == 0:
         out += ["", "No sample was scored, so there is no metric."]
     if r.missing:
-        out += ["", f"{len(r.missing)} sample(s) had no prediction and count as wrong."]
+        out += ["", f"{len(r.missing)} sample(s) had no prediction and are left out: n and the metrics count only "
+                "the predictions given (score --missing skip)." if missing_left_out(r) else
+                f"{len(r.missing)} sample(s) had no prediction and count as wrong: scored as empty replies, in n."]
     if r.harness_errors:
         out += ["", f"{r.harness_errors} sample(s) failed with a harness error (a bug in a strategy, parser or "
                 "scorer): not scored, and left out of every metric."]

@@ -80,12 +80,30 @@ def summary_text(s: Robustness) -> str:
     unit = f", resampling {s.unit}s" if s.unit and s.unit != "sample" else ""
     return (
         f"{len(s.cells)} cells over {', '.join(f'{k} ({len(v)})' for k, v in s.axes.items())}. Robustness score "
-        f"(worst cell's {s.metric}): {fmt(s.score)} ({s.shown(s.worst)}); best {fmt(s.best_value)} "
-        f"({s.shown(s.best)}); spread {fmt(s.spread)}; MAD {fmt(s.mad)}; mean {fmt(s.mean)}. Reference "
-        f"cell: {s.shown(s.reference)} ({fmt(ref.value if ref else None)}). {s.significant} of {tested} cells differ "
-        f"from it at α = {s.alpha:g} after the {CORRECTIONS.get(s.correction, s.correction)} correction "
+        f"(worst cell's {s.metric}): {fmt(s.score)}{_ci(s, 'score')} ({s.shown(s.worst)}); best "
+        f"{fmt(s.best_value)}{_ci(s, 'best_value')} ({s.shown(s.best)}); spread {fmt(s.spread)}{_ci(s, 'spread')}; "
+        f"MAD {fmt(s.mad)}{_ci(s, 'mad')}; mean {fmt(s.mean)}{_ci(s, 'mean')}. Reference "
+        f"cell: {s.shown(s.reference)} ({fmt(ref.value if ref else None)}). {_drop(s)}{s.significant} of {tested} "
+        f"cells differ from it at α = {s.alpha:g} after the {CORRECTIONS.get(s.correction, s.correction)} correction "
         f"({s.resamples} resamples, seed {s.seed}{unit})."
     )
+
+
+def _ci(s: Robustness, figure: str) -> str:
+    """`` [low, high]``: a figure's interval from the grid resampled as a whole (none stored: nothing)."""
+    bounds = s.intervals.get(figure)
+    return f" [{fmt(bounds[0])}, {fmt(bounds[1])}]" if bounds else ""
+
+
+def _drop(s: Robustness) -> str:
+    """The drop from the reference to the worst cell and whether picking the worst of these cells explains it."""
+    if s.drop is None or s.p_drop is None:
+        return ""
+    verdict = ("beyond what picking the worst of these cells gives by chance" if s.drop_significant else
+               "no more than picking the worst of these cells gives by chance")
+    return (f"The worst cell is {fmt(s.drop)}{_ci(s, 'drop')} below the reference: {verdict} (randomization of the "
+            f"cells, p = {_p(s.p_drop, s.resamples)}, on the {s.shared} samples every cell answered; the intervals "
+            "resample the whole grid, each figure taken in every resample). ")
 
 
 def _p(p: float | None, resamples: int) -> str:

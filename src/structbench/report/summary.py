@@ -103,11 +103,18 @@ def sweep_reading(s: Robustness) -> str:
     if s.score is None:
         return f"{s.benchmark}:{s.variant}/{s.strategy}: no cell of the sweep has a {s.metric}."
     tested = sum(c.p_adjusted is not None for c in s.cells)
+    score = s.intervals.get("score")
+    interval = f", interval {_num(score[0])} to {_num(score[1])} for picking the worst of them" if score else ""
+    drop = ""
+    if s.drop is not None and s.drop_significant is not None:
+        drop = (f" The drop from the reference to the worst cell ({_num(s.drop)}) is "
+                f"{'more' if s.drop_significant else 'no more'} than picking the worst cell explains "
+                f"(p = {_num(s.p_drop or 0.0)}).")
     return (f"Across the {len(s.cells)} cells of the sweep, {s.benchmark}:{s.variant}/{s.strategy} {s.metric} ranges "
-            f"from {_num(s.score)} ({s.shown(s.worst)}: the robustness score) to {_num(s.best_value or 0.0)} "
-            f"({s.shown(s.best)}); {s.significant} of {tested} cells differ from the reference "
-            f"({s.shown(s.reference)}) after the {'Holm' if s.correction == 'holm' else 'Benjamini-Hochberg'} "
-            f"correction at {s.alpha:g}.")
+            f"from {_num(s.score)} ({s.shown(s.worst)}: the robustness score{interval}) to "
+            f"{_num(s.best_value or 0.0)} ({s.shown(s.best)}); {s.significant} of {tested} cells differ from the "
+            f"reference ({s.shown(s.reference)}) after the {'Holm' if s.correction == 'holm' else 'Benjamini-Hochberg'}"
+            f" correction at {s.alpha:g}.{drop}")
 
 
 def suite_text(entries: Sequence[tuple[str, str, str, Sequence[str], int]]) -> str:

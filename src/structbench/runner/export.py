@@ -12,22 +12,23 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import math
 import shlex
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from structbench.backends.base import Request, Response, sampling_fields
 from structbench.backends.reasoning import split_reasoning
-from structbench.benchmark import Attempt, Benchmark, Strategy
+from structbench.benchmark import AS_WRITTEN, Attempt, Benchmark, Exclusion, Scored, Strategy
 from structbench.data.perturb import PerturbationOptions
 from structbench.data.sample import Sample
 from structbench.errors import DataError, UsageError
 from structbench.outcomes import OutcomesBuilder
-from structbench.results import ResultEntry, compute_result
+from structbench.results import MISSING_LEFT_OUT, ResultEntry, compute_result
 from structbench.runner.failures import Failure
 
 
@@ -303,6 +304,11 @@ class PredictionCheck:
             )
 
 
+MissingPolicy = Literal["wrong", "skip", "error"]
+"""What ``score`` does with a sample that has no prediction: score it as an empty reply (wrong, counted in n), leave
+it out of n and every metric, or refuse the file."""
+
+
 def score_predictions(
     bench: Benchmark,
     variant: str,
@@ -315,11 +321,16 @@ def score_predictions(
     settings: ExportSettings | None = None,
     require_fingerprint: bool = False,
     on_failure: Callable[[Failure], None] | None = None,
+    missing: MissingPolicy = "wrong",
+    on_scored: Callable[[Scored, bool], None] | None = None,
 ) -> ResultEntry:
-    """Check the predictions (``check_predictions``), then parse and score them with the benchmark's own parser;
-    missing ids count as wrong. A sample the scorer fails on is a harness error: counted apart, handed to
-    ``on_failure``, and left out of the metrics. Fingerprints are checked where the predictions carry them;
-    ``require_fingerprint`` refuses predictions without one.
+    """Check the predictions (``check_predictions``), then parse and score them with the benchmark's own parser.
+    A sample without a prediction is, as ``missing`` says, scored as an empty reply (``wrong``: refused where the
+    benchmark's scoring leaves an empty reply out of its averages, since it would not count as wrong), left out of
+    n and the metrics (``skip``, listed in ``extra.excluded``), or refused (``error``). A sample the scorer fails on
+    is a harness error: counted apart, handed to ``on_failure``, and left out of the metrics. Fingerprints are
+    checked where the predictions carry them; ``require_fingerprint`` refuses predictions without one.
+    ``on_scored`` gets each outcome that counts, and whether its prediction was missing (``score --samples``).
 
     The samples are read once, as a stream, and scored as they pass (the outcomes kept as columns,
     ``structbench.outcomes``); a check that fails is raised after the last sample, before anything is returned."""
@@ -327,36 +338,89 @@ def score_predictions(
     checker = PredictionCheck(strategy, preds, bench=bench, variant=variant, source=source, settings=settings,
                               require_fingerprint=require_fingerprint)
     scored = OutcomesBuilder()
-    missing = []
+    absent: list[str] = []
+    uncounted = 0  # missing samples the benchmark's averages would leave out (missing="wrong" refuses them)
     harness_errors = cut_off = replies_cut_off = 0
     with asyncio.Runner() as runner:
         for sample in samples:
             checker.sample(sample, runner)
-            if sample.id in preds:
+            is_missing = sample.id not in preds
+            if is_missing:
+                absent.append(sample.id)
+                if missing != "wrong":
+                    continue
+                attempt = Attempt(output="")
+            else:
                 attempt, cut = answers_of(preds[sample.id].output)
                 replies_cut_off += cut
                 cut_off += cut > 0 and not any(t.strip() for t in (attempt.output, *attempt.outputs))
-            else:
-                missing.append(sample.id)
-                attempt = Attempt(output="")
             try:
-                scored.add(bench.outcome(sample, attempt, strategy))
+                outcome = bench.outcome(sample, attempt, strategy)
             except Exception as err:  # a scorer bug costs this sample, not the whole file
                 harness_errors += 1
                 if on_failure is not None:
                     where = f"{bench.name}:{variant}/{strategy.name}/{sample.id}"
                     on_failure(Failure("harness", where, f"scoring failed: {type(err).__name__}: {err}"))
+                continue
+            uncounted += is_missing and not bench.averaged(outcome) and _averages_a_reply(bench, sample, strategy)
+            scored.add(outcome)
+            if on_scored is not None:
+                on_scored(outcome, is_missing)
     checker.finish()
-    return compute_result(bench, variant, strategy.name, model, scored.build(), missing=missing,
+    label = f"{bench.name}:{variant}"
+    if absent and missing == "error":
+        raise UsageError(f"{source}: {len(absent)} sample(s) of {label} have no prediction (e.g. {absent[0]!r}); "
+                         "--missing wrong scores them as wrong, --missing skip leaves them out")
+    if uncounted:
+        raise UsageError(
+            f"{source}: {len(absent)} sample(s) of {label} have no prediction (e.g. {absent[0]!r}), and its scoring "
+            "under these options leaves an empty reply out of its averages, so they cannot count as wrong: "
+            "--missing skip leaves them out of n and the metrics"
+        )
+    left_out = [Exclusion(reason=MISSING_LEFT_OUT, count=len(absent))] if absent and missing == "skip" else []
+    return compute_result(bench, variant, strategy.name, model, scored.build(), missing=absent, left_out=left_out,
                           harness_errors=harness_errors, reasoning_cut_off=cut_off, replies_cut_off=replies_cut_off)
+
+
+def _averages_a_reply(bench: Benchmark, sample: Sample, strategy: Strategy) -> bool:
+    """Whether the benchmark would count a (wrong) reply to ``sample`` in its averages: where it leaves the sample
+    out whatever the reply (RelationalFactQA's CoT queries galois did not score), a missing prediction is left out
+    as any answer would be, and counting it as wrong changes nothing."""
+    try:
+        return bench.averaged(bench.outcome(sample, Attempt(output="x"), strategy))
+    except Exception:  # a scorer that cannot read a stand-in reply: take it that it would count one
+        return True
+
+
+def sample_line(scored: Scored, missing: bool) -> dict[str, Any]:
+    """One line of ``score --samples``: a scored prediction's id, the answer the parser read, the gold, the
+    per-sample headline score and every per-sample metric value by name (a value that is not a number is null),
+    as another scorer's per-sample log can be compared with it (lm-eval's ``--log_samples``)."""
+    line: dict[str, Any] = {
+        "id": scored.id,
+        "task": scored.task,
+        "parsed": scored.parsed,
+        "gold": scored.gold,
+        "score": _finite(scored.score),
+        "values": {name: _finite(value) for name, value in scored.values.items()},
+    }
+    if missing:
+        line["missing"] = True
+    return line
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
 
 
 def answers_of(output: str | list[str]) -> tuple[Attempt, int]:
     """A prediction's raw output(s) as the attempt parsers read, each reply's thought taken out as a backend takes
     it out (``<think>`` tags; one never closed leaves the reply without an answer), and how many replies ended
-    inside their thought."""
+    inside their thought. Where a thought was taken out, the output as written is kept under ``AS_WRITTEN``."""
     texts = output if isinstance(output, list) else [output]
     splits = [split_reasoning(text) for text in texts]
     answers = [split.answer for split in splits]
-    return Attempt.from_prediction(answers if isinstance(output, list) else answers[0]), sum(
-        split.cut_off for split in splits)
+    attempt = Attempt.from_prediction(answers if isinstance(output, list) else answers[0])
+    if answers != texts:
+        attempt.artifacts[AS_WRITTEN] = output
+    return attempt, sum(split.cut_off for split in splits)

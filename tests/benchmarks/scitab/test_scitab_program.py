@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
 from structbench.backends.oracle import OracleBackend
+from structbench.benchmark import Attempt
 from structbench.benchmarks.scitab import SciTab
 from structbench.benchmarks.scitab.program import extract_program, run_program
 from structbench.benchmarks.scitab.prompts import PROGRAMS
@@ -93,3 +95,30 @@ def test_a_sandbox_that_cannot_start_is_a_harness_error_not_a_wrong_answer(
     record = asyncio.run(run_job(job, ModelCaller(OracleBackend(), None), "oracle"))
     assert record.error_kind == "harness" and record.error is not None
     assert "SandboxError: sandbox: the program could not be started" in record.error
+
+
+def test_the_preset_compares_floats_exactly_and_the_tolerant_score_goes_beside(
+    synthetic_loaded: tuple[SciTab, dict[str, list[Sample]]],
+) -> None:
+    """scitab-table4 sets pot_equal=exact, as the paper's programs compared (Appendix G): a program computing
+    ``equal(88.64 - 86.69, 1.95)`` refutes under the preset; structbench's tolerant comparison, the corrected
+    score, supports, whether the program ran in a run (its outcome re-run) or comes from a predictions file."""
+    from structbench.benchmark import corrected_scored
+    from structbench.benchmarks.scitab.paper import TABLE4
+    from structbench.runner.export import score_predictions
+
+    assert TABLE4.preset.options["pot_equal"] == "exact"
+    preset, tolerant = SciTab(TABLE4.preset.options), SciTab()
+    _, samples = synthetic_loaded
+    claim = next(s for s in samples["2class"] if s.gold.label == "supports")  # type: ignore[union-attr]
+    reply = "```python\nans = equal(88.64 - 86.69, 1.95)\n```"
+    program = "ans = equal(88.64 - 86.69, 1.95)"
+    ran = Attempt(output=reply, artifacts={"program": {"code": program, **preset.execute(program).to_json()}})
+    scored = preset.score(claim, ran, preset.strategy("pot"))
+    twin = corrected_scored(scored)
+    assert (scored.parsed, scored.score) == ("refutes", 0.0)
+    assert twin is not None and twin.score == 1.0
+    assert tolerant.score(claim, ran, tolerant.strategy("pot")).score == 1.0  # re-run with its own equal
+    entry = score_predictions(preset, "2class", [claim], preset.strategy("pot"), {claim.id: reply},
+                              source=Path("p.jsonl"))
+    assert entry.headline.value == 0.0 and entry.extra["corrected"]["metrics"]["accuracy"] == 1.0

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from structbench.backends.base import Request
 from structbench.benchmark import Attempt, Benchmark, Exclusion, Scored, Strategy
-from structbench.benchmarks.rfqa import galois, prompts
+from structbench.benchmarks.rfqa import galois, galois_metrics, prompts, published_runs
 from structbench.benchmarks.rfqa.complexity import CLASSES, has_order_by, shape
 from structbench.benchmarks.rfqa.cot import BaseQuery, plan
 from structbench.benchmarks.rfqa.database import Database, DatabaseCache, quote
@@ -47,6 +47,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SOURCES = ("bird", "galois", "qatch", "spider1")
+UNSCORED = "galois_unscored"
+"""Per-sample value marking a CoT query galois' published runs left unscored (``scorer=galois``)."""
+UNSCORED_MEANING = ("CoT queries galois' published runs did not score, left out of the averages as the paper's CoT "
+                    "means leave them out (--option scorer=galois)")
 GENERATED = "generated"
 """The variant running QATCH-style pairs from the user's own tables (``--option path=...``)."""
 CELL_BINS = ((1, "1"), (10, "2-10"), (50, "11-50"), (100, "51-100"), (500, "101-500"))
@@ -71,6 +75,12 @@ class RFQAOptions(BaseModel):
     reply dropped; ``iterations`` calls in all; see ``galois.py``), what the presets use. ``structbench``: the
     lenient reading (attribute names matched ignoring case and punctuation, JSON repaired, ``iterations``
     follow-ups after the first answer)."""
+    scorer: Literal["structbench", "galois"] = "structbench"
+    """``galois``: cell F1 (with its precision and recall) and tuple similarity computed as galois computed the
+    published scores (``galois_metrics.py``: cells as text, ``%.2f``, an expected 0 never matched, tuple
+    similarity keyed on the most distinct attribute matched exactly; the gold galois had for bird_51; CoT left
+    unscored on the 76 queries galois' runs did not score), what the presets use; needs ``reading=galois``.
+    ``structbench``: structbench's metrics (see the docs)."""
     string_rule: Literal["intended", "published"] = "intended"
     """``intended``: edit distance <= 10% of the expected length (the paper, and galois at the time of the paper).
     ``published``: the cell rule galois changed to on 2025-07-25, after the paper, floor(L(1-t)) <= distance <=
@@ -86,9 +96,10 @@ class RFQAOptions(BaseModel):
     """Generation limit per reply (a whole table can be long)."""
     structured_output: bool = False
     """Send the output's JSON Schema as the request's ``response_format``."""
-    prompt_wording: Literal["released", "paper"] = "released"
-    """Start prompts as the released code words them (what the published runs used) or as the paper's
-    Figures 5-7 print them (see ``prompts``)."""
+    prompt_wording: prompts.Wording = "released"
+    """Start prompts as the released code words them, as the published runs sent them (``published``: the
+    wording before galois' rewrite of 2025-05-10, with the whole first table's schema; what the presets use) or as
+    the paper's Figures 5-7 print them (see ``prompts``)."""
     path: str | None = None
     """``generated`` only: a JSONL file of generated pairs, or a CSV file or folder of CSV files to
     generate pairs from (with the run's seed)."""
@@ -107,6 +118,7 @@ class RFQABenchmark(Benchmark[RFQAOptions]):
     provenance = PROVENANCE
     summary: ClassVar[str] = "closed-book generation of whole tables from NL or SQL questions"
     variants: ClassVar[tuple[str, ...]] = ("all", *SOURCES, GENERATED)
+    variant_parts: ClassVar[Mapping[str, tuple[str, ...]]] = {"all": SOURCES}
     default_strategy: ClassVar[str] = "nl"
     headline: ClassVar[str] = "avg_f1_ts"
     headline_label: ClassVar[str] = "avg(cell F1, tuple similarity)"
@@ -118,11 +130,16 @@ class RFQABenchmark(Benchmark[RFQAOptions]):
     breakdown_keys: ClassVar[tuple[str, ...]] = ("task", "attrs", "cells", "output_type")
     cluster_unit: ClassVar[str | None] = "database"
     Options: ClassVar[type[BaseModel]] = RFQAOptions
-    paper_scoring: ClassVar[tuple[str, ...]] = ("reading",)
+    paper_scoring: ClassVar[tuple[str, ...]] = ("reading", "scorer")
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
         opts = self.options
+        if opts.scorer == "galois" and opts.reading != "galois":
+            raise UsageError("rfqa: --option scorer=galois scores the tuples galois read: add reading=galois")
+        if opts.scorer == "galois" and opts.string_rule != "intended":
+            raise UsageError("rfqa: --option string_rule applies to structbench's scorer; scorer=galois matches "
+                             "cells with galois' own rule of the time")
         self.rule: MatchRule = RULES[opts.string_rule](opts.numeric_tolerance, opts.string_tolerance)
         self._strategies = build_strategies(self.settings)
         self._cache: DatabaseCache | None = None
@@ -145,6 +162,9 @@ class RFQABenchmark(Benchmark[RFQAOptions]):
     def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> list[Sample]:
         variant = self.check_variant(variant)
         if variant == GENERATED:
+            if self.options.prompt_wording == "published":
+                raise UsageError(f"rfqa:{GENERATED}: --option prompt_wording=published sends the published runs' "
+                                 "prompts, which need galois' declarations of the release's tables")
             return self.load_generated(seed=seed, limit=limit)
         misplaced = sorted(self.options.model_fields_set & {"path", "data", "per_category"})
         if misplaced:
@@ -198,6 +218,10 @@ class RFQABenchmark(Benchmark[RFQAOptions]):
         """The sample for one query with its executed gold table."""
         assert result.table is not None and self._cache is not None
         db = self._cache.get(query.dataset, query.db_id)
+        scanned = (referenced_tables(query.sql) or [query.db_id])[0].lower()
+        declared = published_runs.table_schema(f"{query.dataset}/{query.db_id}", scanned)
+        published = None if declared is None else prompts.published_schema_text(
+            scanned, [(a.name, a.type) for a in declared])
         return self.build_sample(
             sample_id=query.qid,
             variant=variant,
@@ -208,7 +232,9 @@ class RFQABenchmark(Benchmark[RFQAOptions]):
             title=(referenced_tables(query.sql) or [query.db_id])[0],
             schema=db.tables,
             meta={"db": f"{query.dataset}/{query.db_id}", "gold_status": result.status.value},
-            extra={"annotated_tuples": query.tuples},
+            extra={"annotated_tuples": query.tuples, "scanned_table": scanned, "published_schema": published,
+                   "gold_as_text": published_runs.text_columns(query.sql, f"{query.dataset}/{query.db_id}",
+                                                               result.table.columns)},
         )
 
     def make_generated_sample(self, item: GeneratedItem) -> Sample:
@@ -317,11 +343,13 @@ class RFQABenchmark(Benchmark[RFQAOptions]):
         gold = sample.gold
         assert isinstance(gold, TableGold)
         if self.options.reading == "galois":
-            records, how, rows = self.read_galois(attempt.output, gold.columns, once=not strategy.answer.derived)
+            records, how, rows = self.read_galois(attempt.as_written, gold.columns, once=not strategy.answer.derived)
         else:
             records, how = parse_table(attempt.output, gold.columns)
             rows = align_records(records or [], gold.columns)
         values = table_metrics(gold.rows, rows, rule=self.rule, ordered=bool(sample.extra.get("ordered")))
+        if self.options.scorer == "galois":
+            values.update(self.galois_values(sample, records or [], derived=strategy.answer.derived))
         values["invalid"] = 0.0 if records is not None else 1.0
         scored = Scored(
             id=sample.id,
@@ -333,6 +361,33 @@ class RFQABenchmark(Benchmark[RFQAOptions]):
             meta={**sample.meta, "complexity": list(sample.extra.get("complexity", [])), "recovery": how},
         )
         return self.with_corrected(scored, lambda b: b.score(sample, self.replayed(sample, attempt), strategy))
+
+    def galois_values(self, sample: Sample, records: Sequence[Mapping[str, Any]], *, derived: bool) -> dict[str, float]:
+        """F1 and tuple similarity as galois scored the published runs (``scorer=galois``): against the gold galois
+        had, over the tuples its scan returned (NL, SQL) or the query's result (CoT), and ``unscored`` for a CoT
+        query galois' runs did not score."""
+        gold = sample.gold
+        assert isinstance(gold, TableGold)
+        release = sample.variant != GENERATED
+        rows = published_runs.PUBLISHED_GOLD.get(sample.id, gold.rows) if release else gold.rows
+        as_text = sample.extra.get("gold_as_text") or [False] * len(gold.columns)
+        expected = [galois_metrics.expected_tuple(gold.columns, row, as_text) for row in rows]
+        if derived:
+            result = [{k: galois_metrics.scanned_value(v) for k, v in r.items()} for r in records]
+        else:
+            declared = published_runs.table_schema(sample.meta["db"], sample.extra.get("scanned_table", ""))
+            result = galois_metrics.scanned_tuples(
+                records, None if declared is None else [(a.name, a.type, a.nullable) for a in declared])
+        o = self.options
+        values = galois_metrics.galois_scores(expected, result, galois_metrics.GaloisRule(o.numeric_tolerance,
+                                                                                             o.string_tolerance))
+        if derived and release and sample.id in published_runs.COT_UNSCORED:
+            values[UNSCORED] = 1.0
+        return values
+
+    def averaged(self, scored: Scored) -> bool:
+        """Every sample counts in the averages but, under ``scorer=galois``, the CoT queries galois left unscored."""
+        return not scored.values.get(UNSCORED)
 
     @staticmethod
     def read_galois(
@@ -374,6 +429,7 @@ class RFQABenchmark(Benchmark[RFQAOptions]):
         return None if db is None else str(db)
 
     def aggregate(self, scored: Sequence[Scored]) -> dict[str, float]:
+        scored = [s for s in scored if self.averaged(s)]
         n = len(scored)
         out: dict[str, float] = {}
         for name in (m for m in METRICS if m != "tuple_order"):
@@ -397,8 +453,12 @@ class RFQABenchmark(Benchmark[RFQAOptions]):
     def exclusions(self, scored: Sequence[Scored]) -> list[Exclusion]:
         """The queries of the last ``load`` that have no gold table, by what went wrong."""
         statuses = Counter(r.status.value for r in self.gold_report.results if r.table is None)
-        return [Exclusion(reason=f"queries without a gold table ({status}; see extra.gold.problems)", count=n)
-                for status, n in sorted(statuses.items())]
+        out = [Exclusion(reason=f"queries without a gold table ({status}; see extra.gold.problems)", count=n)
+               for status, n in sorted(statuses.items())]
+        unscored = sum(not self.averaged(s) for s in scored)
+        if unscored:
+            out.append(Exclusion(reason=UNSCORED_MEANING, count=unscored))
+        return out
 
     def export_fields(self, sample: Sample) -> dict[str, Any]:
         gold = sample.gold

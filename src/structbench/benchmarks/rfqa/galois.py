@@ -1,13 +1,17 @@
 """Reading replies as galois did when the paper's numbers were made (``reading=galois``, what the presets use).
 
-The paper's runs used dbunibas/galois; its code at the time of the paper's first version (2025-05-27) is
-commit ``111060a`` of 2025-05-16 ("*RelationalFactQA*"). How it reads a reply, from there:
+The paper's runs used dbunibas/galois; its numbers are galois' own scores of the runs, in the results files
+committed on 2025-05-09 (commit ``9d2aa7f``, branch ``reproducibility``), which give every cell of Table 2. How
+the code of that commit reads a reply (the conversation is the same in the code of the paper's first version,
+``111060a`` of 2025-05-16):
 
-- **Text to JSON** (``Mapper.toCleanJsonList`` then Jackson): the text after the last ``</think>``; Markdown
-  fences and every ``{}`` removed; a lone object wrapped in a list; the text from the first ``[`` to the last
-  ``]``, else from the first ``[`` to the last ``}`` closed with ``]``, else the quoted strings listed. Jackson
-  reads it leniently (comments, single quotes, unquoted names, leading zeros; trailing text ignored) as a list
-  of objects; anything else, a truncated reply included, raises, and the executor re-prompts.
+- **Text to JSON** (``Mapper.toCleanJsonList`` then Jackson) as on 2025-05-09, when the published runs were
+  scored (commit ``9d2aa7f``, the results files): the raw reply, a reasoning model's thought included (the
+  removal of a thought between ``<think>`` and ``</think>``, of Markdown fences and of ``{}`` came the next day);
+  a lone object wrapped in a list; the text from the first ``[`` to the last ``]``, else from the first ``[`` to
+  the last ``}`` closed with ``]``, else the quoted strings listed. Jackson reads it leniently (comments, single
+  quotes, unquoted names, leading zeros; trailing text ignored, so a table in a thought is read before the
+  answer's) as a list of objects; anything else, a truncated reply included, raises, and the executor re-prompts.
 - **NL and SQL** (``TogetheraiLlama3NL/SQLQueryExecutor``, which the OpenAI ones extend): each object becomes a
   tuple with the model's own keys and values, in the reply's order (``mapToTupleIgnoreMissingAttributes``).
   The metrics keep the cells whose attribute is *exactly* an expected one, and tuple similarity compares them
@@ -57,30 +61,25 @@ class Unreadable(ValueError):
     """A reply galois' JSON reading raises on (the executor re-prompts)."""
 
 
-def _after_think(text: str) -> str:
-    if "<think>" in text and "</think>" in text:
-        parts = text.split("</think>")
-        while parts and parts[-1] == "":  # Java's split drops trailing empty strings
-            parts.pop()
-        if not parts:
-            raise Unreadable("nothing after </think>")
-        return parts[-1].strip()
-    return text
-
-
 def clean_list(reply: str) -> str:
-    """``Mapper.toCleanJsonList``: the part of ``reply`` galois hands to the JSON parser."""
-    text = _after_think(reply)
-    text = text.replace("```json", "").replace("```", "").strip()
-    text = text.replace("{}", "")
+    """``Mapper.toCleanJsonList`` of 2025-05-09: the part of ``reply`` galois hands to the JSON parser. The raw reply,
+    a thought included: the cleaning of ``<think>``, Markdown fences and ``{}`` came on 2025-05-10, after the
+    published runs were scored."""
+    text = reply
     if "[" not in text and "]" not in text and text.startswith("{") and text.endswith("}"):
         text = f"[{text}]"
-    if "[" in text and "]" in text:
-        text = text[text.index("[") : text.rindex("]") + 1]
+    if "[" in text and "]" in text:  # getContentBetween: String.substring throws when "]" comes before "["
+        start, end = text.index("["), text.rindex("]") + 1
+        if end < start:
+            raise Unreadable("the last ] comes before the first [")
+        text = text[start:end]
     if text.startswith("[") and text.endswith("]"):
         return text
     if "}" in text and "[" in text:
-        body = text[text.index("[") : text.rindex("}") + 1]
+        start, end = text.index("["), text.rindex("}") + 1
+        if end < start:
+            raise Unreadable("the last } comes before the first [")
+        body = text[start:end]
     else:
         keys = "".join(f'"{k}",\n' for k in re.findall(r'"(.*?)"', text))
         body = "[" + (keys[:-2] if len(keys) >= 3 else "") + "\n"
@@ -243,3 +242,42 @@ def scored_row(record: Mapping[str, Any], columns: Sequence[str]) -> list[Any]:
     wanted = set(columns)
     cells = [v for k, v in record.items() if k in wanted]
     return cells + [ABSENT] * (len(columns) - len(cells))
+
+
+# --- Java's HashMap order (what Jackson writes a HashMap in, what a loop over its keys meets first) ------------
+
+
+def java_string_hash(text: str) -> int:
+    """``String.hashCode`` (over UTF-16 code units), as a 32-bit unsigned integer."""
+    h = 0
+    data = text.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + int.from_bytes(data[i : i + 2], "big")) & 0xFFFFFFFF
+    return h
+
+
+def hashmap_order(keys: Sequence[str]) -> list[str]:
+    """The iteration order of a Java ``HashMap`` that got ``keys`` inserted in this order (default capacity 16,
+    doubled past a load of 0.75; within a bucket, insertion order)."""
+    unique = list(dict.fromkeys(keys))
+    capacity = 16
+    while len(unique) > capacity * 0.75:
+        capacity *= 2
+
+    def bucket(key: str) -> int:
+        h = java_string_hash(key)
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    return sorted(unique, key=bucket)
+
+
+def java_json(pairs: Sequence[tuple[str, Any]]) -> str:
+    """Jackson's compact JSON of a Java ``HashMap`` filled with ``pairs`` in this order (a value that is a list of
+    pairs is a nested ``HashMap``)."""
+    values = dict(pairs)
+    body = ",".join(
+        f"{json.dumps(key, ensure_ascii=False)}:"
+        + (java_json(values[key]) if isinstance(values[key], list) else json.dumps(values[key], ensure_ascii=False))
+        for key in hashmap_order([k for k, _ in pairs])
+    )
+    return "{" + body + "}"

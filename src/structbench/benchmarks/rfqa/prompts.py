@@ -1,8 +1,16 @@
 """RFQA's prompts: the released code's (the default) and the paper's Appendix C (Figures 5, 6 and 7), and the
 JSON Schema.
 
-The start prompts exist in two wordings (``Wording``):
+The start prompts exist in three wordings (``Wording``):
 
+- ``published`` (the presets): what the published runs sent, as galois' LLM caches of them hold it (see
+  ``published_runs``): the templates before galois' rewrite of 2025-05-10, NL "{question}\nRespond with JSON
+  only. Don't add any comment.\nUse the following JSON schema:\n{schema}", SQL "List the result of the SQL
+  query:\n{sql}.\nRespond with JSON only.\nUse the following JSON schema:\n{schema}" (the SQL as released, its
+  ``;`` kept), where the schema is the *whole* table the query reads first as galois' config declares it
+  (``published_schema_text``), not the output's; CoT's template is the released one (galois words its base
+  queries in its own expression syntax, ``select a and b from t where x == "v"``, which structbench does not
+  reproduce: its base queries are SQL).
 - ``released`` (default): the templates of the released code the authors name for reproducing the paper
   (dbunibas/galois, branch ``reproducibility``; identical on ``neurips25``), ``EPrompts`` since the commit
   "Improved prompts for SQL and NL" of 2025-05-10, before the paper's first version (2025-05-27):
@@ -21,7 +29,7 @@ The start prompts exist in two wordings (``Wording``):
   any comments. Use the following JSON schema: {jsonSchema}." These are the code's templates before
   May 2025 (with newlines), as the paper prints them.
 
-Both wordings share the iterative prompt "List more values if there are more, otherwise return an empty
+All wordings share the iterative prompt "List more values if there are more, otherwise return an empty
 JSON. Respond with JSON only." and the re-prompt for malformed JSON, which the paper does not give ("we
 re-prompt the LLM, explicitly asking it to return the answer in valid JSON format"): the released code's
 text (galois ``EPrompts.ERROR_JSON_FORMAT``).
@@ -37,7 +45,9 @@ import json
 from collections.abc import Sequence
 from typing import Any, Literal
 
-Wording = Literal["released", "paper"]
+from structbench.benchmarks.rfqa import galois
+
+Wording = Literal["released", "paper", "published"]
 Method = Literal["nl", "sql", "cot"]
 
 FIRST: dict[Wording, dict[Method, str]] = {
@@ -56,6 +66,13 @@ FIRST: dict[Wording, dict[Method, str]] = {
         "Use the following JSON schema: {schema}.",
         "cot": "Given the following query, populate the table with actual values. query: {query}. "
         "Respond with JSON only. Don't add any comments. Use the following JSON schema: {schema}.",
+    },
+    "published": {
+        "nl": "{question}\nRespond with JSON only. Don't add any comment.\nUse the following JSON schema:\n{schema}",
+        "sql": "List the result of the SQL query:\n{sql}.\nRespond with JSON only.\nUse the following JSON schema:\n"
+        "{schema}",
+        "cot": "Given the following query, populate the table with actual values.\nquery: {query}.\n"
+        "Respond with JSON only. Don't add any comment.\nUse the following JSON schema:\n{schema}",
     },
 }
 """The start prompts of each method in each wording (see the module docstring)."""
@@ -89,6 +106,26 @@ def response_format(schema: dict[str, Any]) -> dict[str, Any]:
     """An OpenAI ``json_schema`` response format for the table (wrapped: the top level must be an object)."""
     wrapped = {"type": "object", "properties": {"rows": schema}, "required": ["rows"]}
     return {"type": "json_schema", "json_schema": {"name": "table", "schema": wrapped, "strict": False}}
+
+
+_GALOIS_TYPES = {"REAL": "number", "INTEGER": "integer"}
+
+
+def published_schema_text(table: str, attributes: Sequence[tuple[str, str]]) -> str:
+    """The JSON Schema galois' published runs sent for NL and SQL (``generateJsonSchemaListFromAttributes``): the
+    whole table as its experiment config declares it, ``(name, type)`` in the config's order, written by Jackson
+    from Java ``HashMap``s (their iteration order, not the config's)."""
+    properties = [(name, [("title", name), ("type", _GALOIS_TYPES.get(kind.upper(), "string"))])
+                  for name, kind in attributes]
+    return galois.java_json([("title", table), ("type", "array"),
+                             ("items", [("type", "object"), ("properties", properties)])])
+
+
+def published_prompt(method: Method, text: str, schema_text: str) -> str:
+    """The NL or SQL start prompt of the published runs: the question or the SQL as released, and
+    ``published_schema_text``."""
+    key = "question" if method == "nl" else "sql"
+    return FIRST["published"][method].format(**{key: text, "schema": schema_text})
 
 
 def nl_prompt(question: str, schema: dict[str, Any], wording: Wording = "released") -> str:

@@ -12,7 +12,8 @@ array of objects (for CoT, the result of the query run in memory), or, for an in
 model's last raw reply. The raw rounds are kept in ``Attempt.artifacts["rounds"]``.
 
 Under ``reading=galois`` the conversation and the reading are galois' at the time of the paper
-(``retrieve_galois``, see ``galois.py``); ``replay`` reads the same replies structbench's way.
+(``retrieve_galois``, see ``galois.py``), on each reply as the model wrote it, a reasoning model's thought
+included, as galois read it; ``replay`` reads the same replies structbench's way, on their answers alone.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any, Literal
 
 import duckdb
 
-from structbench.backends.base import Request
+from structbench.backends.base import Request, Response
 from structbench.benchmark import AnswerFormat, Attempt, Generate, Strategy
 from structbench.benchmarks.rfqa import cot, galois, prompts
 from structbench.benchmarks.rfqa.parsing import merge_new, parse_table
@@ -126,9 +127,9 @@ async def retrieve_galois(
     for round_no in range(settings.iterations):
         if round_no:
             request = request.with_reply(reply, prompts.ITERATIVE)
-        reply = (await generate(_window(request))).text
+        reply, answer = _as_written(await generate(_window(request)))
         out.last_reply = reply
-        entry: dict[str, Any] = {"round": round_no, "reply": reply}
+        entry: dict[str, Any] = {"round": round_no, "reply": reply, **answer}
         out.rounds.append(entry)
         try:
             if not reply.strip():
@@ -145,9 +146,11 @@ async def retrieve_galois(
         except galois.Unreadable as err:
             entry["recovery"] = f"invalid: {err}"
             request = request.with_reply(reply, prompts.INVALID_JSON)
-            reply = (await generate(_window(request))).text
+            reply, answer = _as_written(await generate(_window(request)))
             out.last_reply = reply
             entry["reprompt_reply"] = reply
+            if answer:
+                entry["reprompt_answer"] = answer["answer"]
             try:
                 records = galois.parse_rows(reply)
                 out.valid = True
@@ -158,13 +161,21 @@ async def retrieve_galois(
     return out
 
 
+def _as_written(response: Response) -> tuple[str, dict[str, str]]:
+    """A reply as the model wrote it, a thought included (galois read the whole reply), and, where a thought was
+    taken out, ``{"answer": ...}``: what structbench's reading of the same reply reads."""
+    choice = response.choices[0]
+    return choice.as_written, ({"answer": choice.text} if choice.raw is not None else {})
+
+
 def replay(rounds: Sequence[Mapping[str, Any]], columns: list[str]) -> list[dict[str, Any]]:
-    """The rows structbench's reading takes from the replies of a conversation (its rounds, re-prompts included)."""
+    """The rows structbench's reading takes from the replies of a conversation (its rounds, re-prompts included):
+    each reply's answer, never its thought."""
     rows: list[dict[str, Any]] = []
     for entry in rounds:
-        for key in ("reply", "reprompt_reply"):
+        for key, answer in (("reply", "answer"), ("reprompt_reply", "reprompt_answer")):
             if key in entry:
-                records, _ = parse_table(entry[key], columns)
+                records, _ = parse_table(entry.get(answer, entry[key]), columns)
                 merge_new(rows, records or [], columns)
     return rows
 
@@ -177,11 +188,17 @@ def _request(text: str, schema: dict[str, Any], settings: RetrievalSettings) -> 
 def first_request(sample: Sample, method: str, settings: RetrievalSettings) -> Request:
     """The NL or SQL method's start prompt for ``sample``."""
     schema = sample.extra["json_schema"]
-    text = (
-        prompts.nl_prompt(sample.question, schema, settings.wording)
-        if method == "nl"
-        else prompts.sql_prompt(sample.extra["sql"], schema, settings.wording)
-    )
+    if settings.wording == "published":
+        published = sample.extra.get("published_schema")
+        if published is None:
+            raise DataError(f"rfqa {sample.id}: prompt_wording=published needs galois' declaration of the table "
+                            f"{sample.extra.get('scanned_table')!r}, which its experiment configs do not have")
+        text = prompts.published_prompt("nl" if method == "nl" else "sql",
+                                        sample.question if method == "nl" else sample.extra["sql"], published)
+    elif method == "nl":
+        text = prompts.nl_prompt(sample.question, schema, settings.wording)
+    else:
+        text = prompts.sql_prompt(sample.extra["sql"], schema, settings.wording)
     return _request(text, schema, settings)
 
 

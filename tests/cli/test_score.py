@@ -1,0 +1,124 @@
+"""``structbench score``: what happens to samples without a prediction (``--missing``), the per-sample log
+(``--samples``), a preset applied to a part of its variant, and ``--offline`` on ``export`` and ``score``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import toybench  # noqa: F401  (registers ``toy``)
+from structbench.testing.cli import invoke
+
+
+def sb(tmp_path: Path, *args: str, check: int = 0) -> Any:
+    done = invoke(*args, env={"STRUCTBENCH_CACHE": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"}, cwd=tmp_path)
+    assert done.returncode == check, done.stderr + done.stdout
+    return done
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _toy_predictions(tmp_path: Path, keep: int) -> None:
+    """Ten toy samples exported, the gold label given as the output of the first ``keep``."""
+    sb(tmp_path, "export", "toy", "--out", "e.jsonl", "--limit", "10")
+    with (tmp_path / "p.jsonl").open("w") as fh:
+        for line in _lines(tmp_path / "e.jsonl")[:keep]:
+            fh.write(json.dumps({"id": line["id"], "fingerprint": line["fingerprint"],
+                                 "output": line["gold"]["label"]}) + "\n")
+
+
+def test_missing_predictions_count_as_wrong_or_are_left_out_as_the_flag_says(tmp_path: Path) -> None:
+    _toy_predictions(tmp_path, keep=8)
+    common = ("score", "toy", "-p", "p.jsonl", "--limit", "10")
+    wrong = sb(tmp_path, *common, "--out", "wrong.json", "--samples", "wrong.jsonl")
+    entry = json.loads((tmp_path / "wrong.json").read_text())["results"][0]
+    assert (entry["n"], entry["headline"]["value"]) == (10, pytest.approx(0.8))  # printed, n and number agree
+    assert "2 sample(s) missing from p.jsonl: scored as wrong (empty replies), counted in n (n = 10" in wrong.stderr
+    assert "2 sample(s) had no prediction and count as wrong" in wrong.stdout
+    log = _lines(tmp_path / "wrong.jsonl")
+    assert [line["id"] for line in log] == [f"toy-{i}" for i in range(10)]
+    assert [line.get("missing", False) for line in log] == [False] * 8 + [True] * 2
+    assert [line["score"] for line in log] == [1.0] * 8 + [0.0] * 2
+    assert log[0] == {"id": "toy-0", "task": "blue", "parsed": "no", "gold": "no", "score": 1.0, "values": {}}
+
+    skip = sb(tmp_path, *common, "--missing", "skip", "--out", "skip.json", "--samples", "skip.jsonl")
+    entry = json.loads((tmp_path / "skip.json").read_text())["results"][0]
+    assert (entry["n"], entry["headline"]["value"]) == (8, 1.0)
+    assert entry["missing"] == ["toy-8", "toy-9"]
+    assert entry["extra"]["excluded"] == [{"reason": "samples without a prediction, left out of n and of every metric "
+                                                     "(score --missing skip)", "count": 2}]
+    assert "left out of n and of every metric (n = 8" in skip.stderr
+    assert "2 sample(s) had no prediction and are left out" in skip.stdout
+    assert len(_lines(tmp_path / "skip.jsonl")) == 8
+
+    refused = sb(tmp_path, *common, "--missing", "error", "--out", "error.json", "--samples", "error.jsonl", check=2)
+    assert "p.jsonl: 2 sample(s) of toy:small have no prediction (e.g. 'toy-8')" in refused.stderr
+    assert not (tmp_path / "error.json").exists() and not (tmp_path / "error.jsonl").exists()
+    assert not list(tmp_path.glob(".error.jsonl.*"))  # nothing half-written
+
+
+def test_export_and_score_offline_never_download(tmp_path: Path) -> None:
+    for command in (("export", "scitab", "--out", "x.jsonl"), ("score", "scitab", "-p", "e.jsonl")):
+        if command[0] == "score":
+            (tmp_path / "e.jsonl").write_text("")
+        done = sb(tmp_path, *command, "--offline", check=2)
+        assert "scitab: cannot get dataset/sci_tab.json. Download https://" in done.stderr
+        assert not (tmp_path / "cache" / "datasets" / "scitab").exists() or not any(
+            (tmp_path / "cache" / "datasets" / "scitab").rglob("*.json"))
+
+
+@pytest.mark.shared
+def test_missing_cannot_count_as_wrong_where_the_scoring_skips_empty_replies(tmp_path: Path,
+                                                                            shared_datasets: Path) -> None:
+    """StrucText-Eval's released scorer (the structext-table3 preset) skips empty replies: scoring a missing prediction
+    as one would not count it as wrong, so the default is refused and ``--missing skip`` says what it does."""
+    data = ("--data-dir", str(shared_datasets), "--offline")
+    sb(tmp_path, "export", "structext", "--preset", "structext-table3", "-s", "naive", "--limit", "30",
+       "--out", "e.jsonl", *data)
+    with (tmp_path / "p.jsonl").open("w") as fh:
+        for line in _lines(tmp_path / "e.jsonl")[:10]:
+            fh.write(json.dumps({"id": line["id"], "fingerprint": line["fingerprint"],
+                                 "output": line["answer"]}) + "\n")
+    common = ("score", "structext", "--preset", "structext-table3", "-s", "naive", "--limit", "30", "-p", "p.jsonl",
+              *data)
+    refused = sb(tmp_path, *common, check=2)
+    assert ("20 sample(s) of structext:test have no prediction" in refused.stderr
+            and "leaves an empty reply out of its averages, so they cannot count as wrong: --missing skip"
+            in refused.stderr)
+    sb(tmp_path, *common, "--missing", "skip", "--out", "m.json")
+    entry = json.loads((tmp_path / "m.json").read_text())["results"][0]
+    assert entry["n"] == 10 and entry["headline"]["value"] == pytest.approx(0.999999995)
+    assert entry["extra"]["excluded"][0]["count"] == 20
+
+
+@pytest.mark.shared
+def test_a_preset_applies_to_a_part_and_samples_log_every_value(tmp_path: Path, shared_datasets: Path) -> None:
+    """``score rfqa:spider1 --preset rfqa-table2``: the preset's options on the spider1 queries of its rfqa:all;
+    ``--samples`` holds each query's cell F1 and tuple similarity, under galois' reading and structbench's."""
+    data = ("--data-dir", str(shared_datasets), "--offline")
+    sb(tmp_path, "export", "rfqa:spider1", "--preset", "rfqa-table2", "-s", "nl", "--out", "e.jsonl", *data)
+    exported = _lines(tmp_path / "e.jsonl")
+    assert len(exported) == 52 and exported[0]["exported_with"]["options"] == {
+        "reading": "galois", "scorer": "galois", "prompt_wording": "published"}
+    with (tmp_path / "p.jsonl").open("w") as fh:
+        for line in exported:
+            rows = [dict(zip(line["gold"]["columns"], row, strict=True)) for row in line["gold"]["rows"]]
+            fh.write(json.dumps({"id": line["id"], "fingerprint": line["fingerprint"], "output": json.dumps(rows)})
+                     + "\n")
+    sb(tmp_path, "score", "rfqa:spider1", "--preset", "rfqa-table2", "-s", "nl", "-p", "p.jsonl", "--out", "m.json",
+       "--samples", "s.jsonl", *data)
+    entry = json.loads((tmp_path / "m.json").read_text())["results"][0]
+    log = {line["id"]: line for line in _lines(tmp_path / "s.jsonl")}
+    assert len(log) == entry["n"] == 52
+    for metric in ("cell_f1", "tuple_similarity"):
+        mean = sum(line["values"][metric] for line in log.values()) / len(log)
+        assert entry["metrics"][metric] == pytest.approx(mean)
+        assert {f"corrected:{metric}", metric} <= set(log["spider1_1"]["values"])
+    assert log["spider1_1"]["parsed"] == [{"director": "James Cameron"}]
+    refused = sb(tmp_path, "score", "rfqa:generated", "--preset", "rfqa-table2", "-s", "nl", "-p", "p.jsonl", check=2)
+    assert "--preset rfqa-table2 runs rfqa:all, not rfqa:generated" in refused.stderr
