@@ -10,14 +10,23 @@ is, and samples whose scoring raises in the package skipped.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from structbench.backends.base import Request
-from structbench.benchmark import Attempt, Benchmark, Exclusion, Scored, Strategy, check_model, content_key
+from structbench.benchmark import (
+    Attempt,
+    Benchmark,
+    Exclusion,
+    Samples,
+    Scored,
+    Strategy,
+    check_model,
+    content_key,
+)
 from structbench.benchmarks.structext import judge, official, prompts
 from structbench.benchmarks.structext.answers import extract_answer
 from structbench.benchmarks.structext.judge import Judged
@@ -31,7 +40,7 @@ from structbench.benchmarks.structext.metrics import (
 )
 from structbench.benchmarks.structext.paper import TABLES
 from structbench.benchmarks.structext.provenance import PROVENANCE
-from structbench.benchmarks.structext.suites import Item, demonstrations, suite_items
+from structbench.benchmarks.structext.suites import Item, demonstrations, iter_suite_items, suite_size
 from structbench.benchmarks.structext.templates import LANGUAGES, TEMPLATES
 from structbench.data.evidence import StructuredText
 from structbench.data.sample import Sample, TextGold
@@ -46,7 +55,7 @@ if TYPE_CHECKING:
 class StructextOptions(BaseModel):
     """Run options (``--option key=value``)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     syntax: Literal["balanced", "official"] = "balanced"
     """Generated Syntax questions: half broken texts (``balanced``), or all broken as released (``official``)."""
@@ -134,13 +143,15 @@ class StrucTextEval(Benchmark[StructextOptions]):
 
     # --- data ---------------------------------------------------------------------------------------
 
-    def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> list[Sample]:
+    def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> Iterable[Sample]:
+        """The release's samples (``official``: read whole), or a generated suite's (``test``, ``hard``: made as
+        they are read, a block of structures at a time)."""
         variant = self.check_variant(variant)
         if variant == "official":
             samples = official.load(data)
             return samples[:limit] if limit is not None else samples
-        items = suite_items(variant, seed, syntax=self.options.syntax, verify=self.options.verify, limit=limit)
-        return [_sample(item, variant) for item in items]
+        items = iter_suite_items(variant, seed, syntax=self.options.syntax, verify=self.options.verify, limit=limit)
+        return Samples((_sample(item, variant) for item in items), expected=suite_size(variant, limit))
 
     def export_fields(self, sample: Sample) -> dict[str, Any]:
         reference = sample.evidence[0]
