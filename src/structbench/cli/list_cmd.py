@@ -32,6 +32,7 @@ def field_docstrings(model: type[BaseModel]) -> dict[str, str]:
     that imports a benchmark a scan of every loaded module's file (``inspect.getmodule``)."""
     import ast
     import inspect
+    import itertools
     import textwrap
 
     from pydantic import BaseModel
@@ -45,7 +46,7 @@ def field_docstrings(model: type[BaseModel]) -> dict[str, str]:
         except (OSError, TypeError, SyntaxError):  # no source (a class made at run time)
             continue
         body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
-        for stmt, after in zip(body, body[1:], strict=False):
+        for stmt, after in itertools.pairwise(body):
             if (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
                     and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
                     and isinstance(after.value.value, str)):

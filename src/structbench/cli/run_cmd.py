@@ -290,7 +290,6 @@ def run(
     from structbench.api import Connection, RunSettings, configure, default_run_dir, is_default_suite, run
     from structbench.api import resume as resume_run
     from structbench.cells import parse_sweeps
-    from structbench.report.markdown import headline_table
     from structbench.runner.config import parse_model_options, parse_options, parse_template_args, parse_think_tags
     from structbench.runner.session import costs_of
 
@@ -369,6 +368,8 @@ def run(
         run_dir = out_dir or default_run_dir(config)
         with interrupted(run_dir):
             result = run(config, out=run_dir, connection=connection, settings=settings, notify=echo_err)
+    from structbench.report.markdown import headline_table  # after the run: the report's modules bring numpy
+
     print_markdown(headline_table(result.metrics))
     typer.echo(_summary(result, DEFAULT_SUITE_TITLE if is_default_suite(result.config) else None))
     typer.echo(f"run directory: {result.run_dir}")

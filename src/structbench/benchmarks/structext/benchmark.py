@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from structbench.backends.base import Request
@@ -38,18 +37,17 @@ from structbench.benchmarks.structext.metrics import (
     rouge_l_parts,
     thresholded,
 )
-from structbench.benchmarks.structext.paper import TABLES
 from structbench.benchmarks.structext.provenance import PROVENANCE
 from structbench.benchmarks.structext.suites import Item, demonstrations, iter_suite_items, suite_size
 from structbench.benchmarks.structext.templates import LANGUAGES, TEMPLATES
 from structbench.data.evidence import StructuredText
 from structbench.data.sample import Sample, TextGold
-from structbench.papers.spec import PaperTable
-from structbench.stats.bootstrap import RatioStatistic, Statistic
 from structbench.strategies.common import SingleTurn
 
 if TYPE_CHECKING:
     from structbench.datasets import DataContext
+    from structbench.papers.spec import PaperTable
+    from structbench.stats.bootstrap import Statistic
 
 
 class StructextOptions(BaseModel):
@@ -139,6 +137,8 @@ class StrucTextEval(Benchmark[StructextOptions]):
 
     @classmethod
     def paper_tables(cls) -> Sequence[PaperTable]:
+        from structbench.benchmarks.structext.paper import TABLES  # the papers' tables: for presets and reports
+
         return TABLES
 
     # --- data ---------------------------------------------------------------------------------------
@@ -305,7 +305,11 @@ class StrucTextEval(Benchmark[StructextOptions]):
 
     def statistic(self, pool: Sequence[Scored], metric: str) -> Statistic | None:
         """The averaged metrics and the empty rate on all resamples at once (``aggregate``'s means, 0.0 where
-        nothing is averaged)."""
+        nothing is averaged). numpy is imported here, at the end of a run: a run's start-up needs none of it."""
+        import numpy as np
+
+        from structbench.stats.bootstrap import RatioStatistic
+
         counted = np.array([self.averaged(s) for s in pool], dtype=float)
         if metric == "empty_rate":
             return RatioStatistic(np.array([s.values.get("empty", 0.0) for s in pool]), np.ones(len(pool)), 0.0)

@@ -14,9 +14,9 @@ whatever the limit. Ids (``<template>/d<depth>w<width>/<index>``) name the same 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
-from collections.abc import Iterator
 from itertools import chain, islice, zip_longest
 from typing import Literal, NamedTuple
 
