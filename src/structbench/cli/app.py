@@ -108,10 +108,10 @@ def _redact_logs() -> None:
         def format(self, record: logging.LogRecord) -> str:
             return redact(super().format(record))
 
-    class ToStderr(logging.StreamHandler):  # type: ignore[type-arg]
+    class ToStderr(logging.StreamHandler):
         """Writes to the ``sys.stderr`` of the moment (a command run in-process has its own)."""
 
-        @property  # type: ignore[override]
+        @property
         def stream(self) -> Any:
             return sys.stderr
 
