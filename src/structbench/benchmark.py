@@ -23,6 +23,7 @@ from structbench.data.sample import Sample
 from structbench.errors import UsageError
 from structbench.provenance import Provenance
 from structbench.registry import did_you_mean
+from structbench.trusted import trusted
 
 if TYPE_CHECKING:
     from structbench.datasets import DataContext
@@ -343,7 +344,7 @@ class Benchmark(ABC, Generic[OptionsT]):
     def outcome(self, sample: Sample, attempt: Attempt, strategy: Strategy, *, epoch: int = 0) -> Scored:
         """``score``, with the sample's cluster and the epoch attached (what the core records)."""
         scored = self.score(sample, attempt, strategy)
-        return scored.model_copy(update={"cluster": self.cluster(sample), "epoch": epoch})
+        return trusted(type(scored), {**scored.__dict__, "cluster": self.cluster(sample), "epoch": epoch})
 
     @abstractmethod
     def aggregate(self, scored: Sequence[Scored]) -> dict[str, float]:

@@ -23,6 +23,10 @@ from structbench.usage import UsageTotals
 
 EXCLUDED = "excluded"
 """The key of ``extra`` that lists what a benchmark left out (``Benchmark.exclusions``)."""
+BUILT_TOGETHER = 20_000
+"""Up to this many outcomes, ``compute_result`` builds each one's ``Scored`` once, for the whole result's ``aggregate``
+and every breakdown group's (about a kilobyte each, held while the entry is computed); a larger result builds them
+anew for each read (``Outcomes``), holding none."""
 CORRECTED = "corrected"
 """``extra`` key of an entry scored the paper's way (bug-compatible options): structbench's corrected scoring of
 the same samples, ``{"options": the options it resets, "metrics": ...}``."""
@@ -347,15 +351,17 @@ def compute_result(
     ``scored`` is read as columns (``Outcomes``: a list of ``Scored`` is turned into one), so breakdowns, epochs
     and the interval are index arrays over them; each ``aggregate`` reads its group as a sequence of ``Scored``."""
     outcomes = Outcomes.of(scored)
-    metrics = epoch_metrics(bench, outcomes) if len(outcomes) else {}
+    built = list(outcomes) if len(outcomes) <= BUILT_TOGETHER else None
+    metrics = epoch_metrics(bench, built if built is not None else outcomes) if len(outcomes) else {}
     breakdowns: dict[str, dict[str, Group]] = {}
     for key in bench.breakdown_keys:
         groups = outcomes.groups(key)
         if groups:
             breakdowns[key] = {}
             for value, rows in sorted(groups, key=lambda kv: _sort_key(kv[0])):
-                items = outcomes.take(rows)
-                breakdowns[key][value] = Group(n=items.samples(), metrics=epoch_metrics(bench, items))
+                items = [built[i] for i in rows.tolist()] if built is not None else outcomes.take(rows)
+                n = len(np.unique(outcomes.ids[rows]))
+                breakdowns[key][value] = Group(n=n, metrics=epoch_metrics(bench, items))
     extra = bench.extra_results(outcomes) if len(outcomes) else {}
     excluded = [*bench.exclusions(outcomes), *left_out]
     if excluded:

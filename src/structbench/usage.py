@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from structbench.backends.base import token_count
+from structbench.trusted import trusted
 
 if TYPE_CHECKING:
     from structbench.backends.base import Backend, Response
@@ -57,10 +58,15 @@ class CallUsage(BaseModel):
 
     @classmethod
     def of(cls, backend: Backend, response: Response, *, batch: bool = False) -> CallUsage:
-        """The usage ``response`` reports (``response.cached``: a reused call)."""
-        return cls(model=model_label(backend), prompt_tokens=response.prompt_tokens,
-                   completion_tokens=response.completion_tokens, reasoning_tokens=response.reasoning_tokens,
-                   cached_tokens=response.cached_tokens, reused=response.cached, batch=batch and not response.cached)
+        """The usage ``response`` reports (``response.cached``: a reused call). Its counts are checked already
+        (``backends.base``: non-negative integers or None), so the model is built without validating them again:
+        every call of a run makes one."""
+        return trusted(cls, {
+            "model": model_label(backend), "prompt_tokens": response.prompt_tokens,
+            "completion_tokens": response.completion_tokens, "reasoning_tokens": response.reasoning_tokens,
+            "cached_tokens": response.cached_tokens, "reused": bool(response.cached),
+            "batch": bool(batch and not response.cached),
+        })
 
     @property
     def known(self) -> bool:
@@ -89,10 +95,9 @@ class Usage(BaseModel):
 
     def __add__(self, other: Usage | CallUsage) -> Usage:
         if isinstance(other, CallUsage):
-            other = Usage(calls=1, unknown=0 if other.known else 1,
-                          **{k: getattr(other, k) for k in TOKEN_FIELDS})
-        return Usage(calls=self.calls + other.calls, unknown=self.unknown + other.unknown,
-                     **{k: _plus(getattr(self, k), getattr(other, k)) for k in TOKEN_FIELDS})
+            return summed((self, other))
+        return trusted(Usage, {"calls": self.calls + other.calls, "unknown": self.unknown + other.unknown,
+                               **{k: _plus(getattr(self, k), getattr(other, k)) for k in TOKEN_FIELDS}})
 
     @property
     def total_tokens(self) -> int | None:
@@ -106,10 +111,27 @@ class Usage(BaseModel):
 
     @classmethod
     def total(cls, items: Iterable[Usage | CallUsage]) -> Usage:
-        out = cls()
-        for item in items:
-            out = out + item
-        return out
+        return summed(items)
+
+
+def summed(items: Iterable[Usage | CallUsage]) -> Usage:
+    """Sums and calls (a ``CallUsage`` counts as one call) in one ``Usage``: what adding them one by one gives,
+    without a model per step (a record sums its calls twice over)."""
+    calls = unknown = 0
+    prompt = completion = reasoning = cached = None
+    for item in items:
+        if isinstance(item, CallUsage):
+            calls += 1
+            unknown += not item.known
+        else:
+            calls += item.calls
+            unknown += item.unknown
+        prompt = _plus(prompt, item.prompt_tokens)
+        completion = _plus(completion, item.completion_tokens)
+        reasoning = _plus(reasoning, item.reasoning_tokens)
+        cached = _plus(cached, item.cached_tokens)
+    return trusted(Usage, {"calls": calls, "prompt_tokens": prompt, "completion_tokens": completion,
+                           "reasoning_tokens": reasoning, "cached_tokens": cached, "unknown": unknown})
 
 
 UsageKey = tuple[str, bool, bool]
@@ -118,22 +140,19 @@ UsageKey = tuple[str, bool, bool]
 
 def usage_groups(calls: Iterable[CallUsage]) -> dict[UsageKey, Usage]:
     """Calls summed per model, batch or direct, reused or made: what a cost is computed from."""
-    groups: dict[UsageKey, Usage] = {}
+    groups: dict[UsageKey, list[CallUsage]] = {}
     for call in calls:
-        key = (call.model, call.batch, call.reused)
-        groups[key] = groups.get(key, Usage()) + call
-    return groups
+        groups.setdefault((call.model, call.batch, call.reused), []).append(call)
+    return {key: summed(group) for key, group in groups.items()}
 
 
 def split_usage(calls: Iterable[CallUsage]) -> tuple[Usage, Usage]:
     """(calls made in this run, calls answered from the response cache), each summed."""
-    made, reused = Usage(), Usage()
+    made: list[CallUsage] = []
+    reused: list[CallUsage] = []
     for call in calls:
-        if call.reused:
-            reused = reused + call
-        else:
-            made = made + call
-    return made, reused
+        (reused if call.reused else made).append(call)
+    return summed(made), summed(reused)
 
 
 class UsageTotals(BaseModel):

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from structbench.api import DEFAULT_MODEL
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 
 def _option_default(field: Any) -> str:
@@ -22,14 +25,44 @@ def _option_default(field: Any) -> str:
     return str(value)
 
 
-def _option_blocks(options: Any, width: int) -> list[str]:
-    """``    KEY (default VALUE): what it means`` per run option, from the Options model's field descriptions."""
+def field_docstrings(model: type[BaseModel]) -> dict[str, str]:
+    """Each field's description: its ``Field(description=...)``, else the docstring written under it in the class
+    body (of the model or a base it inherits the field from). The docstrings are read from the source here, when they
+    are shown: pydantic's ``use_attribute_docstrings`` reads them when the class is created, which costs every run
+    that imports a benchmark a scan of every loaded module's file (``inspect.getmodule``)."""
+    import ast
+    import inspect
+    import itertools
+    import textwrap
+
+    from pydantic import BaseModel
+
+    docs: dict[str, str] = {}
+    for cls in reversed(model.__mro__):
+        if not issubclass(cls, BaseModel) or cls is BaseModel:
+            continue
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+        except (OSError, TypeError, SyntaxError):  # no source (a class made at run time)
+            continue
+        body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+        for stmt, after in itertools.pairwise(body):
+            if (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+                    and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
+                    and isinstance(after.value.value, str)):
+                docs[stmt.target.id] = inspect.cleandoc(after.value.value)
+    return {name: field.description or docs.get(name, "") for name, field in model.model_fields.items()}
+
+
+def _option_blocks(options: type[BaseModel], width: int) -> list[str]:
+    """``    KEY (default VALUE): what it means`` per run option, from the Options model's field docstrings."""
     import re
     import textwrap
 
     blocks = []
+    meanings = field_docstrings(options)
     for name, field in options.model_fields.items():
-        meaning = re.sub(r"``([^`]*)``", r"\1", " ".join((field.description or "").split()))
+        meaning = re.sub(r"``([^`]*)``", r"\1", " ".join(meanings[name].split()))
         blocks.append(textwrap.fill(f"{name} (default {_option_default(field)}){': ' + meaning if meaning else ''}",
                                     width=width, initial_indent="    ", subsequent_indent="        ",
                                     break_long_words=False, break_on_hyphens=False))

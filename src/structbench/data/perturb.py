@@ -246,7 +246,7 @@ class PerturbationOptions(BaseModel):
     """The run options of a benchmark that shows tables and accepts the shared perturbations: a benchmark's own
     ``Options`` model derives from it (and lists ``PERTURBATION_OPTIONS`` among its ``prompt_options``)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     perturbation: str = NONE
     """A meaning-preserving change of the tables shown: none, shuffle_rows, shuffle_columns, transpose, empty_rows,

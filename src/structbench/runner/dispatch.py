@@ -59,6 +59,8 @@ why)`` (the worker has ended)."""
 
 WIND_DOWN = 5.0
 """Seconds an interrupted run waits for its workers to stop and report what they did."""
+STARTED_AFTER = 0.001
+"""Seconds after the first jobs are handed out that ``Dispatcher.started`` runs: after their writes (due at once)."""
 
 
 class WorkersLostError(StructbenchError):
@@ -97,6 +99,7 @@ class Dispatcher:
         tickets: Iterable[Ticket],
         on_finished: Callable[[Finished], None],
         control: RunControl,
+        started: Callable[[], object] | None = None,
     ) -> None:
         self.links = list(links)
         self.tickets = iter(tickets)
@@ -109,6 +112,9 @@ class Dispatcher:
         """Jobs handed out and not recorded yet: a job reported twice is recorded once."""
         self.on_finished = on_finished
         self.control = control
+        self.started = started
+        """Called once every worker has its first jobs, while their first requests are out: what the driver prepares
+        for their results."""
         self.halted = False
         self.fatal: StructbenchError | None = None
         self.totals = Totals()
@@ -171,6 +177,8 @@ class Dispatcher:
             for link in live:
                 self._top_up(link)
             self._end_if_done(live)
+            if self.started is not None:
+                asyncio.get_running_loop().call_later(STARTED_AFTER, self.started)
             while live:
                 link, message = await events.get()
                 self._handle(link, message, live)

@@ -18,6 +18,7 @@ from structbench.runner.calls import CallLog, ModelCaller, call_usage_log, curre
 from structbench.runner.pipeline import run_pipeline
 from structbench.runner.settings import RequestSettings
 from structbench.runner.thoughts import thought_of
+from structbench.trusted import trusted
 from structbench.usage import split_usage
 
 
@@ -104,7 +105,7 @@ def finish_job(job: Job, outcome: Outcome, model: str) -> SampleRecord:
         except Exception as err:
             after = f" (after a model error: {error})" if error else ""
             error, kind = harness_error(err, f"scoring{after}"), "harness"
-    return SampleRecord.model_construct(
+    return trusted(SampleRecord, dict(
         benchmark=job.bench.name,
         variant=job.variant,
         strategy=job.strategy.name,
@@ -136,7 +137,7 @@ def finish_job(job: Job, outcome: Outcome, model: str) -> SampleRecord:
         usage=made,
         reused_usage=reused,
         call_usage=list(log.usage),
-    )
+    ))
 
 
 async def run_job(job: Job, caller: ModelCaller, model: str, settings: RequestSettings | None = None) -> SampleRecord:

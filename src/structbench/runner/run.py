@@ -17,8 +17,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from structbench.backends.base import Backend
 from structbench.backends.factory import backend_packages
 from structbench.backends.stats import CallSnapshot
@@ -27,9 +25,7 @@ from structbench.datasets import ModifiedFile
 from structbench.errors import BudgetError, RunStoppedError, StorageError, Terminated, UsageError
 from structbench.forkmap import can_fork
 from structbench.manifest import INTERRUPTED, TERMINATED, Manifest, ModifiedData, Session, Status, read_manifest
-from structbench.outcomes import Outcomes
 from structbench.records import RecordSummary, SampleRecord
-from structbench.results import MetricsFile, ResultEntry, compute_result
 from structbench.runconfig import RunConfig
 from structbench.runformat import FORMAT_VERSION, LOCK, MANIFEST, METRICS
 from structbench.runner.cache import CacheWriteError, ResponseCache, Spill
@@ -40,7 +36,6 @@ from structbench.runner.engine import Job, run_jobs
 from structbench.runner.failures import Failure, failures_of
 from structbench.runner.heartbeat import HeartbeatWriter
 from structbench.runner.jobs import Finished, Ticket, job_of
-from structbench.runner.kept import EntryKey, EntryRecords, KeptRecords, RecordView
 from structbench.runner.loop import run_async
 from structbench.runner.progress import SLOW_CALL, ProgressMode, RunProgress
 from structbench.runner.selection import Selection
@@ -58,9 +53,13 @@ from structbench.usage import Usage, UsageKey, UsageTotals
 from structbench.version import __version__
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from structbench.batch.collector import BatchedBackend, BatchSettings
     from structbench.prices import Prices
+    from structbench.results import MetricsFile, ResultEntry
     from structbench.runner.cluster import Cluster
+    from structbench.runner.kept import EntryKey, EntryRecords, KeptRecords
 
 PACKAGES = ("pydantic", "httpx", "typer", "rich", "numpy", "duckdb", "sqlglot", "rapidfuzz", "ray")
 """The core's packages whose versions the manifest records; each backend declares its own
@@ -287,7 +286,7 @@ class Run:
         store = RunStore(self.run_dir)
         model = self.config.model
         hits_before = cache.hits if cache is not None else 0
-        control.budget.start(store.kept.usage_groups())
+        control.budget.start(store.usage_groups())
         spent_before = control.budget.spent()
         expected = expected_jobs(selections, store, model, self.config.epochs)
         workers = spread.processes(expected, concurrency)
@@ -365,11 +364,12 @@ class Run:
                     bar.advance(finished.record.error_kind)
 
                 if not spread_out:
+                    store.prepare_columns()  # one process: before its requests, which its records would hold up
                     jobs = (job_of(selections, ticket) for ticket in tickets)
                     run_async(self._run_all(jobs, caller, others, concurrency, on_record, cache, batched))
-                else:
+                else:  # workers: while their first requests are out
                     run_async(self._dispatch(spread, links, selections, tickets, expected, backend, cache, control,
-                                             concurrency, on_finished, totals))
+                                             concurrency, on_finished, totals, store.prepare_columns))
         except BaseException as err:
             error = err
         finally:
@@ -401,6 +401,8 @@ class Run:
             raise error
         if failures:
             raise failures[0]
+        from structbench.runner.kept import RecordView  # the end of the run: columns and numpy are imported by now
+
         self.records = RecordView([(entry, rows) for _, _, entry, rows in current if entry is not None])
         self.failures, self.samples = failures_in(current), len(self.records)
         metrics = metrics_from_rows(current, model, self.prices)
@@ -492,8 +494,10 @@ class Run:
         concurrency: int,
         on_finished: Any,
         totals: Totals,
+        started: Callable[[], object] | None = None,
     ) -> None:
-        """The jobs over forked workers or Ray actors; this process writes what they finish."""
+        """The jobs over forked workers or Ray actors; this process writes what they finish (``started``: called once
+        the workers have their first jobs)."""
         workers: list[WorkerLink] = list(links)
         try:
             if spread.cluster is not None:
@@ -502,7 +506,7 @@ class Run:
                 self._links = workers
                 self.manifest.workers = spread.cluster.describe()
                 save_manifest(self.run_dir / MANIFEST, self.manifest.to_json())
-            dispatcher = Dispatcher(workers, tickets, on_finished, control)
+            dispatcher = Dispatcher(workers, tickets, on_finished, control, started=started)
             try:
                 await dispatcher.run()
             finally:  # an interrupted run counts the calls its workers made too
@@ -594,7 +598,7 @@ def pending_jobs(
     for i, sel in enumerate(selections):
         sharing.setdefault(id(sel.samples), []).append(i)
     for members in sharing.values():
-        plans = [(i, [store.kept.entries.get(entry_key(selections[i], strategy, model))
+        plans = [(i, [store.entry(entry_key(selections[i], strategy, model))
                       for strategy in selections[i].strategies]) for i in members]
         stream = enumerate(selections[members[0]].samples)
         while chunk := list(itertools.islice(stream, window)):
@@ -617,7 +621,7 @@ def expected_jobs(selections: Sequence[Selection], store: RunStore, model: str, 
         if sel.samples.expected is None:
             return None
         for strategy in sel.strategies:
-            entry = store.kept.entries.get(entry_key(sel, strategy, model))
+            entry = store.entry(entry_key(sel, strategy, model))
             settled = entry.settled_count(epochs) if entry is not None else 0
             total += max(0, sel.samples.expected * epochs - settled)
     return total
@@ -628,14 +632,14 @@ def settled_jobs(selections: Sequence[Selection], store: RunStore, model: str, e
     total = 0
     for sel in selections:
         for strategy in sel.strategies:
-            entry = store.kept.entries.get(entry_key(sel, strategy, model))
+            entry = store.entry(entry_key(sel, strategy, model))
             settled = entry.settled_count(epochs) if entry is not None else 0
             expected = sel.samples.expected
             total += settled if expected is None else min(settled, expected * epochs)
     return total
 
 
-Current = list[tuple[Selection, Strategy, EntryRecords | None, np.ndarray]]
+Current = list[tuple[Selection, Strategy, "EntryRecords | None", "np.ndarray"]]
 """Per (selection, strategy): its records (``None``: none yet) and the rows of the current ones."""
 
 
@@ -643,6 +647,8 @@ def current_rows(selections: Sequence[Selection], kept: KeptRecords, model: str,
     """The rows of the current records, per (selection, strategy): the last of each key, of the samples the
     selection's stream read last (the current samples; every sample where a stopped run did not read it through)
     and the first ``epochs`` epochs."""
+    import numpy as np
+
     out: Current = []
     for sel in selections:
         for strategy in sel.strategies:
@@ -682,6 +688,9 @@ def metrics_from_rows(current: Current, model: str, prices: Prices | None = None
     errors and prompts that do not fit the model are counted apart and take no part in the metrics. Each entry, and
     the run, has its calls' tokens and their cost at ``prices``; a sweep's cells are compared with its reference cell
     (``robustness``)."""
+    from structbench.outcomes import Outcomes
+    from structbench.results import MetricsFile, compute_result
+
     results: list[ResultEntry] = []
     for sel, strategy, entry, rows in current:
         if entry is None:
@@ -711,6 +720,7 @@ def _robustness(current: Current, results: list[ResultEntry]) -> list[Any]:
     if not any(sel.cell for sel, _, _, _ in current):
         return []
     from structbench.robustness import CellRun, sweep_robustness
+    from structbench.runner.kept import RecordView
 
     runs = [CellRun(sel.cell, sel.bench, result, RecordView([(entry, rows)] if entry is not None else []))
             for (sel, _, entry, rows), result in zip(current, results, strict=True)]

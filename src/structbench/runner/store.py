@@ -14,7 +14,7 @@ import json
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 from pydantic import ValidationError
 
@@ -23,7 +23,10 @@ from structbench.errors import DataError, StorageError
 from structbench.records import RecordKey, RecordSummary, SampleRecord
 from structbench.redact import HOLE, redact, redact_around
 from structbench.runformat import SAMPLES
-from structbench.runner.kept import KeptRecords
+
+if TYPE_CHECKING:
+    from structbench.runner.kept import EntryKey, EntryRecords, KeptRecords
+    from structbench.usage import Usage, UsageKey
 
 NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT})
 R = TypeVar("R", SampleRecord, RecordSummary)
@@ -148,16 +151,39 @@ class RunStore:
         self.run_dir = run_dir
         run_dir.mkdir(parents=True, exist_ok=True)
         self.samples_path = run_dir / SAMPLES
-        self.kept = KeptRecords()
-        """Every record so far: the earlier sessions' and this one's."""
+        self._kept: KeptRecords | None = None
         for record in read_records(self.samples_path, repair=True):
             self.kept.add(record)
-        self.kept.freeze_settled()
+        if self._kept is not None:
+            self._kept.freeze_settled()
         try:
             self._fd = os.open(self.samples_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         except OSError as err:
             raise StorageError(f"{self.samples_path}: cannot be written: {err.strerror}") from err
         self._failed: StorageError | None = None
+
+    @property
+    def kept(self) -> KeptRecords:
+        """Every record so far: the earlier sessions' and this one's (``prepare_columns``)."""
+        return self.prepare_columns()
+
+    def prepare_columns(self) -> KeptRecords:
+        """The columns records are kept in (``kept``), made now if they are not yet. They bring numpy (0.05-0.1 s to
+        import), which a new run's start-up, up to its first request, does without (``entry``, ``usage_groups``):
+        the run makes them while its first requests are out, or with the first record."""
+        if self._kept is None:
+            from structbench.runner.kept import KeptRecords
+
+            self._kept = KeptRecords()
+        return self._kept
+
+    def entry(self, key: EntryKey) -> EntryRecords | None:
+        """The records of one result entry so far (None: none)."""
+        return self._kept.entries.get(key) if self._kept is not None else None
+
+    def usage_groups(self) -> Iterator[tuple[UsageKey, Usage]]:
+        """The calls of every current record, per (model, batch, reused) and entry (``KeptRecords.usage_groups``)."""
+        return self._kept.usage_groups() if self._kept is not None else iter(())
 
     @property
     def failure(self) -> StorageError | None:

@@ -7,7 +7,8 @@ the result entries (``ResultEntry.cell``) and the run's resumption all key on it
 call and ``report``/``compare`` tell the cells apart. A run without a sweep has one cell, ``""``, and its records
 and results read as before. A key is given as ``--option`` gives it: ``KEY`` for every selected benchmark that has
 it, ``BENCH.KEY`` for one. The cells' names are the contract's (``structbench.cells``); the reference cell a sweep's
-cells are compared with is found by ``structbench.robustness``.
+cells are compared with is found by ``structbench.robustness`` (imported at the end of a run: it brings the
+statistics, which a run's start-up needs none of).
 """
 
 from __future__ import annotations
@@ -19,10 +20,9 @@ from structbench.benchmark import Benchmark
 from structbench.cells import VALUES, Cell, cell_id, cell_options, cell_text, check_sweep_values, parse_sweeps
 from structbench.errors import UsageError
 from structbench.registry import did_you_mean
-from structbench.robustness import reference_cell
 
 __all__ = ["VALUES", "Cell", "cell_id", "cell_options", "cell_text", "cells_for", "check_sweep_values", "check_sweeps",
-           "parse_sweeps", "preset_sweeps", "reference_cell", "swept_keys"]
+           "parse_sweeps", "preset_sweeps", "swept_keys"]
 
 
 def swept_keys(bench_cls: type[Benchmark], sweeps: Mapping[str, Sequence[str]]) -> list[tuple[str, list[str]]]:

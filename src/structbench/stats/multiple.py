@@ -5,16 +5,19 @@ differences are chance. Holm's step-down procedure (Holm 1979) keeps the family-
 Benjamini-Hochberg (1995; ``scipy.stats.false_discovery_control``) keeps the expected share of false
 discoveries at alpha, and rejects more. A model whose corrected p-value is at least alpha is statistically
 indistinguishable from the best.
+
+scipy is imported only where Benjamini-Hochberg asks for it: every run imports this module (robustness sweeps
+correct with Holm) and scipy.stats alone takes longer to import than the rest of a run's start-up.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from statistics import NormalDist
 from typing import Literal
 
 import numpy as np
-from scipy import stats
 
 Correction = Literal["holm", "bh"]
 POWER = 0.8
@@ -39,10 +42,17 @@ def adjust(p_values: Sequence[float], method: Correction = "holm") -> list[float
     if not kept:
         return out
     tested = [p_values[i] for i in kept]
-    fixed = holm(tested) if method == "holm" else [float(x) for x in stats.false_discovery_control(tested)]
+    fixed = holm(tested) if method == "holm" else _benjamini_hochberg(tested)
     for i, value in zip(kept, fixed, strict=True):
         out[i] = value
     return out
+
+
+def _benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
+    """scipy's Benjamini-Hochberg adjustment (scipy imported here: see the module's docstring)."""
+    from scipy import stats
+
+    return [float(x) for x in stats.false_discovery_control(p_values)]
 
 
 def detectable(se: float | None, alpha: float = 0.05, power: float = POWER) -> float | None:
@@ -50,4 +60,5 @@ def detectable(se: float | None, alpha: float = 0.05, power: float = POWER) -> f
     standard error of the difference: ``(z(1 - alpha/2) + z(power)) * se`` (2.8 se at 0.05 and 80%)."""
     if se is None or not math.isfinite(se):
         return None
-    return float((stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)) * se)
+    z = NormalDist().inv_cdf
+    return float((z(1 - alpha / 2) + z(power)) * se)

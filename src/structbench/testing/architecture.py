@@ -40,7 +40,7 @@ LAYERS: tuple[Layer, ...] = (
     Layer("foundation", "errors, atomic files, secrets' redaction, registries and plugins, user YAML read safely, "
           "untrusted names and archives checked, the CSV layer, the sandbox and the tools a model queries data with",
           ("errors", "atomic", "redact", "registry", "plugins", "yaml_input", "forkmap", "confusion", "csvdb",
-           "sandbox", "toolbox", "version", "untrusted")),
+           "sandbox", "toolbox", "trusted", "version", "untrusted")),
     Layer("data", "samples, evidence and gold; datasets found, checked and read; the public releases",
           ("data", "datasets", "releases")),
     Layer("models and statistics", "model clients behind one request/response interface and their tokenizers; token "

@@ -41,7 +41,7 @@ def bench() -> StrucTextEval:
 
 @pytest.fixture(scope="module")
 def samples(bench: StrucTextEval) -> list[Sample]:
-    return bench.load("test", DataContext(), seed=0, limit=None)
+    return list(bench.load("test", DataContext(), seed=0, limit=None))
 
 
 def test_registered_and_described(bench: StrucTextEval) -> None:
@@ -58,10 +58,10 @@ def test_loads_the_test_suite(samples: list[Sample]) -> None:
 
 
 def test_limit_spreads_over_languages_and_templates(bench: StrucTextEval, samples: list[Sample]) -> None:
-    eight = bench.load("test", DataContext(), seed=0, limit=8)
+    eight = list(bench.load("test", DataContext(), seed=0, limit=8))
     assert len({s.meta["language"] for s in eight}) == 8
     assert {s.id for s in eight} < {s.id for s in samples}
-    hard = bench.load("hard", DataContext(), seed=0, limit=29)
+    hard = list(bench.load("hard", DataContext(), seed=0, limit=29))
     assert len({s.meta["template"] for s in hard}) == 29
 
 
@@ -75,7 +75,7 @@ def test_oracle_scores_one_on_every_strategy(bench: StrucTextEval, samples: list
 
 def test_oracle_scores_one_on_the_hard_suite_and_raw_parsing() -> None:
     raw = BENCHMARK({"parse": "raw"})
-    hard = raw.load("hard", DataContext(), seed=0, limit=29 * 8 * 2)
+    hard = list(raw.load("hard", DataContext(), seed=0, limit=29 * 8 * 2))
     for strategy in ("naive", "official"):
         assert raw.aggregate(run(raw, hard[::5], strategy))["rougeL"] == 1.0
 

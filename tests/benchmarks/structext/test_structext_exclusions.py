@@ -13,7 +13,7 @@ def test_dropped_empty_answers_are_counted() -> None:
     for empty, expected in (("drop", [{"reason": "empty answers left out of the averages (--option empty=drop)",
                                        "count": 2}]), ("zero", None)):
         bench = StrucTextEval({"empty": empty})
-        samples = bench.load("test", DataContext(), seed=0, limit=5)
+        samples = list(bench.load("test", DataContext(), seed=0, limit=5))
         outputs = ["", "### Answer:\n", *(bench.oracle(s, Request.chat("q")) for s in samples[2:])]
         naive = bench.strategy("naive")
         scored = [bench.score(s, Attempt(output=o), naive) for s, o in zip(samples, outputs, strict=True)]

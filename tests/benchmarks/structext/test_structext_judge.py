@@ -26,7 +26,7 @@ from structbench.runner.selection import prepare
 
 
 def _samples() -> list[Sample]:
-    return BENCHMARK({}).load("test", DataContext(), seed=0, limit=29)
+    return list(BENCHMARK({}).load("test", DataContext(), seed=0, limit=29))
 
 
 def _run(bench: StrucTextEval, samples: list[Sample], strategy: str, answer: str | None = None) -> dict[str, float]:

@@ -116,7 +116,7 @@ def test_gold_answers_the_released_scorer_cannot_score(variant: str, raising: in
     """The gold answer scored against itself: 33 of the 2,088 Hard questions and 6 of the 1,624 released files
     raise RecursionError in the released scorer, and only those."""
     data = request.getfixturevalue("shared_data") if variant == "official" else DataContext()
-    samples = StrucTextEval().load(variant, data, seed=0, limit=None)
+    samples = list(StrucTextEval().load(variant, data, seed=0, limit=None))
     predicted = [s for s in samples if ours(s.gold.text, s.gold.text) == "RecursionError"]
     assert len(predicted) == raising
     # the gold sentences are either under 720 tokens or over 2,800 (the package's LCS table, a dict of every
@@ -131,7 +131,7 @@ def test_gold_answers_the_released_scorer_cannot_score(variant: str, raising: in
 
 def test_score_skips_what_the_released_scorer_skips_and_says_how_many() -> None:
     bench = StrucTextEval({"scorer": "released"})
-    samples = bench.load("test", DataContext(), seed=0, limit=6)
+    samples = list(bench.load("test", DataContext(), seed=0, limit=6))
     long = " ".join(f"t{i}" for i in range(1200))
     outputs = ["", "### Answer:\n" + samples[1].gold.text, samples[2].gold.text, samples[3].gold.text + " " + long,
                samples[4].gold.text, "..."]
@@ -203,7 +203,7 @@ def test_table3_preset_scores_as_the_released_scorer_on_the_same_replies(tmp_pat
 
     n = 240
     bench = StrucTextEval(dict(TABLE3.preset.options))
-    samples = bench.load("test", DataContext(), seed=0, limit=n)
+    samples = list(bench.load("test", DataContext(), seed=0, limit=n))
     replies: dict[str, str] = {}
     for strategy in PROMPTS.values():
         for i, sample in enumerate(samples):

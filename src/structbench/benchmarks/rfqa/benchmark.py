@@ -67,7 +67,7 @@ def cells_bin(cells: int) -> str:
 class RFQAOptions(BaseModel):
     """Run options (``--option key=value``)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     reading: Reading = "structbench"
     """``galois``: run the conversation and read the replies as galois did when the paper's numbers were made

@@ -58,7 +58,7 @@ class SciTabOptions(PerturbationOptions):
     """Run options (``--option key=value``); the shared perturbations (``perturbation``, ``perturbation_seed``)
     change the claim's table in every strategy's prompt (the demonstrations' tables stay as they are)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     serialization: str = "paper"
     """Table rendering: ``paper`` (the "|| a | b ||" lines of Appendix H) or a registered serializer (markdown, csv,

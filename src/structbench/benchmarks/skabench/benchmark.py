@@ -81,7 +81,7 @@ class SkaOptions(PerturbationOptions):
     """Run options (``--option key=value``); the shared perturbations (``perturbation``, ``perturbation_seed``)
     change the table (or the triples) of every context at prompt time, after the context was built to its budget."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     testbed: str = "noise"
     """Comma list of noise, order, integration, negative (or the full names), or ``all``."""

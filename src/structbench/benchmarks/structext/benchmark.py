@@ -10,14 +10,22 @@ is, and samples whose scoring raises in the package skipped.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from structbench.backends.base import Request
-from structbench.benchmark import Attempt, Benchmark, Exclusion, Scored, Strategy, check_model, content_key
+from structbench.benchmark import (
+    Attempt,
+    Benchmark,
+    Exclusion,
+    Samples,
+    Scored,
+    Strategy,
+    check_model,
+    content_key,
+)
 from structbench.benchmarks.structext import judge, official, prompts
 from structbench.benchmarks.structext.answers import extract_answer
 from structbench.benchmarks.structext.judge import Judged
@@ -29,24 +37,23 @@ from structbench.benchmarks.structext.metrics import (
     rouge_l_parts,
     thresholded,
 )
-from structbench.benchmarks.structext.paper import TABLES
 from structbench.benchmarks.structext.provenance import PROVENANCE
-from structbench.benchmarks.structext.suites import Item, demonstrations, suite_items
+from structbench.benchmarks.structext.suites import Item, demonstrations, iter_suite_items, suite_size
 from structbench.benchmarks.structext.templates import LANGUAGES, TEMPLATES
 from structbench.data.evidence import StructuredText
 from structbench.data.sample import Sample, TextGold
-from structbench.papers.spec import PaperTable
-from structbench.stats.bootstrap import RatioStatistic, Statistic
 from structbench.strategies.common import SingleTurn
 
 if TYPE_CHECKING:
     from structbench.datasets import DataContext
+    from structbench.papers.spec import PaperTable
+    from structbench.stats.bootstrap import Statistic
 
 
 class StructextOptions(BaseModel):
     """Run options (``--option key=value``)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     syntax: Literal["balanced", "official"] = "balanced"
     """Generated Syntax questions: half broken texts (``balanced``), or all broken as released (``official``)."""
@@ -130,17 +137,21 @@ class StrucTextEval(Benchmark[StructextOptions]):
 
     @classmethod
     def paper_tables(cls) -> Sequence[PaperTable]:
+        from structbench.benchmarks.structext.paper import TABLES  # the papers' tables: for presets and reports
+
         return TABLES
 
     # --- data ---------------------------------------------------------------------------------------
 
-    def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> list[Sample]:
+    def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> Iterable[Sample]:
+        """The release's samples (``official``: read whole), or a generated suite's (``test``, ``hard``: made as
+        they are read, a block of structures at a time)."""
         variant = self.check_variant(variant)
         if variant == "official":
             samples = official.load(data)
             return samples[:limit] if limit is not None else samples
-        items = suite_items(variant, seed, syntax=self.options.syntax, verify=self.options.verify, limit=limit)
-        return [_sample(item, variant) for item in items]
+        items = iter_suite_items(variant, seed, syntax=self.options.syntax, verify=self.options.verify, limit=limit)
+        return Samples((_sample(item, variant) for item in items), expected=suite_size(variant, limit))
 
     def export_fields(self, sample: Sample) -> dict[str, Any]:
         reference = sample.evidence[0]
@@ -294,7 +305,11 @@ class StrucTextEval(Benchmark[StructextOptions]):
 
     def statistic(self, pool: Sequence[Scored], metric: str) -> Statistic | None:
         """The averaged metrics and the empty rate on all resamples at once (``aggregate``'s means, 0.0 where
-        nothing is averaged)."""
+        nothing is averaged). numpy is imported here, at the end of a run: a run's start-up needs none of it."""
+        import numpy as np
+
+        from structbench.stats.bootstrap import RatioStatistic
+
         counted = np.array([self.averaged(s) for s in pool], dtype=float)
         if metric == "empty_rate":
             return RatioStatistic(np.array([s.values.get("empty", 0.0) for s in pool]), np.ones(len(pool)), 0.0)

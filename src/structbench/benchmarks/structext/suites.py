@@ -14,9 +14,10 @@ whatever the limit. Ids (``<template>/d<depth>w<width>/<index>``) name the same 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
-from itertools import chain, zip_longest
+from itertools import chain, islice, zip_longest
 from typing import Literal, NamedTuple
 
 from structbench.benchmarks.structext.generator import QA, Shape, generate
@@ -150,6 +151,23 @@ def suite_items(suite: str, seed: int = 0, *, syntax: SyntaxMode = "balanced", v
             made[pos] = rows
     out = list(map(Item._make, chain.from_iterable(made)))
     return out if limit is None else out[:limit]
+
+
+def suite_size(suite: str, limit: int | None = None) -> int:
+    """How many questions ``suite_items`` makes (at most ``limit``): every block asks all the templates."""
+    total = len(_blocks(suite)) * len(TEMPLATES)
+    return total if limit is None else min(total, limit)
+
+
+def iter_suite_items(suite: str, seed: int = 0, *, syntax: SyntaxMode = "balanced", verify: bool = True,
+                     limit: int | None = None) -> Iterator[Item]:
+    """``suite_items``' questions in the same order, made a block at a time (in this process) as they are read: a
+    run's first request waits for the first block only, and the rest are made while the model answers."""
+    blocks = _blocks(suite)
+    if limit is not None:
+        blocks = blocks[: -(-limit // len(TEMPLATES))]
+    rows = chain.from_iterable(_block(cell, index, seed, syntax, verify) for cell, index in blocks)
+    return islice(map(Item._make, rows), limit)
 
 
 def demonstrations(template: str, depth: int, width: int, seed: str, k: int, *,

@@ -32,7 +32,7 @@ class StructFactOptions(PerturbationOptions):
     """Run options; the defaults reproduce the paper (Table 4 and the official code). The shared perturbations
     (``perturbation``, ``perturbation_seed``) change the sample's evidence in every strategy's prompt."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
     option_map: tuple[int, ...] = (0,)
     """Which orders of answers A/B/C stand for (``OPTION_MAPS``; 0 = A) Yes B) No C) Not sure enough), as a
