@@ -42,12 +42,14 @@ from structbench.runner.session import (
 )
 
 if TYPE_CHECKING:  # the rest loads on first use: the command's --help imports this module
+    from structbench.backends.base import Backend
     from structbench.interop.trackers import Tracking
     from structbench.interop.trackers.log import Outcome
     from structbench.manifest import Manifest
     from structbench.results import MetricsFile, ResultEntry, Robustness
     from structbench.runconfig import RunConfig
     from structbench.runner.failures import Failure
+    from structbench.runner.objects import BenchArgument
     from structbench.runner.run import Kept, Run
 
 __all__ = [
@@ -292,17 +294,19 @@ def run(
     settings: RunSettings | None = None,
     notify: Notify | None = None,
     tracking: Tracking | None = None,
+    backend: Backend | None = None,
 ) -> EvalResult:
     """Fill the run directory ``out`` (default ``runs/<model>-<config hash>``) with ``config``'s run, resuming what an
     earlier call finished; a directory holding another configuration is a ``UsageError``. With ``tracking``, the
-    finished run is then logged to its trackers (``log``)."""
+    finished run is then logged to its trackers (``log``). ``backend``: the model as an object, answering in this
+    process (else the one ``config.model`` names is built)."""
     if isinstance(out, str) and not out.strip():
         raise UsageError(f"run(out={out!r}): empty; give a directory (an empty value would mean the current one)")
     settings = settings or RunSettings()
     _check_executor(settings)
     run_dir = Path(out) if out is not None else default_run_dir(config)
     notes, note = _noting(notify)
-    the_run = execute(config, (connection or Connection()).spec(config), run_dir, settings, note)
+    the_run = execute(config, (connection or Connection()).spec(config), run_dir, settings, note, backend)
     if tracking is not None:
         log(run_dir, tracking, note)
     return _finished(the_run, notes)
@@ -385,11 +389,15 @@ def plan_run(args: RunArguments, given: Collection[str] = (), *, flags: bool = F
     return RunPlan(config, run_dir, connection, settings, tracking)
 
 
-def evaluate(model: str = DEFAULT_MODEL, bench: str | Sequence[str] | None = None, **options: Any) -> EvalResult:
+def evaluate(model: str | Backend = DEFAULT_MODEL, bench: BenchArgument = None, **options: Any) -> EvalResult:
     """Evaluate ``model`` (``BACKEND[:NAME]``, e.g. ``openai:gpt-4o-mini``, ``oracle``) on ``bench`` into the run
     directory ``out`` and return its results, as ``structbench run`` does with the flags of the same names: every
     flag of the command is a keyword here, under its Python name (``runner.arguments.RunArguments`` declares them
     all, and ``inspect.signature(evaluate)`` lists them).
+
+    ``model`` may also be a ``Backend`` object (it answers in this process, its ``backend:model`` naming the run), and
+    ``bench`` a ``Benchmark`` class or instance, or a list mixing them with names: a class is registered under its
+    ``name`` for this process (as a plugin would be), an instance's options are the run's options for it.
 
     What decides the results is ``configure``'s (``strategy``, ``limit``, ``preset``, ``options``, ``sweep``,
     ``seed`` ...);
@@ -402,12 +410,21 @@ def evaluate(model: str = DEFAULT_MODEL, bench: str | Sequence[str] | None = Non
     again resumes the run and returns the same results without a model call. ``log_to`` (``mlflow``, ``wandb``, or
     both) logs the finished run to those trackers, with ``log_options`` (``--log-option``) and its per-sample table
     when ``log_samples``; a tracker that fails is a warning, never a lost run."""
-    args = check_arguments({"model": model, "bench": bench, **options}, caller="evaluate")
+    from structbench.runner.objects import bench_names, model_name
+
+    backend = model if not isinstance(model, str) else None
+    names, bench_options = bench_names(bench, "evaluate")
+    if bench_options:
+        options = options | {"options": bench_options | dict(options.get("options") or {})}
+    args = check_arguments({"model": model_name(model, "evaluate"), "bench": names, **options}, caller="evaluate")
     given = set(options) | {name for name, value in (("model", model), ("bench", bench))
                             if value != RunArguments.model_fields[name].default}
     plan = plan_run(args, given, caller="evaluate")
+    if backend is not None and plan.settings.executor == "ray":
+        raise UsageError("evaluate(executor='ray'): a backend object answers in this process; give the model's name "
+                         "to run it on a Ray cluster")
     return run(plan.config, out=plan.run_dir, connection=plan.connection, settings=plan.settings,
-               notify=args.notify, tracking=plan.tracking)
+               notify=args.notify, tracking=plan.tracking, backend=backend)
 
 
 def _keywords(first: Callable[..., Any], part: str | None = None) -> inspect.Signature:
@@ -434,7 +451,7 @@ def _costs(args: RunArguments, flags: bool) -> Costs | None:
 
     prices, max_cost = args.prices, args.max_cost
     if (not flags and max_cost is not None and prices is None
-            and BACKENDS.get(args.model.partition(":")[0]).prices is None):
+            and (backend := args.model.partition(":")[0]) in BACKENDS and BACKENDS.get(backend).prices is None):
         raise UsageError(f"evaluate(max_cost={max_cost!r}): needs the models' prices: give prices= (a prices file, or "
                          "the mapping of a model to its prices in US dollars per million tokens)")
     if not isinstance(prices, Mapping):
