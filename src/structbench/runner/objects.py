@@ -52,7 +52,7 @@ def bench_names(bench: object, caller: str) -> tuple[object, dict[str, str]]:
     items = [bench] if single else bench
     if isinstance(items, str) or not isinstance(items, Sequence):
         return bench, {}
-    if not any(isinstance(i, Benchmark) or isinstance(i, type) for i in items):
+    if not any(isinstance(i, Benchmark | type) for i in items):
         return bench, {}
     names: list[object] = []
     options: dict[str, str] = {}
