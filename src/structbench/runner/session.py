@@ -153,7 +153,8 @@ def execute(
 ) -> Run:
     """Evaluate ``config`` on the backend ``spec`` names (or the ``backend`` object given) into ``run_dir``; the run
     (its ``metrics`` set) when every job was recorded. A run that stops early raises (``RunStoppedError``,
-    ``StorageError``, ``KeyboardInterrupt``, ``Terminated``): the finished samples are kept in ``run_dir`` and the same call resumes."""
+    ``StorageError``, ``KeyboardInterrupt``, ``Terminated``): the finished samples are kept in ``run_dir`` and the
+    same call resumes."""
     from structbench.backends import BACKENDS, make_backend
     from structbench.backends.base import BackendError
     from structbench.batch.collector import BatchSettings
