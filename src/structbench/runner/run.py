@@ -31,7 +31,7 @@ from structbench.outcomes import Outcomes
 from structbench.records import RecordSummary, SampleRecord
 from structbench.results import MetricsFile, ResultEntry, compute_result
 from structbench.runconfig import RunConfig
-from structbench.runformat import FORMAT_VERSION, LOCK, MANIFEST, METRICS
+from structbench.runformat import LOCK, MANIFEST, METRICS
 from structbench.runner.cache import CacheWriteError, ResponseCache, Spill
 from structbench.runner.calls import ModelCaller, ModelPool
 from structbench.runner.control import RunControl
@@ -290,25 +290,17 @@ class Run:
         control.budget.start(store.kept.usage_groups())
         spent_before = control.budget.spent()
         expected = expected_jobs(selections, store, model, self.config.epochs)
-        workers = spread.processes(expected, concurrency)
+        workers = spread.processes(expected, concurrency, control.notify)
         session = Session(started=_now(), jobs=expected or 0)
         issued = [0]
         m = self.manifest
-        m.format_version = FORMAT_VERSION
-        m.structbench = __version__
-        m.config = self.config
-        m.backend = backend.describe()
-        m.concurrency = concurrency
-        m.workers = spread.cluster.describe() if spread.cluster is not None else workers
-        m.cache = str(cache.path) if cache is not None else None
-        m.platform = platform.platform()
-        m.git_revision = git_revision()
-        m.seed = self.config.seed
-        m.model_context = self.model_context
-        m.status = "running"
-        m.stop_reason = None
-        self._accounting(control)
-        m.sessions.append(session)
+        m.begin(session, config=self.config, structbench=__version__, backend=backend.describe(),
+                concurrency=concurrency, workers=spread.cluster.describe() if spread.cluster is not None else workers,
+                cache=str(cache.path) if cache is not None else None, platform=platform.platform(),
+                git_revision=git_revision(), model_context=self.model_context)
+        budget = control.budget
+        m.account(self.prices.describe() if self.prices is not None else None, budget.max_cost, budget.max_tokens,
+                  budget.active)
         try:
             save_manifest(self.run_dir / MANIFEST, m.to_json())
         except StorageError:
@@ -411,13 +403,6 @@ class Run:
         self.metrics = metrics
         return metrics
 
-    def _accounting(self, control: RunControl) -> None:
-        """The manifest's prices and budget of this session (what it was costed at and limited to)."""
-        self.manifest.prices = self.prices.describe() if self.prices is not None else None
-        budget = control.budget
-        self.manifest.budget = (
-            {"max_cost_usd": budget.max_cost, "max_tokens_total": budget.max_tokens} if budget.active else None)
-
     def _absorb_spill(self, cache: ResponseCache, control: RunControl) -> None:
         """Add to the cache the answers an earlier session could not store in it."""
         assert control.spill is not None
@@ -437,10 +422,7 @@ class Run:
             store.close()
         except StorageError as err:
             failures.append(err)
-        self.manifest.status = status
-        if reason is not None:
-            self.manifest.stop_reason = reason
-        self.manifest.packages = package_versions()  # after the requests: importlib.metadata is slow
+        self.manifest.end(status, reason, package_versions())  # after the requests: importlib.metadata is slow
         try:
             save_manifest(self.run_dir / MANIFEST, self.manifest.to_json())
         except StorageError as err:
@@ -523,15 +505,15 @@ class Spread:
     cluster: Cluster | None
     lock: int
 
-    def processes(self, jobs: int | None, concurrency: int) -> int:
+    def processes(self, jobs: int | None, concurrency: int, notify: Callable[[str], None]) -> int:
         """Worker processes to fork: as asked, but no more than the jobs (where known) or the requests in flight, and
-        one where forking is not possible (another thread is running, or on macOS)."""
+        one where forking is not possible (another thread is running, or on macOS: said on ``notify``)."""
         if self.cluster is not None:
             return 1
         wanted = max(1, min(self.workers, concurrency, self.workers if jobs is None else jobs))
         if wanted > 1 and not can_fork():
-            sys.stderr.write(f"note: --workers {self.workers}: worker processes cannot be forked here "
-                             "(another thread is running, or not on Linux); running in one process\n")
+            notify(f"note: --workers {self.workers}: worker processes cannot be forked here (another thread is "
+                   "running, or not on Linux); running in one process")
             return 1
         return wanted
 

@@ -208,7 +208,7 @@ def execute(
         workers = worker_count(backend, workers)
     if costs.one_process:
         workers = 1
-    control = RunControl(settings.max_consecutive_failures, settings.on_cache_error, budget=budget)
+    control = RunControl(settings.max_consecutive_failures, settings.on_cache_error, budget=budget, notify=notify)
     response_cache = (None if settings.no_cache
                       else open_cache(settings.cache or cache_root() / "responses.sqlite", control, notify))
     try:
