@@ -354,6 +354,14 @@ class RunPlan:
     tracking: Tracking | None
 
 
+def run_tracking(args: RunArguments) -> Tracking | None:
+    """The trackers the run ``args`` describe is logged to (``log_settings``), checked; None for none."""
+    from structbench.runner.configure import option_text
+
+    options = {k: option_text(v) for k, v in args.log_options.items()} if args.log_options is not None else None
+    return log_settings(args.log_to, options, args.log_samples)
+
+
 def run_settings(args: RunArguments, *, flags: bool = False) -> RunSettings:
     """How the run ``args`` describe executes (its cost settings loaded and checked)."""
     options = args.part("settings") | {"cache": Path(args.cache) if args.cache is not None else None}
@@ -368,7 +376,7 @@ def plan_run(args: RunArguments, given: Collection[str] = (), *, flags: bool = F
     from structbench.runner.arguments import resume_conflicts
     from structbench.runner.configure import run_config
 
-    tracking = log_settings(args.log_to, args.log_options, args.log_samples)
+    tracking = run_tracking(args)
     settings = run_settings(args, flags=flags)
     connection = Connection(base_url=args.base_url, **args.part("connection"))  # the URL's password used, not kept
     if args.resume is None:

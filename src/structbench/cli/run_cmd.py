@@ -86,10 +86,10 @@ def run(
 
     args = check_arguments(_keywords(options), caller="run", flags=True)
     if suite is not None:
-        from structbench.api import log_settings
+        from structbench.api import run_tracking
         from structbench.cli.suite_cmd import run_suite
 
-        tracking = log_settings(args.log_to, args.log_options, args.log_samples)
+        tracking = run_tracking(args)
         settings = run_settings(args, flags=True)
         typed = [flag_name(name) for name in SUITE_DEFINED if _typed(ctx, name)]
         if typed:

@@ -142,7 +142,7 @@ def _base_url(value: Any, config: RunConfig, given: Mapping[str, Any]) -> bool:
 
 
 def _tags(value: Any) -> list[tuple[str, str]] | None:
-    return [tuple(pair) for pair in value] if value else None  # type: ignore[misc]
+    return [(opening, closing) for opening, closing in value] if value else None
 
 
 def _parse(name: str) -> Callable[[Any], Any]:

@@ -102,7 +102,7 @@ def _reasoning(args: RunArguments, flags: bool, caller: str) -> Reasoning:
 
     from structbench.runconfig import Reasoning
 
-    tags = [tuple(pair) for pair in args.think_tags] if args.think_tags is not None else None
+    tags = [(opening, closing) for opening, closing in args.think_tags] if args.think_tags is not None else None
     try:
         return Reasoning(budget=args.reasoning_budget, effort=args.reasoning_effort, tags=tags,
                          opened=args.thought_opened)
