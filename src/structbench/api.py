@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from structbench.backends.factory import DEFAULT_MAX_REPLY_BYTES, DEFAULT_TIMEOUT, BackendSpec
 from structbench.errors import BudgetError, RunStoppedError, UsageError
-from structbench.runner.arguments import FLAGS, RunArguments, check_arguments, flag_name, named
+from structbench.runner.arguments import DEFAULT_MODEL, FLAGS, RunArguments, check_arguments, flag_name, named
 from structbench.runner.configure import (
     DEFAULT_OPTIONS,
     DEFAULT_STRATEGIES,
@@ -76,8 +76,6 @@ __all__ = [
     "sweep_values",
 ]
 
-DEFAULT_MODEL = "llamacpp"
-"""The embedded model (Gemma 3 270M on llama.cpp), what runs without a ``model``."""
 DEFAULT_SUITE_TITLE = (
     "the default quick suite: StructFact's generated variant, 30 claims about tables of a fictional world (six per "
     "reasoning task) to be judged Yes, No or Not sure (options A, B, C), few-shot, the reply constrained to one "

@@ -33,6 +33,9 @@ Values = str | list[Scalar] | tuple[Scalar, ...]
 """One comma-separated string of values, or a list of them."""
 PathLike = str | Path
 
+DEFAULT_MODEL = "llamacpp"
+"""The embedded model (Gemma 3 270M on llama.cpp), what runs without a ``model``."""
+
 Part = Literal["config", "connection", "settings", "costs", "tracking", "call"]
 """What an option configures: the run's identity (``RunConfig``, compared on resume), how the model is reached
 (``Connection``), how the run executes (``RunSettings``), its cost (``Costs``), its trackers, or the call itself
@@ -196,7 +199,7 @@ class RunArguments(BaseModel):
 
     model: Annotated[str, Field(min_length=1, description="'BACKEND[:NAME]', a string"), _flag(
         "config", "BACKEND[:NAME], e.g. openai:gpt-4o-mini.", names=("--model", "-m"), suite=True,
-        same=_is(lambda c: c.model))] = "llamacpp"
+        same=_is(lambda c: c.model))] = DEFAULT_MODEL
     bench: Annotated[Names | None, _field("a benchmark 'BENCH[:VARIANT]' or a list of them, strings"), _flag(
         "config", "Comma-separated BENCH[:VARIANT] list, or 'all'.", names=("--bench", "-b"), cli=str | None,
         suite=True, same=_bench)] = None
