@@ -38,21 +38,22 @@ def _option(name: str) -> inspect.Parameter:
     """Option ``name`` of ``RunArguments`` as a typer parameter: its ``Flag``'s names, help and type, the field's
     default and (where the flag checks it) range."""
     field, flag = RunArguments.model_fields[name], FLAGS[name]
-    bounds: dict[str, float] = {}
+    settings: dict[str, Any] = {"help": flag.help}
     if flag.ranged:
         for rule in field.metadata:
             if isinstance(rule, annotated_types.Ge):
-                bounds["min"] = rule.ge  # type: ignore[assignment]
+                settings["min"] = rule.ge
             elif isinstance(rule, annotated_types.Le):
-                bounds["max"] = rule.le  # type: ignore[assignment]
+                settings["max"] = rule.le
         if flag.min is not None:
-            bounds["min"] = flag.min
-    shown = {} if flag.show_default is None else {"show_default": flag.show_default}
+            settings["min"] = flag.min
+    if flag.show_default is not None:
+        settings["show_default"] = flag.show_default
     kind = flag.cli if flag.cli is not None else field.annotation
     default = field.default
     if isinstance(kind, type) and default is not None and not isinstance(default, kind):
         default = kind(default)  # an enum's member
-    option = typer.Option(*flag.names, help=flag.help, **bounds, **shown)
+    option = typer.Option(*flag.names, **settings)
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
                              annotation=Annotated[kind, option])
 
