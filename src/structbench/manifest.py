@@ -45,6 +45,19 @@ class Session(BaseModel):
     batches: dict[str, Any] | None = None
     """With ``--batch``: batches ``submitted`` by this session and ``taken_up`` from an earlier one (their ids)."""
 
+    def end(self, finished: str, seconds: float, *, model_calls: int, cache_hits: int, spent: dict[str, float],
+            unsaved: int = 0, lost: int = 0, batches: dict[str, Any] | None = None) -> None:
+        """The session ended at ``finished`` after ``seconds``: its calls, what they cost, the answers it could not
+        store (``unsaved`` in the run directory, ``lost`` nowhere) and its batches; zeros are left out."""
+        self.finished, self.seconds = finished, seconds
+        self.model_calls, self.cache_hits, self.spent = model_calls, cache_hits, spent
+        if batches is not None:
+            self.batches = batches
+        if unsaved:
+            self.unsaved_responses = unsaved
+        if lost:
+            self.lost_responses = lost
+
 
 class ModifiedData(BaseModel):
     """A local data file used although it differs from its public release (``--allow-modified-data``)."""

@@ -427,6 +427,10 @@ def test_a_session_begins_and_ends_in_the_manifest() -> None:
     assert len(m.sessions) == 1
     m.account(None, 1.5, None, True)
     assert m.budget == {"max_cost_usd": 1.5, "max_tokens_total": None}
+    m.sessions[0].end("t1", 2.5, model_calls=3, cache_hits=0, spent={"tokens": 9.0}, lost=1)
+    assert m.sessions[0].model_dump(exclude_none=True) == {
+        "started": "t0", "jobs": 3, "finished": "t1", "seconds": 2.5, "model_calls": 3, "cache_hits": 0,
+        "lost_responses": 1, "spent": {"tokens": 9.0}}  # no answer left unsaved, no batch: left out
     m.end("complete", None, {"numpy": "2"})
     assert (m.status, m.stop_reason, m.packages) == ("complete", None, {"numpy": "2"})
     assert "budget" in m.to_json() and "stop_reason" not in m.to_json()

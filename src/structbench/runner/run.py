@@ -371,23 +371,21 @@ class Run:
         status, reason = _ending(error)
         if status == "complete":
             session.jobs = issued[0]
-        session.finished = _now()
-        session.seconds = round(time.perf_counter() - t0, 3)
-        session.model_calls = caller.model_calls + others.model_calls + totals.model_calls
-        session.cache_hits = ((cache.hits - hits_before) if cache is not None else 0) + totals.cache_hits
         spent = control.budget.spent()
-        session.spent = {k: round(v - spent_before.get(k, 0), 6) for k, v in spent.items()}
+        session.end(
+            _now(), round(time.perf_counter() - t0, 3),
+            model_calls=caller.model_calls + others.model_calls + totals.model_calls,
+            cache_hits=((cache.hits - hits_before) if cache is not None else 0) + totals.cache_hits,
+            spent={k: round(v - spent_before.get(k, 0), 6) for k, v in spent.items()},
+            unsaved=control.spill.kept, lost=control.spill.lost,  # lost: the cache and the run directory refused
+            batches={"submitted": batched.submitted, "taken_up": batched.adopted} if batched is not None else None,
+        )
         if batched is not None:
-            session.batches = {"submitted": batched.submitted, "taken_up": batched.adopted}
             self.manifest.batches = [e.model_dump(include={"tag", "id", "state", "status", "requests", "step",
                                                            "round", "counts", "notes"})
                                      for e in batched.ledger.entries]
         current = current_rows(selections, store.kept, model, self.config.epochs)
         self.manifest.usage = totals_of(current, self.prices).model_dump(mode="json")
-        if control.spill.kept:
-            session.unsaved_responses = control.spill.kept
-        if control.spill.lost:  # neither the cache nor the run directory could take them (one full disk)
-            session.lost_responses = control.spill.lost
         failures = self._finish(store, status, reason)
         if error is not None:
             raise error
