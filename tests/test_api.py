@@ -103,10 +103,9 @@ def test_every_run_flag_is_a_keyword(tmp_path: Path) -> None:
     from structbench.testing.batch_server import BatchServer, serve_batches_in_thread
     from structbench.testing.openai_server import MockOpenAIServer
 
-    flags = set(inspect.signature(run_command).parameters) - {"ctx", "suite", "resume", "device", "dtype"}
-    renamed = {"option": "options", "sample_id": "sample_ids", "model_option": "model_options",
-               "chat_template_arg": "chat_template_args", "log_option": "log_options"}
-    assert {renamed.get(f, f) for f in flags} <= set(inspect.signature(structbench.evaluate).parameters)
+    flags = set(inspect.signature(run_command).parameters) - {"ctx", "suite"}
+    assert len(flags) >= 50 and {"options", "sample_ids", "device", "dtype", "resume", "prices"} <= flags
+    assert flags | {"notify"} == set(inspect.signature(structbench.evaluate).parameters)  # one model, two views
     usage = {"prompt_tokens": 100, "completion_tokens": 10}
     with serve_batches_in_thread(BatchServer(MockOpenAIServer(reply="yes", usage=usage))) as url:
         common = {"base_url": url + "/v1", "progress": False, "cache": tmp_path / "cache.sqlite"}
@@ -178,3 +177,55 @@ def test_evaluate_sweeps_a_grid_and_returns_each_cell_and_the_robustness(
         structbench.api.configure("oracle", "scitab", sweep={"serialization": "csv,csv"})
     with pytest.raises(UsageError, match="preset robust-scitab sweeps serialization"):
         structbench.api.configure("oracle", preset="robust-scitab", sweep={"serialization": ["csv"]})
+
+
+def test_evaluate_takes_a_benchmark_instance_and_a_backend_object(tmp_path: Path) -> None:
+    """A ``Benchmark`` class or instance (its options the run's) and a ``Backend`` object, not only names."""
+    from structbench.backends.oracle import OracleBackend
+    from toybench import ToyBench
+
+    class Graded(ToyBench):
+        name = "toy_graded"
+
+    class Judge(OracleBackend):
+        backend = "judge"  # registered nowhere: the object answers in this process
+        model = "v1"
+        forkable = False
+
+    done = structbench.evaluate(Judge(), [Graded({"size": 3})], out=tmp_path / "run", progress=False)
+    assert done.config.model == "judge:v1" and done.config.benches == ["toy_graded"]
+    assert done.config.options == {"toy_graded.size": "3"}
+    assert done.results[0].n == 3 and done.results[0].headline == 1.0  # the oracle's answers, scored
+    again = structbench.evaluate(Judge(), Graded, options={"toy_graded.size": 3}, out=tmp_path / "run", progress=False)
+    assert again.metrics == done.metrics  # the class by name, the same run resumed
+
+    class Impostor(ToyBench):
+        name = "toy_graded"
+
+    with pytest.raises(UsageError, match=r"evaluate\(bench=Impostor\): the name 'toy_graded' is another benchmark's"):
+        structbench.evaluate(Judge(), Impostor, out=tmp_path / "other", progress=False)
+    with pytest.raises(UsageError, match=r"evaluate\(executor='ray'\): a backend object answers in this process"):
+        structbench.evaluate(Judge(), Graded, executor="ray", out=tmp_path / "ray", progress=False)
+
+
+def test_evaluate_resumes_a_run_and_refuses_options_that_would_change_it(tmp_path: Path) -> None:
+    """``resume=`` is ``run --resume``: options that define the run are compared with its manifest's, in Python's
+    words; how it executes may change."""
+    first = structbench.evaluate("oracle", "structext:test", limit=2, out=tmp_path / "run", progress=False)
+    with pytest.raises(UsageError) as err:
+        structbench.evaluate(resume=tmp_path / "run", limit=3, temperature=0.5, concurrency=2, progress=False)
+    assert str(err.value).startswith(f"evaluate(resume={str(tmp_path / 'run')!r}) continues that run as its manifest "
+                                     "defines it; limit=3, temperature=0.5 would change it"), str(err.value)
+    resumed = structbench.evaluate(resume=tmp_path / "run", limit=2, concurrency=2, progress=False)
+    assert resumed.metrics == first.metrics and resumed.config == first.config
+    with pytest.raises(UsageError, match=r"evaluate\(resume='.*nowhere'\): no manifest.json there"):
+        structbench.evaluate(resume=str(tmp_path / "nowhere"), progress=False)
+
+
+def test_configure_takes_only_what_decides_the_results() -> None:
+    with pytest.raises(UsageError, match="configure: concurrency does not decide a run's results"):
+        structbench.api.configure("oracle", "scitab", concurrency=2)
+    with pytest.raises(UsageError, match=r"configure: no argument 'limt' Did you mean: limit\?"):
+        structbench.api.configure("oracle", "scitab", limt=2)
+    config = structbench.api.configure("oracle", "scitab", device="cpu", model_options={"n": 1}, base_url="http://h")
+    assert config.model_options == {"n": "1", "device": "cpu"} and config.base_url == "http://h"

@@ -15,18 +15,26 @@ retries exactly them.
 
 from __future__ import annotations
 
+import inspect
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from structbench.backends.factory import DEFAULT_MAX_REPLY_BYTES, DEFAULT_TIMEOUT, BackendSpec
 from structbench.errors import BudgetError, RunStoppedError, UsageError
+from structbench.runner.arguments import DEFAULT_MODEL, FLAGS, RunArguments, check_arguments, flag_name, named
+from structbench.runner.configure import (
+    DEFAULT_OPTIONS,
+    DEFAULT_STRATEGIES,
+    DEFAULT_SUITE,
+    bench_entries,
+    preset_config,
+    sweep_values,
+)
 from structbench.runner.session import (
-    MAX_CONSECUTIVE_FAILURES,
     Costs,
-    Executor,
     Notify,
     RunSettings,
     execute,
@@ -34,17 +42,21 @@ from structbench.runner.session import (
 )
 
 if TYPE_CHECKING:  # the rest loads on first use: the command's --help imports this module
+    from structbench.backends.base import Backend
     from structbench.interop.trackers import Tracking
     from structbench.interop.trackers.log import Outcome
     from structbench.manifest import Manifest
     from structbench.results import MetricsFile, ResultEntry, Robustness
-    from structbench.runconfig import Generation, Reasoning, RunConfig
-    from structbench.runner.control import CacheErrorPolicy
+    from structbench.runconfig import RunConfig
     from structbench.runner.failures import Failure
+    from structbench.runner.objects import BenchArgument
     from structbench.runner.run import Kept, Run
 
 __all__ = [
     "DEFAULT_MODEL",
+    "DEFAULT_OPTIONS",
+    "DEFAULT_STRATEGIES",
+    "DEFAULT_SUITE",
     "Connection",
     "Costs",
     "EvalResult",
@@ -52,24 +64,18 @@ __all__ = [
     "RunSettings",
     "SuiteResult",
     "SuiteRun",
+    "bench_entries",
     "configure",
     "evaluate",
     "evaluate_suite",
     "log",
     "log_settings",
+    "preset_config",
     "resume",
     "run",
+    "sweep_values",
 ]
 
-DEFAULT_MODEL = "llamacpp"
-"""The embedded model (Gemma 3 270M on llama.cpp), what runs without a ``model``."""
-DEFAULT_SUITE = ["structfact:generated"]
-"""What runs without ``bench``: StructFact questions over a fictional world (no download, facts no model has seen),
-few-shot with A/B/C options, so even the embedded base model answers with a parseable option letter (constrained
-decoding where the backend has it) and its score can be read against the chance and majority baselines beside it."""
-DEFAULT_STRATEGIES = ["few_shot"]
-DEFAULT_OPTIONS = {"structfact.tables": "synthetic", "structfact.per_task": "6", "structfact.answer": "constrained"}
-"""Six questions per task (30 in all, about a minute on two CPU cores); given options win."""
 DEFAULT_SUITE_TITLE = (
     "the default quick suite: StructFact's generated variant, 30 claims about tables of a fictional world (six per "
     "reasoning task) to be judged Yes, No or Not sure (options A, B, C), few-shot, the reply constrained to one "
@@ -97,8 +103,6 @@ class Connection:
     """Largest reply body read from a server (MiB); a larger one is an error."""
 
     def __post_init__(self) -> None:
-        from structbench.runner.arguments import check_arguments
-
         check_arguments(asdict(self), caller="Connection")
 
     def spec(self, config: RunConfig) -> BackendSpec:
@@ -187,122 +191,10 @@ class EvalResult:
         return list(self.metrics.robustness)
 
 
-def _option_text(value: object) -> str:
-    """An option's value as ``--option KEY=VALUE`` writes it."""
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, list | tuple):
-        return ",".join(str(v) for v in value)
-    return str(value)
-
-
-def bench_entries(bench: str | Sequence[str] | None) -> list[str] | None:
-    """``bench`` as ``BENCH[:VARIANT]`` entries, once each in order; ``all`` stands for every registered benchmark."""
-    from structbench.benchmarks import BENCHMARKS
-    from structbench.plugins import warn_plugin
-
-    if bench is None:
-        return None
-    items = bench.split(",") if isinstance(bench, str) else list(bench)
-    entries = list(dict.fromkeys(e.strip() for e in items if e.strip()))
-    every = [name for name, _ in BENCHMARKS.usable(warn_plugin)] if "all" in entries else []
-    return list(dict.fromkeys(n for e in entries for n in (every if e == "all" else [e])))
-
-
-def _names(value: str | Sequence[str] | None) -> list[str]:
-    items = (value.split(",") if isinstance(value, str) else list(value)) if value else []
-    return list(dict.fromkeys(v.strip() for v in items if v.strip()))
-
-
-def preset_config(name: str, options: Mapping[str, str]) -> tuple[list[str], list[str], dict[str, str]]:
-    """Preset ``name`` (a paper table's or a robustness grid's) as benches, strategies and options; ``options`` may
-    add what the preset leaves open (a data path, a tokenizer), not change what it sets."""
-    from structbench.papers.registry import find_preset
-
-    preset = find_preset(name)
-    merged = dict(preset.options)
-    for key, value in options.items():
-        bare = key.partition(".")[2] or key
-        fixed = preset.options.get(key, preset.options.get(bare))
-        if fixed is not None and fixed != value:
-            raise UsageError(f"--option {key}={value}: preset {name} runs the paper's {bare}={fixed}")
-        merged[key] = value
-    return list(preset.benches), list(preset.strategies), merged
-
-
-def sweep_values(sweep: Mapping[str, str | Sequence[object]] | None) -> dict[str, list[str]]:
-    """``sweep`` as ``RunConfig.sweeps``: each key's values as a list or one comma-separated string (``--sweep``'s
-    ``V1,V2,...``); a value that cannot name a cell is a usage error."""
-    from structbench.cells import VALUES, check_sweep_values
-
-    out: dict[str, list[str]] = {}
-    for key, values in (sweep or {}).items():
-        items = values.split(VALUES) if isinstance(values, str) else [_option_text(v) for v in values]
-        out[str(key).strip()] = [v.strip() for v in items if v.strip()]
-    check_sweep_values(out)
-    return out
-
-
-def _generation(temperature: float | None, top_p: float | None) -> Generation:
-    """The run's sampling settings; a bad value is a usage error naming its flag."""
-    from pydantic import ValidationError
-
-    from structbench.runconfig import Generation
-
-    try:
-        return Generation(temperature=temperature, top_p=top_p)
-    except ValidationError as err:
-        problem = err.errors()[0]
-        flag = "--" + str(problem["loc"][0]).replace("_", "-")
-        raise UsageError(f"{flag} {problem['input']}: {problem['msg'].lower()}") from None
-
-
-def _reasoning(budget: int, effort: str | None, tags: Sequence[tuple[str, str]] | None, opened: bool,
-               flags: bool = True) -> Reasoning:
-    """The run's ``Reasoning``; a bad value is a usage error naming the setting (its flag, with ``flags``)."""
-    from pydantic import ValidationError
-
-    from structbench.runconfig import Reasoning
-
-    try:
-        return Reasoning(budget=budget, effort=effort, tags=list(tags) if tags is not None else None, opened=opened)
-    except ValidationError as err:
-        problem = err.errors()[0]
-        name = {"effort": "reasoning_effort", "tags": "think_tags"}.get(str(problem["loc"][0]), "reasoning_budget")
-        flag = "--" + name.replace("_", "-") if flags else f"configure({name}={problem['input']!r})"
-        raise UsageError(f"{flag}: {problem['msg'].removeprefix('Value error, ')}") from None
-
-
-def configure(
-    model: str = DEFAULT_MODEL,
-    bench: str | Sequence[str] | None = None,
-    *,
-    strategy: str | Sequence[str] | None = None,
-    preset: str | None = None,
-    options: Mapping[str, object] | None = None,
-    sweep: Mapping[str, str | Sequence[object]] | None = None,
-    limit: int | None = None,
-    sample: int | None = None,
-    sample_ids: str | Sequence[str] | None = None,
-    seed: int = 0,
-    epochs: int = 1,
-    data_dir: str | Path | None = None,
-    allow_modified_data: bool = False,
-    base_url: str | None = None,
-    model_options: Mapping[str, object] | None = None,
-    max_tokens: int | None = None,
-    temperature: float | None = None,
-    top_p: float | None = None,
-    system_prompt: str | None = None,
-    chat_template_args: Mapping[str, Any] | None = None,
-    reasoning_budget: int = 0,
-    reasoning_effort: str | None = None,
-    think_tags: Sequence[tuple[str, str]] | None = None,
-    thought_opened: bool = False,
-    flag_words: bool = False,
-    max_turns: int | None = None,
-) -> RunConfig:
-    """What decides a run's results, checked (an unknown benchmark, a bad option ... is a ``UsageError``).
+def configure(model: str = DEFAULT_MODEL, bench: str | Sequence[str] | None = None, **options: Any) -> RunConfig:
+    """What decides a run's results, checked (an unknown benchmark, a bad option ... is a ``UsageError`` naming it,
+    ``configure(limit=0)``). The keywords are ``evaluate``'s that define the run (``runner.arguments.RunArguments``,
+    the fields whose part is ``config``).
 
     ``bench``: ``BENCH[:VARIANT]`` entries (a list or one comma-separated string; ``all``: every benchmark); None
     runs the default quick suite. ``strategy``: names for every benchmark, ``BENCH[:VARIANT]/NAME`` for one, or
@@ -315,74 +207,14 @@ def configure(
     order); ``sample_ids``: only the samples with these ids.
     ``temperature`` and ``top_p`` replace every request's own (the benchmarks' and strategies' sampling included).
     ``max_turns``: model calls a tool loop (``-s tools``) makes at most per sample (None: each strategy's own).
-    The rest are ``structbench run``'s flags of the same names. A bad argument is a ``UsageError`` naming it
-    (``limit=0``; ``flag_words``: as the run command's flag, ``--limit 0``)."""
-    from structbench.runconfig import RunConfig
-    from structbench.runner.arguments import check_arguments, named
+    The rest are ``structbench run``'s flags of the same names."""
+    from structbench.runner.arguments import FLAGS
+    from structbench.runner.configure import run_config
 
-    check_arguments({
-        "model": model, "bench": bench, "strategy": strategy, "preset": preset, "options": options, "sweep": sweep,
-        "limit": limit, "sample": sample, "sample_ids": sample_ids, "seed": seed, "epochs": epochs,
-        "data_dir": data_dir, "allow_modified_data": allow_modified_data, "base_url": base_url,
-        "model_options": model_options, "max_tokens": max_tokens, "temperature": temperature, "top_p": top_p,
-        "system_prompt": system_prompt, "chat_template_args": chat_template_args,
-        "reasoning_budget": reasoning_budget, "reasoning_effort": reasoning_effort, "think_tags": think_tags,
-        "thought_opened": thought_opened}, caller="configure", flags=flag_words)
-
-    def arg(name: str, value: object) -> str:
-        return named(name, value, flag_words)
-
-    if sample is not None and limit is not None:
-        raise UsageError(f"{arg('limit', limit)} takes the first samples and {arg('sample', sample)} a seeded random "
-                         "set of them; give one")
-    ids = _names(sample_ids) if sample_ids is not None else None
-    if sample_ids is not None and not ids:
-        raise UsageError(f"{arg('sample_ids', sample_ids)} names no sample; give ID[,ID...]")
-    opts = {key: _option_text(value) for key, value in (options or {}).items()}
-    strategies = _names(strategy)
-    benches = bench_entries(bench)
-    sweeps = sweep_values(sweep)
-    if preset is not None:
-        from structbench.runner.sweep import preset_sweeps
-
-        if bench is not None or strategy is not None:
-            drop = "--bench and --strategy" if flag_words else "bench and strategy"
-            raise UsageError(f"{arg('preset', preset)} sets the benchmarks and strategies; drop {drop}")
-        benches, strategies, opts = preset_config(preset, opts)
-        sweeps = preset_sweeps(preset, sweeps)
-    elif benches is None:
-        benches = DEFAULT_SUITE
-        strategies = strategies or DEFAULT_STRATEGIES
-        opts = DEFAULT_OPTIONS | opts
-    elif not benches:
-        raise UsageError(f"{arg('bench', repr(bench) if flag_words else bench)} names no benchmark; give "
-                         "BENCH[:VARIANT],... or 'all' (structbench list shows them)")
-    if base_url is not None:
-        from structbench.backends.openai_compat import shown_base_urls
-
-        base_url = shown_base_urls(base_url)  # passwords [REDACTED]: the configuration is stored
-    return RunConfig(
-        model=model,
-        base_url=base_url or None,
-        benches=benches,
-        strategies=strategies,
-        options=opts,
-        sweeps=sweeps,
-        limit=limit,
-        sample=sample,
-        sample_ids=ids,
-        seed=seed,
-        epochs=epochs,
-        data_dir=str(data_dir) if data_dir else None,
-        allow_modified_data=allow_modified_data,
-        max_tokens=max_tokens,
-        model_options={key: _option_text(value) for key, value in (model_options or {}).items()},
-        system_prompt=system_prompt or None,
-        chat_template_args=dict(chat_template_args or {}),
-        generation=_generation(temperature, top_p),
-        reasoning=_reasoning(reasoning_budget, reasoning_effort, think_tags, thought_opened, flag_words),
-        max_turns=max_turns,
-    )
+    other = next((name for name in options if name in FLAGS and FLAGS[name].part != "config"), None)
+    if other is not None:
+        raise UsageError(f"configure: {other} does not decide a run's results; give it to run() or evaluate()")
+    return run_config(check_arguments({"model": model, "bench": bench, **options}, caller="configure"))
 
 
 def is_default_suite(config: RunConfig) -> bool:
@@ -460,20 +292,39 @@ def run(
     settings: RunSettings | None = None,
     notify: Notify | None = None,
     tracking: Tracking | None = None,
+    backend: Backend | None = None,
 ) -> EvalResult:
     """Fill the run directory ``out`` (default ``runs/<model>-<config hash>``) with ``config``'s run, resuming what an
     earlier call finished; a directory holding another configuration is a ``UsageError``. With ``tracking``, the
-    finished run is then logged to its trackers (``log``)."""
+    finished run is then logged to its trackers (``log``). ``backend``: the model as an object, answering in this
+    process (else the one ``config.model`` names is built)."""
     if isinstance(out, str) and not out.strip():
-        raise UsageError(f"--out {out!r}: empty; give a directory (an empty value would mean the current one)")
+        raise UsageError(f"run(out={out!r}): empty; give a directory (an empty value would mean the current one)")
     settings = settings or RunSettings()
     _check_executor(settings)
     run_dir = Path(out) if out is not None else default_run_dir(config)
     notes, note = _noting(notify)
-    the_run = execute(config, (connection or Connection()).spec(config), run_dir, settings, note)
+    the_run = execute(config, (connection or Connection()).spec(config), run_dir, settings, note, backend)
     if tracking is not None:
         log(run_dir, tracking, note)
     return _finished(the_run, notes)
+
+
+def _resumed(run_dir: Path, connection: Connection, flags: bool, caller: str) -> RunConfig:
+    """The configuration of the run in ``run_dir``; no run there, or a password to give again, is a ``UsageError``."""
+    from structbench.manifest import read_manifest
+    from structbench.redact import MASK
+    from structbench.runformat import MANIFEST
+
+    where = named("resume", run_dir, flags) if flags else f"{caller}({named('resume', str(run_dir), flags)})"
+    manifest = read_manifest(run_dir)
+    if manifest is None:
+        raise UsageError(f"{where}: no {MANIFEST} there")
+    config = manifest.config
+    if config.base_url is not None and MASK in config.base_url and connection.base_url is None:
+        again = "--base-url" if flags else "base_url="
+        raise UsageError(f"{where}: the run's base URL had a password, which is never stored; give {again} again")
+    return config
 
 
 def resume(
@@ -485,129 +336,136 @@ def resume(
     tracking: Tracking | None = None,
 ) -> EvalResult:
     """Continue the run in ``run_dir`` as its manifest defines it (then log it to ``tracking``'s trackers)."""
-    from structbench.manifest import read_manifest
-    from structbench.redact import MASK
-    from structbench.runformat import MANIFEST
-
-    run_dir = Path(run_dir)
-    manifest = read_manifest(run_dir)
-    if manifest is None:
-        raise UsageError(f"--resume {run_dir}: no {MANIFEST} there")
-    config = manifest.config
     connection = connection or Connection()
-    if config.base_url is not None and MASK in config.base_url and connection.base_url is None:
-        raise UsageError(f"--resume {run_dir}: the run's --base-url had a password, which is never stored; "
-                         "give --base-url again")
+    config = _resumed(Path(run_dir), connection, False, "resume")
     return run(config, out=run_dir, connection=connection, settings=settings, notify=notify, tracking=tracking)
 
 
-def evaluate(
-    model: str = DEFAULT_MODEL,
-    bench: str | Sequence[str] | None = None,
-    *,
-    strategy: str | Sequence[str] | None = None,
-    limit: int | None = None,
-    out: str | Path | None = None,
-    preset: str | None = None,
-    options: Mapping[str, object] | None = None,
-    sweep: Mapping[str, str | Sequence[object]] | None = None,
-    sample: int | None = None,
-    sample_ids: str | Sequence[str] | None = None,
-    seed: int = 0,
-    epochs: int = 1,
-    data_dir: str | Path | None = None,
-    allow_modified_data: bool = False,
-    model_options: Mapping[str, object] | None = None,
-    max_tokens: int | None = None,
-    temperature: float | None = None,
-    top_p: float | None = None,
-    system_prompt: str | None = None,
-    chat_template_args: Mapping[str, Any] | None = None,
-    reasoning_budget: int = 0,
-    reasoning_effort: str | None = None,
-    think_tags: Sequence[tuple[str, str]] | None = None,
-    thought_opened: bool = False,
-    max_turns: int | None = None,
-    base_url: str | None = None,
-    api_key_env: str = "OPENAI_API_KEY",
-    concurrency: int = 8,
-    timeout: float = DEFAULT_TIMEOUT,
-    max_retries: int = 6,
-    max_reply_mb: float = DEFAULT_MAX_REPLY_MB,
-    cache: str | Path | None = None,
-    no_cache: bool = False,
-    on_cache_error: CacheErrorPolicy = "stop",
-    offline: bool = False,
-    max_consecutive_failures: int = MAX_CONSECUTIVE_FAILURES,
-    workers: int | None = None,
-    executor: Executor = "local",
-    ray_address: str | None = None,
-    ray_gpus_per_worker: float = 0.0,
-    progress: bool = True,
-    progress_every: float = 30.0,
-    log_to: str | Sequence[str] | None = None,
-    log_options: Mapping[str, str] | None = None,
-    log_samples: bool = False,
-    prices: str | Path | Mapping[str, Mapping[str, float]] | None = None,
-    max_cost: float | None = None,
-    max_tokens_total: int | None = None,
-    batch: bool = False,
-    batch_poll: float = 30.0,
-    notify: Notify | None = None,
-) -> EvalResult:
+@dataclass(frozen=True)
+class RunPlan:
+    """One run's options, checked and sorted into what ``run`` takes: nothing has run yet."""
+
+    config: RunConfig
+    run_dir: Path
+    connection: Connection
+    settings: RunSettings
+    tracking: Tracking | None
+
+
+def run_tracking(args: RunArguments) -> Tracking | None:
+    """The trackers the run ``args`` describe is logged to (``log_settings``), checked; None for none."""
+    from structbench.runner.configure import option_text
+
+    options = {k: option_text(v) for k, v in args.log_options.items()} if args.log_options is not None else None
+    return log_settings(args.log_to, options, args.log_samples)
+
+
+def run_settings(args: RunArguments, *, flags: bool = False) -> RunSettings:
+    """How the run ``args`` describe executes (its cost settings loaded and checked)."""
+    options = args.part("settings") | {"cache": Path(args.cache) if args.cache is not None else None}
+    return RunSettings(**options, costs=_costs(args, flags))
+
+
+def plan_run(args: RunArguments, given: Collection[str] = (), *, flags: bool = False,
+             caller: str = "evaluate") -> RunPlan:
+    """The run ``args`` describe, checked before anything runs: a new one (its ``RunConfig`` from ``configure``'s
+    rules), or with ``resume`` the run in that directory, which an option among ``given`` that defines the run may not
+    change. Errors name each option as the caller wrote it (``flags``: as the run command's flag)."""
+    from structbench.runner.arguments import resume_conflicts
+    from structbench.runner.configure import run_config
+
+    tracking = run_tracking(args)
+    settings = run_settings(args, flags=flags)
+    connection = Connection(base_url=args.base_url, **args.part("connection"))  # the URL's password used, not kept
+    if args.resume is None:
+        config = run_config(args, flags=flags, caller=caller)
+        run_dir = Path(args.out) if args.out is not None else default_run_dir(config)
+        return RunPlan(config, run_dir, connection, settings, tracking)
+    run_dir = Path(args.resume)
+    config = _resumed(run_dir, connection, flags, caller)
+    values = {name: getattr(args, name) for name in FLAGS}
+    conflicts = resume_conflicts(config, values, [name for name in FLAGS if name in given and name != "resume"])
+    if conflicts:
+        spelt = ", ".join(flag_name(name) if flags else named(name, values[name], flags) for name in conflicts)
+        kept = ("--concurrency, --timeout, --max-retries, --cache" if flags else
+                "concurrency, timeout, max_retries, cache")
+        where = named("resume", run_dir, flags) if flags else f"{caller}(resume={str(run_dir)!r})"
+        raise UsageError(f"{where} continues that run as its manifest defines it; {spelt} would change it (start a new "
+                         f"run instead, or drop them; {kept} and the like may be given)")
+    return RunPlan(config, run_dir, connection, settings, tracking)
+
+
+def evaluate(model: str | Backend = DEFAULT_MODEL, bench: BenchArgument = None, **options: Any) -> EvalResult:
     """Evaluate ``model`` (``BACKEND[:NAME]``, e.g. ``openai:gpt-4o-mini``, ``oracle``) on ``bench`` into the run
     directory ``out`` and return its results, as ``structbench run`` does with the flags of the same names: every
-    flag of the command is a keyword here.
+    flag of the command is a keyword here, under its Python name (``runner.arguments.RunArguments`` declares them
+    all, and ``inspect.signature(evaluate)`` lists them).
+
+    ``model`` may also be a ``Backend`` object (it answers in this process, its ``backend:model`` naming the run), and
+    ``bench`` a ``Benchmark`` class or instance, or a list mixing them with names: a class is registered under its
+    ``name`` for this process (as a plugin would be), an instance's options are the run's options for it.
 
     What decides the results is ``configure``'s (``strategy``, ``limit``, ``preset``, ``options``, ``sweep``,
     ``seed`` ...);
     how the model is reached is ``Connection``'s (``base_url``, ``api_key_env``, ``concurrency`` ...), how the run
     executes ``RunSettings``' (``cache``, ``no_cache``, ``workers``, ``progress`` ...), what it costs and may cost
     ``Costs``' (``prices``: a prices file or its mapping; ``max_cost``, ``max_tokens_total``, ``batch``,
-    ``batch_poll``). Notes and warnings go to ``notify`` (default: stderr) and into the result's ``notes``. A bad
-    argument is a ``UsageError`` naming it before anything runs (``concurrency=0``). The same call again resumes the
-    run and returns the same results without a model call. ``log_to`` (``mlflow``, ``wandb``, or both) logs the
-    finished run to those trackers, with ``log_options`` (``--log-option``) and its per-sample table when
-    ``log_samples``; a tracker that fails is a warning, never a lost run."""
-    from structbench.runner.arguments import check_arguments
+    ``batch_poll``). ``resume``: continue the run in that directory as its manifest defines it (an option given that
+    would change it is a ``UsageError``). Notes and warnings go to ``notify`` (default: stderr) and into the result's
+    ``notes``. A bad argument is a ``UsageError`` naming it before anything runs (``concurrency=0``). The same call
+    again resumes the run and returns the same results without a model call. ``log_to`` (``mlflow``, ``wandb``, or
+    both) logs the finished run to those trackers, with ``log_options`` (``--log-option``) and its per-sample table
+    when ``log_samples``; a tracker that fails is a warning, never a lost run."""
+    from structbench.runner.objects import bench_names, model_name
 
-    check_arguments({name: value for name, value in locals().items() if name != "check_arguments"},
-                    caller="evaluate")
-    trackers = log_settings(log_to, log_options, log_samples)
-    config = configure(
-        model, bench, strategy=strategy, preset=preset, options=options, sweep=sweep, limit=limit, sample=sample,
-        sample_ids=sample_ids, seed=seed, epochs=epochs, data_dir=data_dir, allow_modified_data=allow_modified_data,
-        base_url=base_url, model_options=model_options, max_tokens=max_tokens, temperature=temperature, top_p=top_p,
-        system_prompt=system_prompt, chat_template_args=chat_template_args,
-        reasoning_budget=reasoning_budget, reasoning_effort=reasoning_effort, think_tags=think_tags,
-        thought_opened=thought_opened, max_turns=max_turns,
-    )
-    connection = Connection(base_url, api_key_env, concurrency, timeout, max_retries, max_reply_mb)
-    settings = RunSettings(
-        cache=Path(cache) if cache is not None else None, no_cache=no_cache, on_cache_error=on_cache_error,
-        offline=offline, progress=progress, progress_every=progress_every,
-        max_consecutive_failures=max_consecutive_failures, workers=workers, executor=executor,
-        ray_address=ray_address, ray_gpus_per_worker=ray_gpus_per_worker,
-        costs=_costs(config.model, prices, max_cost, max_tokens_total, batch, batch_poll),
-    )
-    return run(config, out=out, connection=connection, settings=settings, notify=notify, tracking=trackers)
+    backend = model if not isinstance(model, str) else None
+    names, bench_options = bench_names(bench, "evaluate")
+    if bench_options:
+        options = options | {"options": bench_options | dict(options.get("options") or {})}
+    args = check_arguments({"model": model_name(model, "evaluate"), "bench": names, **options}, caller="evaluate")
+    given = set(options) | {name for name, value in (("model", model), ("bench", bench))
+                            if value != RunArguments.model_fields[name].default}
+    plan = plan_run(args, given, caller="evaluate")
+    if backend is not None and plan.settings.executor == "ray":
+        raise UsageError("evaluate(executor='ray'): a backend object answers in this process; give the model's name "
+                         "to run it on a Ray cluster")
+    return run(plan.config, out=plan.run_dir, connection=plan.connection, settings=plan.settings,
+               notify=args.notify, tracking=plan.tracking, backend=backend)
 
 
-def _costs(model: str, prices: str | Path | Mapping[str, Mapping[str, float]] | None, max_cost: float | None,
-           max_tokens_total: int | None, batch: bool, batch_poll: float) -> Costs | None:
-    """``evaluate``'s cost settings: ``prices`` a file (read as ``--prices`` reads it) or the mapping itself (as a
-    suite file's ``prices:``)."""
+def _keywords(first: Callable[..., Any], part: str | None = None) -> inspect.Signature:
+    """``first``'s signature with ``**options`` spelt out as the keywords ``RunArguments`` declares (those of one
+    ``part`` only, if given): what ``help()`` and editors show."""
+    own = [p for p in inspect.signature(first).parameters.values() if p.kind != p.VAR_KEYWORD]
+    taken = {p.name for p in own}
+    keywords = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=field.default,
+                                  annotation=field.annotation)
+                for name, field in RunArguments.model_fields.items()
+                if name not in taken and (part is None or (name in FLAGS and FLAGS[name].part == part))]
+    return inspect.signature(first).replace(parameters=[*own, *keywords])
+
+
+evaluate.__signature__ = _keywords(evaluate)  # type: ignore[attr-defined]
+configure.__signature__ = _keywords(configure, "config")  # type: ignore[attr-defined]
+
+
+def _costs(args: RunArguments, flags: bool) -> Costs | None:
+    """The cost settings: ``prices`` a file (read as ``--prices`` reads it) or the mapping itself (as a suite file's
+    ``prices:``)."""
     from structbench.backends import BACKENDS
     from structbench.runner.session import costs_of
 
-    if max_cost is not None and prices is None and BACKENDS.get(model.partition(":")[0]).prices is None:
+    prices, max_cost = args.prices, args.max_cost
+    if (not flags and max_cost is not None and prices is None
+            and (backend := args.model.partition(":")[0]) in BACKENDS and BACKENDS.get(backend).prices is None):
         raise UsageError(f"evaluate(max_cost={max_cost!r}): needs the models' prices: give prices= (a prices file, or "
                          "the mapping of a model to its prices in US dollars per million tokens)")
     if not isinstance(prices, Mapping):
-        return costs_of(Path(prices) if prices is not None else None, max_cost, max_tokens_total, batch, batch_poll)
+        return costs_of(Path(prices) if prices is not None else None, max_cost, args.max_tokens_total, args.batch,
+                        args.batch_poll)
     from structbench.prices import Prices
 
-    costs = costs_of(None, None, max_tokens_total, batch, batch_poll) or Costs()
+    costs = costs_of(None, None, args.max_tokens_total, args.batch, args.batch_poll) or Costs()
     return replace(costs, prices=Prices.from_data(dict(prices), "prices="), max_cost=max_cost)
 
 

@@ -45,6 +45,19 @@ class Session(BaseModel):
     batches: dict[str, Any] | None = None
     """With ``--batch``: batches ``submitted`` by this session and ``taken_up`` from an earlier one (their ids)."""
 
+    def end(self, finished: str, seconds: float, *, model_calls: int, cache_hits: int, spent: dict[str, float],
+            unsaved: int = 0, lost: int = 0, batches: dict[str, Any] | None = None) -> None:
+        """The session ended at ``finished`` after ``seconds``: its calls, what they cost, the answers it could not
+        store (``unsaved`` in the run directory, ``lost`` nowhere) and its batches; zeros are left out."""
+        self.finished, self.seconds = finished, seconds
+        self.model_calls, self.cache_hits, self.spent = model_calls, cache_hits, spent
+        if batches is not None:
+            self.batches = batches
+        if unsaved:
+            self.unsaved_responses = unsaved
+        if lost:
+            self.lost_responses = lost
+
 
 class ModifiedData(BaseModel):
     """A local data file used although it differs from its public release (``--allow-modified-data``)."""
@@ -97,6 +110,41 @@ class Manifest(BaseModel):
     """The last session's budget (``max_cost_usd``, ``max_tokens_total``), when it had one."""
     batches: list[dict[str, Any]] | None = None
     """With ``--batch``: every batch of the run (its ledger: tag, id, state, requests, step ...)."""
+
+    def begin(self, session: Session, *, config: RunConfig, structbench: str, backend: dict[str, Any],
+              concurrency: int, workers: int | dict[str, Any], cache: str | None, platform: str,
+              git_revision: str | None, model_context: int | None) -> None:
+        """A session starts: what this one runs (the configuration, backend, spread, cache, platform) in the current
+        format, status ``running`` and ``session`` appended."""
+        self.format_version = FORMAT_VERSION
+        self.structbench = structbench
+        self.config = config
+        self.backend = backend
+        self.concurrency = concurrency
+        self.workers = workers
+        self.cache = cache
+        self.platform = platform
+        self.git_revision = git_revision
+        self.seed = config.seed
+        self.model_context = model_context
+        self.status = "running"
+        self.stop_reason = None
+        self.sessions.append(session)
+
+    def account(self, prices: dict[str, Any] | None, max_cost: float | None, max_tokens: int | None,
+                budgeted: bool) -> None:
+        """What this session's calls are costed at (``prices``' description) and limited to (its budget, when
+        ``budgeted``)."""
+        self.prices = prices
+        self.budget = {"max_cost_usd": max_cost, "max_tokens_total": max_tokens} if budgeted else None
+
+    def end(self, status: Status, reason: str | None, packages: dict[str, str]) -> None:
+        """The session ended with ``status`` (and ``reason``, kept from an earlier session when None); the installed
+        ``packages`` it ran with."""
+        self.status = status
+        if reason is not None:
+            self.stop_reason = reason
+        self.packages = packages
 
     def to_json(self) -> dict[str, Any]:
         """What ``manifest.json`` holds: the optional parts (a stop reason, modified data, prices, a budget, batches)

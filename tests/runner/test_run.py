@@ -401,3 +401,36 @@ def test_a_stray_cancelled_error_is_a_harness_error_not_a_lost_sample(tmp_path: 
     harness = [r for r in records if r.error_kind == "harness"]
     assert len(records) == 20 and harness and all("CancelledError" in (r.error or "") for r in harness)
     assert entry.harness_errors == len(harness) and entry.n == 20 - len(harness)
+
+
+def test_workers_that_cannot_fork_are_a_note_on_the_runs_notify(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through the run's ``Notify`` (into ``evaluate``'s notes), never straight to stderr."""
+    import structbench.runner.run as run_module
+
+    monkeypatch.setattr(run_module, "can_fork", lambda: False)
+    notes: list[str] = []
+    assert run_module.Spread(4, None, 0).processes(10, 8, notes.append) == 1
+    assert notes == ["note: --workers 4: worker processes cannot be forked here (another thread is running, or not "
+                     "on Linux); running in one process"]
+    assert run_module.Spread(1, None, 0).processes(10, 8, notes.append) == 1 and len(notes) == 1
+
+
+def test_a_session_begins_and_ends_in_the_manifest() -> None:
+    from structbench.manifest import Manifest, Session
+    from structbench.runformat import FORMAT_VERSION
+
+    config = RunConfig(model="oracle", benches=["toy"], seed=7)
+    m = Manifest(config=config, format_version="1.0", status="interrupted", stop_reason="killed")
+    m.begin(Session(started="t0", jobs=3), config=config, structbench="9", backend={"backend": "oracle"},
+            concurrency=2, workers=1, cache=None, platform="p", git_revision=None, model_context=None)
+    assert (m.format_version, m.status, m.stop_reason, m.seed) == (FORMAT_VERSION, "running", None, 7)
+    assert len(m.sessions) == 1
+    m.account(None, 1.5, None, True)
+    assert m.budget == {"max_cost_usd": 1.5, "max_tokens_total": None}
+    m.sessions[0].end("t1", 2.5, model_calls=3, cache_hits=0, spent={"tokens": 9.0}, lost=1)
+    assert m.sessions[0].model_dump(exclude_none=True) == {
+        "started": "t0", "jobs": 3, "finished": "t1", "seconds": 2.5, "model_calls": 3, "cache_hits": 0,
+        "lost_responses": 1, "spent": {"tokens": 9.0}}  # no answer left unsaved, no batch: left out
+    m.end("complete", None, {"numpy": "2"})
+    assert (m.status, m.stop_reason, m.packages) == ("complete", None, {"numpy": "2"})
+    assert "budget" in m.to_json() and "stop_reason" not in m.to_json()

@@ -27,7 +27,7 @@ from structbench.forkmap import can_fork
 from structbench.manifest import INTERRUPTED, TERMINATED, Manifest, ModifiedData, Session, Status, read_manifest
 from structbench.records import RecordSummary, SampleRecord
 from structbench.runconfig import RunConfig
-from structbench.runformat import FORMAT_VERSION, LOCK, MANIFEST, METRICS
+from structbench.runformat import LOCK, MANIFEST, METRICS
 from structbench.runner.cache import CacheWriteError, ResponseCache, Spill
 from structbench.runner.calls import ModelCaller, ModelPool
 from structbench.runner.control import RunControl
@@ -289,25 +289,17 @@ class Run:
         control.budget.start(store.usage_groups())
         spent_before = control.budget.spent()
         expected = expected_jobs(selections, store, model, self.config.epochs)
-        workers = spread.processes(expected, concurrency)
+        workers = spread.processes(expected, concurrency, control.notify)
         session = Session(started=_now(), jobs=expected or 0)
         issued = [0]
         m = self.manifest
-        m.format_version = FORMAT_VERSION
-        m.structbench = __version__
-        m.config = self.config
-        m.backend = backend.describe()
-        m.concurrency = concurrency
-        m.workers = spread.cluster.describe() if spread.cluster is not None else workers
-        m.cache = str(cache.path) if cache is not None else None
-        m.platform = platform.platform()
-        m.git_revision = git_revision()
-        m.seed = self.config.seed
-        m.model_context = self.model_context
-        m.status = "running"
-        m.stop_reason = None
-        self._accounting(control)
-        m.sessions.append(session)
+        m.begin(session, config=self.config, structbench=__version__, backend=backend.describe(),
+                concurrency=concurrency, workers=spread.cluster.describe() if spread.cluster is not None else workers,
+                cache=str(cache.path) if cache is not None else None, platform=platform.platform(),
+                git_revision=git_revision(), model_context=self.model_context)
+        budget = control.budget
+        m.account(self.prices.describe() if self.prices is not None else None, budget.max_cost, budget.max_tokens,
+                  budget.active)
         try:
             save_manifest(self.run_dir / MANIFEST, m.to_json())
         except StorageError:
@@ -379,23 +371,21 @@ class Run:
         status, reason = _ending(error)
         if status == "complete":
             session.jobs = issued[0]
-        session.finished = _now()
-        session.seconds = round(time.perf_counter() - t0, 3)
-        session.model_calls = caller.model_calls + others.model_calls + totals.model_calls
-        session.cache_hits = ((cache.hits - hits_before) if cache is not None else 0) + totals.cache_hits
         spent = control.budget.spent()
-        session.spent = {k: round(v - spent_before.get(k, 0), 6) for k, v in spent.items()}
+        session.end(
+            _now(), round(time.perf_counter() - t0, 3),
+            model_calls=caller.model_calls + others.model_calls + totals.model_calls,
+            cache_hits=((cache.hits - hits_before) if cache is not None else 0) + totals.cache_hits,
+            spent={k: round(v - spent_before.get(k, 0), 6) for k, v in spent.items()},
+            unsaved=control.spill.kept, lost=control.spill.lost,  # lost: the cache and the run directory refused
+            batches={"submitted": batched.submitted, "taken_up": batched.adopted} if batched is not None else None,
+        )
         if batched is not None:
-            session.batches = {"submitted": batched.submitted, "taken_up": batched.adopted}
             self.manifest.batches = [e.model_dump(include={"tag", "id", "state", "status", "requests", "step",
                                                            "round", "counts", "notes"})
                                      for e in batched.ledger.entries]
         current = current_rows(selections, store.kept, model, self.config.epochs)
         self.manifest.usage = totals_of(current, self.prices).model_dump(mode="json")
-        if control.spill.kept:
-            session.unsaved_responses = control.spill.kept
-        if control.spill.lost:  # neither the cache nor the run directory could take them (one full disk)
-            session.lost_responses = control.spill.lost
         failures = self._finish(store, status, reason)
         if error is not None:
             raise error
@@ -412,13 +402,6 @@ class Run:
             raise StorageError(f"{self.run_dir / METRICS}: cannot be written: {err.strerror or err}") from err
         self.metrics = metrics
         return metrics
-
-    def _accounting(self, control: RunControl) -> None:
-        """The manifest's prices and budget of this session (what it was costed at and limited to)."""
-        self.manifest.prices = self.prices.describe() if self.prices is not None else None
-        budget = control.budget
-        self.manifest.budget = (
-            {"max_cost_usd": budget.max_cost, "max_tokens_total": budget.max_tokens} if budget.active else None)
 
     def _absorb_spill(self, cache: ResponseCache, control: RunControl) -> None:
         """Add to the cache the answers an earlier session could not store in it."""
@@ -439,10 +422,7 @@ class Run:
             store.close()
         except StorageError as err:
             failures.append(err)
-        self.manifest.status = status
-        if reason is not None:
-            self.manifest.stop_reason = reason
-        self.manifest.packages = package_versions()  # after the requests: importlib.metadata is slow
+        self.manifest.end(status, reason, package_versions())  # after the requests: importlib.metadata is slow
         try:
             save_manifest(self.run_dir / MANIFEST, self.manifest.to_json())
         except StorageError as err:
@@ -527,15 +507,15 @@ class Spread:
     cluster: Cluster | None
     lock: int
 
-    def processes(self, jobs: int | None, concurrency: int) -> int:
+    def processes(self, jobs: int | None, concurrency: int, notify: Callable[[str], None]) -> int:
         """Worker processes to fork: as asked, but no more than the jobs (where known) or the requests in flight, and
-        one where forking is not possible (another thread is running, or on macOS)."""
+        one where forking is not possible (another thread is running, or on macOS: said on ``notify``)."""
         if self.cluster is not None:
             return 1
         wanted = max(1, min(self.workers, concurrency, self.workers if jobs is None else jobs))
         if wanted > 1 and not can_fork():
-            sys.stderr.write(f"note: --workers {self.workers}: worker processes cannot be forked here "
-                             "(another thread is running, or not on Linux); running in one process\n")
+            notify(f"note: --workers {self.workers}: worker processes cannot be forked here (another thread is "
+                   "running, or not on Linux); running in one process")
             return 1
         return wanted
 

@@ -13,6 +13,7 @@ from structbench.errors import StorageError, UsageError
 
 if TYPE_CHECKING:
     from structbench.backends import BackendSpec
+    from structbench.backends.base import Backend
     from structbench.prices import Prices
     from structbench.runconfig import RunConfig
     from structbench.runner.budget import Budget
@@ -114,6 +115,8 @@ def with_backend_prices(costs: Costs, spec: BackendSpec) -> Costs:
     from structbench.backends import BACKENDS
     from structbench.registry import load_target
 
+    if spec.backend not in BACKENDS:  # a backend object of its own: no provider's price list
+        return costs
     entry = BACKENDS.get(spec.backend)
     if costs.prices is not None or entry.prices is None:
         return costs
@@ -145,11 +148,13 @@ def budget_of(costs: Costs, spec: BackendSpec, settings: RunSettings, notify: No
 
 
 def execute(
-    config: RunConfig, spec: BackendSpec, run_dir: Path, settings: RunSettings, notify: Notify = to_stderr
+    config: RunConfig, spec: BackendSpec, run_dir: Path, settings: RunSettings, notify: Notify = to_stderr,
+    backend: Backend | None = None,
 ) -> Run:
-    """Evaluate ``config`` on the backend ``spec`` names into ``run_dir``; the run (its ``metrics`` set) when every
-    job was recorded. A run that stops early raises (``RunStoppedError``, ``StorageError``, ``KeyboardInterrupt``,
-    ``Terminated``): the finished samples are kept in ``run_dir`` and the same call resumes."""
+    """Evaluate ``config`` on the backend ``spec`` names (or the ``backend`` object given) into ``run_dir``; the run
+    (its ``metrics`` set) when every job was recorded. A run that stops early raises (``RunStoppedError``,
+    ``StorageError``, ``KeyboardInterrupt``, ``Terminated``): the finished samples are kept in ``run_dir`` and the
+    same call resumes."""
     from structbench.backends import BACKENDS, make_backend
     from structbench.backends.base import BackendError
     from structbench.batch.collector import BatchSettings
@@ -159,13 +164,14 @@ def execute(
     from structbench.runner.selection import needs_model_context, prepare, sweep_plan
     from structbench.runner.workers import worker_count
 
-    BACKENDS.get(spec.backend)  # an unknown backend fails before any data is loaded
+    if backend is None:
+        BACKENDS.get(spec.backend)  # an unknown backend fails before any data is loaded
     costs = with_backend_prices(settings.costs or Costs(), spec)
     budget = budget_of(costs, spec, settings, notify)  # so do prices without the model, a budget in several processes
     the_run = Run(run_dir, config)  # so does a run directory holding another configuration, or an unwritable one
-    backend, context = None, None
+    context = None
     if needs_model_context(config):  # a benchmark leaves out what cannot fit the model's context: ask first
-        backend = make_backend(spec)
+        backend = backend or make_backend(spec)
         try:
             context = model_context(backend)
         except BackendError as err:  # nothing answers where the model should be: said before any data is loaded
@@ -202,7 +208,7 @@ def execute(
         workers = worker_count(backend, workers)
     if costs.one_process:
         workers = 1
-    control = RunControl(settings.max_consecutive_failures, settings.on_cache_error, budget=budget)
+    control = RunControl(settings.max_consecutive_failures, settings.on_cache_error, budget=budget, notify=notify)
     response_cache = (None if settings.no_cache
                       else open_cache(settings.cache or cache_root() / "responses.sqlite", control, notify))
     try:

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from structbench.backends.factory import BACKENDS, DEFAULT_TIMEOUT, BackendSpec
+from structbench.backends.factory import BACKENDS, BackendSpec
 from structbench.errors import UsageError
 from structbench.runconfig import Generation, Reasoning, RunConfig
+from structbench.runner.arguments import RunArguments, option_field
 from structbench.yaml_input import check_shape, field_name, key_lines, line_of
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ MAX_SUITE_BYTES = 1 << 20
 class SuiteGeneration(Generation):
     """A model's sampling settings; ``max_tokens`` caps every request (``structbench run --max-tokens``)."""
 
-    max_tokens: int | None = Field(default=None, ge=1)
+    max_tokens: int | None = option_field("max_tokens")
 
 
 class SuiteModel(BaseModel):
@@ -42,18 +43,18 @@ class SuiteModel(BaseModel):
     """``BACKEND[:NAME]`` as ``structbench run --model`` takes it (``openai:Qwen/Qwen3-8B``, ``llamacpp``)."""
     name: str | None = None
     """The run directory's name under the suite's ``out`` (default: the model with ``:`` and ``/`` replaced)."""
-    base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
+    base_url: str | None = option_field("base_url")
+    api_key_env: str = option_field("api_key_env")
     options: dict[str, Scalar] = Field(default_factory=dict)
     """Backend options (``--model-option KEY=VALUE``), e.g. ``n_ctx: 8192`` for llamacpp."""
-    system_prompt: str | None = None
+    system_prompt: str | None = option_field("system_prompt")
     chat_template_args: dict[str, Any] = Field(default_factory=dict)
     generation: SuiteGeneration = Field(default_factory=SuiteGeneration)
     reasoning: Reasoning = Field(default_factory=Reasoning)
     """Thinking budget, effort and think tags for a reasoning model (``budget``, ``effort``, ``tags``, ``opened``)."""
-    concurrency: int = Field(default=8, ge=1)
-    timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0)
-    max_retries: int = Field(default=6, ge=0)
+    concurrency: int = option_field("concurrency")
+    timeout: float = option_field("timeout")
+    max_retries: int = option_field("max_retries")
 
     @field_validator("model")
     @classmethod
@@ -111,14 +112,14 @@ class Suite(BaseModel):
 
     models: list[SuiteModel] = Field(min_length=1)
     benchmarks: list[SuiteBenchmark] = Field(min_length=1)
-    limit: int | None = Field(default=None, ge=1)
-    seed: int = 0
-    epochs: int = Field(default=1, ge=1)
+    limit: int | None = option_field("limit")
+    seed: int = option_field("seed")
+    epochs: int = option_field("epochs")
     """Answer every sample this many times (``structbench run --epochs``)."""
-    max_turns: int | None = Field(default=None, ge=1, le=1000)
+    max_turns: int | None = option_field("max_turns")
     """Model calls a tool loop makes at most per sample (``structbench run --max-turns``)."""
-    data_dir: str | None = None
-    allow_modified_data: bool = False
+    data_dir: str | None = option_field("data_dir")
+    allow_modified_data: bool = option_field("allow_modified_data")
     """Use ``data_dir`` files that differ from the public release (``--allow-modified-data``)."""
     out: str | None = None
     """The suite's directory: one run directory per model and the report (default: ``runs/<file name>``)."""
@@ -163,41 +164,39 @@ class PlannedRun:
 
 
 def runs(suite: Suite, out: Path, base: Path = Path()) -> list[PlannedRun]:
-    """One ``PlannedRun`` per model: the suite's benchmarks, strategies and options as one ``RunConfig``; a relative
-    ``data_dir`` is taken from ``base`` (the suite file's folder)."""
-    from structbench.backends.openai_compat import shown_base_urls  # several replicas: URL,URL,...
+    """One ``PlannedRun`` per model: the suite's benchmarks, strategies and options as one ``RunConfig``, built as
+    ``structbench.evaluate`` builds one from the same options; a relative ``data_dir`` is taken from ``base`` (the
+    suite file's folder)."""
+    from structbench.runner.configure import run_config
 
-    data_dir = str(base / suite.data_dir) if suite.data_dir else None
     benches = [entry for b in suite.benchmarks for entry in b.entries()]
     strategies = [
         f"{entry}/{name}" for b in suite.benchmarks for entry in b.entries()
         for name in (b.strategies if b.strategies != ["all"] else _all_strategies(b.bench))
     ]
-    options = {f"{b.bench}.{k}": str(v) for b in suite.benchmarks for k, v in b.options.items()}
-    sweeps = {f"{b.bench}.{k}": [_text(v) for v in values] for b in suite.benchmarks for k, values in b.sweep.items()}
+    shared = {
+        "bench": benches, "strategy": strategies, "limit": suite.limit, "seed": suite.seed, "epochs": suite.epochs,
+        "max_turns": suite.max_turns, "allow_modified_data": suite.allow_modified_data,
+        "data_dir": str(base / suite.data_dir) if suite.data_dir else None,
+        # as written in the file (str(True) is "True"): the configuration, and so its hash, stays as it was
+        "options": {f"{b.bench}.{k}": str(v) for b in suite.benchmarks for k, v in b.options.items()},
+        "sweep": {f"{b.bench}.{k}": [_text(v) for v in values] for b in suite.benchmarks
+                  for k, values in b.sweep.items()},
+    }
     planned = []
     for m in suite.models:
-        g = m.generation
-        config = RunConfig(
-            model=m.model,
-            base_url=shown_base_urls(m.base_url) if m.base_url else None,
-            benches=benches,
-            strategies=strategies,
-            options=options,
-            sweeps=sweeps,
-            limit=suite.limit,
-            seed=suite.seed,
-            epochs=suite.epochs,
-            max_turns=suite.max_turns,
-            data_dir=data_dir,
-            allow_modified_data=suite.allow_modified_data,
-            max_tokens=g.max_tokens,
-            system_prompt=m.system_prompt,
-            chat_template_args=m.chat_template_args,
-            generation=Generation(temperature=g.temperature, top_p=g.top_p, seed=g.seed),
-            model_options={k: str(v) for k, v in m.options.items()},
-            reasoning=m.reasoning,
-        )
+        g, r = m.generation, m.reasoning
+        args = RunArguments.model_validate(shared | {
+            "model": m.model, "base_url": m.base_url, "system_prompt": m.system_prompt,
+            "chat_template_args": m.chat_template_args, "model_options": {k: str(v) for k, v in m.options.items()},
+            "max_tokens": g.max_tokens, "temperature": g.temperature, "top_p": g.top_p,
+            "reasoning_budget": r.budget, "reasoning_effort": r.effort, "think_tags": r.tags,
+            "thought_opened": r.opened, "api_key_env": m.api_key_env, "concurrency": m.concurrency,
+            "timeout": m.timeout, "max_retries": m.max_retries})
+        config = run_config(args, caller="suite")
+        if g.seed is not None:  # the request seed: a suite's own (the command has no flag for it)
+            config = config.model_copy(update={"generation": Generation(**(config.generation.model_dump()
+                                                                         | {"seed": g.seed}))})
         spec = BackendSpec.parse(m.model, base_url=m.base_url, api_key_env=m.api_key_env, concurrency=m.concurrency,
                                  timeout=m.timeout, max_retries=m.max_retries, options=config.model_options)
         planned.append(PlannedRun(m.directory(), out / m.directory(), config, spec))
