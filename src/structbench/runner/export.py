@@ -234,30 +234,10 @@ def _settings_hint(predictions: Mapping[str, Prediction], settings: ExportSettin
             "as the export")
 
 
-def check_predictions(
-    samples: Iterable[Sample],
-    strategy: Strategy,
-    predictions: Mapping[str, Prediction],
-    *,
-    bench: Benchmark,
-    variant: str,
-    source: Path,
-    settings: ExportSettings | None = None,
-    require_fingerprint: bool = True,
-) -> None:
-    """Refuse (``UsageError``) predictions that are not answers to exactly these samples: an id the samples
-    lack, a missing fingerprint (when required), or a fingerprint of another prompt or gold."""
-    checker = PredictionCheck(strategy, predictions, bench=bench, variant=variant, source=source, settings=settings,
-                              require_fingerprint=require_fingerprint)
-    with asyncio.Runner() as runner:
-        for sample in samples:
-            checker.sample(sample, runner)
-    checker.finish()
-
-
 class PredictionCheck:
-    """``check_predictions`` a sample at a time, as samples are read: the fingerprints of the samples passed to
-    ``sample``, then (``finish``) what no sample claimed; each problem a ``UsageError``."""
+    """Refuse (``UsageError``) predictions that are not answers to exactly these samples, a sample at a time as
+    samples are read: an id the samples lack, a missing fingerprint (when required), or a fingerprint of another
+    prompt or gold; the fingerprints of the samples passed to ``sample``, then (``finish``) what no sample claimed."""
 
     def __init__(self, strategy: Strategy, predictions: Mapping[str, Prediction], *, bench: Benchmark, variant: str,
                  source: Path, settings: ExportSettings | None, require_fingerprint: bool) -> None:
@@ -316,7 +296,7 @@ def score_predictions(
     require_fingerprint: bool = False,
     on_failure: Callable[[Failure], None] | None = None,
 ) -> ResultEntry:
-    """Check the predictions (``check_predictions``), then parse and score them with the benchmark's own parser;
+    """Check the predictions (``PredictionCheck``), then parse and score them with the benchmark's own parser;
     missing ids count as wrong. A sample the scorer fails on is a harness error: counted apart, handed to
     ``on_failure``, and left out of the metrics. Fingerprints are checked where the predictions carry them;
     ``require_fingerprint`` refuses predictions without one.
