@@ -1,6 +1,7 @@
 """A benchmark added by following docs/develop/adding-a-benchmark.md alone: in a copy of the repository, the
-guide's files are written and its commands run, and the checks it names see the new benchmark (they fail,
-naming it, until its checklist is done, and pass after), and ``structbench run -m oracle`` scores it 1.0."""
+guide's files are written and its commands run, its benchmark passes mypy, and the checks it names see the new
+benchmark (they fail, naming it, until its checklist is done, and pass after), and ``structbench run -m oracle``
+scores it 1.0."""
 
 from __future__ import annotations
 
@@ -71,6 +72,9 @@ def test_a_benchmark_added_by_the_guide_alone(tmp_path: Path) -> None:
     # Item 1 and 2 only: the package. The registry sees it at once, and the other items' checks fail naming it.
     (repo / package).parent.mkdir(parents=True)
     (repo / package).write_text(blocks.pop(package))
+    # The guide's code type-checks against the base class, under the repository's mypy settings.
+    typed = run(repo, ["python", "-m", "mypy", "--cache-dir", str(tmp_path / "mypy"), package], tmp_path)
+    assert typed.returncode == 0, typed.stdout[-3000:] + typed.stderr[-3000:]
     before = run(repo, [a for a in checks if a != f"tests/benchmarks/{NAME}"], tmp_path)  # not written yet
     assert before.returncode == 1, before.stdout[-3000:] + before.stderr[-3000:]
     seen = outcomes(before.stdout)

@@ -9,12 +9,12 @@ import statement counts, at module level or inside a function, absolute or relat
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
 
 import structbench
+from structbench.testing.architecture import imported_names
 
 PACKAGE = Path(structbench.__file__).resolve().parent
 BENCHMARKS = PACKAGE / "benchmarks"
@@ -28,37 +28,9 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imported(source: str, module: str, *, is_package: bool = False) -> set[str]:
-    """Every module name ``source`` (the text of ``module``) imports; ``from a import b`` gives ``a`` and ``a.b``."""
-    package = module if is_package else module.rpartition(".")[0]
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*anchor, *([node.module] if node.module else [])])
-            else:
-                base = node.module or ""
-            names.add(base)
-            names.update(f"{base}.{alias.name}" for alias in node.names)
-        elif (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute | ast.Name)
-            and (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id)
-            in ("import_module", "__import__")
-            and node.args
-            and isinstance(node.args[0], ast.Constant)
-            and isinstance(node.args[0].value, str)
-        ):
-            names.add(node.args[0].value)
-    return names
-
-
 def benchmarks_imported(path: Path) -> set[str]:
     """The benchmarks (``structbench.benchmarks.<name>``) the module at ``path`` imports."""
-    names = imported(path.read_text(encoding="utf-8"), module_name(path), is_package=path.name == "__init__.py")
+    names = imported_names(path.read_text(encoding="utf-8"), module_name(path), is_package=path.name == "__init__.py")
     found = set()
     for name in names:
         parts = name.split(".")
@@ -80,11 +52,11 @@ def test_the_walk_sees_every_kind_of_import() -> None:
         "importlib.import_module('structbench.benchmarks.structext.official')\n"
         "from structbench.benchmarks import BENCHMARKS\n"
     )
-    names = imported(source, "structbench.benchmarks.structfact.loader")
+    names = imported_names(source, "structbench.benchmarks.structfact.loader", is_package=False)
     assert {
         "structbench.benchmarks.rfqa.queries",
         "structbench.benchmarks.skabench",
-        "structbench.benchmarks.scitab.source",
+        "structbench.benchmarks.scitab.source.read_claims",  # as written: a name in the module scitab.source
         "structbench.benchmarks.structfact.prompts",
         "structbench.benchmarks.structext.official",
         "structbench.benchmarks.BENCHMARKS",
@@ -93,8 +65,9 @@ def test_the_walk_sees_every_kind_of_import() -> None:
         BENCHMARK_NAMES
     )
     # a real module: SciTab reads its release from the data layer and imports its own modules
-    own = imported((BENCHMARKS / "scitab" / "benchmark.py").read_text(), "structbench.benchmarks.scitab.benchmark")
-    assert "structbench.benchmarks.scitab.source" in own
+    scitab = (BENCHMARKS / "scitab" / "benchmark.py").read_text()
+    own = imported_names(scitab, "structbench.benchmarks.scitab.benchmark", is_package=False)
+    assert any(name.startswith("structbench.benchmarks.scitab.source.") for name in own)
     assert benchmarks_imported(BENCHMARKS / "scitab" / "benchmark.py") == {"scitab"}
 
 
@@ -129,7 +102,7 @@ BACKEND_MODULES = {p.stem for p in (PACKAGE / "backends").glob("*.py")} - {"__in
 def backends_imported(path: Path) -> set[str]:
     """The model-running backend modules the module at ``path`` imports."""
     source = path.read_text(encoding="utf-8")
-    return backend_modules(imported(source, module_name(path), is_package=path.name == "__init__.py"))
+    return backend_modules(imported_names(source, module_name(path), is_package=path.name == "__init__.py"))
 
 
 def backend_modules(names: set[str]) -> set[str]:
@@ -144,7 +117,7 @@ def test_the_backend_walk_sees_a_backend_import() -> None:
     assert {"hf", "llamacpp", "vllm_offline"} <= BACKEND_MODULES
     module = PACKAGE / "benchmarks" / "structfact" / "truncation.py"
     source = "from structbench.backends.base import Request\ndef f():\n    from ...backends import llamacpp\n"
-    assert backend_modules(imported(source, module_name(module))) == {"llamacpp"}
+    assert backend_modules(imported_names(source, module_name(module), is_package=False)) == {"llamacpp"}
     assert backends_imported(module) == set()  # the real module counts tokens through structbench.tokens
 
 

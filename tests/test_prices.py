@@ -56,7 +56,7 @@ def test_unknown_tokens_have_an_unknown_cost(tmp_path: Path) -> None:
     ("m:\n  input: 1.0e+308\n  output: 1\n", "prices.yaml:2: m.input: 1e+308 US dollars per million tokens is more "
                                               "than any model costs (at most 1,000,000, a dollar a token)"),
     ("m: {input: 1, output: 1e306}\n", "prices.yaml:1: m.output: 1e306 US dollars per million tokens is more than"),
-    ("m: {input: 1\n", "neither YAML nor JSON"),
+    ("m: {input: 1\n", "prices.yaml:2: not YAML (nor JSON)"),
 ])
 def test_a_bad_prices_file_names_its_line_and_field(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(UsageError) as err:

@@ -5,25 +5,22 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import structbench
 from faults import child_pythonpath
-from patience import patience
 from structbench.errors import DataError
 from structbench.manifest import read_manifest
 from structbench.results import read_metrics
 from structbench.runformat import FORMAT_VERSION, check_format
+from structbench.testing.cli import Invocation, invoke
 
 
-def sb(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def sb(cwd: Path, *args: str) -> Invocation:
     env = dict(os.environ, PYTHONPATH=child_pythonpath(), STRUCTBENCH_CACHE=str(cwd / "cache"))
-    return subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True, env=env,
-                          cwd=cwd, timeout=patience(300))
+    return invoke(*args, env=env, cwd=cwd)
 
 
 def oracle_run(path: Path) -> Path:

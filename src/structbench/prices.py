@@ -17,12 +17,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from structbench.errors import UsageError
 from structbench.usage import Usage, UsageKey, UsageTotals
-from structbench.yaml_input import check_shape, key_lines
+from structbench.yaml_input import read_yaml
 
 BATCH_DISCOUNT = 0.5
 """The batch APIs' price as a share of the direct one (OpenAI Batch API, Anthropic Message Batches)."""
@@ -145,24 +144,7 @@ class Prices:
 
 def load_prices(path: Path) -> Prices:
     """Read a prices file (YAML, of which JSON is a subset); every problem is a ``UsageError`` naming it."""
-    try:
-        size = path.stat().st_size
-        if size > MAX_PRICES_BYTES:
-            raise UsageError(f"--prices {path}: {size:,} bytes, more than the {MAX_PRICES_BYTES:,} accepted")
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise UsageError(f"--prices {path}: cannot be read: {getattr(err, 'strerror', None) or err}") from None
-    try:
-        check_shape(text, path)
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark is not None else ""
-        raise UsageError(f"{path}{line}: neither YAML nor JSON: {getattr(err, 'problem', None) or err}") from None
-    lines: dict[tuple[Any, ...], int] = {}
-    if node is not None:
-        key_lines(node, (), lines)
+    data, lines = read_yaml(path, kind="the prices file", max_bytes=MAX_PRICES_BYTES)
     return Prices.from_data(data, str(path), lines)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import math
 from collections import defaultdict
 from collections.abc import Sequence
@@ -20,6 +21,8 @@ from structbench.outcomes import Outcomes
 from structbench.runformat import FORMAT_VERSION, check_format, newer_minor
 from structbench.stats.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, Interval
 from structbench.usage import UsageTotals
+
+log = logging.getLogger(__name__)
 
 EXCLUDED = "excluded"
 """The key of ``extra`` that lists what a benchmark left out (``Benchmark.exclusions``)."""
@@ -442,14 +445,17 @@ def with_interval(
     confidence: float = DEFAULT_CONFIDENCE, resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
 ) -> Headline:
     """``headline`` with the percentile bootstrap interval of its own metric, resampling the benchmark's
-    clusters; unchanged (no interval, never a substitute) when the benchmark's ``aggregate`` fails on a
-    resample or the metric is undefined on every one."""
+    clusters; unchanged (no interval, never a substitute) when the metric is undefined on every resample, or when
+    the benchmark's ``aggregate`` fails on a resample: a benchmark bug that is logged as a warning naming the error,
+    since the metric itself was computed and must not be lost."""
     from structbench.stats.metric import metric_interval
 
     options: dict[str, Any] = {"variant": variant, "confidence": confidence, "resamples": resamples, "seed": seed}
     try:
         ci = metric_interval(scored, bench, headline.name, **options)
-    except Exception:
+    except Exception as err:  # the benchmark's own code on a resample: any error it raises
+        log.warning("%s:%s %s: no interval: aggregate() failed on a bootstrap resample (%s: %s)",
+                    bench.name, variant, headline.name, type(err).__name__, err)
         return headline
     if math.isnan(ci.low) or math.isnan(ci.high):
         return headline

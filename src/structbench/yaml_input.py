@@ -91,3 +91,28 @@ def check_shape(text: str, path: Path) -> None:
                 key_next.pop()
             if anchor:
                 sizes[anchor] = total - before
+
+
+def read_yaml(path: Path, *, kind: str, max_bytes: int) -> tuple[Any, dict[tuple[Any, ...], int]]:
+    """The data of the YAML (or JSON) file at ``path`` and the line of each of its keys and items (``key_lines``),
+    read at most ``max_bytes`` and its shape checked first (``check_shape``); every problem is a ``UsageError``
+    naming the file (``kind``: what it is, as "the suite file") and, where it can, the line."""
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise UsageError(f"{path}: {kind} is {size:,} bytes, more than the {max_bytes:,} accepted")
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise UsageError(f"{path}: {kind} cannot be read: {getattr(err, 'strerror', None) or err}") from None
+    try:
+        check_shape(text, path)
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        raise UsageError(f"{path}{line}: not YAML (nor JSON): {getattr(err, 'problem', None) or err}") from None
+    lines: dict[tuple[Any, ...], int] = {}
+    if node is not None:
+        key_lines(node, (), lines)
+    return data, lines

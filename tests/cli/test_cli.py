@@ -1,4 +1,5 @@
-"""The ``structbench`` command as a user runs it: subprocesses, exit codes, files."""
+"""The ``structbench`` command as a user runs it: exit codes, files. Commands run in this process
+(``structbench.testing.cli.invoke``); a real subprocess where only one shows it (kill -9, a plugin module)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
+import toybench  # noqa: F401  (registers it in this process, as STRUCTBENCH_PLUGINS does in a child)
 from faults import child_pythonpath
 from patience import patience
+from structbench.testing.cli import Invocation, invoke
 from structbench.testing.openai_server import request_digest
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -32,15 +35,8 @@ def _env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def sb(tmp_path: Path, *args: str, check: int | None = 0) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "structbench", *args],
-        capture_output=True,
-        text=True,
-        env=_env(tmp_path),
-        cwd=tmp_path,
-        timeout=patience(300),
-    )
+def sb(tmp_path: Path, *args: str, check: int | None = 0) -> Invocation:
+    proc = invoke(*args, env=_env(tmp_path), cwd=tmp_path)
     if check is not None:
         assert proc.returncode == check, proc.stderr + proc.stdout
     return proc
@@ -309,7 +305,7 @@ def _digests(record: dict[str, object]) -> set[str]:
     return {request_digest({"messages": prompt}), request_digest({"messages": follow})}
 
 
-def _one_error(proc: subprocess.CompletedProcess[str]) -> str:
+def _one_error(proc: Invocation) -> str:
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert proc.returncode == 2 and len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
     return lines[0]

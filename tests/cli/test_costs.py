@@ -1,5 +1,5 @@
-"""Tokens, cost, budgets and batches as a user meets them: ``structbench run`` in its own process against loopback
-servers (the OpenAI chat API, its Batch API), never the network."""
+"""Tokens, cost, budgets and batches as a user meets them: ``structbench run`` (in this process; in its own where a
+signal or a kill needs one) against loopback servers (the OpenAI chat API, its Batch API), never the network."""
 
 from __future__ import annotations
 
@@ -14,11 +14,13 @@ from pathlib import Path
 
 import pytest
 
+import toybench  # noqa: F401  (registers it in this process, as STRUCTBENCH_PLUGINS does in a child)
 from batch.conftest import USAGE, Served, mixed_answers
 from faults import child_pythonpath
 from patience import patience
 from structbench.errors import ExitCode
 from structbench.testing.batch_server import BatchServer, serve_batches_in_thread
+from structbench.testing.cli import Invocation, invoke
 from structbench.testing.openai_server import MockOpenAIServer, read_log, serve_in_thread
 from structbench.testing.reasoning_server import ReasoningServer
 
@@ -31,9 +33,8 @@ def env(tmp_path: Path) -> dict[str, str]:
             "STRUCTBENCH_CACHE": str(tmp_path / "cache"), "OPENAI_API_KEY": KEY}
 
 
-def sb(tmp_path: Path, *args: str, check: int | None = 0) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True,
-                          env=env(tmp_path), cwd=tmp_path, timeout=patience(300))
+def sb(tmp_path: Path, *args: str, check: int | None = 0) -> Invocation:
+    proc = invoke(*args, env=env(tmp_path), cwd=tmp_path)
     if check is not None:
         assert proc.returncode == check, proc.stdout + proc.stderr
     return proc
@@ -213,8 +214,6 @@ def test_batch_needs_a_backend_with_a_batch_api(tmp_path: Path) -> None:
 
 
 def test_prices_no_cost_can_hold_are_refused_before_the_run(tmp_path: Path) -> None:
-    from structbench.testing.cli import invoke
-
     (tmp_path / "prices.yaml").write_text("mock: {input: 1.0e+306, output: 1.0e+308}\n")
     with serve_in_thread(MockOpenAIServer(reply="yes", usage=USAGE)) as url:
         proc = invoke(*toy(url, "run", "--prices", "prices.yaml"), env=env(tmp_path), cwd=tmp_path)
@@ -224,8 +223,6 @@ def test_prices_no_cost_can_hold_are_refused_before_the_run(tmp_path: Path) -> N
 
 
 def test_negative_usage_is_unknown_and_never_defeats_a_budget(tmp_path: Path) -> None:
-    from structbench.testing.cli import invoke
-
     (tmp_path / "prices.yaml").write_text("mock: {input: 1, output: 1}\n")
     lying = {"prompt_tokens": -1_000_000, "completion_tokens": 5}
     with serve_in_thread(MockOpenAIServer(reply="yes", usage=lying)) as url:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import toybench  # noqa: F401  (registers it in this process, as STRUCTBENCH_PLUGINS does in a child)
 from faults import child_pythonpath
 from patience import patience
 from structbench.benchmarks import BENCHMARKS
@@ -30,9 +31,9 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def sb(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True,
-                          env=_env(tmp_path, **env), cwd=tmp_path, timeout=patience(600))
+def sb(tmp_path: Path, *args: str, **env: str) -> Invocation:
+    """``structbench ARGS`` in this process; the tests of a terminal and of Ctrl-C run a real one."""
+    return invoke(*args, env=_env(tmp_path, **env), cwd=tmp_path)
 
 
 def test_list_keeps_every_name_whole_at_any_width(tmp_path: Path) -> None:
@@ -177,10 +178,6 @@ def test_help_shows_no_type_for_flags(tmp_path: Path) -> None:
     assert "<int range>" in sb(tmp_path, "run", "--help", COLUMNS="140").stdout  # other options keep theirs
 
 
-def _invoke(tmp_path: Path, *args: str, **env: str) -> Invocation:
-    return invoke(*args, env=_env(tmp_path, **env), cwd=tmp_path)
-
-
 def test_a_bad_flag_value_or_an_unknown_flag_is_one_line(tmp_path: Path) -> None:
     """typer's own errors (a value out of range, a flag that does not exist) read as every other usage error: one line,
     exit 2, never a framed box."""
@@ -191,12 +188,12 @@ def test_a_bad_flag_value_or_an_unknown_flag_is_one_line(tmp_path: Path) -> None
         ("nosuch",): "error: no such command 'nosuch'",
     }
     for args, says in cases.items():
-        proc = _invoke(tmp_path, *args)
+        proc = sb(tmp_path, *args)
         lines = proc.stderr.strip().splitlines()
         assert proc.returncode == 2 and len(lines) == 1, (args, proc.stderr)
         assert lines[0].startswith(says) and lines[0].endswith("--help'"), (args, lines[0])
         assert "╭" not in proc.stderr and "Usage:" not in proc.stderr and proc.stdout == ""
-    assert _invoke(tmp_path, "--help").returncode == 0
+    assert sb(tmp_path, "--help").returncode == 0
 
 
 def test_an_openai_model_without_base_url_is_told_what_is_probably_missing(tmp_path: Path) -> None:
@@ -214,7 +211,7 @@ def test_an_openai_model_without_base_url_is_told_what_is_probably_missing(tmp_p
 
 def test_a_misspelt_benchmark_in_a_suite_file_gets_a_did_you_mean(tmp_path: Path) -> None:
     (tmp_path / "suite.yaml").write_text("models:\n  - model: oracle\nbenchmarks: [structfactt]\n")
-    proc = _invoke(tmp_path, "run", "suite.yaml")
+    proc = sb(tmp_path, "run", "suite.yaml")
     assert proc.returncode == 2
     assert proc.stderr.strip().startswith("error: suite.yaml:3: benchmarks[0].bench: unknown benchmark 'structfactt'. "
                                           "Did you mean: structfact")

@@ -21,12 +21,12 @@ import pytest
 from sklearn.metrics import f1_score
 
 from faults import child_pythonpath, serve
-from patience import patience
 from structbench.benchmark import Benchmark
 from structbench.benchmarks import BENCHMARKS
 from structbench.data.sample import LabelGold, Sample
 from structbench.datasets import DataContext
 from structbench.runner.export import first_requests
+from structbench.testing.cli import Invocation, invoke
 from structbench.testing.openai_server import request_digest
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -41,9 +41,8 @@ def _env(tmp_path: Path) -> dict[str, str]:
                 OPENAI_API_KEY="k")
 
 
-def sb(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True,
-                          env=_env(tmp_path), cwd=tmp_path, timeout=patience(600))
+def sb(tmp_path: Path, *args: str) -> Invocation:
+    proc = invoke(*args, env=_env(tmp_path), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr + proc.stdout
     return proc
 

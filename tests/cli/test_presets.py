@@ -1,25 +1,24 @@
-"""``--preset`` and per-benchmark strategies as a user runs them (subprocesses)."""
+"""``--preset`` and per-benchmark strategies as a user runs them (the command in this process)."""
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
+import papertoy  # noqa: F401  (registers it in this process, as STRUCTBENCH_PLUGINS does in a child)
+import toybench  # noqa: F401  (registers it in this process, as STRUCTBENCH_PLUGINS does in a child)
 from faults import child_pythonpath
-from patience import patience
+from structbench.testing.cli import Invocation, invoke
 
 TESTS = Path(__file__).resolve().parents[1]
 """A child process imports this checkout's structbench (not another one installed) and the test plugins."""
 
 
-def sb(tmp_path: Path, *args: str, check: int | None = 0) -> subprocess.CompletedProcess[str]:
+def sb(tmp_path: Path, *args: str, check: int | None = 0) -> Invocation:
     env = dict(os.environ, PYTHONPATH=child_pythonpath(), STRUCTBENCH_PLUGINS="toybench,papertoy",
                STRUCTBENCH_CACHE=str(tmp_path / "cache"), COLUMNS="250")
-    proc = subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True, env=env,
-                          cwd=tmp_path, timeout=patience(300))
+    proc = invoke(*args, env=env, cwd=tmp_path)
     if check is not None:
         assert proc.returncode == check, proc.stderr + proc.stdout
     return proc

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from faults import child_pythonpath
-from patience import patience
+from structbench.testing.cli import Invocation, invoke
 
 TESTS = Path(__file__).resolve().parents[1]
 DATA = TESTS / "synthetic"
@@ -29,9 +29,8 @@ def _env(tmp_path: Path) -> dict[str, str]:
             "STRUCTBENCH_CACHE": str(tmp_path / "cache")}
 
 
-def sb(tmp_path: Path, *args: str, check: int = 0) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True,
-                          env=_env(tmp_path), cwd=tmp_path, timeout=patience(300))
+def sb(tmp_path: Path, *args: str, check: int = 0) -> Invocation:
+    proc = invoke(*args, env=_env(tmp_path), cwd=tmp_path)
     assert proc.returncode == check, proc.stderr
     return proc
 

@@ -5,19 +5,16 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from patience import patience
+from structbench.testing.cli import Invocation, invoke
 
 
-def sb(tmp_path: Path, *args: str, check: int = 0) -> subprocess.CompletedProcess[str]:
+def sb(tmp_path: Path, *args: str, check: int = 0) -> Invocation:
     env = {**os.environ, "STRUCTBENCH_CACHE": str(tmp_path / "cache")}
-    proc = subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True, env=env,
-                          cwd=tmp_path, timeout=patience(300))
+    proc = invoke(*args, env=env, cwd=tmp_path)
     assert proc.returncode == check, proc.stderr + proc.stdout
     return proc
 

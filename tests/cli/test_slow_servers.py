@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -14,16 +12,17 @@ from typing import Any
 
 import pytest
 
+import toybench  # noqa: F401  (registers it in this process, as STRUCTBENCH_PLUGINS does in a child)
 from faults import child_pythonpath, serve
 from patience import patience
+from structbench.testing.cli import Invocation, invoke
 
 
-def sb(tmp_path: Path, *args: str, plugins: bool = True) -> subprocess.CompletedProcess[str]:
+def sb(tmp_path: Path, *args: str, plugins: bool = True) -> Invocation:
     env = dict(os.environ, PYTHONPATH=child_pythonpath(), STRUCTBENCH_CACHE=str(tmp_path / "cache"))
     if plugins:
         env["STRUCTBENCH_PLUGINS"] = "toybench"
-    proc = subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True, env=env,
-                          cwd=tmp_path, timeout=patience(300))
+    proc = invoke(*args, env=env, cwd=tmp_path)
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc
 
@@ -80,7 +79,7 @@ def test_prompts_too_long_for_the_server_are_counted_apart_and_not_sent_again(tm
 
 
 def test_skabench_leaves_out_budgets_above_the_models_context(tmp_path: Path, shared_datasets: Path) -> None:
-    def run(out: str, *extra: str, server_args: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+    def run(out: str, *extra: str, server_args: tuple[str, ...] = ()) -> Invocation:
         with serve(tmp_path, *server_args) as server:
             return sb(tmp_path, "run", "-m", "openai:m", "--base-url", server.url, "-b", "skabench", "-n", "6",
                       "--data-dir", str(shared_datasets), "--out", out, "--no-progress", *extra, plugins=False)

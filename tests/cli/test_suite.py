@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from patience import patience
+from structbench.testing.cli import Invocation, invoke
 
 SUITE = """\
 models:
@@ -31,10 +32,9 @@ out: out
 """
 
 
-def sb(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def sb(cwd: Path, *args: str) -> Invocation:
     env = dict(os.environ, STRUCTBENCH_CACHE=str(cwd / "cache"))
-    return subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True, env=env,
-                          cwd=cwd, timeout=patience(300))
+    return invoke(*args, env=env, cwd=cwd)
 
 
 @pytest.mark.shared

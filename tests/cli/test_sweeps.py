@@ -20,6 +20,7 @@ import pytest
 
 from faults import child_pythonpath, serve
 from patience import patience
+from structbench.testing.cli import Invocation, invoke
 
 GENERATED = ["-b", "structfact:generated", "-o", "tables=synthetic", "-s", "zero_shot"]
 """StructFact's generated claims over a fictional world's tables: no download, every sample shows tables."""
@@ -30,9 +31,8 @@ def _env(tmp_path: Path) -> dict[str, str]:
                 OPENAI_API_KEY="sk-test")
 
 
-def sb(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True,
-                          env=_env(tmp_path), cwd=tmp_path, timeout=patience(600))
+def sb(tmp_path: Path, *args: str) -> Invocation:
+    proc = invoke(*args, env=_env(tmp_path), cwd=tmp_path)
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc
 

@@ -82,7 +82,7 @@ def test_only_usable_replies_are_stored_and_unusable_entries_read_as_misses(tmp_
         cache._writer.execute("INSERT OR REPLACE INTO responses VALUES (?, 'm', ?, ?, 0)",
                               (key, fields, orjson.dumps(stored).decode()))
         assert cache.get(key) is None
-    assert cache.unusable == 3
+    assert cache.hits == 0
     cache.put(key, "m", fields, Response(choices=(Choice(text="A"),)))  # a real answer replaces it
     got = cache.get(key)
     assert got is not None and got.text == "A" and cache.count() == 1

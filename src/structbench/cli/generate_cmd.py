@@ -1,16 +1,19 @@
 """``structbench generate NAME``: write a test set of a benchmark, seeded, in the layout its loader reads.
 
 One command per generator in ``generate_app``; each imports its generator inside, so ``--help`` stays cheap. A set
-written here is read back with the benchmark's own options (``--data-dir DIR`` or ``-o questions_file=FILE``)."""
+written here is read back with the benchmark's own options (``--data-dir DIR``, ``-o questions_file=FILE`` or
+``-o path=FILE``)."""
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from structbench.cli.common import DataDirOpt, OfflineOpt
+from structbench.errors import UsageError
 
 generate_app = typer.Typer(
     add_completion=False,
@@ -113,3 +116,82 @@ def tablebench(
 
     for line in write_set(out, seed=seed, size=size):
         typer.echo(line)
+
+
+class CheckChoice(StrEnum):
+    """How synthesized rows are checked: a batch of rows per call, or one row per call."""
+
+    batch = "batch"
+    row = "row"
+
+
+@generate_app.command("skabench")
+def skabench(
+    out: OutFile,
+    rfqa: Annotated[
+        str | None,
+        typer.Option("--rfqa", metavar="SOURCE/DB", help="A RelationalFactQA database, e.g. galois/world_1."),
+    ] = None,
+    csv: Annotated[Path | None, typer.Option("--csv", metavar="DIR", help="A folder of CSV tables.")] = None,
+    scitab: Annotated[Path | None, typer.Option("--scitab", metavar="FILE", help="SciTab's sci_tab.json.")] = None,
+    data_dir: DataDirOpt = None,
+    questions: Annotated[int, typer.Option("--questions", min=1, help="Questions to build.")] = 30,
+    knowledge: Annotated[
+        str, typer.Option("--knowledge", help="all, or a comma list of kg, table, kg+text, table+text.")
+    ] = "all",
+    templates: Annotated[
+        str | None, typer.Option("--templates", help="A comma list of question templates (default: all).")
+    ] = None,
+    seed: GenSeedOpt = 0,
+    min_rows: Annotated[int, typer.Option("--min-rows", min=1, help="Tables with fewer rows are skipped.")] = 8,
+    min_columns: Annotated[
+        int, typer.Option("--min-columns", min=1, help="Tables with fewer columns are skipped (the paper kept 6+).")
+    ] = 3,
+    max_rows: Annotated[
+        int | None, typer.Option("--max-rows", min=1, help="Rows of a large table kept per instance (default 5000).")
+    ] = None,
+    synthesize_model: Annotated[
+        str | None,
+        typer.Option("--synthesize-model", metavar="BACKEND[:NAME][,...]",
+                     help="Add LLM-synthesized noisy rows to Table and Table+Text instances; several models take "
+                          "turns (the paper: GPT-4o and DeepSeek-V3)."),
+    ] = None,
+    check_model: Annotated[
+        str | None, typer.Option("--check-model", metavar="BACKEND[:NAME]",
+                                 help="Derives the condition and checks rows (default: the first synthesize model).")
+    ] = None,
+    base_url: Annotated[str | None, typer.Option("--base-url", help="The models' OpenAI-compatible server.")] = None,
+    synthesize_rows: Annotated[
+        int, typer.Option("--synthesize-rows", min=1, help="Accepted rows to add per instance.")
+    ] = 20,
+    per_call: Annotated[int, typer.Option("--per-call", min=1, help="Rows asked for per generation request.")] = 20,
+    patience: Annotated[
+        int, typer.Option("--patience", min=1, help="Stop after this many rounds without a new row.")
+    ] = 5,
+    check: Annotated[CheckChoice, typer.Option("--check", help="Check rows a batch or a row per call.")] = (
+        CheckChoice.batch
+    ),
+    cache: Annotated[
+        Path | None, typer.Option("--cache", help="Response cache file (default: $STRUCTBENCH_CACHE/responses.sqlite).")
+    ] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Call the synthesis models without the cache.")] = False,
+) -> None:
+    """SKA-Bench instances (knowledge graphs, tables, and either with text) built from a database, optionally with
+    LLM-synthesized noisy rows (--synthesize-model), as JSON lines (read back with -b skabench:jsonl -o path=FILE).
+    A model call that fails for good writes nothing and exits with code 3; completed calls are cached, so running
+    the command again retries only what failed."""
+    from structbench.benchmarks.skabench import build
+    from structbench.tools.skabench_build import write_set
+
+    if cache is not None and no_cache:
+        raise UsageError("--cache and --no-cache exclude each other")
+    source = build.Source(rfqa=rfqa, csv=csv, scitab=scitab, data_dir=data_dir)
+    shape = build.Shape(questions=questions, knowledge=knowledge, templates=templates, seed=seed, min_rows=min_rows,
+                        min_columns=min_columns, **({} if max_rows is None else {"max_rows": max_rows}))
+    synthesis = None if synthesize_model is None else build.Synthesis(
+        models=synthesize_model, check_model=check_model, base_url=base_url, rows=synthesize_rows, per_call=per_call,
+        patience=patience, check="row" if check is CheckChoice.row else "batch",
+    )
+    count = write_set(out, source, shape, synthesis, cache=cache, no_cache=no_cache,
+                      note=lambda line: typer.echo(line, err=True))
+    typer.echo(f"wrote {count} instances to {out}")

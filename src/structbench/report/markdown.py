@@ -142,11 +142,6 @@ def robustness_grid(summaries: list[Robustness]) -> Grid:
     return Grid(columns, rows, ("benchmark", "strategy", "metric", "robustness (worst cell)"), names)
 
 
-def robustness_table(summaries: list[Robustness]) -> str:
-    """``robustness_grid`` as a pipe table."""
-    return pipe_table(robustness_grid(summaries))
-
-
 def cut_off_note(r: ResultEntry) -> str | None:
     """What a result's replies cut off inside the model's thought mean, or None when there were none."""
     if not r.reasoning_cut_off and not r.replies_cut_off:

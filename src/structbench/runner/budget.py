@@ -38,11 +38,6 @@ class Budget:
     def active(self) -> bool:
         return self.max_cost is not None or self.max_tokens is not None
 
-    def check_models(self, models: Iterable[str]) -> None:
-        """A ``UsageError`` before the run when a model it calls has no price under ``--max-cost``."""
-        if self.max_cost is not None and self.prices is not None:
-            self.prices.require(models)
-
     def start(self, groups: Iterable[tuple[UsageKey, Usage]]) -> None:
         """Count what earlier sessions of the run spent (their records' calls, reused ones aside)."""
         for key, usage in groups:

@@ -107,9 +107,6 @@ class ResponseCache:
         self._read_batch: _Batches[str, Response | None] = _Batches(self._reads, self.get_many)
         self._write_batch: _Batches[tuple[str, str, bytes, Response], None] = _Batches(self._writes, self.put_many)
         self.hits = 0
-        self.misses = 0
-        self.unusable = 0
-        """Stored entries that were not usable replies, read as misses (and replaced when answered again)."""
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=self.lock_wait, isolation_level=None, check_same_thread=False)
@@ -124,8 +121,6 @@ class ResponseCache:
             raise CacheReadError(f"response cache {self.path} cannot be read: {_reason(err)}") from err
         response = None if row is None else _usable(row[0])
         if response is None:
-            self.misses += 1
-            self.unusable += row is not None
             return None
         self.hits += 1
         return response

@@ -235,30 +235,10 @@ def _settings_hint(predictions: Mapping[str, Prediction], settings: ExportSettin
             "as the export")
 
 
-def check_predictions(
-    samples: Iterable[Sample],
-    strategy: Strategy,
-    predictions: Mapping[str, Prediction],
-    *,
-    bench: Benchmark,
-    variant: str,
-    source: Path,
-    settings: ExportSettings | None = None,
-    require_fingerprint: bool = True,
-) -> None:
-    """Refuse (``UsageError``) predictions that are not answers to exactly these samples: an id the samples
-    lack, a missing fingerprint (when required), or a fingerprint of another prompt or gold."""
-    checker = PredictionCheck(strategy, predictions, bench=bench, variant=variant, source=source, settings=settings,
-                              require_fingerprint=require_fingerprint)
-    with asyncio.Runner() as runner:
-        for sample in samples:
-            checker.sample(sample, runner)
-    checker.finish()
-
-
 class PredictionCheck:
-    """``check_predictions`` a sample at a time, as samples are read: the fingerprints of the samples passed to
-    ``sample``, then (``finish``) what no sample claimed; each problem a ``UsageError``."""
+    """Refuse (``UsageError``) predictions that are not answers to exactly these samples, a sample at a time as
+    samples are read: an id the samples lack, a missing fingerprint (when required), or a fingerprint of another
+    prompt or gold; the fingerprints of the samples passed to ``sample``, then (``finish``) what no sample claimed."""
 
     def __init__(self, strategy: Strategy, predictions: Mapping[str, Prediction], *, bench: Benchmark, variant: str,
                  source: Path, settings: ExportSettings | None, require_fingerprint: bool) -> None:
@@ -324,7 +304,7 @@ def score_predictions(
     missing: MissingPolicy = "wrong",
     on_scored: Callable[[Scored, bool], None] | None = None,
 ) -> ResultEntry:
-    """Check the predictions (``check_predictions``), then parse and score them with the benchmark's own parser.
+    """Check the predictions (``PredictionCheck``), then parse and score them with the benchmark's own parser.
     A sample without a prediction is, as ``missing`` says, scored as an empty reply (``wrong``: refused where the
     benchmark's scoring leaves an empty reply out of its averages, since it would not count as wrong), left out of
     n and the metrics (``skip``, listed in ``extra.excluded``), or refused (``error``). A sample the scorer fails on

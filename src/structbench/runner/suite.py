@@ -12,14 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from structbench.backends.factory import BACKENDS, BackendSpec
 from structbench.errors import UsageError
 from structbench.runconfig import Generation, Reasoning, RunConfig
 from structbench.runner.arguments import RunArguments, option_field
-from structbench.yaml_input import check_shape, field_name, key_lines, line_of
+from structbench.yaml_input import field_name, line_of, read_yaml
 
 if TYPE_CHECKING:
     from structbench.prices import Prices
@@ -219,26 +218,9 @@ def load_suite(path: Path) -> Suite:
 
     The file's size, nesting, aliases and keys are checked first (``yaml_input.check_shape``), so a hostile file is
     refused in milliseconds instead of filling memory while it is expanded and validated."""
-    try:
-        size = path.stat().st_size
-        if size > MAX_SUITE_BYTES:
-            raise UsageError(f"{path}: the suite file is {size:,} bytes, more than the {MAX_SUITE_BYTES:,} accepted")
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise UsageError(f"{path}: cannot read the suite file: {err}") from None
-    try:
-        check_shape(text, path)
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark is not None else ""
-        raise UsageError(f"{path}{line}: not YAML: {getattr(err, 'problem', None) or err}") from None
+    data, lines = read_yaml(path, kind="the suite file", max_bytes=MAX_SUITE_BYTES)
     if not isinstance(data, dict):
         raise UsageError(f"{path}:1: a suite is a mapping with the keys models and benchmarks")
-    lines: dict[tuple[Any, ...], int] = {}
-    if node is not None:
-        key_lines(node, (), lines)
     try:
         suite = Suite.model_validate(data)
     except ValidationError as err:

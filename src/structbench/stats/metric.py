@@ -135,11 +135,6 @@ def cluster_key(s: Scored, by: Resampling) -> tuple[int, str]:
     return (0, s.cluster) if by == "cluster" and s.cluster is not None else (1, s.id)
 
 
-def canonical(scored: Sequence[Scored], by: Resampling = "cluster") -> list[Scored]:
-    """``scored`` by cluster, id and epoch: the order every interval resamples in."""
-    return sorted(scored, key=lambda s: (cluster_key(s, by), s.id, s.epoch))
-
-
 def unit_of(scored: Sequence[Scored], bench: Benchmark, variant: str | None, by: Resampling) -> str:
     """The name of the resampled unit: the benchmark's cluster where its outcomes carry clusters, else ``sample``."""
     if by == "cluster" and any(s.cluster is not None for s in scored):
@@ -157,7 +152,7 @@ def design_of(pool: Sequence[Scored], unit: str, by: Resampling = "cluster",
 
 
 def table_design(table: Table, bench: Benchmark, variant: str | None, by: Resampling) -> tuple[Any, Design]:
-    """``canonical`` and ``design_of`` on columns: the outcomes in canonical order (cluster, id, epoch) and their
+    """The canonical order and ``design_of`` on columns: the outcomes in canonical order (cluster, id, epoch) and their
     design, the same as the objects' (the same clusters, numbered alike)."""
     _, id_rank = np.unique(table.id_array, return_inverse=True)
     id_rank = id_rank.reshape(-1).astype(np.int64)
@@ -189,7 +184,7 @@ def metric_interval(
         pool, design = table_design(scored, bench, variant, by)
     else:
         keys = [cluster_key(s, by) for s in scored]
-        order = sorted(range(len(scored)), key=lambda i: (keys[i], scored[i].id, scored[i].epoch))  # ``canonical``
+        order = sorted(range(len(scored)), key=lambda i: (keys[i], scored[i].id, scored[i].epoch))  # canonical order
         pool = [scored[i] for i in order]
         design = design_of(pool, unit_of(pool, bench, variant, by), by, [keys[i] for i in order])
     stat, method = metric_statistic(pool, bench, metric)

@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +18,7 @@ from structbench.benchmarks.rfqa.prompts import json_type
 from structbench.data.sample import Sample, TableGold
 from structbench.datasets import DataContext
 from structbench.errors import DataError, UsageError
+from structbench.testing.cli import invoke
 
 STRATEGIES = ("nl", "sql", "cot")
 
@@ -189,9 +188,7 @@ def test_cli_run_and_export(small_tables: Path, tmp_path: Path) -> None:
     env = {**os.environ, "STRUCTBENCH_CACHE": str(tmp_path / "cache")}
 
     def sb(*args: str) -> str:
-        proc = subprocess.run(
-            [sys.executable, "-m", "structbench", *args], capture_output=True, text=True, env=env, cwd=tmp_path
-        )
+        proc = invoke(*args, env=env, cwd=tmp_path)
         assert proc.returncode == 0, proc.stderr + proc.stdout
         return proc.stdout
 

@@ -20,7 +20,7 @@ from structbench.benchmarks.skabench.synthesis import (
     with_noisy_rows,
 )
 from structbench.benchmarks.skabench.units import Instance, Row, Triple
-from structbench.tools.skabench_build import main
+from structbench.testing.cli import invoke
 
 INSTANCE = Instance(
     id="cs",
@@ -173,7 +173,7 @@ def test_only_tables_and_parsers() -> None:
     assert parse_check("The answer is 0.") == 0 and parse_check("2") == 2 and parse_check("none") is None
 
 
-def test_build_command_writes_instances_and_synthesizes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_build_command_writes_instances_and_synthesizes(tmp_path: Path) -> None:
     rows = ["name,team,goals,apps,city"] + [f"Player {i},Team {i % 5},{i * 7 % 97},{i},City {i % 7}" for i in range(60)]
     (tmp_path / "tables").mkdir()
     (tmp_path / "tables" / "players.csv").write_text("\n".join(rows) + "\n")
@@ -192,11 +192,13 @@ def test_build_command_writes_instances_and_synthesizes(tmp_path: Path, capsys: 
     )
     out = tmp_path / "built.jsonl"
     cache = tmp_path / "responses.sqlite"
-    argv = ["--csv", str(tmp_path / "tables"), "--questions", "4", "--knowledge", "table,table+text,kg",
-            "--out", str(out), "--synthesize-model", ",".join(scripts), "--check-model", f"mock:{checker}",
-            "--synthesize-rows", "2", "--cache", str(cache)]
-    assert main(argv) == 0
-    first = capsys.readouterr().err
+    argv = ["generate", "skabench", "--csv", str(tmp_path / "tables"), "--questions", "4", "--knowledge",
+            "table,table+text,kg", "--out", str(out), "--synthesize-model", ",".join(scripts), "--check-model",
+            f"mock:{checker}", "--synthesize-rows", "2", "--cache", str(cache)]
+    done = invoke(*argv)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("wrote ") and done.stdout.endswith(f" instances to {out}\n")
+    first = done.stderr
     instances = read_instances(out)
     assert {i.knowledge_type for i in instances} >= {"table", "kg"}
     synthesized = set()
@@ -209,9 +211,12 @@ def test_build_command_writes_instances_and_synthesizes(tmp_path: Path, capsys: 
             assert len(names) + len(inst.positive_units) == 62
     assert synthesized == {"table", "table+text"}
     assert "2 of 2 rows kept (1 from model 1, 1 from model 2)" in first
-    assert main(argv) == 0  # everything again from the response cache: not one model call
-    assert "\n0 model calls" in capsys.readouterr().err
-    assert main(["--csv", str(tmp_path / "tables"), "--knowledge", "graph", "--out", str(out)]) == 2
+    again = invoke(*argv)  # everything again from the response cache: not one model call
+    assert again.returncode == 0 and "\n0 model calls" in again.stderr
+    bad = invoke("generate", "skabench", "--csv", str(tmp_path / "tables"), "--knowledge", "graph", "--out", str(out))
+    assert bad.returncode == 2 and bad.stderr.startswith("error: unknown knowledge type(s): graph")
+    neither = invoke("generate", "skabench", "--out", str(out))
+    assert neither.returncode == 2 and "give exactly one of --rfqa, --csv, --scitab" in neither.stderr
 
 
 def test_build_command_writes_nothing_when_a_model_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -225,5 +230,8 @@ def test_build_command_writes_nothing_when_a_model_fails(tmp_path: Path, monkeyp
     rows = ["name,team,goals"] + [f"Player {i},Team {i % 5},{i}" for i in range(30)]
     (tmp_path / "players.csv").write_text("\n".join(rows) + "\n")
     out = tmp_path / "built.jsonl"
-    argv = ["--csv", str(tmp_path), "--knowledge", "table", "--out", str(out), "--synthesize-model", "mock"]
-    assert main(argv) == 3 and not out.exists()
+    done = invoke("generate", "skabench", "--csv", str(tmp_path), "--knowledge", "table", "--out", str(out),
+                  "--synthesize-model", "mock", "--no-cache")
+    assert done.returncode == 3 and not out.exists()
+    assert done.stderr.startswith("error: a synthesis model call failed for good: HTTP 500 after 6 retries")
+    assert list(tmp_path.iterdir()) == [tmp_path / "players.csv"]  # no partial file left beside it

@@ -13,14 +13,12 @@ import asyncio
 import json
 import os
 import random
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from faults import serve
-from patience import patience
 from structbench.backends.base import Choice, Request, Response
 from structbench.benchmark import Attempt, corrected_scored
 from structbench.benchmarks.structext.benchmark import StrucTextEval
@@ -28,6 +26,7 @@ from structbench.benchmarks.structext.metrics import RELEASED_FRAMES, EmptyText,
 from structbench.datasets import DataContext
 from structbench.records import SampleRecord
 from structbench.results import compute_result
+from structbench.testing.cli import invoke
 
 Rouge = pytest.importorskip("rouge").Rouge
 
@@ -189,8 +188,7 @@ def _prompt(bench: StrucTextEval, strategy: str, sample) -> str:
 def sb(tmp_path: Path, *args: str) -> str:
     """``structbench ARGS`` as a user runs it; its stdout (a failure shows stderr)."""
     env = {**os.environ, "STRUCTBENCH_CACHE": str(tmp_path / "cache"), "OPENAI_API_KEY": "sk-loopback"}
-    proc = subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True, env=env,
-                          cwd=tmp_path, timeout=patience(600))
+    proc = invoke(*args, env=env, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr + proc.stdout
     return proc.stdout
 

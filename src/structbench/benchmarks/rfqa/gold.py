@@ -1,7 +1,7 @@
 """Gold tables by execution: run every query on its database and check the annotated tuple count.
 
 The release stores no gold tables; the expected answer of a query is the result of its SQL over its
-source database. ``compute_gold`` runs all of them and returns a ``GoldReport`` that accounts for
+source database. ``execute_gold`` runs one; the benchmark's ``GoldReport`` accounts for
 every query: ``ok``, ``count_mismatch`` (executed, but the row count differs from the CSV's
 ``tuples``), ``missing_table`` (a table file the query reads is absent from the release) or
 ``error`` (the SQL failed); ``unchecked`` is only for generated items whose tables are not at hand
@@ -14,7 +14,6 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -65,10 +64,6 @@ class GoldResult:
     """Rows returned by the execution (None when it did not run)."""
     reason: str = ""
     table: GoldTable | None = None
-
-    @property
-    def has_gold(self) -> bool:
-        return self.table is not None
 
 
 @dataclass
@@ -150,8 +145,3 @@ def execute_gold(query: Query, cache: DatabaseCache) -> GoldResult:
             table=table,
         )
     return GoldResult(query.qid, GoldStatus.OK, query.tuples, tuples=len(rows), table=table)
-
-
-def compute_gold(queries: Iterable[Query], cache: DatabaseCache) -> GoldReport:
-    """Execute every query (each database loaded once through ``cache``)."""
-    return GoldReport([execute_gold(q, cache) for q in queries])

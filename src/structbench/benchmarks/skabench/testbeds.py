@@ -46,7 +46,6 @@ PAPER_BREAKDOWNS = {
 (knowledge type x position), Figure 9 (knowledge type x positive-unit bucket) and Table 5 (knowledge type).
 Groups are ``<knowledge type>/<budget|position|bucket>`` (``kg/4k``), only over that testbed's samples."""
 MAX_BUDGET = 128_000
-BUCKETS = ("1", "2", "3", "4", ">4")
 
 AnyUnit = Triple | Row | Passage
 

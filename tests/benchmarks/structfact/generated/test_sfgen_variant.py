@@ -6,8 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +17,7 @@ from structbench.benchmarks.structfact.options import OPTION_MAPS
 from structbench.data.sample import Sample
 from structbench.datasets import DataContext
 from structbench.errors import DataError, UsageError
-from structbench.testing.cli import invoke
+from structbench.testing.cli import Invocation, invoke
 
 OFFLINE = DataContext(offline=True)
 
@@ -124,11 +122,9 @@ def test_export_errors_exit_with_the_documented_codes(atlas: Path, tmp_path: Pat
     assert not (blocked.parent / "x.json").exists()
 
 
-def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _cli(tmp_path: Path, *args: str) -> Invocation:
     env = dict(os.environ, STRUCTBENCH_CACHE=str(tmp_path / "cache"))
-    return subprocess.run(
-        [sys.executable, "-m", "structbench", *args], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300
-    )
+    return invoke(*args, env=env, cwd=tmp_path)
 
 
 def test_command_line_run_and_bad_tables(atlas: Path, tmp_path: Path) -> None:

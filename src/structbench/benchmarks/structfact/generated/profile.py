@@ -248,10 +248,6 @@ class Profile:
     def cell(self, row: int, column: Column) -> str:
         return self.table.rows[row][column.index]
 
-    def entity_rows(self) -> list[int]:
-        """Rows named by the entity column."""
-        return [] if self.key is None else self.key.filled
-
     def attributes(self, kind: Kind | None = None) -> list[Column]:
         """Short columns worth asking about (not the entity column, not identifiers), of one kind."""
         return [
