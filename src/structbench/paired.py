@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from structbench.benchmark import Benchmark, Scored
-from structbench.records import SampleRecord
+from structbench.records import RecordSummary, SampleRecord
 from structbench.results import Headline
 from structbench.stats import (
     DEFAULT_CONFIDENCE,
@@ -52,7 +52,7 @@ class StatsOptions:
         return same and (self.by == "cluster" or headline.unit == "sample")
 
 
-Pair = tuple[list[SampleRecord], list[SampleRecord]]
+Pair = tuple[Sequence[SampleRecord | RecordSummary], Sequence[SampleRecord | RecordSummary]]
 """One sample's records in system A and in system B (one per epoch each)."""
 
 

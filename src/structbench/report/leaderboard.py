@@ -15,7 +15,6 @@ difference its tests could detect (80% power) at the run's size.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,15 +26,10 @@ from structbench.records import SampleRecord
 from structbench.report.compare import units_text
 from structbench.report.document import Section, TableBlock, TextBlock
 from structbench.report.entries import EntryView, StatsOptions
-from structbench.report.html import prompt_text
 from structbench.report.tables import fmt, unique
 from structbench.results import epoch_metrics, plural
 from structbench.stats import Interval, PairedTest, metric_interval
 from structbench.stats.multiple import adjust, detectable
-
-
-def _signature(r: SampleRecord) -> str:
-    return json.dumps([prompt_text(r.prompt), r.gold], sort_keys=True, default=str)
 
 
 @dataclass
@@ -120,7 +114,7 @@ def build_column(key: tuple[str, str, str], views: list[EntryView], stats: Stats
     for model in unique(v.result.model for v in views):
         by_model[model] = _pick([v for v in views if v.result.model == model])
     metric = next(iter(by_model.values())).result.headline.name
-    signatures = {m: {r.id: _signature(r) for r in v.scored_records} for m, v in by_model.items()}
+    signatures = {m: v.signatures() for m, v in by_model.items()}
     first = next(iter(signatures.values()))
     shared = {i for i, sig in first.items() if all(s.get(i) == sig for s in signatures.values())}
     same = all(s == first for s in signatures.values())

@@ -29,8 +29,8 @@ from structbench.papers.spec import Change, Mean, Measure, Orders, PaperTable, R
 from structbench.records import SampleRecord
 from structbench.report.document import TableBlock
 from structbench.report.entries import EntryView, StatsOptions
-from structbench.report.rundir import RunDir
 from structbench.results import epoch_metrics
+from structbench.rundir import RunFiles
 from structbench.stats import MeanStatistic, Statistic, bootstrap_distribution, metric_statistic, percentile_interval
 from structbench.stats.baselines import label_baselines
 from structbench.stats.metric import design_of
@@ -105,7 +105,7 @@ class Source:
     """One result entry of one run, with its run directory (options, model spec)."""
 
     view: EntryView
-    run: RunDir
+    run: RunFiles
 
     @property
     def bench(self) -> Benchmark | None:
@@ -128,7 +128,7 @@ def matches(record: SampleRecord, where: Mapping[str, str]) -> bool:
     return True
 
 
-def option_value(bench: Benchmark | None, run: RunDir, key: str, default: str) -> Any:
+def option_value(bench: Benchmark | None, run: RunFiles, key: str, default: str) -> Any:
     """A run option as the benchmark read it (typed), else as the manifest gives it, else ``default``."""
     if bench is not None and hasattr(bench.options, key):
         return getattr(bench.options, key)
@@ -560,7 +560,7 @@ class FilledTable:
         return self.table.published
 
 
-def fill_tables(views: Sequence[EntryView], runs: Sequence[RunDir], stats: StatsOptions) -> list[FilledTable]:
+def fill_tables(views: Sequence[EntryView], runs: Sequence[RunFiles], stats: StatsOptions) -> list[FilledTable]:
     """Every declared paper table of the benchmarks in ``views`` that the runs fill at least in part."""
     by_path = {run.path: run for run in runs}
     models: dict[str, ModelRuns] = {}
