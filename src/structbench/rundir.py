@@ -268,10 +268,9 @@ class RunFiles:
 
     def records(self, key: EntryKey | ResultEntry) -> EntryRecords:
         """The records of one entry (none: an empty one)."""
-        found = self.entries.get(key if isinstance(key, tuple) else entry_key(key))
-        if found is None:
-            found = EntryRecords(key if isinstance(key, tuple) else entry_key(key), _Source(), Categories())
-        return found
+        wanted = key if isinstance(key, tuple) else entry_key(key)
+        found = self.entries.get(wanted)
+        return found if found is not None else held_entry(wanted)
 
     def __len__(self) -> int:
         return sum(len(e) for e in self.entries.values())
@@ -297,6 +296,12 @@ def held_records(records: Sequence[SampleRecord]) -> dict[EntryKey, EntryRecords
     source = _Source()
     source.held = list(records)
     return index_records(enumerate(source.held), source)
+
+
+def held_entry(key: EntryKey, records: Sequence[SampleRecord] = ()) -> EntryRecords:
+    """The records of one entry, held in memory (those of other entries left out; none: an empty entry)."""
+    found = held_records([r for r in records if entry_key(r) == key]).get(key)
+    return found if found is not None else EntryRecords(key, _Source(), Categories())
 
 
 def read_run_files(path: Path) -> RunFiles:
