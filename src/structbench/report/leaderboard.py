@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from structbench.benchmark import Benchmark
 from structbench.cells import cell_text
 from structbench.paired import paired_records_test
-from structbench.records import SampleRecord
+from structbench.records import AnyRecord
 from structbench.report.compare import units_text
 from structbench.report.document import Section, TableBlock, TextBlock
 from structbench.report.entries import EntryView, StatsOptions
@@ -38,7 +38,7 @@ class Cell:
 
     model: str
     view: EntryView
-    records: list[SampleRecord]
+    records: list[AnyRecord]
     """The records the column is ranked on (all, or the shared ones)."""
     value: float
     interval: Interval | None
@@ -88,7 +88,7 @@ def _pick(views: list[EntryView]) -> EntryView:
 
 
 def _score(
-    records: list[SampleRecord], bench: Benchmark | None, metric: str, stats: StatsOptions, variant: str
+    records: list[AnyRecord], bench: Benchmark | None, metric: str, stats: StatsOptions, variant: str
 ) -> tuple[float, Interval | None]:
     """``metric`` over ``records`` with its interval (NaN and none when the benchmark cannot be loaded:
     without it the metric cannot be recomputed on the shared samples)."""
@@ -178,9 +178,9 @@ def _rank_and_test(column: Column, stats: StatsOptions) -> None:
         c.alpha = stats.alpha
 
 
-def _by_id(records: list[SampleRecord]) -> dict[str, list[SampleRecord]]:
+def _by_id(records: list[AnyRecord]) -> dict[str, list[AnyRecord]]:
     """A cell's records by sample id (one per epoch)."""
-    out: dict[str, list[SampleRecord]] = {}
+    out: dict[str, list[AnyRecord]] = {}
     for r in sorted(records, key=lambda r: (r.id, r.epoch)):
         out.setdefault(r.id, []).append(r)
     return out

@@ -26,7 +26,7 @@ from structbench.benchmark import Benchmark, Scored, corrected_scored
 from structbench.cells import cell_options
 from structbench.papers.published import PublishedTable
 from structbench.papers.spec import Change, Mean, Measure, Orders, PaperTable, RunRow
-from structbench.records import SampleRecord
+from structbench.records import AnyRecord
 from structbench.report.document import TableBlock
 from structbench.report.entries import EntryView, StatsOptions
 from structbench.results import epoch_metrics
@@ -112,11 +112,11 @@ class Source:
         return self.view.bench
 
 
-def _field(record: SampleRecord, key: str) -> Any:
+def _field(record: AnyRecord, key: str) -> Any:
     return record.task if key == "task" else record.meta.get(key)
 
 
-def matches(record: SampleRecord, where: Mapping[str, str]) -> bool:
+def matches(record: AnyRecord, where: Mapping[str, str]) -> bool:
     """The record's task or meta values equal ``where``'s (a list-valued meta key must contain the value)."""
     for key, want in where.items():
         value = _field(record, key)
@@ -160,7 +160,7 @@ def _same_option(bench: Benchmark, key: str, want: str) -> bool:
     return bool(getattr(typed, key, None) == getattr(bench.options, key, None))
 
 
-def order_of(record: SampleRecord, source: Source, orders: Orders) -> str | None:
+def order_of(record: AnyRecord, source: Source, orders: Orders) -> str | None:
     """The option order a record was answered under: its meta, else the run's option; None if ambiguous."""
     if orders.option in record.meta:
         return str(record.meta[orders.option])
@@ -189,7 +189,7 @@ class MeanOfStatistics:
 
 
 def estimate(
-    records: Sequence[SampleRecord],
+    records: Sequence[AnyRecord],
     bench: Benchmark,
     metric: str,
     key: Callable[[str], str] | None = None,
@@ -385,9 +385,9 @@ class TableFill:
         return "the run has no sample of this column (its options select others)"
 
     def _orders(self, m: Measure, orders: Orders, cands: list[Source]) -> tuple[list[Estimate], str] | Gap:
-        by_order: dict[str, tuple[Source, list[SampleRecord]]] = {}
+        by_order: dict[str, tuple[Source, list[AnyRecord]]] = {}
         for s in cands:
-            groups: dict[str, list[SampleRecord]] = defaultdict(list)
+            groups: dict[str, list[AnyRecord]] = defaultdict(list)
             for r in s.view.scored_records:
                 order = order_of(r, s, orders)
                 if order in orders.values and matches(r, m.where):

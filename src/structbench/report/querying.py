@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from structbench.paired import Pair, StatsOptions, paired_records_test
-from structbench.records import SampleRecord
+from structbench.records import AnyRecord
 from structbench.report.document import Section, TableBlock
 from structbench.report.entries import EntryView
 from structbench.report.tables import fmt
@@ -80,9 +80,9 @@ def _row(reading: EntryView, querying: EntryView, stats: StatsOptions) -> list[s
     ]
 
 
-def _by_key(records: Sequence[SampleRecord]) -> dict[str, list[SampleRecord]]:
+def _by_key(records: Sequence[AnyRecord]) -> dict[str, list[AnyRecord]]:
     """A sample's records (one per epoch) by its id."""
-    out: dict[str, list[SampleRecord]] = defaultdict(list)
+    out: dict[str, list[AnyRecord]] = defaultdict(list)
     for r in sorted(records, key=lambda r: r.epoch):
         out[r.id].append(r)
     return out
