@@ -139,7 +139,7 @@ def compare_runs(
     for key, recs_a in left.items():
         key_b = (key[0], key[1], strategy_b, key[3]) if strategy_b is not None else key
         recs_b = right.get(key_b, {})
-        pairs = [(recs_a[i], recs_b[i]) for i in recs_a if i in recs_b]
+        pairs: list[Pair] = [(recs_a[i], recs_b[i]) for i in recs_a if i in recs_b]
         if pairs:
             bench = benches.get(key[0], a.cell_options(key[0], key[3]))
             if bench is None:  # left out (``benches.notes`` says why): its headline cannot be recomputed

@@ -131,7 +131,7 @@ def build_column(key: tuple[str, str, str], views: list[EntryView], stats: Stats
             f"{len(shared)} they share (same id, prompt and gold)."
         )
         for m, v in by_model.items():
-            records = [r for r in v.scored_records if r.id in shared]
+            records: list[AnyRecord] = [r for r in v.scored_records if r.id in shared]
             value, interval = _score(records, v.bench, metric, stats, key[1])
             cells[m] = Cell(m, v, records, value, interval)
     else:
