@@ -210,3 +210,15 @@ def test_a_layer_violation_is_seen(tmp_path: Path) -> None:
     src = write_package(tmp_path, {"__init__.py": "", "errors.py": "from structbench.runner import run\n",
                                    "runner/__init__.py": "", "runner/run.py": ""})
     assert upward_imports(import_graph(src)) == [("structbench.errors", "structbench.runner.run")]
+
+
+@pytest.mark.parametrize("reader", ["report", "interop"])
+def test_the_run_directory_readers_do_not_import_the_runner(reader: str) -> None:
+    """Report and interop read a run directory through the run-files layer (``structbench.rundir``), not the
+    runner that writes it."""
+    from structbench.testing.architecture import import_graph
+
+    graph = import_graph(SRC)
+    reaching = sorted((m, t) for m, targets in graph.items() if m.startswith(f"structbench.{reader}")
+                      for t in targets if t == "structbench.runner" or t.startswith("structbench.runner."))
+    assert not reaching

@@ -8,10 +8,14 @@ directory.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+
+from structbench.redact import HOLE, redact, redact_around
 
 
 def _umask() -> int:
@@ -45,3 +49,22 @@ def write_text_atomic(path: Path, text: str) -> None:
         out.write(text)
         out.flush()
         os.fsync(out.fileno())
+
+
+def _dumps(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str, allow_nan=False)
+
+
+def json_text(data: Any, verbatim: str | None = None) -> str:
+    """``data`` as redacted JSON; its top-level ``verbatim`` part (the run's configuration: what the user wrote, which
+    a resumed run compares) loses only registered secrets, so a credential-like word of a prompt stays as it was."""
+    if verbatim is None or not isinstance(data, dict) or verbatim not in data:
+        return redact(_dumps(data)) + "\n"
+    part = _dumps(data[verbatim]).replace("\n", "\n  ")  # indented as a top-level value
+    return redact_around(_dumps({**data, verbatim: HOLE}), part) + "\n"
+
+
+def write_json_atomic(path: Path, data: Any, verbatim: str | None = None) -> None:
+    """Write JSON (secrets redacted, but for its ``verbatim`` part's credential-like words) to a temporary file and
+    rename it over ``path``: readers never see half a file."""
+    write_text_atomic(path, json_text(data, verbatim))

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from structbench.errors import UsageError
+
+if TYPE_CHECKING:
+    from structbench.benchmark import Benchmark
 
 PAIRS = ";"
 """Joins a cell's ``key=value`` pairs."""
@@ -92,3 +96,31 @@ def parse_sweeps(pairs: Sequence[str]) -> dict[str, list[str]]:
         sweeps[key] = [v.strip() for v in values.split(VALUES) if v.strip()]
     check_sweep_values(sweeps)
     return sweeps
+
+
+def options_for(bench_cls: type[Benchmark], options: dict[str, str]) -> dict[str, Any]:
+    """The options that reach ``bench_cls``: its ``bench.key`` entries and the bare keys it declares."""
+    fields = bench_cls.Options.model_fields
+    mine: dict[str, Any] = {}
+    for key, value in options.items():
+        prefix, dot, rest = key.partition(".")
+        if dot:
+            if prefix == bench_cls.name:
+                mine[rest] = value
+        elif key in fields:
+            mine[key] = value
+    return mine
+
+
+def swept_keys(bench_cls: type[Benchmark], sweeps: Mapping[str, Sequence[str]]) -> list[tuple[str, list[str]]]:
+    """The swept keys ``bench_cls`` accepts (its ``BENCH.KEY`` entries and the bare keys it declares) with their
+    values, in the sweep's order."""
+    fields = bench_cls.Options.model_fields
+    out: list[tuple[str, list[str]]] = []
+    for key, values in sweeps.items():
+        prefix, dot, rest = key.partition(".")
+        if dot and prefix == bench_cls.name:
+            out.append((rest, list(values)))
+        elif not dot and key in fields:
+            out.append((key, list(values)))
+    return out

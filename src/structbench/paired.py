@@ -53,7 +53,7 @@ class StatsOptions:
         return same and (self.by == "cluster" or headline.unit == "sample")
 
 
-Pair = tuple[list[SampleRecord], list[SampleRecord]]
+Pair = tuple[Sequence[SampleRecord | RecordSummary], Sequence[SampleRecord | RecordSummary]]
 """One sample's records in system A and in system B (one per epoch each)."""
 
 

@@ -203,3 +203,7 @@ class RecordSummary(_Outcome):
 
     def usage_by(self) -> tuple[tuple[UsageKey, Usage], ...]:
         return self.usage_groups
+
+
+AnyRecord = SampleRecord | RecordSummary
+"""A record, full or summarized: what metrics, tables and paired tests read of it, both have."""

@@ -106,7 +106,7 @@ def robustness_of(runs: Sequence[CellRun], stats: StatsOptions, order: Sequence[
             mine = _by_id(run.records)
             pairs = [(ref_records[i], mine[i]) for i in sorted(mine) if i in ref_records]
             if pairs:
-                t = paired_records_test(pairs, tester, metric, stats, variant=first.variant)  # type: ignore[arg-type]
+                t = paired_records_test(pairs, tester, metric, stats, variant=first.variant)
                 unit = t.unit
                 row = row.model_copy(update={
                     "pairs": t.n, "delta": _finite(t.delta), "delta_ci_low": _finite(t.ci_low),

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ from structbench.report.entries import EntryView
 from structbench.report.plots import BREAKDOWN_PLOTS, _ordered, breakdown_figure, confusion_figure, plot_for
 from structbench.report.tables import confusions, group_order, label_counts, numeric_value
 from structbench.results import compute_result
+from structbench.rundir import held_entry
 from toybench import ToyBench
 
 
@@ -35,7 +37,8 @@ class FreeTextBench(GridBench):
         return ()
 
 
-def view(seed: int = 0, strategy: str = "direct", model: str = "m", bench: GridBench | None = None) -> EntryView:
+def view(seed: int = 0, strategy: str = "direct", model: str = "m", bench: GridBench | None = None,
+         answer: Callable[[int, bool], Any] | None = None) -> EntryView:
     rng = np.random.default_rng(seed)
     records = []
     for i in range(120):
@@ -44,13 +47,15 @@ def view(seed: int = 0, strategy: str = "direct", model: str = "m", bench: GridB
         records.append(
             SampleRecord(
                 benchmark="toy", variant="small", strategy=strategy, model=model, id=f"s{i}", task="t",
-                prompt="p", output="yes" if ok else "no", parsed="yes" if ok else "no", gold="yes",
+                prompt="p", output="yes" if ok else "no", parsed=answer(i, ok) if answer else "yes" if ok else "no",
+                gold="yes",
                 score=float(ok), meta={"depth": depth, "width": width, "budget": ["1k", "4k", "12k"][i % 3]},
             )
         )
     bench = bench or GridBench()
     result = compute_result(bench, "small", strategy, model, [r.scored() for r in records])
-    return EntryView(result, records, model, Path("run"), None, bench)
+    return EntryView(result, held_entry(("toy", "small", strategy, model, ""), records), model, Path("run"), None,
+                     bench)
 
 
 def test_plot_selection_is_a_table_keyed_by_breakdown_name() -> None:
@@ -126,12 +131,8 @@ def test_label_distribution_only_for_few_scalar_labels() -> None:
     v = view()
     labels, gold, per_view = label_counts([v]) or ([], {}, [])
     assert labels == ["no", "yes"] and gold["yes"] == 120 and sum(per_view[0].values()) == 120
-    for i, r in enumerate(v.records):
-        r.parsed = [str(i)]
-    assert label_counts([v]) is None
-    for i, r in enumerate(v.records):
-        r.parsed = f"label{i}"
-    assert label_counts([v]) is None
+    assert label_counts([view(answer=lambda i, ok: [str(i)])]) is None
+    assert label_counts([view(answer=lambda i, ok: f"label{i}")]) is None
     assert label_counts([view(bench=FreeTextBench())]) is None  # a few short answers, but not labels
     assert v.result.headline.value is not None and not math.isnan(v.result.headline.value)
 

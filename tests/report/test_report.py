@@ -176,9 +176,10 @@ def test_a_failing_aggregate_gives_no_interval_and_says_why(toy_runs: tuple[Path
 
     recs = [r for r in records(toy_runs[0]) if (r.benchmark, r.variant, r.strategy) == ("toy", "small", "direct")]
     result = next(e for e in load_run(toy_runs[0]).metrics.results if e.benchmark == "toy")
-    iv, why = headline_interval(result, recs, Flaky(), StatsOptions(resamples=20))
+    iv, why = headline_interval(result, [r.scored() for r in recs], Flaky(), StatsOptions(resamples=20))
     assert iv is None and why is not None and "duplicate samples" in why
-    iv, why = headline_interval(result, recs, None, StatsOptions(resamples=20), "could not be loaded (ImportError)")
+    iv, why = headline_interval(result, [r.scored() for r in recs], None, StatsOptions(resamples=20),
+                                "could not be loaded (ImportError)")
     assert iv is None and why is not None and "ImportError" in why
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from structbench.report.entries import EntryView
 from structbench.report.tables import breakdown_pivot
 from structbench.results import Group, Headline, ResultEntry
+from structbench.rundir import entry_key, held_entry
 
 
 def _view(breakdowns: dict[str, dict[str, Group]]) -> EntryView:
@@ -20,7 +21,8 @@ def _view(breakdowns: dict[str, dict[str, Group]]) -> EntryView:
         n=8,
         breakdowns=breakdowns,
     )
-    return EntryView(result=result, records=[], label="m", run=Path("."), interval=None, bench=None)
+    return EntryView(result=result, records=held_entry(entry_key(result)), label="m", run=Path("."), interval=None,
+                     bench=None)
 
 
 def test_groups_without_the_headline_show_the_first_metric_they_have() -> None:

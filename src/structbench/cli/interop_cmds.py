@@ -79,7 +79,7 @@ def publish(
 
     runs = [read_run(path) for path in run_dirs]
     folder = write(runs, out, repo=repo)
-    typer.echo(f"wrote {folder} ({sum(len(r.records) for r in runs)} samples of {len(runs)} run(s)); load it with "
+    typer.echo(f"wrote {folder} ({sum(len(r) for r in runs)} samples of {len(runs)} run(s)); load it with "
                f"datasets.load_dataset({str(folder)!r}, 'results')")
     if repo is not None:
         typer.echo(f"uploaded to https://huggingface.co/datasets/{repo}: {upload(folder, repo, private=private)}")

@@ -117,9 +117,9 @@ def compare(
 ) -> None:
     """Paired bootstrap and approximate randomization of B against A on their shared samples, resampling and
     swapping the benchmark's clusters."""
+    from structbench.atomic import write_json_atomic
     from structbench.report.compare import compare_runs, comparison_markdown, small_notes
     from structbench.report.runs import BenchmarkCache, load_run
-    from structbench.runner.store import write_json_atomic
 
     stats = _stats(resamples, seed, confidence, resample)
     a, b = load_run(run_a), load_run(run_b)

@@ -78,12 +78,11 @@ def score(
 ) -> None:
     """Parse and score raw model outputs with the benchmark's own parser and metrics; with --preset, as the paper's
     released code parsed and scored them (structbench's corrected scores are recorded beside)."""
-    from structbench.atomic import atomic_path
+    from structbench.atomic import atomic_path, write_json_atomic
     from structbench.report.markdown import render
     from structbench.results import MetricsFile
     from structbench.runner.export import read_predictions, sample_line, score_predictions
     from structbench.runner.failures import Failure, failure_summary
-    from structbench.runner.store import write_json_atomic
 
     if preset is not None:
         bench, strategy, option = preset_entry(preset, bench, strategy, option)

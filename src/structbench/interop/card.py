@@ -102,7 +102,7 @@ def dataset_card(runs: Sequence[RunData], names: Sequence[str], as_json: Sequenc
     entries = sorted({f"{e.result.benchmark}:{e.result.variant}" for r in runs for e in r.entries})
     run_rows = "".join(
         f"| `{name}` | `{run.config.model}` | {', '.join(sorted({e.task for e in run.entries}))} | "
-        f"{len(run.records)} | {run.manifest.get('status', 'unknown')} | {run.written_by} | "
+        f"{len(run)} | {run.manifest.get('status', 'unknown')} | {run.written_by} | "
         f"`runs/{name}/manifest.json` |\n"
         for run, name in zip(runs, names, strict=True))
     head_rows = "".join(

@@ -18,13 +18,14 @@ folder appears whole: it is built beside ``--out`` and renamed into place.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
 import tempfile
 import types
 import typing
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,8 @@ from structbench.redact import redact, register_env_secrets
 
 SPLIT = "train"
 """Each configuration's one split (a table of results, not a train/test division)."""
+ROW_GROUP = 4096
+"""Rows of ``samples`` written at once (one Parquet row group)."""
 MARK = "<!-- written by structbench publish -->"
 """The card's last line: ``--out`` may be replaced only when it holds a folder ``publish`` wrote."""
 class UploadError(StructbenchError):
@@ -71,18 +74,17 @@ def sample_schema() -> tuple[pa.Schema, list[str]]:
     return pa.schema(fields), as_json
 
 
-def sample_rows(run: RunData) -> list[dict[str, Any]]:
-    """The run's records as ``samples`` rows (JSON-text columns encoded; secrets redacted)."""
+def sample_rows(run: RunData) -> Iterator[dict[str, Any]]:
+    """The run's records as ``samples`` rows (JSON-text columns encoded; secrets redacted), one full record read at
+    a time."""
     _, as_json = sample_schema()
-    rows = []
     for entry in run.entries:
-        for record in entry.records:
+        for record in entry.records.full():
             row: dict[str, Any] = {"run": run.name, **record.model_dump(mode="json")}
             for name in as_json:
                 row[name] = None if row[name] is None else json.dumps(row[name], ensure_ascii=False, sort_keys=True)
-            rows.append(row)
-    redacted: list[dict[str, Any]] = json.loads(redact(json.dumps(rows, ensure_ascii=False)))
-    return redacted
+            redacted: dict[str, Any] = json.loads(redact(json.dumps(row, ensure_ascii=False)))
+            yield redacted
 
 
 RESULT_SCHEMA = pa.schema([
@@ -123,11 +125,19 @@ def result_rows(run: RunData, entry: Entry) -> list[dict[str, Any]]:
     return rows
 
 
-def _parquet(rows: list[dict[str, Any]], schema: pa.Schema, path: Path) -> int:
-    """Write the rows; returns the file's size."""
+def _parquet(rows: Iterable[dict[str, Any]], schema: pa.Schema, path: Path) -> tuple[int, int]:
+    """Write the rows, a row group of ``ROW_GROUP`` at a time (a run of any size streams through); returns how many
+    rows and the file's size."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
-    return path.stat().st_size
+    count = 0
+    with pq.ParquetWriter(path, schema) as writer:
+        it = iter(rows)
+        while batch := list(itertools.islice(it, ROW_GROUP)):
+            writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+            count += len(batch)
+        if not count:
+            writer.write_table(schema.empty_table())
+    return count, path.stat().st_size
 
 
 def _unique_names(runs: Sequence[RunData]) -> list[str]:
@@ -148,12 +158,12 @@ def write_folder(runs: Sequence[RunData], folder: Path, *, repo: str | None = No
     names = _unique_names(runs)
     counts = {"results": [0, 0], "samples": [0, 0]}
     for run, name in zip(runs, names, strict=True):
-        rows = [dict(row, run=name) for row in sample_rows(run)]
-        size = _parquet(rows, schema, folder / "data" / "samples" / f"{name}.parquet")
-        counts["samples"] = [counts["samples"][0] + len(rows), counts["samples"][1] + size]
+        rows, size = _parquet((dict(row, run=name) for row in sample_rows(run)), schema,
+                              folder / "data" / "samples" / f"{name}.parquet")
+        counts["samples"] = [counts["samples"][0] + rows, counts["samples"][1] + size]
         results = [dict(row, run=name) for entry in run.entries for row in result_rows(run, entry)]
         results = json.loads(redact(json.dumps(results)))
-        size = _parquet(results, RESULT_SCHEMA, folder / "data" / "results" / f"{name}.parquet")
+        _, size = _parquet(results, RESULT_SCHEMA, folder / "data" / "results" / f"{name}.parquet")
         counts["results"] = [counts["results"][0] + len(results), counts["results"][1] + size]
         for file, data in (("manifest.json", run.manifest), ("metrics.json", run.metrics.model_dump(mode="json"))):
             write_text_atomic(folder / "runs" / name / file,

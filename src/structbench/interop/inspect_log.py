@@ -55,14 +55,13 @@ from inspect_ai.scorer import Score
 from pydantic import ValidationError
 
 from structbench.benchmarks import BENCHMARKS
-from structbench.cells import cell_options
+from structbench.cells import cell_options, options_for
 from structbench.errors import UsageError
 from structbench.interop.inspect_schema import ATTEMPT, METRICS_GROUP, RECORD, RESULT
 from structbench.interop.rundir import Entry, RunData
 from structbench.records import SampleRecord
 from structbench.redact import redact
 from structbench.runconfig import RunConfig
-from structbench.runner.config import options_for
 from structbench.untrusted import file_name, inside
 
 SOLVER = "structbench/structbench_strategy"
@@ -226,10 +225,9 @@ def eval_log(run: RunData, entry: Entry) -> EvalLog:
     r, config = entry.result, run.config
     position = run.entries.index(entry)
     model = inspect_model(config)
-    epochs = {int(e) for e in (getattr(rec, "epoch", None) for rec in entry.records) if e is not None}
+    epochs = set(entry.records.epochs().tolist())
     first = min(epochs, default=1)
-    samples = [eval_sample(rec, model, int(getattr(rec, "epoch", None) or first) - first + 1)
-               for rec in entry.records]
+    samples = [eval_sample(rec, model, rec.epoch - first + 1) for rec in entry.records.full()]
     options = {**_options(config, r.benchmark), **cell_options(r.cell)}  # a sweep cell's options win
     run_info = {"path": str(run.path), "name": run.name, "entry": position, "manifest": run.manifest}
     spec = EvalSpec(
@@ -253,7 +251,7 @@ def eval_log(run: RunData, entry: Entry) -> EvalLog:
         metadata={"benchmark": r.benchmark, "variant": r.variant, "strategy": r.strategy, "seed": config.seed,
                   "limit": config.limit, "options": options, "model": r.model, "run": run_info},
     )
-    errors = sum(rec.error is not None for rec in entry.records)
+    errors = entry.records.failures()
     results = EvalResults(
         total_samples=len(samples),
         completed_samples=len(samples) - errors,

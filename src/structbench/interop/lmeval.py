@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from structbench.atomic import write_text_atomic
+from structbench.atomic import atomic_path, write_text_atomic
 from structbench.cells import cell_options
 from structbench.interop.rundir import Entry, RunData
 from structbench.records import SampleRecord
@@ -130,7 +131,7 @@ def results_file(run: RunData, hashes: dict[str, str]) -> dict[str, Any]:
         r = entry.result
         cell = {f"{r.benchmark}.{k}": v for k, v in cell_options(r.cell).items()}  # a sweep cell's options win
         bench = benches.get(r.benchmark, {**options, **cell})
-        interval, _ = headline_interval(r, entry.records, bench, StatsOptions())
+        interval, _ = headline_interval(r, entry.records.outcomes(), bench, StatsOptions())
         title = BENCHMARKS.get(r.benchmark).title if r.benchmark in BENCHMARKS else r.benchmark
         results[entry.task] = _task_results(entry, interval.se if interval is not None else None)
         configs[entry.task] = _task_config(run, entry, title)
@@ -178,12 +179,17 @@ def write_lmeval(run: RunData, out: Path) -> list[Path]:
     kwargs = _gen_kwargs(run)
     written, hashes = [], {}
     for entry in run.entries:
-        lines = [sample_line(rec, i, kwargs) for i, rec in enumerate(entry.records)]
-        hashes[entry.task] = hash_string("".join(x["doc_hash"] + x["prompt_hash"] + x["target_hash"] for x in lines))
         path = inside(folder / file_name(f"samples_{entry.task}_{date_id}.jsonl", "a result's task"), out,
                       "convert --out")
-        text = "".join(json.dumps(x, ensure_ascii=False, default=str) + "\n" for x in lines)
-        write_text_atomic(path, redact(text))
+        digest = hashlib.sha256()  # lm-eval's hash of the joined hashes, fed a record at a time
+        with atomic_path(path) as tmp, tmp.open("w", encoding="utf-8") as fh:
+            for i, rec in enumerate(entry.records.full()):  # one full record at a time
+                x = sample_line(rec, i, kwargs)
+                digest.update((x["doc_hash"] + x["prompt_hash"] + x["target_hash"]).encode("utf-8"))
+                fh.write(redact(json.dumps(x, ensure_ascii=False, default=str) + "\n"))
+            fh.flush()
+            os.fsync(fh.fileno())
+        hashes[entry.task] = digest.hexdigest()
         written.append(path)
     path = folder / f"results_{date_id}.json"
     write_text_atomic(path, redact(json.dumps(results_file(run, hashes), indent=2, ensure_ascii=False, default=str)))

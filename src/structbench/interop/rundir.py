@@ -1,6 +1,6 @@
 """A finished run directory as the converters read it: its manifest, configuration, result entries and the
-current record of every sample, each read by the run's own reader (``read_manifest``, ``MetricsFile``,
-``read_records`` and ``current_records``).
+current record of every sample, read by the run-files layer's one reader (``structbench.rundir``): records as columns,
+each full record read back from ``samples.jsonl`` when a converter writes it.
 
 All manifest reading of ``convert`` and ``publish`` happens in ``_manifest``. A directory written by an older
 structbench converts when these readers accept it (fields added since take their defaults); one they refuse is
@@ -10,7 +10,6 @@ a ``DataError`` naming the file, the structbench version that wrote it and what 
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
@@ -21,12 +20,11 @@ from pydantic import ValidationError
 
 from structbench.cells import cell_options
 from structbench.errors import DataError, UsageError
-from structbench.manifest import read_manifest
-from structbench.records import SampleRecord
+from structbench.manifest import Manifest, read_manifest
 from structbench.results import MetricsFile, ResultEntry, read_metrics
 from structbench.runconfig import RunConfig
+from structbench.rundir import EntryRecords, RunFiles, read_entries
 from structbench.runformat import MANIFEST, METRICS, SAMPLES
-from structbench.runner.store import current_records, read_records
 from structbench.untrusted import file_name
 from structbench.version import __version__
 
@@ -36,8 +34,9 @@ class Entry:
     """One result entry (benchmark, variant, strategy, model) with the current records of its samples."""
 
     result: ResultEntry
-    records: list[SampleRecord]
-    """Sorted by sample id (then epoch, where records have one): ``samples.jsonl`` is in completion order."""
+    records: EntryRecords
+    """Sorted by sample id, then epoch (``samples.jsonl`` is in completion order); ``records.full()`` reads each
+    full record back in that order."""
 
     @property
     def task(self) -> str:
@@ -56,8 +55,8 @@ class RunData:
     manifest: dict[str, Any]
     config: RunConfig
     metrics: MetricsFile
-    records: list[SampleRecord]
-    """The current record of each sample (``current_records``)."""
+    files: RunFiles
+    """The run directory as ``structbench.rundir`` reads it: the current record of each sample, per entry."""
 
     @property
     def name(self) -> str:
@@ -91,14 +90,11 @@ class RunData:
     @cached_property
     def entries(self) -> list[Entry]:
         """Every result entry of ``metrics.json``, in its order, with its records."""
-        grouped: dict[tuple[str, str, str, str, str], list[SampleRecord]] = defaultdict(list)
-        for r in self.records:
-            grouped[(r.benchmark, r.variant, r.strategy, r.model, r.cell)].append(r)
-        return [
-            Entry(e, sorted(grouped.get((e.benchmark, e.variant, e.strategy, e.model, e.cell), []),
-                            key=lambda r: (r.id, getattr(r, "epoch", None) or 0)))
-            for e in self.metrics.results
-        ]
+        return [Entry(e, self.files.records(e)) for e in self.metrics.results]
+
+    def __len__(self) -> int:
+        """How many records the run holds (current ones)."""
+        return len(self.files)
 
 
 def _time(text: Any) -> datetime | None:
@@ -121,7 +117,7 @@ def _written_by(path: Path) -> str:
     return f"structbench {version}" if version else "an unknown version"
 
 
-def _manifest(path: Path) -> tuple[dict[str, Any], RunConfig]:
+def _manifest(path: Path) -> tuple[Manifest, RunConfig]:
     """The run's manifest and configuration: the one place ``convert`` and ``publish`` read a manifest."""
     try:
         manifest = read_manifest(path)
@@ -132,12 +128,17 @@ def _manifest(path: Path) -> tuple[dict[str, Any], RunConfig]:
     if manifest is None:
         raise UsageError(f"{path}: no {MANIFEST}: not a run directory written by `structbench run` (a results file "
                          "from `structbench score --out` has no samples or configuration to convert)")
-    return manifest.to_json(), manifest.config
+    return manifest, manifest.config
 
 
 def read_results(path: Path) -> tuple[dict[str, Any], RunConfig, MetricsFile]:
-    """A finished run directory's manifest, configuration and ``metrics.json``, without its records (what a tracker
-    logs unless asked for the samples); ``UsageError`` (exit 2) with one clear line when it is not one."""
+    """A finished run directory's manifest (as JSON), configuration and ``metrics.json``, without its records (what
+    a tracker logs unless asked for the samples); ``UsageError`` (exit 2) with one clear line when it is not one."""
+    manifest, config, metrics = _results(path)
+    return manifest.to_json(), config, metrics
+
+
+def _results(path: Path) -> tuple[Manifest, RunConfig, MetricsFile]:
     if not path.is_dir():
         raise UsageError(f"{path}: no such run directory")
     manifest, config = _manifest(path)
@@ -153,22 +154,22 @@ def read_results(path: Path) -> tuple[dict[str, Any], RunConfig, MetricsFile]:
     return manifest, config, metrics
 
 
-def _version(manifest: dict[str, Any]) -> str:
-    return f"structbench {manifest.get('structbench', 'of unknown version')}"
+def _version(manifest: Manifest) -> str:
+    return f"structbench {manifest.to_json().get('structbench', 'of unknown version')}"
 
 
 def read_run(path: Path) -> RunData:
     """Read a finished run directory; ``UsageError`` (exit 2) with one clear line when it is not one."""
-    manifest, config, metrics = read_results(path)
-    version = _version(manifest)
+    manifest, config, metrics = _results(path)
     try:
-        records = list(current_records(read_records(path / SAMPLES)).values())
+        entries = read_entries(path)
     except DataError as err:
-        raise DataError(f"{err}; written by {version}, which this structbench ({__version__}) cannot read") from None
-    if not records:
+        raise DataError(f"{err}; written by {_version(manifest)}, which this structbench ({__version__}) cannot "
+                        "read") from None
+    if not entries:
         raise UsageError(f"{path}: {SAMPLES} holds no sample records: nothing to convert")
     _check_names(metrics, path / METRICS)
-    return RunData(path, manifest, config, metrics, records)
+    return RunData(path, manifest.to_json(), config, metrics, RunFiles(path, manifest, metrics, entries))
 
 
 def _check_names(metrics: MetricsFile, path: Path) -> None:

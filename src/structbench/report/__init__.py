@@ -1,6 +1,6 @@
 """Reports over run directories: paper-style tables, figures, statistics, a per-sample browser, comparisons.
 
-``write_report`` is the entry point; the layers below it are ``runs`` (reading run directories),
-``entries`` (results joined with records and intervals), ``tables`` and ``plots`` (content), ``build``
-(the document), and ``markdown``/``html`` (rendering).
+``write_report`` is the entry point; the layers below it are ``runs`` (reading run directories through
+``structbench.rundir``), ``entries`` (results joined with records and intervals), ``tables`` and ``plots`` (content),
+``build`` (the document), and ``markdown``/``html`` (rendering).
 """

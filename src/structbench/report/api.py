@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from structbench.atomic import write_json_atomic
 from structbench.errors import UsageError
 from structbench.redact import redact
 from structbench.report.build import build_document
@@ -19,7 +20,6 @@ from structbench.report.markdown import render_document
 from structbench.report.paper_sections import paper_sections
 from structbench.report.robustness import robustness_section
 from structbench.report.runs import BenchmarkCache, load_runs
-from structbench.runner.store import write_json_atomic
 
 HTML_SUFFIXES = (".html", ".htm")
 

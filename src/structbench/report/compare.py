@@ -18,12 +18,12 @@ from structbench.benchmark import Benchmark
 from structbench.cells import cell_text
 from structbench.errors import UsageError
 from structbench.paired import Pair, StatsOptions, paired_records_test
-from structbench.records import SampleRecord
+from structbench.records import RecordSummary
 from structbench.report.crosstab import group_value
-from structbench.report.rundir import RunDir
 from structbench.report.runs import BenchmarkCache
 from structbench.report.tables import fmt, group_order
 from structbench.results import plural
+from structbench.rundir import RunFiles
 from structbench.stats import PairedTest
 from structbench.stats.design import SAMPLE_UNIT
 from structbench.stats.metric import metric_statistic
@@ -60,24 +60,29 @@ Key = tuple[str, str, str, str]
 """(benchmark, variant, strategy, sweep cell)."""
 
 
-def _by_entry(run: RunDir, strategy: str | None) -> dict[Key, dict[str, list[SampleRecord]]]:
+def _by_entry(run: RunFiles, strategy: str | None) -> dict[Key, dict[str, list[RecordSummary]]]:
     """(benchmark, variant, strategy, cell) -> id -> its records (one per epoch), ids in sorted order; a run holding
     one sample and epoch twice (two models) is refused. Harness errors were never scored and take no part."""
-    out: dict[Key, dict[str, list[SampleRecord]]] = defaultdict(dict)
+    out: dict[Key, dict[str, list[RecordSummary]]] = defaultdict(dict)
     seen: set[tuple[str, str, str, str, str, int]] = set()
-    for r in sorted(run.records, key=lambda r: (r.id, r.epoch)):
-        if (strategy is not None and r.strategy != strategy) or not r.counted:
+    for (bench, variant, strat, _, cell), records in run.entries.items():
+        if strategy is not None and strat != strategy:
             continue
-        key = (r.benchmark, r.variant, r.strategy, r.cell, r.id, r.epoch)
-        if key in seen:
-            raise UsageError(f"{run.path}: sample {r.benchmark}:{r.variant}/{r.strategy}/{r.id} appears twice"
-                             + (f" in epoch {r.epoch}" if r.epoch else ""))
-        seen.add(key)
-        out[(r.benchmark, r.variant, r.strategy, r.cell)].setdefault(r.id, []).append(r)
+        by_id = out[(bench, variant, strat, cell)]
+        merged = bool(by_id)  # a second model's entry of the same key
+        for r in records.counted():  # in (id, epoch) order
+            key = (bench, variant, strat, cell, r.id, r.epoch)
+            if key in seen:
+                raise UsageError(f"{run.path}: sample {bench}:{variant}/{strat}/{r.id} appears twice"
+                                 + (f" in epoch {r.epoch}" if r.epoch else ""))
+            seen.add(key)
+            by_id.setdefault(r.id, []).append(r)
+        if merged:
+            out[(bench, variant, strat, cell)] = dict(sorted(by_id.items()))
     return out
 
 
-def _headline(run: RunDir, key: Key, bench: Benchmark | None) -> tuple[str, list[str]]:
+def _headline(run: RunFiles, key: Key, bench: Benchmark | None) -> tuple[str, list[str]]:
     """The headline metric and breakdown keys of an entry, from metrics.json (or the benchmark class)."""
     for e in run.metrics.results:
         if (e.benchmark, e.variant, e.strategy, e.cell) == key:
@@ -116,8 +121,8 @@ def _compare_entry(
 
 
 def compare_runs(
-    a: RunDir,
-    b: RunDir,
+    a: RunFiles,
+    b: RunFiles,
     *,
     stats: StatsOptions,
     benches: BenchmarkCache,
@@ -134,7 +139,7 @@ def compare_runs(
     for key, recs_a in left.items():
         key_b = (key[0], key[1], strategy_b, key[3]) if strategy_b is not None else key
         recs_b = right.get(key_b, {})
-        pairs = [(recs_a[i], recs_b[i]) for i in recs_a if i in recs_b]
+        pairs: list[Pair] = [(recs_a[i], recs_b[i]) for i in recs_a if i in recs_b]
         if pairs:
             bench = benches.get(key[0], a.cell_options(key[0], key[3]))
             if bench is None:  # left out (``benches.notes`` says why): its headline cannot be recomputed

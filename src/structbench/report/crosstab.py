@@ -7,13 +7,13 @@ from collections import defaultdict
 
 import numpy as np
 
-from structbench.records import SampleRecord
+from structbench.records import AnyRecord
 from structbench.report.entries import EntryView
 from structbench.report.tables import group_order
 from structbench.results import epoch_metrics
 
 
-def group_value(record: SampleRecord, key: str) -> str | None:
+def group_value(record: AnyRecord, key: str) -> str | None:
     """The record's group for a breakdown key (``task`` or a meta key), as ``compute_result`` reads it."""
     value = record.task if key == "task" else record.meta.get(key)
     return None if value is None else str(value)
@@ -25,7 +25,7 @@ def crosstab(view: EntryView, keys: tuple[str, str]) -> tuple[list[str], list[st
     if view.bench is None:
         return None
     bench = view.bench
-    cells: dict[tuple[str, str], list[SampleRecord]] = defaultdict(list)
+    cells: dict[tuple[str, str], list[AnyRecord]] = defaultdict(list)
     for r in view.scored_records:
         a, b = group_value(r, keys[0]), group_value(r, keys[1])
         if a is not None and b is not None:

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 
-from structbench.benchmark import Benchmark
+from structbench.benchmark import Benchmark, Scored
 from structbench.cells import cell_text
 from structbench.paired import StatsOptions
-from structbench.records import SampleRecord
-from structbench.report.rundir import RunDir
-from structbench.report.runs import BenchmarkCache, entry_records
+from structbench.records import RecordSummary
+from structbench.report.runs import BenchmarkCache
 from structbench.results import ResultEntry
+from structbench.rundir import EntryRecords, RunFiles
 from structbench.stats import Interval, metric_interval
 
 STAT_SUFFIXES = ("se", "ci_low", "ci_high")
@@ -26,8 +29,8 @@ class EntryView:
 
     result: ResultEntry
     """The entry, its metrics extended with the headline's standard error and CI."""
-    records: list[SampleRecord]
-    """Every record of the entry, failed ones included (the sample browser shows them)."""
+    records: EntryRecords
+    """Every record of the entry, failed ones included (the sample browser reads them in full, ``full``)."""
     label: str
     """The model's name, with the run directory added when several runs share a model name."""
     run: Path
@@ -36,10 +39,18 @@ class EntryView:
     no_interval: str | None = None
     """Why the headline has no interval (None when it has one)."""
 
-    @property
-    def scored_records(self) -> list[SampleRecord]:
+    @cached_property
+    def scored_records(self) -> list[RecordSummary]:
         """The records that take part in the metrics: all but harness errors, which were never scored."""
-        return [r for r in self.records if r.counted]
+        return self.records.counted()
+
+    def signatures(self) -> dict[str, str]:
+        """Each scored sample's id -> what it asked (its prompt's digest) and its gold: two runs asked the same
+        question when they agree."""
+        counted = self.records.counted_rows()
+        digests = self.records.digests()
+        return {r.id: json.dumps([digests[i].hex(), r.gold], sort_keys=True, default=str)
+                for i, r in zip(counted.tolist(), self.scored_records, strict=True)}
 
     @property
     def section(self) -> str:
@@ -65,16 +76,16 @@ def with_interval(result: ResultEntry, interval: Interval | None) -> ResultEntry
 
 def headline_interval(
     result: ResultEntry,
-    records: list[SampleRecord],
+    scored: Sequence[Scored],
     bench: Benchmark | None,
     stats: StatsOptions,
     why_not: str | None = None,
 ) -> tuple[Interval | None, str | None]:
     """The headline's bootstrap interval: the one ``metrics.json`` stores when it is the one ``stats`` asks for
-    (the run computed it once; every view shows that one), else computed over the scored ``records`` the same way;
-    or None and the reason there is none (the benchmark cannot be loaded, its ``aggregate`` fails on a resample,
-    the metric is undefined on every resample). ``why_not`` is why ``bench`` is None."""
-    scored = [r.scored() for r in records if r.counted]
+    (the run computed it once; every view shows that one), else computed over the ``scored`` outcomes (those of
+    the records that take part in metrics) the same way; or None and the reason there is none (the benchmark
+    cannot be loaded, its ``aggregate`` fails on a resample, the metric is undefined on every resample).
+    ``why_not`` is why ``bench`` is None."""
     if result.headline.value is None:
         return None, "no sample was scored"
     stored = result.headline.interval()
@@ -96,16 +107,16 @@ def headline_interval(
     return interval, None
 
 
-def collect(runs: list[RunDir], stats: StatsOptions, benches: BenchmarkCache) -> list[EntryView]:
+def collect(runs: list[RunFiles], stats: StatsOptions, benches: BenchmarkCache) -> list[EntryView]:
     """Every result entry of ``runs`` in order, with records and a headline interval."""
     runs_of_model = Counter(model for _, model in {(run.path, r.model) for run in runs for r in run.metrics.results})
     views: list[EntryView] = []
     for run in runs:
-        grouped = run.records_by_entry()
         for result in run.metrics.results:
-            records = entry_records(result, grouped)
+            records = run.records(result)
             bench = benches.get(result.benchmark, run.cell_options(result.benchmark, result.cell))
-            interval, why = headline_interval(result, records, bench, stats, benches.notes.get(result.benchmark))
+            why_not = benches.notes.get(result.benchmark)
+            interval, why = headline_interval(result, records.outcomes(), bench, stats, why_not)
             label = result.model if runs_of_model[result.model] == 1 else f"{result.model} ({run.path.name})"
             views.append(EntryView(with_interval(result, interval), records, label, run.path, interval, bench, why))
     return views

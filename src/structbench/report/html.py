@@ -44,12 +44,13 @@ def prompt_text(prompt: str | list[dict[str, str]] | None) -> str:
 
 
 def browser_payload(views: Sequence[EntryView], max_text: int = DEFAULT_MAX_TEXT) -> dict[str, Any]:
-    """Records for the sample browser; identical prompts (shared across strategies) are stored once."""
+    """Records for the sample browser, each read in full from the run directory in turn; identical prompts (shared
+    across strategies) are stored once."""
     prompts: list[str] = []
     index: dict[str, int] = {}
     records = []
     for v in views:
-        for r in v.records:
+        for r in v.records.full():
             text = clip(prompt_text(r.prompt), max_text)
             if text not in index:
                 index[text] = len(prompts)

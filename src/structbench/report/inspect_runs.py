@@ -1,5 +1,5 @@
 """Inspect AI logs as the report reads runs: the logs ``inspect eval structbench/<bench>`` writes, and those
-``structbench convert --to inspect`` writes, become run directories (``RunDir``) of sample records and result
+``structbench convert --to inspect`` writes, become run directories (``rundir.RunFiles``) of sample records and result
 entries, so ``structbench report`` and ``compare`` read either path the same way.
 
 A log's samples become records: the prompt from the input, the parsed answer, gold, score and values from the
@@ -20,13 +20,13 @@ from structbench.errors import DataError, UsageError
 from structbench.manifest import Manifest
 from structbench.records import SampleRecord
 from structbench.results import MetricsFile, ResultEntry, compute_result
+from structbench.rundir import RunFiles, held_records
 from structbench.untrusted import check_archive, check_size, schema_error
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample
     from inspect_ai.model import ModelOutput
 
-    from structbench.report.rundir import RunDir
 
 LOG_SUFFIXES = (".eval", ".json")
 
@@ -169,9 +169,8 @@ def _merge(manifest: dict[str, Any], other: dict[str, Any]) -> None:
     config["options"] = {**config["options"], **more["options"]}
 
 
-def load_inspect_runs(path: Path) -> list[RunDir]:
+def load_inspect_runs(path: Path) -> list[RunFiles]:
     """The logs at ``path`` (a log file, or a directory of ``.eval`` logs) as runs: one per model."""
-    from structbench.report.rundir import RunDir
 
     logs = sorted(((file, _read(file)) for file in ([path] if path.is_file() else sorted(path.glob("*.eval")))),
                   key=_order)
@@ -188,7 +187,8 @@ def load_inspect_runs(path: Path) -> list[RunDir]:
     runs = []
     for manifest, entries, records, file in by_model.values():
         try:
-            runs.append(RunDir(path, Manifest.model_validate(manifest), MetricsFile(results=entries), records))
+            runs.append(RunFiles(path, Manifest.model_validate(manifest), MetricsFile(results=entries),
+                                 held_records(records)))
         except ValueError as err:
             raise DataError(f"{file}: the run manifest it carries is not one ({schema_error(err)})") from None
     return runs

@@ -15,7 +15,6 @@ difference its tests could detect (80% power) at the run's size.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -23,19 +22,14 @@ from dataclasses import dataclass, field
 from structbench.benchmark import Benchmark
 from structbench.cells import cell_text
 from structbench.paired import paired_records_test
-from structbench.records import SampleRecord
+from structbench.records import AnyRecord
 from structbench.report.compare import units_text
 from structbench.report.document import Section, TableBlock, TextBlock
 from structbench.report.entries import EntryView, StatsOptions
-from structbench.report.html import prompt_text
 from structbench.report.tables import fmt, unique
 from structbench.results import epoch_metrics, plural
 from structbench.stats import Interval, PairedTest, metric_interval
 from structbench.stats.multiple import adjust, detectable
-
-
-def _signature(r: SampleRecord) -> str:
-    return json.dumps([prompt_text(r.prompt), r.gold], sort_keys=True, default=str)
 
 
 @dataclass
@@ -44,7 +38,7 @@ class Cell:
 
     model: str
     view: EntryView
-    records: list[SampleRecord]
+    records: list[AnyRecord]
     """The records the column is ranked on (all, or the shared ones)."""
     value: float
     interval: Interval | None
@@ -94,7 +88,7 @@ def _pick(views: list[EntryView]) -> EntryView:
 
 
 def _score(
-    records: list[SampleRecord], bench: Benchmark | None, metric: str, stats: StatsOptions, variant: str
+    records: list[AnyRecord], bench: Benchmark | None, metric: str, stats: StatsOptions, variant: str
 ) -> tuple[float, Interval | None]:
     """``metric`` over ``records`` with its interval (NaN and none when the benchmark cannot be loaded:
     without it the metric cannot be recomputed on the shared samples)."""
@@ -120,7 +114,7 @@ def build_column(key: tuple[str, str, str], views: list[EntryView], stats: Stats
     for model in unique(v.result.model for v in views):
         by_model[model] = _pick([v for v in views if v.result.model == model])
     metric = next(iter(by_model.values())).result.headline.name
-    signatures = {m: {r.id: _signature(r) for r in v.scored_records} for m, v in by_model.items()}
+    signatures = {m: v.signatures() for m, v in by_model.items()}
     first = next(iter(signatures.values()))
     shared = {i for i, sig in first.items() if all(s.get(i) == sig for s in signatures.values())}
     same = all(s == first for s in signatures.values())
@@ -137,7 +131,7 @@ def build_column(key: tuple[str, str, str], views: list[EntryView], stats: Stats
             f"{len(shared)} they share (same id, prompt and gold)."
         )
         for m, v in by_model.items():
-            records = [r for r in v.scored_records if r.id in shared]
+            records: list[AnyRecord] = [r for r in v.scored_records if r.id in shared]
             value, interval = _score(records, v.bench, metric, stats, key[1])
             cells[m] = Cell(m, v, records, value, interval)
     else:
@@ -184,9 +178,9 @@ def _rank_and_test(column: Column, stats: StatsOptions) -> None:
         c.alpha = stats.alpha
 
 
-def _by_id(records: list[SampleRecord]) -> dict[str, list[SampleRecord]]:
+def _by_id(records: list[AnyRecord]) -> dict[str, list[AnyRecord]]:
     """A cell's records by sample id (one per epoch)."""
-    out: dict[str, list[SampleRecord]] = {}
+    out: dict[str, list[AnyRecord]] = {}
     for r in sorted(records, key=lambda r: (r.id, r.epoch)):
         out.setdefault(r.id, []).append(r)
     return out

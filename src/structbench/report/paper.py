@@ -26,11 +26,11 @@ from structbench.benchmark import Benchmark, Scored, corrected_scored
 from structbench.cells import cell_options
 from structbench.papers.published import PublishedTable
 from structbench.papers.spec import Change, Mean, Measure, Orders, PaperTable, RunRow
-from structbench.records import SampleRecord
+from structbench.records import AnyRecord
 from structbench.report.document import TableBlock
 from structbench.report.entries import EntryView, StatsOptions
-from structbench.report.rundir import RunDir
 from structbench.results import epoch_metrics
+from structbench.rundir import RunFiles
 from structbench.stats import MeanStatistic, Statistic, bootstrap_distribution, metric_statistic, percentile_interval
 from structbench.stats.baselines import label_baselines
 from structbench.stats.metric import design_of
@@ -105,18 +105,18 @@ class Source:
     """One result entry of one run, with its run directory (options, model spec)."""
 
     view: EntryView
-    run: RunDir
+    run: RunFiles
 
     @property
     def bench(self) -> Benchmark | None:
         return self.view.bench
 
 
-def _field(record: SampleRecord, key: str) -> Any:
+def _field(record: AnyRecord, key: str) -> Any:
     return record.task if key == "task" else record.meta.get(key)
 
 
-def matches(record: SampleRecord, where: Mapping[str, str]) -> bool:
+def matches(record: AnyRecord, where: Mapping[str, str]) -> bool:
     """The record's task or meta values equal ``where``'s (a list-valued meta key must contain the value)."""
     for key, want in where.items():
         value = _field(record, key)
@@ -128,7 +128,7 @@ def matches(record: SampleRecord, where: Mapping[str, str]) -> bool:
     return True
 
 
-def option_value(bench: Benchmark | None, run: RunDir, key: str, default: str) -> Any:
+def option_value(bench: Benchmark | None, run: RunFiles, key: str, default: str) -> Any:
     """A run option as the benchmark read it (typed), else as the manifest gives it, else ``default``."""
     if bench is not None and hasattr(bench.options, key):
         return getattr(bench.options, key)
@@ -160,7 +160,7 @@ def _same_option(bench: Benchmark, key: str, want: str) -> bool:
     return bool(getattr(typed, key, None) == getattr(bench.options, key, None))
 
 
-def order_of(record: SampleRecord, source: Source, orders: Orders) -> str | None:
+def order_of(record: AnyRecord, source: Source, orders: Orders) -> str | None:
     """The option order a record was answered under: its meta, else the run's option; None if ambiguous."""
     if orders.option in record.meta:
         return str(record.meta[orders.option])
@@ -189,7 +189,7 @@ class MeanOfStatistics:
 
 
 def estimate(
-    records: Sequence[SampleRecord],
+    records: Sequence[AnyRecord],
     bench: Benchmark,
     metric: str,
     key: Callable[[str], str] | None = None,
@@ -385,9 +385,9 @@ class TableFill:
         return "the run has no sample of this column (its options select others)"
 
     def _orders(self, m: Measure, orders: Orders, cands: list[Source]) -> tuple[list[Estimate], str] | Gap:
-        by_order: dict[str, tuple[Source, list[SampleRecord]]] = {}
+        by_order: dict[str, tuple[Source, list[AnyRecord]]] = {}
         for s in cands:
-            groups: dict[str, list[SampleRecord]] = defaultdict(list)
+            groups: dict[str, list[AnyRecord]] = defaultdict(list)
             for r in s.view.scored_records:
                 order = order_of(r, s, orders)
                 if order in orders.values and matches(r, m.where):
@@ -560,7 +560,7 @@ class FilledTable:
         return self.table.published
 
 
-def fill_tables(views: Sequence[EntryView], runs: Sequence[RunDir], stats: StatsOptions) -> list[FilledTable]:
+def fill_tables(views: Sequence[EntryView], runs: Sequence[RunFiles], stats: StatsOptions) -> list[FilledTable]:
     """Every declared paper table of the benchmarks in ``views`` that the runs fill at least in part."""
     by_path = {run.path: run for run in runs}
     models: dict[str, ModelRuns] = {}

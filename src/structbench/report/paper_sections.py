@@ -10,11 +10,11 @@ from structbench.report.document import Block, FigureBlock, Section, TextBlock, 
 from structbench.report.entries import EntryView, StatsOptions
 from structbench.report.paper import Filled, FilledTable, fill_tables, run_notes, table_block
 from structbench.report.paper_plots import placement_figure
-from structbench.report.rundir import RunDir
+from structbench.rundir import RunFiles
 
 
 def paper_sections(
-    views: Sequence[EntryView], runs: Sequence[RunDir], stats: StatsOptions, *, figures: bool = True
+    views: Sequence[EntryView], runs: Sequence[RunFiles], stats: StatsOptions, *, figures: bool = True
 ) -> list[Section]:
     """The paper tables the runs fill: under "Paper tables", each table where some model's row is complete; under
     "Paper tables the runs fill in part", each other one folded, its one visible line saying how much the runs

@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from structbench.paired import Pair, StatsOptions, paired_records_test
-from structbench.records import SampleRecord
+from structbench.records import AnyRecord
 from structbench.report.document import Section, TableBlock
 from structbench.report.entries import EntryView
 from structbench.report.tables import fmt
@@ -66,21 +66,23 @@ def _row(reading: EntryView, querying: EntryView, stats: StatsOptions) -> list[s
     better = same = worse = 0
     for x, y in _clusters(pairs).values():
         better, same, worse = better + (y > x), same + (y == x), worse + (y < x)
-    loops = [r.artifacts.get("tools") or {} for r in querying.records]
+    model_calls = calls = errors = 0
+    for r in querying.records.full():  # one full record at a time: the loop's trace is in its artifacts
+        loop = r.artifacts.get("tools") or {}
+        model_calls, calls, errors = model_calls + r.calls, calls + int(loop.get("calls", 0)), errors + int(
+            loop.get("errors", 0))
     count = max(1, len(querying.records))
-    calls = sum(int(t.get("calls", 0)) for t in loops)
-    errors = sum(int(t.get("errors", 0)) for t in loops)
     return [
         querying.label, reading.strategy, str(len(pairs)), metric, fmt(test.a), fmt(test.b), f"{test.delta:+.4f}",
         f"[{fmt(test.ci_low)}, {fmt(test.ci_high)}]", fmt(test.p_randomization), f"{better} / {same} / {worse}",
-        f"{sum(r.calls for r in querying.records) / count:.2f}", f"{calls / count:.2f}",
+        f"{model_calls / count:.2f}", f"{calls / count:.2f}",
         f"{errors} of {calls}" if calls else "0", str(querying.result.turn_limit),
     ]
 
 
-def _by_key(records: Sequence[SampleRecord]) -> dict[str, list[SampleRecord]]:
+def _by_key(records: Sequence[AnyRecord]) -> dict[str, list[AnyRecord]]:
     """A sample's records (one per epoch) by its id."""
-    out: dict[str, list[SampleRecord]] = defaultdict(list)
+    out: dict[str, list[AnyRecord]] = defaultdict(list)
     for r in sorted(records, key=lambda r: r.epoch):
         out[r.id].append(r)
     return out

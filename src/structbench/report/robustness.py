@@ -13,20 +13,19 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from structbench.cells import cell_id
+from structbench.cells import cell_id, swept_keys
 from structbench.report.document import Block, FigureBlock, Section, TableBlock, TextBlock, slug
 from structbench.report.entries import EntryView, StatsOptions
 from structbench.report.plots import _figure, _rc, plain, to_svg
-from structbench.report.rundir import RunDir
 from structbench.report.tables import fmt
 from structbench.results import Robustness
 from structbench.robustness import CellRun, grouped, robustness_of
-from structbench.runner.sweep import swept_keys
+from structbench.rundir import RunFiles
 
 CORRECTIONS = {"holm": "Holm", "bh": "Benjamini-Hochberg"}
 
 
-def robustness_section(views: Sequence[EntryView], runs: Sequence[RunDir], stats: StatsOptions, *,
+def robustness_section(views: Sequence[EntryView], runs: Sequence[RunFiles], stats: StatsOptions, *,
                        figures: bool = True) -> Section | None:
     """The section over every run's swept entries; None when no run swept two cells or more."""
     by_path = {run.path: run for run in runs}

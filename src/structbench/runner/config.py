@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from structbench.benchmark import Benchmark
+from structbench.cells import options_for as options_for  # where report and interop read it too
 from structbench.errors import UsageError
 from structbench.registry import did_you_mean
 
@@ -68,20 +69,6 @@ def parse_think_tags(values: list[str]) -> list[tuple[str, str]] | None:
 def parse_model_options(pairs: list[str]) -> dict[str, str]:
     """``--model-option KEY=VALUE`` pairs: backend load settings, checked by the backend."""
     return parse_options(pairs, flag="--model-option")
-
-
-def options_for(bench_cls: type[Benchmark], options: dict[str, str]) -> dict[str, Any]:
-    """The options that reach ``bench_cls``: its ``bench.key`` entries and the bare keys it declares."""
-    fields = bench_cls.Options.model_fields
-    mine: dict[str, Any] = {}
-    for key, value in options.items():
-        prefix, dot, rest = key.partition(".")
-        if dot:
-            if prefix == bench_cls.name:
-                mine[rest] = value
-        elif key in fields:
-            mine[key] = value
-    return mine
 
 
 def check_options_used(bench_classes: list[type[Benchmark]], options: dict[str, str]) -> None:

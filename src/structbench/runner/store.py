@@ -12,43 +12,27 @@ import contextlib
 import errno
 import json
 import os
-from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from structbench.atomic import write_text_atomic
-from structbench.errors import DataError, StorageError
-from structbench.records import RecordKey, RecordSummary, SampleRecord
+from structbench.atomic import json_text
+from structbench.atomic import write_json_atomic as write_json_atomic  # the runner writes metrics.json with it
+from structbench.errors import StorageError
+from structbench.records import RecordSummary, SampleRecord
 from structbench.redact import HOLE, redact, redact_around
+from structbench.rundir import current_records as current_records  # the run-files layer's, used here too
+from structbench.rundir import read_records as read_records
 from structbench.runformat import SAMPLES
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from structbench.runner.kept import EntryKey, EntryRecords, KeptRecords
     from structbench.usage import Usage, UsageKey
 
 NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT})
-R = TypeVar("R", SampleRecord, RecordSummary)
-
-
-def _dumps(data: Any) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False, default=str, allow_nan=False)
-
-
-def _json_text(data: Any, verbatim: str | None = None) -> str:
-    """``data`` as redacted JSON; its top-level ``verbatim`` part (the run's configuration: what the user wrote, which
-    a resumed run compares) loses only registered secrets, so a credential-like word of a prompt stays as it was."""
-    if verbatim is None or not isinstance(data, dict) or verbatim not in data:
-        return redact(_dumps(data)) + "\n"
-    part = _dumps(data[verbatim]).replace("\n", "\n  ")  # indented as a top-level value
-    return redact_around(_dumps({**data, verbatim: HOLE}), part) + "\n"
-
-
-def write_json_atomic(path: Path, data: Any, verbatim: str | None = None) -> None:
-    """Write JSON (secrets redacted, but for its ``verbatim`` part's credential-like words) to a temporary file and
-    rename it over ``path``: readers never see half a file."""
-    write_text_atomic(path, _json_text(data, verbatim))
 
 
 def save_manifest(path: Path, data: Any) -> None:
@@ -63,7 +47,7 @@ def save_manifest(path: Path, data: Any) -> None:
             raise StorageError(f"{path}: cannot be written: {err.strerror or err}") from err
         first = err
     try:
-        raw = _json_text(data, verbatim="config").encode()
+        raw = json_text(data, verbatim="config").encode()
         with open(path, "r+b") as fh:
             fh.write(raw)
             fh.truncate(len(raw))
@@ -71,46 +55,6 @@ def save_manifest(path: Path, data: Any) -> None:
             os.fsync(fh.fileno())
     except OSError as err:
         raise StorageError(f"{path}: cannot be written: {first.strerror or first}") from err
-
-
-def read_records(path: Path, *, repair: bool = False) -> Iterator[SampleRecord]:
-    """Records of a ``samples.jsonl``, read a line at a time (a run's file can be larger than memory); a torn final
-    line (no newline) is skipped, and cut off when ``repair``."""
-    if not path.exists():
-        return
-    try:
-        fh = path.open("rb")
-    except OSError as err:  # a directory, unreadable
-        raise DataError(f"{path}: cannot be read as a run's records: {err.strerror or err}") from err
-    with fh:
-        complete = 0
-        for lineno, raw in enumerate(_lines(fh, path), start=1):
-            if not raw.endswith(b"\n"):  # torn: a write the crash cut short
-                if repair:
-                    with open(path, "r+b") as out:
-                        out.truncate(complete)
-                return
-            complete += len(raw)
-            if not raw.strip():
-                continue
-            try:
-                yield SampleRecord.model_validate_json(raw)
-            except ValidationError as err:
-                raise DataError(f"{path}:{lineno}: not a sample record: {err.errors()[0]['msg']}") from err
-
-
-def _lines(fh: BinaryIO, path: Path) -> Iterator[bytes]:
-    try:
-        yield from fh
-    except OSError as err:  # a directory opens on some systems, and fails when read
-        raise DataError(f"{path}: cannot be read as a run's records: {err.strerror or err}") from err
-
-
-def current_records(records: Iterable[R]) -> dict[RecordKey, R]:
-    """The current record of each key: its last line. A sample tried again (after a failure, or a crash before
-    its line was known to be written) appends a new line and the earlier ones stay as history; the run, its
-    metrics, ``report`` and ``compare`` all read a run directory through this one rule."""
-    return {r.key: r for r in records}
 
 
 def encode_record(record: SampleRecord) -> tuple[SampleRecord, bytes]:

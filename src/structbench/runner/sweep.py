@@ -18,25 +18,12 @@ from collections.abc import Mapping, Sequence
 
 from structbench.benchmark import Benchmark
 from structbench.cells import VALUES, Cell, cell_id, cell_options, cell_text, check_sweep_values, parse_sweeps
+from structbench.cells import swept_keys as swept_keys  # where the report reads it too
 from structbench.errors import UsageError
 from structbench.registry import did_you_mean
 
 __all__ = ["VALUES", "Cell", "cell_id", "cell_options", "cell_text", "cells_for", "check_sweep_values", "check_sweeps",
            "parse_sweeps", "preset_sweeps", "swept_keys"]
-
-
-def swept_keys(bench_cls: type[Benchmark], sweeps: Mapping[str, Sequence[str]]) -> list[tuple[str, list[str]]]:
-    """The swept keys ``bench_cls`` accepts (its ``BENCH.KEY`` entries and the bare keys it declares) with their
-    values, in the sweep's order."""
-    fields = bench_cls.Options.model_fields
-    out: list[tuple[str, list[str]]] = []
-    for key, values in sweeps.items():
-        prefix, dot, rest = key.partition(".")
-        if dot and prefix == bench_cls.name:
-            out.append((rest, list(values)))
-        elif not dot and key in fields:
-            out.append((key, list(values)))
-    return out
 
 
 def cells_for(bench_cls: type[Benchmark], sweeps: Mapping[str, Sequence[str]]) -> list[Cell]:

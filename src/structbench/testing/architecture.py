@@ -47,11 +47,11 @@ LAYERS: tuple[Layer, ...] = (
           "usage and prices; bootstrap intervals, paired tests, multiple comparisons (over any scored outcomes)",
           ("backends", "tokens", "usage", "prices", "stats")),
     Layer("contract", "what the core and a benchmark agree on: the Benchmark and Strategy interfaces, scored "
-          "outcomes, the run files' schemas (records, manifest, metrics, a sweep's cells), shared strategies, the "
-          "papers' tables; the paired tests over records and a sweep's robustness that metrics.json and the report "
-          "share",
+          "outcomes, the run files' schemas (records, manifest, metrics, a sweep's cells) and their one reader, "
+          "shared strategies, the papers' tables; the paired tests over records and a sweep's robustness that "
+          "metrics.json and the report share",
           ("benchmark", "provenance", "outcomes", "results", "records", "manifest", "heartbeat", "runconfig",
-           "runformat", "cells", "paired", "robustness", "strategies", "papers")),
+           "runformat", "rundir", "cells", "paired", "robustness", "strategies", "papers")),
     Layer("benchmarks", "the benchmarks, each a folder; the registry that finds them; the papers' presets",
           ("benchmarks", "papers.registry")),
     Layer("runner", "a run: configuration, selections, jobs, executors (one process, forked workers, Ray), batch "

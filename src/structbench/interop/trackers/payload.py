@@ -196,7 +196,7 @@ class Payload:
         """One row per current sample record (``SAMPLE_COLUMNS``), entry after entry: the answer parsed, the gold and
         the score beside the prompt and the reply. Structured values (parsed, gold) are JSON text."""
         from structbench.report.html import prompt_text
-        from structbench.runner.store import current_records, read_records
+        from structbench.rundir import current_records, read_records
 
         order = {(e.benchmark, e.variant, e.strategy, e.cell): i for i, e in enumerate(self.metrics.results)}
         records = sorted(current_records(read_records(self.run_dir / SAMPLES)).values(),
