@@ -21,10 +21,12 @@ from pydantic.fields import FieldInfo
 
 from structbench.backends.factory import DEFAULT_MAX_REPLY_BYTES, DEFAULT_TIMEOUT
 from structbench.errors import UsageError
-from structbench.runner.session import MAX_CONSECUTIVE_FAILURES
 
 if TYPE_CHECKING:
     from structbench.runconfig import RunConfig
+
+MAX_CONSECUTIVE_FAILURES = 10
+"""``max_consecutive_failures``' default (``runner.control.MAX_CONSECUTIVE_FAILURES``, which loads more)."""
 
 Scalar = str | int | float | bool
 Names = str | list[str] | tuple[str, ...]
@@ -92,19 +94,19 @@ def _is(of: Callable[[RunConfig], Any], view: Callable[[Any], Any] = lambda v: v
 
 
 def _bench(value: Any, config: RunConfig, given: Mapping[str, Any]) -> bool:
-    from structbench.runner.configure import bench_entries
+    from structbench.runner.option_values import bench_entries
 
     return bench_entries(value) == config.benches
 
 
 def _names(value: Any) -> list[str]:
-    from structbench.runner.configure import names
+    from structbench.runner.option_values import names
 
     return names(value)
 
 
 def _option_texts(value: Any) -> dict[str, str]:
-    from structbench.runner.configure import option_text
+    from structbench.runner.option_values import option_text
 
     return {k: option_text(v) for k, v in (value or {}).items()}
 
@@ -114,7 +116,7 @@ def _options(value: Any, config: RunConfig, given: Mapping[str, Any]) -> bool:
 
 
 def _sweep(value: Any, config: RunConfig, given: Mapping[str, Any]) -> bool:
-    from structbench.runner.configure import sweep_values
+    from structbench.runner.option_values import sweep_values
     from structbench.runner.sweep import preset_sweeps
 
     sweeps = sweep_values(value)
@@ -123,7 +125,7 @@ def _sweep(value: Any, config: RunConfig, given: Mapping[str, Any]) -> bool:
 
 
 def _preset(value: Any, config: RunConfig, given: Mapping[str, Any]) -> bool:
-    from structbench.runner.configure import preset_config
+    from structbench.runner.option_values import preset_config
 
     chosen = preset_config(value, _option_texts(given.get("options")))
     return chosen == (config.benches, config.strategies, config.options)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
 
 from structbench.errors import StorageError, UsageError
+from structbench.runner.arguments import MAX_CONSECUTIVE_FAILURES
 
 if TYPE_CHECKING:
     from structbench.backends import BackendSpec
@@ -23,9 +24,6 @@ if TYPE_CHECKING:
 
 Executor = Literal["local", "ray"]
 """``local``: this process, or worker processes forked from it; ``ray``: actors on a Ray cluster."""
-
-MAX_CONSECUTIVE_FAILURES = 10
-"""``RunSettings.max_consecutive_failures``' default (``runner.control.MAX_CONSECUTIVE_FAILURES``, which loads more)."""
 
 Notify = Callable[[str], None]
 """Where a run's notes and warnings go (one line each): the command prints them to stderr."""
