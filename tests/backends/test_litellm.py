@@ -22,6 +22,7 @@ require_extra("litellm", "litellm")
 from structbench.backends.base import PROMPT_TOO_LONG, TIMEOUT, BackendError, Request  # noqa: E402
 from structbench.backends.factory import BackendSpec, make_backend  # noqa: E402
 from structbench.backends.litellm import LiteLLMBackend, _merge  # noqa: E402
+from structbench.benchmarks import BENCHMARKS  # noqa: E402
 from structbench.errors import ExitCode  # noqa: E402
 from structbench.results import MetricsFile  # noqa: E402
 from structbench.runconfig import Reasoning, RunConfig  # noqa: E402
@@ -37,8 +38,8 @@ USAGE = {"prompt_tokens": 120, "completion_tokens": 3, "completion_tokens_detail
          "prompt_tokens_details": {"cached_tokens": 20}}
 """What the server reports for every call: usage read the same way must sum the same."""
 RUN = ["--limit", "6", "--epochs", "2", "--no-progress"]
-STRATEGIES = 16
-"""StructFact's strategies and SciTab's."""
+STRATEGIES = sum(len(BENCHMARKS.get(name)().strategies()) for name in ("structfact", "scitab"))
+"""StructFact's strategies and SciTab's (the tool loop's included: its text protocol on this backend)."""
 KEY = "sk-litellmsecret0123456789abcdefgh"
 
 

@@ -73,7 +73,8 @@ def test_a_reply_with_a_thought_loses_its_logprobs_and_counts_its_tokens() -> No
     assert plain == Choice(text="A", logprobs=lps)
     thinking = reply_choice("<think>one two three</think>A", params, logprobs=lps,
                             count_tokens=lambda t: len(t.split()))
-    assert thinking == Choice(text="A", reasoning="one two three", reasoning_tokens=3)
+    assert thinking == Choice(text="A", reasoning="one two three", reasoning_tokens=3,
+                              raw="<think>one two three</think>A")  # as written: what a paper's reader read
     known = reply_choice("A", params, field="one two", reasoning_tokens=7, count_tokens=len)
     assert known.reasoning_tokens == 7
     custom = reply_choice("<r>x</r>A", GenerationParams(think_tags=(("<r>", "</r>"),)))

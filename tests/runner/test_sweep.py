@@ -135,5 +135,5 @@ def test_a_sweep_says_its_cells_and_calls_before_setting_them_up(tmp_path: Path)
                               [f"v{i}" for i in range(100)]})
     plan = sweep_plan(large)  # said from the configuration alone: nothing is loaded
     assert plan is not None and plan.startswith("note: the sweep is 100,001 cells (scitab: 1,000 perturbation_seed x "
-                                                "100 serialization, 5 strategies; structext:test: no swept key, 8 "
+                                                "100 serialization, 6 strategies; structext:test: no swept key, 8 "
                                                 "strategies): every sample of each cell under each strategy")
