@@ -78,11 +78,13 @@ def one_line(stderr: str) -> str:
 
 def test_cli_defaults_match_the_core() -> None:
     from structbench.backends.factory import DEFAULT_MAX_REPLY_BYTES
-    from structbench.cli import run_cmd
     from structbench.runner import control, session
+    from structbench.runner.arguments import RunArguments
 
-    assert run_cmd.MAX_CONSECUTIVE_FAILURES == session.MAX_CONSECUTIVE_FAILURES == control.MAX_CONSECUTIVE_FAILURES
-    assert run_cmd.DEFAULT_MAX_REPLY_MB * 2**20 == DEFAULT_MAX_REPLY_BYTES
+    fields = RunArguments.model_fields  # the run command's flags and evaluate's keywords are declared here
+    assert fields["max_consecutive_failures"].default == session.MAX_CONSECUTIVE_FAILURES == \
+        control.MAX_CONSECUTIVE_FAILURES
+    assert fields["max_reply_mb"].default * 2**20 == DEFAULT_MAX_REPLY_BYTES
 
 
 # -- a bad reply never bricks a run or poisons the cache ------------------------------------------------------

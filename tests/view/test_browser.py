@@ -56,9 +56,16 @@ def row(driver: Any, run_id: str) -> Any:
 
 
 def wait(predicate: Any, timeout: float, what: str) -> Any:
+    """``predicate()`` once it is true; a row the page re-rendered between finding it and reading it (stale) is
+    looked for again."""
+    from selenium.common.exceptions import StaleElementReferenceException
+
     deadline = time.monotonic() + timeout
     while True:
-        value = predicate()
+        try:
+            value = predicate()
+        except StaleElementReferenceException:
+            value = None
         if value:
             return value
         if time.monotonic() > deadline:
