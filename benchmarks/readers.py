@@ -26,24 +26,7 @@ import threading
 import time
 from pathlib import Path
 
-import psutil
-
-
-def _tree_mib(root: int) -> tuple[float, float]:
-    """(RSS, PSS) of ``root`` and its descendants, summed, in MiB."""
-    rss = pss = 0.0
-    try:
-        procs = [psutil.Process(root), *psutil.Process(root).children(recursive=True)]
-    except psutil.Error:
-        return 0.0, 0.0
-    for proc in procs:
-        try:
-            info = proc.memory_full_info()
-        except psutil.Error:
-            continue
-        rss += info.rss / 2**20
-        pss += info.pss / 2**20
-    return rss, pss
+from scale import _tree_mib  # the same sampling of the process tree as the run's scale figures
 
 
 def measure(args: list[str]) -> tuple[float, float, float, float, int, str]:
