@@ -28,11 +28,12 @@ import csv
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from structbench.errors import DataError
+
+if TYPE_CHECKING:
+    import duckdb  # imported where a connection is made: a run whose benchmark queries no table does without it
 
 SCHEMA = "target"
 NULL_TEXTS = ("", "nan", "null")
@@ -61,6 +62,8 @@ def _sql_string(text: str) -> str:
 def new_connection() -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with schema ``target`` as the default schema, PostgreSQL's NULL ordering,
     single-threaded (so row order is file order)."""
+    import duckdb
+
     con = duckdb.connect(":memory:")
     con.execute("SET threads = 1")
     con.execute("SET default_null_order = 'nulls_last_on_asc_first_on_desc'")
@@ -216,6 +219,8 @@ def load_table(
 ) -> None:
     """Create ``target.<name>`` in ``db`` from the CSV at ``path`` (first line = header), typed by
     ``declared`` (column -> declared type) where given and inferred elsewhere."""
+    import duckdb
+
     con = db.connection
     name = column_key(name)
     header = _read_header(path)

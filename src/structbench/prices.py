@@ -21,7 +21,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from structbench.errors import UsageError
 from structbench.usage import Usage, UsageKey, UsageTotals
-from structbench.yaml_input import read_yaml
 
 BATCH_DISCOUNT = 0.5
 """The batch APIs' price as a share of the direct one (OpenAI Batch API, Anthropic Message Batches)."""
@@ -144,6 +143,8 @@ class Prices:
 
 def load_prices(path: Path) -> Prices:
     """Read a prices file (YAML, of which JSON is a subset); every problem is a ``UsageError`` naming it."""
+    from structbench.yaml_input import read_yaml  # yaml only for a run that reads a prices file
+
     data, lines = read_yaml(path, kind="the prices file", max_bytes=MAX_PRICES_BYTES)
     return Prices.from_data(data, str(path), lines)
 

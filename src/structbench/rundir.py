@@ -19,7 +19,7 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, TypeVar, overload
+from typing import overload
 
 import numpy as np
 from pydantic import ValidationError
@@ -28,7 +28,10 @@ from structbench.cells import cell_options
 from structbench.errors import DataError, UsageError
 from structbench.manifest import Manifest, read_manifest
 from structbench.outcomes import NONE, Categories, Growing, Outcomes, OutcomesBuilder
-from structbench.records import UNSCORED_KINDS, ErrorKind, RecordKey, RecordSummary, SampleRecord
+from structbench.recordlines import current_records as current_records  # the rule every reader follows
+from structbench.recordlines import read_lines
+from structbench.recordlines import read_records as read_records
+from structbench.records import UNSCORED_KINDS, ErrorKind, RecordSummary, SampleRecord
 from structbench.results import MetricsFile, ResultEntry, read_metrics
 from structbench.runconfig import RunConfig
 from structbench.runformat import MANIFEST, METRICS, SAMPLES
@@ -40,59 +43,9 @@ KINDS: tuple[ErrorKind | None, ...] = (None, "model", "harness", "context", "tur
 """Error kinds by code (0: no error)."""
 _UNCOUNTED = [KINDS.index(k) for k in UNSCORED_KINDS]
 
-R = TypeVar("R", SampleRecord, RecordSummary)
-
-
 def entry_key(result: ResultEntry | SampleRecord | RecordSummary) -> EntryKey:
     """The entry a result or a record belongs to."""
     return (result.benchmark, result.variant, result.strategy, result.model, result.cell)
-
-
-def read_records(path: Path, *, repair: bool = False) -> Iterator[SampleRecord]:
-    """Records of a ``samples.jsonl``, read a line at a time (a run's file can be larger than memory); a torn final
-    line (no newline) is skipped, and cut off when ``repair``."""
-    for _, record in _read_lines(path, repair=repair):
-        yield record
-
-
-def current_records(records: Iterable[R]) -> dict[RecordKey, R]:
-    """The current record of each key: its last line. A sample tried again (after a failure, or a crash before
-    its line was known to be written) appends a new line and the earlier ones stay as history; the run, its
-    metrics, ``report`` and ``compare`` all read a run directory through this one rule."""
-    return {r.key: r for r in records}
-
-
-def _read_lines(path: Path, *, repair: bool = False) -> Iterator[tuple[int, SampleRecord]]:
-    """(byte offset of its line, record) for each record of ``path``; ``DataError`` naming the file and line for a
-    line that is not a record."""
-    if not path.exists():
-        return
-    try:
-        fh = path.open("rb")
-    except OSError as err:  # a directory, unreadable
-        raise DataError(f"{path}: cannot be read as a run's records: {err.strerror or err}") from err
-    with fh:
-        complete = 0
-        for lineno, raw in enumerate(_lines(fh, path), start=1):
-            if not raw.endswith(b"\n"):  # torn: a write the crash cut short
-                if repair:
-                    with open(path, "r+b") as out:
-                        out.truncate(complete)
-                return
-            offset, complete = complete, complete + len(raw)
-            if not raw.strip():
-                continue
-            try:
-                yield offset, SampleRecord.model_validate_json(raw)
-            except ValidationError as err:
-                raise DataError(f"{path}:{lineno}: not a sample record: {err.errors()[0]['msg']}") from err
-
-
-def _lines(fh: BinaryIO, path: Path) -> Iterator[bytes]:
-    try:
-        yield from fh
-    except OSError as err:  # a directory opens on some systems, and fails when read
-        raise DataError(f"{path}: cannot be read as a run's records: {err.strerror or err}") from err
 
 
 def prompt_digest(record: SampleRecord) -> bytes:
@@ -322,4 +275,4 @@ def read_run_files(path: Path) -> RunFiles:
 def read_entries(path: Path) -> dict[EntryKey, EntryRecords]:
     """The records of a run directory's ``samples.jsonl``, as columns per entry (``RunFiles.entries``)."""
     source = _Source(path / SAMPLES)
-    return index_records(_read_lines(path / SAMPLES), source)
+    return index_records(read_lines(path / SAMPLES), source)

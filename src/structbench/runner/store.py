@@ -20,10 +20,10 @@ from pydantic import ValidationError
 from structbench.atomic import json_text
 from structbench.atomic import write_json_atomic as write_json_atomic  # the runner writes metrics.json with it
 from structbench.errors import StorageError
+from structbench.recordlines import current_records as current_records  # the run-files layer's, used here too
+from structbench.recordlines import read_records as read_records
 from structbench.records import RecordSummary, SampleRecord
 from structbench.redact import HOLE, redact, redact_around
-from structbench.rundir import current_records as current_records  # the run-files layer's, used here too
-from structbench.rundir import read_records as read_records
 from structbench.runformat import SAMPLES
 
 if TYPE_CHECKING:

@@ -51,7 +51,7 @@ LAYERS: tuple[Layer, ...] = (
           "shared strategies, the papers' tables; the paired tests over records and a sweep's robustness that "
           "metrics.json and the report share",
           ("benchmark", "provenance", "outcomes", "results", "records", "manifest", "heartbeat", "runconfig",
-           "runformat", "rundir", "cells", "paired", "robustness", "strategies", "papers")),
+           "runformat", "rundir", "recordlines", "cells", "paired", "robustness", "strategies", "papers")),
     Layer("benchmarks", "the benchmarks, each a folder; the registry that finds them; the papers' presets",
           ("benchmarks", "papers.registry")),
     Layer("runner", "a run: configuration, selections, jobs, executors (one process, forked workers, Ray), batch "

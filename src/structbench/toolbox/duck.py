@@ -14,12 +14,14 @@ import re
 import threading
 import time
 from collections.abc import Sequence
-
-import duckdb
+from typing import TYPE_CHECKING
 
 from structbench.csvdb import SCHEMA, Database, load_rows, quote
 from structbench.toolbox.base import Tool, ToolLimits, ToolResult, clip, show_rows
 from structbench.toolbox.tables import NamedTable
+
+if TYPE_CHECKING:
+    import duckdb  # imported where a connection is made: a run whose strategy has no SQL tool does without it
 
 _PLAIN = re.compile(r"[a-z_][a-z0-9_]*")
 SHOWN_ROWS = 3
@@ -29,6 +31,8 @@ COUNT_CHUNK = 10_000
 
 def _connection(limits: ToolLimits) -> duckdb.DuckDBPyConnection:
     """In memory, one thread, ``csvdb``'s schema and NULL order; no temporary directory, no extension loading."""
+    import duckdb
+
     con = duckdb.connect(":memory:", config={
         "threads": 1,
         "memory_limit": f"{limits.memory_mb}MB",
@@ -90,6 +94,8 @@ class DuckTables(Tool):
             return self._run(argument, started)
 
     def _run(self, query: str, started: float) -> ToolResult:
+        import duckdb
+
         con = self.db.connection
         timer = threading.Timer(self.limits.seconds, con.interrupt)
         timer.start()
@@ -126,6 +132,8 @@ def sql_name(name: str) -> str:
 
 def refuse(con: duckdb.DuckDBPyConnection, query: str) -> str | None:
     """Why ``query`` is not run (not exactly one SELECT statement, or unparsable), or None."""
+    import duckdb
+
     try:
         statements = con.extract_statements(query)
     except duckdb.Error as err:
