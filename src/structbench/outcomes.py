@@ -366,6 +366,11 @@ class OutcomesBuilder:
     def __len__(self) -> int:
         return self.ids.size
 
+    @property
+    def answers(self) -> list[Any]:
+        """The distinct answers and gold values so far: what the codes in ``parsed`` and ``gold`` stand for."""
+        return self._tables.answers
+
     def add(self, s: Any) -> int:
         """Append one outcome (anything with ``Scored``'s fields); returns its row."""
         t, row = self._tables, self.ids.size

@@ -75,3 +75,27 @@ def test_the_record_view_reads_back_each_keys_last_record() -> None:
     counts = entry.counts(rows)
     assert counts.errors == 0 and counts.counted.tolist() == [0, 2, 3]
     assert entry.failed(np.arange(4)).tolist() == [False, True, False, False]
+
+
+def test_the_record_views_answer_counts_are_the_summarys() -> None:
+    """Counted from the columns, as ``report.summary.answer_counts`` counts the records' summaries: labels in order of
+    first appearance, an unparsed answer as ``(none)``, uncounted records and non-label gold left out, entries that
+    differ only by model summed."""
+    from structbench.report.summary import answer_counts
+
+    def other(sample_id: str, **fields: Any) -> SampleRecord:
+        return record(sample_id).model_copy(update=fields)
+
+    written = [record("a", parsed="no"), record("b", parsed=None, error="timeout", kind="model"), record("c"),
+               record("d", parsed="maybe"), record("e", error="KeyError", kind="harness"), record("f", parsed=3),
+               other("g", gold=2, parsed=2), other("h", model="m2", parsed="no"), other("i", strategy="vote")]
+    records = KeptRecords()
+    for r in written:
+        records.add(r)
+    view = RecordView([(entry, entry.latest()) for entry in records.entries.values()])
+    expected = answer_counts(iter(view))
+    counted = view.answer_counts()
+    assert counted == expected
+    assert [list(c) for c in counted[("toy", "small", "direct", "")]] == [list(c) for c in
+                                                                          expected[("toy", "small", "direct", "")]]
+    assert counted[("toy", "small", "direct", "")] == ({"no": 2, "(none)": 2, "yes": 1, "maybe": 1}, {"yes": 6})

@@ -134,6 +134,7 @@ def _summary(result: EvalResult, suite: str | None) -> str:
 
     from structbench.benchmarks import BENCHMARKS
     from structbench.report.summary import answer_counts, run_summary, suite_text
+    from structbench.runner.kept import RecordView
 
     metrics = result.metrics
     if suite is None:
@@ -144,4 +145,6 @@ def _summary(result: EvalResult, suite: str | None) -> str:
             strategies += [r.strategy] if r.strategy not in strategies else []  # once, however many sweep cells
         suite = suite_text([(BENCHMARKS.get(b).title, b, v, s, n) for (b, v), (s, n) in entries.items()])
     width = min(100, max(40, shutil.get_terminal_size((100, 24)).columns))
-    return "\n" + run_summary(result.model_title, suite, metrics, answer_counts(result.records), width=width) + "\n"
+    records = result.records
+    answers = records.answer_counts() if isinstance(records, RecordView) else answer_counts(records)
+    return "\n" + run_summary(result.model_title, suite, metrics, answers, width=width) + "\n"

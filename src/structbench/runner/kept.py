@@ -10,6 +10,7 @@ from a sorted array of key hashes, so resuming a run of a million samples holds 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
@@ -183,6 +184,24 @@ class EntryRecords:
         """The outcomes of ``rows`` (columns of their own)."""
         return self.outcomes.build(rows)
 
+    def answer_counts(self, rows: np.ndarray) -> tuple[Counter[str], Counter[str]]:
+        """How often each label was answered and is the gold among ``rows``' counted records whose gold is a label
+        (``report.summary.answer_counts`` of their summaries, in the same order), from the answer codes."""
+        self._sync()
+        counted = rows[~np.isin(self.kind.array()[rows], UNCOUNTED)]
+        outcomes = self.outcomes
+        answers = outcomes.answers
+        label = [isinstance(a, str) for a in answers]
+        pairs = Counter(zip(outcomes.parsed.array()[counted].tolist(), outcomes.gold.array()[counted].tolist(),
+                            strict=True))
+        parsed: Counter[str] = Counter()
+        gold: Counter[str] = Counter()
+        for (p, g), n in pairs.items():  # in order of first appearance, as the records are read
+            if label[g]:
+                parsed[answers[p] if label[p] else "(none)"] += n
+                gold[answers[g]] += n
+        return parsed, gold
+
     def summaries(self, rows: np.ndarray) -> Iterator[RecordSummary]:
         """``rows`` as ``RecordSummary`` objects, built as they are read."""
         bench, variant, strategy, model, cell = self.key
@@ -284,3 +303,16 @@ class RecordView(Sequence[RecordSummary]):
     def __iter__(self) -> Iterator[RecordSummary]:
         for entry, rows in self._parts:
             yield from entry.summaries(rows)
+
+    def answer_counts(self) -> dict[tuple[str, str, str, str], tuple[Counter[str], Counter[str]]]:
+        """``report.summary.answer_counts`` of these records, counted from their columns: the summary paragraph
+        reads it at the end of every run, and building each record's summary for it cost more than the rest."""
+        out: dict[tuple[str, str, str, str], tuple[Counter[str], Counter[str]]] = {}
+        for entry, rows in self._parts:
+            parsed, gold = entry.answer_counts(rows)
+            if gold:
+                bench, variant, strategy, _, cell = entry.key
+                into = out.setdefault((bench, variant, strategy, cell), (Counter(), Counter()))
+                into[0].update(parsed)
+                into[1].update(gold)
+        return out
