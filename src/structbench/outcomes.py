@@ -80,7 +80,8 @@ class Growing:
     def set(self, row: int, value: Any) -> None:
         """Row ``row`` (rows up to it that were never set keep ``fill``)."""
         if row >= self.size:
-            self._reserve(row + 1)
+            if row >= len(self._data):  # checked here: a run sets every column of every record through this
+                self._reserve(row + 1)
             self.size = row + 1
         self._data[row] = value
 
