@@ -1,15 +1,13 @@
 """Local models whose chat template thinks (``tiny_models.build_thinking_model``): the ``hf``, ``llamacpp`` and
 ``vllm`` backends keep the thought apart from the answer, see that the template opened it, count its tokens with
 the model's tokenizer, pass chat-template arguments (``enable_thinking``), and leave a reply cut off inside its
-thought without an answer; a run through the command line scores the answer, never the thought."""
+thought without an answer; a run through the command line (in this process) scores the answer, never the thought."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +18,9 @@ from backends.tiny_models import ANSWER, THOUGHT, build_thinking_model, require
 require("torch")
 require("transformers")
 
-from faults import child_pythonpath  # noqa: E402
-from patience import patience  # noqa: E402
 from structbench.backends.base import Request, Response  # noqa: E402
 from structbench.backends.factory import BackendSpec, make_backend  # noqa: E402
+from structbench.testing.cli import invoke  # noqa: E402
 
 TESTS = Path(__file__).resolve().parents[1]
 
@@ -81,14 +78,10 @@ def test_vllm(thinker: Path) -> None:
 
 
 def _run(tmp_path: Path, *args: str) -> tuple[list[dict[str, Any]], dict[str, Any], str]:
-    env = {**os.environ, "PYTHONPATH": child_pythonpath(),
-           "STRUCTBENCH_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, "STRUCTBENCH_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
     out = tmp_path / f"run{len(list(tmp_path.glob('run*')))}"
-    proc = subprocess.run(
-        [sys.executable, "-m", "structbench", "run", "-b", "structfact:demo", "-s", "zero_shot,few_shot",
-         "--data-dir", str(TESTS / "synthetic"), "--allow-modified-data", "--no-progress", "--out", str(out),
-         *args],
-        capture_output=True, text=True, env=env, timeout=patience(600))
+    proc = invoke("run", "-b", "structfact:demo", "-s", "zero_shot,few_shot", "--data-dir", str(TESTS / "synthetic"),
+                  "--allow-modified-data", "--no-progress", "--out", str(out), *args, env=env)
     assert proc.returncode == 0, proc.stderr
     records = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
     return records, json.loads((out / "metrics.json").read_text()), proc.stderr

@@ -1,28 +1,24 @@
-"""``structbench run`` on local models: hf and vllm backends by path, --model-option/--device/--dtype."""
+"""``structbench run`` on local models: hf and vllm backends by path, --model-option/--device/--dtype.
+
+The commands run in this process (``structbench.testing.cli.invoke``): each one as a subprocess started another
+interpreter that imported torch and transformers again, for nothing the test checks."""
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+import toybench  # noqa: F401  (registers the toy benchmark the commands run)
 from backends.tiny_models import build_tiny_model, require
-from faults import child_pythonpath
-from patience import patience
-
-TESTS = Path(__file__).resolve().parents[1]
-"""A child process imports this checkout's structbench (not another one installed) and the test plugins."""
+from structbench.testing.cli import Invocation, invoke
 
 
-def sb(tmp_path: Path, *args: str, check: int | None = 0) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=child_pythonpath(), STRUCTBENCH_PLUGINS="toybench",
-               STRUCTBENCH_CACHE=str(tmp_path / "cache"), HF_HUB_OFFLINE="1")
-    proc = subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True, env=env,
-                          cwd=tmp_path, timeout=patience(600))
+def sb(tmp_path: Path, *args: str, check: int | None = 0) -> Invocation:
+    env = dict(os.environ, STRUCTBENCH_CACHE=str(tmp_path / "cache"), HF_HUB_OFFLINE="1")
+    proc = invoke(*args, env=env, cwd=tmp_path)
     if check is not None:
         assert proc.returncode == check, proc.stderr + proc.stdout
     return proc

@@ -1,28 +1,24 @@
 """``run``'s flags as users of other harnesses type them: ``--output-dir`` (``--out``), ``-o`` given a path,
-``--temperature``/``--top-p``/``--system-prompt`` reaching every request, ``--sample-id``, the seeded ``--sample``."""
+``--temperature``/``--top-p``/``--system-prompt`` reaching every request, ``--sample-id``, the seeded ``--sample``
+(each command in this process, ``structbench.testing.cli.invoke``)."""
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
-from faults import child_pythonpath
-from patience import patience
 from structbench.api import configure
 from structbench.backends.base import Request
 from structbench.backends.mock import MockBackend
 from structbench.datasets import DataContext
 from structbench.runner.run import Run
 from structbench.runner.selection import prepare
+from structbench.testing.cli import Invocation, invoke
 
 
-def sb(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=child_pythonpath(), STRUCTBENCH_CACHE=str(cwd / "cache"))
-    return subprocess.run([sys.executable, "-m", "structbench", "run", *args, "--no-progress"], capture_output=True,
-                          text=True, env=env, cwd=cwd, timeout=patience(300))
+def sb(cwd: Path, *args: str) -> Invocation:
+    return invoke("run", *args, "--no-progress", env=dict(os.environ, STRUCTBENCH_CACHE=str(cwd / "cache")), cwd=cwd)
 
 
 def ids(run_dir: Path) -> list[str]:
