@@ -51,7 +51,7 @@ def test_the_grid_is_the_product_first_key_slowest_and_a_cell_names_itself_in_ke
 
 def test_only_prompt_options_share_a_load() -> None:
     cell = Cell((("serialization", "csv"), ("per_task", "3"), ("perturbation", "dates")))
-    assert cell.load_key(STRUCTFACT.prompt_options) == (("per_task", "3"),)
+    assert cell.load_key(STRUCTFACT.loading.prompt_options) == (("per_task", "3"),)
 
 
 def test_sweeps_no_benchmark_takes_or_set_twice_are_refused() -> None:
