@@ -11,6 +11,7 @@ its caller's words (``concurrency=0`` from Python, ``--concurrency 0`` from the 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -181,7 +182,8 @@ def _parse_log_options(value: list[str]) -> dict[str, str]:
 
 def _parse_out(value: str) -> Path:
     if not value.strip():  # as a path it would be the current directory
-        raise UsageError(f"--out {value!r}: empty; give a directory (an empty value would mean the current one)")
+        raise UsageError(f"{spelt('out', repr(value))}: empty; give a directory (an empty value would mean the "
+                         "current one)")
     return Path(value)
 
 
@@ -394,6 +396,20 @@ def named(name: str, value: Any, flags: bool) -> str:
     if flags:
         return f"{flag_name(name)} {value}"
     return f"{name}={value!r}"
+
+
+flag_words: ContextVar[bool] = ContextVar("flag_words", default=False)
+"""Whether the run's options were given as the ``run`` command's flags (set by the command line's entry point) or as
+Python keywords (``evaluate``, ``configure``, ``run``, a suite file: the default). Errors raised deep in a run, far
+from any ``flags`` argument (a budget reached, a swept key no benchmark has), name options in these words."""
+
+
+def spelt(name: str, value: str | None = None) -> str:
+    """Option ``name`` in its caller's words (``flag_words``): ``--max-cost`` or ``max_cost=``; with a value (as
+    text), ``--max-cost 1`` or ``max_cost=1``."""
+    if flag_words.get():
+        return flag_name(name) if value is None else f"{flag_name(name)} {value}"
+    return f"{name}=" if value is None else f"{name}={value}"
 
 
 def option_field(name: str) -> Any:

@@ -28,6 +28,7 @@ from structbench.manifest import INTERRUPTED, TERMINATED, Manifest, ModifiedData
 from structbench.records import RecordSummary, SampleRecord
 from structbench.runconfig import RunConfig
 from structbench.runformat import LOCK, MANIFEST, METRICS
+from structbench.runner.arguments import spelt
 from structbench.runner.cache import CacheWriteError, ResponseCache, Spill
 from structbench.runner.calls import ModelCaller, ModelPool
 from structbench.runner.control import RunControl
@@ -111,7 +112,7 @@ def check_writable(run_dir: Path) -> None:
         probe = probe.parent
     if not os.access(probe, os.W_OK | os.X_OK):
         why = "read-only file system" if _read_only_fs(probe) else "permission denied"
-        raise StorageError(f"--out {run_dir}: cannot be written ({probe}: {why})")
+        raise StorageError(f"{spelt('out', str(run_dir))}: cannot be written ({probe}: {why})")
 
 
 def _read_only_fs(path: Path) -> bool:

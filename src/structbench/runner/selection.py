@@ -269,8 +269,8 @@ def _no_such_ids(label: str, ids: Sequence[str], every: Sequence[str]) -> None:
 def prepare(config: RunConfig, data: DataContext, model_context: int | None = None) -> list[Selection]:
     """Load every selected benchmark's samples (narrowed by ``sample_ids``, ``sample`` and ``limit``) and strategies,
     once per cell of the run's sweep; ``model_context`` (the model's context in tokens, where known) lets benchmarks
-    leave out prompts that cannot fit it. Cells that differ only in a benchmark's ``loading.prompt_options`` share one load
-    and one stream of samples."""
+    leave out prompts that cannot fit it. Cells that differ only in a benchmark's ``loading.prompt_options`` share one
+    load and one stream of samples."""
     if not config.benches:
         raise UsageError("no benchmark to evaluate: the run's configuration names none")
     classes = [BENCHMARKS.get(split_bench(e)[0]) for e in config.benches]

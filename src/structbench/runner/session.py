@@ -126,22 +126,25 @@ def with_backend_prices(costs: Costs, spec: BackendSpec) -> Costs:
 def budget_of(costs: Costs, spec: BackendSpec, settings: RunSettings, notify: Notify = to_stderr) -> Budget:
     """The run's ``Budget``, after checking what the cost settings need: a price for the model (``--max-cost``
     without prices is a usage error), one process, a backend with a batch API."""
+    from structbench.runner.arguments import spelt
     from structbench.runner.budget import Budget
 
     if costs.prices is not None:
         costs.prices.require([spec.label])
     if costs.one_process:
+        counted = (f"{spelt('batch')}, {spelt('max_cost')} and {spelt('max_tokens_total')} count every call in one "
+                   "process")
         if settings.executor == "ray":
-            raise UsageError("--batch, --max-cost and --max-tokens-total count every call in one process: drop "
-                             "--executor ray")
+            raise UsageError(f"{counted}: drop {spelt('executor', 'ray')}")
         if settings.workers is not None and settings.workers > 1:
-            notify(f"note: --workers {settings.workers}: --batch, --max-cost and --max-tokens-total count every "
-                   "call in one process; running in one (--concurrency still applies)")
+            notify(f"note: {spelt('workers', str(settings.workers))}: {counted}; running in one "
+                   f"({spelt('concurrency')} still applies)")
     if costs.batch:
         from structbench.batch.providers import PROVIDERS
 
         if spec.backend not in PROVIDERS:
-            raise UsageError(f"--batch: the {spec.backend} backend has no batch API (openai and anthropic have one)")
+            raise UsageError(f"{spelt('batch')}: the {spec.backend} backend has no batch API (openai and anthropic "
+                             "have one)")
     return Budget(costs.max_cost, costs.max_tokens_total, costs.prices)
 
 
