@@ -241,7 +241,7 @@ def test_errors_deep_in_a_run_name_options_as_the_caller_wrote_them(tmp_path: Pa
         structbench.evaluate("oracle", "structext:test", out=tmp_path / "a", sweep={"nope": ["1", "2"]}, **common)
     with pytest.raises(UsageError, match=r"^options\['nope'\]: no selected benchmark has this option"):
         structbench.evaluate("oracle", "structext:test", out=tmp_path / "b", options={"nope": "1"}, **common)
-    with pytest.raises(UsageError, match=r"^max_cost= needs the models' prices: give prices=FILE"):
+    with pytest.raises(UsageError, match=r"^max_cost needs the models' prices: give prices=FILE"):
         Budget(max_cost=1.0)
     words = flag_words.set(True)
     try:

@@ -61,7 +61,7 @@ def test_sweeps_no_benchmark_takes_or_set_twice_are_refused() -> None:
         ({"rfqa.limit": ["1"]}, {}, "benchmark 'rfqa' is not part of this run"),
         ({"scitab.option_map": ["1"]}, {}, "scitab has no such option"),
         ({"serialization": ["csv"], "structfact.serialization": ["json"]}, {}, "both sweep structfact's serialization"),
-        ({"serialization": ["csv"]}, {"structfact.serialization": "json"}, "also set by --option"),
+        ({"serialization": ["csv"]}, {"structfact.serialization": "json"}, "also set by options; drop one"),
     ]
     for sweeps, options, says in cases:
         with pytest.raises(UsageError, match=says.replace("(", r"\(").replace(")", r"\)").replace("?", r"\?")):

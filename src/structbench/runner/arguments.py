@@ -412,6 +412,11 @@ def spelt(name: str, value: str | None = None) -> str:
     return f"{name}=" if value is None else f"{name}={value}"
 
 
+def word(name: str) -> str:
+    """Option ``name`` alone in its caller's words: ``--max-cost`` or ``max_cost``."""
+    return flag_name(name) if flag_words.get() else name
+
+
 def option_field(name: str) -> Any:
     """A copy of option ``name``'s pydantic field (type constraints, default and description), for a model that
     reads the same option from elsewhere (a suite file): its bounds are declared once, here."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from structbench.errors import BudgetError, UsageError
 from structbench.prices import Prices
-from structbench.runner.arguments import spelt
+from structbench.runner.arguments import spelt, word
 from structbench.usage import CallUsage, Usage, UsageKey
 
 
@@ -34,7 +34,7 @@ class Budget:
 
     def __post_init__(self) -> None:
         if self.max_cost is not None and self.prices is None:
-            raise UsageError(f"{spelt('max_cost')} needs the models' prices: give {spelt('prices', 'FILE')} (US "
+            raise UsageError(f"{word('max_cost')} needs the models' prices: give {spelt('prices', 'FILE')} (US "
                              "dollars per million tokens)")
 
     @property
@@ -62,12 +62,12 @@ class Budget:
         if not self.active:
             return None
         if not call.known:
-            return (f"{call.model} reported no token usage for a call, so the budget ({spelt('max_cost')}/"
-                    f"{spelt('max_tokens_total')}) cannot be kept; run without it, or against a server that reports "
+            return (f"{call.model} reported no token usage for a call, so the budget ({word('max_cost')}/"
+                    f"{word('max_tokens_total')}) cannot be kept; run without it, or against a server that reports "
                     "usage")
         if self.max_cost is not None and cost is None:
-            source = self.prices.source if self.prices is not None else spelt("prices")
-            return f"{call.model} has no price in {source}, so {spelt('max_cost')} cannot be kept"
+            source = self.prices.source if self.prices is not None else word("prices")
+            return f"{call.model} has no price in {source}, so {word('max_cost')} cannot be kept"
         return None
 
     def reached(self) -> str | None:

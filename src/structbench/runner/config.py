@@ -9,14 +9,14 @@ from structbench.benchmark import Benchmark
 from structbench.cells import options_for as options_for  # where report and interop read it too
 from structbench.errors import UsageError
 from structbench.registry import did_you_mean
-from structbench.runner.arguments import flag_words, spelt
+from structbench.runner.arguments import flag_words, spelt, word
 
 
 def check_limit(limit: int | None) -> None:
     """``--limit`` must ask for at least one sample: a result over none would have no metric to show."""
     if limit is not None and limit < 1:
         raise UsageError(f"{spelt('limit', str(limit))}: give a number of samples of at least 1 (or leave "
-                         f"{spelt('limit').rstrip('=')} out for all)")
+                         f"{word('limit')} out for all)")
 
 
 def split_bench(entry: str) -> tuple[str, str | None]:

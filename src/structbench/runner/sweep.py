@@ -21,7 +21,7 @@ from structbench.cells import VALUES, Cell, cell_id, cell_options, cell_text, ch
 from structbench.cells import swept_keys as swept_keys  # where the report reads it too
 from structbench.errors import UsageError
 from structbench.registry import did_you_mean
-from structbench.runner.arguments import flag_words, spelt
+from structbench.runner.arguments import flag_words, word
 
 __all__ = ["VALUES", "Cell", "cell_id", "cell_options", "cell_text", "cells_for", "check_sweep_values", "check_sweeps",
            "parse_sweeps", "preset_sweeps", "swept_keys"]
@@ -64,7 +64,7 @@ def check_sweeps(bench_classes: Sequence[type[Benchmark]], options: Mapping[str,
             raise UsageError(f"{_swept(twice)} and {_swept(f'{cls.name}.{twice}')} both sweep {cls.name}'s {twice}")
         set_too = [k for k in keys if k in _option_keys(cls, options)]
         if set_too:
-            raise UsageError(f"{_swept(set_too[0])}: {cls.name}'s {set_too[0]} is also set by {spelt('options')}; "
+            raise UsageError(f"{_swept(set_too[0])}: {cls.name}'s {set_too[0]} is also set by {word('options')}; "
                              "drop one")
 
 
