@@ -232,8 +232,8 @@ def test_configure_takes_only_what_decides_the_results() -> None:
 
 
 def test_errors_deep_in_a_run_name_options_as_the_caller_wrote_them(tmp_path: Path) -> None:
-    from structbench.runner.arguments import flag_words
     from structbench.runner.budget import Budget
+    from structbench.runner.words import flag_words
     from structbench.testing.cli import invoke
 
     common = {"limit": 2, "progress": False, "cache": tmp_path / "cache.sqlite"}

@@ -11,7 +11,6 @@ its caller's words (``concurrency=0`` from Python, ``--concurrency 0`` from the 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
-from contextvars import ContextVar
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -22,6 +21,7 @@ from pydantic.fields import FieldInfo
 
 from structbench.backends.factory import DEFAULT_MAX_REPLY_BYTES, DEFAULT_TIMEOUT
 from structbench.errors import UsageError
+from structbench.runner.words import FLAG_NAMES, spelt
 
 if TYPE_CHECKING:
     from structbench.runconfig import RunConfig
@@ -391,30 +391,14 @@ def flag_name(name: str) -> str:
     return longs[-1] if longs else "--" + name.replace("_", "-")
 
 
+FLAG_NAMES.update({name: flag_name(name) for name in FLAGS})  # the words errors deep in a run use (runner.words)
+
+
 def named(name: str, value: Any, flags: bool) -> str:
     """An argument as its caller wrote it: ``name=value`` (Python) or ``--flag value`` (``flags``: the command)."""
     if flags:
         return f"{flag_name(name)} {value}"
     return f"{name}={value!r}"
-
-
-flag_words: ContextVar[bool] = ContextVar("flag_words", default=False)
-"""Whether the run's options were given as the ``run`` command's flags (set by the command line's entry point) or as
-Python keywords (``evaluate``, ``configure``, ``run``, a suite file: the default). Errors raised deep in a run, far
-from any ``flags`` argument (a budget reached, a swept key no benchmark has), name options in these words."""
-
-
-def spelt(name: str, value: str | None = None) -> str:
-    """Option ``name`` in its caller's words (``flag_words``): ``--max-cost`` or ``max_cost=``; with a value (as
-    text), ``--max-cost 1`` or ``max_cost=1``."""
-    if flag_words.get():
-        return flag_name(name) if value is None else f"{flag_name(name)} {value}"
-    return f"{name}=" if value is None else f"{name}={value}"
-
-
-def word(name: str) -> str:
-    """Option ``name`` alone in its caller's words: ``--max-cost`` or ``max_cost``."""
-    return flag_name(name) if flag_words.get() else name
 
 
 def option_field(name: str) -> Any:

@@ -1,6 +1,6 @@
 """A run's budget: ``--max-cost`` (US dollars at the run's prices) and ``--max-tokens-total`` (prompt plus completion
 tokens of the calls the run makes); ``max_cost`` and ``max_tokens_total`` in Python, as its errors say
-(``runner.arguments.spelt``).
+(``runner.words``).
 
 What counts is what the run spends: calls answered by a model, directly or through a batch, over every session of
 the run (the records of earlier sessions, then each call of this one as it returns); calls answered from the
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from structbench.errors import BudgetError, UsageError
 from structbench.prices import Prices
-from structbench.runner.arguments import spelt, word
+from structbench.runner.words import spelt, word
 from structbench.usage import CallUsage, Usage, UsageKey
 
 

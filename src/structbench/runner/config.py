@@ -9,7 +9,7 @@ from structbench.benchmark import Benchmark
 from structbench.cells import options_for as options_for  # where report and interop read it too
 from structbench.errors import UsageError
 from structbench.registry import did_you_mean
-from structbench.runner.arguments import flag_words, spelt, word
+from structbench.runner.words import flag_words, spelt, word
 
 
 def check_limit(limit: int | None) -> None:

@@ -28,7 +28,6 @@ from structbench.manifest import INTERRUPTED, TERMINATED, Manifest, ModifiedData
 from structbench.records import RecordSummary, SampleRecord
 from structbench.runconfig import RunConfig
 from structbench.runformat import LOCK, MANIFEST, METRICS
-from structbench.runner.arguments import spelt, word
 from structbench.runner.cache import CacheWriteError, ResponseCache, Spill
 from structbench.runner.calls import ModelCaller, ModelPool
 from structbench.runner.control import RunControl
@@ -42,6 +41,7 @@ from structbench.runner.progress import SLOW_CALL, ProgressMode, RunProgress
 from structbench.runner.selection import Selection
 from structbench.runner.settings import RequestSettings
 from structbench.runner.store import RunStore, save_manifest, write_json_atomic
+from structbench.runner.words import spelt, word
 from structbench.runner.workers import (
     ProcessLink,
     WorkerSettings,

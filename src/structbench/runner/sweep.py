@@ -21,7 +21,7 @@ from structbench.cells import VALUES, Cell, cell_id, cell_options, cell_text, ch
 from structbench.cells import swept_keys as swept_keys  # where the report reads it too
 from structbench.errors import UsageError
 from structbench.registry import did_you_mean
-from structbench.runner.arguments import flag_words, word
+from structbench.runner.words import flag_words, word
 
 __all__ = ["VALUES", "Cell", "cell_id", "cell_options", "cell_text", "cells_for", "check_sweep_values", "check_sweeps",
            "parse_sweeps", "preset_sweeps", "swept_keys"]

@@ -35,7 +35,6 @@ from structbench.backends.base import Backend
 from structbench.backends.stats import CallSnapshot
 from structbench.data.sample import Sample
 from structbench.errors import ExitCode, StorageError, StructbenchError
-from structbench.runner.arguments import spelt
 from structbench.runner.cache import ResponseCache, Spill
 from structbench.runner.calls import ModelCaller, ModelPool
 from structbench.runner.control import CacheErrorPolicy, RunControl
@@ -43,6 +42,7 @@ from structbench.runner.engine import Job, Outcome
 from structbench.runner.jobs import JobRef, JobRunner, Ticket
 from structbench.runner.pipeline import run_pipeline
 from structbench.runner.settings import RequestSettings
+from structbench.runner.words import spelt
 
 if TYPE_CHECKING:
     from structbench.runner.dispatch import Events
