@@ -6,9 +6,9 @@ column with itself and a Change; importing this module registers it as ``paperto
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
+from structbench.benchmark import PaperParts
 from structbench.benchmarks import BENCHMARKS
 from structbench.papers import Change, Mean, Measure, Orders, PaperTable, Preset, RunRow
 from toybench import ToyBench
@@ -49,9 +49,7 @@ class PaperToy(ToyBench):
     name = "papertoy"
     title = "Toy paper"
 
-    @classmethod
-    def paper_tables(cls) -> Sequence[PaperTable]:
-        return (TABLE,)
+    paper = PaperParts(tables=(TABLE,))
 
 
 if "papertoy" not in BENCHMARKS:

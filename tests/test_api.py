@@ -115,10 +115,10 @@ def test_every_run_flag_is_a_keyword(tmp_path: Path) -> None:
         assert done.metrics.usage is not None
         assert done.metrics.usage.cost_usd == 0.00018  # 3 calls of 120 µ$, at half price
         (tmp_path / "prices.yaml").write_text("m: {input: 1000, output: 1000}\n")
-        with pytest.raises(BudgetError, match="reached --max-cost 0.1 USD"):
+        with pytest.raises(BudgetError, match="reached max_cost=0.1 USD"):
             structbench.evaluate("openai:m", "structext:test", limit=5, out=tmp_path / "b", prices=tmp_path /
                                  "prices.yaml", max_cost=0.1, no_cache=True, concurrency=1, **common)
-        with pytest.raises(BudgetError, match="reached --max-tokens-total 150"):
+        with pytest.raises(BudgetError, match="reached max_tokens_total=150"):
             structbench.evaluate("openai:m", "structext:test", limit=5, out=tmp_path / "c", max_tokens_total=150,
                                  no_cache=True, concurrency=1, **common)
 
@@ -229,3 +229,32 @@ def test_configure_takes_only_what_decides_the_results() -> None:
         structbench.api.configure("oracle", "scitab", limt=2)
     config = structbench.api.configure("oracle", "scitab", device="cpu", model_options={"n": 1}, base_url="http://h")
     assert config.model_options == {"n": "1", "device": "cpu"} and config.base_url == "http://h"
+
+
+def test_errors_deep_in_a_run_name_options_as_the_caller_wrote_them(tmp_path: Path) -> None:
+    from structbench.runner.budget import Budget
+    from structbench.runner.words import flag_words
+    from structbench.testing.cli import invoke
+
+    common = {"limit": 2, "progress": False, "cache": tmp_path / "cache.sqlite"}
+    with pytest.raises(UsageError, match=r"^sweep\['nope'\]: no selected benchmark has this option"):
+        structbench.evaluate("oracle", "structext:test", out=tmp_path / "a", sweep={"nope": ["1", "2"]}, **common)
+    with pytest.raises(UsageError, match=r"^options\['nope'\]: no selected benchmark has this option"):
+        structbench.evaluate("oracle", "structext:test", out=tmp_path / "b", options={"nope": "1"}, **common)
+    with pytest.raises(UsageError, match=r"^max_cost needs the models' prices: give prices=FILE"):
+        Budget(max_cost=1.0)
+    words = flag_words.set(True)
+    try:
+        with pytest.raises(UsageError, match=r"^--max-cost needs the models' prices: give --prices FILE"):
+            Budget(max_cost=1.0)
+    finally:
+        flag_words.reset(words)
+    cli = invoke("run", "-m", "oracle", "-b", "structext:test", "--limit", "2", "--no-progress",
+                 "--out", str(tmp_path / "d"), "--sweep", "nope=1,2")
+    assert cli.returncode == 2 and "error: --sweep nope: no selected benchmark has this option" in cli.stderr
+    cli = invoke("run", "-m", "oracle", "-b", "structext:test", "--limit", "2", "--no-progress",
+                 "--out", str(tmp_path / "e"), "-o", "nope=1")
+    assert cli.returncode == 2 and "error: --option nope: no selected benchmark has this option" in cli.stderr
+    # the command's words end with it: the library speaks Python again in this process
+    with pytest.raises(UsageError, match=r"^sweep\['nope'\]"):
+        structbench.evaluate("oracle", "structext:test", out=tmp_path / "f", sweep={"nope": ["1"]}, **common)

@@ -3,6 +3,8 @@ generic in its own options model."""
 
 from __future__ import annotations
 
+import inspect
+import re
 from typing import get_args
 
 import pytest
@@ -58,4 +60,32 @@ def test_every_benchmark_is_generic_in_its_own_options(name: str) -> None:
     cls = BENCHMARKS.get(name)
     base = next(b for b in cls.__orig_bases__ if getattr(b, "__origin__", None) is Benchmark)  # type: ignore[attr-defined]
     assert get_args(base) == (cls.Options,)
+    assert not re.search(r"^    Options\b", inspect.getsource(cls), re.M), f"{name} declares its Options twice"
     assert isinstance(cls().options, cls.Options)
+
+
+def test_options_are_declared_once_in_the_class_statement() -> None:
+    from toybench import ToyBench, ToyOptions
+
+    assert ToyBench.Options is ToyOptions
+    with pytest.raises(TypeError, match=r"Benchmark\[ToyOptions\].*do not declare Options again"):
+        class Twice(Benchmark[ToyOptions]):
+            Options = StructFact.Options
+
+
+@pytest.mark.parametrize(("hook", "moved"), [
+    ("paper_scoring", "paper = PaperParts(scoring=...)"),
+    ("prompt_options", "loading = Loading(prompt_options=...)"),
+    ("uses_model_context", "loading = Loading(fits_context=True)"),
+    ("robustness_presets", "paper = PaperParts(robustness=...)"),
+])
+def test_a_plugin_on_a_moved_hook_is_told_where_it_went(hook: str, moved: str) -> None:
+    with pytest.raises(TypeError, match=rf"^Old: {hook} moved: declare {re.escape(moved)}"):
+        type("Old", (Benchmark,), {hook: ()})
+
+
+def test_the_optional_parts_are_grouped_declarations() -> None:
+    assert SciTab.paper.scoring == ("pot_equal",) and SciTab.paper.tables and SciTab.paper.robustness
+    assert "serialization" in SciTab.loading.prompt_options
+    assert BENCHMARKS.get("skabench").loading.fits_context and not SciTab.loading.fits_context
+    assert BENCHMARKS.get("rfqa").loading.variant_parts["all"]

@@ -35,7 +35,6 @@ class ToyBench(Benchmark[ToyOptions]):
     headline = "accuracy"
     metric_names = ("accuracy", "yes_rate")
     breakdown_keys = ("task", "rows")
-    Options = ToyOptions
 
     def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> Iterable[Sample]:
         """Generated as they are read (a stream: a run of a million holds none of them)."""

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Se
 from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -200,137 +200,59 @@ class NoOptions(BaseModel):
 OptionsT = TypeVar("OptionsT", bound=BaseModel)
 
 
-class Benchmark(ABC, Generic[OptionsT]):
-    """One benchmark: where its data comes from, how samples are prompted, parsed and scored. Generic in its run
-    options' model (``class SciTab(Benchmark[SciTabOptions])``), so ``self.options`` is typed."""
+@dataclass(frozen=True)
+class PaperParts:
+    """What a benchmark reproduces of its papers (``Benchmark.paper``); all optional."""
 
-    name: ClassVar[str]
-    title: ClassVar[str]
-    """The paper's name for it."""
-    summary: ClassVar[str] = ""
-    """One line saying what a sample asks and of what (the README's and the docs' benchmark tables)."""
-    variants: ClassVar[tuple[str, ...]]
-    """Variant names; the first is the default."""
-    default_strategy: ClassVar[str]
-    headline: ClassVar[str]
-    """The metric reported as the headline; a key of ``aggregate``'s result."""
-    headline_label: ClassVar[str] = ""
-    """The headline as a reader names it (``weighted F1``), in the benchmark tables; empty: ``headline``."""
-    metric_names: ClassVar[tuple[str, ...]]
-    breakdown_keys: ClassVar[tuple[str, ...]] = ("task",)
-    """Meta keys (and ``task``) over which metrics are also computed per group."""
-    Options: ClassVar[type[BaseModel]] = NoOptions
-    """Run options (``--option key=value``), validated by this model: the class ``OptionsT`` stands for."""
-    options: OptionsT
-    """This instance's run options."""
-    provenance: ClassVar[Provenance | None] = None
-    """Where the data comes from, its license and the paper's citation (published dataset cards state them);
-    None: not declared (the card says so)."""
-    uses_model_context: ClassVar[bool] = False
-    """Whether ``load`` leaves out prompts that cannot fit ``model_context`` (a benchmark that builds contexts to
-    token budgets): a run then asks the backend for the model's context before loading."""
-    model_context: int | None = None
-    """The model's context in tokens when the run knows it before loading (``Backend.context_window``), else
-    None; set by the runner before ``load``. A benchmark with ``uses_model_context`` leaves out what cannot fit
-    and says so in ``exclusions``."""
-    prompt_options: ClassVar[frozenset[str]] = frozenset()
+    scoring: tuple[str, ...] = ()
+    """Options that switch parsing and scoring to the papers' released code, bug for bug (what the presets set);
+    their defaults are structbench's corrected scoring. A score under them also records the corrected one
+    (``Benchmark.corrected``, ``Benchmark.with_corrected``)."""
+    tables: Sequence[PaperTable] = ()
+    """The papers' result tables this benchmark reproduces: published numbers, the preset that runs each table's
+    configuration, and how a run's records fill its columns (``structbench.papers``)."""
+    robustness: Sequence[Preset] = ()
+    """Presets that sweep the benchmark over a standard grid of table formats and perturbations
+    (``structbench.papers.robustness``); () where it shows no tables."""
+
+
+@dataclass(frozen=True)
+class Loading:
+    """What the runner may know of ``load`` before calling it (``Benchmark.loading``); all optional."""
+
+    prompt_options: frozenset[str] = frozenset()
     """Options that change only how samples are prompted, never which samples ``load`` builds (serializations,
     perturbations, decoding): the cells of a sweep (``runner.sweep``) that differ only in them share one load and
     one stream of samples, read once (a benchmark whose ``load`` leaves state on the instance passes it on in
     ``take_load``)."""
-    variant_parts: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+    variant_parts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Variants whose samples are a part of another's, by that variant (``all`` -> its sources): the same samples,
     prompted and scored alike, so what a preset sets for the whole applies to a part (``score rfqa:spider1 --preset
     rfqa-table2``)."""
-    paper_scoring: ClassVar[tuple[str, ...]] = ()
-    """Options that switch parsing and scoring to the papers' released code, bug for bug (what the presets set);
-    their defaults are structbench's corrected scoring. A score under them also records the corrected one."""
+    fits_context: bool = False
+    """``load`` leaves out prompts that cannot fit ``Benchmark.model_context`` (a benchmark that builds contexts to
+    token budgets): a run then asks the backend for the model's context before loading."""
 
-    _corrected: Benchmark[OptionsT] | None
+
+MOVED: dict[str, str] = {
+    "paper_scoring": "paper = PaperParts(scoring=...)",
+    "paper_tables": "paper = PaperParts(tables=...)",
+    "robustness_presets": "paper = PaperParts(robustness=...)",
+    "prompt_options": "loading = Loading(prompt_options=...)",
+    "variant_parts": "loading = Loading(variant_parts=...)",
+    "uses_model_context": "loading = Loading(fits_context=True)",
+}
+"""Hooks of earlier versions that became grouped declarations: a benchmark (a plugin's) still declaring one is a
+``TypeError`` at its class statement that names the new declaration, never a hook silently ignored."""
+
+
+class Clusters:
+    """Optional: the clusters of samples that are not independent (questions asked of one table), which intervals
+    and paired tests resample together. A benchmark that declares none resamples single samples."""
+
     cluster_unit: ClassVar[str | None] = None
     """What the samples of a cluster share (``table``, ``database`` ...; see ``cluster``); None: the samples
     are independent questions."""
-
-    def __init__(self, options: Mapping[str, Any] | None = None) -> None:
-        try:
-            self.options = cast(OptionsT, self.Options.model_validate(dict(options or {})))
-        except ValidationError as err:
-            fields = self.Options.model_fields
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or 'option'}: {e['msg']}"
-                + ("." + did_you_mean(str(e["loc"][0]), fields) if e["type"] == "extra_forbidden" and e["loc"] else "")
-                for e in err.errors()
-            )
-            raise UsageError(f"{self.name}: bad --option: {problems}") from None
-
-    def check_variant(self, variant: str | None) -> str:
-        """The variant to use (the default when None); unknown names raise ``UsageError``."""
-        if variant is None:
-            return self.variants[0]
-        if variant not in self.variants:
-            raise UsageError(f"{self.name} has no variant {variant!r}.{did_you_mean(variant, self.variants)} "
-                             f"Variants: {', '.join(self.variants)}")
-        return variant
-
-    @abstractmethod
-    def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> Iterable[Sample]:
-        """Load or generate the variant's samples, in a fixed order (``limit`` is a hint; the core also truncates).
-
-        Yield them (a generator, or ``Samples`` with their count) to stream them: a run then reads each once and
-        never holds them all, whatever their number. A list is held for the whole run (a large one is warned
-        about): return one only where a sample cannot be built without seeing all the others, and say why in the
-        benchmark's documentation. What strategies read of the loaded benchmark (a few-shot pool) must be set before
-        the first sample is yielded: the core reads the first sample before it forks workers. ``exclusions`` is read
-        after the last."""
-
-    def take_load(self, loaded: Benchmark) -> None:
-        """Take over what ``loaded.load`` left on that instance (demonstrations, what it left out): this instance of
-        the same benchmark differs from it only in ``prompt_options`` and prompts and scores the samples ``loaded``
-        loaded, without loading them again (the cells of a sweep). Nothing to take by default."""
-        return None
-
-    @abstractmethod
-    def strategies(self) -> Mapping[str, Strategy]:
-        """The prompting strategies this benchmark supports, by name."""
-
-    def strategy(self, name: str | None) -> Strategy:
-        """The named strategy (the default when None); unknown names raise ``UsageError``."""
-        table = self.strategies()
-        name = name or self.default_strategy
-        if name not in table:
-            raise UsageError(f"{self.name} has no strategy {name!r}.{did_you_mean(name, table)} "
-                             f"Strategies: {', '.join(table)}")
-        return table[name]
-
-    @abstractmethod
-    def oracle(self, sample: Sample, request: Request) -> str:
-        """The reply a perfect model would give to ``request`` about ``sample``, in the expected format."""
-
-    @abstractmethod
-    def score(self, sample: Sample, attempt: Attempt, strategy: Strategy) -> Scored:
-        """Parse the attempt with the benchmark's own parser (as ``strategy.answer`` says its replies give their
-        answer) and score it against the gold answer."""
-
-    def corrected(self) -> Benchmark[OptionsT] | None:
-        """This benchmark with its ``paper_scoring`` options back at their defaults (structbench's corrected
-        scoring), or None when none is set; built once."""
-        if "_corrected" not in self.__dict__:
-            fields = type(self.options).model_fields
-            changed = {k for k in self.paper_scoring if getattr(self.options, k) != fields[k].default}
-            self._corrected = (
-                type(self)(self.options.model_dump(exclude_unset=True, exclude=changed)) if changed else None
-            )
-        return self._corrected
-
-    def with_corrected(self, scored: Scored, rescore: Callable[[Benchmark[OptionsT]], Scored]) -> Scored:
-        """``scored`` (under the paper's scoring) with the corrected scoring's values beside its own, under
-        ``CORRECTED`` keys; ``rescore`` scores the same attempt with the corrected benchmark."""
-        corrected = self.corrected()
-        if corrected is None:
-            return scored
-        twin = rescore(corrected)
-        extra = {f"{CORRECTED}{k}": v for k, v in twin.values.items()}
-        return scored.model_copy(update={"values": {**scored.values, **extra, f"{CORRECTED}score": twin.score}})
 
     def cluster(self, sample: Sample) -> str | None:
         """The cluster of ``sample``: the key its questions share (the table it is asked of), so intervals resample
@@ -341,35 +263,12 @@ class Benchmark(ABC, Generic[OptionsT]):
         """What one resampled unit of ``variant`` is: ``cluster_unit``, or ``sample`` for independent questions."""
         return self.cluster_unit or "sample"
 
-    def outcome(self, sample: Sample, attempt: Attempt, strategy: Strategy, *, epoch: int = 0) -> Scored:
-        """``score``, with the sample's cluster and the epoch attached (what the core records)."""
-        scored = self.score(sample, attempt, strategy)
-        return trusted(type(scored), {**scored.__dict__, "cluster": self.cluster(sample), "epoch": epoch})
 
-    @abstractmethod
-    def aggregate(self, scored: Sequence[Scored]) -> dict[str, float]:
-        """Corpus-level metrics over ``scored``; must contain ``headline`` and ``metric_names``."""
+class Analysis:
+    """Optional: what reports, exports and ``metrics.json`` show beyond ``aggregate`` (baselines, confusion
+    matrices, what was left out, a vectorized bootstrap statistic). Every hook has a neutral default."""
 
-    def export_fields(self, sample: Sample) -> dict[str, Any]:
-        """Benchmark-specific fields added to each ``export`` line."""
-        return {}
-
-    def extra_results(self, scored: Sequence[Scored]) -> dict[str, Any]:
-        """Extra JSON-able results for ``metrics.json`` (per-class scores, label counts ...); the key
-        ``excluded`` is the core's (see ``exclusions``)."""
-        return {}
-
-    @classmethod
-    def paper_tables(cls) -> Sequence[PaperTable]:
-        """The papers' result tables this benchmark reproduces: published numbers, the preset that runs
-        each table's configuration, and how a run's records fill its columns (``structbench.papers``)."""
-        return ()
-
-    @classmethod
-    def robustness_presets(cls) -> Sequence[Preset]:
-        """Presets that sweep the benchmark over a standard grid of table formats and perturbations
-        (``structbench.papers.robustness``); () where it shows no tables."""
-        return ()
+    headline: ClassVar[str]
 
     def answer_labels(self, scored: Sequence[Scored]) -> tuple[str, ...]:
         """The closed set of answers, for benchmarks whose answer is a label (their baselines); () otherwise."""
@@ -380,10 +279,19 @@ class Benchmark(ABC, Generic[OptionsT]):
         score can be read at a glance; {} when none is defined. Label benchmarks get them from ``answer_labels``."""
         from structbench.stats.baselines import label_baselines
 
-        return label_baselines(self, scored, self.answer_labels(scored), self.headline)
+        return label_baselines(cast("Benchmark[Any]", self), scored, self.answer_labels(scored), self.headline)
 
     def confusion_matrices(self, scored: Sequence[Scored]) -> dict[str, ConfusionMatrix]:
         """Confusion matrices over ``scored`` by name (gold rows, predicted columns); reports draw each one."""
+        return {}
+
+    def export_fields(self, sample: Sample) -> dict[str, Any]:
+        """Benchmark-specific fields added to each ``export`` line."""
+        return {}
+
+    def extra_results(self, scored: Sequence[Scored]) -> dict[str, Any]:
+        """Extra JSON-able results for ``metrics.json`` (per-class scores, label counts ...); the key
+        ``excluded`` is the core's (see ``exclusions``)."""
         return {}
 
     def averaged(self, scored: Scored) -> bool:
@@ -407,6 +315,163 @@ class Benchmark(ABC, Generic[OptionsT]):
         per cluster once, so cluster resamples cost one matrix product.
         """
         return None
+
+
+class Benchmark(Clusters, Analysis, ABC, Generic[OptionsT]):
+    """One benchmark: where its data comes from, how samples are prompted, parsed and scored.
+
+    What every benchmark declares comes first: its names (``name``, ``title``, ``variants``, ``default_strategy``,
+    ``headline``, ``metric_names``) and five methods (``load``, ``strategies``, ``oracle``, ``score``,
+    ``aggregate``). Generic in its run options' model, declared once (``class SciTab(Benchmark[SciTabOptions])``:
+    ``Options`` is that model, ``self.options`` is typed). The optional parts are grouped: ``paper``
+    (``PaperParts``), ``loading`` (``Loading``), ``Clusters`` and ``Analysis`` (hooks with neutral defaults)."""
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    """The paper's name for it."""
+    variants: ClassVar[tuple[str, ...]]
+    """Variant names; the first is the default."""
+    default_strategy: ClassVar[str]
+    headline: ClassVar[str]
+    """The metric reported as the headline; a key of ``aggregate``'s result."""
+    metric_names: ClassVar[tuple[str, ...]]
+
+    # -- described: tables, list, dataset cards ---------------------------------------------------------------
+    summary: ClassVar[str] = ""
+    """One line saying what a sample asks and of what (the README's and the docs' benchmark tables)."""
+    headline_label: ClassVar[str] = ""
+    """The headline as a reader names it (``weighted F1``), in the benchmark tables; empty: ``headline``."""
+    provenance: ClassVar[Provenance | None] = None
+    """Where the data comes from, its license and the paper's citation (published dataset cards state them);
+    None: not declared (the card says so)."""
+    breakdown_keys: ClassVar[tuple[str, ...]] = ("task",)
+    """Meta keys (and ``task``) over which metrics are also computed per group."""
+
+    # -- optional parts, grouped -----------------------------------------------------------------------------
+    paper: ClassVar[PaperParts] = PaperParts()
+    """What it reproduces of its papers: bug-compatible scoring options, published tables, robustness presets."""
+    loading: ClassVar[Loading] = Loading()
+    """What the runner may know of ``load`` before calling it: prompt-only options, variant parts, model context."""
+
+    Options: ClassVar[type[BaseModel]] = NoOptions
+    """Run options' model (``--option key=value``): the class ``OptionsT`` stands for, taken from the class
+    statement (``Benchmark[SciTabOptions]``), never declared again."""
+    options: OptionsT
+    """This instance's run options."""
+    model_context: int | None = None
+    """The model's context in tokens when the run knows it before loading (``Backend.context_window``), else
+    None; set by the runner before ``load`` where ``loading.fits_context``. Such a benchmark leaves out what
+    cannot fit and says so in ``exclusions``."""
+    _corrected: Benchmark[OptionsT] | None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        moved = sorted(set(vars(cls)) & MOVED.keys())
+        if moved:
+            raise TypeError(f"{cls.__qualname__}: " + "; ".join(
+                f"{k} moved: declare {MOVED[k]} (structbench.benchmark)" for k in moved))
+        model = next((arg for base in vars(cls).get("__orig_bases__", ())
+                      if getattr(base, "__origin__", None) is Benchmark
+                      for arg in get_args(base) if isinstance(arg, type) and issubclass(arg, BaseModel)), None)
+        if model is None:
+            return
+        if "Options" in vars(cls) and vars(cls)["Options"] is not model:
+            raise TypeError(f"{cls.__qualname__}: its options are {model.__name__} (Benchmark[{model.__name__}]); "
+                            "do not declare Options again")
+        cls.Options = model
+
+    def __init__(self, options: Mapping[str, Any] | None = None) -> None:
+        try:
+            self.options = cast(OptionsT, self.Options.model_validate(dict(options or {})))
+        except ValidationError as err:
+            fields = self.Options.model_fields
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'option'}: {e['msg']}"
+                + ("." + did_you_mean(str(e["loc"][0]), fields) if e["type"] == "extra_forbidden" and e["loc"] else "")
+                for e in err.errors()
+            )
+            raise UsageError(f"{self.name}: bad --option: {problems}") from None
+
+    # -- the five things every benchmark does ---------------------------------------------------------------
+    @abstractmethod
+    def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> Iterable[Sample]:
+        """Load or generate the variant's samples, in a fixed order (``limit`` is a hint; the core also truncates).
+
+        Yield them (a generator, or ``Samples`` with their count) to stream them: a run then reads each once and
+        never holds them all, whatever their number. A list is held for the whole run (a large one is warned
+        about): return one only where a sample cannot be built without seeing all the others, and say why in the
+        benchmark's documentation. What strategies read of the loaded benchmark (a few-shot pool) must be set before
+        the first sample is yielded: the core reads the first sample before it forks workers. ``exclusions`` is read
+        after the last."""
+
+    @abstractmethod
+    def strategies(self) -> Mapping[str, Strategy]:
+        """The prompting strategies this benchmark supports, by name."""
+
+    @abstractmethod
+    def oracle(self, sample: Sample, request: Request) -> str:
+        """The reply a perfect model would give to ``request`` about ``sample``, in the expected format."""
+
+    @abstractmethod
+    def score(self, sample: Sample, attempt: Attempt, strategy: Strategy) -> Scored:
+        """Parse the attempt with the benchmark's own parser (as ``strategy.answer`` says its replies give their
+        answer) and score it against the gold answer."""
+
+    @abstractmethod
+    def aggregate(self, scored: Sequence[Scored]) -> dict[str, float]:
+        """Corpus-level metrics over ``scored``; must contain ``headline`` and ``metric_names``."""
+
+    # -- what the core derives from them ---------------------------------------------------------------------
+    def check_variant(self, variant: str | None) -> str:
+        """The variant to use (the default when None); unknown names raise ``UsageError``."""
+        if variant is None:
+            return self.variants[0]
+        if variant not in self.variants:
+            raise UsageError(f"{self.name} has no variant {variant!r}.{did_you_mean(variant, self.variants)} "
+                             f"Variants: {', '.join(self.variants)}")
+        return variant
+
+    def strategy(self, name: str | None) -> Strategy:
+        """The named strategy (the default when None); unknown names raise ``UsageError``."""
+        table = self.strategies()
+        name = name or self.default_strategy
+        if name not in table:
+            raise UsageError(f"{self.name} has no strategy {name!r}.{did_you_mean(name, table)} "
+                             f"Strategies: {', '.join(table)}")
+        return table[name]
+
+    def outcome(self, sample: Sample, attempt: Attempt, strategy: Strategy, *, epoch: int = 0) -> Scored:
+        """``score``, with the sample's cluster and the epoch attached (what the core records)."""
+        scored = self.score(sample, attempt, strategy)
+        return trusted(type(scored), {**scored.__dict__, "cluster": self.cluster(sample), "epoch": epoch})
+
+    def take_load(self, loaded: Benchmark) -> None:
+        """Take over what ``loaded.load`` left on that instance (demonstrations, what it left out): this instance of
+        the same benchmark differs from it only in ``loading.prompt_options`` and prompts and scores the samples
+        ``loaded`` loaded, without loading them again (the cells of a sweep). Nothing to take by default."""
+        return None
+
+    # -- paper scoring (``paper.scoring``) -------------------------------------------------------------------
+    def corrected(self) -> Benchmark[OptionsT] | None:
+        """This benchmark with its ``paper.scoring`` options back at their defaults (structbench's corrected
+        scoring), or None when none is set; built once."""
+        if "_corrected" not in self.__dict__:
+            fields = type(self.options).model_fields
+            changed = {k for k in self.paper.scoring if getattr(self.options, k) != fields[k].default}
+            self._corrected = (
+                type(self)(self.options.model_dump(exclude_unset=True, exclude=changed)) if changed else None
+            )
+        return self._corrected
+
+    def with_corrected(self, scored: Scored, rescore: Callable[[Benchmark[OptionsT]], Scored]) -> Scored:
+        """``scored`` (under the paper's scoring) with the corrected scoring's values beside its own, under
+        ``CORRECTED`` keys; ``rescore`` scores the same attempt with the corrected benchmark."""
+        corrected = self.corrected()
+        if corrected is None:
+            return scored
+        twin = rescore(corrected)
+        extra = {f"{CORRECTED}{k}": v for k, v in twin.values.items()}
+        return scored.model_copy(update={"values": {**scored.values, **extra, f"{CORRECTED}score": twin.score}})
 
 
 def content_key(texts: Sequence[str]) -> str:

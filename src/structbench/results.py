@@ -372,7 +372,7 @@ def compute_result(
     twins = outcomes.corrected()
     corrected = bench.corrected()
     if corrected is not None and twins is not None:
-        reset = {k: str(getattr(corrected.options, k)) for k in bench.paper_scoring}
+        reset = {k: str(getattr(corrected.options, k)) for k in bench.paper.scoring}
         extra[CORRECTED] = {"options": reset, "metrics": _defined(corrected.aggregate(twins))}
     headline = _headline(bench, metrics)
     if interval and headline.value is not None:

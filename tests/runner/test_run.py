@@ -346,7 +346,7 @@ def test_limit_below_one_is_refused() -> None:
     from structbench.runner.selection import load_samples
 
     for limit in (0, -3):
-        with pytest.raises(UsageError, match=f"--limit {limit}: give a number of samples of at least 1"):
+        with pytest.raises(UsageError, match=f"^limit={limit}: give a number of samples of at least 1"):
             load_samples(ToyBench(), "small", DataContext(), seed=0, limit=limit)
         with pytest.raises(ValidationError):  # a manifest cannot hold one either
             _config(limit=limit)
@@ -410,7 +410,7 @@ def test_workers_that_cannot_fork_are_a_note_on_the_runs_notify(monkeypatch: pyt
     monkeypatch.setattr(run_module, "can_fork", lambda: False)
     notes: list[str] = []
     assert run_module.Spread(4, None, 0).processes(10, 8, notes.append) == 1
-    assert notes == ["note: --workers 4: worker processes cannot be forked here (another thread is running, or not "
+    assert notes == ["note: workers=4: worker processes cannot be forked here (another thread is running, or not "
                      "on Linux); running in one process"]
     assert run_module.Spread(1, None, 0).processes(10, 8, notes.append) == 1 and len(notes) == 1
 

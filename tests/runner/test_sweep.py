@@ -51,7 +51,7 @@ def test_the_grid_is_the_product_first_key_slowest_and_a_cell_names_itself_in_ke
 
 def test_only_prompt_options_share_a_load() -> None:
     cell = Cell((("serialization", "csv"), ("per_task", "3"), ("perturbation", "dates")))
-    assert cell.load_key(STRUCTFACT.prompt_options) == (("per_task", "3"),)
+    assert cell.load_key(STRUCTFACT.loading.prompt_options) == (("per_task", "3"),)
 
 
 def test_sweeps_no_benchmark_takes_or_set_twice_are_refused() -> None:
@@ -61,7 +61,7 @@ def test_sweeps_no_benchmark_takes_or_set_twice_are_refused() -> None:
         ({"rfqa.limit": ["1"]}, {}, "benchmark 'rfqa' is not part of this run"),
         ({"scitab.option_map": ["1"]}, {}, "scitab has no such option"),
         ({"serialization": ["csv"], "structfact.serialization": ["json"]}, {}, "both sweep structfact's serialization"),
-        ({"serialization": ["csv"]}, {"structfact.serialization": "json"}, "also set by --option"),
+        ({"serialization": ["csv"]}, {"structfact.serialization": "json"}, "also set by options; drop one"),
     ]
     for sweeps, options, says in cases:
         with pytest.raises(UsageError, match=says.replace("(", r"\(").replace(")", r"\)").replace("?", r"\?")):

@@ -135,11 +135,15 @@ def test_worker_count_defaults_and_limits(capsys: pytest.CaptureFixture[str]) ->
     from structbench.backends.openai_compat import OpenAIBackend
     from structbench.forkmap import cpu_count
 
-    assert worker_count(OpenAIBackend("m", base_url="http://127.0.0.1:1/v1"), None) == cpu_count()
-    assert worker_count(MockBackend(), None) == 1 and worker_count(MockBackend(), 4) == 4
+    notes: list[str] = []
+    assert worker_count(OpenAIBackend("m", base_url="http://127.0.0.1:1/v1"), None, notes.append) == cpu_count()
+    assert worker_count(MockBackend(), None, notes.append) == 1 and worker_count(MockBackend(), 4, notes.append) == 4
     local = LlamaCppBackend.__new__(LlamaCppBackend)
-    assert worker_count(local, 2) == 1 and worker_count(local, None) == 1
-    assert "note: --workers 2: the llamacpp backend holds its model in this process" in capsys.readouterr().err
+    assert worker_count(local, 2, notes.append) == 1 and worker_count(local, None, notes.append) == 1
+    # the run's Notify hears it (evaluate's notes, a suite's log), never stderr behind its back
+    assert notes == ["note: workers=2: the llamacpp backend holds its model in this process and cannot be copied "
+                     "into worker processes; running in one process (executor=ray runs one copy per Ray actor)"]
+    assert capsys.readouterr().err == ""
     assert split(64, 3) == [22, 21, 21] and split(2, 2) == [1, 1]
 
 

@@ -80,8 +80,11 @@ def main() -> None:
     prints its traceback (redacted too) and exits 1; SIGTERM ends like Ctrl-C, with 143."""
     from typer.exceptions import TyperException
 
+    from structbench.runner.words import flag_words
+
     signal.signal(signal.SIGTERM, _terminate)
     _redact_logs()
+    words = flag_words.set(True)  # errors deep in a run name its options as this command's flags
     try:
         code = app(standalone_mode=False)  # typer's own errors come back here, to be printed as one line
         sys.exit(code if isinstance(code, int) else ExitCode.OK)
@@ -111,6 +114,8 @@ def main() -> None:
         sys.exit(ExitCode.STORAGE)
     except Exception:
         _crash()
+    finally:
+        flag_words.reset(words)  # an in-process invocation (testing.cli) leaves Python's words to the library
 
 
 def usage_line(err: Exception) -> str:

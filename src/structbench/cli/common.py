@@ -131,7 +131,7 @@ def _whole_of(benches: Sequence[str], wanted: str, variant: str | None) -> str |
 
     if variant is None or wanted not in BENCHMARKS:
         return None
-    parts = BENCHMARKS.get(wanted).variant_parts
+    parts = BENCHMARKS.get(wanted).loading.variant_parts
     return next((b for b in benches
                  if split_bench(b)[0] == wanted and variant in parts.get(split_bench(b)[1] or "", ())), None)
 

@@ -1,5 +1,5 @@
 """The papers' tables: published results as data, the presets that reproduce them, and the mapping from
-a run's records to their columns (declared by each benchmark through ``Benchmark.paper_tables``). Every
+a run's records to their columns (declared by each benchmark through ``Benchmark.paper.tables``). Every
 benchmark's tables and presets together: ``papers.registry`` (above the benchmarks, which this package is below)."""
 
 from structbench.papers.published import (

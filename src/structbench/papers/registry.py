@@ -13,7 +13,7 @@ def paper_tables(benchmark: str | None = None) -> list[PaperTable]:
     from structbench.benchmarks import BENCHMARKS
 
     classes = [BENCHMARKS.get(benchmark)] if benchmark is not None else [c for _, c in BENCHMARKS.usable(warn_plugin)]
-    return [t for cls in classes for t in cls.paper_tables()]
+    return [t for cls in classes for t in cls.paper.tables]
 
 
 def preset_table(name: str) -> PaperTable:
@@ -26,11 +26,11 @@ def preset_table(name: str) -> PaperTable:
 
 
 def robustness_presets(benchmark: str | None = None) -> list[Preset]:
-    """The robustness presets of every registered benchmark (or of one): ``Benchmark.robustness_presets``."""
+    """The robustness presets of every registered benchmark (or of one): ``Benchmark.paper.robustness``."""
     from structbench.benchmarks import BENCHMARKS
 
     classes = [BENCHMARKS.get(benchmark)] if benchmark is not None else [c for _, c in BENCHMARKS.usable(warn_plugin)]
-    return [p for cls in classes for p in cls.robustness_presets()]
+    return [p for cls in classes for p in cls.paper.robustness]
 
 
 def find_preset(name: str) -> Preset:

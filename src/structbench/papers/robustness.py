@@ -4,7 +4,7 @@
 grid (``runner.sweep``) and compares the cells in one run (``structbench.robustness``). The grid is ToRR's seven
 table formats (the paper's own standing for Markdown) crossed with no perturbation and the three that reorder or
 reshape a table; a run costs ``cells x samples x strategies`` model calls (``docs/usage/robustness.md`` lists each
-preset's). Benchmarks declare theirs through ``Benchmark.robustness_presets``.
+preset's). Benchmarks declare theirs through ``Benchmark.paper.robustness``.
 """
 
 from __future__ import annotations

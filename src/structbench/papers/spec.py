@@ -1,7 +1,7 @@
 """How a benchmark declares its papers' tables: the published data, the run configuration behind each
 table (a preset), and how a run's sample records fill each column.
 
-A benchmark returns ``PaperTable``s from ``Benchmark.paper_tables()``; the report and the CLI read
+A benchmark returns ``PaperTable``s from ``Benchmark.paper.tables``; the report and the CLI read
 only these types, so the core never needs to know what a column of a particular paper means.
 """
 

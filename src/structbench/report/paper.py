@@ -571,7 +571,7 @@ def fill_tables(views: Sequence[EntryView], runs: Sequence[RunFiles], stats: Sta
     tables: list[PaperTable] = []
     for v in views:
         if v.bench is not None:
-            tables += [t for t in type(v.bench).paper_tables() if t not in tables]
+            tables += [t for t in type(v.bench).paper.tables if t not in tables]
     out = []
     for table in tables:
         rows: list[tuple[ModelRuns, RowResult]] = []

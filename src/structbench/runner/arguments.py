@@ -21,6 +21,7 @@ from pydantic.fields import FieldInfo
 
 from structbench.backends.factory import DEFAULT_MAX_REPLY_BYTES, DEFAULT_TIMEOUT
 from structbench.errors import UsageError
+from structbench.runner.words import FLAG_NAMES, spelt
 
 if TYPE_CHECKING:
     from structbench.runconfig import RunConfig
@@ -181,7 +182,8 @@ def _parse_log_options(value: list[str]) -> dict[str, str]:
 
 def _parse_out(value: str) -> Path:
     if not value.strip():  # as a path it would be the current directory
-        raise UsageError(f"--out {value!r}: empty; give a directory (an empty value would mean the current one)")
+        raise UsageError(f"{spelt('out', repr(value))}: empty; give a directory (an empty value would mean the "
+                         "current one)")
     return Path(value)
 
 
@@ -387,6 +389,9 @@ def flag_name(name: str) -> str:
     flag = FLAGS.get(name)
     longs = [n for n in (flag.names if flag else ()) if n.startswith("--")]
     return longs[-1] if longs else "--" + name.replace("_", "-")
+
+
+FLAG_NAMES.update({name: flag_name(name) for name in FLAGS})  # the words errors deep in a run use (runner.words)
 
 
 def named(name: str, value: Any, flags: bool) -> str:

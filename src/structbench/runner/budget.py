@@ -1,5 +1,6 @@
 """A run's budget: ``--max-cost`` (US dollars at the run's prices) and ``--max-tokens-total`` (prompt plus completion
-tokens of the calls the run makes).
+tokens of the calls the run makes); ``max_cost`` and ``max_tokens_total`` in Python, as its errors say
+(``runner.words``).
 
 What counts is what the run spends: calls answered by a model, directly or through a batch, over every session of
 the run (the records of earlier sessions, then each call of this one as it returns); calls answered from the
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 
 from structbench.errors import BudgetError, UsageError
 from structbench.prices import Prices
+from structbench.runner.words import spelt, word
 from structbench.usage import CallUsage, Usage, UsageKey
 
 
@@ -32,7 +34,8 @@ class Budget:
 
     def __post_init__(self) -> None:
         if self.max_cost is not None and self.prices is None:
-            raise UsageError("--max-cost needs the models' prices: give --prices FILE (US dollars per million tokens)")
+            raise UsageError(f"{word('max_cost')} needs the models' prices: give {spelt('prices', 'FILE')} (US "
+                             "dollars per million tokens)")
 
     @property
     def active(self) -> bool:
@@ -59,19 +62,20 @@ class Budget:
         if not self.active:
             return None
         if not call.known:
-            return (f"{call.model} reported no token usage for a call, so the budget (--max-cost/--max-tokens-total) "
-                    "cannot be kept; run without it, or against a server that reports usage")
+            return (f"{call.model} reported no token usage for a call, so the budget ({word('max_cost')}/"
+                    f"{word('max_tokens_total')}) cannot be kept; run without it, or against a server that reports "
+                    "usage")
         if self.max_cost is not None and cost is None:
-            source = self.prices.source if self.prices is not None else "--prices"
-            return f"{call.model} has no price in {source}, so --max-cost cannot be kept"
+            source = self.prices.source if self.prices is not None else word("prices")
+            return f"{call.model} has no price in {source}, so {word('max_cost')} cannot be kept"
         return None
 
     def reached(self) -> str | None:
         """Which limit is reached, in words (None: neither)."""
         if self.max_cost is not None and self.spent_cost >= self.max_cost:
-            return f"--max-cost {self.max_cost:g} USD (spent {self.spent_cost:.4f} USD)"
+            return f"{spelt('max_cost', f'{self.max_cost:g}')} USD (spent {self.spent_cost:.4f} USD)"
         if self.max_tokens is not None and self.spent_tokens >= self.max_tokens:
-            return f"--max-tokens-total {self.max_tokens:,} (spent {self.spent_tokens:,} tokens)"
+            return f"{spelt('max_tokens_total', f'{self.max_tokens:,}')} (spent {self.spent_tokens:,} tokens)"
         return None
 
     def error(self, reason: str) -> BudgetError:

@@ -9,12 +9,14 @@ from structbench.benchmark import Benchmark
 from structbench.cells import options_for as options_for  # where report and interop read it too
 from structbench.errors import UsageError
 from structbench.registry import did_you_mean
+from structbench.runner.words import flag_words, spelt, word
 
 
 def check_limit(limit: int | None) -> None:
     """``--limit`` must ask for at least one sample: a result over none would have no metric to show."""
     if limit is not None and limit < 1:
-        raise UsageError(f"--limit {limit}: give a number of samples of at least 1 (or leave --limit out for all)")
+        raise UsageError(f"{spelt('limit', str(limit))}: give a number of samples of at least 1 (or leave "
+                         f"{word('limit')} out for all)")
 
 
 def split_bench(entry: str) -> tuple[str, str | None]:
@@ -71,16 +73,22 @@ def parse_model_options(pairs: list[str]) -> dict[str, str]:
     return parse_options(pairs, flag="--model-option")
 
 
+def _option(key: str) -> str:
+    """A benchmark option in its caller's words: ``--option KEY`` from the command line, ``options['KEY']`` from
+    Python."""
+    return f"--option {key}" if flag_words.get() else f"options[{key!r}]"
+
+
 def check_options_used(bench_classes: list[type[Benchmark]], options: dict[str, str]) -> None:
     """Refuse options that no selected benchmark accepts (a typo must not pass silently)."""
     names = {b.name for b in bench_classes}
     for key in options:
         prefix, dot, _ = key.partition(".")
         if dot and prefix not in names:
-            raise UsageError(f"--option {key}: benchmark {prefix!r} is not part of this run")
+            raise UsageError(f"{_option(key)}: benchmark {prefix!r} is not part of this run")
         if not dot and not any(key in b.Options.model_fields for b in bench_classes):
             accepted = sorted({f for b in bench_classes for f in b.Options.model_fields})
             raise UsageError(
-                f"--option {key}: no selected benchmark has this option.{did_you_mean(key, accepted)} "
+                f"{_option(key)}: no selected benchmark has this option.{did_you_mean(key, accepted)} "
                 f"Options: {', '.join(accepted) or 'none'}"
             )

@@ -41,6 +41,7 @@ from structbench.runner.progress import SLOW_CALL, ProgressMode, RunProgress
 from structbench.runner.selection import Selection
 from structbench.runner.settings import RequestSettings
 from structbench.runner.store import RunStore, save_manifest, write_json_atomic
+from structbench.runner.words import spelt, word
 from structbench.runner.workers import (
     ProcessLink,
     WorkerSettings,
@@ -49,7 +50,6 @@ from structbench.runner.workers import (
     stop_workers,
     warm_up,
 )
-from structbench.usage import Usage, UsageKey, UsageTotals
 from structbench.version import __version__
 
 if TYPE_CHECKING:
@@ -57,7 +57,8 @@ if TYPE_CHECKING:
 
     from structbench.batch.collector import BatchedBackend, BatchSettings
     from structbench.prices import Prices
-    from structbench.results import MetricsFile, ResultEntry
+    from structbench.record_metrics import CurrentEntry
+    from structbench.results import MetricsFile
     from structbench.runner.cluster import Cluster
     from structbench.runner.kept import EntryKey, EntryRecords, KeptRecords
 
@@ -76,16 +77,17 @@ NAME_MAX = 255
 PATH_MAX = 4096
 
 
-def check_path(path: Path, flag: str) -> None:
-    """A ``UsageError`` when ``path`` cannot name a file: a name longer than ``NAME_MAX`` bytes, or more than
-    ``PATH_MAX`` bytes in all (the file system would refuse it with "File name too long")."""
+def check_path(path: Path, option: str) -> None:
+    """A ``UsageError`` naming ``option`` (in its caller's words) when ``path`` cannot name a file: a name longer
+    than ``NAME_MAX`` bytes, or more than ``PATH_MAX`` bytes in all (the file system would refuse it with "File name
+    too long")."""
     for part in path.parts:
         size = len(os.fsencode(part))
         if size > NAME_MAX:
-            raise UsageError(f"{flag} {str(path)[:60]}...: the name {part[:40]!r}... is {size} bytes; a file name may "
-                             f"have at most {NAME_MAX}")
+            raise UsageError(f"{spelt(option, str(path)[:60])}...: the name {part[:40]!r}... is {size} bytes; a "
+                             f"file name may have at most {NAME_MAX}")
     if len(os.fsencode(str(path.absolute()))) > PATH_MAX:
-        raise UsageError(f"{flag} {str(path)[:60]}...: longer than the {PATH_MAX} bytes a path may have")
+        raise UsageError(f"{spelt(option, str(path)[:60])}...: longer than the {PATH_MAX} bytes a path may have")
 
 
 def directory_name(text: str, suffix: str = "") -> str:
@@ -111,7 +113,7 @@ def check_writable(run_dir: Path) -> None:
         probe = probe.parent
     if not os.access(probe, os.W_OK | os.X_OK):
         why = "read-only file system" if _read_only_fs(probe) else "permission denied"
-        raise StorageError(f"--out {run_dir}: cannot be written ({probe}: {why})")
+        raise StorageError(f"{spelt('out', str(run_dir))}: cannot be written ({probe}: {why})")
 
 
 def _read_only_fs(path: Path) -> bool:
@@ -177,9 +179,9 @@ class Run:
     def __init__(self, run_dir: Path, config: RunConfig) -> None:
         self.run_dir = run_dir
         self.config = config
-        check_path(run_dir, "--out")
+        check_path(run_dir, "out")
         if run_dir.exists() and not run_dir.is_dir():
-            raise UsageError(f"--out {run_dir}: exists and is not a directory")
+            raise UsageError(f"{spelt('out', str(run_dir))}: exists and is not a directory")
         check_writable(run_dir)
         self.failures: list[Failure] = []
         """The current samples that failed (model or harness errors), after ``execute``."""
@@ -202,8 +204,8 @@ class Run:
         found = read_manifest(run_dir)
         if found is not None and found.config != config:
             raise UsageError(
-                f"{run_dir} holds a run with a different configuration; use another --out, "
-                f"or --resume {run_dir} to continue that run"
+                f"{run_dir} holds a run with a different configuration; use another {word('out')}, "
+                f"or {spelt('resume', str(run_dir))} to continue that run"
             )
         self.manifest = found or Manifest(config=config)
         """``manifest.json`` as the last session left it (a new one for a new run), updated as this one goes."""
@@ -213,7 +215,8 @@ class Run:
         previous = self.manifest.backend
         if previous is not None and previous != backend.describe():
             raise UsageError(
-                f"{self.run_dir} was run against {previous}, not {backend.describe()}; use another --out"
+                f"{self.run_dir} was run against {previous}, not {backend.describe()}; use another "
+                f"{word('out')}"
             )
 
     def execute(
@@ -253,8 +256,8 @@ class Run:
         control = control or RunControl()
         if (batch is not None or control.budget.active) and (workers > 1 or cluster is not None):
             os.close(lock)
-            raise UsageError("--batch, --max-cost and --max-tokens-total run in one process: drop --workers and "
-                             "--executor ray")
+            raise UsageError(f"{word('batch')}, {word('max_cost')} and {word('max_tokens_total')} run in one "
+                             f"process: drop {word('workers')} and {spelt('executor', 'ray')}")
         self.prices, self.batch = prices, batch
         try:
             if batch is None:
@@ -284,14 +287,34 @@ class Run:
         if cache is not None:
             self._absorb_spill(cache, control)
         store = RunStore(self.run_dir)
-        model = self.config.model
-        hits_before = cache.hits if cache is not None else 0
-        control.budget.start(store.usage_groups())
-        spent_before = control.budget.spent()
-        expected = expected_jobs(selections, store, model, self.config.epochs)
+        before = _Before(cache.hits if cache is not None else 0, self._start_budget(store, control))
+        expected = expected_jobs(selections, store, self.config.model, self.config.epochs)
         workers = spread.processes(expected, concurrency, control.notify)
         session = Session(started=_now(), jobs=expected or 0)
-        issued = [0]
+        self._begin(session, store, backend, cache, concurrency, spread, workers, control)
+        batched = self._batched(backend, control)
+        caller = ModelCaller(batched or backend, cache, control)
+        others = ModelPool(cache, control)
+        totals, issued = Totals(), [0]
+        t0 = time.perf_counter()
+        error = self._work(selections, store, backend, cache, concurrency, progress, progress_interval, control,
+                           spread, workers, session, expected, caller, others, batched, totals, issued)
+        if error is not None and error is store.failure:  # say where the answers of the unrecorded samples are
+            error = StorageError(f"{error} ({_answers_kept(cache, control)})")
+        status, reason = _ending(error)
+        if status == "complete":
+            session.jobs = issued[0]
+        self._end(session, t0, before, cache, control, caller, others, totals, batched)
+        return self._conclude(selections, store, status, reason, error)
+
+    def _start_budget(self, store: RunStore, control: RunControl) -> dict[str, float | int]:
+        """Count what earlier sessions spent against the budget; what was spent before this session."""
+        control.budget.start(store.usage_groups())
+        return control.budget.spent()
+
+    def _begin(self, session: Session, store: RunStore, backend: Backend, cache: ResponseCache | None,
+               concurrency: int, spread: Spread, workers: int, control: RunControl) -> None:
+        """Open this session in the manifest (how it runs, its prices and budget) and save it."""
         m = self.manifest
         m.begin(session, config=self.config, structbench=__version__, backend=backend.describe(),
                 concurrency=concurrency, workers=spread.cluster.describe() if spread.cluster is not None else workers,
@@ -305,17 +328,25 @@ class Run:
         except StorageError:
             store.close()
             raise
-        batched = None
-        if self.batch is not None:
-            from structbench.batch.collector import BatchedBackend
 
-            batched = BatchedBackend(backend, self.run_dir, self.batch, notify=control.notify)
-        caller = ModelCaller(batched or backend, cache, control)
-        others = ModelPool(cache, control)
+    def _batched(self, backend: Backend, control: RunControl) -> BatchedBackend | None:
+        """``backend`` behind the provider's batch API (``--batch``), or None."""
+        if self.batch is None:
+            return None
+        from structbench.batch.collector import BatchedBackend
+
+        return BatchedBackend(backend, self.run_dir, self.batch, notify=control.notify)
+
+    def _work(
+        self, selections: list[Selection], store: RunStore, backend: Backend, cache: ResponseCache | None,
+        concurrency: int, progress: bool | ProgressMode, progress_interval: float, control: RunControl,
+        spread: Spread, workers: int, session: Session, expected: int | None, caller: ModelCaller,
+        others: ModelPool, batched: BatchedBackend | None, totals: Totals, issued: list[int],
+    ) -> BaseException | None:
+        """Run the pending jobs in this process, on forked workers or on Ray actors, with the progress line and the
+        heartbeat; what stopped them (None: every job ran). ``issued`` gets the number of jobs."""
+        model, epochs = self.config.model, self.config.epochs
         spread_out = spread.cluster is not None or workers > 1
-        totals = Totals()
-        t0 = time.perf_counter()
-        error: BaseException | None = None
         links: list[ProcessLink] = []
         forked = spread.cluster is None and workers > 1
         if forked:
@@ -337,15 +368,15 @@ class Run:
 
             slow = SLOW_CALL if backend.remote else 0.0  # a local model's calls queue for it by design: no note
             bar = RunProgress(expected, enabled=progress, interval=progress_interval, calls=calls, slow_call=slow)
-            beat = HeartbeatWriter(self.run_dir, bar, session=len(m.sessions) - 1, started=session.started,
-                                   settled_before=settled_jobs(selections, store, model, self.config.epochs))
+            beat = HeartbeatWriter(self.run_dir, bar, session=len(self.manifest.sessions) - 1,
+                                   started=session.started,
+                                   settled_before=settled_jobs(selections, store, model, epochs))
             with bar, beat:
                 def counted(count: int) -> None:
                     issued[0] = count
                     bar.set_total(count)
 
-                tickets = pending_jobs(selections, store, model, self.config.epochs, job_window(concurrency),
-                                       on_end=counted)
+                tickets = pending_jobs(selections, store, model, epochs, job_window(concurrency), on_end=counted)
 
                 def on_record(record: SampleRecord) -> None:
                     stored = store.append(record)
@@ -363,29 +394,38 @@ class Run:
                     run_async(self._dispatch(spread, links, selections, tickets, expected, backend, cache, control,
                                              concurrency, on_finished, totals, store.prepare_columns))
         except BaseException as err:
-            error = err
+            return err
         finally:
             stop_workers(links)
-        if error is not None and error is store.failure:  # say where the answers of the unrecorded samples are
-            error = StorageError(f"{error} ({_answers_kept(cache, control)})")
-        status, reason = _ending(error)
-        if status == "complete":
-            session.jobs = issued[0]
+        return None
+
+    def _end(self, session: Session, t0: float, before: _Before, cache: ResponseCache | None, control: RunControl,
+             caller: ModelCaller, others: ModelPool, totals: Totals, batched: BatchedBackend | None) -> None:
+        """Close this session in the manifest: its time, calls, cache hits, spending, spilled answers and batches."""
         spent = control.budget.spent()
         session.end(
             _now(), round(time.perf_counter() - t0, 3),
             model_calls=caller.model_calls + others.model_calls + totals.model_calls,
-            cache_hits=((cache.hits - hits_before) if cache is not None else 0) + totals.cache_hits,
-            spent={k: round(v - spent_before.get(k, 0), 6) for k, v in spent.items()},
-            unsaved=control.spill.kept, lost=control.spill.lost,  # lost: the cache and the run directory refused
+            cache_hits=((cache.hits - before.cache_hits) if cache is not None else 0) + totals.cache_hits,
+            spent={k: round(v - before.spent.get(k, 0), 6) for k, v in spent.items()},
+            unsaved=control.spill.kept if control.spill else 0,
+            lost=control.spill.lost if control.spill else 0,  # lost: the cache and the run directory refused
             batches={"submitted": batched.submitted, "taken_up": batched.adopted} if batched is not None else None,
         )
         if batched is not None:
             self.manifest.batches = [e.model_dump(include={"tag", "id", "state", "status", "requests", "step",
                                                            "round", "counts", "notes"})
                                      for e in batched.ledger.entries]
-        current = current_rows(selections, store.kept, model, self.config.epochs)
-        self.manifest.usage = totals_of(current, self.prices).model_dump(mode="json")
+
+    def _conclude(self, selections: list[Selection], store: RunStore, status: Status, reason: str | None,
+                  error: BaseException | None) -> MetricsFile:
+        """Record the current records' usage and how the session ended; for a finished run, write ``metrics.json``
+        (computed on the analysis side, ``record_metrics``) and return it, else raise what stopped it."""
+        from structbench.record_metrics import metrics_of, usage_totals  # after the requests: scipy is slow to import
+
+        current = current_rows(selections, store.kept, self.config.model, self.config.epochs)
+        entries = current_entries(current)
+        self.manifest.usage = usage_totals(entries, self.prices).model_dump(mode="json")
         failures = self._finish(store, status, reason)
         if error is not None:
             raise error
@@ -395,7 +435,7 @@ class Run:
 
         self.records = RecordView([(entry, rows) for _, _, entry, rows in current if entry is not None])
         self.failures, self.samples = failures_in(current), len(self.records)
-        metrics = metrics_from_rows(current, model, self.prices)
+        metrics = metrics_of(entries, self.config.model, self.prices)
         try:
             write_json_atomic(self.run_dir / METRICS, metrics.model_dump(mode="json"))
         except OSError as err:
@@ -500,6 +540,14 @@ class Run:
 
 
 @dataclass(frozen=True)
+class _Before:
+    """What the cache and the budget had counted before this session (its own counts are the difference)."""
+
+    cache_hits: int
+    spent: dict[str, float | int]
+
+
+@dataclass(frozen=True)
 class Spread:
     """How one session's jobs are spread: forked worker processes, or a Ray cluster; and the run's lock."""
 
@@ -514,8 +562,8 @@ class Spread:
             return 1
         wanted = max(1, min(self.workers, concurrency, self.workers if jobs is None else jobs))
         if wanted > 1 and not can_fork():
-            notify(f"note: --workers {self.workers}: worker processes cannot be forked here (another thread is "
-                   "running, or not on Linux); running in one process")
+            notify(f"note: {spelt('workers', str(self.workers))}: worker processes cannot be forked here (another "
+                   "thread is running, or not on Linux); running in one process")
             return 1
         return wanted
 
@@ -651,58 +699,11 @@ def failures_in(current: Current) -> list[Failure]:
                        for summary in entry.summaries(rows[entry.failed(rows)]))
 
 
-def totals_of(current: Current, prices: Prices | None) -> UsageTotals:
-    """Tokens and cost of the current records' calls (every record's, failed ones included)."""
-    from structbench.prices import totals
-
-    groups: dict[UsageKey, Usage] = {}
-    for _, _, entry, rows in current:
-        if entry is not None:
-            for key, usage in entry.usage_groups(rows).items():
-                groups[key] = groups.get(key, Usage()) + usage
-    return totals(groups.items(), prices)
-
-
-def metrics_from_rows(current: Current, model: str, prices: Prices | None = None) -> MetricsFile:
-    """One result entry per (benchmark, variant, strategy, cell) over the current records (their columns); harness
-    errors and prompts that do not fit the model are counted apart and take no part in the metrics. Each entry, and
-    the run, has its calls' tokens and their cost at ``prices``; a sweep's cells are compared with its reference cell
-    (``robustness``)."""
-    from structbench.outcomes import Outcomes
-    from structbench.results import MetricsFile, compute_result
-
-    results: list[ResultEntry] = []
-    for sel, strategy, entry, rows in current:
-        if entry is None:
-            scored, counts = Outcomes.of([]), None
-        else:
-            counts = entry.counts(rows)
-            scored = entry.scored(counts.counted)
-        result = compute_result(
-            sel.bench, sel.variant, strategy.name, model, scored,
-            errors=counts.errors if counts else 0,
-            harness_errors=counts.harness_errors if counts else 0,
-            too_long=counts.too_long if counts else 0,
-            turn_limit=counts.turn_limit if counts else 0,
-            reasoning_cut_off=counts.reasoning_cut_off if counts else 0,
-            replies_cut_off=counts.replies_cut_off if counts else 0,
-            cell=sel.cell,
-        )
-        results.append(result.model_copy(update={"usage": totals_of([(sel, strategy, entry, rows)], prices)}))
-    return MetricsFile(results=results, usage=totals_of(current, prices),
-                       prices=prices.source if prices is not None else None,
-                       robustness=_robustness(current, results))
-
-
-def _robustness(current: Current, results: list[ResultEntry]) -> list[Any]:
-    """A sweep's cells compared (``structbench.robustness``, pairing the cells' records sample by sample); none
-    without a sweep."""
-    if not any(sel.cell for sel, _, _, _ in current):
-        return []
-    from structbench.robustness import CellRun, sweep_robustness
+def current_entries(current: Current) -> list[CurrentEntry]:
+    """The current records of each (selection, strategy) as the metrics read them (``record_metrics``)."""
+    from structbench.record_metrics import CurrentEntry
     from structbench.runner.kept import RecordView
 
-    runs = [CellRun(sel.cell, sel.bench, result, RecordView([(entry, rows)] if entry is not None else []))
-            for (sel, _, entry, rows), result in zip(current, results, strict=True)]
-    axes = {id(run): sel.axes for run, (sel, _, _, _) in zip(runs, current, strict=True)}
-    return sweep_robustness(runs, order=lambda run: axes[id(run)])
+    return [CurrentEntry(sel.bench, sel.variant, strategy.name, entry, rows,
+                         RecordView([(entry, rows)]) if entry is not None else (), sel.cell, sel.axes)
+            for sel, strategy, entry, rows in current]

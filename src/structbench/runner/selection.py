@@ -269,8 +269,8 @@ def _no_such_ids(label: str, ids: Sequence[str], every: Sequence[str]) -> None:
 def prepare(config: RunConfig, data: DataContext, model_context: int | None = None) -> list[Selection]:
     """Load every selected benchmark's samples (narrowed by ``sample_ids``, ``sample`` and ``limit``) and strategies,
     once per cell of the run's sweep; ``model_context`` (the model's context in tokens, where known) lets benchmarks
-    leave out prompts that cannot fit it. Cells that differ only in a benchmark's ``prompt_options`` share one load
-    and one stream of samples."""
+    leave out prompts that cannot fit it. Cells that differ only in a benchmark's ``loading.prompt_options`` share one
+    load and one stream of samples."""
     if not config.benches:
         raise UsageError("no benchmark to evaluate: the run's configuration names none")
     classes = [BENCHMARKS.get(split_bench(e)[0]) for e in config.benches]
@@ -290,7 +290,7 @@ def prepare(config: RunConfig, data: DataContext, model_context: int | None = No
     shared: dict[tuple[Any, ...], tuple[Benchmark, SampleStream]] = {}
     for bench, variant, cell in loaded:
         bench.model_context = model_context
-        key = (bench.name, variant, cell.load_key(type(bench).prompt_options))
+        key = (bench.name, variant, cell.load_key(type(bench).loading.prompt_options))
         if key in shared:  # the same samples prompted another way: one stream, read once for every such cell
             first, samples = shared[key]
             bench.take_load(first)
@@ -337,5 +337,5 @@ def sweep_plan(config: RunConfig) -> str | None:
 
 
 def needs_model_context(config: RunConfig) -> bool:
-    """Whether a selected benchmark leaves out prompts by the model's context (``Benchmark.uses_model_context``)."""
-    return any(BENCHMARKS.get(split_bench(e)[0]).uses_model_context for e in config.benches)
+    """Whether a selected benchmark leaves out prompts by the model's context (``Benchmark.loading.fits_context``)."""
+    return any(BENCHMARKS.get(split_bench(e)[0]).loading.fits_context for e in config.benches)

@@ -127,21 +127,24 @@ def budget_of(costs: Costs, spec: BackendSpec, settings: RunSettings, notify: No
     """The run's ``Budget``, after checking what the cost settings need: a price for the model (``--max-cost``
     without prices is a usage error), one process, a backend with a batch API."""
     from structbench.runner.budget import Budget
+    from structbench.runner.words import spelt, word
 
     if costs.prices is not None:
         costs.prices.require([spec.label])
     if costs.one_process:
+        counted = (f"{word('batch')}, {word('max_cost')} and {word('max_tokens_total')} count every call in one "
+                   "process")
         if settings.executor == "ray":
-            raise UsageError("--batch, --max-cost and --max-tokens-total count every call in one process: drop "
-                             "--executor ray")
+            raise UsageError(f"{counted}: drop {spelt('executor', 'ray')}")
         if settings.workers is not None and settings.workers > 1:
-            notify(f"note: --workers {settings.workers}: --batch, --max-cost and --max-tokens-total count every "
-                   "call in one process; running in one (--concurrency still applies)")
+            notify(f"note: {spelt('workers', str(settings.workers))}: {counted}; running in one "
+                   f"({word('concurrency')} still applies)")
     if costs.batch:
         from structbench.batch.providers import PROVIDERS
 
         if spec.backend not in PROVIDERS:
-            raise UsageError(f"--batch: the {spec.backend} backend has no batch API (openai and anthropic have one)")
+            raise UsageError(f"{word('batch')}: the {spec.backend} backend has no batch API (openai and anthropic "
+                             "have one)")
     return Budget(costs.max_cost, costs.max_tokens_total, costs.prices)
 
 
@@ -203,7 +206,7 @@ def execute(
         cluster = Cluster(spec, address=settings.ray_address, actors=workers, offline=settings.offline,
                           gpus_per_worker=settings.ray_gpus_per_worker)
     else:
-        workers = worker_count(backend, workers)
+        workers = worker_count(backend, workers, notify)
     if costs.one_process:
         workers = 1
     control = RunControl(settings.max_consecutive_failures, settings.on_cache_error, budget=budget, notify=notify)

@@ -26,7 +26,7 @@ import struct
 import sys
 import traceback
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -42,6 +42,7 @@ from structbench.runner.engine import Job, Outcome
 from structbench.runner.jobs import JobRef, JobRunner, Ticket
 from structbench.runner.pipeline import run_pipeline
 from structbench.runner.settings import RequestSettings
+from structbench.runner.words import spelt
 
 if TYPE_CHECKING:
     from structbench.runner.dispatch import Events
@@ -288,18 +289,18 @@ def _child(worker: Worker, sock: socket.socket, parent: int, close_fds: Sequence
         os._exit(code)
 
 
-def worker_count(backend: Backend, asked: int | None) -> int:
+def worker_count(backend: Backend, asked: int | None, notify: Callable[[str], None]) -> int:
     """``--workers``: as asked, by default one per core for a server backend (the harness's own work then runs
     on every core), else 1. A backend that cannot be forked runs in one process, with a note: ``--workers`` is
-    an execution setting, so a suite's local model still runs beside its served ones."""
+    an execution setting, so a suite's local model still runs beside its served ones (said on ``notify``)."""
     from structbench.forkmap import cpu_count
 
     if asked is None:
         return cpu_count() if backend.remote else 1
     if asked > 1 and not backend.forkable:
-        sys.stderr.write(
-            f"note: --workers {asked}: the {backend.backend} backend holds its model in this process and cannot be "
-            "copied into worker processes; running in one process (--executor ray runs one copy per Ray actor)\n")
+        notify(f"note: {spelt('workers', str(asked))}: the {backend.backend} backend holds its model in this process "
+               f"and cannot be copied into worker processes; running in one process ({spelt('executor', 'ray')} runs "
+               "one copy per Ray actor)")
         return 1
     return asked
 

@@ -49,9 +49,9 @@ LAYERS: tuple[Layer, ...] = (
     Layer("contract", "what the core and a benchmark agree on: the Benchmark and Strategy interfaces, scored "
           "outcomes, the run files' schemas (records, manifest, metrics, a sweep's cells) and their one reader, "
           "shared strategies, the papers' tables; the paired tests over records and a sweep's robustness that "
-          "metrics.json and the report share",
-          ("benchmark", "provenance", "outcomes", "results", "records", "manifest", "heartbeat", "runconfig",
-           "runformat", "rundir", "recordlines", "cells", "paired", "robustness", "strategies", "papers")),
+          "metrics.json and the report share, and metrics.json computed from records",
+          ("benchmark", "provenance", "outcomes", "results", "record_metrics", "records", "manifest", "heartbeat",
+           "runconfig", "runformat", "rundir", "recordlines", "cells", "paired", "robustness", "strategies", "papers")),
     Layer("benchmarks", "the benchmarks, each a folder; the registry that finds them; the papers' presets",
           ("benchmarks", "papers.registry")),
     Layer("runner", "a run: configuration, selections, jobs, executors (one process, forked workers, Ray), batch "

@@ -190,7 +190,7 @@ def test_a_zip_is_read_as_hostile_input(tmp_path: Path, monkeypatch: pytest.Monk
 
 
 def test_the_papers_table_is_consistent() -> None:
-    (table,) = ClaimDB.paper_tables()
+    (table,) = ClaimDB.paper.tables
     assert table.problems() == []
     best = next(r for r in table.published.rows if r.model == "gpt-5-mini")
     assert best.values[-1] == 0.827 and max(r.values[-1] for r in table.published.rows) < 0.83

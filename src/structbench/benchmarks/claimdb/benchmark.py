@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from structbench.backends.base import Message, Request
-from structbench.benchmark import AnswerFormat, Attempt, Benchmark, Samples, Scored, Strategy
+from structbench.benchmark import AnswerFormat, Attempt, Benchmark, PaperParts, Samples, Scored, Strategy
 from structbench.benchmarks.claimdb import prompts
 from structbench.benchmarks.claimdb.claims import LABELS, ClaimRecord, read_claims
 from structbench.benchmarks.claimdb.databases import open_databases
@@ -105,16 +105,11 @@ class ClaimDB(Benchmark[ClaimDBOptions]):
                                                "no_verdict_rate")
     breakdown_keys: ClassVar[tuple[str, ...]] = ("label", "category", "db_name")
     cluster_unit: ClassVar[str | None] = "database"
-    Options: ClassVar[type[BaseModel]] = ClaimDBOptions
-    paper_scoring: ClassVar[tuple[str, ...]] = ("verdicts",)
+    paper = PaperParts(scoring=("verdicts",), tables=TABLES)
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
         self._databases: dict[str, Path] = {}
-
-    @classmethod
-    def paper_tables(cls) -> Sequence[Any]:
-        return TABLES
 
     # -- data ---------------------------------------------------------------------------------
     def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> Samples:

@@ -9,10 +9,21 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from structbench.backends.base import PROMPT_TOO_LONG, BackendError, GenerationParams, Message, Request
-from structbench.benchmark import REASONED, AnswerFormat, Attempt, Benchmark, Generate, Samples, Scored, Strategy
+from structbench.benchmark import (
+    REASONED,
+    AnswerFormat,
+    Attempt,
+    Benchmark,
+    Generate,
+    Loading,
+    PaperParts,
+    Samples,
+    Scored,
+    Strategy,
+)
 from structbench.benchmarks.databench import prompts, tables
 from structbench.benchmarks.databench.answers import is_correct
 from structbench.benchmarks.databench.paper import ROBUSTNESS
@@ -31,7 +42,6 @@ from structbench.data.perturb import PERTURBATION_OPTIONS, PerturbationOptions
 from structbench.data.sample import Sample, TextGold
 from structbench.data.serialize import SERIALIZERS
 from structbench.errors import UsageError
-from structbench.papers.spec import Preset
 from structbench.sandbox import MAX_MEGABYTES, MAX_SECONDS, Limits, NamespaceMode
 from structbench.strategies.common import SingleTurn
 
@@ -106,19 +116,15 @@ class DataBench(Benchmark[DataBenchOptions]):
     headline_label: ClassVar[str] = "accuracy"
     metric_names: ClassVar[tuple[str, ...]] = ("accuracy",)
     cluster_unit: ClassVar[str | None] = "dataset"
-    Options: ClassVar[type[BaseModel]] = DataBenchOptions
-    prompt_options: ClassVar[frozenset[str]] = frozenset(
+    paper = PaperParts(robustness=ROBUSTNESS)
+    loading = Loading(prompt_options=frozenset(
         {"serialization", "max_cells", "pot_request", "pot_reply", "pot_render", "pot_timeout", "pot_memory_mb",
          "sandbox", *PERTURBATION_OPTIONS}
-    )
+    ))
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
         SERIALIZERS.get(self.options.serialization)  # an unknown name is a UsageError with suggestions
-
-    @classmethod
-    def robustness_presets(cls) -> Sequence[Preset]:
-        return ROBUSTNESS
 
     # -- data ---------------------------------------------------------------------------------
     def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> Samples:

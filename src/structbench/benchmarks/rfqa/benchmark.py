@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from structbench.backends.base import Request
-from structbench.benchmark import Attempt, Benchmark, Exclusion, Scored, Strategy
+from structbench.benchmark import Attempt, Benchmark, Exclusion, Loading, PaperParts, Scored, Strategy
 from structbench.benchmarks.rfqa import galois, galois_metrics, prompts, published_runs
 from structbench.benchmarks.rfqa.complexity import CLASSES, has_order_by, shape
 from structbench.benchmarks.rfqa.cot import BaseQuery, plan
@@ -39,7 +39,6 @@ from structbench.benchmarks.rfqa.strategies import Reading, RetrievalSettings, b
 from structbench.data.sample import Sample, TableGold
 from structbench.datasets import DataContext
 from structbench.errors import UsageError
-from structbench.papers.spec import PaperTable
 
 if TYPE_CHECKING:
     from structbench.benchmarks.rfqa.generated import GeneratedItem
@@ -118,7 +117,6 @@ class RFQABenchmark(Benchmark[RFQAOptions]):
     provenance = PROVENANCE
     summary: ClassVar[str] = "closed-book generation of whole tables from NL or SQL questions"
     variants: ClassVar[tuple[str, ...]] = ("all", *SOURCES, GENERATED)
-    variant_parts: ClassVar[Mapping[str, tuple[str, ...]]] = {"all": SOURCES}
     default_strategy: ClassVar[str] = "nl"
     headline: ClassVar[str] = "avg_f1_ts"
     headline_label: ClassVar[str] = "avg(cell F1, tuple similarity)"
@@ -129,8 +127,8 @@ class RFQABenchmark(Benchmark[RFQAOptions]):
     )
     breakdown_keys: ClassVar[tuple[str, ...]] = ("task", "attrs", "cells", "output_type")
     cluster_unit: ClassVar[str | None] = "database"
-    Options: ClassVar[type[BaseModel]] = RFQAOptions
-    paper_scoring: ClassVar[tuple[str, ...]] = ("reading", "scorer")
+    paper = PaperParts(scoring=("reading", "scorer"), tables=TABLES)
+    loading = Loading(variant_parts={"all": SOURCES})
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
@@ -147,10 +145,6 @@ class RFQABenchmark(Benchmark[RFQAOptions]):
         """The ``generated`` variant's source databases by ``meta["db"]``."""
         self.gold_report = GoldReport()
         """Every query's gold outcome from the last ``load`` (excluded samples included)."""
-
-    @classmethod
-    def paper_tables(cls) -> Sequence[PaperTable]:
-        return TABLES
 
     def settings(self) -> RetrievalSettings:
         """The retrieval settings the strategies use, from the options."""

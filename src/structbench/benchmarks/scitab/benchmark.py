@@ -8,10 +8,20 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from structbench.backends.base import Message, Request
-from structbench.benchmark import AnswerFormat, Attempt, Benchmark, Exclusion, Generate, Scored, Strategy
+from structbench.benchmark import (
+    AnswerFormat,
+    Attempt,
+    Benchmark,
+    Exclusion,
+    Generate,
+    Loading,
+    PaperParts,
+    Scored,
+    Strategy,
+)
 from structbench.benchmarks.scitab import prompts
 from structbench.benchmarks.scitab.markup import Markup
 from structbench.benchmarks.scitab.metrics import TWO_CLASS, confusion, macro_f1, macro_f1_batch, per_class, two_class
@@ -28,7 +38,6 @@ from structbench.data.perturb import PERTURBATION_OPTIONS, PerturbationOptions
 from structbench.data.sample import LabelGold, Sample
 from structbench.data.serialize import SERIALIZERS
 from structbench.errors import UsageError
-from structbench.papers.spec import PaperTable, Preset
 from structbench.sandbox import MAX_MEGABYTES, MAX_SECONDS, Limits, NamespaceMode
 from structbench.stats.bootstrap import MeanStatistic, Statistic
 from structbench.stats.classification import LabelStatistic
@@ -118,9 +127,8 @@ class SciTab(Benchmark[SciTabOptions]):
     )
     breakdown_keys: ClassVar[tuple[str, ...]] = ()
     cluster_unit: ClassVar[str | None] = "table"
-    Options: ClassVar[type[BaseModel]] = SciTabOptions
-    prompt_options: ClassVar[frozenset[str]] = frozenset({"serialization", *PERTURBATION_OPTIONS})
-    paper_scoring: ClassVar[tuple[str, ...]] = ("pot_equal",)
+    paper = PaperParts(scoring=("pot_equal",), tables=TABLES, robustness=ROBUSTNESS)
+    loading = Loading(prompt_options=frozenset({"serialization", *PERTURBATION_OPTIONS}))
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
@@ -129,14 +137,6 @@ class SciTab(Benchmark[SciTabOptions]):
         self._demos: dict[str, list[Sample]] = {}
         self._left_out: list[Exclusion] = []
         """What the last ``load`` left out of the variant's claims (``exclusions``)."""
-
-    @classmethod
-    def paper_tables(cls) -> Sequence[PaperTable]:
-        return TABLES
-
-    @classmethod
-    def robustness_presets(cls) -> Sequence[Preset]:
-        return ROBUSTNESS
 
     # -- data ---------------------------------------------------------------------------------
     def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> list[Sample]:

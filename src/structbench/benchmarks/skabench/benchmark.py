@@ -22,7 +22,7 @@ import numpy as np
 from pydantic import ConfigDict, Field
 
 from structbench.backends.base import Message, Request
-from structbench.benchmark import DIRECT, Attempt, Benchmark, Exclusion, Samples, Scored, Strategy
+from structbench.benchmark import DIRECT, Attempt, Benchmark, Exclusion, Loading, PaperParts, Samples, Scored, Strategy
 from structbench.benchmarks.skabench.builder import MAX_ROWS, build_instances
 from structbench.benchmarks.skabench.contexts import LaidOutContext, read_contexts
 from structbench.benchmarks.skabench.database import Database
@@ -64,7 +64,6 @@ from structbench.data.perturb import PERTURBATION_OPTIONS, PerturbationOptions
 from structbench.data.serialize import SERIALIZERS
 from structbench.datasets import DataContext
 from structbench.errors import UsageError
-from structbench.papers.spec import PaperTable, Preset
 from structbench.registry import did_you_mean
 from structbench.stats.bootstrap import RatioStatistic, Statistic
 from structbench.strategies import SelfConsistency, SingleTurn
@@ -161,9 +160,9 @@ class SkaBench(Benchmark[SkaOptions]):
     )
     breakdown_keys = ("testbed", "knowledge_type", "budget", "position", "positive_units", *PAPER_BREAKDOWNS.values())
     cluster_unit = "instance"
-    Options = SkaOptions
-    prompt_options = frozenset({"serialization", "max_tokens", "temperature", *PERTURBATION_OPTIONS})
-    uses_model_context = True
+    paper = PaperParts(tables=TABLES, robustness=ROBUSTNESS)
+    loading = Loading(prompt_options=frozenset({"serialization", "max_tokens", "temperature", *PERTURBATION_OPTIONS}),
+                      fits_context=True)
 
     def __init__(self, options: Mapping[str, Any] | None = None, *, counter: TokenCounter | None = None) -> None:
         super().__init__(options)
@@ -172,14 +171,6 @@ class SkaBench(Benchmark[SkaOptions]):
         self._counter = counter
         self.skipped: Counter[str] = Counter()
         """Why contexts were not built in the last ``load`` (reason -> count)."""
-
-    @classmethod
-    def paper_tables(cls) -> Sequence[PaperTable]:
-        return TABLES
-
-    @classmethod
-    def robustness_presets(cls) -> Sequence[Preset]:
-        return ROBUSTNESS
 
     @property
     def counter(self) -> TokenCounter:

@@ -11,7 +11,7 @@ is, and samples whose scoring raises in the package skipped.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -20,6 +20,7 @@ from structbench.benchmark import (
     Attempt,
     Benchmark,
     Exclusion,
+    PaperParts,
     Samples,
     Scored,
     Strategy,
@@ -37,6 +38,7 @@ from structbench.benchmarks.structext.metrics import (
     rouge_l_parts,
     thresholded,
 )
+from structbench.benchmarks.structext.paper import TABLES
 from structbench.benchmarks.structext.provenance import PROVENANCE
 from structbench.benchmarks.structext.suites import Item, demonstrations, iter_suite_items, suite_size
 from structbench.benchmarks.structext.templates import LANGUAGES, TEMPLATES
@@ -46,7 +48,6 @@ from structbench.strategies.common import SingleTurn
 
 if TYPE_CHECKING:
     from structbench.datasets import DataContext
-    from structbench.papers.spec import PaperTable
     from structbench.stats.bootstrap import Statistic
 
 
@@ -132,14 +133,7 @@ class StrucTextEval(Benchmark[StructextOptions]):
     metric_names = ("rougeL", "rougeL_raw", "exact_match", "bleu")
     breakdown_keys = ("language", "task", "template", "depth", "width")
     cluster_unit = "document"
-    Options: ClassVar[type[BaseModel]] = StructextOptions
-    paper_scoring = ("scorer", "parse", "empty")
-
-    @classmethod
-    def paper_tables(cls) -> Sequence[PaperTable]:
-        from structbench.benchmarks.structext.paper import TABLES  # the papers' tables: for presets and reports
-
-        return TABLES
+    paper = PaperParts(scoring=("scorer", "parse", "empty"), tables=TABLES)
 
     # --- data ---------------------------------------------------------------------------------------
 

@@ -10,13 +10,12 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
-from pydantic import BaseModel
 
 from structbench.backends.base import Request
-from structbench.benchmark import Attempt, Benchmark, Scored, Strategy, content_key
+from structbench.benchmark import Attempt, Benchmark, Loading, PaperParts, Scored, Strategy, content_key
 from structbench.benchmarks.structfact.generated.options import GENERATION_OPTIONS, GeneratedOptions
 from structbench.benchmarks.structfact.generated.synthetic import SOURCE as SYNTHETIC
 from structbench.benchmarks.structfact.loader import LABELS, load_file
@@ -47,7 +46,6 @@ from structbench.data.perturb import PERTURBATION_OPTIONS
 from structbench.data.sample import LabelGold, Sample
 from structbench.datasets import DataContext, read_data_text
 from structbench.errors import DataError, UsageError
-from structbench.papers.spec import PaperTable, Preset
 from structbench.stats.bootstrap import MeanStatistic, Statistic
 from structbench.stats.classification import LabelStatistic, observed_labels
 
@@ -87,21 +85,13 @@ class StructFact(Benchmark[GeneratedOptions]):
     metric_names = METRIC_NAMES
     breakdown_keys = ("task", "source", "structure", "difficulty", MAP_KEY)
     cluster_unit = "table"
-    Options: ClassVar[type[BaseModel]] = GeneratedOptions
-    prompt_options = frozenset({"serialization", "shuffle", "shots", "temperature", "top_p", "max_tokens",
-                                "max_tokens_cot", "answer", *PERTURBATION_OPTIONS})
+    paper = PaperParts(tables=TABLES, robustness=ROBUSTNESS)
+    loading = Loading(prompt_options=frozenset({"serialization", "shuffle", "shots", "temperature", "top_p",
+                                                "max_tokens", "max_tokens_cot", "answer", *PERTURBATION_OPTIONS}))
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
         self._strategies: dict[str, Strategy] | None = None
-
-    @classmethod
-    def paper_tables(cls) -> Sequence[PaperTable]:
-        return TABLES
-
-    @classmethod
-    def robustness_presets(cls) -> Sequence[Preset]:
-        return ROBUSTNESS
 
     # --- data -------------------------------------------------------------------------------------
 

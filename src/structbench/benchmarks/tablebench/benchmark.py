@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from structbench.backends.base import Request
 from structbench.benchmark import (
@@ -17,6 +17,8 @@ from structbench.benchmark import (
     Attempt,
     Benchmark,
     Generate,
+    Loading,
+    PaperParts,
     Samples,
     Scored,
     Strategy,
@@ -41,7 +43,6 @@ from structbench.data.perturb import PERTURBATION_OPTIONS, PerturbationOptions
 from structbench.data.sample import Sample
 from structbench.data.serialize import SERIALIZERS
 from structbench.errors import UsageError
-from structbench.papers.spec import PaperTable, Preset
 from structbench.sandbox import MAX_MEGABYTES, MAX_SECONDS, Limits, NamespaceMode
 from structbench.stats.bootstrap import MeanStatistic, RatioStatistic, Statistic
 
@@ -131,22 +132,13 @@ class TableBench(Benchmark[TableBenchOptions]):
     )
     breakdown_keys: ClassVar[tuple[str, ...]] = ("task", "qsubtype")
     cluster_unit: ClassVar[str | None] = "table"
-    Options: ClassVar[type[BaseModel]] = TableBenchOptions
-    paper_scoring: ClassVar[tuple[str, ...]] = ("scorer",)
-    prompt_options: ClassVar[frozenset[str]] = frozenset({"serialization", *PERTURBATION_OPTIONS})
+    paper = PaperParts(scoring=("scorer",), tables=TABLES, robustness=ROBUSTNESS)
+    loading = Loading(prompt_options=frozenset({"serialization", *PERTURBATION_OPTIONS}))
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
         if self.options.serialization != PAPER_FORMAT:
             SERIALIZERS.get(self.options.serialization)  # an unknown name is a UsageError with suggestions
-
-    @classmethod
-    def paper_tables(cls) -> Sequence[PaperTable]:
-        return TABLES
-
-    @classmethod
-    def robustness_presets(cls) -> Sequence[Preset]:
-        return ROBUSTNESS
 
     # -- data ---------------------------------------------------------------------------------
     def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> Iterable[Sample]:

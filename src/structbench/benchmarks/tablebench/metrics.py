@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import string
+from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from rapidfuzz.distance import LCSseq
@@ -75,63 +76,62 @@ def _corrected_numbers(reference: str, prediction: str) -> tuple[Decimal, Decima
     return Decimal(reference), Decimal(prediction)
 
 
-def exact_match(reference: str, prediction: str, *, released: bool = False) -> float:
-    """EM of one answer list: the share of the reference's answers matched at the same place."""
+NumberMatch = Callable[[str, str], bool]
+"""Whether a predicted answer matches a numeric reference answer (an error reading either: no match)."""
+
+
+def _per_answer(reference: str, prediction: str, released: bool,
+                numbers: Callable[[list[str]], NumberMatch]) -> float:
+    """The share of the reference list's answers the prediction list matches at the same place: texts as texts
+    (normalized), numbers by ``numbers(references)`` (both normalized first under the released code)."""
     if released:
         reference, prediction = normalize_answer(reference), normalize_answer(prediction)
     refs, preds = _split(reference), _split(prediction)
-    numeric = [r for r in refs if is_number(r)]
-    places = _precision(numeric)
+    number_match = numbers(refs)
     score = 0.0
-    for i, ref in enumerate(refs):
-        if i >= len(preds):
-            continue
-        pred = preds[i]
+    for ref, pred in zip(refs, preds, strict=False):  # a reference without a prediction at its place: nothing
         if not is_number(ref):
-            score += (ref == pred if released else normalize_answer(ref) == normalize_answer(pred)) / len(refs)
-            continue
-        try:
-            if released:
-                if ref.endswith("%"):
-                    match = _decimal(ref) == _decimal(pred)
-                else:
-                    match = _rounded(_decimal(ref), places) == _rounded(_decimal(pred), places)
-            else:
-                pair = _corrected_numbers(ref, pred)
-                digits = 2 if ref.endswith("%") else places  # a percentage: four decimals as a fraction
-                match = pair is not None and _rounded(pair[0], digits) == _rounded(pair[1], digits)
-        except (InvalidOperation, ValueError):
-            match = False  # the released code's bare except: a prediction that is no number does not match
+            match = ref == pred if released else normalize_answer(ref) == normalize_answer(pred)
+        else:
+            try:
+                match = number_match(ref, pred)
+            except (InvalidOperation, ValueError):
+                match = False  # the released code's bare except: a prediction that is no number does not match
         score += match / len(refs)
     return score
+
+
+def exact_match(reference: str, prediction: str, *, released: bool = False) -> float:
+    """EM of one answer list: the share of the reference's answers matched at the same place."""
+
+    def numbers(refs: list[str]) -> NumberMatch:
+        places = _precision([r for r in refs if is_number(r)])
+
+        def match(ref: str, pred: str) -> bool:
+            if released:
+                if ref.endswith("%"):
+                    return _decimal(ref) == _decimal(pred)
+                return _rounded(_decimal(ref), places) == _rounded(_decimal(pred), places)
+            pair = _corrected_numbers(ref, pred)
+            digits = 2 if ref.endswith("%") else places  # a percentage: four decimals as a fraction
+            return pair is not None and _rounded(pair[0], digits) == _rounded(pair[1], digits)
+
+        return match
+
+    return _per_answer(reference, prediction, released, numbers)
 
 
 def tolerant_match(reference: str, prediction: str, *, error: float = 10.0, released: bool = False) -> float:
     """EM within ``error`` percent (relative to the reference; a reference of 0 must be met exactly)."""
-    if released:
-        reference, prediction = normalize_answer(reference), normalize_answer(prediction)
-    refs, preds = _split(reference), _split(prediction)
-    score = 0.0
-    for i, ref in enumerate(refs):
-        if i >= len(preds):
-            continue
-        pred = preds[i]
-        if not is_number(ref):
-            score += (ref == pred if released else normalize_answer(ref) == normalize_answer(pred)) / len(refs)
-            continue
-        try:
-            if released:
-                want, got = _decimal(ref), _decimal(pred)
-            else:
-                pair = _corrected_numbers(ref, pred)
-                if pair is None:
-                    continue
-                want, got = pair
-        except (InvalidOperation, ValueError):
-            continue
-        match = got == want if want == 0 else abs(want - got) / abs(want) <= error / 100  # Decimal to float, exactly
-        score += match / len(refs)
-    return score
+
+    def match(ref: str, pred: str) -> bool:
+        pair = (_decimal(ref), _decimal(pred)) if released else _corrected_numbers(ref, pred)
+        if pair is None:
+            return False
+        want, got = pair
+        return got == want if want == 0 else abs(want - got) / abs(want) <= error / 100  # Decimal to float, exactly
+
+    return _per_answer(reference, prediction, released, lambda refs: match)
 
 
 def rouge_tokens(text: str) -> list[str]:

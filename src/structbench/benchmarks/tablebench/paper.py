@@ -66,41 +66,39 @@ LEADERBOARD_CATEGORIES = {
 LABELS = {"dp": "DP", "tcot": "TCoT", "scot": "SCoT", "pot": "PoT"}
 """Strategy -> the instruction type as the leaderboard prints it."""
 
-LEADERBOARD_METHODS = PaperTable(
-    benchmark="tablebench",
-    path=PUBLISHED / "leaderboard_methods.json",
-    preset=Preset(
-        name="tablebench-leaderboard",
-        description="TableBench leaderboard (April 2025), methods: the four instruction types, FC / NR / DA / VIZ "
-        "and the overall Mix, scored by the released code of April 2025",
-        benches=("tablebench",),
-        strategies=STRATEGIES,
-        options={"scorer": "released"},
-        differences=LEADERBOARD_DIFFERENCES,
-        scoring=LEADERBOARD_SCORING,
-    ),
-    rows=tuple(RunRow({key: Measure(strategy, metric) for key, metric in LEADERBOARD_CATEGORIES.items()},
-                      label=f"{{model}} + {LABELS[strategy]}") for strategy in STRATEGIES),
-    plot=("overall",),
-    requires={"scorer": "released"},
-)
 
-LEADERBOARD_MODELS = PaperTable(
-    benchmark="tablebench",
-    path=PUBLISHED / "leaderboard_models.json",
-    preset=Preset(
-        name="tablebench-leaderboard-models",
-        description="TableBench leaderboard (April 2025), models: the overall Mix under each of the four "
-        "instruction types, scored by the released code of April 2025",
-        benches=("tablebench",),
-        strategies=STRATEGIES,
-        options={"scorer": "released"},
-        differences=LEADERBOARD_DIFFERENCES,
-        scoring=LEADERBOARD_SCORING,
-    ),
-    rows=(RunRow({strategy: Measure(strategy, "overall") for strategy in STRATEGIES}),),
-    plot=STRATEGIES,
-    requires={"scorer": "released"},
+def _leaderboard(name: str, file: str, shows: str, rows: tuple[RunRow, ...], plot: tuple[str, ...]) -> PaperTable:
+    """One of the leaderboard's tables (April 2025), every instruction type scored by the released code."""
+    return PaperTable(
+        benchmark="tablebench",
+        path=PUBLISHED / file,
+        preset=Preset(
+            name=name,
+            description=f"TableBench leaderboard (April 2025), {shows}, scored by the released code of April 2025",
+            benches=("tablebench",),
+            strategies=STRATEGIES,
+            options={"scorer": "released"},
+            differences=LEADERBOARD_DIFFERENCES,
+            scoring=LEADERBOARD_SCORING,
+        ),
+        rows=rows,
+        plot=plot,
+        requires={"scorer": "released"},
+    )
+
+
+LEADERBOARD_METHODS = _leaderboard(
+    "tablebench-leaderboard", "leaderboard_methods.json",
+    "methods: the four instruction types, FC / NR / DA / VIZ and the overall Mix",
+    tuple(RunRow({key: Measure(strategy, metric) for key, metric in LEADERBOARD_CATEGORIES.items()},
+                 label=f"{{model}} + {LABELS[strategy]}") for strategy in STRATEGIES),
+    ("overall",),
+)
+LEADERBOARD_MODELS = _leaderboard(
+    "tablebench-leaderboard-models", "leaderboard_models.json",
+    "models: the overall Mix under each of the four instruction types",
+    (RunRow({strategy: Measure(strategy, "overall") for strategy in STRATEGIES}),),
+    STRATEGIES,
 )
 
 TABLES = (MAIN, LEADERBOARD_METHODS, LEADERBOARD_MODELS)
