@@ -8,7 +8,7 @@ docs/develop/performance.md), for example 100,000 questions of generated StructF
     python -m structbench.testing.openai_server --reply A --port-file port &
     structbench run -m openai:m --base-url http://127.0.0.1:$(cat port)/v1 -b structfact:generated \\
         -o tables=synthetic -o per_task=20000 --no-cache --data-dir ../shared/datasets --out /tmp/big
-    python benchmarks/readers.py /tmp/big --data-dir ../shared/datasets
+    python benchmarks/readers.py /tmp/big --data-dir ../shared/datasets --export-option per_task=20000
 
 ``compare`` pairs the run with ``--other`` (by default the run itself). ``export --format parquet`` writes the same
 questions' prompts (it reads the benchmark, not the run: ``--export-limit`` of them).
@@ -64,6 +64,8 @@ def main() -> None:
     parser.add_argument("--other", type=Path, default=None, help="The run compare pairs with (default: the run).")
     parser.add_argument("--data-dir", default=None, help="For export (generated StructFact needs SciTab's tables).")
     parser.add_argument("--export-limit", type=int, default=None)
+    parser.add_argument("--export-option", action="append", default=[], metavar="K=V",
+                        help="An --option of the export (the run's, e.g. per_task=20000, to export as many questions).")
     parser.add_argument("--only", default=None, help="Comma-separated command names to run (default: all).")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="sb-readers-") as tmp:
@@ -71,7 +73,8 @@ def main() -> None:
         run, other = str(args.run), str(args.other or args.run)
         export = ["export", "structfact:generated", "-o", "tables=synthetic", "--format", "parquet", "--out",
                   str(out / "questions.parquet"), *(["--data-dir", args.data_dir] if args.data_dir else []),
-                  *(["--limit", str(args.export_limit)] if args.export_limit else [])]
+                  *(["--limit", str(args.export_limit)] if args.export_limit else []),
+                  *[x for kv in args.export_option for x in ("-o", kv)]]
         commands = {
             "report": ["report", run, "--out", str(out / "report.html")],
             "compare": ["compare", run, other],

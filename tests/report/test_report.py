@@ -17,7 +17,7 @@ from structbench.errors import UsageError
 from structbench.records import SampleRecord
 from structbench.report.api import ReportOptions, write_report
 from structbench.report.entries import StatsOptions, headline_interval
-from structbench.report.html import script_json
+from structbench.report.html import prompt_text, script_json
 from structbench.report.runs import load_run
 from structbench.results import MetricsFile
 from structbench.runner.store import read_records
@@ -59,6 +59,32 @@ def test_html_is_self_contained(report: tuple[str, str, Path]) -> None:
     assert payload is not None
     data = json.loads(payload.group(1))
     assert len(data["records"]) == 2 * (40 + 200 + 40) * 2
+
+
+def test_the_html_carries_the_texts_of_the_first_samples_of_each_entry_and_every_row(
+    toy_runs: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A large run's report stays bounded: the prompts and replies of ``texts`` samples an entry, every row."""
+    out = tmp_path / "r.html"
+    write_report([toy_runs[0]], out, ReportOptions(stats=StatsOptions(resamples=20), figures=False, texts=3))
+    payload = re.search(r'<script type="application/json" id="sb-data">(.*?)</script>', out.read_text(), re.S)
+    assert payload is not None
+    data = json.loads(payload.group(1))
+    rows = data["records"]
+    full = {(r.benchmark, r.variant, r.strategy, r.id): r for r in records(toy_runs[0])}
+    assert len(rows) == len(full)
+    entries = Counter((r["benchmark"], r["variant"], r["strategy"]) for r in rows)
+    with_texts = [r for r in rows if "prompt" in r]
+    assert len(with_texts) == 3 * len(entries)
+    for r in with_texts:
+        record = full[(r["benchmark"], r["variant"], r["strategy"], r["id"])]
+        assert r["output"] == record.output and data["prompts"][r["prompt"]] == prompt_text(record.prompt)
+    for r in rows:  # what the rows and filters show is there for every sample
+        record = full[(r["benchmark"], r["variant"], r["strategy"], r["id"])]
+        assert (r["score"], r["parsed"], r["gold"], r["meta"]) == (record.score, record.parsed, record.gold,
+                                                                   record.meta)
+    assert data["left_out"].startswith(f"The prompts and replies of {len(rows) - len(with_texts)} of the {len(rows)}")
+    assert "structbench view" in data["left_out"]
 
 
 def test_markdown_has_paper_style_tables(report: tuple[str, str, Path], toy_runs: tuple[Path, Path]) -> None:

@@ -83,6 +83,29 @@ def test_rows_that_disagree_on_a_type_are_kept_as_json() -> None:
     assert table.column("opts").to_pylist() == [None, None]
 
 
+def test_parquet_written_a_batch_at_a_time_types_each_column_as_the_whole_table_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Columns whose rows differ between batches (a null, then ints, then a float; a struct gaining a field; a
+    list that turns mixed in the last batch) get the type all rows give them at once, and each batch is a row
+    group."""
+    import pyarrow.parquet as pq
+
+    from structbench.runner import tabular
+
+    monkeypatch.setattr(tabular, "BATCH", 3)
+    lines = [{"id": str(i), "n": None if i < 3 else (i if i < 7 else i + 0.5), "opts": {},
+              "gold": {"a": i} if i < 4 else {"a": i, "b": "x"}, "cells": [i, "x"] if i == 9 else [i],
+              **({"late": True} if i == 8 else {})}
+             for i in range(10)]
+    written = tabular.write_parquet(iter(lines), tmp_path / "e.parquet")
+    table, as_json = to_table(lines)
+    assert written.as_json == as_json == ["cells"] and written.rows == 10
+    got = pq.read_table(tmp_path / "e.parquet")
+    assert got.schema == table.schema and got.to_pylist() == table.to_pylist()
+    assert pq.ParquetFile(tmp_path / "e.parquet").metadata.num_row_groups == 4
+
+
 def test_score_reads_the_parquet_and_the_folder_that_export_writes(tmp_path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq

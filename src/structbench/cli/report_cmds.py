@@ -88,13 +88,16 @@ def report(
     ] = CorrectionChoice.holm,
     samples: Annotated[bool, typer.Option(help="Include the per-sample browser.")] = True,
     max_text: Annotated[int, typer.Option(help="Characters of each prompt and output kept in the browser.")] = 20_000,
+    sample_texts: Annotated[int, typer.Option(
+        "--sample-texts", min=0, help="Samples of each entry whose prompt and replies the HTML carries (the others: "
+        "their row; `structbench view` shows every sample's).")] = 1_000,
 ) -> None:
     """Tables, figures, confidence intervals and a per-sample browser over run directories or Inspect logs."""
     from structbench.errors import UsageError
     from structbench.report.api import ReportOptions, markdown_report, write_report
 
     stats = _stats(resamples, seed, confidence, resample, correction)
-    options = ReportOptions(title=title, stats=stats, samples=samples, max_text=max_text)
+    options = ReportOptions(title=title, stats=stats, samples=samples, max_text=max_text, texts=sample_texts)
     if out is None:
         if json_out is not None:
             raise UsageError("--json needs --out")

@@ -1,6 +1,7 @@
 """``structbench convert --to inspect``: one Inspect AI log (``.eval``) per result entry of a run, built from
-``inspect_ai.log``'s own types and written by its own writer, so ``read_eval_log``, ``inspect view`` and
-``evals_df``/``samples_df`` read it as they read a log of ``inspect eval``.
+``inspect_ai.log``'s own types and serialized and laid out as its ``.eval`` writer does, a sample at a time (so an
+entry of any size converts in bounded memory), so ``read_eval_log``, ``inspect view`` and ``evals_df``/``samples_df``
+read it as they read a log of ``inspect eval``.
 
 A log has the shape ``inspect eval structbench/<benchmark>`` gives its logs (``inspect_tasks``): the task
 ``<benchmark>_<variant>_<strategy>``, the same ``eval.metadata`` keys, each sample's score with the ``Scored``
@@ -17,11 +18,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import tempfile
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
+from zipfile import ZIP_DEFLATED, ZipFile
 
+from inspect_ai._util.constants import LOG_SCHEMA_VERSION
+from inspect_ai._util.json import to_json_safe
 from inspect_ai.event import ModelEvent
 from inspect_ai.log import (
     EvalConfig,
@@ -37,7 +43,15 @@ from inspect_ai.log import (
     EvalSpec,
     EvalStats,
     HeadlineMetric,
-    write_eval_log,
+)
+from inspect_ai.log._condense import condense_sample
+from inspect_ai.log._recorders.eval import (
+    HEADER_JSON,
+    JOURNAL_DIR,
+    SAMPLES_DIR,
+    START_JSON,
+    SUMMARIES_JSON,
+    LogStart,
 )
 from inspect_ai.model import (
     ChatCompletionChoice,
@@ -220,14 +234,13 @@ def _metrics(entry: Entry) -> dict[str, EvalMetric]:
     return metrics
 
 
-def eval_log(run: RunData, entry: Entry) -> EvalLog:
-    """The Inspect log of one result entry of ``run``."""
+def eval_header(run: RunData, entry: Entry) -> EvalLog:
+    """The Inspect log of one result entry of ``run`` without its samples (``eval_samples`` yields them)."""
     r, config = entry.result, run.config
     position = run.entries.index(entry)
     model = inspect_model(config)
     epochs = set(entry.records.epochs().tolist())
-    first = min(epochs, default=1)
-    samples = [eval_sample(rec, model, rec.epoch - first + 1) for rec in entry.records.full()]
+    ids = [s.id for s in entry.records]
     options = {**_options(config, r.benchmark), **cell_options(r.cell)}  # a sweep cell's options win
     run_info = {"path": str(run.path), "name": run.name, "entry": position, "manifest": run.manifest}
     spec = EvalSpec(
@@ -240,8 +253,7 @@ def eval_log(run: RunData, entry: Entry) -> EvalLog:
         task_registry_name=f"structbench/{r.benchmark}",
         task_args={"variant": r.variant, "strategy": r.strategy, "data_dir": config.data_dir, "seed": config.seed,
                    "limit": config.limit, "max_tokens": config.max_tokens, **options},
-        dataset=EvalDataset(name=f"{r.benchmark}:{r.variant}", samples=len(samples),
-                            sample_ids=[s.id for s in samples]),
+        dataset=EvalDataset(name=f"{r.benchmark}:{r.variant}", samples=len(ids), sample_ids=ids),
         model=model,
         model_base_url=config.base_url,
         model_args=dict(config.model_options),
@@ -253,8 +265,8 @@ def eval_log(run: RunData, entry: Entry) -> EvalLog:
     )
     errors = entry.records.failures()
     results = EvalResults(
-        total_samples=len(samples),
-        completed_samples=len(samples) - errors,
+        total_samples=len(ids),
+        completed_samples=len(ids) - errors,
         scores=[EvalScore(
             name=r.benchmark, scorer=r.benchmark, scored_samples=r.n, unscored_samples=r.harness_errors + r.too_long,
             metrics=_metrics(entry),
@@ -267,6 +279,7 @@ def eval_log(run: RunData, entry: Entry) -> EvalLog:
     status = STATUS.get(str(run.manifest.get("status")), "started")
     stop = run.manifest.get("stop_reason")
     log = EvalLog(
+        version=LOG_SCHEMA_VERSION,
         status=status,  # type: ignore[arg-type]
         eval=spec,
         plan=EvalPlan(steps=[EvalPlanStep(solver=SOLVER, params={"bench": r.benchmark, "strategy": r.strategy})],
@@ -274,9 +287,27 @@ def eval_log(run: RunData, entry: Entry) -> EvalLog:
         results=results,
         stats=EvalStats(started_at=_stamp(run.started), completed_at=_stamp(run.finished) if run.finished else ""),
         error=EvalError(message=str(stop), traceback="", traceback_ansi="") if stop and status != "success" else None,
-        samples=samples,
     )
-    return EvalLog.model_validate_json(redact(log.model_dump_json()))
+    return _redacted(log)
+
+
+def eval_samples(run: RunData, entry: Entry) -> Iterator[EvalSample]:
+    """The samples of one result entry, each built from its full record as it is read back, redacted."""
+    model = inspect_model(run.config)
+    epochs = entry.records.epochs()
+    first = int(epochs.min()) if len(epochs) else 1
+    for record in entry.records.full():
+        yield _redacted(eval_sample(record, model, record.epoch - first + 1))
+
+
+M = TypeVar("M", EvalLog, EvalSample)
+
+
+def _redacted(model: M) -> M:
+    """``model`` with every secret the run's environment holds taken out of its text."""
+    text = model.model_dump_json()
+    clean = redact(text)
+    return model if clean == text else type(model).model_validate_json(clean)
 
 
 def log_name(log: EvalLog) -> str:
@@ -285,17 +316,38 @@ def log_name(log: EvalLog) -> str:
     return f"{created}_{log.eval.task.replace('_', '-')}_{log.eval.task_id}.eval"
 
 
+def write_eval(header: EvalLog, samples: Iterable[EvalSample], path: Path) -> None:
+    """An ``.eval`` log in Inspect's layout (a zip: the start journal, one member per sample, the samples'
+    summaries, the header), written a sample at a time: each is condensed, as Inspect's writer does, written and
+    dropped; the summaries wait in a temporary file. So a log of any size is written in bounded memory. Members are
+    deflated (as Inspect's logs were before zstd, which every reader of ``.eval`` reads): Inspect's zstd starts a
+    pool of threads per member, twice the CPU of deflate for a sample's few kilobytes, for the same size."""
+    with ZipFile(path, "w", ZIP_DEFLATED, compresslevel=5) as zf, tempfile.TemporaryFile() as summaries:
+        zf.writestr(f"{JOURNAL_DIR}/{START_JSON}",
+                    to_json_safe(LogStart(version=header.version, eval=header.eval, plan=header.plan), indent=None))
+        summaries.write(b"[")
+        for n, sample in enumerate(samples):
+            sample = condense_sample(sample)
+            zf.writestr(f"{SAMPLES_DIR}/{sample.id}_epoch_{sample.epoch}.json", to_json_safe(sample, indent=None))
+            summaries.write((b"," if n else b"") + to_json_safe(sample.summary(), indent=None))
+        summaries.write(b"]")
+        summaries.seek(0)
+        with zf.open(SUMMARIES_JSON, "w", force_zip64=True) as member:
+            shutil.copyfileobj(summaries, member)
+        zf.writestr(HEADER_JSON, to_json_safe(header, indent=None))
+
+
 def write_logs(run: RunData, out: Path) -> list[Path]:
     """One ``.eval`` log per result entry of ``run`` in ``out``, each written whole or not at all (to a temporary
-    file renamed over the final name)."""
+    file renamed over the final name), its samples streamed from the run's records."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for entry in run.entries:
-        log = eval_log(run, entry)
-        path = inside(out / file_name(log_name(log), "a result's task"), out, "convert --out")
+        header = eval_header(run, entry)
+        path = inside(out / file_name(log_name(header), "a result's task"), out, "convert --out")
         with tempfile.TemporaryDirectory(dir=out, prefix=".convert-") as tmp:
             staged = Path(tmp) / path.name
-            write_eval_log(log, staged, format="eval")
+            write_eval(header, eval_samples(run, entry), staged)
             os.replace(staged, path)
         written.append(path)
     return written

@@ -14,7 +14,7 @@ from structbench.redact import redact
 from structbench.report.build import build_document
 from structbench.report.document import Document
 from structbench.report.entries import EntryView, StatsOptions, collect
-from structbench.report.html import DEFAULT_MAX_TEXT, render_html
+from structbench.report.html import DEFAULT_MAX_TEXT, DEFAULT_TEXTS, render_html
 from structbench.report.leaderboard import leaderboard_section
 from structbench.report.markdown import render_document
 from structbench.report.paper_sections import paper_sections
@@ -34,6 +34,8 @@ class ReportOptions:
     """Include the per-sample browser (HTML only)."""
     figures: bool = True
     max_text: int = DEFAULT_MAX_TEXT
+    texts: int = DEFAULT_TEXTS
+    """Samples of each entry whose prompt and replies the HTML's browser carries (the rest: their rows)."""
 
 
 def prepare(run_dirs: Sequence[Path], options: ReportOptions) -> tuple[Document, list[EntryView]]:
@@ -121,7 +123,8 @@ def write_report(
     _write(md_path, render_document(doc, figure_dir if options.figures else None, figure_dir.name))
     written = [md_path]
     if suffix in HTML_SUFFIXES:
-        _write(out, render_html(doc, views, samples=options.samples, max_text=options.max_text))
+        _write(out, render_html(doc, views, samples=options.samples, max_text=options.max_text,
+                                 texts=options.texts))
         written.insert(0, out)
     if json_out is not None:
         write_json_atomic(json_out, results_json(views))
@@ -133,11 +136,13 @@ def html_report(run_dirs: Sequence[Path], options: ReportOptions | None = None) 
     """The HTML report as a string (secrets redacted), written nowhere: what ``structbench view`` serves."""
     options = options or ReportOptions()
     doc, views = prepare(run_dirs, options)
-    return redact(render_html(doc, views, samples=options.samples, max_text=options.max_text))
+    return redact(render_html(doc, views, samples=options.samples, max_text=options.max_text,
+                                 texts=options.texts))
 
 
 def markdown_report(run_dirs: Sequence[Path], options: ReportOptions | None = None) -> str:
     """The Markdown report without figures (for stdout)."""
     options = options or ReportOptions()
-    doc, _ = prepare(run_dirs, ReportOptions(options.title, options.stats, options.samples, False, options.max_text))
+    doc, _ = prepare(run_dirs, ReportOptions(options.title, options.stats, options.samples, False, options.max_text,
+                                             options.texts))
     return redact(render_document(doc))

@@ -1,8 +1,10 @@
 """The self-contained HTML report: inline CSS, inline SVG figures, and a per-sample browser in plain JS.
 
 Nothing is fetched when the file is opened: no CDN, no fonts, no images outside the file. The sample
-records travel as JSON inside ``<script type="application/json">``, with ``<``, ``>`` and ``&`` written
-as ``\\u003c``, ``\\u003e`` and ``\\u0026`` so no text in a prompt can close the script element.
+records travel as JSON inside ``<script type="application/json">`` (every record's row; the prompts and replies of
+the first ``DEFAULT_TEXTS`` of each entry, so a run of any size makes a file of bounded texts), with ``<``, ``>``
+and ``&`` written as ``\\u003c``, ``\\u003e`` and ``\\u0026`` so no text in a prompt can close the script
+element.
 """
 
 from __future__ import annotations
@@ -20,6 +22,10 @@ from structbench.version import __version__
 
 DEFAULT_MAX_TEXT = 20_000
 """Characters of each prompt, output and thought kept in the sample browser."""
+DEFAULT_TEXTS = 1_000
+"""Samples of each entry whose prompt, replies, thought, tool calls and tokens the HTML carries; the others carry
+their row (id, task, score, answer, gold, values, meta, error), so the file stays a few hundred bytes a sample
+however large the run, and every filter, count and search over answers still covers every sample."""
 
 
 def clip(text: str | None, limit: int) -> str:
@@ -43,44 +49,57 @@ def prompt_text(prompt: str | list[dict[str, str]] | None) -> str:
     return "\n\n".join(f"── {m.get('role', '?')} ──\n{m.get('content', '')}" for m in prompt)
 
 
-def browser_payload(views: Sequence[EntryView], max_text: int = DEFAULT_MAX_TEXT) -> dict[str, Any]:
-    """Records for the sample browser, each read in full from the run directory in turn; identical prompts (shared
-    across strategies) are stored once."""
+def browser_payload(views: Sequence[EntryView], max_text: int = DEFAULT_MAX_TEXT,
+                    texts: int = DEFAULT_TEXTS) -> dict[str, Any]:
+    """Records for the sample browser: every record's row, read from the columns, and the texts of the first
+    ``texts`` of each entry, read in full from the run directory in turn; identical prompts (shared across
+    strategies) are stored once."""
     prompts: list[str] = []
     index: dict[str, int] = {}
     records = []
+    left_out = 0
     for v in views:
-        for r in v.records.full():
-            text = clip(prompt_text(r.prompt), max_text)
-            if text not in index:
-                index[text] = len(prompts)
-                prompts.append(text)
-            records.append(
-                {
-                    "benchmark": r.benchmark,
-                    "variant": r.variant,
-                    "strategy": v.strategy,  # with the sweep cell, so the browser tells cells apart
-                    "model": v.label,
-                    "id": r.id,
-                    "task": r.task,
+        full = v.records.full(range(min(texts, len(v.records))))
+        for position, s in enumerate(v.records):
+            row: dict[str, Any] = {
+                "benchmark": s.benchmark,
+                "variant": s.variant,
+                "strategy": v.strategy,  # with the sweep cell, so the browser tells cells apart
+                "model": v.label,
+                "id": s.id,
+                "task": s.task,
+                "reasoning_cut_off": s.reasoning_cut_off,
+                "parsed": s.parsed,
+                "gold": s.gold,
+                "score": s.score,
+                "values": s.values,
+                "meta": s.meta,
+                "error": s.error,
+                "error_kind": s.error_kind,
+            }
+            if position < texts:
+                r = next(full)
+                text = clip(prompt_text(r.prompt), max_text)
+                if text not in index:
+                    index[text] = len(prompts)
+                    prompts.append(text)
+                row |= {
                     "prompt": index[text],
                     "output": clip(r.output, max_text),
                     "reasoning": clip(r.reasoning, max_text) if r.reasoning is not None else None,
                     "reasoning_tokens": r.reasoning_tokens,
-                    "reasoning_cut_off": r.reasoning_cut_off,
                     "outputs": [clip(o, max_text) for o in r.outputs] if r.outputs else None,
-                    "parsed": r.parsed,
-                    "gold": r.gold,
-                    "score": r.score,
-                    "values": r.values,
-                    "meta": r.meta,
-                    "error": r.error,
-                    "error_kind": r.error_kind,
                     "tokens": _tokens(r),
                     "tools": _tools(r, max_text),
                 }
-            )
-    return {"prompts": prompts, "records": records}
+            else:
+                left_out += 1
+            records.append(row)
+    note = (f"The prompts and replies of {left_out} of the {len(records)} samples are not in this file (it carries "
+            f"those of the first {texts} samples of each entry; `structbench report --sample-texts N` carries more): "
+            "`structbench view` on the run directory shows every sample's, and each is the line of the run's "
+            "samples.jsonl with its id.") if left_out else None
+    return {"prompts": prompts, "records": records, "left_out": note}
 
 
 def _tools(record: SampleRecord, max_text: int) -> str | None:
@@ -158,7 +177,8 @@ def _kind(block: object) -> str:
 
 
 def render_html(
-    doc: Document, views: Sequence[EntryView], *, samples: bool = True, max_text: int = DEFAULT_MAX_TEXT
+    doc: Document, views: Sequence[EntryView], *, samples: bool = True, max_text: int = DEFAULT_MAX_TEXT,
+    texts: int = DEFAULT_TEXTS,
 ) -> str:
     """The whole report as one HTML string."""
     import jinja2
@@ -172,7 +192,7 @@ def render_html(
     )
     anchors = _anchors(doc.sections)
     env.globals.update(anchor=lambda s: anchors[id(s)], kind=_kind)
-    browser = script_json(browser_payload(views, max_text)) if samples else None
+    browser = script_json(browser_payload(views, max_text, texts)) if samples else None
     return env.get_template("report.html.j2").render(
         doc=doc,
         version=__version__,
