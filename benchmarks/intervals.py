@@ -8,8 +8,9 @@ of rejection samples, StrucText-Eval), about six to a cluster (a shared table or
 the benchmark declares clusters (what a run stores), and the independent-samples one (``by="sample"``: what
 ``report --resample sample`` computes, and a run of a benchmark without clusters). Prints milliseconds.
 
-``--columns`` times them over the outcomes as a run holds them (``structbench.outcomes.Outcomes``: numpy columns)
-and adds the whole result entry a run computes at its end (``results.compute_result``: metrics, every breakdown,
+``--columns`` times them over the outcomes as a run holds them
+(``structbench.runfiles.outcomes.Outcomes``: numpy columns) and adds the whole result entry a run computes at
+its end (``results.compute_result``: metrics, every breakdown,
 the baselines, the corrected twins and the headline interval); the issue's target is under 10 s at 100,000::
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/intervals.py 100000 1 --columns
@@ -23,8 +24,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from structbench.benchmark import Benchmark, Scored
 from structbench.benchmarks import BENCHMARKS
+from structbench.contract.benchmark import Benchmark, Scored
 
 PER_CLUSTER = 6
 
@@ -83,8 +84,8 @@ def main() -> None:
     columns = "--columns" in sys.argv[1:]
     n = int(args[0]) if args else 10_000
     repeat = int(args[1]) if len(args) > 1 else 3
-    from structbench.outcomes import Outcomes
-    from structbench.results import compute_result
+    from structbench.runfiles.outcomes import Outcomes
+    from structbench.runfiles.results import compute_result
     from structbench.stats import metric_interval
 
     units: dict[str, Callable[[Benchmark, list[Scored]], Any]] = {"sample": lambda b, s: metric_interval(

@@ -29,7 +29,7 @@ from typing import Any
 from structbench.backends.base import Choice, Request, Response
 from structbench.backends.factory import BackendSpec, make_backend
 from structbench.backends.local_prompts import chat_template, encode, stop_token_ids
-from structbench.datasets import DataContext
+from structbench.data.datasets import DataContext
 from structbench.runner.selection import load_benchmark
 
 

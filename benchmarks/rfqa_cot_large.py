@@ -20,8 +20,8 @@ from structbench.backends.base import Choice, Request, Response
 from structbench.benchmarks.rfqa import RFQABenchmark
 from structbench.benchmarks.rfqa.cot import BaseQuery
 from structbench.benchmarks.rfqa.database import quote
+from structbench.data.datasets import DataContext
 from structbench.data.sample import Sample
-from structbench.datasets import DataContext
 
 REPO = Path(__file__).resolve().parents[1]
 

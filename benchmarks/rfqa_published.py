@@ -40,8 +40,8 @@ from typing import Any
 from structbench.backends.base import GenerationParams, Request, Response, reply_choice
 from structbench.benchmarks.rfqa import RFQABenchmark, prompts, published_runs
 from structbench.benchmarks.rfqa.paper import TABLE2
+from structbench.data.datasets import DataContext
 from structbench.data.sample import Sample
-from structbench.datasets import DataContext
 from structbench.runner.export import ExportSettings, export_lines
 from structbench.testing.cli import invoke
 

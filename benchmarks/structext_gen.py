@@ -17,7 +17,7 @@ import os
 import time
 
 from structbench.benchmarks.structext.suites import suite_items
-from structbench.forkmap import cpu_count
+from structbench.core.forkmap import cpu_count
 
 
 def cpu_seconds() -> float:

@@ -15,11 +15,11 @@ import os
 import time
 from pathlib import Path
 
+from structbench.backends.tokens import token_counter
 from structbench.benchmarks.structfact.generated.generator import Generator
 from structbench.benchmarks.structfact.generated.profile import World
 from structbench.benchmarks.structfact.generated.tables import load_tables
-from structbench.datasets import DataContext
-from structbench.tokens import token_counter
+from structbench.data.datasets import DataContext
 
 REPO = Path(__file__).resolve().parents[1]
 

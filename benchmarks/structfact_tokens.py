@@ -13,7 +13,7 @@ import os
 import statistics
 from pathlib import Path
 
-from structbench.tokens import token_counter
+from structbench.backends.tokens import token_counter
 
 REPO = Path(__file__).resolve().parents[1]
 

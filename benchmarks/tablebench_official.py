@@ -36,7 +36,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from structbench.benchmark import Attempt
 from structbench.benchmarks.tablebench import TableBench
 from structbench.benchmarks.tablebench.generate import write_set
 from structbench.benchmarks.tablebench.oracle import chart_program
@@ -45,6 +44,7 @@ from structbench.benchmarks.tablebench.program import ProgramOutcome, chart_refe
 from structbench.benchmarks.tablebench.samples import to_sample
 from structbench.benchmarks.tablebench.source import INSTRUCTION_FILES, Instructed
 from structbench.benchmarks.tablebench.taxonomy import INSTRUCTION_TYPES, VISUALIZATION
+from structbench.contract.benchmark import Attempt
 from structbench.data.sample import Sample
 
 REPOSITORY = "https://github.com/TableBench/TableBench"

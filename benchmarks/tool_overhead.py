@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 
 from structbench.backends.base import Choice, Message, Request, Response
-from structbench.benchmark import DIRECT
+from structbench.contract.benchmark import DIRECT
 from structbench.data.evidence import Table
 from structbench.data.sample import LabelGold, Sample
 from structbench.strategies.tools import ToolLoop, ToolTask, table_workspace

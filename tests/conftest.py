@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from patience import load_factor
-from structbench.datasets import DataContext
+from structbench.data.datasets import DataContext
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -111,9 +111,9 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 @pytest.fixture(autouse=True)
 def _forget_secrets() -> Iterator[None]:
-    """Secrets a test registers (``structbench.redact``) are forgotten after it, so no test's redaction depends on
+    """Secrets a test registers (``structbench.core.redact``) are forgotten after it, so no test's redaction depends on
     which tests ran before it."""
-    from structbench import redact
+    from structbench.core import redact
 
     secrets, blocks = set(redact._secrets), {k: list(v) for k, v in redact._blocks.items()}
     yield

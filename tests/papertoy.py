@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from structbench.benchmark import PaperParts
 from structbench.benchmarks import BENCHMARKS
+from structbench.contract.benchmark import PaperParts
 from structbench.papers import Change, Mean, Measure, Orders, PaperTable, Preset, RunRow
 from toybench import ToyBench
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from structbench.benchmarks.structext import official
-from structbench.datasets import DataContext
+from structbench.data.datasets import DataContext
 from structbench.releases import relationalfactqa
 
 SYNTHETIC = Path(__file__).resolve().parent / "synthetic"

@@ -14,7 +14,7 @@ import pytest
 import structbench
 from faults import child_pythonpath
 from patience import patience
-from structbench.errors import UsageError
+from structbench.core.errors import UsageError
 
 
 @pytest.mark.shared
@@ -99,7 +99,7 @@ def test_every_run_flag_is_a_keyword(tmp_path: Path) -> None:
     import inspect
 
     from structbench.cli.run_cmd import run as run_command
-    from structbench.errors import BudgetError
+    from structbench.core.errors import BudgetError
     from structbench.testing.batch_server import BatchServer, serve_batches_in_thread
     from structbench.testing.openai_server import MockOpenAIServer
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from structbench.atomic import FILE_MODE, atomic_path, write_text_atomic
+from structbench.core.atomic import FILE_MODE, atomic_path, write_text_atomic
 from structbench.runner.store import write_json_atomic
 
 

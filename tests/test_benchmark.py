@@ -10,10 +10,10 @@ from typing import get_args
 import pytest
 
 from structbench.backends.base import Request
-from structbench.benchmark import DIRECT, REASONED, AnswerFormat, Attempt, Benchmark
 from structbench.benchmarks import BENCHMARKS
 from structbench.benchmarks.scitab import SciTab
 from structbench.benchmarks.structfact import StructFact
+from structbench.contract.benchmark import DIRECT, REASONED, AnswerFormat, Attempt, Benchmark
 from structbench.data.sample import LabelGold, Sample
 from structbench.strategies import SingleTurn
 

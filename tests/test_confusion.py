@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from structbench.confusion import ConfusionMatrix
+from structbench.stats.confusion import ConfusionMatrix
 
 
 def test_rectangular_matrices_are_allowed_and_checked() -> None:

@@ -86,7 +86,7 @@ def test_a_benchmark_added_by_the_guide_alone(tmp_path: Path) -> None:
         "tests/prompts/test_prompt_snapshots.py::test_every_snapshot_belongs_to_a_case",
     ):
         assert seen.get(failing) == "FAILED", (failing, before.stdout[-3000:])
-    assert "run python -m structbench.catalog" in before.stdout and f"docs/benchmarks/{NAME}.md" in before.stdout
+    assert "run python -m structbench.tools.catalog" in before.stdout and f"docs/benchmarks/{NAME}.md" in before.stdout
 
     # The rest of the checklist: its tests and page, the nav line, then the guide's commands.
     for path, body in blocks.items():

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from structbench.csvdb import Database, load_folder, load_rows, load_table
-from structbench.errors import DataError
+from structbench.core.errors import DataError
+from structbench.data.csvdb import Database, load_folder, load_rows, load_table
 
 CSV = "ID,Name ,Zip,Score,Ratio,Flag,Empty\n1,Ann,007,7,1.5,true,\n2, Bob ,12,nan,-.5,FALSE,\n3,NULL,null,12,2e3,,\n"
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from structbench.datasets import DataContext, DatasetSource, RemoteFile, cache_root
-from structbench.errors import DataError, DatasetUnavailableError
+from structbench.core.errors import DataError, DatasetUnavailableError
+from structbench.data.datasets import DataContext, DatasetSource, RemoteFile, cache_root
 
 
 class _Quiet(SimpleHTTPRequestHandler):
@@ -77,7 +77,7 @@ def test_unreachable_source_is_a_clear_error(shared_datasets: Path, monkeypatch:
 
 
 def test_the_fetch_hint_names_the_flag_the_user_types() -> None:
-    from structbench.datasets import DataContext
+    from structbench.data.datasets import DataContext
 
     assert DataContext().dir_argument() == "--data-dir DIR"
     assert DataContext.from_env(None, dir_flag="-T data_dir=").dir_argument() == "-T data_dir=DIR"

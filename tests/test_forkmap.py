@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from patience import patience
-from structbench import forkmap
-from structbench.forkmap import fork_map
+from structbench.core import forkmap
+from structbench.core.forkmap import fork_map
 
 pytestmark = pytest.mark.skipif(not forkmap.can_fork(), reason="needs fork and a single-threaded process")
 

@@ -1,7 +1,7 @@
 """Import boundaries: no benchmark imports another, the core and data layers import none, no import cycle, and no
 module imports from a layer above its own (``structbench.testing.architecture``).
 
-What several benchmarks share lives below them (``structbench.releases``, ``structbench.csvdb``, ``data``);
+What several benchmarks share lives below them (``structbench.releases``, ``structbench.data.csvdb``, ``data``);
 the core finds benchmarks through the registry (``structbench.benchmarks.BENCHMARKS``), never by name. Every
 import statement counts, at module level or inside a function, absolute or relative, and so do
 ``importlib.import_module("...")`` calls with a literal name.
@@ -118,12 +118,13 @@ def test_the_backend_walk_sees_a_backend_import() -> None:
     module = PACKAGE / "benchmarks" / "structfact" / "truncation.py"
     source = "from structbench.backends.base import Request\ndef f():\n    from ...backends import llamacpp\n"
     assert backend_modules(imported_names(source, module_name(module), is_package=False)) == {"llamacpp"}
-    assert backends_imported(module) == set()  # the real module counts tokens through structbench.tokens
+    assert backends_imported(module) == set()  # the real module counts tokens through structbench.backends.tokens
 
 
 @pytest.mark.parametrize("name", BENCHMARK_NAMES)
 def test_no_benchmark_imports_a_backend(name: str) -> None:
-    """Benchmarks reach models and tokenizers through the core (``benchmark.other_model``, ``structbench.tokens``)."""
+    """Benchmarks reach models and tokenizers through the core (``benchmark.other_model``,
+    ``structbench.backends.tokens``)."""
     offending = [
         f"{path.relative_to(PACKAGE.parent)} imports structbench.backends.{module}"
         for path in modules(BENCHMARKS / name)
@@ -209,12 +210,12 @@ def test_a_layer_violation_is_seen(tmp_path: Path) -> None:
 
     src = write_package(tmp_path, {"__init__.py": "", "errors.py": "from structbench.runner import run\n",
                                    "runner/__init__.py": "", "runner/run.py": ""})
-    assert upward_imports(import_graph(src)) == [("structbench.errors", "structbench.runner.run")]
+    assert upward_imports(import_graph(src)) == [("structbench.core.errors", "structbench.runner.run")]
 
 
 @pytest.mark.parametrize("reader", ["report", "interop"])
 def test_the_run_directory_readers_do_not_import_the_runner(reader: str) -> None:
-    """Report and interop read a run directory through the run-files layer (``structbench.rundir``), not the
+    """Report and interop read a run directory through the run-files layer (``structbench.runfiles.rundir``), not the
     runner that writes it."""
     from structbench.testing.architecture import import_graph
 

@@ -8,11 +8,11 @@ import random
 import numpy as np
 import pytest
 
-from structbench.benchmark import CORRECTED, Scored, corrected_scored
 from structbench.benchmarks.scitab import BENCHMARK as SCITAB
 from structbench.benchmarks.structfact import BENCHMARK as STRUCTFACT
-from structbench.outcomes import Outcomes, value_key
-from structbench.results import compute_result
+from structbench.contract.benchmark import CORRECTED, Scored, corrected_scored
+from structbench.runfiles.outcomes import Outcomes, value_key
+from structbench.runfiles.results import compute_result
 from structbench.stats.baselines import _chance_by_statistic, answered
 from structbench.stats.metric import metric_interval
 

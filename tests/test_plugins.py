@@ -17,7 +17,7 @@ import pytest
 
 from faults import child_pythonpath
 from patience import patience
-from structbench.plugins import BACKEND_GROUP, BENCHMARK_GROUP, plugins
+from structbench.core.plugins import BACKEND_GROUP, BENCHMARK_GROUP, plugins
 
 REPO = Path(__file__).resolve().parents[1]
 BLOCK = re.compile(r'^```python title="(?P<title>[^"]+)"\n(?P<body>.*?)^```$', re.M | re.S)

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from structbench.errors import UsageError
-from structbench.prices import Price, Prices, load_prices, totals
-from structbench.usage import Usage
+from structbench.backends.prices import Price, Prices, load_prices, totals
+from structbench.backends.usage import Usage
+from structbench.core.errors import UsageError
 
 
 def write(tmp_path: Path, text: str, name: str = "prices.yaml") -> Path:
@@ -78,7 +78,7 @@ def test_the_largest_price_and_usage_cost_a_finite_amount() -> None:
     import json
 
     from structbench.backends.base import MAX_CALL_TOKENS
-    from structbench.prices import MAX_PRICE
+    from structbench.backends.prices import MAX_PRICE
 
     prices = Prices({"m": Price(input=MAX_PRICE, output=MAX_PRICE)}, "p")
     usage = Usage(calls=10**9, prompt_tokens=10**9 * MAX_CALL_TOKENS, completion_tokens=10**9 * MAX_CALL_TOKENS)

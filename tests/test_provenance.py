@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from structbench.benchmarks import BENCHMARKS
-from structbench.provenance import combined_license
+from structbench.contract.provenance import combined_license
 
 BUILT_IN = ("rfqa", "scitab", "skabench", "structext", "structfact")
 DATASET_DIRS = {"rfqa": "relationalfactqa", "scitab": "scitab", "skabench": "ska-bench",

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from structbench.benchmarks import BUILTIN
-from structbench.catalog import FILES, main, stale
+from structbench.tools.catalog import FILES, main, stale
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
@@ -50,8 +50,8 @@ def test_every_readme_link_resolves() -> None:
 
 def test_the_benchmark_tables_and_citations_are_the_registrys() -> None:
     """The README's and the docs' benchmark tables and the citations are generated from the registry and each
-    benchmark's ``title``, ``summary``, ``paper`` and ``headline_label`` (``python -m structbench.catalog``)."""
-    assert stale(REPO) == [], "run python -m structbench.catalog, then review the diff"
+    benchmark's ``title``, ``summary``, ``paper`` and ``headline_label`` (``python -m structbench.tools.catalog``)."""
+    assert stale(REPO) == [], "run python -m structbench.tools.catalog, then review the diff"
     text = README.read_text()
     for name in BUILTIN:
         assert f"| `{name}` | [" in text and f"(docs/benchmarks/{name}.md)" in text

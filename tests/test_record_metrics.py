@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import structbench
-from structbench.record_metrics import CurrentEntry, metrics_of, usage_totals
-from structbench.rundir import read_records
+from structbench.analysis.record_metrics import CurrentEntry, metrics_of, usage_totals
+from structbench.runfiles.rundir import read_records
 from structbench.runner.kept import KeptRecords
 from toybench import ToyBench
 

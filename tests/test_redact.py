@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from structbench.redact import redact, redact_url, register_secret, split_userinfo
+from structbench.core.redact import redact, redact_url, register_secret, split_userinfo
 
 
 def test_registered_secrets_go_everywhere_they_appear() -> None:
@@ -40,7 +40,7 @@ def test_the_quick_check_never_skips_a_credential() -> None:
     give what the pattern alone gives."""
     import random
 
-    from structbench.redact import _CREDENTIALS, _mask
+    from structbench.core.redact import _CREDENTIALS, _mask
 
     pieces = ["Authorization: ", "AUTHORIZATION=", "Bearer ", "basic ", "Basic ", "sk-", "https://", "http://u:",
               "@", "host", "abcdef0123456789XYZ", "\"", " ", ",", "}", "pw9", "\\n", "key", "://", "bob:"]
@@ -52,7 +52,7 @@ def test_the_quick_check_never_skips_a_credential() -> None:
 
 def test_no_long_piece_of_a_registered_secret_is_left() -> None:
     """A message that cut a server's reply may hold part of a key: no 12 characters of it in a row may remain."""
-    from structbench.redact import PIECE
+    from structbench.core.redact import PIECE
 
     key = "hf_Qz7vLmN2pRt8XwY4kJ6sDf1GhB3nCe5aUo9"
     register_secret(key)
@@ -77,7 +77,7 @@ def test_an_error_body_is_redacted_before_it_is_cut() -> None:
 
 
 def test_what_the_user_wrote_loses_only_registered_secrets() -> None:
-    from structbench.redact import HOLE, redact_around, redact_known
+    from structbench.core.redact import HOLE, redact_around, redact_known
 
     register_secret("reg-secret-0123456789")
     prompt = "Write basic Python3-compatible English. Authorization: none required. reg-secret-0123456789"

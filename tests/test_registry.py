@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from structbench.errors import UsageError
-from structbench.registry import Registry
+from structbench.core.errors import UsageError
+from structbench.core.registry import Registry
 
 
 def test_lazy_target_and_errors() -> None:

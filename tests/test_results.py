@@ -6,9 +6,9 @@ import logging
 
 import pytest
 
-from structbench.benchmark import Scored
 from structbench.benchmarks.scitab import SciTab
-from structbench.results import Headline, with_interval
+from structbench.contract.benchmark import Scored
+from structbench.runfiles.results import Headline, with_interval
 
 
 def _scored(n: int) -> list[Scored]:

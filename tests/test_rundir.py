@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from structbench import rundir
-from structbench.errors import DataError, UsageError
-from structbench.records import SampleRecord
-from structbench.results import MetricsFile
-from structbench.rundir import held_records, read_entries, read_run_files
-from structbench.runformat import METRICS, SAMPLES
+from structbench.core.errors import DataError, UsageError
+from structbench.runfiles import rundir
+from structbench.runfiles.records import SampleRecord
+from structbench.runfiles.results import MetricsFile
+from structbench.runfiles.rundir import held_records, read_entries, read_run_files
+from structbench.runfiles.runformat import METRICS, SAMPLES
 
 
 def record(sample_id: str, **fields: Any) -> SampleRecord:

@@ -11,10 +11,10 @@ import pytest
 
 import structbench
 from faults import child_pythonpath
-from structbench.errors import DataError
-from structbench.manifest import read_manifest
-from structbench.results import read_metrics
-from structbench.runformat import FORMAT_VERSION, check_format
+from structbench.core.errors import DataError
+from structbench.runfiles.manifest import read_manifest
+from structbench.runfiles.results import read_metrics
+from structbench.runfiles.runformat import FORMAT_VERSION, check_format
 from structbench.testing.cli import Invocation, invoke
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from structbench.errors import UsageError
-from structbench.tokens import Cl100kApprox, RegexCounter, split_spec, token_counter
+from structbench.backends.tokens import Cl100kApprox, RegexCounter, split_spec, token_counter
+from structbench.core.errors import UsageError
 
 
 def test_cl100k_is_the_real_encoding_loaded_offline() -> None:

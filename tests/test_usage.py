@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from structbench.backends.base import Choice, Response
 from structbench.backends.mock import MockBackend
-from structbench.usage import CallUsage, Usage, split_usage, totals_cell, usage_groups, usage_text
+from structbench.backends.usage import CallUsage, Usage, split_usage, totals_cell, usage_groups, usage_text
 
 
 def call(prompt: int | None, completion: int | None, *, reasoning: int | None = None, cached: int | None = None,
@@ -56,7 +56,7 @@ def test_response_usage_survives_the_cache_round_trip() -> None:
 
 
 def test_the_table_cell_is_compact_and_says_unknown() -> None:
-    from structbench.usage import UsageTotals
+    from structbench.backends.usage import UsageTotals
 
     assert totals_cell(None) == "–"
     priced = UsageTotals(usage=Usage.total([call(12_345, 4_500)]), cost_usd=0.0123,

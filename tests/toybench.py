@@ -13,11 +13,11 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from structbench.backends.base import Request
-from structbench.benchmark import Attempt, Benchmark, Samples, Scored, Strategy
 from structbench.benchmarks import BENCHMARKS
+from structbench.contract.benchmark import Attempt, Benchmark, Samples, Scored, Strategy
 from structbench.data import LabelGold, Sample, Table
+from structbench.data.datasets import DataContext
 from structbench.data.serialize import serialize
-from structbench.datasets import DataContext
 from structbench.strategies import SelfConsistency, SelfRefine, SingleTurn
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from structbench.version import __version__
+from structbench.core.version import __version__
 
 if TYPE_CHECKING:
     from structbench.api import EvalResult, Result, SuiteResult, evaluate, evaluate_suite

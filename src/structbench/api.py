@@ -8,7 +8,7 @@ results back, the run directory written as ``structbench run`` writes it. The co
 
 ``evaluate`` is ``configure`` (what decides the results: a ``RunConfig``, checked as the command's flags are) then
 ``run`` (one run directory filled, resuming what an earlier call finished). Errors are typed as everywhere in
-structbench (``UsageError``, ``DataError``, ``StorageError``, ``RunStoppedError`` ...: ``structbench.errors``);
+structbench (``UsageError``, ``DataError``, ``StorageError``, ``RunStoppedError`` ...: ``structbench.core.errors``);
 samples whose model call failed for good are no error: they are the result's ``failures``, and calling again
 retries exactly them.
 """
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from structbench.backends.factory import DEFAULT_MAX_REPLY_BYTES, DEFAULT_TIMEOUT, BackendSpec
-from structbench.errors import BudgetError, RunStoppedError, UsageError
+from structbench.core.errors import BudgetError, RunStoppedError, UsageError
 from structbench.runner.arguments import DEFAULT_MODEL, FLAGS, RunArguments, check_arguments, flag_name, named
 from structbench.runner.configure import (
     DEFAULT_OPTIONS,
@@ -45,9 +45,9 @@ if TYPE_CHECKING:  # the rest loads on first use: the command's --help imports t
     from structbench.backends.base import Backend
     from structbench.interop.trackers import Tracking
     from structbench.interop.trackers.log import Outcome
-    from structbench.manifest import Manifest
-    from structbench.results import MetricsFile, ResultEntry, Robustness
-    from structbench.runconfig import RunConfig
+    from structbench.runfiles.manifest import Manifest
+    from structbench.runfiles.results import MetricsFile, ResultEntry, Robustness
+    from structbench.runfiles.runconfig import RunConfig
     from structbench.runner.failures import Failure
     from structbench.runner.objects import BenchArgument
     from structbench.runner.run import Kept, Run
@@ -139,7 +139,7 @@ class Result:
     """Samples scored."""
     entry: ResultEntry = field(repr=False)
     cell: str = ""
-    """The sweep's cell (``key=value;...``, ``structbench.cells``); ``""`` in a run without a sweep."""
+    """The sweep's cell (``key=value;...``, ``structbench.runfiles.cells``); ``""`` in a run without a sweep."""
 
     @classmethod
     def of(cls, entry: ResultEntry) -> Result:
@@ -312,9 +312,9 @@ def run(
 
 def _resumed(run_dir: Path, connection: Connection, flags: bool, caller: str) -> RunConfig:
     """The configuration of the run in ``run_dir``; no run there, or a password to give again, is a ``UsageError``."""
-    from structbench.manifest import read_manifest
-    from structbench.redact import MASK
-    from structbench.runformat import MANIFEST
+    from structbench.core.redact import MASK
+    from structbench.runfiles.manifest import read_manifest
+    from structbench.runfiles.runformat import MANIFEST
 
     where = named("resume", run_dir, flags) if flags else f"{caller}({named('resume', str(run_dir), flags)})"
     manifest = read_manifest(run_dir)
@@ -463,7 +463,7 @@ def _costs(args: RunArguments, flags: bool) -> Costs | None:
     if not isinstance(prices, Mapping):
         return costs_of(Path(prices) if prices is not None else None, max_cost, args.max_tokens_total, args.batch,
                         args.batch_poll)
-    from structbench.prices import Prices
+    from structbench.backends.prices import Prices
 
     costs = costs_of(None, None, args.max_tokens_total, args.batch, args.batch_poll) or Costs()
     return replace(costs, prices=Prices.from_data(dict(prices), "prices="), max_cost=max_cost)
@@ -499,7 +499,7 @@ class SuiteResult:
     @property
     def metrics(self) -> MetricsFile:
         """Every finished run's entries as one metrics file (what the suite's table shows)."""
-        from structbench.results import MetricsFile
+        from structbench.runfiles.results import MetricsFile
 
         return MetricsFile(results=[r.entry for r in self.results],
                            robustness=[x for run_ in self.runs if run_.result is not None

@@ -13,7 +13,7 @@ import pytest
 from structbench.backends.anthropic import AnthropicBackend, from_spec
 from structbench.backends.base import PROMPT_TOO_LONG, BackendError, Request
 from structbench.backends.factory import BackendSpec
-from structbench.errors import UsageError
+from structbench.core.errors import UsageError
 from structbench.testing.batch_server import BatchServer, serve_batches_in_thread
 from structbench.testing.openai_server import MockOpenAIServer
 from structbench.testing.reasoning_server import ReasoningServer

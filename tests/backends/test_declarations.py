@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from structbench.backends.factory import BACKENDS, BackendEntry, backend_packages
-from structbench.registry import load_target
+from structbench.backends.tokens import TOKEN_COUNTERS, backend_counters, split_spec
+from structbench.core.registry import load_target
 from structbench.runner.run import PACKAGES, package_versions
-from structbench.tokens import TOKEN_COUNTERS, backend_counters, split_spec
 
 REPO = Path(__file__).resolve().parents[2]
 BUILTIN = [name for name in BACKENDS if BACKENDS.get(name).distribution is None]

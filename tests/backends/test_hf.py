@@ -18,8 +18,8 @@ require("transformers")
 from structbench.backends.base import BackendError, GenerationParams, Request  # noqa: E402
 from structbench.backends.factory import BackendSpec, make_backend  # noqa: E402
 from structbench.backends.hf import HFBackend  # noqa: E402
-from structbench.errors import UsageError  # noqa: E402
-from structbench.tokens import token_counter  # noqa: E402
+from structbench.backends.tokens import token_counter  # noqa: E402
+from structbench.core.errors import UsageError  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -154,8 +154,8 @@ def test_prompt_longer_than_the_context_is_an_error_or_cut_from_the_left(tmp_pat
 
 
 def test_context_error_names_the_sample(tmp_path: Path) -> None:
-    from structbench.benchmark import bind_sample
     from structbench.benchmarks.structext import StrucTextEval
+    from structbench.contract.benchmark import bind_sample
     from structbench.data.sample import Sample
 
     short = build_tiny_model(tmp_path / "short", context=32)

@@ -23,9 +23,9 @@ from structbench.backends.base import PROMPT_TOO_LONG, TIMEOUT, BackendError, Re
 from structbench.backends.factory import BackendSpec, make_backend  # noqa: E402
 from structbench.backends.litellm import LiteLLMBackend, _merge  # noqa: E402
 from structbench.benchmarks import BENCHMARKS  # noqa: E402
-from structbench.errors import ExitCode  # noqa: E402
-from structbench.results import MetricsFile  # noqa: E402
-from structbench.runconfig import Reasoning, RunConfig  # noqa: E402
+from structbench.core.errors import ExitCode  # noqa: E402
+from structbench.runfiles.results import MetricsFile  # noqa: E402
+from structbench.runfiles.runconfig import Reasoning, RunConfig  # noqa: E402
 from structbench.runner.run import Run  # noqa: E402
 from structbench.runner.selection import prepare  # noqa: E402
 from structbench.runner.store import read_records  # noqa: E402

@@ -25,7 +25,7 @@ from structbench.backends.llamacpp import (
     load_llama,
     serve_command,
 )
-from structbench.errors import UsageError
+from structbench.core.errors import UsageError
 
 
 def test_embedded_model_generates() -> None:

@@ -25,7 +25,7 @@ from patience import patience  # noqa: E402
 from structbench.backends.base import BackendError, GenerationParams, Request  # noqa: E402
 from structbench.backends.factory import BackendSpec, make_backend  # noqa: E402
 from structbench.backends.vllm_offline import VLLMBackend  # noqa: E402
-from structbench.errors import UsageError  # noqa: E402
+from structbench.core.errors import UsageError  # noqa: E402
 
 SMALL_ENGINE = {"dtype": "float32", "kv_cache_memory_bytes": str(64 << 20), "max_num_seqs": "32"}
 """A 64 MiB KV cache: plenty for a 256-token model, and light on a shared CPU."""

@@ -10,11 +10,11 @@ import pytest
 
 from batch.conftest import Served
 from structbench.backends.factory import BackendSpec, make_backend
-from structbench.batch.collector import BatchSettings
-from structbench.batch.ledger import Ledger
-from structbench.datasets import DataContext
-from structbench.errors import RunStoppedError
-from structbench.runconfig import RunConfig
+from structbench.core.errors import RunStoppedError
+from structbench.data.datasets import DataContext
+from structbench.runfiles.runconfig import RunConfig
+from structbench.runner.batch.collector import BatchSettings
+from structbench.runner.batch.ledger import Ledger
 from structbench.runner.cache import ResponseCache
 from structbench.runner.control import RunControl
 from structbench.runner.run import Run
@@ -148,7 +148,7 @@ def test_a_refused_batch_fails_its_samples_as_model_errors(tmp_path: Path, batch
 def test_a_restart_takes_up_a_batch_whose_id_was_never_written(tmp_path: Path, batch_api: Served, model: str) -> None:
     import asyncio
 
-    from structbench.batch.providers import provider_for
+    from structbench.runner.batch.providers import provider_for
 
     batch_api.server.complete_after = 0.5
     run(tmp_path, batch_api, "first", strategy="direct", model=model)  # to learn the lines a run sends
@@ -201,7 +201,7 @@ def test_a_batch_cancelled_while_waiting_stops_the_run(tmp_path: Path, batch_api
 
 def test_a_step_larger_than_the_providers_limit_is_split(tmp_path: Path, batch_api: Served,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    from structbench.batch.openai import OpenAIBatches
+    from structbench.runner.batch.openai import OpenAIBatches
 
     monkeypatch.setattr(OpenAIBatches, "max_requests", 4)
     run(tmp_path, batch_api, "lines", strategy="direct")
@@ -236,7 +236,7 @@ def test_a_batch_that_ended_without_answers_is_sent_again_by_the_next_run(
 def test_the_rest_of_a_cancelled_batch_goes_into_a_new_one(tmp_path: Path, batch_api: Served, model: str) -> None:
     import asyncio
 
-    from structbench.batch.providers import provider_for
+    from structbench.runner.batch.providers import provider_for
 
     batch_api.server.complete_after = 0.3
     run(tmp_path, batch_api, "first", strategy="direct", model=model)  # to learn the lines a run sends
@@ -340,7 +340,7 @@ def test_a_batch_reply_larger_than_max_reply_mb_is_refused_unread(tmp_path: Path
 def test_result_lines_are_read_a_capped_line_at_a_time() -> None:
     import asyncio
 
-    from structbench.batch.providers import TOO_LARGE, capped_lines
+    from structbench.runner.batch.providers import TOO_LARGE, capped_lines
 
     big = json.dumps({"custom_id": "k\"2", "body": "x" * 500})
     data = (json.dumps({"custom_id": "k1", "body": "ok"}) + "\n" + big + "\nnot json\n[1]\n\n"
@@ -358,7 +358,7 @@ def test_result_lines_are_read_a_capped_line_at_a_time() -> None:
 
 
 def test_a_run_with_a_batch_still_open_is_not_continued_without_batch(tmp_path: Path, batch_api: Served) -> None:
-    from structbench.errors import UsageError
+    from structbench.core.errors import UsageError
 
     batch_api.server.complete_after = 30
     stop_after_submitting(tmp_path, batch_api)  # a session stopped while its batch runs
@@ -377,8 +377,8 @@ def test_a_run_with_a_batch_still_open_is_not_continued_without_batch(tmp_path: 
 
 def stop_after_submitting(tmp_path: Path, served: Served, model: str = "openai:mock", name: str = "r") -> None:
     """A ``--batch`` session that stops once its batch is submitted (its first poll refused by the provider)."""
-    from structbench.batch.anthropic import AnthropicBatches
-    from structbench.batch.openai import OpenAIBatches
+    from structbench.runner.batch.anthropic import AnthropicBatches
+    from structbench.runner.batch.openai import OpenAIBatches
 
     class Refused(Exception):
         status_code = 403  # refused for good: the session stops at once

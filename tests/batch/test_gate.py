@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from structbench.batch.gate import StepGate
+from structbench.runner.batch.gate import StepGate
 
 
 def test_ready_only_once_every_started_and_expected_sample_waits() -> None:

@@ -12,8 +12,8 @@ import pytest
 
 from batch.conftest import Served
 from batch.test_collector import run, scores, stop_after_submitting
-from structbench.batch.ledger import Ledger
-from structbench.errors import DataError, ExitCode
+from structbench.core.errors import DataError, ExitCode
+from structbench.runner.batch.ledger import Ledger
 from structbench.testing.cli import invoke
 
 

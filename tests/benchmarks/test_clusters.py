@@ -10,9 +10,9 @@ from itertools import islice
 import numpy as np
 import pytest
 
-from structbench.benchmark import Scored
 from structbench.benchmarks import BENCHMARKS
-from structbench.datasets import DataContext
+from structbench.contract.benchmark import Scored
+from structbench.data.datasets import DataContext
 from structbench.stats.bootstrap import counts_of
 
 

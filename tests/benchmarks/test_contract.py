@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from structbench.benchmark import Benchmark
 from structbench.benchmarks import BENCHMARKS, BUILTIN
-from structbench.provenance import Provenance
+from structbench.contract.benchmark import Benchmark
+from structbench.contract.provenance import Provenance
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "src" / "structbench" / "benchmarks"
@@ -34,7 +34,8 @@ def test_the_benchmark_declares_its_contract(name: str) -> None:
         assert isinstance(value, str) and value.strip(), f"{name}: set {attribute} (the README and docs tables)"
         assert "|" not in value and "\n" not in value, f"{name}: {attribute} goes into a table row: no | or newline"
     assert isinstance(cls.provenance, Provenance) and cls.provenance.paper.strip(), (
-        f"{name}: set provenance (structbench.provenance.Provenance: the paper, its data and license; the README's "
+        f"{name}: set provenance (structbench.contract.provenance.Provenance: the paper, its data and license; "
+        "the README's "
         "citations and the dataset card read it)")
     assert "\n" not in cls.provenance.paper, f"{name}: provenance.paper is one line of the README's citations"
     assert cls.variants and len(set(cls.variants)) == len(cls.variants), f"{name}: variants must be unique"

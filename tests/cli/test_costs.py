@@ -18,7 +18,7 @@ import toybench  # noqa: F401  (registers it in this process, as STRUCTBENCH_PLU
 from batch.conftest import USAGE, Served, mixed_answers
 from faults import child_pythonpath
 from patience import patience
-from structbench.errors import ExitCode
+from structbench.core.errors import ExitCode
 from structbench.testing.batch_server import BatchServer, serve_batches_in_thread
 from structbench.testing.cli import Invocation, invoke
 from structbench.testing.openai_server import MockOpenAIServer, read_log, serve_in_thread

@@ -21,10 +21,10 @@ import pytest
 from sklearn.metrics import f1_score
 
 from faults import child_pythonpath, serve
-from structbench.benchmark import Benchmark
 from structbench.benchmarks import BENCHMARKS
+from structbench.contract.benchmark import Benchmark
+from structbench.data.datasets import DataContext
 from structbench.data.sample import LabelGold, Sample
-from structbench.datasets import DataContext
 from structbench.runner.export import first_requests
 from structbench.testing.cli import Invocation, invoke
 from structbench.testing.openai_server import request_digest

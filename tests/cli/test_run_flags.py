@@ -11,7 +11,7 @@ from pathlib import Path
 from structbench.api import configure
 from structbench.backends.base import Request
 from structbench.backends.mock import MockBackend
-from structbench.datasets import DataContext
+from structbench.data.datasets import DataContext
 from structbench.runner.run import Run
 from structbench.runner.selection import prepare
 from structbench.testing.cli import Invocation, invoke

@@ -107,7 +107,7 @@ def test_an_oracle_sweep_gives_one_result_per_cell_all_at_the_maximum(tmp_path: 
 def _generated(n: int) -> list[Any]:
     """The generated claims the exports show, loaded here: what each perturbation can change is known."""
     from structbench.benchmarks import BENCHMARKS
-    from structbench.datasets import DataContext
+    from structbench.data.datasets import DataContext
 
     bench = BENCHMARKS.get("structfact")({"tables": "synthetic"})
     return list(itertools.islice(bench.load("generated", DataContext.from_env(None, offline=True), seed=0, limit=n), n))

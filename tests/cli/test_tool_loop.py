@@ -15,7 +15,7 @@ import pytest
 from faults import child_pythonpath, serve
 from structbench.benchmarks.scitab.prompts import ZERO_SHOT_ANSWERS
 from structbench.benchmarks.scitab.source import DATA_FILE, SOURCE, read_claims
-from structbench.datasets import DataContext
+from structbench.data.datasets import DataContext
 
 SAMPLES = 8
 LATENCY = 0.4

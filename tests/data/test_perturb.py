@@ -7,6 +7,7 @@ from collections import Counter
 
 import pytest
 
+from structbench.core.errors import UsageError
 from structbench.data.evidence import Graph, ItemList, Table, Text
 from structbench.data.perturb import (
     PERTURBATIONS,
@@ -16,7 +17,6 @@ from structbench.data.perturb import (
     perturb,
     thousands,
 )
-from structbench.errors import UsageError
 
 CITIES = Table(
     header=["City", "Country", "Population", "Founded"],

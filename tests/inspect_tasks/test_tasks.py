@@ -26,7 +26,7 @@ from structbench.backends.base import Message, Request  # noqa: E402
 from structbench.backends.current import current_sample  # noqa: E402
 from structbench.benchmarks import BENCHMARKS  # noqa: E402
 from structbench.cli.app import app  # noqa: E402
-from structbench.errors import UsageError  # noqa: E402
+from structbench.core.errors import UsageError  # noqa: E402
 from structbench.inspect_tasks import benchmark_task  # noqa: E402
 
 LIMIT = 4

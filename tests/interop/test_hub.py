@@ -22,7 +22,7 @@ from typer.testing import CliRunner  # noqa: E402
 from interop_runs import LIMIT, run_records, sb  # noqa: E402
 from structbench.cli.app import app  # noqa: E402
 from structbench.interop.hub import UploadError, sample_schema  # noqa: E402
-from structbench.results import MetricsFile  # noqa: E402
+from structbench.runfiles.results import MetricsFile  # noqa: E402
 
 
 def _load(folder: Path, config: str) -> list[dict[str, Any]]:

@@ -21,9 +21,9 @@ from inspect_ai.log import EvalSample, read_eval_log  # noqa: E402
 from interop_runs import LIMIT, run_records, sb  # noqa: E402
 from structbench.inspect_tasks import benchmark_task  # noqa: E402
 from structbench.interop.inspect_log import eval_sample  # noqa: E402
-from structbench.records import SampleRecord  # noqa: E402
 from structbench.report.inspect_runs import sample_record  # noqa: E402
-from structbench.results import MetricsFile  # noqa: E402
+from structbench.runfiles.records import SampleRecord  # noqa: E402
+from structbench.runfiles.results import MetricsFile  # noqa: E402
 
 
 def _prompt(sample: EvalSample) -> Any:

@@ -24,7 +24,7 @@ from lm_eval.utils import (  # noqa: E402
 from pydantic import TypeAdapter  # noqa: E402
 
 from interop_runs import LIMIT, run_records, sb  # noqa: E402
-from structbench.results import MetricsFile  # noqa: E402
+from structbench.runfiles.results import MetricsFile  # noqa: E402
 
 
 @pytest.mark.shared

@@ -20,11 +20,11 @@ require_extra("mlflow", "mlflow")
 require_extra("wandb", "wandb")
 
 from faults import child_pythonpath  # noqa: E402
-from structbench.errors import UsageError  # noqa: E402
+from structbench.core.errors import UsageError  # noqa: E402
 from structbench.interop.trackers import Tracking  # noqa: E402
 from structbench.interop.trackers.payload import Payload  # noqa: E402
 from structbench.interop.trackers.registry import TrackerEntry  # noqa: E402
-from structbench.results import MetricsFile  # noqa: E402
+from structbench.runfiles.results import MetricsFile  # noqa: E402
 from structbench.testing.cli import invoke  # noqa: E402
 from structbench.testing.openai_server import MockOpenAIServer, serve_in_thread  # noqa: E402
 from wandb_files import offline_run, records  # noqa: E402

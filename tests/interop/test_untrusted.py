@@ -13,14 +13,14 @@ from typing import Any
 import pytest
 
 from extras import require_extra
-from structbench.errors import ExitCode
+from structbench.core.errors import ExitCode
 from structbench.testing.cli import invoke
 
 require_extra("inspect_ai", "inspect")
 
 from inspect_ai.log import EvalLog, read_eval_log, write_eval_log  # noqa: E402
 
-from structbench.interop.inspect_schema import ATTEMPT, RECORD, RESULT  # noqa: E402
+from structbench.runfiles.inspect_schema import ATTEMPT, RECORD, RESULT  # noqa: E402
 
 
 def sb(cwd: Path, *args: str) -> Any:
@@ -101,7 +101,7 @@ def test_a_log_whose_structbench_metadata_has_the_wrong_shape_is_one_line(run_di
 
 
 def test_a_log_that_inflates_past_the_limit_is_refused_unread(tmp_path: Path) -> None:
-    from structbench.untrusted import MAX_MEMBER_BYTES
+    from structbench.core.untrusted import MAX_MEMBER_BYTES
 
     bomb = tmp_path / "logs" / "bomb.eval"
     bomb.parent.mkdir()

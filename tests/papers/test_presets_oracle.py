@@ -12,13 +12,13 @@ import pytest
 
 from structbench.backends.oracle import OracleBackend
 from structbench.benchmarks import BENCHMARKS
-from structbench.datasets import DataContext
+from structbench.benchmarks.presets import paper_tables
+from structbench.data.datasets import DataContext
 from structbench.papers import Change, Measure
-from structbench.papers.registry import paper_tables
 from structbench.report.entries import StatsOptions, collect
 from structbench.report.paper import Filled, Gap, fill_tables
 from structbench.report.runs import BenchmarkCache, load_run
-from structbench.runconfig import RunConfig
+from structbench.runfiles.runconfig import RunConfig
 from structbench.runner.run import Run
 from structbench.runner.selection import prepare
 from structbench.stats.baselines import label_baselines

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from structbench.errors import DataError, UsageError
+from structbench.benchmarks.presets import paper_tables, preset_table
+from structbench.core.errors import DataError, UsageError
 from structbench.papers import load_published
-from structbench.papers.registry import paper_tables, preset_table
 
 GOOD = {
     "benchmark": "toy",

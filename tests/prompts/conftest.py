@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from structbench.datasets import DataContext
+from structbench.data.datasets import DataContext
 from synthetic_releases import clear_release_caches, describe_synthetic, synthetic_context
 
 

@@ -22,10 +22,10 @@ from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from prompts.cases import CASES, HERE, Case
 from structbench.backends.base import Request, Response
 from structbench.backends.oracle import OracleBackend
-from structbench.benchmark import Attempt, Benchmark, bind_sample
 from structbench.benchmarks import BENCHMARKS, BUILTIN
+from structbench.contract.benchmark import Attempt, Benchmark, bind_sample
+from structbench.data.datasets import DataContext
 from structbench.data.sample import Sample
-from structbench.datasets import DataContext
 from structbench.runner.config import options_for
 from structbench.runner.selection import load_samples
 

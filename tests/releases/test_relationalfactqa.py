@@ -72,7 +72,7 @@ def test_one_database_checksums_match_shared_copy(shared_datasets: Path) -> None
 
 @pytest.mark.shared
 def test_load_database_types_by_the_declarations(shared_datasets: Path) -> None:
-    from structbench.datasets import DataContext
+    from structbench.data.datasets import DataContext
     from structbench.releases.relationalfactqa import load_database
 
     db = load_database("galois/world_1", DataContext(data_dir=shared_datasets, offline=True), keep_text=True)

@@ -12,8 +12,8 @@ from structbench.benchmarks.scitab import markup as bench_markup
 from structbench.benchmarks.scitab import source as bench_source
 from structbench.benchmarks.skabench.sources import load_scitab_database
 from structbench.benchmarks.structfact.generated.tables import load_tables
-from structbench.datasets import DataContext
-from structbench.errors import DataError
+from structbench.core.errors import DataError
+from structbench.data.datasets import DataContext
 from structbench.releases import scitab
 from structbench.releases.scitab import COMMIT, DATA_FILE, SOURCE, read_claims
 from structbench.releases.scitab.markup import clean

@@ -12,13 +12,13 @@ import pytest
 from structbench.backends.base import Backend, Request
 from structbench.backends.current import current_sample
 from structbench.backends.mock import MockBackend
-from structbench.benchmark import Scored
 from structbench.benchmarks import BENCHMARKS
-from structbench.confusion import ConfusionMatrix
-from structbench.datasets import DataContext
-from structbench.runconfig import RunConfig
+from structbench.contract.benchmark import Scored
+from structbench.data.datasets import DataContext
+from structbench.runfiles.runconfig import RunConfig
 from structbench.runner.run import Run
 from structbench.runner.selection import prepare
+from structbench.stats.confusion import ConfusionMatrix
 from toybench import ToyBench  # importing it registers ``toy``
 
 LABELS = ("yes", "no", "(none)")

@@ -151,8 +151,8 @@ def test_compare_pairs_runs_with_epochs(tmp_path: Path) -> None:
     the randomization swaps a sample's epochs together."""
     from structbench.backends.base import Request
     from structbench.backends.mock import MockBackend
-    from structbench.datasets import DataContext
-    from structbench.runconfig import RunConfig
+    from structbench.data.datasets import DataContext
+    from structbench.runfiles.runconfig import RunConfig
     from structbench.runner.run import Run
     from structbench.runner.selection import prepare
 

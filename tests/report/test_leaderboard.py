@@ -64,8 +64,8 @@ def test_runs_without_shared_samples_are_not_ranked(
     toy_runs: tuple[Path, Path], run_factory: Callable[..., Path], tmp_path: Path
 ) -> None:
     from report.conftest import noisy_oracle  # type: ignore[import-not-found]
-    from structbench.datasets import DataContext
-    from structbench.runconfig import RunConfig
+    from structbench.data.datasets import DataContext
+    from structbench.runfiles.runconfig import RunConfig
     from structbench.runner.run import Run
     from structbench.runner.selection import prepare
 

@@ -29,8 +29,8 @@ def toy_paper_runs(tmp_path_factory: pytest.TempPathFactory, run_factory: Callab
     def run(name: str, accuracy: float, options: dict[str, str], salt: str, benches: tuple[str, ...] = ("papertoy",),
             strategies: tuple[str, ...] = ("direct", "vote")) -> Path:
         from report.conftest import noisy_oracle  # type: ignore[import-not-found]
-        from structbench.datasets import DataContext
-        from structbench.runconfig import RunConfig
+        from structbench.data.datasets import DataContext
+        from structbench.runfiles.runconfig import RunConfig
         from structbench.runner.run import Run
         from structbench.runner.selection import prepare as prepare_run
 
@@ -124,8 +124,8 @@ def test_uncovered_partial_and_excluded(toy_paper_runs: dict[str, Path]) -> None
 def test_fill_commands_run_the_way_the_runs_ran(tmp_path: Path) -> None:
     import papertoy  # noqa: F401
     from report.conftest import noisy_oracle  # type: ignore[import-not-found]
-    from structbench.datasets import DataContext
-    from structbench.runconfig import RunConfig
+    from structbench.data.datasets import DataContext
+    from structbench.runfiles.runconfig import RunConfig
     from structbench.runner.run import Run
     from structbench.runner.selection import prepare as prepare_run
 

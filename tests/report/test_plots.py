@@ -10,16 +10,16 @@ from typing import Any
 import numpy as np
 import pytest
 
-from structbench.benchmark import Scored
-from structbench.confusion import ConfusionMatrix
-from structbench.records import SampleRecord
+from structbench.contract.benchmark import Scored
 from structbench.report.build import build_document
 from structbench.report.crosstab import crosstab
 from structbench.report.entries import EntryView
 from structbench.report.plots import BREAKDOWN_PLOTS, _ordered, breakdown_figure, confusion_figure, plot_for
 from structbench.report.tables import confusions, group_order, label_counts, numeric_value
-from structbench.results import compute_result
-from structbench.rundir import held_entry
+from structbench.runfiles.records import SampleRecord
+from structbench.runfiles.results import compute_result
+from structbench.runfiles.rundir import held_entry
+from structbench.stats.confusion import ConfusionMatrix
 from toybench import ToyBench
 
 

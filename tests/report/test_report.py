@@ -12,16 +12,16 @@ from typing import Any
 import numpy as np
 import pytest
 
-from structbench.benchmark import Scored
-from structbench.errors import UsageError
-from structbench.records import SampleRecord
+from structbench.backends.usage import totals_cell
+from structbench.contract.benchmark import Scored
+from structbench.core.errors import UsageError
 from structbench.report.api import ReportOptions, write_report
 from structbench.report.entries import StatsOptions, headline_interval
 from structbench.report.html import prompt_text, script_json
 from structbench.report.runs import load_run
-from structbench.results import MetricsFile
+from structbench.runfiles.records import SampleRecord
+from structbench.runfiles.results import MetricsFile
 from structbench.runner.store import read_records
-from structbench.usage import totals_cell
 from toybench import ToyBench
 
 OPTIONS = ReportOptions(stats=StatsOptions(resamples=300, seed=5))

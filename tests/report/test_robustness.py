@@ -6,9 +6,9 @@ from __future__ import annotations
 import itertools
 import math
 
-from structbench.cells import cell_id
 from structbench.report.robustness import cells_table, grid_of, heatmap, summary_text
-from structbench.results import CellComparison, Robustness
+from structbench.runfiles.cells import cell_id
+from structbench.runfiles.results import CellComparison, Robustness
 
 
 def summary(axes: dict[str, list[str]]) -> Robustness:

@@ -6,9 +6,9 @@ from collections import Counter
 from pathlib import Path
 
 from structbench.backends.llamacpp import DEFAULT_MODEL, LlamaCppBackend, LoadParams
-from structbench.records import RecordSummary
 from structbench.report.summary import answer_counts, reading, run_summary
-from structbench.results import Headline, MetricsFile, ResultEntry
+from structbench.runfiles.records import RecordSummary
+from structbench.runfiles.results import Headline, MetricsFile, ResultEntry
 
 
 def entry(value: float, low: float, high: float, **baselines: float) -> ResultEntry:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from structbench.report.entries import EntryView
 from structbench.report.tables import breakdown_pivot
-from structbench.results import Group, Headline, ResultEntry
-from structbench.rundir import entry_key, held_entry
+from structbench.runfiles.results import Group, Headline, ResultEntry
+from structbench.runfiles.rundir import entry_key, held_entry
 
 
 def _view(breakdowns: dict[str, dict[str, Group]]) -> EntryView:

@@ -8,7 +8,7 @@ from rich.console import Console
 
 from structbench.report.markdown import headline_grid, headline_table
 from structbench.report.terminal import fitted
-from structbench.results import Headline, MetricsFile, ResultEntry
+from structbench.runfiles.results import Headline, MetricsFile, ResultEntry
 
 
 def entry(bench: str, variant: str, strategy: str, cell: str = "") -> ResultEntry:

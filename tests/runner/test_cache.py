@@ -214,7 +214,7 @@ def test_one_cache_serves_one_event_loop_after_another(tmp_path: Path) -> None:
 def test_a_thought_is_cached_apart_and_older_entries_are_split_when_read(tmp_path: Path) -> None:
     import orjson
 
-    from structbench.redact import register_secret
+    from structbench.core.redact import register_secret
 
     register_secret("sk-thought-secret-123")
     backend = OpenAIBackend("m", base_url="http://127.0.0.1:1/v1")

@@ -10,8 +10,8 @@ import pytest
 
 from structbench.backends.base import Request
 from structbench.backends.mock import MockBackend
-from structbench.benchmark import other_model
-from structbench.errors import UsageError
+from structbench.contract.benchmark import other_model
+from structbench.core.errors import UsageError
 from structbench.runner.cache import ResponseCache
 from structbench.runner.calls import ModelPool
 

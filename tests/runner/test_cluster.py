@@ -14,7 +14,7 @@ import pytest
 
 from faults import child_pythonpath, closed_port
 from patience import patience
-from structbench.errors import UsageError
+from structbench.core.errors import UsageError
 from structbench.runner.cluster import check_reachable
 
 TESTS = Path(__file__).resolve().parents[1]

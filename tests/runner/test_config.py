@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from structbench.errors import UsageError
-from structbench.runconfig import RunConfig
+from structbench.core.errors import UsageError
+from structbench.runfiles.runconfig import RunConfig
 from structbench.runner.config import parse_options
 
 
@@ -28,7 +28,7 @@ def test_bad_pairs_name_their_flag() -> None:
 def test_reasoning_settings_are_checked() -> None:
     from pydantic import ValidationError
 
-    from structbench.runconfig import Reasoning
+    from structbench.runfiles.runconfig import Reasoning
     from structbench.runner.config import parse_template_args, parse_think_tags
 
     assert Reasoning().model_dump() == {"budget": 0, "effort": None, "tags": None, "opened": False}

@@ -10,10 +10,10 @@ import pytest
 
 from structbench.backends.base import Backend, BackendError, Choice, Request, Response
 from structbench.backends.mock import MockBackend
-from structbench.datasets import DataContext
-from structbench.errors import RunStoppedError, StorageError
-from structbench.results import MetricsFile
-from structbench.runconfig import RunConfig
+from structbench.core.errors import RunStoppedError, StorageError
+from structbench.data.datasets import DataContext
+from structbench.runfiles.results import MetricsFile
+from structbench.runfiles.runconfig import RunConfig
 from structbench.runner.cache import ResponseCache
 from structbench.runner.control import RunControl
 from structbench.runner.run import Run
@@ -155,7 +155,7 @@ def test_a_record_that_does_not_validate_is_written_as_a_failure(tmp_path: Path)
 
 
 def test_a_write_that_fails_leaves_no_line_and_nothing_after_it(tmp_path: Path) -> None:
-    from structbench.records import SampleRecord
+    from structbench.runfiles.records import SampleRecord
 
     store = RunStore(tmp_path)
     record = SampleRecord(benchmark="b", variant="v", strategy="s", model="m", id="1", task="t", prompt="p",

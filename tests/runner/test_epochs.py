@@ -9,8 +9,8 @@ import pytest
 
 from structbench.backends.base import Request, cache_fields
 from structbench.backends.mock import MockBackend
-from structbench.datasets import DataContext
-from structbench.runconfig import Generation, RunConfig
+from structbench.data.datasets import DataContext
+from structbench.runfiles.runconfig import Generation, RunConfig
 from structbench.runner.cache import ResponseCache
 from structbench.runner.run import Run
 from structbench.runner.selection import prepare

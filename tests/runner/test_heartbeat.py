@@ -8,10 +8,10 @@ import time
 from pathlib import Path
 
 from structbench.backends.mock import MockBackend
-from structbench.datasets import DataContext
-from structbench.heartbeat import Heartbeat, read_heartbeat
-from structbench.runconfig import RunConfig
-from structbench.runformat import PROGRESS
+from structbench.data.datasets import DataContext
+from structbench.runfiles.heartbeat import Heartbeat, read_heartbeat
+from structbench.runfiles.runconfig import RunConfig
+from structbench.runfiles.runformat import PROGRESS
 from structbench.runner.run import Run
 from structbench.runner.selection import prepare
 from toybench import ToyBench  # noqa: F401  (registers ``toy``)

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from structbench.records import SampleRecord
+from structbench.runfiles.records import SampleRecord
 from structbench.runner import kept
 from structbench.runner.kept import KeptRecords, RecordView
 

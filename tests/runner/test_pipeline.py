@@ -9,7 +9,7 @@ from itertools import pairwise
 
 import pytest
 
-from structbench.errors import RunStoppedError, StorageError
+from structbench.core.errors import RunStoppedError, StorageError
 from structbench.runner.control import RunControl
 from structbench.runner.pipeline import run_pipeline
 

@@ -107,8 +107,8 @@ def test_a_model_run_in_this_process_gets_no_note_on_slow_servers(tmp_path: Path
     calls one at a time, so they wait for it by design."""
     import toybench  # noqa: F401  (registers the toy benchmark)
     from structbench.backends.mock import MockBackend
-    from structbench.datasets import DataContext
-    from structbench.runconfig import RunConfig
+    from structbench.data.datasets import DataContext
+    from structbench.runfiles.runconfig import RunConfig
     from structbench.runner import run as run_module
     from structbench.runner.run import Run
     from structbench.runner.selection import prepare

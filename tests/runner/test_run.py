@@ -11,9 +11,9 @@ import pytest
 from structbench.backends.base import BackendError, Request
 from structbench.backends.mock import MockBackend
 from structbench.backends.oracle import OracleBackend
-from structbench.datasets import DataContext
-from structbench.errors import UsageError
-from structbench.runconfig import RunConfig
+from structbench.core.errors import UsageError
+from structbench.data.datasets import DataContext
+from structbench.runfiles.runconfig import RunConfig
 from structbench.runner.cache import ResponseCache
 from structbench.runner.run import Run
 from structbench.runner.selection import StrategyName, check_qualified, prepare, strategies_for
@@ -156,8 +156,8 @@ def test_max_tokens_caps_every_request(tmp_path: Path) -> None:
 
 
 def test_metrics_that_do_not_apply_are_left_out(tmp_path: Path) -> None:
-    from structbench.benchmark import Scored
-    from structbench.results import compute_result
+    from structbench.contract.benchmark import Scored
+    from structbench.runfiles.results import compute_result
 
     class Rejecting(ToyBench):
         def aggregate(self, scored):  # type: ignore[no-untyped-def]
@@ -201,7 +201,7 @@ def test_resume_against_another_server_is_refused(tmp_path: Path) -> None:
 
 
 def test_damaged_manifest_is_a_data_error(tmp_path: Path) -> None:
-    from structbench.errors import DataError
+    from structbench.core.errors import DataError
 
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "manifest.json").write_text("{not json")
@@ -332,7 +332,7 @@ def test_nothing_scored_is_no_metric_not_zero(tmp_path: Path) -> None:
 def test_a_result_over_no_sample_cannot_carry_a_metric() -> None:
     from pydantic import ValidationError
 
-    from structbench.results import Headline, ResultEntry
+    from structbench.runfiles.results import Headline, ResultEntry
 
     fields = {"benchmark": "toy", "variant": "small", "strategy": "direct", "model": "m", "n": 0}
     with pytest.raises(ValidationError, match="no metric values"):
@@ -353,7 +353,7 @@ def test_limit_below_one_is_refused() -> None:
 
 
 def test_a_benchmark_that_loads_no_sample_is_a_usage_error() -> None:
-    from structbench.benchmark import Exclusion
+    from structbench.contract.benchmark import Exclusion
 
     class Empty(ToyBench):
         def load(self, variant, data, *, seed, limit):  # type: ignore[no-untyped-def]
@@ -369,7 +369,7 @@ def test_a_benchmark_that_loads_no_sample_is_a_usage_error() -> None:
 
 
 def test_legacy_records_without_a_kind_read_as_model_errors() -> None:
-    from structbench.records import SampleRecord
+    from structbench.runfiles.records import SampleRecord
 
     line = {"benchmark": "toy", "variant": "small", "strategy": "direct", "model": "m", "id": "a", "task": "t",
             "prompt": None, "output": "", "error": "timeout"}
@@ -416,8 +416,8 @@ def test_workers_that_cannot_fork_are_a_note_on_the_runs_notify(monkeypatch: pyt
 
 
 def test_a_session_begins_and_ends_in_the_manifest() -> None:
-    from structbench.manifest import Manifest, Session
-    from structbench.runformat import FORMAT_VERSION
+    from structbench.runfiles.manifest import Manifest, Session
+    from structbench.runfiles.runformat import FORMAT_VERSION
 
     config = RunConfig(model="oracle", benches=["toy"], seed=7)
     m = Manifest(config=config, format_version="1.0", status="interrupted", stop_reason="killed")

@@ -10,11 +10,11 @@ import pytest
 
 from structbench.backends.base import Request
 from structbench.backends.mock import MockBackend
-from structbench.benchmark import Samples
+from structbench.contract.benchmark import Samples
+from structbench.core.errors import DataError
+from structbench.data.datasets import DataContext
 from structbench.data.sample import Sample
-from structbench.datasets import DataContext
-from structbench.errors import DataError
-from structbench.runconfig import RunConfig
+from structbench.runfiles.runconfig import RunConfig
 from structbench.runner import selection
 from structbench.runner.run import Run, job_window
 from structbench.runner.selection import load_samples, open_samples

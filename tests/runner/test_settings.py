@@ -10,8 +10,8 @@ import pytest
 from structbench.backends.base import GenerationParams, Message, Request, cache_key
 from structbench.backends.mock import MockBackend
 from structbench.backends.openai_compat import OpenAIBackend
-from structbench.errors import UsageError
-from structbench.runconfig import Generation, RunConfig
+from structbench.core.errors import UsageError
+from structbench.runfiles.runconfig import Generation, RunConfig
 from structbench.runner.settings import RequestSettings
 
 

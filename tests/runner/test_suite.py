@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from patience import patience
-from structbench.errors import UsageError
+from structbench.core.errors import UsageError
 from structbench.runner.suite import load_suite, runs
 
 GOOD = """\

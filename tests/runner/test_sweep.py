@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from structbench.analysis.robustness import reference_cell
 from structbench.benchmarks import BENCHMARKS
-from structbench.cells import Cell, cell_id, cell_options, cell_text, parse_sweeps
-from structbench.datasets import DataContext
-from structbench.errors import UsageError
-from structbench.robustness import reference_cell
-from structbench.runconfig import RunConfig
+from structbench.core.errors import UsageError
+from structbench.data.datasets import DataContext
+from structbench.runfiles.cells import Cell, cell_id, cell_options, cell_text, parse_sweeps
+from structbench.runfiles.runconfig import RunConfig
 from structbench.runner.selection import prepare, sweep_plan
 from structbench.runner.sweep import cells_for, check_sweeps, preset_sweeps
 

@@ -17,7 +17,7 @@ from typer.testing import CliRunner  # noqa: E402
 
 from structbench.benchmarks import BENCHMARKS  # noqa: E402
 from structbench.cli.app import app  # noqa: E402
-from structbench.errors import UsageError  # noqa: E402
+from structbench.core.errors import UsageError  # noqa: E402
 from structbench.runner.tabular import to_table  # noqa: E402
 
 

@@ -16,11 +16,11 @@ import pytest
 
 from structbench.backends.base import Choice
 from structbench.backends.factory import BackendSpec, make_backend
-from structbench.benchmark import Attempt
-from structbench.records import SampleRecord
-from structbench.redact import MASK, register_secret
-from structbench.results import MetricsFile
-from structbench.runconfig import Reasoning, RunConfig
+from structbench.contract.benchmark import Attempt
+from structbench.core.redact import MASK, register_secret
+from structbench.runfiles.records import SampleRecord
+from structbench.runfiles.results import MetricsFile
+from structbench.runfiles.runconfig import Reasoning, RunConfig
 from structbench.runner.run import Run
 from structbench.runner.selection import prepare
 from structbench.runner.store import read_records

@@ -16,9 +16,9 @@ import pytest
 from patience import patience
 from structbench.backends.mock import MockBackend
 from structbench.backends.oracle import OracleBackend
-from structbench.datasets import DataContext
-from structbench.errors import RunStoppedError
-from structbench.runconfig import RunConfig
+from structbench.core.errors import RunStoppedError
+from structbench.data.datasets import DataContext
+from structbench.runfiles.runconfig import RunConfig
 from structbench.runner.cache import ResponseCache
 from structbench.runner.control import RunControl
 from structbench.runner.run import Run
@@ -133,7 +133,7 @@ def test_the_breaker_in_one_worker_stops_them_all(tmp_path: Path) -> None:
 def test_worker_count_defaults_and_limits(capsys: pytest.CaptureFixture[str]) -> None:
     from structbench.backends.llamacpp import LlamaCppBackend
     from structbench.backends.openai_compat import OpenAIBackend
-    from structbench.forkmap import cpu_count
+    from structbench.core.forkmap import cpu_count
 
     notes: list[str] = []
     assert worker_count(OpenAIBackend("m", base_url="http://127.0.0.1:1/v1"), None, notes.append) == cpu_count()

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from sklearn.metrics import f1_score
 
-from structbench.benchmark import Scored
 from structbench.benchmarks.scitab import BENCHMARK as SCITAB
 from structbench.benchmarks.structfact import BENCHMARK as STRUCTFACT
+from structbench.contract.benchmark import Scored
 from structbench.stats.baselines import label_baselines
 
 
@@ -30,7 +30,7 @@ def test_majority_and_chance_of_structfact_weighted_f1() -> None:
 
 
 def test_chance_is_the_same_whatever_order_the_answers_came_back_in() -> None:
-    from structbench.outcomes import Outcomes
+    from structbench.runfiles.outcomes import Outcomes
 
     golds = ["YES"] * 15 + ["NO"] * 15
     scored = _scored(golds)

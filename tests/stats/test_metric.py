@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from structbench.benchmark import Scored
+from structbench.contract.benchmark import Scored
 from structbench.stats import metric_interval, metric_statistic, percentile_interval
 from toybench import ToyBench
 

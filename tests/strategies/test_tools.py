@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from structbench.backends.base import Choice, Message, Request, Response, ToolCall
-from structbench.benchmark import DIRECT, ToolSupport
+from structbench.contract.benchmark import DIRECT, ToolSupport
 from structbench.data.evidence import Table
 from structbench.data.sample import LabelGold, Sample
 from structbench.strategies import text_protocol

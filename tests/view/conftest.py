@@ -12,8 +12,8 @@ import pytest
 from structbench.backends.base import Backend, Request
 from structbench.backends.current import current_sample
 from structbench.backends.mock import MockBackend
-from structbench.datasets import DataContext
-from structbench.runconfig import RunConfig
+from structbench.data.datasets import DataContext
+from structbench.runfiles.runconfig import RunConfig
 from structbench.runner.run import Run
 from structbench.runner.selection import prepare
 from toybench import ToyBench  # noqa: F401  (importing it registers ``toy``)

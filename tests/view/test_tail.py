@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from structbench.records import SampleRecord
+from structbench.runfiles.records import SampleRecord
 from structbench.view.tail import RecordTail, record_at
 
 

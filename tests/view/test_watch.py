@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from structbench.heartbeat import CallsNow, Heartbeat
-from structbench.manifest import INTERRUPTED
 from structbench.report.runs import BenchmarkCache
-from structbench.runformat import LOCK, MANIFEST, METRICS, PROGRESS, SAMPLES
+from structbench.runfiles.heartbeat import CallsNow, Heartbeat
+from structbench.runfiles.manifest import INTERRUPTED
+from structbench.runfiles.runformat import LOCK, MANIFEST, METRICS, PROGRESS, SAMPLES
 from structbench.view import liveness
 from structbench.view.samples import Query
 from structbench.view.watch import RunWatch

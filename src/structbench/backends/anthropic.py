@@ -37,8 +37,8 @@ from structbench.backends.base import (
     token_count,
 )
 from structbench.backends.factory import DEFAULT_MAX_REPLY_BYTES, DEFAULT_TIMEOUT, BackendSpec
-from structbench.errors import UsageError
-from structbench.redact import redact, register_secret
+from structbench.core.errors import UsageError
+from structbench.core.redact import redact, register_secret
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"

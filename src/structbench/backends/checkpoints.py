@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from structbench.errors import UsageError
+from structbench.core.errors import UsageError
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".ckpt", ".h5", ".msgpack")
 """Files identified by size and modification time rather than by content."""
@@ -125,7 +125,7 @@ def embedded_checkpoint() -> Path:
     generation config Gemma's end-of-turn token as a second end-of-sequence id.
     """
     from structbench.backends.llamacpp import embedded_model_path, fallback_template
-    from structbench.datasets import cache_root
+    from structbench.data.datasets import cache_root
 
     target = cache_root() / "models" / EMBEDDED_DIR
     if (target / "config.json").is_file():

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from typing import Literal, cast
 
 from structbench.backends.base import Backend
-from structbench.errors import UsageError
-from structbench.plugins import BACKEND_GROUP, plugins
-from structbench.registry import Registry, load_target
+from structbench.core.errors import UsageError
+from structbench.core.plugins import BACKEND_GROUP, plugins
+from structbench.core.registry import Registry, load_target
 
 DEFAULT_MAX_REPLY_BYTES = 16 * 2**20
 """16 MiB: many times a long completion with log-probabilities, yet a bound on memory and disk."""
@@ -57,7 +57,7 @@ CounterArgument = Literal["none", "optional", "required"]
 
 @dataclass(frozen=True)
 class BackendEntry:
-    """A backend's one declaration: the CLI, the run manifest and ``structbench.tokens`` all read it from here.
+    """A backend's one declaration: the CLI, the run manifest and ``structbench.backends.tokens`` all read it from here.
 
     Nothing in it is imported until the backend (or its tokenizer) is used, so declaring one costs nothing.
     """
@@ -70,12 +70,12 @@ class BackendEntry:
     """Distributions (as pip names them) whose installed versions every run's manifest records."""
     token_counter: str | None = None
     """``module:attr`` of a ``(MODEL) -> TokenCounter`` giving this backend's tokenizer to benchmarks, which name it
-    as a token-counter spec (``structbench.tokens``) without importing any backend; None: it serves none."""
+    as a token-counter spec (``structbench.backends.tokens``) without importing any backend; None: it serves none."""
     counter_kinds: tuple[tuple[str, CounterArgument], ...] = ()
     """The spec kinds ``token_counter`` serves and whether each names a model; empty: the backend's name, with
     the model required."""
     distribution: str | None = None
-    """The distribution that declared it through an entry point (``structbench.plugins``); None: built in."""
+    """The distribution that declared it through an entry point (``structbench.core.plugins``); None: built in."""
     prices: str | None = None
     """``module:attr`` of a ``(BackendSpec) -> Prices | None``: the provider's own price list for a model, what a run
     given no prices (``--prices``) is costed at; None: such a run has no cost."""

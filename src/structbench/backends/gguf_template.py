@@ -19,7 +19,7 @@ import struct
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from structbench.atomic import atomic_path
+from structbench.core.atomic import atomic_path
 
 KEY = "tokenizer.chat_template"
 MAGIC = b"GGUF"

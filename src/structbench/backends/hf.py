@@ -58,8 +58,8 @@ from structbench.backends.local_prompts import (
     tag_ids,
 )
 from structbench.backends.model_options import LocalSettings, pop, typed
-from structbench.errors import UsageError
-from structbench.tokens import IdsCounter, TokenCounter
+from structbench.backends.tokens import IdsCounter, TokenCounter
+from structbench.core.errors import UsageError
 
 log = logging.getLogger(__name__)
 
@@ -619,7 +619,7 @@ def from_spec(spec: BackendSpec) -> Backend:
 
 
 def token_counter(name: str) -> TokenCounter:
-    """The tokenizer of model ``name`` (as ``hf:``/``vllm:`` take it) as a ``structbench.tokens`` counter."""
+    """The tokenizer of model ``name`` (as ``hf:``/``vllm:`` take it) as a ``structbench.backends.tokens`` counter."""
     _, transformers = import_transformers(f"token counter hf:{name}")
     tokenizer = load_tokenizer(transformers, resolve(name, backend="hf"))
     return IdsCounter(

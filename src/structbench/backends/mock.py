@@ -17,7 +17,7 @@ from pathlib import Path
 
 from structbench.backends.base import Backend, Request, Response, TokenLogprob, reply_choice
 from structbench.backends.factory import BackendSpec
-from structbench.errors import DataError
+from structbench.core.errors import DataError
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 from structbench.backends import checkpoints
 from structbench.backends.checkpoints import Checkpoint
 from structbench.backends.local_prompts import Truncate
-from structbench.errors import UsageError
+from structbench.core.errors import UsageError
 
 
 def typed(options: Mapping[str, str]) -> dict[str, Any]:

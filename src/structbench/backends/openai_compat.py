@@ -55,8 +55,8 @@ from structbench.backends.base import (
 )
 from structbench.backends.factory import DEFAULT_MAX_REPLY_BYTES, DEFAULT_TIMEOUT, BackendSpec
 from structbench.backends.server_context import context_refusal, listed_context, props_context
-from structbench.errors import UsageError
-from structbench.redact import redact, redact_url, register_secret, split_userinfo
+from structbench.core.errors import UsageError
+from structbench.core.redact import redact, redact_url, register_secret, split_userinfo
 
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 REPLICA_REST = 1.0

@@ -55,7 +55,7 @@ from structbench.backends.local_prompts import (
     tag_ids,
 )
 from structbench.backends.model_options import LocalSettings, pop, typed
-from structbench.errors import UsageError
+from structbench.core.errors import UsageError
 
 log = logging.getLogger(__name__)
 

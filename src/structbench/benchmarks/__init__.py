@@ -2,16 +2,16 @@
 
 Discovery is by folder, and the import is lazy, so listing names costs nothing and adding a benchmark
 touches no shared file. Benchmarks of other distributions come from the ``structbench.benchmarks`` entry
-points, and from modules named in ``STRUCTBENCH_PLUGINS`` (``structbench.plugins``).
+points, and from modules named in ``STRUCTBENCH_PLUGINS`` (``structbench.core.plugins``).
 """
 
 from __future__ import annotations
 
 import pkgutil
 
-from structbench.benchmark import Benchmark
-from structbench.plugins import BENCHMARK_GROUP, import_env_plugins, plugins
-from structbench.registry import Registry
+from structbench.contract.benchmark import Benchmark
+from structbench.core.plugins import BENCHMARK_GROUP, import_env_plugins, plugins
+from structbench.core.registry import Registry
 
 BENCHMARKS: Registry[type[Benchmark]] = Registry("benchmark")
 

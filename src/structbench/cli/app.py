@@ -23,8 +23,8 @@ from structbench.cli import (
     score_cmd,
     view_cmd,
 )
-from structbench.errors import ExitCode, StructbenchError, Terminated
-from structbench.redact import redact
+from structbench.core.errors import ExitCode, StructbenchError, Terminated
+from structbench.core.redact import redact
 
 
 def _flags_without_type() -> None:

@@ -10,8 +10,8 @@ from typing import Annotated, Any
 
 import typer
 
-from structbench.errors import RunStoppedError, UsageError
-from structbench.redact import redact
+from structbench.core.errors import RunStoppedError, UsageError
+from structbench.core.redact import redact
 
 API_RETRIES = 2
 """Retries of a call to the batch API (the SDK's, on a dropped connection or a 5xx): a listing answers soon or says
@@ -30,9 +30,9 @@ def batches(
     """List a run's batches (--batch): the ledger in RUN_DIR/batches, with each running batch's status from the
     provider; --cancel cancels the running ones (the answers they hold are kept; the same run command sends the rest
     again). Of a damaged ledger, what can be read is listed, and what cannot is named."""
-    from structbench.batch.ledger import Ledger
-    from structbench.manifest import read_manifest
-    from structbench.redact import MASK
+    from structbench.core.redact import MASK
+    from structbench.runfiles.manifest import read_manifest
+    from structbench.runner.batch.ledger import Ledger
 
     if not run_dir.is_dir():
         raise UsageError(f"{run_dir}: no such run directory")
@@ -66,7 +66,7 @@ def batches(
 async def _ask(model: str, base_url: str | None, api_key_env: str, ledger: Any, cancel: bool) -> dict[str, str]:
     """Each open batch's status at the provider (tag -> status), cancelling it first with ``cancel``."""
     from structbench.backends.factory import BackendSpec, make_backend
-    from structbench.batch.providers import provider_for
+    from structbench.runner.batch.providers import provider_for
 
     backend = make_backend(BackendSpec.parse(model, base_url=base_url, api_key_env=api_key_env,
                                              max_retries=API_RETRIES))

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from structbench.errors import ExitCode, Terminated, UsageError
+from structbench.core.errors import ExitCode, Terminated, UsageError
 
 if TYPE_CHECKING:
     from structbench.runner.failures import Failure
@@ -152,7 +152,7 @@ def shown_urls(base_url: str) -> str:
 
 def echo_failures(failures: Sequence[Failure], run_dir: Path, samples: int) -> None:
     """The failed samples of a run, summed up on stderr."""
-    from structbench.runformat import SAMPLES
+    from structbench.runfiles.runformat import SAMPLES
     from structbench.runner.failures import failure_summary
 
     typer.echo(
@@ -186,7 +186,7 @@ def interrupted(where: Path | Callable[[], Path]) -> Iterator[None]:
 def echo_exclusions(metrics: Any) -> None:
     """One stderr line per benchmark variant that left samples out, with the reasons (``extra.excluded``), and per
     entry whose prompts did not fit the model's context (``too_long``)."""
-    from structbench.results import EXCLUDED, TOO_LONG_MEANING, TURN_LIMIT_MEANING
+    from structbench.runfiles.results import EXCLUDED, TOO_LONG_MEANING, TURN_LIMIT_MEANING
 
     for r in metrics.results:
         if r.too_long:
@@ -225,7 +225,7 @@ def _entry(r: Any) -> str:
 
 def echo_usage(metrics: Any) -> None:
     """The run's tokens and cost, in one line after the table (stdout: part of what the run reports)."""
-    from structbench.usage import totals_text
+    from structbench.backends.usage import totals_text
 
     if metrics.usage is not None:
         typer.echo(f"tokens: {totals_text(metrics.usage, metrics.prices)}")
@@ -238,7 +238,7 @@ def load_one(
     """The benchmark, variant, samples (a ``SampleStream``: read once, as they are needed) and strategy of
     ``export``/``score``, and the settings that pick them; ``offline`` never downloads a dataset."""
     from structbench.benchmarks import BENCHMARKS
-    from structbench.datasets import DataContext
+    from structbench.data.datasets import DataContext
     from structbench.runner.config import check_limit, check_options_used, parse_options, split_bench
     from structbench.runner.export import ExportSettings
     from structbench.runner.selection import load_benchmark, open_samples

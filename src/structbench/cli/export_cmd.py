@@ -9,7 +9,6 @@ from typing import Annotated, Any
 
 import typer
 
-from structbench.atomic import atomic_path
 from structbench.cli.common import (
     BenchArg,
     DataDirOpt,
@@ -23,7 +22,8 @@ from structbench.cli.common import (
     load_one,
     preset_entry,
 )
-from structbench.errors import UsageError
+from structbench.core.atomic import atomic_path
+from structbench.core.errors import UsageError
 
 
 class ExportFormat(StrEnum):

@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from structbench.cli.common import DataDirOpt, OfflineOpt
-from structbench.errors import UsageError
+from structbench.core.errors import UsageError
 
 generate_app = typer.Typer(
     add_completion=False,

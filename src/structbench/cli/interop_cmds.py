@@ -30,9 +30,9 @@ def convert(
     out: Annotated[Path, typer.Option("--out", help="Folder to write into (created if missing).")],
 ) -> None:
     """Write a run's results where other tools read them: Inspect AI logs or lm-evaluation-harness files."""
-    from structbench.errors import UsageError
+    from structbench.core.errors import UsageError
+    from structbench.core.redact import register_env_secrets
     from structbench.interop.rundir import read_run
-    from structbench.redact import register_env_secrets
 
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out}: exists and is not a folder")
@@ -66,7 +66,7 @@ def publish(
     private: Annotated[bool, typer.Option("--private", help="Create the repository private.")] = False,
 ) -> None:
     """Runs as a Hugging Face dataset: results and samples as Parquet, a dataset card, the runs' configurations."""
-    from structbench.errors import UsageError
+    from structbench.core.errors import UsageError
 
     if repo is not None and not REPO_NAME.match(repo):
         raise UsageError(f"--repo {repo!r}: expected ORG/NAME, e.g. my-lab/structbench-results")

@@ -77,7 +77,7 @@ def list_cmd() -> None:
 
     from structbench.backends import BACKENDS
     from structbench.benchmarks import BENCHMARKS
-    from structbench.plugins import warn_plugin
+    from structbench.core.plugins import warn_plugin
 
     width = max(40, shutil.get_terminal_size((100, 24)).columns)
 
@@ -123,7 +123,7 @@ def _preset_blocks(field: Callable[[str, list[str]], str], width: int) -> list[s
     import math
     import textwrap
 
-    from structbench.papers.registry import paper_tables, robustness_presets
+    from structbench.benchmarks.presets import paper_tables, robustness_presets
 
     blocks = []
     for r in robustness_presets():  # a grid: --sweep values, cells x samples x strategies calls

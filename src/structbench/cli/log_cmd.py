@@ -21,7 +21,7 @@ def log(
     """Log finished runs to MLflow or Weights & Biases: configuration, headlines with intervals, tokens and cost,
     manifest, metrics and the HTML report. Exit 2 when a tracker fails (each run is still tried)."""
     from structbench.api import log_settings
-    from structbench.errors import UsageError
+    from structbench.core.errors import UsageError
     from structbench.interop.trackers import TrackerError
     from structbench.interop.trackers.log import log_each
     from structbench.runner.config import parse_options

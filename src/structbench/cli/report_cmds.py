@@ -55,7 +55,7 @@ def _echo_markdown(text: str) -> None:
 
 def _stats(resamples: int, seed: int, confidence: float, resample: ResampleChoice = ResampleChoice.cluster,
            correction: CorrectionChoice = CorrectionChoice.holm) -> StatsOptions:
-    from structbench.errors import UsageError
+    from structbench.core.errors import UsageError
     from structbench.report.entries import StatsOptions
 
     if resamples < 1:
@@ -93,7 +93,7 @@ def report(
         "their row; `structbench view` shows every sample's).")] = 1_000,
 ) -> None:
     """Tables, figures, confidence intervals and a per-sample browser over run directories or Inspect logs."""
-    from structbench.errors import UsageError
+    from structbench.core.errors import UsageError
     from structbench.report.api import ReportOptions, markdown_report, write_report
 
     stats = _stats(resamples, seed, confidence, resample, correction)
@@ -120,7 +120,7 @@ def compare(
 ) -> None:
     """Paired bootstrap and approximate randomization of B against A on their shared samples, resampling and
     swapping the benchmark's clusters."""
-    from structbench.atomic import write_json_atomic
+    from structbench.core.atomic import write_json_atomic
     from structbench.report.compare import compare_runs, comparison_markdown, small_notes
     from structbench.report.runs import BenchmarkCache, load_run
 

@@ -20,7 +20,7 @@ from structbench.cli.common import (
     interrupted,
     print_results,
 )
-from structbench.errors import ExitCode, UsageError
+from structbench.core.errors import ExitCode, UsageError
 from structbench.runner.arguments import FLAGS, SUITE_DEFINED, RunArguments, check_arguments, flag_name
 
 if TYPE_CHECKING:

@@ -10,7 +10,6 @@ from typing import IO, Annotated
 
 import typer
 
-from structbench.benchmark import Scored
 from structbench.cli.common import (
     BenchArg,
     DataDirOpt,
@@ -27,7 +26,8 @@ from structbench.cli.common import (
     preset_entry,
     print_markdown,
 )
-from structbench.errors import ExitCode
+from structbench.contract.benchmark import Scored
+from structbench.core.errors import ExitCode
 
 
 class Missing(StrEnum):
@@ -78,9 +78,9 @@ def score(
 ) -> None:
     """Parse and score raw model outputs with the benchmark's own parser and metrics; with --preset, as the paper's
     released code parsed and scored them (structbench's corrected scores are recorded beside)."""
-    from structbench.atomic import atomic_path, write_json_atomic
+    from structbench.core.atomic import atomic_path, write_json_atomic
     from structbench.report.markdown import render
-    from structbench.results import MetricsFile
+    from structbench.runfiles.results import MetricsFile
     from structbench.runner.export import read_predictions, sample_line, score_predictions
     from structbench.runner.failures import Failure, failure_summary
 

@@ -16,7 +16,7 @@ from structbench.cli.common import (
     interrupted,
     print_results,
 )
-from structbench.errors import ExitCode
+from structbench.core.errors import ExitCode
 
 if TYPE_CHECKING:
     from structbench.api import SuiteRun

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from structbench.errors import UsageError
+from structbench.core.errors import UsageError
 
 
 def view(

@@ -35,9 +35,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
+from structbench.core.errors import UsageError
+from structbench.core.registry import Registry, did_you_mean
 from structbench.data.evidence import Evidence, Graph, ItemList, Table
-from structbench.errors import UsageError
-from structbench.registry import Registry, did_you_mean
 
 NONE = "none"
 """The ``perturbation`` value that leaves the evidence as it is."""

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from structbench.core.registry import Registry
 from structbench.data.evidence import Evidence, Graph, ItemList, StructuredText, Table, Text, Tree
 from structbench.data.formats import FORMATS
 from structbench.data.layouts import LAYOUTS
-from structbench.registry import Registry
 
 Serializer = Callable[[Evidence], str]
 """Renders one piece of evidence as text."""

@@ -2,8 +2,8 @@
 benchmark, plugins included."""
 
 from structbench.benchmarks import BENCHMARKS
+from structbench.core.plugins import warn_plugin
 from structbench.inspect_tasks.tasks import task_factory
-from structbench.plugins import warn_plugin
 
 TASKS = {name: task_factory(name) for name, _ in BENCHMARKS.usable(warn_plugin)}
 

@@ -17,12 +17,12 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, Value,
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from structbench.backends.base import Request
-from structbench.benchmark import Attempt, Benchmark, Scored, Strategy, bind_sample
 from structbench.benchmarks import BENCHMARKS
+from structbench.contract.benchmark import Attempt, Benchmark, Scored, Strategy, bind_sample
+from structbench.data.datasets import DataContext
 from structbench.data.sample import Sample
-from structbench.datasets import DataContext
 from structbench.inspect_tasks.model import InspectGenerate, chat_messages
-from structbench.interop.inspect_schema import ATTEMPT
+from structbench.runfiles.inspect_schema import ATTEMPT
 from structbench.runner.calls import ModelPool
 from structbench.runner.export import fingerprint, first_requests
 from structbench.runner.selection import load_benchmark, load_samples

@@ -11,9 +11,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from structbench.cells import cell_text
+from structbench.contract.provenance import Provenance, combined_license
 from structbench.interop.rundir import RunData
-from structbench.provenance import Provenance, combined_license
+from structbench.runfiles.cells import cell_text
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ The folder has two configurations, each a Parquet file per run under ``data/<con
 ``README.md`` is the dataset card: the configurations (``configs:`` in its YAML header, made with
 ``huggingface_hub``'s ``DatasetCardData``), the models, benchmarks and strategies, each benchmark's data source,
 license and citation (``Benchmark.provenance``), and a table of headlines. ``runs/<run>/`` keeps each run's
-manifest and ``metrics.json``. Every file is redacted (``structbench.redact``) before it is written, and the
+manifest and ``metrics.json``. Every file is redacted (``structbench.core.redact``) before it is written, and the
 folder appears whole: it is built beside ``--out`` and renamed into place.
 """
 
@@ -32,11 +32,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from structbench.atomic import write_text_atomic
-from structbench.errors import StructbenchError, UsageError
+from structbench.core.atomic import write_text_atomic
+from structbench.core.errors import StructbenchError, UsageError
+from structbench.core.redact import redact, register_env_secrets
 from structbench.interop.rundir import Entry, RunData
-from structbench.records import SampleRecord
-from structbench.redact import redact, register_env_secrets
+from structbench.runfiles.records import SampleRecord
 
 SPLIT = "train"
 """Each configuration's one split (a table of results, not a train/test division)."""

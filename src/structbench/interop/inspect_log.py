@@ -69,14 +69,14 @@ from inspect_ai.scorer import Score
 from pydantic import ValidationError
 
 from structbench.benchmarks import BENCHMARKS
-from structbench.cells import cell_options, options_for
-from structbench.errors import UsageError
-from structbench.interop.inspect_schema import ATTEMPT, METRICS_GROUP, RECORD, RESULT
+from structbench.core.errors import UsageError
+from structbench.core.redact import redact
+from structbench.core.untrusted import file_name, inside
 from structbench.interop.rundir import Entry, RunData
-from structbench.records import SampleRecord
-from structbench.redact import redact
-from structbench.runconfig import RunConfig
-from structbench.untrusted import file_name, inside
+from structbench.runfiles.cells import cell_options, options_for
+from structbench.runfiles.inspect_schema import ATTEMPT, METRICS_GROUP, RECORD, RESULT
+from structbench.runfiles.records import SampleRecord
+from structbench.runfiles.runconfig import RunConfig
 
 SOLVER = "structbench/structbench_strategy"
 

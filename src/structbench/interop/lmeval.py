@@ -21,14 +21,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from structbench.atomic import atomic_path, write_text_atomic
-from structbench.cells import cell_options
+from structbench.core.atomic import atomic_path, write_text_atomic
+from structbench.core.redact import redact
+from structbench.core.untrusted import file_name, inside
 from structbench.interop.rundir import Entry, RunData
-from structbench.records import SampleRecord
-from structbench.redact import redact
 from structbench.report.entries import StatsOptions, headline_interval
 from structbench.report.runs import BenchmarkCache
-from structbench.untrusted import file_name, inside
+from structbench.runfiles.cells import cell_options
+from structbench.runfiles.records import SampleRecord
 
 FILTER = "none"
 """lm-eval's name for the unfiltered answers; structbench's parser is part of the benchmark, not a filter."""

@@ -1,5 +1,6 @@
 """A finished run directory as the converters read it: its manifest, configuration, result entries and the
-current record of every sample, read by the run-files layer's one reader (``structbench.rundir``): records as columns,
+current record of every sample, read by the run-files layer's one reader (``structbench.runfiles.rundir``):
+records as columns,
 each full record read back from ``samples.jsonl`` when a converter writes it.
 
 All manifest reading of ``convert`` and ``publish`` happens in ``_manifest``. A directory written by an older
@@ -18,15 +19,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from structbench.cells import cell_options
-from structbench.errors import DataError, UsageError
-from structbench.manifest import Manifest, read_manifest
-from structbench.results import MetricsFile, ResultEntry, read_metrics
-from structbench.runconfig import RunConfig
-from structbench.rundir import EntryRecords, RunFiles, read_entries
-from structbench.runformat import MANIFEST, METRICS, SAMPLES
-from structbench.untrusted import file_name
-from structbench.version import __version__
+from structbench.core.errors import DataError, UsageError
+from structbench.core.untrusted import file_name
+from structbench.core.version import __version__
+from structbench.runfiles.cells import cell_options
+from structbench.runfiles.manifest import Manifest, read_manifest
+from structbench.runfiles.results import MetricsFile, ResultEntry, read_metrics
+from structbench.runfiles.runconfig import RunConfig
+from structbench.runfiles.rundir import EntryRecords, RunFiles, read_entries
+from structbench.runfiles.runformat import MANIFEST, METRICS, SAMPLES
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,7 @@ class RunData:
     config: RunConfig
     metrics: MetricsFile
     files: RunFiles
-    """The run directory as ``structbench.rundir`` reads it: the current record of each sample, per entry."""
+    """The run directory as ``structbench.runfiles.rundir`` reads it: the current record of each sample, per entry."""
 
     @property
     def name(self) -> str:

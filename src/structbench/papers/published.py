@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from structbench.errors import DataError
+from structbench.core.errors import DataError
 
 Scale = Literal["percent", "fraction"]
 """How a number is printed: ``percent`` (63.62) or ``fraction`` (0.636)."""

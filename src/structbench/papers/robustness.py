@@ -1,7 +1,8 @@
 """Robustness presets: a standard grid of serializations and perturbations per benchmark that shows tables.
 
 ``structbench run --model M --preset robust-<benchmark>`` runs the benchmark's paper prompt in every cell of the
-grid (``runner.sweep``) and compares the cells in one run (``structbench.robustness``). The grid is ToRR's seven
+grid (``runner.sweep``) and compares the cells in one run
+(``structbench.analysis.robustness``). The grid is ToRR's seven
 table formats (the paper's own standing for Markdown) crossed with no perturbation and the three that reorder or
 reshape a table; a run costs ``cells x samples x strategies`` model calls (``docs/usage/robustness.md`` lists each
 preset's). Benchmarks declare theirs through ``Benchmark.paper.robustness``.

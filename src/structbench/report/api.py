@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from structbench.atomic import write_json_atomic
-from structbench.errors import UsageError
-from structbench.redact import redact
+from structbench.core.atomic import write_json_atomic
+from structbench.core.errors import UsageError
+from structbench.core.redact import redact
 from structbench.report.build import build_document
 from structbench.report.document import Document
 from structbench.report.entries import EntryView, StatsOptions, collect

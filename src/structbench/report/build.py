@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from structbench.backends.usage import totals_text
 from structbench.report.document import Block, Document, FigureBlock, Section, TableBlock, TextBlock, slug
 from structbench.report.entries import EntryView
 from structbench.report.markdown import cut_off_note
@@ -30,8 +31,7 @@ from structbench.report.tables import (
     overview_table,
     unique,
 )
-from structbench.results import EXCLUDED, TOO_LONG_MEANING, TURN_LIMIT_MEANING
-from structbench.usage import totals_text
+from structbench.runfiles.results import EXCLUDED, TOO_LONG_MEANING, TURN_LIMIT_MEANING
 
 
 def build_document(

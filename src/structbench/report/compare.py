@@ -14,16 +14,16 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from structbench.benchmark import Benchmark
-from structbench.cells import cell_text
-from structbench.errors import UsageError
-from structbench.paired import Pair, StatsOptions, paired_records_test
-from structbench.records import RecordSummary
+from structbench.analysis.paired import Pair, StatsOptions, paired_records_test
+from structbench.contract.benchmark import Benchmark
+from structbench.core.errors import UsageError
 from structbench.report.crosstab import group_value
 from structbench.report.runs import BenchmarkCache
 from structbench.report.tables import fmt, group_order
-from structbench.results import plural
-from structbench.rundir import RunFiles
+from structbench.runfiles.cells import cell_text
+from structbench.runfiles.records import RecordSummary
+from structbench.runfiles.results import plural
+from structbench.runfiles.rundir import RunFiles
 from structbench.stats import PairedTest
 from structbench.stats.design import SAMPLE_UNIT
 from structbench.stats.metric import metric_statistic

@@ -7,10 +7,10 @@ from collections import defaultdict
 
 import numpy as np
 
-from structbench.records import AnyRecord
 from structbench.report.entries import EntryView
 from structbench.report.tables import group_order
-from structbench.results import epoch_metrics
+from structbench.runfiles.records import AnyRecord
+from structbench.runfiles.results import epoch_metrics
 
 
 def group_value(record: AnyRecord, key: str) -> str | None:

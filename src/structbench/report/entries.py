@@ -10,13 +10,13 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 
-from structbench.benchmark import Benchmark, Scored
-from structbench.cells import cell_text
-from structbench.paired import StatsOptions
-from structbench.records import RecordSummary
+from structbench.analysis.paired import StatsOptions
+from structbench.contract.benchmark import Benchmark, Scored
 from structbench.report.runs import BenchmarkCache
-from structbench.results import ResultEntry
-from structbench.rundir import EntryRecords, RunFiles
+from structbench.runfiles.cells import cell_text
+from structbench.runfiles.records import RecordSummary
+from structbench.runfiles.results import ResultEntry
+from structbench.runfiles.rundir import EntryRecords, RunFiles
 from structbench.stats import Interval, metric_interval
 
 STAT_SUFFIXES = ("se", "ci_low", "ci_high")

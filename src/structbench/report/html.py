@@ -14,11 +14,11 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from structbench.records import SampleRecord
+from structbench.backends.usage import usage_text
+from structbench.core.version import __version__
 from structbench.report.document import Document, FigureBlock, Section, TableBlock
 from structbench.report.entries import EntryView
-from structbench.usage import usage_text
-from structbench.version import __version__
+from structbench.runfiles.records import SampleRecord
 
 DEFAULT_MAX_TEXT = 20_000
 """Characters of each prompt, output and thought kept in the sample browser."""

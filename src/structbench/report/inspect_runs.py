@@ -16,12 +16,12 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from structbench.errors import DataError, UsageError
-from structbench.manifest import Manifest
-from structbench.records import SampleRecord
-from structbench.results import MetricsFile, ResultEntry, compute_result
-from structbench.rundir import RunFiles, held_records
-from structbench.untrusted import check_archive, check_size, schema_error
+from structbench.core.errors import DataError, UsageError
+from structbench.core.untrusted import check_archive, check_size, schema_error
+from structbench.runfiles.manifest import Manifest
+from structbench.runfiles.records import SampleRecord
+from structbench.runfiles.results import MetricsFile, ResultEntry, compute_result
+from structbench.runfiles.rundir import RunFiles, held_records
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample
@@ -33,7 +33,7 @@ LOG_SUFFIXES = (".eval", ".json")
 
 def holds_logs(path: Path) -> bool:
     """Whether ``path`` is an Inspect log file, or a directory of ``.eval`` logs that is not a run directory."""
-    from structbench.runformat import MANIFEST, METRICS
+    from structbench.runfiles.runformat import MANIFEST, METRICS
 
     if path.is_file():
         return path.suffix in LOG_SUFFIXES and path.name not in (MANIFEST, METRICS)
@@ -77,7 +77,7 @@ def _thought(output: ModelOutput, text: str) -> str | None:
 
 def sample_record(sample: EvalSample, benchmark: str, variant: str, strategy: str, model: str) -> SampleRecord:
     """One Inspect sample as a structbench record (``interop.inspect_schema`` says where each part is)."""
-    from structbench.interop.inspect_schema import ATTEMPT, RECORD
+    from structbench.runfiles.inspect_schema import ATTEMPT, RECORD
 
     metadata = sample.metadata or {}
     rest = dict(metadata.get(RECORD) or {})
@@ -113,7 +113,7 @@ def _entry(log: EvalLog, records: list[SampleRecord], benchmark: str, variant: s
            model: str) -> ResultEntry:
     """The converted run's own result entry, or the benchmark's metrics over the records."""
     from structbench.benchmarks import BENCHMARKS
-    from structbench.interop.inspect_schema import RESULT
+    from structbench.runfiles.inspect_schema import RESULT
 
     kept = (log.results.metadata or {}).get(RESULT) if log.results is not None else None
     if kept is not None:

@@ -19,15 +19,15 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from structbench.benchmark import Benchmark
-from structbench.cells import cell_text
-from structbench.paired import paired_records_test
-from structbench.records import AnyRecord
+from structbench.analysis.paired import paired_records_test
+from structbench.contract.benchmark import Benchmark
 from structbench.report.compare import units_text
 from structbench.report.document import Section, TableBlock, TextBlock
 from structbench.report.entries import EntryView, StatsOptions
 from structbench.report.tables import fmt, unique
-from structbench.results import epoch_metrics, plural
+from structbench.runfiles.cells import cell_text
+from structbench.runfiles.records import AnyRecord
+from structbench.runfiles.results import epoch_metrics, plural
 from structbench.stats import Interval, PairedTest, metric_interval
 from structbench.stats.multiple import adjust, detectable
 

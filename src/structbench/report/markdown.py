@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from structbench.cells import cell_text
-from structbench.confusion import ConfusionMatrix
+from structbench.backends.usage import totals_cell, totals_text
 from structbench.report.document import Document, Section, TableBlock, TextBlock
-from structbench.results import (
+from structbench.runfiles.cells import cell_text
+from structbench.runfiles.results import (
     CORRECTED,
     EXCLUDED,
     TOO_LONG_MEANING,
@@ -18,7 +18,7 @@ from structbench.results import (
     Robustness,
     missing_left_out,
 )
-from structbench.usage import totals_cell, totals_text
+from structbench.stats.confusion import ConfusionMatrix
 
 
 def _fmt(value: float | None) -> str:

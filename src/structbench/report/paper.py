@@ -22,15 +22,15 @@ from typing import Any
 
 import numpy as np
 
-from structbench.benchmark import Benchmark, Scored, corrected_scored
-from structbench.cells import cell_options
+from structbench.contract.benchmark import Benchmark, Scored, corrected_scored
 from structbench.papers.published import PublishedTable
 from structbench.papers.spec import Change, Mean, Measure, Orders, PaperTable, RunRow
-from structbench.records import AnyRecord
 from structbench.report.document import TableBlock
 from structbench.report.entries import EntryView, StatsOptions
-from structbench.results import epoch_metrics
-from structbench.rundir import RunFiles
+from structbench.runfiles.cells import cell_options
+from structbench.runfiles.records import AnyRecord
+from structbench.runfiles.results import epoch_metrics
+from structbench.runfiles.rundir import RunFiles
 from structbench.stats import MeanStatistic, Statistic, bootstrap_distribution, metric_statistic, percentile_interval
 from structbench.stats.baselines import label_baselines
 from structbench.stats.metric import design_of

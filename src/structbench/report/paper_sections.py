@@ -10,7 +10,7 @@ from structbench.report.document import Block, FigureBlock, Section, TextBlock, 
 from structbench.report.entries import EntryView, StatsOptions
 from structbench.report.paper import Filled, FilledTable, fill_tables, run_notes, table_block
 from structbench.report.paper_plots import placement_figure
-from structbench.rundir import RunFiles
+from structbench.runfiles.rundir import RunFiles
 
 
 def paper_sections(

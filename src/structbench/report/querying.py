@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from structbench.paired import Pair, StatsOptions, paired_records_test
-from structbench.records import AnyRecord
+from structbench.analysis.paired import Pair, StatsOptions, paired_records_test
 from structbench.report.document import Section, TableBlock
 from structbench.report.entries import EntryView
 from structbench.report.tables import fmt
+from structbench.runfiles.records import AnyRecord
 
 TOOLS = "tools"
 """The tool loop's strategy name in every benchmark that has one."""

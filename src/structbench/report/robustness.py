@@ -13,14 +13,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from structbench.cells import cell_id, swept_keys
+from structbench.analysis.robustness import CellRun, grouped, robustness_of
 from structbench.report.document import Block, FigureBlock, Section, TableBlock, TextBlock, slug
 from structbench.report.entries import EntryView, StatsOptions
 from structbench.report.plots import _figure, _rc, plain, to_svg
 from structbench.report.tables import fmt
-from structbench.results import Robustness
-from structbench.robustness import CellRun, grouped, robustness_of
-from structbench.rundir import RunFiles
+from structbench.runfiles.cells import cell_id, swept_keys
+from structbench.runfiles.results import Robustness
+from structbench.runfiles.rundir import RunFiles
 
 CORRECTIONS = {"holm": "Holm", "bh": "Benjamini-Hochberg"}
 

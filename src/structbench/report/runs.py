@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from structbench.benchmark import Benchmark
-from structbench.cells import options_for
-from structbench.errors import UsageError
-from structbench.rundir import RunFiles, read_run_files
+from structbench.contract.benchmark import Benchmark
+from structbench.core.errors import UsageError
+from structbench.runfiles.cells import options_for
+from structbench.runfiles.rundir import RunFiles, read_run_files
 
 
 def load_runs(path: Path) -> list[RunFiles]:

@@ -13,8 +13,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from structbench.cells import cell_text
-from structbench.results import MetricsFile, ResultEntry, Robustness, plural
+from structbench.runfiles.cells import cell_text
+from structbench.runfiles.results import MetricsFile, ResultEntry, Robustness, plural
 from structbench.stats.paired import MIN_CLUSTERS
 
 DEGENERATE = 0.8

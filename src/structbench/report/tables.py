@@ -8,13 +8,13 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from structbench.confusion import ConfusionMatrix
+from structbench.backends.usage import totals_cell
 from structbench.report.document import TableBlock
 from structbench.report.entries import EntryView
 from structbench.report.markdown import CUT_OFF, TOKENS, TURN_LIMIT, any_cut_off, any_usage
-from structbench.results import EXCLUDED, TOO_LONG_MEANING, TURN_LIMIT_MEANING, plural
+from structbench.runfiles.results import EXCLUDED, TOO_LONG_MEANING, TURN_LIMIT_MEANING, plural
 from structbench.stats import Interval
-from structbench.usage import totals_cell
+from structbench.stats.confusion import ConfusionMatrix
 
 MAX_GROUP_COLUMNS = 10
 """Breakdowns with more groups than this are laid out with groups as rows."""

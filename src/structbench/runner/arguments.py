@@ -20,11 +20,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.fields import FieldInfo
 
 from structbench.backends.factory import DEFAULT_MAX_REPLY_BYTES, DEFAULT_TIMEOUT
-from structbench.errors import UsageError
+from structbench.core.errors import UsageError
 from structbench.runner.words import FLAG_NAMES, spelt
 
 if TYPE_CHECKING:
-    from structbench.runconfig import RunConfig
+    from structbench.runfiles.runconfig import RunConfig
 
 MAX_CONSECUTIVE_FAILURES = 10
 """``max_consecutive_failures``' default (``runner.control.MAX_CONSECUTIVE_FAILURES``, which loads more)."""
@@ -169,7 +169,7 @@ def _parse_options(value: list[str]) -> dict[str, str]:
 
 
 def _parse_sweeps(value: list[str]) -> dict[str, list[str]]:
-    from structbench.cells import parse_sweeps
+    from structbench.runfiles.cells import parse_sweeps
 
     return parse_sweeps(value)
 
@@ -418,7 +418,7 @@ def check_arguments(values: Mapping[str, Any], *, caller: str, flags: bool = Fal
         problem = err.errors()[0]
         name = str(problem["loc"][0]) if problem["loc"] else "?"
         if problem["type"] == "extra_forbidden":
-            from structbench.registry import did_you_mean
+            from structbench.core.registry import did_you_mean
 
             hint = did_you_mean(name, RunArguments.model_fields)
             raise UsageError(f"{caller}: no argument {name!r}{hint}") from None

@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from structbench.errors import BudgetError, UsageError
-from structbench.prices import Prices
+from structbench.backends.prices import Prices
+from structbench.backends.usage import CallUsage, Usage, UsageKey
+from structbench.core.errors import BudgetError, UsageError
 from structbench.runner.words import spelt, word
-from structbench.usage import CallUsage, Usage, UsageKey
 
 
 @dataclass

@@ -30,8 +30,8 @@ from typing import Generic, Protocol, TypeVar
 import orjson
 
 from structbench.backends.base import Response, unusable_reason
-from structbench.errors import StorageError
-from structbench.redact import redact
+from structbench.core.errors import StorageError
+from structbench.core.redact import redact
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (

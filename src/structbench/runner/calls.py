@@ -24,14 +24,14 @@ from structbench.backends.base import (
     unusable_reason,
 )
 from structbench.backends.factory import BackendSpec, make_backend
-from structbench.benchmark import Generate, ToolSupport, other_models
+from structbench.backends.usage import CallUsage
+from structbench.contract.benchmark import Generate, ToolSupport, other_models
 from structbench.runner.cache import CacheReadError, CacheWriteError, ResponseStore
 from structbench.runner.control import RunControl
 from structbench.runner.settings import RequestSettings
-from structbench.usage import CallUsage
 
 if TYPE_CHECKING:
-    from structbench.batch.gate import StepGate
+    from structbench.runner.batch.gate import StepGate
 
 current_epoch: ContextVar[int] = ContextVar("current_epoch", default=0)
 """The epoch of the sample being answered (``--epochs``): part of the cache key of every call made for it, the
@@ -56,7 +56,7 @@ class ModelCaller:
         self.model_calls = 0
         self.gate: StepGate | None = None
         """Set when the backend answers in batches (``--batch``): told when a sample's call waits for the model, so
-        the batch goes out once every sample waits (``structbench.batch``)."""
+        the batch goes out once every sample waits (``structbench.runner.batch``)."""
         self.batched = bool(getattr(backend, "batched", False))
 
     async def __call__(self, request: Request) -> Response:

@@ -32,9 +32,9 @@ from typing import TYPE_CHECKING, Any
 from structbench.backends.base import Response
 from structbench.backends.factory import BackendSpec, make_backend
 from structbench.backends.stats import CallSnapshot
+from structbench.core.errors import StorageError, StructbenchError, UsageError
 from structbench.data.sample import Sample
-from structbench.errors import StorageError, StructbenchError, UsageError
-from structbench.runconfig import RunConfig
+from structbench.runfiles.runconfig import RunConfig
 from structbench.runner.cache import CacheWriteError, ResponseCache, Spill
 from structbench.runner.calls import ModelCaller, ModelPool
 from structbench.runner.control import RunControl
@@ -144,7 +144,7 @@ class RayWorker:
     def __init__(self, setup: WorkerSetup, keeper_name: str) -> None:
         import ray
 
-        from structbench.datasets import DataContext
+        from structbench.data.datasets import DataContext
         from structbench.runner.selection import prepare
 
         keeper = ray.get_actor(keeper_name)  # by name: a handle among the arguments would block a restart
@@ -176,7 +176,7 @@ class RayWorker:
 
     async def run(self, ref: JobRef, sample: Sample) -> list[tuple[Any, ...]]:
         """Run one job: its ``done`` message, after any stop or note raised meanwhile."""
-        from structbench.benchmark import other_models
+        from structbench.contract.benchmark import other_models
 
         if self.control.stopped:
             return self._drain()

@@ -1,14 +1,14 @@
 """Reading a run's configuration from flags (``--option KEY=VALUE`` ...) and the options that reach each benchmark;
-the configuration itself is ``structbench.runconfig.RunConfig``."""
+the configuration itself is ``structbench.runfiles.runconfig.RunConfig``."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from structbench.benchmark import Benchmark
-from structbench.cells import options_for as options_for  # where report and interop read it too
-from structbench.errors import UsageError
-from structbench.registry import did_you_mean
+from structbench.contract.benchmark import Benchmark
+from structbench.core.errors import UsageError
+from structbench.core.registry import did_you_mean
+from structbench.runfiles.cells import options_for as options_for  # where report and interop read it too
 from structbench.runner.words import flag_words, spelt, word
 
 

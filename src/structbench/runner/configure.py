@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from structbench.errors import UsageError
+from structbench.core.errors import UsageError
 from structbench.runner.arguments import flag_name, named
 from structbench.runner.option_values import bench_entries, names, option_text, preset_config, sweep_values
 
 if TYPE_CHECKING:
-    from structbench.runconfig import Generation, Reasoning, RunConfig
+    from structbench.runfiles.runconfig import Generation, Reasoning, RunConfig
     from structbench.runner.arguments import RunArguments
 
 DEFAULT_SUITE = ["structfact:generated"]
@@ -26,7 +26,7 @@ def _generation(args: RunArguments, flags: bool, caller: str) -> Generation:
     """The run's sampling settings; a bad value is a usage error naming it."""
     from pydantic import ValidationError
 
-    from structbench.runconfig import Generation
+    from structbench.runfiles.runconfig import Generation
 
     try:
         return Generation(temperature=args.temperature, top_p=args.top_p)
@@ -41,7 +41,7 @@ def _reasoning(args: RunArguments, flags: bool, caller: str) -> Reasoning:
     """The run's ``Reasoning``; a bad value is a usage error naming the setting."""
     from pydantic import ValidationError
 
-    from structbench.runconfig import Reasoning
+    from structbench.runfiles.runconfig import Reasoning
 
     tags = [(opening, closing) for opening, closing in args.think_tags] if args.think_tags is not None else None
     try:
@@ -58,7 +58,7 @@ def _reasoning(args: RunArguments, flags: bool, caller: str) -> Reasoning:
 def run_config(args: RunArguments, *, flags: bool = False, caller: str = "configure") -> RunConfig:
     """What decides the run ``args`` describe, checked: an unknown benchmark, a bad option ... is a ``UsageError``
     naming the option as its caller wrote it (``limit=0``; ``flags``: as the run command's flag, ``--limit 0``)."""
-    from structbench.runconfig import RunConfig
+    from structbench.runfiles.runconfig import RunConfig
 
     def arg(name: str, value: object) -> str:
         return named(name, value, flags)

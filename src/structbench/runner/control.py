@@ -21,10 +21,10 @@ from collections.abc import Callable, Iterable
 from typing import Literal
 
 from structbench.backends.base import CANNOT_CONNECT, TIMEOUT, BackendError, Response
-from structbench.errors import BudgetError, RunStoppedError, StorageError, StructbenchError
+from structbench.backends.usage import CallUsage
+from structbench.core.errors import BudgetError, RunStoppedError, StorageError, StructbenchError
 from structbench.runner.budget import Budget
 from structbench.runner.cache import CacheReadError, Spill
-from structbench.usage import CallUsage
 
 CacheErrorPolicy = Literal["stop", "continue"]
 MAX_CONSECUTIVE_FAILURES = 10

@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from structbench.core.errors import ExitCode, RunStoppedError, StorageError, StructbenchError
 from structbench.data.sample import Sample
-from structbench.errors import ExitCode, RunStoppedError, StorageError, StructbenchError
 from structbench.runner.cache import CacheWriteError
 from structbench.runner.control import RunControl
 from structbench.runner.jobs import Finished, JobRef, Ticket

@@ -10,16 +10,16 @@ from collections.abc import Callable, Iterable, Sized
 from dataclasses import dataclass
 
 from structbench.backends.base import BackendError
-from structbench.benchmark import Attempt, Benchmark, Scored, Strategy, bind_sample
+from structbench.backends.usage import split_usage
+from structbench.contract.benchmark import Attempt, Benchmark, Scored, Strategy, bind_sample
+from structbench.core.errors import BudgetError, RunStoppedError, StorageError
+from structbench.core.trusted import trusted
 from structbench.data.sample import Sample
-from structbench.errors import BudgetError, RunStoppedError, StorageError
-from structbench.records import UNSCORED_KINDS, ErrorKind, SampleRecord
+from structbench.runfiles.records import UNSCORED_KINDS, ErrorKind, SampleRecord
 from structbench.runner.calls import CallLog, ModelCaller, call_usage_log, current_epoch
 from structbench.runner.pipeline import run_pipeline
 from structbench.runner.settings import RequestSettings
 from structbench.runner.thoughts import thought_of
-from structbench.trusted import trusted
-from structbench.usage import split_usage
 
 
 @dataclass(frozen=True)

@@ -23,12 +23,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from structbench.backends.base import Request, Response, sampling_fields
 from structbench.backends.reasoning import split_reasoning
-from structbench.benchmark import AS_WRITTEN, Attempt, Benchmark, Exclusion, Scored, Strategy
+from structbench.contract.benchmark import AS_WRITTEN, Attempt, Benchmark, Exclusion, Scored, Strategy
+from structbench.core.errors import DataError, UsageError
 from structbench.data.perturb import PerturbationOptions
 from structbench.data.sample import Sample
-from structbench.errors import DataError, UsageError
-from structbench.outcomes import OutcomesBuilder
-from structbench.results import MISSING_LEFT_OUT, ResultEntry, compute_result
+from structbench.runfiles.outcomes import OutcomesBuilder
+from structbench.runfiles.results import MISSING_LEFT_OUT, ResultEntry, compute_result
 from structbench.runner.failures import Failure
 
 
@@ -313,7 +313,8 @@ def score_predictions(
     ``on_scored`` gets each outcome that counts, and whether its prediction was missing (``score --samples``).
 
     The samples are read once, as a stream, and scored as they pass (the outcomes kept as columns,
-    ``structbench.outcomes``); a check that fails is raised after the last sample, before anything is returned."""
+    ``structbench.runfiles.outcomes``); a check that fails is raised after the last sample, before anything is
+    returned."""
     preds = {k: p if isinstance(p, Prediction) else Prediction(p) for k, p in predictions.items()}
     checker = PredictionCheck(strategy, preds, bench=bench, variant=variant, source=source, settings=settings,
                               require_fingerprint=require_fingerprint)

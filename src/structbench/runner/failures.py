@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from structbench.records import SETTLED_KINDS, ErrorKind, RecordSummary, SampleRecord
+from structbench.runfiles.records import SETTLED_KINDS, ErrorKind, RecordSummary, SampleRecord
 
 KIND_MEANING: dict[str, str] = {
     "model": "a model call failed after all retries; scored as wrong",

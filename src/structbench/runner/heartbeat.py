@@ -1,4 +1,4 @@
-"""The session's ``progress.json`` (``structbench.heartbeat``), rewritten about once a second while it runs.
+"""The session's ``progress.json`` (``structbench.runfiles.heartbeat``), rewritten about once a second while it runs.
 
 A thread of the process that fills the run directory writes what the progress line shows (jobs done of the
 session's total, errors, the calls in flight, retries, timeouts, tokens per second), each time whole (renamed into
@@ -15,9 +15,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 
-from structbench.atomic import write_text_atomic
-from structbench.heartbeat import CallsNow, Heartbeat
-from structbench.runformat import PROGRESS
+from structbench.core.atomic import write_text_atomic
+from structbench.runfiles.heartbeat import CallsNow, Heartbeat
+from structbench.runfiles.runformat import PROGRESS
 from structbench.runner.progress import RunProgress
 
 INTERVAL = 1.0

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from structbench.data.sample import Sample
-from structbench.records import RecordSummary
+from structbench.runfiles.records import RecordSummary
 from structbench.runner.calls import ModelCaller
 from structbench.runner.engine import Job, Outcome, attempt_job, finish_job
 from structbench.runner.settings import RequestSettings

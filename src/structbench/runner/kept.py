@@ -1,7 +1,7 @@
 """What a run keeps in memory of its records: columns per result entry, a few dozen bytes a record.
 
 The full records are in ``samples.jsonl``; the run needs of them what its metrics, failure summary, costs and
-resume read. ``KeptRecords`` holds it as columns (``structbench.outcomes``: ids, scores, epochs, codes of the
+resume read. ``KeptRecords`` holds it as columns (``structbench.runfiles.outcomes``: ids, scores, epochs, codes of the
 answers, meta values and clusters) plus each record's error kind, message (each distinct message once), cut-off
 replies and tokens, per (benchmark, variant, strategy, model). A sample tried again appends a row: as on disk,
 the last row of a key is its record (``latest``). ``settled`` answers whether an earlier session finished a key
@@ -17,10 +17,10 @@ from typing import Any, overload
 
 import numpy as np
 
-from structbench.outcomes import NONE, Categories, Growing, Outcomes, OutcomesBuilder
-from structbench.records import SETTLED_KINDS, UNSCORED_KINDS, ErrorKind, RecordSummary
-from structbench.trusted import trusted
-from structbench.usage import TOKEN_FIELDS, Usage, UsageKey
+from structbench.backends.usage import TOKEN_FIELDS, Usage, UsageKey
+from structbench.core.trusted import trusted
+from structbench.runfiles.outcomes import NONE, Categories, Growing, Outcomes, OutcomesBuilder
+from structbench.runfiles.records import SETTLED_KINDS, UNSCORED_KINDS, ErrorKind, RecordSummary
 
 EntryKey = tuple[str, str, str, str, str]
 """(benchmark, variant, strategy, model, sweep cell): the records of one result entry."""

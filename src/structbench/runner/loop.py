@@ -8,7 +8,7 @@ import threading
 from collections.abc import Coroutine
 from typing import Any
 
-from structbench.errors import Terminated
+from structbench.core.errors import Terminated
 
 
 def run_async(coro: Coroutine[Any, Any, None]) -> None:

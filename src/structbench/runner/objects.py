@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from structbench.backends.base import Backend
-from structbench.benchmark import Benchmark
-from structbench.errors import UsageError
+from structbench.contract.benchmark import Benchmark
+from structbench.core.errors import UsageError
 
 BenchItem = str | Benchmark[Any] | type[Benchmark[Any]]
 BenchArgument = BenchItem | Sequence[BenchItem] | None

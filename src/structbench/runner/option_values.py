@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from structbench.errors import UsageError
+from structbench.core.errors import UsageError
 
 
 def option_text(value: object) -> str:
@@ -27,7 +27,7 @@ def names(value: str | Sequence[str] | None) -> list[str]:
 def bench_entries(bench: str | Sequence[str] | None) -> list[str] | None:
     """``bench`` as ``BENCH[:VARIANT]`` entries, once each in order; ``all`` stands for every registered benchmark."""
     from structbench.benchmarks import BENCHMARKS
-    from structbench.plugins import warn_plugin
+    from structbench.core.plugins import warn_plugin
 
     if bench is None:
         return None
@@ -41,7 +41,7 @@ def preset_config(name: str, options: Mapping[str, str], flags: bool = True) -> 
                                                                                       dict[str, str]]:
     """Preset ``name`` (a paper table's or a robustness grid's) as benches, strategies and options; ``options`` may
     add what the preset leaves open (a data path, a tokenizer), not change what it sets."""
-    from structbench.papers.registry import find_preset
+    from structbench.benchmarks.presets import find_preset
 
     preset = find_preset(name)
     merged = dict(preset.options)
@@ -58,7 +58,7 @@ def preset_config(name: str, options: Mapping[str, str], flags: bool = True) -> 
 def sweep_values(sweep: Mapping[str, str | Sequence[object]] | None) -> dict[str, list[str]]:
     """``sweep`` as ``RunConfig.sweeps``: each key's values as a list or one comma-separated string (``--sweep``'s
     ``V1,V2,...``); a value that cannot name a cell is a usage error."""
-    from structbench.cells import VALUES, check_sweep_values
+    from structbench.runfiles.cells import VALUES, check_sweep_values
 
     out: dict[str, list[str]] = {}
     for key, values in (sweep or {}).items():

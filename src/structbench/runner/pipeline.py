@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from structbench.errors import StructbenchError
+from structbench.core.errors import StructbenchError
 from structbench.runner.control import RunControl
 
 J = TypeVar("J")

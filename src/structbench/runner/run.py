@@ -20,14 +20,23 @@ from typing import TYPE_CHECKING, Any
 from structbench.backends.base import Backend
 from structbench.backends.factory import backend_packages
 from structbench.backends.stats import CallSnapshot
-from structbench.benchmark import Strategy
-from structbench.datasets import ModifiedFile
-from structbench.errors import BudgetError, RunStoppedError, StorageError, Terminated, UsageError
-from structbench.forkmap import can_fork
-from structbench.manifest import INTERRUPTED, TERMINATED, Manifest, ModifiedData, Session, Status, read_manifest
-from structbench.records import RecordSummary, SampleRecord
-from structbench.runconfig import RunConfig
-from structbench.runformat import LOCK, MANIFEST, METRICS
+from structbench.contract.benchmark import Strategy
+from structbench.core.errors import BudgetError, RunStoppedError, StorageError, Terminated, UsageError
+from structbench.core.forkmap import can_fork
+from structbench.core.version import __version__
+from structbench.data.datasets import ModifiedFile
+from structbench.runfiles.manifest import (
+    INTERRUPTED,
+    TERMINATED,
+    Manifest,
+    ModifiedData,
+    Session,
+    Status,
+    read_manifest,
+)
+from structbench.runfiles.records import RecordSummary, SampleRecord
+from structbench.runfiles.runconfig import RunConfig
+from structbench.runfiles.runformat import LOCK, MANIFEST, METRICS
 from structbench.runner.cache import CacheWriteError, ResponseCache, Spill
 from structbench.runner.calls import ModelCaller, ModelPool
 from structbench.runner.control import RunControl
@@ -50,15 +59,14 @@ from structbench.runner.workers import (
     stop_workers,
     warm_up,
 )
-from structbench.version import __version__
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from structbench.batch.collector import BatchedBackend, BatchSettings
-    from structbench.prices import Prices
-    from structbench.record_metrics import CurrentEntry
-    from structbench.results import MetricsFile
+    from structbench.analysis.record_metrics import CurrentEntry
+    from structbench.backends.prices import Prices
+    from structbench.runfiles.results import MetricsFile
+    from structbench.runner.batch.collector import BatchedBackend, BatchSettings
     from structbench.runner.cluster import Cluster
     from structbench.runner.kept import EntryKey, EntryRecords, KeptRecords
 
@@ -261,7 +269,7 @@ class Run:
         self.prices, self.batch = prices, batch
         try:
             if batch is None:
-                from structbench.batch.ledger import refuse_direct_while_open
+                from structbench.runner.batch.ledger import refuse_direct_while_open
 
                 refuse_direct_while_open(self.run_dir)
             return self._execute(
@@ -333,7 +341,7 @@ class Run:
         """``backend`` behind the provider's batch API (``--batch``), or None."""
         if self.batch is None:
             return None
-        from structbench.batch.collector import BatchedBackend
+        from structbench.runner.batch.collector import BatchedBackend
 
         return BatchedBackend(backend, self.run_dir, self.batch, notify=control.notify)
 
@@ -421,7 +429,10 @@ class Run:
                   error: BaseException | None) -> MetricsFile:
         """Record the current records' usage and how the session ended; for a finished run, write ``metrics.json``
         (computed on the analysis side, ``record_metrics``) and return it, else raise what stopped it."""
-        from structbench.record_metrics import metrics_of, usage_totals  # after the requests: scipy is slow to import
+        from structbench.analysis.record_metrics import (  # after the requests: scipy is slow to import
+            metrics_of,
+            usage_totals,
+        )
 
         current = current_rows(selections, store.kept, self.config.model, self.config.epochs)
         entries = current_entries(current)
@@ -479,7 +490,7 @@ class Run:
         try:
             async with others:
                 if batched is not None:
-                    from structbench.batch.steps import run_steps
+                    from structbench.runner.batch.steps import run_steps
 
                     await run_steps(list(jobs), caller, self.config.model, on_record, settings, batched.gate)
                 else:
@@ -701,7 +712,7 @@ def failures_in(current: Current) -> list[Failure]:
 
 def current_entries(current: Current) -> list[CurrentEntry]:
     """The current records of each (selection, strategy) as the metrics read them (``record_metrics``)."""
-    from structbench.record_metrics import CurrentEntry
+    from structbench.analysis.record_metrics import CurrentEntry
     from structbench.runner.kept import RecordView
 
     return [CurrentEntry(sel.bench, sel.variant, strategy.name, entry, rows,

@@ -16,13 +16,13 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from structbench.benchmark import Benchmark, Strategy
 from structbench.benchmarks import BENCHMARKS
+from structbench.contract.benchmark import Benchmark, Strategy
+from structbench.core.errors import DataError, UsageError
+from structbench.core.registry import did_you_mean
+from structbench.data.datasets import DataContext
 from structbench.data.sample import Sample
-from structbench.datasets import DataContext
-from structbench.errors import DataError, UsageError
-from structbench.registry import did_you_mean
-from structbench.runconfig import RunConfig
+from structbench.runfiles.runconfig import RunConfig
 from structbench.runner.config import check_limit, check_options_used, options_for, split_bench
 from structbench.runner.sweep import Cell, cell_text, cells_for, check_sweeps, swept_keys
 

@@ -9,14 +9,14 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
 
-from structbench.errors import StorageError, UsageError
+from structbench.core.errors import StorageError, UsageError
 from structbench.runner.arguments import MAX_CONSECUTIVE_FAILURES
 
 if TYPE_CHECKING:
     from structbench.backends import BackendSpec
     from structbench.backends.base import Backend
-    from structbench.prices import Prices
-    from structbench.runconfig import RunConfig
+    from structbench.backends.prices import Prices
+    from structbench.runfiles.runconfig import RunConfig
     from structbench.runner.budget import Budget
     from structbench.runner.cache import ResponseCache
     from structbench.runner.control import CacheErrorPolicy, RunControl
@@ -72,7 +72,7 @@ class Costs:
     is part of the run's identity, so a larger budget resumes the same run."""
 
     prices: Prices | None = None
-    """``structbench.prices.Prices`` (loaded from ``--prices`` or the suite), or None."""
+    """``structbench.backends.prices.Prices`` (loaded from ``--prices`` or the suite), or None."""
     max_cost: float | None = None
     """Stop the run (``BudgetError``, exit 6) once its calls cost this many US dollars at ``prices``."""
     max_tokens_total: int | None = None
@@ -99,7 +99,7 @@ def costs_of(prices: Path | None, max_cost: float | None, max_tokens_total: int 
     none is given."""
     if prices is None and max_cost is None and max_tokens_total is None and not batch:
         return None
-    from structbench.prices import load_prices
+    from structbench.backends.prices import load_prices
 
     loaded = load_prices(prices) if prices is not None else None
     return Costs(loaded, max_cost, max_tokens_total, batch, batch_poll)
@@ -111,7 +111,7 @@ def with_backend_prices(costs: Costs, spec: BackendSpec) -> Costs:
     from dataclasses import replace
 
     from structbench.backends import BACKENDS
-    from structbench.registry import load_target
+    from structbench.core.registry import load_target
 
     if spec.backend not in BACKENDS:  # a backend object of its own: no provider's price list
         return costs
@@ -140,7 +140,7 @@ def budget_of(costs: Costs, spec: BackendSpec, settings: RunSettings, notify: No
             notify(f"note: {spelt('workers', str(settings.workers))}: {counted}; running in one "
                    f"({word('concurrency')} still applies)")
     if costs.batch:
-        from structbench.batch.providers import PROVIDERS
+        from structbench.runner.batch.providers import PROVIDERS
 
         if spec.backend not in PROVIDERS:
             raise UsageError(f"{word('batch')}: the {spec.backend} backend has no batch API (openai and anthropic "
@@ -158,8 +158,8 @@ def execute(
     same call resumes."""
     from structbench.backends import BACKENDS, make_backend
     from structbench.backends.base import BackendError
-    from structbench.batch.collector import BatchSettings
-    from structbench.datasets import DataContext, cache_root
+    from structbench.data.datasets import DataContext, cache_root
+    from structbench.runner.batch.collector import BatchSettings
     from structbench.runner.control import RunControl, unreachable
     from structbench.runner.run import Run, model_context
     from structbench.runner.selection import needs_model_context, prepare, sweep_plan

@@ -10,8 +10,8 @@ from typing import Any
 
 from structbench.backends.base import Backend, Message, Request
 from structbench.backends.reasoning import ThinkTags
-from structbench.errors import UsageError
-from structbench.runconfig import RunConfig
+from structbench.core.errors import UsageError
+from structbench.runfiles.runconfig import RunConfig
 
 
 @dataclass(frozen=True)

@@ -17,20 +17,20 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from structbench.atomic import json_text
-from structbench.atomic import write_json_atomic as write_json_atomic  # the runner writes metrics.json with it
-from structbench.errors import StorageError
-from structbench.recordlines import current_records as current_records  # the run-files layer's, used here too
-from structbench.recordlines import read_records as read_records
-from structbench.records import RecordSummary, SampleRecord
-from structbench.redact import HOLE, redact, redact_around
-from structbench.runformat import SAMPLES
+from structbench.core.atomic import json_text
+from structbench.core.atomic import write_json_atomic as write_json_atomic  # the runner writes metrics.json with it
+from structbench.core.errors import StorageError
+from structbench.core.redact import HOLE, redact, redact_around
+from structbench.runfiles.recordlines import current_records as current_records  # the run-files layer's, used here too
+from structbench.runfiles.recordlines import read_records as read_records
+from structbench.runfiles.records import RecordSummary, SampleRecord
+from structbench.runfiles.runformat import SAMPLES
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from structbench.backends.usage import Usage, UsageKey
     from structbench.runner.kept import EntryKey, EntryRecords, KeptRecords
-    from structbench.usage import Usage, UsageKey
 
 NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT})
 

@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from structbench.backends.factory import BACKENDS, BackendSpec
-from structbench.errors import UsageError
-from structbench.runconfig import Generation, Reasoning, RunConfig
+from structbench.core.errors import UsageError
+from structbench.core.yaml_input import field_name, line_of, read_yaml
+from structbench.runfiles.runconfig import Generation, Reasoning, RunConfig
 from structbench.runner.arguments import RunArguments, option_field
-from structbench.yaml_input import field_name, line_of, read_yaml
 
 if TYPE_CHECKING:
-    from structbench.prices import Prices
+    from structbench.backends.prices import Prices
 
 Scalar = str | int | float | bool
 
@@ -92,7 +92,7 @@ class SuiteBenchmark(BaseModel):
     @classmethod
     def _known(cls, value: str) -> str:
         from structbench.benchmarks import BENCHMARKS
-        from structbench.registry import did_you_mean
+        from structbench.core.registry import did_you_mean
 
         if value not in BENCHMARKS:
             raise ValueError(f"unknown benchmark {value!r}.{did_you_mean(value, BENCHMARKS.names())} Known: "
@@ -239,7 +239,7 @@ def load_suite(path: Path) -> Suite:
 
 def suite_prices(suite: Suite, path: Path, lines: dict[tuple[Any, ...], int] | None = None) -> Prices | None:
     """The suite's prices (its ``prices`` file, relative to the suite file, or mapping), checked; None without."""
-    from structbench.prices import Prices, load_prices
+    from structbench.backends.prices import Prices, load_prices
 
     if suite.prices is None:
         return None
@@ -300,7 +300,7 @@ def _check(suite: Suite, path: Path) -> list[tuple[tuple[Any, ...], str]]:
 def _sweep_problems(i: int, b: SuiteBenchmark, bench: Any) -> list[tuple[tuple[Any, ...], str]]:
     """A benchmark's sweep: options it has, not also set by ``options``, every value one it accepts and that can name a
     cell."""
-    from structbench.cells import check_sweep_values
+    from structbench.runfiles.cells import check_sweep_values
 
     problems: list[tuple[tuple[Any, ...], str]] = []
     fields = type(bench.options).model_fields

@@ -6,8 +6,9 @@ in key order joined by ``;`` (``perturbation=transpose;serialization=csv``): the
 the result entries (``ResultEntry.cell``) and the run's resumption all key on it, so a resumed sweep repeats no
 call and ``report``/``compare`` tell the cells apart. A run without a sweep has one cell, ``""``, and its records
 and results read as before. A key is given as ``--option`` gives it: ``KEY`` for every selected benchmark that has
-it, ``BENCH.KEY`` for one. The cells' names are the contract's (``structbench.cells``); the reference cell a sweep's
-cells are compared with is found by ``structbench.robustness`` (imported at the end of a run: it brings the
+it, ``BENCH.KEY`` for one. The cells' names are the run files'
+(``structbench.runfiles.cells``); the reference cell a sweep's
+cells are compared with is found by ``structbench.analysis.robustness`` (imported at the end of a run: it brings the
 statistics, which a run's start-up needs none of).
 """
 
@@ -16,11 +17,11 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 
-from structbench.benchmark import Benchmark
-from structbench.cells import VALUES, Cell, cell_id, cell_options, cell_text, check_sweep_values, parse_sweeps
-from structbench.cells import swept_keys as swept_keys  # where the report reads it too
-from structbench.errors import UsageError
-from structbench.registry import did_you_mean
+from structbench.contract.benchmark import Benchmark
+from structbench.core.errors import UsageError
+from structbench.core.registry import did_you_mean
+from structbench.runfiles.cells import VALUES, Cell, cell_id, cell_options, cell_text, check_sweep_values, parse_sweeps
+from structbench.runfiles.cells import swept_keys as swept_keys  # where the report reads it too
 from structbench.runner.words import flag_words, word
 
 __all__ = ["VALUES", "Cell", "cell_id", "cell_options", "cell_text", "cells_for", "check_sweep_values", "check_sweeps",
@@ -81,7 +82,7 @@ def _option_keys(bench_cls: type[Benchmark], options: Mapping[str, str]) -> set[
 def preset_sweeps(name: str, given: Mapping[str, list[str]]) -> dict[str, list[str]]:
     """``--preset NAME``'s sweeps with the ``--sweep`` keys it leaves open; one that changes a key the preset
     sweeps is a usage error (the preset's grid is what its documented cost counts)."""
-    from structbench.papers.registry import find_preset
+    from structbench.benchmarks.presets import find_preset
 
     out = {k: list(v) for k, v in find_preset(name).sweeps.items()}
     for key, values in given.items():

@@ -23,7 +23,7 @@ from typing import IO, Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from structbench.atomic import atomic_path, write_text_atomic
+from structbench.core.atomic import atomic_path, write_text_atomic
 
 SPLIT = "test"
 """The one split of an exported benchmark variant: evaluation data."""
@@ -190,7 +190,7 @@ def write_lines(lines: Iterable[dict[str, Any]], path: Path) -> Written:
 
 def read_parquet(path: Path) -> list[dict[str, Any]]:
     """The rows of a Parquet file as dicts; a file Parquet cannot read is a ``DataError`` naming it."""
-    from structbench.errors import DataError
+    from structbench.core.errors import DataError
 
     try:
         return list(pq.read_table(path).to_pylist())

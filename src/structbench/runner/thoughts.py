@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from structbench.backends.base import Choice
-from structbench.benchmark import Attempt
-from structbench.redact import redact
+from structbench.contract.benchmark import Attempt
+from structbench.core.redact import redact
 
 MAX_REASONING_CHARS = 50_000
 """Characters of a thought kept in a record (its head and its tail); the whole thought stays in the response

@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from structbench.backends.base import Backend
 from structbench.backends.stats import CallSnapshot
+from structbench.core.errors import ExitCode, StorageError, StructbenchError
 from structbench.data.sample import Sample
-from structbench.errors import ExitCode, StorageError, StructbenchError
 from structbench.runner.cache import ResponseCache, Spill
 from structbench.runner.calls import ModelCaller, ModelPool
 from structbench.runner.control import CacheErrorPolicy, RunControl
@@ -293,7 +293,7 @@ def worker_count(backend: Backend, asked: int | None, notify: Callable[[str], No
     """``--workers``: as asked, by default one per core for a server backend (the harness's own work then runs
     on every core), else 1. A backend that cannot be forked runs in one process, with a note: ``--workers`` is
     an execution setting, so a suite's local model still runs beside its served ones (said on ``notify``)."""
-    from structbench.forkmap import cpu_count
+    from structbench.core.forkmap import cpu_count
 
     if asked is None:
         return cpu_count() if backend.remote else 1

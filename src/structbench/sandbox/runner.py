@@ -20,7 +20,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from structbench.errors import StructbenchError
+from structbench.core.errors import StructbenchError
 from structbench.sandbox.config import GuardMode, Isolation, Limits, NamespaceMode, SandboxResult
 from structbench.sandbox.libraries import THREAD_ENV, resolve
 

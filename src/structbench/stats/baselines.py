@@ -7,7 +7,7 @@ seeded draws, so corpus metrics such as weighted F1 get their true expectation, 
 
 Where the benchmark offers a vectorized ``statistic`` of the metric, the draws are weights over a pool in
 which every sample is answered with every label once (a draw picks one answer per sample), so all of them
-cost one statistic instead of one ``aggregate`` each; outcomes held as columns (``structbench.outcomes``)
+cost one statistic instead of one ``aggregate`` each; outcomes held as columns (``structbench.runfiles.outcomes``)
 are answered without copying an object per sample (their ``answered`` and ``repeated``).
 """
 

@@ -63,7 +63,8 @@ class Benchmark(Protocol):
 
 @runtime_checkable
 class Table(Protocol):
-    """Outcomes held as columns (``structbench.outcomes.Outcomes``): an interval reads their ids, clusters, epochs and
+    """Outcomes held as columns (``structbench.runfiles.outcomes.Outcomes``): an interval reads their ids, clusters,
+    epochs and
     scores as arrays and reorders them with ``take``, without building an object per outcome."""
 
     @property

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from structbench.backends.base import Choice, Request
-from structbench.benchmark import DIRECT, REASONED, AnswerFormat, Attempt, Generate, Strategy
+from structbench.contract.benchmark import DIRECT, REASONED, AnswerFormat, Attempt, Generate, Strategy
 from structbench.data.sample import Sample
 
 PromptBuilder = Callable[[Sample], Request]

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from structbench.backends.base import GenerationParams, Message, Request, ToolCall, ToolSpec
-from structbench.benchmark import (
+from structbench.contract.benchmark import (
     DEFAULT_MAX_TURNS,
     AnswerFormat,
     Attempt,

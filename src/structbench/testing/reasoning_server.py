@@ -29,7 +29,7 @@ from structbench.backends.base import Choice, GenerationParams, Message, Request
 from structbench.testing.openai_server import MockOpenAIServer
 
 if TYPE_CHECKING:
-    from structbench.benchmark import Benchmark, Strategy
+    from structbench.contract.benchmark import Benchmark, Strategy
     from structbench.data.sample import Sample
 
 Shape = Callable[[str, str], tuple[dict[str, Any], str]]
@@ -151,7 +151,7 @@ class OracleAnswers:
         return len(self._by_key)
 
     def add(self, bench: Benchmark, samples: Sequence[Sample], strategies: Sequence[Strategy]) -> None:
-        from structbench.benchmark import ToolSupport, bind_sample
+        from structbench.contract.benchmark import ToolSupport, bind_sample
         from structbench.runner.calls import ModelPool
 
         answers = self
@@ -181,8 +181,8 @@ class OracleAnswers:
     def add_run(self, entries: Sequence[str], *, strategies: Sequence[str] = (), options: dict[str, str] | None = None,
                 limit: int | None = None, seed: int = 0, data_dir: str | None = None) -> None:
         """``add`` for what a run of ``entries`` (``BENCH[:VARIANT]``) with these settings evaluates."""
-        from structbench.datasets import DataContext
-        from structbench.runconfig import RunConfig
+        from structbench.data.datasets import DataContext
+        from structbench.runfiles.runconfig import RunConfig
         from structbench.runner.selection import prepare
 
         config = RunConfig(model="oracle", benches=list(entries), strategies=list(strategies),

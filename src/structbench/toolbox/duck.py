@@ -16,7 +16,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from structbench.csvdb import SCHEMA, Database, load_rows, quote
+from structbench.data.csvdb import SCHEMA, Database, load_rows, quote
 from structbench.toolbox.base import Tool, ToolLimits, ToolResult, clip, show_rows
 from structbench.toolbox.tables import NamedTable
 

@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from structbench.csvdb import column_key
+from structbench.data.csvdb import column_key
 
 _IDENTIFIER = re.compile(r"[^0-9a-z_]+")
 

@@ -8,13 +8,13 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
-from structbench.atomic import atomic_path
 from structbench.backends.base import BackendError
 from structbench.benchmarks.skabench import build
 from structbench.benchmarks.skabench.instances import write_instances
 from structbench.benchmarks.skabench.units import Instance
-from structbench.datasets import cache_root
-from structbench.errors import ExitCode, StructbenchError
+from structbench.core.atomic import atomic_path
+from structbench.core.errors import ExitCode, StructbenchError
+from structbench.data.datasets import cache_root
 from structbench.runner.cache import ResponseCache
 from structbench.runner.calls import ModelPool
 

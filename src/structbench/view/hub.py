@@ -13,10 +13,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from structbench.errors import UsageError
+from structbench.core.errors import UsageError
 from structbench.report.api import ReportOptions, html_report
 from structbench.report.runs import BenchmarkCache
-from structbench.runformat import MANIFEST, METRICS, SAMPLES
+from structbench.runfiles.runformat import MANIFEST, METRICS, SAMPLES
 from structbench.view.samples import Query
 from structbench.view.watch import RunWatch, stamp
 

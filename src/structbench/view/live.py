@@ -8,11 +8,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from structbench.benchmark import Benchmark
-from structbench.cells import cell_text
-from structbench.outcomes import Outcomes
+from structbench.contract.benchmark import Benchmark
 from structbench.report.runs import BenchmarkCache
-from structbench.results import ResultEntry, compute_result, with_interval
+from structbench.runfiles.cells import cell_text
+from structbench.runfiles.outcomes import Outcomes
+from structbench.runfiles.results import ResultEntry, compute_result, with_interval
 from structbench.runner.kept import Counts, EntryKey
 
 

@@ -13,7 +13,7 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from structbench.heartbeat import Heartbeat
+from structbench.runfiles.heartbeat import Heartbeat
 
 PROC_LOCKS = Path("/proc/locks")
 STALE = 15.0

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from structbench.records import SampleRecord
+from structbench.backends.usage import usage_text
 from structbench.report.html import DEFAULT_MAX_TEXT, clip, prompt_text
-from structbench.usage import usage_text
+from structbench.runfiles.records import SampleRecord
 
 EPS = 1e-9
 PAGE = 100

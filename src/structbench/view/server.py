@@ -20,9 +20,9 @@ from typing import Any
 
 from aiohttp import web
 
-from structbench.errors import UsageError
+from structbench.core.errors import UsageError
+from structbench.core.version import __version__
 from structbench.report.html import script_json
-from structbench.version import __version__
 from structbench.view.hub import Hub
 from structbench.view.samples import OUTCOMES, PAGE, Query
 

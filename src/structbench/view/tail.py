@@ -19,8 +19,8 @@ from typing import BinaryIO
 
 from pydantic import ValidationError
 
-from structbench.errors import DataError
-from structbench.records import SampleRecord
+from structbench.core.errors import DataError
+from structbench.runfiles.records import SampleRecord
 
 CHUNK = 8 * 1024 * 1024
 """Bytes read at most by one ``read`` (beyond them only to complete a line): a file of gigabytes is caught up with

@@ -17,18 +17,18 @@ from typing import Any
 
 import numpy as np
 
-from structbench.cells import cell_options
-from structbench.errors import StructbenchError
-from structbench.heartbeat import Heartbeat, read_heartbeat
-from structbench.manifest import INTERRUPTED, TERMINATED, Manifest, read_manifest
-from structbench.outcomes import Growing
-from structbench.prices import Prices, totals
-from structbench.records import SampleRecord
+from structbench.backends.prices import Prices, totals
+from structbench.backends.usage import Usage, UsageKey, UsageTotals, totals_cell
+from structbench.core.errors import StructbenchError
 from structbench.report.runs import BenchmarkCache
-from structbench.results import MetricsFile, read_metrics
-from structbench.runformat import LOCK, MANIFEST, METRICS, SAMPLES
+from structbench.runfiles.cells import cell_options
+from structbench.runfiles.heartbeat import Heartbeat, read_heartbeat
+from structbench.runfiles.manifest import INTERRUPTED, TERMINATED, Manifest, read_manifest
+from structbench.runfiles.outcomes import Growing
+from structbench.runfiles.records import SampleRecord
+from structbench.runfiles.results import MetricsFile, read_metrics
+from structbench.runfiles.runformat import LOCK, MANIFEST, METRICS, SAMPLES
 from structbench.runner.kept import EntryKey, EntryRecords, KeptRecords
-from structbench.usage import Usage, UsageKey, UsageTotals, totals_cell
 from structbench.view import liveness
 from structbench.view.live import Snapshot, entry_json, label, live_entries
 from structbench.view.samples import OUTCOMES, SEARCH_LINES, Columns, Query, detail, haystack, read_lines, row

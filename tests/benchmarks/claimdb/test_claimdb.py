@@ -17,7 +17,7 @@ from structbench.benchmarks.claimdb.databases import open_databases
 from structbench.benchmarks.claimdb.metrics import label_metrics
 from structbench.benchmarks.claimdb.parse import parse_verdict
 from structbench.benchmarks.claimdb.prompts import INSTRUCTIONS, tool_description
-from structbench.errors import DataError
+from structbench.core.errors import DataError
 from structbench.testing.cli import invoke
 from structbench.testing.openai_server import MockOpenAIServer, serve_in_thread
 
@@ -153,7 +153,7 @@ def test_the_tool_is_named_and_described_as_the_papers(tmp_path: Path, claimdb: 
 
 
 def _context(data: Path) -> Any:
-    from structbench.datasets import DataContext
+    from structbench.data.datasets import DataContext
 
     return DataContext(data_dir=data, offline=True)
 

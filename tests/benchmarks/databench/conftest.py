@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from structbench.benchmarks.databench.generator import write_set
-from structbench.datasets import DataContext
+from structbench.data.datasets import DataContext
 
 
 @pytest.fixture(scope="session")

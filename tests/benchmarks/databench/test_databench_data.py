@@ -15,8 +15,8 @@ import pandas as pd
 import pytest
 
 from structbench.benchmarks.databench import DataBench, source
-from structbench.datasets import DataContext, cache_root
-from structbench.errors import DataError, DatasetUnavailableError
+from structbench.core.errors import DataError, DatasetUnavailableError
+from structbench.data.datasets import DataContext, cache_root
 from structbench.testing.cli import invoke
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from structbench.benchmark import Scored
 from structbench.benchmarks.databench import DataBench
+from structbench.contract.benchmark import Scored
 
 
 def _scored(i: int, task: str, gold: str, score: float, **values: float) -> Scored:

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from structbench.benchmark import Attempt
 from structbench.benchmarks.databench import DataBench
 from structbench.benchmarks.databench.source import DATA, NAME, QA_FILE
+from structbench.contract.benchmark import Attempt
+from structbench.data.datasets import DataContext
 from structbench.data.sample import Sample
-from structbench.datasets import DataContext
 from structbench.testing.cli import invoke
 
 databench_eval = pytest.importorskip("databench_eval")

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from structbench.benchmark import Attempt
 from structbench.benchmarks.databench import DataBench
 from structbench.benchmarks.databench.program import extract_program
+from structbench.contract.benchmark import Attempt
+from structbench.data.datasets import DataContext
 from structbench.data.sample import Sample
-from structbench.datasets import DataContext
 
 
 @pytest.mark.parametrize(("reply", "how", "source"), [

@@ -12,8 +12,8 @@ import pytest
 
 from structbench.backends.base import PROMPT_TOO_LONG, BackendError, Request, Response
 from structbench.benchmarks.databench import DataBench
+from structbench.data.datasets import DataContext
 from structbench.data.sample import Sample
-from structbench.datasets import DataContext
 from structbench.testing.cli import invoke
 
 databench_eval = pytest.importorskip("databench_eval")

@@ -12,8 +12,8 @@ from structbench.benchmarks.rfqa.database import DatabaseCache
 from structbench.benchmarks.rfqa.gold import GoldReport
 from structbench.benchmarks.rfqa.queries import Query, read_queries
 from structbench.benchmarks.rfqa.source import QUERIES_FILE
+from structbench.data.datasets import DataContext
 from structbench.data.sample import Sample
-from structbench.datasets import DataContext
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,7 @@ import pytest
 from structbench.benchmarks.rfqa.complexity import CLASSES, shape
 from structbench.benchmarks.rfqa.database import DatabaseCache
 from structbench.benchmarks.rfqa.queries import Query
-from structbench.errors import DataError
+from structbench.core.errors import DataError
 
 pytestmark = pytest.mark.shared
 

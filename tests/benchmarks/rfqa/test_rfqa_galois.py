@@ -23,7 +23,6 @@ from typing import Any
 import pytest
 
 from structbench.backends.base import Choice, Request, Response
-from structbench.benchmark import corrected_scored
 from structbench.benchmarks.rfqa import RFQABenchmark, galois
 from structbench.benchmarks.rfqa.cot import BaseQuery
 from structbench.benchmarks.rfqa.database import NUMERIC_TYPES, DatabaseCache, quote
@@ -32,6 +31,7 @@ from structbench.benchmarks.rfqa.metrics import table_metrics
 from structbench.benchmarks.rfqa.normalize import ABSENT
 from structbench.benchmarks.rfqa.paper import TABLE2
 from structbench.benchmarks.rfqa.strategies import run_query
+from structbench.contract.benchmark import corrected_scored
 from structbench.data.sample import Sample, TableGold
 
 PRESET = dict(TABLE2.preset.options)

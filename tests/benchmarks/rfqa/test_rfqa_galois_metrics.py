@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 
 from structbench.backends.base import GenerationParams, Request, Response, reply_choice
-from structbench.benchmark import corrected_scored
 from structbench.benchmarks.rfqa import RFQABenchmark, galois, galois_metrics, prompts, published_runs
 from structbench.benchmarks.rfqa.gold import GoldTable
 from structbench.benchmarks.rfqa.paper import TABLE2
+from structbench.contract.benchmark import corrected_scored
+from structbench.core.errors import UsageError
 from structbench.data.sample import Sample
-from structbench.errors import UsageError
-from structbench.results import compute_result
+from structbench.runfiles.results import compute_result
 from structbench.runner.export import answers_of
 
 PRESET = dict(TABLE2.preset.options)

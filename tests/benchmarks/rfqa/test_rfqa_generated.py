@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 
 from structbench.backends.base import Choice, Request, Response
-from structbench.benchmark import Attempt
 from structbench.benchmarks.rfqa import RFQABenchmark
 from structbench.benchmarks.rfqa.generator import CATEGORIES, generate_pairs, write_pairs
 from structbench.benchmarks.rfqa.prompts import json_type
+from structbench.contract.benchmark import Attempt
+from structbench.core.errors import DataError, UsageError
+from structbench.data.datasets import DataContext
 from structbench.data.sample import Sample, TableGold
-from structbench.datasets import DataContext
-from structbench.errors import DataError, UsageError
 from structbench.testing.cli import invoke
 
 STRATEGIES = ("nl", "sql", "cot")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from structbench.benchmarks.rfqa.generator import CATEGORIES, generate_pairs, read_pairs
-from structbench.errors import DataError
+from structbench.core.errors import DataError
 from structbench.testing.cli import invoke
 
 

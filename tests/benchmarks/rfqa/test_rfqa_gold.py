@@ -12,8 +12,8 @@ from structbench.benchmarks.rfqa.database import DatabaseCache
 from structbench.benchmarks.rfqa.gold import GoldReport, GoldStatus
 from structbench.benchmarks.rfqa.queries import Query
 from structbench.benchmarks.rfqa.source import MISSING_IN_RELEASE
+from structbench.data.datasets import DataContext
 from structbench.data.sample import Sample, TableGold
-from structbench.datasets import DataContext
 
 pytestmark = pytest.mark.shared
 

@@ -10,10 +10,10 @@ import pytest
 
 from structbench.backends.base import Choice, Request, Response
 from structbench.backends.mock import MockBackend
-from structbench.benchmark import Attempt, Scored
 from structbench.benchmarks.rfqa import RFQABenchmark, prompts
 from structbench.benchmarks.rfqa.cot import BaseQuery
 from structbench.benchmarks.rfqa.database import DatabaseCache, quote
+from structbench.contract.benchmark import Attempt, Scored
 from structbench.data.sample import Sample, TableGold
 
 pytestmark = pytest.mark.shared

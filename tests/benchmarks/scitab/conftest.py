@@ -7,8 +7,8 @@ import pytest
 
 from structbench.benchmarks.scitab import SciTab
 from structbench.benchmarks.scitab.source import DATA_FILE, SOURCE, ClaimRecord, read_claims
+from structbench.data.datasets import DataContext
 from structbench.data.sample import Sample
-from structbench.datasets import DataContext
 from synthetic_releases import synthetic_context
 
 

@@ -8,9 +8,9 @@ from collections import Counter
 from structbench.benchmarks.scitab import SciTab
 from structbench.benchmarks.scitab.pool import POOL_TABLES, find_demonstrations, select_pool
 from structbench.benchmarks.scitab.source import ClaimRecord
+from structbench.data.datasets import DataContext
 from structbench.data.evidence import Table
 from structbench.data.sample import Sample
-from structbench.datasets import DataContext
 
 
 def test_release_counts_per_label(records: list[ClaimRecord]) -> None:

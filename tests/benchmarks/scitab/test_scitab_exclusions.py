@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from structbench.benchmarks.scitab.benchmark import SciTab
-from structbench.datasets import DataContext
+from structbench.data.datasets import DataContext
 
 
 def test_left_out_claims_are_counted_with_their_reasons(shared_data: DataContext) -> None:

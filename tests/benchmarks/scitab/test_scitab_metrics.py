@@ -7,9 +7,9 @@ import random
 import numpy as np
 import pytest
 
-from structbench.benchmark import Attempt, Scored
 from structbench.benchmarks.scitab import SciTab
 from structbench.benchmarks.scitab.metrics import confusion, macro_f1, per_class, two_class
+from structbench.contract.benchmark import Attempt, Scored
 from structbench.data.evidence import Table
 from structbench.data.sample import LabelGold, Sample
 from structbench.stats.bootstrap import counts_of

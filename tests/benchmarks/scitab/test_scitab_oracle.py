@@ -9,11 +9,11 @@ import pytest
 
 from structbench.backends.base import Choice, Request, Response
 from structbench.backends.oracle import OracleBackend
-from structbench.benchmark import Attempt
 from structbench.benchmarks.scitab import SciTab
+from structbench.contract.benchmark import Attempt
+from structbench.data.datasets import DataContext
 from structbench.data.sample import Sample
-from structbench.datasets import DataContext
-from structbench.runconfig import RunConfig
+from structbench.runfiles.runconfig import RunConfig
 from structbench.runner.export import score_predictions
 from structbench.runner.run import Run
 from structbench.runner.selection import prepare

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from structbench.backends.oracle import OracleBackend
-from structbench.benchmark import Attempt
 from structbench.benchmarks.scitab import SciTab
 from structbench.benchmarks.scitab.program import extract_program, run_program
 from structbench.benchmarks.scitab.prompts import PROGRAMS
+from structbench.contract.benchmark import Attempt
+from structbench.core.errors import UsageError
 from structbench.data.sample import Sample
-from structbench.errors import UsageError
 from structbench.runner.calls import ModelCaller
 from structbench.runner.engine import Job, run_job
 from structbench.sandbox import Limits
@@ -103,8 +103,8 @@ def test_the_preset_compares_floats_exactly_and_the_tolerant_score_goes_beside(
     """scitab-table4 sets pot_equal=exact, as the paper's programs compared (Appendix G): a program computing
     ``equal(88.64 - 86.69, 1.95)`` refutes under the preset; structbench's tolerant comparison, the corrected
     score, supports, whether the program ran in a run (its outcome re-run) or comes from a predictions file."""
-    from structbench.benchmark import corrected_scored
     from structbench.benchmarks.scitab.paper import TABLE4
+    from structbench.contract.benchmark import corrected_scored
     from structbench.runner.export import score_predictions
 
     assert TABLE4.preset.options["pot_equal"] == "exact"

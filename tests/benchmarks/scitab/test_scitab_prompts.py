@@ -11,9 +11,9 @@ import pytest
 
 from structbench.benchmarks.scitab import SciTab, prompts
 from structbench.benchmarks.scitab.prompts import POT_CODE_LINE, SEPARATOR
+from structbench.core.errors import UsageError
 from structbench.data.sample import Sample
 from structbench.data.serialize import SERIALIZERS
-from structbench.errors import UsageError
 from synthetic_releases import synthetic_context
 
 Loaded = tuple[SciTab, dict[str, list[Sample]]]
@@ -61,7 +61,7 @@ def test_open_model_prompt_is_section_4_1(synthetic_loaded: Loaded) -> None:
     request = bench.request(sample, "open_model")
     assert request.params.max_tokens == 64 and request.params.temperature == 0.0 and request.params.stop == ()
     # answers by letter or by word; the echoed option list says nothing
-    from structbench.benchmark import Attempt
+    from structbench.contract.benchmark import Attempt
 
     for reply, label in [("A", "supports"), ("B) False", "refutes"), ("Unknown", "not enough info"),
                          ("C", "not enough info"), ("A) True B) False C) Unknown? The answer is B", "refutes"),

@@ -13,7 +13,7 @@ import pytest
 
 from structbench.benchmarks.scitab.prompts import ZERO_SHOT_ANSWERS
 from structbench.benchmarks.scitab.source import DATA_FILE, SOURCE, read_claims
-from structbench.datasets import DataContext
+from structbench.data.datasets import DataContext
 from structbench.testing.batch_server import BatchServer, serve_batches_in_thread
 from structbench.testing.cli import invoke
 from structbench.testing.openai_server import MockOpenAIServer, serve_in_thread

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from structbench.backends.tokens import CountTokens as TokenCounter
+from structbench.backends.tokens import token_counter
 from structbench.benchmarks.skabench.builder import build_instances
 from structbench.benchmarks.skabench.database import Database
 from structbench.benchmarks.skabench.sources import load_rfqa_database
 from structbench.benchmarks.skabench.testbeds import ContextBuilder
 from structbench.benchmarks.skabench.units import Instance
-from structbench.datasets import DataContext
-from structbench.tokens import CountTokens as TokenCounter
-from structbench.tokens import token_counter
+from structbench.data.datasets import DataContext
 
 
 @pytest.fixture(scope="session")

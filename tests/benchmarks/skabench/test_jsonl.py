@@ -8,7 +8,7 @@ import pytest
 from pydantic import BaseModel, field_validator
 
 from structbench.benchmarks.skabench.jsonl import read_models
-from structbench.errors import DataError
+from structbench.core.errors import DataError
 
 
 class Item(BaseModel):

@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from structbench import csvdb
+from structbench.backends.tokens import token_counter
 from structbench.benchmarks.skabench import SkaBench
 from structbench.benchmarks.skabench.builder import build_instances, format_value
 from structbench.benchmarks.skabench.database import Database
@@ -29,8 +29,8 @@ from structbench.benchmarks.skabench.testbeds import (
     default_position,
 )
 from structbench.benchmarks.skabench.units import KNOWLEDGE_TYPES, Instance, Row, Triple
-from structbench.datasets import DataContext
-from structbench.tokens import token_counter
+from structbench.data import csvdb
+from structbench.data.datasets import DataContext
 
 DECLARED = {"BIGINT": "INTEGER", "DOUBLE": "REAL", "VARCHAR": "STRING", "BOOLEAN": "BOOLEAN"}
 

@@ -10,17 +10,17 @@ import pytest
 from structbench.backends.base import Backend, Request
 from structbench.backends.mock import MockBackend, prompt_text
 from structbench.backends.oracle import OracleBackend
-from structbench.benchmark import Attempt
 from structbench.benchmarks import BENCHMARKS
 from structbench.benchmarks.skabench import SkaBench
 from structbench.benchmarks.skabench.instances import write_instances
 from structbench.benchmarks.skabench.testbeds import NEGATIVE, PAPER_BREAKDOWNS, TESTBEDS
 from structbench.benchmarks.skabench.units import Instance, Row, Triple
+from structbench.contract.benchmark import Attempt
+from structbench.core.errors import DatasetUnavailableError, UsageError
 from structbench.data import AnswerListGold, Graph, LabelGold, Sample, Table, Text
-from structbench.datasets import DataContext
-from structbench.errors import DatasetUnavailableError, UsageError
-from structbench.results import MetricsFile
-from structbench.runconfig import RunConfig
+from structbench.data.datasets import DataContext
+from structbench.runfiles.results import MetricsFile
+from structbench.runfiles.runconfig import RunConfig
 from structbench.runner.export import export_lines, score_predictions
 from structbench.runner.run import Run
 from structbench.runner.selection import prepare

@@ -17,8 +17,8 @@ from structbench.benchmarks.skabench.metrics import normalize
 from structbench.benchmarks.skabench.sources import load_rfqa_database, load_scitab_database
 from structbench.benchmarks.skabench.templates import TEMPLATES
 from structbench.benchmarks.skabench.units import Instance, Passage, Row, Triple
-from structbench.datasets import DataContext
-from structbench.errors import DataError
+from structbench.core.errors import DataError
+from structbench.data.datasets import DataContext
 
 DATABASES = ["galois/world_1", "bird/disney", "qatch/nobel_prize", "galois/presidents", "spider1/geo"]
 NULLS = ["", "null", "NULL", "Null", "nan", "NaN", "Nan", "NAN"]
@@ -131,8 +131,8 @@ def test_lineage_is_leave_one_out_and_sufficient(
 
 
 def test_answer_stable_on_every_built_table_context(world: Database, shared_datasets: Path) -> None:
+    from structbench.backends.tokens import token_counter
     from structbench.benchmarks.skabench.testbeds import NOISE, ContextBuilder, Skipped
-    from structbench.tokens import token_counter
 
     raw = RawTables(shared_datasets / "relationalfactqa" / "dataset" / "data" / "galois/world_1")
     builder = ContextBuilder(token_counter("cl100k-approx"))

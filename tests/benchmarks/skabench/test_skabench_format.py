@@ -12,7 +12,7 @@ from structbench.benchmarks.skabench.metrics import answer_f1, normalize
 from structbench.benchmarks.skabench.parsing import parse_answer_list, parse_rejection
 from structbench.benchmarks.skabench.prompts import qa_prompt, rejection_prompt, render_knowledge
 from structbench.benchmarks.skabench.units import Instance, Passage, Row, Triple
-from structbench.errors import DataError
+from structbench.core.errors import DataError
 
 
 def _write(tmp_path: Path, lines: list[object]) -> Path:

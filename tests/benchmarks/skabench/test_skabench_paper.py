@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 
 from structbench.backends.oracle import OracleBackend
-from structbench.benchmark import Scored
 from structbench.benchmarks.skabench import SkaBench
 from structbench.benchmarks.skabench.testbeds import PAPER_BREAKDOWNS, paper_breakdowns
+from structbench.contract.benchmark import Scored
+from structbench.core.errors import DataError
 from structbench.data import Graph, Table, Text
-from structbench.datasets import DataContext
-from structbench.errors import DataError
-from structbench.results import compute_result
-from structbench.runconfig import RunConfig
+from structbench.data.datasets import DataContext
+from structbench.runfiles.results import compute_result
+from structbench.runfiles.runconfig import RunConfig
 from structbench.runner.run import Run
 from structbench.runner.selection import prepare
 

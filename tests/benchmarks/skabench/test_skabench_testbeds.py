@@ -7,6 +7,8 @@ from collections import defaultdict
 
 import pytest
 
+from structbench.backends.tokens import CountTokens as TokenCounter
+from structbench.backends.tokens import token_counter
 from structbench.benchmarks.skabench.testbeds import (
     INTEGRATION,
     NEGATIVE,
@@ -20,9 +22,7 @@ from structbench.benchmarks.skabench.testbeds import (
     positions_for,
 )
 from structbench.benchmarks.skabench.units import Instance, Passage, Row, Triple
-from structbench.errors import UsageError
-from structbench.tokens import CountTokens as TokenCounter
-from structbench.tokens import token_counter
+from structbench.core.errors import UsageError
 
 regex_count = token_counter("cl100k-approx")
 

@@ -8,7 +8,7 @@ import json
 
 from structbench.backends.base import Choice, Request, Response
 from structbench.benchmarks.skabench import BENCHMARK as SKABENCH
-from structbench.datasets import DataContext
+from structbench.data.datasets import DataContext
 
 OPTIONS = {"db": "galois/world_1", "questions": "3", "budget": "1k", "testbed": "noise"}
 

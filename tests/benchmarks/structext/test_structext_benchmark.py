@@ -7,13 +7,13 @@ import asyncio
 import pytest
 
 from structbench.backends.base import Choice, Request, Response
-from structbench.benchmark import Attempt, Scored
 from structbench.benchmarks import BENCHMARKS
 from structbench.benchmarks.structext import BENCHMARK
 from structbench.benchmarks.structext.benchmark import StrucTextEval
+from structbench.contract.benchmark import Attempt, Scored
+from structbench.core.errors import UsageError
+from structbench.data.datasets import DataContext
 from structbench.data.sample import Sample
-from structbench.datasets import DataContext
-from structbench.errors import UsageError
 
 STRATEGIES = ("naive", "self_cot", "ps_cot", "rule_hint", "few_shot", "simple_few_shot", "official", "official_hint")
 

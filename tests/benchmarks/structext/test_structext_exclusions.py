@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from structbench.backends.base import Request
-from structbench.benchmark import Attempt
 from structbench.benchmarks.structext.benchmark import StrucTextEval
-from structbench.datasets import DataContext
-from structbench.results import compute_result
+from structbench.contract.benchmark import Attempt
+from structbench.data.datasets import DataContext
+from structbench.runfiles.results import compute_result
 
 
 def test_dropped_empty_answers_are_counted() -> None:

@@ -17,7 +17,7 @@ from structbench.benchmarks.structext.generator import GENERATORS, GroundTruthEr
 from structbench.benchmarks.structext.generator.verify import VERIFIERS
 from structbench.benchmarks.structext.suites import SUITES, _blocks, _shares, suite_items
 from structbench.benchmarks.structext.templates import LANGUAGES, TEMPLATES
-from structbench.forkmap import can_fork
+from structbench.core.forkmap import can_fork
 
 
 @pytest.fixture(scope="module")

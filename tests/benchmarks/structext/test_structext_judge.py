@@ -11,14 +11,14 @@ import pytest
 from structbench.backends.base import Choice, Request, Response
 from structbench.backends.current import current_sample
 from structbench.backends.oracle import OracleBackend
-from structbench.benchmark import Attempt, bind_sample
 from structbench.benchmarks.structext import BENCHMARK
 from structbench.benchmarks.structext.benchmark import StrucTextEval
 from structbench.benchmarks.structext.judge import Judged, is_judge_request, judge_request, parse_verdict
+from structbench.contract.benchmark import Attempt, bind_sample
+from structbench.core.errors import UsageError
+from structbench.data.datasets import DataContext
 from structbench.data.sample import Sample
-from structbench.datasets import DataContext
-from structbench.errors import UsageError
-from structbench.runconfig import RunConfig
+from structbench.runfiles.runconfig import RunConfig
 from structbench.runner.cache import ResponseCache
 from structbench.runner.calls import ModelPool
 from structbench.runner.run import Run

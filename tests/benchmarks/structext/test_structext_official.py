@@ -11,8 +11,8 @@ import pytest
 
 from structbench.benchmarks.structext import BENCHMARK
 from structbench.benchmarks.structext.official import manifest, read_sample, source
-from structbench.datasets import DataContext
-from structbench.errors import DataError
+from structbench.core.errors import DataError
+from structbench.data.datasets import DataContext
 
 pytestmark = pytest.mark.shared
 

@@ -20,12 +20,12 @@ import pytest
 
 from faults import serve
 from structbench.backends.base import Choice, Request, Response
-from structbench.benchmark import Attempt, corrected_scored
 from structbench.benchmarks.structext.benchmark import StrucTextEval
 from structbench.benchmarks.structext.metrics import RELEASED_FRAMES, EmptyText, TooDeep, rouge_l_parts, sentences
-from structbench.datasets import DataContext
-from structbench.records import SampleRecord
-from structbench.results import compute_result
+from structbench.contract.benchmark import Attempt, corrected_scored
+from structbench.data.datasets import DataContext
+from structbench.runfiles.records import SampleRecord
+from structbench.runfiles.results import compute_result
 from structbench.testing.cli import invoke
 
 Rouge = pytest.importorskip("rouge").Rouge

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from structbench.benchmarks.structfact import StructFact
+from structbench.data.datasets import DataContext
 from structbench.data.sample import Sample
-from structbench.datasets import DataContext
 
 
 @pytest.fixture(scope="session")

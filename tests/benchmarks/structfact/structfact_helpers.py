@@ -6,8 +6,8 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 from structbench.backends.base import Choice, Request, Response
-from structbench.benchmark import Attempt, Strategy
 from structbench.benchmarks.structfact import StructFact
+from structbench.contract.benchmark import Attempt, Strategy
 from structbench.data.sample import Sample
 
 Generate = Callable[[Request], Awaitable[Response]]

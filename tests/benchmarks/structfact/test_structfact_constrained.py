@@ -6,9 +6,9 @@ import asyncio
 
 from structbench.backends.base import Request, Response
 from structbench.backends.oracle import OracleBackend
-from structbench.benchmark import bind_sample
 from structbench.benchmarks.structfact import BENCHMARK as STRUCTFACT
-from structbench.datasets import DataContext
+from structbench.contract.benchmark import bind_sample
+from structbench.data.datasets import DataContext
 
 
 def _first_requests(options: dict[str, str]) -> dict[str, Request]:

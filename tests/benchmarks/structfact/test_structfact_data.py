@@ -11,10 +11,10 @@ import pytest
 
 from structbench.benchmarks.structfact import StructFact
 from structbench.benchmarks.structfact.source import COMMIT, DEMO, DEMO_PATH
+from structbench.core.errors import DataError, DatasetUnavailableError, UsageError
+from structbench.data.datasets import DataContext
 from structbench.data.evidence import ItemList, StructuredText, Table, Text
 from structbench.data.sample import LabelGold, Sample
-from structbench.datasets import DataContext
-from structbench.errors import DataError, DatasetUnavailableError, UsageError
 
 pytestmark = pytest.mark.shared
 

@@ -8,7 +8,6 @@ import warnings
 import numpy as np
 import pytest
 
-from structbench.benchmark import Scored
 from structbench.benchmarks.structfact import StructFact
 from structbench.benchmarks.structfact.metrics import (
     METRIC_NAMES,
@@ -16,6 +15,7 @@ from structbench.benchmarks.structfact.metrics import (
     classification_metrics,
     confusion_matrix,
 )
+from structbench.contract.benchmark import Scored
 from structbench.stats.bootstrap import counts_of
 
 GOLD = ["YES", "YES", "YES", "NO", "NO", "NOT SURE ENOUGH"]

@@ -13,12 +13,12 @@ from benchmarks.structfact.structfact_helpers import run, scripted_generate
 from structbench.backends.base import Request
 from structbench.backends.mock import MockBackend, prompt_text
 from structbench.backends.oracle import OracleBackend
-from structbench.benchmark import Attempt, Scored
 from structbench.benchmarks.structfact import StructFact
 from structbench.benchmarks.structfact.metrics import METRIC_NAMES, classification_metrics
-from structbench.datasets import DataContext
-from structbench.errors import UsageError
-from structbench.runconfig import RunConfig
+from structbench.contract.benchmark import Attempt, Scored
+from structbench.core.errors import UsageError
+from structbench.data.datasets import DataContext
+from structbench.runfiles.runconfig import RunConfig
 from structbench.runner.run import Run
 from structbench.runner.selection import prepare
 from structbench.stats.bootstrap import counts_of

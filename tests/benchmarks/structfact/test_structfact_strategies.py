@@ -14,15 +14,15 @@ from benchmarks.structfact.structfact_helpers import oracle_generate, run, scrip
 from structbench.backends.base import Request
 from structbench.backends.mock import MockBackend
 from structbench.backends.oracle import OracleBackend
-from structbench.benchmark import Attempt
+from structbench.backends.tokens import token_counter
 from structbench.benchmarks.structfact import StructFact
 from structbench.benchmarks.structfact.examples import EXAMPLES
 from structbench.benchmarks.structfact.prompts import Prompter
+from structbench.contract.benchmark import Attempt
+from structbench.core.errors import DataError
+from structbench.data.datasets import DataContext
 from structbench.data.evidence import Table
 from structbench.data.sample import Sample
-from structbench.datasets import DataContext
-from structbench.errors import DataError
-from structbench.tokens import token_counter
 
 pytestmark = pytest.mark.shared
 
@@ -91,7 +91,7 @@ def test_oracle_reaches_one_with_other_options(demo: list[Sample], options: dict
 
 
 def test_oracle_through_the_runner(tmp_path: Path, shared_datasets: Path) -> None:
-    from structbench.runconfig import RunConfig
+    from structbench.runfiles.runconfig import RunConfig
     from structbench.runner.run import Run
     from structbench.runner.selection import prepare
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from structbench.backends.base import Request
 from structbench.benchmarks.structfact import BENCHMARK as STRUCTFACT
-from structbench.datasets import DataContext
+from structbench.data.datasets import DataContext
 from structbench.strategies.tools import ToolLoop
 from structbench.testing.cli import invoke
 from structbench.testing.openai_server import MockOpenAIServer, serve_in_thread

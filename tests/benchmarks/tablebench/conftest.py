@@ -8,8 +8,8 @@ import pytest
 
 from structbench.benchmarks.tablebench import TableBench
 from structbench.benchmarks.tablebench.generate import write_set
+from structbench.data.datasets import DataContext
 from structbench.data.sample import Sample
-from structbench.datasets import DataContext
 
 
 @pytest.fixture(scope="session")

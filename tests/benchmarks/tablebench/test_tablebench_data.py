@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from structbench.benchmark import Samples
 from structbench.benchmarks.tablebench import TableBench
 from structbench.benchmarks.tablebench.source import INSTRUCTION_FILES, QUESTIONS_FILE, SOURCE
+from structbench.contract.benchmark import Samples
+from structbench.core.errors import DataError, DatasetUnavailableError
+from structbench.data.datasets import DataContext, cache_root
 from structbench.data.sample import Sample
-from structbench.datasets import DataContext, cache_root
-from structbench.errors import DataError, DatasetUnavailableError
 
 
 def test_samples_stream_with_their_instructions(generated: Path, samples: list[Sample]) -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from structbench.benchmarks.tablebench import TableBench
+from structbench.core.errors import DataError, UsageError
 from structbench.data.sample import Sample
-from structbench.errors import DataError, UsageError
 from structbench.testing.cli import invoke
 
 START, END = "[TABLE] \n", "\n\nLet's get start!"

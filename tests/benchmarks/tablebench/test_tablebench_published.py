@@ -12,11 +12,11 @@ import pytest
 from published_checks import check_shape, value, values
 from structbench.backends.oracle import OracleBackend
 from structbench.benchmarks.tablebench.paper import LEADERBOARD_METHODS, LEADERBOARD_MODELS, MAIN
-from structbench.datasets import DataContext
+from structbench.data.datasets import DataContext
 from structbench.report.entries import StatsOptions, collect
 from structbench.report.paper import Filled, fill_tables
 from structbench.report.runs import BenchmarkCache, load_run
-from structbench.runconfig import RunConfig
+from structbench.runfiles.runconfig import RunConfig
 from structbench.runner.run import Run
 from structbench.runner.selection import prepare
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from structbench.benchmark import Attempt, Scored, corrected_scored
 from structbench.benchmarks.tablebench import TableBench
 from structbench.benchmarks.tablebench.program import chart_references
+from structbench.contract.benchmark import Attempt, Scored, corrected_scored
 from structbench.data.sample import Sample, TextGold
 from structbench.stats.bootstrap import counts_of
 

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from structbench.backends.base import Message, Request
-from structbench.benchmark import AnswerFormat, Attempt, Benchmark, PaperParts, Samples, Scored, Strategy
 from structbench.benchmarks.claimdb import prompts
 from structbench.benchmarks.claimdb.claims import LABELS, ClaimRecord, read_claims
 from structbench.benchmarks.claimdb.databases import open_databases
@@ -32,18 +31,19 @@ from structbench.benchmarks.claimdb.metrics import (
 from structbench.benchmarks.claimdb.paper import TABLES
 from structbench.benchmarks.claimdb.parse import parse_verdict
 from structbench.benchmarks.claimdb.source import SPLITS, source
-from structbench.confusion import ConfusionMatrix
+from structbench.contract.benchmark import AnswerFormat, Attempt, Benchmark, PaperParts, Samples, Scored, Strategy
+from structbench.contract.provenance import Provenance
+from structbench.core.errors import DataError
 from structbench.data.sample import LabelGold, Sample
-from structbench.errors import DataError
-from structbench.provenance import Provenance
 from structbench.sandbox import NamespaceMode
 from structbench.stats.bootstrap import Statistic
 from structbench.stats.classification import LabelStatistic
+from structbench.stats.confusion import ConfusionMatrix
 from structbench.strategies.tools import ToolLoop, ToolTask
 from structbench.toolbox import SqliteDatabase, ToolLimits, Workspace
 
 if TYPE_CHECKING:
-    from structbench.datasets import DataContext
+    from structbench.data.datasets import DataContext
 
 MAX_TURNS = 20
 """The paper's ``Runner.run(..., max_turns=20)``."""

@@ -9,8 +9,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from structbench.datasets import read_data_text
-from structbench.errors import DataError
+from structbench.core.errors import DataError
+from structbench.data.datasets import read_data_text
 
 ENTAILED, CONTRADICTED, NEI = "ENTAILED", "CONTRADICTED", "NOT ENOUGH INFO"
 LABELS = (ENTAILED, CONTRADICTED, NEI)

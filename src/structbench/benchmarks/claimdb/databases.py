@@ -16,8 +16,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from structbench.datasets import cache_root
-from structbench.errors import DataError
+from structbench.core.errors import DataError
+from structbench.data.datasets import cache_root
 
 SUFFIX = ".sqlite"
 CHUNK = 1 << 20

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from structbench.atomic import atomic_path
 from structbench.benchmarks.claimdb.claims import CONTRADICTED, ENTAILED, NEI
 from structbench.benchmarks.claimdb.source import NAME, SPLITS
+from structbench.core.atomic import atomic_path
 
 FIRST = ("Ada", "Ben", "Cleo", "Dan", "Eva", "Finn", "Gia", "Hugo", "Iris", "Jon", "Kai", "Lena", "Milo", "Nora")
 LAST = ("Ahl", "Berg", "Costa", "Dietz", "Engel", "Frey", "Gallo", "Holm", "Ito", "Jung", "Klein", "Lund")

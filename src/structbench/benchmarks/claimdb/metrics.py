@@ -9,8 +9,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from structbench.benchmarks.claimdb.claims import LABELS
-from structbench.confusion import ConfusionMatrix
 from structbench.stats import classification
+from structbench.stats.confusion import ConfusionMatrix
 
 INVALID = "no verdict"
 SHORT = {"ENTAILED": "entailed", "CONTRADICTED": "contradicted", "NOT ENOUGH INFO": "nei"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from structbench.datasets import DatasetSource, RemoteFile
+from structbench.data.datasets import DatasetSource, RemoteFile
 
 REPO = "michaeltheologitis/claimdb"
 HOMEPAGE = f"https://huggingface.co/datasets/{REPO}"

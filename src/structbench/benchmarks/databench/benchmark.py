@@ -12,18 +12,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import ConfigDict, Field
 
 from structbench.backends.base import PROMPT_TOO_LONG, BackendError, GenerationParams, Message, Request
-from structbench.benchmark import (
-    REASONED,
-    AnswerFormat,
-    Attempt,
-    Benchmark,
-    Generate,
-    Loading,
-    PaperParts,
-    Samples,
-    Scored,
-    Strategy,
-)
 from structbench.benchmarks.databench import prompts, tables
 from structbench.benchmarks.databench.answers import is_correct
 from structbench.benchmarks.databench.paper import ROBUSTNESS
@@ -38,15 +26,27 @@ from structbench.benchmarks.databench.program import (
 from structbench.benchmarks.databench.provenance import PROVENANCE
 from structbench.benchmarks.databench.questions import read_questions, to_sample
 from structbench.benchmarks.databench.source import TABLE_FILES, dataset_files, dataset_names
+from structbench.contract.benchmark import (
+    REASONED,
+    AnswerFormat,
+    Attempt,
+    Benchmark,
+    Generate,
+    Loading,
+    PaperParts,
+    Samples,
+    Scored,
+    Strategy,
+)
+from structbench.core.errors import UsageError
 from structbench.data.perturb import PERTURBATION_OPTIONS, PerturbationOptions
 from structbench.data.sample import Sample, TextGold
 from structbench.data.serialize import SERIALIZERS
-from structbench.errors import UsageError
 from structbench.sandbox import MAX_MEGABYTES, MAX_SECONDS, Limits, NamespaceMode
 from structbench.strategies.common import SingleTurn
 
 if TYPE_CHECKING:
-    from structbench.datasets import DataContext
+    from structbench.data.datasets import DataContext
 
 TableStyle = Literal["direct", "cot"]
 MAX_TOKENS: dict[str, int] = {"direct": 256, "cot": 1024, "pot": 256}

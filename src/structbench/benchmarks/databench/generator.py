@@ -20,7 +20,7 @@ from typing import Any
 
 from structbench.benchmarks.databench.answers import SEMANTICS
 from structbench.benchmarks.databench.source import ALL_FILE, DATA, NAME, QA_FILE, SAMPLE_FILE
-from structbench.errors import StorageError, UsageError
+from structbench.core.errors import StorageError, UsageError
 
 SAMPLE_ROWS = 20
 """DataBench Lite's sample size."""

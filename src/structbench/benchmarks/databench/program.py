@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from structbench.errors import DataError
+from structbench.core.errors import DataError
 from structbench.sandbox import Limits, NamespaceMode, run_python
 
 ReplyMode = Literal["program", "official"]

@@ -1,6 +1,6 @@
 """DataBench's data source, license and citation (``structbench publish`` puts them on the dataset card)."""
 
-from structbench.provenance import Provenance
+from structbench.contract.provenance import Provenance
 
 PROVENANCE = Provenance(
     paper=("Jorge Osés Grijalba, L. Alfonso Ureña-López, Eugenio Martínez Cámara, Jose Camacho-Collados. Question "

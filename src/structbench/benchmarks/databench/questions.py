@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from structbench.benchmarks.databench.answers import SEMANTICS
+from structbench.core.errors import DataError
 from structbench.data.sample import Sample, TextGold
-from structbench.errors import DataError
 
 REQUIRED = ("question", "answer", "type", "sample_answer")
 """Columns every ``qa.parquet`` has; ``dataset``, ``columns_used``, ``column_types`` (and others) are kept when

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from structbench.datasets import DataContext, DatasetSource, RemoteFile
-from structbench.errors import DatasetUnavailableError
+from structbench.core.errors import DatasetUnavailableError
+from structbench.data.datasets import DataContext, DatasetSource, RemoteFile
 
 HUB_REPO = "cardiffnlp/databench"
 HOMEPAGE = f"https://huggingface.co/datasets/{HUB_REPO}"

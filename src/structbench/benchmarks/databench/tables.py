@@ -14,8 +14,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from structbench.core.errors import DataError
 from structbench.data.evidence import Table
-from structbench.errors import DataError
 
 KEPT_TABLES = 4
 """Tables kept in memory per process (a dataset's 20 questions come one after another)."""

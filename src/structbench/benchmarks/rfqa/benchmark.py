@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from structbench.backends.base import Request
-from structbench.benchmark import Attempt, Benchmark, Exclusion, Loading, PaperParts, Scored, Strategy
 from structbench.benchmarks.rfqa import galois, galois_metrics, prompts, published_runs
 from structbench.benchmarks.rfqa.complexity import CLASSES, has_order_by, shape
 from structbench.benchmarks.rfqa.cot import BaseQuery, plan
@@ -36,9 +35,10 @@ from structbench.benchmarks.rfqa.provenance import PROVENANCE
 from structbench.benchmarks.rfqa.queries import Query, read_queries
 from structbench.benchmarks.rfqa.source import QUERIES_FILE, dataset_source
 from structbench.benchmarks.rfqa.strategies import Reading, RetrievalSettings, build_strategies, replay, run_query
+from structbench.contract.benchmark import Attempt, Benchmark, Exclusion, Loading, PaperParts, Scored, Strategy
+from structbench.core.errors import UsageError
+from structbench.data.datasets import DataContext
 from structbench.data.sample import Sample, TableGold
-from structbench.datasets import DataContext
-from structbench.errors import UsageError
 
 if TYPE_CHECKING:
     from structbench.benchmarks.rfqa.generated import GeneratedItem

@@ -2,7 +2,7 @@
 
 The original runs imported every table into PostgreSQL (schema ``target``) with the column types declared
 in the dbunibas/galois experiment configs. Loading, typing and NULL rules are the shared CSV-database
-layer's (``structbench.csvdb``: declared types first, ``nan``/``null``/empty as NULL, names folded as
+layer's (``structbench.data.csvdb``: declared types first, ``nan``/``null``/empty as NULL, names folded as
 PostgreSQL folds them, schema ``target``, PostgreSQL's NULL ordering); the declared types come from the
 release (``structbench.releases.relationalfactqa``). Query-side semantics (``'1'`` vs ``1``, integer
 division) are handled in ``engine.py``.
@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from structbench.csvdb import (
+from structbench.core.errors import DataError
+from structbench.data.csvdb import (
     NUMERIC_TYPES,
     SCHEMA,
     Database,
@@ -21,7 +22,6 @@ from structbench.csvdb import (
     new_connection,
     quote,
 )
-from structbench.errors import DataError
 from structbench.releases.relationalfactqa import db_folder, declared_types
 
 __all__ = [

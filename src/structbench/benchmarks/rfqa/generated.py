@@ -28,7 +28,7 @@ from structbench.benchmarks.rfqa.database import Database
 from structbench.benchmarks.rfqa.engine import to_duckdb
 from structbench.benchmarks.rfqa.generator import GeneratedPair, generate_from, load_tables, read_pairs
 from structbench.benchmarks.rfqa.gold import GoldResult, GoldStatus
-from structbench.errors import DataError
+from structbench.core.errors import DataError
 
 log = logging.getLogger(__name__)
 

@@ -38,7 +38,7 @@ from sqlglot.errors import SqlglotError
 from structbench.benchmarks.rfqa.database import NUMERIC_TYPES, Database, column_key, load_table, new_connection
 from structbench.benchmarks.rfqa.engine import referenced_tables
 from structbench.benchmarks.rfqa.gold import json_value
-from structbench.errors import DataError
+from structbench.core.errors import DataError
 
 CATEGORIES = (
     "project",

@@ -24,7 +24,7 @@ from sqlglot.errors import SqlglotError
 from structbench.benchmarks.rfqa.database import NUMERIC_TYPES, DatabaseCache
 from structbench.benchmarks.rfqa.engine import output_columns, referenced_tables, to_duckdb
 from structbench.benchmarks.rfqa.queries import Query
-from structbench.errors import DataError
+from structbench.core.errors import DataError
 
 
 class GoldStatus(StrEnum):

@@ -1,6 +1,6 @@
 """RelationalFactQA's data source, license and citation (``structbench publish`` puts them on the dataset card)."""
 
-from structbench.provenance import Provenance
+from structbench.contract.provenance import Provenance
 
 PROVENANCE = Provenance(
     paper=("Dario Satriani, Enzo Veltri, Donatello Santoro, Paolo Papotti. RelationalFactQA: A Benchmark for "

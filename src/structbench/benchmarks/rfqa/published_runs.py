@@ -35,7 +35,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from structbench.errors import DataError
+from structbench.core.errors import DataError
 
 SCHEMAS_FILE = "galois_schemas.json"
 CONFIGS = "core/src/test/resources/llm-bench"

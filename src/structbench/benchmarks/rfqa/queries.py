@@ -6,8 +6,8 @@ import csv
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from structbench.datasets import read_data_text
-from structbench.errors import DataError
+from structbench.core.errors import DataError
+from structbench.data.datasets import read_data_text
 
 COLUMNS = (
     "q_id",

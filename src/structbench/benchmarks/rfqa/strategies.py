@@ -27,11 +27,11 @@ from typing import Any, Literal
 import duckdb
 
 from structbench.backends.base import Request, Response
-from structbench.benchmark import AnswerFormat, Attempt, Generate, Strategy
 from structbench.benchmarks.rfqa import cot, galois, prompts
 from structbench.benchmarks.rfqa.parsing import merge_new, parse_table
+from structbench.contract.benchmark import AnswerFormat, Attempt, Generate, Strategy
+from structbench.core.errors import DataError
 from structbench.data.sample import Sample
-from structbench.errors import DataError
 
 Reading = Literal["structbench", "galois"]
 """How replies are read and the conversation run: structbench's way, or galois' at the time of the paper."""

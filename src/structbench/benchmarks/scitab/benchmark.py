@@ -11,17 +11,6 @@ import numpy as np
 from pydantic import ConfigDict, Field
 
 from structbench.backends.base import Message, Request
-from structbench.benchmark import (
-    AnswerFormat,
-    Attempt,
-    Benchmark,
-    Exclusion,
-    Generate,
-    Loading,
-    PaperParts,
-    Scored,
-    Strategy,
-)
 from structbench.benchmarks.scitab import prompts
 from structbench.benchmarks.scitab.markup import Markup
 from structbench.benchmarks.scitab.metrics import TWO_CLASS, confusion, macro_f1, macro_f1_batch, per_class, two_class
@@ -33,19 +22,30 @@ from structbench.benchmarks.scitab.prompts import OPTION_LABELS, SEPARATOR, Styl
 from structbench.benchmarks.scitab.provenance import PROVENANCE
 from structbench.benchmarks.scitab.samples import SETTINGS, demonstrations, select_claims, to_sample
 from structbench.benchmarks.scitab.source import DATA_FILE, LABELS, NEI, REFUTES, SOURCE, SUPPORTS, read_claims
-from structbench.confusion import ConfusionMatrix
+from structbench.contract.benchmark import (
+    AnswerFormat,
+    Attempt,
+    Benchmark,
+    Exclusion,
+    Generate,
+    Loading,
+    PaperParts,
+    Scored,
+    Strategy,
+)
+from structbench.core.errors import UsageError
 from structbench.data.perturb import PERTURBATION_OPTIONS, PerturbationOptions
 from structbench.data.sample import LabelGold, Sample
 from structbench.data.serialize import SERIALIZERS
-from structbench.errors import UsageError
 from structbench.sandbox import MAX_MEGABYTES, MAX_SECONDS, Limits, NamespaceMode
 from structbench.stats.bootstrap import MeanStatistic, Statistic
 from structbench.stats.classification import LabelStatistic
+from structbench.stats.confusion import ConfusionMatrix
 from structbench.strategies.common import SingleTurn
 from structbench.strategies.tools import ToolLoop, ToolTask, not_shown, table_workspace
 
 if TYPE_CHECKING:
-    from structbench.datasets import DataContext
+    from structbench.data.datasets import DataContext
 
 MAX_TOKENS: dict[Style, int] = {"zero_shot": 64, "open_model": 64, "in_context": 64, "cot": 512, "pot": 512}
 TOOL_MAX_TOKENS = 512

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from structbench.benchmarks.scitab.source import LABELS, REFUTES, SUPPORTS
-from structbench.confusion import ConfusionMatrix
 from structbench.stats import classification
+from structbench.stats.confusion import ConfusionMatrix
 
 INVALID = "invalid"
 """Column of the confusion matrix for replies that gave no label."""

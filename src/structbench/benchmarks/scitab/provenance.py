@@ -1,6 +1,6 @@
 """SciTab's data source, license and citation (``structbench publish`` puts them on the dataset card)."""
 
-from structbench.provenance import Provenance
+from structbench.contract.provenance import Provenance
 
 PROVENANCE = Provenance(
     paper=("Xinyuan Lu, Liangming Pan, Qian Liu, Preslav Nakov, Min-Yen Kan. SciTab: A Challenging Benchmark for "

@@ -8,9 +8,9 @@ from structbench.benchmarks.scitab.markup import Markup, clean
 from structbench.benchmarks.scitab.pool import POOL_TABLES, find_demonstrations
 from structbench.benchmarks.scitab.prompts import Setting
 from structbench.benchmarks.scitab.source import NEI, ClaimRecord
+from structbench.core.errors import DataError
 from structbench.data.evidence import Table
 from structbench.data.sample import LabelGold, Sample
-from structbench.errors import DataError
 
 TASK = "fact_verification"
 SETTINGS: dict[str, Setting] = {"all": "3-class", "2class": "2-class"}

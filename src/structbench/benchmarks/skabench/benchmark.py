@@ -22,7 +22,8 @@ import numpy as np
 from pydantic import ConfigDict, Field
 
 from structbench.backends.base import Message, Request
-from structbench.benchmark import DIRECT, Attempt, Benchmark, Exclusion, Loading, PaperParts, Samples, Scored, Strategy
+from structbench.backends.tokens import CountTokens as TokenCounter
+from structbench.backends.tokens import token_counter
 from structbench.benchmarks.skabench.builder import MAX_ROWS, build_instances
 from structbench.benchmarks.skabench.contexts import LaidOutContext, read_contexts
 from structbench.benchmarks.skabench.database import Database
@@ -59,18 +60,27 @@ from structbench.benchmarks.skabench.testbeds import (
     resolve_testbed,
 )
 from structbench.benchmarks.skabench.units import KNOWLEDGE_TYPES, Instance, KnowledgeType, Passage, Row, Triple
+from structbench.contract.benchmark import (
+    DIRECT,
+    Attempt,
+    Benchmark,
+    Exclusion,
+    Loading,
+    PaperParts,
+    Samples,
+    Scored,
+    Strategy,
+)
+from structbench.core.errors import UsageError
+from structbench.core.registry import did_you_mean
 from structbench.data import AnswerListGold, Graph, LabelGold, Sample, Table, Text
+from structbench.data.datasets import DataContext
 from structbench.data.perturb import PERTURBATION_OPTIONS, PerturbationOptions
 from structbench.data.serialize import SERIALIZERS
-from structbench.datasets import DataContext
-from structbench.errors import UsageError
-from structbench.registry import did_you_mean
 from structbench.stats.bootstrap import RatioStatistic, Statistic
 from structbench.strategies import SelfConsistency, SingleTurn
 from structbench.strategies.tools import ToolLoop, ToolTask, not_shown, table_workspace
 from structbench.strategies.vote import majority
-from structbench.tokens import CountTokens as TokenCounter
-from structbench.tokens import token_counter
 from structbench.toolbox import Workspace
 
 log = logging.getLogger(__name__)
@@ -100,7 +110,8 @@ class SkaOptions(PerturbationOptions):
     templates: str | None = None
     """Builder variants: comma list of question templates (default: all)."""
     tokenizer: str = "cl100k"
-    """Token counter for budgets, a ``structbench.tokens`` spec: cl100k, cl100k-approx, llamacpp[:PATH], hf:MODEL ..."""
+    """Token counter for budgets, a ``structbench.backends.tokens`` spec: cl100k, cl100k-approx, llamacpp[:PATH],
+    hf:MODEL ..."""
     shuffle_seed: int = 42
     """Seed of the noise draw and of the KG/text shuffles (the paper's 42)."""
     underfull: Literal["drop", "keep"] = "drop"

@@ -17,15 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from structbench.benchmark import other_model
 from structbench.benchmarks.skabench.builder import MAX_ROWS, build_instances
 from structbench.benchmarks.skabench.database import Database
 from structbench.benchmarks.skabench.sources import load_rfqa_database, load_scitab_database
 from structbench.benchmarks.skabench.synthesis import synthesize_noisy_rows, with_noisy_rows
 from structbench.benchmarks.skabench.templates import TEMPLATES
 from structbench.benchmarks.skabench.units import KNOWLEDGE_TYPES, Instance
-from structbench.datasets import DataContext
-from structbench.errors import UsageError
+from structbench.contract.benchmark import other_model
+from structbench.core.errors import UsageError
+from structbench.data.datasets import DataContext
 
 
 @dataclass(frozen=True)

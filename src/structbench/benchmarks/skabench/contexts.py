@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from structbench.benchmarks.skabench.jsonl import read_models
 from structbench.benchmarks.skabench.testbeds import INTEGRATION, NEGATIVE, POSITIONS, parse_budget, resolve_testbed
 from structbench.benchmarks.skabench.units import STRUCTURED, KnowledgeType, Passage, Row, Triple, Unit, is_hybrid
-from structbench.errors import UsageError
+from structbench.core.errors import UsageError
 
 
 class LaidOutContext(BaseModel):

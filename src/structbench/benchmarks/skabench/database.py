@@ -1,6 +1,6 @@
 """The builder's view of a database: each table's cells as written and as typed, queryable with SQL.
 
-Tables are loaded by the shared CSV-database layer (``structbench.csvdb``), so its typing and NULL rules
+Tables are loaded by the shared CSV-database layer (``structbench.data.csvdb``), so its typing and NULL rules
 are RelationalFactQA's: declared types where the release has them, else inferred (plain integers and
 decimals without leading zeros are numbers, so codes like ``007`` stay text), and empty, ``nan`` and
 ``null`` cells are NULL. Questions and knowledge units show the cells' text as written; SQL sees the typed
@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from structbench import csvdb
-from structbench.errors import DataError
+from structbench.core.errors import DataError
+from structbench.data import csvdb
 
 ROW_ID = "__row"
 """The column under which a query over ``t`` sees each row's position in its table."""

@@ -9,8 +9,8 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from structbench.datasets import read_data_text
-from structbench.errors import DataError
+from structbench.core.errors import DataError
+from structbench.data.datasets import read_data_text
 
 M = TypeVar("M", bound=BaseModel)
 

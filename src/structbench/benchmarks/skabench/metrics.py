@@ -19,8 +19,8 @@ import string
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
-from structbench.benchmark import Scored
 from structbench.benchmarks.skabench.testbeds import NEGATIVE, NOISE, ORDER, PAPER_BREAKDOWNS, TESTBEDS
+from structbench.contract.benchmark import Scored
 from structbench.data.normalize import number_text, parse_number, strip_accents
 
 _NUMBER = re.compile(r"^[+-]?(\d{1,3}(,\d{3})+|\d+)?(\.\d+)?([eE][+-]?\d+)?$")

@@ -1,6 +1,6 @@
 """SKA-Bench's data source, license and citation (``structbench publish`` puts them on the dataset card)."""
 
-from structbench.provenance import Provenance
+from structbench.contract.provenance import Provenance
 
 PROVENANCE = Provenance(
     paper=("Liu et al. SKA-Bench: A Fine-Grained Benchmark for Evaluating Structured Knowledge Understanding of "

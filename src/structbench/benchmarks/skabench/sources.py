@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from structbench import csvdb
 from structbench.benchmarks.skabench.database import Database
-from structbench.datasets import DataContext
+from structbench.data import csvdb
+from structbench.data.datasets import DataContext
 from structbench.releases import relationalfactqa, scitab
 from structbench.releases.scitab.markup import clean
 

@@ -17,7 +17,7 @@ request carries its round number as ``seed``, so no round is answered from the c
 round's reply. Rows with the wrong number of cells, or repeating a row already in the table, are dropped
 before the check. Accepted rows are appended after the table's last row (their ``order`` continues it).
 A Table+Text instance gets rows over its table's columns (its paragraphs are left as they are).
-Models are ``Request -> Response`` coroutines: ``structbench.benchmark.other_model(spec)`` inside a run
+Models are ``Request -> Response`` coroutines: ``structbench.contract.benchmark.other_model(spec)`` inside a run
 or a ``ModelPool``, so every call is cached and no completed call is repeated.
 """
 
@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from structbench.backends.base import Request
-from structbench.benchmark import Generate
 from structbench.benchmarks.skabench.prompts import header_line
 from structbench.benchmarks.skabench.units import Instance, Row
+from structbench.contract.benchmark import Generate
 
 # Fig. 12: the prompt for noisy units synthesis.
 SYNTHESIS_PROMPT = (

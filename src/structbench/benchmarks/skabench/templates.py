@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 from structbench.benchmarks.skabench.database import ROW_ID, Value, quote
 from structbench.benchmarks.skabench.forms import TableProfile, humanize
-from structbench.registry import Registry
+from structbench.core.registry import Registry
 
 
 @dataclass(frozen=True)

@@ -22,11 +22,11 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from structbench.backends.tokens import CountTokens as TokenCounter
 from structbench.benchmarks.skabench.prompts import render_knowledge
 from structbench.benchmarks.skabench.units import Instance, Passage, Row, Triple, is_hybrid
-from structbench.errors import UsageError
-from structbench.registry import did_you_mean
-from structbench.tokens import CountTokens as TokenCounter
+from structbench.core.errors import UsageError
+from structbench.core.registry import did_you_mean
 
 NOISE = "noise_robustness"
 ORDER = "order_insensitivity"

@@ -16,17 +16,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from structbench.backends.base import Request
-from structbench.benchmark import (
-    Attempt,
-    Benchmark,
-    Exclusion,
-    PaperParts,
-    Samples,
-    Scored,
-    Strategy,
-    check_model,
-    content_key,
-)
 from structbench.benchmarks.structext import judge, official, prompts
 from structbench.benchmarks.structext.answers import extract_answer
 from structbench.benchmarks.structext.judge import Judged
@@ -42,12 +31,23 @@ from structbench.benchmarks.structext.paper import TABLES
 from structbench.benchmarks.structext.provenance import PROVENANCE
 from structbench.benchmarks.structext.suites import Item, demonstrations, iter_suite_items, suite_size
 from structbench.benchmarks.structext.templates import LANGUAGES, TEMPLATES
+from structbench.contract.benchmark import (
+    Attempt,
+    Benchmark,
+    Exclusion,
+    PaperParts,
+    Samples,
+    Scored,
+    Strategy,
+    check_model,
+    content_key,
+)
 from structbench.data.evidence import StructuredText
 from structbench.data.sample import Sample, TextGold
 from structbench.strategies.common import SingleTurn
 
 if TYPE_CHECKING:
-    from structbench.datasets import DataContext
+    from structbench.data.datasets import DataContext
     from structbench.stats.bootstrap import Statistic
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from structbench.backends.base import Request
-from structbench.benchmark import Attempt, Generate, Strategy, other_model
+from structbench.contract.benchmark import Attempt, Generate, Strategy, other_model
 from structbench.data.sample import Sample, TextGold
 
 JUDGE_OPENING = "[Instruction]\nPlease act as an impartial judge"

@@ -18,10 +18,10 @@ from typing import Any
 
 from structbench.benchmarks.structext.prompts import Demo
 from structbench.benchmarks.structext.templates import BY_SLOT, LANGUAGES, TEMPLATES, Template
+from structbench.core.errors import DataError
+from structbench.data.datasets import DataContext, DatasetSource, RemoteFile
 from structbench.data.evidence import StructuredText
 from structbench.data.sample import Sample, TextGold
-from structbench.datasets import DataContext, DatasetSource, RemoteFile
-from structbench.errors import DataError
 
 NAME = "structext-eval"
 HOMEPAGE = "https://github.com/MikeGu721/StrucText-Eval"

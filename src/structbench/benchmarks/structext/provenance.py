@@ -1,6 +1,6 @@
 """StrucText-Eval's data source, license and citation (``structbench publish`` puts them on the dataset card)."""
 
-from structbench.provenance import Provenance
+from structbench.contract.provenance import Provenance
 
 PROVENANCE = Provenance(
     paper=("Zhouhong Gu, Haoning Ye, Xingzhou Chen, Zeyang Zhou, Hongwei Feng, Yanghua Xiao. StrucText-Eval: "

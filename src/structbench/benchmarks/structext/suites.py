@@ -23,7 +23,7 @@ from typing import Literal, NamedTuple
 from structbench.benchmarks.structext.generator import QA, Shape, generate
 from structbench.benchmarks.structext.generator.topology import topology
 from structbench.benchmarks.structext.templates import LANGUAGES, TEMPLATES
-from structbench.forkmap import cpu_count, fork_map
+from structbench.core.forkmap import cpu_count, fork_map
 
 SyntaxMode = Literal["balanced", "official"]
 

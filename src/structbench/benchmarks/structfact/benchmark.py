@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 
 from structbench.backends.base import Request
-from structbench.benchmark import Attempt, Benchmark, Loading, PaperParts, Scored, Strategy, content_key
 from structbench.benchmarks.structfact.generated.options import GENERATION_OPTIONS, GeneratedOptions
 from structbench.benchmarks.structfact.generated.synthetic import SOURCE as SYNTHETIC
 from structbench.benchmarks.structfact.loader import LABELS, load_file
@@ -41,13 +40,14 @@ from structbench.benchmarks.structfact.prompts import Prompter
 from structbench.benchmarks.structfact.provenance import PROVENANCE
 from structbench.benchmarks.structfact.source import DEMO, DEMO_PATH, locate_full
 from structbench.benchmarks.structfact.strategies import build_strategies
-from structbench.confusion import ConfusionMatrix
+from structbench.contract.benchmark import Attempt, Benchmark, Loading, PaperParts, Scored, Strategy, content_key
+from structbench.core.errors import DataError, UsageError
+from structbench.data.datasets import DataContext, read_data_text
 from structbench.data.perturb import PERTURBATION_OPTIONS
 from structbench.data.sample import LabelGold, Sample
-from structbench.datasets import DataContext, read_data_text
-from structbench.errors import DataError, UsageError
 from structbench.stats.bootstrap import MeanStatistic, Statistic
 from structbench.stats.classification import LabelStatistic, observed_labels
+from structbench.stats.confusion import ConfusionMatrix
 
 _OPTION_LINE = re.compile(r"^([ABC])\) (Yes|No|Not sure enough)\s*$", re.MULTILINE)
 

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from structbench.benchmarks.structfact.evidence import parse_evidence, structure_of
+from structbench.core.errors import DataError
+from structbench.data.datasets import read_data_text
 from structbench.data.sample import LabelGold, Sample
-from structbench.datasets import read_data_text
-from structbench.errors import DataError
 
 LABELS = ("YES", "NO", "NOT SURE ENOUGH")
 """Gold labels: Fact., Non-fact. and NEI in the paper's words."""

@@ -16,8 +16,8 @@ from functools import cached_property
 
 import numpy as np
 
-from structbench.benchmark import Attempt, Generate, Scored, Strategy
 from structbench.benchmarks.structfact.metrics import average_runs
+from structbench.contract.benchmark import Attempt, Generate, Scored, Strategy
 from structbench.data.sample import Sample
 from structbench.stats.bootstrap import Linear
 

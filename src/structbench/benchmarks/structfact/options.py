@@ -6,10 +6,10 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator
 
+from structbench.backends.tokens import split_spec
+from structbench.core.errors import UsageError
 from structbench.data.perturb import PerturbationOptions
 from structbench.data.serialize import SERIALIZERS
-from structbench.errors import UsageError
-from structbench.tokens import split_spec
 
 OPTION_MAPS: tuple[dict[str, str], ...] = (
     {"A": "Yes", "B": "No", "C": "Not sure enough"},
@@ -45,7 +45,7 @@ class StructFactOptions(PerturbationOptions):
     max_evidence_tokens: int = Field(2500, ge=0)
     """Evidence longer than this is cut and ``\\n...`` appended, as the paper does; 0 = never cut."""
     token_counter: str = "regex"
-    """How evidence tokens are counted for truncation: a ``structbench.tokens`` spec (regex, whitespace,
+    """How evidence tokens are counted for truncation: a ``structbench.backends.tokens`` spec (regex, whitespace,
     cl100k, llamacpp[:PATH], hf:MODEL, vllm:MODEL ...)."""
     shots: int = Field(1, ge=1, le=5)
     """Few-shot examples per prompt, drawn from the official pool of five."""

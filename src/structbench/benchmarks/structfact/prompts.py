@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from structbench.backends.base import Message, Request
+from structbench.backends.tokens import token_counter
 from structbench.benchmarks.structfact.evidence import parse_evidence
 from structbench.benchmarks.structfact.examples import DATA_PLACEHOLDER, EXAMPLES, Example
 from structbench.benchmarks.structfact.options import ORIGINAL, StructFactOptions
@@ -23,7 +24,6 @@ from structbench.data.perturb import shuffle_evidence
 from structbench.data.sample import Sample
 from structbench.data.serialize import SERIALIZERS
 from structbench.strategies.tools import ToolTask, not_shown, table_workspace
-from structbench.tokens import token_counter
 
 _OPTIONS = """A) {option_a}
 B) {option_b}

@@ -1,6 +1,6 @@
 """StructFact's data source, license and citation (``structbench publish`` puts them on the dataset card)."""
 
-from structbench.provenance import Provenance
+from structbench.contract.provenance import Provenance
 
 PROVENANCE = Provenance(
     paper=("Sirui Huang, Yanggan Gu, Zhonghao Li, Xuming Hu, Qing Li, Guandong Xu. StructFact: Reasoning Factual "

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from structbench.datasets import DataContext, DatasetSource, RemoteFile
-from structbench.errors import DatasetUnavailableError
+from structbench.core.errors import DatasetUnavailableError
+from structbench.data.datasets import DataContext, DatasetSource, RemoteFile
 
 REPOSITORY = "https://github.com/EganGu/StructFact"
 COMMIT = "f0f1f565bece94a131334ea15d03f5a9c0c7ca28"

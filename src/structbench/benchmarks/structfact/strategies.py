@@ -11,9 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from structbench.backends.base import Request, Response
-from structbench.benchmark import DIRECT, REASONED, AnswerFormat, Attempt, Generate, Strategy
 from structbench.benchmarks.structfact.parser import option_confidence
 from structbench.benchmarks.structfact.prompts import Prompter
+from structbench.contract.benchmark import DIRECT, REASONED, AnswerFormat, Attempt, Generate, Strategy
 from structbench.data.sample import Sample
 from structbench.strategies import SelfConsistency, SelfRefine, ToolLoop
 

@@ -2,7 +2,7 @@
 
 The paper cuts the joined evidence to 2,500 tokens of the evaluated model's tokenizer and appends
 ``\\n...`` (Table 4; ``truncate_data`` in the official code). Tokens are counted by a
-``structbench.tokens`` counter (the ``token_counter`` option): by default ``regex``, a cheap model-free
+``structbench.backends.tokens`` counter (the ``token_counter`` option): by default ``regex``, a cheap model-free
 approximation of a subword tokenizer that counts 0.94 tokens per token of the Gemma 3 tokenizer on the
 demo evidence (0.81 to 1.06 per record; 0.90 on the paper's prose; ``benchmarks/structfact_tokens.py``).
 It is not any model's tokenizer, so where long evidence is cut differs a little from the paper's runs;
@@ -11,7 +11,7 @@ It is not any model's tokenizer, so where long evidence is cut differs a little 
 
 from __future__ import annotations
 
-from structbench.tokens import TokenCounter
+from structbench.backends.tokens import TokenCounter
 
 ELLIPSIS = "\n..."
 """Appended to truncated evidence, as in the official code."""

@@ -10,19 +10,6 @@ import numpy as np
 from pydantic import ConfigDict, Field
 
 from structbench.backends.base import Request
-from structbench.benchmark import (
-    DIRECT,
-    REASONED,
-    AnswerFormat,
-    Attempt,
-    Benchmark,
-    Generate,
-    Loading,
-    PaperParts,
-    Samples,
-    Scored,
-    Strategy,
-)
 from structbench.benchmarks.tablebench import oracle, prompts
 from structbench.benchmarks.tablebench.paper import ROBUSTNESS, TABLES
 from structbench.benchmarks.tablebench.parse import final_answer, python_block
@@ -39,15 +26,28 @@ from structbench.benchmarks.tablebench.taxonomy import (
     InstructionType,
     refined_metric,
 )
+from structbench.contract.benchmark import (
+    DIRECT,
+    REASONED,
+    AnswerFormat,
+    Attempt,
+    Benchmark,
+    Generate,
+    Loading,
+    PaperParts,
+    Samples,
+    Scored,
+    Strategy,
+)
+from structbench.core.errors import UsageError
 from structbench.data.perturb import PERTURBATION_OPTIONS, PerturbationOptions
 from structbench.data.sample import Sample
 from structbench.data.serialize import SERIALIZERS
-from structbench.errors import UsageError
 from structbench.sandbox import MAX_MEGABYTES, MAX_SECONDS, Limits, NamespaceMode
 from structbench.stats.bootstrap import MeanStatistic, RatioStatistic, Statistic
 
 if TYPE_CHECKING:
-    from structbench.datasets import DataContext
+    from structbench.data.datasets import DataContext
 
 DESCRIPTIONS: dict[InstructionType, str] = {
     "DP": "Direct prompting: the release's DP instruction; the answer on a 'Final Answer:' line.",

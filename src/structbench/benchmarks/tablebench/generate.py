@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from structbench.atomic import write_text_atomic
 from structbench.benchmarks.tablebench.prompts import instruction
 from structbench.benchmarks.tablebench.source import INSTRUCTION_FILES, QUESTIONS_FILE, SOURCE
 from structbench.benchmarks.tablebench.taxonomy import (
@@ -29,6 +28,7 @@ from structbench.benchmarks.tablebench.taxonomy import (
     NUMERICAL_REASONING,
     VISUALIZATION,
 )
+from structbench.core.atomic import write_text_atomic
 
 PARTS = ("Ash", "Brook", "Cal", "Dun", "Elm", "Fen", "Glen", "Hart", "Ivy", "Kings", "Lark", "Mill", "North", "Oak",
          "Pine", "Red", "Stone", "Thorn", "West", "Wick")

@@ -15,9 +15,9 @@ from typing import Any
 
 from structbench.backends.base import Request
 from structbench.benchmarks.tablebench.taxonomy import VISUALIZATION, InstructionType
+from structbench.core.errors import DataError
 from structbench.data.evidence import Evidence, Table
 from structbench.data.serialize import serialize
-from structbench.errors import DataError
 
 PAPER_FORMAT = "paper"
 """The ``serialization`` that keeps the release's instruction as it is."""

@@ -1,6 +1,6 @@
 """TableBench's data source, license and citation (``structbench publish`` puts them on the dataset card)."""
 
-from structbench.provenance import Provenance
+from structbench.contract.provenance import Provenance
 
 PROVENANCE = Provenance(
     paper=("Xianjie Wu, Jian Yang, Linzheng Chai, Ge Zhang, Jiaheng Liu, Xinrun Du, Di Liang, Daixin Shu, Xianfu "

@@ -7,7 +7,6 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from structbench.benchmark import content_key
 from structbench.benchmarks.tablebench.program import chart_references
 from structbench.benchmarks.tablebench.source import (
     INSTRUCTION_FILES,
@@ -19,9 +18,10 @@ from structbench.benchmarks.tablebench.source import (
     read_instruction,
 )
 from structbench.benchmarks.tablebench.taxonomy import INSTRUCTION_TYPES, VISUALIZATION, InstructionType
+from structbench.contract.benchmark import content_key
+from structbench.core.errors import DataError
 from structbench.data.evidence import Table
 from structbench.data.sample import Sample, TextGold
-from structbench.errors import DataError
 
 
 def cell_text(value: Any) -> str:

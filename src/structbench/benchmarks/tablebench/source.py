@@ -16,8 +16,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from structbench.benchmarks.tablebench.taxonomy import INSTRUCTION_TYPES, InstructionType
-from structbench.datasets import DatasetSource, RemoteFile
-from structbench.errors import DataError
+from structbench.core.errors import DataError
+from structbench.data.datasets import DatasetSource, RemoteFile
 
 REPO = "Multilingual-Multimodal-NLP/TableBench"
 REVISION = "main"

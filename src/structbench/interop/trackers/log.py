@@ -8,10 +8,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from structbench.errors import StructbenchError
+from structbench.core.errors import StructbenchError
+from structbench.core.redact import redact
 from structbench.interop.trackers.payload import Payload
 from structbench.interop.trackers.registry import TRACKERS, Tracking
-from structbench.redact import redact
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from structbench.core.redact import redact
 from structbench.interop.trackers.payload import Payload
-from structbench.redact import redact
 
 DEFAULT_EXPERIMENT = "structbench"
 ARTIFACTS = "structbench"

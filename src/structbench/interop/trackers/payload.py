@@ -22,12 +22,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from structbench.cells import cell_options
+from structbench.backends.usage import TOKEN_FIELDS, UsageTotals
+from structbench.core.redact import redact, register_env_secrets
 from structbench.interop.rundir import read_results
-from structbench.redact import redact, register_env_secrets
-from structbench.results import ResultEntry
-from structbench.runformat import MANIFEST, METRICS, SAMPLES
-from structbench.usage import TOKEN_FIELDS, UsageTotals
+from structbench.runfiles.cells import cell_options
+from structbench.runfiles.results import ResultEntry
+from structbench.runfiles.runformat import MANIFEST, METRICS, SAMPLES
 
 MAX_PARAM = 6000
 """Longest parameter value logged (MLflow's limit); a longer one is cut, and ``manifest.json`` has it whole."""
@@ -196,7 +196,7 @@ class Payload:
         """One row per current sample record (``SAMPLE_COLUMNS``), entry after entry: the answer parsed, the gold and
         the score beside the prompt and the reply. Structured values (parsed, gold) are JSON text."""
         from structbench.report.html import prompt_text
-        from structbench.rundir import current_records, read_records
+        from structbench.runfiles.rundir import current_records, read_records
 
         order = {(e.benchmark, e.variant, e.strategy, e.cell): i for i, e in enumerate(self.metrics.results)}
         records = sorted(current_records(read_records(self.run_dir / SAMPLES)).values(),

@@ -8,8 +8,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
-from structbench.errors import StructbenchError, UsageError
-from structbench.registry import Registry, did_you_mean, load_target
+from structbench.core.errors import StructbenchError, UsageError
+from structbench.core.registry import Registry, did_you_mean, load_target
 
 if TYPE_CHECKING:
     from structbench.interop.trackers.payload import Payload

@@ -18,9 +18,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from structbench import csvdb
-from structbench.datasets import DataContext, DatasetSource, RemoteFile
-from structbench.errors import DataError, UsageError
+from structbench.core.errors import DataError, UsageError
+from structbench.data import csvdb
+from structbench.data.datasets import DataContext, DatasetSource, RemoteFile
 
 REPOSITORY = "dario-tnn/relational-fact-qa"
 COMMIT = "31b934035c8250c05e5f8ef46888b27ed6841a5e"

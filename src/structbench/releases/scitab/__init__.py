@@ -13,8 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from structbench.datasets import DatasetSource, RemoteFile, read_data_text
-from structbench.errors import DataError
+from structbench.core.errors import DataError
+from structbench.data.datasets import DatasetSource, RemoteFile, read_data_text
 
 COMMIT = "217cfbd71ebf39ba26a0938f0d87a9fce560e0fe"
 """Snapshot of github.com/XinyuanLu00/SciTab (2023-12-21)."""

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from structbench.backends.tokens import token_counter
 from structbench.benchmarks.structfact.generated.generator import Generator, Question
 from structbench.benchmarks.structfact.generated.profile import World
 from structbench.benchmarks.structfact.generated.tables import csv_tables, load_tables
-from structbench.datasets import DataContext
-from structbench.tokens import token_counter
+from structbench.data.datasets import DataContext
 
 COUNTRIES = """name,code,continent,capital,population,area_km2,un_member_since
 France,FRA,Europe,Paris,68042591,551695,1945

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from structbench.backends.tokens import token_counter
 from structbench.benchmarks.structfact.evidence import parse_evidence
 from structbench.benchmarks.structfact.generated.generator import (
     PAPER_COUNTS,
@@ -26,7 +27,6 @@ from structbench.benchmarks.structfact.loader import LABELS, record_to_sample
 from structbench.benchmarks.structfact.options import StructFactOptions
 from structbench.benchmarks.structfact.prompts import Prompter
 from structbench.data.evidence import Graph, ItemList, StructuredText, Table, Text
-from structbench.tokens import token_counter
 
 CATEGORIES = {
     "Arithmetic Calculation": {"Numerical Matching", "Numerical Comparison", "Computational Analysis"},

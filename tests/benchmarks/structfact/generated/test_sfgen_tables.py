@@ -15,8 +15,8 @@ from structbench.benchmarks.structfact.generated.profile import (
 )
 from structbench.benchmarks.structfact.generated.source_table import MAX_ROWS, make_table
 from structbench.benchmarks.structfact.generated.tables import csv_tables, load_tables
-from structbench.datasets import DataContext
-from structbench.errors import DataError
+from structbench.core.errors import DataError
+from structbench.data.datasets import DataContext
 
 
 def test_numbers_keep_how_they_are_written() -> None:

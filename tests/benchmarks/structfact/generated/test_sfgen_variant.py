@@ -14,9 +14,9 @@ import pytest
 from benchmarks.structfact.structfact_helpers import oracle_generate
 from structbench.benchmarks.structfact import StructFact
 from structbench.benchmarks.structfact.options import OPTION_MAPS
+from structbench.core.errors import DataError, UsageError
+from structbench.data.datasets import DataContext
 from structbench.data.sample import Sample
-from structbench.datasets import DataContext
-from structbench.errors import DataError, UsageError
 from structbench.testing.cli import Invocation, invoke
 
 OFFLINE = DataContext(offline=True)

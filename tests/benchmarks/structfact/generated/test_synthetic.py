@@ -5,7 +5,7 @@ from __future__ import annotations
 from structbench.benchmarks.structfact.generated.profile import World
 from structbench.benchmarks.structfact.generated.synthetic import synthetic_tables
 from structbench.benchmarks.structfact.generated.variant import generate_set
-from structbench.datasets import DataContext
+from structbench.data.datasets import DataContext
 
 
 def test_the_world_is_the_same_on_every_call_and_linked() -> None:

@@ -20,6 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from structbench.backends.tokens import TokenCounter
 from structbench.benchmarks.structfact.generated.claims import tables_read_whole, to_json
 from structbench.benchmarks.structfact.generated.execute import Executor
 from structbench.benchmarks.structfact.generated.profile import Profile, World
@@ -36,7 +37,6 @@ from structbench.benchmarks.structfact.generated.templates.common import (
 from structbench.benchmarks.structfact.generated.verify import verify
 from structbench.benchmarks.structfact.generated.views import Evidence, Unrenderable
 from structbench.benchmarks.structfact.loader import LABELS
-from structbench.tokens import TokenCounter
 
 log = logging.getLogger(__name__)
 

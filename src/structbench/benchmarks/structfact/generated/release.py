@@ -16,11 +16,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from structbench.atomic import write_text_atomic
 from structbench.benchmarks.structfact.generated.claims import from_json
 from structbench.benchmarks.structfact.generated.verify import Ambiguous, verify
 from structbench.benchmarks.structfact.loader import normalize_label, read_records
-from structbench.errors import DataError
+from structbench.core.atomic import write_text_atomic
+from structbench.core.errors import DataError
 
 
 def write_release(records: Sequence[dict[str, Any]], path: Path) -> None:

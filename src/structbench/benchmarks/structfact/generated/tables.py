@@ -9,7 +9,7 @@
   copy of RFQA's ``dataset/data`` works too); the first line is the header.
 
 The public releases are found through their dataset sources (``--data-dir``, the cache or a download)
-and CSV files are read as text by the shared CSV layer (``structbench.csvdb.read_text``). All file
+and CSV files are read as text by the shared CSV layer (``structbench.data.csvdb.read_text``). All file
 reading is here.
 """
 
@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from structbench.benchmarks.structfact.generated.source_table import SourceTable, make_table
-from structbench.csvdb import read_text
-from structbench.datasets import DataContext
-from structbench.errors import DataError
+from structbench.core.errors import DataError
+from structbench.data.csvdb import read_text
+from structbench.data.datasets import DataContext
 
 
 def _csv_tables(paths: Sequence[Path], base: Path, prefix: str) -> list[SourceTable]:

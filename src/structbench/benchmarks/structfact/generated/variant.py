@@ -5,17 +5,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from structbench.benchmark import Samples
+from structbench.backends.tokens import TokenCounter, token_counter
 from structbench.benchmarks.structfact.generated.generator import BUDGET, Generator, Question
 from structbench.benchmarks.structfact.generated.options import GeneratedOptions
 from structbench.benchmarks.structfact.generated.profile import World
 from structbench.benchmarks.structfact.generated.release import checked_records
 from structbench.benchmarks.structfact.generated.tables import load_tables
 from structbench.benchmarks.structfact.loader import record_to_sample
+from structbench.contract.benchmark import Samples
+from structbench.core.errors import DataError, UsageError
+from structbench.data.datasets import DataContext
 from structbench.data.sample import Sample
-from structbench.datasets import DataContext
-from structbench.errors import DataError, UsageError
-from structbench.tokens import TokenCounter, token_counter
 
 GENERATED = "generated"
 

@@ -22,9 +22,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from structbench.backends.tokens import TokenCounter
 from structbench.benchmarks.structfact.generated.claims import ABBREVIATIONS
 from structbench.benchmarks.structfact.generated.profile import Column, Profile
-from structbench.tokens import TokenCounter
 
 Form = Literal["table", "infobox", "list", "graph", "text"]
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+from structbench.backends.tokens import token_counter
 from structbench.benchmarks.structfact.generated.generator import BUDGET, LABEL_MIXES
 from structbench.benchmarks.structfact.generated.release import write_release
 from structbench.benchmarks.structfact.generated.variant import generate_set
 from structbench.benchmarks.structfact.loader import LABELS
-from structbench.datasets import DataContext
-from structbench.errors import StorageError, UsageError
-from structbench.tokens import token_counter
+from structbench.core.errors import StorageError, UsageError
+from structbench.data.datasets import DataContext
 
 
 def write_set(

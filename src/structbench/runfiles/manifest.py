@@ -1,0 +1,177 @@
+"""``manifest.json``: what a run directory is the run of (its configuration and backend), and how each session
+that filled it went. The runner writes it; ``--resume``, reports and ``structbench.evaluate`` read it back."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from structbench.core.errors import DataError
+from structbench.runfiles.runconfig import RunConfig
+from structbench.runfiles.runformat import FORMAT_VERSION, MANIFEST, check_format
+
+Status = Literal["running", "complete", "stopped", "interrupted"]
+TERMINATED = "terminated (SIGTERM)"
+INTERRUPTED = "interrupted (SIGINT, Ctrl-C)"
+"""The ``stop_reason`` of a session someone stopped (status ``interrupted``); any other reason of that status is a
+failure (a full disk, a crash)."""
+
+
+class Session(BaseModel):
+    """One invocation that worked on the run (a run resumed three times has four)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    started: str
+    """When it started (UTC, ISO 8601)."""
+    jobs: int
+    """(Sample, strategy, epoch) jobs it had to do: the ones no earlier session finished."""
+    finished: str | None = None
+    """When it ended, however it ended; absent while it runs (or when it was killed)."""
+    seconds: float | None = None
+    model_calls: int | None = None
+    """Requests sent to the model (answers from the response cache not counted)."""
+    cache_hits: int | None = None
+    """Requests answered from the response cache."""
+    unsaved_responses: int | None = None
+    """Answers the response cache refused, kept in the run directory for the next session to add to it."""
+    lost_responses: int | None = None
+    """Answers that could be written nowhere (a full disk): asked for again by the next session."""
+    spent: dict[str, float] | None = None
+    """What this session's calls cost and used (``cost_usd``, ``tokens`` ...: ``runner.budget.Budget.spent``)."""
+    batches: dict[str, Any] | None = None
+    """With ``--batch``: batches ``submitted`` by this session and ``taken_up`` from an earlier one (their ids)."""
+
+    def end(self, finished: str, seconds: float, *, model_calls: int, cache_hits: int, spent: dict[str, float],
+            unsaved: int = 0, lost: int = 0, batches: dict[str, Any] | None = None) -> None:
+        """The session ended at ``finished`` after ``seconds``: its calls, what they cost, the answers it could not
+        store (``unsaved`` in the run directory, ``lost`` nowhere) and its batches; zeros are left out."""
+        self.finished, self.seconds = finished, seconds
+        self.model_calls, self.cache_hits, self.spent = model_calls, cache_hits, spent
+        if batches is not None:
+            self.batches = batches
+        if unsaved:
+            self.unsaved_responses = unsaved
+        if lost:
+            self.lost_responses = lost
+
+
+class ModifiedData(BaseModel):
+    """A local data file used although it differs from its public release (``--allow-modified-data``)."""
+
+    dataset: str
+    path: str
+    sha256: str
+    release_sha256: str
+
+
+class Manifest(BaseModel):
+    """The whole of ``manifest.json``. Fields of a newer minor format version are kept as they are (``extra``)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    format_version: str = FORMAT_VERSION
+    """The run files' format (``structbench.runfiles.runformat``); absent in runs written before versions existed."""
+    structbench: str | None = None
+    """The structbench version that wrote it last."""
+    config: RunConfig
+    """Everything that decides the run's results: a directory holds one configuration."""
+    backend: dict[str, Any] | None = None
+    """What the backend says it is (``Backend.describe``: backend, model, base URL with passwords masked, model file):
+    a run is never resumed against another."""
+    concurrency: int | None = None
+    workers: int | dict[str, Any] | None = None
+    """Worker processes, or the Ray cluster's description (``executor``, ``address``, ``actors``)."""
+    cache: str | None = None
+    """The response cache file (None: ``--no-cache``)."""
+    platform: str | None = None
+    git_revision: str | None = None
+    seed: int | None = None
+    model_context: int | None = None
+    """The model's context in tokens, where the benchmarks needed it before loading."""
+    status: Status | None = None
+    """``running`` while a session runs (or after one was killed), then ``complete``, ``stopped`` (the circuit
+    breaker) or ``interrupted`` (Ctrl-C, SIGTERM, a storage failure)."""
+    stop_reason: str | None = None
+    """Why the last session ended early."""
+    sessions: list[Session] = Field(default_factory=list)
+    modified_data: list[ModifiedData] = Field(default_factory=list)
+    """Local data files that differ from their release (``--allow-modified-data``)."""
+    packages: dict[str, str] = Field(default_factory=dict)
+    """Versions of structbench, Python and the packages that shape results."""
+    usage: dict[str, Any] | None = None
+    """The run's token usage and cost over its current records (``structbench.backends.usage``; docs/usage/costs.md)."""
+    prices: dict[str, Any] | None = None
+    """The prices the last session costed the calls at (``--prices`` or the suite's)."""
+    budget: dict[str, Any] | None = None
+    """The last session's budget (``max_cost_usd``, ``max_tokens_total``), when it had one."""
+    batches: list[dict[str, Any]] | None = None
+    """With ``--batch``: every batch of the run (its ledger: tag, id, state, requests, step ...)."""
+
+    def begin(self, session: Session, *, config: RunConfig, structbench: str, backend: dict[str, Any],
+              concurrency: int, workers: int | dict[str, Any], cache: str | None, platform: str,
+              git_revision: str | None, model_context: int | None) -> None:
+        """A session starts: what this one runs (the configuration, backend, spread, cache, platform) in the current
+        format, status ``running`` and ``session`` appended."""
+        self.format_version = FORMAT_VERSION
+        self.structbench = structbench
+        self.config = config
+        self.backend = backend
+        self.concurrency = concurrency
+        self.workers = workers
+        self.cache = cache
+        self.platform = platform
+        self.git_revision = git_revision
+        self.seed = config.seed
+        self.model_context = model_context
+        self.status = "running"
+        self.stop_reason = None
+        self.sessions.append(session)
+
+    def account(self, prices: dict[str, Any] | None, max_cost: float | None, max_tokens: int | None,
+                budgeted: bool) -> None:
+        """What this session's calls are costed at (``prices``' description) and limited to (its budget, when
+        ``budgeted``)."""
+        self.prices = prices
+        self.budget = {"max_cost_usd": max_cost, "max_tokens_total": max_tokens} if budgeted else None
+
+    def end(self, status: Status, reason: str | None, packages: dict[str, str]) -> None:
+        """The session ended with ``status`` (and ``reason``, kept from an earlier session when None); the installed
+        ``packages`` it ran with."""
+        self.status = status
+        if reason is not None:
+            self.stop_reason = reason
+        self.packages = packages
+
+    def to_json(self) -> dict[str, Any]:
+        """What ``manifest.json`` holds: the optional parts (a stop reason, modified data, prices, a budget, batches)
+        only when there are some."""
+        data = self.model_dump(mode="json")
+        for key in ("stop_reason", "modified_data", "usage", "prices", "budget", "batches"):
+            if not data.get(key):
+                data.pop(key, None)
+        return data
+
+
+def read_manifest(run_dir: Path) -> Manifest | None:
+    """A run directory's manifest (None when it has none); a damaged one, or one of a newer major format version,
+    is a ``DataError``."""
+    path = run_dir / MANIFEST
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text())
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
+    except (OSError, ValueError) as err:
+        raise DataError(f"{path}: not a structbench run manifest ({err})") from err
+    check_format(data.get("format_version"), path)
+    try:
+        return Manifest.model_validate(data)
+    except ValidationError as err:
+        problem = err.errors()[0]
+        where = ".".join(str(p) for p in problem["loc"]) or "manifest"
+        raise DataError(f"{path}: not a structbench run manifest ({where}: {problem['msg']})") from None
