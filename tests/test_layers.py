@@ -19,8 +19,9 @@ from structbench.testing.architecture import imported_names
 PACKAGE = Path(structbench.__file__).resolve().parent
 BENCHMARKS = PACKAGE / "benchmarks"
 BENCHMARK_NAMES = sorted(p.name for p in BENCHMARKS.iterdir() if (p / "__init__.py").is_file())
-CORE = ("backends", "runner", "report", "stats", "data", "datasets", "releases", "csvdb")
-"""Packages and modules under ``structbench`` that must not import any benchmark."""
+CORE = ("core", "stats", "data", "releases", "backends", "contract", "papers", "runfiles", "analysis", "runner",
+        "report")
+"""Folders under ``structbench`` that must not import any benchmark."""
 
 
 def module_name(path: Path) -> str:
@@ -95,8 +96,10 @@ def test_the_core_and_data_layers_import_no_benchmark(layer: str) -> None:
     assert not offending, "the core reaches benchmarks through the registry only:\n" + "\n".join(offending)
 
 
-BACKEND_MODULES = {p.stem for p in (PACKAGE / "backends").glob("*.py")} - {"__init__", "base"}
-"""Modules that build or run models; ``backends.base`` (and the package) only hold request and response types."""
+BACKEND_MODULES = {p.stem for p in (PACKAGE / "backends").glob("*.py")} - {"__init__", "base", "tokens", "usage",
+                                                                           "prices"}
+"""Modules that build or run models; ``backends.base`` (and the package) only hold request and response types, and
+``tokens``, ``usage`` and ``prices`` are what a benchmark may count and price with."""
 
 
 def backends_imported(path: Path) -> set[str]:
@@ -208,18 +211,79 @@ def test_every_module_is_in_a_layer_and_imports_none_above() -> None:
 def test_a_layer_violation_is_seen(tmp_path: Path) -> None:
     from structbench.testing.architecture import import_graph, upward_imports
 
-    src = write_package(tmp_path, {"__init__.py": "", "errors.py": "from structbench.runner import run\n",
+    src = write_package(tmp_path, {"__init__.py": "", "core/__init__.py": "",
+                                   "core/errors.py": "from structbench.runner import run\n",
                                    "runner/__init__.py": "", "runner/run.py": ""})
     assert upward_imports(import_graph(src)) == [("structbench.core.errors", "structbench.runner.run")]
 
 
+def test_no_two_folders_import_each_other() -> None:
+    """Each folder sits wholly above or below each of its siblings (and, at the root, of each module): no pair imports
+    the other both ways, through any of their modules (the layers hold folders, so a folder split across two
+    layers would show here first)."""
+    from structbench.testing.architecture import import_graph, mutual_packages
+
+    for strict in (False, True):
+        pairs = mutual_packages(import_graph(SRC, strict=strict))
+        assert not pairs, "folders importing each other (move what both need below both):\n" + "\n".join(
+            f"{a} <-> {b}" for a, b in pairs)
+
+
+def test_a_pair_of_folders_importing_each_other_is_seen(tmp_path: Path) -> None:
+    """Two folders that import each other through different modules (no module cycle), deeper folders too, and a
+    root module with a folder."""
+    from structbench.testing.architecture import cycles, import_graph, mutual_packages
+
+    src = write_package(tmp_path, {
+        "__init__.py": "",
+        "runner/__init__.py": "", "runner/run.py": "from structbench.batch import steps\n", "runner/calls.py": "",
+        "batch/__init__.py": "", "batch/steps.py": "def f():\n    from structbench.runner import calls\n",
+        "report/__init__.py": "", "report/a/__init__.py": "", "report/b/__init__.py": "",
+        "report/a/x.py": "from structbench.report.b import y\n", "report/b/y.py": "",
+        "report/b/z.py": "import structbench.report.a.w\n", "report/a/w.py": "",
+        "tokens.py": "from structbench.backends import factory\n", "backends/__init__.py": "",
+        "backends/factory.py": "", "backends/hf.py": "from structbench import tokens\n",
+    })
+    graph = import_graph(src)
+    assert cycles(graph) == []
+    assert mutual_packages(graph) == [
+        ("structbench.backends", "structbench.tokens"),
+        ("structbench.batch", "structbench.runner"),
+        ("structbench.report.a", "structbench.report.b"),
+    ]
+
+
 @pytest.mark.parametrize("reader", ["report", "interop"])
-def test_the_run_directory_readers_do_not_import_the_runner(reader: str) -> None:
+def test_the_run_directory_readers_import_the_run_files_not_the_runner(reader: str) -> None:
     """Report and interop read a run directory through the run-files layer (``structbench.runfiles.rundir``), not the
-    runner that writes it."""
-    from structbench.testing.architecture import import_graph
+    runner that writes it: they import the run files and what lies below them, the analysis (paired tests), and
+    interop the report it hands trackers; nothing of the runner or above."""
+    from structbench.testing.architecture import LAYERS, import_graph, layer_of
 
     graph = import_graph(SRC)
+    names = [layer.name for layer in LAYERS]
+    allowed = names.index("report" if reader == "interop" else "analysis")
+    assert names.index("run files") < names.index("analysis") < names.index("runner") < names.index("report")
     reaching = sorted((m, t) for m, targets in graph.items() if m.startswith(f"structbench.{reader}")
-                      for t in targets if t == "structbench.runner" or t.startswith("structbench.runner."))
+                      for t in targets if not t.startswith(f"structbench.{reader}") and layer_of(t) > allowed)
     assert not reaching
+    assert any(t.startswith("structbench.runfiles.rundir") for m, ts in graph.items()
+               if m.startswith(f"structbench.{reader}") for t in ts)
+
+
+@pytest.mark.parametrize("old", ["benchmark", "provenance", "datasets", "csvdb", "tokens"])
+def test_the_paths_promised_to_plugin_authors_still_import(old: str) -> None:
+    """A plugin written against an earlier guide (``from structbench.benchmark import Benchmark``) keeps working:
+    the root re-export holds the same objects as the folder's module."""
+    import importlib
+
+    from structbench.testing.architecture import SHIMS
+
+    assert old in SHIMS
+    shim = importlib.import_module(f"structbench.{old}")  # built, so tools/dev/move_layers.py leaves it alone
+    source = (PACKAGE / f"{old}.py").read_text(encoding="utf-8")
+    (target,) = [n.removeprefix("structbench.") for n in imported_names(source, f"structbench.{old}", is_package=False)
+                 if n.endswith(".*")]
+    module = importlib.import_module(f"structbench.{target.removesuffix('.*')}")
+    public = getattr(module, "__all__", [n for n in vars(module) if not n.startswith("_")])
+    assert public and all(getattr(shim, n) is getattr(module, n) for n in public)

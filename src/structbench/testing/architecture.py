@@ -36,32 +36,38 @@ class Layer:
     modules: tuple[str, ...]
 
 
+SHIMS = ("benchmark", "provenance", "datasets", "csvdb", "tokens")
+"""Root modules that only re-export a module of a folder, at the paths the docs promise plugin authors."""
+
 LAYERS: tuple[Layer, ...] = (
-    Layer("foundation", "errors, atomic files, secrets' redaction, registries and plugins, user YAML read safely, "
-          "untrusted names and archives checked, the CSV layer, the sandbox and the tools a model queries data with",
-          ("errors", "atomic", "redact", "registry", "plugins", "yaml_input", "forkmap", "confusion", "csvdb",
-           "sandbox", "toolbox", "trusted", "version", "untrusted")),
-    Layer("data", "samples, evidence and gold; datasets found, checked and read; the public releases",
-          ("data", "datasets", "releases")),
-    Layer("models and statistics", "model clients behind one request/response interface and their tokenizers; token "
-          "usage and prices; bootstrap intervals, paired tests, multiple comparisons (over any scored outcomes)",
-          ("backends", "tokens", "usage", "prices", "stats")),
-    Layer("contract", "what the core and a benchmark agree on: the Benchmark and Strategy interfaces, scored "
-          "outcomes, the run files' schemas (records, manifest, metrics, a sweep's cells) and their one reader, "
-          "shared strategies, the papers' tables; the paired tests over records and a sweep's robustness that "
-          "metrics.json and the report share, and metrics.json computed from records",
-          ("benchmark", "provenance", "outcomes", "results", "record_metrics", "records", "manifest", "heartbeat",
-           "runconfig", "runformat", "rundir", "recordlines", "cells", "paired", "robustness", "strategies", "papers")),
+    Layer("core", "errors and exit codes, atomic files, secrets' redaction, registries and plugins, user YAML read "
+          "safely, untrusted names and archives checked, forked work, the version", ("core",)),
+    Layer("statistics", "bootstrap intervals, paired tests, multiple comparisons and confusion matrices, over any "
+          "scored outcomes", ("stats",)),
+    Layer("data", "samples, evidence and gold; datasets found, checked and read; CSV tables as one DuckDB database; "
+          "the public releases; the sandbox and the tools a model queries data with",
+          ("data", "releases", "sandbox", "toolbox")),
+    Layer("models", "model clients behind one request/response interface, their tokenizers, token usage and prices",
+          ("backends",)),
+    Layer("contract", "what the core and a benchmark agree on: the Benchmark and Strategy interfaces, provenance, "
+          "the papers' tables, shared strategies", ("contract", "papers", "strategies")),
     Layer("benchmarks", "the benchmarks, each a folder; the registry that finds them; the papers' presets",
-          ("benchmarks", "papers.registry")),
+          ("benchmarks",)),
+    Layer("run files", "a run's configuration, manifest, records, results and scored outcomes, a sweep's cells, "
+          "progress, the format's version, Inspect logs' layout, and the one reader of a run directory",
+          ("runfiles",)),
+    Layer("analysis", "paired tests over records and a sweep's robustness, shared by metrics.json and the report; "
+          "metrics.json computed from records",
+          ("analysis",)),
     Layer("runner", "a run: configuration, selections, jobs, executors (one process, forked workers, Ray), batch "
-          "APIs, the response cache, records and metrics", ("runner", "batch")),
-    Layer("report", "tables, figures, intervals, comparisons and leaderboards over run directories; the run in the "
-          "ecosystem's formats (Inspect logs, lm-eval files, Hugging Face datasets); runs followed live as they are "
-          "written (structbench view)", ("report", "interop", "view")),
+          "APIs, the response cache, records and metrics", ("runner",)),
+    Layer("report", "tables, figures, intervals, comparisons and leaderboards over run directories", ("report",)),
+    Layer("interop", "the run in the ecosystem's formats (Inspect logs, lm-eval files, Hugging Face datasets) and "
+          "experiment trackers", ("interop",)),
     Layer("api", "the Python entry point: structbench.evaluate and evaluate_suite", ("api",)),
-    Layer("entry points", "the command line, tools over a benchmark and the runner, the Inspect tasks, test servers",
-          ("cli", "tools", "catalog", "inspect_tasks", "testing", "__main__", "")),
+    Layer("entry points", "the command line, runs followed live (structbench view), tools over a benchmark and the "
+          "runner, the Inspect tasks, test servers, the re-exports the docs promise plugin authors",
+          ("cli", "view", "tools", "inspect_tasks", "testing", "__main__", "", *SHIMS)),
 )
 """Bottom up. ``""`` is the root package (``structbench/__init__.py``)."""
 
@@ -201,6 +207,37 @@ def layer_of(module: str) -> int:
 def upward_imports(graph: Mapping[str, set[str]]) -> list[tuple[str, str]]:
     """``(importer, imported)`` pairs where a module imports from a layer above its own."""
     return sorted((m, t) for m, targets in graph.items() for t in targets if layer_of(t) > layer_of(m))
+
+
+def package_imports(graph: Mapping[str, set[str]], packages: Iterable[str]) -> dict[str, set[str]]:
+    """Package -> the other packages (of ``packages``, none inside another) whose modules its modules import."""
+    names = sorted(packages)
+
+    def owner(module: str) -> str | None:
+        return next((p for p in names if _inside(module, p)), None)
+
+    found: dict[str, set[str]] = {p: set() for p in names}
+    for m, targets in graph.items():
+        a = owner(m)
+        for t in targets:
+            b = owner(t)
+            if a is not None and b is not None and a != b:
+                found[a].add(b)
+    return found
+
+
+def mutual_packages(graph: Mapping[str, set[str]]) -> list[tuple[str, str]]:
+    """Pairs of sibling folders (packages with the same parent, at any depth; at the root, its modules too) that
+    import each other, one way through one module and back through another: each should sit wholly above or below
+    the other."""
+    packages = {m for m in graph if m != ROOT and any(t.startswith(m + ".") for t in graph)}
+    top = {m for m in graph if m.count(".") == 1}
+    pairs: set[tuple[str, str]] = set()
+    for parent in {p.rpartition(".")[0] for p in packages}:
+        siblings = top if parent == ROOT else {p for p in packages if p.rpartition(".")[0] == parent}
+        imports = package_imports(graph, siblings)
+        pairs.update((a, b) for a in imports for b in imports[a] if a < b and a in imports[b])
+    return sorted(pairs)
 
 
 def layer_edges(graph: Mapping[str, set[str]]) -> dict[str, dict[str, int]]:
