@@ -271,7 +271,7 @@ def test_the_run_directory_readers_import_the_run_files_not_the_runner(reader: s
                if m.startswith(f"structbench.{reader}") for t in ts)
 
 
-@pytest.mark.parametrize("old", ["benchmark", "provenance", "datasets", "csvdb", "tokens"])
+@pytest.mark.parametrize("old", ["benchmark", "provenance", "datasets", "csvdb", "tokens", "errors"])
 def test_the_paths_promised_to_plugin_authors_still_import(old: str) -> None:
     """A plugin written against an earlier guide (``from structbench.benchmark import Benchmark``) keeps working:
     the root re-export holds the same objects as the folder's module."""

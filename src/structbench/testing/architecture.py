@@ -36,8 +36,9 @@ class Layer:
     modules: tuple[str, ...]
 
 
-SHIMS = ("benchmark", "provenance", "datasets", "csvdb", "tokens")
-"""Root modules that only re-export a module of a folder, at the paths the docs promise plugin authors."""
+SHIMS = ("benchmark", "provenance", "datasets", "csvdb", "tokens", "errors")
+"""Root modules that only re-export a module of a folder, at the paths the docs promise plugin authors
+(and the errors' module, where library users catch typed errors)."""
 
 LAYERS: tuple[Layer, ...] = (
     Layer("core", "errors and exit codes, atomic files, secrets' redaction, registries and plugins, user YAML read "
