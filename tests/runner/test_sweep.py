@@ -10,6 +10,7 @@ import pytest
 from structbench.analysis.robustness import reference_cell
 from structbench.benchmarks import BENCHMARKS
 from structbench.core.errors import UsageError
+from structbench.core.words import flag_words
 from structbench.data.datasets import DataContext
 from structbench.runfiles.cells import Cell, cell_id, cell_options, cell_text, parse_sweeps
 from structbench.runfiles.runconfig import RunConfig
@@ -30,6 +31,12 @@ def test_parse_keeps_the_order_and_refuses_what_cannot_name_a_cell() -> None:
                       (["serialization=csv", "serialization=json"], "given twice")):
         with pytest.raises(UsageError, match=says):
             parse_sweeps(bad)
+    token = flag_words.set(True)  # the command line's words
+    try:
+        with pytest.raises(UsageError, match=r"^--sweep serialization: value 'csv' is given twice"):
+            parse_sweeps(["serialization=csv,csv"])
+    finally:
+        flag_words.reset(token)
 
 
 def test_the_grid_is_the_product_first_key_slowest_and_a_cell_names_itself_in_key_order() -> None:

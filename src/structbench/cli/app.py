@@ -80,7 +80,7 @@ def main() -> None:
     prints its traceback (redacted too) and exits 1; SIGTERM ends like Ctrl-C, with 143."""
     from typer.exceptions import TyperException
 
-    from structbench.runner.words import flag_words
+    from structbench.core.words import flag_words
 
     signal.signal(signal.SIGTERM, _terminate)
     _redact_logs()

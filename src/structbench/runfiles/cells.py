@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from structbench.core.errors import UsageError
+from structbench.core.words import swept
 
 if TYPE_CHECKING:
     from structbench.contract.benchmark import Benchmark
@@ -71,15 +72,15 @@ def check_sweep_values(sweeps: Mapping[str, Sequence[str]]) -> None:
     value, no value twice."""
     for key, values in sweeps.items():
         if not key or PAIRS in key or "=" in key or VALUES in key:
-            raise UsageError(f"--sweep {key!r}: a key is an option name (KEY or BENCH.KEY)")
+            raise UsageError(f"{swept(key)}: a key is an option name (KEY or BENCH.KEY)")
         if not values:
-            raise UsageError(f"--sweep {key}: give at least one value (KEY=V1,V2,...)")
+            raise UsageError(f"{swept(key)}: give at least one value (KEY=V1,V2,...)")
         bad = [v for v in values if PAIRS in v]
         if bad:
-            raise UsageError(f"--sweep {key}: a value may not contain {PAIRS!r} ({bad[0]!r})")
+            raise UsageError(f"{swept(key)}: a value may not contain {PAIRS!r} ({bad[0]!r})")
         if len(set(values)) != len(values):
             twice = next(v for v in values if values.count(v) > 1)
-            raise UsageError(f"--sweep {key}: value {twice!r} is given twice")
+            raise UsageError(f"{swept(key)}: value {twice!r} is given twice")
 
 
 def parse_sweeps(pairs: Sequence[str]) -> dict[str, list[str]]:

@@ -21,7 +21,7 @@ from pydantic.fields import FieldInfo
 
 from structbench.backends.factory import DEFAULT_MAX_REPLY_BYTES, DEFAULT_TIMEOUT
 from structbench.core.errors import UsageError
-from structbench.runner.words import FLAG_NAMES, spelt
+from structbench.core.words import FLAG_NAMES, spelt
 
 if TYPE_CHECKING:
     from structbench.runfiles.runconfig import RunConfig
@@ -391,7 +391,7 @@ def flag_name(name: str) -> str:
     return longs[-1] if longs else "--" + name.replace("_", "-")
 
 
-FLAG_NAMES.update({name: flag_name(name) for name in FLAGS})  # the words errors deep in a run use (runner.words)
+FLAG_NAMES.update({name: flag_name(name) for name in FLAGS})  # the words errors deep in a run use (core.words)
 
 
 def named(name: str, value: Any, flags: bool) -> str:

@@ -1,6 +1,6 @@
 """A run's budget: ``--max-cost`` (US dollars at the run's prices) and ``--max-tokens-total`` (prompt plus completion
 tokens of the calls the run makes); ``max_cost`` and ``max_tokens_total`` in Python, as its errors say
-(``runner.words``).
+(``core.words``).
 
 What counts is what the run spends: calls answered by a model, directly or through a batch, over every session of
 the run (the records of earlier sessions, then each call of this one as it returns); calls answered from the
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from structbench.backends.prices import Prices
 from structbench.backends.usage import CallUsage, Usage, UsageKey
 from structbench.core.errors import BudgetError, UsageError
-from structbench.runner.words import spelt, word
+from structbench.core.words import spelt, word
 
 
 @dataclass

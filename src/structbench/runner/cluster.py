@@ -33,6 +33,7 @@ from structbench.backends.base import Response
 from structbench.backends.factory import BackendSpec, make_backend
 from structbench.backends.stats import CallSnapshot
 from structbench.core.errors import StorageError, StructbenchError, UsageError
+from structbench.core.words import spelt, word
 from structbench.data.sample import Sample
 from structbench.runfiles.runconfig import RunConfig
 from structbench.runner.cache import CacheWriteError, ResponseCache, Spill
@@ -60,19 +61,20 @@ def check_reachable(address: str | None, timeout: float = 10.0) -> None:
         return
     host, sep, port = address.removeprefix("ray://").rpartition(":")
     if not sep or not port.isdigit():
-        raise UsageError(f"--ray-address {address}: expected HOST:PORT (or ray://HOST:PORT, auto)")
+        raise UsageError(f"{spelt('ray_address', address)}: expected HOST:PORT (or ray://HOST:PORT, auto)")
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
     except OSError as err:
-        raise UsageError(f"--ray-address {address}: nothing answers there ({err.strerror or err}); start the cluster "
-                         "with `ray start --head`, or leave --ray-address out for a local one") from None
+        raise UsageError(f"{spelt('ray_address', address)}: nothing answers there ({err.strerror or err}); start "
+                         f"the cluster with `ray start --head`, or leave {word('ray_address')} out for a local one"
+                         ) from None
 
 
 def _ray() -> Any:
     try:
         import ray
     except ImportError:
-        raise UsageError("--executor ray needs Ray: pip install 'structbench[ray]'") from None
+        raise UsageError(f"{spelt('executor', 'ray')} needs Ray: pip install 'structbench[ray]'") from None
     return ray
 
 
@@ -332,7 +334,7 @@ class Cluster:
                      logging_level="ERROR", configure_logging=False, include_dashboard=False)
         except Exception as err:  # a refused token, a version mismatch ...: the cluster, not a bug of ours
             first = (str(err).strip().splitlines() or [type(err).__name__])[0]
-            raise UsageError(f"--executor ray: could not join the Ray cluster at {self.address or 'auto'}: "
+            raise UsageError(f"{spelt('executor', 'ray')}: could not join the Ray cluster at {self.address or 'auto'}: "
                              f"{first}") from err
         here = NodeAffinitySchedulingStrategy(node_id=ray.get_runtime_context().get_node_id(), soft=False)
         keeper_name = f"structbench-cache-{uuid.uuid4().hex}"
@@ -358,7 +360,7 @@ class Cluster:
             if digest != expected:
                 raise UsageError(
                     f"Ray worker {index} on {node} prepared other samples than this process: the data there differs "
-                    "(give every node the same --data-dir, or let it download the same release)")
+                    f"(give every node the same {word('data_dir')}, or let it download the same release)")
             self.placed.append({"node": node, "pid": pid, "concurrency": share})
             links.append(RayLink(index, worker, share, f"{node}, pid {pid}"))
         return links

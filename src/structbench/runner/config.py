@@ -8,8 +8,8 @@ from typing import Any
 from structbench.contract.benchmark import Benchmark
 from structbench.core.errors import UsageError
 from structbench.core.registry import did_you_mean
+from structbench.core.words import flag_words, spelt, word
 from structbench.runfiles.cells import options_for as options_for  # where report and interop read it too
-from structbench.runner.words import flag_words, spelt, word
 
 
 def check_limit(limit: int | None) -> None:

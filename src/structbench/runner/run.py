@@ -24,6 +24,7 @@ from structbench.contract.benchmark import Strategy
 from structbench.core.errors import BudgetError, RunStoppedError, StorageError, Terminated, UsageError
 from structbench.core.forkmap import can_fork
 from structbench.core.version import __version__
+from structbench.core.words import spelt, word
 from structbench.data.datasets import ModifiedFile
 from structbench.runfiles.manifest import (
     INTERRUPTED,
@@ -50,7 +51,6 @@ from structbench.runner.progress import SLOW_CALL, ProgressMode, RunProgress
 from structbench.runner.selection import Selection
 from structbench.runner.settings import RequestSettings
 from structbench.runner.store import RunStore, save_manifest, write_json_atomic
-from structbench.runner.words import spelt, word
 from structbench.runner.workers import (
     ProcessLink,
     WorkerSettings,

@@ -126,8 +126,8 @@ def with_backend_prices(costs: Costs, spec: BackendSpec) -> Costs:
 def budget_of(costs: Costs, spec: BackendSpec, settings: RunSettings, notify: Notify = to_stderr) -> Budget:
     """The run's ``Budget``, after checking what the cost settings need: a price for the model (``--max-cost``
     without prices is a usage error), one process, a backend with a batch API."""
+    from structbench.core.words import spelt, word
     from structbench.runner.budget import Budget
-    from structbench.runner.words import spelt, word
 
     if costs.prices is not None:
         costs.prices.require([spec.label])

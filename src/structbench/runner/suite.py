@@ -300,6 +300,7 @@ def _check(suite: Suite, path: Path) -> list[tuple[tuple[Any, ...], str]]:
 def _sweep_problems(i: int, b: SuiteBenchmark, bench: Any) -> list[tuple[tuple[Any, ...], str]]:
     """A benchmark's sweep: options it has, not also set by ``options``, every value one it accepts and that can name a
     cell."""
+    from structbench.core.words import swept
     from structbench.runfiles.cells import check_sweep_values
 
     problems: list[tuple[tuple[Any, ...], str]] = []
@@ -309,7 +310,7 @@ def _sweep_problems(i: int, b: SuiteBenchmark, bench: Any) -> list[tuple[tuple[A
         try:
             check_sweep_values({key: [_text(v) for v in values]})
         except UsageError as err:
-            problems.append((where, str(err).removeprefix(f"--sweep {key}: ")))
+            problems.append((where, str(err).removeprefix(f"{swept(key)}: ")))
             continue
         if key not in fields:
             problems.append((where, f"{b.bench} has no option {key!r}"))

@@ -20,9 +20,9 @@ from collections.abc import Mapping, Sequence
 from structbench.contract.benchmark import Benchmark
 from structbench.core.errors import UsageError
 from structbench.core.registry import did_you_mean
+from structbench.core.words import swept, word
 from structbench.runfiles.cells import VALUES, Cell, cell_id, cell_options, cell_text, check_sweep_values, parse_sweeps
 from structbench.runfiles.cells import swept_keys as swept_keys  # where the report reads it too
-from structbench.runner.words import flag_words, word
 
 __all__ = ["VALUES", "Cell", "cell_id", "cell_options", "cell_text", "cells_for", "check_sweep_values", "check_sweeps",
            "parse_sweeps", "preset_sweeps", "swept_keys"]
@@ -36,11 +36,6 @@ def cells_for(bench_cls: type[Benchmark], sweeps: Mapping[str, Sequence[str]]) -
     return [Cell(tuple(zip(names, combo, strict=True))) for combo in itertools.product(*(v for _, v in keys))]
 
 
-def _swept(key: str) -> str:
-    """A swept key in its caller's words: ``--sweep KEY`` from the command line, ``sweep['KEY']`` from Python."""
-    return f"--sweep {key}" if flag_words.get() else f"sweep[{key!r}]"
-
-
 def check_sweeps(bench_classes: Sequence[type[Benchmark]], options: Mapping[str, str],
                  sweeps: Mapping[str, Sequence[str]]) -> None:
     """Refuse a sweep no selected benchmark accepts, a benchmark's key swept twice (``KEY`` and ``BENCH.KEY``), and a
@@ -50,22 +45,22 @@ def check_sweeps(bench_classes: Sequence[type[Benchmark]], options: Mapping[str,
     for key in sweeps:
         prefix, dot, rest = key.partition(".")
         if dot and prefix not in by_name:
-            raise UsageError(f"{_swept(key)}: benchmark {prefix!r} is not part of this run")
+            raise UsageError(f"{swept(key)}: benchmark {prefix!r} is not part of this run")
         targets = [by_name[prefix]] if dot else list(by_name.values())
         fields = sorted({f for b in targets for f in b.Options.model_fields})
         bare = rest if dot else key
         if bare not in fields:
             what = f"{prefix} has no such option" if dot else "no selected benchmark has this option"
-            raise UsageError(f"{_swept(key)}: {what}.{did_you_mean(bare, fields)} "
+            raise UsageError(f"{swept(key)}: {what}.{did_you_mean(bare, fields)} "
                              f"Options: {', '.join(fields) or 'none'}")
     for cls in dict.fromkeys(bench_classes):
         keys = [k for k, _ in swept_keys(cls, sweeps)]
         twice = next((k for k in keys if keys.count(k) > 1), None)
         if twice is not None:
-            raise UsageError(f"{_swept(twice)} and {_swept(f'{cls.name}.{twice}')} both sweep {cls.name}'s {twice}")
+            raise UsageError(f"{swept(twice)} and {swept(f'{cls.name}.{twice}')} both sweep {cls.name}'s {twice}")
         set_too = [k for k in keys if k in _option_keys(cls, options)]
         if set_too:
-            raise UsageError(f"{_swept(set_too[0])}: {cls.name}'s {set_too[0]} is also set by {word('options')}; "
+            raise UsageError(f"{swept(set_too[0])}: {cls.name}'s {set_too[0]} is also set by {word('options')}; "
                              "drop one")
 
 
@@ -89,6 +84,6 @@ def preset_sweeps(name: str, given: Mapping[str, list[str]]) -> dict[str, list[s
         bare = key.partition(".")[2] or key
         fixed = out.get(key, out.get(bare))
         if fixed is not None and fixed != values:
-            raise UsageError(f"{_swept(key)}: preset {name} sweeps {bare} over {VALUES.join(fixed)}")
+            raise UsageError(f"{swept(key)}: preset {name} sweeps {bare} over {VALUES.join(fixed)}")
         out[key] = list(values)
     return out

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from structbench.backends.base import Backend
 from structbench.backends.stats import CallSnapshot
 from structbench.core.errors import ExitCode, StorageError, StructbenchError
+from structbench.core.words import spelt
 from structbench.data.sample import Sample
 from structbench.runner.cache import ResponseCache, Spill
 from structbench.runner.calls import ModelCaller, ModelPool
@@ -42,7 +43,6 @@ from structbench.runner.engine import Job, Outcome
 from structbench.runner.jobs import JobRef, JobRunner, Ticket
 from structbench.runner.pipeline import run_pipeline
 from structbench.runner.settings import RequestSettings
-from structbench.runner.words import spelt
 
 if TYPE_CHECKING:
     from structbench.runner.dispatch import Events

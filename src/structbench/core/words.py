@@ -2,7 +2,8 @@
 line gave them, as Python's keywords (``max_cost=1``) when ``evaluate``, ``configure`` or a suite file did.
 
 The command line's entry point sets ``flag_words`` for its command; the library's words are the default. The flags'
-spellings are ``runner.arguments``' (``FLAG_NAMES``, filled when that module is imported, which every run does).
+spellings are ``runner.arguments``' (``FLAG_NAMES``, filled when that module is imported, which every run does). In
+the core, so that the run files' checks (a sweep's keys and values) speak the caller's words too.
 """
 
 from __future__ import annotations
@@ -30,3 +31,8 @@ def spelt(name: str, value: str | None = None) -> str:
     if flag_words.get():
         return word(name) if value is None else f"{word(name)} {value}"
     return f"{name}=" if value is None else f"{name}={value}"
+
+
+def swept(key: str) -> str:
+    """A swept key in its caller's words: ``--sweep KEY`` from the command line, ``sweep['KEY']`` from Python."""
+    return f"--sweep {key}" if flag_words.get() else f"sweep[{key!r}]"
