@@ -10,7 +10,8 @@ import pytest
 
 from structbench.runfiles.records import SampleRecord
 from structbench.runner import kept
-from structbench.runner.kept import KeptRecords, RecordView
+from structbench.runfiles.columns import RecordView
+from structbench.runner.kept import KeptRecords
 
 ENTRY = ("toy", "small", "direct", "m", "")
 

@@ -65,10 +65,11 @@ if TYPE_CHECKING:
 
     from structbench.analysis.record_metrics import CurrentEntry
     from structbench.backends.prices import Prices
+    from structbench.runfiles.columns import EntryKey
     from structbench.runfiles.results import MetricsFile
     from structbench.runner.batch.collector import BatchedBackend, BatchSettings
     from structbench.runner.cluster import Cluster
-    from structbench.runner.kept import EntryKey, EntryRecords, KeptRecords
+    from structbench.runner.kept import EntryRecords, KeptRecords
 
 PACKAGES = ("pydantic", "httpx", "typer", "rich", "numpy", "duckdb", "sqlglot", "rapidfuzz", "ray")
 """The core's packages whose versions the manifest records; each backend declares its own
@@ -442,7 +443,7 @@ class Run:
             raise error
         if failures:
             raise failures[0]
-        from structbench.runner.kept import RecordView  # the end of the run: columns and numpy are imported by now
+        from structbench.runfiles.columns import RecordView  # the end of the run: columns and numpy are imported by now
 
         self.records = RecordView([(entry, rows) for _, _, entry, rows in current if entry is not None])
         self.failures, self.samples = failures_in(current), len(self.records)
@@ -713,7 +714,7 @@ def failures_in(current: Current) -> list[Failure]:
 def current_entries(current: Current) -> list[CurrentEntry]:
     """The current records of each (selection, strategy) as the metrics read them (``record_metrics``)."""
     from structbench.analysis.record_metrics import CurrentEntry
-    from structbench.runner.kept import RecordView
+    from structbench.runfiles.columns import RecordView
 
     return [CurrentEntry(sel.bench, sel.variant, strategy.name, entry, rows,
                          RecordView([(entry, rows)]) if entry is not None else (), sel.cell, sel.axes)
