@@ -21,16 +21,15 @@ from pathlib import Path
 from typing import overload
 
 import numpy as np
-from pydantic import ValidationError
 
-from structbench.core.errors import DataError, UsageError
+from structbench.core.errors import UsageError
 from structbench.runfiles.cells import cell_options
 from structbench.runfiles.columns import EntryKey as EntryKey  # where the readers of a run name an entry
 from structbench.runfiles.columns import RecordColumns
 from structbench.runfiles.manifest import Manifest, read_manifest
 from structbench.runfiles.outcomes import Categories, Growing, Outcomes
 from structbench.runfiles.recordlines import current_records as current_records  # the rule every reader follows
-from structbench.runfiles.recordlines import read_lines
+from structbench.runfiles.recordlines import line_at, read_lines
 from structbench.runfiles.recordlines import read_records as read_records
 from structbench.runfiles.records import RecordSummary, SampleRecord
 from structbench.runfiles.results import MetricsFile, ResultEntry, read_metrics
@@ -145,13 +144,7 @@ class _Source:
             return
         with self.path.open("rb") as fh:
             for offset in where:
-                fh.seek(offset)
-                line = fh.readline()
-                try:
-                    yield SampleRecord.model_validate_json(line)
-                except ValidationError as err:  # the file changed under the reader
-                    raise DataError(f"{self.path}: byte {offset}: not a sample record: "
-                                    f"{err.errors()[0]['msg']}") from None
+                yield line_at(fh, self.path, offset)
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """One run directory followed by the view: its manifest, heartbeat and metrics re-read when they change, its records
-read incrementally (``view.tail``) into the run files' columns (``runfiles.columns``, those a run keeps of them), and
-from those its status, progress, result entries and the sample browser's answers.
+read incrementally (``runfiles.recordlines.RecordTail``) into the run files' columns (``runfiles.columns``, those a
+run keeps of them), and from those its status, progress, result entries and the sample browser's answers.
 
 Nothing here writes: files are opened for reading only, and the run's lock is looked up, never taken.
 """
@@ -26,13 +26,13 @@ from structbench.runfiles.columns import EntryColumns, EntryKey, RecordColumns
 from structbench.runfiles.heartbeat import Heartbeat, read_heartbeat
 from structbench.runfiles.manifest import INTERRUPTED, TERMINATED, Manifest, read_manifest
 from structbench.runfiles.outcomes import Growing
+from structbench.runfiles.recordlines import CHUNK, RecordTail, record_at
 from structbench.runfiles.records import SampleRecord
 from structbench.runfiles.results import MetricsFile, read_metrics
 from structbench.runfiles.runformat import LOCK, MANIFEST, METRICS, SAMPLES
 from structbench.view import liveness
 from structbench.view.live import Snapshot, entry_json, label, live_entries
 from structbench.view.samples import OUTCOMES, SEARCH_LINES, Columns, Query, detail, haystack, read_lines, row
-from structbench.view.tail import CHUNK, RecordTail, record_at
 
 READ_PER_REFRESH = 64 * 1024 * 1024
 """Bytes of new records read at most per refresh: a large finished run is caught up with over a few refreshes."""
