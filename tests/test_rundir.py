@@ -65,6 +65,22 @@ def test_a_torn_last_line_is_left_and_a_broken_line_is_named(tmp_path: Path) -> 
         read_entries(broken)
 
 
+def test_a_finished_file_and_a_followed_one_name_a_garbage_line_alike(tmp_path: Path) -> None:
+    """One line reader (``recordlines``): ``report`` stops with exit 2 on the line the view lists and skips."""
+    from structbench.runfiles.recordlines import RecordTail
+    from structbench.testing.cli import invoke
+
+    run = write(tmp_path / "run", [record("a")], tail=b'{"not": "a record"}\n' + record("b").model_dump_json().encode()
+                + b"\n")
+    with pytest.raises(DataError) as raised:
+        read_entries(run)
+    followed = RecordTail(run / SAMPLES).read()
+    assert followed.problems == [str(raised.value)] and [r.id for _, r in followed.records] == ["a", "b"]
+    assert str(raised.value).startswith(f"{run / SAMPLES}:2: not a sample record: ")
+    done = invoke("report", str(run))
+    assert done.returncode == 2 and done.stderr.strip() == f"error: {raised.value}"
+
+
 def test_a_run_directory_reads_whole_or_says_what_it_is_not(tmp_path: Path) -> None:
     run = read_run_files(write(tmp_path / "run", [record("a"), record("b", model="n")]))
     assert run.manifest is None and len(run) == 2 and run.options == {}

@@ -165,7 +165,7 @@ class EvalResult:
     evaluating again retries exactly them."""
     records: Sequence[Kept] = field(repr=False)
     """Every current sample's record, without its texts (``samples.jsonl`` has them); a run's records are built as
-    they are read (``runner.kept.RecordView``), so a large run hands them out without holding them."""
+    they are read (``runfiles.columns.RecordView``), so a large run hands them out without holding them."""
     model_title: str = ""
     """The model as a reader knows it (``Backend.title``)."""
     notes: list[str] = field(default_factory=list)

@@ -8,9 +8,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from structbench.runfiles.columns import RecordView
 from structbench.runfiles.records import SampleRecord
 from structbench.runner import kept
-from structbench.runner.kept import KeptRecords, RecordView
+from structbench.runner.kept import KeptRecords
 
 ENTRY = ("toy", "small", "direct", "m", "")
 

@@ -434,3 +434,29 @@ def test_a_session_begins_and_ends_in_the_manifest() -> None:
     m.end("complete", None, {"numpy": "2"})
     assert (m.status, m.stop_reason, m.packages) == ("complete", None, {"numpy": "2"})
     assert "budget" in m.to_json() and "stop_reason" not in m.to_json()
+
+
+def test_what_a_session_adds_to_the_manifest_goes_through_its_methods() -> None:
+    """Modified data, a Ray cluster, batches and usage: ``Manifest`` methods, never fields set one by one."""
+    from pydantic import BaseModel
+
+    from structbench.backends.usage import Usage, UsageTotals
+    from structbench.data.datasets import ModifiedFile
+    from structbench.runfiles.manifest import Manifest
+
+    class Batch(BaseModel):
+        tag: str
+        id: str | None
+        provider: str  # the ledger's own: not the manifest's
+
+    m = Manifest(config=RunConfig(model="oracle", benches=["toy"]))
+    assert not {"modified_data", "batches", "usage"} & set(m.to_json())
+    m.uses_modified([ModifiedFile("scitab", "claims.json", "a" * 64, "b" * 64)])
+    m.runs_on({"executor": "ray", "address": "local", "actors": []})
+    m.batched([Batch(tag="t1", id=None, provider="openai")])
+    m.spent(UsageTotals(usage=Usage(calls=2, prompt_tokens=10)))
+    data = m.to_json()
+    assert data["modified_data"] == [{"dataset": "scitab", "path": "claims.json", "sha256": "a" * 64,
+                                      "release_sha256": "b" * 64}]
+    assert data["workers"]["executor"] == "ray" and data["batches"] == [{"tag": "t1", "id": None}]
+    assert data["usage"]["usage"]["calls"] == 2 and data["usage"]["usage"]["prompt_tokens"] == 10

@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from structbench.runfiles.recordlines import RecordTail, record_at
 from structbench.runfiles.records import SampleRecord
-from structbench.view.tail import RecordTail, record_at
 
 
 def line(i: int, **fields: object) -> bytes:

@@ -1,18 +1,21 @@
 """``metrics.json`` from a run's records: one result entry per (benchmark, variant, strategy, cell), their calls'
 tokens and cost, and a sweep's cells compared.
 
-What is computed reads only the records' columns (``EntryColumns``: the runner's ``runner.kept.EntryRecords`` as a
-run goes), never the runner, so that what reads a run directory can compute the same metrics the run wrote.
+What is computed reads only the records' columns (``EntryColumns``: the run files' ``runfiles.columns.RecordColumns``,
+which the runner keeps as a run goes and ``runfiles.rundir`` reads from a finished run), never the runner, so that what
+reads a run directory computes the same metrics the run wrote (``run_metrics``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from structbench.backends.usage import Usage, UsageKey, UsageTotals
 from structbench.contract.benchmark import Benchmark
+from structbench.runfiles.cells import cell_options, options_for
+from structbench.runfiles.columns import EntryKey, RecordView
 from structbench.runfiles.outcomes import Outcomes
 from structbench.runfiles.records import RecordSummary
 from structbench.runfiles.results import MetricsFile, ResultEntry, compute_result
@@ -21,6 +24,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from structbench.backends.prices import Prices
+    from structbench.runfiles.rundir import RunFiles
 
 
 class RecordCounts(Protocol):
@@ -127,3 +131,40 @@ def _robustness(entries: Sequence[CurrentEntry], results: list[ResultEntry]) -> 
             for entry, result in zip(entries, results, strict=True)]
     axes = {id(run): entry.axes for run, entry in zip(runs, entries, strict=True)}
     return sweep_robustness(runs, order=lambda run: axes[id(run)])
+
+
+def run_entries(run: RunFiles, bench: Callable[[EntryKey], Benchmark[Any]] | None = None) -> list[CurrentEntry]:
+    """A finished run directory's entries (``rundir.read_run_files``), in the order of their first record, as the run
+    computed its metrics from them: the last record of each sample, in the order they were written, of the epochs
+    its configuration asked for. ``bench`` makes an entry's benchmark (by default the registry's, with the run's
+    options and its cell's)."""
+    epochs = run.config.epochs if run.config is not None else 1
+    make = bench or (lambda key: registered(run, key))
+    out = []
+    for key, entry in run.entries.items():
+        columns = entry.columns
+        rows = columns.latest()
+        rows = rows[columns.epochs(rows) < epochs]
+        cell = key[4]
+        swept = cell_options(cell)
+        axes = tuple(bare for k in run.sweeps  # the sweep's keys, bare, in its order: ``BENCH.KEY`` or ``KEY``
+                     for bare in [k.removeprefix(f"{key[0]}.")] if "." not in bare and bare in swept)
+        out.append(CurrentEntry(make(key), key[1], key[2], columns, rows, RecordView([(columns, rows)]), cell, axes))
+    return out
+
+
+def registered(run: RunFiles, key: EntryKey) -> Benchmark[Any]:
+    """The benchmark of ``key`` as the run built it: the registry's class, with the run's options and its cell's."""
+    from structbench.benchmarks import BENCHMARKS
+
+    cls = BENCHMARKS.get(key[0])
+    return cls(options_for(cls, run.cell_options(key[0], key[4])))
+
+
+def run_metrics(run: RunFiles, bench: Callable[[EntryKey], Benchmark[Any]] | None = None,
+                prices: Prices | None = None) -> MetricsFile:
+    """``metrics.json`` of a finished run computed again from its records (``run_entries``), its calls costed at
+    ``prices``."""
+    entries = run_entries(run, bench)
+    model = run.config.model if run.config is not None else next(iter(run.entries), ("",) * 5)[3]
+    return metrics_of(entries, model, prices)

@@ -134,7 +134,7 @@ def _summary(result: EvalResult, suite: str | None) -> str:
 
     from structbench.benchmarks import BENCHMARKS
     from structbench.report.summary import answer_counts, run_summary, suite_text
-    from structbench.runner.kept import RecordView
+    from structbench.runfiles.columns import RecordView
 
     metrics = result.metrics
     if suite is None:

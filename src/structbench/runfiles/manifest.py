@@ -4,14 +4,19 @@ that filled it went. The runner writes it; ``--resume``, reports and ``structben
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from structbench.core.errors import DataError
 from structbench.runfiles.runconfig import RunConfig
 from structbench.runfiles.runformat import FORMAT_VERSION, MANIFEST, check_format
+
+if TYPE_CHECKING:
+    from structbench.backends.usage import UsageTotals
+    from structbench.data.datasets import ModifiedFile
 
 Status = Literal["running", "complete", "stopped", "interrupted"]
 TERMINATED = "terminated (SIGTERM)"
@@ -66,6 +71,10 @@ class ModifiedData(BaseModel):
     path: str
     sha256: str
     release_sha256: str
+
+
+BATCH_FIELDS = frozenset({"tag", "id", "state", "status", "requests", "step", "round", "counts", "notes"})
+"""What ``batches`` records of each batch of the run's ledger (``runner.batch.ledger.BatchEntry``)."""
 
 
 class Manifest(BaseModel):
@@ -137,6 +146,22 @@ class Manifest(BaseModel):
         ``budgeted``)."""
         self.prices = prices
         self.budget = {"max_cost_usd": max_cost, "max_tokens_total": max_tokens} if budgeted else None
+
+    def uses_modified(self, files: Sequence[ModifiedFile]) -> None:
+        """The local data files this session reads although they differ from their release."""
+        self.modified_data = [ModifiedData.model_validate(f.to_json()) for f in files]
+
+    def runs_on(self, cluster: dict[str, Any]) -> None:
+        """The Ray cluster this session's jobs run on (``Cluster.describe``), in place of a count of workers."""
+        self.workers = cluster
+
+    def batched(self, ledger: Iterable[BaseModel]) -> None:
+        """Every batch of the run as its ledger holds it now (``--batch``)."""
+        self.batches = [entry.model_dump(include=set(BATCH_FIELDS)) for entry in ledger]
+
+    def spent(self, usage: UsageTotals) -> None:
+        """The token usage and cost of the run's current records."""
+        self.usage = usage.model_dump(mode="json")
 
     def end(self, status: Status, reason: str | None, packages: dict[str, str]) -> None:
         """The session ended with ``status`` (and ``reason``, kept from an earlier session when None); the installed

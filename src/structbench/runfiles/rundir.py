@@ -1,8 +1,8 @@
 """The one reader of a run directory: its manifest, ``metrics.json`` and the current record of every sample.
 
-``samples.jsonl`` is read once, as a stream (a line at a time), into columns per result entry: each record's
-outcome (``outcomes.OutcomesBuilder``: id, task, answer, gold, score, values, meta, cluster, epoch), its error kind
-and message, its cut-off replies, a digest of its prompt and the byte offset of its line. A sample tried again has
+``samples.jsonl`` is read once, as a stream (a line at a time), into the run files' columns per result entry
+(``runfiles.columns``, those the run itself keeps: each record's outcome, error kind and message, cut-off thought and
+replies and its calls' tokens), with a digest of its prompt and the byte offset of its line. A sample tried again has
 several lines; its current record is the last (``current_records``, the rule the run itself follows). The columns
 are a few dozen bytes a record; the full records (prompts, outputs, artifacts) stay on disk and are read back one
 at a time, in the entry's order, by ``EntryRecords.full``. So report, compare, convert, publish and export read a
@@ -15,33 +15,27 @@ from run to run; a bootstrap, a log and a table must not).
 from __future__ import annotations
 
 import hashlib
-import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import overload
 
 import numpy as np
-from pydantic import ValidationError
 
-from structbench.core.errors import DataError, UsageError
+from structbench.core.errors import UsageError
 from structbench.runfiles.cells import cell_options
+from structbench.runfiles.columns import EntryKey as EntryKey  # where the readers of a run name an entry
+from structbench.runfiles.columns import RecordColumns
 from structbench.runfiles.manifest import Manifest, read_manifest
-from structbench.runfiles.outcomes import NONE, Categories, Growing, Outcomes, OutcomesBuilder
+from structbench.runfiles.outcomes import Categories, Growing, Outcomes
 from structbench.runfiles.recordlines import current_records as current_records  # the rule every reader follows
-from structbench.runfiles.recordlines import read_lines
+from structbench.runfiles.recordlines import line_at, read_lines
 from structbench.runfiles.recordlines import read_records as read_records
-from structbench.runfiles.records import UNSCORED_KINDS, ErrorKind, RecordSummary, SampleRecord
+from structbench.runfiles.records import RecordSummary, SampleRecord
 from structbench.runfiles.results import MetricsFile, ResultEntry, read_metrics
 from structbench.runfiles.runconfig import RunConfig
 from structbench.runfiles.runformat import MANIFEST, METRICS, SAMPLES
 
-EntryKey = tuple[str, str, str, str, str]
-"""(benchmark, variant, strategy, model, sweep cell): the records of one result entry."""
-
-KINDS: tuple[ErrorKind | None, ...] = (None, "model", "harness", "context", "turns")
-"""Error kinds by code (0: no error)."""
-_UNCOUNTED = [KINDS.index(k) for k in UNSCORED_KINDS]
 
 def entry_key(result: ResultEntry | SampleRecord | RecordSummary) -> EntryKey:
     """The entry a result or a record belongs to."""
@@ -57,45 +51,28 @@ def prompt_digest(record: SampleRecord) -> bytes:
 
 
 class EntryRecords(Sequence[RecordSummary]):
-    """The current records of one result entry, in sample-id then epoch order: columns in memory (read as
-    ``RecordSummary`` objects built when read, or as ``outcomes``), full records on disk (``full``)."""
+    """The current records of one result entry, in sample-id then epoch order: the run files' columns in memory
+    (``columns``, every line's; read as ``RecordSummary`` objects built when read, or as ``outcomes``), full records
+    on disk (``full``)."""
 
     def __init__(self, key: EntryKey, source: _Source, messages: Categories) -> None:
         self.key = key
+        self.columns = RecordColumns(key, messages)
+        """Every record of the entry as the run kept it (a sample tried again has several rows): what the metrics
+        read (``analysis.record_metrics``)."""
         self._source = source
-        self._messages = messages
-        self._outcomes = OutcomesBuilder()
-        self._kind = Growing(np.int8)
-        self._error = Growing(np.int32, NONE)
-        self._cut_off = Growing(np.bool_)
-        self._replies_cut_off = Growing(np.int32)
         self._where = Growing(np.int64)
         self._digests: list[bytes] = []
         self._rows = np.zeros(0, dtype=np.int64)
         """The current rows, in order (``_finish``)."""
 
     def _add(self, record: SampleRecord, where: int) -> None:
-        row = self._outcomes.add(record)
-        self._kind.set(row, KINDS.index(record.error_kind))
-        if record.error is not None:
-            self._error.set(row, self._messages.code(record.error))
-        self._cut_off.set(row, record.reasoning_cut_off)
-        self._replies_cut_off.set(row, record.replies_cut_off)
-        self._where.set(row, where)
+        self._where.set(self.columns.add(record), where)
         self._digests.append(prompt_digest(record))
 
     def _finish(self) -> None:
         """Keep each key's last row, sorted by (id, epoch)."""
-        n = len(self._outcomes)
-        for column in (self._kind, self._error, self._cut_off, self._replies_cut_off, self._where,
-                       self._outcomes.epoch):
-            column.grow_to(n)
-        ids, epochs = self._outcomes.ids.array(), self._outcomes.epoch.array()
-        rows = np.arange(n)
-        order = np.lexsort((rows, epochs, ids))
-        last = np.ones(n, dtype=bool)
-        last[:-1] = (ids[order][1:] != ids[order][:-1]) | (epochs[order][1:] != epochs[order][:-1])
-        self._rows = order[last]
+        self._rows = self.columns.current()
 
     # --- the sequence of summaries ----------------------------------------------------------------
 
@@ -117,41 +94,29 @@ class EntryRecords(Sequence[RecordSummary]):
         return self._summaries(self._rows)
 
     def _summaries(self, rows: np.ndarray) -> Iterator[RecordSummary]:
-        bench, variant, strategy, model, cell = self.key
-        messages = self._messages.values
-        for start in range(0, len(rows), 4096):
-            chunk = rows[start:start + 4096]
-            kinds, errors = self._kind.array()[chunk].tolist(), self._error.array()[chunk].tolist()
-            cut, replies = self._cut_off.array()[chunk].tolist(), self._replies_cut_off.array()[chunk].tolist()
-            for k, s in enumerate(self._outcomes.build(chunk)):
-                yield RecordSummary(
-                    bench, variant, strategy, model, s.id, sys.intern(s.task), s.parsed, s.gold, s.score, s.values,
-                    s.meta, s.cluster, s.epoch, None if errors[k] == NONE else messages[errors[k]], KINDS[kinds[k]],
-                    bool(cut[k]), replies[k], (), cell,
-                )
+        return self.columns.summaries(rows, usage=False)
 
     # --- columns ----------------------------------------------------------------------------------
 
     def counted_rows(self) -> np.ndarray:
         """Positions (in this entry's order) of the records that take part in metrics."""
-        return np.flatnonzero(~np.isin(self._kind.array()[self._rows], _UNCOUNTED))
+        return np.flatnonzero(self.columns.counting(self._rows))
 
     def outcomes(self, *, counted: bool = True) -> Outcomes:
         """The outcomes of the records (only those that take part in metrics when ``counted``), as columns."""
-        rows = self._rows[self.counted_rows()] if counted else self._rows
-        return self._outcomes.build(rows)
+        return self.columns.scored(self.columns.counted(self._rows) if counted else self._rows)
 
     def counted(self) -> list[RecordSummary]:
         """The records that take part in metrics (all but harness errors, prompts too long, turn limits)."""
-        return list(self._summaries(self._rows[self.counted_rows()]))
+        return list(self._summaries(self.columns.counted(self._rows)))
 
     def epochs(self) -> np.ndarray:
         """Each record's epoch, in order."""
-        return np.array(self._outcomes.epoch.array()[self._rows])
+        return np.array(self.columns.epochs(self._rows))
 
     def failures(self) -> int:
         """How many records hold an error (of any kind)."""
-        return int((self._error.array()[self._rows] != NONE).sum())
+        return self.columns.with_error(self._rows)
 
     def digests(self) -> list[bytes]:
         """Each record's ``prompt_digest``, in order."""
@@ -179,13 +144,7 @@ class _Source:
             return
         with self.path.open("rb") as fh:
             for offset in where:
-                fh.seek(offset)
-                line = fh.readline()
-                try:
-                    yield SampleRecord.model_validate_json(line)
-                except ValidationError as err:  # the file changed under the reader
-                    raise DataError(f"{self.path}: byte {offset}: not a sample record: "
-                                    f"{err.errors()[0]['msg']}") from None
+                yield line_at(fh, self.path, offset)
 
 
 @dataclass

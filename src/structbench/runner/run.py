@@ -30,7 +30,6 @@ from structbench.runfiles.manifest import (
     INTERRUPTED,
     TERMINATED,
     Manifest,
-    ModifiedData,
     Session,
     Status,
     read_manifest,
@@ -65,10 +64,11 @@ if TYPE_CHECKING:
 
     from structbench.analysis.record_metrics import CurrentEntry
     from structbench.backends.prices import Prices
+    from structbench.runfiles.columns import EntryKey
     from structbench.runfiles.results import MetricsFile
     from structbench.runner.batch.collector import BatchedBackend, BatchSettings
     from structbench.runner.cluster import Cluster
-    from structbench.runner.kept import EntryKey, EntryRecords, KeptRecords
+    from structbench.runner.kept import EntryRecords, KeptRecords
 
 PACKAGES = ("pydantic", "httpx", "typer", "rich", "numpy", "duckdb", "sqlglot", "rapidfuzz", "ray")
 """The core's packages whose versions the manifest records; each backend declares its own
@@ -260,7 +260,7 @@ class Run:
         self.model_context = model_context
         self.model_title = backend.title
         lock = _lock(self.run_dir)
-        self.manifest.modified_data = [ModifiedData.model_validate(m.to_json()) for m in modified_data]
+        self.manifest.uses_modified(modified_data)
         control = control or RunControl()
         if (batch is not None or control.budget.active) and (workers > 1 or cluster is not None):
             os.close(lock)
@@ -421,9 +421,7 @@ class Run:
             batches={"submitted": batched.submitted, "taken_up": batched.adopted} if batched is not None else None,
         )
         if batched is not None:
-            self.manifest.batches = [e.model_dump(include={"tag", "id", "state", "status", "requests", "step",
-                                                           "round", "counts", "notes"})
-                                     for e in batched.ledger.entries]
+            self.manifest.batched(batched.ledger.entries)
 
     def _conclude(self, selections: list[Selection], store: RunStore, status: Status, reason: str | None,
                   error: BaseException | None) -> MetricsFile:
@@ -436,13 +434,13 @@ class Run:
 
         current = current_rows(selections, store.kept, self.config.model, self.config.epochs)
         entries = current_entries(current)
-        self.manifest.usage = usage_totals(entries, self.prices).model_dump(mode="json")
+        self.manifest.spent(usage_totals(entries, self.prices))
         failures = self._finish(store, status, reason)
         if error is not None:
             raise error
         if failures:
             raise failures[0]
-        from structbench.runner.kept import RecordView  # the end of the run: columns and numpy are imported by now
+        from structbench.runfiles.columns import RecordView  # the end of the run: columns and numpy are imported by now
 
         self.records = RecordView([(entry, rows) for _, _, entry, rows in current if entry is not None])
         self.failures, self.samples = failures_in(current), len(self.records)
@@ -535,7 +533,7 @@ class Run:
                 workers = list(await spread.cluster.start(
                     self.config, selections, self._worker_settings(cache, control), concurrency, expected))
                 self._links = workers
-                self.manifest.workers = spread.cluster.describe()
+                self.manifest.runs_on(spread.cluster.describe())
                 save_manifest(self.run_dir / MANIFEST, self.manifest.to_json())
             dispatcher = Dispatcher(workers, tickets, on_finished, control, started=started)
             try:
@@ -713,7 +711,7 @@ def failures_in(current: Current) -> list[Failure]:
 def current_entries(current: Current) -> list[CurrentEntry]:
     """The current records of each (selection, strategy) as the metrics read them (``record_metrics``)."""
     from structbench.analysis.record_metrics import CurrentEntry
-    from structbench.runner.kept import RecordView
+    from structbench.runfiles.columns import RecordView
 
     return [CurrentEntry(sel.bench, sel.variant, strategy.name, entry, rows,
                          RecordView([(entry, rows)]) if entry is not None else (), sel.cell, sel.axes)

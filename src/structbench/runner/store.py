@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from structbench.backends.usage import Usage, UsageKey
-    from structbench.runner.kept import EntryKey, EntryRecords, KeptRecords
+    from structbench.runfiles.columns import EntryKey
+    from structbench.runner.kept import EntryRecords, KeptRecords
 
 NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT})
 

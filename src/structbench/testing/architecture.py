@@ -54,8 +54,8 @@ LAYERS: tuple[Layer, ...] = (
           "the papers' tables, shared strategies", ("contract", "papers", "strategies")),
     Layer("benchmarks", "the benchmarks, each a folder; the registry that finds them; the papers' presets",
           ("benchmarks",)),
-    Layer("run files", "a run's configuration, manifest, records, results and scored outcomes, a sweep's cells, "
-          "progress, the format's version, Inspect logs' layout, and the one reader of a run directory",
+    Layer("run files", "a run's configuration, manifest, records and their columns, results and scored outcomes, a "
+          "sweep's cells, progress, the format's version, Inspect logs' layout, and the one reader of a run directory",
           ("runfiles",)),
     Layer("analysis", "paired tests over records and a sweep's robustness, shared by metrics.json and the report; "
           "metrics.json computed from records",

@@ -11,9 +11,9 @@ from typing import Any
 from structbench.contract.benchmark import Benchmark
 from structbench.report.runs import BenchmarkCache
 from structbench.runfiles.cells import cell_text
+from structbench.runfiles.columns import Counts, EntryKey
 from structbench.runfiles.outcomes import Outcomes
 from structbench.runfiles.results import ResultEntry, compute_result, with_interval
-from structbench.runner.kept import Counts, EntryKey
 
 
 @dataclass(frozen=True)

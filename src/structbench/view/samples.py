@@ -1,6 +1,6 @@
 """The live sample browser's side on the server: which records a filter keeps, and what the page is sent of them.
 
-Filters run on the columns the view keeps of every record (``runner.kept``: score, error kind, cut-off thought,
+Filters run on the columns the view keeps of every record (``runfiles.columns``: score, error kind, cut-off thought,
 breakdown groups), newest first; a text search reads the kept candidates' lines from ``samples.jsonl`` (at their
 byte offsets) and stops after ``SEARCH_LINES`` of them, saying so. A row or a record's detail is read from its line
 when asked for, so the view holds no prompt or reply in memory.
@@ -34,7 +34,7 @@ class Columns:
     """What a filter reads of an entry's current records (parallel arrays)."""
 
     kind: np.ndarray
-    """Error kinds by code (``runner.kept.KINDS``: 0 none, 1 model, 2 harness, 3 context)."""
+    """Error kinds by code (``runfiles.columns.KINDS``: 0 none, 1 model, 2 harness, 3 context)."""
     score: np.ndarray
     cut_off: np.ndarray
 

@@ -1,6 +1,6 @@
 """One run directory followed by the view: its manifest, heartbeat and metrics re-read when they change, its records
-read incrementally (``view.tail``) into the columns a run keeps of them (``runner.kept``), and from those its status,
-progress, result entries and the sample browser's answers.
+read incrementally (``runfiles.recordlines.RecordTail``) into the run files' columns (``runfiles.columns``, those a
+run keeps of them), and from those its status, progress, result entries and the sample browser's answers.
 
 Nothing here writes: files are opened for reading only, and the run's lock is looked up, never taken.
 """
@@ -22,17 +22,17 @@ from structbench.backends.usage import Usage, UsageKey, UsageTotals, totals_cell
 from structbench.core.errors import StructbenchError
 from structbench.report.runs import BenchmarkCache
 from structbench.runfiles.cells import cell_options
+from structbench.runfiles.columns import EntryColumns, EntryKey, RecordColumns
 from structbench.runfiles.heartbeat import Heartbeat, read_heartbeat
 from structbench.runfiles.manifest import INTERRUPTED, TERMINATED, Manifest, read_manifest
 from structbench.runfiles.outcomes import Growing
+from structbench.runfiles.recordlines import CHUNK, RecordTail, record_at
 from structbench.runfiles.records import SampleRecord
 from structbench.runfiles.results import MetricsFile, read_metrics
 from structbench.runfiles.runformat import LOCK, MANIFEST, METRICS, SAMPLES
-from structbench.runner.kept import EntryKey, EntryRecords, KeptRecords
 from structbench.view import liveness
 from structbench.view.live import Snapshot, entry_json, label, live_entries
 from structbench.view.samples import OUTCOMES, SEARCH_LINES, Columns, Query, detail, haystack, read_lines, row
-from structbench.view.tail import CHUNK, RecordTail, record_at
 
 READ_PER_REFRESH = 64 * 1024 * 1024
 """Bytes of new records read at most per refresh: a large finished run is caught up with over a few refreshes."""
@@ -87,7 +87,7 @@ class RunWatch:
 
     def _forget(self) -> None:
         """Drop what was built from the records (``samples.jsonl`` was replaced: the tail reads it from its start)."""
-        self.kept = KeptRecords()
+        self.kept = EntryColumns(RecordColumns)
         self.offsets: dict[EntryKey, Growing] = {}
         self.problems: list[str] = []
         self.version += 1
@@ -138,8 +138,7 @@ class RunWatch:
         column = self.offsets.get(key)
         if column is None:
             column = self.offsets[key] = Growing(np.int64)
-        column.set(len(self.kept.entry(key)), offset)
-        self.kept.add(record)
+        column.set(self.kept.entry(key).add(record), offset)
         self.version += 1
 
     def _problem(self, text: str) -> None:
@@ -191,7 +190,7 @@ class RunWatch:
             return "running", None
         return "failed", FAILED_NOTE.format(path=self.path)
 
-    def _current(self) -> Iterator[tuple[EntryKey, EntryRecords, np.ndarray]]:
+    def _current(self) -> Iterator[tuple[EntryKey, RecordColumns, np.ndarray]]:
         for key, entry in self.kept.entries.items():
             yield key, entry, entry.latest()
 
@@ -341,7 +340,7 @@ class RunWatch:
             "outcomes": {name: text for name, (text, _) in OUTCOMES.items()},
         }
 
-    def _group_mask(self, key: EntryKey, entry: EntryRecords, rows: np.ndarray, group: str,
+    def _group_mask(self, key: EntryKey, entry: RecordColumns, rows: np.ndarray, group: str,
                     offered: dict[str, list[str]]) -> np.ndarray:
         """Which of ``rows`` are in the breakdown group ``KEY=VALUE`` (all when ``group`` is empty); the groups of the
         entry's breakdown keys are added to ``offered``."""

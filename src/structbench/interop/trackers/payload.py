@@ -13,9 +13,11 @@ is left out, never logged as 0.
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
@@ -26,8 +28,9 @@ from structbench.backends.usage import TOKEN_FIELDS, UsageTotals
 from structbench.core.redact import redact, register_env_secrets
 from structbench.interop.rundir import read_results
 from structbench.runfiles.cells import cell_options
+from structbench.runfiles.records import SampleRecord
 from structbench.runfiles.results import ResultEntry
-from structbench.runfiles.runformat import MANIFEST, METRICS, SAMPLES
+from structbench.runfiles.runformat import MANIFEST, METRICS
 
 MAX_PARAM = 6000
 """Longest parameter value logged (MLflow's limit); a longer one is cut, and ``manifest.json`` has it whole."""
@@ -196,16 +199,25 @@ class Payload:
         """One row per current sample record (``SAMPLE_COLUMNS``), entry after entry: the answer parsed, the gold and
         the score beside the prompt and the reply. Structured values (parsed, gold) are JSON text."""
         from structbench.report.html import prompt_text
-        from structbench.runfiles.rundir import current_records, read_records
 
-        order = {(e.benchmark, e.variant, e.strategy, e.cell): i for i, e in enumerate(self.metrics.results)}
-        records = sorted(current_records(read_records(self.run_dir / SAMPLES)).values(),
-                         key=lambda r: (order.get((r.benchmark, r.variant, r.strategy, r.cell), len(order)), r.id,
-                                        r.epoch))
         rows = [[r.benchmark, r.variant, r.strategy, r.cell, r.id, r.epoch, r.task, redact(prompt_text(r.prompt)),
                  redact(r.output), _json(r.parsed), _json(r.gold), r.score, r.error_kind or "",
-                 redact(r.error or ""), r.reasoning_tokens, r.calls, r.seconds] for r in records]
+                 redact(r.error or ""), r.reasoning_tokens, r.calls, r.seconds] for r in self._records()]
         return list(SAMPLE_COLUMNS), rows
+
+    def _records(self) -> Iterator[SampleRecord]:
+        """The current records, read back one at a time through the run directory's reader (``runfiles.rundir``):
+        the entries of ``metrics.json`` in its order, each in sample-id then epoch order, then any other entry's."""
+        from structbench.runfiles.rundir import read_entries
+
+        entries = read_entries(self.run_dir)
+        order = [(e.benchmark, e.variant, e.strategy, e.model, e.cell) for e in self.metrics.results]
+        for key in order:
+            if key in entries:
+                yield from entries[key].full()
+        known = set(order)
+        others = [entry.full() for key, entry in entries.items() if key not in known]
+        yield from heapq.merge(*others, key=lambda r: (r.id, r.epoch))
 
 
 def _json(value: Any) -> str:
