@@ -20,8 +20,9 @@ Two ways to run the program:
 
 A job may ask for several ways at once (``modes``: the released way and the isolated one of structbench's corrected
 twin): the harness imports pandas and matplotlib once, then runs each way in a process ``fork``ed from that state,
-the directory put back as it was before each, so each way sees what a sandbox of its own would show it, for a
-second of imports instead of one per way. The report then holds one entry per way.
+the directory put back as it was before each, so each way sees what a sandbox of its own would show it (but for
+matplotlib's cache folder, which the imports leave), importing once instead of once per way. The report then holds
+one entry per way; a way whose process ended without one is reported by how it ended and its stderr.
 """
 
 from __future__ import annotations
