@@ -248,8 +248,7 @@ def forked(job: dict[str, Any], source: str, mode: str) -> dict[str, Any]:
     os.close(err)
     status = "timeout" if wait is None else _status(wait)
     if text and status == "ok":
-        report: dict[str, Any] = json.loads(text)
-        return report
+        return dict(json.loads(text))
     return {"exit": status, "stderr": stderr[-4000:]}
 
 
