@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from structbench.benchmarks.rfqa.parsing import complete_truncated, merge_new, parse_table, recover_json
+from structbench.benchmarks.rfqa.parsing import RowMerger, complete_truncated, parse_table, recover_json
 
 COLS = ["name", "party"]
 
@@ -43,5 +43,10 @@ def test_table_shapes() -> None:
 
 def test_merge_keeps_only_new_rows() -> None:
     merged = [{"name": "A", "party": "B"}]
-    assert merge_new(merged, [{"Name": "A", "Party": "B"}, {"name": "C", "party": "D"}], COLS) == 1
+    merger = RowMerger(COLS, merged)
+    assert merger.add([{"Name": "A", "Party": "B"}, {"name": "C", "party": "D"}]) == 1
     assert merged[-1] == {"name": "C", "party": "D"}
+    # a later round drops what any earlier round read; a row repeated within one reply is kept twice
+    assert merger.add([{"name": "C", "party": "D"}, {"name": "E", "party": "F"}, {"name": "E", "party": "F"}]) == 2
+    assert merger.add([{"NAME": "E", "party": "F"}]) == 0
+    assert [r["name"] for r in merged] == ["A", "C", "E", "E"]

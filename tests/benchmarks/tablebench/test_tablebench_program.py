@@ -7,12 +7,14 @@ import math
 
 import pytest
 
+from structbench.benchmarks.tablebench import program as program_module
 from structbench.benchmarks.tablebench.program import (
     NO_CODE,
     ProgramOutcome,
     chart_references,
     chart_verdict,
     run_program,
+    run_programs,
 )
 from structbench.sandbox import Limits
 
@@ -59,19 +61,35 @@ def test_a_program_reads_the_table_and_prints_its_answer() -> None:
     assert outcome.output == "['name', 'score', 'note']\nFinal Answer: 30, 1\n"
 
 
-def test_the_released_exec_hides_the_programs_names_from_its_functions() -> None:
+def ways(code: str, *executions: str, **kwargs: object) -> dict[str, ProgramOutcome]:
+    """The program run each way in one sandbox (the harness forks a process per way after its imports)."""
+    return run_programs(code, TABLE, executions=executions, limits=LIMITS, **kwargs)  # type: ignore[arg-type]
+
+
+def test_the_released_exec_hides_the_programs_names_from_its_functions(monkeypatch: pytest.MonkeyPatch) -> None:
     code = "import json\ndef f():\n    return json.dumps([1])\nprint('Final Answer:', f())"
-    assert run(code, kind="answer").output == "Final Answer: [1]\n"
-    released = run(code, kind="answer", execution="released")
+    sandboxes = []
+    real = program_module.run_python
+
+    def counted(*args: object, **kwargs: object) -> object:
+        sandboxes.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(program_module, "run_python", counted)
+    outcomes = ways(code, "isolated", "released", "paper", kind="answer")
+    assert len(sandboxes) == 1  # three ways, one sandbox
+    assert outcomes["isolated"].output == "Final Answer: [1]\n"
+    released = outcomes["released"]
     assert not released.ran and released.output == "" and "NameError" in released.error
     # the August 2024 parser imported json itself: the same function finds it there
-    assert run(code, kind="answer", execution="paper").output == "Final Answer: [1]\n"
+    assert outcomes["paper"].output == "Final Answer: [1]\n"
+    assert run(code, kind="answer", execution="released") == released  # one way alone: the same outcome
 
 
 def test_a_chart_drawn_on_the_current_figure_is_drawn_twice_the_released_way() -> None:
     code = "import matplotlib.pyplot as plt\nplt.bar(['a', 'b'], [1, 2])\nplt.show()"
-    isolated = run(code, kind="chart", chart_type="bar")
-    released = run(code, kind="chart", chart_type="bar", execution="released")
+    outcomes = ways(code, "released", "isolated", kind="chart", chart_type="bar")
+    isolated, released = outcomes["isolated"], outcomes["released"]
     assert isolated.values == [1.0, 2.0] and released.values == [1.0, 2.0, 1.0, 2.0]
     assert chart_verdict([[1, 2]], isolated.values, "bar") is True
     assert chart_verdict([[1, 2]], released.values, "bar") is False
@@ -86,3 +104,18 @@ def test_limits_and_failures() -> None:
     forged = run("print('\\n__TABLEBENCH_REPORT__{\"ran\": true, \"values\": [9]}')\nprint('Final Answer: 2')",
                  kind="answer")
     assert forged.values is None and forged.output.endswith("Final Answer: 2\n")  # its print is its own output
+
+
+
+def test_each_way_starts_where_a_sandbox_of_its_own_would() -> None:
+    """What one way changes (pandas' options, the table, new files, its directory) the next does not see; a way
+    whose process ends without a report is reported as a sandbox that ended so."""
+    code = ("import os, pandas as pd\nprint(sorted(f for f in os.listdir('.') if not f.startswith('.')))\n"
+            "print(pd.get_option('display.max_rows'), len(pd.read_csv('table.csv')))\n"
+            "pd.set_option('display.max_rows', 3)\nopen('table.csv', 'w').write('x\\n')\nopen('new.txt', 'w').close()\n"
+            "os.mkdir('made')\nos.chdir('made')")
+    fresh = "['job.json', 'main.py', 'program.py', 'table.csv']\n60 2\n"
+    assert {way: o.output for way, o in ways(code, "released", "isolated", kind="answer").items()} == {
+        "released": fresh, "isolated": fresh}
+    ended = ways("import os\nos._exit(3)", "released", "isolated", kind="answer")
+    assert all(o.status == "exit 3" and not o.ran for o in ended.values())

@@ -16,6 +16,7 @@ retrieved on its own and the join happens in memory, which is the natural extens
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -157,16 +158,29 @@ def plan(sql: str, schema: Mapping[str, Mapping[str, str]]) -> list[BaseQuery]:
     return bases
 
 
-def _coerce(value: Any, db_type: str) -> Any:
-    """A JSON value from the model as a value of the column's type (None when it does not fit)."""
+def _number(value: Any) -> float | None:
+    """``normalize_cell(value).number``, without the cell's text for a value that is a number already."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        number = float(value)
+        return number if math.isfinite(number) else None
+    return normalize_cell(value).number
+
+
+def _base_type(db_type: str) -> str:
+    """A column type without its parameters, in upper case (``decimal(10,2)`` -> ``DECIMAL``)."""
+    return db_type.split("(")[0].upper()
+
+
+def _coerce(value: Any, base: str) -> Any:
+    """A JSON value from the model as a value of a column of ``base`` type (``_base_type``; None when it does not
+    fit)."""
     if value is None or isinstance(value, dict | list):
         return None
-    base = db_type.split("(")[0].upper()
     if base == "BOOLEAN":
         text = str(value).strip().lower()
         return True if text in ("true", "t", "yes", "1") else False if text in ("false", "f", "no", "0") else None
     if base in NUMERIC_TYPES:
-        number = normalize_cell(value).number
+        number = _number(value)
         if number is None:
             return None
         return int(number) if base != "DOUBLE" and number == int(number) else number
@@ -216,8 +230,9 @@ def _execute(
             schema[base.table] = dict(zip(base.columns, base.types, strict=True))
             cols = ", ".join(f"{quote(c)} {t}" for c, t in schema[base.table].items())
             con.execute(f"CREATE TABLE {quote(base.table)} ({cols})")
+            kinds = [_base_type(t) for t in base.types]
             values = [
-                [_coerce(v, t) for v, t in zip(row, base.types, strict=True)]
+                [_coerce(v, k) for v, k in zip(row, kinds, strict=True)]
                 for row in align_records(rows.get(base.table, ()), base.columns)
             ]
             if values:

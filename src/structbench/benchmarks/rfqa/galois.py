@@ -35,6 +35,7 @@ structbench does not ship.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -156,6 +157,11 @@ def parse_rows(reply: str) -> list[dict[str, Any] | None]:
 
 def java_text(value: Any) -> str:
     """``Object.toString`` of a JSON value as Jackson maps it (what tuple identity and typing read)."""
+    kind = type(value)
+    if kind is str:  # the common cases first: this runs for every cell of every tuple read
+        return value
+    if kind is int:
+        return str(value)
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -198,7 +204,7 @@ _JAVA_DOUBLE = re.compile(r"[+-]?(NaN|Infinity|((\d+\.?\d*|\.\d+)([eE][+-]?\d+)?
 def _typed_number(text: str, db_type: str) -> int | float | None:
     """Speedy's typing of a numeric attribute, taken as ``Long.parseLong`` for integer types and
     ``Double.parseDouble`` otherwise (Java trims blanks for the latter); None where it raises."""
-    base = db_type.split("(")[0].upper()
+    base = _base_type(db_type)
     if base != "DOUBLE" and base != "FLOAT" and base != "DECIMAL":
         return int(text) if _JAVA_LONG.fullmatch(text) and -(2**63) <= int(text) < 2**63 else None
     stripped = text.strip(" \t\n\r\x0b\x0c\x00")
@@ -213,6 +219,12 @@ def numeric_rewrite(text: str) -> str:
     return text.replace(",", ".").replace("K", "000").replace("k", "000").replace("M", "000000").replace("m", "000000")
 
 
+@functools.lru_cache(maxsize=256)
+def _base_type(db_type: str) -> str:
+    """A column type without its parameters, in upper case (cached: the same few types type every cell)."""
+    return db_type.split("(")[0].upper()
+
+
 def base_row(record: Mapping[str, Any], columns: Sequence[str], types: Sequence[str]) -> dict[str, Any]:
     """``mapToTuple``: each base attribute looked up exactly; NULL for a missing key, a JSON null or ``"null"``;
     booleans from YES/NO or ``true``; numbers after ``numeric_rewrite`` (NULL where they do not type)."""
@@ -222,7 +234,7 @@ def base_row(record: Mapping[str, Any], columns: Sequence[str], types: Sequence[
         if value is None or java_text(value).lower() == "null":
             row[column] = None
             continue
-        base = db_type.split("(")[0].upper()
+        base = _base_type(db_type)
         if base == "BOOLEAN":
             text = java_text(value)
             row[column] = True if text.upper() == "YES" else False if text.upper() == "NO" else text.lower() == "true"

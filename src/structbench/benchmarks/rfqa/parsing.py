@@ -152,18 +152,25 @@ def parse_table(reply: str, columns: Sequence[str]) -> tuple[list[dict[str, Any]
     return (records, recovered.how) if records is not None else (None, "invalid")
 
 
-def merge_new(merged: list[dict[str, Any]], new: Sequence[dict[str, Any]], columns: Sequence[str]) -> int:
-    """Append the rows of a later round that are not already in ``merged``; returns how many."""
-    keys = [attribute_key(c) for c in columns]
+class RowMerger:
+    """The rows of a conversation so far, with the keys of those already read: each round adds the rows not read in
+    an earlier round (a reply repeating a row within itself keeps both), keying only the new rows, so a long
+    conversation costs its rows once, not once per round."""
 
-    def key(rec: dict[str, Any]) -> str:
+    def __init__(self, columns: Sequence[str], rows: list[dict[str, Any]] | None = None) -> None:
+        self.keys = [attribute_key(c) for c in columns]
+        self.rows: list[dict[str, Any]] = rows if rows is not None else []
+        self.seen = {self.key(r) for r in self.rows}
+
+    def key(self, rec: dict[str, Any]) -> str:
         keyed = {attribute_key(k): v for k, v in rec.items()}
+        keys = self.keys
         return json.dumps([keyed.get(k) for k in keys] if any(k in keyed for k in keys) else rec, default=str)
 
-    seen = {key(r) for r in merged}
-    added = 0
-    for rec in new:
-        if key(rec) not in seen:
-            merged.append(rec)
-            added += 1
-    return added
+    def add(self, new: Sequence[dict[str, Any]]) -> int:
+        """Append the rows of ``new`` not already read in an earlier round; returns how many."""
+        added = [(rec, key) for rec in new if (key := self.key(rec)) not in self.seen]
+        self.rows.extend(rec for rec, _ in added)
+        self.seen.update(key for _, key in added)
+        return len(added)
+

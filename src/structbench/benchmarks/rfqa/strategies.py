@@ -28,7 +28,7 @@ import duckdb
 
 from structbench.backends.base import Request, Response
 from structbench.benchmarks.rfqa import cot, galois, prompts
-from structbench.benchmarks.rfqa.parsing import merge_new, parse_table
+from structbench.benchmarks.rfqa.parsing import RowMerger, parse_table
 from structbench.contract.benchmark import AnswerFormat, Attempt, Generate, Strategy
 from structbench.core.errors import DataError
 from structbench.data.sample import Sample
@@ -65,6 +65,7 @@ class Retrieval:
 async def retrieve(first: Request, columns: list[str], generate: Generate, settings: RetrievalSettings) -> Retrieval:
     """Run one iterative conversation starting with ``first``; see the module docstring."""
     out = Retrieval()
+    merged = RowMerger(columns, out.rows)
     request = first
     for round_no in range(settings.iterations + 1):
         reply = (await generate(request)).text
@@ -81,7 +82,7 @@ async def retrieve(first: Request, columns: list[str], generate: Generate, setti
                 out.rounds.append(entry)
                 out.valid = round_no > 0
                 break
-        added = merge_new(out.rows, records, columns)
+        added = merged.add(records)
         entry["rows"], entry["new_rows"] = len(records), added
         out.rounds.append(entry)
         if not records or not added or round_no == settings.iterations:
@@ -171,13 +172,13 @@ def _as_written(response: Response) -> tuple[str, dict[str, str]]:
 def replay(rounds: Sequence[Mapping[str, Any]], columns: list[str]) -> list[dict[str, Any]]:
     """The rows structbench's reading takes from the replies of a conversation (its rounds, re-prompts included):
     each reply's answer, never its thought."""
-    rows: list[dict[str, Any]] = []
+    merged = RowMerger(columns)
     for entry in rounds:
         for key, answer in (("reply", "answer"), ("reprompt_reply", "reprompt_answer")):
             if key in entry:
                 records, _ = parse_table(entry.get(answer, entry[key]), columns)
-                merge_new(rows, records or [], columns)
-    return rows
+                merged.add(records or [])
+    return merged.rows
 
 
 def _request(text: str, schema: dict[str, Any], settings: RetrievalSettings) -> Request:

@@ -13,7 +13,7 @@ from structbench.backends.base import Request
 from structbench.benchmarks.tablebench import oracle, prompts
 from structbench.benchmarks.tablebench.paper import ROBUSTNESS, TABLES
 from structbench.benchmarks.tablebench.parse import final_answer, python_block
-from structbench.benchmarks.tablebench.program import Execution, ProgramOutcome, run_program
+from structbench.benchmarks.tablebench.program import Execution, ProgramOutcome, run_programs
 from structbench.benchmarks.tablebench.prompts import PAPER_FORMAT
 from structbench.benchmarks.tablebench.provenance import PROVENANCE
 from structbench.benchmarks.tablebench.samples import Release, gold_answer
@@ -178,16 +178,19 @@ class TableBench(Benchmark[TableBenchOptions]):
         return (own,) if own == "isolated" else (own, "isolated")
 
     def programs(self, sample: Sample, reply: str, executions: Sequence[Execution]) -> dict[str, Any]:
-        """The reply's program run each way, by execution mode."""
-        return {mode: self.execute(sample, reply, mode).to_json() for mode in executions}
+        """The reply's program run each way (in one sandbox), by execution mode."""
+        return {mode: outcome.to_json() for mode, outcome in self.run_ways(sample, reply, executions).items()}
 
     def execute(self, sample: Sample, reply: str, execution: Execution) -> ProgramOutcome:
+        return self.run_ways(sample, reply, (execution,))[execution]
+
+    def run_ways(self, sample: Sample, reply: str, executions: Sequence[Execution]) -> dict[Execution, ProgramOutcome]:
         chart = sample.task == VISUALIZATION
         limits = Limits(cpu_seconds=2 * int(-(-self.options.program_timeout // 1)) + 60,
                         memory_mb=self.options.program_memory_mb, max_processes=8)
-        return run_program(python_block(reply), sample.extra["table"], kind="chart" if chart else "answer",
-                           chart_type=sample.meta.get("chart_type"), execution=execution,
-                           timeout=self.options.program_timeout, limits=limits, namespaces=self.options.sandbox)
+        return run_programs(python_block(reply), sample.extra["table"], kind="chart" if chart else "answer",
+                            chart_type=sample.meta.get("chart_type"), executions=executions,
+                            timeout=self.options.program_timeout, limits=limits, namespaces=self.options.sandbox)
 
     def oracle(self, sample: Sample, request: Request) -> str:
         text = request.messages[-1].content if request.messages else request.prompt or ""

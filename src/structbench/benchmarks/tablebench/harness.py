@@ -17,6 +17,12 @@ Two ways to run the program:
   but not the program's own top-level names; a chart program is run twice in one process without closing its
   figure (the execution check, then the chart test), so a program that draws on the current figure without making
   a new one draws everything twice.
+
+A job may ask for several ways at once (``modes``: the released way and the isolated one of structbench's corrected
+twin): the harness imports pandas and matplotlib once, then runs each way in a process ``fork``ed from that state,
+the directory put back as it was before each, so each way sees what a sandbox of its own would show it (but for
+matplotlib's cache folder, which the imports leave), importing once instead of once per way. The report then holds
+one entry per way; a way whose process ended without one is reported by how it ended and its stderr.
 """
 
 from __future__ import annotations
@@ -35,6 +41,10 @@ from typing import Any
 MARKER = "__TABLEBENCH_REPORT__"
 MAX_OUTPUT = 100_000
 """Characters of printed output reported back."""
+
+
+class NoFork(Exception):
+    """The harness cannot run a way in a child process here."""
 
 
 class ProgramTimeout(Exception):
@@ -134,23 +144,10 @@ def drawn_values(chart_type: str) -> list[Any]:
     raise ValueError(f"chart type {chart_type!r} is not one the chart test reads")
 
 
-def main() -> None:
-    with open("job.json", encoding="utf-8") as handle:
-        job = json.load(handle)
-    with open("program.py", encoding="utf-8") as handle:
-        source = handle.read()
-    os.environ.setdefault("MPLBACKEND", "Agg")
+def execute(job: dict[str, Any], source: str, mode: str) -> dict[str, Any]:
+    """Run the program one way, in this process: its report."""
     report: dict[str, Any] = {"ran": False, "stdout": "", "error": "", "values": None, "values_error": ""}
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        write_table(job["table"])
-    except BaseException as err:  # the harness itself failed: not the program's doing
-        report["harness_error"] = f"{type(err).__name__}: {err}"[:2000]
-        print("\n" + MARKER + json.dumps(report), file=sys.__stdout__, flush=True)
-        return
-    mode, timeout = job["mode"], float(job["timeout"])
+    timeout = float(job["timeout"])
     scope = released_globals(mode) if mode in ("released", "paper") else None
     ran, printed, error = run(source, mode, timeout, scope)
     report.update(ran=ran, stdout=printed[:MAX_OUTPUT], error=error)
@@ -166,6 +163,151 @@ def main() -> None:
                 report["values_error"] = f"{type(err).__name__}: {err}"[:2000]
         else:
             report["values_error"] = error or "the program failed"
+    return report
+
+
+def _status(wait: int) -> str:
+    """A forked run's end as the sandbox names a process's (``ok``, ``exit 1``, ``SIGKILL`` ...)."""
+    if os.WIFSIGNALED(wait):
+        number = os.WTERMSIG(wait)
+        try:
+            return signal.Signals(number).name
+        except ValueError:
+            return f"signal {number}"
+    code = os.WEXITSTATUS(wait)
+    return "ok" if code == 0 else f"exit {code}"
+
+
+class Directory:
+    """The working directory as the harness left it before any program ran, put back between two runs: what a
+    run added goes, the files the harness wrote and the libraries' links are written again."""
+
+    def __init__(self, table: dict[str, Any]) -> None:
+        self.table = table
+        self.entries = set(os.listdir("."))
+        self.files: dict[str, bytes] = {}
+        for name in ("main.py", "program.py", "job.json"):
+            with open(name, "rb") as handle:
+                self.files[name] = handle.read()
+        self.links = {name: os.readlink(os.path.join(".libraries", name)) for name in os.listdir(".libraries")} \
+            if os.path.isdir(".libraries") else {}
+
+    def restore(self) -> None:
+        import shutil
+
+        for name in set(os.listdir(".")) - self.entries:
+            path = os.path.join(".", name)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                os.unlink(path)
+        for name, content in self.files.items():
+            with open(name, "wb") as handle:
+                handle.write(content)
+        write_table(self.table)
+        if self.links:
+            os.makedirs(".libraries", exist_ok=True)
+            for name, target in self.links.items():
+                link = os.path.join(".libraries", name)
+                if not os.path.islink(link):
+                    if os.path.lexists(link):
+                        os.unlink(link)
+                    os.symlink(target, link)
+
+
+def forked(job: dict[str, Any], source: str, mode: str) -> dict[str, Any]:
+    """Run the program one way in a child process (its stderr and report through anonymous files): its report, or
+    how the child ended when it left none (``exit`` and the end of its ``stderr``)."""
+    try:
+        out, err = os.memfd_create("report"), os.memfd_create("stderr")
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+    except (AttributeError, OSError) as error:  # no fork here (the sandbox's guard, its process limit, no memfd)
+        raise NoFork(f"{type(error).__name__}: {error}") from None
+    if pid == 0:  # the child: run, write the report, leave without the parent's clean-up
+        code = 0
+        try:
+            os.dup2(err, 2)
+            report = execute(job, source, mode)
+            os.write(out, json.dumps(report).encode())
+        except BaseException:
+            code = 1
+        finally:
+            for stream in (sys.__stdout__, sys.__stderr__):
+                with contextlib.suppress(BaseException):
+                    stream.flush()  # type: ignore[union-attr]
+            os._exit(code)
+    runs = 2 if job["kind"] == "chart" and mode != "isolated" else 1
+    deadline = runs * float(job["timeout"]) + float(job.get("startup", 60.0))
+    _, wait = _wait(pid, deadline)
+    text = _read(out).decode("utf-8", "replace")
+    stderr = _read(err).decode("utf-8", "replace")
+    sys.stderr.write(stderr)
+    os.close(out)
+    os.close(err)
+    status = "timeout" if wait is None else _status(wait)
+    if text and status == "ok":
+        return dict(json.loads(text))
+    return {"exit": status, "stderr": stderr[-4000:]}
+
+
+def _wait(pid: int, seconds: float) -> tuple[int, int | None]:
+    """Wait for the child up to ``seconds``, then kill it (None: it ran past them)."""
+    import time
+
+    end = time.monotonic() + seconds
+    while True:
+        done, wait = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return done, wait
+        if time.monotonic() > end:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return pid, None
+        time.sleep(0.01)
+
+
+def _read(fd: int) -> bytes:
+    os.lseek(fd, 0, os.SEEK_SET)
+    chunks: list[bytes] = []
+    while chunk := os.read(fd, 1 << 16):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def main() -> None:
+    with open("job.json", encoding="utf-8") as handle:
+        job = json.load(handle)
+    with open("program.py", encoding="utf-8") as handle:
+        source = handle.read()
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    modes = list(job["modes"])
+    report: dict[str, Any] = {}
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        write_table(job["table"])
+        if len(modes) > 1:  # what every way imports, once (the released way's globals: pyplot, numpy, pandas)
+            released_globals("released")
+            directory = Directory(job["table"])
+    except BaseException as err:  # the harness itself failed: not the program's doing
+        report["harness_error"] = f"{type(err).__name__}: {err}"[:2000]
+        print("\n" + MARKER + json.dumps(report), file=sys.__stdout__, flush=True)
+        return
+    if len(modes) == 1:
+        report["modes"] = {modes[0]: execute(job, source, modes[0])}
+    else:
+        report["modes"] = {}
+        for i, mode in enumerate(modes):
+            if i:
+                directory.restore()
+            try:
+                report["modes"][mode] = forked(job, source, mode)
+            except NoFork as err:  # the caller runs the ways left one sandbox each
+                report["fork_error"] = str(err)[:2000]
+                break
     print("\n" + MARKER + json.dumps(report), file=sys.__stdout__, flush=True)
 
 

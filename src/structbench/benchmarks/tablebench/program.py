@@ -71,24 +71,65 @@ def run_program(
     namespaces: NamespaceMode = "auto",
 ) -> ProgramOutcome:
     """Run ``code`` over ``table`` in the sandbox (``limits.wall_seconds`` is replaced by what the run needs)."""
+    return run_programs(code, table, kind=kind, chart_type=chart_type, executions=(execution,), timeout=timeout,
+                        limits=limits, namespaces=namespaces)[execution]
+
+
+def run_programs(
+    code: str,
+    table: dict[str, Any],
+    *,
+    kind: Kind,
+    chart_type: str | None = None,
+    executions: Sequence[Execution],
+    timeout: float = 15.0,
+    limits: Limits,
+    namespaces: NamespaceMode = "auto",
+) -> dict[Execution, ProgramOutcome]:
+    """Run ``code`` over ``table`` each way of ``executions``, in one sandbox (the harness forks a process per way
+    after importing pandas and matplotlib once; one more process is allowed for it), or one sandbox per way where
+    the sandbox cannot fork. ``limits.wall_seconds`` is replaced by what the runs need."""
     if not code:
-        return NO_CODE
-    job = {"mode": execution, "kind": kind, "chart_type": chart_type, "timeout": timeout, "table": table}
-    runs = 2 if kind == "chart" and execution != "isolated" else 1
-    wall = Limits(**{**asdict(limits), "wall_seconds": runs * timeout + STARTUP_SECONDS})
-    result = run_python(HARNESS.read_text(encoding="utf-8"), limits=wall, namespaces=namespaces,
+        return dict.fromkeys(executions, NO_CODE)
+    modes = list(dict.fromkeys(executions))
+    job = {"modes": modes, "kind": kind, "chart_type": chart_type, "timeout": timeout, "startup": STARTUP_SECONDS,
+           "table": table}
+    wall = sum(_runs(kind, mode) * timeout + STARTUP_SECONDS for mode in modes)
+    processes = limits.max_processes + (len(modes) > 1)  # the harness and the way it forks
+    sandbox = Limits(**{**asdict(limits), "wall_seconds": wall, "max_processes": processes})
+    result = run_python(HARNESS.read_text(encoding="utf-8"), limits=sandbox, namespaces=namespaces,
                         files={"program.py": code, "job.json": json.dumps(table_safe(job))}, libraries=LIBRARIES)
     _, marker, last = result.stdout.rpartition("\n" + MARKER)
     if not marker:
         status = result.status()
-        return ProgramOutcome(status="error" if status == "ok" else status, ran=False, output="",
-                              error=(result.stderr.strip()[-800:] or "the harness reported nothing"))
+        failed = ProgramOutcome(status="error" if status == "ok" else status, ran=False, output="",
+                                error=(result.stderr.strip()[-800:] or "the harness reported nothing"))
+        return dict.fromkeys(modes, failed)
     try:
         report = json.loads(last.splitlines()[0])
     except (ValueError, IndexError):
-        return ProgramOutcome(status="error", ran=False, output="", error="unreadable report")
+        return dict.fromkeys(modes, ProgramOutcome(status="error", ran=False, output="", error="unreadable report"))
     if report.get("harness_error"):
         raise SandboxError(f"tablebench: the sandbox could not prepare the program: {report['harness_error']}")
+    outcomes = {mode: _outcome(found) for mode, found in report.get("modes", {}).items() if mode in modes}
+    for mode in modes:  # the ways the harness could not fork for, one sandbox each
+        if mode not in outcomes:
+            outcomes[mode] = run_programs(code, table, kind=kind, chart_type=chart_type, executions=(mode,),
+                                          timeout=timeout, limits=limits, namespaces=namespaces)[mode]
+    return {mode: outcomes[mode] for mode in modes}
+
+
+def _runs(kind: Kind, execution: str) -> int:
+    """How many times the harness runs a program: twice for a chart run the released way."""
+    return 2 if kind == "chart" and execution != "isolated" else 1
+
+
+def _outcome(report: dict[str, Any]) -> ProgramOutcome:
+    """One way's outcome from the harness' report of it (or of how its process ended without one)."""
+    if "exit" in report:
+        status = str(report["exit"])
+        return ProgramOutcome(status="error" if status == "ok" else status, ran=False, output="",
+                              error=(str(report.get("stderr", "")).strip()[-800:] or "the harness reported nothing"))
     ran = bool(report.get("ran"))
     error = str(report.get("error") or report.get("values_error") or "")
     status = "ok" if ran else ("timeout" if error.startswith("ProgramTimeout") else "error")
