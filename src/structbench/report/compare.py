@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from structbench.analysis.paired import Pair, StatsOptions, paired_records_test
+from structbench.analysis.paired import Pair, StatsOptions, paired_records_test, scored_pairs
 from structbench.contract.benchmark import Benchmark
 from structbench.core.errors import UsageError
 from structbench.report.crosstab import group_value
@@ -101,21 +101,24 @@ def _compare_entry(
     breakdowns: list[str],
     stats: StatsOptions,
 ) -> list[Comparison]:
-    """The overall test of one entry's pairs, then one test per breakdown group."""
-    pool = [r.scored() for x, _ in pairs for r in x] + [r.scored() for _, y in pairs for r in y]
+    """The overall test of one entry's pairs, then one test per breakdown group (each pair's outcomes made once,
+    for all of them)."""
+    scored = scored_pairs(pairs)
+    pool = [r for x, _ in scored for r in x] + [r for _, y in scored for r in y]
     _, method = metric_statistic(pool, bench, metric)
+    del pool
 
     def test(breakdown: str, group: str, subset: list[Pair]) -> Comparison:
         t = paired_records_test(subset, bench, metric, stats, method, key[1])
         return Comparison(key[0], key[1], key[2], strategy_b, metric, method, breakdown, group, t, key[3])
 
-    out = [test(OVERALL, "", pairs)]
+    out = [test(OVERALL, "", scored)]
     for bd in breakdowns:
         groups: dict[str, list[Pair]] = defaultdict(list)
-        for x, y in pairs:
+        for (x, _), outcomes in zip(pairs, scored, strict=True):
             g = group_value(x[0], bd)
             if g is not None:
-                groups[g].append((x, y))
+                groups[g].append(outcomes)
         out += [test(bd, g, groups[g]) for g in sorted(groups, key=group_order)]
     return out
 
