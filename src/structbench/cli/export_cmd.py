@@ -58,10 +58,10 @@ def export(
 
     if preset is not None:
         bench, strategy, option = preset_entry(preset, bench, strategy, option)
-    b, variant, samples, strat, settings = load_one(bench, strategy, option, limit, seed, data_dir,
-                                                     allow_modified_data, offline)
-    lines = export_lines(b, variant, samples, strat, settings)
     with forking():  # a generated suite drafts its samples in forked children, ahead of the lines written here
+        b, variant, samples, strat, settings = load_one(bench, strategy, option, limit, seed, data_dir,
+                                                         allow_modified_data, offline)
+        lines = export_lines(b, variant, samples, strat, settings)
         if format != ExportFormat.jsonl:  # a typed table of every line: built in memory
             _export_arrow(format, lines, out, f"{b.title}: {b.name}:{variant}, strategy {strat.name}",
                           settings.flags())
