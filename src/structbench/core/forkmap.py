@@ -25,7 +25,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TypeVar
+from typing import Any, TypeVar, cast
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -146,7 +146,7 @@ class _Pending:
     """One share on its way: computed by a forked child (``pid``, its scratch ``fd``) or, where forking is not
     possible, here when collected."""
 
-    def __init__(self, work: Callable[[T], R], share: T) -> None:
+    def __init__(self, work: Callable[[Any], object], share: object) -> None:
         self.pid, self.fd = 0, -1
         self.work, self.share = work, share
         if not can_fork():
@@ -196,20 +196,13 @@ def fork_imap(work: Callable[[T], R], shares: Iterable[T], children: int | None 
             yield work(share)
         return
     queue: deque[_Pending] = deque()
-    source = iter(shares)
     try:
-        while True:
-            while len(queue) < limit:
-                share = next(source, _END)
-                if share is _END:
-                    break
-                queue.append(_Pending(work, share))  # type: ignore[arg-type]
-            if not queue:
-                return
-            yield queue.popleft().collect()  # type: ignore[misc]
+        for share in shares:
+            if len(queue) >= limit:
+                yield cast(R, queue.popleft().collect())
+            queue.append(_Pending(work, share))
+        while queue:
+            yield cast(R, queue.popleft().collect())
     finally:
         for pending in queue:
             pending.close()
-
-
-_END = object()
