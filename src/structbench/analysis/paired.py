@@ -54,8 +54,10 @@ class StatsOptions:
         return same and (self.by == "cluster" or headline.unit == "sample")
 
 
+RecordPair = tuple[Sequence[SampleRecord | RecordSummary], Sequence[SampleRecord | RecordSummary]]
+"""One sample's records in system A and in system B (one per epoch each)."""
 Pair = tuple[Sequence[SampleRecord | RecordSummary | Scored], Sequence[SampleRecord | RecordSummary | Scored]]
-"""One sample's records in system A and in system B (one per epoch each), or their outcomes (``scored_pairs``)."""
+"""A ``RecordPair``, or its outcomes (``scored_pairs``)."""
 
 
 def _cluster_of(pair: Pair) -> str | None:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from structbench.analysis.paired import Pair, StatsOptions, paired_records_test, scored_pairs
+from structbench.analysis.paired import Pair, RecordPair, StatsOptions, paired_records_test, scored_pairs
 from structbench.contract.benchmark import Benchmark
 from structbench.core.errors import UsageError
 from structbench.report.crosstab import group_value
@@ -95,7 +95,7 @@ def _headline(run: RunFiles, key: Key, bench: Benchmark | None) -> tuple[str, li
 def _compare_entry(
     key: Key,
     strategy_b: str,
-    pairs: list[Pair],
+    pairs: list[RecordPair],
     bench: Benchmark,
     metric: str,
     breakdowns: list[str],
@@ -142,7 +142,7 @@ def compare_runs(
     for key, recs_a in left.items():
         key_b = (key[0], key[1], strategy_b, key[3]) if strategy_b is not None else key
         recs_b = right.get(key_b, {})
-        pairs: list[Pair] = [(recs_a[i], recs_b[i]) for i in recs_a if i in recs_b]
+        pairs: list[RecordPair] = [(recs_a[i], recs_b[i]) for i in recs_a if i in recs_b]
         if pairs:
             bench = benches.get(key[0], a.cell_options(key[0], key[3]))
             if bench is None:  # left out (``benches.notes`` says why): its headline cannot be recomputed
