@@ -129,3 +129,35 @@ def test_runs_here_while_another_thread_is_alive() -> None:
         stop.set()
         thread.join()
     assert results == [(os.getpid(), 4), (os.getpid(), 9)]
+
+
+def test_imap_streams_results_in_order_from_children_a_few_ahead() -> None:
+    results = list(forkmap.fork_imap(_pid_and_square, range(7), children=2))
+    assert [square for _, square in results] == [x * x for x in range(7)]
+    assert os.getpid() not in {pid for pid, _ in results}
+    assert [s for _, s in forkmap.fork_imap(_pid_and_square, range(3), children=0)] == [0, 1, 4]
+
+
+def test_imap_forks_only_under_forking() -> None:
+    assert forkmap.ahead() == 0
+    assert {pid for pid, _ in forkmap.fork_imap(_pid_and_square, range(3))} == {os.getpid()}
+    with forkmap.forking(2):
+        assert forkmap.ahead() == 2
+        assert os.getpid() not in {pid for pid, _ in forkmap.fork_imap(_pid_and_square, range(3))}
+    assert forkmap.ahead() == 0
+
+
+def _fail_at_two(share: int) -> int:
+    if share == 2:
+        raise ShareError("two")
+    return share
+
+
+def test_imap_raises_a_childs_error_when_its_result_is_read_and_stops_the_others() -> None:
+    stream = forkmap.fork_imap(_fail_at_two, range(6), children=3)
+    assert next(stream) == 0 and next(stream) == 1
+    with pytest.raises(ShareError, match="two"):
+        next(stream)
+    stream.close()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)  # every child reaped

@@ -211,3 +211,34 @@ def test_inspects_data_frames_read_the_converted_logs(oracle_run: Path, tmp_path
     assert len(samples) == len(run_records(oracle_run)) == 14 * LIMIT
     structext = samples[samples["metadata_language"].notna()]
     assert len(structext) == 8 * LIMIT and {"metadata_template", "metadata_depth"} <= set(samples.columns)
+
+
+def _without_random_ids(value: Any) -> Any:
+    """A sample's JSON without what Inspect's models draw anew each time they are built (ids, event stamps)."""
+    if isinstance(value, dict):
+        return {k: _without_random_ids(v) for k, v in value.items()
+                if k not in ("id", "uuid", "timestamp", "working_start")}
+    if isinstance(value, list):
+        return [_without_random_ids(v) for v in value]
+    return value
+
+
+@pytest.mark.shared
+def test_samples_built_in_forked_children_are_those_built_here(oracle_run: Path) -> None:
+    """``convert`` builds and serializes the samples a chunk at a time in forked children (``sample_members``):
+    the same members, in the same order, as built one at a time in this process."""
+    from unittest.mock import patch
+
+    from structbench.interop import inspect_log
+    from structbench.interop.rundir import read_run
+
+    run = read_run(oracle_run)
+    for entry in run.entries:
+        with patch.object(inspect_log, "CHUNK", 3):
+            forked = list(inspect_log.sample_members(run, entry))
+        here = list(inspect_log.serialized(inspect_log.eval_samples(run, entry)))
+        assert len(forked) == len(entry.records) > 3
+        assert [name for name, _, _ in forked] == [name for name, _, _ in here]
+        for (_, sample, summary), (_, sample_here, summary_here) in zip(forked, here, strict=True):
+            assert _without_random_ids(json.loads(sample)) == _without_random_ids(json.loads(sample_here))
+            assert _without_random_ids(json.loads(summary)) == _without_random_ids(json.loads(summary_here))

@@ -54,8 +54,31 @@ class StatsOptions:
         return same and (self.by == "cluster" or headline.unit == "sample")
 
 
-Pair = tuple[Sequence[SampleRecord | RecordSummary], Sequence[SampleRecord | RecordSummary]]
+RecordPair = tuple[Sequence[SampleRecord | RecordSummary], Sequence[SampleRecord | RecordSummary]]
 """One sample's records in system A and in system B (one per epoch each)."""
+Pair = tuple[Sequence[SampleRecord | RecordSummary | Scored], Sequence[SampleRecord | RecordSummary | Scored]]
+"""A ``RecordPair``, or its outcomes (``scored_pairs``)."""
+
+
+def _cluster_of(pair: Pair) -> str | None:
+    """The pair's cluster: the one A's record names, else B's."""
+    return next((r.cluster for r in (*pair[0], *pair[1]) if r.cluster is not None), None)
+
+
+def _outcome(record: SampleRecord | RecordSummary | Scored, cluster: str | None) -> Scored:
+    if type(record) is Scored and record.cluster == cluster:  # already one (``scored_pairs``)
+        return record
+    return record.scored().model_copy(update={"cluster": cluster})  # type: ignore[union-attr]
+
+
+def scored_pairs(pairs: Sequence[Pair]) -> list[Pair]:
+    """Each pair's records as the outcomes its tests pool (with the pair's cluster), made once: the overall test and
+    every breakdown group's of the same pairs then pool them without building them again."""
+    out: list[Pair] = []
+    for pair in pairs:
+        cluster = _cluster_of(pair)
+        out.append(([_outcome(r, cluster) for r in pair[0]], [_outcome(r, cluster) for r in pair[1]]))
+    return out
 
 
 def _statistic(pool: Sequence[Scored], bench: Benchmark, metric: str, method: str) -> Statistic:
@@ -69,17 +92,15 @@ def paired_pool(pairs: Sequence[Pair], bench: Benchmark, variant: str, by: Resam
     """System A's outcomes then system B's, pairs in canonical order (cluster, id), and their paired design: a
     pair's cluster is the one A's record names (else B's), so both systems resample and swap the same clusters."""
 
-    def cluster_of(pair: Pair) -> str | None:
-        return next((r.cluster for r in (*pair[0], *pair[1]) if r.cluster is not None), None)
+    clusters = [_cluster_of(p) for p in pairs]
 
-    def order(pair: Pair) -> tuple[tuple[int, str], str]:
-        cluster, id_ = cluster_of(pair), pair[0][0].id
+    def order(i: int) -> tuple[tuple[int, str], str]:
+        cluster, id_ = clusters[i], pairs[i][0][0].id
         return ((0, cluster) if by == "cluster" and cluster is not None else (1, id_)), id_
 
-    keyed = sorted(pairs, key=order)
-    unit = SAMPLE_UNIT if by == "sample" or all(cluster_of(p) is None for p in keyed) else bench.unit(variant)
-    sides = [[r.scored().model_copy(update={"cluster": cluster_of(p)}) for p in keyed for r in p[side]]
-             for side in (0, 1)]
+    keyed = sorted(range(len(pairs)), key=order)
+    unit = SAMPLE_UNIT if by == "sample" or all(c is None for c in clusters) else bench.unit(variant)
+    sides = [[_outcome(r, clusters[i]) for i in keyed for r in pairs[i][side]] for side in (0, 1)]
     every = sides[0] + sides[1]
     design = design_of(every, unit, by)  # one coding of clusters and samples for both systems
     n_a = len(sides[0])

@@ -53,19 +53,22 @@ def export(
 ) -> None:
     """Write each sample's prompt (the strategy's first model call), gold, meta and fingerprint: JSON lines, Parquet,
     or a Hugging Face datasets folder."""
+    from structbench.core.forkmap import forking
     from structbench.runner.export import export_lines
 
     if preset is not None:
         bench, strategy, option = preset_entry(preset, bench, strategy, option)
-    b, variant, samples, strat, settings = load_one(bench, strategy, option, limit, seed, data_dir,
-                                                     allow_modified_data, offline)
-    lines = export_lines(b, variant, samples, strat, settings)
-    if format != ExportFormat.jsonl:  # a typed table of every line: built in memory
-        _export_arrow(format, lines, out, f"{b.title}: {b.name}:{variant}, strategy {strat.name}", settings.flags())
-    else:  # a line at a time, as the samples are read
-        with atomic_path(out) as tmp, tmp.open("w", encoding="utf-8") as fh:
-            for line in lines:
-                fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+    with forking():  # a generated suite drafts its samples in forked children, ahead of the lines written here
+        b, variant, samples, strat, settings = load_one(bench, strategy, option, limit, seed, data_dir,
+                                                         allow_modified_data, offline)
+        lines = export_lines(b, variant, samples, strat, settings)
+        if format != ExportFormat.jsonl:  # a typed table of every line: built in memory
+            _export_arrow(format, lines, out, f"{b.title}: {b.name}:{variant}, strategy {strat.name}",
+                          settings.flags())
+        else:  # a line at a time, as the samples are read
+            with atomic_path(out) as tmp, tmp.open("w", encoding="utf-8") as fh:
+                for line in lines:
+                    fh.write(json.dumps(line, ensure_ascii=False) + "\n")
     typer.echo(f"wrote {samples.count} samples to {out}")
 
 

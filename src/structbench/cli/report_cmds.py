@@ -125,7 +125,8 @@ def compare(
     from structbench.report.runs import BenchmarkCache, load_run
 
     stats = _stats(resamples, seed, confidence, resample)
-    a, b = load_run(run_a), load_run(run_b)
+    a = load_run(run_a)
+    b = a if run_b.resolve() == run_a.resolve() else load_run(run_b)  # two strategies of one run: read it once
     benches = BenchmarkCache()
     rows = compare_runs(a, b, stats=stats, benches=benches, strategy_a=strategy_a, strategy_b=strategy_b)
     _echo_markdown(comparison_markdown(rows, str(run_a), str(run_b), notes=False))  # the notes: once, below

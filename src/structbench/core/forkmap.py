@@ -1,4 +1,5 @@
-"""Run a CPU-bound function over a few shares of work in forked processes, results back by pickle.
+"""Run a CPU-bound function over a few shares of work in forked processes, results back by pickle (``fork_map``:
+all at once; ``fork_imap``: a stream of shares, a few computed ahead while the caller uses the results in order).
 
 Generation of large synthetic suites is pure Python plus C parsers, so threads do not help; a forked
 child starts in a few milliseconds with every module already imported and every cache warm, which a
@@ -20,8 +21,11 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Sequence
-from typing import TypeVar
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, TypeVar, cast
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -115,3 +119,90 @@ def fork_map(work: Callable[[T], R], shares: Sequence[T]) -> list[R]:
                 os.waitpid(pid, 0)
             except (ProcessLookupError, ChildProcessError):
                 pass
+
+
+_AHEAD: ContextVar[int] = ContextVar("structbench_fork_ahead", default=0)
+
+
+def ahead() -> int:
+    """How many shares a streaming producer may compute ahead in forked children now (0: none, compute in
+    process): set by ``forking`` around a command whose process is the only thing the producer shares a core with
+    (``export``, ``convert``); a run leaves it 0, so its process tree stays as measured."""
+    return _AHEAD.get()
+
+
+@contextmanager
+def forking(children: int | None = None) -> Iterator[None]:
+    """Within this block, streaming producers (``fork_imap`` with ``children=None``) compute up to ``children``
+    shares ahead in forked children (default: one per CPU)."""
+    token = _AHEAD.set(max(1, children if children is not None else cpu_count()))
+    try:
+        yield
+    finally:
+        _AHEAD.reset(token)
+
+
+class _Pending:
+    """One share on its way: computed by a forked child (``pid``, its scratch ``fd``) or, where forking is not
+    possible, here when collected."""
+
+    def __init__(self, work: Callable[[Any], object], share: object) -> None:
+        self.pid, self.fd = 0, -1
+        self.work, self.share = work, share
+        if not can_fork():
+            return
+        fd = _scratch()
+        try:
+            pid = os.fork()
+        except BaseException:
+            os.close(fd)
+            raise
+        if pid == 0:  # pragma: no cover - runs in the child, which exits inside _child
+            _child(work, share, fd)
+        self.pid, self.fd = pid, fd
+
+    def collect(self) -> object:
+        if not self.pid:
+            return self.work(self.share)
+        try:
+            _, status = os.waitpid(self.pid, 0)
+            self.pid = 0
+            return _result(status, self.fd)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self.pid:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+            self.pid = 0
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+def fork_imap(work: Callable[[T], R], shares: Iterable[T], children: int | None = None) -> Iterator[R]:
+    """``work(share)`` for each share, yielded in order, each computed in a forked child with up to ``children``
+    (default: ``ahead()``) running ahead of the one the caller reads, so the caller uses one result while the next
+    are computed. A share is computed here, when read, where ``children`` is 0 or forking is not safe at the time it
+    is started. A child's exception is raised here when its result is read; closing the iterator stops the
+    children."""
+    limit = ahead() if children is None else children
+    if limit < 1:
+        for share in shares:
+            yield work(share)
+        return
+    queue: deque[_Pending] = deque()
+    try:
+        for share in shares:
+            if len(queue) >= limit:
+                yield cast(R, queue.popleft().collect())
+            queue.append(_Pending(work, share))
+        while queue:
+            yield cast(R, queue.popleft().collect())
+    finally:
+        for pending in queue:
+            pending.close()

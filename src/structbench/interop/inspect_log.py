@@ -70,6 +70,7 @@ from pydantic import ValidationError
 
 from structbench.benchmarks import BENCHMARKS
 from structbench.core.errors import UsageError
+from structbench.core.forkmap import cpu_count, fork_imap
 from structbench.core.redact import redact
 from structbench.core.untrusted import file_name, inside
 from structbench.interop.rundir import Entry, RunData
@@ -291,13 +292,40 @@ def eval_header(run: RunData, entry: Entry) -> EvalLog:
     return _redacted(log)
 
 
-def eval_samples(run: RunData, entry: Entry) -> Iterator[EvalSample]:
-    """The samples of one result entry, each built from its full record as it is read back, redacted."""
+def eval_samples(run: RunData, entry: Entry, positions: Iterable[int] | None = None) -> Iterator[EvalSample]:
+    """The samples of one result entry (those at ``positions`` of its order, or all), each built from its full
+    record as it is read back, redacted."""
     model = inspect_model(run.config)
     epochs = entry.records.epochs()
     first = int(epochs.min()) if len(epochs) else 1
-    for record in entry.records.full():
+    for record in entry.records.full(None if positions is None else list(positions)):
         yield _redacted(eval_sample(record, model, record.epoch - first + 1))
+
+
+Member = tuple[str, bytes, bytes]
+"""A sample as ``write_eval`` writes it: its member's name in the log, its condensed JSON, its summary's JSON."""
+
+CHUNK = 256
+"""Samples a forked child builds and serializes at a time (``sample_members``)."""
+
+
+def serialized(samples: Iterable[EvalSample]) -> Iterator[Member]:
+    """Each sample condensed (as Inspect's writer condenses it) and serialized, with its summary."""
+    for sample in samples:
+        sample = condense_sample(sample)
+        yield (f"{SAMPLES_DIR}/{sample.id}_epoch_{sample.epoch}.json", to_json_safe(sample, indent=None),
+               to_json_safe(sample.summary(), indent=None))
+
+
+def sample_members(run: RunData, entry: Entry) -> Iterator[Member]:
+    """The samples of one entry as ``write_eval`` writes them, in order: built, redacted, condensed and serialized
+    ``CHUNK`` at a time in forked children (``forkmap.fork_imap``, one per CPU), each reading its records back from
+    ``samples.jsonl`` itself, while this process writes the members of the chunks before (building a sample through
+    Inspect's models is most of a conversion's time); here, one at a time, where forking is not possible."""
+    chunks = (range(start, min(start + CHUNK, len(entry.records))) for start in range(0, len(entry.records), CHUNK))
+    for members in fork_imap(lambda chunk: list(serialized(eval_samples(run, entry, chunk))), chunks,
+                             children=cpu_count()):
+        yield from members
 
 
 M = TypeVar("M", EvalLog, EvalSample)
@@ -316,20 +344,19 @@ def log_name(log: EvalLog) -> str:
     return f"{created}_{log.eval.task.replace('_', '-')}_{log.eval.task_id}.eval"
 
 
-def write_eval(header: EvalLog, samples: Iterable[EvalSample], path: Path) -> None:
+def write_eval(header: EvalLog, samples: Iterable[Member], path: Path) -> None:
     """An ``.eval`` log in Inspect's layout (a zip: the start journal, one member per sample, the samples'
-    summaries, the header), written a sample at a time: each is condensed, as Inspect's writer does, written and
-    dropped; the summaries wait in a temporary file. So a log of any size is written in bounded memory. Members are
-    deflated (as Inspect's logs were before zstd, which every reader of ``.eval`` reads): Inspect's zstd starts a
-    pool of threads per member, twice the CPU of deflate for a sample's few kilobytes, for the same size."""
+    summaries, the header), written a sample at a time (``serialized`` or ``sample_members`` makes them): each is
+    written and dropped; the summaries wait in a temporary file. So a log of any size is written in bounded memory.
+    Members are deflated (as Inspect's logs were before zstd, which every reader of ``.eval`` reads): Inspect's zstd
+    starts a pool of threads per member, twice the CPU of deflate for a sample's few kilobytes, for the same size."""
     with ZipFile(path, "w", ZIP_DEFLATED, compresslevel=5) as zf, tempfile.TemporaryFile() as summaries:
         zf.writestr(f"{JOURNAL_DIR}/{START_JSON}",
                     to_json_safe(LogStart(version=header.version, eval=header.eval, plan=header.plan), indent=None))
         summaries.write(b"[")
-        for n, sample in enumerate(samples):
-            sample = condense_sample(sample)
-            zf.writestr(f"{SAMPLES_DIR}/{sample.id}_epoch_{sample.epoch}.json", to_json_safe(sample, indent=None))
-            summaries.write((b"," if n else b"") + to_json_safe(sample.summary(), indent=None))
+        for n, (name, sample, summary) in enumerate(samples):
+            zf.writestr(name, sample)
+            summaries.write((b"," if n else b"") + summary)
         summaries.write(b"]")
         summaries.seek(0)
         with zf.open(SUMMARIES_JSON, "w", force_zip64=True) as member:
@@ -347,7 +374,7 @@ def write_logs(run: RunData, out: Path) -> list[Path]:
         path = inside(out / file_name(log_name(header), "a result's task"), out, "convert --out")
         with tempfile.TemporaryDirectory(dir=out, prefix=".convert-") as tmp:
             staged = Path(tmp) / path.name
-            write_eval(header, eval_samples(run, entry), staged)
+            write_eval(header, sample_members(run, entry), staged)
             os.replace(staged, path)
         written.append(path)
     return written

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from structbench.analysis.paired import Pair, StatsOptions, paired_records_test
+from structbench.analysis.paired import Pair, RecordPair, StatsOptions, paired_records_test, scored_pairs
 from structbench.contract.benchmark import Benchmark
 from structbench.core.errors import UsageError
 from structbench.report.crosstab import group_value
@@ -95,27 +95,30 @@ def _headline(run: RunFiles, key: Key, bench: Benchmark | None) -> tuple[str, li
 def _compare_entry(
     key: Key,
     strategy_b: str,
-    pairs: list[Pair],
+    pairs: list[RecordPair],
     bench: Benchmark,
     metric: str,
     breakdowns: list[str],
     stats: StatsOptions,
 ) -> list[Comparison]:
-    """The overall test of one entry's pairs, then one test per breakdown group."""
-    pool = [r.scored() for x, _ in pairs for r in x] + [r.scored() for _, y in pairs for r in y]
+    """The overall test of one entry's pairs, then one test per breakdown group (each pair's outcomes made once,
+    for all of them)."""
+    scored = scored_pairs(pairs)
+    pool = [r for x, _ in scored for r in x] + [r for _, y in scored for r in y]
     _, method = metric_statistic(pool, bench, metric)
+    del pool
 
     def test(breakdown: str, group: str, subset: list[Pair]) -> Comparison:
         t = paired_records_test(subset, bench, metric, stats, method, key[1])
         return Comparison(key[0], key[1], key[2], strategy_b, metric, method, breakdown, group, t, key[3])
 
-    out = [test(OVERALL, "", pairs)]
+    out = [test(OVERALL, "", scored)]
     for bd in breakdowns:
         groups: dict[str, list[Pair]] = defaultdict(list)
-        for x, y in pairs:
+        for (x, _), outcomes in zip(pairs, scored, strict=True):
             g = group_value(x[0], bd)
             if g is not None:
-                groups[g].append((x, y))
+                groups[g].append(outcomes)
         out += [test(bd, g, groups[g]) for g in sorted(groups, key=group_order)]
     return out
 
@@ -139,7 +142,7 @@ def compare_runs(
     for key, recs_a in left.items():
         key_b = (key[0], key[1], strategy_b, key[3]) if strategy_b is not None else key
         recs_b = right.get(key_b, {})
-        pairs: list[Pair] = [(recs_a[i], recs_b[i]) for i in recs_a if i in recs_b]
+        pairs: list[RecordPair] = [(recs_a[i], recs_b[i]) for i in recs_a if i in recs_b]
         if pairs:
             bench = benches.get(key[0], a.cell_options(key[0], key[3]))
             if bench is None:  # left out (``benches.notes`` says why): its headline cannot be recomputed

@@ -8,11 +8,13 @@ import random
 from collections import Counter
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 import pytest
 
 from structbench.backends.tokens import token_counter
 from structbench.benchmarks.structfact.evidence import parse_evidence
+from structbench.benchmarks.structfact.generated import generator
 from structbench.benchmarks.structfact.generated.generator import (
     PAPER_COUNTS,
     Generator,
@@ -26,6 +28,7 @@ from structbench.benchmarks.structfact.generated.views import pipe_table
 from structbench.benchmarks.structfact.loader import LABELS, record_to_sample
 from structbench.benchmarks.structfact.options import StructFactOptions
 from structbench.benchmarks.structfact.prompts import Prompter
+from structbench.core import forkmap
 from structbench.data.evidence import Graph, ItemList, StructuredText, Table, Text
 
 CATEGORIES = {
@@ -167,6 +170,16 @@ def test_same_seed_same_questions(rfqa_world: World, rfqa_questions: list[Questi
     assert records(again) == records(rfqa_questions)
     other = Generator(rfqa_world, token_counter("regex")).generate(20, seed=1)
     assert {q.question for q in other}.isdisjoint({q.question for q in rfqa_questions[:100]})
+
+
+def test_drafting_in_forked_children_makes_the_same_questions_in_the_same_order(atlas_world: World) -> None:
+    """``export`` drafts the questions a chunk at a time in forked children (``forkmap.forking``): the same questions
+    in the same order as one at a time here, across chunk boundaries."""
+    here = Generator(atlas_world, token_counter("regex")).generate(70, "balanced", seed=3)
+    with patch.object(generator, "CHUNK", 16), forkmap.forking(2):
+        forked = Generator(atlas_world, token_counter("regex")).generate(70, "balanced", seed=3)
+    assert records(forked) == records(here)
+    assert len(here) > 16 * len(TASKS)
 
 
 def test_csv_folder_makes_every_task(atlas_world: World, tmp_path: Path) -> None:

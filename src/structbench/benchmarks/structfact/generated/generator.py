@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import random
+from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +38,7 @@ from structbench.benchmarks.structfact.generated.templates.common import (
 from structbench.benchmarks.structfact.generated.verify import verify
 from structbench.benchmarks.structfact.generated.views import Evidence, Unrenderable
 from structbench.benchmarks.structfact.loader import LABELS
+from structbench.core.forkmap import ahead, fork_imap
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +63,8 @@ DISTRACTOR_SHARE = 0.3
 release's evidence often holds related but unneeded tables and lists)."""
 BUDGET = 2500
 """The paper's evidence budget (tokens)."""
+CHUNK = 500
+"""Questions of one task a forked child drafts at a time (``Generator.stream`` under ``forkmap.forking``)."""
 
 
 class LabelMismatch(RuntimeError):
@@ -161,38 +165,63 @@ class Generator:
 
     def stream(self, per_task: int, label_mix: str = "paper", *, seed: int = 0) -> Iterator[Question]:
         """``generate``'s questions in its order, each made when it is read: the first question of every task, then
-        the second ... (a task that runs out of questions drops out), so a set of any size is never held."""
-        by_task: list[Iterator[Question]] = []
+        the second ... (a task that runs out of questions drops out), so a set of any size is never held. Under
+        ``forkmap.forking`` (``export``) the questions are drafted ``CHUNK`` at a time in forked children, a few
+        chunks ahead of the reader; each question is seeded on its own, so they are the same questions."""
+        wanted: dict[str, list[str]] = {}
         for task in TASKS:
             if not self.pools[task]:
                 log.warning("structfact:generated: these tables support no %s question; the task is left out", task)
                 continue
-            by_task.append(self._task_questions(task, per_task, label_mix, seed))
-        while by_task:
-            going = []
-            for questions in by_task:
-                question = next(questions, None)
-                if question is not None:
-                    going.append(questions)
-                    yield question
-            by_task = going
+            wanted[task] = self._wanted(task, per_task, label_mix, seed)
 
-    def _task_questions(self, task: str, per_task: int, label_mix: str, seed: int) -> Iterator[Question]:
-        """The questions of one task, in order (a draw that makes none is skipped)."""
+        size = CHUNK if ahead() else 1  # in process: one question at a time, as it is read
+
+        def draft(chunk: tuple[str, int]) -> list[Question | None]:
+            task, start = chunk
+            return [self.one(task, i, want, seed) for i, want in enumerate(wanted[task][start:start + size], start)]
+
+        order = list(wanted)
+
+        def chunks() -> Iterator[tuple[str, int]]:
+            return ((task, start) for start in range(0, per_task, size) for task in order if start < len(wanted[task]))
+
+        handed, drafted = chunks(), fork_imap(draft, chunks())  # whose each drafted chunk is, and the chunks
+        ready: dict[str, deque[Question]] = {task: deque() for task in order}
+        left = {task: len(w) for task, w in wanted.items()}  # questions not yet drafted
+        made = dict.fromkeys(order, 0)
+
+        def fill(task: str) -> None:
+            """Read drafted chunks, in the order they were handed out, until ``task`` has a question or none left."""
+            while not ready[task] and left[task]:
+                owner, _ = next(handed)
+                questions = next(drafted)
+                left[owner] -= len(questions)
+                ready[owner].extend(q for q in questions if q is not None)
+
+        tasks = order
+        while tasks:
+            going = []
+            for task in tasks:
+                fill(task)
+                if ready[task]:
+                    going.append(task)
+                    made[task] += 1
+                    yield ready[task].popleft()
+            tasks = going
+        for task in order:
+            if made[task] < per_task:
+                log.warning("structfact:generated: %s: %d of %d questions could be made", task, made[task], per_task)
+
+    def _wanted(self, task: str, per_task: int, label_mix: str, seed: int) -> list[str]:
+        """The label each question of ``task`` aims at, in order."""
         wanted = [
             label
             for label, n in zip(LABELS, label_counts(per_task, LABEL_MIXES[label_mix][task]), strict=True)
             for _ in range(n)
         ]
         random.Random(f"{seed}:{task}:labels").shuffle(wanted)
-        made = 0
-        for i, want in enumerate(wanted):
-            question = self.one(task, i, want, seed)
-            if question is not None:
-                made += 1
-                yield question
-        if made < per_task:
-            log.warning("structfact:generated: %s: %d of %d questions could be made", task, made, per_task)
+        return wanted
 
     def one(self, task: str, index: int, want: str, seed: int) -> Question | None:
         """Question ``index`` of ``task`` with label ``want`` (None when no draw makes one)."""
