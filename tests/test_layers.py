@@ -287,3 +287,23 @@ def test_the_paths_promised_to_plugin_authors_still_import(old: str) -> None:
     module = importlib.import_module(f"structbench.{target.removesuffix('.*')}")
     public = getattr(module, "__all__", [n for n in vars(module) if not n.startswith("_")])
     assert public and all(getattr(shim, n) is getattr(module, n) for n in public)
+
+
+TESTS = Path(__file__).resolve().parent
+REPOSITORY_TESTS = {"test_api.py", "test_readme.py", "test_layers.py", "test_contributing.py"}
+"""The top of ``tests/`` holds the tests of the root modules (``structbench.api``) and of the repository as a whole."""
+CROSSCUTTING = {"prompts", "synthetic"}
+"""Folders of ``tests/`` that are not a package's: every strategy's prompts pinned, the synthetic releases' data."""
+
+
+def test_the_tests_mirror_the_package() -> None:
+    """A module's tests lie in the folder of ``tests/`` named like the module's package (``tests/runfiles`` for
+    ``structbench.runfiles``): every folder of tests is a package's (or a named cross-cutting one), and no test file
+    at the top tests a module that lives in a folder (``tools/dev/move_tests.py`` moved them)."""
+    folders = {p.name for p in TESTS.iterdir() if p.is_dir() and any(p.rglob("test_*.py"))}
+    assert not {f for f in folders - CROSSCUTTING if not (PACKAGE / f / "__init__.py").is_file()}
+    top = {p.name for p in TESTS.glob("test_*.py")}
+    assert top <= REPOSITORY_TESTS, sorted(top - REPOSITORY_TESTS)
+    nested = {p.relative_to(TESTS).parent for p in TESTS.rglob("test_*.py")} - {Path(".")}
+    assert all((PACKAGE / d / "__init__.py").is_file() or d.parts[0] in CROSSCUTTING for d in nested), sorted(
+        str(d) for d in nested if not (PACKAGE / d / "__init__.py").is_file() and d.parts[0] not in CROSSCUTTING)

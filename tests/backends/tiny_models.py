@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 try:  # transformers and vLLM show tqdm bars; tqdm's monitor thread would outlive them, and fork_map
-    import tqdm  # (tests/test_forkmap.py, later in the same session) runs its shares serially
+    import tqdm  # (tests/core/test_forkmap.py, later in the same session) runs its shares serially
     tqdm.tqdm.monitor_interval = 0  # when another thread is alive
 except ImportError:  # the extras are not installed: these tests skip
     pass

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 import toybench  # noqa: F401  (registers it in this process, as STRUCTBENCH_PLUGINS does in a child)
-from batch.conftest import USAGE, Served, mixed_answers
 from faults import child_pythonpath
 from patience import patience
+from runner.batch.conftest import USAGE, Served, mixed_answers
 from structbench.core.errors import ExitCode
 from structbench.testing.batch_server import BatchServer, serve_batches_in_thread
 from structbench.testing.cli import Invocation, invoke

@@ -43,6 +43,7 @@ MOVES: dict[str, str] = {
     "tests/test_results.py": "tests/runfiles/test_results.py",
     "tests/test_rundir.py": "tests/runfiles/test_rundir.py",
     "tests/test_runformat.py": "tests/runfiles/test_runformat.py",
+    "tests/view/test_tail.py": "tests/runfiles/test_recordlines.py",  # view.tail became runfiles.recordlines.RecordTail
     # analysis
     "tests/test_record_metrics.py": "tests/analysis/test_record_metrics.py",
     # the batch APIs are part of the runner
@@ -54,10 +55,11 @@ FIXUPS: dict[str, list[tuple[str, str]]] = {
     "tests/core/test_plugins.py": [
         ("REPO = Path(__file__).resolve().parents[1]", "REPO = Path(__file__).resolve().parents[2]"),
     ],
-    "tests/runner/batch/test_collector.py": [("from batch.conftest import", "from runner.batch.conftest import")],
-    "tests/runner/batch/test_ledger.py": [("from batch.conftest import", "from runner.batch.conftest import")],
 }
 """New path -> (old line part, new line part): what depends on where a test file lies."""
+
+IMPORTS: dict[str, str] = {"batch": "runner.batch"}
+"""A moved folder of tests as the other tests import it (``tests`` is on the path): old name -> new name."""
 
 
 def git(*args: str) -> str:
@@ -90,6 +92,9 @@ def rewrite(dry_run: bool) -> None:
         new_text = text
         for old, new in MOVES.items():
             new_text = re.sub(re.escape(old) + r"(?![\w.])", new, new_text)
+        if name.startswith("tests/"):
+            for old, new in IMPORTS.items():
+                new_text = re.sub(rf"^(from|import) {re.escape(old)}\.", rf"\1 {new}.", new_text, flags=re.M)
         for old_part, new_part in FIXUPS.get(name, []):
             new_text = new_text.replace(old_part, new_part)
         if new_text != text:

@@ -19,7 +19,7 @@ from faults import child_pythonpath
 from patience import patience
 from structbench.core.plugins import BACKEND_GROUP, BENCHMARK_GROUP, plugins
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 BLOCK = re.compile(r'^```python title="(?P<title>[^"]+)"\n(?P<body>.*?)^```$', re.M | re.S)
 
 

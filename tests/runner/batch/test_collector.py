@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from batch.conftest import Served
+from runner.batch.conftest import Served
 from structbench.backends.factory import BackendSpec, make_backend
 from structbench.core.errors import RunStoppedError
 from structbench.data.datasets import DataContext

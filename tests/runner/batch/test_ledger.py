@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from batch.conftest import Served
-from batch.test_collector import run, scores, stop_after_submitting
+from runner.batch.conftest import Served
+from runner.batch.test_collector import run, scores, stop_after_submitting
 from structbench.core.errors import DataError, ExitCode
 from structbench.runner.batch.ledger import Ledger
 from structbench.testing.cli import invoke
