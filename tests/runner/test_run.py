@@ -11,7 +11,7 @@ import pytest
 from structbench.backends.base import BackendError, Request
 from structbench.backends.mock import MockBackend
 from structbench.backends.oracle import OracleBackend
-from structbench.core.errors import UsageError
+from structbench.core.errors import StorageError, UsageError
 from structbench.data.datasets import DataContext
 from structbench.runfiles.runconfig import RunConfig
 from structbench.runner.cache import ResponseCache
@@ -434,3 +434,29 @@ def test_a_session_begins_and_ends_in_the_manifest() -> None:
     m.end("complete", None, {"numpy": "2"})
     assert (m.status, m.stop_reason, m.packages) == ("complete", None, {"numpy": "2"})
     assert "budget" in m.to_json() and "stop_reason" not in m.to_json()
+
+
+def test_the_collector_runs_less_often_while_requests_run_and_is_restored(tmp_path: Path) -> None:
+    import gc
+
+    from structbench.runner.run import YOUNG_COLLECTION
+
+    seen: list[tuple[int, int, int]] = []
+
+    class Watching(MockBackend):
+        async def generate(self, request: Request):  # type: ignore[no-untyped-def]
+            seen.append(gc.get_threshold())
+            return await super().generate(request)
+
+    before = gc.get_threshold()
+    _run(tmp_path, Watching(default="yes"), _config(limit=3))
+    assert seen and all(t[0] >= YOUNG_COLLECTION and t[1:] == before[1:] for t in seen)
+    assert gc.get_threshold() == before
+
+    class Failing(MockBackend):
+        async def generate(self, request: Request):  # type: ignore[no-untyped-def]
+            raise StorageError("the cache's disk is full")  # stops the run
+
+    with pytest.raises(StorageError):
+        _run(tmp_path / "other", Failing(), _config(limit=3))
+    assert gc.get_threshold() == before

@@ -80,6 +80,12 @@ def model_context(backend: Backend) -> int | None:
     return asyncio.run(backend.context_window())
 
 
+YOUNG_COLLECTION = 10_000
+"""Allocations between the collector's passes over its youngest generation while the requests run (Python's
+default: 700). Each request allocates a few thousand short-lived objects (the reply, the record, its line); at the
+default the collector ran some 370 times in the 2,000 requests of ``benchmarks/overhead.py`` (7 % of the process's
+CPU), at 10,000 some 20 times (2 %). The older generations keep their thresholds; the run restores the first."""
+
 NAME_MAX = 255
 """The longest file name, in bytes, that Linux file systems take."""
 PATH_MAX = 4096
@@ -267,6 +273,7 @@ class Run:
             raise UsageError(f"{word('batch')}, {word('max_cost')} and {word('max_tokens_total')} run in one "
                              f"process: drop {word('workers')} and {spelt('executor', 'ray')}")
         self.prices, self.batch = prices, batch
+        thresholds = gc.get_threshold()
         try:
             if batch is None:
                 from structbench.runner.batch.ledger import refuse_direct_while_open
@@ -278,6 +285,7 @@ class Run:
             )
         finally:
             gc.unfreeze()
+            gc.set_threshold(*thresholds)
             os.close(lock)
 
     def _execute(
@@ -360,6 +368,8 @@ class Run:
         if forked:
             warm_up(selections)
         gc.freeze()  # the loaded samples live all run: the collector (and a forked worker's copy-on-write) skip them
+        young, *older = gc.get_threshold()
+        gc.set_threshold(max(young, YOUNG_COLLECTION), *older)  # restored by ``execute``; forked workers inherit it
         try:
             if forked:
                 if cache is not None:
