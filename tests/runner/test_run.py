@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from structbench.backends.base import BackendError, Request
+from structbench.backends.base import BackendError, Request, Response
 from structbench.backends.mock import MockBackend
 from structbench.backends.oracle import OracleBackend
 from structbench.core.errors import StorageError, UsageError
@@ -439,12 +439,12 @@ def test_a_session_begins_and_ends_in_the_manifest() -> None:
 def test_the_collector_runs_less_often_while_requests_run_and_is_restored(tmp_path: Path) -> None:
     import gc
 
-    from structbench.runner.run import YOUNG_COLLECTION
+    from structbench.core.collector import YOUNG_COLLECTION
 
     seen: list[tuple[int, int, int]] = []
 
     class Watching(MockBackend):
-        async def generate(self, request: Request):  # type: ignore[no-untyped-def]
+        async def generate(self, request: Request) -> Response:
             seen.append(gc.get_threshold())
             return await super().generate(request)
 
@@ -454,7 +454,7 @@ def test_the_collector_runs_less_often_while_requests_run_and_is_restored(tmp_pa
     assert gc.get_threshold() == before
 
     class Failing(MockBackend):
-        async def generate(self, request: Request):  # type: ignore[no-untyped-def]
+        async def generate(self, request: Request) -> Response:
             raise StorageError("the cache's disk is full")  # stops the run
 
     with pytest.raises(StorageError):

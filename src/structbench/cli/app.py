@@ -80,8 +80,10 @@ def main() -> None:
     prints its traceback (redacted too) and exits 1; SIGTERM ends like Ctrl-C, with 143."""
     from typer.exceptions import TyperException
 
+    from structbench.core.collector import collect_less
     from structbench.core.words import flag_words
 
+    collect_less()  # (``python -m structbench`` did already, before its imports)
     signal.signal(signal.SIGTERM, _terminate)
     _redact_logs()
     words = flag_words.set(True)  # errors deep in a run name its options as this command's flags

@@ -21,6 +21,7 @@ from structbench.backends.base import Backend
 from structbench.backends.factory import backend_packages
 from structbench.backends.stats import CallSnapshot
 from structbench.contract.benchmark import Strategy
+from structbench.core.collector import collect_less
 from structbench.core.errors import BudgetError, RunStoppedError, StorageError, Terminated, UsageError
 from structbench.core.forkmap import can_fork
 from structbench.core.version import __version__
@@ -79,12 +80,6 @@ def model_context(backend: Backend) -> int | None:
     """The model's context in tokens as the backend knows it before any request (None: unknown)."""
     return asyncio.run(backend.context_window())
 
-
-YOUNG_COLLECTION = 10_000
-"""Allocations between the collector's passes over its youngest generation while the requests run (Python's
-default: 700). Each request allocates a few thousand short-lived objects (the reply, the record, its line); at the
-default the collector ran some 370 times in the 2,000 requests of ``benchmarks/overhead.py`` (7 % of the process's
-CPU), at 10,000 some 20 times (2 %). The older generations keep their thresholds; the run restores the first."""
 
 NAME_MAX = 255
 """The longest file name, in bytes, that Linux file systems take."""
@@ -368,8 +363,7 @@ class Run:
         if forked:
             warm_up(selections)
         gc.freeze()  # the loaded samples live all run: the collector (and a forked worker's copy-on-write) skip them
-        young, *older = gc.get_threshold()
-        gc.set_threshold(max(young, YOUNG_COLLECTION), *older)  # restored by ``execute``; forked workers inherit it
+        collect_less()  # the requests' short-lived objects: restored by ``execute``; forked workers inherit it
         try:
             if forked:
                 if cache is not None:
