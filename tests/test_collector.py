@@ -27,3 +27,11 @@ def test_a_higher_threshold_is_kept() -> None:
     gc.set_threshold(YOUNG_COLLECTION * 3, 10, 10)
     collect_less()
     assert gc.get_threshold() == (YOUNG_COLLECTION * 3, 10, 10)
+
+
+def test_an_in_process_command_leaves_the_collector_as_it_was() -> None:
+    from structbench.testing.cli import invoke
+
+    gc.set_threshold(700, 10, 10)
+    assert invoke("--help").returncode == 0
+    assert gc.get_threshold() == (700, 10, 10)
