@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from structbench.backends.base import BackendError, Request
+from structbench.backends.base import BackendError, Request, Response
 from structbench.backends.mock import MockBackend
 from structbench.backends.oracle import OracleBackend
-from structbench.core.errors import UsageError
+from structbench.core.errors import StorageError, UsageError
 from structbench.data.datasets import DataContext
 from structbench.runfiles.runconfig import RunConfig
 from structbench.runner.cache import ResponseCache
@@ -460,3 +460,27 @@ def test_what_a_session_adds_to_the_manifest_goes_through_its_methods() -> None:
                                       "release_sha256": "b" * 64}]
     assert data["workers"]["executor"] == "ray" and data["batches"] == [{"tag": "t1", "id": None}]
     assert data["usage"]["usage"]["calls"] == 2 and data["usage"]["usage"]["prompt_tokens"] == 10
+def test_the_collector_runs_less_often_while_requests_run_and_is_restored(tmp_path: Path) -> None:
+    import gc
+
+    from structbench.core.collector import YOUNG_COLLECTION
+
+    seen: list[tuple[int, int, int]] = []
+
+    class Watching(MockBackend):
+        async def generate(self, request: Request) -> Response:
+            seen.append(gc.get_threshold())
+            return await super().generate(request)
+
+    before = gc.get_threshold()
+    _run(tmp_path, Watching(default="yes"), _config(limit=3))
+    assert seen and all(t[0] >= YOUNG_COLLECTION and t[1:] == before[1:] for t in seen)
+    assert gc.get_threshold() == before
+
+    class Failing(MockBackend):
+        async def generate(self, request: Request) -> Response:
+            raise StorageError("the cache's disk is full")  # stops the run
+
+    with pytest.raises(StorageError):
+        _run(tmp_path / "other", Failing(), _config(limit=3))
+    assert gc.get_threshold() == before

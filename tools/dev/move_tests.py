@@ -22,6 +22,7 @@ from pathlib import Path
 MOVES: dict[str, str] = {
     # core
     "tests/test_atomic.py": "tests/core/test_atomic.py",
+    "tests/test_collector.py": "tests/core/test_collector.py",
     "tests/test_forkmap.py": "tests/core/test_forkmap.py",
     "tests/test_plugins.py": "tests/core/test_plugins.py",
     "tests/test_redact.py": "tests/core/test_redact.py",

@@ -4,6 +4,7 @@ module builds the app and is the entry point. Heavy modules are imported inside 
 from __future__ import annotations
 
 import errno
+import gc
 import signal
 import sys
 import traceback
@@ -80,8 +81,10 @@ def main() -> None:
     prints its traceback (redacted too) and exits 1; SIGTERM ends like Ctrl-C, with 143."""
     from typer.exceptions import TyperException
 
+    from structbench.core.collector import collect_less
     from structbench.core.words import flag_words
 
+    thresholds = collect_less()  # (``python -m structbench`` did already, before its imports)
     signal.signal(signal.SIGTERM, _terminate)
     _redact_logs()
     words = flag_words.set(True)  # errors deep in a run name its options as this command's flags
@@ -116,6 +119,7 @@ def main() -> None:
         _crash()
     finally:
         flag_words.reset(words)  # an in-process invocation (testing.cli) leaves Python's words to the library
+        gc.set_threshold(*thresholds)  # and its collector as it was
 
 
 def usage_line(err: Exception) -> str:

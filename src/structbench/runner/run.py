@@ -21,6 +21,7 @@ from structbench.backends.base import Backend
 from structbench.backends.factory import backend_packages
 from structbench.backends.stats import CallSnapshot
 from structbench.contract.benchmark import Strategy
+from structbench.core.collector import collect_less
 from structbench.core.errors import BudgetError, RunStoppedError, StorageError, Terminated, UsageError
 from structbench.core.forkmap import can_fork
 from structbench.core.version import __version__
@@ -267,6 +268,7 @@ class Run:
             raise UsageError(f"{word('batch')}, {word('max_cost')} and {word('max_tokens_total')} run in one "
                              f"process: drop {word('workers')} and {spelt('executor', 'ray')}")
         self.prices, self.batch = prices, batch
+        thresholds = gc.get_threshold()
         try:
             if batch is None:
                 from structbench.runner.batch.ledger import refuse_direct_while_open
@@ -278,6 +280,7 @@ class Run:
             )
         finally:
             gc.unfreeze()
+            gc.set_threshold(*thresholds)
             os.close(lock)
 
     def _execute(
@@ -360,6 +363,7 @@ class Run:
         if forked:
             warm_up(selections)
         gc.freeze()  # the loaded samples live all run: the collector (and a forked worker's copy-on-write) skip them
+        collect_less()  # the requests' short-lived objects: restored by ``execute``; forked workers inherit it
         try:
             if forked:
                 if cache is not None:

@@ -21,6 +21,7 @@ from structbench.core.atomic import json_text
 from structbench.core.atomic import write_json_atomic as write_json_atomic  # the runner writes metrics.json with it
 from structbench.core.errors import StorageError
 from structbench.core.redact import HOLE, redact, redact_around
+from structbench.core.trusted import trusted
 from structbench.runfiles.recordlines import current_records as current_records  # the run-files layer's, used here too
 from structbench.runfiles.recordlines import read_records as read_records
 from structbench.runfiles.records import RecordSummary, SampleRecord
@@ -81,7 +82,8 @@ def _record_line(record: SampleRecord) -> bytes:
     if record.prompt is None:
         return redact(record.model_dump_json(fallback=repr, warnings=False)).encode() + b"\n"
     prompt = json.dumps(record.prompt, ensure_ascii=False, separators=(",", ":"))
-    text = record.model_copy(update={"prompt": HOLE}).model_dump_json(fallback=repr, warnings=False)
+    holed = trusted(SampleRecord, {**record.__dict__, "prompt": HOLE})  # ``model_copy`` without its copying
+    text = holed.model_dump_json(fallback=repr, warnings=False)
     return redact_around(text, prompt).encode() + b"\n"
 
 

@@ -38,9 +38,15 @@ class Thought:
     """How many of the sample's replies ended inside their thought."""
 
 
+NO_THOUGHT = Thought(reasoning=None, tokens=None, cut_off=False, replies_cut_off=0)
+"""The thought of an attempt whose replies had none (most of them): no need to look for its source."""
+
+
 def thought_of(attempt: Attempt, replies: Sequence[Choice]) -> Thought:
     """The thought of the reply the attempt's output came from (the last reply with that text; else the last
     reply), and whether the sample was left unanswered by thoughts that never closed."""
+    if all(c.reasoning is None and not c.reasoning_cut_off for c in replies):
+        return NO_THOUGHT
     cut = sum(c.reasoning_cut_off for c in replies)
     answered = any(text.strip() for text in (attempt.output, *attempt.outputs))
     source = next((c for c in reversed(replies) if attempt.output.strip() and c.text == attempt.output), None)
