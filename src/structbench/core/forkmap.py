@@ -70,6 +70,19 @@ def _child(work: Callable[[T], R], share: T, fd: int) -> None:
         os._exit(code)
 
 
+def _fork(work: Callable[[Any], object], share: object) -> tuple[int, int]:
+    """A forked child computing ``work(share)`` into a scratch file: its pid and the file."""
+    fd = _scratch()
+    try:
+        pid = os.fork()
+    except BaseException:
+        os.close(fd)
+        raise
+    if pid == 0:  # pragma: no cover - runs in the child, which exits inside _child
+        _child(work, share, fd)
+    return pid, fd
+
+
 def _result(status: int, fd: int) -> object:
     """The result an exited child (its wait ``status``) wrote to ``fd``."""
     size = os.fstat(fd).st_size
@@ -92,15 +105,7 @@ def fork_map(work: Callable[[T], R], shares: Sequence[T]) -> list[R]:
     children: list[tuple[int, int]] = []  # (pid, scratch file)
     try:
         for share in shares[1:]:
-            fd = _scratch()
-            try:
-                pid = os.fork()
-            except BaseException:
-                os.close(fd)
-                raise
-            if pid == 0:  # pragma: no cover - runs in the child, which exits inside _child
-                _child(work, share, fd)
-            children.append((pid, fd))
+            children.append(_fork(work, share))
         results = [work(shares[0])]
         while children:
             pid, fd = children[0]
@@ -149,17 +154,8 @@ class _Pending:
     def __init__(self, work: Callable[[Any], object], share: object) -> None:
         self.pid, self.fd = 0, -1
         self.work, self.share = work, share
-        if not can_fork():
-            return
-        fd = _scratch()
-        try:
-            pid = os.fork()
-        except BaseException:
-            os.close(fd)
-            raise
-        if pid == 0:  # pragma: no cover - runs in the child, which exits inside _child
-            _child(work, share, fd)
-        self.pid, self.fd = pid, fd
+        if can_fork():
+            self.pid, self.fd = _fork(work, share)
 
     def collect(self) -> object:
         if not self.pid:
