@@ -73,6 +73,7 @@ from structbench.core.errors import UsageError
 from structbench.core.forkmap import cpu_count, fork_imap
 from structbench.core.redact import redact
 from structbench.core.untrusted import file_name, inside
+from structbench.interop.inspect_json import PLACED, SCORED_PLACED, Member, sample_member
 from structbench.interop.rundir import Entry, RunData
 from structbench.runfiles.cells import cell_options, options_for
 from structbench.runfiles.inspect_schema import ATTEMPT, METRICS_GROUP, RECORD, RESULT
@@ -81,11 +82,6 @@ from structbench.runfiles.runconfig import RunConfig
 
 SOLVER = "structbench/structbench_strategy"
 
-PLACED = frozenset({"benchmark", "variant", "strategy", "model", "id", "task", "prompt", "reasoning", "meta",
-                    "confidence", "artifacts", "calls"})
-"""Record fields with a place of their own in every converted sample (the rest go to ``metadata[RECORD]``)."""
-SCORED_PLACED = frozenset({"parsed", "gold", "score", "values", "output", "outputs"})
-"""Fields placed in the score (a scored record's only)."""
 STATUS = {"complete": "success", "stopped": "error", "interrupted": "cancelled", "running": "started"}
 """A run's manifest status -> the log's status (``running``: a session that ended without saying how)."""
 
@@ -296,14 +292,15 @@ def eval_samples(run: RunData, entry: Entry, positions: Iterable[int] | None = N
     """The samples of one result entry (those at ``positions`` of its order, or all), each built from its full
     record as it is read back, redacted."""
     model = inspect_model(run.config)
-    epochs = entry.records.epochs()
-    first = int(epochs.min()) if len(epochs) else 1
+    first = _first_epoch(entry)
     for record in entry.records.full(None if positions is None else list(positions)):
         yield _redacted(eval_sample(record, model, record.epoch - first + 1))
 
 
-Member = tuple[str, bytes, bytes]
-"""A sample as ``write_eval`` writes it: its member's name in the log, its condensed JSON, its summary's JSON."""
+def _first_epoch(entry: Entry) -> int:
+    epochs = entry.records.epochs()
+    return int(epochs.min()) if len(epochs) else 1
+
 
 CHUNK = 256
 """Samples a forked child builds and serializes at a time (``sample_members``)."""
@@ -317,15 +314,31 @@ def serialized(samples: Iterable[EvalSample]) -> Iterator[Member]:
                to_json_safe(sample.summary(), indent=None))
 
 
+def members(run: RunData, entry: Entry, positions: Iterable[int] | None = None) -> Iterator[Member]:
+    """The members of one entry's samples (those at ``positions`` of its order, or all), each from its full record
+    as it is read back (``members_of``)."""
+    records = entry.records.full(None if positions is None else list(positions))
+    return members_of(records, inspect_model(run.config), _first_epoch(entry))
+
+
+def members_of(records: Iterable[SampleRecord], model: str, first: int = 0) -> Iterator[Member]:
+    """Each record's member as ``serialized`` makes it from Inspect's models (redacted), but written as JSON
+    directly (``inspect_json.sample_member``, a fifth of the CPU) where that covers the record; Inspect's models
+    build the rest. ``first``: the epoch that is the log's first."""
+    for record in records:
+        epoch = record.epoch - first + 1
+        member = sample_member(record, model, epoch)
+        yield member if member is not None else next(serialized([_redacted(eval_sample(record, model, epoch))]))
+
+
 def sample_members(run: RunData, entry: Entry) -> Iterator[Member]:
-    """The samples of one entry as ``write_eval`` writes them, in order: built, redacted, condensed and serialized
-    ``CHUNK`` at a time in forked children (``forkmap.fork_imap``, one per CPU), each reading its records back from
-    ``samples.jsonl`` itself, while this process writes the members of the chunks before (building a sample through
-    Inspect's models is most of a conversion's time); here, one at a time, where forking is not possible."""
+    """The samples of one entry as ``write_eval`` writes them, in order (``members``), ``CHUNK`` at a time in forked
+    children (``forkmap.fork_imap``, one per CPU), each reading its records back from ``samples.jsonl`` itself,
+    while this process writes the members of the chunks before; here, one at a time, where forking is not
+    possible."""
     chunks = (range(start, min(start + CHUNK, len(entry.records))) for start in range(0, len(entry.records), CHUNK))
-    for members in fork_imap(lambda chunk: list(serialized(eval_samples(run, entry, chunk))), chunks,
-                             children=cpu_count()):
-        yield from members
+    for chunk_members in fork_imap(lambda chunk: list(members(run, entry, chunk)), chunks, children=cpu_count()):
+        yield from chunk_members
 
 
 M = TypeVar("M", EvalLog, EvalSample)
