@@ -28,7 +28,8 @@ SECRET = "sk-i39o-direct-json-0123456789abcdef"
 
 def _records() -> list[SampleRecord]:
     """Every kind of record a run keeps: each prompt and reply shape, texts under and over the 100 characters past
-    which Inspect makes an event's text an attachment, errors of each kind, free values of every JSON type."""
+    which Inspect makes an event's text an attachment and the 5,120 past which its summary cuts an input, errors of
+    each kind, free values of every JSON type."""
     base: dict[str, Any] = {"benchmark": "toy", "variant": "small", "strategy": "vote", "model": "m", "task": "t",
                             "meta": {"rows": 3, "kind": "x\n  spaced  out", "nested": {"a": [1, None, 2.5]},
                                      "none": None, "flag": True, "long": "w " * 700},
@@ -48,6 +49,9 @@ def _records() -> list[SampleRecord]:
                      score=0.5, calls=1),
         SampleRecord(**{**base, "gold": {"x": [1, 2]}}, id="dict-gold", prompt="short", output="z" * 6000,
                      parsed=None, score=0.0, calls=1, seconds=0.1),
+        SampleRecord(**base, id="huge-chat", prompt=[{"role": "user", "content": "word " * 1100}], output="n",
+                     parsed="n", score=0.0, calls=1),
+        SampleRecord(**base, id="huge-text", prompt="word\t" * 1100, output="n", parsed="n", score=0.0, calls=1),
         SampleRecord(**base, id="cut-off", prompt="p", output="", reasoning="and then", reasoning_cut_off=True,
                      replies_cut_off=1, calls=1),
         SampleRecord(**base, id="model-error", prompt="p", output="", error="HTTP 500 after 6 retries",
