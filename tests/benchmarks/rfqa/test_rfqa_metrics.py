@@ -203,7 +203,7 @@ def test_a_gold_tables_cells_are_normalized_once_across_calls() -> None:
     assert table_metrics(gold, reply) == first
     after = metrics._scalar_cell.cache_info()
     assert after.misses == before.misses and after.hits - before.hits == 18  # all but the two dates
-    assert [metrics._scalar_cell(type(v), v) for v in (1, 1.0, True)] == [Cell("1", 1.0), Cell("1", 1.0),
+    assert [metrics._scalar_cell(type(v).__name__, v) for v in (1, 1.0, True)] == [Cell("1", 1.0), Cell("1", 1.0),
                                                                             Cell("true")]
     metrics._scalar_cell.cache_clear()
     uncached = metrics._normalize_rows(gold)

@@ -83,9 +83,10 @@ _CACHED_TEXT = 256
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _scalar_cell(kind: type, value: Any) -> Cell:
+def _scalar_cell(kind: str, value: Any) -> Cell:
     """``normalize_cell`` of a JSON scalar, cached across calls: a gold table is scored against every reply (each
-    strategy, the corrected twin, a report's rescoring) and most of its cells recur (years, names, counts)."""
+    strategy, the corrected twin, a report's rescoring) and most of its cells recur (years, names, counts). ``kind``,
+    the value's type name, keeps 1, 1.0 and True apart."""
     return normalize_cell(value)
 
 
@@ -95,7 +96,7 @@ def _normalize_rows(rows: Sequence[Sequence[Any]]) -> list[tuple[Cell, ...]]:
     def norm(value: Any) -> Cell:
         kind = type(value)
         if kind in _SCALARS and (kind is not str or len(value) <= _CACHED_TEXT):
-            return _scalar_cell(kind, value)
+            return _scalar_cell(kind.__name__, value)
         try:
             key = (type(value), value)
             cell = memo.get(key)
