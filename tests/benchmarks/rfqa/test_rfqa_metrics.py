@@ -186,3 +186,25 @@ def test_empty_tables_and_alignment() -> None:
     assert rows == [["Ann", 3], ["Bo", 4]]
     # duplicates must occur as often as expected
     assert table_metrics([["a"], ["a"]], [["a"]])["tuple_similarity"] == 0.0
+
+
+def test_a_gold_tables_cells_are_normalized_once_across_calls() -> None:
+    """A gold table scored against several replies has its JSON scalars normalized once (``_scalar_cell``'s cache,
+    kind and value as the key: 1, 1.0 and True stay apart); other values (a date) are normalized per call, and the
+    metrics are those of uncached normalization."""
+    from datetime import date
+
+    from structbench.benchmarks.rfqa import metrics
+
+    gold = [["Zaragoza x", 1987, 2.5, True, date(2020, 1, 2)], ["Ávila y", 1, 1.0, None, date(2021, 1, 2)]]
+    reply = [["zaragoza x", "1987", 2.5, "true", "2020-01-02"], ["avila y", True, 1, None, None]]
+    first = table_metrics(gold, reply)
+    before = metrics._scalar_cell.cache_info()
+    assert table_metrics(gold, reply) == first
+    after = metrics._scalar_cell.cache_info()
+    assert after.misses == before.misses and after.hits - before.hits == 18  # all but the two dates
+    assert [metrics._scalar_cell(type(v).__name__, v) for v in (1, 1.0, True)] == [Cell("1", 1.0), Cell("1", 1.0),
+                                                                            Cell("true")]
+    metrics._scalar_cell.cache_clear()
+    uncached = metrics._normalize_rows(gold)
+    assert uncached == [tuple(normalize_cell(v) for v in row) for row in gold]

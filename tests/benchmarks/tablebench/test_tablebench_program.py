@@ -3,6 +3,7 @@ released way of running them (its exec scoping, a chart run twice on one figure)
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -75,6 +76,7 @@ def test_the_released_exec_hides_the_programs_names_from_its_functions(monkeypat
         sandboxes.append(1)
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
+    program_module.font_cache("auto")  # built once per process, in a sandbox of its own
     monkeypatch.setattr(program_module, "run_python", counted)
     outcomes = ways(code, "isolated", "released", "paper", kind="answer")
     assert len(sandboxes) == 1  # three ways, one sandbox
@@ -93,6 +95,23 @@ def test_a_chart_drawn_on_the_current_figure_is_drawn_twice_the_released_way() -
     assert isolated.values == [1.0, 2.0] and released.values == [1.0, 2.0, 1.0, 2.0]
     assert chart_verdict([[1, 2]], isolated.values, "bar") is True
     assert chart_verdict([[1, 2]], released.values, "bar") is False
+
+
+def test_each_program_reads_the_font_list_a_sandbox_built_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The list names the fonts a sandbox sees; a program's pyplot reads it (here marked) instead of scanning the
+    fonts again, in one way or two, but an answer run only the isolated way, which imports no pyplot, gets none."""
+    ((path, text),) = program_module.font_cache("auto").items()
+    built = json.loads(text)
+    assert path.startswith(".cache/matplotlib/fontlist-v") and any(f["name"] == "DejaVu Sans" for f in built["ttflist"])
+    marked = {path: json.dumps({**built, "defaultFamily": {**built["defaultFamily"], "ttf": "Marked Sans"}})}
+    monkeypatch.setattr(program_module, "font_cache", lambda namespaces: marked)
+    code = ("import matplotlib.font_manager as fm\n"
+            "print(fm.fontManager.defaultFamily['ttf'], len(fm.fontManager.ttflist))")
+    read = f"Marked Sans {len(built['ttflist'])}\n"
+    assert {w: o.output for w, o in ways(code, "released", "isolated", kind="answer").items()} == {
+        "released": read, "isolated": read}
+    assert run(code, kind="answer", execution="paper").output == read
+    assert run(code, kind="answer").output == f"DejaVu Sans {len(built['ttflist'])}\n"  # scanned as before
 
 
 def test_limits_and_failures() -> None:

@@ -76,10 +76,27 @@ def align_records(records: Sequence[Mapping[str, Any]], columns: Sequence[str]) 
     return rows
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+"""Types whose equal values normalize alike (a datetime equal to another in another zone may print otherwise)."""
+_CACHED_TEXT = 256
+"""Longest text kept in ``_scalar_cell``'s cache (a whole reply in one cell is not worth keeping)."""
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _scalar_cell(kind: str, value: Any) -> Cell:
+    """``normalize_cell`` of a JSON scalar, cached across calls: a gold table is scored against every reply (each
+    strategy, the corrected twin, a report's rescoring) and most of its cells recur (years, names, counts). ``kind``,
+    the value's type name, keeps 1, 1.0 and True apart."""
+    return normalize_cell(value)
+
+
 def _normalize_rows(rows: Sequence[Sequence[Any]]) -> list[tuple[Cell, ...]]:
     memo: dict[tuple[type, Any], Cell] = {}
 
     def norm(value: Any) -> Cell:
+        kind = type(value)
+        if kind in _SCALARS and (kind is not str or len(value) <= _CACHED_TEXT):
+            return _scalar_cell(kind.__name__, value)
         try:
             key = (type(value), value)
             cell = memo.get(key)
