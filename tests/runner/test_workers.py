@@ -19,10 +19,10 @@ from structbench.backends.oracle import OracleBackend
 from structbench.core.errors import RunStoppedError
 from structbench.data.datasets import DataContext
 from structbench.runfiles.runconfig import RunConfig
-from structbench.runner.cache import ResponseCache
-from structbench.runner.control import RunControl
 from structbench.runner import selection
 from structbench.runner import workers as processes
+from structbench.runner.cache import ResponseCache
+from structbench.runner.control import RunControl
 from structbench.runner.run import Run
 from structbench.runner.selection import prepare
 from structbench.runner.workers import split, worker_count
