@@ -149,7 +149,8 @@ class Worker:
         self.concurrency = concurrency
         self.queue: deque[Ticket] = deque()
         self.ended = False
-        self._wake = asyncio.Event()
+        self._idle: deque[asyncio.Future[None]] = deque()
+        """The slots waiting for a job: one is woken per job that comes, every one at the end or a stop."""
         self._outbox: Outbox | None = None
         self.control = RunControl(settings.max_consecutive_failures, settings.on_cache_error,
                                   Spill(settings.run_dir), notify=self._note, on_halt=self._halted)
@@ -166,8 +167,18 @@ class Worker:
     def _note(self, text: str) -> None:
         self._send(("note", text))
 
+    def _wake(self, count: int | None = None) -> None:
+        """Wake ``count`` of the waiting slots (None: all of them): each new job wakes one, not every idle slot."""
+        idle = self._idle
+        while idle and (count is None or count > 0):
+            waiter = idle.popleft()
+            if not waiter.done():  # not cancelled with its slot
+                waiter.set_result(None)
+                if count is not None:
+                    count -= 1
+
     def _halted(self, error: StructbenchError, cancel: bool) -> None:
-        self._wake.set()
+        self._wake()
         if not isinstance(error, StopRequest):  # the driver's own stop needs no echo
             self._send(("halt", halt_kind(error), str(error), cancel))
 
@@ -228,8 +239,9 @@ class Worker:
         while not self.queue:
             if self.ended or self.control.stopped:
                 return None
-            self._wake.clear()
-            await self._wake.wait()
+            waiter = asyncio.get_running_loop().create_future()
+            self._idle.append(waiter)
+            await waiter
         return None if self.control.stopped else self.queue.popleft()
 
     def _held_sample(self, ref: JobRef) -> Sample:
@@ -247,11 +259,13 @@ class Worker:
             if kind == "jobs":
                 self.queue.extend((ref, sample if sample is not None else self._held_sample(ref))
                                   for ref, sample in message[1])
-            elif kind == "halt":
+                self._wake(len(message[1]))
+                continue
+            if kind == "halt":
                 self.control.halt(StopRequest(message[2]), cancel=message[1])
             elif kind == "end":
                 self.ended = True
-            self._wake.set()
+            self._wake()
 
 
 def calls_snapshot(caller: ModelCaller, others: ModelPool) -> CallSnapshot:
