@@ -32,7 +32,7 @@ HELD_WARNING_BYTES = 512 * 2**20
 """Samples a benchmark builds all at once (a list) are warned about above about this much memory."""
 PYTHON_PER_JSON_BYTE = 3
 """About what a loaded sample takes in memory per byte of its JSON (its objects, dictionaries and strings)."""
-HOLD_FOR_WORKERS_BYTES = 64 * 2**20
+HOLD_FOR_WORKERS_BYTES = 16 * 2**20
 """A stream of known size whose samples take about this much memory or less is read whole before workers are forked
 (``SampleStream.hold``)."""
 
