@@ -123,3 +123,40 @@ def test_a_large_set_built_all_at_once_is_warned_about(monkeypatch: pytest.Monke
     assert warning is not None
     assert warning.startswith("warning: toy:small builds its 50 samples all at once, and the run holds them")
     assert streamed.held_warning() is None  # a stream is never held, whatever its size
+
+
+def test_a_small_stream_of_known_size_is_held_whole_when_asked() -> None:
+    Counted.made = 0
+    stream = open_samples(Counted(ToyBench.Options(size=30)), "small", DataContext(), seed=0, limit=None)
+    assert stream.held is None and Counted.made == 1
+    assert stream.hold()
+    assert Counted.made == 30 and stream.held is not None and stream.count == 30
+    assert stream.seen("toy-29")
+    assert [s.id for s in stream] == [f"toy-{i}" for i in range(30)]  # every pass reads the held samples
+    assert Counted.made == 30
+    assert stream.hold()  # held already
+
+
+def test_a_stream_too_large_or_of_unknown_size_is_not_held() -> None:
+    bench = Counted(ToyBench.Options(size=30))
+    large = open_samples(bench, "small", DataContext(), seed=0, limit=None)
+    assert not large.hold(limit_bytes=1000) and large.held is None
+
+    class Unsized(ToyBench):
+        def load(self, variant, data, *, seed, limit):  # type: ignore[no-untyped-def]
+            return iter(super().load(variant, data, seed=seed, limit=limit))
+
+    unsized = open_samples(Unsized(ToyBench.Options(size=30)), "small", DataContext(), seed=0, limit=None)
+    assert unsized.expected is None and not unsized.hold() and unsized.held is None
+    assert len(list(large)) == len(list(unsized)) == 30  # both still stream
+
+
+def test_holding_a_stream_checks_its_ids() -> None:
+    class Repeats(ToyBench):
+        def load(self, variant, data, *, seed, limit):  # type: ignore[no-untyped-def]
+            samples = list(super().load(variant, data, seed=seed, limit=limit))
+            return Samples(iter([*samples, samples[2]]), expected=6)
+
+    stream = open_samples(Repeats(ToyBench.Options(size=5)), "small", DataContext(), seed=0, limit=None)
+    with pytest.raises(DataError, match="toy:small: duplicate sample id 'toy-2'"):
+        stream.hold()

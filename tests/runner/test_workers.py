@@ -19,6 +19,8 @@ from structbench.backends.oracle import OracleBackend
 from structbench.core.errors import RunStoppedError
 from structbench.data.datasets import DataContext
 from structbench.runfiles.runconfig import RunConfig
+from structbench.runner import selection
+from structbench.runner import workers as processes
 from structbench.runner.cache import ResponseCache
 from structbench.runner.control import RunControl
 from structbench.runner.run import Run
@@ -78,6 +80,28 @@ def test_workers_write_what_one_process_writes(tmp_path: Path, workers: int) -> 
     manifest = json.loads((tmp_path / "many" / "manifest.json").read_text())
     assert manifest["workers"] == workers and manifest["status"] == "complete"
     assert manifest["sessions"][0]["model_calls"] == 60 * 4  # direct 1, vote 1 (n=3), refine 2 per sample
+
+
+@pytest.mark.parametrize("held", [True, False])
+def test_jobs_go_to_workers_without_the_samples_they_hold(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          held: bool) -> None:
+    sent: list[tuple[Any, ...]] = []
+    encode = processes.encode
+
+    def spied(message: tuple[Any, ...]) -> bytes:
+        if message[0] == "jobs":
+            sent.extend(message[1])
+        return encode(message)
+
+    monkeypatch.setattr(processes, "encode", spied)
+    if not held:  # a stream too large to hold: each sample travels with its jobs
+        monkeypatch.setattr(selection, "HOLD_FOR_WORKERS_BYTES", 0)
+    config = _config()
+    one = _run(tmp_path / "one", MockBackend(default="The answer is yes."), config, 1)
+    many = _run(tmp_path / "many", MockBackend(default="The answer is yes."), config, 2)
+    assert many == one and _lines(tmp_path / "many") == _lines(tmp_path / "one")
+    assert len(sent) == 60 * 3
+    assert all((sample is None) == held for _, sample in sent)
 
 
 def test_the_oracle_through_workers_reaches_the_maximum(tmp_path: Path) -> None:

@@ -1,8 +1,9 @@
 """The driver's side of a run spread over workers: hands out jobs, writes what comes back, stops them all.
 
 Workers (forked processes, ``runner.workers``, or Ray actors, ``runner.cluster``) are links that take jobs
-(``Ticket``: a reference and its sample) and report events. The driver reads the jobs from a stream as it needs
-them (so it holds the samples in flight, never all of them), keeps each worker's share of the concurrency busy
+(``Ticket``: a reference and its sample; a forked worker that holds the sample is sent the reference alone) and
+report events. The driver reads the jobs from a stream as it needs them (so it holds the samples in flight, never
+all of them of a stream too large to hold before the fork), keeps each worker's share of the concurrency busy
 plus a small prefetch, hands the next jobs to whichever worker finished one, and appends each finished job to the
 run directory exactly once (a job re-run after its worker died, or re-tried by Ray, is written only if it was
 not already). A stop seen by any worker (the circuit breaker, the response cache failing) or by the driver

@@ -3,7 +3,8 @@
 A job is named by three indices (selection, strategy, sample position in its selection's stream) and its epoch
 (``JobRef``). It travels to a worker as a ``Ticket``: the reference and the sample itself, which the run's process
 read from the stream, so a worker (forked, or a Ray actor on another machine) holds the benchmarks and strategies
-of the run's selections but none of their samples.
+of the run's selections but none of their samples; a forked worker is sent the reference alone where it holds its
+selection's samples (a small stream, read whole before the fork: ``runner.workers.hold_streams``).
 """
 
 from __future__ import annotations

@@ -56,6 +56,7 @@ from structbench.runner.workers import (
     WorkerSettings,
     calls_snapshot,
     fork_workers,
+    hold_streams,
     stop_workers,
     warm_up,
 )
@@ -360,11 +361,12 @@ class Run:
         spread_out = spread.cluster is not None or workers > 1
         links: list[ProcessLink] = []
         forked = spread.cluster is None and workers > 1
-        if forked:
-            warm_up(selections)
-        gc.freeze()  # the loaded samples live all run: the collector (and a forked worker's copy-on-write) skip them
-        collect_less()  # the requests' short-lived objects: restored by ``execute``; forked workers inherit it
         try:
+            if forked:
+                hold_streams(selections)  # the workers then share the samples and their jobs travel without them
+                warm_up(selections)
+            gc.freeze()  # the loaded samples live all run: the collector (and forked workers' copy-on-write) skip them
+            collect_less()  # the requests' short-lived objects: restored by ``execute``; forked workers inherit it
             if forked:
                 if cache is not None:
                     cache.close()  # no SQLite connection may cross a fork; each worker opens its own

@@ -4,7 +4,9 @@ Every executor (one process, forked workers, Ray actors) holds the same selectio
 configuration by ``prepare``; jobs name their (selection, strategy, sample position) by index into them. The
 samples themselves are read from the benchmark as a stream (``SampleStream``): the run's process reads each once,
 in order, and hands it to whoever runs its jobs, so no process holds every sample, unless the benchmark's ``load``
-builds them all at once (it returns a list: the stream then holds it, and a large one is warned about).
+builds them all at once (it returns a list: the stream then holds it, and a large one is warned about), or a run
+forking workers reads a small stream whole before it forks them (``SampleStream.hold``: the workers then share its
+samples, and jobs travel without them).
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ HELD_WARNING_BYTES = 512 * 2**20
 """Samples a benchmark builds all at once (a list) are warned about above about this much memory."""
 PYTHON_PER_JSON_BYTE = 3
 """About what a loaded sample takes in memory per byte of its JSON (its objects, dictionaries and strings)."""
+HOLD_FOR_WORKERS_BYTES = 16 * 2**20
+"""A stream of known size whose samples take about this much memory or less is read whole before workers are forked
+(``SampleStream.hold``)."""
 
 
 class SampleStream:
@@ -74,6 +79,22 @@ class SampleStream:
             count += 1
             yield sample
         self.count = count
+
+    def hold(self, limit_bytes: int | None = None) -> bool:
+        """Whether the stream holds its samples, reading the rest of them now (a pass, checked as any) if its size
+        is known and they take about ``limit_bytes`` (``HOLD_FOR_WORKERS_BYTES``) or less, as estimated from the
+        first sample. A run forking workers holds what it can before the fork: the workers then share the samples
+        (copy-on-write), and the driver sends jobs as references instead of making and pickling each sample while
+        the requests run."""
+        if self.held is not None:
+            return True
+        limit_bytes = HOLD_FOR_WORKERS_BYTES if limit_bytes is None else limit_bytes
+        if self.expected is None or self.first is None or \
+                len(self.first.model_dump_json()) * PYTHON_PER_JSON_BYTE * self.expected > limit_bytes:
+            return False
+        held = list(self)
+        self.held, self._reopen = held, lambda: iter(held)
+        return True
 
     def seen(self, sample_id: str) -> bool:
         """Whether the last pass read a sample of this id (the current samples: what metrics count)."""

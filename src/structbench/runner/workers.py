@@ -1,9 +1,11 @@
 """Worker processes forked from the run's process: the run's jobs spread over several event loops.
 
 The run's process (the driver) prepares the selections (benchmarks, strategies, and each stream's first sample),
-then forks ``--workers`` processes before it starts any thread, so each worker starts in milliseconds with every
-module imported; jobs then travel as their reference and sample (``runner.jobs.Ticket``), which the driver reads
-from the benchmarks' streams as the workers need them: no process holds every sample. A worker runs its share of the
+reads the small streams whole (``hold_streams``), then forks ``--workers`` processes before it starts any thread, so
+each worker starts in milliseconds with every module imported and the held samples shared copy-on-write. Jobs then
+travel as their reference (``runner.jobs.JobRef``) where the worker holds the sample, else with the sample
+(``runner.jobs.Ticket``), which the driver reads from the benchmark's stream as the workers need it: no process
+holds every sample of a large stream. A worker runs its share of the
 concurrency on its own event loop: the strategies and their model calls, the response cache (opened by
 each worker on the same SQLite file, which serializes the commits: a response is still committed before
 the strategy sees it), parsing, scoring and the record line. It sends each finished job back over a
@@ -147,7 +149,8 @@ class Worker:
         self.concurrency = concurrency
         self.queue: deque[Ticket] = deque()
         self.ended = False
-        self._wake = asyncio.Event()
+        self._idle: deque[asyncio.Future[None]] = deque()
+        """The slots waiting for a job: one is woken per job that comes, every one at the end or a stop."""
         self._outbox: Outbox | None = None
         self.control = RunControl(settings.max_consecutive_failures, settings.on_cache_error,
                                   Spill(settings.run_dir), notify=self._note, on_halt=self._halted)
@@ -164,8 +167,18 @@ class Worker:
     def _note(self, text: str) -> None:
         self._send(("note", text))
 
+    def _wake(self, count: int | None = None) -> None:
+        """Wake ``count`` of the waiting slots (None: all of them): each new job wakes one, not every idle slot."""
+        idle = self._idle
+        while idle and (count is None or count > 0):
+            waiter = idle.popleft()
+            if not waiter.done():  # not cancelled with its slot
+                waiter.set_result(None)
+                if count is not None:
+                    count -= 1
+
     def _halted(self, error: StructbenchError, cancel: bool) -> None:
-        self._wake.set()
+        self._wake()
         if not isinstance(error, StopRequest):  # the driver's own stop needs no echo
             self._send(("halt", halt_kind(error), str(error), cancel))
 
@@ -226,9 +239,16 @@ class Worker:
         while not self.queue:
             if self.ended or self.control.stopped:
                 return None
-            self._wake.clear()
-            await self._wake.wait()
+            waiter = asyncio.get_running_loop().create_future()
+            self._idle.append(waiter)
+            await waiter
         return None if self.control.stopped else self.queue.popleft()
+
+    def _held_sample(self, ref: JobRef) -> Sample:
+        """The sample of a job sent without it: this process holds its selection's samples (``hold_streams``)."""
+        held = self.selections[ref[0]].samples.held
+        assert held is not None
+        return held[ref[2]]
 
     async def _read(self, reader: asyncio.StreamReader) -> None:
         while True:
@@ -237,12 +257,15 @@ class Worker:
                 os._exit(1)
             kind = message[0]
             if kind == "jobs":
-                self.queue.extend(message[1])
-            elif kind == "halt":
+                self.queue.extend((ref, sample if sample is not None else self._held_sample(ref))
+                                  for ref, sample in message[1])
+                self._wake(len(message[1]))
+                continue
+            if kind == "halt":
                 self.control.halt(StopRequest(message[2]), cancel=message[1])
             elif kind == "end":
                 self.ended = True
-            self._wake.set()
+            self._wake()
 
 
 def calls_snapshot(caller: ModelCaller, others: ModelPool) -> CallSnapshot:
@@ -313,7 +336,7 @@ def split(total: int, parts: int) -> list[int]:
 class ProcessLink:
     """The driver's side of one forked worker."""
 
-    def __init__(self, index: int, pid: int, sock: socket.socket, capacity: int) -> None:
+    def __init__(self, index: int, pid: int, sock: socket.socket, capacity: int, held: Sequence[bool] = ()) -> None:
         self.pid = pid
         self.capacity = capacity
         """Jobs it runs at once."""
@@ -324,6 +347,8 @@ class ProcessLink:
         self.stats: tuple[int, int, int, int] | None = None
         self.calls = CallSnapshot()
         self._sock = sock
+        self._held = held
+        """Per selection, whether the worker holds its samples (jobs then go without them)."""
         self._writer: asyncio.StreamWriter | None = None
         self._outbox: Outbox | None = None
         self._pump: asyncio.Task[None] | None = None
@@ -345,7 +370,10 @@ class ProcessLink:
 
     def submit(self, tickets: list[Ticket]) -> None:
         self.outstanding.update(tickets)
-        self._send(("jobs", tickets))  # one message: a sample that several jobs share is pickled once
+        held = self._held
+        # one message: a sample that several jobs share is pickled once; one the worker holds is not sent at all
+        self._send(("jobs", [(ref, None) if ref[0] < len(held) and held[ref[0]] else (ref, sample)
+                             for ref, sample in tickets]))
 
     def halt(self, cancel: bool, message: str) -> None:
         self._send(("halt", cancel, message))
@@ -409,6 +437,16 @@ def warm_up(selections: Sequence[Selection]) -> None:
         logging.disable(logging.NOTSET)
 
 
+def hold_streams(selections: Sequence[Selection]) -> None:
+    """Read whole, before the fork, each selection's stream that is small enough (``SampleStream.hold``; a stream
+    several selections share is read once)."""
+    done: set[int] = set()
+    for sel in selections:
+        if id(sel.samples) not in done:
+            done.add(id(sel.samples))
+            sel.samples.hold()
+
+
 def fork_workers(
     selections: Sequence[Selection],
     backend: Backend,
@@ -418,10 +456,12 @@ def fork_workers(
     close_fds: Sequence[int],
 ) -> list[ProcessLink]:
     """Fork ``count`` workers sharing ``concurrency`` requests in flight; the driver's ``close_fds`` (its run
-    directory lock and records) are closed in each."""
+    directory lock and records) are closed in each. The jobs of a selection whose samples are held (read before,
+    ``hold_streams``) go to them without their samples."""
     with contextlib.suppress(ImportError):
         import uvloop  # noqa: F401  (imported once here rather than in each worker)
     links: list[ProcessLink] = []
+    held = [sel.samples.held is not None for sel in selections]
     parent = os.getpid()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -435,7 +475,7 @@ def fork_workers(
                     link._sock.close()
                 _child(Worker(selections, backend, settings, share), theirs, parent, close_fds)
             theirs.close()
-            links.append(ProcessLink(index, pid, ours, share))
+            links.append(ProcessLink(index, pid, ours, share, held))
     except BaseException:
         stop_workers(links)
         raise
