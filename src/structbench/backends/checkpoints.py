@@ -169,8 +169,8 @@ _GGUF_READING = threading.Lock()
 def gguf_read_once() -> Iterator[None]:
     """Within the block each GGUF file is parsed once (``gguf.GGUFReader``, memory-mapped and only read).
 
-    Loading one GGUF file, transformers parses it whole four times or more (the tokenizer's model type, its
-    vocabulary, the config, the weights), each about 15 s of Python for the embedded model's 262k-token vocabulary.
+    Loading one GGUF file, transformers parses it whole three times or more (for the tokenizer, the config and the
+    weights), each about 15 s of Python for the embedded model's 262k-token vocabulary.
     One load at a time in a process: the reader is swapped in the ``gguf`` module, where transformers finds it."""
     try:
         import gguf
