@@ -162,7 +162,7 @@ def embedded_checkpoint() -> Path:
     return target
 
 
-_GGUF_READING = threading.Lock()
+_GGUF_READING = threading.RLock()
 
 
 @contextmanager
