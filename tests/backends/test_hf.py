@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from backends.tiny_models import build_tiny_model, require
+from backends.tiny_models import build_tiny_model, require, write_tiny_gguf
 
 require("torch")
 require("transformers")
@@ -248,21 +248,32 @@ def test_the_models_tokenizer_serves_as_token_counter(tiny: Path) -> None:
         assert text.startswith(counter.head(text, 3)) and counter.count(counter.head(text, 3)) <= 3
 
 
-@pytest.mark.slow
-def test_a_gguf_file_loads_through_transformers(with_embedded: Path) -> None:
-    """``hf:FILE.gguf`` (transformers' ``gguf_file``, dequantized on load) is the model ``hf:embedded`` runs."""
-    from structbench.backends.llamacpp import embedded_model_path
+def test_a_gguf_file_loads_through_transformers(tiny: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``hf:FILE.gguf`` (transformers' ``gguf_file``: config, tokenizer and weights from the file alone) runs the
+    model the file was written from, with BOS added where the file says to (transformers' conversion drops
+    ``tokenizer.ggml.add_bos_token``; ``checkpoints.gguf_tokenizer`` restores it), parsing the file once. The
+    embedded Gemma GGUF goes the same way through transformers once per session (``embedded_cache``), for the tests
+    beside this one."""
+    import gguf as gguf_py
 
-    gguf = embedded_model_path()
-    direct = make_backend(BackendSpec(backend="hf", name=str(gguf)))
+    gguf = write_tiny_gguf(tiny, tmp_path / "gguf", add_bos=True)
+    parsed: list[str] = []
+    reader = gguf_py.GGUFReader
+    monkeypatch.setattr(gguf_py, "GGUFReader", lambda path, *args: parsed.append(str(path)) or reader(path, *args))
+    direct = hf(gguf, dtype="float32")
     assert direct.base_url is not None and direct.base_url.startswith(f"file://{gguf.resolve()}#")
-    converted = make_backend(BackendSpec(backend="hf", name="embedded"))
-    requests = [Request(prompt="The capital of France is", params=GenerationParams(max_tokens=4, logprobs=True)),
-                Request.chat("Complete the list: Monday, Tuesday,", max_tokens=4, logprobs=True)]
-    a, b = together(direct, requests), together(converted, requests)
+    source = hf(tiny, dtype="float32")
+    chat = Request.chat("Complete the list: Monday, Tuesday,", max_tokens=4, logprobs=True, top_logprobs=3)
+    a = together(direct, [Request(prompt="The capital of France is", params=GenerationParams(max_tokens=4,
+                                                                                             logprobs=True)), chat])
+    # the checkpoint's tokenizer adds no BOS to a plain prompt: it is written out
+    b = together(source, [Request(prompt="<s>The capital of France is", params=GenerationParams(max_tokens=4,
+                                                                                                logprobs=True)), chat])
+    assert len(parsed) == 1  # transformers reads it three times (checkpoints.gguf_read_once)
     for x, y in zip(a, b, strict=True):
-        assert x.text == y.text and x.prompt_tokens == y.prompt_tokens  # BOS too: the GGUF says to add it
+        assert x.text == y.text and x.prompt_tokens == y.prompt_tokens and x.completion_tokens == 4
         assert x.choices[0].logprobs[0].logprob == pytest.approx(y.choices[0].logprobs[0].logprob, abs=1e-4)
+    assert a[1].choices[0].logprobs[0].top == pytest.approx(b[1].choices[0].logprobs[0].top, abs=1e-4)
 
 
 @pytest.mark.slow

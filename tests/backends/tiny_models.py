@@ -135,12 +135,24 @@ def build_thinking_model(folder: Path, *, hidden: int = 384) -> Path:
     return folder
 
 
-def write_gguf(folder: Path, model: object, tokenizer: object) -> Path:
+def write_tiny_gguf(checkpoint: Path, folder: Path, *, add_bos: bool = False) -> Path:
+    """A tiny checkpoint (``build_tiny_model``) as ``folder/model.gguf``, alone in ``folder``."""
+    from transformers import AutoTokenizer, LlamaForCausalLM
+
+    folder.mkdir(parents=True, exist_ok=True)
+    model = LlamaForCausalLM.from_pretrained(checkpoint)
+    return write_gguf(folder, model, AutoTokenizer.from_pretrained(checkpoint), add_bos=add_bos)
+
+
+def write_gguf(folder: Path, model: object, tokenizer: object, *, add_bos: bool = False) -> Path:
     """``model`` (a ``LlamaForCausalLM``) and its byte-level BPE ``tokenizer`` as ``folder/model.gguf`` (float32),
-    with the tokenizer's chat template, for the llama.cpp backend."""
+    with the tokenizer's chat template, for the llama.cpp backend and transformers' ``gguf_file``. The query and key
+    rows are in llama.cpp's rotary layout (as its ``convert_hf_to_gguf`` writes them; transformers undoes it on
+    load); ``add_bos`` sets ``tokenizer.ggml.add_bos_token``."""
     import json
 
     import gguf
+    import numpy as np
 
     tok: Any = tokenizer
     config: Any = model.config  # type: ignore[attr-defined]
@@ -157,7 +169,7 @@ def write_gguf(folder: Path, model: object, tokenizer: object) -> Path:
     writer.add_layer_norm_rms_eps(config.rms_norm_eps)
     writer.add_rope_dimension_count(config.hidden_size // config.num_attention_heads)
     writer.add_file_type(gguf.LlamaFileType.ALL_F32)
-    merges = json.loads((folder / "tokenizer.json").read_text())["model"]["merges"]
+    merges = json.loads(tok.backend_tokenizer.to_str())["model"]["merges"]
     vocab = sorted(tok.get_vocab().items(), key=lambda item: item[1])
     added = {t.content: t.special for t in tok.added_tokens_decoder.values()}
     kinds = [gguf.TokenType.CONTROL if added.get(t) else gguf.TokenType.USER_DEFINED if t in added
@@ -170,15 +182,22 @@ def write_gguf(folder: Path, model: object, tokenizer: object) -> Path:
     writer.add_bos_token_id(tok.bos_token_id)
     writer.add_eos_token_id(tok.eos_token_id)
     writer.add_pad_token_id(tok.pad_token_id)
-    writer.add_add_bos_token(False)
+    writer.add_add_bos_token(add_bos)
     writer.add_chat_template(tok.chat_template)
     names = {"self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k", "self_attn.v_proj": "attn_v",
              "self_attn.o_proj": "attn_output", "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up",
              "mlp.down_proj": "ffn_down", "input_layernorm": "attn_norm", "post_attention_layernorm": "ffn_norm"}
+    heads = {"self_attn.q_proj": config.num_attention_heads, "self_attn.k_proj": config.num_key_value_heads}
+
+    def rotary(weight: np.ndarray, n_head: int) -> np.ndarray:  # llama.cpp's LlamaModel.permute
+        return weight.reshape(n_head, 2, weight.shape[0] // n_head // 2, *weight.shape[1:]).swapaxes(1, 2) \
+            .reshape(weight.shape)
+
     writer.add_tensor("token_embd.weight", state["model.embed_tokens.weight"])
     for i in range(config.num_hidden_layers):
         for hf_name, name in names.items():
-            writer.add_tensor(f"blk.{i}.{name}.weight", state[f"model.layers.{i}.{hf_name}.weight"])
+            weight = state[f"model.layers.{i}.{hf_name}.weight"]
+            writer.add_tensor(f"blk.{i}.{name}.weight", rotary(weight, heads[hf_name]) if hf_name in heads else weight)
     writer.add_tensor("output_norm.weight", state["model.norm.weight"])
     writer.add_tensor("output.weight", state["lm_head.weight"])
     writer.write_header_to_file()

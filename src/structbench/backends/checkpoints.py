@@ -17,6 +17,9 @@ import json
 import os
 import shutil
 import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -135,10 +138,12 @@ def embedded_checkpoint() -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=".part-"))
     try:
-        tokenizer = gguf_tokenizer(transformers, gguf)
+        with gguf_read_once():
+            tokenizer = gguf_tokenizer(transformers, gguf)
+            model = transformers.AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name,
+                                                                      dtype=torch.float32)
         tokenizer.chat_template = fallback_template("gemma3")
         tokenizer.save_pretrained(tmp)
-        model = transformers.AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
         # the dequantized weights are plain tensors: save them as a regular checkpoint
         model.hf_quantizer = None
         if hasattr(model.config, "quantization_config"):
@@ -155,6 +160,38 @@ def embedded_checkpoint() -> Path:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return target
+
+
+_GGUF_READING = threading.RLock()
+
+
+@contextmanager
+def gguf_read_once() -> Iterator[None]:
+    """Within the block each GGUF file is parsed once (``gguf.GGUFReader``, memory-mapped and only read).
+
+    Loading one GGUF file, transformers parses it whole three times or more (for the tokenizer, the config and the
+    weights), each about 15 s of Python for the embedded model's 262k-token vocabulary.
+    One load at a time in a process: the reader is swapped in the ``gguf`` module, where transformers finds it."""
+    try:
+        import gguf
+    except ImportError:  # transformers then says that GGUF files need it
+        yield
+        return
+    with _GGUF_READING:
+        original = gguf.GGUFReader
+        readers: dict[tuple[str, str], Any] = {}
+
+        def read_once(path: os.PathLike[str] | str, mode: str = "r") -> Any:
+            key = (os.path.realpath(path), mode)
+            if key not in readers:
+                readers[key] = original(path, mode)  # type: ignore[arg-type]
+            return readers[key]
+
+        gguf.GGUFReader = read_once  # type: ignore[assignment,misc]
+        try:
+            yield
+        finally:
+            gguf.GGUFReader = original  # type: ignore[misc]
 
 
 def load_tokenizer(transformers: Any, checkpoint: Checkpoint) -> Any:

@@ -33,6 +33,7 @@ import asyncio
 import logging
 import math
 import threading
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,7 +46,7 @@ from structbench.backends.base import (
     Response,
     thought_tokens,
 )
-from structbench.backends.checkpoints import Checkpoint, import_transformers, load_tokenizer, resolve
+from structbench.backends.checkpoints import Checkpoint, gguf_read_once, import_transformers, load_tokenizer, resolve
 from structbench.backends.factory import BackendSpec
 from structbench.backends.local_prompts import (
     chat_template,
@@ -231,12 +232,13 @@ class HFBackend(Backend):
         torch, transformers = import_transformers(f"hf:{self.model}")
         s, ck = self.settings, self.checkpoint
         where = {"gguf_file": ck.gguf_file} if ck.gguf_file else {}
-        tokenizer = load_tokenizer(transformers, ck)
         dtype = s.dtype if s.dtype == "auto" else getattr(torch, s.dtype)
         kwargs = {"dtype": dtype, "local_files_only": True, **where, **s.load_kwargs}
         if s.device_map is not None:
             kwargs["device_map"] = s.device_map
-        model = transformers.AutoModelForCausalLM.from_pretrained(ck.path, **kwargs)
+        with gguf_read_once() if ck.gguf_file else nullcontext():
+            tokenizer = load_tokenizer(transformers, ck)
+            model = transformers.AutoModelForCausalLM.from_pretrained(ck.path, **kwargs)
         if s.device_map is None:
             model.to(s.device or _default_device(torch))
         model.eval()
