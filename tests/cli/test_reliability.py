@@ -19,6 +19,7 @@ import pytest
 
 from faults import child_pythonpath, fill, read_only, remount, serve, small_disk
 from patience import patience
+from structbench.testing.cli import Invocation, invoke
 from structbench.testing.openai_server import request_digest
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -36,9 +37,9 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def sb(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True,
-                          env=env or _env(tmp_path), cwd=tmp_path, timeout=patience(300))
+def sb(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> Invocation:
+    """``structbench ARGS`` run to its end in this process (``testing.cli.invoke``)."""
+    proc = invoke(*args, env=env or _env(tmp_path), cwd=tmp_path)
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc
 

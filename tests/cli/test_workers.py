@@ -17,6 +17,7 @@ import pytest
 
 from faults import child_pythonpath, closed_port, read_only, serve
 from patience import patience
+from structbench.testing.cli import Invocation, invoke
 from structbench.testing.openai_server import request_digest
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -30,9 +31,9 @@ def _env(tmp_path: Path) -> dict[str, str]:
                 STRUCTBENCH_CACHE=str(tmp_path / "cache"), OPENAI_API_KEY=KEY)
 
 
-def sb(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True,
-                          env=_env(tmp_path), cwd=tmp_path, timeout=patience(300))
+def sb(tmp_path: Path, *args: str) -> Invocation:
+    """``structbench ARGS`` run to its end in this process (``testing.cli.invoke``); its workers are processes."""
+    proc = invoke(*args, env=_env(tmp_path), cwd=tmp_path)
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc
 

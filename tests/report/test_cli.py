@@ -18,16 +18,21 @@ from structbench.report.compare import compare_runs
 from structbench.report.entries import StatsOptions
 from structbench.report.runs import BenchmarkCache, load_run
 from structbench.stats import MeanStatistic, paired_test
+from structbench.testing.cli import Invocation, invoke
 
 TESTS = Path(__file__).resolve().parents[1]
 """A child process imports this checkout's structbench (not another one installed) and the test plugins."""
 
 
-def sb(cwd: Path, *args: str, check: int = 0) -> subprocess.CompletedProcess[str]:
+def sb(cwd: Path, *args: str, check: int = 0, separate: bool = False) -> Invocation | subprocess.CompletedProcess[str]:
+    """``structbench ARGS`` as a user in ``cwd`` runs it: in this process (``testing.cli.invoke``), or in a process of
+    its own (``separate``) where what it cannot import matters (``toylabels`` is registered only in this one)."""
     env = dict(os.environ, PYTHONPATH=child_pythonpath(),
                STRUCTBENCH_PLUGINS="toybench", STRUCTBENCH_CACHE=str(cwd / "c"))
-    proc = subprocess.run(
-        [sys.executable, "-m", "structbench", *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=300
+    proc = (
+        subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True, env=env, cwd=cwd,
+                       timeout=300)
+        if separate else invoke(*args, env=env, cwd=cwd)
     )
     assert proc.returncode == check, proc.stderr + proc.stdout
     return proc
@@ -37,7 +42,7 @@ def test_report_command_writes_html_and_markdown(toy_runs: tuple[Path, Path], tm
     weak, strong = toy_runs
     proc = sb(
         tmp_path, "report", str(weak), str(strong), "--out", "out/r.html", "--json", "out/r.json",
-        "--resamples", "100", "--title", "T",
+        "--resamples", "100", "--title", "T", separate=True,
     )
     assert "wrote out/r.html" in proc.stdout and "wrote out/r.md" in proc.stdout
     results = json.loads((tmp_path / "out" / "r.json").read_text())["results"]
@@ -63,7 +68,8 @@ def test_report_command_writes_html_and_markdown(toy_runs: tuple[Path, Path], tm
 
 def test_compare_command_and_json(toy_runs: tuple[Path, Path], tmp_path: Path) -> None:
     weak, strong = toy_runs
-    proc = sb(tmp_path, "compare", str(weak), str(strong), "--out", "c.json", "--resamples", "500", "--seed", "3")
+    proc = sb(tmp_path, "compare", str(weak), str(strong), "--out", "c.json", "--resamples", "500", "--seed", "3",
+              separate=True)
     assert "| toy:small | direct | accuracy | overall |" in proc.stdout
     data = json.loads((tmp_path / "c.json").read_text())
     assert (data["resamples"], data["seed"]) == (500, 3)

@@ -24,9 +24,26 @@ def test_majority_and_chance_of_structfact_weighted_f1() -> None:
     assert got["majority"] == pytest.approx(f1_score(golds, ["YES"] * 20, average="weighted", zero_division=0))
     rng = np.random.default_rng(123)  # an independent Monte-Carlo estimate of the same expectation
     labels = ["YES", "NO", "NOT SURE ENOUGH"]
-    draws = [f1_score(golds, list(rng.choice(labels, size=20)), average="weighted", zero_division=0)
-             for _ in range(3000)]
+    gold = np.array([labels.index(g) for g in golds])
+    picks = rng.integers(0, len(labels), size=(3000, 20))
+    draws = _weighted_f1_rows(gold, picks, len(labels))
+    for row, value in zip(picks[:40], draws[:40], strict=True):  # the formula is scikit-learn's, draw by draw
+        answers = [labels[i] for i in row]
+        assert value == pytest.approx(f1_score(golds, answers, average="weighted", zero_division=0), abs=1e-12)
     assert got["chance"] == pytest.approx(float(np.mean(draws)), abs=0.01)
+
+
+def _weighted_f1_rows(gold: np.ndarray, picks: np.ndarray, classes: int) -> np.ndarray:
+    """Weighted F1 (``zero_division=0``) of each row of ``picks`` against ``gold``, all rows at once: per class
+    ``2 tp / (predicted + support)``, weighted by its support (scikit-learn's, at a thousandth of its time per draw,
+    which made 3,000 draws through ``f1_score`` the test's 37 seconds)."""
+    f1 = np.zeros(len(picks))
+    for c in range(classes):
+        support = int((gold == c).sum())
+        if support:
+            tp = ((picks == c) & (gold == c)).sum(axis=1)
+            f1 += support / len(gold) * 2 * tp / ((picks == c).sum(axis=1) + support)
+    return f1
 
 
 def test_chance_is_the_same_whatever_order_the_answers_came_back_in() -> None:

@@ -101,7 +101,7 @@ class StructFact(Benchmark[GeneratedOptions]):
         if variant == "generated":
             from structbench.benchmarks.structfact.generated.variant import generated_samples
 
-            return generated_samples(self.options, data, seed=seed)
+            return generated_samples(self.options, data, seed=seed, limit=limit)
         misplaced = sorted(self.options.model_fields_set & set(GENERATION_OPTIONS))
         if misplaced:
             names = ", ".join(misplaced)

@@ -189,3 +189,25 @@ def test_csv_folder_makes_every_task(atlas_world: World, tmp_path: Path) -> None
     for record in records(questions):
         assert verify(record["EVIDENCE"], record["QUERY"]) == record["LABEL"]
     assert {q.source for q in questions} == {"csv/atlas"}
+
+
+def test_a_reader_of_the_first_questions_gets_them_drafted_in_small_chunks(atlas_world: World) -> None:
+    """``export -n 10`` reads ten questions: its children draft two of each task's at a time, not ``CHUNK`` (500),
+    and the ten are the same as one at a time here."""
+    import itertools
+
+    here = Generator(atlas_world, token_counter("regex")).generate(70, "balanced", seed=3)
+    sizes: list[int] = []
+    imap = generator.fork_imap
+
+    def counting(work: Any, shares: Any) -> Any:
+        for chunk in imap(work, shares):
+            sizes.append(len(chunk))
+            yield chunk
+
+    with patch.object(generator, "fork_imap", counting), forkmap.forking(2):
+        stream = Generator(atlas_world, token_counter("regex")).stream(70, "balanced", seed=3, first=10)
+        first = list(itertools.islice(stream, 10))
+        stream.close()
+    assert records(first) == records(here[:10])
+    assert sizes and max(sizes) == -(-10 // len(TASKS))

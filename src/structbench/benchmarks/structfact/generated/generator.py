@@ -163,11 +163,14 @@ class Generator:
         """``per_task`` questions for every task the tables allow, interleaved task by task."""
         return list(self.stream(per_task, label_mix, seed=seed))
 
-    def stream(self, per_task: int, label_mix: str = "paper", *, seed: int = 0) -> Iterator[Question]:
+    def stream(self, per_task: int, label_mix: str = "paper", *, seed: int = 0, first: int | None = None
+               ) -> Iterator[Question]:
         """``generate``'s questions in its order, each made when it is read: the first question of every task, then
         the second ... (a task that runs out of questions drops out), so a set of any size is never held. Under
         ``forkmap.forking`` (``export``) the questions are drafted ``CHUNK`` at a time in forked children, a few
-        chunks ahead of the reader; each question is seeded on its own, so they are the same questions."""
+        chunks ahead of the reader, or fewer where the reader wants only the ``first`` questions (``export -n 10``
+        drafted 500 of each task's questions to show two); each question is seeded on its own, so they are the
+        same questions whatever the chunks."""
         wanted: dict[str, list[str]] = {}
         for task in TASKS:
             if not self.pools[task]:
@@ -175,13 +178,13 @@ class Generator:
                 continue
             wanted[task] = self._wanted(task, per_task, label_mix, seed)
 
-        size = CHUNK if ahead() else 1  # in process: one question at a time, as it is read
+        order = list(wanted)
+        size = min(CHUNK, -(-first // max(1, len(order)))) if first else CHUNK
+        size = size if ahead() else 1  # in process: one question at a time, as it is read
 
         def draft(chunk: tuple[str, int]) -> list[Question | None]:
             task, start = chunk
             return [self.one(task, i, want, seed) for i, want in enumerate(wanted[task][start:start + size], start)]
-
-        order = list(wanted)
 
         def chunks() -> Iterator[tuple[str, int]]:
             return ((task, start) for start in range(0, per_task, size) for task in order if start < len(wanted[task]))

@@ -46,9 +46,11 @@ def stream_set(
     counter: TokenCounter | None = None,
     budget: int = BUDGET,
     check: bool = True,
+    first: int | None = None,
 ) -> tuple[Iterator[Question], int]:
     """``generate_set``'s questions, each made when it is read, and how many are asked for (``per_task`` for each
-    task the tables allow). The tables are read, and a set they cannot make is refused, before it returns."""
+    task the tables allow); ``first``: how many the reader means to read, if it knows (``Generator.stream``). The
+    tables are read, and a set they cannot make is refused, before it returns."""
     world = World.of(load_tables(tables, data))
     generator = Generator(world, counter or token_counter("regex"), budget=budget, check=check)
     if not generator.tasks():
@@ -59,7 +61,7 @@ def stream_set(
 
     def questions() -> Iterator[Question]:
         made = False
-        for question in generator.stream(per_task, label_mix, seed=seed):
+        for question in generator.stream(per_task, label_mix, seed=seed, first=first):
             made = True
             yield question
         if not made:
@@ -68,9 +70,10 @@ def stream_set(
     return questions(), per_task * len(generator.tasks())
 
 
-def generated_samples(options: GeneratedOptions, data: DataContext, *, seed: int) -> Iterable[Sample]:
-    """The variant's samples: generated with the run's seed as they are read (a stream: ``benchmark.Samples``), or
-    read from ``questions_file`` and re-checked (a list)."""
+def generated_samples(options: GeneratedOptions, data: DataContext, *, seed: int, limit: int | None = None
+                      ) -> Iterable[Sample]:
+    """The variant's samples: generated with the run's seed as they are read (a stream: ``benchmark.Samples``; the
+    first ``limit`` are all the reader takes), or read from ``questions_file`` and re-checked (a list)."""
     if options.questions_file is not None:
         clash = sorted(options.model_fields_set & {"tables", "per_task", "label_mix"})
         if clash:
@@ -93,6 +96,7 @@ def generated_samples(options: GeneratedOptions, data: DataContext, *, seed: int
         seed=seed,
         counter=token_counter(options.token_counter),
         budget=options.max_evidence_tokens or BUDGET,
+        first=limit,
     )
     made = (record_to_sample(q.record(), q.id, GENERATED, f"generated question {q.id}", seed) for q in questions)
     return Samples(made, expected=expected)
