@@ -197,6 +197,23 @@ def test_an_older_run_directory_converts_and_an_unreadable_one_is_refused(oracle
 
 
 @pytest.mark.shared
+def test_a_damaged_line_of_a_run_this_structbench_wrote_names_no_version(oracle_run: Path, tmp_path: Path) -> None:
+    """A record line this very structbench cannot read is damage, not another format: the error names the file and
+    line and says nothing of versions (it once blamed "structbench 0.1.0, which this structbench (0.1.0) cannot
+    read")."""
+    bad = tmp_path / "bad"
+    shutil.copytree(oracle_run, bad)
+    records = bad / "samples.jsonl"
+    lines = records.read_text().splitlines(keepends=True)
+    lines[4] = "{garbage\n"
+    records.write_text("".join(lines))
+    proc = sb(tmp_path, "convert", "bad", "--to", "inspect", "--out", "logs", check=2)
+    (line,) = proc.stderr.strip().splitlines()
+    assert "samples.jsonl:5: not a sample record" in line and "structbench" not in line.split("record")[1]
+    assert not (tmp_path / "logs").exists()
+
+
+@pytest.mark.shared
 def test_inspects_data_frames_read_the_converted_logs(oracle_run: Path, tmp_path: Path) -> None:
     """``evals_df`` has each log's headline, ``samples_df`` a row per record with the breakdown keys as columns."""
     pytest.importorskip("pandas")

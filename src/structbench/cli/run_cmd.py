@@ -93,6 +93,8 @@ def run(
         tracking = run_tracking(args)
         settings = run_settings(args, flags=True)
         typed = [flag_name(name) for name in SUITE_DEFINED if _typed(ctx, name)]
+        if typed and not suite.is_file():  # a model named where the suite goes: ``run oracle -b scitab``
+            raise UsageError(f"{suite}: no such suite file (a model is named with --model, e.g. `-m {suite}`)")
         if typed:
             raise UsageError(f"{suite} defines the models and benchmarks; {', '.join(typed)} cannot be given with a "
                              "suite file (--out, --cache, --no-cache, --offline, --progress and the like can)")

@@ -150,13 +150,18 @@ def _results(path: Path) -> tuple[Manifest, RunConfig, MetricsFile]:
     try:
         metrics = read_metrics(metrics_path)
     except DataError as err:
-        raise DataError(f"{err}; this structbench is {__version__}, the run was written by {_version(manifest)}: "
-                        f"`structbench run --resume {path}` rewrites it from the records") from None
+        raise DataError(f"{err}{_other_version(manifest)}: `structbench run --resume {path}` rewrites it from the "
+                        "records") from None
     return manifest, config, metrics
 
 
-def _version(manifest: Manifest) -> str:
-    return f"structbench {manifest.to_json().get('structbench', 'of unknown version')}"
+def _other_version(manifest: Manifest) -> str:
+    """What an unreadable file's error adds when another structbench wrote the run (nothing when this one did: the
+    file is then damaged, not of another format)."""
+    written = manifest.to_json().get("structbench")
+    if written == __version__:
+        return ""
+    return f"; written by structbench {written or 'of unknown version'}, this structbench is {__version__}"
 
 
 def read_run(path: Path) -> RunData:
@@ -165,8 +170,7 @@ def read_run(path: Path) -> RunData:
     try:
         entries = read_entries(path)
     except DataError as err:
-        raise DataError(f"{err}; written by {_version(manifest)}, which this structbench ({__version__}) cannot "
-                        "read") from None
+        raise DataError(f"{err}{_other_version(manifest)}") from None
     if not entries:
         raise UsageError(f"{path}: {SAMPLES} holds no sample records: nothing to convert")
     _check_names(metrics, path / METRICS)
