@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.structfact.generated.conftest import write_atlas
 from structbench.benchmarks.structfact.generated.profile import (
     NumberStyle,
     World,
@@ -104,3 +105,20 @@ def test_scitab_tables_are_separate_databases(shared_data: DataContext) -> None:
     assert not any("[BOLD]" in cell for t in tables for row in t.rows for cell in row)
     world = World.of(tables)
     assert not any(p.links for p in world.profiles)
+
+
+def test_unchanged_files_are_read_and_profiled_once(tmp_path: Path) -> None:
+    """A second load of the same files returns the same tables and world (a test's or a sweep's second load
+    costs nothing); a file that changed is read again, and its world made again."""
+    folder = write_atlas(tmp_path / "atlas")
+    first = load_tables(str(folder), DataContext(offline=True))
+    again = load_tables(str(folder), DataContext(offline=True))
+    assert all(a is b for a, b in zip(first, again, strict=True))
+    assert World.of(again) is World.of(first)
+    cities = folder / "cities.csv"
+    cities.write_text(cities.read_text().replace("Lyon,FRA,522250", "Lyon,FRA,522251"))
+    changed = load_tables(str(folder), DataContext(offline=True))
+    assert [a is b for a, b in zip(first, changed, strict=True)] == [False, True, True]
+    assert changed[0].rows[1][2] == "522251" and first[0].rows[1][2] == "522250"
+    world = World.of(changed)
+    assert world is not World.of(first) and world.profiles[0].table is changed[0]

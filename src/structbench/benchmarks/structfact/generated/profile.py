@@ -334,6 +334,19 @@ class World:
 
     @classmethod
     def of(cls, tables: Sequence[SourceTable]) -> World:
+        """The world of ``tables``; the same tables (the same objects: ``tables`` returns them again for files
+        that have not changed) give the world made last time, since profiling them is most of a load's time."""
+        key = tuple(id(t) for t in tables)
+        if (made := _WORLDS.get(key)) is not None:
+            return made[1]
+        world = cls._profile(tables)
+        _WORLDS[key] = (tuple(tables), world)  # holds the tables, so their ids stay theirs while it is here
+        while len(_WORLDS) > WORLDS_KEPT:
+            del _WORLDS[next(iter(_WORLDS))]
+        return world
+
+    @classmethod
+    def _profile(cls, tables: Sequence[SourceTable]) -> World:
         profiles = [profile_table(t) for t in tables if t.rows and len(t.header) >= 2]
         databases: dict[str, list[Profile]] = {}
         for p in profiles:
@@ -341,3 +354,8 @@ class World:
         for group in databases.values():
             find_links(group)
         return cls(profiles)
+
+
+_WORLDS: dict[tuple[int, ...], tuple[tuple[SourceTable, ...], World]] = {}
+"""The last worlds made in this process, by their tables' identities (``World.of``)."""
+WORLDS_KEPT = 4

@@ -23,16 +23,32 @@ from structbench.core.errors import DataError
 from structbench.data.csvdb import read_text
 from structbench.data.datasets import DataContext
 
+_READ: dict[tuple[str, str, int, int], SourceTable] = {}
+"""CSV tables this process has read, by (source, file, mtime, size): a second load of files that have not changed
+(a test's, a sweep's cells) parses none again and returns the same tables (``profile.World.of`` then reuses its
+profiles); a file that changed is read again."""
+READ_AT_MOST = 4096
+
+
+def _csv_table(path: Path, source: str) -> SourceTable:
+    stat = path.stat()
+    key = (source, str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+    table = _READ.get(key)
+    if table is None:
+        if len(_READ) >= READ_AT_MOST:
+            _READ.clear()
+        header, rows = read_text(path)
+        table = _READ[key] = make_table(source, path.stem, header, rows)
+    return table
+
 
 def _csv_tables(paths: Sequence[Path], base: Path, prefix: str) -> list[SourceTable]:
     tables = []
     for path in paths:
         if path.stem.startswith("sqlite_"):
             continue  # SQLite bookkeeping dumped with the data
-        header, rows = read_text(path)
         folder = path.parent.relative_to(base).as_posix()
-        source = prefix if folder == "." else f"{prefix}/{folder}"
-        tables.append(make_table(source, path.stem, header, rows))
+        tables.append(_csv_table(path, prefix if folder == "." else f"{prefix}/{folder}"))
     return tables
 
 
