@@ -41,10 +41,12 @@ def _environment(env: Mapping[str, str] | None, cwd: Path | None) -> Iterator[No
 
 
 def invoke(*args: str, env: Mapping[str, str] | None = None, cwd: Path | None = None) -> Invocation:
-    """``structbench ARGS`` in this process, in ``cwd`` with ``env`` (this process's when None)."""
+    """``structbench ARGS`` in this process, in ``cwd`` with ``env`` (this process's when None), the modules ``env``
+    names in ``STRUCTBENCH_PLUGINS`` imported as a new process would."""
     import sys
 
     from structbench.cli.app import main
+    from structbench.core.plugins import import_env_plugins
 
     out, err = io.StringIO(), io.StringIO()
     argv = sys.argv
@@ -52,6 +54,9 @@ def invoke(*args: str, env: Mapping[str, str] | None = None, cwd: Path | None = 
     with _environment(env, cwd), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         sys.argv = ["structbench", *args]
         try:
+            # a new process imports the modules ``env`` names in STRUCTBENCH_PLUGINS when it first loads the
+            # registry; this one may have loaded it already, under another environment
+            import_env_plugins()
             main()
         except SystemExit as exit_:
             code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
