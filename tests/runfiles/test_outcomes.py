@@ -11,7 +11,7 @@ import pytest
 from structbench.benchmarks.scitab import BENCHMARK as SCITAB
 from structbench.benchmarks.structfact import BENCHMARK as STRUCTFACT
 from structbench.contract.benchmark import CORRECTED, Scored, corrected_scored
-from structbench.runfiles.outcomes import Outcomes, value_key
+from structbench.runfiles.outcomes import Growing, Outcomes, value_key
 from structbench.runfiles.results import compute_result
 from structbench.stats.baselines import _chance_by_statistic, answered
 from structbench.stats.metric import metric_interval
@@ -128,3 +128,31 @@ def test_chance_through_the_statistic_is_chance_through_aggregate(bench: object,
         fast = _chance_by_statistic(bench, given, labels, metric, picks)
         assert fast is not None and fast == pytest.approx(by_aggregate, abs=1e-12)
     assert STRUCTFACT().baselines(Outcomes.of(pool)) == pytest.approx(STRUCTFACT().baselines(pool))
+
+
+def test_a_growing_column_reads_as_every_set_in_turn() -> None:
+    """Rows appended in order wait in a list (#44); skipped rows, rewritten rows, ``grow_to`` and reads between
+    sets give what setting each row of an array in turn gives."""
+    rng = random.Random(3)
+    column, model = Growing(np.int64, -1), []
+    for _ in range(400):
+        pick = rng.random()
+        if pick < 0.6 or not model:
+            row = len(model)  # the next row
+        elif pick < 0.75:
+            row = len(model) + rng.randint(1, 40)  # past the end: the rows between keep the fill
+        elif pick < 0.9:
+            row = rng.randrange(len(model))  # a row already set, rewritten
+        else:
+            size = len(model) + rng.randint(0, 20)
+            column.grow_to(size)
+            model += [-1] * (size - len(model))
+            continue
+        value = rng.randint(0, 10**6)
+        model += [-1] * (row + 1 - len(model))
+        model[row] = value
+        column.set(row, value)
+        if rng.random() < 0.1:
+            assert column.array().tolist() == model
+        assert column.size == len(model)
+    assert column.array().tolist() == model

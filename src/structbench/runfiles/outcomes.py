@@ -61,15 +61,21 @@ class Categories:
 
 
 class Growing:
-    """A numpy column appended to one value at a time (its buffer doubles), rows not set holding ``fill``."""
+    """A numpy column appended to one value at a time (its buffer doubles), rows not set holding ``fill``.
 
-    __slots__ = ("_data", "dtype", "fill", "size")
+    Rows appended in order (each the next row: what a run does for every column of every record) wait in a
+    Python list and are written to the array together when it is read or a row is skipped: a list append is a
+    fraction of a numpy item assignment, and the run's process sets some two dozen columns per record (#44)."""
+
+    __slots__ = ("_data", "_pending", "dtype", "fill", "size")
 
     def __init__(self, dtype: Any, fill: Any = 0, size: int = 0) -> None:
         self.dtype = np.dtype(dtype)
         self.fill = fill
         self.size = size
         self._data = np.full(max(16, size), fill, dtype=self.dtype)
+        self._pending: list[Any] = []
+        """The values of the last ``len(_pending)`` rows, not yet in ``_data``."""
 
     def _reserve(self, n: int) -> None:
         if n > len(self._data):
@@ -77,21 +83,37 @@ class Growing:
             bigger[: self.size] = self._data[: self.size]
             self._data = bigger
 
+    def _flush(self) -> None:
+        pending = self._pending
+        if pending:
+            end = self.size
+            self.size = start = end - len(pending)
+            self._reserve(end)
+            self._data[start:end] = pending
+            self.size = end
+            pending.clear()
+
     def set(self, row: int, value: Any) -> None:
         """Row ``row`` (rows up to it that were never set keep ``fill``)."""
+        if row == self.size:  # the next row: kept until the column is read (a run sets every column this way)
+            self._pending.append(value)
+            self.size = row + 1
+            return
+        self._flush()
         if row >= self.size:
-            if row >= len(self._data):  # checked here: a run sets every column of every record through this
-                self._reserve(row + 1)
+            self._reserve(row + 1)
             self.size = row + 1
         self._data[row] = value
 
     def grow_to(self, size: int) -> None:
         if size > self.size:
+            self._flush()
             self._reserve(size)
             self.size = size
 
     def array(self) -> np.ndarray:
         """The rows so far (a view: copy it to keep it past the next append)."""
+        self._flush()
         return self._data[: self.size]
 
 
