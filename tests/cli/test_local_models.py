@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 import toybench  # noqa: F401  (registers the toy benchmark the commands run)
 from backends.tiny_models import build_tiny_model, require
+from faults import child_pythonpath
+from patience import patience
 from structbench.testing.cli import Invocation, invoke
 
 
@@ -21,6 +25,17 @@ def sb(tmp_path: Path, *args: str, check: int | None = 0) -> Invocation:
     proc = invoke(*args, env=env, cwd=tmp_path)
     if check is not None:
         assert proc.returncode == check, proc.stderr + proc.stdout
+    return proc
+
+
+def sb_process(tmp_path: Path, *args: str, check: int = 0) -> subprocess.CompletedProcess[str]:
+    """``sb`` in a process of its own: vLLM's engine client (threads, sockets, its spawned engine's shutdown) stays out
+    of the test process, whose captured output once read as a closed file in every later test of its worker."""
+    env = dict(os.environ, STRUCTBENCH_CACHE=str(tmp_path / "cache"), HF_HUB_OFFLINE="1",
+               PYTHONPATH=child_pythonpath(), STRUCTBENCH_PLUGINS="toybench")
+    proc = subprocess.run([sys.executable, "-m", "structbench", *args], env=env, cwd=tmp_path, capture_output=True,
+                          text=True, timeout=patience(900))
+    assert proc.returncode == check, proc.stderr + proc.stdout
     return proc
 
 
@@ -69,8 +84,8 @@ def test_local_model_usage_errors_exit_2(tiny: Path, tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_vllm_run_on_the_cpu(tiny: Path, tmp_path: Path) -> None:
     require("vllm")
-    sb(tmp_path, "run", "-m", f"vllm:{tiny}", "-b", "toy", "-n", "6", "--dtype", "float32", "--max-tokens", "4",
-       "-M", f"kv_cache_memory_bytes={64 << 20}", "--out", "r")
+    sb_process(tmp_path, "run", "-m", f"vllm:{tiny}", "-b", "toy", "-n", "6", "--dtype", "float32", "--max-tokens",
+               "4", "-M", f"kv_cache_memory_bytes={64 << 20}", "--out", "r")
     manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
     assert manifest["backend"]["backend"] == "vllm" and manifest["status"] == "complete"
     records = [json.loads(line) for line in (tmp_path / "r" / "samples.jsonl").read_text().splitlines()]

@@ -108,7 +108,7 @@ def test_a_system_prompt_with_credential_like_words_is_kept_as_written(tmp_path:
     assert all(r["prompt"][0] == {"role": "system", "content": prompt} for r in records)
 
 
-def test_every_run_option_is_a_flag_with_its_help_and_a_suite_file_refuses_its_own() -> None:
+def test_every_run_option_is_a_flag_with_its_help_and_a_suite_file_refuses_its_own(tmp_path: Path) -> None:
     """The command's options are ``RunArguments``' fields: each under its flag names with its help; those a suite
     file sets are refused beside one, named as the command spells them."""
     from structbench.runner.arguments import FLAGS, RunArguments
@@ -121,6 +121,8 @@ def test_every_run_option_is_a_flag_with_its_help_and_a_suite_file_refuses_its_o
     for name, flag in FLAGS.items():
         assert all(n in text for n in flag.names or ("--" + name.replace("_", "-"),)), name
         assert " ".join(flag.help.split())[:40] in text, name
-    refused = invoke("run", "suite.yaml", "-o", "a=1", "--sample-id", "x", "--model-option", "k=v", "--device", "cpu")
+    (tmp_path / "suite.yaml").write_text("models: [oracle]\nbenchmarks: [scitab]\n")
+    refused = invoke("run", "suite.yaml", "-o", "a=1", "--sample-id", "x", "--model-option", "k=v", "--device", "cpu",
+                     cwd=tmp_path)
     assert refused.returncode == 2
     assert "--option, --sample-id, --model-option, --device cannot be given with a suite file" in refused.stderr
