@@ -98,7 +98,8 @@ def _input(prompt: str | list[dict[str, str]] | None) -> str | list[Json]:
     return messages
 
 
-def _error(record: SampleRecord) -> Json | None:
+def error_fields(record: SampleRecord) -> Json | None:
+    """A failed record's Inspect ``EvalError`` fields (the last line of a harness traceback as its message), or None."""
     if record.error is None:
         return None
     lines = record.error.strip().splitlines() or [""]
@@ -262,7 +263,7 @@ def condensed(record: SampleRecord, model: str, epoch: int) -> Json:
     sample["model_usage"], sample["role_usage"] = {}, {}
     if record.seconds is not None:
         sample["total_time"] = sample["working_time"] = record.seconds
-    error = _error(record)
+    error = error_fields(record)
     if error is not None:
         sample["error"] = error
     sample["attachments"] = attachments

@@ -73,7 +73,7 @@ from structbench.core.errors import UsageError
 from structbench.core.forkmap import cpu_count, fork_imap
 from structbench.core.redact import redact
 from structbench.core.untrusted import file_name, inside
-from structbench.interop.inspect_json import PLACED, SCORED_PLACED, Member, sample_member
+from structbench.interop.inspect_json import PLACED, SCORED_PLACED, Member, error_fields, sample_member
 from structbench.interop.rundir import Entry, RunData
 from structbench.runfiles.cells import cell_options, options_for
 from structbench.runfiles.inspect_schema import ATTEMPT, METRICS_GROUP, RECORD, RESULT
@@ -139,12 +139,8 @@ def _target(gold: Any) -> str | list[str]:
 
 
 def _error(record: SampleRecord) -> EvalError | None:
-    if record.error is None:
-        return None
-    lines = record.error.strip().splitlines() or [""]
-    message = lines[-1] if record.error_kind == "harness" else record.error
-    traceback = record.error if record.error_kind == "harness" else ""
-    return EvalError(message=f"{record.error_kind} error: {message}", traceback=traceback, traceback_ansi=traceback)
+    fields = error_fields(record)
+    return None if fields is None else EvalError(**fields)
 
 
 def eval_sample(record: SampleRecord, model: str, epoch: int) -> EvalSample:
