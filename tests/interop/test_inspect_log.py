@@ -31,16 +31,24 @@ def _prompt(sample: EvalSample) -> Any:
                                                                for m in sample.input]
 
 
+@pytest.fixture(scope="module")
+def logs(oracle_run: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``structbench convert RUN --to inspect --out logs`` of the oracle run, once for the tests that only read the
+    logs (a conversion is seconds of CPU)."""
+    root = tmp_path_factory.mktemp("converted")
+    sb(root, "convert", str(oracle_run), "--to", "inspect", "--out", "logs")
+    return root / "logs"
+
+
 @pytest.mark.shared
-def test_one_log_per_entry_with_every_sample_and_the_oracles_score(oracle_run: Path, tmp_path: Path) -> None:
-    sb(tmp_path, "convert", str(oracle_run), "--to", "inspect", "--out", "logs")
+def test_one_log_per_entry_with_every_sample_and_the_oracles_score(oracle_run: Path, logs: Path) -> None:
     metrics = MetricsFile.model_validate_json((oracle_run / "metrics.json").read_text())
     entries = {(e.benchmark, e.variant, e.strategy): e for e in metrics.results}
     records = run_records(oracle_run)
-    logs = [read_eval_log(str(p)) for p in sorted((tmp_path / "logs").glob("*.eval"))]
-    assert len(logs) == len(entries) == 14
+    read = [read_eval_log(str(p)) for p in sorted(logs.glob("*.eval"))]
+    assert len(read) == len(entries) == 14
     seen = set()
-    for log in logs:
+    for log in read:
         meta = log.eval.metadata or {}
         key = (meta["benchmark"], meta["variant"], meta["strategy"])
         seen.add(key)
@@ -73,16 +81,15 @@ def test_one_log_per_entry_with_every_sample_and_the_oracles_score(oracle_run: P
 
 
 @pytest.mark.shared
-def test_the_converted_logs_report_as_the_run_does(oracle_run: Path, tmp_path: Path) -> None:
-    sb(tmp_path, "convert", str(oracle_run), "--to", "inspect", "--out", "logs")
+def test_the_converted_logs_report_as_the_run_does(oracle_run: Path, logs: Path, tmp_path: Path) -> None:
     sb(tmp_path, "report", str(oracle_run), "--out", "a/report.html", "--json", "a.json")
-    sb(tmp_path, "report", "logs", "--out", "b/report.html", "--json", "b.json")
+    sb(tmp_path, "report", str(logs), "--out", "b/report.html", "--json", "b.json")
     a, b = (json.loads((tmp_path / f).read_text())["results"] for f in ("a.json", "b.json"))
     assert len(a) == len(b) == 14
     for x, y in zip(a, b, strict=True):
         assert {k: v for k, v in x.items() if k != "run"} == {k: v for k, v in y.items() if k != "run"}
     md_a = (tmp_path / "a" / "report.md").read_text().replace(str(oracle_run), "RUN")
-    md_b = (tmp_path / "b" / "report.md").read_text().replace("logs", "RUN")
+    md_b = (tmp_path / "b" / "report.md").read_text().replace(str(logs), "RUN")
     assert md_a == md_b
 
 
@@ -214,17 +221,16 @@ def test_a_damaged_line_of_a_run_this_structbench_wrote_names_no_version(oracle_
 
 
 @pytest.mark.shared
-def test_inspects_data_frames_read_the_converted_logs(oracle_run: Path, tmp_path: Path) -> None:
+def test_inspects_data_frames_read_the_converted_logs(oracle_run: Path, logs: Path) -> None:
     """``evals_df`` has each log's headline, ``samples_df`` a row per record with the breakdown keys as columns."""
     pytest.importorskip("pandas")
     from inspect_ai.analysis import evals_df, samples_df
 
-    sb(tmp_path, "convert", str(oracle_run), "--to", "inspect", "--out", "logs")
-    evals = evals_df(str(tmp_path / "logs"), quiet=True)
+    evals = evals_df(str(logs), quiet=True)
     assert len(evals) == 14 and set(evals["score_headline_value"]) == {1.0}
     assert set(evals["score_headline_metric"]) == {"macro_f1", "rougeL"}
     assert set(evals["model"]) == {"structbench/oracle"}
-    samples = samples_df(str(tmp_path / "logs"), quiet=True)
+    samples = samples_df(str(logs), quiet=True)
     assert len(samples) == len(run_records(oracle_run)) == 14 * LIMIT
     structext = samples[samples["metadata_language"].notna()]
     assert len(structext) == 8 * LIMIT and {"metadata_template", "metadata_depth"} <= set(samples.columns)

@@ -3,6 +3,7 @@ the release's fields, the evidence budget, order invariance, and determinism."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from collections import Counter
@@ -166,8 +167,10 @@ def test_evidence_fits_the_papers_budget_and_is_never_cut(rfqa_questions: list[Q
 
 @pytest.mark.shared
 def test_same_seed_same_questions(rfqa_world: World, rfqa_questions: list[Question]) -> None:
-    again = Generator(rfqa_world, token_counter("regex")).generate(600, seed=0)
-    assert records(again) == records(rfqa_questions)
+    """A new generator with the same seed makes the same questions: the first 300 of the 3,000 (every task's first 60;
+    each question is seeded on its own, by task and index, so these stand for the rest)."""
+    again = list(itertools.islice(Generator(rfqa_world, token_counter("regex")).stream(600, seed=0, first=300), 300))
+    assert records(again) == records(rfqa_questions[:300])
     other = Generator(rfqa_world, token_counter("regex")).generate(20, seed=1)
     assert {q.question for q in other}.isdisjoint({q.question for q in rfqa_questions[:100]})
 
