@@ -36,6 +36,8 @@ def split_cells(line: str) -> list[str]:
         body = body[1:]
     if body.endswith("|") and not body.endswith("\\|"):
         body = body[:-1]
+    if "\\" not in body:  # no escaped pipe: a plain split (most lines; the pattern's split costs twice as much)
+        return [cell.strip() for cell in body.split("|")]
     return [cell.strip().replace("\\|", "|") for cell in _CELL_SPLIT.split(body)]
 
 

@@ -157,7 +157,7 @@ def test_unrenderable_facts_are_refused(atlas_world: World) -> None:
 
 def test_one_executor_labels_question_after_question_alike(atlas_world: World) -> None:
     """The executor's tables are made once and emptied for each claim: a wide table's rows, or the rows of a
-    table the next claim does not load, never reach it, and the schema changes only while tables widen."""
+    table the next claim does not load, never reach it, and the schema changes only while tables are made."""
     countries, cities = _table(atlas_world, "countries"), _table(atlas_world, "cities")
     names = ("France", "Germany", "Norway")
     full = Evidence([_view(countries, names, ("area km2", "capital"))])
@@ -166,7 +166,9 @@ def test_one_executor_labels_question_after_question_alike(atlas_world: World) -
     total = Aggregate(fn="sum", table="countries", column="area km2")
     count = Count(table="countries", column="area km2", cmp=">", value=0.0)
     oslo = cell("countries", "name", "Norway", "capital")
+    behind = Evidence([*city.views, *full.views])  # the claim reads the second table only
     questions = [
+        (compare(oslo, "=", "Oslo", "text"), behind),
         (compare(total, "=", 551695.0 + 357588.0 + 385207.0, "number"), full),
         (compare(cell("cities", "city name", "Lyon", "country code"), "=", "FR", "text"), city),
         (compare(count, "=", 2.0, "number"), fewer),

@@ -52,8 +52,8 @@ class Executor:
 
     def __init__(self) -> None:
         self.connection = sqlite3.connect(":memory:")
-        self.widths: list[int] = []
-        """The columns of ``t0``, ``t1`` ... as made."""
+        self.widths: dict[int, int] = {}
+        """The columns of ``t0``, ``t1`` ... as made (by number)."""
 
     def label(self, claim: Compare | And, evidence: Evidence) -> str:
         """``YES``, ``NO`` or ``NOT SURE ENOUGH`` for ``claim`` over ``evidence``."""
@@ -65,13 +65,12 @@ class Executor:
     def _table(self, i: int, width: int) -> str:
         """The name of table ``i``, empty, made (again, wider) where it has fewer than ``width`` columns."""
         name = f"t{i}"
-        if i < len(self.widths) and self.widths[i] >= width:
+        made = self.widths.get(i, 0)
+        if made >= width:
             self.connection.execute(f"DELETE FROM {name}")
             return name
-        if i < len(self.widths):
+        if made:
             self.connection.execute(f"DROP TABLE {name}")
-        else:
-            self.widths.append(0)
         self.connection.execute(f"CREATE TEMP TABLE {name} ({', '.join(f'c{j}' for j in range(width))})")
         self.widths[i] = width
         return name
