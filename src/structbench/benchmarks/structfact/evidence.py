@@ -106,15 +106,16 @@ def parse_evidence(raw: str) -> list[Evidence]:
         pending.clear()
         return heading
 
+    kinds = [_kind(line) for line in lines]
     i = 0
     while i < len(lines):
-        kind = _kind(lines[i])
+        kind = kinds[i]
         if kind not in ("table", "list"):
             pending.append(lines[i])
             i += 1
             continue
         j = i
-        while j < len(lines) and _kind(lines[j]) == kind:
+        while j < len(lines) and kinds[j] == kind:
             j += 1
         block = lines[i:j]
         heading = flush(keep_last_heading=True)

@@ -182,3 +182,17 @@ def test_one_executor_labels_question_after_question_alike(atlas_world: World) -
         assert executor.label(claim, evidence) == Executor().label(claim, evidence) == both(claim, evidence)
         schema.append(executor.connection.execute("PRAGMA temp.schema_version").fetchone()[0])
     assert len(set(schema[len(questions):])) == 1  # the second round made no table
+
+
+def test_shown_rows_and_facts_agree_with_shown(atlas_world: World) -> None:
+    countries = _table(atlas_world, "countries")
+    view = _view(countries, ("France", "Japan", "Kenya", "Chile"), ("capital", "population"), "list")
+    japan, kenya = _rows(countries, "Japan", "Kenya")
+    view.masked[japan, _column(countries, "population").index] = "N/A"
+    view.hidden.add((kenya, _column(countries, "capital").index))
+    every_row = range(len(countries.table.rows))
+    for column in countries.columns:
+        assert view.shown_rows(column) == {r for r in every_row if view.shown(r, column)}, column.name
+    expected = [(view.text(r, view.key), c.name, view.text(r, c)) for r in view.rows for c in view.columns
+                if view.shown(r, c)]
+    assert view.facts() == expected and len(expected) == 6

@@ -89,7 +89,9 @@ class Executor:
             views = [v for v in evidence.views if v.profile is profile]
             rows = list(dict.fromkeys(r for v in views for r in v.rows))
             columns = [c for _, c in relation.columns.values()]
-            records = [[c.values[r] if any(v.shown(r, c) for v in views) else None for c in columns] for r in rows]
+            stated = [set().union(*(v.shown_rows(c) for v in views)) for c in columns]
+            records = [[c.values[r] if r in shown else None for c, shown in zip(columns, stated, strict=True)]
+                       for r in rows]
             names = ", ".join(sql for sql, _ in relation.columns.values())
             marks = ", ".join("?" * len(columns))
             self.connection.executemany(f"INSERT INTO {relation.sql} ({names}) VALUES ({marks})", records)
