@@ -49,6 +49,17 @@ def test_heads_are_prefixes_with_the_asked_count() -> None:
     assert token_counter("regex").head("ab  cd ef", 2) == "ab  "  # a run of two spaces is one token
 
 
+def test_fits_agrees_with_the_count() -> None:
+    text = "Paris is the capital of France; population 2,102,650 (2023).\nLyon is second."
+    for spec in ("regex", "whitespace", "cl100k-approx", "cl100k"):
+        counter = token_counter(spec)
+        n = counter.count(text)
+        for budget in (0, n - 1, n, n + 1, len(text) - 1, len(text), 10_000):
+            assert counter.fits(text, budget) == (n <= budget), (spec, budget)
+    ones = "1" * 30  # a token a character: the most a model-free counter counts
+    assert token_counter("regex").fits(ones, 30) and not token_counter("regex").fits(ones, 29)
+
+
 def test_specs_are_checked_without_loading() -> None:
     assert split_spec("hf:/models/x") == ("hf", "/models/x")
     assert split_spec("llamacpp") == ("llamacpp", "")

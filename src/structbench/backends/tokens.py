@@ -51,18 +51,27 @@ class TokenCounter(ABC):
     def head(self, text: str, n: int) -> str:
         """The prefix of ``text`` made of its first ``n`` tokens."""
 
+    def fits(self, text: str, n: int) -> bool:
+        """Whether ``text`` has at most ``n`` tokens (a budget check: counters whose every token holds a character
+        answer it for a text of at most ``n`` characters without counting)."""
+        return self.count(text) <= n
+
     def __call__(self, text: str) -> int:
         return self.count(text)
 
 
 class RegexCounter(TokenCounter):
-    """Tokens are the matches of ``pattern``; the head ends where the ``n``-th match ends."""
+    """Tokens are the matches of ``pattern`` (which matches no empty string); the head ends where the ``n``-th
+    match ends."""
 
     def __init__(self, pattern: str) -> None:
         self.pattern = re.compile(pattern)
 
     def count(self, text: str) -> int:
-        return sum(1 for _ in self.pattern.finditer(text))
+        return len(self.pattern.findall(text))
+
+    def fits(self, text: str, n: int) -> bool:
+        return len(text) <= n or self.count(text) <= n
 
     def head(self, text: str, n: int) -> str:
         if n <= 0:
@@ -91,6 +100,9 @@ class Cl100kApprox(TokenCounter):
 
     def count(self, text: str) -> int:
         return sum(cost for cost, _ in self._pieces(text))
+
+    def fits(self, text: str, n: int) -> bool:
+        return len(text) <= n or self.count(text) <= n  # a piece costs at most its length
 
     def head(self, text: str, n: int) -> str:
         total = 0

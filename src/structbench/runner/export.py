@@ -51,10 +51,13 @@ async def first_request(strategy: Strategy, sample: Sample) -> Request | None:
 
 
 def with_first_requests(strategy: Strategy, samples: Iterable[Sample]) -> Iterator[tuple[Sample, Request | None]]:
-    """Each sample with the request a strategy sends first for it, as the samples are read (one event loop)."""
+    """Each sample with the request a strategy sends first for it, as the samples are read (one event loop; run
+    directly, not through ``Runner.run``, whose handler of Ctrl-C, set and reset for each sample, cost more than most
+    strategies' first request)."""
     with asyncio.Runner() as runner:
+        loop = runner.get_loop()
         for sample in samples:
-            yield sample, runner.run(first_request(strategy, sample))
+            yield sample, loop.run_until_complete(first_request(strategy, sample))
 
 
 def first_requests(strategy: Strategy, samples: Iterable[Sample]) -> list[Request | None]:

@@ -19,6 +19,6 @@ ELLIPSIS = "\n..."
 
 def truncate(text: str, max_tokens: int, counter: TokenCounter) -> tuple[str, bool]:
     """``text`` cut to ``max_tokens`` tokens plus ``\\n...`` if longer (0 = no limit), and whether it was."""
-    if max_tokens <= 0 or counter.count(text) <= max_tokens:
+    if max_tokens <= 0 or counter.fits(text, max_tokens):
         return text, False
     return counter.head(text, max_tokens) + ELLIPSIS, True

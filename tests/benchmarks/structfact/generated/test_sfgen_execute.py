@@ -153,3 +153,46 @@ def test_unrenderable_facts_are_refused(atlas_world: World) -> None:
         Evidence([View(comma, columns[0], [0], [columns[1]], "graph")]).strings()
     with pytest.raises(Unrenderable, match="sentence value"):
         Evidence([View(comma, columns[1], [0], [columns[0]], "text")]).strings()
+
+
+def test_one_executor_labels_question_after_question_alike(atlas_world: World) -> None:
+    """The executor's tables are made once and emptied for each claim: a wide table's rows, or the rows of a
+    table the next claim does not load, never reach it, and the schema changes only while tables are made."""
+    countries, cities = _table(atlas_world, "countries"), _table(atlas_world, "cities")
+    names = ("France", "Germany", "Norway")
+    full = Evidence([_view(countries, names, ("area km2", "capital"))])
+    fewer = Evidence([_view(countries, names[:2], ("area km2",))])
+    city = Evidence([_view(cities, ("Lyon", "Paris"), ("country code",))])
+    total = Aggregate(fn="sum", table="countries", column="area km2")
+    count = Count(table="countries", column="area km2", cmp=">", value=0.0)
+    oslo = cell("countries", "name", "Norway", "capital")
+    behind = Evidence([*city.views, *full.views])  # the claim reads the second table only
+    questions = [
+        (compare(oslo, "=", "Oslo", "text"), behind),
+        (compare(total, "=", 551695.0 + 357588.0 + 385207.0, "number"), full),
+        (compare(cell("cities", "city name", "Lyon", "country code"), "=", "FR", "text"), city),
+        (compare(count, "=", 2.0, "number"), fewer),
+        (compare(oslo, "=", "Oslo", "text"), full),
+        (compare(oslo, "=", "Oslo", "text"), fewer),
+        (compare(count, "=", 3.0, "number"), full),
+    ]
+    executor = Executor()
+    schema = []
+    for claim, evidence in questions * 2:
+        assert executor.label(claim, evidence) == Executor().label(claim, evidence) == both(claim, evidence)
+        schema.append(executor.connection.execute("PRAGMA temp.schema_version").fetchone()[0])
+    assert len(set(schema[len(questions):])) == 1  # the second round made no table
+
+
+def test_shown_rows_and_facts_agree_with_shown(atlas_world: World) -> None:
+    countries = _table(atlas_world, "countries")
+    view = _view(countries, ("France", "Japan", "Kenya", "Chile"), ("capital", "population"), "list")
+    japan, kenya = _rows(countries, "Japan", "Kenya")
+    view.masked[japan, _column(countries, "population").index] = "N/A"
+    view.hidden.add((kenya, _column(countries, "capital").index))
+    every_row = range(len(countries.table.rows))
+    for column in countries.columns:
+        assert view.shown_rows(column) == {r for r in every_row if view.shown(r, column)}, column.name
+    expected = [(view.text(r, view.key), c.name, view.text(r, c)) for r in view.rows for c in view.columns
+                if view.shown(r, c)]
+    assert view.facts() == expected and len(expected) == 6

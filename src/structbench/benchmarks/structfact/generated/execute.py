@@ -43,21 +43,37 @@ class _Relation:
 
 
 class Executor:
-    """Labels claims by executing them on the evidence (one in-memory SQLite connection, reused)."""
+    """Labels claims by executing them on the evidence (one in-memory SQLite connection, reused).
+
+    Its tables ``t0``, ``t1`` ... are made once and emptied before each claim loads them: creating and dropping a
+    table per question changed the schema each time, which cost more than the claim itself. A table has the
+    columns of the widest source table loaded into it so far (``c<index>``, untyped as before); the columns a
+    claim does not read stay NULL and no query names them."""
 
     def __init__(self) -> None:
         self.connection = sqlite3.connect(":memory:")
+        self.widths: dict[int, int] = {}
+        """The columns of ``t0``, ``t1`` ... as made (by number)."""
 
     def label(self, claim: Compare | And, evidence: Evidence) -> str:
         """``YES``, ``NO`` or ``NOT SURE ENOUGH`` for ``claim`` over ``evidence``."""
         relations = self._load(evidence, columns_read(claim))
-        try:
-            sql, params = _Compiler(relations).predicate(claim)
-            value = self.connection.execute(f"SELECT {sql}", params).fetchone()[0]
-        finally:
-            for relation in relations.values():
-                self.connection.execute(f"DROP TABLE {relation.sql}")
+        sql, params = _Compiler(relations).predicate(claim)
+        value = self.connection.execute(f"SELECT {sql}", params).fetchone()[0]
         return NEI if value is None else YES if value else NO
+
+    def _table(self, i: int, width: int) -> str:
+        """The name of table ``i``, empty, made (again, wider) where it has fewer than ``width`` columns."""
+        name = f"t{i}"
+        made = self.widths.get(i, 0)
+        if made >= width:
+            self.connection.execute(f"DELETE FROM {name}")
+            return name
+        if made:
+            self.connection.execute(f"DROP TABLE {name}")
+        self.connection.execute(f"CREATE TEMP TABLE {name} ({', '.join(f'c{j}' for j in range(width))})")
+        self.widths[i] = width
+        return name
 
     def _load(self, evidence: Evidence, read: set[tuple[str, str]]) -> dict[str, _Relation]:
         profiles: dict[str, Profile] = {}
@@ -69,14 +85,16 @@ class Executor:
             relation = _Relation(f"t{i}", profile, {column for table, column in read if table == name})
             if not relation.columns:
                 continue
+            self._table(i, 1 + max(c.index for c in profile.columns))
             views = [v for v in evidence.views if v.profile is profile]
             rows = list(dict.fromkeys(r for v in views for r in v.rows))
             columns = [c for _, c in relation.columns.values()]
-            records = [[c.values[r] if any(v.shown(r, c) for v in views) else None for c in columns] for r in rows]
+            stated = [set().union(*(v.shown_rows(c) for v in views)) for c in columns]
+            records = [[c.values[r] if r in shown else None for c, shown in zip(columns, stated, strict=True)]
+                       for r in rows]
             names = ", ".join(sql for sql, _ in relation.columns.values())
-            self.connection.execute(f"CREATE TEMP TABLE {relation.sql} ({names})")
             marks = ", ".join("?" * len(columns))
-            self.connection.executemany(f"INSERT INTO {relation.sql} VALUES ({marks})", records)
+            self.connection.executemany(f"INSERT INTO {relation.sql} ({names}) VALUES ({marks})", records)
             relations[name] = relation
         return relations
 

@@ -248,7 +248,7 @@ class Generator:
                 v.form != "table" for v in draft.evidence.views if v.name in whole
             ):
                 raise ValueError(f"{pool.template.name}: an aggregate must read exactly one table-form view")
-            if self.counter.count("\n".join(s.strip() for s in strings)) > self.budget:
+            if not self.counter.fits("\n".join(s.strip() for s in strings), self.budget):
                 continue
             label = self.executor.label(draft.claim, draft.evidence)
             if label != want:

@@ -73,14 +73,28 @@ class View:
         cell = (row, column.index)
         return column in self.columns and cell not in self.masked and cell not in self.hidden
 
+    def shown_rows(self, column: Column) -> set[int]:
+        """The rows whose ``column`` cell the evidence states (``shown`` of every row at once)."""
+        if column is not self.key and column not in self.columns:
+            return set()
+        cells, j = self.profile.table.rows, column.index
+        if column is self.key:
+            return {r for r in self.rows if cells[r][j]}
+        masked, hidden = self.masked, self.hidden
+        return {r for r in self.rows if cells[r][j] and (r, j) not in masked and (r, j) not in hidden}
+
     def facts(self) -> list[tuple[str, str, str]]:
-        """(entity, column, value) of every value shown besides the key."""
-        return [
-            (self.text(r, self.key), c.name, self.text(r, c))
-            for r in self.rows
-            for c in self.columns
-            if self.shown(r, c)
-        ]
+        """(entity, column, value) of every value shown besides the key (``shown``, for the view's own rows and
+        columns: the rendering's inner loop)."""
+        cells, key, masked, hidden = self.profile.table.rows, self.key, self.masked, self.hidden
+        out = []
+        for r in self.rows:
+            row = cells[r]
+            for c in self.columns:
+                value = row[c.index]
+                if value and (c is key or ((r, c.index) not in masked and (r, c.index) not in hidden)):
+                    out.append((row[key.index], c.name, value))
+        return out
 
     # --- rendering --------------------------------------------------------------------------------
 
