@@ -94,7 +94,7 @@ def _none_declared(path: tuple[str, ...]) -> bool:
     ``importlib.metadata`` finds there (``*.dist-info``, ``*.egg-info``, an ``.egg``'s ``EGG-INFO``) names
     ``structbench.benchmarks`` or ``structbench.backends``. False (read them all) when it cannot tell: a zip on the
     path, an unreadable file, or another finder of distributions than the path's."""
-    if any(getattr(finder, "find_distributions", None) is not None and finder is not PathFinder
+    if any(getattr(finder, "find_distributions", None) is not None and not _searches_the_path(finder)
            for finder in sys.meta_path):
         return False
     for root in path:
@@ -119,6 +119,16 @@ def _none_declared(path: tuple[str, ...]) -> bool:
             if BENCHMARK_GROUP in text or BACKEND_GROUP in text:
                 return False
     return True
+
+
+def _searches_the_path(finder: object) -> bool:
+    """Whether ``finder`` finds distributions only in the metadata folders of the path, as this module's search
+    does: the standard library's ``PathFinder``, or the ``importlib_metadata`` backport's ``MetadataPathFinder``,
+    which that package puts on ``sys.meta_path`` when anything imports it (litellm, mlflow do; the same search)."""
+    if finder is PathFinder:
+        return True
+    kind = finder if isinstance(finder, type) else type(finder)
+    return kind.__name__ == "MetadataPathFinder" and kind.__module__.rpartition(".")[2] == "importlib_metadata"
 
 
 def import_env_plugins() -> None:
