@@ -40,6 +40,23 @@ def child_pythonpath() -> str:
     return os.pathsep.join([str(tests), str(Path(structbench.__file__).resolve().parents[1])])
 
 
+def send_sigint(proc: subprocess.Popen[str]) -> None:
+    """Ctrl-C to ``proc``, first failing with the reason when it cannot handle one: a process started with SIGINT
+    ignored or blocked (inherited from this test process, whatever an earlier test in it left) ignores it for good,
+    and the test would fail later on an exit code or a run that went on to its end."""
+    import signal
+
+    status = dict(line.split(":", 1) for line in Path(f"/proc/{proc.pid}/status").read_text().splitlines()
+                  if ":" in line) if sys.platform.startswith("linux") else {}
+    bit = 1 << (signal.SIGINT - 1)
+    blocked_here = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    for field in ("SigIgn", "SigBlk"):
+        assert not int(status.get(field, "0"), 16) & bit, (
+            f"the child ({field}) cannot handle SIGINT; this test process: handler "
+            f"{signal.getsignal(signal.SIGINT)!r}, blocked {blocked_here}")
+    proc.send_signal(signal.SIGINT)
+
+
 def free_port() -> int:
     """A port free a moment ago (for servers that must be given one, such as Ray's head); prefer ``serve``'s own
     port or ``closed_port``, which no other test process can take in between."""

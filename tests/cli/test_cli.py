@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -344,3 +345,24 @@ def test_empty_values_are_refused(tmp_path: Path, args: list[str]) -> None:
     assert ("--out" in line and "empty" in line) or "names no benchmark" in line, line
     assert not (tmp_path / "manifest.json").exists() and not (tmp_path / "samples.jsonl").exists()
     assert not (tmp_path / "r").exists()
+
+
+def test_a_command_builds_only_its_own_click_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Typer reads the annotations of every registered command each time the app is called (40-60 ms of each start,
+    issue 44): ``structbench run`` builds ``run`` alone, the bare ``--help`` all of them to list them."""
+    import typer.main
+
+    built: list[str | None] = []
+    build = typer.main.get_command_from_info
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        info = kwargs.get("command_info", args[0] if args else None)
+        built.append(info.name)
+        return build(*args, **kwargs)
+
+    monkeypatch.setattr(typer.main, "get_command_from_info", counting)
+    assert invoke("run", "--help").returncode == 0
+    assert built == ["run"]
+    built.clear()
+    assert invoke("--help").returncode == 0
+    assert {"run", "list", "report", "view"} <= set(built)

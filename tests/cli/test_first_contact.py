@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -14,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import toybench  # noqa: F401  (registers it in this process, as STRUCTBENCH_PLUGINS does in a child)
-from faults import child_pythonpath
+from faults import child_pythonpath, send_sigint
 from patience import patience
 from structbench.benchmarks import BENCHMARKS
 from structbench.testing.cli import Invocation, invoke
@@ -116,7 +115,7 @@ def test_ctrl_c_during_an_embedded_model_run_exits_130_cleanly(tmp_path: Path) -
         time.sleep(0.1)
     time.sleep(4)  # the model is loaded and generating (40 replies of up to 400 tokens take minutes)
     assert proc.poll() is None, "the run ended before it could be interrupted"
-    proc.send_signal(signal.SIGINT)
+    send_sigint(proc)
     _, err = proc.communicate(timeout=patience(120))
     assert proc.returncode == 130, err
     assert "interrupted; finished samples are saved in c" in err

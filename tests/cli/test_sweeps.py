@@ -8,7 +8,6 @@ import itertools
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -18,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from faults import child_pythonpath, serve
+from faults import child_pythonpath, send_sigint, serve
 from patience import patience
 from structbench.testing.cli import Invocation, invoke
 
@@ -257,7 +256,7 @@ def test_a_resumed_sweep_repeats_no_call(tmp_path: Path) -> None:
         while len(records(tmp_path / "r")) < 25:  # into the second cell or further
             assert proc.poll() is None, proc.communicate()
             time.sleep(0.01)
-        proc.send_signal(signal.SIGINT)
+        send_sigint(proc)
         proc.communicate(timeout=patience(60))
         assert proc.returncode == 130
         done = records(tmp_path / "r")

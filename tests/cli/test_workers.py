@@ -15,7 +15,7 @@ from typing import Any
 import psutil
 import pytest
 
-from faults import child_pythonpath, closed_port, read_only, serve
+from faults import child_pythonpath, closed_port, read_only, send_sigint, serve
 from patience import patience
 from structbench.testing.cli import Invocation, invoke
 from structbench.testing.openai_server import request_digest
@@ -171,7 +171,10 @@ def test_an_interrupted_run_counts_its_workers_model_calls(tmp_path: Path, sig: 
     with serve(tmp_path, "--latency", "0.2", "--reply", "yes") as server:
         proc = start(tmp_path, "run", *ARGS, "--base-url", server.url, "--out", "r", "--no-cache")
         wait_for(lambda: len(records(tmp_path / "r")) >= 10, proc)
-        proc.send_signal(sig)
+        if sig == signal.SIGINT:
+            send_sigint(proc)
+        else:
+            proc.send_signal(sig)
         _, err = proc.communicate(timeout=patience(60))
         assert proc.returncode == (130 if sig == signal.SIGINT else 143), err
         time.sleep(0.5)  # the server answers (and logs) what was in flight
