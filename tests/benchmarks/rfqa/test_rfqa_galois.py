@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from cell_values import outcome, values
 from structbench.backends.base import Choice, Request, Response
 from structbench.benchmarks.rfqa import RFQABenchmark, galois
 from structbench.benchmarks.rfqa.cot import BaseQuery
@@ -295,6 +296,15 @@ def test_reading_galois_reads_each_reply_as_galois() -> None:
     assert list(got.values()).count("raises") == 3
     assert got['<think>[{"a": 0}]</think> [{"a": 1}]'] == [{"a": 0}]
     assert got["{}"] == [{}]
+
+
+@pytest.mark.parametrize("db_type", ["BIGINT", "INTEGER", "DOUBLE", "DECIMAL(10,2)", "FLOAT", "BOOLEAN", "VARCHAR"])
+def test_base_reader_types_each_cell_as_map_to_tuple(db_type: str) -> None:
+    """A base table's reader (each column's fast path) gives what ``typed_cell`` gives for every value."""
+    read = galois.base_reader(["c"], [db_type])
+    for value in values(db_type):
+        assert outcome(lambda v: read({"c": v})["c"], value) == outcome(lambda v: galois.typed_cell(v, db_type), value)
+    assert read({}) == {"c": None}
 
 
 @pytest.mark.shared

@@ -97,3 +97,33 @@ def test_a_variant_logs_its_exclusions_in_one_line(shared_data: DataContext, cap
     assert sum("excluded (missing_table)" in m and "galois/movies/movie.csv" in m for m in debug) == 8
     assert bench.gold_report.counts()["missing_table"] == 8
     assert bench.extra_results([])["gold"]["counts"]["missing_table"] == 8
+
+
+@pytest.mark.shared
+def test_a_second_load_executes_no_query_again(shared_data: DataContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process keeps each query's gold and sample by its database files' identity: a second benchmark's load of
+    unchanged files returns the same samples without running a query."""
+    from structbench.benchmarks.rfqa import benchmark
+
+    bench = RFQABenchmark()
+    first = bench.load("galois", shared_data, seed=0, limit=5)
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("a query executed again")
+
+    monkeypatch.setattr(benchmark, "execute_gold", refuse)
+    again = RFQABenchmark()
+    assert all(a is b for a, b in zip(again.load("galois", shared_data, seed=0, limit=5), first, strict=True))
+    assert again.gold_report.to_json() == bench.gold_report.to_json()
+
+
+def test_database_identity_follows_its_files(tmp_path: Path) -> None:
+    """What the gold is kept by changes when a table file does (its size or modification time)."""
+    folder = tmp_path / "dataset" / "data" / "galois" / "small"
+    folder.mkdir(parents=True)
+    table = folder / "t.csv"
+    table.write_text("a\n1\n")
+    before = DatabaseCache(tmp_path).identity("galois", "small")
+    assert DatabaseCache(tmp_path).identity("galois", "small") == before
+    table.write_text("a\n12\n")
+    assert DatabaseCache(tmp_path).identity("galois", "small") != before

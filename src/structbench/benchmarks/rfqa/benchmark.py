@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -53,6 +53,14 @@ UNSCORED_MEANING = ("CoT queries galois' published runs did not score, left out 
 GENERATED = "generated"
 """The variant running QATCH-style pairs from the user's own tables (``--option path=...``)."""
 CELL_BINS = ((1, "1"), (10, "2-10"), (50, "11-50"), (100, "51-100"), (500, "101-500"))
+
+
+_LOADED: dict[tuple[Hashable, ...], tuple[GoldResult, Sample | None]] = {}
+"""Each query's gold outcome and sample as this process computed them, by the query, the variant and its database
+files' identity (folder, and each CSV's name, mtime and size): a second load of unchanged files (a test's, a
+sweep's cells, a suite's entries) executes no query and parses no SQL again, and returns the same samples; a
+changed file is read again."""
+LOADED_AT_MOST = 16384
 
 
 def cells_bin(cells: int) -> str:
@@ -173,12 +181,12 @@ class RFQABenchmark(Benchmark[RFQAOptions]):
         for query in queries:
             if limit is not None and len(samples) >= limit:
                 break
-            result = execute_gold(query, self._cache)
+            result, sample = self.loaded(query, variant)
             self.gold_report.results.append(result)
-            if result.table is None:
+            if sample is None:
                 log.debug("rfqa: %s excluded (%s): %s", query.qid, result.status.value, result.reason)
                 continue
-            samples.append(self.make_sample(query, result, variant))
+            samples.append(sample)
         excluded = Counter(r.status.value for r in self.gold_report.results if r.table is None)
         if excluded:
             log.warning(
@@ -189,6 +197,21 @@ class RFQABenchmark(Benchmark[RFQAOptions]):
                 ", ".join(f"{n} {status}" for status, n in sorted(excluded.items())),
             )
         return samples
+
+    def loaded(self, query: Query, variant: str) -> tuple[GoldResult, Sample | None]:
+        """The query's gold outcome and its sample (None without a gold table), computed once per process for
+        unchanged database files (``_LOADED``)."""
+        assert self._cache is not None
+        key = (self._cache.identity(query.dataset, query.db_id), query.qid, query.dataset, query.db_id, query.sql,
+               query.question, tuple(sorted(query.metadata.items())), variant)
+        hit = _LOADED.get(key)
+        if hit is None:
+            if len(_LOADED) >= LOADED_AT_MOST:
+                _LOADED.clear()
+            result = execute_gold(query, self._cache)
+            sample = None if result.table is None else self.make_sample(query, result, variant)
+            hit = _LOADED[key] = (result, sample)
+        return hit
 
     def load_generated(self, *, seed: int, limit: int | None) -> list[Sample]:
         """The ``generated`` variant: pairs from ``--option path`` (JSONL, or CSV generated with ``seed``)."""

@@ -16,9 +16,10 @@ retrieved on its own and the join happens in memory, which is the natural extens
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -191,6 +192,38 @@ def _coerce(value: Any, base: str) -> Any:
     return str(value)
 
 
+_EXACT = 2**53
+"""Integers below this in magnitude are exact as floats."""
+
+
+@functools.lru_cache(maxsize=256)
+def _column_coercer(db_type: str) -> Callable[[Any], Any]:
+    """``_coerce`` for a column of ``db_type``, answering the values a table mostly holds without ``_coerce``'s
+    tests (a large base table is coerced cell by cell): a string in a text column is itself; an integer or finite
+    float in a numeric one is what ``_coerce`` makes of it. Any other value takes ``_coerce``'s way."""
+    base = _base_type(db_type)
+    slow = functools.partial(_coerce, base=base)
+    if base in NUMERIC_TYPES:
+        double = base == "DOUBLE"
+
+        def number(value: Any) -> Any:
+            kind = type(value)
+            if kind is int and -_EXACT < value < _EXACT:
+                return float(value) if double else value
+            if kind is float and math.isfinite(value):
+                return int(value) if not double and value.is_integer() else value
+            return slow(value)
+
+        return number
+    if base == "BOOLEAN":
+        return slow
+
+    def text(value: Any) -> Any:
+        return value if type(value) is str else slow(value)
+
+    return text
+
+
 def execute(
     sql: str, bases: Sequence[BaseQuery], rows: Mapping[str, Sequence[Mapping[str, Any]]], columns: Sequence[str]
 ) -> list[dict[str, Any]]:
@@ -230,17 +263,13 @@ def _execute(
             schema[base.table] = dict(zip(base.columns, base.types, strict=True))
             cols = ", ".join(f"{quote(c)} {t}" for c, t in schema[base.table].items())
             con.execute(f"CREATE TABLE {quote(base.table)} ({cols})")
-            kinds = [_base_type(t) for t in base.types]
-            values = [
-                [_coerce(v, k) for v, k in zip(row, kinds, strict=True)]
-                for row in align_records(rows.get(base.table, ()), base.columns)
-            ]
-            if values:
+            aligned = align_records(rows.get(base.table, ()), base.columns)
+            if aligned:
                 # one list parameter per column, unnested side by side: fast bulk insertion
+                values = [[coerce(row[j]) for row in aligned]
+                          for j, coerce in enumerate(_column_coercer(t) for t in base.types)]
                 unnest = ", ".join(f"UNNEST(?::{t}[])" for t in base.types)
-                con.execute(
-                    f"INSERT INTO {quote(base.table)} SELECT {unnest}", [list(c) for c in zip(*values, strict=True)]
-                )
+                con.execute(f"INSERT INTO {quote(base.table)} SELECT {unnest}", values)
         try:
             query = to_duckdb(sql, schema)
         except SqlglotError as err:

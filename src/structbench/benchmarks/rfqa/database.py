@@ -59,6 +59,7 @@ class DatabaseCache:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._loaded: dict[str, Database] = {}
+        self._identity: dict[str, tuple[str, tuple[tuple[str, int, int], ...]]] = {}
 
     def get(self, dataset: str, db_id: str) -> Database:
         key = f"{dataset}/{db_id}"
@@ -70,3 +71,13 @@ class DatabaseCache:
         """Whether the table's CSV is present (without loading the database)."""
         folder = self.root / "dataset" / "data" / db_folder(dataset, db_id)
         return any(column_key(p.stem) == table for p in folder.glob("*.csv"))
+
+    def identity(self, dataset: str, db_id: str) -> tuple[str, tuple[tuple[str, int, int], ...]]:
+        """What the database's files are: its folder and each CSV's name, modification time and size (a changed
+        file changes it), read once per cache (what is computed from the files is kept by it, ``benchmark.py``)."""
+        key = f"{dataset}/{db_id}"
+        if key not in self._identity:
+            folder = (self.root / "dataset" / "data" / db_folder(dataset, db_id)).resolve()
+            stats = [(p.name, p.stat()) for p in sorted(folder.glob("*.csv"))]
+            self._identity[key] = (str(folder), tuple((name, st.st_mtime_ns, st.st_size) for name, st in stats))
+        return self._identity[key]

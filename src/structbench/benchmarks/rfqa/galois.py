@@ -39,7 +39,7 @@ import functools
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -225,24 +225,71 @@ def _base_type(db_type: str) -> str:
     return db_type.split("(")[0].upper()
 
 
-def base_row(record: Mapping[str, Any], columns: Sequence[str], types: Sequence[str]) -> dict[str, Any]:
-    """``mapToTuple``: each base attribute looked up exactly; NULL for a missing key, a JSON null or ``"null"``;
+def typed_cell(value: Any, db_type: str) -> Any:
+    """``mapToTuple``'s reading of one attribute's value: NULL for a missing key, a JSON null or ``"null"``;
     booleans from YES/NO or ``true``; numbers after ``numeric_rewrite`` (NULL where they do not type)."""
-    row: dict[str, Any] = {}
-    for column, db_type in zip(columns, types, strict=True):
-        value = record.get(column)
-        if value is None or java_text(value).lower() == "null":
-            row[column] = None
-            continue
-        base = _base_type(db_type)
-        if base == "BOOLEAN":
-            text = java_text(value)
-            row[column] = True if text.upper() == "YES" else False if text.upper() == "NO" else text.lower() == "true"
-        elif base in NUMERIC_TYPES:
-            row[column] = _typed_number(numeric_rewrite(java_text(value)), db_type)
-        else:
-            row[column] = value
-    return row
+    if value is None or java_text(value).lower() == "null":
+        return None
+    base = _base_type(db_type)
+    if base == "BOOLEAN":
+        text = java_text(value)
+        return True if text.upper() == "YES" else False if text.upper() == "NO" else text.lower() == "true"
+    if base in NUMERIC_TYPES:
+        return _typed_number(numeric_rewrite(java_text(value)), db_type)
+    return value
+
+
+_EXACT = 2**53
+"""Integers below this in magnitude are exact as doubles (and well within a Java long)."""
+
+
+@functools.lru_cache(maxsize=256)
+def _column_typer(db_type: str) -> Callable[[Any], Any]:
+    """``typed_cell`` for a column of ``db_type``, answering without text the values a table mostly holds (a large
+    base table is read cell by cell): a string in a text column is itself (NULL for ``"null"``); an integer in a
+    numeric column is what ``Long.parseLong`` / ``Double.parseDouble`` make of its text (itself, or as a double);
+    a finite double is itself in a floating column and NULL in an integer one (its text has a ``.`` or an ``E``).
+    Any other value takes ``typed_cell``'s way."""
+    base = _base_type(db_type)
+    slow = functools.partial(typed_cell, db_type=db_type)
+    if base in NUMERIC_TYPES:
+        floating = base in ("DOUBLE", "FLOAT", "DECIMAL")
+
+        def number(value: Any) -> Any:
+            kind = type(value)
+            if kind is int and -_EXACT < value < _EXACT:
+                return float(value) if floating else value
+            if kind is float and math.isfinite(value):
+                return value if floating else None
+            return slow(value)
+
+        return number
+    if base == "BOOLEAN":
+        return slow
+
+    def text(value: Any) -> Any:
+        if type(value) is str:
+            return None if value.lower() == "null" else value
+        return slow(value)
+
+    return text
+
+
+def base_reader(columns: Sequence[str], types: Sequence[str]) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    """``mapToTuple`` for one base table: a record's base attributes, each looked up exactly and typed as
+    ``typed_cell`` types it."""
+    typers = [(column, _column_typer(db_type)) for column, db_type in zip(columns, types, strict=True)]
+
+    def read(record: Mapping[str, Any]) -> dict[str, Any]:
+        get = record.get
+        return {column: typer(get(column)) for column, typer in typers}
+
+    return read
+
+
+def base_row(record: Mapping[str, Any], columns: Sequence[str], types: Sequence[str]) -> dict[str, Any]:
+    """``mapToTuple`` of one record (``base_reader``)."""
+    return base_reader(columns, types)(record)
 
 
 # --- NL and SQL: the cells the metrics read ------------------------------------------------------------------

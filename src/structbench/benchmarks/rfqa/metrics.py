@@ -66,8 +66,13 @@ def align_records(records: Sequence[Mapping[str, Any]], columns: Sequence[str]) 
     position (a model that renamed ``count`` to ``number_of_counties``).
     """
     wanted = [attribute_key(c) for c in columns]
+    # a record keyed by exactly the columns (a base table's typed rows, most replies) is read by name directly
+    exact = set(columns) if len(set(wanted)) == len(set(columns)) == len(columns) else None
     rows: list[list[Any]] = []
     for rec in records:
+        if exact is not None and rec.keys() == exact:
+            rows.append([rec[c] for c in columns])
+            continue
         keyed = {attribute_key(k): v for k, v in rec.items()}
         if not any(w in keyed for w in wanted) and len(rec) == len(columns):
             rows.append(list(rec.values()))

@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import partial
 from typing import Any, Literal
 
 import duckdb
@@ -263,8 +262,7 @@ class ChainOfThought(Strategy):
         last_reply = ""
         for base, request in base_requests(sample, settings):
             if settings.reading == "galois":
-                typed = partial(galois.base_row, columns=base.columns, types=base.types)
-                got = await retrieve_galois(request, generate, settings, typed)
+                got = await retrieve_galois(request, generate, settings, galois.base_reader(base.columns, base.types))
             else:
                 got = await retrieve(request, base.columns, generate, settings)
             rows[base.table], rounds[base.table] = got.rows, got.rounds
