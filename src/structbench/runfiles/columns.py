@@ -116,11 +116,11 @@ class RecordColumns:
                 for name in USAGE_FIELDS:
                     value = getattr(calls, name)
                     if value is not None:
-                        at = usage.get((group, name))
-                        if at is None:
-                            at = usage[group, name] = ([], [])
-                        at[0].append(row)
-                        at[1].append(value)
+                        into = usage.get((group, name))
+                        if into is None:
+                            into = usage[group, name] = ([], [])
+                        into[0].append(row)
+                        into[1].append(value)
         for column, (rows, values) in sparse.items():
             column.put(rows, values)
         for (group, name), (rows, values) in usage.items():
