@@ -100,3 +100,54 @@ def test_the_record_views_answer_counts_are_the_summarys() -> None:
     assert [list(c) for c in counted[("toy", "small", "direct", "")]] == [list(c) for c in
                                                                           expected[("toy", "small", "direct", "")]]
     assert counted[("toy", "small", "direct", "")] == ({"no": 2, "(none)": 2, "yes": 1, "maybe": 1}, {"yes": 6})
+
+
+def _varied(n: int) -> list[SampleRecord]:
+    """Records whose columns are sparse and whose codes' order matters: errors, cut-off replies, tokens of two models,
+    values some lack, meta keys in different orders and of different types, clusters, repeated keys."""
+    out = []
+    for i in range(n):
+        meta: dict[str, Any] = {"depth": [1, 1.0, True, "1", None][i % 5], "lang": ["yaml", "json"][i % 2]}
+        if i % 3 == 0:
+            meta = {"extra": [i % 2, "x"], **dict(reversed(list(meta.items())))}
+        fields: dict[str, Any] = {
+            "benchmark": "toy", "variant": "small", "strategy": "direct", "model": "m", "id": f"s{i % (n - 5)}",
+            "task": ["t1", "t2", "t3"][i % 3], "prompt": None, "output": "", "parsed": [None, "yes", ["a", 1]][i % 3],
+            "gold": "yes", "score": float(i % 2), "values": {"f1": i / n} if i % 4 else {}, "meta": meta,
+            "cluster": None if i % 5 == 0 else f"c{i % 6}", "epoch": i % 2, "replies_cut_off": i % 7 == 0,
+            "reasoning_cut_off": i % 9 == 0, "call_usage": [
+                {"model": ["m", "judge"][i % 2], "prompt_tokens": i, "completion_tokens": None if i % 8 else 3}],
+        }
+        if i % 6 == 1:
+            fields.update(error=f"failed {i % 4}", error_kind=["model", "harness", "context"][i % 3])
+        out.append(SampleRecord.model_validate(fields))
+    return out
+
+
+@pytest.mark.parametrize("slim", [False, True])
+def test_records_kept_in_bulk_read_as_records_added_one_at_a_time(slim: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    from structbench.runfiles.columns import EntryColumns, RecordColumns
+
+    monkeypatch.setattr(kept, "WAITING", 7)  # some added in bulk while others wait
+    records = [r.slim() if slim else r for r in _varied(40)]
+    one, bulk = EntryColumns(RecordColumns), KeptRecords()
+    for r in records:
+        one.add(r)
+        bulk.add(r)
+    a, b = one.entries[ENTRY], bulk.entries[ENTRY]
+    assert len(a) == len(b) == 40
+    rows = a.current()
+    assert rows.tolist() == b.current().tolist()
+    assert list(a.summaries(rows)) == list(b.summaries(rows))
+    x, y = a.scored(rows), b.scored(rows)
+    for name in ("ids", "task", "parsed", "gold", "cluster", "epoch", "score"):
+        assert getattr(x, name).tolist() == getattr(y, name).tolist()
+    assert {k: (np.nan_to_num(v, nan=-1).tolist(), h.tolist()) for k, (v, h) in x.values.items()} == \
+        {k: (np.nan_to_num(v, nan=-1).tolist(), h.tolist()) for k, (v, h) in y.values.items()}
+    assert {k: c.tolist() for k, c in x.meta.items()} == {k: c.tolist() for k, c in y.meta.items()}
+    assert x.labels("parsed") == y.labels("parsed")
+    assert [(t, r.tolist()) for t, r in x.groups("depth")] == [(t, r.tolist()) for t, r in y.groups("depth")]
+    assert a.usage_groups(rows) == b.usage_groups(rows)
+    assert a.counts(rows).replies_cut_off == b.counts(rows).replies_cut_off
+    assert a.failed(rows).tolist() == b.failed(rows).tolist()
+    assert a.answer_counts(rows) == b.answer_counts(rows)

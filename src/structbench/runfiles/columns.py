@@ -78,15 +78,61 @@ class RecordColumns:
         if record.replies_cut_off:
             self.replies_cut_off.set(row, record.replies_cut_off)
         for group, usage in record.usage_by():
-            columns = self.usage.get(group)
-            if columns is None:
-                columns = self.usage[group] = {
-                    name: Growing(np.int64, 0 if name in ("calls", "unknown") else UNKNOWN) for name in USAGE_FIELDS}
+            columns = self._usage_columns(group)
             for name, column in columns.items():
                 value = getattr(usage, name)
                 if value is not None:
                     column.set(row, value)
         return row
+
+    def extend(self, records: Sequence[Any]) -> None:
+        """Append records in bulk: what ``add`` does for each, a column at a time (the run keeps what its workers
+        finish this way, ``runner.kept``: a few calls a column instead of some two dozen a record, #44)."""
+        start = len(self.outcomes)
+        self.outcomes.extend(records)
+        sparse: dict[Growing, tuple[list[int], list[Any]]] = {
+            column: ([], []) for column in (self.kind, self.error, self.reasoning_cut_off, self.replies_cut_off)}
+        usage: dict[tuple[UsageKey, str], tuple[list[int], list[Any]]] = {}
+        code = self._messages.code
+        for row, record in enumerate(records, start):
+            if record.error_kind is not None:
+                at = sparse[self.kind]
+                at[0].append(row)
+                at[1].append(KINDS.index(record.error_kind))
+            if record.error is not None:
+                at = sparse[self.error]
+                at[0].append(row)
+                at[1].append(code(record.error))
+            if record.reasoning_cut_off:
+                at = sparse[self.reasoning_cut_off]
+                at[0].append(row)
+                at[1].append(True)
+            if record.replies_cut_off:
+                at = sparse[self.replies_cut_off]
+                at[0].append(row)
+                at[1].append(record.replies_cut_off)
+            for group, calls in record.usage_by():
+                self._usage_columns(group)
+                for name in USAGE_FIELDS:
+                    value = getattr(calls, name)
+                    if value is not None:
+                        into = usage.get((group, name))
+                        if into is None:
+                            into = usage[group, name] = ([], [])
+                        into[0].append(row)
+                        into[1].append(value)
+        for column, (rows, values) in sparse.items():
+            column.put(rows, values)
+        for (group, name), (rows, values) in usage.items():
+            self.usage[group][name].put(rows, values)
+
+    def _usage_columns(self, group: UsageKey) -> dict[str, Growing]:
+        """The token columns of ``group`` (made when it first comes)."""
+        columns = self.usage.get(group)
+        if columns is None:
+            columns = self.usage[group] = {
+                name: Growing(np.int64, 0 if name in ("calls", "unknown") else UNKNOWN) for name in USAGE_FIELDS}
+        return columns
 
     def _sync(self) -> None:
         """Every column as long as the rows (a column grows only when a row sets it)."""

@@ -30,6 +30,10 @@ CHUNK = 4096
 """Outcomes built at once while iterating (their columns read as Python lists together)."""
 
 
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+"""Types whose values ``value_key`` keys by themselves."""
+
+
 def value_key(value: Any) -> Hashable:
     """What tells values apart as their JSON does: ``1``, ``1.0`` and ``True`` are three values (Python finds them
     equal), two lists with the same items one; lists and mappings by their JSON text (keys sorted)."""
@@ -55,6 +59,16 @@ class Categories:
             found = self._index[key] = len(self.values)
             self.values.append(value)
         return found
+
+    def codes(self, values: Sequence[Any]) -> list[int]:
+        """``code`` of each value, in order (a plain value already seen is looked up here, without a call)."""
+        index, code, plain = self._index, self.code, _PLAIN
+        out = []
+        for value in values:
+            kind = type(value)
+            found = index.get((kind, value)) if kind in plain else None
+            out.append(code(value) if found is None else found)
+        return out
 
     def __len__(self) -> int:
         return len(self.values)
@@ -105,6 +119,21 @@ class Growing:
             self.size = row + 1
         self._data[row] = value
 
+    def put(self, rows: Sequence[int], values: list[Any]) -> None:
+        """Rows ``rows`` (ascending, distinct) set to ``values``: what ``set`` does for each, at once."""
+        if not len(rows):
+            return
+        first, last = rows[0], rows[-1]
+        if first == self.size and last - first + 1 == len(rows):  # the next rows, all of them
+            self._pending.extend(values)
+            self.size = last + 1
+            return
+        self._flush()
+        if last >= self.size:
+            self._reserve(last + 1)
+            self.size = last + 1
+        self._data[np.asarray(rows, dtype=np.int64)] = values
+
     def grow_to(self, size: int) -> None:
         if size > self.size:
             self._flush()
@@ -137,6 +166,15 @@ class Strings:
         if len(self._current) >= self.PER_CHUNK:
             self._chunks.append(np.array(self._current, dtype=bytes))
             self._current = []
+
+    def extend(self, texts: Sequence[str]) -> None:
+        """``append`` each of ``texts``."""
+        current = self._current
+        current.extend([text.encode() for text in texts])
+        self.size += len(texts)
+        while len(current) >= self.PER_CHUNK:
+            self._chunks.append(np.array(current[:self.PER_CHUNK], dtype=bytes))
+            current = self._current = current[self.PER_CHUNK:]
 
     def array(self) -> np.ndarray:
         """Every string so far, as one ``S`` array (the chunks joined once)."""
@@ -417,6 +455,57 @@ class OutcomesBuilder:
             self.cluster.set(row, t.clusters.code(s.cluster))
         self.epoch.set(row, s.epoch)
         return row
+
+    def extend(self, batch: Sequence[Any]) -> None:
+        """Append outcomes in bulk: what ``add`` does for each, a column at a time (the same codes, in the same
+        order)."""
+        t, start = self._tables, self.ids.size
+        rows = range(start, start + len(batch))
+        self.ids.extend([s.id for s in batch])
+        self.task.put(rows, t.tasks.codes([s.task for s in batch]))
+        answers = t.answer_codes.codes([a for s in batch for a in (s.parsed, s.gold)])  # in ``add``'s order
+        self.parsed.put(rows, answers[0::2])
+        self.gold.put(rows, answers[1::2])
+        self.score.put(rows, [s.score for s in batch])
+        values: dict[str, tuple[list[int], list[Any]]] = {}
+        meta_rows: list[int] = []
+        meta_keys: list[str] = []
+        meta_values: list[Any] = []
+        clustered: tuple[list[int], list[Any]] = ([], [])
+        for row, s in zip(rows, batch, strict=True):
+            for name, value in s.values.items():
+                found = values.get(name)
+                if found is None:
+                    found = values[name] = ([], [])
+                found[0].append(row)
+                found[1].append(value)
+            for key, value in s.meta.items():
+                meta_rows.append(row)
+                meta_keys.append(key)
+                meta_values.append(value)
+            if s.cluster is not None:
+                clustered[0].append(row)
+                clustered[1].append(s.cluster)
+        for name, (at, vals) in values.items():
+            column = self.values.get(name)
+            if column is None:
+                column = self.values[name] = (Growing(np.float64, math.nan), Growing(np.bool_, False))
+            column[0].put(at, vals)
+            column[1].put(at, [True] * len(at))
+        meta: dict[str, tuple[list[int], list[int]]] = {}
+        for row, key, code in zip(meta_rows, meta_keys, t.meta.codes(meta_values), strict=True):
+            found = meta.get(key)
+            if found is None:
+                found = meta[key] = ([], [])
+            found[0].append(row)
+            found[1].append(code)
+        for key, (at, codes) in meta.items():
+            column_of = self.meta.get(key)
+            if column_of is None:
+                column_of = self.meta[key] = Growing(np.int32, NONE)
+            column_of.put(at, codes)
+        self.cluster.put(clustered[0], t.clusters.codes(clustered[1]))
+        self.epoch.put(rows, [s.epoch for s in batch])
 
     def build(self, rows: np.ndarray | None = None) -> Outcomes:
         """The outcomes so far (those at ``rows`` when given), as an ``Outcomes`` of their own (copies)."""

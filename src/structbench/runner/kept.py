@@ -11,11 +11,16 @@ samples holds no object per sample.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from structbench.runfiles.columns import NONE, SETTLED, EntryColumns, EntryKey, RecordColumns
-from structbench.runfiles.outcomes import Categories
+from structbench.runfiles.outcomes import Categories, Outcomes
+
+WAITING = 512
+"""Records an entry holds before it appends them to its columns (read sooner, it appends them then): few enough
+that the full records a resumed run reads back take little room while they wait."""
 
 
 def key_hash(sample_id: str, epoch: int) -> int:
@@ -38,6 +43,33 @@ class EntryRecords(RecordColumns):
     def __init__(self, key: EntryKey, messages: Categories) -> None:
         super().__init__(key, messages)
         self._settled: Settled | None = None
+        self._waiting: list[Any] = []
+        """Records added and not yet in the columns: they go in together (``extend``) when the columns are read, or
+        ``WAITING`` at a time."""
+
+    def add(self, record: Any) -> int:
+        """Keep a record to append with others (``RecordColumns.extend``, in bulk, #44); returns its row."""
+        waiting = self._waiting
+        waiting.append(record)
+        if len(waiting) >= WAITING:
+            self._take_waiting()
+        return len(self) - 1
+
+    def __len__(self) -> int:
+        return len(self.outcomes) + len(self._waiting)
+
+    def _take_waiting(self) -> None:
+        if self._waiting:
+            waiting, self._waiting = self._waiting, []
+            self.extend(waiting)
+
+    def _sync(self) -> None:
+        self._take_waiting()
+        super()._sync()
+
+    def scored(self, rows: np.ndarray) -> Outcomes:
+        self._take_waiting()
+        return super().scored(rows)
 
     def freeze_settled(self) -> None:
         """Index the keys settled so far (finished, or too long for the model): what ``settled`` looks up."""
