@@ -229,6 +229,7 @@ class VLLMBackend(Backend):
             context = int(engine.model_config.max_model_len)
         except BaseException as err:
             failure = BackendError(f"vllm:{self.model}: the engine did not start: {type(err).__name__}: {err}")
+            failure.__cause__ = err  # its traceback, for whoever prints the chain (pytest, a library caller)
             self._dead = failure
             self._finish(failure, {}, llm)
             return
@@ -263,6 +264,7 @@ class VLLMBackend(Backend):
                         self._finished(output, running, probes, engine, tokenizer, vllm)
         except BaseException as err:
             failure = BackendError(f"vllm:{self.model}: the engine failed: {type(err).__name__}: {err}")
+            failure.__cause__ = err
             self._dead = failure
         finally:
             self._finish(failure, running, llm)
