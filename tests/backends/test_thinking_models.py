@@ -74,7 +74,7 @@ def test_llamacpp(thinker: Path) -> None:
 def test_vllm(thinker: Path) -> None:
     require("vllm")
     _check(_replies(f"vllm:{thinker}", {"dtype": "float32", "kv_cache_memory_bytes": str(64 << 20),
-                                        "max_model_len": "512", "max_num_seqs": "8"}))
+                                        "max_model_len": "512", "max_num_seqs": "8", "enforce_eager": "true"}))
 
 
 def _run(tmp_path: Path, *args: str) -> tuple[list[dict[str, Any]], dict[str, Any], str]:

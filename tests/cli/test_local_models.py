@@ -30,9 +30,11 @@ def sb(tmp_path: Path, *args: str, check: int | None = 0) -> Invocation:
 
 def sb_process(tmp_path: Path, *args: str, check: int = 0) -> subprocess.CompletedProcess[str]:
     """``sb`` in a process of its own: vLLM's engine client (threads, sockets, its spawned engine's shutdown) stays out
-    of the test process, whose captured output once read as a closed file in every later test of its worker."""
+    of the test process, whose captured output once read as a closed file in every later test of its worker. Its engine
+    starts in processes of its own, as a user's does (``tests/conftest.py`` keeps the other tests' engines in the test
+    process)."""
     env = dict(os.environ, STRUCTBENCH_CACHE=str(tmp_path / "cache"), HF_HUB_OFFLINE="1",
-               PYTHONPATH=child_pythonpath(), STRUCTBENCH_PLUGINS="toybench")
+               PYTHONPATH=child_pythonpath(), STRUCTBENCH_PLUGINS="toybench", VLLM_ENABLE_V1_MULTIPROCESSING="1")
     proc = subprocess.run([sys.executable, "-m", "structbench", *args], env=env, cwd=tmp_path, capture_output=True,
                           text=True, timeout=patience(900))
     assert proc.returncode == check, proc.stderr + proc.stdout
@@ -85,7 +87,7 @@ def test_local_model_usage_errors_exit_2(tiny: Path, tmp_path: Path) -> None:
 def test_vllm_run_on_the_cpu(tiny: Path, tmp_path: Path) -> None:
     require("vllm")
     sb_process(tmp_path, "run", "-m", f"vllm:{tiny}", "-b", "toy", "-n", "6", "--dtype", "float32", "--max-tokens",
-               "4", "-M", f"kv_cache_memory_bytes={64 << 20}", "--out", "r")
+               "4", "-M", f"kv_cache_memory_bytes={64 << 20}", "-M", "enforce_eager=true", "--out", "r")
     manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
     assert manifest["backend"]["backend"] == "vllm" and manifest["status"] == "complete"
     records = [json.loads(line) for line in (tmp_path / "r" / "samples.jsonl").read_text().splitlines()]
