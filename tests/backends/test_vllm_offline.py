@@ -10,7 +10,7 @@ import asyncio
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -157,11 +157,31 @@ def test_an_engine_that_cannot_start_fails_every_request_clearly(
     broken = make_backend(
         BackendSpec(backend="vllm", name=str(tiny), options={**SMALL_ENGINE, "max_model_len": "100000"})
     )
-    with pytest.raises(BackendError, match="the engine did not start"):
+    with pytest.raises(BackendError, match="the engine did not start") as failed:
         loop.run_until_complete(broken.generate(Request.chat("hi", max_tokens=2)))
+    assert isinstance(failed.value.__cause__, Exception)  # vLLM's own error, its traceback kept
     with pytest.raises(BackendError, match="the engine did not start"):  # remembered, not retried per sample
         loop.run_until_complete(broken.generate(Request.chat("hi", max_tokens=2)))
     loop.run_until_complete(broken.aclose())
+
+
+def test_no_loaded_module_stops_an_engine_in_this_process() -> None:
+    """An engine in this process (``VLLM_ENABLE_V1_MULTIPROCESSING=0``: these tests' engines, and a user's who sets
+    it) starts with vLLM's CPU platform pointing every reference to its Triton kernels at its own: it reads ``vars()``
+    of every object in every module in ``sys.modules`` as a mapping. ``lxml.builder.E`` answers ``__dict__`` with a
+    ``functools.partial``; once ``structbench.data.formats`` had loaded it, no engine started in CI's test workers
+    ("'functools.partial' object has no attribute 'get'"). Every module the serializations load passes vLLM's scan."""
+    import structbench.data.formats  # noqa: F401
+    from vllm.triton_utils.dispatcher import _rebind_kernels
+
+    unreadable = [
+        f"{name}.{attr}"
+        for name, module in list(sys.modules.items())
+        for attr, value in list((getattr(module, "__dict__", None) or {}).items())
+        if hasattr(value, "__dict__") and not isinstance(vars(value), Mapping)
+    ]
+    assert not unreadable, f"vLLM cannot start an engine in a process that loaded these: {unreadable}"
+    _rebind_kernels([])  # vLLM's own scan, with no kernel to rebind
 
 
 

@@ -23,7 +23,6 @@ from typing import Any
 
 from lxml import etree
 from lxml import html as lxml_html
-from lxml.builder import E
 
 from structbench.data.evidence import Evidence, Graph, ItemList, StructuredText, Table, Text, Tree
 
@@ -32,6 +31,25 @@ _XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 def _xml_text(value: str) -> str:
     return _XML_ILLEGAL.sub("", value)
+
+
+def _el(tag: str, *children: str | etree._Element, **attrib: str) -> etree._Element:
+    """An element, as ``lxml.builder.E.<tag>(*children, **attrib)`` builds it: a string child is text (after the
+    last child element, its tail), an element is appended. Not ``lxml.builder`` itself: its ``E`` answers any
+    attribute, ``__dict__`` too, with a ``functools.partial``, and vLLM's CPU platform, starting an engine in this
+    process (``VLLM_ENABLE_V1_MULTIPROCESSING=0``), reads ``vars()`` of every object in every loaded module as a
+    mapping: with ``lxml.builder`` loaded, no engine started ("'functools.partial' object has no attribute 'get'")."""
+    element = etree.Element(tag)
+    for name, value in attrib.items():
+        element.set(name, value)
+    for child in children:
+        if not isinstance(child, str):
+            element.append(child)
+        elif len(element):
+            element[-1].tail = (element[-1].tail or "") + child
+        else:
+            element.text = (element.text or "") + child
+    return element
 
 
 def _has_header(table: Table) -> bool:
@@ -136,11 +154,11 @@ def to_json(evidence: Evidence) -> str:
 def _html_table(header: list[str] | None, rows: list[list[str]], caption: str | None) -> Any:
     parts: list[Any] = []
     if caption:
-        parts.append(E.caption(_xml_text(caption)))
+        parts.append(_el("caption", _xml_text(caption)))
     if header is not None:
-        parts.append(E.thead(E.tr(*(E.th(_xml_text(h)) for h in header))))
-    parts.append(E.tbody(*(E.tr(*(E.td(_xml_text(c)) for c in row)) for row in rows)))
-    return E.table(*parts)
+        parts.append(_el("thead", _el("tr", *(_el("th", _xml_text(h)) for h in header))))
+    parts.append(_el("tbody", *(_el("tr", *(_el("td", _xml_text(c)) for c in row)) for row in rows)))
+    return _el("table", *parts)
 
 
 def _html_tree(tree: Tree) -> Any:
@@ -150,11 +168,11 @@ def _html_tree(tree: Tree) -> Any:
         lis = []
         for name in names:
             kids = [k for k in children.get(name, []) if k not in seen]
-            li = E.li(_xml_text(name))
+            li = _el("li", _xml_text(name))
             if kids:
                 li.append(items(kids, seen | set(kids)))
             lis.append(li)
-        return E.ul(*lis)
+        return _el("ul", *lis)
 
     return items(roots, frozenset(roots))
 
@@ -168,9 +186,9 @@ def to_html(evidence: Evidence) -> str:
         header = evidence.header if _has_header(evidence) else None
         element = _html_table(header, evidence.rows, evidence.caption)
     elif isinstance(evidence, ItemList):
-        element = E.ul(*(E.li(_xml_text(i)) for i in evidence.items))
+        element = _el("ul", *(_el("li", _xml_text(i)) for i in evidence.items))
         if evidence.title:
-            element = E.div(E.p(_xml_text(evidence.title)), element)
+            element = _el("div", _el("p", _xml_text(evidence.title)), element)
     elif isinstance(evidence, Graph):
         element = _html_table(["Subject", "Relation", "Object"], [list(t) for t in evidence.triples], None)
     elif isinstance(evidence, Tree):
@@ -190,29 +208,27 @@ def to_xml(evidence: Evidence) -> str:
     if text is not None:
         return text
     if isinstance(evidence, Table):
-        element = E.table()
+        element = _el("table")
         if evidence.caption:
-            element.append(E.caption(_xml_text(evidence.caption)))
+            element.append(_el("caption", _xml_text(evidence.caption)))
         named = _has_header(evidence)
         for row in evidence.rows:
-            row_el = E.row()
+            row_el = _el("row")
             for i, cell in enumerate(row):
-                cell_el = E.cell(_xml_text(cell))
+                cell_el = _el("cell", _xml_text(cell))
                 if named and i < len(evidence.header):
                     cell_el.set("column", _xml_text(evidence.header[i]))
                 row_el.append(cell_el)
             element.append(row_el)
     elif isinstance(evidence, ItemList):
-        element = E.list(*(E.item(_xml_text(i)) for i in evidence.items))
+        element = _el("list", *(_el("item", _xml_text(i)) for i in evidence.items))
         if evidence.title:
             element.set("title", _xml_text(evidence.title))
     elif isinstance(evidence, Graph):
-        element = E.graph(
-            *(
-                E.triple(E.subject(_xml_text(s)), E.relation(_xml_text(r)), E.object(_xml_text(o)))
-                for s, r, o in evidence.triples
-            )
-        )
+        element = _el("graph", *(
+            _el("triple", _el("subject", _xml_text(s)), _el("relation", _xml_text(r)), _el("object", _xml_text(o)))
+            for s, r, o in evidence.triples
+        ))
     elif isinstance(evidence, Tree):
         element = _xml_tree(evidence)
     else:
@@ -225,13 +241,13 @@ def _xml_tree(tree: Tree) -> Any:
     roots, children = _tree_children(tree)
 
     def node(name: str, seen: frozenset[str]) -> Any:
-        el = E.node(name=_xml_text(name))
+        el = _el("node", name=_xml_text(name))
         for kid in children.get(name, []):
             if kid not in seen:
                 el.append(node(kid, seen | {kid}))
         return el
 
-    return E.tree(*(node(r, frozenset({r})) for r in roots))
+    return _el("tree", *(node(r, frozenset({r})) for r in roots))
 
 
 # --- triples ---------------------------------------------------------------------------------------
