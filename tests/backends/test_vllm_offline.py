@@ -171,8 +171,9 @@ def test_no_loaded_module_stops_an_engine_in_this_process() -> None:
     of every object in every module in ``sys.modules`` as a mapping. ``lxml.builder.E`` answers ``__dict__`` with a
     ``functools.partial``; once ``structbench.data.formats`` had loaded it, no engine started in CI's test workers
     ("'functools.partial' object has no attribute 'get'"). Every module the serializations load passes vLLM's scan."""
-    import structbench.data.formats  # noqa: F401
     from vllm.triton_utils.dispatcher import _rebind_kernels
+
+    import structbench.data.formats  # noqa: F401
 
     unreadable = [
         f"{name}.{attr}"
