@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,7 +12,7 @@ from structbench.backends.base import Backend, Request
 from structbench.backends.mock import MockBackend, prompt_text
 from structbench.backends.oracle import OracleBackend
 from structbench.benchmarks import BENCHMARKS
-from structbench.benchmarks.skabench import SkaBench
+from structbench.benchmarks.skabench import SkaBench, builder
 from structbench.benchmarks.skabench.instances import write_instances
 from structbench.benchmarks.skabench.testbeds import NEGATIVE, PAPER_BREAKDOWNS, TESTBEDS
 from structbench.benchmarks.skabench.units import Instance, Row, Triple
@@ -256,3 +257,21 @@ def test_a_load_announces_how_many_contexts_it_will_build(shared_data: DataConte
     unbuilt = sum(bench.skipped[reason] for reason in ("positives over budget", "too little noise"))
     assert expected is not None and expected == len(built) + unbuilt  # only a build's own left-outs are unplanned
     assert getattr(SkaBench(FAST).load("rfqa", shared_data, seed=0, limit=5), "expected", None) == 5
+
+
+def test_a_limited_load_builds_only_the_instances_it_reads(
+    loaded: tuple[SkaBench, list[Sample]], shared_data: DataContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--limit 5`` builds the first question's instances, not every question's (each holds a whole table's units),
+    and its samples begin the whole load."""
+    made: list[str] = []
+    to_instance = builder.to_instance
+
+    def counted(*args: Any, **kwargs: Any) -> Instance | None:
+        made.append(args[3])
+        return to_instance(*args, **kwargs)
+
+    monkeypatch.setattr(builder, "to_instance", counted)
+    first = list(SkaBench(FAST).load("rfqa", shared_data, seed=0, limit=5))  # at least 5: an instance's stay together
+    assert len(first) >= 5 and [s.model_dump() for s in first] == [s.model_dump() for s in loaded[1][:len(first)]]
+    assert made and all("-q000-" in instance for instance in made), made

@@ -11,6 +11,7 @@ Variants:
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 from collections import Counter
@@ -24,7 +25,7 @@ from pydantic import ConfigDict, Field
 from structbench.backends.base import Message, Request
 from structbench.backends.tokens import CountTokens as TokenCounter
 from structbench.backends.tokens import token_counter
-from structbench.benchmarks.skabench.builder import MAX_ROWS, build_instances
+from structbench.benchmarks.skabench.builder import MAX_ROWS, iter_instances
 from structbench.benchmarks.skabench.contexts import LaidOutContext, read_contexts
 from structbench.benchmarks.skabench.database import Database
 from structbench.benchmarks.skabench.instances import read_instances
@@ -201,16 +202,21 @@ class SkaBench(Benchmark[SkaOptions]):
 
     def instances(self, variant: str, data: DataContext, *, seed: int) -> list[Instance]:
         """The variant's instances: built from a database, or read from a JSONL file."""
+        return list(self.stream_instances(variant, data, seed=seed))
+
+    def stream_instances(self, variant: str, data: DataContext, *, seed: int) -> Iterator[Instance]:
+        """``instances``, a built variant's each built when it is read (a whole table's units, a question's SQL);
+        the options are checked and the database or the file read at once."""
         kinds = self.knowledge_types()
         if variant == "jsonl":
-            return [i for i in read_instances(self._path("an instance JSONL file")) if i.knowledge_type in kinds]
+            return iter([i for i in read_instances(self._path("an instance JSONL file")) if i.knowledge_type in kinds])
         db = (
             load_rfqa_database(self.options.db, data)
             if variant == "rfqa"
             else Database.from_csv_folder(self._path("a folder of CSV tables"))
         )
         templates = _choices(self.options.templates, TEMPLATES.names(), "template") if self.options.templates else None
-        return build_instances(
+        return iter_instances(
             db,
             self.options.questions,
             knowledge_types=kinds,
@@ -234,14 +240,15 @@ class SkaBench(Benchmark[SkaOptions]):
     def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> Iterable[Sample]:
         """The variant's samples: laid-out contexts read whole (``contexts``), or the instances (built, or read) and
         then their testbed contexts, each built as it is read (a stream: a context is up to the budget's tokens, and
-        a run of many never holds them all)."""
+        a run of many never holds them all). Instances are built as they are read too, so ``limit`` builds only the
+        first few (with ``-n 5``, one or two of 120)."""
         variant = self.check_variant(variant)
         if variant == "contexts":
             return self.laid_out(read_contexts(self._path("a file of laid-out contexts")), variant, limit=limit)
-        instances = self.instances(variant, data, seed=seed)
-        planned = sum(1 for _ in self.planned(instances, Counter()))  # cheap: nothing built, so progress has a total
-        return Samples(self.stream(instances, variant, limit=limit),
-                       expected=planned if limit is None else min(planned, limit))
+        counted, instances = itertools.tee(self.stream_instances(variant, data, seed=seed))
+        # No context built, and only the instances the first ``limit`` planned contexts need: progress has a total.
+        expected = sum(1 for _ in itertools.islice(self.planned(counted, Counter()), limit))
+        return Samples(self.stream(instances, variant, limit=limit), expected=expected)
 
     def laid_out(self, contexts: Iterable[LaidOutContext], variant: str, limit: int | None = None) -> list[Sample]:
         """Samples of contexts given unit by unit, in their order, for the selected testbeds, knowledge

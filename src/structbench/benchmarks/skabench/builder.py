@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import random
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from structbench.benchmarks.skabench.database import Database, Value, quote
@@ -108,17 +108,30 @@ def generate_questions(
     min_columns: int = 3,
 ) -> list[BuiltQuestion]:
     """Up to ``n`` distinct questions, cycling through ``templates`` over tables picked at random."""
+    return list(iter_questions(db, n, seed=seed, templates=templates, min_rows=min_rows, min_columns=min_columns))
+
+
+def iter_questions(
+    db: Database,
+    n: int,
+    *,
+    seed: int = 0,
+    templates: Sequence[str] | None = None,
+    min_rows: int = 8,
+    min_columns: int = 3,
+) -> Iterator[BuiltQuestion]:
+    """``generate_questions``, each question made when it is read (the SQL of its answer and lineage runs then)."""
     names = list(templates) if templates else TEMPLATES.names()
     tables = [
         profile(rel) for rel in db.relations.values() if len(rel.cells) >= min_rows and len(rel.columns) >= min_columns
     ]
     if not tables:
-        return []
+        return
     rng = random.Random(seed)
-    built: list[BuiltQuestion] = []
+    built = 0
     seen: set[str] = set()
     attempts = 0
-    while len(built) < n and attempts < 60 * n:
+    while built < n and attempts < 60 * n:
         template = TEMPLATES.get(names[attempts % len(names)])
         attempts += 1
         query = template(rng.choice(tables), rng)
@@ -132,8 +145,8 @@ def generate_questions(
         if rows is None or not set(rows) <= set(candidates):
             continue
         seen.add(query.question)
-        built.append(BuiltQuestion(query=query, answers=answers, lineage=rows, candidates=candidates))
-    return built
+        built += 1
+        yield BuiltQuestion(query=query, answers=answers, lineage=rows, candidates=candidates)
 
 
 def _text_columns(table: TableProfile, query: Query, rng: random.Random) -> list[int] | None:
@@ -270,18 +283,40 @@ def build_instances(
     max_rows: int | None = MAX_ROWS,
 ) -> list[Instance]:
     """Instances of every requested knowledge type for up to ``questions`` generated questions."""
+    return list(
+        iter_instances(
+            db, questions, knowledge_types=knowledge_types, seed=seed, templates=templates, min_rows=min_rows,
+            min_columns=min_columns, max_rows=max_rows,
+        )
+    )
+
+
+def iter_instances(
+    db: Database,
+    questions: int,
+    *,
+    knowledge_types: Sequence[KnowledgeType] = KNOWLEDGE_TYPES,
+    seed: int = 0,
+    templates: Sequence[str] | None = None,
+    min_rows: int = 8,
+    min_columns: int = 3,
+    max_rows: int | None = MAX_ROWS,
+) -> Iterator[Instance]:
+    """``build_instances``, question by question as they are read: a load that takes the first few samples builds
+    the first few instances (each holds a whole table's units), not all of them. The same instances in the same
+    order: the question draw and the hybrids' column draw each have their own seeded generator."""
     rng = random.Random(seed + 1)
     prefix = db.name.replace("/", "_")
-    instances: list[Instance] = []
     profiles: dict[str, TableProfile] = {}
     for k, built in enumerate(
-        generate_questions(db, questions, seed=seed, templates=templates, min_rows=min_rows, min_columns=min_columns)
+        iter_questions(db, questions, seed=seed, templates=templates, min_rows=min_rows, min_columns=min_columns)
     ):
         name = built.query.relation
-        table = profiles.setdefault(name, profile(db.relations[name]))
+        table = profiles.get(name)
+        if table is None:
+            table = profiles[name] = profile(db.relations[name])
         for kt in knowledge_types:
             instance = to_instance(db, built, kt, f"{prefix}-q{k:03d}-{kt}", rng, table, max_rows)
             if instance is not None:
                 instance.meta["question"] = f"{prefix}-q{k:03d}"  # the instances of one question, one per type
-                instances.append(instance)
-    return instances
+                yield instance
