@@ -226,7 +226,8 @@ def _summary(head: tuple[Any, ...], groups: tuple[tuple[UsageKey, tuple[int | No
              tail: tuple[Any, ...]) -> RecordSummary:
     """A ``RecordSummary`` from its pickled form (``RecordSummary.__reduce__``): an equal one."""
     usage = tuple((key, trusted(Usage, dict(zip(_USAGE_FIELDS, counts, strict=True)))) for key, counts in groups)
-    return RecordSummary(*head, usage, *tail)
+    values: tuple[Any, ...] = (*head, usage, *tail)
+    return RecordSummary(*values)
 
 
 AnyRecord = SampleRecord | RecordSummary
