@@ -5,7 +5,7 @@ through Holm's correction, took longer than the rest of the start-up). Nor numpy
 columns records are kept in (numpy) are made while the first requests are out, yaml is read only for a YAML file
 (a suite, a prices file) or a benchmark that parses YAML (StrucText-Eval's generator checks its YAML texts with
 libyaml, so the overhead run has it), and duckdb only for a strategy with an SQL tool; the default run reads no YAML,
-and its llama.cpp backend brings numpy itself.
+and its llama.cpp backend brings numpy itself. Nor structbench's batch collector, which only ``--batch`` needs.
 
 Each run goes in a fresh interpreter (modules another test imported would hide an import), through the command line
 (``structbench.testing.cli.invoke``), with a hook on the model caller that writes the modules of the process making the
@@ -28,6 +28,8 @@ HEAVY = ("scipy", "pandas", "pyarrow", "matplotlib", "transformers", "torch", "r
 LATER = ("numpy", "yaml", "duckdb")
 """Not heavy, but not needed before a run's first request either (0.1-0.3 s of imports each): numpy for the columns
 records are kept in, yaml for a YAML file, duckdb for a strategy's SQL tool."""
+OWN = ("structbench.runner.batch",)
+"""structbench's own modules that only some runs need, off the path of the others: the batch collector (``--batch``)."""
 
 SCRIPT = r"""
 import json, os, sys
@@ -41,7 +43,7 @@ call = ModelCaller.__call__
 
 
 def loaded():
-    return sorted(m for m in sys.modules if m.split(".")[0] in heavy)
+    return sorted(m for m in sys.modules if any(m == h or m.startswith(h + ".") for h in heavy))
 
 
 async def first_request(self, request):
@@ -67,7 +69,7 @@ def _run(tmp_path: Path, *args: str, stop_at_first: bool = False, env: dict[str,
     end (None when it was stopped at the first request). ``path`` goes before the source on ``PYTHONPATH``."""
     out = tmp_path / "modules"
     pythonpath = os.pathsep.join([path, child_pythonpath()]) if path else child_pythonpath()
-    full_env = dict(os.environ, PYTHONPATH=pythonpath, HEAVY=json.dumps(HEAVY + LATER), OUT=str(out),
+    full_env = dict(os.environ, PYTHONPATH=pythonpath, HEAVY=json.dumps(HEAVY + LATER + OWN), OUT=str(out),
                     STOP_AT_FIRST="1" if stop_at_first else "0", **(env or {}))
     proc = subprocess.run([sys.executable, "-c", SCRIPT, *args], env=full_env, cwd=tmp_path, capture_output=True,
                           text=True, timeout=600)

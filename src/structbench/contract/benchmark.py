@@ -23,12 +23,12 @@ from structbench.core.errors import UsageError
 from structbench.core.registry import did_you_mean
 from structbench.core.trusted import trusted
 from structbench.data.sample import Sample
-from structbench.stats.confusion import ConfusionMatrix
 
 if TYPE_CHECKING:
     from structbench.data.datasets import DataContext
     from structbench.papers.spec import PaperTable, Preset
     from structbench.stats.bootstrap import Statistic
+    from structbench.stats.confusion import ConfusionMatrix
 
 Generate = Callable[[Request], Awaitable[Response]]
 """How a strategy calls the model: the runner binds the backend, the response cache and bookkeeping."""

@@ -32,6 +32,9 @@ PROGRESS = "progress.json"
 ``structbench view``; a reader that does not know it ignores it, so it needs no format version."""
 LOCK = ".lock"
 """Held (``flock``) by the process filling the run directory, for as long as it does."""
+BATCH_LEDGER = "batches/ledger.json"
+"""The run's batches (``--batch``, ``runner.batch.ledger``): a run without ``--batch`` looks for it before it sends a
+request directly."""
 
 
 def parse_version(text: str, path: Path) -> tuple[int, int]:

@@ -37,7 +37,7 @@ from structbench.runfiles.manifest import (
 )
 from structbench.runfiles.records import RecordSummary, SampleRecord
 from structbench.runfiles.runconfig import RunConfig
-from structbench.runfiles.runformat import LOCK, MANIFEST, METRICS
+from structbench.runfiles.runformat import BATCH_LEDGER, LOCK, MANIFEST, METRICS
 from structbench.runner.cache import CacheWriteError, ResponseCache, Spill
 from structbench.runner.calls import ModelCaller, ModelPool
 from structbench.runner.control import RunControl
@@ -271,7 +271,7 @@ class Run:
         self.prices, self.batch = prices, batch
         thresholds = gc.get_threshold()
         try:
-            if batch is None:
+            if batch is None and (self.run_dir / BATCH_LEDGER).exists():  # the ledger's module only when there is one
                 from structbench.runner.batch.ledger import refuse_direct_while_open
 
                 refuse_direct_while_open(self.run_dir)

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from structbench.backends.base import Backend
     from structbench.backends.prices import Prices
     from structbench.runfiles.runconfig import RunConfig
+    from structbench.runner.batch.collector import BatchSettings
     from structbench.runner.budget import Budget
     from structbench.runner.cache import ResponseCache
     from structbench.runner.control import CacheErrorPolicy, RunControl
@@ -148,6 +149,16 @@ def budget_of(costs: Costs, spec: BackendSpec, settings: RunSettings, notify: No
     return Budget(costs.max_cost, costs.max_tokens_total, costs.prices)
 
 
+
+def batch_settings(costs: Costs) -> BatchSettings | None:
+    """``--batch``'s settings, or None: the batch collector is imported only for a run that batches (#44)."""
+    if not costs.batch:
+        return None
+    from structbench.runner.batch.collector import BatchSettings
+
+    return BatchSettings(poll=costs.batch_poll)
+
+
 def execute(
     config: RunConfig, spec: BackendSpec, run_dir: Path, settings: RunSettings, notify: Notify = to_stderr,
     backend: Backend | None = None,
@@ -159,7 +170,6 @@ def execute(
     from structbench.backends import BACKENDS, make_backend
     from structbench.backends.base import BackendError
     from structbench.data.datasets import DataContext, cache_root
-    from structbench.runner.batch.collector import BatchSettings
     from structbench.runner.control import RunControl, unreachable
     from structbench.runner.run import Run, model_context
     from structbench.runner.selection import needs_model_context, prepare, sweep_plan
@@ -226,7 +236,7 @@ def execute(
             model_context=context,
             modified_data=data.modified,
             prices=costs.prices,
-            batch=BatchSettings(poll=costs.batch_poll) if costs.batch else None,
+            batch=batch_settings(costs),
         )
     finally:
         if response_cache is not None:

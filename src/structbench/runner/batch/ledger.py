@@ -23,9 +23,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from structbench.core.atomic import write_text_atomic
 from structbench.core.errors import DataError, UsageError
 from structbench.core.redact import redact
+from structbench.runfiles.runformat import BATCH_LEDGER
 
-FOLDER = "batches"
-LEDGER = "ledger.json"
+FOLDER, _, LEDGER = BATCH_LEDGER.partition("/")
+"""The run directory's folder of batches, and the ledger's name in it."""
 
 State = Literal["submitting", "submitted", "ended", "abandoned"]
 """``submitting``: written before the provider was asked (no id yet); ``submitted``: the provider has it (polled
