@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+import threading
+import time
 
 import pytest
 
@@ -17,7 +19,7 @@ from structbench.benchmarks.tablebench.program import (
     run_program,
     run_programs,
 )
-from structbench.sandbox import Limits
+from structbench.sandbox import Limits, SandboxResult
 
 TABLE = {"columns": ["name", "score", "score", "note"], "data": [["a", 1, 10, None], ["b", 2, 20, "x"]]}
 LIMITS = Limits(cpu_seconds=120, memory_mb=2048, max_processes=8)
@@ -112,6 +114,45 @@ def test_each_program_reads_the_font_list_a_sandbox_built_once(monkeypatch: pyte
         "released": read, "isolated": read}
     assert run(code, kind="answer", execution="paper").output == read
     assert run(code, kind="answer").output == f"DejaVu Sans {len(built['ttflist'])}\n"  # scanned as before
+
+
+def test_a_runs_workers_wait_for_one_font_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Four workers asking for the list at once start one sandbox between them, not one each."""
+    built = []
+
+    def build(*args: object, **kwargs: object) -> SandboxResult:
+        built.append(1)
+        time.sleep(0.2)  # the others ask meanwhile
+        report = {"cwd": "/sandbox", "path": ".cache/matplotlib/fontlist-v1.json", "text": "{}"}
+        return SandboxResult(stdout="\n" + program_module.MARKER + json.dumps(report), stderr="", returncode=0,
+                             timed_out=False, seconds=0.2, isolation=None)
+
+    monkeypatch.setattr(program_module, "run_python", build)
+    program_module._font_cache.cache_clear()
+    try:
+        got: list[dict[str, str]] = []
+        workers = [threading.Thread(target=lambda: got.append(program_module.font_cache("auto"))) for _ in range(4)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+    finally:
+        program_module._font_cache.cache_clear()  # the next test builds the real one
+    assert len(built) == 1 and got == [{".cache/matplotlib/fontlist-v1.json": "{}"}] * 4
+
+
+def test_pyplot_is_imported_first_only_for_a_program_that_may_draw() -> None:
+    """A program that names no pyplot runs without it (the released way's ``plt`` imports it when first used); one
+    that names it finds it imported, as the released parser's module imported it."""
+    names = "import sys\nmpl = 'matp' + 'lotlib'\npyp = mpl + '.pyp' + 'lot'\n"  # named without naming it
+    code = names + "print(mpl in sys.modules, pyp in sys.modules)"
+    assert {w: o.output for w, o in ways(code, "released", "isolated", kind="answer").items()} == {
+        "released": "False False\n", "isolated": "False False\n"}
+    assert run(code, kind="answer").output == "False False\n"
+    built = names + "figure = globals()['p' + 'lt'].figure()\nprint(type(figure).__name__, pyp in sys.modules)"
+    assert run(built, kind="answer", execution="released").output == "Figure True\n"
+    named = names + "print(plt.__name__, type(plt).__name__, pyp in sys.modules)"
+    assert run(named, kind="answer", execution="paper").output == "matplotlib.pyplot module True\n"
 
 
 def test_limits_and_failures() -> None:

@@ -12,6 +12,7 @@ import ast
 import functools
 import json
 import math
+import threading
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -134,13 +135,23 @@ print("\\n" + MARKER + json.dumps({"cwd": os.getcwd(), "path": os.path.relpath(p
 """
 
 
-@functools.cache
+_FONTS_BUILDING = threading.Lock()
+
+
 def font_cache(namespaces: NamespaceMode) -> dict[str, str]:
     """matplotlib's font list as a sandbox builds it, by its path in the sandbox's directory: written into each
     program's sandbox, it spares every import of pyplot the scan of every font (a third of a second of CPU per
     program). Built once per process, in a sandbox as the programs' (so it lists the fonts they see); none (each
     program scans, as before) where that fails or where the list names the sandbox's own directory (a private
-    directory of its own per run, as without namespaces)."""
+    directory of its own per run, as without namespaces). A run's workers ask for it at once: the first builds it,
+    the others wait for it rather than build it too."""
+    with _FONTS_BUILDING:
+        return _font_cache(namespaces)
+
+
+@functools.cache
+def _font_cache(namespaces: NamespaceMode) -> dict[str, str]:
+    """``font_cache``, built (one sandbox run) the first time and kept."""
     try:
         result = run_python(FONT_LIST.replace("MARKER", repr(MARKER)), libraries=("matplotlib",),
                             namespaces=namespaces,
