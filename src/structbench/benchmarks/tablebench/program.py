@@ -89,7 +89,7 @@ def run_programs(
     namespaces: NamespaceMode = "auto",
 ) -> dict[Execution, ProgramOutcome]:
     """Run ``code`` over ``table`` each way of ``executions``, in one sandbox (the harness forks a process per way
-    after importing pandas and matplotlib once; one more process is allowed for it), or one sandbox per way where
+    after its imports, once; one more process is allowed for it), or one sandbox per way where
     the sandbox cannot fork. ``limits.wall_seconds`` is replaced by what the runs need."""
     if not code:
         return dict.fromkeys(executions, NO_CODE)
