@@ -258,8 +258,13 @@ def test_a_gguf_file_loads_through_transformers(tiny: Path, tmp_path: Path, monk
 
     gguf = write_tiny_gguf(tiny, tmp_path / "gguf", add_bos=True)
     parsed: list[str] = []
-    reader = gguf_py.GGUFReader
-    monkeypatch.setattr(gguf_py, "GGUFReader", lambda path, *args: parsed.append(str(path)) or reader(path, *args))
+    parse = gguf_py.GGUFReader.__init__
+
+    def counted(reader: Any, path: Any, *args: Any) -> None:
+        parsed.append(str(path))
+        parse(reader, path, *args)
+
+    monkeypatch.setattr(gguf_py.GGUFReader, "__init__", counted)  # the reader gguf_read_once derives from it too
     direct = hf(gguf, dtype="float32")
     assert direct.base_url is not None and direct.base_url.startswith(f"file://{gguf.resolve()}#")
     source = hf(tiny, dtype="float32")

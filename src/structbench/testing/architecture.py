@@ -19,6 +19,7 @@ import ast
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 ROOT = "structbench"
@@ -92,6 +93,14 @@ def _is_module_call(node: ast.Call) -> bool:
 def imported_names(source: str, module: str, *, is_package: bool) -> set[str]:
     """The dotted names ``source`` (the text of ``module``) imports, as written (``from a import b``: ``a.b``, which
     may be a module or a name in ``a``)."""
+    return set(_imported_names(source, module, is_package))
+
+
+@lru_cache(maxsize=4096)
+def _imported_names(source: str, module: str, is_package: bool) -> frozenset[str]:
+    """``imported_names``, each text parsed once per process: the layer checks read the package a dozen times
+    (``import_graph`` in each reading, each folder's walk), and parsing was nearly all their time. Keyed by the
+    text itself, so an edited module is parsed again."""
     package = module if is_package else module.rpartition(".")[0]
     names: set[str] = set()
     for node in ast.walk(ast.parse(source)):
@@ -106,7 +115,7 @@ def imported_names(source: str, module: str, *, is_package: bool) -> set[str]:
             names.update(f"{base}.{alias.name}" for alias in node.names)
         elif isinstance(node, ast.Call) and _is_module_call(node):
             names.add(node.args[0].value)  # type: ignore[attr-defined]
-    return names
+    return frozenset(names)
 
 
 def _resolve(name: str, modules: Iterable[str]) -> str | None:
