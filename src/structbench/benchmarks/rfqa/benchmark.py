@@ -200,13 +200,13 @@ class RFQABenchmark(Benchmark[RFQAOptions]):
     def loaded(self, query: Query, variant: str) -> tuple[GoldResult, Sample | None]:
         """The query's gold outcome and its sample (None without a gold table), computed once per process for
         unchanged database files (``_LOADED``)."""
-        assert self._cache is not None
-        key = (self._cache.identity(query.dataset, query.db_id), query.qid, query.dataset, query.db_id, query.sql,
+        cache = self._cache
+        assert cache is not None
+        key = (cache.identity(query.dataset, query.db_id), query.qid, query.dataset, query.db_id, query.sql,
                query.question, tuple(sorted(query.metadata.items())), variant)
 
         def compute() -> tuple[GoldResult, Sample | None]:
-            assert self._cache is not None
-            result = execute_gold(query, self._cache)
+            result = execute_gold(query, cache)
             return result, None if result.table is None else self.make_sample(query, result, variant)
 
         return _LOADED.get_or_make(key, compute)
