@@ -108,7 +108,10 @@ class Growing:
             pending.clear()
 
     def set(self, row: int, value: Any) -> None:
-        """Row ``row`` (rows up to it that were never set keep ``fill``)."""
+        """Row ``row`` (rows up to it that were never set keep ``fill``).
+
+        Not ``put([row], [value])`` nor a helper shared with it: appending the next row, the run's hot path, would
+        cost 3,480 or 2,151 instructions a call instead of 1,529 (callgrind, 100,000 appends)."""
         if row == self.size:  # the next row: kept until the column is read (a run sets every column this way)
             self._pending.append(value)
             self.size = row + 1

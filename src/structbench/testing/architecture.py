@@ -43,7 +43,8 @@ SHIMS = ("benchmark", "provenance", "datasets", "csvdb", "tokens", "errors")
 
 LAYERS: tuple[Layer, ...] = (
     Layer("core", "errors and exit codes, atomic files, secrets' redaction, registries and plugins, user YAML read "
-          "safely, untrusted names and archives checked, forked work, the version", ("core",)),
+          "safely, untrusted names and archives checked, forked work, work kept per process by file identity, the "
+          "version", ("core",)),
     Layer("statistics", "bootstrap intervals, paired tests, multiple comparisons and confusion matrices, over any "
           "scored outcomes", ("stats",)),
     Layer("data", "samples, evidence and gold; datasets found, checked and read; CSV tables as one DuckDB database; "

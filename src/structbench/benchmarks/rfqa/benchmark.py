@@ -37,6 +37,7 @@ from structbench.benchmarks.rfqa.source import QUERIES_FILE, dataset_source
 from structbench.benchmarks.rfqa.strategies import Reading, RetrievalSettings, build_strategies, replay, run_query
 from structbench.contract.benchmark import Attempt, Benchmark, Exclusion, Loading, PaperParts, Scored, Strategy
 from structbench.core.errors import UsageError
+from structbench.core.memo import Memo
 from structbench.data.datasets import DataContext
 from structbench.data.sample import Sample, TableGold
 
@@ -55,12 +56,10 @@ GENERATED = "generated"
 CELL_BINS = ((1, "1"), (10, "2-10"), (50, "11-50"), (100, "51-100"), (500, "101-500"))
 
 
-_LOADED: dict[tuple[Hashable, ...], tuple[GoldResult, Sample | None]] = {}
+_LOADED: Memo[tuple[Hashable, ...], tuple[GoldResult, Sample | None]] = Memo(16384)
 """Each query's gold outcome and sample as this process computed them, by the query, the variant and its database
-files' identity (folder, and each CSV's name, mtime and size): a second load of unchanged files (a test's, a
-sweep's cells, a suite's entries) executes no query and parses no SQL again, and returns the same samples; a
-changed file is read again."""
-LOADED_AT_MOST = 16384
+files' identity (``DatabaseCache.identity``): a second load of unchanged files (a test's, a sweep's cells, a suite's
+entries) executes no query and parses no SQL again, and returns the same samples; a changed file is read again."""
 
 
 def cells_bin(cells: int) -> str:
@@ -201,17 +200,16 @@ class RFQABenchmark(Benchmark[RFQAOptions]):
     def loaded(self, query: Query, variant: str) -> tuple[GoldResult, Sample | None]:
         """The query's gold outcome and its sample (None without a gold table), computed once per process for
         unchanged database files (``_LOADED``)."""
-        assert self._cache is not None
-        key = (self._cache.identity(query.dataset, query.db_id), query.qid, query.dataset, query.db_id, query.sql,
+        cache = self._cache
+        assert cache is not None
+        key = (cache.identity(query.dataset, query.db_id), query.qid, query.dataset, query.db_id, query.sql,
                query.question, tuple(sorted(query.metadata.items())), variant)
-        hit = _LOADED.get(key)
-        if hit is None:
-            if len(_LOADED) >= LOADED_AT_MOST:
-                _LOADED.clear()
-            result = execute_gold(query, self._cache)
-            sample = None if result.table is None else self.make_sample(query, result, variant)
-            hit = _LOADED[key] = (result, sample)
-        return hit
+
+        def compute() -> tuple[GoldResult, Sample | None]:
+            result = execute_gold(query, cache)
+            return result, None if result.table is None else self.make_sample(query, result, variant)
+
+        return _LOADED.get_or_make(key, compute)
 
     def load_generated(self, *, seed: int, limit: int | None) -> list[Sample]:
         """The ``generated`` variant: pairs from ``--option path`` (JSONL, or CSV generated with ``seed``)."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from structbench.core.errors import DataError
+from structbench.core.memo import FolderIdentity, folder_identity
 from structbench.data.csvdb import (
     NUMERIC_TYPES,
     SCHEMA,
@@ -59,7 +60,7 @@ class DatabaseCache:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._loaded: dict[str, Database] = {}
-        self._identity: dict[str, tuple[str, tuple[tuple[str, int, int], ...]]] = {}
+        self._identity: dict[str, FolderIdentity] = {}
 
     def get(self, dataset: str, db_id: str) -> Database:
         key = f"{dataset}/{db_id}"
@@ -72,12 +73,10 @@ class DatabaseCache:
         folder = self.root / "dataset" / "data" / db_folder(dataset, db_id)
         return any(column_key(p.stem) == table for p in folder.glob("*.csv"))
 
-    def identity(self, dataset: str, db_id: str) -> tuple[str, tuple[tuple[str, int, int], ...]]:
+    def identity(self, dataset: str, db_id: str) -> FolderIdentity:
         """What the database's files are: its folder and each CSV's name, modification time and size (a changed
         file changes it), read once per cache (what is computed from the files is kept by it, ``benchmark.py``)."""
         key = f"{dataset}/{db_id}"
         if key not in self._identity:
-            folder = (self.root / "dataset" / "data" / db_folder(dataset, db_id)).resolve()
-            stats = [(p.name, p.stat()) for p in sorted(folder.glob("*.csv"))]
-            self._identity[key] = (str(folder), tuple((name, st.st_mtime_ns, st.st_size) for name, st in stats))
+            self._identity[key] = folder_identity(self.root / "dataset" / "data" / db_folder(dataset, db_id), "*.csv")
         return self._identity[key]

@@ -24,6 +24,7 @@ from functools import cached_property
 from typing import Literal
 
 from structbench.benchmarks.structfact.generated.source_table import SourceTable
+from structbench.core.memo import Memo
 
 _NUMBER = re.compile(r"^([+-])?(\$)?(0|[1-9]\d{0,2}(?:,\d{3})+|[1-9]\d*)(?:\.(\d+))?(%)?$")
 _ISO = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
@@ -336,14 +337,8 @@ class World:
     def of(cls, tables: Sequence[SourceTable]) -> World:
         """The world of ``tables``; the same tables (the same objects: ``tables`` returns them again for files
         that have not changed) give the world made last time, since profiling them is most of a load's time."""
-        key = tuple(id(t) for t in tables)
-        if (made := _WORLDS.get(key)) is not None:
-            return made[1]
-        world = cls._profile(tables)
-        _WORLDS[key] = (tuple(tables), world)  # holds the tables, so their ids stay theirs while it is here
-        while len(_WORLDS) > WORLDS_KEPT:
-            del _WORLDS[next(iter(_WORLDS))]
-        return world
+        # the entry holds the tables, so their ids stay theirs while it is kept
+        return _WORLDS.get_or_make(tuple(id(t) for t in tables), lambda: (tuple(tables), cls._profile(tables)))[1]
 
     @classmethod
     def _profile(cls, tables: Sequence[SourceTable]) -> World:
@@ -356,6 +351,5 @@ class World:
         return cls(profiles)
 
 
-_WORLDS: dict[tuple[int, ...], tuple[tuple[SourceTable, ...], World]] = {}
+_WORLDS: Memo[tuple[int, ...], tuple[tuple[SourceTable, ...], World]] = Memo(4)
 """The last worlds made in this process, by their tables' identities (``World.of``)."""
-WORLDS_KEPT = 4

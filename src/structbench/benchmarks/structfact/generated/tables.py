@@ -20,26 +20,22 @@ from pathlib import Path
 
 from structbench.benchmarks.structfact.generated.source_table import SourceTable, make_table
 from structbench.core.errors import DataError
+from structbench.core.memo import FileIdentity, Memo, file_identity
 from structbench.data.csvdb import read_text
 from structbench.data.datasets import DataContext
 
-_READ: dict[tuple[str, str, int, int], SourceTable] = {}
-"""CSV tables this process has read, by (source, file, mtime, size): a second load of files that have not changed
+_READ: Memo[tuple[str, FileIdentity], SourceTable] = Memo(4096)
+"""CSV tables this process has read, by source and file identity: a second load of files that have not changed
 (a test's, a sweep's cells) parses none again and returns the same tables (``profile.World.of`` then reuses its
 profiles); a file that changed is read again."""
-READ_AT_MOST = 4096
 
 
 def _csv_table(path: Path, source: str) -> SourceTable:
-    stat = path.stat()
-    key = (source, str(path.resolve()), stat.st_mtime_ns, stat.st_size)
-    table = _READ.get(key)
-    if table is None:
-        if len(_READ) >= READ_AT_MOST:
-            _READ.clear()
+    def read() -> SourceTable:
         header, rows = read_text(path)
-        table = _READ[key] = make_table(source, path.stem, header, rows)
-    return table
+        return make_table(source, path.stem, header, rows)
+
+    return _READ.get_or_make((source, file_identity(path)), read)
 
 
 def _csv_tables(paths: Sequence[Path], base: Path, prefix: str) -> list[SourceTable]:

@@ -65,35 +65,35 @@ class View:
         return self.profile.cell(row, column)
 
     def shown(self, row: int, column: Column) -> bool:
-        """Whether the evidence states this cell's value."""
-        if row not in self.rows or not self.text(row, column):
-            return False
-        if column is self.key:
-            return True
-        cell = (row, column.index)
-        return column in self.columns and cell not in self.masked and cell not in self.hidden
+        """Whether the evidence states this cell's value: the cell is in one of the view's rows and in its key or
+        one of its columns, and is ``stated`` there."""
+        return (row in self.rows and (column is self.key or column in self.columns)
+                and self.stated(row, column.index))
+
+    def stated(self, row: int, index: int) -> bool:
+        """Whether the evidence states the cell (row, column index) of one of the view's rows and columns: it is
+        filled and, unless it is the key's, neither masked nor hidden. ``shown`` with the membership known, so
+        ``shown_rows`` and ``facts``, which walk the view's own rows and columns, skip its two list searches."""
+        return bool(self.profile.table.rows[row][index]) and (
+            index == self.key.index or ((row, index) not in self.masked and (row, index) not in self.hidden))
 
     def shown_rows(self, column: Column) -> set[int]:
         """The rows whose ``column`` cell the evidence states (``shown`` of every row at once)."""
         if column is not self.key and column not in self.columns:
             return set()
-        cells, j = self.profile.table.rows, column.index
-        if column is self.key:
-            return {r for r in self.rows if cells[r][j]}
-        masked, hidden = self.masked, self.hidden
-        return {r for r in self.rows if cells[r][j] and (r, j) not in masked and (r, j) not in hidden}
+        stated, j = self.stated, column.index
+        return {r for r in self.rows if stated(r, j)}
 
     def facts(self) -> list[tuple[str, str, str]]:
         """(entity, column, value) of every value shown besides the key (``shown``, for the view's own rows and
         columns: the rendering's inner loop)."""
-        cells, key, masked, hidden = self.profile.table.rows, self.key, self.masked, self.hidden
+        cells, key, stated = self.profile.table.rows, self.key.index, self.stated
         out = []
         for r in self.rows:
             row = cells[r]
             for c in self.columns:
-                value = row[c.index]
-                if value and (c is key or ((r, c.index) not in masked and (r, c.index) not in hidden)):
-                    out.append((row[key.index], c.name, value))
+                if stated(r, c.index):
+                    out.append((row[key], c.name, row[c.index]))
         return out
 
     # --- rendering --------------------------------------------------------------------------------
