@@ -4,7 +4,7 @@ the token counters know about it comes from that declaration."""
 from __future__ import annotations
 
 import re
-from importlib.metadata import PackageNotFoundError, version
+from importlib.metadata import PackageNotFoundError, distributions, version
 from pathlib import Path
 
 import pytest
@@ -12,7 +12,7 @@ import pytest
 from structbench.backends.factory import BACKENDS, BackendEntry, backend_packages
 from structbench.backends.tokens import TOKEN_COUNTERS, backend_counters, split_spec
 from structbench.core.registry import load_target
-from structbench.runner.run import PACKAGES, package_versions
+from structbench.runner.run import PACKAGES, installed_version, package_versions
 
 REPO = Path(__file__).resolve().parents[2]
 BUILTIN = [name for name in BACKENDS if BACKENDS.get(name).distribution is None]
@@ -69,3 +69,13 @@ def test_the_manifest_records_every_declared_package() -> None:
             assert package.replace("-", "_") not in versions
             continue
         assert versions[package.replace("-", "_")] == expected  # the keys manifests have always had
+
+
+def test_installed_version_reads_what_importlib_metadata_reads() -> None:
+    """``installed_version`` parses only the metadata's headers: the same version for every installed distribution."""
+    names = {dist.metadata["Name"] for dist in distributions() if dist.metadata["Name"]}
+    assert len(names) > 20
+    for name in names:
+        assert installed_version(name) == version(name), name
+    with pytest.raises(PackageNotFoundError):
+        installed_version("no-such-distribution-structbench")

@@ -165,15 +165,27 @@ def git_revision() -> str | None:
 
 
 def package_versions() -> dict[str, str]:
-    from importlib.metadata import PackageNotFoundError, version
+    from importlib.metadata import PackageNotFoundError
 
     versions = {"structbench": __version__, "python": sys.version.split()[0]}
     for name in dict.fromkeys([*PACKAGES, *backend_packages()]):
         try:
-            versions[name.replace("-", "_")] = version(name)
+            versions[name.replace("-", "_")] = installed_version(name)
         except PackageNotFoundError:
             continue
     return versions
+
+
+def installed_version(name: str) -> str:
+    """``importlib.metadata.version(name)``, parsing only the metadata's headers: ``version`` parses the whole file,
+    the package's long description included (half its time; the manifest names some twenty packages, #44)."""
+    import email
+    from importlib.metadata import distribution
+
+    dist = distribution(name)
+    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or dist.read_text("") or ""
+    found: str = email.message_from_string(text.partition("\n\n")[0])["Version"]
+    return found
 
 
 def _now() -> str:
