@@ -183,9 +183,9 @@ def installed_version(name: str) -> str:
     from importlib.metadata import distribution
 
     dist = distribution(name)
-    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or dist.read_text("") or ""
-    found: str = email.message_from_string(text.partition("\n\n")[0])["Version"]
-    return found
+    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO")
+    found: str | None = email.message_from_string(text.partition("\n\n")[0])["Version"] if text else None
+    return found if found is not None else dist.version  # headers without it: the full parse decides
 
 
 def _now() -> str:
