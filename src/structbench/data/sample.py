@@ -10,7 +10,7 @@ from structbench.data.evidence import Evidence
 
 
 class _Gold(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class LabelGold(_Gold):

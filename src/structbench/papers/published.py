@@ -28,7 +28,7 @@ RowKind = Literal["model", "human", "aggregate"]
 class PublishedColumn(BaseModel):
     """One column of a paper table."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     key: str
     """Identifier the benchmark's mapping refers to (``zs_direct_acc``)."""
@@ -47,7 +47,7 @@ class PublishedColumn(BaseModel):
 class PublishedRow(BaseModel):
     """One row of a paper table: a model's (or the humans') numbers in column order."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     model: str
     """The model's name as the paper prints it."""
@@ -71,7 +71,7 @@ class PublishedRow(BaseModel):
 class PublishedTable(BaseModel):
     """A paper's result table, transcribed."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     benchmark: str
     """The structbench benchmark the table belongs to."""

@@ -78,7 +78,7 @@ class _Outcome:
 class SampleRecord(_Outcome, BaseModel):
     """Everything known about one (benchmark, variant, strategy, model, sample, epoch)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     benchmark: str
     variant: str
