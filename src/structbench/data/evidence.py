@@ -1,7 +1,5 @@
 """Structured evidence: the knowledge a question is asked over, kept typed so it can be re-serialized."""
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field

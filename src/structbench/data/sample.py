@@ -1,7 +1,5 @@
 """A benchmark sample: what is asked, over which evidence, and the gold answer."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
