@@ -35,7 +35,7 @@ a call's tokens bounded (``backends.base.MAX_CALL_TOKENS``), every cost stays a 
 class Price(BaseModel):
     """One model's prices in US dollars per million tokens."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     input: float = Field(ge=0, le=MAX_PRICE, allow_inf_nan=False)
     output: float = Field(ge=0, le=MAX_PRICE, allow_inf_nan=False)

@@ -35,7 +35,7 @@ def model_label(backend: Backend) -> str:
 class CallUsage(BaseModel):
     """One model call: its tokens as the server (or the local backend) counted them, and where the reply came from."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     model: str
     """``BACKEND:NAME`` of the model called (the run's own, or another such as a judge)."""
@@ -83,7 +83,7 @@ def _plus(a: int | None, b: int | None) -> int | None:
 class Usage(BaseModel):
     """Token counts summed over calls (None: no call reported that count)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     calls: int = Field(default=0, ge=0)
     prompt_tokens: int | None = None
@@ -158,7 +158,7 @@ def split_usage(calls: Iterable[CallUsage]) -> tuple[Usage, Usage]:
 class UsageTotals(BaseModel):
     """Tokens and cost of a result or a whole run (``metrics.json``, the manifest)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     usage: Usage = Field(default_factory=Usage)
     """Calls made in this run (answered by the model, directly or through a batch)."""

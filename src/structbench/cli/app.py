@@ -3,9 +3,9 @@ module builds the app and is the entry point. Heavy modules are imported inside 
 
 from __future__ import annotations
 
-import copy
 import errno
 import gc
+import importlib
 import signal
 import sys
 import traceback
@@ -14,18 +14,6 @@ from typing import Any
 import typer
 from typer.main import get_group
 
-from structbench.cli import (
-    batches_cmd,
-    export_cmd,
-    generate_cmd,
-    interop_cmds,
-    list_cmd,
-    log_cmd,
-    report_cmds,
-    run_cmd,
-    score_cmd,
-    view_cmd,
-)
 from structbench.core.errors import ExitCode, StructbenchError, Terminated
 from structbench.core.redact import redact
 
@@ -48,41 +36,57 @@ def _flags_without_type() -> None:
 
 _flags_without_type()
 
-app = typer.Typer(
-    add_completion=False,
-    no_args_is_help=False,
-    help="Evaluate language models on reasoning over structured knowledge.",
-    pretty_exceptions_enable=False,
-)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "list": ("list_cmd", "list_cmd"),
+    "embedded-model": ("list_cmd", "embedded_model"),
+    "run": ("run_cmd", "run"),
+    "export": ("export_cmd", "export"),
+    "score": ("score_cmd", "score"),
+    "report": ("report_cmds", "report"),
+    "compare": ("report_cmds", "compare"),
+    "convert": ("interop_cmds", "convert"),
+    "publish": ("interop_cmds", "publish"),
+    "log": ("log_cmd", "log"),
+    "batches": ("batches_cmd", "batches"),
+    "view": ("view_cmd", "view"),
+}
+"""Each command, in ``--help``'s order: the ``structbench.cli`` module and function that implement it."""
+GROUPS: dict[str, tuple[str, str]] = {"generate": ("generate_cmd", "generate_app")}
+"""Each command group: the module and the ``typer.Typer`` of its commands."""
 
-app.command("list")(list_cmd.list_cmd)
-app.command("embedded-model")(list_cmd.embedded_model)
-app.command("run")(run_cmd.run)
-app.command("export")(export_cmd.export)
-app.command("score")(score_cmd.score)
-app.command("report")(report_cmds.report)
-app.command("compare")(report_cmds.compare)
-app.command("convert")(interop_cmds.convert)
-app.command("publish")(interop_cmds.publish)
-app.command("log")(log_cmd.log)
-app.command("batches")(batches_cmd.batches)
-app.command("view")(view_cmd.view)
-app.add_typer(generate_cmd.generate_app, name="generate")
+
+def _implementation(module: str, name: str) -> Any:
+    return getattr(importlib.import_module(f"structbench.cli.{module}"), name)
 
 
 def _app_for(args: list[str]) -> typer.Typer:
     """The app holding only the command ``args`` name (``run``, ``generate``), or the whole app when they name none
-    (``--help``, a misspelt command: its listing and suggestions need them all). Typer builds a click command of
-    every registered one on each call, reading each function's annotations: 40-60 ms for all of them, 5 ms for
-    ``run`` alone, on every start (issue 44)."""
+    (``--help``, a misspelt command: its listing and suggestions need them all). Only that command's module is
+    imported (the others' options and enums: 5-10 ms), and typer builds a click command of it alone (it reads
+    every registered function's annotations on each call: 40-60 ms for all eighteen, 5 ms for ``run``; issue 44)."""
     name = args[0] if args else None
-    commands = [info for info in app.registered_commands if info.name == name]
-    groups = [info for info in app.registered_groups if info.name == name]
-    if not commands and not groups:
-        return app
-    trimmed = copy.copy(app)
-    trimmed.registered_commands, trimmed.registered_groups = commands, groups
-    return trimmed
+    whole = name not in COMMANDS and name not in GROUPS
+    built = typer.Typer(
+        add_completion=False,
+        no_args_is_help=False,
+        help="Evaluate language models on reasoning over structured knowledge.",
+        pretty_exceptions_enable=False,
+    )
+    for command, where in COMMANDS.items():
+        if whole or command == name:
+            built.command(command)(_implementation(*where))
+    for group, where in GROUPS.items():
+        if whole or group == name:
+            built.add_typer(_implementation(*where), name=group)
+    return built
+
+
+def __getattr__(name: str) -> typer.Typer:
+    """``app``: the whole app, every command registered (tests, the docs' CLI reference); made when first asked for."""
+    if name != "app":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()["app"] = whole = _app_for([])
+    return whole
 
 
 STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES})

@@ -133,7 +133,7 @@ class Strategy(ABC):
 class Scored(BaseModel):
     """One sample's outcome, self-contained so metrics can be recomputed from ``samples.jsonl``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     id: str
     task: str
@@ -157,7 +157,7 @@ class Exclusion(BaseModel):
     """Samples a benchmark left out of a result, and why (a context that could not reach its token budget,
     a query without a gold table, an empty answer dropped from the averages ...)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     reason: str
     count: int = Field(ge=1)
@@ -194,7 +194,7 @@ class Samples(Iterable[Sample]):
 class NoOptions(BaseModel):
     """A benchmark without run options."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 OptionsT = TypeVar("OptionsT", bound=BaseModel)

@@ -1,14 +1,12 @@
 """Structured evidence: the knowledge a question is asked over, kept typed so it can be re-serialized."""
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Evidence(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class Table(_Evidence):

@@ -1,7 +1,5 @@
 """A benchmark sample: what is asked, over which evidence, and the gold answer."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -10,7 +8,7 @@ from structbench.data.evidence import Evidence
 
 
 class _Gold(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class LabelGold(_Gold):

@@ -7,8 +7,6 @@ expands it into one ``PublishedNumber`` per printed number, its setting merged f
 column's and the row's.
 """
 
-from __future__ import annotations
-
 import json
 from dataclasses import dataclass
 from functools import cache
@@ -28,7 +26,7 @@ RowKind = Literal["model", "human", "aggregate"]
 class PublishedColumn(BaseModel):
     """One column of a paper table."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     key: str
     """Identifier the benchmark's mapping refers to (``zs_direct_acc``)."""
@@ -47,7 +45,7 @@ class PublishedColumn(BaseModel):
 class PublishedRow(BaseModel):
     """One row of a paper table: a model's (or the humans') numbers in column order."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     model: str
     """The model's name as the paper prints it."""
@@ -71,7 +69,7 @@ class PublishedRow(BaseModel):
 class PublishedTable(BaseModel):
     """A paper's result table, transcribed."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     benchmark: str
     """The structbench benchmark the table belongs to."""
@@ -95,7 +93,7 @@ class PublishedTable(BaseModel):
     """Transcription notes: reconstructions, inconsistencies of the paper, what is not marked."""
 
     @model_validator(mode="after")
-    def _consistent(self) -> PublishedTable:
+    def _consistent(self) -> "PublishedTable":
         keys = [c.key for c in self.columns]
         if len(set(keys)) != len(keys):
             raise ValueError(f"duplicate column keys: {sorted(k for k in set(keys) if keys.count(k) > 1)}")
@@ -127,7 +125,7 @@ class PublishedTable(BaseModel):
     def decimals_of(self, column: PublishedColumn) -> int:
         return self.decimals if column.decimals is None else column.decimals
 
-    def numbers(self) -> list[PublishedNumber]:
+    def numbers(self) -> list["PublishedNumber"]:
         """Every printed number, with its model, setting, metric, scale and source."""
         out = []
         for row in self.rows:

@@ -6,8 +6,6 @@ the calls in flight and how long the oldest has waited, retries and timeouts. It
 missing, damaged or stale goes on without it, and nothing else reads it.
 """
 
-from __future__ import annotations
-
 import json
 from pathlib import Path
 

@@ -1,8 +1,6 @@
 """``manifest.json``: what a run directory is the run of (its configuration and backend), and how each session
 that filled it went. The runner writes it; ``--resume``, reports and ``structbench.evaluate`` read it back."""
 
-from __future__ import annotations
-
 import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -147,7 +145,7 @@ class Manifest(BaseModel):
         self.prices = prices
         self.budget = {"max_cost_usd": max_cost, "max_tokens_total": max_tokens} if budgeted else None
 
-    def uses_modified(self, files: Sequence[ModifiedFile]) -> None:
+    def uses_modified(self, files: Sequence["ModifiedFile"]) -> None:
         """The local data files this session reads although they differ from their release."""
         self.modified_data = [ModifiedData.model_validate(f.to_json()) for f in files]
 
@@ -159,7 +157,7 @@ class Manifest(BaseModel):
         """Every batch of the run as its ledger holds it now (``--batch``)."""
         self.batches = [entry.model_dump(include=set(BATCH_FIELDS)) for entry in ledger]
 
-    def spent(self, usage: UsageTotals) -> None:
+    def spent(self, usage: "UsageTotals") -> None:
         """The token usage and cost of the run's current records."""
         self.usage = usage.model_dump(mode="json")
 

@@ -1,7 +1,5 @@
 """One line of ``samples.jsonl``: a sample under one strategy and model, with its outcome."""
 
-from __future__ import annotations
-
 import sys
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
@@ -78,7 +76,7 @@ class _Outcome:
 class SampleRecord(_Outcome, BaseModel):
     """Everything known about one (benchmark, variant, strategy, model, sample, epoch)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     benchmark: str
     variant: str
@@ -145,7 +143,7 @@ class SampleRecord(_Outcome, BaseModel):
         return tuple(usage_groups(self.call_usage).items())
 
     @model_validator(mode="after")
-    def _kind_goes_with_error(self) -> SampleRecord:
+    def _kind_goes_with_error(self) -> "SampleRecord":
         if self.error is None and self.error_kind is not None:
             raise ValueError("error_kind is set but error is not")
         if self.error is not None and self.error_kind is None:
@@ -153,7 +151,7 @@ class SampleRecord(_Outcome, BaseModel):
             self.error_kind = "model"
         return self
 
-    def slim(self) -> RecordSummary:
+    def slim(self) -> "RecordSummary":
         """What metrics and failure summaries read of this record, kept in memory for every sample of a run
         while the full record stays on disk."""
         return RecordSummary(
@@ -163,7 +161,7 @@ class SampleRecord(_Outcome, BaseModel):
             self.replies_cut_off, self.usage_by() if self.call_usage else (), sys.intern(self.cell),
         )
 
-    def as_failed(self, error: str) -> SampleRecord:
+    def as_failed(self, error: str) -> "SampleRecord":
         """This sample as a failure with only its identity, prompt and gold: what is written when the full
         record cannot be (it is tried again on the next run)."""
         fields: dict[str, Any] = {

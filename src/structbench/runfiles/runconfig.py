@@ -1,8 +1,6 @@
 """A run, fully described by data: what to evaluate, on which model, how (``RunConfig``, the ``config`` of a run's
 manifest). Part of the contract: the runner writes it, reports and ``--resume`` read it back."""
 
-from __future__ import annotations
-
 import hashlib
 import json
 from typing import Any

@@ -8,8 +8,6 @@ adding an option is one field here plus the code where it takes effect. A bad va
 its caller's words (``concurrency=0`` from Python, ``--concurrency 0`` from the command line).
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -89,12 +87,12 @@ def _flag(part: Part, help: str = "", **kwargs: Any) -> Flag:
     return Flag(part, help, **kwargs)
 
 
-def _is(of: Callable[[RunConfig], Any], view: Callable[[Any], Any] = lambda v: v) -> Same:
+def _is(of: Callable[["RunConfig"], Any], view: Callable[[Any], Any] = lambda v: v) -> Same:
     """``same`` for an option stored as ``of(config)`` (the given value seen through ``view``)."""
     return lambda value, config, given: view(value) == of(config)
 
 
-def _bench(value: Any, config: RunConfig, given: Mapping[str, Any]) -> bool:
+def _bench(value: Any, config: "RunConfig", given: Mapping[str, Any]) -> bool:
     from structbench.runner.option_values import bench_entries
 
     return bench_entries(value) == config.benches
@@ -112,11 +110,11 @@ def _option_texts(value: Any) -> dict[str, str]:
     return {k: option_text(v) for k, v in (value or {}).items()}
 
 
-def _options(value: Any, config: RunConfig, given: Mapping[str, Any]) -> bool:
+def _options(value: Any, config: "RunConfig", given: Mapping[str, Any]) -> bool:
     return given.get("preset") is not None or _option_texts(value) == config.options
 
 
-def _sweep(value: Any, config: RunConfig, given: Mapping[str, Any]) -> bool:
+def _sweep(value: Any, config: "RunConfig", given: Mapping[str, Any]) -> bool:
     from structbench.runner.option_values import sweep_values
     from structbench.runner.sweep import preset_sweeps
 
@@ -125,23 +123,23 @@ def _sweep(value: Any, config: RunConfig, given: Mapping[str, Any]) -> bool:
     return (preset_sweeps(preset, sweeps) if preset is not None else sweeps) == config.sweeps
 
 
-def _preset(value: Any, config: RunConfig, given: Mapping[str, Any]) -> bool:
+def _preset(value: Any, config: "RunConfig", given: Mapping[str, Any]) -> bool:
     from structbench.runner.option_values import preset_config
 
     chosen = preset_config(value, _option_texts(given.get("options")))
     return chosen == (config.benches, config.strategies, config.options)
 
 
-def _out(value: Any, config: RunConfig, given: Mapping[str, Any]) -> bool:
+def _out(value: Any, config: "RunConfig", given: Mapping[str, Any]) -> bool:
     return Path(value).resolve() == Path(given["resume"]).resolve()
 
 
-def _model_options(value: Any, config: RunConfig, given: Mapping[str, Any]) -> bool:
+def _model_options(value: Any, config: "RunConfig", given: Mapping[str, Any]) -> bool:
     # each one given as the run has it (one left out is kept, not removed)
     return all(config.model_options.get(k) == v for k, v in _option_texts(value).items())
 
 
-def _base_url(value: Any, config: RunConfig, given: Mapping[str, Any]) -> bool:
+def _base_url(value: Any, config: "RunConfig", given: Mapping[str, Any]) -> bool:
     from structbench.backends.openai_compat import shown_base_urls
 
     return value is not None and shown_base_urls(value) == config.base_url
@@ -429,7 +427,7 @@ def check_arguments(values: Mapping[str, Any], *, caller: str, flags: bool = Fal
         raise UsageError(f"{where}: give {expected}") from None
 
 
-def resume_conflicts(config: RunConfig, values: Mapping[str, Any], given: Collection[str]) -> list[str]:
+def resume_conflicts(config: "RunConfig", values: Mapping[str, Any], given: Collection[str]) -> list[str]:
     """The options among ``given`` (by Python name) whose ``values`` differ from the resumed run's ``config``."""
     return [name for name in given
             if (flag := FLAGS.get(name)) is not None and flag.same is not None
