@@ -366,3 +366,22 @@ def test_a_command_builds_only_its_own_click_command(monkeypatch: pytest.MonkeyP
     built.clear()
     assert invoke("--help").returncode == 0
     assert {"run", "list", "report", "view"} <= set(built)
+
+
+def test_every_command_and_subcommand_shows_its_help() -> None:
+    """Each ``--help`` renders (rich reads the help texts as markup: ``rfqa[/<dataset>[/<db>]]`` was a closing tag
+    that matched none, and ``structbench generate structfact --help`` crashed)."""
+    import typer.main
+
+    from structbench.cli.app import app
+
+    def paths(command: Any, prefix: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
+        yield prefix
+        for name, sub in getattr(command, "commands", {}).items():  # a group (typer's own click)
+            yield from paths(sub, (*prefix, name))
+
+    every = list(paths(typer.main.get_command(app), ()))
+    assert ("generate", "structfact") in every and ("run",) in every
+    for path in every:
+        proc = invoke(*path, "--help", env=dict(os.environ, COLUMNS="120"))
+        assert proc.returncode == 0 and "Usage" in proc.stdout, (path, proc.stderr[-500:])

@@ -30,7 +30,8 @@ def structfact(
     out: OutFile,
     tables: Annotated[
         str,
-        typer.Option("--tables", help="rfqa[/<dataset>[/<db>]], scitab, synthetic, or CSV files (comma-separated)."),
+        typer.Option("--tables", help="rfqa (or rfqa/<dataset> or rfqa/<dataset>/<db>), scitab, synthetic, or CSV "
+                     "files (comma-separated)."),
     ] = "rfqa",
     per_task: Annotated[int, typer.Option("--per-task", min=1, help="Questions per task (five tasks).")] = 200,
     label_mix: Annotated[
