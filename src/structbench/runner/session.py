@@ -149,7 +149,6 @@ def budget_of(costs: Costs, spec: BackendSpec, settings: RunSettings, notify: No
     return Budget(costs.max_cost, costs.max_tokens_total, costs.prices)
 
 
-
 def batch_settings(costs: Costs) -> BatchSettings | None:
     """``--batch``'s settings, or None: the batch collector is imported only for a run that batches (#44)."""
     if not costs.batch:
