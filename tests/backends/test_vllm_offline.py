@@ -276,10 +276,13 @@ def test_embedded_model_runs_in_vllm_like_in_transformers(with_embedded: Path) -
 
 @pytest.mark.parametrize(("given", "expected"), [(None, "WARNING"), ("INFO", "INFO")])
 def test_vllms_setup_log_is_quiet_unless_asked(given: str | None, expected: str) -> None:
+    """The backend's module sets vLLM's log level before vLLM is imported; a user's own setting stands. vLLM itself
+    (8 CPU seconds to import) is imported once, where the default applies, to show it reads the level so."""
     env = {k: v for k, v in os.environ.items() if k != "VLLM_LOGGING_LEVEL"} | (
         {"VLLM_LOGGING_LEVEL": given} if given else {})
-    code = ("import structbench.backends.vllm_offline, vllm.envs as e, os; "
-            "print(os.environ['VLLM_LOGGING_LEVEL'], e.VLLM_LOGGING_LEVEL)")
+    code = "import structbench.backends.vllm_offline, os; print(os.environ['VLLM_LOGGING_LEVEL'])"
+    if given is None:
+        code += "; import vllm.envs as e; print(e.VLLM_LOGGING_LEVEL)"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=patience(300))
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == [expected, expected]
+    assert out.stdout.split() == [expected] * (2 if given is None else 1)

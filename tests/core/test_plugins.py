@@ -186,3 +186,48 @@ def test_a_plugin_that_fails_to_import_is_named(site: Path, tmp_path: Path) -> N
     assert result.returncode == 2
     assert ("backend 'broken' (the entry point 'broken' of broken 0.1) failed to load from nosuchmodule:from_spec"
             in result.stderr)
+
+
+PYDANTIC_PLUGIN = """
+import os
+from pathlib import Path
+
+
+class Plugin:
+    def new_schema_validator(self, schema, schema_type, schema_type_path, schema_kind, config, plugin_settings):
+        Path(os.environ["PLUGIN_SEEN"]).touch()
+        return None, None, None
+
+
+plugin = Plugin()
+"""
+
+
+def test_pydantics_plugin_scan_is_skipped_only_where_no_plugin_is_installed(tmp_path: Path, site: Path) -> None:
+    """The CLI tells pydantic there is no plugin to load (``PYDANTIC_DISABLE_PLUGINS``; its own scan parses every
+    distribution's metadata, 45-70 ms of each start) only where no distribution declares one; an installed pydantic
+    plugin still sees the command's validators, and a value the user set stands."""
+    probe = ("from structbench.core.plugins import skip_pydantic_plugin_scan; skip_pydantic_plugin_scan(); "
+             "import os; print(os.environ.get('PYDANTIC_DISABLE_PLUGINS'))")
+
+    def disabled(path: Path, **env: str) -> str:
+        environ = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+        environ |= {"PYTHONPATH": os.pathsep.join([child_pythonpath(), str(path)]), **env}
+        out = subprocess.run([sys.executable, "-c", probe], env=environ, capture_output=True, text=True,
+                             timeout=patience(120))
+        assert out.returncode == 0, out.stderr
+        return out.stdout.strip()
+
+    assert disabled(site) == "__all__"  # structbench's plugins are no pydantic plugin
+    assert disabled(site, PYDANTIC_DISABLE_PLUGINS="logfire") == "logfire"
+    with_plugin = tmp_path / "with-plugin"
+    install(with_plugin, "pydantic-probe", "[pydantic]\nprobe = probepkg:plugin\n", {"probepkg": PYDANTIC_PLUGIN})
+    assert disabled(with_plugin) == "None"
+    seen = tmp_path / "seen"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([child_pythonpath(), str(with_plugin)]), PLUGIN_SEEN=str(seen))
+    env.pop("PYDANTIC_DISABLE_PLUGINS", None)
+    run = subprocess.run([sys.executable, "-m", "structbench", "run", "-m", "mock", "-b", "structext:test", "-n", "1",
+                          "--out", str(tmp_path / "r"), "--no-progress"], env=env, capture_output=True, text=True,
+                         timeout=patience(300))
+    assert run.returncode == 0, run.stderr
+    assert seen.exists()

@@ -103,9 +103,11 @@ def main() -> None:
     from typer.exceptions import TyperException
 
     from structbench.core.collector import collect_less
+    from structbench.core.plugins import skip_pydantic_plugin_scan
     from structbench.core.words import flag_words
 
     thresholds = collect_less()  # (``python -m structbench`` did already, before its imports)
+    skip_pydantic_plugin_scan()
     signal.signal(signal.SIGTERM, _terminate)
     _redact_logs()
     words = flag_words.set(True)  # errors deep in a run name its options as this command's flags
