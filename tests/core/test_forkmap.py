@@ -30,7 +30,8 @@ def _single_threaded() -> None:
         for thread in threading.enumerate():
             if isinstance(thread, TMonitor):
                 thread.exit()  # tqdm starts a new one when it needs it again
-    gc.collect()
+    if not forkmap.can_fork():  # only then: a collection walks the whole heap, seconds in a worker that ran many tests
+        gc.collect()
     deadline = time.monotonic() + patience(5.0)
     while not forkmap.can_fork() and time.monotonic() < deadline:
         time.sleep(0.01)

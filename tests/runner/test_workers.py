@@ -38,7 +38,8 @@ def _single_threaded() -> None:
         for thread in threading.enumerate():
             if isinstance(thread, TMonitor):
                 thread.exit()  # tqdm starts a new one when it needs it again
-    gc.collect()
+    if threading.active_count() > 1:  # only then: a collection walks the whole heap, seconds in a busy worker
+        gc.collect()
     deadline = time.monotonic() + patience(10)
     while threading.active_count() > 1 and time.monotonic() < deadline:
         time.sleep(0.05)

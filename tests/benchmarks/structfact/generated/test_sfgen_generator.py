@@ -195,22 +195,33 @@ def test_csv_folder_makes_every_task(atlas_world: World, tmp_path: Path) -> None
 
 
 def test_a_reader_of_the_first_questions_gets_them_drafted_in_small_chunks(atlas_world: World) -> None:
-    """``export -n 10`` reads ten questions: its children draft two of each task's at a time, not ``CHUNK`` (500),
-    and the ten are the same as one at a time here."""
+    """``export -n 250`` reads 250 questions: its children draft 50 of each task's at a time, not ``CHUNK`` (500);
+    ``export -n 10`` wants too few to fork for (``DRAFTED_HERE``): they are drafted here, one at a time. Either way
+    they are the questions drafted one at a time here."""
     import itertools
 
     here = Generator(atlas_world, token_counter("regex")).generate(70, "balanced", seed=3)
-    sizes: list[int] = []
     imap = generator.fork_imap
 
-    def counting(work: Any, shares: Any) -> Any:
-        for chunk in imap(work, shares):
-            sizes.append(len(chunk))
-            yield chunk
+    def read(first: int) -> tuple[list[Any], list[int], set[int | None]]:
+        sizes: list[int] = []
+        children: set[int | None] = set()
 
-    with patch.object(generator, "fork_imap", counting), forkmap.forking(2):
-        stream = Generator(atlas_world, token_counter("regex")).stream(70, "balanced", seed=3, first=10)
-        first = list(itertools.islice(stream, 10))
-        stream.close()
-    assert records(first) == records(here[:10])
-    assert sizes and max(sizes) == -(-10 // len(TASKS))
+        def counting(work: Any, shares: Any, given: int | None = None) -> Any:
+            children.add(given)
+            for chunk in imap(work, shares, given):
+                sizes.append(len(chunk))
+                yield chunk
+
+        with patch.object(generator, "fork_imap", counting), forkmap.forking(2):
+            stream = Generator(atlas_world, token_counter("regex")).stream(70, "balanced", seed=3, first=first)
+            questions = list(itertools.islice(stream, first))
+            stream.close()
+        return questions, sizes, children
+
+    many, sizes, children = read(250)
+    assert 250 > generator.DRAFTED_HERE and children == {None}  # forked, ``ahead()`` children
+    assert records(many) == records(here[:250]) and max(sizes) == -(-250 // len(TASKS))
+    few, sizes, children = read(10)
+    assert children == {0} and set(sizes) == {1}
+    assert records(few) == records(here[:10])

@@ -65,6 +65,10 @@ BUDGET = 2500
 """The paper's evidence budget (tokens)."""
 CHUNK = 500
 """Questions of one task a forked child drafts at a time (``Generator.stream`` under ``forkmap.forking``)."""
+DRAFTED_HERE = 200
+"""The most questions a reader may want (``first``) for them to be drafted in this process even under
+``forkmap.forking``: a question takes about 4 ms, a fork 20-50 ms (more in a process that holds much), so
+``export -n 10`` is quicker without children."""
 
 
 class LabelMismatch(RuntimeError):
@@ -169,8 +173,8 @@ class Generator:
         the second ... (a task that runs out of questions drops out), so a set of any size is never held. Under
         ``forkmap.forking`` (``export``) the questions are drafted ``CHUNK`` at a time in forked children, a few
         chunks ahead of the reader, or fewer where the reader wants only the ``first`` questions (``export -n 10``
-        drafted 500 of each task's questions to show two); each question is seeded on its own, so they are the
-        same questions whatever the chunks."""
+        drafted 500 of each task's questions to show two), and here where it wants no more than ``DRAFTED_HERE``;
+        each question is seeded on its own, so they are the same questions whatever the chunks."""
         wanted: dict[str, list[str]] = {}
         for task in TASKS:
             if not self.pools[task]:
@@ -179,8 +183,9 @@ class Generator:
             wanted[task] = self._wanted(task, per_task, label_mix, seed)
 
         order = list(wanted)
+        children = 0 if first is not None and first <= DRAFTED_HERE else None  # None: ``ahead()``
         size = min(CHUNK, -(-first // max(1, len(order)))) if first else CHUNK
-        size = size if ahead() else 1  # in process: one question at a time, as it is read
+        size = size if ahead() and children is None else 1  # in process: one question at a time, as it is read
 
         def draft(chunk: tuple[str, int]) -> list[Question | None]:
             task, start = chunk
@@ -189,7 +194,7 @@ class Generator:
         def chunks() -> Iterator[tuple[str, int]]:
             return ((task, start) for start in range(0, per_task, size) for task in order if start < len(wanted[task]))
 
-        handed, drafted = chunks(), fork_imap(draft, chunks())  # whose each drafted chunk is, and the chunks
+        handed, drafted = chunks(), fork_imap(draft, chunks(), children)  # whose each drafted chunk is, and the chunks
         ready: dict[str, deque[Question]] = {task: deque() for task in order}
         left = {task: len(w) for task, w in wanted.items()}  # questions not yet drafted
         made = dict.fromkeys(order, 0)
