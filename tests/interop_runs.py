@@ -10,6 +10,7 @@ from typing import Any
 
 from faults import child_pythonpath
 from patience import patience
+from structbench.testing.cli import Invocation, invoke
 
 LIMIT = 4
 """Samples per benchmark of the oracle run: every strategy of both benchmarks stays a few seconds."""
@@ -17,17 +18,29 @@ SECRET = "sk-interopsecret0123456789abcdef"
 """An OpenAI-style key in the environment of every command these tests run: no file they write may hold it."""
 
 
+def _env(cwd: Path, env: dict[str, str] | None) -> dict[str, str]:
+    return dict(os.environ, PYTHONPATH=child_pythonpath(), STRUCTBENCH_CACHE=str(cwd / "cache"),
+                HF_DATASETS_CACHE=str(cwd / "datasets-cache"), OPENAI_API_KEY=SECRET, **(env or {}))
+
+
 def sb(cwd: Path, *args: str, check: int | None = 0, env: dict[str, str] | None = None
        ) -> subprocess.CompletedProcess[str]:
     """``structbench ARGS`` in a subprocess that imports this checkout (``env`` added to its environment); asserts
     the exit code when ``check``."""
-    env = dict(os.environ, PYTHONPATH=child_pythonpath(), STRUCTBENCH_CACHE=str(cwd / "cache"),
-               HF_DATASETS_CACHE=str(cwd / "datasets-cache"), OPENAI_API_KEY=SECRET, **(env or {}))
-    proc = subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True, env=env,
-                          cwd=cwd, timeout=patience(600))
+    proc = subprocess.run([sys.executable, "-m", "structbench", *args], capture_output=True, text=True,
+                          env=_env(cwd, env), cwd=cwd, timeout=patience(600))
     if check is not None:
         assert proc.returncode == check, proc.stderr + proc.stdout
     return proc
+
+
+def sb_here(cwd: Path, *args: str, check: int | None = 0, env: dict[str, str] | None = None) -> Invocation:
+    """``sb`` in this process (``structbench.testing.cli.invoke``, the same environment): for a command that needs
+    no process of its own (``report``, ``convert``), without a new interpreter's seconds of imports."""
+    done = invoke(*args, env=_env(cwd, env), cwd=cwd)
+    if check is not None:
+        assert done.returncode == check, done.stderr + done.stdout
+    return done
 
 
 def run_records(run: Path) -> dict[tuple[Any, ...], dict[str, Any]]:

@@ -25,6 +25,7 @@ import pytest
 from extras import require_extra
 from faults import child_pythonpath, free_port, serve
 from patience import patience
+from structbench.testing.cli import invoke
 from structbench.testing.openai_server import request_digest
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -86,6 +87,22 @@ def cluster() -> Iterator[str]:
         shutil.rmtree(temp, ignore_errors=True)
 
 
+def ended(pids: list[int]) -> None:
+    """Wait until none of these processes (the driver's Ray actors, on this machine) is alive."""
+    deadline = time.monotonic() + patience(60)
+    while any(_alive(pid) for pid in pids):
+        assert time.monotonic() < deadline, f"Ray did not end the actors {pids}"
+        time.sleep(0.1)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
 def cached_digests(cache: Path) -> set[str]:
     """Request digests (as the server logs them) of every response the cache holds."""
     with sqlite3.connect(cache) as conn:
@@ -122,8 +139,8 @@ def test_a_ray_run_equals_a_local_one_and_survives_a_killed_worker(tmp_path: Pat
         out, err = run.communicate(timeout=patience(300))
         assert run.returncode == 0, err
         answered = server.answered()
-        local = subprocess.run([sys.executable, "-m", "structbench", *args, "--workers", "1", "--no-cache", "--out",
-                                "local"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=patience(300))
+        # the local side in this process: it needs no process of its own (no kill, one worker)
+        local = invoke(*args, "--workers", "1", "--no-cache", "--out", "local", env=env, cwd=tmp_path)
         assert local.returncode == 0, local.stderr
     recs = records(tmp_path / "ray")
     assert len(recs) == 200 and max(Counter(r["id"] for r in recs).values()) == 1  # no duplicate record
@@ -146,9 +163,10 @@ def test_a_ray_run_killed_resumes_locally_repeating_no_completed_call(tmp_path: 
         while len(records(tmp_path / "r")) < 30:
             assert run.poll() is None
             time.sleep(0.05)
+        actors = [a["pid"] for a in json.loads((tmp_path / "r" / "manifest.json").read_text())["workers"]["actors"]]
         run.kill()  # kill -9 of the driver: Ray ends its actors too; the run directory and cache are here
         run.wait()
-        time.sleep(5)  # Ray notices that the actors' owner died and ends them
+        ended(actors)  # Ray notices that the actors' owner died and ends them
         finished = {r["id"] for r in records(tmp_path / "r")}
         committed = cached_digests(tmp_path / "cache" / "responses.sqlite")
         seen = len(server.answered())

@@ -18,7 +18,7 @@ require_extra("inspect_ai", "inspect")
 from inspect_ai import eval as inspect_eval  # noqa: E402
 from inspect_ai.log import EvalSample, read_eval_log  # noqa: E402
 
-from interop_runs import LIMIT, run_records, sb  # noqa: E402
+from interop_runs import LIMIT, run_records, sb, sb_here  # noqa: E402
 from structbench.inspect_tasks import benchmark_task  # noqa: E402
 from structbench.interop.inspect_log import eval_sample  # noqa: E402
 from structbench.report.inspect_runs import sample_record  # noqa: E402
@@ -34,9 +34,9 @@ def _prompt(sample: EvalSample) -> Any:
 @pytest.fixture(scope="module")
 def logs(oracle_run: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``structbench convert RUN --to inspect --out logs`` of the oracle run, once for the tests that only read the
-    logs (a conversion is seconds of CPU)."""
+    logs (a conversion is seconds of CPU), in this process."""
     root = tmp_path_factory.mktemp("converted")
-    sb(root, "convert", str(oracle_run), "--to", "inspect", "--out", "logs")
+    sb_here(root, "convert", str(oracle_run), "--to", "inspect", "--out", "logs")
     return root / "logs"
 
 
@@ -82,8 +82,8 @@ def test_one_log_per_entry_with_every_sample_and_the_oracles_score(oracle_run: P
 
 @pytest.mark.shared
 def test_the_converted_logs_report_as_the_run_does(oracle_run: Path, logs: Path, tmp_path: Path) -> None:
-    sb(tmp_path, "report", str(oracle_run), "--out", "a/report.html", "--json", "a.json")
-    sb(tmp_path, "report", str(logs), "--out", "b/report.html", "--json", "b.json")
+    sb_here(tmp_path, "report", str(oracle_run), "--out", "a/report.html", "--json", "a.json")
+    sb_here(tmp_path, "report", str(logs), "--out", "b/report.html", "--json", "b.json")
     a, b = (json.loads((tmp_path / f).read_text())["results"] for f in ("a.json", "b.json"))
     assert len(a) == len(b) == 14
     for x, y in zip(a, b, strict=True):
@@ -100,10 +100,11 @@ def test_a_log_of_inspect_eval_reports_as_a_structbench_run(shared_datasets: Pat
     (log,) = inspect_eval(benchmark_task("scitab", strategy="cot", data_dir=shared_datasets, limit=LIMIT),
                           model="structbench/oracle", log_dir=str(tmp_path / "ilogs"), display="none")
     assert log.status == "success"
+    # the run in a process of its own: it forks its workers, and Inspect's eval may have left a thread here
     sb(tmp_path, "run", "-m", "oracle", "-b", "scitab", "-s", "cot", "-n", str(LIMIT), "--data-dir",
        str(shared_datasets), "--out", "run", "--no-progress")
-    sb(tmp_path, "report", "ilogs", "--out", "i/report.html", "--json", "i.json")
-    sb(tmp_path, "report", "run", "--out", "r/report.html", "--json", "r.json")
+    sb_here(tmp_path, "report", "ilogs", "--out", "i/report.html", "--json", "i.json")
+    sb_here(tmp_path, "report", "run", "--out", "r/report.html", "--json", "r.json")
     (via_inspect,), (via_run,) = (json.loads((tmp_path / f).read_text())["results"] for f in ("i.json", "r.json"))
     assert via_inspect["model"] == "structbench/oracle" and via_run["model"] == "oracle"
     for field in ("benchmark", "variant", "strategy", "headline", "metrics", "n", "errors", "baselines",
@@ -175,7 +176,7 @@ def test_an_older_run_directory_converts_and_an_unreadable_one_is_refused(oracle
         for key in ("ci_low", "ci_high", "confidence"):
             entry["headline"].pop(key)
     (old / "metrics.json").write_text(json.dumps(metrics))
-    sb(tmp_path, "convert", "old", "--to", "inspect", "--out", "logs")
+    sb_here(tmp_path, "convert", "old", "--to", "inspect", "--out", "logs")
     logs = [read_eval_log(str(p)) for p in (tmp_path / "logs").glob("*.eval")]
     assert len(logs) == 14 and all(log.results.scores[0].metrics[log.results.headline.metric].value == 1.0  # type: ignore[union-attr]
                                    for log in logs)
@@ -190,7 +191,7 @@ def test_an_older_run_directory_converts_and_an_unreadable_one_is_refused(oracle
                 fh.write(json.dumps(record) + "\n")
         if not metrics:
             (bad / "metrics.json").unlink()
-        proc = sb(tmp_path, "convert", name, "--to", "inspect", "--out", f"{name}-logs", check=2)
+        proc = sb_here(tmp_path, "convert", name, "--to", "inspect", "--out", f"{name}-logs", check=2)
         assert not (tmp_path / f"{name}-logs").exists()
         (line,) = proc.stderr.strip().splitlines()
         return line
@@ -214,7 +215,7 @@ def test_a_damaged_line_of_a_run_this_structbench_wrote_names_no_version(oracle_
     lines = records.read_text().splitlines(keepends=True)
     lines[4] = "{garbage\n"
     records.write_text("".join(lines))
-    proc = sb(tmp_path, "convert", "bad", "--to", "inspect", "--out", "logs", check=2)
+    proc = sb_here(tmp_path, "convert", "bad", "--to", "inspect", "--out", "logs", check=2)
     (line,) = proc.stderr.strip().splitlines()
     assert "samples.jsonl:5: not a sample record" in line and "structbench" not in line.split("record")[1]
     assert not (tmp_path / "logs").exists()

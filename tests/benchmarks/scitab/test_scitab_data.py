@@ -39,6 +39,20 @@ def test_pool_rule_and_test_set_counts(
     assert [s.id for s in samples["all"]] == [r.id for r in records if r.id not in pool_ids]
 
 
+def test_a_limited_load_makes_the_first_samples_only(
+    shared_data: DataContext, loaded: tuple[SciTab, dict[str, list[Sample]]]
+) -> None:
+    """``limit`` (the hint a run's ``-n`` passes) makes only the first claims into samples (all of them were about
+    1 CPU s a load); the demonstrations and the claims left out are a whole load's."""
+    whole, samples = loaded
+    for variant in SciTab.variants:
+        limited, full = SciTab(), SciTab()
+        assert limited.load(variant, shared_data, seed=0, limit=4) == samples[variant][:4]
+        full.load(variant, shared_data, seed=0, limit=None)
+        assert limited.demonstrations(variant) == whole.demonstrations(variant)
+        assert limited.exclusions([]) == full.exclusions([]) and limited.exclusions([])
+
+
 def test_demonstrations_come_from_the_pool(records: list[ClaimRecord]) -> None:
     for setting, labels in (
         ("2-class", ["supports", "supports", "refutes"]),

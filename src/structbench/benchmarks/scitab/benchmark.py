@@ -140,7 +140,8 @@ class SciTab(Benchmark[SciTabOptions]):
 
     # -- data ---------------------------------------------------------------------------------
     def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> list[Sample]:
-        """The variant's test claims in file order (seed unused: nothing is sampled)."""
+        """The variant's test claims in file order (seed unused: nothing is sampled); only the first ``limit`` are
+        made into samples (the table's cells cleaned), the exclusions counted over them all."""
         variant = self.check_variant(variant)
         records = read_claims(data.file(SOURCE, DATA_FILE))
         self._demos[variant] = demonstrations(records, variant, self.options.markup)
@@ -154,7 +155,7 @@ class SciTab(Benchmark[SciTabOptions]):
                            ("not-enough-info claims (the two-class setting excludes them)", nei))
             if n
         ]
-        return [to_sample(r, variant, self.options.markup) for r in chosen]
+        return [to_sample(r, variant, self.options.markup) for r in chosen[:limit]]
 
     def take_load(self, loaded: Benchmark) -> None:
         """The demonstrations and the claims left out, of the same claims loaded under other prompt options."""
