@@ -19,6 +19,12 @@ os.environ.setdefault("VLLM_CPU_CI_ENV", "1")
 and run eagerly instead of compiled by inductor, and the warm-up is skipped, which saved about a minute of every
 engine start on two cores (the same tokens and log-probabilities on the tiny model). The compiled path is vLLM's."""
 
+os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+"""vLLM's engine in the test process, as vLLM's own tests run it: by default it spawns an engine-core process and a
+worker process, each importing vLLM and torch again, for every engine a test starts (the vLLM tests' wall time about
+halves). ``tests/cli/test_local_models.py`` keeps the default for its CLI run, the one engine started the way a
+user's is. The tests that fork clear what an engine may leave running first (``threads.single_threaded``)."""
+
 
 def shared_datasets_dir() -> Path:
     """``STRUCTBENCH_SHARED_DATASETS`` or ``<repo>/../shared/datasets``."""

@@ -166,12 +166,11 @@ def test_an_engine_that_cannot_start_fails_every_request_clearly(
 
 
 def test_no_loaded_module_stops_an_engine_in_this_process() -> None:
-    """An engine in this process (``VLLM_ENABLE_V1_MULTIPROCESSING=0``: a user's who sets it; these tests ran theirs
-    so for a while) starts with vLLM's CPU platform pointing every reference to its Triton kernels at its own: it reads
-    ``vars()`` of every object in every module in ``sys.modules`` as a mapping. ``lxml.builder.E`` answers ``__dict__``
-    with a ``functools.partial``; once ``structbench.data.formats`` had loaded it, no engine started in CI's test
-    workers ("'functools.partial' object has no attribute 'get'"). Every module the serializations load passes vLLM's
-    scan."""
+    """An engine in this process (``VLLM_ENABLE_V1_MULTIPROCESSING=0``: these tests' engines, and a user's who sets
+    it) starts with vLLM's CPU platform pointing every reference to its Triton kernels at its own: it reads ``vars()``
+    of every object in every module in ``sys.modules`` as a mapping. ``lxml.builder.E`` answers ``__dict__`` with a
+    ``functools.partial``; once ``structbench.data.formats`` had loaded it, no engine started in CI's test workers
+    ("'functools.partial' object has no attribute 'get'"). Every module the serializations load passes vLLM's scan."""
     from vllm.triton_utils.dispatcher import _rebind_kernels
 
     import structbench.data.formats  # noqa: F401

@@ -31,7 +31,8 @@ def sb(tmp_path: Path, *args: str, check: int | None = 0) -> Invocation:
 def sb_process(tmp_path: Path, *args: str, check: int = 0) -> subprocess.CompletedProcess[str]:
     """``sb`` in a process of its own: vLLM's engine client (threads, sockets, its spawned engine's shutdown) stays out
     of the test process, whose captured output once read as a closed file in every later test of its worker. Its engine
-    starts in processes of its own, as a user's does, whatever the environment says."""
+    starts in processes of its own, as a user's does (``tests/conftest.py`` keeps the other tests' engines in the test
+    process)."""
     env = dict(os.environ, STRUCTBENCH_CACHE=str(tmp_path / "cache"), HF_HUB_OFFLINE="1",
                PYTHONPATH=child_pythonpath(), STRUCTBENCH_PLUGINS="toybench", VLLM_ENABLE_V1_MULTIPROCESSING="1")
     proc = subprocess.run([sys.executable, "-m", "structbench", *args], env=env, cwd=tmp_path, capture_output=True,

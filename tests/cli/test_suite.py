@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import threads
 from patience import patience
 from structbench.testing.cli import Invocation, invoke
 
@@ -63,7 +64,9 @@ def test_two_models_three_benchmarks_one_report(tmp_path: Path, shared_datasets:
 
 @pytest.mark.shared
 def test_workers_apply_to_every_model_of_a_suite(tmp_path: Path, shared_datasets: Path) -> None:
-    """``--workers`` is an execution setting: it spreads each model's run, and a local model runs in one process."""
+    """``--workers`` is an execution setting: it spreads each model's run, and a local model runs in one process
+    (forked from this one: with no other thread running here, ``threads.single_threaded``)."""
+    threads.single_threaded()
     text = SUITE.replace("DATA", str(shared_datasets)).replace("  - model: oracle\n", "  - model: oracle\n"
                                                               "  - model: llamacpp\n    options: {n_ctx: 4096}\n"
                                                               "    generation: {max_tokens: 8}\n")

@@ -2,40 +2,27 @@
 
 from __future__ import annotations
 
-import gc
 import os
 import signal
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from patience import patience
 from structbench.core import forkmap
 from structbench.core.forkmap import fork_map
+from threads import single_threaded
 
 pytestmark = pytest.mark.skipif(not forkmap.can_fork(), reason="needs fork and a single-threaded process")
 
 
 @pytest.fixture(autouse=True)
 def _single_threaded() -> None:
-    """Collect what earlier tests left behind: an unreachable response cache keeps its executor threads alive
-    until collected, and tqdm (through ``datasets`` in the export tests) keeps a monitor thread; with a thread
-    alive ``fork_map`` runs every share here (killing the test process)."""
-    if "tqdm" in sys.modules:
-        from tqdm._monitor import TMonitor
-
-        for thread in threading.enumerate():
-            if isinstance(thread, TMonitor):
-                thread.exit()  # tqdm starts a new one when it needs it again
-    if not forkmap.can_fork():  # only then: a collection walks the whole heap, seconds in a worker that ran many tests
-        gc.collect()
-    deadline = time.monotonic() + patience(5.0)
-    while not forkmap.can_fork() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert forkmap.can_fork(), f"threads still alive: {[t.name for t in threading.enumerate()]}"
+    """With a thread alive ``fork_map`` runs every share here (killing the test process): let what earlier tests
+    left end first (``threads.single_threaded``)."""
+    single_threaded(5.0)
+    assert forkmap.can_fork()
 
 
 class ShareError(RuntimeError):
@@ -176,3 +163,23 @@ def test_imap_raises_a_childs_error_when_its_result_is_read_and_stops_the_others
     for pid in forked:  # every child of the stream reaped (the test process may have children of its own)
         with pytest.raises(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)
+
+
+def test_a_thread_pool_left_running_is_shut_down_before_the_fork_tests() -> None:
+    """An idle pool whose first task came from a daemon thread (as an in-process vLLM engine's grammar pool's does,
+    from the backend's thread) keeps a daemon thread while anything holds it; the fork tests' setup shuts it down."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    held: list[ThreadPoolExecutor] = []
+
+    def start() -> None:
+        pool = ThreadPoolExecutor()
+        pool.submit(lambda: None).result()
+        held.append(pool)
+
+    starter = threading.Thread(target=start, daemon=True)
+    starter.start()
+    starter.join()
+    assert not forkmap.can_fork() and all(t.daemon for t in held[0]._threads)
+    single_threaded(1.0)
+    assert forkmap.can_fork()

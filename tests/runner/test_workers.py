@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
-import sys
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from patience import patience
+import threads
 from structbench.backends.mock import MockBackend
 from structbench.backends.oracle import OracleBackend
 from structbench.core.errors import RunStoppedError
@@ -29,26 +25,10 @@ from structbench.runner.workers import split, worker_count
 from toybench import ToyBench  # noqa: F401  (registers the toy benchmark)
 
 
-def _single_threaded() -> None:
-    """Workers are only forked from a process running no other thread: let earlier tests' idle thread pools
-    (response caches nobody closed) end first, and stop tqdm's monitor (``datasets`` in the export tests)."""
-    if "tqdm" in sys.modules:
-        from tqdm._monitor import TMonitor
-
-        for thread in threading.enumerate():
-            if isinstance(thread, TMonitor):
-                thread.exit()  # tqdm starts a new one when it needs it again
-    if threading.active_count() > 1:  # only then: a collection walks the whole heap, seconds in a busy worker
-        gc.collect()
-    deadline = time.monotonic() + patience(10)
-    while threading.active_count() > 1 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert threading.active_count() == 1, threading.enumerate()
-
-
 @pytest.fixture(autouse=True)
 def single_threaded() -> None:
-    _single_threaded()
+    """Workers are only forked from a process running no other thread (``threads.single_threaded``)."""
+    threads.single_threaded()
 
 
 def _config(**kw: object) -> RunConfig:
@@ -126,7 +106,7 @@ def test_workers_share_the_cache_and_resume_repeats_nothing(tmp_path: Path) -> N
     cache.close()
     assert len(second.calls) == 60  # only the 30 new samples
     assert metrics.results[0].n == 60
-    _single_threaded()
+    threads.single_threaded()
     again = Run(tmp_path / "again", config).execute(MockBackend(default="no"), selections,
                                                     cache=ResponseCache(tmp_path / "cache.sqlite"), concurrency=8,
                                                     progress=False, workers=2)

@@ -220,7 +220,7 @@ def test_a_reader_of_the_first_questions_gets_them_drafted_in_small_chunks(atlas
         return questions, sizes, children
 
     many, sizes, children = read(250)
-    assert 250 > generator.DRAFTED_HERE and children == {None}  # forked, ``ahead()`` children
+    assert generator.DRAFTED_HERE < 250 and children == {None}  # forked, ``ahead()`` children
     assert records(many) == records(here[:250]) and max(sizes) == -(-250 // len(TASKS))
     few, sizes, children = read(10)
     assert children == {0} and set(sizes) == {1}
