@@ -166,7 +166,7 @@ class SampleRecord(_Outcome, BaseModel):
         record, pickled and unpickled in a fraction of a summary's time (#44)."""
         groups = tuple((key, UsageCounts(*_COUNTS(usage))) for key, usage in usage_groups(self.call_usage).items()) \
             if self.call_usage else ()
-        return SummaryRow(*_ROW_HEAD(self), groups, self.cell)
+        return SummaryRow._make((*_ROW_HEAD(self), groups, self.cell))
 
     def as_failed(self, error: str) -> "SampleRecord":
         """This sample as a failure with only its identity, prompt and gold: what is written when the full
