@@ -1,16 +1,17 @@
-"""A record's summary (``runfiles.records.RecordSummary``) as a worker sends it: pickled as plain values, unpickled
-to an equal summary."""
+"""A record's summary (``runfiles.records.RecordSummary``) pickled as plain values, unpickled to an equal summary; and
+its row (``SummaryRow``), what a worker sends."""
 
 from __future__ import annotations
 
 import io
 import pickle
+from dataclasses import fields as dataclass_fields
 from typing import Any
 
 import pytest
 
-from structbench.backends.usage import CallUsage
-from structbench.runfiles.records import RecordSummary, SampleRecord
+from structbench.backends.usage import CallUsage, Usage
+from structbench.runfiles.records import RecordSummary, SampleRecord, SummaryRow, UsageCounts
 
 
 def record(**fields: Any) -> SampleRecord:
@@ -79,3 +80,33 @@ def test_a_summary_pickles_as_plain_values() -> None:
     assert unpickler.load() == SUMMARIES[2]
     assert len(unpickler.named) == 1, unpickler.named
     assert unpickler.named[0][0] == "structbench.runfiles.records"
+
+
+RECORDS = [
+    record(),
+    record(parsed={"rows": [[1, None], ["x", 2.5]]}, gold=[["a"]], values={"em": 1.0}, meta={"rows": 3}, cluster="c7",
+           epoch=2, cell="temperature=0.7", error="timeout", error_kind="model", call_usage=CALLS),
+    record(error="prompt too long", error_kind="context", reasoning_cut_off=True, replies_cut_off=3,
+           call_usage=CALLS[1:3]),
+]
+
+
+def test_a_summary_row_holds_the_summary_fields_in_order() -> None:
+    assert SummaryRow._fields == tuple(f.name for f in dataclass_fields(RecordSummary))
+    assert UsageCounts._fields == tuple(Usage.model_fields)
+
+
+@pytest.mark.parametrize("full", RECORDS)
+def test_a_row_reads_as_the_summary_and_pickles_as_plain_values(full: SampleRecord) -> None:
+    """What a worker sends for each record (``SampleRecord.row``): the summary's values, its calls' usage as counts;
+    only the two tuple classes are named in the pickle (#44)."""
+    summary, row = full.slim(), full.row()
+    unpickler = Globals(pickle.dumps(row, protocol=pickle.HIGHEST_PROTOCOL))
+    back = unpickler.load()
+    assert back == row
+    assert {name for _, name in unpickler.named} <= {"SummaryRow", "UsageCounts"}
+    for name in SummaryRow._fields:
+        if name != "usage_groups":
+            assert getattr(back, name) == getattr(summary, name), name
+    assert [(key, tuple(counts)) for key, counts in back.usage_by()] == \
+        [(key, tuple(getattr(usage, f) for f in UsageCounts._fields)) for key, usage in summary.usage_by()]

@@ -124,16 +124,19 @@ def _varied(n: int) -> list[SampleRecord]:
     return out
 
 
-@pytest.mark.parametrize("slim", [False, True])
-def test_records_kept_in_bulk_read_as_records_added_one_at_a_time(slim: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("form", ["record", "slim", "row"])
+def test_records_kept_in_bulk_read_as_records_added_one_at_a_time(form: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Full records, their summaries, or the rows workers send (``SampleRecord.row``), kept in bulk, read as the full
+    records added one at a time."""
     from structbench.runfiles.columns import EntryColumns, RecordColumns
 
     monkeypatch.setattr(kept, "WAITING", 7)  # some added in bulk while others wait
-    records = [r.slim() if slim else r for r in _varied(40)]
+    full = _varied(40)
+    records = [r if form == "record" else r.slim() if form == "slim" else r.row() for r in full]
     one, bulk = EntryColumns(RecordColumns), KeptRecords()
-    for r in records:
+    for r, added in zip(full, records, strict=True):
         one.add(r)
-        bulk.add(r)
+        bulk.add(added)
     a, b = one.entries[ENTRY], bulk.entries[ENTRY]
     assert len(a) == len(b) == 40
     rows = a.current()

@@ -67,7 +67,7 @@ class RecordColumns:
         return len(self.outcomes)
 
     def add(self, record: Any) -> int:
-        """Append a record (a ``SampleRecord`` or its ``RecordSummary``); returns its row."""
+        """Append a record (a ``SampleRecord``, its ``RecordSummary`` or ``SummaryRow``); returns its row."""
         row = self.outcomes.add(record)
         if record.error_kind is not None:
             self.kind.set(row, KINDS.index(record.error_kind))
@@ -298,7 +298,7 @@ class EntryColumns(Generic[C]):
         return found
 
     def add(self, record: Any) -> None:
-        """Append a record (a ``SampleRecord`` or its ``RecordSummary``)."""
+        """Append a record (a ``SampleRecord``, its ``RecordSummary`` or ``SummaryRow``)."""
         self.entry((record.benchmark, record.variant, record.strategy, record.model, record.cell)).add(record)
 
     def usage_groups(self) -> Iterator[tuple[UsageKey, Usage]]:

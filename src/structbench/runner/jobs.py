@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from structbench.data.sample import Sample
-from structbench.runfiles.records import RecordSummary
+from structbench.runfiles.records import SummaryRow
 from structbench.runner.calls import ModelCaller
 from structbench.runner.engine import Job, Outcome, attempt_job, finish_job
 from structbench.runner.settings import RequestSettings
@@ -53,8 +53,8 @@ class Finished:
     """A finished job as the run directory's writer receives it."""
 
     ref: JobRef
-    record: RecordSummary
-    """The record as stored, without its texts (``SampleRecord.slim``)."""
+    record: SummaryRow
+    """The record as stored, without its texts (``SampleRecord.row``: a summary as a plain tuple)."""
     line: bytes
     """The ``samples.jsonl`` line, validated and redacted."""
 
@@ -79,7 +79,7 @@ class JobRunner:
     def finish(self, ref: JobRef, job: Job, outcome: Outcome) -> Finished:
         """Parsing, scoring and the record line: CPU only."""
         stored, line = encode_record(finish_job(job, outcome, self.model))
-        return Finished(ref, stored.slim(), line)
+        return Finished(ref, stored.row(), line)
 
     async def run(self, ticket: Ticket) -> Finished:
         return self.finish(*await self.attempt(ticket))

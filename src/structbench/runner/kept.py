@@ -3,9 +3,9 @@ dozen bytes a record, and resume's lookup of the keys an earlier session settled
 
 The full records are in ``samples.jsonl``; the run needs of them what its metrics, failure summary, costs and
 resume read. The store (``runner.store``) adds every record to ``KeptRecords`` as it is written, whether this
-process made it or a worker sent it (a ``SampleRecord`` or its ``RecordSummary``: they read alike). ``settled``
-answers whether an earlier session finished a key from a sorted array of key hashes, so resuming a run of a million
-samples holds no object per sample.
+process made it or a worker sent it (a ``SampleRecord``, or a worker's ``SummaryRow``: they read alike).
+``settled`` answers whether an earlier session finished a key from a sorted array of key hashes, so resuming a run of
+a million samples holds no object per sample.
 """
 
 from __future__ import annotations

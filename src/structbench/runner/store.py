@@ -24,7 +24,7 @@ from structbench.core.redact import HOLE, redact, redact_around
 from structbench.core.trusted import trusted
 from structbench.runfiles.recordlines import current_records as current_records  # the run-files layer's, used here too
 from structbench.runfiles.recordlines import read_records as read_records
-from structbench.runfiles.records import RecordSummary, SampleRecord
+from structbench.runfiles.records import RecordSummary, SampleRecord, SummaryRow
 from structbench.runfiles.runformat import SAMPLES
 
 if TYPE_CHECKING:
@@ -149,7 +149,7 @@ class RunStore:
         self.add(stored, line)
         return stored
 
-    def add(self, stored: SampleRecord | RecordSummary, line: bytes) -> None:
+    def add(self, stored: SampleRecord | RecordSummary | SummaryRow, line: bytes) -> None:
         """Append a line ``encode_record`` made for ``stored`` (all of it, or none and raise ``StorageError``)."""
         if self._failed is not None:
             raise self._failed
