@@ -250,7 +250,8 @@ def _without_random_ids(value: Any) -> Any:
 @pytest.mark.shared
 def test_samples_built_in_forked_children_are_those_built_here(oracle_run: Path) -> None:
     """``convert`` builds and serializes the samples a chunk at a time in forked children (``sample_members``):
-    the same members, in the same order, as built one at a time in this process."""
+    the same members, in the same order, as built one at a time in this process. An entry of one chunk is built
+    here (a child would build it while this process waits)."""
     from unittest.mock import patch
 
     from structbench.interop import inspect_log
@@ -266,3 +267,7 @@ def test_samples_built_in_forked_children_are_those_built_here(oracle_run: Path)
         for (_, sample, summary), (_, sample_here, summary_here) in zip(forked, here, strict=True):
             assert _without_random_ids(json.loads(sample)) == _without_random_ids(json.loads(sample_here))
             assert _without_random_ids(json.loads(summary)) == _without_random_ids(json.loads(summary_here))
+        assert len(entry.records) <= inspect_log.CHUNK
+        with patch.object(inspect_log, "fork_imap", side_effect=AssertionError("a child forked for one chunk")):
+            alone = list(inspect_log.sample_members(run, entry))
+        assert [name for name, _, _ in alone] == [name for name, _, _ in here]

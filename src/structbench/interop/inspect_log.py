@@ -331,7 +331,10 @@ def sample_members(run: RunData, entry: Entry) -> Iterator[Member]:
     """The samples of one entry as ``write_eval`` writes them, in order (``members``), ``CHUNK`` at a time in forked
     children (``forkmap.fork_imap``, one per CPU), each reading its records back from ``samples.jsonl`` itself,
     while this process writes the members of the chunks before; here, one at a time, where forking is not
-    possible."""
+    possible or the entry is one chunk (a child would build it while this process waits)."""
+    if len(entry.records) <= CHUNK:
+        yield from members(run, entry)
+        return
     chunks = (range(start, min(start + CHUNK, len(entry.records))) for start in range(0, len(entry.records), CHUNK))
     for chunk_members in fork_imap(lambda chunk: list(members(run, entry, chunk)), chunks, children=cpu_count()):
         yield from chunk_members
