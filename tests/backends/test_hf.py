@@ -319,9 +319,10 @@ def test_embedded_gguf_agrees_with_llamacpp_on_first_tokens(with_embedded: Path)
         if margin > 0.2:
             decided += 1
             assert la.token == lb.token, (a.text, b.text)
-            # llama.cpp's Q4_K kernels also quantize the activations (8 bits): with Gemma's full turn format
-            # ('<start_of_turn>model\n') one first token's log-probability differs by 0.27 while both pick it
-            assert la.logprob == pytest.approx(lb.logprob, abs=0.3)
+            # llama.cpp's Q4_K kernels also quantize the activations (8 bits), and which kernels run depends on the
+            # CPU llama.cpp was built on: with Gemma's full turn format ('<start_of_turn>model\n') a first token's
+            # log-probability differs by up to 0.27 on one machine, 0.32 on an AVX-512/AMX one, while both pick it
+            assert la.logprob == pytest.approx(lb.logprob, abs=0.4)
     assert decided >= 7
 
 
