@@ -179,3 +179,46 @@ def test_each_way_starts_where_a_sandbox_of_its_own_would() -> None:
         "released": fresh, "isolated": fresh}
     ended = ways("import os\nos._exit(3)", "released", "isolated", kind="answer")
     assert all(o.status == "exit 3" and not o.ran for o in ended.values())
+
+
+def test_a_deterministic_program_runs_once_per_way_and_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The oracle's programs (``deterministic``) run once per table, way and limits: asked again, or by four workers
+    at once, the outcome comes back without a sandbox; a way not run yet runs alone; a failure is not kept; any other
+    program runs each time it is asked (a fresh interpreter draws its own hash seed, clock and random numbers)."""
+    monkeypatch.setattr(program_module, "_MEMO", program_module.OutcomeMemo(size=8))
+    started: list[list[str]] = []
+    real = program_module.run_python
+
+    def counted(code: str, **kwargs: object) -> SandboxResult:
+        files = kwargs.get("files")
+        if isinstance(files, dict) and "job.json" in files:
+            started.append(json.loads(files["job.json"])["modes"])
+        return real(code, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(program_module, "run_python", counted)
+    code = "print('Final Answer: 3')"
+
+    def ask(*modes: str, table: dict = TABLE, deterministic: bool = True, timeout: float = 15.0) -> dict:
+        return run_programs(code, table, kind="answer", executions=modes, limits=LIMITS,  # type: ignore[arg-type]
+                            deterministic=deterministic, timeout=timeout)
+
+    got: list[dict] = []
+    workers = [threading.Thread(target=lambda: got.append(ask("paper", "isolated"))) for _ in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert started == [["paper", "isolated"]] and len(got) == 4 and all(g == got[0] for g in got)
+    assert all(o.ran and o.output == "Final Answer: 3\n" for o in got[0].values())
+    again = ask("isolated", "released")
+    assert again["isolated"] == got[0]["isolated"] and again["released"].output == "Final Answer: 3\n"
+    assert started[1:] == [["released"]]  # only the way not run yet
+    other = {"columns": ["x"], "data": [[1]]}
+    ask("isolated", table=other)
+    ask("isolated", timeout=5.0)
+    ask("isolated", deterministic=False)
+    ask("isolated", deterministic=False)
+    assert started[2:] == [["isolated"]] * 4
+    code = "raise ValueError('no')"
+    assert not ask("isolated")["isolated"].ran and not ask("isolated")["isolated"].ran
+    assert started[6:] == [["isolated"]] * 2  # a failure may be the machine's: asked again, it runs again

@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 
 from structbench.benchmarks.tablebench import TableBench
+from structbench.benchmarks.tablebench.parse import python_block
 from structbench.benchmarks.tablebench.program import chart_references
+from structbench.benchmarks.tablebench.taxonomy import InstructionType
 from structbench.contract.benchmark import Attempt, Scored, corrected_scored
 from structbench.data.sample import Sample, TextGold
 from structbench.stats.bootstrap import counts_of
@@ -116,3 +118,20 @@ def test_a_program_from_a_predictions_file_runs_when_scored(samples: list[Sample
     sample = by_subtype(samples, "Counting")
     reply = f"```python\nimport pandas as pd\nprint('Final Answer: {_gold(sample)}')\n```"
     assert _score(sample, reply, strategy="pot").score == 1.0
+
+
+def test_the_oracles_programs_are_known_deterministic(samples: list[Sample]) -> None:
+    """The programs the oracle writes (a chart's, the same under every instruction type; program of thought's) are the
+    ones ``run_programs`` may run once per process; a program changed by a character, or another sample's, is not."""
+    bench = TableBench()
+    chart = next(s for s in samples if s.meta.get("chart_type"))
+    answer = next(s for s in samples if not s.meta.get("chart_type"))
+    every: tuple[InstructionType, ...] = ("DP", "TCoT", "SCoT", "PoT")
+    for sample, itypes in ((chart, every), (answer, every[3:])):
+        for itype in itypes:
+            code = python_block(bench.oracle(sample, bench.request(sample, itype)))
+            assert code and TableBench.oracle_wrote(sample, code)
+            assert not TableBench.oracle_wrote(sample, code + " ")
+            other = answer if sample is chart else chart
+            assert not TableBench.oracle_wrote(other, code)
+    assert not TableBench.oracle_wrote(answer, "print('Final Answer: 1')")

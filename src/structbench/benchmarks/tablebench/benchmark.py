@@ -188,9 +188,25 @@ class TableBench(Benchmark[TableBenchOptions]):
         chart = sample.task == VISUALIZATION
         limits = Limits(cpu_seconds=2 * int(-(-self.options.program_timeout // 1)) + 60,
                         memory_mb=self.options.program_memory_mb, max_processes=8)
-        return run_programs(python_block(reply), sample.extra["table"], kind="chart" if chart else "answer",
+        code = python_block(reply)
+        return run_programs(code, sample.extra["table"], kind="chart" if chart else "answer",
                             chart_type=sample.meta.get("chart_type"), executions=executions,
-                            timeout=self.options.program_timeout, limits=limits, namespaces=self.options.sandbox)
+                            timeout=self.options.program_timeout, limits=limits, namespaces=self.options.sandbox,
+                            deterministic=bool(code) and self.oracle_wrote(sample, code))
+
+    @staticmethod
+    def oracle_wrote(sample: Sample, code: str) -> bool:
+        """Whether ``code`` is the program the oracle writes for ``sample`` under some instruction type (the same
+        chart program under all four): it prints or draws the reference's literal values, so its outcome depends on
+        nothing but what it runs on, and ``run_programs`` runs it once per process and way."""
+        chart = sample.task == VISUALIZATION
+        try:
+            written = {python_block(oracle.reply(t, gold_answer(sample, t), chart=chart,
+                                                 chart_type=sample.meta.get("chart_type")))
+                       for t in INSTRUCTION_TYPES}
+        except ValueError:  # a chart answer the oracle cannot read
+            return False
+        return code in written
 
     def oracle(self, sample: Sample, request: Request) -> str:
         text = request.messages[-1].content if request.messages else request.prompt or ""
