@@ -183,42 +183,40 @@ def test_each_way_starts_where_a_sandbox_of_its_own_would() -> None:
 
 def test_a_deterministic_program_runs_once_per_way_and_process(monkeypatch: pytest.MonkeyPatch) -> None:
     """The oracle's programs (``deterministic``) run once per table, way and limits: asked again, or by four workers
-    at once, the outcome comes back without a sandbox; a way not run yet runs alone; a failure is not kept; any other
-    program runs each time it is asked (a fresh interpreter draws its own hash seed, clock and random numbers)."""
+    at once, the first run's outcome comes back without a sandbox; a way not run yet runs alone; a failure is not kept;
+    any other program runs each time it is asked (a fresh interpreter draws its own hash seed, clock and random
+    numbers). The sandbox is a stand-in here: the oracle runs of ``test_tablebench_published`` run the real one."""
     monkeypatch.setattr(program_module, "_MEMO", program_module.OutcomeMemo(size=8))
     started: list[list[str]] = []
-    real = program_module.run_python
 
-    def counted(code: str, **kwargs: object) -> SandboxResult:
-        files = kwargs.get("files")
-        if isinstance(files, dict) and "job.json" in files:
-            started.append(json.loads(files["job.json"])["modes"])
-        return real(code, **kwargs)  # type: ignore[arg-type]
+    def sandbox(code: str, table: dict, *, modes: list[str], **kwargs: object) -> dict[str, ProgramOutcome]:
+        started.append(modes)
+        time.sleep(0.1)  # the other workers ask meanwhile
+        failed = code == "fail"
+        status = "error" if failed else "ok"
+        return {mode: ProgramOutcome(status=status, ran=not failed, output=f"{mode} {len(started)}") for mode in modes}
 
-    monkeypatch.setattr(program_module, "run_python", counted)
-    code = "print('Final Answer: 3')"
+    monkeypatch.setattr(program_module, "_run_programs", sandbox)
 
-    def ask(*modes: str, table: dict = TABLE, deterministic: bool = True, timeout: float = 15.0) -> dict:
-        return run_programs(code, table, kind="answer", executions=modes, limits=LIMITS,  # type: ignore[arg-type]
-                            deterministic=deterministic, timeout=timeout)
+    def ask(*modes: str, code: str = "print(1)", table: dict = TABLE, deterministic: bool = True,
+            timeout: float = 15.0) -> dict[str, str]:
+        got = run_programs(code, table, kind="answer", executions=modes, limits=LIMITS,  # type: ignore[arg-type]
+                           deterministic=deterministic, timeout=timeout)
+        return {mode: outcome.output for mode, outcome in got.items()}
 
-    got: list[dict] = []
+    got: list[dict[str, str]] = []
     workers = [threading.Thread(target=lambda: got.append(ask("paper", "isolated"))) for _ in range(4)]
     for worker in workers:
         worker.start()
     for worker in workers:
         worker.join()
-    assert started == [["paper", "isolated"]] and len(got) == 4 and all(g == got[0] for g in got)
-    assert all(o.ran and o.output == "Final Answer: 3\n" for o in got[0].values())
-    again = ask("isolated", "released")
-    assert again["isolated"] == got[0]["isolated"] and again["released"].output == "Final Answer: 3\n"
-    assert started[1:] == [["released"]]  # only the way not run yet
-    other = {"columns": ["x"], "data": [[1]]}
-    ask("isolated", table=other)
-    ask("isolated", timeout=5.0)
-    ask("isolated", deterministic=False)
-    ask("isolated", deterministic=False)
-    assert started[2:] == [["isolated"]] * 4
-    code = "raise ValueError('no')"
-    assert not ask("isolated")["isolated"].ran and not ask("isolated")["isolated"].ran
-    assert started[6:] == [["isolated"]] * 2  # a failure may be the machine's: asked again, it runs again
+    assert started == [["paper", "isolated"]] and got == [{"paper": "paper 1", "isolated": "isolated 1"}] * 4
+    assert ask("isolated", "released") == {"isolated": "isolated 1", "released": "released 2"}  # the way not run yet
+    assert ask("isolated", table={"columns": ["x"], "data": [[1]]}) == {"isolated": "isolated 3"}
+    assert ask("isolated", timeout=5.0) == {"isolated": "isolated 4"}
+    assert ask("isolated", code="print(2)") == {"isolated": "isolated 5"}
+    assert ask("isolated", deterministic=False) == {"isolated": "isolated 6"}
+    assert ask("isolated", deterministic=False) == {"isolated": "isolated 7"}
+    assert ask("isolated") == {"isolated": "isolated 1"}
+    assert ask("isolated", code="fail") == {"isolated": "isolated 8"}
+    assert ask("isolated", code="fail") == {"isolated": "isolated 9"}  # a failure may be the machine's: run again
