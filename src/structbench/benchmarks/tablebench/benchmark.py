@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
@@ -224,8 +225,22 @@ class TableBench(Benchmark[TableBenchOptions]):
 
     # -- scoring ------------------------------------------------------------------------------
     def score(self, sample: Sample, attempt: Attempt, strategy: Strategy) -> Scored:
+        attempt = self._with_outcomes(sample, attempt, strategy)
         scored = self._score(sample, attempt, strategy)
         return self.with_corrected(scored, lambda bench: cast(TableBench, bench)._score(sample, attempt, strategy))
+
+    def _with_outcomes(self, sample: Sample, attempt: Attempt, strategy: Strategy) -> Attempt:
+        """``attempt`` with its program's outcome each way this scoring and its corrected twin read: those it lacks
+        (a predictions file carries none) run now in one sandbox, as a run runs them (``Instruction.run``), rather
+        than one sandbox for the scoring and another for the twin."""
+        if not self.runs_program(sample, strategy):
+            return attempt
+        stored: dict[str, Any] = attempt.artifacts.get("program") or {}
+        missing = [mode for mode in self.executions() if mode not in stored]
+        if not missing:
+            return attempt
+        ran = self.programs(sample, attempt.output, missing)
+        return dataclasses.replace(attempt, artifacts={**attempt.artifacts, "program": {**stored, **ran}})
 
     def _outcome(self, sample: Sample, attempt: Attempt) -> ProgramOutcome:
         """The program's outcome under this scoring's execution: from the attempt, or run now (a predictions
