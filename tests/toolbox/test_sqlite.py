@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from structbench.core.memo import Memo
 from structbench.sandbox import SandboxResult
 from structbench.toolbox import SqliteDatabase, ToolLimits
 from structbench.toolbox import sqlite as sqlite_tool
@@ -62,7 +63,7 @@ def test_a_deterministic_query_runs_once_per_file(database: Path, tmp_path: Path
     """The same query over the same file under the same limits comes back without a sandbox the second time, when it
     succeeded and names no function whose value can change (nor does the schema, a view's); a changed file runs it
     again."""
-    monkeypatch.setattr(sqlite_tool, "_MEMO", sqlite_tool.QueryMemo(size=8))
+    monkeypatch.setattr(sqlite_tool, "_MEMO", Memo(8))
     started: list[str] = []
     real = sqlite_tool.run_python
 

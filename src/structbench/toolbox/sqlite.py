@@ -7,7 +7,7 @@ it read-only and immutable, runs the one statement under an authorizer that allo
 prints at most ``max_rows`` rows and their count. A huge cross join runs out of time or memory inside the sandbox,
 never in the run's process; sorts that spill go to the sandbox's own directory, deleted after the call.
 
-A query's result is kept in the process (``QueryMemo``) and given again without a sandbox when the same query is
+A query's result is kept in the process (a ``core.memo.Memo``) and given again without a sandbox when the same query is
 asked of the same file (its identity: path, device, inode, size and modification time) under the same limits, if it
 is known to be deterministic: it succeeded, and neither its text nor the database's schema (its views' and generated
 columns' expressions) names a function whose value can change between two runs (``VOLATILE``: ``random()``, the
@@ -21,13 +21,12 @@ import hashlib
 import json
 import os
 import re
-import threading
 import time
-from collections import OrderedDict
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from structbench.core.memo import Memo
 from structbench.sandbox import Limits, NamespaceMode, SandboxError, run_python
 from structbench.toolbox.base import Tool, ToolLimits, ToolResult, clip, json_rows, show_rows
 
@@ -168,27 +167,5 @@ class SqliteDatabase(Tool):
         return dict(json.loads(line))
 
 
-class QueryMemo:
-    """Deterministic queries' results by ``SqliteDatabase._memo_key``, the ``size`` used last kept."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self.results: OrderedDict[str, dict[str, Any]] = OrderedDict()
-        self.lock = threading.Lock()
-
-    def get(self, key: str) -> dict[str, Any] | None:
-        with self.lock:
-            found = self.results.get(key)
-            if found is not None:
-                self.results.move_to_end(key)
-            return found
-
-    def put(self, key: str, result: dict[str, Any]) -> None:
-        with self.lock:
-            self.results[key] = result
-            self.results.move_to_end(key)
-            while len(self.results) > self.size:
-                self.results.popitem(last=False)
-
-
-_MEMO = QueryMemo(size=4096)
+_MEMO: Memo[str, dict[str, Any]] = Memo(4096)
+"""Deterministic queries' results by ``SqliteDatabase._memo_key``."""

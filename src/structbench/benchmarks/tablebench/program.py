@@ -15,12 +15,12 @@ import hashlib
 import json
 import math
 import threading
-from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from structbench.core.memo import Memo
 from structbench.sandbox import Limits, NamespaceMode, SandboxError, run_python
 
 Execution = Literal["isolated", "released", "paper"]
@@ -131,28 +131,19 @@ def _memo_key(code: str, table: dict[str, Any], kind: Kind, chart_type: str | No
 
 
 class OutcomeMemo:
-    """Outcomes of deterministic programs by ``_memo_key``, the ``size`` used last kept. ``holding`` makes a second
-    asker of a program being run wait for its outcome rather than run it too (a run's workers ask at once)."""
+    """Outcomes of deterministic programs by ``_memo_key`` (a bounded ``Memo``). ``holding`` makes a second asker of
+    a program being run wait for its outcome rather than run it too (a run's workers ask at once)."""
 
     def __init__(self, size: int) -> None:
-        self.size = size
-        self.outcomes: OrderedDict[str, ProgramOutcome] = OrderedDict()
+        self.outcomes: Memo[str, ProgramOutcome] = Memo(size)
         self.lock = threading.Lock()
         self.running: dict[str, threading.Lock] = {}
 
     def get(self, key: str) -> ProgramOutcome | None:
-        with self.lock:
-            found = self.outcomes.get(key)
-            if found is not None:
-                self.outcomes.move_to_end(key)
-            return found
+        return self.outcomes.get(key)
 
     def put(self, key: str, outcome: ProgramOutcome) -> None:
-        with self.lock:
-            self.outcomes[key] = outcome
-            self.outcomes.move_to_end(key)
-            while len(self.outcomes) > self.size:
-                self.outcomes.popitem(last=False)
+        self.outcomes.put(key, outcome)
 
     @contextlib.contextmanager
     def holding(self, keys: Sequence[str]) -> Iterator[None]:
