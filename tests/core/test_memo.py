@@ -41,6 +41,25 @@ def test_a_failed_make_keeps_nothing() -> None:
     assert memo.get_or_make("k", lambda: 1) == 1
 
 
+def test_get_and_put_keep_what_is_put_and_drop_the_oldest() -> None:
+    memo: Memo[str, int] = Memo(2)
+    assert memo.get("a") is None
+    memo.put("a", 1)
+    memo.put("b", 2)
+    memo.put("a", 3)  # put again: now the newest
+    memo.put("c", 4)
+    assert (memo.get("a"), memo.get("b"), memo.get("c")) == (3, None, 4) and len(memo) == 2
+
+
+def test_threads_putting_at_once_keep_at_most_the_bound() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    memo: Memo[int, int] = Memo(64)
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda k: memo.put(k, k), range(20_000)))
+    assert len(memo) == 64 and all(memo.get(k) in (k, None) for k in range(20_000))
+
+
 def test_a_memo_keeps_at_least_one_entry() -> None:
     with pytest.raises(ValueError, match="at least one"):
         Memo(0)

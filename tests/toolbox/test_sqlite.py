@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from structbench.core.memo import Memo
+from structbench.sandbox import SandboxResult
 from structbench.toolbox import SqliteDatabase, ToolLimits
+from structbench.toolbox import sqlite as sqlite_tool
 
 
 @pytest.fixture(scope="module")
@@ -51,3 +56,47 @@ def test_hostile_queries_are_refused_or_stopped(database: Path, query: str, says
     result = SqliteDatabase(database, ToolLimits(seconds=2)).run(query)
     assert result.error is not None and says in result.error, result.text
     assert database.read_bytes() == before
+
+
+def test_a_deterministic_query_runs_once_per_file(database: Path, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same query over the same file under the same limits comes back without a sandbox the second time, when it
+    succeeded and names no function whose value can change (nor does the schema, a view's); a changed file runs it
+    again."""
+    monkeypatch.setattr(sqlite_tool, "_MEMO", Memo(8))
+    started: list[str] = []
+    real = sqlite_tool.run_python
+
+    def counted(code: str, **kwargs: Any) -> SandboxResult:
+        started.append(json.loads(kwargs["stdin"])["query"])
+        return real(code, **kwargs)
+
+    monkeypatch.setattr(sqlite_tool, "run_python", counted)
+    sql = SqliteDatabase(database, ToolLimits(seconds=5, max_rows=3))
+    count = "SELECT count(*) AS n FROM people"
+    first, again = sql.run(count), SqliteDatabase(database, ToolLimits(seconds=5, max_rows=3)).run(count)
+    assert first.text == again.text == "n\n20000\n(1 row)" and started == [count]
+    SqliteDatabase(database, ToolLimits(seconds=5, max_rows=4)).run(count)  # other limits
+    dice, missing = "SELECT abs(random()) % 6 AS roll", "SELECT nothing FROM absent"
+    for query in (dice, dice, missing, missing):
+        sql.run(query)
+    assert started == [count] * 2 + [dice] * 2 + [missing] * 2
+    folder = tmp_path / "db"
+    folder.mkdir(mode=0o755)
+    path = folder / "dice.sqlite"
+    with sqlite3.connect(path) as con:
+        con.execute("CREATE VIEW dice AS SELECT abs(random()) % 6 AS roll")
+    con.close()
+    path.chmod(0o644)
+    rolls = SqliteDatabase(path)
+    for _ in range(2):
+        assert rolls.run("SELECT roll FROM dice").error is None
+    plain = folder / "plain.sqlite"
+    shutil.copy(database, plain)
+    for _ in range(2):
+        SqliteDatabase(plain).run(count)
+    with sqlite3.connect(plain) as con:
+        con.execute("INSERT INTO people VALUES (20000, 'new', 1)")
+    con.close()
+    assert SqliteDatabase(plain).run(count).text == "n\n20001\n(1 row)"
+    assert started[6:] == ["SELECT roll FROM dice"] * 2 + [count] * 2

@@ -8,6 +8,7 @@ to make room, so a long process does not keep every version of every file it rea
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Generic, TypeVar
@@ -37,28 +38,40 @@ def folder_identity(folder: Path, pattern: str) -> FolderIdentity:
 
 class Memo(Generic[K, V]):
     """A per-process map of at most ``at_most`` entries: what was made for a key, made once while it is kept (the
-    oldest entry is dropped to make room for a new one)."""
+    oldest entry is dropped to make room for a new one). Safe to share between threads (a value may then be made
+    twice, never kept wrong)."""
 
-    __slots__ = ("_entries", "at_most")
+    __slots__ = ("_entries", "_lock", "at_most")
 
     def __init__(self, at_most: int) -> None:
         if at_most < 1:
             raise ValueError(f"a memo keeps at least one entry, not {at_most}")
         self.at_most = at_most
         self._entries: dict[K, V] = {}
+        self._lock = threading.Lock()
 
     def get_or_make(self, key: K, make: Callable[[], V]) -> V:
         """The value kept for ``key``, or ``make()``'s, kept for the next call (an exception keeps nothing)."""
-        entries = self._entries
         try:
-            return entries[key]
+            return self._entries[key]
         except KeyError:
             pass
         value = make()
-        while len(entries) >= self.at_most:
-            del entries[next(iter(entries))]
-        entries[key] = value
+        self.put(key, value)
         return value
+
+    def get(self, key: K) -> V | None:
+        """The value kept for ``key``, if one is."""
+        return self._entries.get(key)
+
+    def put(self, key: K, value: V) -> None:
+        """Keep ``value`` for ``key``, dropping the oldest entries to make room."""
+        with self._lock:
+            entries = self._entries
+            entries.pop(key, None)
+            while len(entries) >= self.at_most:
+                del entries[next(iter(entries))]
+            entries[key] = value
 
     def __contains__(self, key: object) -> bool:
         return key in self._entries

@@ -179,3 +179,44 @@ def test_each_way_starts_where_a_sandbox_of_its_own_would() -> None:
         "released": fresh, "isolated": fresh}
     ended = ways("import os\nos._exit(3)", "released", "isolated", kind="answer")
     assert all(o.status == "exit 3" and not o.ran for o in ended.values())
+
+
+def test_a_deterministic_program_runs_once_per_way_and_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The oracle's programs (``deterministic``) run once per table, way and limits: asked again, or by four workers
+    at once, the first run's outcome comes back without a sandbox; a way not run yet runs alone; a failure is not kept;
+    any other program runs each time it is asked (a fresh interpreter draws its own hash seed, clock and random
+    numbers). The sandbox is a stand-in here: the oracle runs of ``test_tablebench_published`` run the real one."""
+    monkeypatch.setattr(program_module, "_MEMO", program_module.OutcomeMemo(size=8))
+    started: list[list[str]] = []
+
+    def sandbox(code: str, table: dict, *, modes: list[str], **kwargs: object) -> dict[str, ProgramOutcome]:
+        started.append(modes)
+        time.sleep(0.1)  # the other workers ask meanwhile
+        failed = code == "fail"
+        status = "error" if failed else "ok"
+        return {mode: ProgramOutcome(status=status, ran=not failed, output=f"{mode} {len(started)}") for mode in modes}
+
+    monkeypatch.setattr(program_module, "_run_programs", sandbox)
+
+    def ask(*modes: str, code: str = "print(1)", table: dict = TABLE, deterministic: bool = True,
+            timeout: float = 15.0) -> dict[str, str]:
+        got = run_programs(code, table, kind="answer", executions=modes, limits=LIMITS,  # type: ignore[arg-type]
+                           deterministic=deterministic, timeout=timeout)
+        return {mode: outcome.output for mode, outcome in got.items()}
+
+    got: list[dict[str, str]] = []
+    workers = [threading.Thread(target=lambda: got.append(ask("paper", "isolated"))) for _ in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert started == [["paper", "isolated"]] and got == [{"paper": "paper 1", "isolated": "isolated 1"}] * 4
+    assert ask("isolated", "released") == {"isolated": "isolated 1", "released": "released 2"}  # the way not run yet
+    assert ask("isolated", table={"columns": ["x"], "data": [[1]]}) == {"isolated": "isolated 3"}
+    assert ask("isolated", timeout=5.0) == {"isolated": "isolated 4"}
+    assert ask("isolated", code="print(2)") == {"isolated": "isolated 5"}
+    assert ask("isolated", deterministic=False) == {"isolated": "isolated 6"}
+    assert ask("isolated", deterministic=False) == {"isolated": "isolated 7"}
+    assert ask("isolated") == {"isolated": "isolated 1"}
+    assert ask("isolated", code="fail") == {"isolated": "isolated 8"}
+    assert ask("isolated", code="fail") == {"isolated": "isolated 9"}  # a failure may be the machine's: run again

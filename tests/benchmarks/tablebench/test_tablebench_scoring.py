@@ -3,13 +3,20 @@ one, the corrected score recorded beside the released, the overall Mix, and the 
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import numpy as np
 import pytest
 
 from structbench.benchmarks.tablebench import TableBench
+from structbench.benchmarks.tablebench import program as program_module
+from structbench.benchmarks.tablebench.parse import python_block
 from structbench.benchmarks.tablebench.program import chart_references
-from structbench.contract.benchmark import Attempt, Scored, corrected_scored
+from structbench.benchmarks.tablebench.taxonomy import InstructionType
+from structbench.contract.benchmark import CORRECTED, Attempt, Scored, corrected_scored
 from structbench.data.sample import Sample, TextGold
+from structbench.sandbox import SandboxResult
 from structbench.stats.bootstrap import counts_of
 
 
@@ -112,7 +119,39 @@ def test_vectorized_statistics_equal_aggregate(scorer: str) -> None:
             assert value == pytest.approx(slow, nan_ok=True), metric
 
 
-def test_a_program_from_a_predictions_file_runs_when_scored(samples: list[Sample]) -> None:
+def test_a_program_from_a_predictions_file_runs_when_scored(samples: list[Sample],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reply without a stored outcome runs when scored: under the released scoring, the released way and the
+    corrected twin's isolated way in one sandbox, as a run runs them."""
     sample = by_subtype(samples, "Counting")
     reply = f"```python\nimport pandas as pd\nprint('Final Answer: {_gold(sample)}')\n```"
+    started: list[list[str]] = []
+    real = program_module.run_python
+
+    def counted(code: str, **kwargs: Any) -> SandboxResult:
+        if "job.json" in kwargs.get("files", {}):  # a program's, not the font list's
+            started.append(json.loads(kwargs["files"]["job.json"])["modes"])
+        return real(code, **kwargs)
+
+    monkeypatch.setattr(program_module, "run_python", counted)
     assert _score(sample, reply, strategy="pot").score == 1.0
+    assert started == [["isolated"]]
+    released = _score(sample, reply, strategy="pot", scorer="released")
+    assert released.score == released.values[f"{CORRECTED}score"] == 1.0 and started[1:] == [["released", "isolated"]]
+
+
+def test_the_oracles_programs_are_known_deterministic(samples: list[Sample]) -> None:
+    """The programs the oracle writes (a chart's, the same under every instruction type; program of thought's) are the
+    ones ``run_programs`` may run once per process; a program changed by a character, or another sample's, is not."""
+    bench = TableBench()
+    chart = next(s for s in samples if s.meta.get("chart_type"))
+    answer = next(s for s in samples if not s.meta.get("chart_type"))
+    every: tuple[InstructionType, ...] = ("DP", "TCoT", "SCoT", "PoT")
+    for sample, itypes in ((chart, every), (answer, every[3:])):
+        for itype in itypes:
+            code = python_block(bench.oracle(sample, bench.request(sample, itype)))
+            assert code and TableBench.oracle_wrote(sample, code)
+            assert not TableBench.oracle_wrote(sample, code + " ")
+            other = answer if sample is chart else chart
+            assert not TableBench.oracle_wrote(other, code)
+    assert not TableBench.oracle_wrote(answer, "print('Final Answer: 1')")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
@@ -188,9 +189,25 @@ class TableBench(Benchmark[TableBenchOptions]):
         chart = sample.task == VISUALIZATION
         limits = Limits(cpu_seconds=2 * int(-(-self.options.program_timeout // 1)) + 60,
                         memory_mb=self.options.program_memory_mb, max_processes=8)
-        return run_programs(python_block(reply), sample.extra["table"], kind="chart" if chart else "answer",
+        code = python_block(reply)
+        return run_programs(code, sample.extra["table"], kind="chart" if chart else "answer",
                             chart_type=sample.meta.get("chart_type"), executions=executions,
-                            timeout=self.options.program_timeout, limits=limits, namespaces=self.options.sandbox)
+                            timeout=self.options.program_timeout, limits=limits, namespaces=self.options.sandbox,
+                            deterministic=bool(code) and self.oracle_wrote(sample, code))
+
+    @staticmethod
+    def oracle_wrote(sample: Sample, code: str) -> bool:
+        """Whether ``code`` is the program the oracle writes for ``sample`` under some instruction type (the same
+        chart program under all four): it prints or draws the reference's literal values, so its outcome depends on
+        nothing but what it runs on, and ``run_programs`` runs it once per process and way."""
+        chart = sample.task == VISUALIZATION
+        try:
+            written = {python_block(oracle.reply(t, gold_answer(sample, t), chart=chart,
+                                                 chart_type=sample.meta.get("chart_type")))
+                       for t in INSTRUCTION_TYPES}
+        except ValueError:  # a chart answer the oracle cannot read
+            return False
+        return code in written
 
     def oracle(self, sample: Sample, request: Request) -> str:
         text = request.messages[-1].content if request.messages else request.prompt or ""
@@ -208,8 +225,22 @@ class TableBench(Benchmark[TableBenchOptions]):
 
     # -- scoring ------------------------------------------------------------------------------
     def score(self, sample: Sample, attempt: Attempt, strategy: Strategy) -> Scored:
+        attempt = self._with_outcomes(sample, attempt, strategy)
         scored = self._score(sample, attempt, strategy)
         return self.with_corrected(scored, lambda bench: cast(TableBench, bench)._score(sample, attempt, strategy))
+
+    def _with_outcomes(self, sample: Sample, attempt: Attempt, strategy: Strategy) -> Attempt:
+        """``attempt`` with its program's outcome each way this scoring and its corrected twin read: those it lacks
+        (a predictions file carries none) run now in one sandbox, as a run runs them (``Instruction.run``), rather
+        than one sandbox for the scoring and another for the twin."""
+        if not self.runs_program(sample, strategy):
+            return attempt
+        stored: dict[str, Any] = attempt.artifacts.get("program") or {}
+        missing = [mode for mode in self.executions() if mode not in stored]
+        if not missing:
+            return attempt
+        ran = self.programs(sample, attempt.output, missing)
+        return dataclasses.replace(attempt, artifacts={**attempt.artifacts, "program": {**stored, **ran}})
 
     def _outcome(self, sample: Sample, attempt: Attempt) -> ProgramOutcome:
         """The program's outcome under this scoring's execution: from the attempt, or run now (a predictions

@@ -9,15 +9,18 @@ the reference as the released chart test does.
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
+import hashlib
 import json
 import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from structbench.core.memo import Memo
 from structbench.sandbox import Limits, NamespaceMode, SandboxError, run_python
 
 Execution = Literal["isolated", "released", "paper"]
@@ -87,13 +90,84 @@ def run_programs(
     timeout: float = 15.0,
     limits: Limits,
     namespaces: NamespaceMode = "auto",
+    deterministic: bool = False,
 ) -> dict[Execution, ProgramOutcome]:
     """Run ``code`` over ``table`` each way of ``executions``, in one sandbox (the harness forks a process per way
     after its imports, once; one more process is allowed for it), or one sandbox per way where
-    the sandbox cannot fork. ``limits.wall_seconds`` is replaced by what the runs need."""
+    the sandbox cannot fork. ``limits.wall_seconds`` is replaced by what the runs need.
+
+    ``deterministic``: the caller knows the program's outcome is a function of what it runs on (no clock, no
+    randomness, no set order; structbench's oracle's programs): a way it ran to its end with the same table, chart
+    type, time limit, limits and namespaces in this process is not run again (``OutcomeMemo``). Any other program
+    runs each time: a fresh interpreter draws its own hash seed, clock and random numbers, so two runs of one
+    model-written program are two draws, which a memo would make one."""
     if not code:
         return dict.fromkeys(executions, NO_CODE)
     modes = list(dict.fromkeys(executions))
+    if not deterministic:
+        return _run_programs(code, table, kind=kind, chart_type=chart_type, modes=modes, timeout=timeout,
+                             limits=limits, namespaces=namespaces)
+    keys = {mode: _memo_key(code, table, kind, chart_type, mode, timeout, limits, namespaces) for mode in modes}
+    with _MEMO.holding(sorted(keys.values())):
+        outcomes = {mode: found for mode in modes if (found := _MEMO.get(keys[mode])) is not None}
+        missing = [mode for mode in modes if mode not in outcomes]
+        if missing:
+            ran = _run_programs(code, table, kind=kind, chart_type=chart_type, modes=missing, timeout=timeout,
+                                limits=limits, namespaces=namespaces)
+            for mode, outcome in ran.items():
+                if outcome.ran:  # a failure may be the machine's (a timeout under load): the next asker runs it
+                    _MEMO.put(keys[mode], outcome)
+            outcomes.update(ran)
+    return {mode: outcomes[mode] for mode in modes}
+
+
+def _memo_key(code: str, table: dict[str, Any], kind: Kind, chart_type: str | None, mode: Execution, timeout: float,
+              limits: Limits, namespaces: NamespaceMode) -> str:
+    """What decides a deterministic program's outcome one way (the harness, libraries and interpreter are this
+    process's), hashed."""
+    text = json.dumps([code, table_safe(table), kind, chart_type, mode, timeout, asdict(limits), namespaces],
+                      sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class OutcomeMemo:
+    """Outcomes of deterministic programs by ``_memo_key`` (a bounded ``Memo``). ``holding`` makes a second asker of
+    a program being run wait for its outcome rather than run it too (a run's workers ask at once)."""
+
+    def __init__(self, size: int) -> None:
+        self.outcomes: Memo[str, ProgramOutcome] = Memo(size)
+        self.lock = threading.Lock()
+        self.running: dict[str, threading.Lock] = {}
+
+    def get(self, key: str) -> ProgramOutcome | None:
+        return self.outcomes.get(key)
+
+    def put(self, key: str, outcome: ProgramOutcome) -> None:
+        self.outcomes.put(key, outcome)
+
+    @contextlib.contextmanager
+    def holding(self, keys: Sequence[str]) -> Iterator[None]:
+        """The keys' locks, taken in order (no two askers wait on each other)."""
+        with self.lock:
+            locks = [self.running.setdefault(key, threading.Lock()) for key in keys]
+        try:
+            with contextlib.ExitStack() as stack:
+                for lock in locks:
+                    stack.enter_context(lock)
+                yield
+        finally:
+            with self.lock:
+                for key, lock in zip(keys, locks, strict=True):
+                    if self.running.get(key) is lock and not lock.locked():  # at worst a second run, never wrong
+                        del self.running[key]
+
+
+_MEMO = OutcomeMemo(size=4096)
+
+
+def _run_programs(code: str, table: dict[str, Any], *, kind: Kind, chart_type: str | None, modes: list[Execution],
+                  timeout: float, limits: Limits, namespaces: NamespaceMode) -> dict[Execution, ProgramOutcome]:
+    """``run_programs`` without the memo: one sandbox for ``modes``."""
     job = {"modes": modes, "kind": kind, "chart_type": chart_type, "timeout": timeout, "startup": STARTUP_SECONDS,
            "table": table}
     wall = sum(_runs(kind, mode) * timeout + STARTUP_SECONDS for mode in modes)
@@ -119,8 +193,8 @@ def run_programs(
     outcomes = {mode: _outcome(found) for mode, found in report.get("modes", {}).items() if mode in modes}
     for mode in modes:  # the ways the harness could not fork for, one sandbox each
         if mode not in outcomes:
-            outcomes[mode] = run_programs(code, table, kind=kind, chart_type=chart_type, executions=(mode,),
-                                          timeout=timeout, limits=limits, namespaces=namespaces)[mode]
+            outcomes[mode] = _run_programs(code, table, kind=kind, chart_type=chart_type, modes=[mode],
+                                           timeout=timeout, limits=limits, namespaces=namespaces)[mode]
     return {mode: outcomes[mode] for mode in modes}
 
 
