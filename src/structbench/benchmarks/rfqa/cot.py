@@ -31,7 +31,7 @@ from sqlglot.optimizer.qualify import qualify
 from structbench.benchmarks.rfqa.database import NUMERIC_TYPES, SCHEMA, new_connection, quote
 from structbench.benchmarks.rfqa.engine import parse, to_duckdb
 from structbench.benchmarks.rfqa.gold import json_value
-from structbench.benchmarks.rfqa.metrics import align_records
+from structbench.benchmarks.rfqa.metrics import align_columns
 from structbench.benchmarks.rfqa.normalize import normalize_cell
 from structbench.benchmarks.rfqa.prompts import cot_query
 
@@ -263,11 +263,11 @@ def _execute(
             schema[base.table] = dict(zip(base.columns, base.types, strict=True))
             cols = ", ".join(f"{quote(c)} {t}" for c, t in schema[base.table].items())
             con.execute(f"CREATE TABLE {quote(base.table)} ({cols})")
-            aligned = align_records(rows.get(base.table, ()), base.columns)
-            if aligned:
+            records = rows.get(base.table, ())
+            if records:
                 # one list parameter per column, unnested side by side: fast bulk insertion
-                values = [[coerce(row[j]) for row in aligned]
-                          for j, coerce in enumerate(_column_coercer(t) for t in base.types)]
+                values = [list(map(_column_coercer(t), column))
+                          for column, t in zip(align_columns(records, base.columns), base.types, strict=True)]
                 unnest = ", ".join(f"UNNEST(?::{t}[])" for t in base.types)
                 con.execute(f"INSERT INTO {quote(base.table)} SELECT {unnest}", values)
         try:

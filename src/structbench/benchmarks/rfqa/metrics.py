@@ -27,6 +27,7 @@ it is not pooled, and its tuple matches no expected tuple.
 from __future__ import annotations
 
 import functools
+import operator
 import re
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
@@ -79,6 +80,17 @@ def align_records(records: Sequence[Mapping[str, Any]], columns: Sequence[str]) 
         else:
             rows.append([keyed.get(w) for w in wanted])
     return rows
+
+
+def align_columns(records: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> list[list[Any]]:
+    """``align_records`` column by column: each column's values, one per record. When every record is keyed by
+    exactly the columns (a base table's typed rows) each column is read straight from the records, no row built."""
+    if len({attribute_key(c) for c in columns}) == len(set(columns)) == len(columns):
+        exact = set(columns)
+        if all(rec.keys() == exact for rec in records):
+            return [list(map(operator.itemgetter(c), records)) for c in columns]
+    rows = align_records(records, columns)
+    return [[row[j] for row in rows] for j in range(len(columns))]
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
