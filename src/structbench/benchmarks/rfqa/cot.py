@@ -21,10 +21,9 @@ import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import pyarrow as pa
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.qualify import qualify
@@ -35,6 +34,9 @@ from structbench.benchmarks.rfqa.gold import json_value
 from structbench.benchmarks.rfqa.metrics import align_columns
 from structbench.benchmarks.rfqa.normalize import normalize_cell
 from structbench.benchmarks.rfqa.prompts import cot_query
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 _SIMPLE_PREDICATES = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Like, exp.ILike, exp.Between, exp.Is)
 
@@ -250,11 +252,11 @@ def _scratch() -> duckdb.DuckDBPyConnection:
 
 ARROW_ROWS = 2000
 """From this many rows on, a base table whose columns Arrow holds exactly goes in through Arrow (``_insert``)."""
-_ARROW_TYPES: dict[str, tuple[Callable[[], pa.DataType], type]] = {
-    "VARCHAR": (pa.string, str),
-    "BIGINT": (pa.int64, int),
-    "DOUBLE": (pa.float64, float),
-    "BOOLEAN": (pa.bool_, bool),
+_ARROW_TYPES: dict[str, tuple[str, type]] = {
+    "VARCHAR": ("string", str),
+    "BIGINT": ("int64", int),
+    "DOUBLE": ("float64", float),
+    "BOOLEAN": ("bool_", bool),
 }
 """Column types whose coerced values (``_column_coercer``: this Python type or None) Arrow holds as they are."""
 _ROWS_VIEW = "__structbench_cot_rows"
@@ -263,14 +265,17 @@ _ROWS_VIEW = "__structbench_cot_rows"
 def _arrow_table(types: Sequence[str], values: Sequence[list[Any]]) -> pa.Table | None:
     """The columns as an Arrow table of the columns' own types; None unless each column's type is one of
     ``_ARROW_TYPES`` and every value is of its Python type or None (an integer beyond 64 bits, a float in an integer
-    column ... take the list parameters' casts)."""
+    column ... take the list parameters' casts). pyarrow is imported here, not with the module: a run that loads
+    RelationalFactQA without such a table never pays for it."""
+    import pyarrow as pa
+
     arrays = []
     for db_type, column in zip(types, values, strict=True):
         spec = _ARROW_TYPES.get(db_type.upper())
         if spec is None or not set(map(type, column)) <= {spec[1], type(None)}:
             return None
         try:
-            arrays.append(pa.array(column, type=spec[0]()))
+            arrays.append(pa.array(column, type=getattr(pa, spec[0])()))
         except (pa.ArrowException, OverflowError, UnicodeError):  # beyond int64, a lone surrogate ...
             return None
     return pa.Table.from_arrays(arrays, names=[f"c{i}" for i in range(len(arrays))])
