@@ -50,6 +50,28 @@ def test_the_quick_check_never_skips_a_credential() -> None:
         assert redact(text) == _CREDENTIALS.sub(_mask, text), text
 
 
+def test_the_pattern_tried_where_a_match_may_start_gives_what_it_gives_over_the_whole_text() -> None:
+    """``redact`` tries its pattern only where a match may start (``_match_starts``): on texts mixing the words in
+    every case, the characters ``(?i)`` folds to them (dotless i, long s, the dotted capital I), URL schemes in runs
+    of ``+.-``, words glued to the triggers and JSON escapes, it gives what ``re.sub`` over the whole text gives."""
+    import random
+
+    from structbench.core.redact import _CREDENTIALS, _mask
+
+    pieces = ["Authorization", "AUTHORIZATION", "authorızation", "AUTHORİZATION", "\\\"", ": ", "=", "Bearer ",
+              "bearer\t", "basic ", "BASIC  ", "baſic ", "baſic", "sk-", "xsk-", "https://", "git+ssh://", "a.b-c://",
+              "://", "u:", "user:", "@", "host", "abcdef0123456789XYZ", "0123456789abcdefgh", "\"", " ", ",", "}",
+              "pw9", "\n", "\r", "key", "bob:", "-", "+", ".", "é", "x", "İ", "K"]
+    rng = random.Random(11)
+    hits = 0
+    for _ in range(6000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 16)))
+        want = _CREDENTIALS.sub(_mask, text)
+        hits += want != text
+        assert redact(text) == want, text
+    assert hits > 400
+
+
 def test_no_long_piece_of_a_registered_secret_is_left() -> None:
     """A message that cut a server's reply may hold part of a key: no 12 characters of it in a row may remain."""
     from structbench.core.redact import PIECE

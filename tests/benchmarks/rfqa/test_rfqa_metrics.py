@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from structbench.benchmarks.rfqa.matching import IntendedRule, PublishedRule
-from structbench.benchmarks.rfqa.metrics import align_records, table_metrics
+from structbench.benchmarks.rfqa.metrics import align_columns, align_records, table_metrics
 from structbench.benchmarks.rfqa.normalize import Cell, normalize_cell
 from structbench.data.sample import Sample, TableGold
 
@@ -186,6 +186,17 @@ def test_empty_tables_and_alignment() -> None:
     assert rows == [["Ann", 3], ["Bo", 4]]
     # duplicates must occur as often as expected
     assert table_metrics([["a"], ["a"]], [["a"]])["tuple_similarity"] == 0.0
+
+
+@pytest.mark.parametrize("columns", [["name", "age"], ["Name", "name"], ["a"], ["x", "y"]])
+def test_align_columns_is_align_records_by_column(columns: list[str]) -> None:
+    """Records keyed by exactly the columns (read straight by column), others (loose keys, by position, missing),
+    and columns whose keys collide (``Name``, ``name``: the loose reading for all)."""
+    exact = [dict(zip(columns, (i, f"v{i}"), strict=False)) for i in range(5)]
+    loose = [{"Name ": "Ann", "AGE": 3, "extra": 1}, {"n": "Bo", "a": 4}, {}, {"name": None}]
+    for records in (exact, loose, exact + loose, [], exact[:1]):
+        rows = align_records(records, columns)
+        assert align_columns(records, columns) == [[row[j] for row in rows] for j in range(len(columns))]
 
 
 def test_a_gold_tables_cells_are_normalized_once_across_calls() -> None:

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import math
+import random
+
+from structbench.benchmarks.rfqa.metrics import attribute_key
 from structbench.benchmarks.rfqa.parsing import RowMerger, complete_truncated, parse_table, recover_json
 
 COLS = ["name", "party"]
@@ -50,3 +55,32 @@ def test_merge_keeps_only_new_rows() -> None:
     assert merger.add([{"name": "C", "party": "D"}, {"name": "E", "party": "F"}, {"name": "E", "party": "F"}]) == 2
     assert merger.add([{"NAME": "E", "party": "F"}]) == 0
     assert [r["name"] for r in merged] == ["A", "C", "E", "E"]
+
+
+def _json_key(columns: list[str], rec: dict[str, object]) -> str:
+    """The key a row had before ``RowMerger.key`` kept JSON for rows of non-scalars only: its values' JSON text."""
+    keys = [attribute_key(c) for c in columns]
+    keyed = {attribute_key(k): v for k, v in rec.items()}
+    return json.dumps([keyed.get(k) for k in keys] if any(k in keyed for k in keys) else rec, default=str)
+
+
+def test_merge_keys_rows_alike_exactly_when_their_json_is_alike() -> None:
+    """``RowMerger.key``'s tuples of scalars are equal exactly when the JSON texts of the rows are: 1, 1.0, True and
+    "1" apart, -0.0 and 0.0 apart, every NaN alike, a missing attribute as null, the last of two keys read alike,
+    lists and objects in cells, records with none of the attributes."""
+    rng = random.Random(7)
+    cells: list[object] = [1, 1.0, True, False, 0, 0.0, -0.0, "1", "true", None, math.nan, math.inf, -math.inf, 2**70,
+                           "NaN", "a", "é", [1], [1.0], {"a": 1}, {"a": True}, "", 1e300, 1.5, "1.5"]
+    names = ["name", "Name", "party", "PARTY ", "other", "x"]
+    columns = ["name", "party"]
+    records = []
+    for _ in range(3000):
+        keys = rng.sample(names, rng.randint(0, 4))
+        records.append({k: rng.choice(cells) for k in keys})
+    merger = RowMerger(columns)
+    new = [merger.key(r) for r in records]
+    old = [_json_key(columns, r) for r in records]
+    assert len(set(old)) > 100
+    for i in range(0, len(records), 7):
+        for j in range(len(records)):
+            assert (new[i] == new[j]) == (old[i] == old[j]), (records[i], records[j])

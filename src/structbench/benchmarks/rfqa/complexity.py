@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from structbench.benchmarks.rfqa.database import NUMERIC_TYPES
-from structbench.benchmarks.rfqa.engine import parse
+from structbench.benchmarks.rfqa.engine import parse, parsed
 
 CLASSES = (
     "SELECT without WHERE",
@@ -143,4 +143,4 @@ def shape(sql: str, schema: Mapping[str, Mapping[str, str]] | None = None) -> Qu
 
 def has_order_by(sql: str) -> bool:
     """Whether the outermost query orders its result (QATCH's tuple order applies only then)."""
-    return parse(sql).args.get("order") is not None
+    return parsed(sql).args.get("order") is not None

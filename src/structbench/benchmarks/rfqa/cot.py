@@ -21,7 +21,7 @@ import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 from sqlglot import exp
@@ -31,9 +31,12 @@ from sqlglot.optimizer.qualify import qualify
 from structbench.benchmarks.rfqa.database import NUMERIC_TYPES, SCHEMA, new_connection, quote
 from structbench.benchmarks.rfqa.engine import parse, to_duckdb
 from structbench.benchmarks.rfqa.gold import json_value
-from structbench.benchmarks.rfqa.metrics import align_records
+from structbench.benchmarks.rfqa.metrics import align_columns
 from structbench.benchmarks.rfqa.normalize import normalize_cell
 from structbench.benchmarks.rfqa.prompts import cot_query
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 _SIMPLE_PREDICATES = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Like, exp.ILike, exp.Between, exp.Is)
 
@@ -247,6 +250,53 @@ def _scratch() -> duckdb.DuckDBPyConnection:
     return _SCRATCH[0]
 
 
+ARROW_ROWS = 2000
+"""From this many rows on, a base table whose columns Arrow holds exactly goes in through Arrow (``_insert``)."""
+_ARROW_TYPES: dict[str, tuple[str, type]] = {
+    "VARCHAR": ("string", str),
+    "BIGINT": ("int64", int),
+    "DOUBLE": ("float64", float),
+    "BOOLEAN": ("bool_", bool),
+}
+"""Column types whose coerced values (``_column_coercer``: this Python type or None) Arrow holds as they are."""
+_ROWS_VIEW = "__structbench_cot_rows"
+
+
+def _arrow_table(types: Sequence[str], values: Sequence[list[Any]]) -> pa.Table | None:
+    """The columns as an Arrow table of the columns' own types; None unless each column's type is one of
+    ``_ARROW_TYPES`` and every value is of its Python type or None (an integer beyond 64 bits, a float in an integer
+    column ... take the list parameters' casts). pyarrow is imported here, not with the module: a run that loads
+    RelationalFactQA without such a table never pays for it."""
+    import pyarrow as pa
+
+    arrays = []
+    for db_type, column in zip(types, values, strict=True):
+        spec = _ARROW_TYPES.get(db_type.upper())
+        if spec is None or not set(map(type, column)) <= {spec[1], type(None)}:
+            return None
+        try:
+            arrays.append(pa.array(column, type=getattr(pa, spec[0])()))
+        except (pa.ArrowException, OverflowError, UnicodeError):  # beyond int64, a lone surrogate ...
+            return None
+    return pa.Table.from_arrays(arrays, names=[f"c{i}" for i in range(len(arrays))])
+
+
+def _insert(con: duckdb.DuckDBPyConnection, table: str, types: Sequence[str], values: Sequence[list[Any]]) -> None:
+    """Insert the coerced columns into ``table``: one list parameter per column, unnested side by side; a large table
+    whose values Arrow holds exactly (``_arrow_table``) is scanned from Arrow instead, the same values without
+    DuckDB converting each Python value of the lists (a CoT oracle's base tables: a million cells)."""
+    arrow = _arrow_table(types, values) if len(values[0]) >= ARROW_ROWS else None
+    if arrow is None:
+        unnest = ", ".join(f"UNNEST(?::{t}[])" for t in types)
+        con.execute(f"INSERT INTO {quote(table)} SELECT {unnest}", values)
+        return
+    con.register(_ROWS_VIEW, arrow)
+    try:
+        con.execute(f"INSERT INTO {quote(table)} SELECT * FROM {_ROWS_VIEW}")
+    finally:
+        con.unregister(_ROWS_VIEW)
+
+
 def _execute(
     con: duckdb.DuckDBPyConnection,
     sql: str,
@@ -263,13 +313,11 @@ def _execute(
             schema[base.table] = dict(zip(base.columns, base.types, strict=True))
             cols = ", ".join(f"{quote(c)} {t}" for c, t in schema[base.table].items())
             con.execute(f"CREATE TABLE {quote(base.table)} ({cols})")
-            aligned = align_records(rows.get(base.table, ()), base.columns)
-            if aligned:
-                # one list parameter per column, unnested side by side: fast bulk insertion
-                values = [[coerce(row[j]) for row in aligned]
-                          for j, coerce in enumerate(_column_coercer(t) for t in base.types)]
-                unnest = ", ".join(f"UNNEST(?::{t}[])" for t in base.types)
-                con.execute(f"INSERT INTO {quote(base.table)} SELECT {unnest}", values)
+            records = rows.get(base.table, ())
+            if records:
+                values = [list(map(_column_coercer(t), column))
+                          for column, t in zip(align_columns(records, base.columns), base.types, strict=True)]
+                _insert(con, base.table, base.types, values)
         try:
             query = to_duckdb(sql, schema)
         except SqlglotError as err:

@@ -45,16 +45,28 @@ def parse(sql: str) -> exp.Expr:
     return _parsed(sql).copy()
 
 
+def parsed(sql: str) -> exp.Expr:
+    """The cached parse of ``sql`` itself, not a copy: for a caller that only reads it (a copy of a large query's
+    tree costs more than reading it, and loading reads each query's several times)."""
+    return _parsed(sql)
+
+
 def referenced_tables(sql: str) -> list[str]:
     """Base tables the query reads (lower case, CTE names excluded), in order of appearance."""
-    tree = parse(sql)
+    return list(_referenced_tables(sql))
+
+
+@lru_cache(maxsize=4096)
+def _referenced_tables(sql: str) -> tuple[str, ...]:
+    """``referenced_tables``, kept per query (loading asks it four times a query)."""
+    tree = parsed(sql)
     ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
     names: list[str] = []
     for table in tree.find_all(exp.Table):
         name = table.name.lower()
         if name and name not in ctes and name not in names:
             names.append(name)
-    return names
+    return tuple(names)
 
 
 def _has_integer_type(node: exp.Expr) -> bool:
@@ -93,7 +105,7 @@ def _postgres_name(projection: exp.Expr) -> str:
 def output_columns(sql: str) -> list[str] | None:
     """The names PostgreSQL gives the query's output columns (alias, column, function name or
     ``?column?``), made unique with ``_2``, ``_3`` ... suffixes; None when the query selects ``*``."""
-    tree = parse(sql)
+    tree = parsed(sql)
     if not isinstance(tree, exp.Query):
         return None
     names: list[str] = []

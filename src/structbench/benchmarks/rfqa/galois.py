@@ -192,7 +192,7 @@ def _java_double(x: float) -> str:
 
 def tuple_identity(record: Mapping[str, Any]) -> str:
     """What ``isAlreadyContained`` compares (``Tuple.toStringNoOID``): every attribute and value as text."""
-    return "|".join(f"{k}:{java_text(v)}" for k, v in record.items())
+    return "|".join([f"{k}:{v}" if type(v) is str else f"{k}:{java_text(v)}" for k, v in record.items()])
 
 
 # --- CoT: mapToTuple ----------------------------------------------------------------------------------------

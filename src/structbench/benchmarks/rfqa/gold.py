@@ -103,6 +103,9 @@ class GoldReport:
 
 def json_value(value: Any) -> Any:
     """A database value as a JSON-able Python value."""
+    kind = type(value)
+    if kind is str or kind is int or value is None:  # most cells (every cell of a CoT oracle's base rows comes here)
+        return value
     if isinstance(value, decimal.Decimal):
         return int(value) if value == value.to_integral_value() else float(value)
     if isinstance(value, dt.date | dt.datetime | dt.time):

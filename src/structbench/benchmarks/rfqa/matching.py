@@ -105,37 +105,54 @@ class IntendedRule:
         return k > 0 and Levenshtein.distance(expected.text, actual.text, score_cutoff=k) <= k
 
     def pairs(self, expected: Sequence[Cell], actual: Sequence[Cell], *, tuple_level: bool = False) -> Pairs:
-        by_text: dict[str, list[int]] = defaultdict(list)
+        # runs for every distinct cell of every column of every scored table: the loops are kept plain
+        by_text: dict[str, list[int]] = {}
         texts_by_length: dict[int, list[int]] = defaultdict(list)
         numbers_by_length: dict[int, list[int]] = defaultdict(list)
         numbers: list[tuple[float, int]] = []
         for i, a in enumerate(actual):
-            by_text[a.text].append(i)
+            text = a.text
+            same = by_text.get(text)
+            if same is None:
+                by_text[text] = [i]
+            else:
+                same.append(i)
             if a.number is None:
-                texts_by_length[len(a.text)].append(i)
+                texts_by_length[len(text)].append(i)
             else:
                 numbers.append((a.number, i))
-                numbers_by_length[len(a.text)].append(i)
-        numbers.sort()
-        keys = [n for n, _ in numbers]
-        by_value = [i for _, i in numbers]
-        rank = {i: pos for pos, i in enumerate(by_value)}
+                numbers_by_length[len(text)].append(i)
         found: list[MatchSet] = []
         fuzzy: dict[tuple[int, bool], list[int]] = defaultdict(list)
+        budgets: dict[int, int] = {}
+        if numbers:
+            numbers.sort()
+            keys = [n for n, _ in numbers]
+            by_value = [i for _, i in numbers]
+            rank = {i: pos for pos, i in enumerate(by_value)}
+        else:
+            keys, by_value, rank = [], [], {}
+        tolerance = self.numeric_tolerance
         for pos, e in enumerate(expected):
-            if e.number is not None:
-                tol = self.numeric_tolerance * abs(e.number) * (1 + 1e-12)
-                lo = bisect.bisect_left(keys, e.number - tol)
-                hi = bisect.bisect_right(keys, e.number + tol)
-                found.append(MatchSet(by_value=by_value, rank=rank, lo=lo, hi=hi))
+            text, number = e.text, e.number
+            if number is not None:
+                tol = tolerance * abs(number) * (1 + 1e-12)
+                lo = bisect.bisect_left(keys, number - tol)
+                hi = bisect.bisect_right(keys, number + tol)
+                found.append(MatchSet(set(), by_value, rank, lo, hi))
             else:
-                found.append(MatchSet(ids=set(by_text.get(e.text, ()))))
-            if self._budget(e.text):
-                fuzzy[(len(e.text), e.number is not None)].append(pos)
+                same = by_text.get(text)
+                found.append(MatchSet(set(same) if same else set()))
+            length = len(text)
+            k = budgets.get(length)
+            if k is None:
+                k = budgets[length] = self._budget(text)
+            if k:
+                fuzzy[(length, number is not None)].append(pos)
         # edit distance, in bulk per expected length: a numeric expected text is compared as text
         # only with non-numeric returned texts (two numbers follow the numeric rule)
         for (length, numeric), positions in fuzzy.items():
-            k = self._budget(expected[positions[0]].text)
+            k = budgets[length]
             lengths = range(length - k, length + k + 1)
             pool = [i for n in lengths for i in texts_by_length.get(n, ())]
             if not numeric:

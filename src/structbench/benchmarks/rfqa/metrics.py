@@ -27,6 +27,7 @@ it is not pooled, and its tuple matches no expected tuple.
 from __future__ import annotations
 
 import functools
+import operator
 import re
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
@@ -81,6 +82,17 @@ def align_records(records: Sequence[Mapping[str, Any]], columns: Sequence[str]) 
     return rows
 
 
+def align_columns(records: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> list[list[Any]]:
+    """``align_records`` column by column: each column's values, one per record. When every record is keyed by
+    exactly the columns (a base table's typed rows) each column is read straight from the records, no row built."""
+    if len({attribute_key(c) for c in columns}) == len(set(columns)) == len(columns):
+        exact = set(columns)
+        if all(rec.keys() == exact for rec in records):
+            return [list(map(operator.itemgetter(c), records)) for c in columns]
+    rows = align_records(records, columns)
+    return [[row[j] for row in rows] for j in range(len(columns))]
+
+
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 """Types whose equal values normalize alike (a datetime equal to another in another zone may print otherwise)."""
 _CACHED_TEXT = 256
@@ -111,7 +123,7 @@ def _normalize_rows(rows: Sequence[Sequence[Any]]) -> list[tuple[Cell, ...]]:
             cell = memo[key] = normalize_cell(value)
         return cell
 
-    return [tuple(norm(v) for v in row) for row in rows]
+    return [tuple(map(norm, row)) for row in rows]
 
 
 def _pooled_cells(rows: Sequence[tuple[Cell, ...]]) -> list[Cell]:
@@ -156,21 +168,27 @@ def _covered(pairs: Pairs, n: int) -> int:
 
 
 def _tuple_scores(
-    expected: list[tuple[Cell, ...]], actual: list[tuple[Cell, ...]], rule: MatchRule, width: int
+    expected: list[tuple[Cell, ...]],
+    actual: list[tuple[Cell, ...]],
+    rule: MatchRule,
+    width: int,
+    e_texts: list[tuple[str, ...]],
+    a_texts: list[tuple[str, ...]],
 ) -> tuple[float, float]:
     """(tuple similarity, tuple precision): the shares of distinct expected / returned tuples that have a
-    matching counterpart occurring as many times."""
+    matching counterpart occurring as many times (``e_texts``, ``a_texts``: the tuples' texts)."""
     if not expected and not actual:
         return 1.0, 1.0
     if not expected or not actual:
         return 0.0, 0.0
-    e_count = Counter(tuple(c.text for c in row) for row in expected)
-    a_count = Counter(tuple(c.text for c in row) for row in actual)
+    e_count = Counter(e_texts)
+    a_count = Counter(a_texts)
     if width == 0:
         return (1.0, 1.0) if e_count == a_count else (0.0, 0.0)
     # per attribute: each expected value's matching set over the distinct returned values
     matches: list[dict[str, MatchSet]] = []
     value_ids: list[dict[str, int]] = []
+    numeric_share: list[int] = []
     absent = ABSENT_CELL.text
     for j in range(width):
         e_vals = {row[j].text: row[j] for row in expected}
@@ -178,11 +196,9 @@ def _tuple_scores(
         pairs = rule.pairs(list(e_vals.values()), list(a_vals.values()), tuple_level=True)
         matches.append(dict(zip(e_vals, pairs, strict=True)))
         value_ids.append({text: i for i, text in enumerate(a_vals)})
+        numeric_share.append(sum(c.number is not None for c in e_vals.values()))
     # returned tuples indexed by the most selective attribute: the one with the most distinct
     # expected values, texts before numbers (a number matches every value within 10%)
-    numeric_share = [
-        sum(c.number is not None for c in {r[j].text: r[j] for r in expected}.values()) for j in range(width)
-    ]
     pivot = max(range(width), key=lambda j: (len(matches[j]) - numeric_share[j] > 0, len(matches[j])))
     by_pivot: dict[int, list[tuple[str, ...]]] = defaultdict(list)
     for a_key in a_count:
@@ -233,7 +249,9 @@ def table_metrics(
     rule = rule or IntendedRule()
     width = max((len(r) for r in expected_rows), default=0)
     expected = _normalize_rows(expected_rows)
-    actual = [row[:width] + (normalize_cell(None),) * (width - len(row)) for row in _normalize_rows(actual_rows)]
+    null = normalize_cell(None)
+    actual = [row if len(row) == width else row[:width] + (null,) * (width - len(row))
+              for row in _normalize_rows(actual_rows)]
     e_cells, a_cells = _pooled_cells(expected), _pooled_cells(actual)
     precision, recall, f1 = _cell_prf(e_cells, a_cells, rule)
     e_texts = [tuple(c.text for c in row) for row in expected]
@@ -243,7 +261,7 @@ def table_metrics(
         "cell_recall": recall,
         "cell_f1": f1,
     }
-    out["tuple_similarity"], out["tuple_precision"] = _tuple_scores(expected, actual, rule, width)
+    out["tuple_similarity"], out["tuple_precision"] = _tuple_scores(expected, actual, rule, width, e_texts, a_texts)
     out.update(_qatch(e_texts, a_texts))
     if ordered:
         out["tuple_order"] = _tuple_order(e_texts, a_texts)

@@ -87,10 +87,10 @@ def text_columns(sql: str, db: str, columns: Sequence[str]) -> list[bool]:
     never written ``%.2f``, one of a column declared not nullable or computed, a ``COUNT``, a ``MAX``, is)."""
     from sqlglot import exp
 
-    from structbench.benchmarks.rfqa.engine import parse, referenced_tables
+    from structbench.benchmarks.rfqa.engine import parsed, referenced_tables
 
     try:
-        tree = parse(sql)
+        tree = parsed(sql)
     except Exception:  # a query sqlglot cannot read: every column typed
         return [False] * len(columns)
     select = tree if isinstance(tree, exp.Select) else tree.find(exp.Select)
