@@ -86,8 +86,12 @@ def test_local_model_usage_errors_exit_2(tiny: Path, tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_vllm_run_on_the_cpu(tiny: Path, tmp_path: Path) -> None:
     require("vllm")
-    sb_process(tmp_path, "run", "-m", f"vllm:{tiny}", "-b", "toy", "-n", "6", "--dtype", "float32", "--max-tokens",
-               "4", "-M", f"kv_cache_memory_bytes={64 << 20}", "-M", "enforce_eager=true", "--out", "r")
+    done = sb_process(tmp_path, "run", "-m", f"vllm:{tiny}", "-b", "toy", "-n", "6", "--dtype", "float32",
+                      "--max-tokens", "4", "-M", f"kv_cache_memory_bytes={64 << 20}", "-M", "enforce_eager=true",
+                      "--out", "r")
+    # the engine's processes are stopped after SHUTDOWN_SECONDS, not reported: vLLM's 5 s grace ran out on every run
+    # (its worker's interpreter was still collecting its heap), and it warned that it force-killed them
+    assert "force killing" not in done.stdout + done.stderr
     manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
     assert manifest["backend"]["backend"] == "vllm" and manifest["status"] == "complete"
     records = [json.loads(line) for line in (tmp_path / "r" / "samples.jsonl").read_text().splitlines()]
