@@ -90,9 +90,12 @@ def test_recursion_errors_are_predicted_where_the_released_scorer_raises() -> No
     package does (the backtrack's length, not the sentence's, decides)."""
     for n, want in ((985, 0.999999995), (986, 0.999999995), (987, "RecursionError"), (1200, "RecursionError")):
         text = " ".join(f"w{i}" for i in range(n))
-        released = package(text, text)  # once: the package fills an n-by-n table in Python (a second a call)
-        assert released == pytest.approx(want) if isinstance(want, float) else released == want
-        assert ours(text, text) == released
+        got = ours(text, text)
+        assert got == pytest.approx(want) if isinstance(want, float) else got == want
+        if n in (986, 987):  # the package fills an n-by-n table in Python (1.3 CPU s at 986, 2.3 at 1,200), so it
+            # is asked at the edge only: an identical sentence's backtrack nests one call per token, so 986
+            # scoring and 987 raising settle 985 and 1,200
+            assert package(text, text) == got
     rng = random.Random(11)
     outcomes = set()
     for _ in range(150):
@@ -104,8 +107,9 @@ def test_recursion_errors_are_predicted_where_the_released_scorer_raises() -> No
         reply = " ".join(head + tail)
         if rng.random() < 0.3:
             reply = reply.replace(" h ", ". h ", 2)  # a few sentence breaks
-        assert ours(gold, reply) == package(gold, reply), (len(gold.split()), len(reply.split()))
-        outcomes.add(ours(gold, reply) == "RecursionError")
+        got = ours(gold, reply)
+        assert got == package(gold, reply), (len(gold.split()), len(reply.split()))
+        outcomes.add(got == "RecursionError")
     assert outcomes == {True, False}
     assert ours("a b", "") == package("a b", "") == "ValueError"
     assert ours("a b", " . ..") == package("a b", " . ..")

@@ -45,7 +45,8 @@ class TooDeep(RecursionError):
 
 def _lcs_tokens(x: Sequence[str], y: Sequence[str]) -> tuple[set[str], int]:
     """The distinct tokens of the LCS of ``x`` and ``y`` that the package's backtrack rebuilds, and the
-    number of nested calls its recursive backtrack makes (one per step, plus the last at a border).
+    number of nested calls its recursive backtrack makes (one per step, plus the last at a border: at most
+    ``len(x) + len(y)``).
 
     Rows of the LCS table are kept as bit vectors (Hyyrö's recurrence): bit ``j`` of row ``i`` is 0
     where ``T[i][j+1] = T[i][j] + 1``, so ``T[i][j] = j - popcount(row_i & (2**j - 1))``.
@@ -97,13 +98,31 @@ def rouge_l_parts(hypothesis: str, reference: str, *, frames: int | None = None)
         raise EmptyText("Collections must contain at least 1 sentence.")
     m = len({w for s in ref for w in s})
     n = len({w for s in hyp for w in s})
+    # Only the pairs that may add a token or be too deep are rebuilt, in the same order (so the same pair raises):
+    # a pair whose shared tokens are all pooled adds nothing, and it cannot be too deep when its two lengths
+    # together fit the frames (the backtrack makes at most one call per token of either). A hypothesis sentence
+    # whose tokens are all pooled, and that fits with the longest reference sentence, is settled for good (the
+    # pool only grows), and so is a reference sentence. A long answer against a long gold is hundreds of
+    # thousands of pairs, most of them adding nothing.
+    longest_ref, longest_hyp = max(map(len, ref)), max(map(len, hyp))
+    active = [(s, set(s)) for s in hyp]
     pooled: set[str] = set()
     for ref_s in ref:
-        for hyp_s in hyp:
+        ref_set = set(ref_s)
+        if (frames is None or len(ref_s) + longest_hyp <= frames) and pooled.issuperset(ref_set):
+            continue
+        still = []
+        for hyp_s, hyp_set in active:
+            if (frames is None or len(hyp_s) + longest_ref <= frames) and pooled.issuperset(hyp_set):
+                continue  # settled: dropped from the rows below too
+            still.append((hyp_s, hyp_set))
+            if (frames is None or len(ref_s) + len(hyp_s) <= frames) and pooled.issuperset(ref_set & hyp_set):
+                continue
             tokens, calls = _lcs_tokens(ref_s, hyp_s)
             if frames is not None and calls > frames:
                 raise TooDeep(f"rebuilding an LCS nests {calls} calls; the released scorer has room for {frames}")
             pooled |= tokens
+        active = still
     llcs = len(pooled)
     r_lcs = llcs / m
     p_lcs = llcs / n
