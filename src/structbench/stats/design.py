@@ -19,6 +19,7 @@ from functools import cached_property
 
 import numpy as np
 
+from structbench.stats.blas import one_thread
 from structbench.stats.bootstrap import Linear, Statistic, chunk_rows
 
 SAMPLE_UNIT = "sample"
@@ -185,7 +186,12 @@ Weighing = Sequence[tuple[Part, np.ndarray]]
 
 def evaluate(stat: Statistic, pool: int, clusters: Weighing = (), outcomes: Weighing = ()) -> np.ndarray:
     """``stat`` on the pool, each part weighted per cluster (every outcome of a cluster as heavy as it) or per
-    outcome, as given (parts not named weigh nothing)."""
+    outcome, as given (parts not named weigh nothing). Its products run on one BLAS thread (``stats.blas``)."""
+    with one_thread():
+        return _evaluate(stat, pool, clusters, outcomes)
+
+
+def _evaluate(stat: Statistic, pool: int, clusters: Weighing, outcomes: Weighing) -> np.ndarray:
     rows = len((clusters or outcomes)[0][1])
     if isinstance(stat, Linear):
         totals = np.zeros((rows, stat.features.shape[1]))

@@ -153,5 +153,13 @@ def _sentence_bleu() -> Any:
 
 
 def bleu(prediction: str, gold: str) -> float:
-    """Sentence BLEU (sacrebleu defaults) on a 0-1 scale."""
-    return float(_sentence_bleu().sentence_score(prediction, [gold]).score) / 100.0
+    """Sentence BLEU (sacrebleu defaults) on a 0-1 scale.
+
+    A reply that shares no token with the gold (most wrong answers) scores 0 without building either text's
+    n-grams: sacrebleu returns 0 for no matching n-gram of any order, and an n-gram matches only if its words do.
+    The tokens are sacrebleu's own (its tokenizer, which caches them for ``sentence_score``)."""
+    metric = _sentence_bleu()
+    tokens = metric.tokenizer(prediction.rstrip()).split()
+    if metric.lowercase or not set(tokens).isdisjoint(metric.tokenizer(gold.rstrip()).split()):
+        return float(metric.sentence_score(prediction, [gold]).score) / 100.0
+    return 0.0

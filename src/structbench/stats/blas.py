@@ -1,0 +1,25 @@
+"""The bootstrap's matrix products on one BLAS thread.
+
+Each product is a chunk of at most ``bootstrap.CHUNK_ELEMENTS`` weights by a few feature columns: memory-bound and
+about a millisecond. OpenBLAS's other threads shorten it by a fraction of that, then spin, waiting for the next
+product, on cores the run's workers or other processes need: in a 2,000-question run against a loopback server, a
+tenth of all of the harness's CPU time (docs/develop/performance.md)."""
+
+from __future__ import annotations
+
+import functools
+from contextlib import AbstractContextManager
+from typing import Any
+
+
+@functools.cache
+def _controller() -> Any:
+    """The BLAS libraries loaded in this process (numpy's OpenBLAS), found once."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+def one_thread() -> AbstractContextManager[Any]:
+    """Run the block with every loaded BLAS library on one thread, as many as before afterwards."""
+    return _controller().limit(limits=1, user_api="blas")
