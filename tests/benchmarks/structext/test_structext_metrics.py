@@ -112,7 +112,8 @@ def _bleu_pairs() -> Iterator[tuple[str, str]]:
     golds = [item.answer for suite in ("test", "hard") for item in suite_items(suite, 0) if len(item.answer) < 300]
     golds = random.Random(3).sample(golds, 600)  # sacrebleu takes about a second for the 4,800 pairs
     rng = random.Random(7)
-    words = [w for g in golds for w in g.split()] + ["&quot;", "&amp;", "-\n", "\n", ".", ",", "A", "a", "é", "<skipped>"]
+    special = ["&quot;", "&amp;", "-\n", "\n", ".", ",", "A", "a", "é", "<skipped>"]
+    words = [w for g in golds for w in g.split()] + special
     for gold in golds:
         other = rng.choice(golds)
         mixed = " ".join(rng.choice(words) for _ in range(rng.randint(1, 12)))
