@@ -232,3 +232,110 @@ def test_a_thought_is_cached_apart_and_older_entries_are_split_when_read(tmp_pat
                           (key, fields, orjson.dumps(old).decode()))
     got = cache.get(key)
     assert got is not None and (got.text, got.choices[0].reasoning) == ("A", "B?")
+
+
+def test_lookups_and_commits_that_need_no_wait_stay_on_the_event_loop(tmp_path: Path) -> None:
+    """The common case hands nothing to the cache's threads; each response is committed when ``aput`` returns."""
+    import asyncio
+
+    import pytest
+
+    from structbench.runner import cache as cache_module
+
+    path = tmp_path / "c.sqlite"
+    cache = ResponseCache(path)
+    backend = OpenAIBackend("m", base_url="http://127.0.0.1:1/v1")
+    handed: list[object] = []
+    mp = pytest.MonkeyPatch()
+    original = cache_module._Batches.submit
+
+    async def submit(self: object, item: object) -> object:
+        handed.append(item)
+        return await original(self, item)  # type: ignore[arg-type]
+
+    mp.setattr(cache_module._Batches, "submit", submit)
+    other = sqlite3.connect(path)
+
+    async def go() -> list[bool]:
+        seen = []
+        for i in range(20):
+            r = Request.chat(f"q{i}")
+            assert await cache.aget(cache_key(backend, r)) is None
+            answer = Response(choices=(Choice(text="A"),))
+            await cache.aput(cache_key(backend, r), "m", cache_fields(backend, r), answer)
+            row = other.execute("SELECT COUNT(*) FROM responses WHERE key = ?", (cache_key(backend, r),)).fetchone()
+            seen.append(row[0] == 1 and await cache.aget(cache_key(backend, r)) is not None)
+        return seen
+
+    try:
+        assert asyncio.run(go()) == [True] * 20
+    finally:
+        mp.undo()
+    assert handed == [] and cache.hits == 20
+    cache.close()
+    other.close()
+
+
+def test_a_lookup_that_would_wait_goes_to_the_read_thread(tmp_path: Path) -> None:
+    import asyncio
+    import threading
+
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    cache.put("k", "m", b"{}", Response(choices=(Choice(text="A"),)))
+    busy = sqlite3.OperationalError("database is locked")
+    busy.sqlite_errorname = "SQLITE_BUSY"  # as SQLite sets it
+    threads: list[str] = []
+
+    class Waiting:
+        """A connection whose every statement would wait for a lock."""
+
+        def execute(self, *args: object) -> None:
+            threads.append(threading.current_thread().name)
+            raise busy
+
+    loops_connection, cache._now = cache._now, Waiting()  # type: ignore[assignment]
+    reading = cache.get
+
+    def get(key: str) -> Response | None:
+        threads.append(threading.current_thread().name)
+        return reading(key)
+
+    cache.get = get  # type: ignore[method-assign]
+    got = asyncio.run(cache.aget("k"))
+    assert got is not None and got.text == "A"
+    assert threads[0] == "MainThread" and len(threads) == 2 and threads[1].startswith("cache-read")  # then its thread
+    cache._now = loops_connection
+    cache.close()
+
+
+def test_the_event_loops_connection_leaves_checkpoints_to_the_write_thread(tmp_path: Path) -> None:
+    import asyncio
+    import threading
+
+    import pytest
+
+    from structbench.runner import cache as cache_module
+
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    assert cache._now.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+    threads: list[str] = []
+    checkpoint = cache._checkpoint
+
+    def recording() -> None:
+        threads.append(threading.current_thread().name)
+        checkpoint()
+
+    cache._checkpoint = recording  # type: ignore[method-assign]
+    backend = OpenAIBackend("m", base_url="http://127.0.0.1:1/v1")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(cache_module, "CHECKPOINT_BYTES", 2_000)
+
+        async def go() -> None:
+            for i in range(40):
+                r = Request.chat(f"q{i}")
+                await cache.aput(cache_key(backend, r), "m", cache_fields(backend, r),
+                                 Response(choices=(Choice(text="x" * 200),)))
+
+        asyncio.run(go())
+    cache.close()  # waits for the checkpoints asked for
+    assert len(threads) >= 3 and all(name.startswith("cache-write") for name in threads)

@@ -2,12 +2,14 @@
 
 Each response is committed as soon as it arrives and before the strategy sees it, so a response that
 was used is never lost to a crash or ``kill -9`` (WAL with ``synchronous=NORMAL`` survives process
-death; only an OS crash can lose the last commits). Reads and writes run on two threads of their own
-(``aget``/``aput``), never on the event loop: another process holding the write lock delays this
-process's writes, never its requests. Lookups or responses that arrive while their thread is busy go
-together in its next turn (a burst of replies is one transaction and one wake-up of the thread). Other
-processes may read and write the same file; SQLite serializes them, and a write waits up to
-``lock_wait`` seconds for the lock before it counts as failed.
+death; only an OS crash can lose the last commits). ``aget`` and ``aput`` never make the event loop wait for a
+lock: each first tries its statement at once on a connection that does not wait (a lookup in WAL mode, or a
+commit while no other connection holds the write lock: tens of microseconds, where handing it to a thread and
+back cost several times that in CPU), and hands it to a thread of its own when SQLite says it would have to wait
+(another process holding the write lock delays this process's writes, never its requests). Lookups or responses
+that arrive while their thread is busy go together in its next turn (a burst of replies is one transaction and
+one wake-up of the thread). Other processes may read and write the same file; SQLite serializes them, and a
+write waits up to ``lock_wait`` seconds for the lock before it counts as failed.
 
 Only usable responses are stored, and an entry that is not usable (written by an older version) reads
 as a miss, so a bad reply can never become permanent. Responses that could not be stored are kept in a
@@ -17,6 +19,7 @@ as a miss, so a bad reply can never become permanent. Responses that could not b
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import os
 import shutil
@@ -46,8 +49,15 @@ T = TypeVar("T")
 R = TypeVar("R")
 _INSERT = "INSERT OR REPLACE INTO responses (key, model, request, response, created) VALUES (?, ?, ?, ?, ?)"
 
+CHECKPOINT_BYTES = 4 * 2**20
+"""Responses committed on the event loop's connection between two checkpoints, which the write thread runs: that
+connection never checkpoints itself, so the event loop never copies the WAL into the database nor syncs it."""
 LOCK_WAIT = 300.0
 """Seconds a cache write waits for another process's write lock before it counts as a storage failure."""
+
+
+class _WouldWait(Exception):
+    """SQLite would have had to wait for a lock (the event loop's connection never does)."""
 
 
 class ResponseStore(Protocol):
@@ -97,6 +107,9 @@ class ResponseCache:
             self._writer.execute("PRAGMA journal_mode=WAL")
             self._writer.execute(_SCHEMA)
             self._reader = self._connect()
+            self._now = self._connect(wait=False)
+            """The event loop's connection: it never waits for a lock (``aget``, ``aput``), nor checkpoints."""
+            self._now.execute("PRAGMA wal_autocheckpoint=0")
         except (OSError, sqlite3.Error) as err:
             reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
             if _disk_full(path.parent):
@@ -107,17 +120,26 @@ class ResponseCache:
         self._read_batch: _Batches[str, Response | None] = _Batches(self._reads, self.get_many)
         self._write_batch: _Batches[tuple[str, str, bytes, Response], None] = _Batches(self._writes, self.put_many)
         self.hits = 0
+        self._closed = False
+        self._unchecked = 0
+        """Bytes committed on the event loop's connection since the last checkpoint was asked of the write thread."""
 
-    def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, timeout=self.lock_wait, isolation_level=None, check_same_thread=False)
+    def _connect(self, *, wait: bool = True) -> sqlite3.Connection:
+        timeout = self.lock_wait if wait else 0.0
+        conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
         conn.execute("PRAGMA synchronous=NORMAL")
         return conn
 
     def get(self, key: str) -> Response | None:
         """The stored response, or None (entries other processes wrote since opening included)."""
+        return self._get(self._reader, key)
+
+    def _get(self, conn: sqlite3.Connection, key: str) -> Response | None:
         try:
-            row = self._reader.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
+            row = conn.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
         except sqlite3.Error as err:
+            if conn is self._now and _busy(err):
+                raise _WouldWait from err
             raise CacheReadError(f"response cache {self.path} cannot be read: {_reason(err)}") from err
         response = None if row is None else _usable(row[0])
         if response is None:
@@ -135,6 +157,10 @@ class ResponseCache:
 
     def put_many(self, rows: list[tuple[str, str, bytes, Response]]) -> None:
         """Store and commit several responses in one transaction (all or none)."""
+        self._put(self._writer, rows)
+
+    def _put(self, conn: sqlite3.Connection, rows: list[tuple[str, str, bytes, Response]]) -> int:
+        """Store and commit ``rows`` on ``conn``; returns the bytes of the responses stored."""
         values = []
         for key, model, request_fields, response in rows:
             problem = unusable_reason(response)
@@ -143,32 +169,53 @@ class ResponseCache:
             values.append((key, model, request_fields, redact(orjson.dumps(response.to_json()).decode()), time.time()))
         try:
             if len(values) == 1:
-                self._writer.execute(_INSERT, values[0])
-                return
-            self._writer.execute("BEGIN IMMEDIATE")
+                conn.execute(_INSERT, values[0])
+                return len(values[0][3])
+            conn.execute("BEGIN IMMEDIATE")
             try:
-                self._writer.executemany(_INSERT, values)
-                self._writer.execute("COMMIT")
+                conn.executemany(_INSERT, values)
+                conn.execute("COMMIT")
             except BaseException:
-                if self._writer.in_transaction:
-                    self._writer.execute("ROLLBACK")
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
                 raise
+            return sum(len(v[3]) for v in values)
         except sqlite3.Error as err:
+            if conn is self._now and _busy(err):
+                raise _WouldWait from err
             why = f"locked by another process for over {self.lock_wait:g} s" if _busy(err) else _reason(err)
             raise CacheWriteError(f"response cache {self.path} cannot be written: {why}") from err
 
     async def aget(self, key: str) -> Response | None:
-        """``get`` on the cache's read thread; lookups made while it is busy go together in its next turn."""
+        """``get``, at once where SQLite need not wait, else on the cache's read thread (lookups made while it is busy
+        go together in its next turn)."""
+        if not self._closed:
+            with contextlib.suppress(_WouldWait):
+                return self._get(self._now, key)
         return await self._read_batch.submit(key)
 
     async def aput(self, key: str, model: str, request_fields: bytes, response: Response) -> None:
-        """``put`` on the cache's write thread, returning once committed: the event loop goes on while it waits
-        for a lock, and responses that arrive while a commit is under way are committed together next (group
-        commit: one transaction, one lock, for a burst of replies)."""
+        """``put``, returning once committed: at once where no other connection holds the write lock, else on the
+        cache's write thread, where the event loop goes on while it waits for the lock and responses that arrive
+        while a commit is under way are committed together next (group commit: one transaction, one lock, for a
+        burst of replies)."""
         problem = unusable_reason(response)
         if problem is not None:
             raise ValueError(f"an unusable response is never cached: {problem}")
-        await self._write_batch.submit((key, model, request_fields, response))
+        row = (key, model, request_fields, response)
+        if not self._closed and not self._write_batch.busy:  # else the thread's batch holds or awaits the lock
+            with contextlib.suppress(_WouldWait):
+                self._unchecked += self._put(self._now, [row])
+                if self._unchecked >= CHECKPOINT_BYTES:
+                    self._unchecked = 0
+                    self._writes.submit(self._checkpoint)
+                return
+        await self._write_batch.submit(row)
+
+    def _checkpoint(self) -> None:
+        """Copy the WAL into the database as far as no reader needs it (on the write thread; never waits)."""
+        with contextlib.suppress(sqlite3.Error):  # a failed checkpoint leaves the WAL longer, nothing lost
+            self._writer.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
     def count(self) -> int:
         """Number of stored responses (a full table scan: for tests and tools, not for every run)."""
@@ -190,10 +237,12 @@ class ResponseCache:
 
     def close(self) -> None:
         """Finish pending writes, then close (after ``drain`` when an event loop handed them over)."""
+        self._closed = True
         self._reads.shutdown(wait=True)
         self._writes.shutdown(wait=True)
         self._reader.close()
         self._writer.close()
+        self._now.close()
 
 
 class _Batches(Generic[T, R]):
@@ -217,6 +266,11 @@ class _Batches(Generic[T, R]):
             self._idle = asyncio.Event()  # a new one each time: an event stays bound to the loop that waited on it
             loop.call_soon(self._start, loop)  # later in this turn of the loop: take every item it brings
         return await future
+
+    @property
+    def busy(self) -> bool:
+        """A batch is running or waiting to (its items wait for it)."""
+        return self._busy
 
     async def drain(self) -> None:
         """Return once every item submitted so far has been run."""
