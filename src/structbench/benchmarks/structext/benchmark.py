@@ -304,12 +304,13 @@ class StrucTextEval(Benchmark[StructextOptions]):
 
         from structbench.stats.bootstrap import RatioStatistic
 
-        counted = np.array([self.averaged(s) for s in pool], dtype=float)
         if metric == "empty_rate":
             return RatioStatistic(np.array([s.values.get("empty", 0.0) for s in pool]), np.ones(len(pool)), 0.0)
         if metric in self.metric_names:
-            values = np.array([s.values[metric] if self.averaged(s) else 0.0 for s in pool], dtype=float)
-            return RatioStatistic(values, counted, 0.0)
+            rows = list(pool)  # read once: a run's outcomes (``Outcomes``) build each row as it is read
+            counted = [self.averaged(s) for s in rows]
+            values = [s.values[metric] if kept else 0.0 for s, kept in zip(rows, counted, strict=True)]
+            return RatioStatistic(np.array(values, dtype=float), np.array(counted, dtype=float), 0.0)
         return None
 
     def averaged(self, s: Scored) -> bool:
