@@ -50,8 +50,8 @@ R = TypeVar("R")
 _INSERT = "INSERT OR REPLACE INTO responses (key, model, request, response, created) VALUES (?, ?, ?, ?, ?)"
 
 CHECKPOINT_BYTES = 4 * 2**20
-"""Responses committed on the event loop's connection between two checkpoints, which the write thread runs: that
-connection never checkpoints itself, so the event loop never copies the WAL into the database nor syncs it."""
+"""Bytes of responses committed on the event loop's connection between two checkpoints, which the write thread runs:
+that connection never checkpoints itself, so the event loop never copies the WAL into the database nor syncs it."""
 LOCK_WAIT = 300.0
 """Seconds a cache write waits for another process's write lock before it counts as a storage failure."""
 
@@ -208,7 +208,8 @@ class ResponseCache:
                 self._unchecked += self._put(self._now, [row])
                 if self._unchecked >= CHECKPOINT_BYTES:
                     self._unchecked = 0
-                    self._writes.submit(self._checkpoint)
+                    with contextlib.suppress(RuntimeError):  # shut down: the last connection closed checkpoints
+                        self._writes.submit(self._checkpoint)
                 return
         await self._write_batch.submit(row)
 

@@ -343,7 +343,7 @@ class ProcessLink:
         self.prefetch = max(1, round(capacity / 2))
         """Jobs queued in it beyond those it runs (``dispatch.WorkerLink``): half its slots, so that most finished jobs
         travel, and are answered, a few to a message (a quarter: about one write and one wake-up of each process a
-        job, measured in a 2,000-request run; half: 0.55)."""
+        job, measured in a 2,000-request run; half: about 0.6)."""
         self.name = f"worker {index} (pid {pid})"
         self.outstanding: dict[JobRef, Sample] = {}
         self.stats: tuple[int, int, int, int] | None = None

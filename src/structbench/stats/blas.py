@@ -2,8 +2,8 @@
 
 Each product is a chunk of at most ``bootstrap.CHUNK_ELEMENTS`` weights by a few feature columns: memory-bound and
 about a millisecond. OpenBLAS's other threads shorten it by a fraction of that, then spin, waiting for the next
-product, on cores the run's workers or other processes need: in a 2,000-question run against a loopback server, a
-tenth of all of the harness's CPU time (docs/develop/performance.md)."""
+product, on cores the run's workers or other processes need: in a 2,000-question run against a loopback server,
+80-150 microseconds of the harness's 2 milliseconds of CPU a question (docs/develop/performance.md)."""
 
 from __future__ import annotations
 
