@@ -366,7 +366,7 @@ def compute_result(
                 n = len(np.unique(outcomes.ids[rows]))
                 breakdowns[key][value] = Group(n=n, metrics=epoch_metrics(bench, items))
     extra = bench.extra_results(outcomes) if len(outcomes) else {}
-    excluded = [*bench.exclusions(outcomes), *left_out]
+    excluded = [*bench.exclusions(built if built is not None else outcomes), *left_out]  # rows built once
     if excluded:
         extra[EXCLUDED] = [e.model_dump() for e in excluded]
     twins = outcomes.corrected()
