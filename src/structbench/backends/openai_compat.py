@@ -35,7 +35,6 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
-import aiohttp
 import orjson
 
 from structbench.backends.base import (
@@ -54,6 +53,7 @@ from structbench.backends.base import (
     token_count,
 )
 from structbench.backends.factory import DEFAULT_MAX_REPLY_BYTES, DEFAULT_TIMEOUT, BackendSpec
+from structbench.backends.http import aiohttp
 from structbench.backends.server_context import context_refusal, listed_context, props_context
 from structbench.core.errors import UsageError
 from structbench.core.redact import redact, redact_url, register_secret, split_userinfo
