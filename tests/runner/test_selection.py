@@ -160,3 +160,48 @@ def test_holding_a_stream_checks_its_ids() -> None:
     stream = open_samples(Repeats(ToyBench.Options(size=5)), "small", DataContext(), seed=0, limit=None)
     with pytest.raises(DataError, match="toy:small: duplicate sample id 'toy-2'"):
         stream.hold()
+
+
+class MadeWhole(ToyBench):
+    """A stream that can also be made all at once (``Samples.whole``), counting each way's samples."""
+
+    streamed = wholes = 0
+
+    def load(self, variant, data, *, seed, limit):  # type: ignore[no-untyped-def]
+        samples = list(super().load(variant, data, seed=seed, limit=None))
+
+        def stream() -> Iterator[Sample]:
+            for s in samples[:limit]:
+                MadeWhole.streamed += 1
+                yield s
+
+        def whole() -> list[Sample]:
+            MadeWhole.wholes += 1
+            return samples  # the loader's limit is a hint: more than asked, cut by the stream
+
+        return Samples(stream(), expected=len(samples[:limit]), whole=whole)
+
+
+def test_a_stream_made_whole_is_held_from_its_whole_making() -> None:
+    MadeWhole.streamed = MadeWhole.wholes = 0
+    stream = open_samples(MadeWhole(ToyBench.Options(size=30)), "small", DataContext(), seed=0, limit=12)
+    assert MadeWhole.streamed == 1 and stream.first is not None
+    assert stream.hold()
+    assert MadeWhole.wholes == 1 and MadeWhole.streamed == 1  # the rest of the stream was never read
+    assert stream.count == 12 and stream.held is not None and stream.seen("toy-11") and not stream.seen("toy-12")
+    assert [s.id for s in stream] == [f"toy-{i}" for i in range(12)] and stream.first.id == "toy-0"
+
+
+def test_a_stream_made_whole_is_checked_and_a_draw_still_streams() -> None:
+    class Repeats(MadeWhole):
+        def load(self, variant, data, *, seed, limit):  # type: ignore[no-untyped-def]
+            loaded = super().load(variant, data, seed=seed, limit=limit)
+            made = loaded.whole
+            return Samples(loaded, expected=loaded.expected, whole=lambda: [*made(), made()[2]])
+
+    with pytest.raises(DataError, match="toy:small: duplicate sample id 'toy-2'"):
+        open_samples(Repeats(ToyBench.Options(size=5)), "small", DataContext(), seed=0, limit=None).hold()
+    MadeWhole.streamed = MadeWhole.wholes = 0
+    drawn = open_samples(MadeWhole(ToyBench.Options(size=30)), "small", DataContext(), seed=0, limit=None, sample=5)
+    assert drawn.hold() and MadeWhole.wholes == 0  # ``--sample`` picks positions of the stream: read, not made
+    assert len(list(drawn)) == 5

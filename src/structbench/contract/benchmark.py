@@ -182,10 +182,14 @@ class Samples(Iterable[Sample]):
     ``load`` that streams returns (a bare generator streams too, without a count), so a run never holds them all
     and its progress bar still has a total."""
 
-    def __init__(self, samples: Iterable[Sample], expected: int | None = None) -> None:
+    def __init__(self, samples: Iterable[Sample], expected: int | None = None, *,
+                 whole: Callable[[], Iterable[Sample]] | None = None) -> None:
         self._samples = samples
         self.expected = expected
         """How many samples the stream will yield (at most: a generator that cannot make one skips it)."""
+        self.whole = whole
+        """The same samples in the same order, made all at once faster than the stream makes them (in forked
+        processes, say): what a run that holds a small stream before forking its workers reads instead."""
 
     def __iter__(self) -> Iterator[Sample]:
         return iter(self._samples)

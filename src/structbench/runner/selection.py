@@ -11,6 +11,7 @@ samples, and jobs travel without them).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import random
@@ -47,9 +48,10 @@ class SampleStream:
     ``load`` announced with ``benchmark.Samples``); ``count`` how many the last complete pass read."""
 
     def __init__(self, label: str, reopen: Callable[[], Iterator[Sample]], *, held: Sequence[Sample] | None = None,
-                 expected: int | None = None) -> None:
+                 expected: int | None = None, whole: Callable[[], Iterable[Sample]] | None = None) -> None:
         self.label = label
         self._reopen = reopen
+        self._whole = whole
         self.held = held
         self.expected = len(held) if held is not None else expected
         self.count: int | None = len(held) if held is not None else None
@@ -68,6 +70,10 @@ class SampleStream:
             source: Iterator[Sample] = itertools.chain([self.first], opened)
         else:
             source = self._reopen()
+        yield from self._checked(source)
+
+    def _checked(self, source: Iterable[Sample]) -> Iterator[Sample]:
+        """``source``'s samples, each id checked unique as it passes, counted at the end (a pass)."""
         seen: set[int] = set()
         self._seen, self.count = seen, None
         count = 0
@@ -92,7 +98,12 @@ class SampleStream:
         if self.expected is None or self.first is None or \
                 len(self.first.model_dump_json()) * PYTHON_PER_JSON_BYTE * self.expected > limit_bytes:
             return False
-        held = list(self)
+        if self._whole is not None:  # made at once (faster): the stream opened for the first sample is dropped
+            self._opened = None
+            held = list(self._checked(self._whole()))
+            self.first = held[0] if held else None
+        else:
+            held = list(self)
         self.held, self._reopen = held, lambda: iter(held)
         return True
 
@@ -278,7 +289,13 @@ def _streamed(bench: Benchmark, label: str, load: Callable[[], Iterable[Sample]]
 
     if limit is not None and expected is not None:
         expected = min(expected, limit)
-    return SampleStream(label, reopen, expected=expected)
+    made: Callable[[], Iterable[Sample]] | None = getattr(loaded, "whole", None)
+    whole = None if made is None or picks is not None else functools.partial(_first, made, limit)
+    return SampleStream(label, reopen, expected=expected, whole=whole)
+
+
+def _first(made: Callable[[], Iterable[Sample]], limit: int | None) -> Iterator[Sample]:
+    return itertools.islice(made(), limit)
 
 
 def _no_such_ids(label: str, ids: Sequence[str], every: Sequence[str]) -> None:

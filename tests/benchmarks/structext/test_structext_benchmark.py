@@ -10,7 +10,7 @@ from structbench.backends.base import Choice, Request, Response
 from structbench.benchmarks import BENCHMARKS
 from structbench.benchmarks.structext import BENCHMARK
 from structbench.benchmarks.structext.benchmark import StrucTextEval
-from structbench.contract.benchmark import Attempt, Scored
+from structbench.contract.benchmark import Attempt, Samples, Scored
 from structbench.core.errors import UsageError
 from structbench.data.datasets import DataContext
 from structbench.data.sample import Sample
@@ -55,6 +55,14 @@ def test_loads_the_test_suite(samples: list[Sample]) -> None:
     s = samples[0]
     assert s.meta.keys() == {"language", "template", "depth", "width"}
     assert s.evidence[0].kind == "structured_text"
+
+
+@pytest.mark.parametrize("limit", [None, 700])
+def test_the_suite_made_whole_is_the_stream(bench: StrucTextEval, samples: list[Sample], limit: int | None) -> None:
+    loaded = bench.load("test", DataContext(), seed=0, limit=limit)
+    assert isinstance(loaded, Samples) and loaded.whole is not None
+    whole = list(loaded.whole())  # made in forked processes (``suite_items``), what a held run reads
+    assert whole == samples[:limit] and whole == list(loaded) and len(whole) == loaded.expected
 
 
 def test_limit_spreads_over_languages_and_templates(bench: StrucTextEval, samples: list[Sample]) -> None:

@@ -29,7 +29,13 @@ from structbench.benchmarks.structext.metrics import (
 )
 from structbench.benchmarks.structext.paper import TABLES
 from structbench.benchmarks.structext.provenance import PROVENANCE
-from structbench.benchmarks.structext.suites import Item, demonstrations, iter_suite_items, suite_size
+from structbench.benchmarks.structext.suites import (
+    Item,
+    demonstrations,
+    iter_suite_items,
+    suite_items,
+    suite_size,
+)
 from structbench.benchmarks.structext.templates import LANGUAGES, TEMPLATES
 from structbench.contract.benchmark import (
     Attempt,
@@ -144,8 +150,14 @@ class StrucTextEval(Benchmark[StructextOptions]):
         if variant == "official":
             samples = official.load(data)
             return samples[:limit] if limit is not None else samples
-        items = iter_suite_items(variant, seed, syntax=self.options.syntax, verify=self.options.verify, limit=limit)
-        return Samples((_sample(item, variant) for item in items), expected=suite_size(variant, limit))
+        syntax, verify = self.options.syntax, self.options.verify
+        items = iter_suite_items(variant, seed, syntax=syntax, verify=verify, limit=limit)
+
+        def whole() -> list[Sample]:  # the structures made in forked processes (``suite_items``)
+            return [_sample(item, variant) for item in suite_items(variant, seed, syntax=syntax, verify=verify,
+                                                                   limit=limit)]
+
+        return Samples((_sample(item, variant) for item in items), expected=suite_size(variant, limit), whole=whole)
 
     def export_fields(self, sample: Sample) -> dict[str, Any]:
         reference = sample.evidence[0]
