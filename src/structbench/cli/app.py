@@ -102,18 +102,21 @@ def main() -> None:
     prints its traceback (redacted too) and exits 1; SIGTERM ends like Ctrl-C, with 143."""
     from typer.exceptions import TyperException
 
-    from structbench.core.collector import collect_less
+    from structbench.core.collector import collect_less, pause, resume
     from structbench.core.plugins import skip_pydantic_plugin_scan
     from structbench.core.words import flag_words
 
     thresholds = collect_less()  # (``python -m structbench`` did already, before its imports)
+    pause()
     skip_pydantic_plugin_scan()
     signal.signal(signal.SIGTERM, _terminate)
     _redact_logs()
     words = flag_words.set(True)  # errors deep in a run name its options as this command's flags
     try:
-        code = get_group(_app_for(sys.argv[1:]))(standalone_mode=False)  # typer's own errors come back here, to be
-        # printed as one line
+        command = get_group(_app_for(sys.argv[1:]))
+        if sys.argv[1:2] != ["run"]:  # a run resumes the collector once it has loaded its samples (``Run._work``)
+            resume()
+        code = command(standalone_mode=False)  # typer's own errors come back here, to be printed as one line
         sys.exit(code if isinstance(code, int) else ExitCode.OK)
     except TyperException as err:  # a bad flag value, an unknown option: one line, as every other usage error
         if type(err).__name__ == "NoArgsIsHelpError":  # a command group given no command: its help
@@ -143,7 +146,8 @@ def main() -> None:
         _crash()
     finally:
         flag_words.reset(words)  # an in-process invocation (testing.cli) leaves Python's words to the library
-        gc.set_threshold(*thresholds)  # and its collector as it was
+        resume()  # and its collector as it was
+        gc.set_threshold(*thresholds)
 
 
 def usage_line(err: Exception) -> str:

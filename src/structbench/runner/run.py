@@ -21,7 +21,7 @@ from structbench.backends.base import Backend
 from structbench.backends.factory import backend_packages
 from structbench.backends.stats import CallSnapshot
 from structbench.contract.benchmark import Strategy
-from structbench.core.collector import collect_less
+from structbench.core.collector import collect_less, resume
 from structbench.core.errors import BudgetError, RunStoppedError, StorageError, Terminated, UsageError
 from structbench.core.forkmap import can_fork
 from structbench.core.version import __version__
@@ -292,6 +292,7 @@ class Run:
                 Spread(workers, cluster, lock),
             )
         finally:
+            resume()  # (a run that never reached its requests)
             gc.unfreeze()
             gc.set_threshold(*thresholds)
             os.close(lock)
@@ -379,6 +380,7 @@ class Run:
                 warm_up(selections)
             gc.freeze()  # the loaded samples live all run: the collector (and forked workers' copy-on-write) skip them
             collect_less()  # the requests' short-lived objects: restored by ``execute``; forked workers inherit it
+            resume()  # paused while the command started (``core.collector.pause``)
             if forked:
                 if cache is not None:
                     cache.close()  # no SQLite connection may cross a fork; each worker opens its own
