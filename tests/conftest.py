@@ -90,6 +90,13 @@ _REPORTER: list[object] = []
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
+    try:  # tqdm's monitor thread (a bar of mlflow's, say) would outlive its test, and a run in this process that
+        # asks for workers would then find another thread alive and not fork (tests/cli/test_reliability.py)
+        import tqdm
+    except ImportError:
+        pass
+    else:
+        tqdm.tqdm.monitor_interval = 0
     if not hasattr(session.config, "workerinput"):
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:

@@ -187,12 +187,13 @@ def redact_known(text: str) -> str:
 HOLE = "\x00" + secrets.token_hex(16)
 """A string that stands in a JSON text for a part kept as the user wrote it (``redact_around``): random, so no
 registered secret shares a piece of it."""
+_HOLE_JSON = json.dumps(HOLE)
 
 
 def redact_around(text: str, verbatim: str) -> str:
     """``redact`` of a JSON ``text`` in which the string ``HOLE`` stands for ``verbatim`` (a JSON text of what the user
     wrote: a prompt, a configuration), which loses only registered secrets (``redact_known``)."""
-    hole = json.dumps(HOLE)
+    hole = _HOLE_JSON
     done = redact(text)
     if hole not in done:  # the hole itself redacted (it cannot be): redact the whole rather than lose the part
         return redact(text.replace(hole, verbatim, 1))

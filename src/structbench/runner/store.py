@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import orjson
 from pydantic import ValidationError
 
 from structbench.core.atomic import json_text
@@ -81,7 +81,7 @@ def _record_line(record: SampleRecord) -> bytes:
     only registered secrets."""
     if record.prompt is None:
         return redact(record.model_dump_json(fallback=repr, warnings=False)).encode() + b"\n"
-    prompt = json.dumps(record.prompt, ensure_ascii=False, separators=(",", ":"))
+    prompt = orjson.dumps(record.prompt).decode()  # ``json.dumps(ensure_ascii=False)``'s text, in a tenth of its time
     holed = trusted(SampleRecord, {**record.__dict__, "prompt": HOLE})  # ``model_copy`` without its copying
     text = holed.model_dump_json(fallback=repr, warnings=False)
     return redact_around(text, prompt).encode() + b"\n"
