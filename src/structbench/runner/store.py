@@ -71,9 +71,13 @@ def encode_record(record: SampleRecord) -> tuple[SampleRecord, bytes]:
         problem = err.errors()[0]
         where = ".".join(str(p) for p in problem["loc"])
         stored = record.as_failed(f"the record could not be written: {where}: {problem['msg']}")
-    except (ValueError, TypeError) as err:  # not serializable at all (a reference cycle, say)
+    except (ValueError, TypeError) as err:  # not serializable at all (a reference cycle, a lone surrogate, say)
         stored = record.as_failed(f"the record could not be written: {type(err).__name__}: {err}")
-    return stored, _record_line(stored)
+    try:
+        return stored, _record_line(stored)
+    except (ValueError, TypeError):  # the prompt itself cannot be written: the failure goes without it
+        stored = stored.model_copy(update={"prompt": None})
+        return stored, _record_line(stored)
 
 
 def _record_line(record: SampleRecord) -> bytes:
