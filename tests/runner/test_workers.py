@@ -164,3 +164,24 @@ def test_a_stray_cancelled_error_in_a_worker_is_a_harness_error_and_the_run_ends
     many = _run(tmp_path / "many", MockBackend(reply=_stray_cancel), config, 2)  # it used to wait for ever
     assert many == one and one.results[0].harness_errors > 0
     assert _lines(tmp_path / "many") == _lines(tmp_path / "one") and len(_lines(tmp_path / "many")) == 20
+
+
+def test_a_finished_job_travels_as_plain_tuples_and_arrives_whole() -> None:
+    import pickle
+    import pickletools
+
+    from structbench.runfiles.records import SampleRecord
+    from structbench.runner.jobs import Finished
+
+    record = SampleRecord(benchmark="toy", variant="big", strategy="direct", model="m", id="s-7", task="t",
+                          prompt="p", output="o", parsed={"answer": ["y", 1]}, gold="y", score=0.5,
+                          values={"f1": 0.5}, meta={"hops": 2}, cluster="c1", epoch=1, error="HTTP 500",
+                          error_kind="model", call_usage=[{"model": "m", "prompt_tokens": 12, "completion_tokens": 3},
+                                                          {"model": "judge", "reused": True, "prompt_tokens": 5}])
+    finished = Finished((0, 1, 2, 1), record.row(), b'{"line": 1}\n')
+    assert finished.record.usage_groups  # something to carry
+    wire = pickle.dumps(processes.done_message(finished), protocol=pickle.HIGHEST_PROTOCOL)
+    globals_named = [arg for op, arg, _ in pickletools.genops(wire) if op.name in ("GLOBAL", "STACK_GLOBAL")]
+    assert globals_named == []  # nothing pickle calls back into Python for
+    assert processes.received(pickle.loads(wire)) == ("done", finished)
+    assert processes.received(("note", "text")) == ("note", "text")

@@ -38,11 +38,12 @@ from structbench.backends.stats import CallSnapshot
 from structbench.core.errors import ExitCode, StorageError, StructbenchError
 from structbench.core.words import spelt
 from structbench.data.sample import Sample
+from structbench.runfiles.records import SummaryRow, UsageCounts
 from structbench.runner.cache import ResponseCache, Spill
 from structbench.runner.calls import ModelCaller, ModelPool
 from structbench.runner.control import CacheErrorPolicy, RunControl
 from structbench.runner.engine import Job, Outcome
-from structbench.runner.jobs import JobRef, JobRunner, Ticket
+from structbench.runner.jobs import Finished, JobRef, JobRunner, Ticket
 from structbench.runner.pipeline import run_pipeline
 from structbench.runner.settings import RequestSettings
 
@@ -59,6 +60,24 @@ def encode(message: tuple[Any, ...]) -> bytes:
     """One length-prefixed, pickled message."""
     payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
     return _FRAME.pack(len(payload)) + payload
+
+
+def done_message(finished: Finished) -> tuple[Any, ...]:
+    """``("done", finished)`` as a worker sends it: plain tuples, which pickle writes and reads in C, where the
+    dataclass and its named tuples went through Python calls each (12 -> 3 µs a message alone, 40 µs in a busy
+    worker); ``received`` makes it whole again."""
+    row = finished.record
+    usage = tuple((key, tuple(counts)) for key, counts in row.usage_groups)
+    return ("done", finished.ref, row[:-2], usage, row.cell, finished.line)
+
+
+def received(message: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A worker's message as the dispatcher reads it: ``done_message``'s as ``("done", Finished)``."""
+    if message[0] != "done":
+        return message
+    _, ref, head, usage, cell, line = message
+    groups = tuple((key, UsageCounts._make(counts)) for key, counts in usage)
+    return ("done", Finished(ref, SummaryRow._make((*head, groups, cell)), line))
 
 
 async def read_message(reader: asyncio.StreamReader) -> tuple[Any, ...] | None:
@@ -207,7 +226,7 @@ class Worker:
         runner = JobRunner(self.selections, caller, s.model, s.request)
 
         def finish(attempted: tuple[JobRef, Job, Outcome]) -> None:
-            self._send(("done", runner.finish(*attempted)))
+            self._send(done_message(runner.finish(*attempted)))
 
         reporting = asyncio.create_task(self._report_calls(caller, others))
         try:
@@ -362,7 +381,7 @@ class ProcessLink:
 
     async def _read(self, reader: asyncio.StreamReader, events: Events) -> None:
         while (message := await read_message(reader)) is not None:
-            events.put_nowait((self, message))
+            events.put_nowait((self, received(message)))
         status = await asyncio.get_running_loop().run_in_executor(None, self.wait)
         events.put_nowait((self, ("exit", status)))
 
