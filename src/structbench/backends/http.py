@@ -66,7 +66,10 @@ def _import_deferred() -> None:
     for name in set(sys.modules) - before:
         for value in list(getattr(sys.modules[name], "__dict__", {}).values()):
             if type(value) is ssl.SSLContext:
-                value.__class__ = DeferredCAContext
+                try:
+                    value.__class__ = DeferredCAContext
+                except TypeError:  # a Python whose contexts cannot change class: read the bundle now, as aiohttp did
+                    value.load_default_certs()
 
 
 if "aiohttp" not in sys.modules:

@@ -295,6 +295,7 @@ def _streamed(bench: Benchmark, label: str, load: Callable[[], Iterable[Sample]]
 
 
 def _first(made: Callable[[], Iterable[Sample]], limit: int | None) -> Iterator[Sample]:
+    """The first ``limit`` samples ``made`` makes (a loader's limit is a hint: it may make more)."""
     return itertools.islice(made(), limit)
 
 
