@@ -89,3 +89,17 @@ def test_a_run_starts_its_requests_with_the_collector_running(tmp_path: Path) ->
                       "--no-progress", "--out", str(tmp_path / "run"))
     assert done.returncode == 0, done.stderr
     assert seen == [True, True, True] and gc.isenabled()
+
+
+def test_a_command_leaves_the_collector_out_of_the_interpreters_exit() -> None:
+    import subprocess
+    import sys
+
+    code = ("import atexit, gc, sys\n"
+            "atexit.register(lambda: print('frozen at exit:', gc.get_freeze_count() > 0))\n"  # runs after main's
+            "sys.argv = ['structbench', 'list']\n"
+            "from structbench.cli.app import main\n"
+            "main()\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.rstrip().endswith("frozen at exit: True")

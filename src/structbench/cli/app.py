@@ -102,12 +102,13 @@ def main() -> None:
     prints its traceback (redacted too) and exits 1; SIGTERM ends like Ctrl-C, with 143."""
     from typer.exceptions import TyperException
 
-    from structbench.core.collector import collect_less, pause, resume
+    from structbench.core.collector import collect_less, freeze_at_exit, pause, resume
     from structbench.core.plugins import skip_pydantic_plugin_scan
     from structbench.core.words import flag_words
 
     thresholds = collect_less()  # (``python -m structbench`` did already, before its imports)
     pause()
+    freeze_at_exit()
     skip_pydantic_plugin_scan()
     signal.signal(signal.SIGTERM, _terminate)
     _redact_logs()

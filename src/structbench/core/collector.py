@@ -1,9 +1,10 @@
 """How often Python's garbage collector passes over the newest objects while structbench runs: less often than its
 default, because a command allocates far more short-lived objects than it keeps (imports, replies, records); and not
-at all while a command starts (``pause``, ``resume``)."""
+at all while a command starts (``pause``, ``resume``), nor as the interpreter exits (``freeze_at_exit``)."""
 
 from __future__ import annotations
 
+import atexit
 import gc
 
 YOUNG_COLLECTION = 10_000
@@ -42,3 +43,17 @@ def resume() -> None:
     if _paused:
         _paused = False
         gc.enable()
+
+
+_freezes_at_exit = False
+
+
+def freeze_at_exit() -> None:
+    """Freeze every object out of the collector when the interpreter exits (after the exit handlers registered later,
+    before those registered earlier): Python's last collections would pass over all of a large process's objects to
+    free memory that exiting frees anyway, 90-100 ms at the end of a run (issue 44). Objects are still released as
+    their modules are cleared."""
+    global _freezes_at_exit
+    if not _freezes_at_exit:
+        _freezes_at_exit = True
+        atexit.register(gc.freeze)
