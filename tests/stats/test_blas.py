@@ -47,3 +47,23 @@ def test_the_bootstrap_runs_on_one_blas_thread() -> None:
         assert blas_threads() == [2] * len(blas_threads())
     assert len(dist) == 50 and np.isfinite(dist).all()
     assert stat.seen and all(seen == [1] * len(seen) for seen in stat.seen)
+
+
+def test_a_blas_loaded_after_the_first_limit_is_limited_too() -> None:
+    import subprocess
+    import sys
+
+    pytest.importorskip("scipy")
+    code = ("import threadpoolctl\n"
+            "from structbench.stats.blas import one_thread\n"
+            "def threads(): return sorted((l['filepath'], l['num_threads']) for l in threadpoolctl.threadpool_info()\n"
+            "                             if l['user_api'] == 'blas')\n"
+            "with one_thread(): first = threads()\n"
+            "import scipy.linalg\n"  # scipy's wheels bring their own OpenBLAS
+            "with threadpoolctl.threadpool_limits(2, user_api='blas'):\n"
+            "    with one_thread(): later = threads()\n"
+            "print(len(first), len(later), all(n == 1 for _, n in later))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    first, later, limited = done.stdout.split()
+    assert int(later) >= int(first) and limited == "True"

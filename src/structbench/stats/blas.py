@@ -7,17 +7,23 @@ product, on cores the run's workers or other processes need: in a 2,000-question
 
 from __future__ import annotations
 
-import functools
+import sys
 from contextlib import AbstractContextManager
 from typing import Any
 
+_found: tuple[int, Any] | None = None
 
-@functools.cache
+
 def _controller() -> Any:
-    """The BLAS libraries loaded in this process (numpy's OpenBLAS), found once."""
-    from threadpoolctl import ThreadpoolController
+    """The BLAS libraries loaded in this process (numpy's OpenBLAS): found again whenever a module has been imported
+    since they were last (0.6 ms), since an extension may bring its own (scipy's OpenBLAS, torch's)."""
+    global _found
+    modules = len(sys.modules)
+    if _found is None or _found[0] != modules:
+        from threadpoolctl import ThreadpoolController
 
-    return ThreadpoolController()
+        _found = (len(sys.modules), ThreadpoolController())
+    return _found[1]
 
 
 def one_thread() -> AbstractContextManager[Any]:
