@@ -53,6 +53,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
 """Each command, in ``--help``'s order: the ``structbench.cli`` module and function that implement it."""
 GROUPS: dict[str, tuple[str, str]] = {"generate": ("generate_cmd", "generate_app")}
 """Each command group: the module and the ``typer.Typer`` of its commands."""
+RESUME_THEMSELVES = frozenset({"run"})
+"""Commands that keep the collector paused past their start (``core.collector.pause``) and resume it themselves: a
+run once it has loaded its samples (``Run._work``)."""
 
 
 def _implementation(module: str, name: str) -> Any:
@@ -115,7 +118,7 @@ def main() -> None:
     words = flag_words.set(True)  # errors deep in a run name its options as this command's flags
     try:
         command = get_group(_app_for(sys.argv[1:]))
-        if sys.argv[1:2] != ["run"]:  # a run resumes the collector once it has loaded its samples (``Run._work``)
+        if not RESUME_THEMSELVES.intersection(sys.argv[1:2]):
             resume()
         code = command(standalone_mode=False)  # typer's own errors come back here, to be printed as one line
         sys.exit(code if isinstance(code, int) else ExitCode.OK)

@@ -18,11 +18,10 @@ def _controller() -> Any:
     """The BLAS libraries loaded in this process (numpy's OpenBLAS): found again whenever a module has been imported
     since they were last (0.6 ms), since an extension may bring its own (scipy's OpenBLAS, torch's)."""
     global _found
-    modules = len(sys.modules)
-    if _found is None or _found[0] != modules:
+    if _found is None or _found[0] != len(sys.modules):
         from threadpoolctl import ThreadpoolController
 
-        _found = (len(sys.modules), ThreadpoolController())
+        _found = (len(sys.modules), ThreadpoolController())  # counted after threadpoolctl's own imports
     return _found[1]
 
 
