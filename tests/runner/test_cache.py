@@ -247,13 +247,13 @@ def test_lookups_and_commits_that_need_no_wait_stay_on_the_event_loop(tmp_path: 
     backend = OpenAIBackend("m", base_url="http://127.0.0.1:1/v1")
     handed: list[object] = []
     mp = pytest.MonkeyPatch()
-    original = cache_module._Batches.submit
+    original = cache_module.ThreadPoolExecutor.submit
 
-    async def submit(self: object, item: object) -> object:
-        handed.append(item)
-        return await original(self, item)  # type: ignore[arg-type]
+    def submit(self: object, fn: object, *args: object) -> object:
+        handed.append(fn)
+        return original(self, fn, *args)  # type: ignore[arg-type]
 
-    mp.setattr(cache_module._Batches, "submit", submit)
+    mp.setattr(cache_module.ThreadPoolExecutor, "submit", submit)
     other = sqlite3.connect(path)
 
     async def go() -> list[bool]:
@@ -274,6 +274,116 @@ def test_lookups_and_commits_that_need_no_wait_stay_on_the_event_loop(tmp_path: 
     assert handed == [] and cache.hits == 20
     cache.close()
     other.close()
+
+
+def _traced(cache: ResponseCache) -> list[str]:
+    """The statements the event loop's connection runs from now on."""
+    statements: list[str] = []
+    cache._now.set_trace_callback(statements.append)
+    return statements
+
+
+def test_the_responses_stored_in_one_turn_of_the_loop_are_one_commit(tmp_path: Path) -> None:
+    """A wave of replies is one transaction on the event loop (group commit), each caller returning once it is
+    committed; lookups made in one turn share one read transaction."""
+    import asyncio
+
+    path = tmp_path / "c.sqlite"
+    cache = ResponseCache(path)
+    backend = OpenAIBackend("m", base_url="http://127.0.0.1:1/v1")
+    requests = [Request.chat(f"q{i}") for i in range(12)]
+    keys = [cache_key(backend, r) for r in requests]
+    statements = _traced(cache)
+
+    async def store(i: int) -> int:
+        await cache.aput(keys[i], "m", cache_fields(backend, requests[i]), Response(choices=(Choice(text=str(i)),)))
+        other = sqlite3.connect(path)  # committed by the time aput returns: another connection sees it
+        try:
+            return int(other.execute("SELECT COUNT(*) FROM responses WHERE key = ?", (keys[i],)).fetchone()[0])
+        finally:
+            other.close()
+
+    async def go() -> tuple[list[int], list[Response | None]]:
+        stored = await asyncio.gather(*(store(i) for i in range(10)))
+        found = await asyncio.gather(*(cache.aget(key) for key in keys))
+        return list(stored), list(found)
+
+    stored, found = asyncio.run(go())
+    assert stored == [1] * 10
+    assert [f.text if f is not None else None for f in found] == [str(i) for i in range(10)] + [None, None]
+    assert cache.hits == 10
+    assert sum(s.startswith("INSERT") for s in statements) == 10
+    assert [s for s in statements if s in ("BEGIN IMMEDIATE", "COMMIT", "BEGIN")] == \
+        ["BEGIN IMMEDIATE", "COMMIT", "BEGIN", "COMMIT"]  # one write transaction, then one read transaction
+    assert sum(s.startswith("SELECT") for s in statements) == 12
+    cache.close()
+
+
+def test_a_batch_the_loop_cannot_commit_goes_whole_to_the_write_thread(tmp_path: Path) -> None:
+    """Another process holds the write lock: the turn's responses are committed together on the write thread once it
+    is free, and the lookups of a turn that would wait are looked up (and counted) once, on the read thread."""
+    import asyncio
+    import threading
+
+    path = tmp_path / "c.sqlite"
+    cache = ResponseCache(path, lock_wait=5.0)
+    backend = OpenAIBackend("m", base_url="http://127.0.0.1:1/v1")
+    requests = [Request.chat(f"q{i}") for i in range(8)]
+    keys = [cache_key(backend, r) for r in requests]
+    cache.put(keys[0], "m", cache_fields(backend, requests[0]), Response(choices=(Choice(text="old"),)))
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    threading.Timer(0.3, lambda: other.execute("COMMIT")).start()
+    statements = _traced(cache)
+    committed: list[tuple[str, int]] = []
+    put_many = cache.put_many
+
+    def recording(rows: list[tuple[str, str, bytes, Response]]) -> None:
+        committed.append((threading.current_thread().name, len(rows)))
+        put_many(rows)
+
+    cache._write_batch.work = recording
+
+    async def go() -> None:
+        await asyncio.gather(*(cache.aput(keys[i], "m", cache_fields(backend, requests[i]),
+                                          Response(choices=(Choice(text=str(i)),))) for i in range(1, 8)))
+
+    asyncio.run(go())
+    assert [name.startswith("cache-write") for name, _ in committed] == [True] and committed[0][1] == 7
+    assert statements.count("BEGIN IMMEDIATE") == 1  # tried once on the loop, refused at once
+    again = ResponseCache(path)
+    assert [again.get(key).text for key in keys] == ["old", *map(str, range(1, 8))]  # type: ignore[union-attr]
+    again.close()
+    other.close()
+
+    busy = sqlite3.OperationalError("database is locked")
+    busy.sqlite_errorname = "SQLITE_BUSY"  # as SQLite sets it
+
+    class Waiting:
+        """The loop's connection, refusing the third lookup as if a lock were in the way."""
+
+        def __init__(self, conn: sqlite3.Connection) -> None:
+            self.conn, self.selects = conn, 0
+            self.in_transaction = False
+
+        def execute(self, sql: str, *args: object) -> object:
+            self.selects += sql.startswith("SELECT")
+            if self.selects == 3:
+                raise busy
+            result = self.conn.execute(sql, *args)
+            self.in_transaction = self.conn.in_transaction
+            return result
+
+    cache._now = Waiting(cache._now)  # type: ignore[assignment]
+
+    async def look() -> list[Response | None]:
+        return list(await asyncio.gather(*(cache.aget(key) for key in keys)))
+
+    found = asyncio.run(look())
+    assert [f.text if f is not None else None for f in found] == ["old", *map(str, range(1, 8))]
+    assert cache.hits == 8  # the two found on the loop before the refusal are not counted twice
+    cache._now = cache._now.conn  # type: ignore[attr-defined]
+    cache.close()
 
 
 def test_a_lookup_that_would_wait_goes_to_the_read_thread(tmp_path: Path) -> None:

@@ -3,13 +3,14 @@
 Each response is committed as soon as it arrives and before the strategy sees it, so a response that
 was used is never lost to a crash or ``kill -9`` (WAL with ``synchronous=NORMAL`` survives process
 death; only an OS crash can lose the last commits). ``aget`` and ``aput`` never make the event loop wait for a
-lock: each first tries its statement at once on a connection that does not wait (a lookup in WAL mode, or a
-commit while no other connection holds the write lock: tens of microseconds, where handing it to a thread and
-back cost several times that in CPU), and hands it to a thread of its own when SQLite says it would have to wait
-(another process holding the write lock delays this process's writes, never its requests). Lookups or responses
-that arrive while their thread is busy go together in its next turn (a burst of replies is one transaction and
-one wake-up of the thread). Other processes may read and write the same file; SQLite serializes them, and a
-write waits up to ``lock_wait`` seconds for the lock before it counts as failed.
+lock. The lookups, and the responses to store, that come in one turn of the event loop go together: at the end of
+the turn, one read transaction looks them all up, and one transaction commits them all (a wave of replies is one
+commit and one lock, not one each, #44). Each batch is first tried on a connection that does not wait (a lookup in
+WAL mode, or a commit while no other connection holds the write lock: tens of microseconds, where handing it to a
+thread and back cost several times that in CPU), and goes to a thread of its own when SQLite says it would have to
+wait (another process holding the write lock delays this process's writes, never its requests); what comes while
+that thread is busy goes in its next batch. Other processes may read and write the same file; SQLite serializes
+them, and a write waits up to ``lock_wait`` seconds for the lock before it counts as failed.
 
 Only usable responses are stored, and an entry that is not usable (written by an older version) reads
 as a miss, so a bad reply can never become permanent. Responses that could not be stored are kept in a
@@ -117,8 +118,9 @@ class ResponseCache:
             raise StorageError(f"response cache {path}: cannot be opened for writing: {reason}") from err
         self._reads = ThreadPoolExecutor(1, thread_name_prefix="cache-read")
         self._writes = ThreadPoolExecutor(1, thread_name_prefix="cache-write")
-        self._read_batch: _Batches[str, Response | None] = _Batches(self._reads, self.get_many)
-        self._write_batch: _Batches[tuple[str, str, bytes, Response], None] = _Batches(self._writes, self.put_many)
+        self._read_batch: _Batches[str, Response | None] = _Batches(self._reads, self.get_many, now=self._get_now)
+        self._write_batch: _Batches[tuple[str, str, bytes, Response], None] = _Batches(
+            self._writes, self.put_many, now=self._put_now)
         self.hits = 0
         self._closed = False
         self._unchecked = 0
@@ -132,20 +134,21 @@ class ResponseCache:
 
     def get(self, key: str) -> Response | None:
         """The stored response, or None (entries other processes wrote since opening included)."""
-        return self._get(self._reader, key)
+        return self._counted(self._get(self._reader, key))
+
+    def _counted(self, response: Response | None) -> Response | None:
+        self.hits += response is not None
+        return response
 
     def _get(self, conn: sqlite3.Connection, key: str) -> Response | None:
+        """The stored response (not yet counted as a hit: a batch may be looked up again on the thread)."""
         try:
             row = conn.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
         except sqlite3.Error as err:
             if conn is self._now and _busy(err):
                 raise _WouldWait from err
             raise CacheReadError(f"response cache {self.path} cannot be read: {_reason(err)}") from err
-        response = None if row is None else _usable(row[0])
-        if response is None:
-            return None
-        self.hits += 1
-        return response
+        return None if row is None else _usable(row[0])
 
     def get_many(self, keys: list[str]) -> list[Response | None]:
         """``get`` for each key (one read thread turn for a burst of lookups)."""
@@ -187,31 +190,52 @@ class ResponseCache:
             raise CacheWriteError(f"response cache {self.path} cannot be written: {why}") from err
 
     async def aget(self, key: str) -> Response | None:
-        """``get``, at once where SQLite need not wait, else on the cache's read thread (lookups made while it is busy
-        go together in its next turn)."""
-        if not self._closed:
-            with contextlib.suppress(_WouldWait):
-                return self._get(self._now, key)
+        """``get``, with the other lookups of this turn of the event loop: on the loop where SQLite need not wait, else
+        on the cache's read thread."""
         return await self._read_batch.submit(key)
 
+    def _get_now(self, keys: list[str]) -> list[Response | None]:
+        """``get_many`` on the event loop's connection, in one read transaction; raises ``_WouldWait`` where SQLite
+        would wait (nothing counted then: the thread looks them up)."""
+        if self._closed:
+            raise _WouldWait
+        conn = self._now
+        try:
+            if len(keys) == 1:
+                found = [self._get(conn, keys[0])]
+            else:
+                conn.execute("BEGIN")
+                try:
+                    found = [self._get(conn, key) for key in keys]
+                finally:
+                    if conn.in_transaction:
+                        conn.execute("COMMIT")
+        except sqlite3.Error as err:  # beginning or ending the read transaction (``_get`` raises its own errors)
+            if _busy(err):
+                raise _WouldWait from err
+            raise CacheReadError(f"response cache {self.path} cannot be read: {_reason(err)}") from err
+        return [self._counted(response) for response in found]
+
     async def aput(self, key: str, model: str, request_fields: bytes, response: Response) -> None:
-        """``put``, returning once committed: at once where no other connection holds the write lock, else on the
-        cache's write thread, where the event loop goes on while it waits for the lock and responses that arrive
-        while a commit is under way are committed together next (group commit: one transaction, one lock, for a
-        burst of replies)."""
+        """``put``, returning once committed, in one transaction with the other responses stored in this turn of the
+        event loop (group commit): on the loop where no other connection holds the write lock, else on the cache's
+        write thread, where the event loop goes on while it waits for the lock and responses that arrive meanwhile are
+        committed together next."""
         problem = unusable_reason(response)
         if problem is not None:
             raise ValueError(f"an unusable response is never cached: {problem}")
-        row = (key, model, request_fields, response)
-        if not self._closed and not self._write_batch.busy:  # else the thread's batch holds or awaits the lock
-            with contextlib.suppress(_WouldWait):
-                self._unchecked += self._put(self._now, [row])
-                if self._unchecked >= CHECKPOINT_BYTES:
-                    self._unchecked = 0
-                    with contextlib.suppress(RuntimeError):  # shut down: the last connection closed checkpoints
-                        self._writes.submit(self._checkpoint)
-                return
-        await self._write_batch.submit(row)
+        await self._write_batch.submit((key, model, request_fields, response))
+
+    def _put_now(self, rows: list[tuple[str, str, bytes, Response]]) -> list[None]:
+        """``put_many`` on the event loop's connection; raises ``_WouldWait`` where SQLite would wait for the lock."""
+        if self._closed:
+            raise _WouldWait
+        self._unchecked += self._put(self._now, rows)
+        if self._unchecked >= CHECKPOINT_BYTES:
+            self._unchecked = 0
+            with contextlib.suppress(RuntimeError):  # shut down: the last connection closed checkpoints
+                self._writes.submit(self._checkpoint)
+        return [None] * len(rows)
 
     def _checkpoint(self) -> None:
         """Copy the WAL into the database as far as no reader needs it (on the write thread; never waits)."""
@@ -247,12 +271,15 @@ class ResponseCache:
 
 
 class _Batches(Generic[T, R]):
-    """Items for one worker thread, handed over in batches: one batch runs at a time, and whatever arrives
-    meanwhile goes in the next. A batch that raises fails each of its items with that exception."""
+    """Items gathered over one turn of the event loop and run together: by ``now`` on the loop itself, else (it raised
+    ``_WouldWait``) by ``work`` on one worker thread. One batch runs at a time, and whatever arrives meanwhile goes in
+    the next. A batch that raises fails each of its items with that exception."""
 
-    def __init__(self, executor: ThreadPoolExecutor, work: Callable[[list[T]], list[R] | None]) -> None:
+    def __init__(self, executor: ThreadPoolExecutor, work: Callable[[list[T]], list[R] | None],
+                 now: Callable[[list[T]], list[R]] | None = None) -> None:
         self.executor = executor
         self.work = work
+        self.now = now
         self._waiting: list[tuple[T, asyncio.Future[R]]] = []
         self._busy = False
         self._idle: asyncio.Event | None = None
@@ -280,6 +307,17 @@ class _Batches(Generic[T, R]):
 
     def _start(self, loop: asyncio.AbstractEventLoop) -> None:
         batch, self._waiting = self._waiting, []
+        if self.now is not None:
+            try:
+                results = self.now([item for item, _ in batch])
+            except _WouldWait:
+                pass  # to the thread
+            except Exception as err:
+                self._done(loop, batch, None, err)
+                return
+            else:
+                self._done(loop, batch, results, None)
+                return
         try:
             done = loop.run_in_executor(self.executor, self.work, [item for item, _ in batch])
         except RuntimeError as err:  # the executor was shut down: say so to whoever still waits
@@ -297,15 +335,20 @@ class _Batches(Generic[T, R]):
 
     def _settle(self, loop: asyncio.AbstractEventLoop, batch: list[tuple[T, asyncio.Future[R]]],
                 done: asyncio.Future[list[R] | None]) -> None:
+        if done.cancelled():
+            for _, future in batch:
+                future.cancel()
         error = None if done.cancelled() else done.exception()
-        results = None if error is not None or done.cancelled() else done.result()
+        self._done(loop, batch, None if error is not None or done.cancelled() else done.result(), error)
+
+    def _done(self, loop: asyncio.AbstractEventLoop, batch: list[tuple[T, asyncio.Future[R]]],
+              results: list[R] | None, error: BaseException | None) -> None:
+        """Settle the batch's callers that still wait, then start the next batch if items came meanwhile."""
         for i, (_, future) in enumerate(batch):
             if future.done():
                 continue
             if error is not None:
                 future.set_exception(error)
-            elif done.cancelled():
-                future.cancel()
             else:
                 future.set_result(results[i] if results is not None else None)  # type: ignore[arg-type]
         if self._waiting:
