@@ -9,7 +9,13 @@ request phase is N * latency / C. ``--repeat`` runs it several times and prints 
 much of the gap is the server's timer rather than the harness; the harness's CPU time per request
 (every structbench process, start-up included) is less disturbed by other load than the wall times are.
 
+A shared machine's speed drifts by a quarter or more over minutes, so two trees are compared only in turn:
+``--against DIR`` (repeatable) adds the source tree DIR (a checkout or ``git worktree`` of another commit; its
+``src`` is imported instead of this one's), and each round runs this tree, then each DIR, once. Each figure is
+then printed per tree as its median and range, and beside each DIR, the median of the per-round differences.
+
     python benchmarks/overhead.py --requests 2000 --latency 0.05 --concurrency 64 --repeat 5
+    git worktree add /tmp/before HEAD~3 && python benchmarks/overhead.py --repeat 10 --against /tmp/before
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -25,8 +32,13 @@ from pathlib import Path
 
 from structbench.testing.openai_server import read_log
 
+FIGURES = {"startup": ("start-up", "s", 3), "share": ("request phase", "% of ideal", 1),
+           "total": ("total wall time", "s", 3), "cpu": ("harness CPU", "us per request", 0)}
+"""The figures ``--against`` compares: label, unit, decimals."""
 
-def measure(args: argparse.Namespace) -> dict[str, float]:
+
+def measure(args: argparse.Namespace, tree: Path | None = None) -> dict[str, float]:
+    """One run; ``tree``: the source tree whose ``src`` the run imports (None: the installed structbench)."""
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         log, port_file = tmp / "requests.log", tmp / "port"
@@ -49,6 +61,8 @@ def measure(args: argparse.Namespace) -> dict[str, float]:
             for option in args.option:
                 cmd += ["-o", option]
             env = dict(os.environ, STRUCTBENCH_CACHE=str(tmp / "cache"))
+            if tree is not None:
+                env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tree / "src"), env.get("PYTHONPATH")]))
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.time()
             proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
@@ -89,7 +103,15 @@ def main() -> None:
     parser.add_argument("--bench", default="structext:test", help="Benchmark whose samples are sent.")
     parser.add_argument("--strategy", default=None)
     parser.add_argument("--option", action="append", default=[], help="Benchmark option KEY=VALUE.")
+    parser.add_argument("--against", action="append", default=[], type=Path, metavar="DIR",
+                        help="Another source tree to compare with, run in turn with this one (repeatable).")
     args = parser.parse_args()
+    for tree in args.against:
+        if not (tree / "src" / "structbench" / "__init__.py").is_file():
+            parser.error(f"--against {tree}: not a structbench source tree (no src/structbench/__init__.py)")
+    if args.against:
+        compare(args)
+        return
 
     runs = []
     for i in range(args.repeat):
@@ -115,6 +137,29 @@ def main() -> None:
     print(f"server hold         {span('hold', '.2f')} ms per request (the latency asked: {1000 * args.latency:g} ms)")
     print(f"harness CPU         {span('cpu', '.0f')} us per request (every structbench process, start-up included)   "
           "(target < 1000 us)")
+
+
+def compare(args: argparse.Namespace) -> None:
+    """``--repeat`` rounds, each running this tree and then every ``--against`` tree once."""
+    here = Path(__file__).resolve().parent.parent
+    trees: list[Path | None] = [None, *args.against]
+    runs: list[list[dict[str, float]]] = [[] for _ in trees]
+    for i in range(args.repeat):
+        for tree, kept in zip(trees, runs, strict=True):
+            r = measure(args, tree)
+            kept.append(r)
+            print(f"round {i + 1} {tree or here}: start-up {r['startup']:.3f} s, request phase {r['share']:.1f}%, "
+                  f"total {r['total']:.3f} s, harness CPU {r['cpu']:.0f} us/request", flush=True)
+    for key, (label, unit, places) in FIGURES.items():
+        print(f"{label} ({unit}), median (range) over {args.repeat} rounds:")
+        for tree, kept in zip(trees, runs, strict=True):
+            values = [r[key] for r in kept]
+            line = (f"  {statistics.median(values):.{places}f} ({min(values):.{places}f}-{max(values):.{places}f})  "
+                    f"{tree or here}")
+            if tree is not None:
+                delta = statistics.median(r[key] - o[key] for r, o in zip(runs[0], kept, strict=True))
+                line += f"   this tree minus it, per round: median {delta:+.{places}f}"
+            print(line)
 
 
 if __name__ == "__main__":
