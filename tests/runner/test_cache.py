@@ -386,6 +386,42 @@ def test_a_batch_the_loop_cannot_commit_goes_whole_to_the_write_thread(tmp_path:
     cache.close()
 
 
+def test_an_interrupt_inside_a_batch_leaves_no_caller_waiting_and_the_cache_usable(tmp_path: Path) -> None:
+    """Ctrl-C while the event loop's connection runs a batch: it leaves the loop as anywhere else, the batch's callers
+    fail with it, and the cache is not left busy (a later ``drain`` returns; later lookups and commits work)."""
+    import asyncio
+
+    import pytest
+
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    backend = OpenAIBackend("m", base_url="http://127.0.0.1:1/v1")
+    keys = [cache_key(backend, Request.chat(f"q{i}")) for i in range(3)]
+    lookups = cache._read_batch.now
+    assert lookups is not None
+
+    def interrupted(batch: list[str]) -> list[Response | None]:
+        raise KeyboardInterrupt
+
+    cache._read_batch.now = interrupted
+
+    async def go() -> None:
+        await asyncio.gather(*(cache.aget(key) for key in keys))
+
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(go())
+    assert not cache._read_batch.busy
+    cache._read_batch.now = lookups
+
+    async def again() -> Response | None:
+        await asyncio.wait_for(cache.drain(), 5)
+        await cache.aput(keys[0], "m", b"{}", Response(choices=(Choice(text="A"),)))
+        return await cache.aget(keys[0])
+
+    found = asyncio.run(again())
+    assert found is not None and found.text == "A"
+    cache.close()
+
+
 def test_a_lookup_that_would_wait_goes_to_the_read_thread(tmp_path: Path) -> None:
     import asyncio
     import threading

@@ -312,8 +312,10 @@ class _Batches(Generic[T, R]):
                 results = self.now([item for item, _ in batch])
             except _WouldWait:
                 pass  # to the thread
-            except Exception as err:
+            except BaseException as err:  # its callers fail with it; none is left waiting, nor the batch busy
                 self._done(loop, batch, None, err)
+                if not isinstance(err, Exception):
+                    raise  # Ctrl-C inside SQLite: out of the loop, as anywhere else
                 return
             else:
                 self._done(loop, batch, results, None)
