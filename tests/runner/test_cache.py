@@ -319,6 +319,29 @@ def test_the_responses_stored_in_one_turn_of_the_loop_are_one_commit(tmp_path: P
     cache.close()
 
 
+def test_a_reply_that_cannot_be_written_fails_alone_not_the_replies_it_came_with(tmp_path: Path) -> None:
+    """A reply whose text JSON cannot hold (a lone surrogate) raises to its own caller; the others of its turn of the
+    event loop are committed as usual."""
+    import asyncio
+
+    path = tmp_path / "c.sqlite"
+    cache = ResponseCache(path)
+    backend = OpenAIBackend("m", base_url="http://127.0.0.1:1/v1")
+    requests = [Request.chat(f"q{i}") for i in range(3)]
+    keys = [cache_key(backend, r) for r in requests]
+    texts = ["A", "B\ud800", "C"]
+
+    async def go() -> list[BaseException | None]:
+        return list(await asyncio.gather(*(cache.aput(keys[i], "m", cache_fields(backend, requests[i]),
+                                                      Response(choices=(Choice(text=texts[i]),))) for i in range(3)),
+                                         return_exceptions=True))
+
+    outcomes = asyncio.run(go())
+    assert outcomes[0] is None and outcomes[2] is None and isinstance(outcomes[1], TypeError)
+    assert [cache.get(key).text if cache.get(key) else None for key in keys] == ["A", None, "C"]  # type: ignore[union-attr]
+    cache.close()
+
+
 def test_a_batch_the_loop_cannot_commit_goes_whole_to_the_write_thread(tmp_path: Path) -> None:
     """Another process holds the write lock: the turn's responses are committed together on the write thread once it
     is free, and the lookups of a turn that would wait are looked up (and counted) once, on the read thread."""
@@ -336,11 +359,11 @@ def test_a_batch_the_loop_cannot_commit_goes_whole_to_the_write_thread(tmp_path:
     threading.Timer(0.3, lambda: other.execute("COMMIT")).start()
     statements = _traced(cache)
     committed: list[tuple[str, int]] = []
-    put_many = cache.put_many
+    commit = cache._commit
 
-    def recording(rows: list[tuple[str, str, bytes, Response]]) -> None:
+    def recording(rows: list[tuple[str, str, bytes, str, float]]) -> None:
         committed.append((threading.current_thread().name, len(rows)))
-        put_many(rows)
+        commit(rows)
 
     cache._write_batch.work = recording
 

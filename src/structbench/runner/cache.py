@@ -57,6 +57,18 @@ LOCK_WAIT = 300.0
 """Seconds a cache write waits for another process's write lock before it counts as a storage failure."""
 
 
+_Row = tuple[str, str, bytes, str, float]
+"""A response as the cache stores it: key, model, request fields, the response's JSON (redacted), when."""
+
+
+def _row(key: str, model: str, request_fields: bytes, response: Response) -> _Row:
+    """``response`` as stored; a ``ValueError`` for an unusable one, which is never cached."""
+    problem = unusable_reason(response)
+    if problem is not None:
+        raise ValueError(f"an unusable response is never cached: {problem}")
+    return key, model, request_fields, redact(orjson.dumps(response.to_json()).decode()), time.time()
+
+
 class _WouldWait(Exception):
     """SQLite would have had to wait for a lock (the event loop's connection never does)."""
 
@@ -119,8 +131,7 @@ class ResponseCache:
         self._reads = ThreadPoolExecutor(1, thread_name_prefix="cache-read")
         self._writes = ThreadPoolExecutor(1, thread_name_prefix="cache-write")
         self._read_batch: _Batches[str, Response | None] = _Batches(self._reads, self.get_many, now=self._get_now)
-        self._write_batch: _Batches[tuple[str, str, bytes, Response], None] = _Batches(
-            self._writes, self.put_many, now=self._put_now)
+        self._write_batch: _Batches[_Row, None] = _Batches(self._writes, self._commit, now=self._put_now)
         self.hits = 0
         self._closed = False
         self._unchecked = 0
@@ -160,16 +171,13 @@ class ResponseCache:
 
     def put_many(self, rows: list[tuple[str, str, bytes, Response]]) -> None:
         """Store and commit several responses in one transaction (all or none)."""
-        self._put(self._writer, rows)
+        self._commit([_row(*row) for row in rows])
 
-    def _put(self, conn: sqlite3.Connection, rows: list[tuple[str, str, bytes, Response]]) -> int:
-        """Store and commit ``rows`` on ``conn``; returns the bytes of the responses stored."""
-        values = []
-        for key, model, request_fields, response in rows:
-            problem = unusable_reason(response)
-            if problem is not None:
-                raise ValueError(f"an unusable response is never cached: {problem}")
-            values.append((key, model, request_fields, redact(orjson.dumps(response.to_json()).decode()), time.time()))
+    def _commit(self, values: list[_Row]) -> None:
+        self._put(self._writer, values)
+
+    def _put(self, conn: sqlite3.Connection, values: list[_Row]) -> int:
+        """Store and commit ``values`` on ``conn``; returns the bytes of the responses stored."""
         try:
             if len(values) == 1:
                 conn.execute(_INSERT, values[0])
@@ -221,12 +229,10 @@ class ResponseCache:
         event loop (group commit): on the loop where no other connection holds the write lock, else on the cache's
         write thread, where the event loop goes on while it waits for the lock and responses that arrive meanwhile are
         committed together next."""
-        problem = unusable_reason(response)
-        if problem is not None:
-            raise ValueError(f"an unusable response is never cached: {problem}")
-        await self._write_batch.submit((key, model, request_fields, response))
+        row = _row(key, model, request_fields, response)  # one that cannot be written fails here, alone, not its batch
+        await self._write_batch.submit(row)
 
-    def _put_now(self, rows: list[tuple[str, str, bytes, Response]]) -> list[None]:
+    def _put_now(self, rows: list[_Row]) -> list[None]:
         """``put_many`` on the event loop's connection; raises ``_WouldWait`` where SQLite would wait for the lock."""
         if self._closed:
             raise _WouldWait
