@@ -10,9 +10,9 @@ much of the gap is the server's timer rather than the harness; the harness's CPU
 (every structbench process, start-up included) is less disturbed by other load than the wall times are.
 
 A shared machine's speed drifts by a quarter or more over minutes, so two trees are compared only in turn:
-``--against DIR`` (repeatable) adds the source tree DIR (a checkout or ``git worktree`` of another commit; its
-``src`` is imported instead of this one's), and each round runs this tree, then each DIR, once. Each figure is
-then printed per tree as its median and range, and beside each DIR, the median of the per-round differences.
+``--against DIR`` (repeatable) adds the source tree DIR (a checkout or ``git worktree`` of another commit), and each
+round runs this script's tree, then each DIR, once, each importing its own ``src``. Each figure is then printed per
+tree as its median and range, and beside each DIR, the median of the per-round differences from this tree.
 
     python benchmarks/overhead.py --requests 2000 --latency 0.05 --concurrency 64 --repeat 5
     git worktree add /tmp/before HEAD~3 && python benchmarks/overhead.py --repeat 10 --against /tmp/before
@@ -141,22 +141,21 @@ def main() -> None:
 
 def compare(args: argparse.Namespace) -> None:
     """``--repeat`` rounds, each running this tree and then every ``--against`` tree once."""
-    here = Path(__file__).resolve().parent.parent
-    trees: list[Path | None] = [None, *args.against]
+    trees = [Path(__file__).resolve().parent.parent, *args.against]  # this script's tree first, by its own src too
     runs: list[list[dict[str, float]]] = [[] for _ in trees]
     for i in range(args.repeat):
         for tree, kept in zip(trees, runs, strict=True):
             r = measure(args, tree)
             kept.append(r)
-            print(f"round {i + 1} {tree or here}: start-up {r['startup']:.3f} s, request phase {r['share']:.1f}%, "
+            print(f"round {i + 1} {tree}: start-up {r['startup']:.3f} s, request phase {r['share']:.1f}%, "
                   f"total {r['total']:.3f} s, harness CPU {r['cpu']:.0f} us/request", flush=True)
     for key, (label, unit, places) in FIGURES.items():
         print(f"{label} ({unit}), median (range) over {args.repeat} rounds:")
-        for tree, kept in zip(trees, runs, strict=True):
+        for n, (tree, kept) in enumerate(zip(trees, runs, strict=True)):
             values = [r[key] for r in kept]
             line = (f"  {statistics.median(values):.{places}f} ({min(values):.{places}f}-{max(values):.{places}f})  "
-                    f"{tree or here}")
-            if tree is not None:
+                    f"{tree}")
+            if n:
                 delta = statistics.median(r[key] - o[key] for r, o in zip(runs[0], kept, strict=True))
                 line += f"   this tree minus it, per round: median {delta:+.{places}f}"
             print(line)
