@@ -233,7 +233,7 @@ class ResponseCache:
         await self._write_batch.submit(row)
 
     def _put_now(self, rows: list[_Row]) -> list[None]:
-        """``put_many`` on the event loop's connection; raises ``_WouldWait`` where SQLite would wait for the lock."""
+        """``_commit`` on the event loop's connection; raises ``_WouldWait`` where SQLite would wait for the lock."""
         if self._closed:
             raise _WouldWait
         self._unchecked += self._put(self._now, rows)
@@ -313,9 +313,10 @@ class _Batches(Generic[T, R]):
 
     def _start(self, loop: asyncio.AbstractEventLoop) -> None:
         batch, self._waiting = self._waiting, []
+        items = [item for item, _ in batch]
         if self.now is not None:
             try:
-                results = self.now([item for item, _ in batch])
+                results = self.now(items)
             except _WouldWait:
                 pass  # to the thread
             except BaseException as err:  # its callers fail with it; none is left waiting, nor the batch busy
@@ -327,7 +328,7 @@ class _Batches(Generic[T, R]):
                 self._done(loop, batch, results, None)
                 return
         try:
-            done = loop.run_in_executor(self.executor, self.work, [item for item, _ in batch])
+            done = loop.run_in_executor(self.executor, self.work, items)
         except RuntimeError as err:  # the executor was shut down: say so to whoever still waits
             for _, future in batch:
                 if not future.done():
