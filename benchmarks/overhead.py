@@ -14,15 +14,26 @@ A shared machine's speed drifts by a quarter or more over minutes, so two trees 
 round runs this script's tree, then each DIR, once, each importing its own ``src``. Each figure is then printed per
 tree as its median and range, and beside each DIR, the median of the per-round differences from this tree.
 
+CPU time also moves with the machine. ``--instructions`` counts instead the instructions every structbench process
+executes (valgrind's callgrind, which must be installed; the run is then some fifty times slower, so its wall times
+are not shown): the same tree gives the same count within a fraction of a percent whatever the load, so changes of a
+few percent show in one round. They are split between the run's process up to its workers' fork (imports, planning),
+that process after it, and the workers with any other process the run started. Instructions are not time: waiting on
+memory, the kernel's share (system calls, page faults, switching processes) and several processes sharing cores
+count for nothing there, so the CPU time stays the figure the target is set in.
+
     python benchmarks/overhead.py --requests 2000 --latency 0.05 --concurrency 64 --repeat 5
     git worktree add /tmp/before HEAD~3 && python benchmarks/overhead.py --repeat 10 --against /tmp/before
+    python benchmarks/overhead.py --requests 600 --instructions --against /tmp/before
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -35,6 +46,14 @@ from structbench.testing.openai_server import read_log
 FIGURES = {"startup": ("start-up", "s", 3), "share": ("request phase", "% of ideal", 1),
            "total": ("total wall time", "s", 3), "cpu": ("harness CPU", "us per request", 0)}
 """The figures ``--against`` compares: label, unit, decimals."""
+INSTRUCTION_FIGURES = {"instr": ("instructions", "thousands per request", 0),
+                       "instr_start": ("up to the workers' fork", "millions", 0),
+                       "instr_driver": ("the run's process after it", "millions", 0),
+                       "instr_children": ("workers and other children", "millions", 0)}
+"""The figures of ``--instructions``, which ``--against`` compares instead."""
+CALLGRIND = ["valgrind", "--tool=callgrind", "--trace-children=yes", "--dump-before=fork", "-q"]
+"""Counts every process's instructions; the run's process writes what it counted before each fork separately."""
+_OUT_FILE = re.compile(r"cg\.(\d+)(?:\.(\d+))?$")
 
 
 def measure(args: argparse.Namespace, tree: Path | None = None) -> dict[str, float]:
@@ -60,20 +79,25 @@ def measure(args: argparse.Namespace, tree: Path | None = None) -> dict[str, flo
                 cmd += ["-s", args.strategy]
             for option in args.option:
                 cmd += ["-o", option]
+            if args.instructions:
+                cmd = [*CALLGRIND, f"--callgrind-out-file={tmp / 'cg.%p'}", *cmd]
             env = dict(os.environ, STRUCTBENCH_CACHE=str(tmp / "cache"))
             if tree is not None:
                 env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tree / "src"), env.get("PYTHONPATH")]))
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.time()
-            proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+            proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            _, stderr = proc.communicate()
             end = time.time()
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             if proc.returncode != 0:
-                sys.exit(f"structbench run failed:\n{proc.stderr}")
+                sys.exit(f"structbench run failed:\n{stderr}")
         finally:
             server.kill()
             server.wait()
         rows = read_log(log)
+        if args.instructions:
+            return {"n": len(rows), **instructions(tmp, proc.pid, len(rows))}
     received = [r.received for r in rows]
     answered = [r.answered for r in rows]
     n = len(rows)
@@ -93,6 +117,27 @@ def measure(args: argparse.Namespace, tree: Path | None = None) -> dict[str, flo
     }
 
 
+def instructions(tmp: Path, pid: int, n: int) -> dict[str, float]:
+    """What callgrind counted in the run's process ``pid`` (before its first fork, and after) and in every other."""
+    counted: dict[int, dict[int, int]] = {}
+    for path in tmp.glob("cg.*"):
+        match = _OUT_FILE.search(path.name)
+        if match is None:
+            continue
+        total = next((int(line.split()[1]) for line in path.read_text().splitlines()
+                      if line.startswith(("totals:", "summary:"))), 0)
+        counted.setdefault(int(match.group(1)), {})[int(match.group(2) or 0)] = total
+    if pid not in counted:
+        sys.exit(f"callgrind wrote nothing for the run's process {pid}: see valgrind's messages above")
+    own = counted.pop(pid)
+    start = min((part for part in own if part > 0), default=None)
+    children = sum(sum(parts.values()) for parts in counted.values())
+    total = sum(own.values()) + children
+    return {"instr": total / n / 1e3, "instr_start": own.get(start, 0) / 1e6 if start else 0.0,
+            "instr_driver": (sum(own.values()) - (own.get(start, 0) if start else 0)) / 1e6,
+            "instr_children": children / 1e6}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--requests", type=int, default=2000)
@@ -105,12 +150,19 @@ def main() -> None:
     parser.add_argument("--option", action="append", default=[], help="Benchmark option KEY=VALUE.")
     parser.add_argument("--against", action="append", default=[], type=Path, metavar="DIR",
                         help="Another source tree to compare with, run in turn with this one (repeatable).")
+    parser.add_argument("--instructions", action="store_true",
+                        help="Count the instructions executed (valgrind's callgrind) instead of timing the run.")
     args = parser.parse_args()
+    if args.instructions and shutil.which("valgrind") is None:
+        parser.error("--instructions counts with valgrind, which is not installed (apt-get install valgrind)")
     for tree in args.against:
         if not (tree / "src" / "structbench" / "__init__.py").is_file():
             parser.error(f"--against {tree}: not a structbench source tree (no src/structbench/__init__.py)")
     if args.against:
         compare(args)
+        return
+    if args.instructions:
+        count(args)
         return
 
     runs = []
@@ -139,6 +191,17 @@ def main() -> None:
           "(target < 1000 us)")
 
 
+def count(args: argparse.Namespace) -> None:
+    """``--instructions`` without ``--against``: each run's counts, then their range."""
+    runs = [measure(args) for _ in range(args.repeat)]
+    for key, (label, unit, places) in INSTRUCTION_FIGURES.items():
+        values = [r[key] for r in runs]
+        spread = f"{min(values):,.{places}f}" + (f"-{max(values):,.{places}f}" if len(values) > 1 else "")
+        print(f"{label + ' (' + unit + ')':<52}{spread}")
+    print(f"requests answered: {min(r['n'] for r in runs):.0f}-{max(r['n'] for r in runs):.0f}; "
+          "instructions are the run's own processes, the loopback server's not counted")
+
+
 def compare(args: argparse.Namespace) -> None:
     """``--repeat`` rounds, each running this tree and then every ``--against`` tree once."""
     trees = [Path(__file__).resolve().parent.parent, *args.against]  # this script's tree first, by its own src too
@@ -147,9 +210,12 @@ def compare(args: argparse.Namespace) -> None:
         for tree, kept in zip(trees, runs, strict=True):
             r = measure(args, tree)
             kept.append(r)
-            print(f"round {i + 1} {tree}: start-up {r['startup']:.3f} s, request phase {r['share']:.1f}%, "
-                  f"total {r['total']:.3f} s, harness CPU {r['cpu']:.0f} us/request", flush=True)
-    for key, (label, unit, places) in FIGURES.items():
+            if args.instructions:
+                print(f"round {i + 1} {tree}: {r['instr']:,.0f} thousand instructions a request", flush=True)
+            else:
+                print(f"round {i + 1} {tree}: start-up {r['startup']:.3f} s, request phase {r['share']:.1f}%, "
+                      f"total {r['total']:.3f} s, harness CPU {r['cpu']:.0f} us/request", flush=True)
+    for key, (label, unit, places) in (INSTRUCTION_FIGURES if args.instructions else FIGURES).items():
         print(f"{label} ({unit}), median (range) over {args.repeat} rounds:")
         for n, (tree, kept) in enumerate(zip(trees, runs, strict=True)):
             values = [r[key] for r in kept]
