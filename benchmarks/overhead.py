@@ -130,12 +130,11 @@ def instructions(tmp: Path, pid: int, n: int) -> dict[str, float]:
     if pid not in counted:
         sys.exit(f"callgrind wrote nothing for the run's process {pid}: see valgrind's messages above")
     own = counted.pop(pid)
-    start = min((part for part in own if part > 0), default=None)
+    forks = [part for part in own if part > 0]  # a dump before each fork; none where the run forked no worker
+    before = own[min(forks)] if forks else 0
     children = sum(sum(parts.values()) for parts in counted.values())
-    total = sum(own.values()) + children
-    return {"instr": total / n / 1e3, "instr_start": own.get(start, 0) / 1e6 if start else 0.0,
-            "instr_driver": (sum(own.values()) - (own.get(start, 0) if start else 0)) / 1e6,
-            "instr_children": children / 1e6}
+    return {"instr": (sum(own.values()) + children) / n / 1e3, "instr_start": before / 1e6,
+            "instr_driver": (sum(own.values()) - before) / 1e6, "instr_children": children / 1e6}
 
 
 def main() -> None:
