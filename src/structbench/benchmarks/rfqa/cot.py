@@ -165,7 +165,10 @@ def plan(sql: str, schema: Mapping[str, Mapping[str, str]]) -> list[BaseQuery]:
 def _number(value: Any) -> float | None:
     """``normalize_cell(value).number``, without the cell's text for a value that is a number already."""
     if isinstance(value, int | float) and not isinstance(value, bool):
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:  # an integer beyond any float (JSON has no limit on digits)
+            return None
         return number if math.isfinite(number) else None
     return normalize_cell(value).number
 
@@ -190,7 +193,7 @@ def _coerce(value: Any, base: str) -> Any:
         return int(number) if base != "DOUBLE" and number == int(number) else number
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, float) and value == int(value):
+    if isinstance(value, float) and math.isfinite(value) and value == int(value):  # JSON's Infinity and NaN
         return str(int(value))
     return str(value)
 
