@@ -11,8 +11,9 @@ much of the gap is the server's timer rather than the harness; the harness's CPU
 
 A shared machine's speed drifts by a quarter or more over minutes, so two trees are compared only in turn:
 ``--against DIR`` (repeatable) adds the source tree DIR (a checkout or ``git worktree`` of another commit), and each
-round runs this script's tree, then each DIR, once, each importing its own ``src``. Each figure is then printed per
-tree as its median and range, and beside each DIR, the median of the per-round differences from this tree.
+round runs this script's tree and each DIR once, each importing its own ``src``, starting from a different tree each
+round (the first run of a round fared better). Each figure is then printed per tree as its median and range, and
+beside each DIR, the median of the per-round differences from this tree.
 
 CPU time also moves with the machine. ``--instructions`` counts instead the instructions every structbench process
 executes (valgrind's callgrind, which must be installed; the run is then some fifty times slower, so its wall times
@@ -202,11 +203,16 @@ def count(args: argparse.Namespace) -> None:
 
 
 def compare(args: argparse.Namespace) -> None:
-    """``--repeat`` rounds, each running this tree and then every ``--against`` tree once."""
-    trees = [Path(__file__).resolve().parent.parent, *args.against]  # this script's tree first, by its own src too
+    """``--repeat`` rounds, each running every tree once, this tree and the ``--against`` ones: round ``i`` starts
+    from tree ``i`` (modulo their number), so each tree goes first equally often. A tree that went first in every
+    round measured a sooner start-up and less CPU against another than with the order turned round (12 rounds each
+    way, 2026-11-30)."""
+    trees = [Path(__file__).resolve().parent.parent, *args.against]  # this script's tree by its own src too
     runs: list[list[dict[str, float]]] = [[] for _ in trees]
     for i in range(args.repeat):
-        for tree, kept in zip(trees, runs, strict=True):
+        first = i % len(trees)
+        for n in [*range(first, len(trees)), *range(first)]:
+            tree, kept = trees[n], runs[n]
             r = measure(args, tree)
             kept.append(r)
             if args.instructions:
