@@ -85,6 +85,17 @@ def test_numbers_written_with_two_decimals_are_other_cells() -> None:
     assert galois_metrics.normalize("Café\n") == "café"  # accents kept at the time
 
 
+def test_an_integer_beyond_any_float_in_a_reply_is_a_cell_under_both_scorers() -> None:
+    """A model's JSON may hold a number of 400 digits: galois reads it as Java converts it to a double (an infinity,
+    written ``Infinity``), structbench's reading as ``1e400`` (not finite: NULL); either way it is a returned cell
+    that matches nothing, not a scoring failure."""
+    s = sample("qatch_1", "qatch/airport", "airport", ["n"], ["BIGINT"], [[424242]])
+    reply = '[{"n": ' + "9" * 400 + '}, {"n": 424242}]'
+    f1, _, f1_ours, _ = scores(RFQABenchmark(PRESET), s, reply)
+    assert f1 == pytest.approx(2 / 3) and f1_ours == pytest.approx(2 / 3)  # precision 1/2, recall 1
+    assert galois_metrics.normalize(10**400) == "Infinity" and galois_metrics.normalize(-(10**400)) == "-Infinity"
+
+
 def test_tuple_similarity_reads_the_returned_list_once() -> None:
     """``computeMatches``: the returned tuples of a key value are read once for all its expected tuples, so one
     skipped for the first expected tuple is not seen for the second."""

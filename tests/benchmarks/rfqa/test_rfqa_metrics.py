@@ -40,6 +40,10 @@ def test_normalization(raw: Any, text: str) -> None:
     assert normalize_cell(raw).text == text
 
 
+def test_an_integer_beyond_any_float_is_as_1e400_not_finite() -> None:
+    assert normalize_cell(10**400) == normalize_cell(-(10**400)) == normalize_cell(1e400) == Cell("")
+
+
 def _lev(a: str, b: str) -> int:
     prev = list(range(len(b) + 1))
     for i, ca in enumerate(a, 1):

@@ -98,7 +98,10 @@ def normalize(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:  # an integer beyond any double: Java's conversion gives the infinity of its sign
+            number = math.inf if value > 0 else -math.inf
         return "None" if math.isnan(number) else java_format(number, 2)
     if not isinstance(value, str):
         return to_string(value)

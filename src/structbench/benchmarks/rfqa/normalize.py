@@ -56,7 +56,10 @@ def normalize_cell(value: Any) -> Cell:
     if isinstance(value, bool):
         return Cell("true" if value else "false")
     if isinstance(value, int | float):
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:  # an integer beyond any float (JSON has no limit on digits): as 1e400, non-finite
+            return Cell("")
         if not math.isfinite(number):
             return Cell("")
         return Cell(number_text(number), number)
