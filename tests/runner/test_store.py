@@ -28,9 +28,35 @@ def test_a_prompt_is_written_as_json_keeps_it_and_reads_back(prompt: str | list[
     assert stored == SampleRecord.model_validate_json(line) and stored.output == "[REDACTED]"
 
 
-def test_a_prompt_that_cannot_be_written_makes_a_failure() -> None:
+def test_what_a_line_cannot_hold_is_mended_not_failed() -> None:
+    """Python's ``json`` decodes a model's ``"\\ud800"`` into a lone surrogate, which no line can hold, and a model's
+    JSON may nest deeper than pydantic writes: the record is written with U+FFFD in each surrogate's place (keys too)
+    and a note in place of what nests past ``MAX_NESTING``, not failed, as the same reply would fail on every run; a
+    surrogate pair, one character, is kept."""
+    parsed = json.loads('[{"n\\udfff": "\\ud800x"}, ' + "[" * 50 + '"\\ud83d\\ude00 \\ud800"' + "]" * 50 + ", "
+                        + "[" * 500 + "]" * 500 + "]")
     record = SampleRecord(benchmark="toy", variant="small", strategy="direct", model="m", id="s-2", task="t",
-                          prompt="a lone surrogate \ud800", output="x", score=1.0)
+                          prompt="a lone surrogate \ud800", output="\udfff", parsed=parsed, score=1.0)
+    stored, line = encode_record(record)
+    assert stored.error is None and stored.score == 1.0
+    assert stored.prompt == "a lone surrogate \ufffd" and stored.output == "\ufffd"
+    assert stored.parsed[0] == {"n\ufffd": "\ufffdx"}
+    deep = stored.parsed[1]
+    for _ in range(49):
+        deep = deep[0]
+    assert deep == ["\U0001f600 \ufffd"]
+    assert "nested more than 100 levels deep: not kept" in json.dumps(stored.parsed[2])
+    assert SampleRecord.model_validate_json(line) == stored
+
+
+def test_a_record_that_cannot_be_written_makes_a_failure() -> None:
+    """A reference cycle cannot be written at all: the sample fails (tried again on the next run) with its
+    identity and its prompt, mended."""
+    cycle: list[object] = []
+    cycle.append(cycle)
+    record = SampleRecord(benchmark="toy", variant="small", strategy="direct", model="m", id="s-3", task="t",
+                          prompt="a lone surrogate \ud800", output="x", parsed=cycle, score=1.0)
     stored, line = encode_record(record)
     assert stored.error is not None and stored.error.startswith("the record could not be written")
-    assert stored.prompt is None and SampleRecord.model_validate_json(line) == stored  # read back, tried again later
+    assert stored.prompt == "a lone surrogate \ufffd"
+    assert SampleRecord.model_validate_json(line) == stored  # read back, tried again later

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import zipfile
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -95,3 +96,51 @@ def schema_error(err: BaseException) -> str:
         return f"{where + ': ' if where else ''}{problem['msg']}"
     first = str(err).splitlines()[0] if str(err) else ""
     return f"{type(err).__name__}: {first}" if first else type(err).__name__
+
+
+MAX_NESTING = 100
+"""The deepest a value written to a JSON line may nest (pydantic writes some 250 levels and reads back fewer; no
+record of a sample nests half as deep)."""
+
+
+def writable(value: Any, max_depth: int = MAX_NESTING) -> tuple[Any, bool]:
+    """``value`` as a JSON line can hold it, and whether that changed it: each lone surrogate in its texts as U+FFFD
+    (Python's ``json`` decodes a model's ``"\\ud800"`` into one, which no UTF-8 text can hold), and each container
+    nested deeper than ``max_depth`` as a text saying so (a model's JSON nests as deep as the parser lets it). Dicts
+    (their keys too), lists and tuples come back rebuilt as dicts and lists, walked without recursion; anything
+    else is kept as it is."""
+    changed = False
+
+    def mend(text: str) -> str:
+        nonlocal changed
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            changed = True
+            return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return text
+
+    root: list[Any] = [value]
+    stack: list[tuple[Any, Any, int]] = [(root, 0, 0)]
+    rebuilt_of: dict[int, Any] = {}  # a container met again (shared, or inside itself) is its one rebuilt copy
+    while stack:
+        holder, key, depth = stack.pop()
+        item = holder[key]
+        if isinstance(item, str):
+            holder[key] = mend(item)
+        elif isinstance(item, dict | list | tuple):
+            if depth >= max_depth:
+                changed = True
+                holder[key] = f"({type(item).__name__} nested more than {max_depth} levels deep: not kept)"
+                continue
+            rebuilt = rebuilt_of.get(id(item))
+            if rebuilt is None:
+                if isinstance(item, dict):
+                    rebuilt = {mend(k) if isinstance(k, str) else k: v for k, v in item.items()}
+                    stack.extend((rebuilt, k, depth + 1) for k in rebuilt)
+                else:
+                    rebuilt = list(item)
+                    stack.extend((rebuilt, i, depth + 1) for i in range(len(rebuilt)))
+                rebuilt_of[id(item)] = rebuilt
+            holder[key] = rebuilt
+    return root[0], changed

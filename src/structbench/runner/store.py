@@ -72,12 +72,29 @@ def encode_record(record: SampleRecord) -> tuple[SampleRecord, bytes]:
         where = ".".join(str(p) for p in problem["loc"])
         stored = record.as_failed(f"the record could not be written: {where}: {problem['msg']}")
     except (ValueError, TypeError) as err:  # not serializable at all (a reference cycle, a lone surrogate, say)
+        mended = _mended(record)
+        if mended is not None:
+            return encode_record(mended)
         stored = record.as_failed(f"the record could not be written: {type(err).__name__}: {err}")
     try:
         return stored, _record_line(stored)
     except (ValueError, TypeError):  # the prompt itself cannot be written: the failure goes without it
         stored = stored.model_copy(update={"prompt": None})
         return stored, _record_line(stored)
+
+
+def _mended(record: SampleRecord) -> SampleRecord | None:
+    """The record as a line can hold it (``core.untrusted.writable``: a lone surrogate in a text, a value nested
+    hundreds of levels deep, both of which a benchmark's JSON parser makes of what a model wrote; as a failure, the
+    sample would fail the same way on every run), or None when nothing in it needed mending or it cannot be read out
+    at all."""
+    from structbench.core.untrusted import writable  # (a failure's path: not loaded on every run)
+
+    try:
+        data, changed = writable(record.model_dump())
+        return SampleRecord.model_validate(data) if changed else None
+    except (ValueError, TypeError):  # (a ValidationError too)
+        return None
 
 
 def _record_line(record: SampleRecord) -> bytes:

@@ -422,3 +422,14 @@ def test_published_string_rule_is_not_the_released_tuple_similarity(rfqa_samples
     assert len(gold.rows) > len({tuple(r) for r in gold.rows})
     assert table_metrics(gold.rows, gold.rows, rule=PublishedRule())["tuple_similarity"] == pytest.approx(11 / 12)
     assert table_metrics(gold.rows, gold.rows, rule=IntendedRule())["tuple_similarity"] == 1.0
+
+
+def test_a_reply_nested_deeper_than_a_table_is_unreadable_under_galois_reading() -> None:
+    """Past ``MAX_NESTING`` levels (Python's parser raises at some thousand, where Jackson reads a thousand) a reply
+    is unreadable, as one galois cannot parse: the conversation asks again, nothing raises."""
+    deep = "[" * 90 + "1" + "]" * 90
+    assert galois.parse_rows('[{"a": ' + deep + "}]") == [{"a": json.loads(deep)}]
+    for reply in ("[" * 50_000 + "]" * 50_000, '[{"a": ' + "[" * 300 + "1" + "]" * 300 + "}]",
+                  "[" + '{"a": ' * 980 + "1" + "}" * 980 + "]"):
+        with pytest.raises(galois.Unreadable):
+            galois.parse_rows(reply)

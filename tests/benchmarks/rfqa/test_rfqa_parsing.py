@@ -25,6 +25,62 @@ def test_truncated_json_is_completed_to_the_last_whole_row() -> None:
     assert complete_truncated('[{"a": "}"}]') is None  # balanced: nothing to complete
 
 
+def _completed_by_copies(text: str) -> str | None:
+    """``complete_truncated`` as it first read: a copy of the open brackets at every close (quadratic in the depth)."""
+    stack: list[str] = []
+    in_string = escaped = False
+    last_good, at_good = -1, []
+    for i, ch in enumerate(text):
+        if in_string:
+            escaped, in_string = (False, True) if escaped else (ch == "\\", ch != '"')
+            continue
+        if ch == '"':
+            in_string = True
+        elif ch in "{[":
+            stack.append("}" if ch == "{" else "]")
+        elif ch in "}]":
+            if not stack:
+                return None
+            stack.pop()
+            last_good, at_good = i, list(stack)
+    if not stack or last_good < 0:
+        return None
+    return text[: last_good + 1].rstrip().rstrip(",") + "".join(reversed(at_good))
+
+
+def test_truncated_json_is_completed_as_by_copying_the_open_brackets_at_each_close() -> None:
+    """The brackets still open at the last close are the open ones' first entries (only opens follow it), so
+    ``complete_truncated`` needs no copy at each close: every cut of random nested JSON completes alike."""
+    rng = random.Random(3)
+
+    def value(depth: int) -> object:
+        if depth > 4 or rng.random() < 0.3:
+            return rng.choice([1, "a]", 'b"}', "c\\", None, 2.5])
+        if rng.random() < 0.5:
+            return [value(depth + 1) for _ in range(rng.randint(0, 3))]
+        return {f"k{i}": value(depth + 1) for i in range(rng.randint(0, 3))}
+
+    cuts = 0
+    for _ in range(200):
+        text = json.dumps(value(0))
+        for end in range(len(text) + 1):
+            assert complete_truncated(text[:end]) == _completed_by_copies(text[:end]), text[:end]
+            cuts += 1
+    assert cuts > 2000
+
+
+def test_a_reply_nested_deeper_than_a_table_is_invalid() -> None:
+    """Python's parser raises on some thousand levels and what reads the value walks it by recursion: a reply nested
+    more than ``MAX_NESTING`` levels deep is invalid however deep it goes, whole or cut off (the cut one read in
+    linear time: 50,000 levels)."""
+    assert recover_json("[" * 100 + "]" * 100).how == "json"
+    for depth in (101, 990, 50_000):
+        assert recover_json("[" * depth + "]" * depth).how == "invalid"
+        assert recover_json("[" * depth + "1, 2" + "]" * 50).how == "invalid"
+    assert recover_json('[{"a": ' + "[" * 300 + "1" + "]" * 300 + "}]").how == "invalid"
+    assert parse_table("{" + '"a": {' * 5000 + "}" * 5001, COLS) == (None, "invalid")
+
+
 def test_malformed_json_is_repaired() -> None:
     reply = "[{'name': 'Lincoln', 'party': 'Republican',}, {name: \"Grant\", \"party\": \"Republican\"}]"
     records, how = parse_table(reply, COLS)

@@ -45,6 +45,7 @@ from typing import Any
 
 from structbench.benchmarks.rfqa.database import NUMERIC_TYPES
 from structbench.benchmarks.rfqa.normalize import ABSENT
+from structbench.benchmarks.rfqa.parsing import MAX_NESTING, too_deep
 
 MAX_MESSAGES = 10
 """LangChain4j's default chat memory: the last 10 messages are sent."""
@@ -134,16 +135,21 @@ def _lenient(text: str) -> str:
 
 
 def _decode(text: str) -> Any:
-    """Jackson's ``readValue``: leading whitespace skipped, text after the value ignored."""
+    """Jackson's ``readValue``: leading whitespace skipped, text after the value ignored. A value nested more than
+    ``MAX_NESTING`` levels deep is unreadable here (Jackson reads up to 1,000; a table nests three)."""
     text = text.lstrip()
     try:
-        return _DECODER.raw_decode(text)[0]
-    except ValueError:
-        pass
-    try:
-        return _DECODER.raw_decode(_lenient(text).lstrip())[0]
+        try:
+            value = _DECODER.raw_decode(text)[0]
+        except ValueError:
+            value = _DECODER.raw_decode(_lenient(text).lstrip())[0]
     except ValueError as err:
         raise Unreadable(str(err)) from None
+    except RecursionError:
+        raise Unreadable("nested too deep") from None
+    if too_deep(value):
+        raise Unreadable(f"nested more than {MAX_NESTING} levels deep")
+    return value
 
 
 def parse_rows(reply: str) -> list[dict[str, Any] | None]:

@@ -57,7 +57,7 @@ def complete_truncated(text: str) -> str | None:
     stack: list[str] = []
     in_string = escaped = False
     last_good = -1
-    stack_at_good: list[str] = []
+    depth_at_good = 0  # after the last close only opens follow: the stack then was its first depth_at_good entries
     for i, ch in enumerate(text):
         if in_string:
             if escaped:
@@ -75,13 +75,44 @@ def complete_truncated(text: str) -> str | None:
             if not stack:
                 return None
             stack.pop()
-            last_good, stack_at_good = i, list(stack)
+            last_good, depth_at_good = i, len(stack)
     if not stack:
         return None
     if last_good < 0:
         return None
     head = text[: last_good + 1].rstrip().rstrip(",")
-    return head + "".join(reversed(stack_at_good))
+    return head + "".join(reversed(stack[:depth_at_good]))
+
+
+MAX_NESTING = 100
+"""The deepest JSON value read from a reply (a table nests three levels): a deeper one is invalid, as one too deep for
+the parser is (a model's reply may nest thousands of brackets, which Python's parser and everything reading the value
+walk by recursion)."""
+
+
+def too_deep(value: Any, limit: int = MAX_NESTING) -> bool:
+    """Whether ``value`` nests lists and dicts more than ``limit`` levels deep (``[[1]]``: 2), walked a level at a
+    time without recursion."""
+    level = [value] if isinstance(value, dict | list) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return True
+        level = [v for item in level for v in (item.values() if isinstance(item, dict) else item)
+                 if isinstance(v, dict | list)]
+    return False
+
+
+def _loaded(text: str) -> Any:
+    """``json.loads``; ``ValueError`` for a value nested too deep too (``MAX_NESTING``)."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deep") from None
+    if too_deep(value):
+        raise ValueError("nested too deep")
+    return value
 
 
 def recover_json(reply: str) -> Recovered:
@@ -90,20 +121,20 @@ def recover_json(reply: str) -> Recovered:
     if body is None:
         return Recovered(None, "invalid")
     try:
-        return Recovered(json.loads(body), "json")
+        return Recovered(_loaded(body), "json")
     except ValueError:
         pass
     completed = complete_truncated(body)
     if completed is not None:
         try:
-            return Recovered(json.loads(completed), "truncated")
+            return Recovered(_loaded(completed), "truncated")
         except ValueError:
             pass
     try:
         repaired = repair_json(body, return_objects=True)
-    except Exception:  # json-repair raises assorted errors on hopeless input
+    except Exception:  # json-repair raises assorted errors on hopeless input (a RecursionError among them)
         repaired = None
-    if isinstance(repaired, dict | list) and (repaired or body.strip() in ("{}", "[]")):
+    if isinstance(repaired, dict | list) and (repaired or body.strip() in ("{}", "[]")) and not too_deep(repaired):
         return Recovered(repaired, "repaired")
     return Recovered(None, "invalid")
 
