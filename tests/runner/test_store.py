@@ -60,3 +60,15 @@ def test_a_record_that_cannot_be_written_makes_a_failure() -> None:
     assert stored.error is not None and stored.error.startswith("the record could not be written")
     assert stored.prompt == "a lone surrogate \ufffd"
     assert SampleRecord.model_validate_json(line) == stored  # read back, tried again later
+
+
+@pytest.mark.parametrize("depth", [240, 300])
+def test_a_value_pydantic_writes_but_cannot_read_back_is_mended_too(depth: int) -> None:
+    """At 240 levels pydantic writes the line and fails to read it back (a validation error), at 300 it cannot write
+    it: either way the record is written with the note, not failed."""
+    parsed = json.loads("[" * depth + "]" * depth)
+    record = SampleRecord(benchmark="toy", variant="small", strategy="direct", model="m", id="s-4", task="t",
+                          prompt="p", output="x", parsed=parsed, score=0.5)
+    stored, line = encode_record(record)
+    assert stored.error is None and stored.score == 0.5 and "levels deep: not kept" in line.decode()
+    assert SampleRecord.model_validate_json(line) == stored

@@ -67,15 +67,16 @@ def encode_record(record: SampleRecord) -> tuple[SampleRecord, bytes]:
     try:
         line = _record_line(record)
         return SampleRecord.model_validate_json(line), line
-    except ValidationError as err:
-        problem = err.errors()[0]
-        where = ".".join(str(p) for p in problem["loc"])
-        stored = record.as_failed(f"the record could not be written: {where}: {problem['msg']}")
-    except (ValueError, TypeError) as err:  # not serializable at all (a reference cycle, a lone surrogate, say)
+    except (ValueError, TypeError) as err:  # not serializable (a cycle, a lone surrogate), or not read back
         mended = _mended(record)
         if mended is not None:
             return encode_record(mended)
-        stored = record.as_failed(f"the record could not be written: {type(err).__name__}: {err}")
+        if isinstance(err, ValidationError):
+            problem = err.errors()[0]
+            where = ".".join(str(p) for p in problem["loc"])
+            stored = record.as_failed(f"the record could not be written: {where}: {problem['msg']}")
+        else:
+            stored = record.as_failed(f"the record could not be written: {type(err).__name__}: {err}")
     try:
         return stored, _record_line(stored)
     except (ValueError, TypeError):  # the prompt itself cannot be written: the failure goes without it
