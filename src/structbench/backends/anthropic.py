@@ -167,7 +167,7 @@ def _input(arguments: str) -> dict[str, Any]:
     """A call's arguments as the ``input`` object of a ``tool_use`` block ({} where they are not a JSON object)."""
     try:
         value = json.loads(arguments)
-    except ValueError:
+    except (ValueError, RecursionError):  # (nested past the parser's limit)
         return {}
     return value if isinstance(value, dict) else {}
 

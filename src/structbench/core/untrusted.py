@@ -99,8 +99,23 @@ def schema_error(err: BaseException) -> str:
 
 
 MAX_NESTING = 100
-"""The deepest a value written to a JSON line may nest (pydantic writes some 250 levels and reads back fewer; no
-record of a sample nests half as deep)."""
+"""The deepest a value read from a model's reply or written to a JSON line may nest: an answer nests a few levels;
+Python's parser gives up at some thousand, and what reads a value walks it by recursion (pydantic writes some 250
+levels and reads back fewer)."""
+
+
+def too_deep(value: Any, limit: int = MAX_NESTING) -> bool:
+    """Whether ``value`` nests lists and dicts more than ``limit`` levels deep (``[[1]]``: 2), walked a level at a
+    time without recursion."""
+    level = [value] if isinstance(value, dict | list) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return True
+        level = [v for item in level for v in (item.values() if isinstance(item, dict) else item)
+                 if isinstance(v, dict | list)]
+    return False
 
 
 def writable(value: Any, max_depth: int = MAX_NESTING) -> tuple[Any, bool]:

@@ -178,7 +178,7 @@ def parse_arguments(text: str) -> dict[str, Any]:
     """A function call's arguments (a JSON object as text); {} when they are not one (the call then fails)."""
     try:
         parsed = json.loads(text) if text.strip() else {}
-    except ValueError:
+    except (ValueError, RecursionError):  # (nested past the parser's limit)
         return {}
     return parsed if isinstance(parsed, dict) else {}
 

@@ -134,6 +134,12 @@ def test_verdicts(text: str, strict: str | None, lenient: str | None) -> None:
     assert parse_verdict(text) == lenient
 
 
+def test_an_object_nested_past_the_parsers_limit_gives_no_verdict() -> None:
+    deep = '{"verdict": ' + "[" * 5000 + "]" * 5000 + "}"
+    assert parse_verdict(deep) is None and parse_verdict(deep, strict=True) is None
+    assert parse_verdict(deep + ' {"verdict": "ENTAILED"}', strict=True) == "ENTAILED"
+
+
 def test_metrics_follow_scikit_learn_over_the_three_labels() -> None:
     gold = ["ENTAILED", "ENTAILED", "CONTRADICTED", "NOT ENOUGH INFO"]
     pred = ["ENTAILED", None, "ENTAILED", "NOT ENOUGH INFO"]

@@ -120,6 +120,16 @@ def test_parse_answer_list(reply: str, expected: list[str] | None) -> None:
     assert parse_answer_list(reply) == expected
 
 
+def test_an_answer_nested_past_a_hundred_levels_is_no_answer() -> None:
+    """Python's parser raises past some thousand levels, whole or cut off, and a value it reads from further up
+    would fail when written as text; an answer before it still counts."""
+    for nested in ("[" * 5000 + "]" * 5000, "[" * 5000, "[" * 300 + '"x"' + "]" * 300):
+        assert parse_answer_list('{"answer": ' + nested + "}") is None, nested[:5]
+        assert parse_answer_list('{"answer": ["a"]}\n{"answer": ' + nested + "}") == ["a"]
+    inner = "[" * 48 + '"x"' + "]" * 48  # 50 levels: read, its inner list written as Python writes it
+    assert parse_answer_list('{"answer": [[' + inner + "]]}") == [str(json.loads(inner))]
+
+
 @pytest.mark.parametrize(
     ("reply", "expected"),
     [('{"answer": "no"}', "no"), ('maybe\n{"answer": "Yes"}', "yes"), ('{"answer": ["no"]}', "no"), ("No.", None)],

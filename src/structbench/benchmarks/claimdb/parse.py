@@ -23,7 +23,7 @@ def _verdicts(text: str) -> list[str]:
     for match in _OBJECT.finditer(text):
         try:
             obj = json.loads(match.group(0))
-        except ValueError:
+        except (ValueError, RecursionError):  # (lists nested a thousand deep inside the object: no verdict)
             continue
         if isinstance(obj, dict) and isinstance(obj.get("verdict"), str):
             found.append(obj["verdict"])

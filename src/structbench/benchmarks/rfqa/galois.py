@@ -45,7 +45,7 @@ from typing import Any
 
 from structbench.benchmarks.rfqa.database import NUMERIC_TYPES
 from structbench.benchmarks.rfqa.normalize import ABSENT
-from structbench.benchmarks.rfqa.parsing import MAX_NESTING, too_deep
+from structbench.core.untrusted import MAX_NESTING, too_deep
 
 MAX_MESSAGES = 10
 """LangChain4j's default chat memory: the last 10 messages are sent."""

@@ -23,6 +23,7 @@ from typing import Any
 from json_repair import repair_json
 
 from structbench.benchmarks.rfqa.metrics import attribute_key
+from structbench.core.untrusted import too_deep
 
 _FENCE = re.compile(r"```[a-zA-Z]*")
 
@@ -84,28 +85,10 @@ def complete_truncated(text: str) -> str | None:
     return head + "".join(reversed(stack[:depth_at_good]))
 
 
-MAX_NESTING = 100
-"""The deepest JSON value read from a reply (a table nests three levels): a deeper one is invalid, as one too deep for
-the parser is (a model's reply may nest thousands of brackets, which Python's parser and everything reading the value
-walk by recursion)."""
-
-
-def too_deep(value: Any, limit: int = MAX_NESTING) -> bool:
-    """Whether ``value`` nests lists and dicts more than ``limit`` levels deep (``[[1]]``: 2), walked a level at a
-    time without recursion."""
-    level = [value] if isinstance(value, dict | list) else []
-    depth = 0
-    while level:
-        depth += 1
-        if depth > limit:
-            return True
-        level = [v for item in level for v in (item.values() if isinstance(item, dict) else item)
-                 if isinstance(v, dict | list)]
-    return False
-
-
 def _loaded(text: str) -> Any:
-    """``json.loads``; ``ValueError`` for a value nested too deep too (``MAX_NESTING``)."""
+    """``json.loads``; ``ValueError`` for a value nested more than ``core.untrusted.MAX_NESTING`` levels deep too
+    (a table nests three; a model's reply may nest thousands of brackets, which Python's parser and everything
+    reading the value walk by recursion)."""
     try:
         value = json.loads(text)
     except RecursionError:

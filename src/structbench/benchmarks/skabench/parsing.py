@@ -13,6 +13,8 @@ from typing import Any
 
 import json_repair
 
+from structbench.core.untrusted import too_deep
+
 _ANSWER_OBJECT = re.compile(r"""\{\s*["']answer["']\s*:\s*""")
 _VALUE_START = re.compile(r"""[\["'\d.+-]|true|false|null""")
 
@@ -23,12 +25,17 @@ def _last_answer_value(text: str) -> tuple[bool, Any]:
         tail = text[match.start() :]
         try:
             obj, _ = json.JSONDecoder().raw_decode(tail)
+        except RecursionError:  # nested past the parser's limit: no answer
+            continue
         except ValueError:
             if not _VALUE_START.match(text, match.end()):
                 continue  # e.g. the prompt's own placeholder {"answer": <YOUR ANSWER LIST>} echoed back
             line = tail.split("\n", 1)[0]
-            obj = json_repair.loads(line.replace("'", '"') if '"' not in line else line)
-        if isinstance(obj, dict) and "answer" in obj:
+            try:
+                obj = json_repair.loads(line.replace("'", '"') if '"' not in line else line)
+            except RecursionError:
+                continue
+        if isinstance(obj, dict) and "answer" in obj and not too_deep(obj):  # (deeper: its text would recurse)
             return True, obj["answer"]
     return False, None
 
