@@ -100,3 +100,15 @@ def test_the_key_comes_from_anthropic_api_key(monkeypatch: pytest.MonkeyPatch) -
     assert "sk-ant-secret" not in json.dumps(backend.describe())
     with pytest.raises(UsageError, match="needs a model name"):
         from_spec(BackendSpec.parse("anthropic"))
+
+
+def test_a_tool_calls_arguments_that_do_not_parse_go_as_an_empty_input() -> None:
+    """The arguments are the model's text: one nested past Python's parser's limit, or no object, is sent back as
+    ``{}`` (the tool said so already), never an error raised out of the conversation."""
+    from structbench.backends.anthropic import api_messages
+    from structbench.backends.base import Message, ToolCall
+
+    calls = (ToolCall("a", "sql", '{"query": ' + "[" * 5000 + "]" * 5000 + "}"), ToolCall("b", "sql", "[1]"),
+             ToolCall("c", "sql", '{"query": "SELECT 1"}'))
+    turn = api_messages((Message("assistant", "", tool_calls=calls),))[0]
+    assert [block["input"] for block in turn["content"]] == [{}, {}, {"query": "SELECT 1"}]
