@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import random
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +17,7 @@ from structbench.benchmarks.structext.metrics import (
     rouge_l,
     sentences,
     thresholded,
+    tokenize_13a,
 )
 from structbench.benchmarks.structext.suites import suite_items
 
@@ -131,3 +134,33 @@ def test_bleu_equals_sacrebleus_sentence_bleu() -> None:
         zero += expected == 0.0
         positive += expected > 0.0
     assert zero > 500 and positive > 500
+
+
+def _sacrebleu_13a() -> Callable[[str], str]:
+    """sacrebleu's own 13a tokenizer without its cache, so every line is tokenized by it."""
+    tokenizer_13a = pytest.importorskip("sacrebleu.tokenizers.tokenizer_13a")
+    tokenizer = tokenizer_13a.Tokenizer13a()
+    return lambda line: tokenizer_13a.Tokenizer13a.__call__.__wrapped__(tokenizer, line)
+
+
+def test_13a_tokens_equal_sacrebleus_on_the_released_texts(shared_datasets: Path) -> None:
+    sacrebleu_13a = _sacrebleu_13a()
+    texts: dict[str, None] = {}
+    for path in sorted((shared_datasets / "structext-eval").rglob("*.json")):
+        item = json.loads(path.read_text(encoding="utf-8"))
+        texts.update(dict.fromkeys(item[key] for key in ("Question", "Answer", "Reference") if key in item))
+    assert len(texts) > 1000
+    for text in texts:
+        assert tokenize_13a(text) == sacrebleu_13a(text), text[:200]
+
+
+def test_13a_tokens_equal_sacrebleus_on_every_special_character() -> None:
+    # Short random mixes of what each of 13a's steps acts on: entities, line ends, symbols, points and commas next
+    # to digits or not, dashes after digits, other whitespace and non-ASCII.
+    sacrebleu_13a = _sacrebleu_13a()
+    pieces = ["a", "Z", "1", "9", " ", ".", ",", "-", "\n", "-\n", "&", ";", "&quot;", "&amp;", "&lt;", "&gt;",
+              "<skipped>", "{", "}", "[", "]", '"', "'", ":", "/", "\\", "`", "~", "@", "é", "\u00a0", "\t", "_"]
+    rng = random.Random(13)
+    for _ in range(20000):
+        line = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 16)))
+        assert tokenize_13a(line) == sacrebleu_13a(line), line

@@ -18,6 +18,7 @@ scorer's call does (the tests compare with the package run at the same depth).
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -145,11 +146,41 @@ def thresholded(value: float, threshold: float = 0.75) -> float:
     return 0.0 if value < threshold else value
 
 
+_SYMBOL = re.compile(r"([\{-\~\[-\` -\&\(-\+\:-\@\/])")
+_NON_DIGIT_POINT = re.compile(r"([^0-9])([\.,])")
+_POINT_NON_DIGIT = re.compile(r"([\.,])([^0-9])")
+_DIGIT_DASH = re.compile(r"([0-9])(-)")
+_PADDED = {".": " . ", ",": " , ", "-": " - "}
+
+
+@functools.lru_cache(maxsize=2**16)
+def tokenize_13a(line: str) -> str:
+    """sacrebleu's ``13a`` tokenization (``Tokenizer13a``), the same text for every line (the tests compare them).
+
+    sacrebleu substitutes its four patterns with ``\\1``-templates, which Python 3.11 expands in Python at every
+    match (a structured answer matches at every space and bracket); splitting on the same patterns and joining the
+    pieces does the same substitutions in C, about three times as fast. Cached like sacrebleu's: BLEU tokenizes the
+    reply and the gold again."""
+    line = line.replace("<skipped>", "").replace("-\n", "").replace("\n", " ")
+    if "&" in line:
+        line = line.replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">")
+    line = " ".join(_SYMBOL.split(f" {line} "))  # each symbol c becomes " c "
+    parts = _NON_DIGIT_POINT.split(line)  # [text, before, point, text, ...]: "x." becomes "x . "
+    parts[2::3] = [_PADDED[p] for p in parts[2::3]]
+    parts = _POINT_NON_DIGIT.split("".join(parts))  # ".x" becomes " . x"
+    parts[1::3] = [_PADDED[p] for p in parts[1::3]]
+    parts = _DIGIT_DASH.split("".join(parts))  # "1-" becomes "1 - "
+    parts[2::3] = [_PADDED[p] for p in parts[2::3]]
+    return " ".join("".join(parts).split())
+
+
 @functools.cache
 def _sentence_bleu() -> Any:
     from sacrebleu.metrics import BLEU
 
-    return BLEU(effective_order=True)  # what sacrebleu.sentence_bleu builds on every call
+    metric = BLEU(effective_order=True)  # what sacrebleu.sentence_bleu builds on every call
+    metric.tokenizer = tokenize_13a  # its own 13a, faster
+    return metric
 
 
 def bleu(prediction: str, gold: str) -> float:
@@ -157,9 +188,9 @@ def bleu(prediction: str, gold: str) -> float:
 
     A reply that shares no token with the gold (most wrong answers) scores 0 without building either text's
     n-grams: sacrebleu returns 0 for no matching n-gram of any order, and an n-gram matches only if its words do.
-    The tokens are sacrebleu's own (its tokenizer, which caches them for ``sentence_score``)."""
+    The tokens are 13a's (``tokenize_13a``, cached for ``sentence_score``)."""
     metric = _sentence_bleu()
-    tokens = metric.tokenizer(prediction.rstrip()).split()
-    if metric.lowercase or not set(tokens).isdisjoint(metric.tokenizer(gold.rstrip()).split()):
+    tokens = tokenize_13a(prediction.rstrip()).split()
+    if metric.lowercase or not set(tokens).isdisjoint(tokenize_13a(gold.rstrip()).split()):
         return float(metric.sentence_score(prediction, [gold]).score) / 100.0
     return 0.0
