@@ -4,11 +4,13 @@ apart from the thought, the usage with the prompt cache, and its failures."""
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import pytest
+from aiohttp import web
 
 from structbench.backends.anthropic import AnthropicBackend, from_spec
 from structbench.backends.base import PROMPT_TOO_LONG, BackendError, Request
@@ -112,3 +114,77 @@ def test_a_tool_calls_arguments_that_do_not_parse_go_as_an_empty_input() -> None
              ToolCall("c", "sql", '{"query": "SELECT 1"}'))
     turn = api_messages((Message("assistant", "", tool_calls=calls),))[0]
     assert [block["input"] for block in turn["content"]] == [{}, {}, {"query": "SELECT 1"}]
+
+
+MESSAGE = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-x", "stop_reason": "end_turn",
+           "stop_sequence": None, "usage": {"input_tokens": 3, "output_tokens": 2}}
+
+
+def _reply(size: int, how: str, seen: list[str | None]) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    """A Messages API whose one reply's text is ``size`` bytes, sent as ``how``: with its length, in chunks without
+    one, compressed, or as a 500 error."""
+    text = "A" * size
+    body = json.dumps({**MESSAGE, "content": [{"type": "text", "text": text}]}).encode()
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        seen.append(request.headers.get("Accept-Encoding"))
+        if how == "chunked":
+            response = web.StreamResponse(headers={"Content-Type": "application/json"})
+            response.enable_chunked_encoding()
+            await response.prepare(request)
+            for start in range(0, len(body), 2**16):
+                await response.write(body[start:start + 2**16])
+            await response.write_eof()
+            return response
+        if how == "gzip":
+            return web.Response(body=gzip.compress(body), headers={"Content-Type": "application/json",
+                                                                   "Content-Encoding": "gzip"})
+        error = json.dumps({"type": "error", "error": {"type": "api_error", "message": text}}).encode()
+        return web.Response(body=error if how == "error" else body, status=500 if how == "error" else 200,
+                            content_type="application/json")
+
+    return handler
+
+
+def _capped(size: int, how: str, cap: int) -> tuple[Any, list[str | None]]:
+    """The reply (or the error) of one request to ``_reply(size, how)`` with ``max_reply_bytes=cap``, and the
+    ``Accept-Encoding`` of each request the server got."""
+    async def main() -> Any:
+        app, seen = web.Application(), list[str | None]()
+        app.router.add_post("/v1/messages", _reply(size, how, seen))
+        runner = web.AppRunner(app)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        backend = AnthropicBackend("claude-x", base_url=f"http://127.0.0.1:{port}", api_key="sk-ant-test-0123456789",
+                                   max_retries=2, max_reply_bytes=cap)
+        try:
+            return await backend.generate(Request.chat("hello")), seen
+        except BackendError as err:
+            return err, seen
+        finally:
+            await backend.aclose()
+            await runner.cleanup()
+
+    return asyncio.run(main())
+
+
+@pytest.mark.parametrize("how", ["length", "chunked", "error"])
+def test_no_reply_is_read_past_max_reply_mb(how: str) -> None:
+    """With or without its length, a body over the cap is refused unread and not asked for again (the same body
+    would come), a 500's too (the SDK reads an error's body before raising); a body under it is read."""
+    err, seen = _capped(3 * 2**20, how, cap=2**20)
+    assert isinstance(err, BackendError) and err.cause == "reply too large", err
+    assert "the reply is larger than 1 MiB (--max-reply-mb" in str(err) and len(seen) == 1
+    if how != "error":
+        response, seen = _capped(2**19, how, cap=2**20)
+        assert response.choices[0].text == "A" * 2**19 and seen == ["identity"]
+
+
+def test_a_compressed_reply_is_refused_unread() -> None:
+    """Replies are asked for uncompressed, so the bytes counted are the bytes kept; a server that compresses anyway
+    is not read (a few compressed MiB can be gigabytes)."""
+    err, seen = _capped(100, "gzip", cap=2**20)
+    assert isinstance(err, BackendError) and err.cause == "unusable reply" and "compressed its reply (gzip)" in str(err)
+    assert seen == ["identity"]

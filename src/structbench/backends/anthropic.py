@@ -9,7 +9,8 @@ blocks are the thought, kept apart (``reply_choice``); its ``tool_use`` blocks a
 (``Request.tools`` go out as the API's tools, results come back as ``tool_result`` blocks). Usage: prompt tokens are
 ``input_tokens`` plus the cache's reads and writes (so they count the whole prompt, as OpenAI's do),
 ``cached_tokens`` the cache reads, ``reasoning_tokens`` the thinking tokens where the API reports them. Retries
-(429, 5xx, dropped connections) are the SDK's, ``--max-retries`` of them. The key is read from ``ANTHROPIC_API_KEY``
+(429, 5xx, dropped connections) are the SDK's, ``--max-retries`` of them; no reply is read past ``--max-reply-mb``
+(``backends.anthropic_http``). The key is read from ``ANTHROPIC_API_KEY``
 (or ``--api-key-env``); it is registered for redaction and only ever sent in the SDK's ``x-api-key`` header. Message
 Batches: ``batch.anthropic``.
 """
@@ -69,7 +70,8 @@ class AnthropicBackend(Backend):
                  max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES) -> None:
         self.model = model
         self.max_reply_bytes = max_reply_bytes
-        """``--max-reply-mb``: the largest line of a batch's results read (``batch.anthropic``)."""
+        """``--max-reply-mb``: the largest reply body read (``backends.anthropic_http``), and the largest line of a
+        batch's results (``batch.anthropic``)."""
         self.base_url = base_url.rstrip("/")
         register_secret(api_key)
         self._api_key = api_key
@@ -85,8 +87,11 @@ class AnthropicBackend(Backend):
         if self._client is None:
             import anthropic
 
+            from structbench.backends.anthropic_http import capped_client
+
             self._client = anthropic.AsyncAnthropic(api_key=self._api_key or "no-key", base_url=self.base_url,
-                                                    timeout=self.timeout, max_retries=self.max_retries)
+                                                    timeout=self.timeout, max_retries=self.max_retries,
+                                                    http_client=capped_client(self.max_reply_bytes))
         return self._client
 
     def params(self, request: Request) -> dict[str, Any]:
@@ -116,9 +121,16 @@ class AnthropicBackend(Backend):
     async def _call(self, body: dict[str, Any]) -> dict[str, Any]:
         import anthropic
 
+        from structbench.backends.anthropic_http import RefusedReply
+
         where = f"{self.base_url}/v1/messages"
         try:
             message = await self.client().messages.create(**body)
+        except RefusedReply as err:
+            if err.cause == "reply too large":
+                raise BackendError(f"{where}: the reply is larger than {self.max_reply_bytes / 2**20:g} MiB "
+                                   f"(--max-reply-mb; {err}); it was not read further", cause=err.cause) from None
+            raise BackendError(f"{where}: {err}", cause=err.cause) from None
         except anthropic.APITimeoutError:
             raise BackendError(f"{where}: timed out: no complete reply within {self.timeout:g} s (--timeout)",
                                cause=TIMEOUT) from None

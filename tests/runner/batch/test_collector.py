@@ -337,6 +337,30 @@ def test_a_batch_reply_larger_than_max_reply_mb_is_refused_unread(tmp_path: Path
     assert (tmp_path / "cache.sqlite").stat().st_size < 2**20
 
 
+@pytest.mark.parametrize("model", ["openai:mock", "anthropic:mock"])
+def test_a_batchs_results_may_be_larger_than_max_reply_mb(tmp_path: Path, model: str) -> None:
+    """The cap holds each reply, not the results file that holds them all (anthropic: its client caps every other
+    body, ``backends.anthropic_http``)."""
+    from structbench.testing.batch_server import BatchServer, serve_batches_in_thread
+    from structbench.testing.openai_server import MockOpenAIServer
+
+    server = BatchServer(MockOpenAIServer(fault="huge", huge_bytes=2**19))  # every reply 0.5 MiB, 2 MiB in all
+    with serve_batches_in_thread(server) as base:
+        url = base + "/v1" if model.startswith("openai") else base
+        config = RunConfig(model=model, base_url=url, benches=["toy:small"], strategies=["direct"], limit=4)
+        cache = ResponseCache(tmp_path / "cache.sqlite")
+        the_run = Run(tmp_path / "r", config)
+        try:
+            the_run.execute(make_backend(BackendSpec.parse(model, base_url=url, max_reply_bytes=2**20)),
+                            prepare(config, DataContext()), cache=cache, concurrency=8, progress=False, batch=FAST,
+                            control=RunControl(notify=lambda _: None))
+        finally:
+            cache.close()
+    assert server.stats.batches == 1 and not the_run.failures
+    (entry,) = Ledger(tmp_path / "r").entries
+    assert Ledger(tmp_path / "r").file(entry.output_name).stat().st_size > 2 * 2**20
+
+
 def test_result_lines_are_read_a_capped_line_at_a_time() -> None:
     import asyncio
 
