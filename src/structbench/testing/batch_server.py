@@ -49,6 +49,8 @@ class Stats:
     batch_lines: int = 0
     """Requests answered inside batches."""
     cancelled: int = 0
+    compressed: int = 0
+    """Anthropic results files sent compressed (the client accepted it, as a real server would)."""
 
 
 @dataclass
@@ -381,7 +383,11 @@ class BatchServer:
         if batch.cancelled:
             lines = [{"custom_id": line["custom_id"], "result": {"type": "canceled"}} for line in batch.lines]
         body = "".join(json.dumps(line) + "\n" for line in lines)
-        return web.Response(body=body.encode(), content_type="application/binary")
+        response = web.Response(body=body.encode(), content_type="application/binary")
+        if "gzip" in request.headers.get("Accept-Encoding", ""):
+            response.enable_compression()
+            self.stats.compressed += 1
+        return response
 
 
 def openai_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -359,6 +359,7 @@ def test_a_batchs_results_may_be_larger_than_max_reply_mb(tmp_path: Path, model:
     assert server.stats.batches == 1 and not the_run.failures
     (entry,) = Ledger(tmp_path / "r").entries
     assert Ledger(tmp_path / "r").file(entry.output_name).stat().st_size > 2 * 2**20
+    assert server.stats.compressed == model.startswith("anthropic")  # (as httpx asks by default; not every reply)
 
 
 def test_result_lines_are_read_a_capped_line_at_a_time() -> None:

@@ -19,6 +19,9 @@ FIND_WINDOW = 600.0
 """Seconds after its ledger entry was written within which a batch of the same size is taken for it."""
 CLOCK_SKEW = 2.0
 """Seconds the provider's clock may be behind this machine's."""
+COMPRESSED = {"Accept-Encoding": "gzip, deflate"}
+"""The results file may come compressed: it is exempt from the cap on a reply, which asks for every other body
+uncompressed (``backends.anthropic_http``), and is read a capped line at a time."""
 
 
 class AnthropicBatches(BatchProvider):
@@ -62,7 +65,7 @@ class AnthropicBatches(BatchProvider):
                       problem=problem)
 
     async def results(self, batch_id: str) -> list[dict[str, Any]]:
-        decoder = await self.backend.client().messages.batches.results(batch_id)
+        decoder = await self.backend.client().messages.batches.results(batch_id, extra_headers=COMPRESSED)
         try:  # the response's bytes, so a line is capped before it is parsed (the SDK's decoder parses any size)
             return await self.read_lines(decoder.http_response.aiter_bytes())
         finally:
