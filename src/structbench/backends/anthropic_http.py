@@ -56,7 +56,7 @@ def cap_replies(cap: int) -> Callable[[httpx2.Response], Awaitable[None]]:
     async def hook(response: httpx2.Response) -> None:
         if response.request.method == "GET" and response.request.url.path.endswith("/results"):
             return  # a batch's results: capped per line where they are read
-        encoding = response.headers.get("Content-Encoding", "identity").strip().lower()
+        encoding = response.headers.get("Content-Encoding", "").strip().lower() or "identity"
         if encoding != "identity":
             raise RefusedReply(f"the server compressed its reply ({encoding}) though asked not to; it was not read",
                                cause="unusable reply")
