@@ -6,12 +6,18 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import os
+import re
+import subprocess
+import sys
 from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from aiohttp import web
 
+from faults import child_pythonpath
 from structbench.backends.anthropic import AnthropicBackend, from_spec
 from structbench.backends.base import PROMPT_TOO_LONG, BackendError, Request
 from structbench.backends.factory import BackendSpec
@@ -188,3 +194,20 @@ def test_a_compressed_reply_is_refused_unread() -> None:
     err, seen = _capped(100, "gzip", cap=2**20)
     assert isinstance(err, BackendError) and err.cause == "unusable reply" and "compressed its reply (gzip)" in str(err)
     assert seen == ["identity"]
+
+
+def test_a_forked_run_imports_the_sdk_once_before_its_workers_fork(tmp_path: Path) -> None:
+    """The SDK takes seconds to import (anthropic 2.x loads every type of the API); imported on the first call, every
+    worker imported it again, with its requests waiting. ``-X importtime`` prints a line for each process that
+    imports it."""
+    with serve_batches_in_thread(BatchServer(MockOpenAIServer(reply="A"))) as url:
+        env = {**os.environ, "PYTHONPATH": child_pythonpath(), "ANTHROPIC_API_KEY": "sk-ant-test-0123456789",
+               "STRUCTBENCH_PLUGINS": "toybench", "STRUCTBENCH_CACHE": str(tmp_path / "cache")}
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "structbench", "run", "-m", "anthropic:claude-x", "--base-url",
+             url, "-b", "toy:small", "--limit", "6", "-c", "4", "--workers", "2", "--out", str(tmp_path / "run"),
+             "--no-progress"], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert len((tmp_path / "run" / "samples.jsonl").read_text().splitlines()) == 6
+    imports = [line for line in done.stderr.splitlines() if re.search(r"\|\s+anthropic$", line)]
+    assert len(imports) == 1, imports

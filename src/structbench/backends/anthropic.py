@@ -94,6 +94,10 @@ class AnthropicBackend(Backend):
                                                     http_client=capped_client(self.max_reply_bytes))
         return self._client
 
+    def before_fork(self) -> None:
+        """The SDK (2 s of imports in anthropic 2.x, which loads every type of the API at once) and its client."""
+        import structbench.backends.anthropic_http  # noqa: F401  (imports anthropic)
+
     def params(self, request: Request) -> dict[str, Any]:
         """The Messages API body of ``request`` (one reply: ``n`` is drawn by as many calls)."""
         p = request.params

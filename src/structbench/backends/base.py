@@ -410,6 +410,10 @@ class Backend(ABC):
     async def aclose(self) -> None:  # noqa: B027  (optional hook; most backends hold nothing)
         """Release connections or model memory."""
 
+    def before_fork(self) -> None:  # noqa: B027  (optional hook; most backends load nothing on first use)
+        """Load, in the run's process just before its workers fork, what each worker would otherwise load on its first
+        call (a client SDK's modules): the workers then share it, instead of each importing it with requests waiting."""
+
     @property
     def title(self) -> str:
         """The model as a reader knows it, and where it runs (``Qwen/Qwen2.5-7B served at URL``), for the summary

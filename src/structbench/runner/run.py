@@ -378,6 +378,7 @@ class Run:
             if forked:
                 hold_streams(selections)  # the workers then share the samples and their jobs travel without them
                 warm_up(selections)
+                backend.before_fork()
             gc.freeze()  # the loaded samples live all run: the collector (and forked workers' copy-on-write) skip them
             collect_less()  # the requests' short-lived objects: restored by ``execute``; forked workers inherit it
             resume()  # paused while the command started (``core.collector.pause``)
