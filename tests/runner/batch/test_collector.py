@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -20,6 +21,9 @@ from structbench.runner.control import RunControl
 from structbench.runner.run import Run
 from structbench.runner.selection import prepare
 from structbench.runner.store import read_records
+
+if TYPE_CHECKING:
+    from structbench.testing.batch_server import BatchServer
 
 FAST = BatchSettings(poll=0.05)
 
@@ -313,15 +317,16 @@ def test_the_batch_input_is_the_requests_as_a_direct_call_sends_them(tmp_path: P
     assert all(line["body"]["messages"][0] == {"role": "system", "content": prompt} for line in lines)
 
 
-@pytest.mark.parametrize("model", ["openai:mock", "anthropic:mock"])
-def test_a_batch_reply_larger_than_max_reply_mb_is_refused_unread(tmp_path: Path, model: str) -> None:
+def _capped_batch(tmp_path: Path, model: str, reply_bytes: int, limit: int) -> tuple[BatchServer, Run]:
+    """A batch run of ``limit`` toy samples with ``--max-reply-mb 1``, every reply ``reply_bytes`` long: the loopback
+    server and the run."""
     from structbench.testing.batch_server import BatchServer, serve_batches_in_thread
     from structbench.testing.openai_server import MockOpenAIServer
 
-    server = BatchServer(MockOpenAIServer(fault="huge", huge_bytes=3 * 2**20))  # every reply 3 MiB
+    server = BatchServer(MockOpenAIServer(fault="huge", huge_bytes=reply_bytes))
     with serve_batches_in_thread(server) as base:
         url = base + "/v1" if model.startswith("openai") else base
-        config = RunConfig(model=model, base_url=url, benches=["toy:small"], strategies=["direct"], limit=3)
+        config = RunConfig(model=model, base_url=url, benches=["toy:small"], strategies=["direct"], limit=limit)
         cache = ResponseCache(tmp_path / "cache.sqlite")
         the_run = Run(tmp_path / "r", config)
         try:
@@ -330,6 +335,12 @@ def test_a_batch_reply_larger_than_max_reply_mb_is_refused_unread(tmp_path: Path
                             control=RunControl(notify=lambda _: None))
         finally:
             cache.close()
+    return server, the_run
+
+
+@pytest.mark.parametrize("model", ["openai:mock", "anthropic:mock"])
+def test_a_batch_reply_larger_than_max_reply_mb_is_refused_unread(tmp_path: Path, model: str) -> None:
+    server, the_run = _capped_batch(tmp_path, model, reply_bytes=3 * 2**20, limit=3)
     assert server.stats.batches == 1 and len(the_run.failures) == 3
     assert all("the reply is larger than 1 MiB (--max-reply-mb" in f.message for f in the_run.failures)
     (entry,) = Ledger(tmp_path / "r").entries
@@ -341,21 +352,7 @@ def test_a_batch_reply_larger_than_max_reply_mb_is_refused_unread(tmp_path: Path
 def test_a_batchs_results_may_be_larger_than_max_reply_mb(tmp_path: Path, model: str) -> None:
     """The cap holds each reply, not the results file that holds them all (anthropic: its client caps every other
     body, ``backends.anthropic_http``)."""
-    from structbench.testing.batch_server import BatchServer, serve_batches_in_thread
-    from structbench.testing.openai_server import MockOpenAIServer
-
-    server = BatchServer(MockOpenAIServer(fault="huge", huge_bytes=2**19))  # every reply 0.5 MiB, 2 MiB in all
-    with serve_batches_in_thread(server) as base:
-        url = base + "/v1" if model.startswith("openai") else base
-        config = RunConfig(model=model, base_url=url, benches=["toy:small"], strategies=["direct"], limit=4)
-        cache = ResponseCache(tmp_path / "cache.sqlite")
-        the_run = Run(tmp_path / "r", config)
-        try:
-            the_run.execute(make_backend(BackendSpec.parse(model, base_url=url, max_reply_bytes=2**20)),
-                            prepare(config, DataContext()), cache=cache, concurrency=8, progress=False, batch=FAST,
-                            control=RunControl(notify=lambda _: None))
-        finally:
-            cache.close()
+    server, the_run = _capped_batch(tmp_path, model, reply_bytes=2**19, limit=4)  # 2 MiB of replies in all
     assert server.stats.batches == 1 and not the_run.failures
     (entry,) = Ledger(tmp_path / "r").entries
     assert Ledger(tmp_path / "r").file(entry.output_name).stat().st_size > 2 * 2**20
