@@ -95,7 +95,7 @@ class AnthropicBackend(Backend):
         return self._client
 
     def before_fork(self) -> None:
-        """The SDK (2 s of imports in anthropic 2.x, which loads every type of the API at once) and its client."""
+        """The SDK (1.7 s of imports in anthropic 2.x, which loads every type of the API at once) and its client."""
         import structbench.backends.anthropic_http  # noqa: F401  (imports anthropic)
 
     def params(self, request: Request) -> dict[str, Any]:
