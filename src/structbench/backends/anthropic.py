@@ -37,7 +37,13 @@ from structbench.backends.base import (
     reply_choice,
     token_count,
 )
-from structbench.backends.factory import DEFAULT_MAX_REPLY_BYTES, DEFAULT_TIMEOUT, BackendSpec
+from structbench.backends.factory import (
+    DEFAULT_MAX_REPLY_BYTES,
+    DEFAULT_TIMEOUT,
+    REPLY_TOO_LARGE,
+    BackendSpec,
+    reply_too_large,
+)
 from structbench.core.errors import UsageError
 from structbench.core.redact import redact, register_secret
 
@@ -131,10 +137,8 @@ class AnthropicBackend(Backend):
         try:
             message = await self.client().messages.create(**body)
         except RefusedReply as err:
-            if err.cause == "reply too large":
-                raise BackendError(f"{where}: the reply is larger than {self.max_reply_bytes / 2**20:g} MiB "
-                                   f"(--max-reply-mb; {err}); it was not read further", cause=err.cause) from None
-            raise BackendError(f"{where}: {err}", cause=err.cause) from None
+            said = reply_too_large(self.max_reply_bytes, str(err)) if err.cause == REPLY_TOO_LARGE else str(err)
+            raise BackendError(f"{where}: {said}", cause=err.cause) from None
         except anthropic.APITimeoutError:
             raise BackendError(f"{where}: timed out: no complete reply within {self.timeout:g} s (--timeout)",
                                cause=TIMEOUT) from None

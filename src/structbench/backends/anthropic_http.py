@@ -19,6 +19,8 @@ from typing import Any
 import anthropic
 import httpx2
 
+from structbench.backends.factory import REPLY_TOO_LARGE
+
 UNCOMPRESSED = {"Accept-Encoding": "identity"}
 """The header every request goes with."""
 
@@ -43,7 +45,7 @@ class _CappedStream(httpx2.AsyncByteStream):
         async for chunk in self._inner:
             seen += len(chunk)
             if seen > self._cap:
-                raise RefusedReply(f"more than {self._cap} bytes", cause="reply too large")
+                raise RefusedReply(f"more than {self._cap} bytes", cause=REPLY_TOO_LARGE)
             yield chunk
 
     async def aclose(self) -> None:
@@ -62,7 +64,7 @@ def cap_replies(cap: int) -> Callable[[httpx2.Response], Awaitable[None]]:
                                cause="unusable reply")
         declared = response.headers.get("Content-Length")
         if declared is not None and declared.isdigit() and int(declared) > cap:
-            raise RefusedReply(f"{declared} bytes", cause="reply too large")
+            raise RefusedReply(f"{declared} bytes", cause=REPLY_TOO_LARGE)
         if isinstance(response.stream, httpx2.AsyncByteStream):
             response.stream = _CappedStream(response.stream, cap)
 

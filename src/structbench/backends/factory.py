@@ -14,6 +14,14 @@ from structbench.core.registry import Registry, load_target
 
 DEFAULT_MAX_REPLY_BYTES = 16 * 2**20
 """16 MiB: many times a long completion with log-probabilities, yet a bound on memory and disk."""
+REPLY_TOO_LARGE = "reply too large"
+"""The cause of a failure that is a reply over ``--max-reply-mb``."""
+
+
+def reply_too_large(max_reply_bytes: int, detail: str) -> str:
+    """What a reply over ``--max-reply-mb`` fails with, on every backend and in a batch's results alike."""
+    return (f"the reply is larger than {max_reply_bytes / 2**20:g} MiB (--max-reply-mb; {detail}); it was not read "
+            "further")
 DEFAULT_TIMEOUT = 600.0
 """Seconds a request may take (``--timeout``), as the OpenAI Python client's default: an API answers well within
 it, and so does a small local server writing a few thousand tokens on a CPU (a 270M model on two cores writes

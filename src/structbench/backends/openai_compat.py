@@ -52,7 +52,13 @@ from structbench.backends.base import (
     reply_choice,
     token_count,
 )
-from structbench.backends.factory import DEFAULT_MAX_REPLY_BYTES, DEFAULT_TIMEOUT, BackendSpec
+from structbench.backends.factory import (
+    DEFAULT_MAX_REPLY_BYTES,
+    DEFAULT_TIMEOUT,
+    REPLY_TOO_LARGE,
+    BackendSpec,
+    reply_too_large,
+)
 from structbench.backends.http import aiohttp
 from structbench.backends.server_context import context_refusal, listed_context, props_context
 from structbench.core.errors import UsageError
@@ -354,10 +360,8 @@ class OpenAIBackend(Backend):
                 try:
                     status, payload, retry_after = await self._send(replica, path, body, data)
                 except _ReplyTooLarge as err:
-                    mib = self.max_reply_bytes / 2**20
-                    raise BackendError(
-                        f"{url}: the reply is larger than {mib:g} MiB (--max-reply-mb; {err}); it was not read "
-                        "further", cause="reply too large") from None
+                    raise BackendError(f"{url}: {reply_too_large(self.max_reply_bytes, str(err))}",
+                                       cause=REPLY_TOO_LARGE) from None
                 except (aiohttp.ClientError, TimeoutError, TransportError) as err:
                     last_error, cause = self._failure(err)
                     if cause == TIMEOUT:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from structbench.backends.base import Backend, Request, Response
-from structbench.backends.factory import DEFAULT_MAX_REPLY_BYTES
+from structbench.backends.factory import DEFAULT_MAX_REPLY_BYTES, REPLY_TOO_LARGE, reply_too_large
 from structbench.core.errors import UsageError
 from structbench.core.registry import Registry
 from structbench.runner.batch.ledger import BatchEntry
@@ -107,10 +107,9 @@ class BatchProvider(ABC):
     def line_outcome(self, line: dict[str, Any]) -> tuple[str, Outcome]:
         """``outcome``, or the error of a line too large to be read (``read_lines`` left its size in its stead)."""
         if TOO_LARGE in line:
-            mib = self.max_line_bytes / 2**20
-            return str(line.get("custom_id")), LineError(
-                f"the reply is larger than {mib:g} MiB (--max-reply-mb; its result line has more than "
-                f"{self.max_line_bytes} bytes); it was not read further", retryable=False, cause="reply too large")
+            detail = f"its result line has more than {self.max_line_bytes} bytes"
+            return str(line.get("custom_id")), LineError(reply_too_large(self.max_line_bytes, detail), retryable=False,
+                                                         cause=REPLY_TOO_LARGE)
         return self.outcome(line)
 
     async def read_lines(self, chunks: AsyncIterable[bytes]) -> list[dict[str, Any]]:
