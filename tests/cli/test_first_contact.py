@@ -74,6 +74,26 @@ def test_messages_for_common_mistakes(tmp_path: Path) -> None:
     assert bad_option.returncode == 2 and "not an option of the oracle backend" in bad_option.stderr
 
 
+def test_output_paths_that_cannot_be_files_are_one_line_and_links_are_written_through(tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("")
+    assert sb(tmp_path, "run", "-m", "oracle", "-b", "toy", "-n", "3", "--out", "r").returncode == 0
+    assert sb(tmp_path, "export", "toy", "--out", "e.jsonl", "-n", "3").returncode == 0
+    lines = [json.loads(line) for line in (tmp_path / "e.jsonl").read_text().splitlines()]
+    (tmp_path / "p.jsonl").write_text("".join(json.dumps(x | {"output": "yes"}) + "\n" for x in lines))
+    for args in (["export", "toy", "--out", "f/x.jsonl", "-n", "3"],
+                 ["score", "toy", "-p", "p.jsonl", "-n", "3", "--out", "f/m.json"],
+                 ["score", "toy", "-p", "p.jsonl", "-n", "3", "--samples", "f/s.jsonl"],
+                 ["compare", "r", "r", "--out", "f/c.json"]):
+        proc = sb(tmp_path, *args)
+        assert proc.returncode == 2, (args, proc.stderr)
+        out = next(a for a in args if a.startswith("f/"))
+        assert proc.stderr.strip().splitlines()[-1] == f"error: {out}: cannot be written: f is a file, not a folder"
+        assert "Traceback" not in proc.stderr
+    (tmp_path / "link.jsonl").symlink_to("real.jsonl")
+    assert sb(tmp_path, "export", "toy", "--out", "link.jsonl", "-n", "3").returncode == 0
+    assert (tmp_path / "link.jsonl").is_symlink() and len((tmp_path / "real.jsonl").read_text().splitlines()) == 3
+
+
 def test_predictions_files_with_a_bom_or_another_encoding(tmp_path: Path) -> None:
     export = sb(tmp_path, "export", "toy", "--out", "toy.jsonl", "-n", "3")
     assert export.returncode == 0, export.stderr

@@ -189,6 +189,15 @@ def test_unwritable_out_is_one_line_and_sends_nothing(tmp_path: Path) -> None:
     assert not (tmp_path / "ro" / "run").exists()
 
 
+def test_out_under_a_file_is_a_usage_error_and_sends_nothing(tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("")
+    with serve(tmp_path) as server:
+        proc = sb(tmp_path, *run_args(server.url, out="f/run"))
+        assert server.answered() == []
+    assert proc.returncode == 2
+    assert one_line(proc.stderr) == "error: --out f/run: cannot be written: f is a file, not a folder"
+
+
 def test_sigterm_ends_the_run_with_143_and_it_resumes(tmp_path: Path) -> None:
     with serve(tmp_path, "--latency", "0.2", "--reply", "yes") as server:
         args = run_args(server.url, "-c", "2", n=40)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import stat
+import threading
 from pathlib import Path
 
 import pytest
 
 from structbench.core.atomic import FILE_MODE, atomic_path, write_text_atomic
+from structbench.core.errors import UsageError
 from structbench.runner.store import write_json_atomic
 
 
@@ -33,3 +37,57 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> 
         raise RuntimeError("killed")
     assert target.read_text() == "old"
     assert sorted(p.name for p in target.parent.iterdir()) == ["t.json"]
+
+
+def test_a_symbolic_link_is_written_through_not_replaced(tmp_path: Path) -> None:
+    real, link = tmp_path / "real.json", tmp_path / "link.json"
+    real.write_text("old")
+    link.symlink_to(real)
+    write_text_atomic(link, "new")
+    assert link.is_symlink() and real.read_text() == "new"
+    dangling = tmp_path / "dangling"
+    dangling.symlink_to(tmp_path / "made.txt")
+    write_text_atomic(dangling, "x")
+    assert dangling.is_symlink() and (tmp_path / "made.txt").read_text() == "x"
+
+
+def test_a_fifo_or_device_is_written_in_place_not_replaced(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    write_text_atomic(fifo, "through\n")  # (fsync refuses a pipe: not an error here)
+    reader.join(10)
+    assert got == [b"through\n"] and stat.S_ISFIFO(fifo.stat().st_mode)
+    null = tmp_path / "null"  # (through a link: were it replaced, the link would go, not the system's device)
+    null.symlink_to(os.devnull)
+    write_text_atomic(null, "gone")
+    assert null.is_symlink() and stat.S_ISCHR(null.stat().st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["null", "pipe"]
+
+
+@pytest.mark.skipif(not Path("/dev/full").is_char_device(), reason="no /dev/full")
+def test_a_full_device_fails_naming_the_file_asked_for(tmp_path: Path) -> None:
+    full = tmp_path / "full"
+    full.symlink_to("/dev/full")
+    with pytest.raises(OSError) as err:
+        write_text_atomic(full, "x" * 10_000)
+    assert err.value.errno == errno.ENOSPC and err.value.filename == str(full)
+    assert full.is_symlink() and stat.S_ISCHR(full.stat().st_mode)
+
+
+def test_a_file_where_a_folder_is_needed_is_a_usage_error_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("")
+    with pytest.raises(UsageError, match=r"f/x\.json: cannot be written: .*/f is a file, not a folder"):
+        write_text_atomic(tmp_path / "f" / "x.json", "x")
+    with pytest.raises(UsageError, match="is a file, not a folder"):
+        write_text_atomic(tmp_path / "f" / "deeper" / "x.json", "x")
+
+
+def test_errors_name_the_file_asked_for_not_its_draft(tmp_path: Path) -> None:
+    (tmp_path / "a.json").mkdir()
+    with pytest.raises(IsADirectoryError) as err:
+        write_text_atomic(tmp_path / "a.json", "x")
+    assert err.value.filename == str(tmp_path / "a.json")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json"]

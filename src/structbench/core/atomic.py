@@ -8,13 +8,16 @@ directory.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from structbench.core.errors import StorageError, UsageError
 from structbench.core.redact import HOLE, redact, redact_around
 
 
@@ -30,17 +33,81 @@ FILE_MODE = 0o666 & ~_umask()
 
 @contextlib.contextmanager
 def atomic_path(path: Path) -> Iterator[Path]:
-    """A temporary path beside ``path`` to write to; renamed over ``path`` if the block succeeds, removed if not."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
-    tmp = Path(name)
+    """A temporary path beside ``path`` to write to; renamed over ``path`` if the block succeeds, removed if not.
+
+    A symbolic link is written through (its target replaced, as ``open`` would write it), and a path that is not a
+    regular file (a FIFO, ``/dev/stdout``, ``/dev/null``) is written in place: it cannot appear whole, and renaming
+    over it would destroy it. Where no file can be made beside it, the error names ``path``: ``UsageError`` when a
+    file stands where a folder is needed."""
+    target = _through_links(path)
+    try:
+        if _special(target):
+            yield target
+            return
+        tmp = Path(_temporary(target))
+        try:
+            yield tmp
+            try:
+                os.replace(tmp, target)
+            except OSError as err:  # (a folder there): named by the file asked for, not its draft
+                raise type(err)(err.errno, err.strerror, str(path)) from err
+        finally:
+            tmp.unlink(missing_ok=True)
+    except OSError as err:
+        if err.filename is None:  # a write's error (a full disk) names no file: this one
+            raise type(err)(err.errno, err.strerror, str(path)) from err
+        raise
+
+
+def _through_links(path: Path) -> Path:
+    """What ``path`` names once its symbolic links are followed (``path`` itself where they loop)."""
+    if not path.is_symlink():
+        return path
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # a loop: writing through it fails with its own error
+        return path
+
+
+def _special(path: Path) -> bool:
+    """Whether ``path`` exists and is neither a regular file nor a folder (a pipe, a device, a socket)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def _temporary(path: Path) -> str:
+    """A new empty file beside ``path`` (its folder made if need be), with an ordinary file's mode."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    except OSError as err:
+        blocked = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+        if blocked is not None:
+            raise UsageError(f"{path}: cannot be written: {blocked} is a file, not a folder") from None
+        if err.errno == errno.ENOENT:  # the folder is there and makes no files (/proc)
+            raise StorageError(f"{path}: cannot be written: {err.strerror}") from err
+        raise type(err)(err.errno, err.strerror, str(path)) from err  # named by the file asked for, not its draft
     try:
         os.fchmod(fd, FILE_MODE)
-        os.close(fd)
-        yield tmp
-        os.replace(tmp, path)
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise
     finally:
-        tmp.unlink(missing_ok=True)
+        os.close(fd)
+    return name
+
+
+def fsync_if_file(fd: int) -> None:
+    """``os.fsync``, but for what has nothing to flush to a disk (a pipe, a terminal: ``atomic_path``'s special
+    files), which refuses it."""
+    try:
+        os.fsync(fd)
+    except OSError as err:
+        if err.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EROFS) or stat.S_ISREG(os.fstat(fd).st_mode):
+            raise
 
 
 def write_text_atomic(path: Path, text: str) -> None:
@@ -48,7 +115,7 @@ def write_text_atomic(path: Path, text: str) -> None:
     with atomic_path(path) as tmp, tmp.open("w", encoding="utf-8") as out:
         out.write(text)
         out.flush()
-        os.fsync(out.fileno())
+        fsync_if_file(out.fileno())
 
 
 def _dumps(data: Any) -> str:

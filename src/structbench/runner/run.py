@@ -121,6 +121,8 @@ def check_writable(run_dir: Path) -> None:
     probe = run_dir
     while not probe.exists() and probe != probe.parent:
         probe = probe.parent
+    if not probe.is_dir():
+        raise UsageError(f"{spelt('out', str(run_dir))}: cannot be written: {probe} is a file, not a folder")
     if not os.access(probe, os.W_OK | os.X_OK):
         why = "read-only file system" if _read_only_fs(probe) else "permission denied"
         raise StorageError(f"{spelt('out', str(run_dir))}: cannot be written ({probe}: {why})")
