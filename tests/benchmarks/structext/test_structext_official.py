@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -82,4 +84,31 @@ def test_malformed_files_name_the_file_and_field(tmp_path: Path, shared_datasets
         read_sample(tmp_path, path)
     (tmp_path / path).write_text("{not json")
     with pytest.raises(DataError, match="cannot read JSON"):
+        read_sample(tmp_path, path)
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"Answer": 42}, "field 'Answer' must be a string, not int"),
+    ({"Question": 42}, "field 'Question' must be a string, not int"),
+    ({"Reference": ["x"]}, "field 'Reference' must be a string, not list"),
+    ({"RuleHint": 5}, "field 'RuleHint' must be a string, not int"),
+    ({"Label": "xml"}, "field 'Label' must be an object, not str"),
+    ({"examples": {"Question": "q"}}, "field 'examples' must be a list, not dict"),
+    ({"examples": ["q"]}, r"examples\[0\]: must be an object, not str"),
+    ({"Label.node_number": "two"}, "Label: field 'node_number' must be an integer, not str"),
+    ({"Label.few_shot_num": True}, "Label: field 'few_shot_num' must be an integer, not bool"),
+])
+def test_a_wrong_typed_field_names_the_file_and_field(tmp_path: Path, shared_datasets: Path, change: dict[str, Any],
+                                                      message: str) -> None:
+    path = next(p for p in manifest()["files"] if p.endswith(".json"))
+    record = json.loads((shared_datasets / "structext-eval" / path).read_text())
+    for key, value in change.items():
+        parent, _, field = key.rpartition(".")
+        (record[parent] if parent else record)[field] = value
+    (tmp_path / path).parent.mkdir(parents=True)
+    (tmp_path / path).write_text(json.dumps(record))
+    with pytest.raises(DataError, match=f"{re.escape(str(tmp_path / path))}.*{message}"):
+        read_sample(tmp_path, path)
+    (tmp_path / path).write_text("[]")
+    with pytest.raises(DataError, match="must be an object, not list"):
         read_sample(tmp_path, path)

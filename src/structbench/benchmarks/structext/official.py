@@ -48,10 +48,19 @@ def source() -> DatasetSource:
     return DatasetSource(name=NAME, homepage=HOMEPAGE, files=files, license="MIT")
 
 
-def _field(record: dict[str, Any], key: str, where: str) -> Any:
+_KINDS: dict[type, str] = {str: "a string", int: "an integer", list: "a list", dict: "an object"}
+
+
+def _field(record: dict[str, Any], key: str, where: str, kind: type = str) -> Any:
+    """``record[key]``, which must be of ``kind`` (``DataError`` naming the file and field if missing or not)."""
+    if not isinstance(record, dict):
+        raise DataError(f"{where}: must be an object, not {type(record).__name__}")
     if key not in record:
         raise DataError(f"{where}: missing field {key!r}")
-    return record[key]
+    value = record[key]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise DataError(f"{where}: field {key!r} must be {_KINDS[kind]}, not {type(value).__name__}")
+    return value
 
 
 def demo(template: Template, example: dict[str, str]) -> Demo:
@@ -68,22 +77,23 @@ def read_sample(root: Path, path: str) -> Sample:
         record = json.loads((root / path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
         raise DataError(f"{where}: cannot read JSON ({err})") from err
-    label = _field(record, "Label", where)
+    label = _field(record, "Label", where, dict)
     slot = SLOT.search(path)
-    if not isinstance(label, dict) or slot is None:
-        raise DataError(f"{where}: field 'Label' must be an object and the name must end in _N.json")
+    if slot is None:
+        raise DataError(f"{where}: the name must end in _N.json")
     language = _field(label, "typename", f"{where} Label")
     template = BY_SLOT.get((language, int(slot.group(1))))
-    tasks = _field(label, "other_label_list", f"{where} Label")
+    tasks = _field(label, "other_label_list", f"{where} Label", list)
     if template is None or not tasks or tasks[0] != template.task:
         raise DataError(f"{where}: Label.typename/other_label_list {language!r}/{tasks!r} match no template")
     examples = [
         {"question": _field(ex, "Question", f"{where} examples[{i}]"),
          "answer": _field(ex, "Answer", f"{where} examples[{i}]"),
          "reference": _field(ex, "Reference", f"{where} examples[{i}]")}
-        for i, ex in enumerate(record.get("examples") or [])
+        for i, ex in enumerate(_field(record, "examples", where, list) if record.get("examples") is not None
+                                 else [])
     ]
-    shots = _field(label, "few_shot_num", f"{where} Label")
+    shots = _field(label, "few_shot_num", f"{where} Label", int)
     if len(examples) != shots:
         raise DataError(f"{where}: Label.few_shot_num is {shots} but there are {len(examples)} examples")
     return Sample(
@@ -97,8 +107,8 @@ def read_sample(root: Path, path: str) -> Sample:
         meta={
             "language": language,
             "template": template.id,
-            "depth": _field(label, "node_number", f"{where} Label"),
-            "width": _field(label, "n_ary_ratio", f"{where} Label"),
+            "depth": _field(label, "node_number", f"{where} Label", int),
+            "width": _field(label, "n_ary_ratio", f"{where} Label", int),
             "shots": shots,
             "release": path.split("/", 1)[0],
         },
