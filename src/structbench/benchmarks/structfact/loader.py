@@ -65,8 +65,11 @@ def _string(record: dict[str, Any], name: str, where: str) -> str:
 def _evidence_list(value: Any, name: str, where: str) -> list[str]:
     if isinstance(value, str):
         return [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+    if not isinstance(value, list):
         raise DataError(f"{where}: field {name} must be a list of strings, got {type(value).__name__}")
+    for i, item in enumerate(value):
+        if not isinstance(item, str):
+            raise DataError(f"{where}: field {name} must be a list of strings; item {i} is {type(item).__name__}")
     return list(value)
 
 
