@@ -217,6 +217,18 @@ def test_a_bad_flag_value_or_an_unknown_flag_is_one_line(tmp_path: Path) -> None
     assert sb(tmp_path, "--help").returncode == 0
 
 
+def test_a_seed_no_server_takes_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    """With several epochs the run's seed is each request's: past 64 bits every sample would fail as a harness
+    error (the JSON encoder refuses it), and running again would fail the same way."""
+    for seed in (str(2**64), str(2**63), str(-(2**63) - 1)):
+        proc = sb(tmp_path, "run", "-m", "oracle", "-b", "toy", "-n", "2", "--epochs", "2", "--seed", seed,
+                  "--out", "s")
+        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+        assert "--seed" in proc.stderr and not (tmp_path / "s").exists()
+    assert sb(tmp_path, "run", "-m", "oracle", "-b", "toy", "-n", "2", "--epochs", "2", "--seed", str(2**63 - 2),
+              "--out", "s").returncode == 0
+
+
 def test_an_openai_model_without_base_url_is_told_what_is_probably_missing(tmp_path: Path) -> None:
     env = {k: v for k, v in _env(tmp_path).items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
     proc = invoke("run", "-m", "openai:Qwen/Qwen2.5-7B-Instruct", "-n", "1", "--out", "r", env=env, cwd=tmp_path)

@@ -11,6 +11,9 @@ from structbench.backends.reasoning import check_tags
 from structbench.core.errors import UsageError
 from structbench.runfiles.cells import check_sweep_values
 
+SEED_LIMIT = 2**63
+"""Seeds lie in [-2^63, 2^63): a request seed is a 64-bit integer to servers (and to the JSON encoder)."""
+
 
 class Generation(BaseModel):
     """Sampling settings a run imposes on every request, replacing the benchmark's and strategy's own values
@@ -20,7 +23,7 @@ class Generation(BaseModel):
 
     temperature: float | None = Field(default=None, ge=0)
     top_p: float | None = Field(default=None, gt=0, le=1)
-    seed: int | None = None
+    seed: int | None = Field(default=None, ge=-SEED_LIMIT, lt=SEED_LIMIT)
     """The request seed sent to the model (not the run's ``seed``, which picks samples and shuffles)."""
 
 
@@ -89,7 +92,9 @@ class RunConfig(BaseModel):
     samples), kept in the benchmark's order; None: all."""
     sample_ids: list[str] | None = None
     """Evaluate only the samples with these ids (in each benchmark that has them); None: all."""
-    seed: int = 0
+    seed: int = Field(default=0, ge=-SEED_LIMIT, lt=SEED_LIMIT)
+    """Picks samples and shuffles; with several epochs, also the request seed (``Generation.seed`` unset), which
+    servers take as a 64-bit integer."""
     data_dir: str | None = None
     allow_modified_data: bool = False
     """Evaluate files under ``data_dir`` that differ from the public release (modified on purpose; the manifest lists

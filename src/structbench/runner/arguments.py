@@ -20,6 +20,7 @@ from pydantic.fields import FieldInfo
 from structbench.backends.factory import DEFAULT_MAX_REPLY_BYTES, DEFAULT_TIMEOUT
 from structbench.core.errors import UsageError
 from structbench.core.words import FLAG_NAMES, spelt
+from structbench.runfiles.runconfig import SEED_LIMIT
 
 if TYPE_CHECKING:
     from structbench.runfiles.runconfig import RunConfig
@@ -278,7 +279,7 @@ class RunArguments(BaseModel):
         "settings", "Ray cluster to join with --executor ray (default: RAY_ADDRESS, else a new local one).")] = None
     ray_gpus_per_worker: Annotated[float, Field(ge=0.0, description="a number of at least 0"), _flag(
         "settings", "GPUs each Ray worker reserves (a local model per GPU worker).")] = 0.0
-    seed: Annotated[int, Field(description="an int"), _flag(
+    seed: Annotated[int, Field(ge=-SEED_LIMIT, lt=SEED_LIMIT, description="an int within ±2^63"), _flag(
         "config", "Seed for generators, shuffles and sampling.", names=("--seed",), suite=True,
         same=_is(lambda c: c.seed))] = 0
     epochs: Annotated[int, Field(ge=1, description="an int of at least 1"), _flag(
