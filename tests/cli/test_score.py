@@ -62,10 +62,27 @@ def test_missing_predictions_count_as_wrong_or_are_left_out_as_the_flag_says(tmp
     assert not list(tmp_path.glob(".error.jsonl.*"))  # nothing half-written
 
 
+def test_a_file_without_predictions_or_a_list_for_one_reply_is_refused(tmp_path: Path) -> None:
+    """Never a table of zeros for an empty file; a list is self-consistency's samples, not one reply's."""
+    _toy_predictions(tmp_path, keep=3)
+    (tmp_path / "empty.jsonl").write_text("\n")
+    empty = sb(tmp_path, "score", "toy", "-p", "empty.jsonl", "--limit", "3", "--out", "m.json", check=2)
+    assert empty.stderr.strip() == ("error: empty.jsonl: no predictions in it (lines with 'id', 'fingerprint' and "
+                                    "'output')")
+    lines = _lines(tmp_path / "p.jsonl")
+    (tmp_path / "list.jsonl").write_text("".join(json.dumps(x | {"output": [x["output"]] * 3}) + "\n" for x in lines))
+    listed = sb(tmp_path, "score", "toy", "-p", "list.jsonl", "--limit", "3", "--out", "m.json", check=2)
+    assert listed.stderr.strip() == ("error: list.jsonl:1: 'output' is a list, but the direct strategy takes one "
+                                     "reply per sample (a list is for self-consistency's samples)")
+    assert not (tmp_path / "m.json").exists()
+    voted = sb(tmp_path, "score", "toy", "-p", "list.jsonl", "--limit", "3", "-s", "vote", "--unchecked")
+    assert "error" not in voted.stderr
+
+
 def test_export_and_score_offline_never_download(tmp_path: Path) -> None:
     for command in (("export", "scitab", "--out", "x.jsonl"), ("score", "scitab", "-p", "e.jsonl")):
         if command[0] == "score":
-            (tmp_path / "e.jsonl").write_text("")
+            (tmp_path / "e.jsonl").write_text('{"id": "x", "output": "supports"}\n')
         done = sb(tmp_path, *command, "--offline", check=2)
         assert "scitab: cannot get dataset/sci_tab.json. Download https://" in done.stderr
         assert not (tmp_path / "cache" / "datasets" / "scitab").exists() or not any(

@@ -124,6 +124,9 @@ class Strategy(ABC):
     description: str = ""
     answer: AnswerFormat = DIRECT
     """How its replies give their answer (the benchmark's ``score`` reads it)."""
+    several: bool = False
+    """Its attempt holds several replies to one prompt (``Attempt.outputs``: self-consistency's samples), so a
+    predictions file may give it a list of outputs."""
 
     @abstractmethod
     async def run(self, sample: Sample, generate: Generate) -> Attempt:

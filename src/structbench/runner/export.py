@@ -168,6 +168,8 @@ def read_predictions(path: Path) -> dict[str, Prediction]:
         if key in predictions:
             raise DataError(f"{where}: duplicate id {key!r}")
         predictions[key] = Prediction(output, fp, settings, where)
+    if not predictions:
+        raise DataError(f"{path}: no predictions in it (lines with 'id', 'fingerprint' and 'output')")
     return predictions
 
 
@@ -319,6 +321,10 @@ def score_predictions(
     ``structbench.runfiles.outcomes``); a check that fails is raised after the last sample, before anything is
     returned."""
     preds = {k: p if isinstance(p, Prediction) else Prediction(p) for k, p in predictions.items()}
+    listed = next((p for p in preds.values() if isinstance(p.output, list)), None)
+    if listed is not None and not strategy.several:
+        raise UsageError(f"{_where(source, listed)}: 'output' is a list, but the {strategy.name} strategy takes one "
+                         "reply per sample (a list is for self-consistency's samples)")
     checker = PredictionCheck(strategy, preds, bench=bench, variant=variant, source=source, settings=settings,
                               require_fingerprint=require_fingerprint)
     scored = OutcomesBuilder()

@@ -44,6 +44,8 @@ class SingleTurn(Strategy):
 class SelfConsistency(Strategy):
     """Draw ``k`` samples at ``temperature`` in one request; the benchmark's scorer takes the majority."""
 
+    several = True
+
     def __init__(
         self, name: str, build: PromptBuilder, k: int = 5, temperature: float = 0.7, description: str = "", *,
         answer: AnswerFormat = DIRECT,
