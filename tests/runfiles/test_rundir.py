@@ -57,9 +57,18 @@ def test_prompt_digests_tell_questions_apart(tmp_path: Path) -> None:
     assert digests[0] == digests[2] != digests[1]
 
 
-def test_a_torn_last_line_is_left_and_a_broken_line_is_named(tmp_path: Path) -> None:
+def test_a_torn_last_line_is_left_with_a_warning_and_a_broken_line_is_named(tmp_path: Path,
+                                                                            caplog: pytest.LogCaptureFixture) -> None:
+    whole = write(tmp_path / "whole", [record("a")])
+    with caplog.at_level("WARNING"):
+        read_entries(whole)
+    assert caplog.messages == []
     run = write(tmp_path / "torn", [record("a")], tail=b'{"benchmark": "to')
-    assert [r.id for e in read_entries(run).values() for r in e] == ["a"]
+    with caplog.at_level("WARNING"):
+        assert [r.id for e in read_entries(run).values() for r in e] == ["a"]
+    assert caplog.messages == [f"warning: {run / SAMPLES}: its last line is incomplete (being written, or torn by a "
+                               f"crash) and is left out; where no run is writing it, `structbench run --resume {run}` "
+                               "cuts it off and runs that sample again"]
     broken = write(tmp_path / "broken", [record("a")], tail=b'{"not": "a record"}\n')
     with pytest.raises(DataError, match=rf"{SAMPLES}:2: not a sample record"):
         read_entries(broken)

@@ -86,6 +86,18 @@ def read_lines(path: Path, *, repair: bool = False) -> Iterator[tuple[int, Sampl
             out.truncate(reader.offset)
 
 
+def torn_tail(path: Path) -> bool:
+    """Whether ``path`` ends in a line without its newline (being written, or torn by a crash)."""
+    try:
+        with path.open("rb") as fh:
+            if fh.seek(0, os.SEEK_END) == 0:
+                return False
+            fh.seek(-1, os.SEEK_END)
+            return fh.read(1) != b"\n"
+    except OSError:
+        return False
+
+
 UNREADABLE = "cannot be read as a run's records"
 
 

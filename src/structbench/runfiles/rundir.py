@@ -15,6 +15,7 @@ from run to run; a bootstrap, a log and a table must not).
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,12 +30,14 @@ from structbench.runfiles.columns import RecordColumns
 from structbench.runfiles.manifest import Manifest, read_manifest
 from structbench.runfiles.outcomes import Categories, Growing, Outcomes
 from structbench.runfiles.recordlines import current_records as current_records  # the rule every reader follows
-from structbench.runfiles.recordlines import line_at, read_lines
+from structbench.runfiles.recordlines import line_at, read_lines, torn_tail
 from structbench.runfiles.recordlines import read_records as read_records
 from structbench.runfiles.records import RecordSummary, SampleRecord
 from structbench.runfiles.results import MetricsFile, ResultEntry, read_metrics
 from structbench.runfiles.runconfig import RunConfig
 from structbench.runfiles.runformat import MANIFEST, METRICS, SAMPLES
+
+log = logging.getLogger(__name__)
 
 
 def entry_key(result: ResultEntry | SampleRecord | RecordSummary) -> EntryKey:
@@ -232,6 +235,12 @@ def read_run_files(path: Path) -> RunFiles:
 
 
 def read_entries(path: Path) -> dict[EntryKey, EntryRecords]:
-    """The records of a run directory's ``samples.jsonl``, as columns per entry (``RunFiles.entries``)."""
+    """The records of a run directory's ``samples.jsonl``, as columns per entry (``RunFiles.entries``); an incomplete
+    last line (being written, or torn by a crash) is left out, with a warning naming the file."""
     source = _Source(path / SAMPLES)
-    return index_records(read_lines(path / SAMPLES), source)
+    entries = index_records(read_lines(path / SAMPLES), source)
+    if torn_tail(path / SAMPLES):
+        log.warning("warning: %s: its last line is incomplete (being written, or torn by a crash) and is left out; "
+                    "where no run is writing it, `structbench run --resume %s` cuts it off and runs that sample again",
+                    path / SAMPLES, path)
+    return entries
