@@ -38,6 +38,7 @@ data_dir: data
 def _suite(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "suite.yaml"
     path.write_text(text)
+    (tmp_path / "data").mkdir(exist_ok=True)  # its data_dir
     return path
 
 
@@ -90,6 +91,9 @@ def test_a_models_base_url_may_list_replicas(tmp_path: Path) -> None:
          r"suite.yaml:3: models\[0\].chat_template_args: .*mock backend cannot"),
         (GOOD.replace("    name: qwen3\n", "    name: oracle\n"), r"suite.yaml:1: models: .*'oracle' is used twice"),
         (GOOD.replace("limit: 20", "limit: 0"), r"suite.yaml:18: limit: Input should be greater than or equal to 1"),
+        (GOOD.replace("data_dir: data", "data_dir: nodata"), r"suite.yaml:20: data_dir: .*nodata: no such folder"),
+        (GOOD.replace("data_dir: data", "data_dir: suite.yaml"),
+         r"suite.yaml:20: data_dir: .*suite.yaml: not a folder"),
         ("models: [\n", r"suite.yaml:2: not YAML"),
         ("- a\n", r"suite.yaml:1: a suite is a mapping"),
         ("models: []\nbenchmarks: [scitab]\n", r"suite.yaml:1: models: List should have at least 1 item"),

@@ -250,12 +250,17 @@ def suite_prices(suite: Suite, path: Path, lines: dict[tuple[Any, ...], int] | N
 
 
 def _check(suite: Suite, path: Path) -> list[tuple[tuple[Any, ...], str]]:
-    """What only the benchmarks and backends know: variants, strategies, options, model settings."""
+    """What only the benchmarks, backends and file system know: variants, strategies, options, model settings, the
+    data folder."""
     from structbench.backends.factory import make_backend
     from structbench.benchmarks import BENCHMARKS
     from structbench.runner.settings import RequestSettings
 
     problems: list[tuple[tuple[Any, ...], str]] = []
+    if suite.data_dir:  # relative to the suite file, as the runs take it
+        folder = path.parent / suite.data_dir
+        if not folder.is_dir():
+            problems.append((("data_dir",), f"{folder}: {'not a folder' if folder.exists() else 'no such folder'}"))
     for i, b in enumerate(suite.benchmarks):
         try:
             bench = BENCHMARKS.get(b.bench)({k: str(v) for k, v in b.options.items()})
