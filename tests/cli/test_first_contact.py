@@ -297,3 +297,24 @@ def test_the_results_table_reads_whole_on_a_terminal_of_any_width(tmp_path: Path
     baselines = ", ".join(f"{name} {value:.4f}" for name, value in result["baselines"].items())
     assert baselines in " ".join(shown.split())  # the columns left out of the row are said under it
     assert ("harness errors: 0" in " ".join(shown.split())) == (columns < 240)
+
+
+def test_help_keeps_bracketed_words_rich_would_take_for_styles(tmp_path: Path) -> None:
+    """``pip install 'structbench[mlflow]'`` in a help text reads whole in ``--help`` (Rich drops ``[mlflow]``)."""
+    import typer.main
+
+    from structbench.cli.app import app
+
+    root = typer.main.get_command(app)
+    checked = 0
+    for name, command in root.commands.items():  # type: ignore[attr-defined]
+        for sub, leaf in getattr(command, "commands", {name: command}).items():
+            words = [w for p in leaf.params for w in re.findall(r"\[[A-Za-z][\w-]*\]", p.help or "")]
+            if not words:
+                continue
+            path = [name] if sub == name else [name, sub]
+            shown = " ".join(sb(tmp_path, *path, "--help", COLUMNS="400").stdout.split())
+            for word in words:
+                assert word in shown, (path, word)
+                checked += 1
+    assert checked >= 5  # run's --executor and --log-to, log's --to, embedded-model's --serve ...

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -15,6 +16,15 @@ from structbench.core.errors import ExitCode, Terminated, UsageError
 if TYPE_CHECKING:
     from structbench.runner.failures import Failure
     from structbench.runner.selection import SampleStream
+
+_TAG = re.compile(r"\[(?=[A-Za-z#/@][^\[\]]*\])")
+
+
+def plain(text: str) -> str:
+    """A help text as written: typer shows help through Rich, which takes ``[word]`` (``'structbench[mlflow]'``) for
+    a style and drops it; such brackets are escaped."""
+    return _TAG.sub(r"\\[", text)
+
 
 BenchArg = Annotated[str, typer.Argument(help="BENCH[:VARIANT]")]
 DataDirOpt = Annotated[
@@ -39,7 +49,7 @@ SeedOpt = Annotated[int, typer.Option("--seed", help="Seed for generators, shuff
 LogToOpt = Annotated[
     str | None,
     typer.Option("--log-to", help="Log the finished run to experiment trackers: mlflow, wandb or mlflow,wandb "
-                                  "(pip install 'structbench[mlflow]' / '[wandb]')."),
+                                  + plain("(pip install 'structbench[mlflow]' / '[wandb]').")),
 ]
 LogOptionOpt = Annotated[
     list[str] | None,

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from structbench.api import DEFAULT_MODEL
+from structbench.cli.common import plain
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -157,8 +158,8 @@ def _embedded_path() -> str:
 def embedded_model(
     serve: Annotated[
         bool,
-        typer.Option("--serve", help="Print the command that serves the file with llama-cpp-python's server (its "
-                                     "[server] extra), prompting the model as the embedded runs do."),
+        typer.Option("--serve", help=plain("Print the command that serves the file with llama-cpp-python's server "
+                                           "(its [server] extra), prompting the model as the embedded runs do.")),
     ] = False,
     port: Annotated[int, typer.Option("--port", min=1, max=65535, help="The server's port (with --serve).")] = 8080,
 ) -> None:

@@ -8,13 +8,13 @@ from typing import Annotated
 
 import typer
 
-from structbench.cli.common import LogOptionOpt, LogSamplesOpt
+from structbench.cli.common import LogOptionOpt, LogSamplesOpt, plain
 
 
 def log(
     run_dirs: Annotated[list[Path], typer.Argument(help="One or more finished run directories.")],
-    to: Annotated[str, typer.Option("--to", help="mlflow, wandb, or mlflow,wandb (pip install 'structbench[mlflow]' "
-                                                 "/ '[wandb]').")],
+    to: Annotated[str, typer.Option("--to", help=plain("mlflow, wandb, or mlflow,wandb (pip install "
+                                                       "'structbench[mlflow]' / '[wandb]')."))],
     log_option: LogOptionOpt = None,
     log_samples: LogSamplesOpt = False,
 ) -> None:

@@ -18,6 +18,7 @@ from structbench.cli.common import (
     echo_failures,
     echo_usage,
     interrupted,
+    plain,
     print_results,
 )
 from structbench.core.errors import ExitCode, UsageError
@@ -38,7 +39,7 @@ def _option(name: str) -> inspect.Parameter:
     """Option ``name`` of ``RunArguments`` as a typer parameter: its ``Flag``'s names, help and type, the field's
     default and (where the flag checks it) range."""
     field, flag = RunArguments.model_fields[name], FLAGS[name]
-    settings: dict[str, Any] = {"help": flag.help}
+    settings: dict[str, Any] = {"help": plain(flag.help)}
     if flag.ranged:
         for rule in field.metadata:
             if isinstance(rule, annotated_types.Ge):
