@@ -185,6 +185,23 @@ def test_an_interrupted_run_counts_its_workers_model_calls(tmp_path: Path, sig: 
     assert answered - session["model_calls"] <= 8, (answered, session)
 
 
+def test_a_sessions_spending_counts_its_workers_calls(tmp_path: Path) -> None:
+    """The manifest's ``sessions[].spent`` (calls, tokens, cost) of a --workers 2 run is what the workers' calls
+    spent, as the run's usage counts it (it recorded 0 where the server had answered every call)."""
+    (tmp_path / "prices.yaml").write_text("m: {input: 1, output: 2}\n")
+    usage = '{"prompt_tokens": 100, "completion_tokens": 42, "total_tokens": 142}'
+    with serve(tmp_path, "--reply", "yes", "--usage", usage) as server:
+        proc = sb(tmp_path, "run", *ARGS, "--limit", "40", "--base-url", server.url, "--out", "r", "--prices",
+                  "prices.yaml")
+        assert proc.returncode == 0, proc.stderr
+        answered = len(server.answered())
+    session = json.loads((tmp_path / "r" / "manifest.json").read_text())["sessions"][-1]
+    made = json.loads((tmp_path / "r" / "metrics.json").read_text())["usage"]["usage"]
+    assert session["spent"]["calls"] == session["model_calls"] == made["calls"] == answered > 40
+    assert session["spent"]["tokens"] == 142 * answered
+    assert session["spent"]["cost_usd"] == pytest.approx(answered * (100 + 2 * 42) / 1e6)
+
+
 def test_every_call_failing_stops_all_workers_with_4(tmp_path: Path) -> None:
     t0 = time.perf_counter()
     with closed_port() as port:

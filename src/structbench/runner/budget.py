@@ -20,6 +20,18 @@ from structbench.backends.usage import CallUsage, Usage, UsageKey
 from structbench.core.errors import BudgetError, UsageError
 from structbench.core.words import spelt, word
 
+Spent = dict[str, float | int]
+"""What calls spent, as a session of the manifest records it: ``calls``, ``tokens`` and, with prices, ``cost_usd``."""
+
+
+def spent_sum(*parts: Spent) -> Spent:
+    """What several processes spent, together (a worker's spending with the run's own)."""
+    total: Spent = {}
+    for part in parts:
+        for key, value in part.items():
+            total[key] = total.get(key, 0) + value
+    return total
+
 
 @dataclass
 class Budget:
@@ -83,7 +95,7 @@ class Budget:
             f"stopped: the run reached {reason} over {self.calls:,} model calls; finished samples and every answer "
             "received are kept: the same command with a larger budget resumes the run without repeating a call")
 
-    def spent(self) -> dict[str, float | int]:
+    def spent(self) -> Spent:
         """What the manifest records of the spending counted so far."""
         out: dict[str, float | int] = {"calls": self.calls, "tokens": self.spent_tokens}
         if self.prices is not None:

@@ -36,6 +36,7 @@ from structbench.core.errors import StorageError, StructbenchError, UsageError
 from structbench.core.words import spelt, word
 from structbench.data.sample import Sample
 from structbench.runfiles.runconfig import RunConfig
+from structbench.runner.budget import Budget, Spent
 from structbench.runner.cache import CacheWriteError, ResponseCache, Spill
 from structbench.runner.calls import ModelCaller, ModelPool
 from structbench.runner.control import RunControl
@@ -43,7 +44,7 @@ from structbench.runner.jobs import JobRef, JobRunner, Ticket, selections_digest
 from structbench.runner.workers import StopRequest, WorkerSettings, calls_snapshot, halt_kind, split
 
 if TYPE_CHECKING:
-    from structbench.runner.dispatch import Events
+    from structbench.runner.dispatch import Events, WorkerStats
     from structbench.runner.selection import Selection
 
 MAX_RESTARTS = 3
@@ -157,7 +158,8 @@ class RayWorker:
         s = setup.settings
         self.messages: list[tuple[Any, ...]] = []
         self.control = RunControl(s.max_consecutive_failures, s.on_cache_error, None,
-                                  notify=lambda text: self.messages.append(("note", text)), on_halt=self._halted)
+                                  notify=lambda text: self.messages.append(("note", text)), on_halt=self._halted,
+                                  budget=Budget(prices=s.prices))  # (no limit: it counts what this actor spent)
         cache = RemoteCache(keeper) if s.cache_path is not None else None
         self.cache = cache
         backend = make_backend(replace(setup.spec, concurrency=setup.concurrency))
@@ -206,8 +208,9 @@ class RayWorker:
     def halt(self, cancel: bool, message: str) -> None:
         self.control.halt(StopRequest(message), cancel=cancel)
 
-    def stats(self) -> tuple[int, int]:
-        return self.caller.model_calls + self.others.model_calls, self.cache.hits if self.cache else 0
+    def stats(self) -> tuple[int, int, Spent]:
+        return (self.caller.model_calls + self.others.model_calls, self.cache.hits if self.cache else 0,
+                self.control.budget.spent())
 
 
 class RayLink:
@@ -220,7 +223,7 @@ class RayLink:
         """A call starts its job at once: no more calls than the actor's share of the concurrency."""
         self.name = f"Ray worker {index} ({where})"
         self.outstanding: dict[JobRef, Sample] = {}
-        self.stats: tuple[int, int, int, int] | None = None
+        self.stats: WorkerStats | None = None
         self.calls = CallSnapshot()
         self._events: Events | None = None
         self._calls: set[asyncio.Future[None]] = set()
@@ -287,8 +290,8 @@ class RayLink:
 
     async def _report_exit(self, why: str) -> None:
         try:
-            calls, hits = await self.actor.stats.remote()
-            self.stats = (calls, hits, 0, 0)
+            calls, hits, spent = await self.actor.stats.remote()
+            self.stats = (calls, hits, 0, 0, spent)
         except Exception:  # a lost actor's counts are lost with it
             pass
         self._put(("exit", why))

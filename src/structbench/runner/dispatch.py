@@ -15,11 +15,12 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from structbench.core.errors import ExitCode, RunStoppedError, StorageError, StructbenchError
 from structbench.data.sample import Sample
+from structbench.runner.budget import Spent, spent_sum
 from structbench.runner.cache import CacheWriteError
 from structbench.runner.control import RunControl
 from structbench.runner.jobs import Finished, JobRef, Ticket
@@ -39,8 +40,9 @@ class WorkerLink(Protocol):
     the last jobs are not stuck behind another worker's (0 for a worker that would start them all at once)."""
     outstanding: dict[JobRef, Sample]
     """The jobs it holds (handed to it, not yet reported finished or lost), with their samples."""
-    stats: tuple[int, int, int, int] | None
-    """(model calls, cache hits, answers kept in the spill file, answers lost) once it has ended."""
+    stats: WorkerStats | None
+    """(model calls, cache hits, answers kept in the spill file, answers lost, what its calls spent) once it has
+    ended."""
     calls: CallSnapshot
     """Its calls' counters as last reported (for the progress line)."""
 
@@ -51,9 +53,12 @@ class WorkerLink(Protocol):
     async def close(self) -> None: ...
 
 
+WorkerStats = tuple[int, int, int, int, Spent]
+"""A worker's counts once it has ended (``WorkerLink.stats``)."""
+
 Events = asyncio.Queue[tuple[Any, tuple[Any, ...]]]
 """(link, message): ``("done", Finished)``, ``("halt", kind, message, cancel)``, ``("note", text)``,
-``("fatal", exit code, text)``, ``("stats", calls, hits, kept, lost)``, ``("calls", CallSnapshot)`` (its calls'
+``("fatal", exit code, text)``, ``("stats", calls, hits, kept, lost, spent)``, ``("calls", CallSnapshot)`` (its calls'
 counters now), ``("lost", refs, why)`` (jobs a worker will not finish, to be handed to others) and ``("exit",
 why)`` (the worker has ended)."""
 
@@ -82,6 +87,8 @@ class Totals:
 
     model_calls: int = 0
     cache_hits: int = 0
+    spent: Spent = field(default_factory=dict)
+    """What their calls spent (``Budget.spent``, summed)."""
 
 
 def _stop_error(kind: str, message: str) -> StructbenchError:
@@ -274,9 +281,10 @@ class Dispatcher:
         for link in self.links:
             if link.stats is None:
                 continue
-            calls, hits, kept, lost = link.stats
+            calls, hits, kept, lost, spent = link.stats
             totals.model_calls += calls
             totals.cache_hits += hits
+            totals.spent = spent_sum(totals.spent, spent)
             if spill is not None:
                 spill.kept += kept
                 spill.lost += lost

@@ -38,6 +38,7 @@ from structbench.runfiles.manifest import (
 from structbench.runfiles.records import RecordSummary, SampleRecord
 from structbench.runfiles.runconfig import RunConfig
 from structbench.runfiles.runformat import BATCH_LEDGER, LOCK, MANIFEST, METRICS
+from structbench.runner.budget import spent_sum
 from structbench.runner.cache import CacheWriteError, ResponseCache, Spill
 from structbench.runner.calls import ModelCaller, ModelPool
 from structbench.runner.control import RunControl
@@ -436,7 +437,7 @@ class Run:
     def _end(self, session: Session, t0: float, before: _Before, cache: ResponseCache | None, control: RunControl,
              caller: ModelCaller, others: ModelPool, totals: Totals, batched: BatchedBackend | None) -> None:
         """Close this session in the manifest: its time, calls, cache hits, spending, spilled answers and batches."""
-        spent = control.budget.spent()
+        spent = spent_sum(control.budget.spent(), totals.spent)  # this process's calls and its workers'
         session.end(
             _now(), round(time.perf_counter() - t0, 3),
             model_calls=caller.model_calls + others.model_calls + totals.model_calls,
@@ -534,6 +535,7 @@ class Run:
             max_consecutive_failures=control.max_consecutive_failures,
             on_cache_error=control.on_cache_error,
             model_context=self.model_context,
+            prices=self.prices,
         )
 
     async def _dispatch(
@@ -566,6 +568,7 @@ class Run:
                 await dispatcher.run()
             finally:  # an interrupted run counts the calls its workers made too
                 totals.model_calls, totals.cache_hits = dispatcher.totals.model_calls, dispatcher.totals.cache_hits
+                totals.spent = dispatcher.totals.spent
         finally:
             if spread.cluster is not None:
                 await spread.cluster.stop(control.spill)

@@ -39,6 +39,7 @@ from structbench.core.errors import ExitCode, StorageError, StructbenchError
 from structbench.core.words import spelt
 from structbench.data.sample import Sample
 from structbench.runfiles.records import SummaryRow, UsageCounts
+from structbench.runner.budget import Budget
 from structbench.runner.cache import ResponseCache, Spill
 from structbench.runner.calls import ModelCaller, ModelPool
 from structbench.runner.control import CacheErrorPolicy, RunControl
@@ -48,7 +49,8 @@ from structbench.runner.pipeline import run_pipeline
 from structbench.runner.settings import RequestSettings
 
 if TYPE_CHECKING:
-    from structbench.runner.dispatch import Events
+    from structbench.backends.prices import Prices
+    from structbench.runner.dispatch import Events, WorkerStats
     from structbench.runner.selection import Selection
 
 _FRAME = struct.Struct("!I")
@@ -140,6 +142,8 @@ class WorkerSettings:
     on_cache_error: CacheErrorPolicy
     model_context: int | None = None
     """The model's context the run's samples were prepared for (a Ray worker prepares its own for it)."""
+    prices: Prices | None = None
+    """The run's prices (``--prices``): what a worker's calls cost, for the session's spending in the manifest."""
 
 
 class StopRequest(StructbenchError):
@@ -175,7 +179,9 @@ class Worker:
         """The slots waiting for a job: one is woken per job that comes, every one at the end or a stop."""
         self._outbox: Outbox | None = None
         self.control = RunControl(settings.max_consecutive_failures, settings.on_cache_error,
-                                  Spill(settings.run_dir), notify=self._note, on_halt=self._halted)
+                                  Spill(settings.run_dir), notify=self._note, on_halt=self._halted,
+                                  budget=Budget(prices=settings.prices))
+        """Its budget has no limit (a run with one runs in one process): it counts what this worker's calls spent."""
 
     def _send(self, message: tuple[Any, ...]) -> None:
         assert self._outbox is not None
@@ -243,7 +249,7 @@ class Worker:
                 await cache.drain()
             spill = self.control.spill
             self._send(("stats", caller.model_calls + others.model_calls, cache.hits if cache else 0,
-                        spill.kept if spill else 0, spill.lost if spill else 0))
+                        spill.kept if spill else 0, spill.lost if spill else 0, self.control.budget.spent()))
             if cache is not None:
                 cache.close()
 
@@ -368,7 +374,7 @@ class ProcessLink:
         job, measured in a 2,000-request run; half: about 0.6)."""
         self.name = f"worker {index} (pid {pid})"
         self.outstanding: dict[JobRef, Sample] = {}
-        self.stats: tuple[int, int, int, int] | None = None
+        self.stats: WorkerStats | None = None
         self.calls = CallSnapshot()
         self._sock = sock
         self._held = held
