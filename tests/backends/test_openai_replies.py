@@ -40,6 +40,14 @@ def test_content_parts_are_joined() -> None:
     assert server.requests == 1
 
 
+def test_a_lone_surrogate_escape_is_read_as_a_replacement_character_once() -> None:
+    """``"\\udcff"`` is JSON (orjson refuses it): one request, the answer kept with U+FFFD in its place."""
+    server = MockOpenAIServer(reply="\udcff garbage \ud83d\ude00 {{{")
+    response = _call(server)
+    assert not isinstance(response, BackendError), response
+    assert response.text == "\ufffd garbage \U0001f600 {{{" and server.requests == 1
+
+
 @pytest.mark.parametrize(
     ("fault", "says"),
     [

@@ -371,7 +371,7 @@ class OpenAIBackend(Backend):
                     self.reached = True
                     if status < 400:
                         try:
-                            response = self._parse(orjson.loads(payload), chat, request.params)
+                            response = self._parse(reply_json(payload), chat, request.params)
                             replica.succeeded()
                             return response
                         except orjson.JSONDecodeError as err:
@@ -578,6 +578,26 @@ def _excerpt(value: Any, limit: int = 200) -> str:
     """The start of ``value`` as JSON text for a message: redacted whole, then cut (a cut can split a key)."""
     text = redact(orjson.dumps(value, default=repr).decode() if not isinstance(value, str) else value)
     return text if len(text) <= limit else text[:limit] + "..."
+
+
+def reply_json(payload: bytes) -> Any:
+    """A reply body's JSON. A lone surrogate escape (``"\\udcff"``: JSON's grammar allows it, orjson refuses it) is
+    read as U+FFFD, as a record would keep it (``core.untrusted.writable``), instead of failing every try of the call
+    the same way."""
+    try:
+        return orjson.loads(payload)
+    except orjson.JSONDecodeError as err:
+        if "surrogate" not in str(err):
+            raise
+        refused = err
+    import json
+
+    from structbench.core.untrusted import writable
+
+    try:
+        return writable(json.loads(payload))[0]
+    except (ValueError, RecursionError):
+        raise refused from None
 
 
 def _head(payload: bytes, limit: int = 300) -> str:
