@@ -109,6 +109,12 @@ def test_every_problem_of_a_kind_is_reported_at_once(tmp_path: Path) -> None:
     with pytest.raises(UsageError) as err:
         load_suite(_suite(tmp_path, text))
     assert "suite.yaml:18: limitt: unknown key" in str(err.value) and "suite.yaml:19: seed:" in str(err.value)
+    both = GOOD.replace("{serialization: markdown}", "{serialisation: markdown}").replace("[zero_shot, cot]",
+                                                                                         "[zero_shot, cott]")
+    with pytest.raises(UsageError) as err:
+        load_suite(_suite(tmp_path, both))
+    assert "suite.yaml:15: benchmarks[1].options: scitab: bad option: serialisation" in str(err.value)
+    assert "suite.yaml:14: benchmarks[1].strategies[1]: scitab has no strategy 'cott'" in str(err.value)
 
 
 def test_a_model_may_set_reasoning(tmp_path: Path) -> None:

@@ -264,10 +264,13 @@ def _check(suite: Suite, path: Path) -> list[tuple[tuple[Any, ...], str]]:
     for i, b in enumerate(suite.benchmarks):
         try:
             bench = BENCHMARKS.get(b.bench)({k: str(v) for k, v in b.options.items()})
+            problems += _sweep_problems(i, b, bench)
         except UsageError as err:
             problems.append((("benchmarks", i, "options"), str(err).replace("--option", "option")))
-            continue
-        problems += _sweep_problems(i, b, bench)
+            try:  # its variants and strategies are still checked (a sweep is checked with its options)
+                bench = BENCHMARKS.get(b.bench)({})
+            except UsageError:
+                continue
         for j, variant in enumerate(b.variants):
             try:
                 bench.check_variant(variant)
