@@ -184,7 +184,7 @@ def test_limit_zero_or_negative_is_refused(tmp_path: Path) -> None:
     for limit in ("0", "-1"):
         for command in (["run", "-m", "oracle", "-b", "toy"], ["export", "toy", "--out", "e.jsonl"],
                         ["score", "toy", "--predictions", "p.jsonl"]):
-            (tmp_path / "p.jsonl").write_text("")
+            (tmp_path / "p.jsonl").write_text('{"id": "toy-0", "output": "yes"}\n')
             err = sb(tmp_path, *command, "--limit", limit, check=2).stderr
             assert err == f"error: --limit {limit}: give a number of samples of at least 1 (or leave --limit out " \
                           "for all)\n"
