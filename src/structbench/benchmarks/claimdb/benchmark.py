@@ -186,7 +186,7 @@ class ClaimDB(Benchmark[ClaimDBOptions]):
     def aggregate(self, scored: Sequence[Scored]) -> dict[str, float]:
         """The label metrics of the verdicts the sample values record (so the corrected scoring's twin, whose values
         are its own, is aggregated on its own verdicts)."""
-        return label_metrics([str(s.gold) for s in scored], [verdict_of(s.values) for s in scored])
+        return label_metrics([str(s.gold) for s in scored], [_verdict(s) for s in scored])
 
     def statistic(self, pool: Sequence[Scored], metric: str) -> Statistic | None:
         """Macro-F1 on every bootstrap resample at once (accuracy is a mean of scores)."""
@@ -200,6 +200,14 @@ class ClaimDB(Benchmark[ClaimDBOptions]):
     def extra_results(self, scored: Sequence[Scored]) -> dict[str, Any]:
         return {"gold_counts": dict(Counter(str(s.gold) for s in scored)),
                 "predicted_counts": {str(k): v for k, v in Counter(s.parsed for s in scored).items()}}
+
+
+def _verdict(scored: Scored) -> str | None:
+    """The verdict ``scored``'s values record; one without them (the baselines' trivial answers, which carry only
+    their answer) the answer it parsed."""
+    if any(key.startswith("verdict_") for key in scored.values):
+        return verdict_of(scored.values)
+    return str(scored.parsed) if scored.parsed in LABELS else None
 
 
 def _gold(sample: Sample) -> str:
