@@ -211,6 +211,8 @@ def test_cli_run_and_export(small_tables: Path, tmp_path: Path) -> None:
     results = metrics["results"]
     assert {r["strategy"] for r in results} == set(STRATEGIES), out
     assert all((r["headline"]["name"], r["headline"]["value"]) == ("avg_f1_ts", 1.0) for r in results), out
+    assert all(r["n"] == 20 and "excluded" not in r["extra"] for r in results), results  # every pair has its gold
+    assert "left out" not in out
     sb("export", "rfqa:generated", "-o", f"path={small_tables}", "--out", "items.jsonl")
     lines = [json.loads(line) for line in (tmp_path / "items.jsonl").read_text().splitlines()]
     assert lines and all({"sql", "question", "schema", "gold", "prompt", "meta"} <= set(line) for line in lines)

@@ -152,6 +152,9 @@ class RFQABenchmark(Benchmark[RFQAOptions]):
         """The ``generated`` variant's source databases by ``meta["db"]``."""
         self.gold_report = GoldReport()
         """Every query's gold outcome from the last ``load`` (excluded samples included)."""
+        self.excluded: Counter[str] = Counter()
+        """The last ``load``'s queries left out for want of a gold table, by status (a generated set's pairs carry
+        their gold and are all kept)."""
 
     def settings(self) -> RetrievalSettings:
         """The retrieval settings the strategies use, from the options."""
@@ -186,7 +189,7 @@ class RFQABenchmark(Benchmark[RFQAOptions]):
                 log.debug("rfqa: %s excluded (%s): %s", query.qid, result.status.value, result.reason)
                 continue
             samples.append(sample)
-        excluded = Counter(r.status.value for r in self.gold_report.results if r.table is None)
+        self.excluded = excluded = Counter(r.status.value for r in self.gold_report.results if r.table is None)
         if excluded:
             log.warning(
                 "rfqa: %d of %d queries read have no gold table and are excluded (%s; each one is listed "
@@ -227,6 +230,7 @@ class RFQABenchmark(Benchmark[RFQAOptions]):
             items = items[:limit]
         self._generated = {i.db_key: i.database for i in items if i.database is not None}
         self.gold_report = GoldReport([i.check for i in items])
+        self.excluded = Counter()
         return [self.make_generated_sample(item) for item in items]
 
     def make_sample(self, query: Query, result: GoldResult, variant: str) -> Sample:
@@ -467,9 +471,8 @@ class RFQABenchmark(Benchmark[RFQAOptions]):
 
     def exclusions(self, scored: Sequence[Scored]) -> list[Exclusion]:
         """The queries of the last ``load`` that have no gold table, by what went wrong."""
-        statuses = Counter(r.status.value for r in self.gold_report.results if r.table is None)
         out = [Exclusion(reason=f"queries without a gold table ({status}; see extra.gold.problems)", count=n)
-               for status, n in sorted(statuses.items())]
+               for status, n in sorted(self.excluded.items())]
         unscored = sum(not self.averaged(s) for s in scored)
         if unscored:
             out.append(Exclusion(reason=UNSCORED_MEANING, count=unscored))
