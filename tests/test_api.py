@@ -258,3 +258,14 @@ def test_errors_deep_in_a_run_name_options_as_the_caller_wrote_them(tmp_path: Pa
     # the command's words end with it: the library speaks Python again in this process
     with pytest.raises(UsageError, match=r"^sweep\['nope'\]"):
         structbench.evaluate("oracle", "structext:test", out=tmp_path / "f", sweep={"nope": ["1"]}, **common)
+
+
+def test_subpackages_are_reachable_after_import_structbench_alone() -> None:
+    """The docs write ``structbench.api.log(...)`` after ``import structbench``; a fresh interpreter, nothing else
+    imported."""
+    code = ("import structbench, sys; assert 'structbench.api' not in sys.modules; "
+            "print(structbench.api.log_settings.__name__, structbench.papers.__name__); "
+            "print(hasattr(structbench, 'nosuch'))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["log_settings", "structbench.papers", "False"]
