@@ -269,3 +269,25 @@ def test_subpackages_are_reachable_after_import_structbench_alone() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["log_settings", "structbench.papers", "False"]
+
+
+def test_a_connections_base_url_is_recorded_so_the_run_resumes_against_it(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """``configure`` then ``run(connection=Connection(base_url=...))`` is the run ``evaluate(base_url=...)`` makes: the
+    same directory, and ``resume(run_dir)`` finds the server without being told again."""
+    import toybench  # noqa: F401  (registers ``toy``)
+    from structbench import api
+    from structbench.runner.arguments import RunArguments
+    from structbench.runner.run import default_run_dir
+    from structbench.testing.openai_server import MockOpenAIServer, serve_in_thread
+
+    monkeypatch.setenv("STRUCTBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    with serve_in_thread(MockOpenAIServer(reply="yes")) as url:
+        config = api.configure("openai:m", "toy", limit=3)
+        first = api.run(config, connection=api.Connection(base_url=url), settings=api.RunSettings(progress=False))
+        assert first.config.base_url == url
+        planned = api.plan_run(RunArguments(model="openai:m", bench="toy", limit=3, base_url=url))
+        assert first.run_dir == default_run_dir(planned.config)
+        again = api.resume(first.run_dir, settings=api.RunSettings(progress=False))
+    assert again.result().n == first.result().n == 3

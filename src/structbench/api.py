@@ -87,7 +87,8 @@ DEFAULT_MAX_REPLY_MB = DEFAULT_MAX_REPLY_BYTES / 2**20
 
 @dataclass(frozen=True)
 class Connection:
-    """How the model is reached (none of it changes the results, so none of it is in the run's configuration)."""
+    """How the model is reached. None of it changes the results; the server's address is recorded with the run's
+    configuration all the same (``recorded``: passwords masked), so that the run resumes against it."""
 
     base_url: str | None = None
     """An OpenAI-compatible server's URL (several replicas of one model: ``URL,URL,...``); a password in it is used,
@@ -104,6 +105,15 @@ class Connection:
 
     def __post_init__(self) -> None:
         check_arguments(asdict(self), caller="Connection")
+
+    def recorded(self, config: RunConfig) -> RunConfig:
+        """``config`` with this connection's base URL (passwords masked) where it names none: the configuration
+        ``evaluate(base_url=...)`` makes, so ``resume`` and ``--resume`` find the server again."""
+        if self.base_url is None or config.base_url is not None:
+            return config
+        from structbench.backends.openai_compat import shown_base_urls
+
+        return config.model_copy(update={"base_url": shown_base_urls(self.base_url)})
 
     def spec(self, config: RunConfig) -> BackendSpec:
         """The backend of ``config`` reached this way."""
@@ -302,9 +312,11 @@ def run(
         raise UsageError(f"run(out={out!r}): empty; give a directory (an empty value would mean the current one)")
     settings = settings or RunSettings()
     _check_executor(settings)
+    connection = connection or Connection()
+    config = connection.recorded(config)
     run_dir = Path(out) if out is not None else default_run_dir(config)
     notes, note = _noting(notify)
-    the_run = execute(config, (connection or Connection()).spec(config), run_dir, settings, note, backend)
+    the_run = execute(config, connection.spec(config), run_dir, settings, note, backend)
     if tracking is not None:
         log(run_dir, tracking, note)
     return _finished(the_run, notes)
