@@ -335,7 +335,8 @@ def _resumed(run_dir: Path, connection: Connection, flags: bool, caller: str) ->
     config = manifest.config
     if config.base_url is not None and MASK in config.base_url and connection.base_url is None:
         again = "--base-url" if flags else "base_url="
-        raise UsageError(f"{where}: the run's base URL had a password, which is never stored; give {again} again")
+        raise UsageError(f"{where}: the run's base URL had a password or key, which is never stored; give {again} "
+                         "again")
     return config
 
 

@@ -35,6 +35,17 @@ def test_url_userinfo() -> None:
     assert redact("failed: https://example.org/s3cret-pw") == "failed: https://example.org/[REDACTED]"
 
 
+def test_a_credential_in_a_urls_query_is_masked_and_registered() -> None:
+    """``--base-url http://h/v1?api_key=KEY`` is stored and shown without KEY (the configuration keeps only what
+    registered secrets leave), and KEY is removed wherever else it appears; other parameters stay."""
+    url = "http://127.0.0.1:1234/v1?api-version=2024-06&api_key=QueryKey0123456789xyz&sig=Sig%2Fvalue-987654321"
+    assert redact_url(url) == "http://127.0.0.1:1234/v1?api-version=2024-06&api_key=[REDACTED]&sig=[REDACTED]"
+    assert redact_url("http://u:pw-0123456789@h/v1?key=k0123456789abcdef") == "http://u:[REDACTED]@h/v1?key=[REDACTED]"
+    assert redact("the key QueryKey0123456789xyz and Sig/value-987654321 echoed") == "the key [REDACTED] and " \
+        "[REDACTED] echoed"
+    assert redact_url("http://h/v1?page=2&keyword=x") == "http://h/v1?page=2&keyword=x"
+
+
 def test_the_quick_check_never_skips_a_credential() -> None:
     """``redact`` skips its pattern when no credential word is present: on texts mixing every trigger, it must
     give what the pattern alone gives."""

@@ -200,9 +200,28 @@ def redact_around(text: str, verbatim: str) -> str:
     return done.replace(hole, redact_known(verbatim), 1)
 
 
+QUERY_SECRETS = frozenset({"api_key", "api-key", "apikey", "key", "token", "access_token", "auth", "password",
+                           "secret", "sig", "signature", "code", "x-api-key"})
+"""Query parameters whose values are credentials (``?api_key=...``, Azure's ``?sig=...``), lower case."""
+
+
+def _query_secrets(query: str) -> list[tuple[int, str]]:
+    """(index, value) of each ``name=value`` pair of ``query`` that carries a credential (``QUERY_SECRETS``)."""
+    found = []
+    for i, pair in enumerate(query.split("&")):
+        name, eq, value = pair.partition("=")
+        if eq and value and unquote(name).strip().lower() in QUERY_SECRETS:
+            found.append((i, value))
+    return found
+
+
 def split_userinfo(url: str) -> tuple[str, str | None, str | None]:
-    """``http://user:pw@host/p`` -> (``http://host/p``, user, password), decoded; the password is registered."""
+    """``http://user:pw@host/p`` -> (``http://host/p``, user, password), decoded; the password is registered, and so
+    is a credential in its query (``?api_key=...``), which stays in the URL that is sent."""
     parts = urlsplit(url)
+    for _, value in _query_secrets(parts.query):
+        register_secret(value)
+        register_secret(unquote(value))
     if parts.username is None and parts.password is None:
         return url, None, None
     password = None if parts.password is None else unquote(parts.password)
@@ -214,9 +233,18 @@ def split_userinfo(url: str) -> tuple[str, str | None, str | None]:
 
 
 def redact_url(url: str) -> str:
-    """``url`` as it may be shown and stored: a password in its userinfo becomes ``[REDACTED]``."""
+    """``url`` as it may be shown and stored: a password in its userinfo, and a credential in its query
+    (``QUERY_SECRETS``), become ``[REDACTED]``."""
     bare, user, password = split_userinfo(url)
-    if password is None:
-        return url
     parts = urlsplit(bare)
-    return urlunsplit(parts._replace(netloc=f"{quote(user or '', safe='')}:{MASK}@{parts.netloc}"))
+    hidden = _query_secrets(parts.query)
+    if password is None and not hidden:
+        return url
+    if hidden:
+        pairs = parts.query.split("&")
+        for i, _ in hidden:
+            pairs[i] = f"{pairs[i].partition('=')[0]}={MASK}"
+        parts = parts._replace(query="&".join(pairs))
+    if password is not None:
+        parts = parts._replace(netloc=f"{quote(user or '', safe='')}:{MASK}@{parts.netloc}")
+    return urlunsplit(parts)
