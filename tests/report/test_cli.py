@@ -178,3 +178,20 @@ def test_compare_pairs_runs_with_epochs(tmp_path: Path) -> None:
     heads = [run.metrics.results[0].headline.value for run in runs]
     assert overall.test.n == 30 and (overall.test.a, overall.test.b) == pytest.approx(heads)
     assert 0 < overall.test.p_randomization <= 1 and overall.test.ci_low <= overall.test.delta <= overall.test.ci_high
+
+
+def test_compare_pairs_only_samples_that_asked_the_same(tmp_path: Path) -> None:
+    """A generated benchmark run with another --seed asks other questions under the same ids: ``compare`` pairs
+    none of them (as ``report`` ranks none), and says which samples a partial overlap leaves out."""
+    for name, args in (("s0", ("--seed", "0", "-n", "6")), ("s1", ("--seed", "1", "-n", "6")),
+                       ("few", ("--seed", "0", "-n", "3"))):
+        sb(tmp_path, "run", "-m", "oracle", "-b", "structext:test", "--no-progress", "--out", name, *args)
+    refused = sb(tmp_path, "compare", "s0", "s1", check=2)
+    assert refused.stderr.splitlines()[-1] == ("error: s0 and s1 share no samples (pairs need the same benchmark, "
+                                               "variant, strategy and id, and the same prompt and gold)")
+    assert "6 share an id but not their prompt or gold (another --seed, --limit or options)" in refused.stderr
+    partial = sb(tmp_path, "compare", "few", "s0")
+    assert "warning: structext:test / naive: few holds 3 samples and s0 6; compared on the 3 they share" in \
+        partial.stderr
+    assert "| overall |" in partial.stdout
+    assert "holds" not in sb(tmp_path, "compare", "s0", "s0").stderr

@@ -1,14 +1,17 @@
 """``compare``: system B against system A on the samples both runs share, overall and per breakdown group.
 
-Samples pair up by (benchmark, variant, sweep cell, strategy, id); ``strategy_a``/``strategy_b`` pair two different
-strategies instead (e.g. ``cot`` against ``direct`` of one run). Each pair of outcome lists gets a
-paired bootstrap and an approximate randomization test on the benchmark's headline metric, both by the
-benchmark's clusters (the questions of one table are resampled and swapped together; ``sample`` resamples
-questions on their own), each system's epochs averaged as its headline averages them.
+Samples pair up by (benchmark, variant, sweep cell, strategy, id) where they asked the same (prompt and gold, as
+``report`` pairs them; a sample left out either way is named in a warning); ``strategy_a``/``strategy_b`` pair two
+different strategies instead (e.g. ``cot`` against ``direct`` of one run), whose samples agree by their gold. Each
+pair of outcome lists gets a paired bootstrap and an approximate randomization test on the benchmark's headline
+metric, both by the benchmark's clusters (the questions of one table are resampled and swapped together; ``sample``
+resamples questions on their own), each system's epochs averaged as its headline averages them.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -30,6 +33,8 @@ from structbench.stats.metric import metric_statistic
 from structbench.stats.paired import MIN_CLUSTERS
 
 OVERALL = "overall"
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -60,26 +65,38 @@ Key = tuple[str, str, str, str]
 """(benchmark, variant, strategy, sweep cell)."""
 
 
-def _by_entry(run: RunFiles, strategy: str | None) -> dict[Key, dict[str, list[RecordSummary]]]:
-    """(benchmark, variant, strategy, cell) -> id -> its records (one per epoch), ids in sorted order; a run holding
+def _by_entry(run: RunFiles, strategy: str | None, prompts: bool = True
+              ) -> tuple[dict[Key, dict[str, list[RecordSummary]]], dict[Key, dict[str, str]]]:
+    """(benchmark, variant, strategy, cell) -> id -> its records (one per epoch), ids in sorted order, and -> id -> what
+    the sample asked (its prompt's digest, unless ``prompts`` is false, and its gold: ``_signature``); a run holding
     one sample and epoch twice (two models) is refused. Harness errors were never scored and take no part."""
     out: dict[Key, dict[str, list[RecordSummary]]] = defaultdict(dict)
+    asked: dict[Key, dict[str, str]] = defaultdict(dict)
     seen: set[tuple[str, str, str, str, str, int]] = set()
     for (bench, variant, strat, _, cell), records in run.entries.items():
         if strategy is not None and strat != strategy:
             continue
         by_id = out[(bench, variant, strat, cell)]
+        signatures = asked[(bench, variant, strat, cell)]
         merged = bool(by_id)  # a second model's entry of the same key
-        for r in records.counted():  # in (id, epoch) order
+        digests = records.digests()
+        for i, r in zip(records.counted_rows().tolist(), records.counted(), strict=True):  # in (id, epoch) order
             key = (bench, variant, strat, cell, r.id, r.epoch)
             if key in seen:
                 raise UsageError(f"{run.path}: sample {bench}:{variant}/{strat}/{r.id} appears twice"
                                  + (f" in epoch {r.epoch}" if r.epoch else ""))
             seen.add(key)
             by_id.setdefault(r.id, []).append(r)
+            signatures.setdefault(r.id, _signature(digests[i] if prompts else b"", r.gold))
         if merged:
             out[(bench, variant, strat, cell)] = dict(sorted(by_id.items()))
-    return out
+    return out, asked
+
+
+def _signature(digest: bytes, gold: Any) -> str:
+    """What a sample asked: two runs hold the same sample only where id, prompt and gold agree (a generated benchmark
+    run with another ``--seed`` asks other questions under the same ids), as ``report`` pairs them."""
+    return json.dumps([digest.hex(), gold], sort_keys=True, default=str)
 
 
 def _headline(run: RunFiles, key: Key, bench: Benchmark | None) -> tuple[str, list[str]]:
@@ -137,12 +154,17 @@ def compare_runs(
     recomputed on resamples, and the mean score must not stand in for it."""
     if (strategy_a is None) != (strategy_b is None):
         raise UsageError("give both --strategy-a and --strategy-b, or neither")
-    left, right = _by_entry(a, strategy_a), _by_entry(b, strategy_b)
+    prompts = strategy_a == strategy_b  # two strategies ask in their own words: their samples agree by gold
+    (left, asked_a), (right, asked_b) = _by_entry(a, strategy_a, prompts), _by_entry(b, strategy_b, prompts)
     out: list[Comparison] = []
     for key, recs_a in left.items():
         key_b = (key[0], key[1], strategy_b, key[3]) if strategy_b is not None else key
         recs_b = right.get(key_b, {})
-        pairs: list[RecordPair] = [(recs_a[i], recs_b[i]) for i in recs_a if i in recs_b]
+        sig_a, sig_b = asked_a[key], asked_b.get(key_b, {})
+        pairs: list[RecordPair] = [(recs_a[i], recs_b[i]) for i in recs_a if i in recs_b and sig_a[i] == sig_b[i]]
+        if recs_b:
+            _note_unshared(key, a, b, len(recs_a), len(recs_b), len(pairs),
+                           sum(i in recs_b and sig_a[i] != sig_b[i] for i in recs_a))
         if pairs:
             bench = benches.get(key[0], a.cell_options(key[0], key[3]))
             if bench is None:  # left out (``benches.notes`` says why): its headline cannot be recomputed
@@ -153,9 +175,21 @@ def compare_runs(
         raise UsageError("nothing to compare: " + "; ".join(f"{k} {why}" for k, why in benches.notes.items()))
     if not out:
         raise UsageError(
-            f"{a.path} and {b.path} share no samples (pairs need the same benchmark, variant, strategy and id)"
+            f"{a.path} and {b.path} share no samples (pairs need the same benchmark, variant, strategy and id, and "
+            "the same prompt and gold)"
         )
     return out
+
+
+def _note_unshared(key: Key, a: RunFiles, b: RunFiles, n_a: int, n_b: int, shared: int, differing: int) -> None:
+    """A warning where the comparison leaves samples of either run out: it is over the ``shared`` samples only."""
+    if shared == n_a == n_b:
+        return
+    label = f"{key[0]}:{key[1]} / {key[2]}" + (f" [{cell_text(key[3])}]" if key[3] else "")
+    why = (f"; {differing} share an id but not their prompt or gold (another --seed, --limit or options)"
+           if differing else "")
+    log.warning("warning: %s: %s holds %d samples and %s %d; compared on the %d they share%s", label, a.path, n_a,
+                b.path, n_b, shared, why)
 
 
 def _p(p: float, resamples: int) -> str:
