@@ -168,3 +168,23 @@ def test_a_tie_on_few_samples_says_why_and_a_model_sharing_no_column_is_not_rank
     assert cell.endswith("≈ best (too few samples to tell: with 4 samples no p-value can go below 0.125)"), cell
     assert rows["good"][2] == "1.00 (1 of 1 columns)" and rows["alone"][2] == "not ranked: no column shared with " \
         "another model" and rows["alone"][0] == ""
+
+
+def test_each_run_of_a_model_is_ranked_whatever_the_order(run_factory: Callable[..., Path],
+                                                         tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Two runs of one model name (other settings, other servers) are two systems: each is ranked under its run's
+    name, and the order the runs are given in changes nothing (one of them was dropped, the first one given kept)."""
+    low, high = tmp_path_factory.mktemp("low"), tmp_path_factory.mktemp("high")
+    twins = [run_factory(low, "twin", accuracy=0.2), run_factory(high, "twin", accuracy=0.9)]
+    other = run_factory(tmp_path_factory.mktemp("other"), "other", accuracy=0.6)
+    verdicts = []
+    for order in ([*twins, other], [twins[1], twins[0], other]):
+        views = collect([load_run(p) for p in order], STATS, BenchmarkCache())
+        columns = leaderboard(views, STATS)
+        assert columns is not None
+        cells = next(c for c in columns if c.key == ("toy", "small", "direct")).cells
+        names = {f"twin ({low.name}/twin)", f"twin ({high.name}/twin)", "other"}
+        assert set(cells) == names
+        verdicts.append({m: (c.rank, c.value) for m, c in cells.items()})
+    assert verdicts[0] == verdicts[1]
+    assert verdicts[0][f"twin ({high.name}/twin)"][0] == 1 and verdicts[0][f"twin ({low.name}/twin)"][0] == 3

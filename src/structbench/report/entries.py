@@ -107,9 +107,21 @@ def headline_interval(
     return interval, None
 
 
+def run_names(paths: Sequence[Path]) -> dict[Path, str]:
+    """Each run directory by the fewest of its last path parts that tell it from the others (``ra``; ``a/twin`` beside
+    ``b/twin``): what labels a model's runs apart."""
+    distinct = list(dict.fromkeys(paths))
+    for depth in range(1, max((len(p.parts) for p in distinct), default=1) + 1):
+        names = {p: "/".join(p.parts[-depth:]) for p in distinct}
+        if len(set(names.values())) == len(distinct):
+            return names
+    return {p: str(p) for p in distinct}
+
+
 def collect(runs: list[RunFiles], stats: StatsOptions, benches: BenchmarkCache) -> list[EntryView]:
     """Every result entry of ``runs`` in order, with records and a headline interval."""
     runs_of_model = Counter(model for _, model in {(run.path, r.model) for run in runs for r in run.metrics.results})
+    names = run_names([run.path for run in runs])
     views: list[EntryView] = []
     for run in runs:
         for result in run.metrics.results:
@@ -117,6 +129,6 @@ def collect(runs: list[RunFiles], stats: StatsOptions, benches: BenchmarkCache) 
             bench = benches.get(result.benchmark, run.cell_options(result.benchmark, result.cell))
             why_not = benches.notes.get(result.benchmark)
             interval, why = headline_interval(result, records.outcomes(), bench, stats, why_not)
-            label = result.model if runs_of_model[result.model] == 1 else f"{result.model} ({run.path.name})"
+            label = result.model if runs_of_model[result.model] == 1 else f"{result.model} ({names[run.path]})"
             views.append(EntryView(with_interval(result, interval), records, label, run.path, interval, bench, why))
     return views

@@ -83,7 +83,8 @@ class Column:
 
 
 def _pick(views: list[EntryView]) -> EntryView:
-    """A model's entry for a column: the one with the most records when several runs hold it."""
+    """A system's entry for a column: the one with the most records where one run holds it twice (two models' entries
+    merged under one label)."""
     return max(views, key=lambda v: len(v.scored_records))
 
 
@@ -110,9 +111,9 @@ def entry_label(key: tuple[str, str, str], cell: str = "") -> str:
 
 def build_column(key: tuple[str, str, str], views: list[EntryView], stats: StatsOptions, cell: str = "") -> Column:
     """Rank one column's models (of one sweep cell), on the samples they share where they differ."""
-    by_model: dict[str, EntryView] = {}
-    for model in unique(v.result.model for v in views):
-        by_model[model] = _pick([v for v in views if v.result.model == model])
+    by_model: dict[str, EntryView] = {}  # by label: each run of a model that several runs hold is its own system
+    for label in unique(v.label for v in views):
+        by_model[label] = _pick([v for v in views if v.label == label])
     metric = next(iter(by_model.values())).result.headline.name
     signatures = {m: v.signatures() for m, v in by_model.items()}
     first = next(iter(signatures.values()))
@@ -187,8 +188,8 @@ def _by_id(records: list[AnyRecord]) -> dict[str, list[AnyRecord]]:
 
 
 def leaderboard(views: Sequence[EntryView], stats: StatsOptions) -> list[Column] | None:
-    """Every column of the runs' entries; None unless they hold at least two models."""
-    if len(unique(v.result.model for v in views)) < 2:
+    """Every column of the runs' entries; None unless they hold at least two systems (models, or runs of one)."""
+    if len(unique(v.label for v in views)) < 2:
         return None
     groups: dict[tuple[str, str, str, str], list[EntryView]] = {}
     for v in views:
