@@ -213,3 +213,22 @@ def test_the_context_window_comes_from_the_model_list_or_the_option() -> None:
     with pytest.raises(BackendError, match=r"127.0.0.1:9/v1/models: ClientConnectorError") as err:  # no server
         asyncio.run(OpenAIBackend("m", base_url="http://127.0.0.1:9/v1").context_window())
     assert err.value.cause == CANNOT_CONNECT
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:99999/v1", "http://127.0.0.1:/v1", "http://h:0/v1", "ftp://h/v1",
+                                 "not a url", "http://h:80/v1,http://h:70000/v1"])
+def test_a_base_url_no_request_could_reach_is_a_usage_error(url: str) -> None:
+    """Refused before the run, not retried 7 times per sample and scored as wrong."""
+    from structbench.backends.factory import BackendSpec, make_backend
+    from structbench.core.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"expected http\(s\)://HOST\[:PORT\]/PATH.*a port from 1 to 65535"):
+        make_backend(BackendSpec.parse("openai:m", base_url=url))
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:8000/v1", "https://h/v1", "http://[::1]:8000/v1",
+                                 "http://user:pw@h:8080/v1"])
+def test_a_base_url_with_a_port_or_none_is_taken(url: str) -> None:
+    from structbench.backends.factory import BackendSpec, make_backend
+
+    assert make_backend(BackendSpec.parse("openai:m", base_url=url)).backend == "openai"

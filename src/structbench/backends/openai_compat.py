@@ -626,6 +626,15 @@ def _logprobs(raw: Any, chat: bool) -> tuple[TokenLogprob, ...] | None:
     )
 
 
+def _port_ok(netloc: str) -> bool:
+    """Whether ``netloc``'s port, if it names one, is one (``host:99999`` and ``host:`` are not)."""
+    host = netloc.rpartition("@")[2]
+    if host.endswith("]") or ":" not in host:  # no port (an IPv6 address is bracketed)
+        return True
+    port = host.rpartition(":")[2]
+    return port.isdigit() and 1 <= int(port) <= 65535
+
+
 def from_spec(spec: BackendSpec) -> Backend:
     if not spec.name:
         raise UsageError("--model openai:NAME needs a model name, e.g. openai:gpt-4o-mini")
@@ -633,8 +642,9 @@ def from_spec(spec: BackendSpec) -> Backend:
     api_key = os.environ.get(spec.api_key_env)
     for url in split_base_urls(base_url) or [base_url]:
         parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise UsageError(f"--base-url {redact_url(url)!r}: expected http(s)://HOST[:PORT]/PATH[,URL...]")
+        if parts.scheme not in ("http", "https") or not parts.hostname or not _port_ok(parts.netloc):
+            raise UsageError(f"--base-url {redact_url(url)!r}: expected http(s)://HOST[:PORT]/PATH[,URL...] (a port "
+                             "from 1 to 65535)")
         if not api_key and parts.hostname == "api.openai.com":
             missing = ("" if spec.base_url or os.environ.get("OPENAI_BASE_URL") else
                        f"; no --base-url was given, so openai:{spec.name} goes to api.openai.com: for a server of your "
