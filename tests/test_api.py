@@ -291,3 +291,35 @@ def test_a_connections_base_url_is_recorded_so_the_run_resumes_against_it(tmp_pa
         assert first.run_dir == default_run_dir(planned.config)
         again = api.resume(first.run_dir, settings=api.RunSettings(progress=False))
     assert again.result().n == first.result().n == 3
+
+
+def test_the_lower_level_calls_check_their_arguments_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``api.run``, ``api.resume`` and ``evaluate_suite`` given a plain value where an object is asked for, an empty
+    directory, or a backend that is another model than the configuration's: a ``UsageError`` naming the argument
+    (they failed deep inside with an AttributeError, wrote into the current folder, or recorded one model's answers
+    as another's), and nothing written."""
+    from structbench import api
+    from structbench.backends.mock import MockBackend
+
+    monkeypatch.chdir(tmp_path)
+    config = api.configure("oracle", "structext:test", limit=2)
+    cases = [
+        (lambda: api.run("oracle"), "run(config='oracle'): give a RunConfig"),  # type: ignore[arg-type]
+        (lambda: api.run(config, settings={"progress": False}), "run(settings={'progress': False}): give a "),
+        (lambda: api.run(config, connection={}), "run(connection={}): give a structbench.api.Connection"),
+        (lambda: api.run(config, backend="oracle"), "run(backend='oracle'): give a structbench.backends.base.Backend"),
+        (lambda: api.run(config, out=3), "run(out=3): give a directory"),  # type: ignore[arg-type]
+        (lambda: api.run(config, backend=MockBackend(reply="x", model="other")),
+         "run(backend=...): the backend object is mock:other, but the configuration's model is oracle"),
+        (lambda: api.resume(3), "resume(3): give the run directory"),  # type: ignore[arg-type]
+        (lambda: api.evaluate_suite(""), "evaluate_suite(''): give the suite file's path"),
+        (lambda: api.evaluate_suite("s.yaml", out=""), "evaluate_suite(out=''): give a directory"),
+        (lambda: structbench.evaluate("oracle", "structext:test", limit=2, out=""), "evaluate(out=''): give a "
+                                                                                     "directory (a non-empty str"),
+        (lambda: structbench.evaluate("oracle", "structext:test", limit=2, resume=" "), "evaluate(resume=' '): give "),
+    ]
+    for call, message in cases:
+        with pytest.raises(UsageError) as err:
+            call()
+        assert str(err.value).startswith(message), str(err.value)
+    assert list(tmp_path.iterdir()) == []

@@ -240,6 +240,27 @@ def default_run_dir(config: RunConfig) -> Path:
     return named(config)
 
 
+def _check_objects(caller: str, **given: Any) -> None:
+    """``UsageError`` naming the first of ``given`` (by argument name) that is not the kind of object it must be (None
+    is the default): a plain value where an object is asked for failed deep inside, as an ``AttributeError``."""
+    from structbench.backends.base import Backend
+    from structbench.interop.trackers import Tracking
+    from structbench.runfiles.runconfig import RunConfig
+
+    kinds: dict[str, tuple[Any, str]] = {
+        "config": (RunConfig, "a RunConfig (structbench.api.configure makes one)"),
+        "out": ((str, Path), "a directory (a str or a Path)"),
+        "connection": (Connection, "a structbench.api.Connection"),
+        "settings": (RunSettings, "a structbench.api.RunSettings"),
+        "backend": (Backend, "a structbench.backends.base.Backend object (a model named by a string goes in config)"),
+        "tracking": (Tracking, "a Tracking (structbench.api.log_settings makes one)"),
+    }
+    for name, value in given.items():
+        kind, what = kinds[name]
+        if (value is not None or name == "config") and not isinstance(value, kind):
+            raise UsageError(f"{caller}({name}={value!r:.60}): give {what}")
+
+
 def _check_executor(settings: RunSettings) -> None:
     if settings.executor == "ray":
         from structbench.runner.cluster import check_reachable
@@ -310,6 +331,15 @@ def run(
     process (else the one ``config.model`` names is built)."""
     if isinstance(out, str) and not out.strip():
         raise UsageError(f"run(out={out!r}): empty; give a directory (an empty value would mean the current one)")
+    _check_objects("run", config=config, out=out, connection=connection, settings=settings, backend=backend,
+                   tracking=tracking)
+    if backend is not None:
+        from structbench.runner.objects import model_name
+
+        if (name := model_name(backend, "run")) != config.model:  # its answers would be recorded as another model's
+            raise UsageError(f"run(backend=...): the backend object is {name}, but the configuration's model is "
+                             f"{config.model}; configure the run with model={name!r} (or pass the object as "
+                             "evaluate's model)")
     settings = settings or RunSettings()
     _check_executor(settings)
     connection = connection or Connection()
@@ -349,6 +379,9 @@ def resume(
     tracking: Tracking | None = None,
 ) -> EvalResult:
     """Continue the run in ``run_dir`` as its manifest defines it (then log it to ``tracking``'s trackers)."""
+    if not isinstance(run_dir, str | Path) or not str(run_dir).strip():
+        raise UsageError(f"resume({run_dir!r}): give the run directory (a non-empty str, or a Path)")
+    _check_objects("resume", connection=connection, settings=settings, tracking=tracking)
     connection = connection or Connection()
     config = _resumed(Path(run_dir), connection, False, "resume")
     return run(config, out=run_dir, connection=connection, settings=settings, notify=notify, tracking=tracking)
@@ -539,6 +572,12 @@ def evaluate_suite(
     from structbench.report.api import ReportOptions, write_report
     from structbench.runner.suite import load_suite, runs, suite_prices
 
+    if not isinstance(path, str | Path) or not str(path).strip():
+        raise UsageError(f"evaluate_suite({path!r}): give the suite file's path (a non-empty str, or a Path)")
+    if out is not None and (not isinstance(out, str | Path) or not str(out).strip()):
+        raise UsageError(f"evaluate_suite(out={out!r}): give a directory (a non-empty str, or a Path; an empty value "
+                         "would mean the current one)")
+    _check_objects("evaluate_suite", settings=settings, tracking=tracking)
     path = Path(path)
     settings = settings or RunSettings()
     _check_executor(settings)

@@ -14,7 +14,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from pydantic.fields import FieldInfo
 
 from structbench.backends.factory import DEFAULT_MAX_REPLY_BYTES, DEFAULT_TIMEOUT
@@ -186,6 +186,13 @@ def _parse_out(value: str) -> Path:
     return Path(value)
 
 
+def _named_folder(value: PathLike | None) -> PathLike | None:
+    """A folder given as text names one: an empty string would be the current directory."""
+    if isinstance(value, str) and not value.strip():
+        raise ValueError("empty")
+    return value
+
+
 def _field(expected: str, default: Any = None, **constraints: Any) -> Any:
     """A field whose ``description`` is what a bad value should have been (``{name}``: the option as spelt)."""
     return Field(default=default, description=expected, **constraints)
@@ -285,10 +292,12 @@ class RunArguments(BaseModel):
     epochs: Annotated[int, Field(ge=1, description="an int of at least 1"), _flag(
         "config", "Answer every sample this many times, each epoch with its own request seed; metrics are the mean "
         "over epochs" + CONFIG_HELP + ".", names=("--epochs",), suite=True, same=_is(lambda c: c.epochs))] = 1
-    out: Annotated[PathLike | None, _field("a directory (a str or a Path)"), _flag(
+    out: Annotated[PathLike | None, _field("a directory (a non-empty str, or a Path; an empty value would mean the "
+                                           "current one)"), AfterValidator(_named_folder), _flag(
         "call", "Run directory (default runs/<model>-<config hash>).", names=("--output-dir", "--out"),
         cli=str | None, parse=_parse_out, same=_out, show_default=False)] = None
-    resume: Annotated[PathLike | None, _field("a run directory (a str or a Path)"), _flag(
+    resume: Annotated[PathLike | None, _field("a run directory (a non-empty str, or a Path)"),
+                      AfterValidator(_named_folder), _flag(
         "call", "Continue the run in this directory.", names=("--resume",), cli=Path | None, suite=True)] = None
     base_url: Annotated[str | None, _field("a URL (a string; several: comma-separated)"), _flag(
         "config", "OpenAI-compatible server URL; several replicas of one model: URL,URL,...",
