@@ -323,3 +323,15 @@ def test_the_lower_level_calls_check_their_arguments_too(tmp_path: Path, monkeyp
             call()
         assert str(err.value).startswith(message), str(err.value)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_benchmarks_warnings_are_the_runs_notes(tmp_path: Path, shared_datasets: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """What a benchmark logs as it loads (RelationalFactQA's queries without a gold table) reaches ``notify`` and
+    ``EvalResult.notes`` like the run's other notes, once, instead of only stderr."""
+    got: list[str] = []
+    run = structbench.evaluate("oracle", "rfqa", limit=4, data_dir=str(shared_datasets), offline=True, progress=False,
+                               out=tmp_path / "r", notify=got.append)
+    said = [n for n in got if "queries read have no gold table and are excluded" in n]
+    assert len(said) == 1 and said[0].startswith("rfqa: ") and said == [n for n in run.notes if n in said]
+    assert "no gold table" not in capsys.readouterr().err  # notify took it: not printed besides

@@ -38,6 +38,7 @@ from structbench.runner.session import (
     Notify,
     RunSettings,
     execute,
+    notes_from_logs,
     to_stderr,
 )
 
@@ -346,7 +347,8 @@ def run(
     config = connection.recorded(config)
     run_dir = Path(out) if out is not None else default_run_dir(config)
     notes, note = _noting(notify)
-    the_run = execute(config, connection.spec(config), run_dir, settings, note, backend)
+    with notes_from_logs(note):
+        the_run = execute(config, connection.spec(config), run_dir, settings, note, backend)
     if tracking is not None:
         log(run_dir, tracking, note)
     return _finished(the_run, notes)
