@@ -156,3 +156,17 @@ def test_missing_data_names_the_task_argument(tmp_path: Path) -> None:
     with pytest.raises(Exception, match=r"from -T data_dir / STRUCTBENCH_DATA_DIR\)") as info:
         benchmark_task("scitab", data_dir=str(tmp_path / "empty"))
     assert "--data-dir" not in str(info.value)
+
+
+@pytest.mark.parametrize(("arguments", "says"), [
+    ({"limit": "abc"}, "structbench/scitab(limit='abc'): give a number of samples of at least 1"),
+    ({"limit": 0}, "structbench/scitab(limit=0): give a number of samples of at least 1"),
+    ({"seed": "abc"}, "structbench/scitab(seed='abc'): give an int"),
+    ({"max_tokens": -5}, "structbench/scitab(max_tokens=-5): give a number of tokens"),
+])
+def test_a_bad_task_argument_is_a_usage_error_naming_it(shared_datasets: Path, arguments: dict[str, Any],
+                                                        says: str) -> None:
+    """``-T limit=abc`` failed deep in the sample reader with a TypeError; ``-T max_tokens=-5`` ran."""
+    with pytest.raises(UsageError) as err:
+        benchmark_task("scitab", data_dir=shared_datasets, **arguments)
+    assert str(err.value).startswith(says)

@@ -155,7 +155,11 @@ def benchmark_task(
     options: dict[str, Any] | None = None,
 ) -> Task:
     """The Inspect task of benchmark ``name``: its variant's samples under one strategy, scored as structbench
-    scores them. ``options`` are the benchmark's run options (``structbench run --option``)."""
+    scores them. ``options`` are the benchmark's run options (``structbench run --option``); ``seed``, ``limit`` and
+    ``max_tokens`` are checked as ``structbench.evaluate`` checks them (``-T limit=abc``: a ``UsageError``)."""
+    from structbench.runner.arguments import check_arguments
+
+    check_arguments({"seed": seed, "limit": limit, "max_tokens": max_tokens}, caller=f"structbench/{name}")
     options = dict(options or {})
     bench, chosen = load_benchmark(f"{name}:{variant}" if variant else name, {f"{name}.{k}": v for k, v in
                                                                                  options.items()})
