@@ -195,3 +195,18 @@ def test_compare_pairs_only_samples_that_asked_the_same(tmp_path: Path) -> None:
         partial.stderr
     assert "| overall |" in partial.stdout
     assert "holds" not in sb(tmp_path, "compare", "s0", "s0").stderr
+
+
+def test_a_report_is_written_whole_or_not_at_all(toy_runs: tuple[Path, Path], tmp_path: Path) -> None:
+    """``--json`` that cannot be written left the HTML, the Markdown and the figures behind; now none of them."""
+    weak, _ = toy_runs
+    (tmp_path / "afile").write_text("")
+    refused = sb(tmp_path, "report", str(weak), "--out", "rep/r.html", "--json", "afile/x.json", "--resamples", "50",
+                 check=2)
+    assert refused.stderr.strip().splitlines()[-1] == "error: afile/x.json: cannot be written: afile is a file, " \
+                                                      "not a folder"
+    assert not (tmp_path / "rep").exists() or not any((tmp_path / "rep").rglob("*"))
+    done = sb(tmp_path, "report", str(weak), "--out", "rep/r.html", "--json", "rep/r.json", "--resamples", "50")
+    assert "wrote rep/r.html" in done.stdout and (tmp_path / "rep" / "r.json").exists()
+    assert sorted(p.name for p in (tmp_path / "rep").iterdir()) == ["r.html", "r.json", "r.md", "r_figures"]
+    assert any((tmp_path / "rep" / "r_figures").iterdir())

@@ -13,7 +13,7 @@ import json
 import os
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +116,19 @@ def write_text_atomic(path: Path, text: str) -> None:
         out.write(text)
         out.flush()
         fsync_if_file(out.fileno())
+
+
+def write_texts_atomic(texts: Sequence[tuple[Path, str]]) -> None:
+    """Write each (path, text) as ``write_text_atomic`` does, all or none: every draft is made and written before the
+    first is renamed into place, so a path that cannot be written (a file where a folder is needed, a full disk)
+    leaves none of them behind."""
+    with contextlib.ExitStack() as stack:
+        drafts = [(stack.enter_context(atomic_path(path)), text) for path, text in texts]
+        for draft, text in drafts:
+            with draft.open("w", encoding="utf-8") as out:
+                out.write(text)
+                out.flush()
+                fsync_if_file(out.fileno())
 
 
 def _dumps(data: Any) -> str:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from structbench.core.atomic import write_json_atomic
+from structbench.core.atomic import json_text, write_texts_atomic
 from structbench.core.errors import UsageError
 from structbench.core.redact import redact
 from structbench.report.build import build_document
@@ -82,13 +83,6 @@ def prepare(run_dirs: Sequence[Path], options: ReportOptions) -> tuple[Document,
     return doc, views
 
 
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(redact(text), encoding="utf-8")  # run directories written before redaction existed too
-    os.replace(tmp, path)
-
-
 def results_json(views: Sequence[EntryView]) -> dict[str, Any]:
     """Every entry with its metrics (headline statistics included) and the interval's parameters, or why it has
     no interval."""
@@ -120,16 +114,22 @@ def write_report(
     doc, views = prepare(run_dirs, options)
     md_path = out.with_suffix(".md")
     figure_dir = out.parent / f"{out.stem}_figures"
-    _write(md_path, render_document(doc, figure_dir if options.figures else None, figure_dir.name))
-    written = [md_path]
-    if suffix in HTML_SUFFIXES:
-        _write(out, render_html(doc, views, samples=options.samples, max_text=options.max_text,
-                                 texts=options.texts))
-        written.insert(0, out)
-    if json_out is not None:
-        write_json_atomic(json_out, results_json(views))
-        written.append(json_out)
-    return written
+    drafts = figure_dir.parent / f".{figure_dir.name}.part"  # the figures, moved into place with the texts
+    try:
+        markdown = render_document(doc, drafts if options.figures else None, figure_dir.name)
+        texts = [(md_path, redact(markdown))]  # run directories written before redaction existed too
+        if suffix in HTML_SUFFIXES:
+            html = render_html(doc, views, samples=options.samples, max_text=options.max_text, texts=options.texts)
+            texts.insert(0, (out, redact(html)))
+        if json_out is not None:
+            texts.append((json_out, json_text(results_json(views))))
+        write_texts_atomic(texts)  # all or none
+        if drafts.exists():
+            shutil.rmtree(figure_dir, ignore_errors=True)
+            os.replace(drafts, figure_dir)
+    finally:
+        shutil.rmtree(drafts, ignore_errors=True)
+    return [path for path, _ in texts]
 
 
 def html_report(run_dirs: Sequence[Path], options: ReportOptions | None = None) -> str:
