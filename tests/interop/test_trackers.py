@@ -184,6 +184,21 @@ def test_a_failing_tracker_is_a_warning_after_the_run(tmp_path: Path) -> None:
     assert again.stderr.startswith(f"error: logging {tmp_path / 'run'} to mlflow: ") and again.stderr.count("\n") == 1
 
 
+def test_an_unreachable_tracking_server_fails_at_once_in_one_line(logged_run: tuple[Path, str, str],
+                                                                    tmp_path: Path) -> None:
+    """MLflow's client retried a server that accepts no connection for some four minutes, printing urllib3's
+    warnings; the connection is tried first."""
+    import socket
+
+    with socket.socket() as taken:  # a port nothing listens on
+        taken.bind(("127.0.0.1", 0))
+        port = taken.getsockname()[1]
+    done = invoke("log", str(logged_run[0]), "--to", "mlflow", "--log-option",
+                  f"tracking_uri=http://127.0.0.1:{port}/", env=_env(tmp_path))
+    assert done.returncode == UsageError.exit_code and done.stderr.count("\n") == 1, done.stderr
+    assert f"the tracking server http://127.0.0.1:{port}/ cannot be reached" in done.stderr  # (no retry's warnings)
+
+
 def test_settings_are_checked_before_anything_runs(tmp_path: Path) -> None:
     done = invoke("run", "-m", "mock", "--limit", "2", "--out", str(tmp_path / "run"), "--log-to", "mlfow",
                   env=_env(tmp_path))

@@ -45,11 +45,33 @@ def log(payload: Payload, options: Mapping[str, str]) -> str:
         logger.setLevel(level)
 
 
+REACH_TIMEOUT = 10.0
+"""Seconds a tracking server has to accept a connection: MLflow's client retries an unreachable one for minutes."""
+
+
+def _check_reachable(uri: str) -> None:
+    """An ``http(s)`` tracking server that accepts no connection is a ``ConnectionError`` at once (MLflow's client
+    would retry it seven times with backoff, some four minutes, printing urllib3's warnings)."""
+    import socket
+
+    parts = urlsplit(uri)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        with socket.create_connection((parts.hostname, port), timeout=REACH_TIMEOUT):
+            pass
+    except (OSError, ValueError) as err:
+        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err) or type(err).__name__
+        raise ConnectionError(f"the tracking server {redact(uri)} cannot be reached ({reason})") from None
+
+
 def _log(mlflow: Any, payload: Payload, options: Mapping[str, str]) -> str:
     from mlflow.entities import Metric, Param, RunTag
     from mlflow.tracking import MlflowClient
 
     uri = options.get("tracking_uri") or mlflow.get_tracking_uri()
+    _check_reachable(uri)
     if _file_store(uri):  # MLflow 3 refuses a folder store unless told: a folder is what was asked for
         os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
     client = MlflowClient(tracking_uri=uri)
