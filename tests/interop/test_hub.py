@@ -85,6 +85,10 @@ def test_out_must_be_new_empty_or_an_earlier_publish(oracle_run: Path, tmp_path:
     assert (tmp_path / "taken" / "notes.txt").read_text() == "mine"
     sb(tmp_path, "publish", str(oracle_run), "--out", "pub")
     sb(tmp_path, "publish", str(oracle_run), "--out", "pub")  # replaced whole
+    again = f"{oracle_run.parent}/../{oracle_run.parent.name}/{oracle_run.name}"  # the same folder, spelt otherwise
+    twice = sb(tmp_path, "publish", str(oracle_run), again, "--out", "pub2", check=2).stderr.strip()
+    assert twice == f"error: {again}: given twice (as {oracle_run} too); give each run directory once"
+    assert not (tmp_path / "pub2").exists()
     assert len(_load(tmp_path / "pub", "samples")) == 14 * LIMIT
     assert sorted(p.name for p in tmp_path.iterdir() if "publish" in p.name) == []  # nothing left behind
 

@@ -77,6 +77,12 @@ def publish(
         raise UsageError(f"publish needs pyarrow: pip install 'structbench[datasets]' ({err})") from None
     from structbench.interop.rundir import read_run
 
+    seen: dict[Path, Path] = {}
+    for path in run_dirs:  # a run given twice would be published twice, its rows duplicated
+        first = seen.setdefault(path.resolve(), path)
+        if first is not path:
+            also = f" (as {first} too)" if str(first) != str(path) else ""
+            raise UsageError(f"{path}: given twice{also}; give each run directory once")
     runs = [read_run(path) for path in run_dirs]
     folder = write(runs, out, repo=repo)
     typer.echo(f"wrote {folder} ({sum(len(r) for r in runs)} samples of {len(runs)} run(s)); load it with "
