@@ -118,8 +118,13 @@ def test_export_errors_exit_with_the_documented_codes(atlas: Path, tmp_path: Pat
     blocked = tmp_path / "blocked"
     blocked.write_text("a file where a folder should be", encoding="utf-8")
     code = invoke("generate", "structfact", "--tables", str(atlas), "--per-task", "2", "--out", str(blocked / "x.json"))
-    assert code.returncode == 5, code.stderr
+    assert code.returncode == 2, code.stderr  # a path that cannot name a file (a file where a folder is needed)
+    assert code.stderr.strip().endswith("blocked is a file, not a folder")
     assert not (blocked.parent / "x.json").exists()
+    full = tmp_path / "full"  # a full disk: 5
+    full.symlink_to("/dev/full")
+    written = invoke("generate", "structfact", "--tables", str(atlas), "--per-task", "2", "--out", str(full))
+    assert written.returncode == 5, written.stderr
 
 
 def _cli(tmp_path: Path, *args: str) -> Invocation:
