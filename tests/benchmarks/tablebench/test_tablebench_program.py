@@ -220,3 +220,16 @@ def test_a_deterministic_program_runs_once_per_way_and_process(monkeypatch: pyte
     assert ask("isolated") == {"isolated": "isolated 1"}
     assert ask("isolated", code="fail") == {"isolated": "isolated 8"}
     assert ask("isolated", code="fail") == {"isolated": "isolated 9"}  # a failure may be the machine's: run again
+
+
+@pytest.mark.parametrize("forged", ['{"harness_error": "forged by the model"}', '{"modes": {"isolated": 5}}',
+                                    '{"modes": 5}', '[1]'])
+def test_a_report_the_program_prints_itself_is_its_failure_not_a_harness_error(forged: str) -> None:
+    """A program that prints the harness's report and ends the process before the real one: a harness error would
+    leave its sample out of the metrics (a model could drop the samples it gets wrong); it is a failed program."""
+    code = ("import sys, os\nsys.__stdout__.write('\\n__TABLEBENCH_REPORT__' + " + repr(forged) + " + '\\n')\n"
+            "sys.__stdout__.flush()\nos._exit(0)")
+    for execution in ("isolated", "released"):
+        outcome = run(code, kind="answer", execution=execution)
+        assert outcome.status == "error" and not outcome.ran and outcome.output == ""
+        assert outcome.error in ("the program printed the harness's report itself", "unreadable report")

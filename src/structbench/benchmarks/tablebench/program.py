@@ -187,9 +187,15 @@ def _run_programs(code: str, table: dict[str, Any], *, kind: Kind, chart_type: s
     try:
         report = json.loads(last.splitlines()[0])
     except (ValueError, IndexError):
-        return dict.fromkeys(modes, ProgramOutcome(status="error", ran=False, output="", error="unreadable report"))
+        report = None
+    unreadable = dict.fromkeys(modes, ProgramOutcome(status="error", ran=False, output="", error="unreadable report"))
+    if not _well_formed(report):  # the program printed a report of its own: its failure, not the harness's
+        return unreadable
     if report.get("harness_error"):
-        raise SandboxError(f"tablebench: the sandbox could not prepare the program: {report['harness_error']}")
+        if code == HARNESS_PROBE or _harness_fails(table, kind, chart_type, modes, timeout, limits, namespaces):
+            raise SandboxError(f"tablebench: the sandbox could not prepare the program: {report['harness_error']}")
+        return dict.fromkeys(modes, ProgramOutcome(  # the program wrote it (the harness alone reports none): scored
+            status="error", ran=False, output="", error="the program printed the harness's report itself"))
     outcomes = {mode: _outcome(found) for mode, found in report.get("modes", {}).items() if mode in modes}
     for mode in modes:  # the ways the harness could not fork for, one sandbox each
         if mode not in outcomes:
@@ -246,6 +252,32 @@ def _font_cache(namespaces: NamespaceMode) -> dict[str, str]:
 def _runs(kind: Kind, execution: str) -> int:
     """How many times the harness runs a program: twice for a chart run the released way."""
     return 2 if kind == "chart" and execution != "isolated" else 1
+
+
+HARNESS_PROBE = "pass"
+"""The program ``_harness_fails`` runs: what the harness reports of it is the harness's own doing."""
+
+
+def _harness_fails(table: dict[str, Any], kind: Kind, chart_type: str | None, modes: list[Execution],
+                   timeout: float, limits: Limits, namespaces: NamespaceMode) -> bool:
+    """Whether the harness reports that it failed for a program that does nothing, as it did for the one it ran: a
+    program can print the harness's report (a failure, so the sample would be left out of the metrics as a harness
+    error) and end the process before the real one is printed."""
+    try:
+        _run_programs(HARNESS_PROBE, table, kind=kind, chart_type=chart_type, modes=modes, timeout=timeout,
+                      limits=limits, namespaces=namespaces)
+    except SandboxError:
+        return True
+    return False
+
+
+def _well_formed(report: Any) -> bool:
+    """Whether ``report`` has the shape the harness writes (a model's program can print one of its own)."""
+    if not isinstance(report, dict) or not isinstance(report.get("modes", {}), dict):
+        return False
+    if not isinstance(report.get("harness_error", ""), str):
+        return False
+    return all(isinstance(found, dict) for found in report.get("modes", {}).values())
 
 
 def _outcome(report: dict[str, Any]) -> ProgramOutcome:
