@@ -122,3 +122,14 @@ def test_the_preset_compares_floats_exactly_and_the_tolerant_score_goes_beside(
     entry = score_predictions(preset, "2class", [claim], preset.strategy("pot"), {claim.id: reply},
                               source=Path("p.jsonl"))
     assert entry.headline.value == 0.0 and entry.extra["corrected"]["metrics"]["accuracy"] == 1.0
+
+
+@pytest.mark.parametrize("forged", ['{"type": "bool", "value": 5}', '[1]', '{"type": "bool", "value": [true]}',
+                                    '"text"'])
+def test_a_report_the_program_prints_itself_is_no_label_not_a_crash(forged: str) -> None:
+    """A report of another shape than the harness's (the program printed one and ended the process) gives no label,
+    scored as wrong; it was a KeyError, and so a harness error left out of the metrics."""
+    program = ("import sys, os\nprint('\\n__SCITAB_ANSWER__' + " + repr(forged) + ")\nsys.stdout.flush()\n"
+               "os._exit(0)")
+    outcome = run_program(program)
+    assert outcome.label is None and outcome.status == "ok"

@@ -117,11 +117,19 @@ class ProgramOutcome:
         return asdict(self)
 
 
-def _label_of(report: dict[str, Any], printed: str) -> tuple[Label | None, str | None]:
+_BOOLS: dict[Any, Label] = {True: SUPPORTS, False: REFUTES, None: NEI}
+
+
+def _label_of(report: Any, printed: str) -> tuple[Label | None, str | None]:
+    """The label of the harness's report; a report of another shape (a program can print one of its own) has none."""
+    if not isinstance(report, dict):
+        return None, None
     kind = report.get("type")
     if kind == "bool":
         value = report.get("value")
-        return {True: SUPPORTS, False: REFUTES, None: NEI}[value], repr(value)
+        if not (value is None or isinstance(value, bool)):
+            return None, repr(value)
+        return _BOOLS[value], repr(value)
     if kind == "str":
         value = str(report.get("value"))
         return parse_label(value, options=True), repr(value)
@@ -143,7 +151,7 @@ def run_program(
     printed, marker, last = result.stdout.rpartition("\n" + MARKER)
     stderr_tail = result.stderr.strip()[-800:] or None
     if result.ok:
-        report: dict[str, Any] = {"type": "missing"}  # sys.exit() before the harness reported
+        report: Any = {"type": "missing"}  # sys.exit() before the harness reported
         if marker:
             try:
                 report = json.loads(last.splitlines()[0])
