@@ -48,6 +48,7 @@ def test_reading_queries_answer(database: Path) -> None:
     ("PRAGMA writable_schema = 1", "not authorized"),
     ("SELECT load_extension('/tmp/evil.so')", "not authorized"),
     ("SELECT 1; SELECT 2", "one statement at a time"),
+    ("SELECT printf('%.*c', 3000000, 'x') AS big", "the result is larger than the 1 MiB a query may return"),
     ("SELECT count(*) FROM people a, people b, people c", "ran past the 2 s limit"),
     ("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT max(n) FROM r", "ran past the 2 s limit"),
 ])

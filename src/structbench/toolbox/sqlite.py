@@ -164,7 +164,13 @@ class SqliteDatabase(Tool):
                 return ToolResult.failed(f"the query needs more than the {limits.memory_mb} MiB it may use", seconds)
             tail = result.stderr.strip().splitlines()[-1:] or [result.status()]
             return ToolResult.failed(f"the query could not be run: {tail[0]}", seconds)
-        return dict(json.loads(line))
+        if result.stdout_truncated:  # the result's line was cut at the sandbox's output limit
+            return ToolResult.failed(f"the result is larger than the {sandbox.max_output_bytes >> 20} MiB a query may "
+                                     "return; select fewer rows, fewer columns or shorter values", seconds)
+        try:
+            return dict(json.loads(line))
+        except (ValueError, TypeError):
+            return ToolResult.failed("the query's result could not be read", seconds)
 
 
 _MEMO: Memo[str, dict[str, Any]] = Memo(4096)
