@@ -83,3 +83,19 @@ def test_a_large_base_table_goes_in_through_arrow_as_through_list_parameters(
         arrow += cot._arrow_table(["BIGINT", db_type], values_) is not None
         assert run(rows) == listed
     assert arrow >= 6
+
+
+def test_a_query_over_too_many_of_the_models_rows_is_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The released query joins the reply's rows with themselves: a reply of many rows made it run for minutes,
+    holding every other sample's step; past ``SCRATCH_SECONDS`` it is stopped (the reply's rows are unusable, as
+    any that cannot be queried), and the next query runs."""
+    import duckdb
+
+    from structbench.benchmarks.rfqa import cot
+
+    monkeypatch.setattr(cot, "SCRATCH_SECONDS", 0.5)
+    bases = [cot.BaseQuery("t", ["k"], ["BIGINT"])]
+    rows = {"t": [{"k": i} for i in range(4000)]}
+    with pytest.raises(duckdb.InterruptException):
+        cot.execute('SELECT count(*) AS n FROM "t" a, "t" b, "t" c WHERE a.k + b.k > c.k', bases, rows, ["n"])
+    assert cot.execute('SELECT count(*) AS n FROM "t"', bases, rows, ["n"]) == [{"n": 4000}]

@@ -235,10 +235,24 @@ def execute(
 ) -> list[dict[str, Any]]:
     """Run ``sql`` over the model's rows for each base table; the result as records keyed by ``columns``.
 
-    Raises ``duckdb.Error`` when the query cannot run on the returned data.
+    Raises ``duckdb.Error`` when the query cannot run on the returned data, or runs past ``SCRATCH_SECONDS`` (the
+    rows are the model's: a join of as many as it wrote grows as their product).
     """
     with _SCRATCH_LOCK:
-        return _execute(_scratch(), sql, bases, rows, columns)
+        con = _scratch()
+        timer = threading.Timer(SCRATCH_SECONDS, con.interrupt)
+        timer.start()
+        try:
+            return _execute(con, sql, bases, rows, columns)
+        finally:
+            timer.cancel()
+            timer.join()
+
+
+SCRATCH_SECONDS = 30.0
+"""How long the query over a reply's rows may run: the released queries over any rows a reply can hold take
+milliseconds; a reply of a hundred thousand rows joined with itself would hold every other sample's step for
+minutes."""
 
 
 _SCRATCH: list[duckdb.DuckDBPyConnection] = []
