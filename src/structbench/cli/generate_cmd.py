@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from structbench.cli.common import DataDirOpt, OfflineOpt
-from structbench.core.errors import UsageError
+from structbench.core.errors import DataError, UsageError
 
 generate_app = typer.Typer(
     add_completion=False,
@@ -71,6 +71,9 @@ def rfqa(
 
     pairs = generate_pairs(data, per_category=per_category, seed=seed, max_attributes=max_attributes,
                            max_rows=max_rows)
+    if not pairs:  # (a file -b rfqa:generated refuses: "no pairs")
+        raise DataError(f"{data}: no question could be asked of its tables (no rows, or no column a category needs); "
+                        "nothing written")
     write_pairs(pairs, out)
     typer.echo(f"wrote {len(pairs)} pairs to {out}")
 

@@ -58,6 +58,20 @@ def test_bad_input(tmp_path: Path) -> None:
         generate_pairs(tmp_path, categories=["pivot"])
 
 
+def test_a_ragged_or_empty_csv_is_one_line_naming_it(tmp_path: Path) -> None:
+    """A row with another number of fields was DuckDB's sniffer text (hints at options no user can set, the internal
+    query); a table with no rows gave an empty file that ``-b rfqa:generated`` then refused."""
+    (tmp_path / "ragged.csv").write_text("a,b\n1,2\n3,4\n5,6,7\n8,9\n")
+    ragged = invoke("generate", "rfqa", str(tmp_path / "ragged.csv"), "--out", str(tmp_path / "x.jsonl"))
+    assert ragged.returncode == 2
+    assert ragged.stderr == f"error: {tmp_path / 'ragged.csv'}:4: 3 fields, the header has 2\n"
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "h.csv").write_text("a,b,c\n")
+    empty = invoke("generate", "rfqa", str(tmp_path / "empty"), "--out", str(tmp_path / "h.jsonl"))
+    assert empty.returncode == 2 and "no question could be asked of its tables" in empty.stderr
+    assert not (tmp_path / "x.jsonl").exists() and not (tmp_path / "h.jsonl").exists()
+
+
 def test_limit_never_cuts_a_tie_and_nulls_go_last(tmp_path: Path) -> None:
     (tmp_path / "score.csv").write_text("name,points\na,5\nb,5\nc,5\nd,3\ne,\nf,1\ng,1\n")
     pairs = generate_pairs(tmp_path / "score.csv", per_category=10, categories=["limit", "order_by"], seed=0)
