@@ -75,3 +75,17 @@ def test_workspace_turns_bad_calls_into_results(sql: DuckTables) -> None:
     assert "one string field 'query'" in (ws.call("sql", {"sql": 1}).error or "")
     assert ws.call("sql", {"statement": "SELECT 2 AS two"}).text.splitlines()[1] == "2"
     assert ws.calls == 3
+
+
+@pytest.mark.parametrize("query", [
+    "SELECT len(string_split(repeat('a,', 400000000), ','))",
+    "SELECT length(repeat(repeat('a', 100000000), 30))",
+    "SELECT range(60000000)",
+])
+def test_a_value_built_inside_one_expression_stops_at_the_memory_limit(sql: DuckTables, query: str) -> None:
+    """DuckDB's memory limit does not count such a value and its interrupt is not checked while it is built: in the
+    run's process the first query grew to 21 GB and the kernel killed the run. In the sandbox it ends at the address
+    space the call may use, and the model is told so."""
+    result = sql.run(query)
+    assert result.error == f"the query needs more than the {sql.limits.memory_mb} MiB it may use", result.text
+    assert sql.run("SELECT count(*) AS n FROM t").error is None  # the next call runs as before

@@ -1,22 +1,33 @@
-"""The ``sql`` tool over a sample's tables: DuckDB in memory, locked down before the model's first query.
+"""The ``sql`` tool over a sample's tables: DuckDB, each of the model's queries run in the sandbox.
 
 The tables are loaded with ``csvdb``'s typing and NULL rules (so a cell means the same as everywhere else in
-structbench), then the connection is closed to the world: external access off (no file is read or written:
-``read_csv('/etc/passwd')``, ``COPY ... TO``, ``ATTACH``, ``INSTALL``/``LOAD``, ``glob`` all fail), no spilling to a
-temporary directory, extensions neither installed nor loaded, one thread, a memory limit, and the configuration
-locked (``SET`` cannot undo any of it). Only a single ``SELECT`` statement is run (``DESCRIBE``, ``SHOW TABLES`` and
-CTEs are SELECTs to DuckDB); anything else is refused before it runs. A query past the time limit is interrupted.
+structbench) into an in-memory connection, which shows the prompt its schema, and written once to a database file.
+Each query of the model runs in a sandboxed program (``sandbox.run_python``: no network, nothing of the host but the
+file, mounted read-only; capped address space, CPU and wall time) that opens the file read-only and closes the
+connection to the world before it runs the query: external access off (``read_csv('/etc/passwd')``, ``COPY ...
+TO``, ``ATTACH``, ``INSTALL``/``LOAD``, ``glob`` all fail), no spilling to a temporary directory, extensions neither
+installed nor loaded, one thread, DuckDB's memory limit, and the configuration locked. Only a single ``SELECT``
+statement is run (``DESCRIBE``, ``SHOW TABLES`` and CTEs are SELECTs to DuckDB); anything else is refused before it
+runs. DuckDB's memory limit does not count a value built inside one expression (``repeat('a', 10**9)``), and its
+interrupt is not checked while one is built: in the run's process such a query grew to 21 GB; in the sandbox it ends
+at the address-space limit or the CPU limit, and the model is told so. About a quarter of a second a query.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import shutil
+import tempfile
 import threading
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from structbench.data.csvdb import SCHEMA, Database, load_rows, quote
+from structbench.sandbox import Limits, NamespaceMode, SandboxError, run_python
 from structbench.toolbox.base import Tool, ToolLimits, ToolResult, clip, show_rows
 from structbench.toolbox.tables import NamedTable
 
@@ -27,6 +38,55 @@ _PLAIN = re.compile(r"[a-z_][a-z0-9_]*")
 SHOWN_ROWS = 3
 """Rows of each table the schema shows (the prompt never holds the whole table)."""
 COUNT_CHUNK = 10_000
+ENGINE_MB = 1024
+"""Address space the sandboxed program needs beside DuckDB's memory limit (the interpreter and DuckDB's own)."""
+MARKER = "\x1estructbench-duck\x1e"
+"""Precedes the program's one JSON line of results."""
+
+PROGRAM = r"""
+import json, sys, threading
+import duckdb
+
+cfg = json.loads(sys.stdin.read())
+con = duckdb.connect("tables.duckdb", read_only=True, config={
+    "threads": 1, "memory_limit": f"{cfg['memory_mb']}MB", "temp_directory": "",
+    "autoinstall_known_extensions": False, "autoload_known_extensions": False, "allow_community_extensions": False})
+con.execute("SET default_null_order = 'nulls_last_on_asc_first_on_desc'")
+con.execute(f"SET schema = '{cfg['schema']}'")
+con.execute("SET max_temp_directory_size = '0B'")
+con.execute("SET enable_external_access = false")
+con.execute("SET lock_configuration = true")
+
+
+def plain(value):
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value[: cfg["max_chars"]] if isinstance(value, str) else value
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return f"<{len(value)} bytes>"
+    return str(value)[: cfg["max_chars"]]
+
+
+timer = threading.Timer(cfg["seconds"], con.interrupt)
+timer.start()
+try:
+    cursor = con.execute(cfg["query"])
+    columns = [d[0] for d in cursor.description or ()]
+    rows = cursor.fetchmany(cfg["max_rows"] + 1) if columns else []
+    total = len(rows)
+    if len(rows) > cfg["max_rows"]:
+        while chunk := cursor.fetchmany(COUNT_CHUNK):
+            total += len(chunk)
+    out = {"columns": columns, "rows": [[plain(v) for v in row] for row in rows[: cfg["max_rows"]]], "total": total}
+except duckdb.InterruptException:
+    out = {"error": "interrupted"}
+except duckdb.OutOfMemoryException:
+    out = {"error": "memory"}
+except duckdb.Error as err:
+    out = {"error": "engine", "message": str(err)}
+finally:
+    timer.cancel()
+print(MARKER + json.dumps(out))
+"""
 
 
 def _connection(limits: ToolLimits) -> duckdb.DuckDBPyConnection:
@@ -61,13 +121,23 @@ class DuckTables(Tool):
     argument = "query"
     argument_description = "One SQL SELECT statement (DuckDB dialect) over the tables described in the prompt."
 
-    def __init__(self, tables: Sequence[NamedTable], limits: ToolLimits | None = None) -> None:
+    def __init__(self, tables: Sequence[NamedTable], limits: ToolLimits | None = None,
+                 namespaces: NamespaceMode = "auto") -> None:
         self.limits = limits or ToolLimits()
+        self.namespaces = namespaces
         self.tables = list(tables)
         self.db = Database(key="tools", connection=_connection(self.limits))
         for table in self.tables:
             load_rows(self.db, table.name, table.header, table.rows)
-        lock_down(self.db.connection)
+        self._folder = Path(tempfile.mkdtemp(prefix="structbench-duck-"))
+        self._folder.chmod(0o755)  # the sandbox's uid reads the file in place
+        self.file = self._folder / "tables.duckdb"
+        con = self.db.connection
+        con.execute(f"ATTACH {_sql_text(str(self.file))} AS disk")
+        con.execute("COPY FROM DATABASE memory TO disk")
+        con.execute("DETACH disk")
+        self.file.chmod(0o644)
+        lock_down(con)
         self._lock = threading.Lock()
 
     def schema(self) -> str:
@@ -94,35 +164,64 @@ class DuckTables(Tool):
             return self._run(argument, started)
 
     def _run(self, query: str, started: float) -> ToolResult:
-        import duckdb
-
-        con = self.db.connection
-        timer = threading.Timer(self.limits.seconds, con.interrupt)
-        timer.start()
-        try:
-            cursor = con.execute(query)
-            columns = [d[0] for d in cursor.description or ()]
-            rows = cursor.fetchmany(self.limits.max_rows + 1) if columns else []
-            total = len(rows)
-            if len(rows) > self.limits.max_rows:
-                while chunk := cursor.fetchmany(COUNT_CHUNK):
-                    total += len(chunk)
-        except duckdb.InterruptException:
-            return ToolResult.failed(f"the query ran past the {self.limits.seconds:g} s limit and was stopped",
-                                     time.perf_counter() - started)
-        except duckdb.OutOfMemoryException:
-            return ToolResult.failed(f"the query needs more than the {self.limits.memory_mb} MiB it may use",
-                                     time.perf_counter() - started)
-        except duckdb.Error as err:
-            return ToolResult.failed(_first_lines(str(err)), time.perf_counter() - started)
-        finally:
-            timer.cancel()
-            timer.join()
+        out = self._query(query)
+        seconds = time.perf_counter() - started
+        if isinstance(out, str):
+            return ToolResult.failed(out, seconds)
+        error = out.get("error")
+        if error is not None:
+            return ToolResult.failed(self._failure(str(error), str(out.get("message", ""))), seconds)
+        columns, rows, total = list(out["columns"]), [list(r) for r in out["rows"]], int(out["total"])
         text, cut = show_rows(columns, rows, False, self.limits, total)
-        return ToolResult(text=text, seconds=time.perf_counter() - started, rows=total, truncated=cut)
+        return ToolResult(text=text, seconds=seconds, rows=total, truncated=cut)
+
+    def _query(self, query: str) -> dict[str, Any] | str:
+        """The sandboxed program's result of ``query``, or why there is none (what the model is told)."""
+        limits = self.limits
+        sandbox = Limits(cpu_seconds=max(1, int(-(-limits.seconds // 1))) + 1, wall_seconds=limits.seconds + 5,
+                         memory_mb=limits.memory_mb + ENGINE_MB, max_processes=16, file_size_mb=1)
+        config = {"query": query, "seconds": limits.seconds, "max_rows": limits.max_rows,
+                  "max_chars": limits.max_chars, "memory_mb": limits.memory_mb, "schema": SCHEMA}
+        try:
+            result = run_python(PROGRAM.replace("MARKER", repr(MARKER)).replace("COUNT_CHUNK", str(COUNT_CHUNK)),
+                                stdin=json.dumps(config), limits=sandbox, libraries=("duckdb",),
+                                mounts={"tables.duckdb": os.fspath(self.file)}, namespaces=self.namespaces)
+        except SandboxError as err:
+            return f"the query could not be run: {err}"
+        _, marker, line = result.stdout.rpartition(MARKER)
+        if not marker:
+            if result.timed_out or result.signal in ("SIGXCPU", "SIGKILL"):
+                return self._failure("interrupted", "")
+            if "MemoryError" in result.stderr or "bad_alloc" in result.stderr or result.signal in ("SIGSEGV",
+                                                                                                   "SIGABRT"):
+                return self._failure("memory", "")
+            tail = result.stderr.strip().splitlines()[-1:] or [result.status()]
+            return f"the query could not be run: {tail[0]}"
+        if result.stdout_truncated:
+            return (f"the result is larger than the {sandbox.max_output_bytes >> 20} MiB a query may return; select "
+                    "fewer rows, fewer columns or shorter values")
+        try:
+            out = json.loads(line)
+        except ValueError:
+            return "the query's result could not be read"
+        return out if isinstance(out, dict) else "the query's result could not be read"
+
+    def _failure(self, kind: str, message: str) -> str:
+        """What the model is told of a query the program could not finish."""
+        if kind == "interrupted":
+            return f"the query ran past the {self.limits.seconds:g} s limit and was stopped"
+        if kind == "memory":
+            return f"the query needs more than the {self.limits.memory_mb} MiB it may use"
+        return _first_lines(message)
 
     def close(self) -> None:
         self.db.connection.close()
+        shutil.rmtree(self._folder, ignore_errors=True)
+
+
+def _sql_text(text: str) -> str:
+    """``text`` as an SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"
 
 
 def sql_name(name: str) -> str:
