@@ -33,7 +33,7 @@ import random
 import time
 from dataclasses import replace
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 import orjson
 
@@ -626,13 +626,13 @@ def _logprobs(raw: Any, chat: bool) -> tuple[TokenLogprob, ...] | None:
     )
 
 
-def _port_ok(netloc: str) -> bool:
-    """Whether ``netloc``'s port, if it names one, is one (``host:99999`` and ``host:`` are not)."""
-    host = netloc.rpartition("@")[2]
-    if host.endswith("]") or ":" not in host:  # no port (an IPv6 address is bracketed)
-        return True
-    port = host.rpartition(":")[2]
-    return port.isdigit() and 1 <= int(port) <= 65535
+def _port_ok(parts: SplitResult) -> bool:
+    """Whether the URL's port, if it names one, is one (``host:99999``, ``host:0`` and ``host:`` are not)."""
+    try:
+        port = parts.port
+    except ValueError:  # out of range, or not a number
+        return False
+    return port != 0 and not parts.netloc.endswith(":")
 
 
 def from_spec(spec: BackendSpec) -> Backend:
@@ -642,7 +642,7 @@ def from_spec(spec: BackendSpec) -> Backend:
     api_key = os.environ.get(spec.api_key_env)
     for url in split_base_urls(base_url) or [base_url]:
         parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname or not _port_ok(parts.netloc):
+        if parts.scheme not in ("http", "https") or not parts.hostname or not _port_ok(parts):
             raise UsageError(f"--base-url {redact_url(url)!r}: expected http(s)://HOST[:PORT]/PATH[,URL...] (a port "
                              "from 1 to 65535)")
         if not api_key and parts.hostname == "api.openai.com":

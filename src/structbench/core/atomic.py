@@ -112,10 +112,7 @@ def fsync_if_file(fd: int) -> None:
 
 def write_text_atomic(path: Path, text: str) -> None:
     """Write ``text`` (UTF-8) to ``path`` durably (fsync before the rename)."""
-    with atomic_path(path) as tmp, tmp.open("w", encoding="utf-8") as out:
-        out.write(text)
-        out.flush()
-        fsync_if_file(out.fileno())
+    write_texts_atomic([(path, text)])
 
 
 def write_texts_atomic(texts: Sequence[tuple[Path, str]]) -> None:

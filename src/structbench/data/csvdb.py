@@ -234,26 +234,21 @@ def load_table(
     try:
         con.execute(f"CREATE TEMP TABLE {raw} AS SELECT row_number() OVER () AS __line, * FROM {reader}")
     except duckdb.Error as err:
-        raise DataError(_unreadable(path, len(header), err)) from None
+        raise DataError(_unreadable(path, err)) from None
     try:
         _type_raw(db, name, raw, header, declared, keep_text)
     finally:
         con.execute(f"DROP TABLE IF EXISTS {raw}")
 
 
-def _unreadable(path: Path, width: int, err: Exception) -> str:
-    """Why DuckDB could not read ``path``, in one line naming the line where it can: a row of another number of fields
-    than the header's (found by Python's reader, on this failing path only), else the engine's first line (its hints
-    and the internal query it ran are not the user's to act on)."""
+def _unreadable(path: Path, err: Exception) -> str:
+    """Why DuckDB could not read ``path``, in one line naming the line where it can: what ``read_text`` finds wrong (a
+    row of another number of fields than the header's; read on this failing path only), else the engine's first line
+    (its hints and the internal query it ran are not the user's to act on)."""
     try:
-        with path.open(newline="", encoding="utf-8-sig") as fh:
-            reader = csv.reader(fh)
-            next(reader, None)
-            for row in reader:
-                if row and len(row) != width:
-                    return f"{path}:{reader.line_num}: {len(row)} fields, the header has {width}"
-    except (OSError, UnicodeDecodeError, csv.Error) as problem:
-        return f"{path}: cannot read CSV ({problem})"
+        read_text(path)
+    except DataError as problem:
+        return str(problem)
     first = next((line.strip() for line in str(err).splitlines() if line.strip()), type(err).__name__)
     return f"{path}: cannot read as CSV: {first}"
 

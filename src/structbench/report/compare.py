@@ -10,7 +10,6 @@ resamples questions on their own), each system's epochs averaged as its headline
 
 from __future__ import annotations
 
-import json
 import logging
 from collections import defaultdict
 from collections.abc import Sequence
@@ -21,6 +20,7 @@ from structbench.analysis.paired import Pair, RecordPair, StatsOptions, paired_r
 from structbench.contract.benchmark import Benchmark
 from structbench.core.errors import UsageError
 from structbench.report.crosstab import group_value
+from structbench.report.entries import signature
 from structbench.report.runs import BenchmarkCache
 from structbench.report.tables import fmt, group_order
 from structbench.runfiles.cells import cell_text
@@ -67,9 +67,9 @@ Key = tuple[str, str, str, str]
 
 def _by_entry(run: RunFiles, strategy: str | None, prompts: bool = True
               ) -> tuple[dict[Key, dict[str, list[RecordSummary]]], dict[Key, dict[str, str]]]:
-    """(benchmark, variant, strategy, cell) -> id -> its records (one per epoch), ids in sorted order, and -> id -> what
-    the sample asked (its prompt's digest, unless ``prompts`` is false, and its gold: ``_signature``); a run holding
-    one sample and epoch twice (two models) is refused. Harness errors were never scored and take no part."""
+    """(benchmark, variant, strategy, cell) -> id -> its records (one per epoch), ids in sorted order, and -> id ->
+    what the sample asked (``entries.signature``: its prompt's digest, unless ``prompts`` is false, and its gold); a run
+    holding one sample and epoch twice (two models) is refused. Harness errors were never scored and take no part."""
     out: dict[Key, dict[str, list[RecordSummary]]] = defaultdict(dict)
     asked: dict[Key, dict[str, str]] = defaultdict(dict)
     seen: set[tuple[str, str, str, str, str, int]] = set()
@@ -87,16 +87,10 @@ def _by_entry(run: RunFiles, strategy: str | None, prompts: bool = True
                                  + (f" in epoch {r.epoch}" if r.epoch else ""))
             seen.add(key)
             by_id.setdefault(r.id, []).append(r)
-            signatures.setdefault(r.id, _signature(digests[i] if prompts else b"", r.gold))
+            signatures.setdefault(r.id, signature(digests[i] if prompts else b"", r.gold))
         if merged:
             out[(bench, variant, strat, cell)] = dict(sorted(by_id.items()))
     return out, asked
-
-
-def _signature(digest: bytes, gold: Any) -> str:
-    """What a sample asked: two runs hold the same sample only where id, prompt and gold agree (a generated benchmark
-    run with another ``--seed`` asks other questions under the same ids), as ``report`` pairs them."""
-    return json.dumps([digest.hex(), gold], sort_keys=True, default=str)
 
 
 def _headline(run: RunFiles, key: Key, bench: Benchmark | None) -> tuple[str, list[str]]:

@@ -49,8 +49,7 @@ class EntryView:
         question when they agree."""
         counted = self.records.counted_rows()
         digests = self.records.digests()
-        return {r.id: json.dumps([digests[i].hex(), r.gold], sort_keys=True, default=str)
-                for i, r in zip(counted.tolist(), self.scored_records, strict=True)}
+        return {r.id: signature(digests[i], r.gold) for i, r in zip(counted.tolist(), self.scored_records, strict=True)}
 
     @property
     def section(self) -> str:
@@ -62,6 +61,13 @@ class EntryView:
         [serialization=csv]``."""
         r = self.result
         return f"{r.strategy} [{cell_text(r.cell)}]" if r.cell else r.strategy
+
+
+def signature(digest: bytes, gold: object) -> str:
+    """What a sample asked, from its prompt's digest and its gold: two runs hold the same sample only where id,
+    prompt and gold agree (a generated benchmark run with another ``--seed`` asks other questions under the same
+    ids); the leaderboard ranks, and ``compare`` pairs, only those."""
+    return json.dumps([digest.hex(), gold], sort_keys=True, default=str)
 
 
 def with_interval(result: ResultEntry, interval: Interval | None) -> ResultEntry:

@@ -7,7 +7,10 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from structbench.sandbox import SandboxResult
 
 TOOL_DESCRIPTIONS = {
     "sql": "Run one read-only SQL SELECT query over the data and return its result rows.",
@@ -57,6 +60,35 @@ class ToolResult:
     def failed(cls, error: str, seconds: float = 0.0) -> ToolResult:
         line = " ".join(error.split())
         return cls(text=f"error: {line}", error=line, seconds=seconds)
+
+
+def past_time(limits: ToolLimits) -> str:
+    return f"the query ran past the {limits.seconds:g} s limit and was stopped"
+
+
+def past_memory(limits: ToolLimits) -> str:
+    return f"the query needs more than the {limits.memory_mb} MiB it may use"
+
+
+def query_report(result: SandboxResult, marker: str, limits: ToolLimits, output_bytes: int) -> dict[str, Any] | str:
+    """The JSON object a sandboxed query program printed after ``marker``; or, what the model is told, why there is
+    none: a limit the program ran past, its last error line, a line cut at the sandbox's output limit, or unreadable."""
+    _, marked, line = result.stdout.rpartition(marker)
+    if not marked:
+        if result.timed_out or result.signal in ("SIGXCPU", "SIGKILL"):
+            return past_time(limits)
+        if "MemoryError" in result.stderr or "bad_alloc" in result.stderr or result.signal in ("SIGSEGV", "SIGABRT"):
+            return past_memory(limits)
+        tail = result.stderr.strip().splitlines()[-1:] or [result.status()]
+        return f"the query could not be run: {tail[0]}"
+    if result.stdout_truncated:
+        return (f"the result is larger than the {output_bytes >> 20} MiB a query may return; select fewer rows, fewer "
+                "columns or shorter values")
+    try:
+        out = json.loads(line)
+    except ValueError:
+        return "the query's result could not be read"
+    return out if isinstance(out, dict) else "the query's result could not be read"
 
 
 def cell_text(value: Any) -> str:

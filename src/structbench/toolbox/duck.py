@@ -28,7 +28,16 @@ from typing import TYPE_CHECKING, Any
 
 from structbench.data.csvdb import SCHEMA, Database, load_rows, quote
 from structbench.sandbox import Limits, NamespaceMode, SandboxError, run_python
-from structbench.toolbox.base import Tool, ToolLimits, ToolResult, clip, show_rows
+from structbench.toolbox.base import (
+    Tool,
+    ToolLimits,
+    ToolResult,
+    clip,
+    past_memory,
+    past_time,
+    query_report,
+    show_rows,
+)
 from structbench.toolbox.tables import NamedTable
 
 if TYPE_CHECKING:
@@ -188,30 +197,14 @@ class DuckTables(Tool):
                                 mounts={"tables.duckdb": os.fspath(self.file)}, namespaces=self.namespaces)
         except SandboxError as err:
             return f"the query could not be run: {err}"
-        _, marker, line = result.stdout.rpartition(MARKER)
-        if not marker:
-            if result.timed_out or result.signal in ("SIGXCPU", "SIGKILL"):
-                return self._failure("interrupted", "")
-            if "MemoryError" in result.stderr or "bad_alloc" in result.stderr or result.signal in ("SIGSEGV",
-                                                                                                   "SIGABRT"):
-                return self._failure("memory", "")
-            tail = result.stderr.strip().splitlines()[-1:] or [result.status()]
-            return f"the query could not be run: {tail[0]}"
-        if result.stdout_truncated:
-            return (f"the result is larger than the {sandbox.max_output_bytes >> 20} MiB a query may return; select "
-                    "fewer rows, fewer columns or shorter values")
-        try:
-            out = json.loads(line)
-        except ValueError:
-            return "the query's result could not be read"
-        return out if isinstance(out, dict) else "the query's result could not be read"
+        return query_report(result, MARKER, limits, sandbox.max_output_bytes)
 
     def _failure(self, kind: str, message: str) -> str:
         """What the model is told of a query the program could not finish."""
         if kind == "interrupted":
-            return f"the query ran past the {self.limits.seconds:g} s limit and was stopped"
+            return past_time(self.limits)
         if kind == "memory":
-            return f"the query needs more than the {self.limits.memory_mb} MiB it may use"
+            return past_memory(self.limits)
         return _first_lines(message)
 
     def close(self) -> None:

@@ -28,7 +28,17 @@ from typing import Any
 
 from structbench.core.memo import Memo
 from structbench.sandbox import Limits, NamespaceMode, SandboxError, run_python
-from structbench.toolbox.base import Tool, ToolLimits, ToolResult, clip, json_rows, show_rows
+from structbench.toolbox.base import (
+    Tool,
+    ToolLimits,
+    ToolResult,
+    clip,
+    json_rows,
+    past_memory,
+    past_time,
+    query_report,
+    show_rows,
+)
 
 MARKER = "\x1estructbench-sql\x1e"
 """Precedes the program's one JSON line of results (anything else it printed is the engine's noise)."""
@@ -118,9 +128,9 @@ class SqliteDatabase(Tool):
         seconds = time.perf_counter() - started
         error = out.get("error")
         if error == "interrupted":
-            return ToolResult.failed(f"the query ran past the {limits.seconds:g} s limit and was stopped", seconds)
+            return ToolResult.failed(past_time(limits), seconds)
         if error == "memory":
-            return ToolResult.failed(f"the query needs more than the {limits.memory_mb} MiB it may use", seconds)
+            return ToolResult.failed(past_memory(limits), seconds)
         if error:
             if "not authorized" in error:
                 error = f"{error}: only reading queries are run (the database is read-only)"
@@ -155,22 +165,8 @@ class SqliteDatabase(Tool):
                                 mounts={"database.sqlite": os.fspath(self.path)}, namespaces=self.namespaces)
         except SandboxError as err:
             return ToolResult.failed(f"the query could not be run: {err}", time.perf_counter() - started)
-        seconds = time.perf_counter() - started
-        _, marker, line = result.stdout.rpartition(MARKER)
-        if not marker:
-            if result.timed_out or result.signal in ("SIGXCPU", "SIGKILL"):
-                return ToolResult.failed(f"the query ran past the {limits.seconds:g} s limit and was stopped", seconds)
-            if "MemoryError" in result.stderr or result.signal == "SIGSEGV":
-                return ToolResult.failed(f"the query needs more than the {limits.memory_mb} MiB it may use", seconds)
-            tail = result.stderr.strip().splitlines()[-1:] or [result.status()]
-            return ToolResult.failed(f"the query could not be run: {tail[0]}", seconds)
-        if result.stdout_truncated:  # the result's line was cut at the sandbox's output limit
-            return ToolResult.failed(f"the result is larger than the {sandbox.max_output_bytes >> 20} MiB a query may "
-                                     "return; select fewer rows, fewer columns or shorter values", seconds)
-        try:
-            return dict(json.loads(line))
-        except (ValueError, TypeError):
-            return ToolResult.failed("the query's result could not be read", seconds)
+        out = query_report(result, MARKER, limits, sandbox.max_output_bytes)
+        return ToolResult.failed(out, time.perf_counter() - started) if isinstance(out, str) else out
 
 
 _MEMO: Memo[str, dict[str, Any]] = Memo(4096)
