@@ -7,7 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from structbench.toolbox import DuckTables, NamedTable, ToolLimits, Workspace
+from structbench.data.evidence import Table
+from structbench.sandbox import SandboxError
+from structbench.strategies.tools import table_workspace
+from structbench.toolbox import DuckTables, NamedTable, ToolLimits, Workspace, duck
+from structbench.toolbox.duck import MAX_QUERY_CHARS
 
 SCORES = NamedTable.of("t", ["Model", "Acc", "Acc", ""], [["a", "88.6", "1", "x"], ["b", "86.7", "2", "y"],
                                                           ["c", "", "3", "z"]], title="Results")
@@ -89,3 +93,30 @@ def test_a_value_built_inside_one_expression_stops_at_the_memory_limit(sql: Duck
     result = sql.run(query)
     assert result.error == f"the query needs more than the {sql.limits.memory_mb} MiB it may use", result.text
     assert sql.run("SELECT count(*) AS n FROM t").error is None  # the next call runs as before
+
+
+def test_a_query_too_long_is_refused_before_duckdb_parses_it(sql: DuckTables) -> None:
+    """DuckDB's parser builds the whole tree of a query in the run's process before any limit applies: 10 MB of
+    nested subqueries took 4 GB there."""
+    depth = MAX_QUERY_CHARS // 16 + 1
+    query = "SELECT * FROM " + "(SELECT * FROM " * depth + "t" + ")" * depth
+    result = sql.run(query)
+    assert result.error == f"the query has {len(query):,} characters; at most {MAX_QUERY_CHARS:,} are read"
+    assert sql.run("SELECT count(*) AS n FROM (SELECT * FROM (SELECT * FROM t))").error is None
+
+
+def test_the_sandbox_mode_reaches_the_sql_tool() -> None:
+    ws = table_workspace([Table(header=["a"], rows=[["1"]])], namespaces="off")
+    assert {name: tool.namespaces for name, tool in ws.tools.items()} == {"sql": "off", "python": "off"}
+    ws.close()
+
+
+def test_a_sandbox_that_cannot_start_is_the_harness_failure_not_the_model_s(sql: DuckTables, monkeypatch) -> None:
+    """The model would otherwise read "the query could not be run" and be scored on it, and the run would show no
+    error: the sample is a harness error instead (counted, retried on resume)."""
+    def broken(*args, **kwargs):
+        raise SandboxError("sandbox: the program could not be started: no interpreter")
+
+    monkeypatch.setattr(duck, "run_python", broken)
+    with pytest.raises(SandboxError, match="no interpreter"):
+        Workspace({"sql": sql}, "").call("sql", "SELECT 1")

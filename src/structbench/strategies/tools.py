@@ -193,7 +193,7 @@ def table_workspace(tables: Sequence[Table], *, limits: ToolLimits | None = None
         return Workspace({}, "")
     named = [NamedTable.of(name, t.header, t.rows, t.caption) for name, t in zip(table_names(len(tables)), tables,
                                                                                   strict=True)]
-    sql = DuckTables(named, limits)
+    sql = DuckTables(named, limits, namespaces)
     tools: dict[str, Tool] = {"sql": sql}
     if python:
         tools["python"] = PythonTables(named, limits, namespaces)

@@ -9,6 +9,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from structbench.sandbox import SandboxError
+
 if TYPE_CHECKING:
     from structbench.sandbox import SandboxResult
 
@@ -197,6 +199,8 @@ class Workspace:
         started = time.perf_counter()
         try:
             return tool.run(argument)
+        except SandboxError:  # the machine could not run the sandbox at all: the harness's failure, never the model's
+            raise
         except Exception as err:  # a tool's own bug must not end the sample: the model reads it, the trace keeps it
             return ToolResult.failed(f"the {name} tool failed: {type(err).__name__}: {err}",
                                      time.perf_counter() - started)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from structbench.sandbox import Limits, NamespaceMode, SandboxError, run_python
+from structbench.sandbox import Limits, NamespaceMode, run_python
 from structbench.toolbox.base import Tool, ToolLimits, ToolResult, clip
 from structbench.toolbox.tables import NamedTable, python_name
 
@@ -44,10 +44,7 @@ class PythonTables(Tool):
         sandbox = Limits(cpu_seconds=max(1, int(-(-seconds // 1))), wall_seconds=seconds,
                          memory_mb=max(limits.memory_mb, 384), max_processes=THREADS,
                          max_output_bytes=limits.max_chars * 4)
-        try:
-            result = run_python(argument, tables=self.csv, limits=sandbox, namespaces=self.namespaces)
-        except SandboxError as err:
-            return ToolResult.failed(f"the program could not be run: {err}", time.perf_counter() - started)
+        result = run_python(argument, tables=self.csv, limits=sandbox, namespaces=self.namespaces)
         elapsed = time.perf_counter() - started
         if result.timed_out or result.signal in ("SIGXCPU", "SIGKILL"):
             return ToolResult.failed(f"the program ran past the {limits.seconds:g} s limit and was stopped", elapsed)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from structbench.core.memo import Memo
-from structbench.sandbox import Limits, NamespaceMode, SandboxError, run_python
+from structbench.sandbox import Limits, NamespaceMode, run_python
 from structbench.toolbox.base import (
     Tool,
     ToolLimits,
@@ -160,11 +160,8 @@ class SqliteDatabase(Tool):
         sandbox = Limits(cpu_seconds=max(1, int(-(-limits.seconds // 1))) + 1, wall_seconds=limits.seconds + 5,
                          memory_mb=limits.memory_mb, max_processes=1, file_size_mb=1024)
         config = {"query": argument, "seconds": limits.seconds, "max_rows": limits.max_rows, "volatile": VOLATILE}
-        try:
-            result = run_python(PROGRAM.replace("MARKER", repr(MARKER)), stdin=json.dumps(config), limits=sandbox,
-                                mounts={"database.sqlite": os.fspath(self.path)}, namespaces=self.namespaces)
-        except SandboxError as err:
-            return ToolResult.failed(f"the query could not be run: {err}", time.perf_counter() - started)
+        result = run_python(PROGRAM.replace("MARKER", repr(MARKER)), stdin=json.dumps(config), limits=sandbox,
+                            mounts={"database.sqlite": os.fspath(self.path)}, namespaces=self.namespaces)
         out = query_report(result, MARKER, limits, sandbox.max_output_bytes)
         return ToolResult.failed(out, time.perf_counter() - started) if isinstance(out, str) else out
 
