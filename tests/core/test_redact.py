@@ -119,3 +119,26 @@ def test_what_the_user_wrote_loses_only_registered_secrets() -> None:
     text = json.dumps({"error": "Authorization: Bearer abcdef0123456789", "prompt": HOLE})
     out = json.loads(redact_around(text, json.dumps(prompt)))
     assert out == {"error": "Authorization: [REDACTED]", "prompt": redact_known(prompt)}
+
+
+def test_redacting_a_json_text_leaves_valid_json() -> None:
+    """Records, metrics and cache rows are redacted as serialized JSON. The pattern ate the backslash of an escape
+    (``"Authorization:\\nfoo"`` became ``"Authorization:\\[REDACTED]"``), a string's closing quote (``["x
+    authorization:"]`` lost its ``]``) and a key's non-string value (``"Authorization": 5``): a model's reply quoting
+    an HTTP header made every record unwritable, and a data category named Authorization a corrupt metrics.json."""
+    import random
+
+    rng = random.Random(7)
+    pieces = ["authorization", "Authorization", ":", "=", " ", "\n", "\r", '"', "\\", ",", "}", "]", "x", "Bearer",
+              "abc123def456", "{", "[", "'"]
+    for _ in range(3000):
+        words = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 8))) for _ in range(3)]
+        doc = {words[0]: words[1], "list": [words[2], words[0]], words[2]: rng.choice([5, True, None, {"n": 1},
+                                                                                     [1], words[1]])}
+        for text in (json.dumps(doc), json.dumps(doc, indent=2, ensure_ascii=False), json.dumps(json.dumps(doc))):
+            json.loads(redact(text))
+    assert redact('{"headers": {"Authorization": "Bearer abc123"}}') == '{"headers": {"Authorization": "[REDACTED]"}}'
+    assert redact(json.dumps({"error": 'sent {"authorization": "Basic xyz"}'})) == \
+        json.dumps({"error": 'sent {"authorization": "[REDACTED]"}'})
+    assert json.loads(redact('{"Authorization": 5, "a": "Authorization:\\nfoo", "b": ["x authorization:"]}')) == \
+        {"Authorization": 5, "a": "Authorization:\nfoo", "b": ["x authorization:"]}

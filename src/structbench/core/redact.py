@@ -37,7 +37,7 @@ _secrets: set[str] = set()
 _blocks: dict[str, list[tuple[str, int]]] = {}
 """Block text -> (secret form, offset) of every long registered form that has it there."""
 _CREDENTIALS = re.compile(
-    r"(?P<auth>(?i:authorization)\\?\"?\s*[:=]\s*\\?\"?)(?!\[REDACTED\])[^\"\\\r\n,}]+"
+    r"(?P<auth>(?i:authorization)(?:(?P<quote>\\?\")\s*[:=]\s*(?P=quote)|\s*[:=]\s*))(?!\[REDACTED\])[^\"\\\r\n,}]+"
     r"|(?P<scheme>\b(?i:bearer|basic)\s+)(?=[A-Za-z0-9._~+/=-]*\d)[A-Za-z0-9._~+/=-]{12,}"
     r"|(?P<userinfo>\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@\"]*:)(?!\[REDACTED\])[^@\s/\"]+(?=@)"
     r"|\bsk-[A-Za-z0-9_-]{16,}"
