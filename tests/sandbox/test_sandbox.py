@@ -10,6 +10,7 @@ import sys
 import tempfile
 import textwrap
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +23,10 @@ from structbench.sandbox import (
     Limits,
     SandboxError,
     SandboxResult,
+    SandboxWarning,
     run_python,
 )
+from structbench.sandbox import runner as sandbox_runner
 
 FAST = Limits(cpu_seconds=2, wall_seconds=4, memory_mb=256, file_size_mb=1, max_processes=8)
 
@@ -435,12 +438,15 @@ def test_guard_cannot_be_switched_off_from_inside(mode: dict[str, Any], tmp_path
         frame = err.__traceback__
         while frame.tb_next:
             frame = frame.tb_next
-        for value in frame.tb_frame.f_back.f_locals.values() if frame.tb_frame.f_back else ():
-            for method in ("clear", "append"):
-                try:
-                    getattr(value, method)(*(("/",) if method == "append" else ()))
-                except (AttributeError, TypeError):
-                    pass
+        try:
+            for value in frame.tb_frame.f_back.f_locals.values() if frame.tb_frame.f_back else ():
+                for method in ("clear", "append"):
+                    try:
+                        getattr(value, method)(*(("/",) if method == "append" else ()))
+                    except (AttributeError, TypeError):
+                        pass
+        except PermissionError:
+            results.append("FRAME-DENIED")
     except OSError:
         pass
     try:
@@ -460,6 +466,62 @@ def test_guard_cannot_be_switched_off_from_inside(mode: dict[str, Any], tmp_path
     assert "READ-BLOCKED" in result.stdout
     if mode.get("namespaces") == "off":
         assert "GC-DENIED" in result.stdout and "FORK_EXEC-DENIED" in result.stdout
+
+
+HOOK_CODE_SWAP = """
+import os
+swapped = []
+try:
+    os.listdir("/")
+except PermissionError as err:
+    tb = err.__traceback__
+    try:
+        while tb is not None:
+            deny = tb.tb_frame.f_locals.get("deny")
+            if deny is not None:
+                deny.__code__ = (lambda event: None).__code__
+                swapped.append("SWAPPED")
+            tb = tb.tb_next
+    except PermissionError as refused:
+        swapped.append(f"REFUSED {refused}")
+try:
+    os.listdir("/")
+    swapped.append("LISTED")
+except PermissionError:
+    swapped.append("STILL-DENIED")
+try:
+    (lambda: None).__defaults__ = (1,)
+except PermissionError:
+    swapped.append("DEFAULTS-DENIED")
+print(" ".join(swapped))
+"""
+
+
+def test_the_guard_s_helpers_cannot_be_reached_through_a_traceback_and_rewritten() -> None:
+    """A denied call's traceback led to the hook's frame, whose ``deny`` a program replaced with a function that
+    denies nothing: the guard was off, in pure Python (sandbox=off, or auto without namespaces)."""
+    python = degraded_python()
+    if python is None:
+        pytest.skip("no interpreter readable by an unprivileged uid for the degraded mode")
+    result = run_python(HOOK_CODE_SWAP, namespaces="off", python=python)
+    assert result.ok, result.stderr
+    assert result.stdout.split()[:2] == ["REFUSED", "sandbox:"], result.stdout
+    assert "object.__getattr__('tb_frame')" in result.stdout
+    assert result.stdout.split()[-2:] == ["STILL-DENIED", "DEFAULTS-DENIED"]
+
+
+def test_one_warning_a_process_for_programs_without_namespaces(monkeypatch) -> None:
+    """As root each program runs as a fresh uid, which the warning's key held: one warning a program."""
+    python = degraded_python()
+    if python is None:
+        pytest.skip("no interpreter readable by an unprivileged uid for the degraded mode")
+    monkeypatch.setattr(sandbox_runner, "_warned", set())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            run_python("pass", namespaces="off", python=python)
+    messages = [str(w.message) for w in caught if issubclass(w.category, SandboxWarning)]
+    assert len(messages) == 1 and "namespaces are turned off (sandbox=off)" in messages[0], messages
 
 
 @pytest.mark.parametrize("field, value", [("wall_seconds", 1e308), ("wall_seconds", float("nan")), ("wall_seconds", 0),

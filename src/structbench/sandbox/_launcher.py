@@ -98,6 +98,11 @@ def _sandbox_guard(cfg):
     # Ways to reach the guard's own state or to start processes without the events above.
     introspection_events = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents",
                                       "sys._current_frames"})
+    # A denied call's traceback reaches the hook's frame and so its helpers, whose code a program could then replace
+    # (``deny.__code__ = ...``) to switch the guard off: neither frames of tracebacks or generators nor a function's
+    # code or defaults may be touched.
+    frame_attributes = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
+    function_attributes = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
     blocked_modules = frozenset({"_posixsubprocess", "_ctypes", "ctypes", "_xxsubinterpreters", "_testcapi"})
     guard_net, guard_fs = bool(cfg["net"]), bool(cfg["fs"])  # plain locals: nothing to mutate later
     wflags = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
@@ -118,6 +123,9 @@ def _sandbox_guard(cfg):
     def hook(event, args):
         if event in introspection_events or event.startswith("ctypes."):
             deny(event)
+        if (event == "object.__getattr__" and args[1] in frame_attributes) or (
+                event == "object.__setattr__" and args[1] in function_attributes):
+            deny(f"{event}({args[1]!r})")
         if event == "import" and args[0] in blocked_modules:  # as if absent: libraries that can do without go on
             raise ModuleNotFoundError(f"sandbox: import {args[0]} is not allowed", name=args[0])
         if guard_net and (event in net_events or event in spawn_events):

@@ -93,18 +93,24 @@ def _link_libraries(folder: Path, paths: Sequence[str]) -> None:
             link.symlink_to(path)
 
 
-_warned: set[str] = set()
+_warned: set[tuple[str, str]] = set()
 
 
-def _warn_degraded(isolation: Isolation) -> None:
+def _warn_degraded(isolation: Isolation, namespaces: NamespaceMode) -> None:
+    """Warn, once a process for each kind of isolation, that programs run without the kernel's isolation."""
     key = isolation.describe()
-    if key in _warned:
+    if isolation.uid >= UID_BASE:  # as root, a fresh uid each program: one warning for them all
+        key = key.replace(f"uid={isolation.uid}", "a fresh uid each program")
+    if (namespaces, key) in _warned:
         return
-    _warned.add(key)
+    _warned.add((namespaces, key))
+    why = ("namespaces are turned off (sandbox=off)" if namespaces == "off" else
+           "Linux namespaces are unavailable")
     message = (
-        "structbench sandbox: Linux namespaces are unavailable, so untrusted programs run with weaker "
-        f"isolation ({key}). Resource limits, a clean environment and in-process audit-hook guards still "
-        "apply, but they are not a security boundary; run as root or enable unprivileged user namespaces."
+        f"structbench sandbox: {why}, so untrusted programs run with weaker isolation ({key}). Resource limits, a "
+        "clean environment and in-process audit-hook guards still apply, but they are not a security boundary: a "
+        "program can read what this user can and reach the network"
+        + ("." if namespaces == "off" else "; run as root or enable unprivileged user namespaces.")
     )
     log.warning(message)
     warnings.warn(message, SandboxWarning, stacklevel=3)
@@ -262,8 +268,8 @@ def run_python(
                    stderr.strip().splitlines()[-1] if stderr.strip() else f"launcher exit status {proc.returncode}")
             raise SandboxError(f"sandbox: the program could not be started: {why}")
         isolation = Isolation.from_report(report) if report is not None else None
-        if isolation is not None and namespaces == "auto" and not isolation.complete:
-            _warn_degraded(isolation)
+        if isolation is not None and namespaces != "require" and not isolation.complete:
+            _warn_degraded(isolation, namespaces)
         return SandboxResult(
             stdout=stdout,
             stderr=stderr,
