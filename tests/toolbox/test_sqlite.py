@@ -47,6 +47,7 @@ def test_reading_queries_answer(database: Path) -> None:
     ("CREATE TEMP TABLE planted(x)", "not authorized"),
     ("PRAGMA writable_schema = 1", "not authorized"),
     ("SELECT load_extension('/tmp/evil.so')", "not authorized"),
+    ("SELECT hex(FTS3_TOKENIZER('simple'))", "not authorized"),
     ("SELECT 1; SELECT 2", "one statement at a time"),
     ("SELECT printf('%.*c', 3000000, 'x') AS big", "the result is larger than the 1 MiB a query may return"),
     ("SELECT count(*) FROM people a, people b, people c", "ran past the 2 s limit"),

@@ -53,13 +53,14 @@ import json, re, sqlite3, sys, time
 cfg = json.loads(sys.stdin.read())
 deadline = time.monotonic() + cfg["seconds"]
 READS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
+DENIED_FUNCTIONS = {"load_extension", "fts3_tokenizer"}  # (a tokenizer's native address: one less for an exploit)
 PRAGMAS = {"table_info", "table_xinfo", "table_list", "index_list", "index_info", "foreign_key_list"}
 
 
 def authorize(action, arg1, arg2, db, trigger):
     if action in READS:
-        return sqlite3.SQLITE_DENY if action == sqlite3.SQLITE_FUNCTION and arg2 == "load_extension" else \
-            sqlite3.SQLITE_OK
+        return sqlite3.SQLITE_DENY if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in DENIED_FUNCTIONS \
+            else sqlite3.SQLITE_OK
     if action == sqlite3.SQLITE_PRAGMA and (arg1 or "").lower() in PRAGMAS:  # reading pragmas: no setting among them
         return sqlite3.SQLITE_OK
     return sqlite3.SQLITE_DENY
