@@ -57,8 +57,10 @@ class Attempt:
     @property
     def as_written(self) -> str:
         """The output as the model wrote it, a reasoning model's thought included: ``artifacts[AS_WRITTEN]`` where
-        a predictions file's thought was taken out (the first of several outputs), else ``output``. Only a paper's
-        released reader reads it (RelationalFactQA's ``reading=galois``); structbench's parsers read ``output``."""
+        a reply's or a predictions file's thought was taken out (the first of several outputs), else ``output``. Only a
+        paper's released reader reads it (RelationalFactQA's ``reading=galois``, TableBench's ``scorer=released`` and
+        ``paper``, StrucText-Eval's ``scorer=released``, ClaimDB's ``verdicts=strict``); structbench's parsers read
+        ``output``."""
         written = self.artifacts.get(AS_WRITTEN)
         if isinstance(written, list):
             written = written[0] if written else None

@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 from structbench.backends.base import Choice, Request
-from structbench.contract.benchmark import DIRECT, REASONED, AnswerFormat, Attempt, Generate, Strategy
+from structbench.contract.benchmark import AS_WRITTEN, DIRECT, REASONED, AnswerFormat, Attempt, Generate, Strategy
 from structbench.data.sample import Sample
 
 PromptBuilder = Callable[[Sample], Request]
@@ -15,6 +16,16 @@ PromptBuilder = Callable[[Sample], Request]
 
 FollowUp = Callable[[Sample, str], str]
 """Builds the next user turn from the sample and the model's previous reply."""
+
+
+def as_written(*choices: Choice) -> dict[str, Any]:
+    """``Attempt.artifacts`` of the replies as the model wrote them, where a thought was taken out of any: what a
+    paper's released reader reads (``Attempt.as_written``; one reply's text, or a list for several), never
+    structbench's parsers. Empty when no reply had an inline thought."""
+    if all(c.raw is None for c in choices):
+        return {}
+    written = [c.as_written for c in choices]
+    return {AS_WRITTEN: written[0] if len(choices) == 1 else written}
 
 
 def first_token_confidence(choice: Choice) -> float | None:
@@ -38,7 +49,7 @@ class SingleTurn(Strategy):
     async def run(self, sample: Sample, generate: Generate) -> Attempt:
         response = await generate(self.build(sample))
         choice = response.choices[0]
-        return Attempt(output=choice.text, confidence=first_token_confidence(choice))
+        return Attempt(output=choice.text, confidence=first_token_confidence(choice), artifacts=as_written(choice))
 
 
 class SelfConsistency(Strategy):
@@ -62,7 +73,7 @@ class SelfConsistency(Strategy):
         request = replace(base, params=replace(base.params, n=self.k, temperature=self.temperature))
         response = await generate(request)
         texts = [c.text for c in response.choices]
-        return Attempt(output=texts[0] if texts else "", outputs=texts)
+        return Attempt(output=texts[0] if texts else "", outputs=texts, artifacts=as_written(*response.choices))
 
 
 class SelfRefine(Strategy):
@@ -86,4 +97,5 @@ class SelfRefine(Strategy):
         for _ in range(self.rounds):
             request = request.with_reply(response.text, self.follow_up(sample, response.text))
             response = await generate(request)
-        return Attempt(output=response.text, artifacts={"initial_output": first})
+        return Attempt(output=response.text,
+                       artifacts={"initial_output": first, **as_written(*response.choices[:1])})

@@ -34,6 +34,7 @@ from structbench.data.evidence import Table
 from structbench.data.sample import Sample
 from structbench.sandbox import NamespaceMode
 from structbench.strategies import text_protocol
+from structbench.strategies.common import as_written
 from structbench.toolbox import (
     DuckTables,
     NamedTable,
@@ -149,7 +150,7 @@ class ToolLoop(Strategy):
                 continue
             found = [] if support.native else text_protocol.calls(text, kinds)
             if not found:
-                return Attempt(output=text, artifacts={"tools": trace.to_json()})
+                return Attempt(output=text, artifacts={"tools": trace.to_json(), **as_written(choice)})
             answered = []
             for k, call in enumerate(found):
                 result = (await asyncio.to_thread(workspace.call, call.tool, call.code) if k < MAX_CALLS_PER_TURN

@@ -10,6 +10,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from structbench.benchmarks.claimdb import ClaimDB
@@ -17,7 +18,9 @@ from structbench.benchmarks.claimdb.databases import open_databases
 from structbench.benchmarks.claimdb.metrics import label_metrics
 from structbench.benchmarks.claimdb.parse import parse_verdict
 from structbench.benchmarks.claimdb.prompts import INSTRUCTIONS, tool_description
+from structbench.contract.benchmark import AS_WRITTEN, Attempt, corrected_scored
 from structbench.core.errors import DataError
+from structbench.data.sample import LabelGold, Sample
 from structbench.testing.cli import invoke
 from structbench.testing.openai_server import MockOpenAIServer, serve_in_thread
 
@@ -203,3 +206,24 @@ def test_the_papers_table_is_consistent() -> None:
     assert table.problems() == []
     best = next(r for r in table.published.rows if r.model == "gpt-5-mini")
     assert best.values[-1] == 0.827 and max(r.values[-1] for r in table.published.rows) < 0.83
+
+
+def test_the_released_reading_reads_the_reply_as_written_and_the_twin_its_answer() -> None:
+    """Under ``verdicts=strict`` the verdict object in a reasoning model's inline thought is read, as the released code
+    read the whole reply; the corrected twin reads the answer, and its interval and confusion matrix use the
+    twin's own verdicts (they read the paper's parse)."""
+    bench = ClaimDB({"verdicts": "strict"})
+    sample = Sample(id="c1", benchmark="claimdb", variant="test", task="claim", question="?",
+                    gold=LabelGold(label="ENTAILED"), meta={"db_name": "db"})
+    answer = "The data shows the claim is ENTAILED."
+    raw = '<think>first {"verdict": "CONTRADICTED", "justification": "?"}</think>' + answer
+    scored = bench.score(sample, Attempt(output=answer, artifacts={AS_WRITTEN: raw}), bench.strategy("tools"))
+    twin = corrected_scored(scored)
+    assert (scored.parsed, scored.score) == ("CONTRADICTED", 0.0)
+    assert twin is not None and twin.score == 1.0
+    statistic = bench.statistic([twin, scored], "macro_f1")
+    assert statistic is not None
+    whole = float(statistic.weighted(np.ones((1, 2)))[0])
+    assert whole == pytest.approx(bench.aggregate([twin, scored])["macro_f1"])
+    matrix = bench.confusion_matrices([twin])["verdicts"]
+    assert sum(matrix.counts[i][i] for i in range(len(matrix.gold))) == 1

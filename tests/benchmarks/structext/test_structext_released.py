@@ -22,7 +22,7 @@ from faults import serve
 from structbench.backends.base import Choice, Request, Response
 from structbench.benchmarks.structext.benchmark import StrucTextEval
 from structbench.benchmarks.structext.metrics import RELEASED_FRAMES, EmptyText, TooDeep, rouge_l_parts, sentences
-from structbench.contract.benchmark import Attempt, corrected_scored
+from structbench.contract.benchmark import AS_WRITTEN, Attempt, corrected_scored
 from structbench.data.datasets import DataContext
 from structbench.runfiles.records import SampleRecord
 from structbench.runfiles.results import compute_result
@@ -234,3 +234,16 @@ def test_table3_preset_scores_as_the_released_scorer_on_the_same_replies(tmp_pat
         assert corrected["rougeL"] > want + 0.1  # the answers under the heading count there
     report = sb(tmp_path, "report", "run")
     assert "structbench's corrected scoring" in report
+
+
+def test_the_released_scorer_reads_the_reply_as_written_and_the_corrected_twin_the_answer() -> None:
+    """The number beside the paper's compares the whole reply, a reasoning model's inline thought included, as the
+    released scorer compared what it was given; structbench's twin reads the answer alone."""
+    bench = StrucTextEval({"scorer": "released"})
+    sample = next(iter(bench.load("test", DataContext(), seed=0, limit=1)))
+    gold = sample.gold.text
+    thought = "<think>" + " ".join(f"maybe{i}" for i in range(200)) + "</think>"
+    scored = bench.score(sample, Attempt(output=gold, artifacts={AS_WRITTEN: thought + gold}), bench.strategy("naive"))
+    assert scored.parsed == thought + gold and scored.values["rougeL"] == 0.0
+    twin = corrected_scored(scored)
+    assert twin is not None and twin.values["rougeL"] == 1.0 and twin.score == 1.0

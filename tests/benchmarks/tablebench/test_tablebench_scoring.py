@@ -14,7 +14,7 @@ from structbench.benchmarks.tablebench import program as program_module
 from structbench.benchmarks.tablebench.parse import python_block
 from structbench.benchmarks.tablebench.program import chart_references
 from structbench.benchmarks.tablebench.taxonomy import InstructionType
-from structbench.contract.benchmark import CORRECTED, Attempt, Scored, corrected_scored
+from structbench.contract.benchmark import AS_WRITTEN, CORRECTED, Attempt, Scored, corrected_scored
 from structbench.data.sample import Sample, TextGold
 from structbench.sandbox import SandboxResult
 from structbench.stats.bootstrap import counts_of
@@ -155,3 +155,17 @@ def test_the_oracles_programs_are_known_deterministic(samples: list[Sample]) -> 
             other = answer if sample is chart else chart
             assert not TableBench.oracle_wrote(other, code)
     assert not TableBench.oracle_wrote(answer, "print('Final Answer: 1')")
+
+
+def test_the_released_readers_read_the_reply_as_written_and_the_corrected_twin_the_answer(
+        samples: list[Sample]) -> None:
+    """A number placed beside the paper's is computed on the raw reply, as the released parser read it: a reasoning
+    model's inline thought whose ``Final Answer:`` line comes first decides it; structbench's twin reads the answer."""
+    sample = by_subtype(samples, "Multi-hop NumericalReasoing")
+    raw = "<think>Maybe Final Answer: 999999, no.</think>Final Answer: 37.75"
+    written = {AS_WRITTEN: raw}
+    for scorer in ("released", "paper"):
+        paper = _score(sample, "Final Answer: 37.75", scorer=scorer, artifacts=written)
+        assert (paper.parsed, paper.score) == ("999999, no.</think>Final Answer: 37.75", 0.0), scorer
+        assert corrected_scored(paper).score == 1.0  # type: ignore[union-attr]
+    assert _score(sample, "Final Answer: 37.75", artifacts=written).score == 1.0

@@ -170,7 +170,8 @@ class ClaimDB(Benchmark[ClaimDBOptions]):
 
     # -- scoring ------------------------------------------------------------------------------
     def score(self, sample: Sample, attempt: Attempt, strategy: Strategy) -> Scored:
-        parsed = parse_verdict(attempt.output, strict=self.options.verdicts == "strict")
+        strict = self.options.verdicts == "strict"
+        parsed = parse_verdict(attempt.as_written if strict else attempt.output, strict=strict)
         gold = _gold(sample)
         scored = Scored(id=sample.id, task=sample.task, parsed=parsed, gold=gold, score=float(parsed == gold),
                         values=verdict_values(parsed), meta=dict(sample.meta))
@@ -192,10 +193,10 @@ class ClaimDB(Benchmark[ClaimDBOptions]):
         """Macro-F1 on every bootstrap resample at once (accuracy is a mean of scores)."""
         if metric != "macro_f1":
             return None
-        return LabelStatistic.of([str(s.gold) for s in pool], [s.parsed for s in pool], LABELS, macro_f1_batch)
+        return LabelStatistic.of([str(s.gold) for s in pool], [_verdict(s) for s in pool], LABELS, macro_f1_batch)
 
     def confusion_matrices(self, scored: Sequence[Scored]) -> dict[str, ConfusionMatrix]:
-        return {"verdicts": confusion([str(s.gold) for s in scored], [s.parsed for s in scored])}
+        return {"verdicts": confusion([str(s.gold) for s in scored], [_verdict(s) for s in scored])}
 
     def extra_results(self, scored: Sequence[Scored]) -> dict[str, Any]:
         return {"gold_counts": dict(Counter(str(s.gold) for s in scored)),

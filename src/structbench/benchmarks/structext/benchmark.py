@@ -264,7 +264,7 @@ class StrucTextEval(Benchmark[StructextOptions]):
         assert isinstance(sample.gold, TextGold)
         gold = sample.gold.text
         released = self.options.scorer == "released"
-        answer = extract_answer(attempt.output, raw=self.options.raw)
+        answer = extract_answer(attempt.as_written if released else attempt.output, raw=self.options.raw)
         skipped = ""
         try:  # the official call order: gold is the package's hypothesis
             f, p, r = rouge_l_parts(gold, answer, frames=RELEASED_FRAMES if released else None)

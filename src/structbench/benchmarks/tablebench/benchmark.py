@@ -46,6 +46,7 @@ from structbench.data.sample import Sample
 from structbench.data.serialize import SERIALIZERS
 from structbench.sandbox import MAX_MEGABYTES, MAX_SECONDS, Limits, NamespaceMode
 from structbench.stats.bootstrap import MeanStatistic, RatioStatistic, Statistic
+from structbench.strategies.common import as_written
 
 if TYPE_CHECKING:
     from structbench.data.datasets import DataContext
@@ -110,7 +111,7 @@ class Instruction(Strategy):
         response = await generate(self.bench.request(sample, self.itype))
         text = response.text
         if not self.bench.runs_program(sample, self):
-            return Attempt(output=text)
+            return Attempt(output=text, artifacts=as_written(*response.choices[:1]))
         outcomes = await asyncio.to_thread(self.bench.programs, sample, text, self.bench.executions())
         return Attempt(output=text, artifacts={"program": {"code": python_block(text), **outcomes}})
 
@@ -267,7 +268,8 @@ class TableBench(Benchmark[TableBenchOptions]):
             answer = program_answer(outcome.output, reading)
             values["executed"] = float(outcome.ran)
         else:
-            answer = final_answer(attempt.output, first=reading.first_answer)
+            answer = final_answer(attempt.as_written if reading.as_written else attempt.output,
+                                  first=reading.first_answer)
         scores = text_scores(gold, answer, sample.task, qsubtype, reading)
         return Scored(id=sample.id, task=sample.task, parsed=answer or None, gold=gold, score=scores.score,
                       values={**scores.values, **values}, meta=meta)

@@ -31,12 +31,18 @@ class Reading:
     repository since April 2025), or its last non-empty line (structbench)."""
     fraction_pass: bool
     """The released overall Mix adds the charts' Pass@1 as a fraction to percentages (a chart counts 1/100)."""
+    as_written: bool
+    """The reply is read as the model wrote it, a reasoning model's inline thought included (the released parser
+    read whole replies); structbench reads the answer alone."""
 
 
 READINGS: dict[Scorer, Reading] = {
-    "structbench": Reading(first_answer=False, released_em=False, output_fallback="last_line", fraction_pass=False),
-    "released": Reading(first_answer=True, released_em=True, output_fallback="whole", fraction_pass=True),
-    "paper": Reading(first_answer=True, released_em=True, output_fallback="none", fraction_pass=False),
+    "structbench": Reading(first_answer=False, released_em=False, output_fallback="last_line", fraction_pass=False,
+                           as_written=False),
+    "released": Reading(first_answer=True, released_em=True, output_fallback="whole", fraction_pass=True,
+                        as_written=True),
+    "paper": Reading(first_answer=True, released_em=True, output_fallback="none", fraction_pass=False,
+                     as_written=True),
 }
 
 
