@@ -1,6 +1,7 @@
 """A run directory whose names were written by someone hostile: a model name holding HTML, line breaks, a heading,
-a link, a pipe after a backslash, shell commands and terminal escape sequences, as a crafted (or imported) run's
-files may hold them. Made by the real runner (the toy benchmark, a mock model right on every sample)."""
+a link, a pipe after a backslash, shell commands, terminal escape sequences and rich markup, as a crafted (or
+imported) run's files may hold them. Made by the real runner (the toy benchmark, a mock model right on every
+sample)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from structbench.runner.selection import prepare
 from toybench import ToyBench  # noqa: F401  (importing it registers ``toy``)
 
 HOSTILE = ("mock:<img src=x onerror=alert(1)>\r\n# H [l](javascript:alert(1)) a\\|b\u2028"
-           "; touch /tmp/PWNED #\x1b]0;title\x07\x1b]8;;http://evil/\x1b\\link\x9b31m")
+           "; touch /tmp/PWNED #\x1b]0;title\x07\x1b]8;;http://evil/\x1b\\link\x9b31m [link=http://evil/]x[/link]")
 """The model's name."""
 
 
@@ -47,3 +48,8 @@ def checked_markdown(markdown: str) -> str:
         assert len(widths) == 1, table  # no pipe in a name split a cell
     assert "&lt;img src=x onerror=alert(1)&gt;" in out  # the name is shown, as text
     return out
+
+
+def no_escapes(text: str) -> None:
+    """Assert ``text`` holds no escape sequence of ``HOSTILE`` (OSC title or link, BEL, C1 CSI, carriage return)."""
+    assert "\x1b]" not in text and "\x07" not in text and "\x9b" not in text and "\r" not in text

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from structbench.core.printable import printable
+
 LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 """What any renderer may take for the end of a line: each becomes one space."""
 INLINE = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\\": "\\\\", "|": "\\|", "`": "\\`"})
@@ -26,8 +28,9 @@ ORDERED = re.compile(r"(\d{1,9})([.)])")
 
 
 def one_line(text: str) -> str:
-    """``text`` with every line break a space."""
-    return LINE_BREAK.sub(" ", text)
+    """``text`` with every line break a space, and no other control character (``core.printable``: a report read
+    on a terminal carries no escape sequence)."""
+    return printable(LINE_BREAK.sub(" ", text))
 
 
 def md_inline(text: str) -> str:
