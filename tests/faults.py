@@ -1,5 +1,6 @@
-"""Fault injection for tests: misbehaving OpenAI-compatible servers in their own process, and real read-only
-or full filesystems (a tmpfs of a few hundred KiB; mounting needs root, so those tests skip without it)."""
+"""Fault injection for tests: misbehaving OpenAI-compatible servers in their own process, real read-only
+or full filesystems (a tmpfs of a few hundred KiB; mounting needs root, so those tests skip without it), and FIFOs
+where a run's files belong."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -171,3 +173,30 @@ def read_only(path: Path) -> Iterator[Path]:
         yield path
     finally:
         subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+@contextmanager
+def fifo(path: Path) -> Iterator[list[int]]:
+    """A FIFO at ``path`` (in place of the file there) for the block; a reader that waits in ``open()`` for a writer
+    is released (it reads an empty file) instead of hanging the test, each release counted in the list yielded."""
+    path.unlink(missing_ok=True)
+    os.mkfifo(path)
+    released: list[int] = []
+    done = threading.Event()
+
+    def release() -> None:
+        while not done.wait(0.2):
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:  # ENXIO: no reader waits
+                continue
+            released.append(1)
+            os.close(fd)
+
+    thread = threading.Thread(target=release, daemon=True)
+    thread.start()
+    try:
+        yield released
+    finally:
+        done.set()
+        thread.join()

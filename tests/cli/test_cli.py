@@ -320,7 +320,7 @@ def test_paths_the_file_system_refuses_are_one_line(tmp_path: Path) -> None:
     assert line.startswith("error: --out runs/xxx") and "is 300 bytes; a file name may have at most 255" in line
     (tmp_path / "bad" / "samples.jsonl").mkdir(parents=True)
     line = _one_error(sb(tmp_path, "run", "-m", "oracle", "-b", "toy", "--out", "bad", check=None))
-    assert line == "error: bad/samples.jsonl: cannot be read as a run's records: Is a directory"
+    assert line == "error: bad/samples.jsonl: a directory, not a regular file; not read"
     sb(tmp_path, "run", "-m", f"oracle:{long}", "-b", "toy", "--no-progress")
     (made,) = (tmp_path / "runs").iterdir()
     assert len(made.name.encode()) == 255 and made.name.startswith("oracle-xxx") and (made / "metrics.json").exists()

@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from faults import child_pythonpath
+from faults import child_pythonpath, fifo
+from hostile import hostile_run, no_escapes
 from structbench.report.compare import compare_runs
 from structbench.report.entries import StatsOptions
 from structbench.report.runs import BenchmarkCache, load_run
@@ -210,3 +211,24 @@ def test_a_report_is_written_whole_or_not_at_all(toy_runs: tuple[Path, Path], tm
     assert "wrote rep/r.html" in done.stdout and (tmp_path / "rep" / "r.json").exists()
     assert sorted(p.name for p in (tmp_path / "rep").iterdir()) == ["r.html", "r.json", "r.md", "r_figures"]
     assert any((tmp_path / "rep" / "r_figures").iterdir())
+
+
+def test_a_fifo_in_a_run_directory_exits_2_naming_it(toy_runs: tuple[Path, Path], tmp_path: Path) -> None:
+    """A FIFO made ``open()`` wait for a writer for good: ``report`` hung, deaf to Ctrl-C."""
+    weak, _ = toy_runs
+    for name in ("samples.jsonl", "metrics.json", "manifest.json"):
+        run = Path(shutil.copytree(weak, tmp_path / name))
+        with fifo(run / name) as released:
+            err = sb(tmp_path, "report", str(run), "--out", "r.html", check=2).stderr
+        assert err.strip().splitlines() == [f"error: {run / name}: a FIFO, not a regular file; not read"]
+        assert released == []
+
+
+def test_report_and_compare_print_no_escape_sequences_from_a_run(tmp_path: Path) -> None:
+    """A name holding ``ESC ] 0 ; title BEL`` or an OSC 8 link reached the terminal as it was."""
+    run = hostile_run(tmp_path)
+    report = sb(tmp_path, "report", str(run))
+    no_escapes(report.stdout + report.stderr)
+    assert "onerror" in report.stdout  # the name is printed, less its control characters
+    compare = sb(tmp_path, "compare", str(run), str(run))
+    no_escapes(compare.stdout + compare.stderr)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 
@@ -197,3 +199,34 @@ def test_entries_of_other_variants_do_not_fill_a_table(toy_paper_runs: dict[str,
     assert refine is None  # its only column needs the big variant, which this table does not take
     assert any("papertoy:big" in k and "small" in why for k, why in only_small.excluded.items())
     assert TableFill(TABLE, model, STATS).row(TABLE.rows[1]) is not None
+
+
+def test_fill_commands_quote_every_value_and_redact_the_base_url(tmp_path: Path) -> None:
+    """A model named ``mock:gpt; touch /tmp/PWNED #`` made a command that ran ``touch`` when pasted, and an older
+    run's manifest holding ``?key=`` showed the key in it."""
+    import papertoy  # noqa: F401
+    from report.conftest import noisy_oracle  # type: ignore[import-not-found]
+    from structbench.data.datasets import DataContext
+    from structbench.runfiles.runconfig import RunConfig
+    from structbench.runner.run import Run
+    from structbench.runner.selection import prepare as prepare_run
+
+    model = "mock:gpt; touch /tmp/PWNED #"
+    config = RunConfig(model=model, benches=["papertoy"], strategies=["direct"], limit=30)
+    Run(tmp_path / "d", config).execute(noisy_oracle(0.7, "m"), prepare_run(config, DataContext(offline=True)),
+                                        cache=None, concurrency=4, progress=False)
+    manifest = json.loads((tmp_path / "d" / "manifest.json").read_text())
+    manifest["config"]["base_url"] = "http://h:8000/v1/$(touch x)?key=sk-older0123456789"  # as an older run wrote it
+    (tmp_path / "d" / "manifest.json").write_text(json.dumps(manifest))
+    filled, views = _filled([tmp_path / "d"])
+    (_, row), = filled.rows
+    vote = row.cells["vote"]
+    assert isinstance(vote, Gap) and vote.command is not None
+    words = shlex.split(vote.command)
+    assert words[:6] == ["structbench", "run", "--model", model, "--base-url",
+                         "http://h:8000/v1/$(touch x)?key=[REDACTED]"]
+    assert "sk-older" not in vote.command
+    section = next(iter(paper_sections(views, [load_run(tmp_path / "d")], STATS, figures=False)))
+    texts = [section.children[0].title, *(b.text for b in section.children[0].blocks if hasattr(b, "text"))]
+    commands = [t[t.index("structbench run"):] for t in texts if "structbench run" in t]
+    assert commands and all(shlex.split(c)[2:4] == ["--model", model] for c in commands)

@@ -6,7 +6,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from structbench.runfiles.recordlines import RecordTail, record_at
+import pytest
+
+from faults import fifo
+from structbench.core.errors import DataError
+from structbench.runfiles.recordlines import RecordTail, read_lines, record_at, torn_tail
 from structbench.runfiles.records import SampleRecord
 
 
@@ -105,3 +109,17 @@ def test_a_budget_splits_a_large_file_over_reads(tmp_path: Path) -> None:
             break
     assert ids == [f"s-{i}" for i in range(50)] and reads > 5
     assert tail.bytes_read < 2 * path.stat().st_size  # a partial line is read again, never the file
+
+
+def test_a_fifo_named_samples_jsonl_is_a_problem_not_a_wait(tmp_path: Path) -> None:
+    """A FIFO made ``open()`` wait for a writer for good (the view and ``report`` hung, deaf to Ctrl-C)."""
+    path = tmp_path / "samples.jsonl"
+    with fifo(path) as released:
+        with pytest.raises(DataError, match=f"{path}: a FIFO, not a regular file"):
+            RecordTail(path).read()
+        with pytest.raises(DataError, match=f"{path}: a FIFO, not a regular file"):
+            list(read_lines(path))
+        with pytest.raises(DataError, match="a FIFO"):
+            record_at(path, 0)
+        assert not torn_tail(path)
+    assert released == []

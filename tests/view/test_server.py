@@ -4,6 +4,7 @@ carries its Content-Security-Policy, a run's text reaches the page as escaped JS
 from __future__ import annotations
 
 import asyncio
+import http.client
 import json
 import os
 import subprocess
@@ -91,6 +92,32 @@ def test_another_address_needs_the_token(runs: Path) -> None:
         client.session.cookie_jar.clear()
         assert (await client.get("/api/state")).status == 401
         assert (await client.get("/api/state", headers={"Authorization": "Bearer s3cret"})).status == 200
+
+    serve(Hub([runs]), Access(token="s3cret", hosts=None), test)
+
+
+def test_the_link_redirects_only_to_this_server_and_bearer_is_any_case(runs: Path) -> None:
+    """``//evil.example/x?token=...`` redirected to ``////evil.example/x``, another host to a browser; and
+    ``authorization: bearer TOKEN`` was refused (an auth scheme's name is case-insensitive)."""
+    def redirect(port: int, path: str) -> tuple[int, str | None]:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)  # as sent: no client normalises the path
+        try:
+            conn.request("GET", path)
+            got = conn.getresponse()
+            return got.status, got.getheader("Location")
+        finally:
+            conn.close()
+
+    async def test(client: TestClient[Any, Any]) -> None:
+        for path, where in (("//evil.example/x", "/evil.example/x"), ("/\\evil.example", "/evil.example"),
+                            ("/api/state", "/api/state")):
+            got = await asyncio.to_thread(redirect, client.port, f"{path}?token=s3cret&q=a+b")
+            assert got == (303, f"{where}?q=a+b"), path
+        for scheme in ("bearer", "BEARER", "Bearer"):
+            client.session.cookie_jar.clear()
+            got = await client.get("/api/state", headers={"authorization": f"{scheme} s3cret"})
+            assert got.status == 200, scheme
+        assert (await client.get("/api/state", headers={"authorization": "Basic s3cret"})).status == 401
 
     serve(Hub([runs]), Access(token="s3cret", hosts=None), test)
 

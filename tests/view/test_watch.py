@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from faults import fifo
 from structbench.report.runs import BenchmarkCache
 from structbench.runfiles.heartbeat import CallsNow, Heartbeat
 from structbench.runfiles.manifest import INTERRUPTED
@@ -191,3 +192,17 @@ def test_the_sample_browser_filters_newest_first(finished: Path) -> None:
     assert w.record(red["rows"][0]["ref"] + 1) is None  # not the start of a record
     assert Counter(r["outcome"] for r in page["rows"]) == Counter(
         "correct" if r["score"] >= 1 else "wrong" for r in everything)
+
+
+def test_a_fifo_among_the_run_files_is_a_problem_the_view_lists(finished: Path, copy_run: Any) -> None:
+    """A FIFO made ``open()`` wait for a writer for good: the view hung, deaf to Ctrl-C."""
+    run = copy_run(finished, "fifo")
+    with fifo(run / SAMPLES) as released, fifo(run / METRICS):
+        followed = watch(run)
+        followed.refresh()
+        problems = followed.state()["problems"]
+        assert problems == [f"{run / METRICS}: a FIFO, not a regular file; not read",
+                            f"{run / SAMPLES}: a FIFO, not a regular file; not read"]  # named once, not per refresh
+        with fifo(run / MANIFEST), fifo(run / PROGRESS):
+            assert watch(run).status() == ("unreadable", f"{run / MANIFEST}: a FIFO, not a regular file; not read")
+    assert released == []

@@ -14,6 +14,7 @@ from typing import Any
 import typer
 from typer.main import get_group
 
+from structbench.cli.common import echo
 from structbench.core.errors import ExitCode, StructbenchError, Terminated
 from structbench.core.redact import redact
 
@@ -124,27 +125,27 @@ def main() -> None:
         sys.exit(code if isinstance(code, int) else ExitCode.OK)
     except TyperException as err:  # a bad flag value, an unknown option: one line, as every other usage error
         if type(err).__name__ == "NoArgsIsHelpError":  # a command group given no command: its help
-            typer.echo(err.format_message(), err=True)
+            echo(err.format_message(), err=True)
         else:
-            typer.echo(redact(usage_line(err)), err=True)
+            echo(redact(usage_line(err)), err=True)
         sys.exit(err.exit_code)
     except (KeyboardInterrupt, typer.Abort):
-        typer.echo("interrupted (Ctrl-C)", err=True)
+        echo("interrupted (Ctrl-C)", err=True)
         sys.exit(ExitCode.INTERRUPTED)
     except Terminated:
-        typer.echo("terminated (SIGTERM)", err=True)
+        echo("terminated (SIGTERM)", err=True)
         sys.exit(ExitCode.TERMINATED)
     except StructbenchError as err:
-        typer.echo(redact(f"error: {err}"), err=True)
+        echo(redact(f"error: {err}"), err=True)
         sys.exit(err.exit_code)
     except OSError as err:
         if err.errno in PATH_ERRNOS:  # a path given that cannot name the file wanted: the user's to fix
-            typer.echo(redact(f"error: {err.filename or ''}: {err.strerror}"), err=True)
+            echo(redact(f"error: {err.filename or ''}: {err.strerror}"), err=True)
             sys.exit(ExitCode.USAGE)
         if err.errno not in STORAGE_ERRNOS:
             _crash()
         where = f"{err.filename}: " if err.filename else ""
-        typer.echo(redact(f"error: {where}cannot be written: {err.strerror}"), err=True)
+        echo(redact(f"error: {where}cannot be written: {err.strerror}"), err=True)
         sys.exit(ExitCode.STORAGE)
     except Exception:
         _crash()
@@ -192,5 +193,5 @@ def _redact_logs() -> None:
 
 
 def _crash() -> None:
-    typer.echo(redact(traceback.format_exc()), err=True)
+    echo(redact(traceback.format_exc()), err=True)
     sys.exit(ExitCode.INTERNAL)

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
+from structbench.cli.common import echo
 from structbench.core.errors import RunStoppedError, UsageError
 from structbench.core.redact import redact
 
@@ -38,9 +39,9 @@ def batches(
         raise UsageError(f"{run_dir}: no such run directory")
     ledger = Ledger(run_dir, salvage=True)
     for problem in ledger.problems:
-        typer.echo(f"warning: {problem}", err=True)
+        echo(f"warning: {problem}", err=True)
     if not ledger.entries:
-        typer.echo(f"{run_dir}: no batches" + ("" if ledger.problems else " (the run did not use --batch)"))
+        echo(f"{run_dir}: no batches" + ("" if ledger.problems else " (the run did not use --batch)"))
         return
     manifest = read_manifest(run_dir)
     if manifest is None:
@@ -59,8 +60,8 @@ def batches(
         rows.append(f"| {e.tag} | {e.id or '–'} | {e.state} | {live.get(e.tag, e.status or '–')} | {e.requests} | "
                     f"{e.counts.get('completed', '–')} | {e.counts.get('failed', '–')} | {e.step} | {e.round} | "
                     f"{created} | {'; '.join(e.notes) or '–'} |")
-    typer.echo("\n".join(rows))
-    typer.echo(f"ledger: {ledger.path}")
+    echo("\n".join(rows))
+    echo(f"ledger: {ledger.path}")
 
 
 async def _ask(model: str, base_url: str | None, api_key_env: str, ledger: Any, cancel: bool) -> dict[str, str]:
@@ -83,7 +84,7 @@ async def _ask(model: str, base_url: str | None, api_key_env: str, ledger: Any, 
                 continue
             if cancel:
                 out[entry.tag] = f"{await provider.cancel(batch_id)} (cancel asked)"
-                typer.echo(f"cancel asked for batch {batch_id}", err=True)
+                echo(f"cancel asked for batch {batch_id}", err=True)
             else:
                 status = await provider.status(batch_id)
                 out[entry.tag] = f"{status.word}, {status.completed}/{status.total} done"

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from structbench.core.errors import ExitCode, Terminated, UsageError
+from structbench.core.printable import printable
 
 if TYPE_CHECKING:
     from structbench.runner.failures import Failure
@@ -69,7 +70,15 @@ def console() -> Any:
     return Console()
 
 
+def echo(text: str, *, err: bool = False) -> None:
+    """``typer.echo`` of ``text`` without control characters: what the command line prints holds names and messages
+    read from runs, whose escape sequences would reach the terminal (``core.printable``)."""
+    typer.echo(printable(text), err=err)
+
+
 def print_markdown(text: str) -> None:
+    """Markdown on stdout: rendered by rich on a terminal, as it is elsewhere; without control characters."""
+    text = printable(text)
     if sys.stdout.isatty():
         from rich.markdown import Markdown
 
@@ -81,18 +90,22 @@ def print_markdown(text: str) -> None:
 def print_results(metrics: Any) -> None:
     """A run's headline table (and its sweeps' robustness table): on a terminal fitted to its width, every name and
     number whole (``report.terminal``); elsewhere (a pipe, a log) as Markdown pipe tables."""
-    from structbench.report.markdown import headline_grid, headline_table, robustness_grid
+    from structbench.report.markdown import Grid, headline_grid, headline_table, robustness_grid
 
     if not sys.stdout.isatty():
-        typer.echo(headline_table(metrics))
+        echo(headline_table(metrics))
         return
     from structbench.report.terminal import fitted
 
+    def shown(grid: Grid) -> Grid:
+        return Grid(grid.columns, [list(map(printable, row)) for row in grid.rows], grid.key,
+                    list(map(printable, grid.names)))
+
     out = console()
-    out.print(fitted(headline_grid(metrics), out.width))
+    out.print(fitted(shown(headline_grid(metrics)), out.width))
     if metrics.robustness:
         out.print()
-        out.print(fitted(robustness_grid(metrics.robustness), out.width))
+        out.print(fitted(shown(robustness_grid(metrics.robustness)), out.width))
 
 
 def path_value(text: str | None, flag: str) -> Path | None:
@@ -165,7 +178,7 @@ def echo_failures(failures: Sequence[Failure], run_dir: Path, samples: int) -> N
     from structbench.runfiles.runformat import SAMPLES
     from structbench.runner.failures import failure_summary
 
-    typer.echo(
+    echo(
         failure_summary(
             list(failures),
             samples,
@@ -184,11 +197,11 @@ def interrupted(where: Path | Callable[[], Path]) -> Iterator[None]:
         yield
     except KeyboardInterrupt:
         run_dir = where() if callable(where) else where
-        typer.echo(f"interrupted; finished samples are saved in {run_dir}, the same command resumes", err=True)
+        echo(f"interrupted; finished samples are saved in {run_dir}, the same command resumes", err=True)
         raise typer.Exit(ExitCode.INTERRUPTED) from None
     except Terminated:
         run_dir = where() if callable(where) else where
-        typer.echo(f"terminated (SIGTERM); finished samples are saved in {run_dir}, the same command resumes",
+        echo(f"terminated (SIGTERM); finished samples are saved in {run_dir}, the same command resumes",
                    err=True)
         raise typer.Exit(ExitCode.TERMINATED) from None
 
@@ -200,10 +213,10 @@ def echo_exclusions(metrics: Any) -> None:
 
     for r in metrics.results:
         if r.too_long:
-            typer.echo(f"note: {_entry(r)}: {r.too_long} sample(s) {TOO_LONG_MEANING} "
+            echo(f"note: {_entry(r)}: {r.too_long} sample(s) {TOO_LONG_MEANING} "
                        "(metrics.json: too_long; samples.jsonl: error_kind context)", err=True)
         if r.turn_limit:
-            typer.echo(f"note: {_entry(r)}: {r.turn_limit} sample(s) {TURN_LIMIT_MEANING} "
+            echo(f"note: {_entry(r)}: {r.turn_limit} sample(s) {TURN_LIMIT_MEANING} "
                        "(metrics.json: turn_limit; samples.jsonl: error_kind turns)", err=True)
     seen = set()
     for r in metrics.results:
@@ -213,7 +226,7 @@ def echo_exclusions(metrics: Any) -> None:
             continue
         seen.add(key)
         reasons = "; ".join(f"{e['count']} {e['reason']}" for e in excluded)
-        typer.echo(f"note: {r.benchmark}:{r.variant} left out: {reasons} (metrics.json: extra.excluded)", err=True)
+        echo(f"note: {r.benchmark}:{r.variant} left out: {reasons} (metrics.json: extra.excluded)", err=True)
 
 
 def echo_cut_off(metrics: Any) -> None:
@@ -224,7 +237,7 @@ def echo_cut_off(metrics: Any) -> None:
     for r in metrics.results:
         note = cut_off_note(r)
         if note is not None:
-            typer.echo(f"note: {_entry(r)}: {note} (metrics.json: reasoning_cut_off)", err=True)
+            echo(f"note: {_entry(r)}: {note} (metrics.json: reasoning_cut_off)", err=True)
 
 
 def _entry(r: Any) -> str:
@@ -238,7 +251,7 @@ def echo_usage(metrics: Any) -> None:
     from structbench.backends.usage import totals_text
 
     if metrics.usage is not None:
-        typer.echo(f"tokens: {totals_text(metrics.usage, metrics.prices)}")
+        echo(f"tokens: {totals_text(metrics.usage, metrics.prices)}")
 
 
 def load_one(

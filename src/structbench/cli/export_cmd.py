@@ -19,6 +19,7 @@ from structbench.cli.common import (
     PresetScoreOpt,
     SeedOpt,
     StrategyOpt,
+    echo,
     load_one,
     preset_entry,
 )
@@ -69,7 +70,7 @@ def export(
             with atomic_path(out) as tmp, tmp.open("w", encoding="utf-8") as fh:
                 for line in lines:
                     fh.write(json.dumps(line, ensure_ascii=False) + "\n")
-    typer.echo(f"wrote {samples.count} samples to {out}")
+    echo(f"wrote {samples.count} samples to {out}")
 
 
 def _export_arrow(format: ExportFormat, lines: Any, out: Path, title: str, flags: str) -> None:

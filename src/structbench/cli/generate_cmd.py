@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from structbench.cli.common import DataDirOpt, OfflineOpt
+from structbench.cli.common import DataDirOpt, OfflineOpt, echo
 from structbench.core.errors import DataError, UsageError
 
 generate_app = typer.Typer(
@@ -53,7 +53,7 @@ def structfact(
 
     for line in write_set(out, tables=tables, per_task=per_task, label_mix=label_mix, seed=seed, data_dir=data_dir,
                          offline=offline, counter_spec=token_counter, budget=max_evidence_tokens):
-        typer.echo(line)
+        echo(line)
 
 
 @generate_app.command("rfqa")
@@ -75,7 +75,7 @@ def rfqa(
         raise DataError(f"{data}: no question could be asked of its tables (no rows, or no column a category needs); "
                         "nothing written")
     write_pairs(pairs, out)
-    typer.echo(f"wrote {len(pairs)} pairs to {out}")
+    echo(f"wrote {len(pairs)} pairs to {out}")
 
 
 @generate_app.command("databench")
@@ -91,7 +91,7 @@ def databench(
     from structbench.benchmarks.databench.generator import write_set
 
     for line in write_set(out, count=datasets, rows=rows, seed=seed):
-        typer.echo(line)
+        echo(line)
 
 
 @generate_app.command("claimdb")
@@ -104,7 +104,7 @@ def claimdb(
     from structbench.benchmarks.claimdb.generator import write_set
 
     for line in write_set(out, seed=seed):
-        typer.echo(line)
+        echo(line)
 
 
 @generate_app.command("tablebench")
@@ -119,7 +119,7 @@ def tablebench(
     from structbench.benchmarks.tablebench.generate import write_set
 
     for line in write_set(out, seed=seed, size=size):
-        typer.echo(line)
+        echo(line)
 
 
 class CheckChoice(StrEnum):
@@ -197,5 +197,5 @@ def skabench(
         patience=patience, check="row" if check is CheckChoice.row else "batch",
     )
     count = write_set(out, source, shape, synthesis, cache=cache, no_cache=no_cache,
-                      note=lambda line: typer.echo(line, err=True))
-    typer.echo(f"wrote {count} instances to {out}")
+                      note=lambda line: echo(line, err=True))
+    echo(f"wrote {count} instances to {out}")

@@ -13,6 +13,8 @@ from typing import Annotated
 
 import typer
 
+from structbench.cli.common import echo
+
 REPO_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -52,8 +54,8 @@ def convert(
         written = write_lmeval(run, out)
         what = f"lm-evaluation-harness results and {len(written) - 1} samples file(s)"
     for path in written:
-        typer.echo(f"wrote {path}")
-    typer.echo(f"{run_dir}: {what}")
+        echo(f"wrote {path}")
+    echo(f"{run_dir}: {what}")
 
 
 def publish(
@@ -85,7 +87,7 @@ def publish(
             raise UsageError(f"{path}: given twice{also}; give each run directory once")
     runs = [read_run(path) for path in run_dirs]
     folder = write(runs, out, repo=repo)
-    typer.echo(f"wrote {folder} ({sum(len(r) for r in runs)} samples of {len(runs)} run(s)); load it with "
+    echo(f"wrote {folder} ({sum(len(r) for r in runs)} samples of {len(runs)} run(s)); load it with "
                f"datasets.load_dataset({str(folder)!r}, 'results')")
     if repo is not None:
-        typer.echo(f"uploaded to https://huggingface.co/datasets/{repo}: {upload(folder, repo, private=private)}")
+        echo(f"uploaded to https://huggingface.co/datasets/{repo}: {upload(folder, repo, private=private)}")

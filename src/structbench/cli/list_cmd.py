@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from structbench.api import DEFAULT_MODEL
-from structbench.cli.common import plain
+from structbench.cli.common import echo, plain
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -103,17 +103,17 @@ def list_cmd() -> None:
             field("metrics", metrics),
             *(["  options:", *options] if options else [field("options", [])]),
         ]))
-    typer.echo("\n\n".join(blocks))
-    typer.echo("\n" + textwrap.fill(
+    echo("\n\n".join(blocks))
+    echo("\n" + textwrap.fill(
         "Options are given as --option KEY=VALUE (every selected benchmark that has KEY) or --option BENCH.KEY=VALUE "
         "(one benchmark).", width=width, break_long_words=False, break_on_hyphens=False))
     title = ("presets: a robustness grid (docs/usage/robustness.md) or one paper table's configuration each "
              "(structbench run --model M --preset NAME [--limit N])")
-    typer.echo("\n\n" + textwrap.fill(title, width=width, break_long_words=False, break_on_hyphens=False) + "\n")
-    typer.echo("\n\n".join(_preset_blocks(field, width)))
+    echo("\n\n" + textwrap.fill(title, width=width, break_long_words=False, break_on_hyphens=False) + "\n")
+    echo("\n\n".join(_preset_blocks(field, width)))
     backends = [name for name, _ in BACKENDS.usable(warn_plugin)]
-    typer.echo("\n" + field("backends", [f"{b} (default)" if b == DEFAULT_MODEL else b for b in backends]))
-    typer.echo(textwrap.fill(
+    echo("\n" + field("backends", [f"{b} (default)" if b == DEFAULT_MODEL else b for b in backends]))
+    echo(textwrap.fill(
         f"The embedded model (Gemma 3 270M, Q4_K_M) is assembled on first use into {_embedded_path()}; "
         "`structbench embedded-model` prints its path (assembling it first), to serve it with llama.cpp yourself.",
         width=width, break_long_words=False, break_on_hyphens=False))
@@ -172,11 +172,11 @@ def embedded_model(
     from structbench.backends.llamacpp import SERVED_NAME, embedded_model_file, embedded_model_path, serve_command
 
     if not has_chat_template(embedded_model_file()):
-        typer.echo(f"assembling the embedded model into {embedded_model_file()} (once) ...", err=True)
+        echo(f"assembling the embedded model into {embedded_model_file()} (once) ...", err=True)
     path = embedded_model_path()
     if not serve:
-        typer.echo(str(path))
+        echo(str(path))
         return
-    typer.echo(shlex.join(serve_command(path, port)))
-    typer.echo(f"then: structbench run --model openai:{SERVED_NAME} --base-url http://localhost:{port}/v1 "
+    echo(shlex.join(serve_command(path, port)))
+    echo(f"then: structbench run --model openai:{SERVED_NAME} --base-url http://localhost:{port}/v1 "
                "-M n_ctx=8192 --concurrency 2 --max-tokens 512", err=True)

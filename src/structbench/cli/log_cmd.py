@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from structbench.cli.common import LogOptionOpt, LogSamplesOpt, plain
+from structbench.cli.common import LogOptionOpt, LogSamplesOpt, echo, plain
 
 
 def log(
@@ -33,7 +33,7 @@ def log(
     for run_dir in run_dirs:
         for outcome in log_each(run_dir, tracking):
             if outcome.error is None:
-                typer.echo(f"{run_dir}: logged to {outcome.tracker}: {outcome.where}")
+                echo(f"{run_dir}: logged to {outcome.tracker}: {outcome.where}")
             else:
                 failed.append(f"{run_dir} to {outcome.tracker}: {outcome.error}")
     if failed:

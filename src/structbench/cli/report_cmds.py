@@ -6,12 +6,13 @@ inside the commands so ``structbench --help`` stays fast.
 
 from __future__ import annotations
 
-import sys
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+from structbench.cli.common import echo, print_markdown
 
 if TYPE_CHECKING:
     from structbench.report.entries import StatsOptions
@@ -41,16 +42,6 @@ ResampleOpt = Annotated[
                                     "questions of one table together) or sample (every question on its own, as if "
                                     "independent)."),
 ]
-
-
-def _echo_markdown(text: str) -> None:
-    if sys.stdout.isatty():
-        from rich.console import Console
-        from rich.markdown import Markdown
-
-        Console().print(Markdown(text))
-    else:
-        typer.echo(text)
 
 
 def _stats(resamples: int, seed: int, confidence: float, resample: ResampleChoice = ResampleChoice.cluster,
@@ -101,10 +92,10 @@ def report(
     if out is None:
         if json_out is not None:
             raise UsageError("--json needs --out")
-        _echo_markdown(markdown_report(run_dirs, options))
+        print_markdown(markdown_report(run_dirs, options))
         return
     for path in write_report(run_dirs, out, options, json_out=json_out):
-        typer.echo(f"wrote {path}")
+        echo(f"wrote {path}")
 
 
 def compare(
@@ -129,12 +120,12 @@ def compare(
     b = a if run_b.resolve() == run_a.resolve() else load_run(run_b)  # two strategies of one run: read it once
     benches = BenchmarkCache()
     rows = compare_runs(a, b, stats=stats, benches=benches, strategy_a=strategy_a, strategy_b=strategy_b)
-    _echo_markdown(comparison_markdown(rows, str(run_a), str(run_b), notes=False))  # the notes: once, below
+    print_markdown(comparison_markdown(rows, str(run_a), str(run_b), notes=False))  # the notes: once, below
     skipped = [f"{name} {why}" for name, why in benches.notes.items()]
     for line in skipped:
-        typer.echo(f"note: left out {line}: its headline cannot be recomputed", err=True)
+        echo(f"note: left out {line}: its headline cannot be recomputed", err=True)
     for note in small_notes(rows):
-        typer.echo(f"warning: {note}", err=True)
+        echo(f"warning: {note}", err=True)
     if out is not None:
         write_json_atomic(
             out,
@@ -149,4 +140,4 @@ def compare(
                 "skipped": skipped,
             },
         )
-        typer.echo(f"wrote {out}")
+        echo(f"wrote {out}")

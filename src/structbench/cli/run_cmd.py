@@ -13,6 +13,7 @@ import typer
 
 from structbench.api import DEFAULT_SUITE_TITLE
 from structbench.cli.common import (
+    echo,
     echo_cut_off,
     echo_exclusions,
     echo_failures,
@@ -109,8 +110,8 @@ def run(
         result = run_config(plan.config, out=plan.run_dir, connection=plan.connection, settings=plan.settings,
                             notify=echo_err)
     print_results(result.metrics)
-    typer.echo(_summary(result, DEFAULT_SUITE_TITLE if is_default_suite(result.config) else None))
-    typer.echo(f"run directory: {result.run_dir}")
+    echo(_summary(result, DEFAULT_SUITE_TITLE if is_default_suite(result.config) else None))
+    echo(f"run directory: {result.run_dir}")
     echo_usage(result.metrics)
     echo_exclusions(result.metrics)
     echo_cut_off(result.metrics)
@@ -127,7 +128,7 @@ run.__signature__ = _own.replace(  # type: ignore[attr-defined]  # typer reads t
 
 
 def echo_err(line: str) -> None:
-    typer.echo(line, err=True)
+    echo(line, err=True)
 
 
 def _summary(result: EvalResult, suite: str | None) -> str:

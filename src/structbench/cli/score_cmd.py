@@ -20,6 +20,7 @@ from structbench.cli.common import (
     PresetScoreOpt,
     SeedOpt,
     StrategyOpt,
+    echo,
     echo_cut_off,
     echo_exclusions,
     load_one,
@@ -105,16 +106,16 @@ def score(
     metrics = MetricsFile(results=[entry])
     print_markdown(render(metrics, title=f"scores of {predictions}"))
     if entry.missing:
-        typer.echo(f"warning: {len(entry.missing)} sample(s) missing from {predictions}: "
+        echo(f"warning: {len(entry.missing)} sample(s) missing from {predictions}: "
                    f"{MISSING_HELP[missing]} (n = {entry.n}; --missing chooses)", err=True)
     echo_exclusions(metrics)
     echo_cut_off(metrics)
     if out is not None:
         write_json_atomic(out, metrics.model_dump(mode="json"))
     if samples_out is not None:
-        typer.echo(f"wrote {entry.n} scored sample(s) to {samples_out}", err=True)
+        echo(f"wrote {entry.n} scored sample(s) to {samples_out}", err=True)
     if failures:
-        typer.echo(
+        echo(
             failure_summary(
                 failures,
                 samples.count or 0,

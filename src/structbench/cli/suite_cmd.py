@@ -6,9 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import typer
-
 from structbench.cli.common import (
+    echo,
     echo_cut_off,
     echo_exclusions,
     echo_failures,
@@ -35,11 +34,11 @@ def run_suite(path: Path, out: Path | None, settings: RunSettings, *, max_reply_
 
     def on_start(i: int, count: int, planned: SuiteRun) -> None:
         current[0] = planned.run_dir
-        typer.echo(f"[{i}/{count}] {planned.name}: {planned.model} -> {planned.run_dir}", err=True)
+        echo(f"[{i}/{count}] {planned.name}: {planned.model} -> {planned.run_dir}", err=True)
 
     def on_run(done: SuiteRun) -> None:
         if done.result is None:
-            typer.echo(f"error: {done.name}: {done.error}", err=True)
+            echo(f"error: {done.name}: {done.error}", err=True)
             codes.append(ExitCode(done.error.exit_code) if done.error is not None else ExitCode.STOPPED)
             return
         echo_exclusions(done.result.metrics)
@@ -50,7 +49,7 @@ def run_suite(path: Path, out: Path | None, settings: RunSettings, *, max_reply_
             codes.append(ExitCode.FAILED_SAMPLES)
 
     def echo_err(line: str) -> None:
-        typer.echo(line, err=True)
+        echo(line, err=True)
 
     with interrupted(lambda: current[0]):
         result = evaluate_suite(path, out=out, settings=settings, max_reply_mb=max_reply_mb, notify=echo_err,
@@ -58,6 +57,6 @@ def run_suite(path: Path, out: Path | None, settings: RunSettings, *, max_reply_
     if result.results:
         print_results(result.metrics)
     for written in result.reports:
-        typer.echo(f"wrote {written}")
-    typer.echo(f"suite directory: {result.root}")
+        echo(f"wrote {written}")
+    echo(f"suite directory: {result.root}")
     return int(max(codes))

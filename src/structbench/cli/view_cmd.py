@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from structbench.cli.common import echo
 from structbench.core.errors import UsageError
 
 
@@ -48,11 +49,11 @@ def view(
     where = ", ".join(str(r) for r in roots)
 
     def announce(url: str) -> None:
-        typer.echo(f"structbench view: {url}  (runs under {where}; read-only; Ctrl-C stops it)")
+        echo(f"structbench view: {url}  (runs under {where}; read-only; Ctrl-C stops it)")
         if token is not None:
-            typer.echo(f"token: {token}  (every request needs it; the link above sets it in the browser)")
+            echo(f"token: {token}  (every request needs it; the link above sets it in the browser)")
 
     try:
         asyncio.run(serve(hub, host=host, port=port, token=token, announce=announce))
     except KeyboardInterrupt:
-        typer.echo("structbench view: stopped", err=True)
+        echo("structbench view: stopped", err=True)

@@ -1,7 +1,8 @@
 """The dataset card (``README.md``) of a ``structbench publish`` folder: its YAML header (configurations,
 license, tags) through ``huggingface_hub``'s ``DatasetCardData``, and a body that says what the rows are, which
 models, benchmarks and strategies they cover, each benchmark's data source, license and citation, and every
-entry's headline with its denominator, interval and baselines."""
+entry's headline with its denominator, interval and baselines. Names read from the runs are written as text
+(``core.mdtext``), never as Markdown or HTML."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 import pyarrow as pa
 
 from structbench.contract.provenance import Provenance, combined_license
+from structbench.core.mdtext import md_code, md_inline
 from structbench.interop.rundir import RunData
 from structbench.runfiles.cells import cell_text
 
@@ -40,6 +42,11 @@ def _provenance(benchmark: str) -> tuple[str, Provenance | None]:
 
 def _fmt(value: float | None) -> str:
     return "–" if value is None else f"{value:.4f}"
+
+
+def _row(*cells: str) -> str:
+    """A row of a pipe table, each cell text (``md_inline``)."""
+    return "| " + " | ".join(map(md_inline, cells)) + " |\n"
 
 
 def _header(runs: Sequence[RunData], licenses: list[str], split: str, tables: Mapping[str, Table]) -> str:
@@ -79,14 +86,15 @@ def _benchmarks(runs: Sequence[RunData]) -> tuple[str, list[str]]:
     parts, licenses = [], []
     for name in sorted(used):
         title, source = _provenance(name)
-        parts.append(f"### {title} (`{name}`)\n")
+        parts.append(f"### {md_inline(title)} ({md_code(name)})\n")
         if source is None:
             licenses.append("unknown")
             parts.append("The benchmark declares no data source, license or citation (`Benchmark.provenance`); "
                          "check its terms before sharing these rows.\n")
             continue
         licenses.append(source.license)
-        parts.append("".join(f"- data of `{name}:{v}`: {source.for_variant(v)}\n" for v in sorted(used[name])))
+        parts.append("".join(f"- data of {md_code(f'{name}:{v}')}: {source.for_variant(v)}\n"
+                             for v in sorted(used[name])))
         parts.append(f"- license of the released data: **{source.license}**. {source.license_note}\n")
         parts.append(f"- paper: {source.paper}\n\n```bibtex\n{source.bibtex}\n```\n")
     return "\n".join(parts), licenses
@@ -100,25 +108,24 @@ def dataset_card(runs: Sequence[RunData], names: Sequence[str], as_json: Sequenc
     models = sorted({r.config.model for r in runs})
     strategies = sorted({e.result.strategy for r in runs for e in r.entries})
     entries = sorted({f"{e.result.benchmark}:{e.result.variant}" for r in runs for e in r.entries})
-    run_rows = "".join(
-        f"| `{name}` | `{run.config.model}` | {', '.join(sorted({e.task for e in run.entries}))} | "
-        f"{len(run)} | {run.manifest.get('status', 'unknown')} | {run.written_by} | "
-        f"`runs/{name}/manifest.json` |\n"
-        for run, name in zip(runs, names, strict=True))
-    head_rows = "".join(
-        f"| `{e.result.model}` | {e.result.benchmark}:{e.result.variant} | {e.result.strategy}"
-        f"{f' [{cell_text(e.result.cell)}]' if e.result.cell else ''} | "
-        f"{e.result.headline.name} | {_fmt(e.result.headline.value)} | "
-        f"[{_fmt(e.result.headline.ci_low)}, {_fmt(e.result.headline.ci_high)}] | {e.result.n} | "
-        f"{e.result.errors} | {', '.join(f'{k} {v:.4f}' for k, v in e.result.baselines.items()) or '–'} |\n"
-        for run in runs for e in run.entries)
-    json_cols = ", ".join(f"`{c}`" for c in as_json)
+    run_rows = "".join(_row(
+        name, run.config.model, ", ".join(sorted({e.task for e in run.entries})), str(len(run)),
+        str(run.manifest.get("status", "unknown")), run.written_by, f"runs/{name}/manifest.json",
+    ) for run, name in zip(runs, names, strict=True))
+    head_rows = "".join(_row(
+        e.result.model, f"{e.result.benchmark}:{e.result.variant}",
+        e.result.strategy + (f" [{cell_text(e.result.cell)}]" if e.result.cell else ""), e.result.headline.name,
+        _fmt(e.result.headline.value), f"[{_fmt(e.result.headline.ci_low)}, {_fmt(e.result.headline.ci_high)}]",
+        str(e.result.n), str(e.result.errors),
+        ", ".join(f"{k} {v:.4f}" for k, v in e.result.baselines.items()) or "–",
+    ) for run in runs for e in run.entries)
+    json_cols = ", ".join(map(md_code, as_json))
     return f"""{_header(runs, licenses, split, tables)}
 # structbench results
 
 Evaluation results written by `structbench publish`: {len(runs)} run(s) of
-{", ".join(f"`{m}`" for m in models)} on {", ".join(f"`{e}`" for e in entries)}, strategies
-{", ".join(f"`{s}`" for s in strategies)}.
+{", ".join(map(md_code, models))} on {", ".join(map(md_code, entries))}, strategies
+{", ".join(map(md_code, strategies))}.
 
 ```python
 from datasets import load_dataset

@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from structbench.core.errors import DataError, UsageError
+from structbench.core.regular import read_regular
 from structbench.core.untrusted import file_name
 from structbench.core.version import __version__
 from structbench.runfiles.cells import cell_options
@@ -111,8 +112,8 @@ def _time(text: Any) -> datetime | None:
 def _written_by(path: Path) -> str:
     """The version a manifest names, for messages about a manifest the reader refused."""
     try:
-        data = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(read_regular(path / MANIFEST))
+    except (OSError, ValueError, DataError):
         return "an unknown version"
     version = data.get("structbench") if isinstance(data, dict) else None
     return f"structbench {version}" if version else "an unknown version"
@@ -144,7 +145,7 @@ def _results(path: Path) -> tuple[Manifest, RunConfig, MetricsFile]:
         raise UsageError(f"{path}: no such run directory")
     manifest, config = _manifest(path)
     metrics_path = path / METRICS
-    if not metrics_path.is_file():
+    if not metrics_path.exists():  # one that is not a regular file is named by read_metrics
         raise UsageError(f"{path}: no {METRICS} yet (the run did not finish; resume it with "
                          f"`structbench run --resume {path}`)")
     try:

@@ -1,4 +1,5 @@
-"""Markdown: the summary printed after a run, and the Markdown twin of the full report."""
+"""Markdown: the summary printed after a run, and the Markdown twin of the full report. What comes from a run
+(names, categories, reasons) is written through ``core.mdtext``: text, never Markdown or HTML."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from structbench.backends.usage import totals_cell, totals_text
+from structbench.core.mdtext import md_block, md_inline
 from structbench.report.document import Document, Section, TableBlock, TextBlock
 from structbench.runfiles.cells import cell_text
 from structbench.runfiles.results import (
@@ -76,9 +78,9 @@ class Grid:
 
 
 def pipe_table(grid: Grid) -> str:
-    """A ``Grid`` as a Markdown pipe table."""
-    lines = ["| " + " | ".join(grid.columns) + " |", "|" + "---|" * len(grid.columns)]
-    lines += ["| " + " | ".join(row) + " |" for row in grid.rows]
+    """A ``Grid`` as a Markdown pipe table (its cells are text: names from the run among them)."""
+    lines = ["| " + " | ".join(map(md_inline, grid.columns)) + " |", "|" + "---|" * len(grid.columns)]
+    lines += ["| " + " | ".join(map(md_inline, row)) + " |" for row in grid.rows]
     return "\n".join(lines)
 
 
@@ -154,19 +156,21 @@ def cut_off_note(r: ResultEntry) -> str | None:
 
 def confusion_markdown(name: str, cm: ConfusionMatrix) -> list[str]:
     """A confusion matrix as a pipe table: gold rows, predicted columns."""
-    out = [f"*Confusion matrix ({cm.title or name}), {cm.total} samples*", ""]
-    out.append("| | " + " | ".join(f"pred: {p}" for p in cm.predicted) + " |")
+    out = [f"*Confusion matrix ({md_inline(cm.title or name)}), {cm.total} samples*", ""]
+    out.append("| | " + " | ".join(f"pred: {md_inline(p)}" for p in cm.predicted) + " |")
     out.append("|---|" + "---|" * len(cm.predicted))
-    out.extend(f"| gold: {g} | " + " | ".join(map(str, row)) + " |" for g, row in zip(cm.gold, cm.counts, strict=True))
+    out.extend(f"| gold: {md_inline(g)} | " + " | ".join(map(str, row)) + " |"
+               for g, row in zip(cm.gold, cm.counts, strict=True))
     return out
 
 
 def entry_section(r: ResultEntry) -> str:
     """All metrics of one entry and one table per breakdown."""
-    out = [f"## {r.benchmark}:{r.variant} / {r.strategy}{f' [{cell_text(r.cell)}]' if r.cell else ''} / {r.model}", ""]
+    cell = f" [{cell_text(r.cell)}]" if r.cell else ""
+    out = [f"## {md_inline(f'{r.benchmark}:{r.variant} / {r.strategy}{cell} / {r.model}')}", ""]
     out.append("| metric | value |")
     out.append("|---|---|")
-    out.extend(f"| {k} | {_fmt(v)} |" for k, v in r.metrics.items())
+    out.extend(f"| {md_inline(k)} | {_fmt(v)} |" for k, v in r.metrics.items())
     if r.headline.unit is not None:
         out += ["", f"Interval: {r.headline.resampled(_epochs(r))} resampled ({_interval(r)})."]
     if r.epochs is not None:
@@ -191,22 +195,23 @@ def entry_section(r: ResultEntry) -> str:
         priced = "the run's prices" if r.usage.cost_usd is not None else None
         out += ["", f"Usage: {totals_text(r.usage, priced)}."]
     for e in r.extra.get(EXCLUDED, []):
-        out += ["", f"Left out: {e.get('count')} {e.get('reason')}."]
+        out += ["", f"Left out: {md_inline(str(e.get('count')))} {md_inline(str(e.get('reason')))}."]
     corrected = r.extra.get(CORRECTED)
     if corrected:
-        options = ", ".join(f"{k}={v}" for k, v in corrected["options"].items())
+        options = md_inline(", ".join(f"{k}={v}" for k, v in corrected["options"].items()))
         out += ["", f"Scored as the paper's released code scored (its bug-compatible options); structbench's corrected "
                 f"scoring of the same outputs ({options}):", "", "| metric | corrected value |", "|---|---|"]
-        out.extend(f"| {k} | {_fmt(v)} |" for k, v in corrected["metrics"].items())
+        out.extend(f"| {md_inline(k)} | {_fmt(v)} |" for k, v in corrected["metrics"].items())
     for name, cm in r.confusion_matrices.items():
         out += ["", *confusion_markdown(name, cm)]
     for key, groups in r.breakdowns.items():
         names = list(dict.fromkeys(name for g in groups.values() for name in g.metrics))
-        out += ["", f"### by {key}", "", f"| {key} | n | " + " | ".join(names) + " |"]
+        head = " | ".join(map(md_inline, names))
+        out += ["", f"### by {md_inline(key)}", "", f"| {md_inline(key)} | n | {head} |"]
         out.append("|---|---|" + "---|" * len(names))
         for value, g in groups.items():
             cells = (_fmt(g.metrics[n]) if n in g.metrics else "–" for n in names)  # – : does not apply
-            out.append(f"| {value} | {g.n} | " + " | ".join(cells) + " |")
+            out.append(f"| {md_inline(value)} | {g.n} | " + " | ".join(cells) + " |")
     return "\n".join(out)
 
 
@@ -221,47 +226,46 @@ def _epoch_line(r: ResultEntry) -> str:
 
 def render(metrics: MetricsFile, title: str = "structbench report") -> str:
     """The whole Markdown report."""
-    parts = [f"# {title}", "", headline_table(metrics), ""]
+    parts = [f"# {md_inline(title)}", "", headline_table(metrics), ""]
     parts.extend(entry_section(r) + "\n" for r in metrics.results)
     return "\n".join(parts)
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def table_markdown(t: TableBlock) -> str:
-    """A ``TableBlock`` as a pipe table (bold cells in ``**``), with its caption above and note below."""
-    out = [f"*{t.caption}*", ""] if t.caption else []
-    out.append("| " + " | ".join(_cell(c) or " " for c in t.columns) + " |")
+    """A ``TableBlock`` as a pipe table (bold cells in ``**``), with its caption above and note below; every text in
+    it is text (``md_inline``, ``md_block``)."""
+    out = [f"*{md_block(t.caption)}*", ""] if t.caption else []
+    out.append("| " + " | ".join(md_inline(c) or " " for c in t.columns) + " |")
     out.append("|" + "---|" * len(t.columns))
     for i, row in enumerate(t.rows):
-        cells = [f"**{_cell(c)}**" if (i, j) in t.bold else _cell(c) for j, c in enumerate(row)]
+        cells = [f"**{md_inline(c)}**" if (i, j) in t.bold else md_inline(c) for j, c in enumerate(row)]
         out.append("| " + " | ".join(cells) + " |")
     if t.note:
-        out += ["", t.note]
+        out += ["", md_block(t.note)]
     return "\n".join(out)
 
 
 def render_document(doc: Document, figure_dir: Path | None = None, figure_link: str = "") -> str:
     """The report as Markdown. Figures are written as SVG files into ``figure_dir`` and linked as
-    ``figure_link/<name>.svg``; without ``figure_dir`` they are left out."""
-    parts = [f"# {doc.title}", ""]
-    parts += [f"> {note}" for note in doc.notes]
+    ``figure_link/<name>.svg``; without ``figure_dir`` they are left out. The document is plain text (as the HTML
+    report escapes it): each of its texts is written as text, around the headings and tables made here."""
+    parts = [f"# {md_inline(doc.title)}", ""]
+    parts += [f"> {md_block(note)}" for note in doc.notes]
     if doc.notes:
         parts.append("")
 
     def emit(section: Section, level: int) -> None:
-        parts.extend([f"{'#' * level} {section.title}", ""])
+        parts.extend([f"{'#' * level} {md_inline(section.title)}", ""])
         for block in section.blocks:
             if isinstance(block, TableBlock):
                 parts.extend([table_markdown(block), ""])
             elif isinstance(block, TextBlock):
-                parts.extend([block.text, ""])
+                parts.extend([md_block(block.text), ""])
             elif figure_dir is not None:
                 figure_dir.mkdir(parents=True, exist_ok=True)
                 (figure_dir / f"{block.name}.svg").write_text(block.svg)
-                parts.extend([f"![{block.caption}]({figure_link}/{block.name}.svg)", ""])
+                alt = md_inline(block.caption.replace("[", "(").replace("]", ")"))  # no bracket ends it
+                parts.extend([f"![{alt}]({figure_link}/{block.name}.svg)", ""])
         for child in section.children:
             emit(child, min(level + 1, 6))
 

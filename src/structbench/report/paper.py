@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from structbench.contract.benchmark import Benchmark, Scored, corrected_scored
+from structbench.core.redact import redact_url
 from structbench.papers.published import PublishedTable
 from structbench.papers.spec import Change, Mean, Measure, Orders, PaperTable, RunRow
 from structbench.report.document import TableBlock
@@ -343,17 +344,19 @@ class TableFill:
         return twin or s.bench
 
     def command(self, m: Measure, *, orders: Sequence[str] = ()) -> str:
-        """The ``structbench run`` that fills a column."""
+        """The ``structbench run`` that fills a column: each value shell-quoted (a model named ``m; touch x`` runs no
+        ``touch`` when the line is pasted), a base URL with its credentials redacted (an older run's manifest may
+        hold ``?key=``)."""
         preset = self.table.preset
         bench = self.table.benchmark + (f":{m.variant}" if m.variant else "")
         options = {**preset.options, **m.options}
         if m.orders is not None and orders:
             options[m.orders.option] = ",".join(orders)
-        parts = ["structbench run", f"--model {self.model.spec}"]
+        parts = ["structbench run", f"--model {shlex.quote(self.model.spec)}"]
         if self.model.base_url:
-            parts.append(f"--base-url {self.model.base_url}")
-        parts += [f"--bench {bench}", f"--strategy {m.strategy}"]
-        parts += [f"--option {k}={v}" for k, v in options.items()]
+            parts.append(f"--base-url {shlex.quote(redact_url(self.model.base_url))}")
+        parts += [f"--bench {shlex.quote(bench)}", f"--strategy {shlex.quote(m.strategy)}"]
+        parts += [f"--option {shlex.quote(f'{k}={v}')}" for k, v in options.items()]
         parts += run_flags(self.sources or self.model.sources)
         return " ".join(parts)
 
@@ -672,7 +675,8 @@ def run_notes(filled: FilledTable) -> list[str]:
             f"on the samples of the runs of {' and '.join(sources)}."
         )
     models = list(dict.fromkeys(f.model.spec for f in filled.fills)) or ["MODEL"]
-    lines += [f"The whole table for {m}: structbench run --model {m} --preset {filled.table.name}" for m in models]
+    lines += [f"The whole table for {m}: structbench run --model {shlex.quote(m)} --preset "
+              f"{shlex.quote(filled.table.name)}" for m in models]
     return lines
 
 

@@ -4,6 +4,7 @@ folded, its title saying how much they fill and how to fill the rest."""
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 
 from structbench.report.document import Block, FigureBlock, Section, TextBlock, slug
@@ -43,7 +44,7 @@ def _fill_line(f: FilledTable) -> str:
     cells = sum(len(f.data.columns) for _ in f.rows)
     done = sum(isinstance(c, Filled) for _, row in f.rows for c in row.cells.values())
     models = list(dict.fromkeys(fill.model.spec for fill in f.fills)) or ["MODEL"]
-    command = f"structbench run --model {models[0]} --preset {f.table.name}"
+    command = f"structbench run --model {shlex.quote(models[0])} --preset {shlex.quote(f.table.name)}"
     return f"{f.data.source}: the runs fill {done} of {cells} cells; the whole table: {command}"
 
 

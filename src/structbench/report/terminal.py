@@ -22,12 +22,13 @@ NAMING = ("benchmark", "variant", "strategy", "cell")
 def _table(columns: list[str], rows: list[list[str]]) -> RenderableType:
     from rich import box
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1, 0, 0), header_style="bold")
     for name in columns:
         table.add_column(name, no_wrap=True)
     for row in rows:
-        table.add_row(*row)
+        table.add_row(*map(Text, row))  # as text: a name's ``[link=...]`` is no rich markup
     return table
 
 

@@ -11,6 +11,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from structbench.core.errors import DataError
+from structbench.core.regular import read_regular
 from structbench.runfiles.runformat import PROGRESS
 
 MAX_BYTES = 64 * 1024
@@ -68,9 +70,8 @@ def read_heartbeat(run_dir: Path) -> Heartbeat | None:
     """The run directory's ``progress.json``; None when there is none or it is not one (it is advisory)."""
     path = run_dir / PROGRESS
     try:
-        with path.open("rb") as fh:
-            raw = fh.read(MAX_BYTES + 1)
-    except OSError:
+        raw = read_regular(path, MAX_BYTES + 1)  # a FIFO is not waited on
+    except (OSError, DataError):
         return None
     if len(raw) > MAX_BYTES:
         return None

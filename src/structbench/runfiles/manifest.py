@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from structbench.core.errors import DataError
+from structbench.core.regular import read_regular
 from structbench.runfiles.runconfig import RunConfig
 from structbench.runfiles.runformat import FORMAT_VERSION, MANIFEST, check_format
 
@@ -186,7 +187,7 @@ def read_manifest(run_dir: Path) -> Manifest | None:
     if not path.exists():
         return None
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(read_regular(path))  # a FIFO is refused (a DataError), not waited on
         if not isinstance(data, dict):
             raise ValueError("not a JSON object")
     except (OSError, ValueError) as err:

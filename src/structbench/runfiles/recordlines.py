@@ -21,6 +21,7 @@ from typing import BinaryIO, TypeVar
 from pydantic import ValidationError
 
 from structbench.core.errors import DataError
+from structbench.core.regular import open_regular
 from structbench.runfiles.records import RecordKey, RecordSummary, SampleRecord
 
 R = TypeVar("R", SampleRecord, RecordSummary)
@@ -65,8 +66,8 @@ def read_lines(path: Path, *, repair: bool = False) -> Iterator[tuple[int, Sampl
         return
     reader = RecordTail(path, max_line=sys.maxsize)
     try:
-        fh = path.open("rb")
-    except OSError as err:  # a directory, unreadable
+        fh = open_regular(path)  # a FIFO is refused, not waited on
+    except OSError as err:  # unreadable
         raise DataError(f"{path}: {UNREADABLE}: {err.strerror or err}") from err
     with fh:
         size = os.fstat(fh.fileno()).st_size
@@ -79,7 +80,7 @@ def read_lines(path: Path, *, repair: bool = False) -> Iterator[tuple[int, Sampl
                         yield offset, record
                 if reader.offset == before:  # what is left is a torn last line: a write a crash cut short
                     break
-        except OSError as err:  # a directory opens on some systems, and fails when read
+        except OSError as err:  # a read that fails (an I/O error)
             raise DataError(f"{path}: {UNREADABLE}: {err.strerror or err}") from err
     if repair and reader.offset < size:
         with open(path, "r+b") as out:
@@ -89,12 +90,12 @@ def read_lines(path: Path, *, repair: bool = False) -> Iterator[tuple[int, Sampl
 def torn_tail(path: Path) -> bool:
     """Whether ``path`` ends in a line without its newline (being written, or torn by a crash)."""
     try:
-        with path.open("rb") as fh:
+        with open_regular(path) as fh:
             if fh.seek(0, os.SEEK_END) == 0:
                 return False
             fh.seek(-1, os.SEEK_END)
             return fh.read(1) != b"\n"
-    except OSError:
+    except (OSError, DataError):
         return False
 
 
@@ -142,7 +143,7 @@ class RecordTail:
         """The records appended since the last read (at most about ``budget`` bytes of them)."""
         out = TailRead()
         try:
-            fh = self.path.open("rb")
+            fh = open_regular(self.path)  # a FIFO is refused (a DataError), not waited on
         except FileNotFoundError:
             if self._identity is not None:
                 self._identity = None
@@ -219,7 +220,7 @@ class RecordTail:
 def record_at(path: Path, offset: int, *, max_line: int = MAX_LINE) -> SampleRecord:
     """The record whose line starts at ``offset`` (a ``TailRead`` gave it); ``DataError`` when it is not there."""
     try:
-        with path.open("rb") as fh:
+        with open_regular(path) as fh:
             return line_at(fh, path, offset, max_line)
     except OSError as err:
         raise DataError(f"{path}: {UNREADABLE}: {err.strerror or err}") from None

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from structbench.backends.usage import UsageTotals
 from structbench.contract.benchmark import Benchmark, Exclusion, Scored
 from structbench.core.errors import DataError
+from structbench.core.regular import read_regular
 from structbench.runfiles.outcomes import Outcomes
 from structbench.runfiles.runformat import FORMAT_VERSION, check_format, newer_minor
 from structbench.stats.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, Interval
@@ -280,7 +281,7 @@ def read_metrics(path: Path) -> MetricsFile:
     """A ``metrics.json`` (or ``score --out``) file; a damaged one, or one of a newer major format version, is a
     ``DataError`` naming the file."""
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(read_regular(path))  # a FIFO is refused (a DataError), not waited on
         if not isinstance(data, dict):
             raise ValueError("not a JSON object")
     except (OSError, ValueError) as err:

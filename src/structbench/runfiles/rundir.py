@@ -24,6 +24,7 @@ from typing import overload
 import numpy as np
 
 from structbench.core.errors import UsageError
+from structbench.core.regular import open_regular
 from structbench.runfiles.cells import cell_options
 from structbench.runfiles.columns import EntryKey as EntryKey  # where the readers of a run name an entry
 from structbench.runfiles.columns import RecordColumns
@@ -145,7 +146,7 @@ class _Source:
             for i in where:
                 yield self.held[i]
             return
-        with self.path.open("rb") as fh:
+        with open_regular(self.path) as fh:
             for offset in where:
                 yield line_at(fh, self.path, offset)
 
@@ -224,8 +225,8 @@ def read_run_files(path: Path) -> RunFiles:
     ``UsageError`` (exit 2) with one clear line when it is not one, ``DataError`` when a file does not read."""
     if not path.is_dir():
         raise UsageError(f"{path}: no such run directory")
-    if not (path / METRICS).is_file():
-        if (path / MANIFEST).is_file():
+    if not (path / METRICS).exists():  # one that is not a regular file is named by read_metrics
+        if (path / MANIFEST).exists():
             raise UsageError(f"{path}: no {METRICS} yet (the run did not finish; resume it with "
                              f"`structbench run --resume {path}`)")
         raise UsageError(f"{path}: not a structbench run directory (no {METRICS} or {MANIFEST})")

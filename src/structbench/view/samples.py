@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from structbench.backends.usage import usage_text
+from structbench.core.regular import open_regular
 from structbench.report.html import DEFAULT_MAX_TEXT, clip, prompt_text
 from structbench.runfiles.records import SampleRecord
 
@@ -99,7 +100,7 @@ def row(ref: int, record: dict[str, Any], label: str) -> dict[str, Any]:
 
 def read_lines(path: Path, offsets: list[int]) -> Iterator[tuple[int, dict[str, Any] | None]]:
     """The JSON of the lines at ``offsets`` (None for one that is not a JSON object), read with one open file."""
-    with path.open("rb") as fh:
+    with open_regular(path) as fh:
         for offset in offsets:
             fh.seek(offset)
             raw = fh.readline(MAX_LINE + 1)

@@ -17,6 +17,7 @@ import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlencode
 
 from aiohttp import web
 
@@ -55,10 +56,18 @@ def _json(data: Any, status: int = 200) -> web.Response:
 
 
 def _given_token(request: web.Request) -> str | None:
-    auth = request.headers.get("Authorization", "")
-    if auth.startswith("Bearer "):
-        return auth.removeprefix("Bearer ").strip()
+    scheme, _, credentials = request.headers.get("Authorization", "").strip().partition(" ")
+    if scheme.lower() == "bearer":  # an auth scheme's name is case-insensitive (RFC 7235)
+        return credentials.strip()
     return request.query.get("token") or request.cookies.get(COOKIE)
+
+
+def _same_page(request: web.Request) -> str:
+    """Where the printed link redirects to: the request's path on this server and its query without the token. Its
+    leading slashes (and backslashes) collapse into one: ``//evil.example/x`` is another host to a browser."""
+    path = "/" + request.rel_url.raw_path.lstrip("/\\")
+    query = [(k, v) for k, v in request.query.items() if k != "token"]
+    return path + (f"?{urlencode(query)}" if query else "")
 
 
 def guard(access: Access) -> Any:
@@ -74,9 +83,7 @@ def guard(access: Access) -> Any:
                 return _refused(401, "structbench view: this page needs the token that `structbench view` printed "
                                      "when it started (open the link it printed)")
             if "token" in request.query:  # the printed link: keep the token in a cookie, not in the address bar
-                query = {k: v for k, v in request.query.items() if k != "token"}
-                target = request.rel_url.with_query(query) if query else request.rel_url.with_query(None)
-                found = web.HTTPSeeOther(str(target))
+                found = web.HTTPSeeOther(_same_page(request))
                 found.set_cookie(COOKIE, access.token, httponly=True, samesite="Strict", path="/")
                 _secure(found, PAGE_POLICY)
                 raise found

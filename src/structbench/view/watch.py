@@ -142,7 +142,7 @@ class RunWatch:
         self.version += 1
 
     def _problem(self, text: str) -> None:
-        if len(self.problems) < MAX_PROBLEMS:
+        if len(self.problems) < MAX_PROBLEMS and text not in self.problems:  # a file refused again at each refresh
             self.problems.append(text)
 
     # -- what the page shows -------------------------------------------------------------------------------------

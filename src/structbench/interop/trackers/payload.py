@@ -26,6 +26,7 @@ from typing import Any
 
 from structbench.backends.usage import TOKEN_FIELDS, UsageTotals
 from structbench.core.redact import redact, register_env_secrets
+from structbench.core.regular import read_regular
 from structbench.interop.rundir import read_results
 from structbench.runfiles.cells import cell_options
 from structbench.runfiles.records import SampleRecord
@@ -189,7 +190,8 @@ class Payload:
         written = []
         for name in (MANIFEST, METRICS):
             path = folder / name
-            path.write_text(redact((self.run_dir / name).read_text(encoding="utf-8")), encoding="utf-8")
+            text = read_regular(self.run_dir / name).decode("utf-8", errors="replace")
+            path.write_text(redact(text), encoding="utf-8")
             written.append(path)
         report = folder / "report" / "report.html"
         write_report([self.run_dir], report, ReportOptions(title=f"structbench run {self.name}"))
