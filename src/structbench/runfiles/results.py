@@ -234,8 +234,8 @@ class Robustness(BaseModel):
     intervals: dict[str, list[float]] = Field(default_factory=dict)
     """``[low, high]`` of each figure (``score``, ``best_value``, ``mean``, ``spread``, ``mad``, ``drop``): the basic
     bootstrap interval over the whole grid resampled by cluster, each figure taken in every resample (the worst
-    cell's minimum over the cells), so the interval accounts for picking the worst cell (``stats.grid``); computed
-    on the samples every cell answered (``shared``)."""
+    cell's minimum over the cells), so the interval accounts for picking the worst cell (``stats.grid``), clipped to
+    the figure's range and holding the figure; computed on the samples every cell answered (``shared``)."""
     p_drop: float | None = None
     """Randomization p-value of ``drop`` under the null hypothesis that the cell does not matter (the cells'
     outcomes shuffled within each cluster): how often picking the worst of these cells drops as far by chance."""
