@@ -110,8 +110,9 @@ def sweep_reading(s: Robustness) -> str:
         drop = (f" The drop from the reference to the worst cell ({_num(s.drop)}) is "
                 f"{'more' if s.drop_significant else 'no more'} than picking the worst cell explains "
                 f"(p = {_num(s.p_drop or 0.0)}).")
-    return (f"Across the {len(s.cells)} cells of the sweep, {s.benchmark}:{s.variant}/{s.strategy} {s.metric} ranges "
-            f"from {_num(s.score)} ({s.shown(s.worst)}: the robustness score{interval}) to "
+    shared = f" on the {s.shared} samples every cell answered" if s.fewer_shared else ""
+    return (f"Across the {len(s.cells)} cells of the sweep, {s.benchmark}:{s.variant}/{s.strategy} {s.metric}{shared} "
+            f"ranges from {_num(s.score)} ({s.shown(s.worst)}: the robustness score{interval}) to "
             f"{_num(s.best_value or 0.0)} ({s.shown(s.best)}); {s.significant} of {tested} cells differ from the "
             f"reference ({s.shown(s.reference)}) after the {'Holm' if s.correction == 'holm' else 'Benjamini-Hochberg'}"
             f" correction at {s.alpha:g}.{drop}")

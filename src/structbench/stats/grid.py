@@ -77,6 +77,8 @@ class GridFigures:
     randomization test of the drop."""
 
     observed: dict[str, float]
+    cells: tuple[float, ...]
+    """Each cell's metric on the shared samples (the figures' inputs), in the design's order."""
     intervals: dict[str, tuple[float, float]]
     p_drop: float
     resamples: int
@@ -175,6 +177,7 @@ def grid_figures(
         float("nan")
     return GridFigures(
         observed=seen,
+        cells=tuple(float(v) for v in values[0]),
         intervals={name: _basic(boot[name], seen[name], confidence, ranges(bounds)[name]) for name in FIGURES},
         p_drop=p,
         resamples=resamples,
