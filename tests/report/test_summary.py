@@ -63,6 +63,15 @@ def test_an_interval_over_few_units_is_called_rough_with_baselines_or_without() 
         assert "resamples only" not in reading(fine, None)
 
 
+def test_an_interval_of_no_width_is_called_out() -> None:
+    """Every sample right: every resample is too, and the interval [1.0000, 1.0000] says nothing of how far the score
+    could move; the paragraph says so with baselines or without, and not of an interval with a width."""
+    for baselines in ({"chance": 0.5}, {}):
+        text = reading(entry(1.0, 1.0, 1.0, **baselines), None)
+        assert "[1.0000, 1.0000]" in text and "The interval has no width: every resample scored the same" in text
+        assert "no width" not in reading(entry(0.9, 0.8, 0.95, **baselines), None)
+
+
 def test_the_paragraph_names_the_model_and_the_suite() -> None:
     title = LlamaCppBackend(Path("unused.gguf"), DEFAULT_MODEL, LoadParams(n_ctx=8192)).title
     assert title == "Gemma 3 270M (embedded, Q4_K_M) through llama.cpp, with a context of 8192 tokens"

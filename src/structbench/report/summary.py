@@ -4,7 +4,8 @@ A bare table leaves a newcomer with ``llamacpp`` for a model and 0.40 beside bas
 paragraph names the model and the suite, says whether each headline is above its baselines (its interval, not its
 value, decides), and, when the answers are nearly all one label, says so: a score that equals a baseline because
 the model always gives one answer is read differently from one that is simply low. Whatever makes an interval a
-poor guide is said of every headline, with baselines or without: fewer than ``MIN_CLUSTERS`` units resampled.
+poor guide is said of every headline, with baselines or without: fewer than ``MIN_CLUSTERS`` units resampled, or an
+interval of no width (every sample scored the same).
 """
 
 from __future__ import annotations
@@ -47,11 +48,11 @@ def _num(value: float) -> str:
 
 def reading(r: ResultEntry, answers: tuple[Counter[str], Counter[str]] | None) -> str:
     """How to read one entry's headline, in a sentence or two ('' when nothing applies): against its baselines, and
-    whatever makes its interval a poor guide (too few units), with or without baselines."""
+    whatever makes its interval a poor guide (too few units, no width), with or without baselines."""
     h = r.headline
     if h.value is None:
         return ""
-    notes = [n for n in (_few_units(h),) if n]
+    notes = [n for n in (_few_units(h), _no_width(h)) if n]
     if not r.baselines:
         return " ".join([f"{h.name} {_num(h.value)}{_interval(h)}.", *notes]) if notes else ""
     return " ".join([_against(r), *notes, _one_answer(answers)]).strip()
@@ -86,6 +87,15 @@ def _few_units(h: Headline) -> str:
         return ""
     return (f"The interval resamples only {h.clusters} {plural(h.unit, h.clusters)} (fewer than {MIN_CLUSTERS}): "
             "too few for a bootstrap to be trusted, so read it as a rough guide.")
+
+
+def _no_width(h: Headline) -> str:
+    """The interval is a point: every resample scored the same (every sample right, or every one wrong), which says
+    nothing about how far the score could move (``docs/usage/statistics.md``: near 0 or 1)."""
+    if h.ci_low is None or h.ci_high is None or h.ci_low != h.ci_high:
+        return ""
+    return ("The interval has no width: every resample scored the same (as when every sample is right, or every one "
+            "wrong), so the bootstrap cannot say how far the score could move.")
 
 
 def _one_answer(answers: tuple[Counter[str], Counter[str]] | None) -> str:
