@@ -47,14 +47,29 @@ def test_above_below_and_nothing_to_say() -> None:
                                                  (Counter({"YES": 27, "NO": 3}), Counter({"YES": 15, "NO": 15})))
 
 
-def test_an_interval_over_few_clusters_is_called_rough() -> None:
-    few = entry(0.9, 0.8, 0.95, chance=0.33)
-    few.headline = few.headline.model_copy(update={"unit": "table", "clusters": 3})
-    assert "resamples only 3 tables (fewer than 10): too few for a bootstrap to be trusted" in reading(few, None)
-    for unit, clusters in (("table", 10), ("sample", 3)):  # enough tables; independent samples
-        fine = entry(0.9, 0.8, 0.95, chance=0.33)
-        fine.headline = fine.headline.model_copy(update={"unit": unit, "clusters": clusters})
+def test_an_interval_over_few_units_is_called_rough_with_baselines_or_without() -> None:
+    """Fewer than 10 units resampled, tables or independent samples, is said of every headline: most benchmarks have
+    no baselines (StrucText-Eval, the toy one), and the note once came only beside a baseline's reading."""
+    for unit, baselines in (("table", {"chance": 0.33}), ("sample", {"chance": 0.33}), ("document", {}),
+                            ("sample", {})):
+        few = entry(0.9, 0.8, 0.95, **baselines)
+        few.headline = few.headline.model_copy(update={"unit": unit, "clusters": 3})
+        text = reading(few, None)
+        assert f"resamples only 3 {unit}s (fewer than 10): too few for a bootstrap to be trusted" in text, text
+        assert baselines or text.startswith("weighted_f1 0.9000 [0.8000, 0.9500]. The interval resamples only")
+    for baselines in ({"chance": 0.33}, {}):
+        fine = entry(0.9, 0.8, 0.95, **baselines)
+        fine.headline = fine.headline.model_copy(update={"unit": "sample", "clusters": 10})
         assert "resamples only" not in reading(fine, None)
+
+
+def test_an_interval_of_no_width_is_called_out() -> None:
+    """Every sample right: every resample is too, and the interval [1.0000, 1.0000] says nothing of how far the score
+    could move; the paragraph says so with baselines or without, and not of an interval with a width."""
+    for baselines in ({"chance": 0.5}, {}):
+        text = reading(entry(1.0, 1.0, 1.0, **baselines), None)
+        assert "[1.0000, 1.0000]" in text and "The interval has no width: every resample scored the same" in text
+        assert "no width" not in reading(entry(0.9, 0.8, 0.95, **baselines), None)
 
 
 def test_the_paragraph_names_the_model_and_the_suite() -> None:

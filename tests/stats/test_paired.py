@@ -12,7 +12,7 @@ import pytest
 
 from structbench.stats import FunctionStatistic, MeanStatistic, paired_test, statistic_interval
 from structbench.stats import bootstrap as bootstrap_module
-from structbench.stats.paired import bootstrap_deltas, randomization_deltas
+from structbench.stats.paired import bootstrap_deltas, bootstrap_p_value, randomization_deltas, randomization_p_value
 
 
 def pool(a: np.ndarray, b: np.ndarray) -> MeanStatistic:
@@ -227,3 +227,11 @@ def test_few_clusters_give_no_bootstrap_p_and_a_floor() -> None:
     assert t.p_randomization >= 0.2  # an exact test could not go below 2 / 2^3
     big = paired_test(pool(np.zeros(40), np.ones(40)), 40, resamples=100, seed=0)
     assert not big.small
+
+
+def test_a_randomization_with_no_defined_round_has_no_p_value() -> None:
+    """Where the metric is undefined in every swapped round, add-one smoothing alone gives (1 + 0) / (0 + 1) = 1.0, a
+    p-value that looks like 'no difference at all'; it is NaN, as the bootstrap's is with no defined resample."""
+    undefined = np.full(200, np.nan)
+    assert math.isnan(randomization_p_value(undefined, 0.3)) and math.isnan(bootstrap_p_value(undefined, 0.3))
+    assert randomization_p_value(np.array([0.1, 0.5, np.nan]), 0.3) == 2 / 3  # the defined rounds only

@@ -10,6 +10,9 @@ p-values are corrected for their number (Holm, or Benjamini-Hochberg). The summa
 mean (the variability HELM's ToRR study reports across table formats), and the drop from the reference cell to the
 worst. The worst of many noisy cells is biased low, so each figure gets its interval from the whole grid resampled
 by cluster, the figure taken in every resample, and the drop a randomization test of the cells (``stats.grid``).
+The figures and their intervals rest on the samples every cell answered (``shared``): where a cell lost some (harness
+errors, prompts too long, a sweep not finished), a figure from the cells' full headlines would compare other samples
+than its interval and could fall outside it. Each cell's own headline, on all of its samples, stays in its row.
 """
 
 from __future__ import annotations
@@ -115,6 +118,7 @@ def robustness_of(runs: Sequence[CellRun], stats: StatsOptions, order: Sequence[
                 })
         rows.append(row)
     grid = _grid(runs, ref, stats, metric, first.variant)
+    summary = grid.pop("figures", None) or _summary([(r.cell, r.value) for r in rows])
     tested = [i for i, r in enumerate(rows) if r.p_randomization is not None]
     for i, p in zip(tested, adjust([rows[i].p_randomization or math.nan for i in tested], stats.correction),
                     strict=True):
@@ -122,15 +126,15 @@ def robustness_of(runs: Sequence[CellRun], stats: StatsOptions, order: Sequence[
             rows[i] = rows[i].model_copy(update={"p_adjusted": p, "significant": p < stats.alpha})
     return Robustness(
         benchmark=first.benchmark, variant=first.variant, strategy=first.strategy, model=first.model, metric=metric,
-        axes=axes_of(cells, order), reference=ref, cells=rows, **_summary(rows),
+        axes=axes_of(cells, order), reference=ref, cells=rows, **summary,
         significant=sum(bool(r.significant) for r in rows), correction=stats.correction, alpha=stats.alpha,
         resamples=stats.resamples, seed=stats.seed, confidence=stats.confidence, unit=unit, **grid,
     )
 
 
 def _grid(runs: Sequence[CellRun], ref: str, stats: StatsOptions, metric: str, variant: str) -> dict[str, Any]:
-    """The figures' intervals and the drop's test over the samples every cell answered (``stats.grid``); {} where
-    there are none, or the benchmark is not at hand."""
+    """The figures (``figures``: the summary), their intervals and the drop's test over the samples every cell
+    answered (``stats.grid``); {} where there are none, or the benchmark is not at hand."""
     bench = next((r.bench for r in runs if r.cell == ref and r.bench is not None), None) or next(
         (r.bench for r in runs if r.bench is not None), None)
     by_cell = [_by_id(r.records) for r in runs]
@@ -143,7 +147,10 @@ def _grid(runs: Sequence[CellRun], ref: str, stats: StatsOptions, metric: str, v
                          seed=stats.seed, confidence=stats.confidence)
     intervals = {k: [v[0], v[1]] for k, v in found.intervals.items() if all(map(math.isfinite, v))}
     p = _finite(found.p_drop)
-    return {"drop": _finite(found.observed["drop"]), "intervals": intervals, "p_drop": p,
+    figures = _summary(list(zip([r.cell for r in runs], found.cells, strict=True)))
+    if all(map(math.isfinite, found.cells)):  # the very numbers the intervals were built around
+        figures.update({k: found.observed[k] for k in ("score", "best_value", "mean", "spread", "mad")})
+    return {"figures": figures, "drop": _finite(found.observed["drop"]), "intervals": intervals, "p_drop": p,
             "drop_significant": None if p is None else p < stats.alpha, "shared": len(shared)}
 
 
@@ -151,9 +158,9 @@ def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _summary(rows: Sequence[CellComparison]) -> dict[str, Any]:
-    """Worst and best cell, mean, spread and mean absolute deviation over the cells with a headline."""
-    valued = [(r.cell, r.value) for r in rows if r.value is not None and math.isfinite(r.value)]
+def _summary(cells: Sequence[tuple[str, float | None]]) -> dict[str, Any]:
+    """Worst and best cell, mean, spread and mean absolute deviation over the (cell, value) pairs with a value."""
+    valued = [(c, v) for c, v in cells if v is not None and math.isfinite(v)]
     if not valued:
         return {"score": None}
     worst = min(valued, key=lambda cv: cv[1])

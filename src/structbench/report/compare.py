@@ -11,6 +11,7 @@ resamples questions on their own), each system's epochs averaged as its headline
 from __future__ import annotations
 
 import logging
+import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -56,7 +57,8 @@ class Comparison:
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        out.update(out.pop("test"))
+        out.update({k: None if isinstance(v, float) and not math.isfinite(v) else v  # undefined: JSON's null
+                    for k, v in out.pop("test").items()})
         out["small"] = self.test.small  # too few units for the bootstrap p to be shown (it is kept here)
         return out
 

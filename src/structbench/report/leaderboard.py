@@ -205,7 +205,7 @@ def _cell_text(c: Cell) -> str:
         text += f" #{c.rank}"
     if c.test is not None:
         t = c.test
-        p = f"{t.p_randomization:.3f}"
+        p = f"{t.p_randomization:.3f}" if math.isfinite(t.p_randomization) else "n/a"
         adjusted = f", adj. {c.adjusted_p:.3f}" if c.adjusted_p is not None else ""
         text += f"; Δ {t.delta:+.4f} (p {p}{adjusted}, {units_text(t)})"
         if c.tied:

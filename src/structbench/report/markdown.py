@@ -131,7 +131,8 @@ def robustness_grid(summaries: list[Robustness]) -> Grid:
     rows = []
     for s in summaries:
         ref = next((c for c in s.cells if c.reference), None)
-        worst = f"{_fmt(s.score)} ({s.shown(s.worst)})" if s.score is not None else "–"
+        shared = f"; on {s.shared} shared samples" if s.fewer_shared else ""
+        worst = f"{_fmt(s.score)} ({s.shown(s.worst)}{shared})" if s.score is not None else "–"
         best = f"{_fmt(s.best_value)} ({s.shown(s.best)})" if s.best_value is not None else "–"
         tested = sum(c.p_adjusted is not None for c in s.cells)
         correction = {"holm": "Holm", "bh": "BH"}.get(s.correction, s.correction)

@@ -81,7 +81,7 @@ def summary_text(s: Robustness) -> str:
         f"{len(s.cells)} cells over {', '.join(f'{k} ({len(v)})' for k, v in s.axes.items())}. Robustness score "
         f"(worst cell's {s.metric}): {fmt(s.score)}{_ci(s, 'score')} ({s.shown(s.worst)}); best "
         f"{fmt(s.best_value)}{_ci(s, 'best_value')} ({s.shown(s.best)}); spread {fmt(s.spread)}{_ci(s, 'spread')}; "
-        f"MAD {fmt(s.mad)}{_ci(s, 'mad')}; mean {fmt(s.mean)}{_ci(s, 'mean')}. Reference "
+        f"MAD {fmt(s.mad)}{_ci(s, 'mad')}; mean {fmt(s.mean)}{_ci(s, 'mean')}.{_shared(s)} Reference "
         f"cell: {s.shown(s.reference)} ({fmt(ref.value if ref else None)}). {_drop(s)}{s.significant} of {tested} "
         f"cells differ from it at α = {s.alpha:g} after the {CORRECTIONS.get(s.correction, s.correction)} correction "
         f"({s.resamples} resamples, seed {s.seed}{unit})."
@@ -92,6 +92,14 @@ def _ci(s: Robustness, figure: str) -> str:
     """`` [low, high]``: a figure's interval from the grid resampled as a whole (none stored: nothing)."""
     bounds = s.intervals.get(figure)
     return f" [{fmt(bounds[0])}, {fmt(bounds[1])}]" if bounds else ""
+
+
+def _shared(s: Robustness) -> str:
+    """Where the figures rest on fewer samples than a cell holds, on how many (the table's headlines on all)."""
+    if not s.fewer_shared:
+        return ""
+    return (f" These figures are on the {s.shared} samples every cell answered (a cell holds up to "
+            f"{max(c.n for c in s.cells)}); the table gives each cell's {s.metric} on all of its samples.")
 
 
 def _drop(s: Robustness) -> str:

@@ -3,7 +3,9 @@
 A bare table leaves a newcomer with ``llamacpp`` for a model and 0.40 beside baselines of 0.40 and 0.33. The
 paragraph names the model and the suite, says whether each headline is above its baselines (its interval, not its
 value, decides), and, when the answers are nearly all one label, says so: a score that equals a baseline because
-the model always gives one answer is read differently from one that is simply low.
+the model always gives one answer is read differently from one that is simply low. Whatever makes an interval a
+poor guide is said of every headline, with baselines or without: fewer than ``MIN_CLUSTERS`` units resampled, or an
+interval of no width (every sample scored the same).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from structbench.runfiles.cells import cell_text
-from structbench.runfiles.results import MetricsFile, ResultEntry, Robustness, plural
+from structbench.runfiles.results import Headline, MetricsFile, ResultEntry, Robustness, plural
 from structbench.stats.paired import MIN_CLUSTERS
 
 DEGENERATE = 0.8
@@ -45,45 +47,75 @@ def _num(value: float) -> str:
 
 
 def reading(r: ResultEntry, answers: tuple[Counter[str], Counter[str]] | None) -> str:
-    """How to read one entry's headline against its baselines, in a sentence or two ('' when nothing applies)."""
+    """How to read one entry's headline, in a sentence or two ('' when nothing applies): against its baselines, and
+    whatever makes its interval a poor guide (too few units, no width), with or without baselines."""
     h = r.headline
-    if h.value is None or not r.baselines:
+    if h.value is None:
         return ""
+    notes = [n for n in (_few_units(h), _no_width(h)) if n]
+    if not r.baselines:
+        return " ".join([f"{h.name} {_num(h.value)}{_interval(h)}.", *notes]) if notes else ""
+    return " ".join([_against(r), *notes, _one_answer(answers)]).strip()
+
+
+def _interval(h: Headline) -> str:
+    return f" [{_num(h.ci_low)}, {_num(h.ci_high)}]" if h.ci_low is not None and h.ci_high is not None else ""
+
+
+def _against(r: ResultEntry) -> str:
+    """The headline against the best of its baselines: its interval, not its value, decides."""
+    h = r.headline
+    assert h.value is not None
     name, best = max(r.baselines.items(), key=lambda kv: kv[1])
-    value = f"{h.name} {_num(h.value)}"
-    if h.ci_low is not None and h.ci_high is not None:
-        value += f" [{_num(h.ci_low)}, {_num(h.ci_high)}]"
-        if h.ci_low > best:
-            text = f"{value} is above every baseline (the {name} baseline is {_num(best)})."
-        else:
-            inside = [f"{n} {_num(b)}" for n, b in r.baselines.items() if h.ci_low <= b <= h.ci_high]
-            if inside:
-                several = len(inside) > 1
-                text = (f"{value} cannot be told apart from the {' and '.join(inside)} baseline{'s' if several else ''}"
-                        f": the interval contains {'them' if several else 'it'}.")
-            else:
-                text = f"{value} is below the {name} baseline ({_num(best)})."
-    else:
+    value = f"{h.name} {_num(h.value)}{_interval(h)}"
+    if h.ci_low is None or h.ci_high is None:
         side = "above" if h.value > best else "not above"
-        text = f"{value} is {side} the {name} baseline ({_num(best)}); there is no interval to judge it by."
-    if h.ci_low is not None and h.clusters is not None and h.unit not in (None, "sample") and h.clusters < MIN_CLUSTERS:
-        text += (f" The interval resamples only {h.clusters} {plural(h.unit, h.clusters)} (fewer than {MIN_CLUSTERS}):"
-                 " too few for a bootstrap to be trusted, so read it as a rough guide.")
-    if answers is not None:
-        parsed, gold = answers
-        total = sum(parsed.values())
-        label, count = parsed.most_common(1)[0] if parsed else ("", 0)
-        if total >= MIN_ANSWERS and count >= DEGENERATE * total and count - gold[label] >= (1 - DEGENERATE) * total:
-            golds = ", ".join(f"{g} {c}" for g, c in gold.most_common())
-            text += (f" The model answered {label} in {count} of {total} samples (gold: {golds}), so the score "
-                     "mostly reflects that one answer.")
-    return text
+        return f"{value} is {side} the {name} baseline ({_num(best)}); there is no interval to judge it by."
+    if h.ci_low > best:
+        return f"{value} is above every baseline (the {name} baseline is {_num(best)})."
+    inside = [f"{n} {_num(b)}" for n, b in r.baselines.items() if h.ci_low <= b <= h.ci_high]
+    if inside:
+        several = len(inside) > 1
+        return (f"{value} cannot be told apart from the {' and '.join(inside)} baseline{'s' if several else ''}: "
+                f"the interval contains {'them' if several else 'it'}.")
+    return f"{value} is below the {name} baseline ({_num(best)})."
+
+
+def _few_units(h: Headline) -> str:
+    """The interval resamples fewer than ``MIN_CLUSTERS`` units (clusters, or samples where there are none)."""
+    if h.ci_low is None or h.clusters is None or h.unit is None or h.clusters >= MIN_CLUSTERS:
+        return ""
+    return (f"The interval resamples only {h.clusters} {plural(h.unit, h.clusters)} (fewer than {MIN_CLUSTERS}): "
+            "too few for a bootstrap to be trusted, so read it as a rough guide.")
+
+
+def _no_width(h: Headline) -> str:
+    """The interval is a point: every resample scored the same (every sample right, or every one wrong), which says
+    nothing about how far the score could move (``docs/usage/statistics.md``: near 0 or 1)."""
+    if h.ci_low is None or h.ci_high is None or h.ci_low != h.ci_high:
+        return ""
+    return ("The interval has no width: every resample scored the same (as when every sample is right, or every one "
+            "wrong), so the bootstrap cannot say how far the score could move.")
+
+
+def _one_answer(answers: tuple[Counter[str], Counter[str]] | None) -> str:
+    """Said when the model gave one label for nearly every sample, far more often than it is the gold."""
+    if answers is None:
+        return ""
+    parsed, gold = answers
+    total = sum(parsed.values())
+    label, count = parsed.most_common(1)[0] if parsed else ("", 0)
+    if total >= MIN_ANSWERS and count >= DEGENERATE * total and count - gold[label] >= (1 - DEGENERATE) * total:
+        golds = ", ".join(f"{g} {c}" for g, c in gold.most_common())
+        return (f"The model answered {label} in {count} of {total} samples (gold: {golds}), so the score mostly "
+                "reflects that one answer.")
+    return ""
 
 
 def run_summary(model: str, suite: str, metrics: MetricsFile,
                 answers: dict[AnswerKey, tuple[Counter[str], Counter[str]]], width: int = 100) -> str:
-    """The paragraph: ``What ran: MODEL on SUITE.`` then one reading per entry that has baselines (of a sweep, the
-    reference cell's), and a sentence on each sweep's cells."""
+    """The paragraph: ``What ran: MODEL on SUITE.`` then one reading per entry that has something to say (of a
+    sweep, the reference cell's), and a sentence on each sweep's cells."""
     parts = [f"What ran: {model}, on {suite}."]
     references = {(s.benchmark, s.variant, s.strategy, s.model): s.reference for s in metrics.robustness}
     shown = [r for r in metrics.results if references.get((r.benchmark, r.variant, r.strategy, r.model), r.cell)
@@ -110,8 +142,9 @@ def sweep_reading(s: Robustness) -> str:
         drop = (f" The drop from the reference to the worst cell ({_num(s.drop)}) is "
                 f"{'more' if s.drop_significant else 'no more'} than picking the worst cell explains "
                 f"(p = {_num(s.p_drop or 0.0)}).")
-    return (f"Across the {len(s.cells)} cells of the sweep, {s.benchmark}:{s.variant}/{s.strategy} {s.metric} ranges "
-            f"from {_num(s.score)} ({s.shown(s.worst)}: the robustness score{interval}) to "
+    shared = f" on the {s.shared} samples every cell answered" if s.fewer_shared else ""
+    return (f"Across the {len(s.cells)} cells of the sweep, {s.benchmark}:{s.variant}/{s.strategy} {s.metric}{shared} "
+            f"ranges from {_num(s.score)} ({s.shown(s.worst)}: the robustness score{interval}) to "
             f"{_num(s.best_value or 0.0)} ({s.shown(s.best)}); {s.significant} of {tested} cells differ from the "
             f"reference ({s.shown(s.reference)}) after the {'Holm' if s.correction == 'holm' else 'Benjamini-Hochberg'}"
             f" correction at {s.alpha:g}.{drop}")

@@ -221,7 +221,8 @@ class Robustness(BaseModel):
     reference: str
     cells: list[CellComparison]
     score: float | None
-    """The worst cell's headline."""
+    """The worst cell's headline on the samples every cell answered (``shared``), as every figure of the summary is
+    (each cell's on all of its own samples: ``cells``)."""
     worst: str | None = None
     best: str | None = None
     best_value: float | None = None
@@ -235,8 +236,8 @@ class Robustness(BaseModel):
     intervals: dict[str, list[float]] = Field(default_factory=dict)
     """``[low, high]`` of each figure (``score``, ``best_value``, ``mean``, ``spread``, ``mad``, ``drop``): the basic
     bootstrap interval over the whole grid resampled by cluster, each figure taken in every resample (the worst
-    cell's minimum over the cells), so the interval accounts for picking the worst cell (``stats.grid``); computed
-    on the samples every cell answered (``shared``)."""
+    cell's minimum over the cells), so the interval accounts for picking the worst cell (``stats.grid``), clipped to
+    the figure's range and holding the figure; computed on the samples every cell answered (``shared``)."""
     p_drop: float | None = None
     """Randomization p-value of ``drop`` under the null hypothesis that the cell does not matter (the cells'
     outcomes shuffled within each cluster): how often picking the worst of these cells drops as far by chance."""
@@ -244,7 +245,7 @@ class Robustness(BaseModel):
     """``p_drop < alpha``: the model's worst cell is worse than its reference cell beyond what picking the worst of
     so many cells explains."""
     shared: int | None = None
-    """Samples every cell answered (what ``intervals`` and ``p_drop`` rest on)."""
+    """Samples every cell answered (what the figures, ``intervals`` and ``p_drop`` rest on)."""
     significant: int = 0
     """Cells whose difference from the reference is significant after the correction."""
     correction: str = "holm"
@@ -254,6 +255,11 @@ class Robustness(BaseModel):
     confidence: float = 0.95
     unit: str | None = None
     """What the paired tests resampled and swapped (the benchmark's cluster, or ``sample``)."""
+
+    @property
+    def fewer_shared(self) -> bool:
+        """The figures rest on fewer samples than a cell holds (a cell lost some, or a sweep is not finished)."""
+        return self.shared is not None and any(c.n > self.shared for c in self.cells)
 
     def shown(self, cell: str | None) -> str:
         """A cell's options as readers see them, in the sweep's order: ``serialization=csv, perturbation=none``."""

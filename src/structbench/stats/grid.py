@@ -10,7 +10,13 @@ every resample of the whole grid, and its interval and test come from those:
   cells in each resample, not the resampled value of the observed worst cell). The interval is the *basic*
   bootstrap interval ``(2 f - q_hi, 2 f - q_lo)`` of each figure's distribution: the resampled minimum falls below
   the observed one by about as much as the observed one falls below the truth, and the basic interval turns that
-  bias around (a percentile interval of the resampled minima would move away from the truth).
+  bias around (a percentile interval of the resampled minima would move away from the truth: with five cells of
+  one 0.6 model on 80 samples it covered the worst cell's true 0.6 in half the runs, the basic interval in 90 of
+  100, and the spread's true 0 in none, the basic in 81). The reflection can leave the figure's range (a worst
+  cell of 0.95 got [0.90, 1.025], a spread [-0.025, 0.10]) and, where the observed figure lies outside the middle
+  of its resampled values (a spread of 0.02 whose every resample was larger), end short of it ([-0.14, 0.00]); so
+  each interval is clipped to its figure's range (``ranges``: the metric's for the worst, best and mean, from 0
+  for the spread, the mean absolute deviation and the drop) and, where it still misses its figure, extended to it.
 - **Randomization of the cells** (the null hypothesis: the cell does not matter): within every cluster the K cells'
   outcomes are shuffled among the cells at once; the drop (reference cell minus the worst cell) of each shuffle is
   what picking the worst cell gives by chance. ``p = (1 + #{drop* >= drop}) / (R + 1)``, so a format-independent
@@ -67,9 +73,12 @@ def figures(values: np.ndarray, reference: int) -> dict[str, np.ndarray]:
 
 @dataclass(frozen=True)
 class GridFigures:
-    """The grid's figures, their basic bootstrap intervals and the randomization test of the drop."""
+    """The grid's figures, their basic bootstrap intervals (within each figure's range, around the figure) and the
+    randomization test of the drop."""
 
     observed: dict[str, float]
+    cells: tuple[float, ...]
+    """Each cell's metric on the shared samples (the figures' inputs), in the design's order."""
     intervals: dict[str, tuple[float, float]]
     p_drop: float
     resamples: int
@@ -77,13 +86,25 @@ class GridFigures:
     confidence: float
 
 
-def _basic(dist: np.ndarray, value: float, confidence: float) -> tuple[float, float]:
+def ranges(bounds: tuple[float, float]) -> dict[str, tuple[float, float]]:
+    """The values each figure can take when the metric lies within ``bounds``."""
+    low, high = bounds
+    span = high - low
+    return {"score": bounds, "best_value": bounds, "mean": bounds, "spread": (0.0, span), "mad": (0.0, span / 2),
+            "drop": (0.0, span)}
+
+
+def _basic(dist: np.ndarray, value: float, confidence: float, within: tuple[float, float]) -> tuple[float, float]:
+    """The basic bootstrap interval of ``value``, clipped to ``within`` and extended to ``value`` where it ends
+    short of it."""
     values = finite(dist)
     if len(values) == 0 or not np.isfinite(value):
         return float("nan"), float("nan")
     tail = (1 - confidence) / 2
-    low, high = np.quantile(values, [tail, 1 - tail])
-    return float(2 * value - high), float(2 * value - low)
+    q_low, q_high = np.quantile(values, [tail, 1 - tail])
+    low = min(max(2 * value - q_high, within[0]), value)
+    high = max(min(2 * value - q_low, within[1]), value)
+    return float(low), float(high)
 
 
 def grid_bootstrap(stat: Statistic, design: GridDesign, *, resamples: int, seed: int) -> np.ndarray:
@@ -140,8 +161,10 @@ def grid_figures(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
     confidence: float = DEFAULT_CONFIDENCE,
+    bounds: tuple[float, float] = (0.0, 1.0),
 ) -> GridFigures:
-    """The figures of ``design``'s cells on their shared samples, their intervals and the drop's p-value."""
+    """The figures of ``design``'s cells on their shared samples, their intervals and the drop's p-value;
+    ``bounds``: the range of the metric (every headline's is [0, 1])."""
     if len(design.cells) < 2 or design.cells[0].samples < 1:
         raise ValueError("a grid needs two cells and a shared sample")
     parts = design.parts()
@@ -154,7 +177,8 @@ def grid_figures(
         float("nan")
     return GridFigures(
         observed=seen,
-        intervals={name: _basic(boot[name], seen[name], confidence) for name in FIGURES},
+        cells=tuple(float(v) for v in values[0]),
+        intervals={name: _basic(boot[name], seen[name], confidence, ranges(bounds)[name]) for name in FIGURES},
         p_drop=p,
         resamples=resamples,
         seed=seed,

@@ -29,11 +29,15 @@ def statistic_interval(
 ) -> Interval:
     """The statistic on the whole pool (the mean over epochs of each epoch's value), the bootstrap standard
     error and the percentile interval, resampling ``design``'s clusters, then epochs (an ``int`` n: n
-    independent samples)."""
+    independent samples). An estimate that is undefined (NaN: a NaN outcome, a metric with nothing to measure)
+    gets a NaN interval and no standard error, never one from the resamples that happened to miss the cause."""
     design = Design.independent(design) if isinstance(design, int) else design
     if design.n < 1:
         raise ValueError("bootstrap needs at least one sample")
     estimate = observed(stat, design.n, Part(design))
+    if not math.isfinite(estimate):
+        return Interval(estimate, None, math.nan, math.nan, design.samples, confidence, resamples, seed, method,
+                        design.unit, design.clusters, len(design.epochs))
     dist = bootstrap_distribution(stat, design, resamples=resamples, seed=seed)
     low, high = percentile_interval(dist, confidence)
     values = finite(dist)
@@ -57,7 +61,7 @@ def mean_interval(
     design = design or Design.independent(len(arr))
     interval = statistic_interval(MeanStatistic(arr), design, confidence=confidence, resamples=resamples, seed=seed,
                                   method=method)
-    if design.clusters == design.n:  # independent, once each: the textbook standard error
+    if design.clusters == design.n and math.isfinite(interval.estimate):  # independent, once each: the textbook one
         n = len(arr)
         se = float(arr.std(ddof=1) / math.sqrt(n)) if n > 1 else None
         interval = Interval(**{**interval.as_dict(), "se": se})

@@ -154,9 +154,10 @@ def bootstrap_p_value(deltas: np.ndarray, delta: float) -> float:
 
 
 def randomization_p_value(deltas: np.ndarray, delta: float) -> float:
-    """Two-sided p-value of approximate randomization, add-one smoothed so it is never 0."""
+    """Two-sided p-value of approximate randomization, add-one smoothed so it is never 0, over rounds where the metric
+    is defined; NaN where none is (as the bootstrap's), not the 1.0 that smoothing alone would give."""
     values = finite(deltas)
-    if not math.isfinite(delta):
+    if not math.isfinite(delta) or len(values) == 0:
         return math.nan
     return float((1 + np.sum(np.abs(values) >= abs(delta) - TIE)) / (len(values) + 1))
 
