@@ -76,7 +76,11 @@ def test_thinking_content_parts_and_hidden_reasoning() -> None:
         choice = _parse({"content": content}, "length", hidden)
         assert (choice.text, choice.reasoning, choice.reasoning_tokens, choice.reasoning_cut_off) == ("", None, 64,
                                                                                                       True)
-    assert _parse({"content": "A"}, "stop", hidden).reasoning_cut_off is False
+    answered = _parse({"content": "A"}, "stop", hidden)
+    assert (answered.text, answered.reasoning, answered.reasoning_tokens, answered.reasoning_cut_off) == ("A", None, 64,
+                                                                                                          False)
+    unthinking = {"completion_tokens": 1, "completion_tokens_details": {"reasoning_tokens": 0}}
+    assert _parse({"content": "A"}, "stop", unthinking).reasoning_tokens is None
 
 
 @pytest.mark.parametrize("content", ["", None])

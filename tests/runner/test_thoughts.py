@@ -148,6 +148,12 @@ def test_the_record_keeps_the_thought_behind_the_output() -> None:
     assert not thought_of(Attempt(output=""), [Choice(text="")]).cut_off  # an empty answer is not a cut-off thought
 
 
+def test_a_hidden_thought_keeps_its_count() -> None:
+    """OpenAI's o-series show no thought but count it: the record keeps the count (reasoning.md)."""
+    hidden = thought_of(Attempt(output="A"), [Choice(text="A", reasoning_tokens=64)])
+    assert (hidden.reasoning, hidden.tokens, hidden.cut_off) == (None, 64, False)
+
+
 def test_a_recorded_thought_is_redacted_then_cut() -> None:
     secret = "sk-test-" + "k" * 24
     register_secret(secret)

@@ -30,7 +30,7 @@ class Thought:
     reasoning: str | None
     """The thought behind the attempt's output: secrets redacted, then cut to ``MAX_REASONING_CHARS``."""
     tokens: int | None
-    """That thought's length in tokens, where the backend knew it."""
+    """That thought's length in tokens, where the backend knew it (a hidden thought's too: no text, a count)."""
     cut_off: bool
     """The sample has no answer because replies ran out of tokens inside their thoughts: no reply the attempt
     carries has an answer, and at least one of the sample's replies was cut off in its thought."""
@@ -45,7 +45,7 @@ NO_THOUGHT = Thought(reasoning=None, tokens=None, cut_off=False, replies_cut_off
 def thought_of(attempt: Attempt, replies: Sequence[Choice]) -> Thought:
     """The thought of the reply the attempt's output came from (the last reply with that text; else the last
     reply), and whether the sample was left unanswered by thoughts that never closed."""
-    if all(c.reasoning is None and not c.reasoning_cut_off for c in replies):
+    if all(c.reasoning is None and c.reasoning_tokens is None and not c.reasoning_cut_off for c in replies):
         return NO_THOUGHT
     cut = sum(c.reasoning_cut_off for c in replies)
     answered = any(text.strip() for text in (attempt.output, *attempt.outputs))
@@ -55,7 +55,7 @@ def thought_of(attempt: Attempt, replies: Sequence[Choice]) -> Thought:
     reasoning = source.reasoning if source is not None else None
     return Thought(
         reasoning=clip(redact(reasoning)) if reasoning is not None else None,
-        tokens=source.reasoning_tokens if source is not None and reasoning is not None else None,
+        tokens=source.reasoning_tokens if source is not None else None,  # a hidden thought has only its count
         cut_off=cut > 0 and not answered,
         replies_cut_off=cut,
     )
