@@ -31,6 +31,7 @@ from structbench.runfiles.cells import cell_options
 from structbench.runfiles.records import AnyRecord
 from structbench.runfiles.results import epoch_metrics
 from structbench.runfiles.rundir import RunFiles
+from structbench.runfiles.runflags import config_flags
 from structbench.stats import MeanStatistic, Statistic, bootstrap_distribution, metric_statistic, percentile_interval
 from structbench.stats.baselines import label_baselines
 from structbench.stats.metric import design_of
@@ -264,22 +265,11 @@ class ModelRuns:
 
 
 def run_flags(sources: Sequence[Source]) -> list[str]:
-    """The ``run`` flags of the first of ``sources`` that a command filling more of its table must repeat to run the
-    same way: where the data is, the sample limit, seed and token cap, and the model's load options."""
+    """The ``run`` flags of the first of ``sources`` that a command filling more of its table must repeat to ask for
+    and read replies the same way (``runfiles.runflags``: data, samples, seeds, token caps, sampling, the reasoning
+    settings, the model's load options)."""
     config = next((s.run.config for s in sources if s.run.config is not None), None)
-    if config is None:
-        return []
-    flags = []
-    if config.data_dir:
-        flags.append(f"--data-dir {shlex.quote(config.data_dir)}")
-    if config.limit is not None:
-        flags.append(f"--limit {config.limit}")
-    if config.max_tokens is not None:
-        flags.append(f"--max-tokens {config.max_tokens}")
-    if config.seed:
-        flags.append(f"--seed {config.seed}")
-    flags += [f"-M {shlex.quote(f'{k}={v}')}" for k, v in config.model_options.items()]
-    return flags
+    return [] if config is None else config_flags(config)
 
 
 @dataclass
@@ -342,6 +332,13 @@ class TableFill:
         twin = s.bench.corrected() if self.corrected else None
         return twin or s.bench
 
+    def _model_flags(self) -> list[str]:
+        """``--model`` and ``--base-url`` of the model's runs."""
+        parts = [f"--model {shlex.quote(self.model.spec)}"]
+        if self.model.base_url:
+            parts.append(f"--base-url {shlex.quote(self.model.base_url)}")
+        return parts
+
     def command(self, m: Measure, *, orders: Sequence[str] = ()) -> str:
         """The ``structbench run`` that fills a column."""
         preset = self.table.preset
@@ -349,13 +346,15 @@ class TableFill:
         options = {**preset.options, **m.options}
         if m.orders is not None and orders:
             options[m.orders.option] = ",".join(orders)
-        parts = ["structbench run", f"--model {self.model.spec}"]
-        if self.model.base_url:
-            parts.append(f"--base-url {self.model.base_url}")
-        parts += [f"--bench {bench}", f"--strategy {m.strategy}"]
-        parts += [f"--option {k}={v}" for k, v in options.items()]
+        parts = ["structbench run", *self._model_flags(), f"--bench {bench}", f"--strategy {m.strategy}"]
+        parts += [f"--option {shlex.quote(f'{k}={v}')}" for k, v in options.items()]
         parts += run_flags(self.sources or self.model.sources)
         return " ".join(parts)
+
+    def whole_command(self) -> str:
+        """The ``structbench run`` of the table's preset, run as the model's runs ran."""
+        parts = ["structbench run", *self._model_flags(), f"--preset {self.table.name}"]
+        return " ".join(parts + run_flags(self.sources or self.model.sources))
 
     def _measure(self, m: Measure) -> tuple[list[Estimate], str] | Gap:
         cands = [
@@ -671,9 +670,16 @@ def run_notes(filled: FilledTable) -> list[str]:
             "answer is drawn uniformly from the options (mean of 200 seeded draws) or is the most frequent gold label, "
             f"on the samples of the runs of {' and '.join(sources)}."
         )
-    models = list(dict.fromkeys(f.model.spec for f in filled.fills)) or ["MODEL"]
-    lines += [f"The whole table for {m}: structbench run --model {m} --preset {filled.table.name}" for m in models]
+    lines += [f"The whole table for {m}: {command}" for m, command in whole_commands(filled).items()]
     return lines
+
+
+def whole_commands(filled: FilledTable) -> dict[str, str]:
+    """Per model of the runs, the command that runs the table's whole preset as its runs ran (``MODEL`` when none)."""
+    commands: dict[str, str] = {}
+    for fill in filled.fills:
+        commands.setdefault(fill.model.spec, fill.whole_command())
+    return commands or {"MODEL": f"structbench run --model MODEL --preset {filled.table.name}"}
 
 
 def _option_notes(fill: TableFill) -> list[str]:
