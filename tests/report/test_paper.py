@@ -157,6 +157,19 @@ def test_fill_commands_run_the_way_the_runs_ran(tmp_path: Path) -> None:
     assert section.children[0].title.endswith(f"the whole table: {whole}")
 
 
+def test_a_reasoning_budget_is_a_run_the_paper_did_not_make(tmp_path: Path) -> None:
+    """``--reasoning-budget`` raises every request's max_tokens above the paper's: noted under the table, as an option
+    that differs from the preset is; so are think tags and an opened thought, which change what is read."""
+    plain = _model_d_run(tmp_path / "plain", limit=30)
+    assert not any(" ran with " in line for line in run_notes(_filled([plain])[0]))
+    budget = _model_d_run(tmp_path / "budget", limit=30, reasoning=Reasoning(budget=1000))
+    assert f"model-d: {budget} ran with --reasoning-budget 1000, which the paper did not run with (it changes how " \
+           "replies are asked for or read)." in run_notes(_filled([budget])[0])
+    tags = _model_d_run(tmp_path / "tags", limit=30, reasoning=Reasoning(tags=[("[THINK]", "[/THINK]")], opened=True))
+    assert any(f"{tags} ran with --think-tags '[THINK],[/THINK]' --thought-opened, which" in line
+               for line in run_notes(_filled([tags])[0]))
+
+
 def test_rendered_section(toy_paper_runs: dict[str, Path]) -> None:
     paths = [toy_paper_runs[k] for k in ("a-md", "b-md", "c-small")]
     runs = [load_run(p) for p in paths]

@@ -31,7 +31,7 @@ from structbench.runfiles.cells import cell_options
 from structbench.runfiles.records import AnyRecord
 from structbench.runfiles.results import epoch_metrics
 from structbench.runfiles.rundir import RunFiles
-from structbench.runfiles.runflags import config_flags
+from structbench.runfiles.runflags import config_flags, request_flags
 from structbench.stats import MeanStatistic, Statistic, bootstrap_distribution, metric_statistic, percentile_interval
 from structbench.stats.baselines import label_baselines
 from structbench.stats.metric import design_of
@@ -683,7 +683,9 @@ def whole_commands(filled: FilledTable) -> dict[str, str]:
 
 
 def _option_notes(fill: TableFill) -> list[str]:
-    """Run options that differ from the table's preset (beyond those that only select samples)."""
+    """Run options that differ from the table's preset (beyond those that only select samples), and the run's
+    settings that change how replies are asked for or read (``request_flags``: ``--reasoning-budget`` raises every
+    request's ``max_tokens`` above the paper's), which no paper's setting has."""
     preset = fill.table.preset
     measures = [c for r in fill.table.rows for c in r.cells.values() if isinstance(c, Measure)]
     skip = set(fill.table.selection) | {c.orders.option for c in measures if c.orders} | {
@@ -697,6 +699,10 @@ def _option_notes(fill: TableFill) -> list[str]:
         extra = [f"{k}={v}" for k, v in s.run.options.items() if "." not in k and k not in preset.options
                  and k not in skip and hasattr(s.bench.options, k)]
         unset = [f"{', '.join(extra)}, which the paper's setting does not set"] if extra else []
+        asked = request_flags(s.run.config) if s.run.config is not None else []
+        if asked:
+            unset.append(f"{' '.join(asked)}, which the paper did not run with (it changes how replies are asked for "
+                         "or read)")
         what = "; ".join([*differs, *unset])
         if what:
             out.append(f"{fill.model.model}: {s.run.path} ran with {what}.")
