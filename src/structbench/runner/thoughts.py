@@ -3,10 +3,12 @@ because its replies ran out of tokens inside their thoughts (``backends.reasonin
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import shlex
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from structbench.backends.base import Choice
+from structbench.backends.reasoning import ThinkTags, unsplit_tag
 from structbench.contract.benchmark import Attempt
 from structbench.core.redact import redact
 
@@ -59,3 +61,26 @@ def thought_of(attempt: Attempt, replies: Sequence[Choice]) -> Thought:
         cut_off=cut > 0 and not answered,
         replies_cut_off=cut,
     )
+
+
+
+class UnsplitThoughts:
+    """Says once, on ``notify``, that a reply's answer begins with a known thinking tag the run does not split on
+    (``backends.reasoning.unsplit_tag``): its thought is then parsed as the answer, and ``--think-tags`` would take
+    it out. Never splits unasked: such a tag could begin an answer's own text. The note names no sample, so worker
+    processes that each see such a reply give the run one note (the dispatcher drops a repeated one)."""
+
+    def __init__(self, notify: Callable[[str], None]) -> None:
+        self.notify = notify
+        self.said = False
+
+    def see(self, choices: Sequence[Choice], tags: ThinkTags | None) -> None:
+        """Look at a reply's answers (``tags``: the request's think tags, None for the default ones)."""
+        if self.said:
+            return
+        pair = next((p for c in choices if (p := unsplit_tag(c.text, tags)) is not None), None)
+        if pair is not None:
+            self.said = True
+            self.notify(f"note: a reply's answer begins with {pair[0]!r}, a thinking tag this run does not split on, "
+                        f"so a thought may be parsed as the answer; if the model thinks between {pair[0]} and "
+                        f"{pair[1]}, run with --think-tags {shlex.quote(','.join(pair))} (docs/usage/reasoning.md)")
