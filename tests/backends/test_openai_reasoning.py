@@ -76,7 +76,23 @@ def test_thinking_content_parts_and_hidden_reasoning() -> None:
         choice = _parse({"content": content}, "length", hidden)
         assert (choice.text, choice.reasoning, choice.reasoning_tokens, choice.reasoning_cut_off) == ("", None, 64,
                                                                                                       True)
-    assert _parse({"content": "A"}, "stop", hidden).reasoning_cut_off is False
+    answered = _parse({"content": "A"}, "stop", hidden)
+    assert (answered.text, answered.reasoning, answered.reasoning_tokens, answered.reasoning_cut_off) == ("A", None, 64,
+                                                                                                          False)
+    unthinking = {"completion_tokens": 1, "completion_tokens_details": {"reasoning_tokens": 0}}
+    assert _parse({"content": "A"}, "stop", unthinking).reasoning_tokens is None
+
+
+@pytest.mark.parametrize("content", ["", None])
+def test_hidden_reasoning_cuts_off_every_choice_that_ran_out(content: str | None) -> None:
+    """Self-consistency's n draws: the usage counts their hidden thoughts together, and each draw that spent the
+    budget with no answer is cut off, as one draw alone is (a null content is never an unusable reply)."""
+    raw = [{"index": i, "message": {"content": content if i else "A"}, "finish_reason": "length" if i else "stop"}
+           for i in range(5)]
+    usage = {"completion_tokens": 320, "completion_tokens_details": {"reasoning_tokens": 300}}
+    choices = OpenAIBackend._parse({"choices": raw, "usage": usage}, chat=True).choices
+    assert [(c.text, c.reasoning_cut_off, c.reasoning_tokens) for c in choices] == [("A", False, None)] + [
+        ("", True, None)] * 4
 
 
 def test_reasoning_effort_and_template_arguments_are_sent() -> None:

@@ -16,7 +16,7 @@ from structbench.backends.base import (
     reply_choice,
 )
 from structbench.backends.mock import MockBackend
-from structbench.backends.reasoning import Split, check_tags, opens_thought, split_reasoning
+from structbench.backends.reasoning import Split, check_tags, opens_thought, split_reasoning, unsplit_tag
 
 
 @pytest.mark.parametrize(
@@ -45,6 +45,12 @@ from structbench.backends.reasoning import Split, check_tags, opens_thought, spl
         ("[THINK]B?[/THINK]A <think>x</think>", {"tags": (("[THINK]", "[/THINK]"),)},
          Split("A <think>x</think>", "B?")),
         ("<t>B?</t>A<think>x</think>", {"tags": (("<t>", "</t>"), ("<think>", "</think>"))}, Split("A", "B?x")),
+        ("<THINK>B?</THINK>\nA", {}, Split("A", "B?")),  # the default tags in any case
+        ("<Think>B?</think>A", {}, Split("A", "B?")),
+        ("B?</Think>A", {}, Split("A", "B?")),
+        ("<THINK>B? so B", {"finish_reason": "length"}, Split("", "B? so B", cut_off=True)),
+        ("[think]B?[/think]A", {"tags": (("[THINK]", "[/THINK]"),)}, Split("[think]B?[/think]A", None)),  # as given
+        ("<thinking>B?</thinking>A", {}, Split("<thinking>B?</thinking>A", None)),  # never split unasked
     ],
 )
 def test_split(text: str, kwargs: dict[str, object], expected: Split) -> None:
@@ -57,6 +63,19 @@ def test_opens_thought() -> None:
     assert not opens_thought("<|im_start|>assistant\n")
     assert not opens_thought("<think> a prompt that quotes a tag </think> and goes on")
     assert opens_thought("x [THINK]", (("[THINK]", "[/THINK]"),))
+    assert opens_thought("<|User|>q<|Assistant|><THINK>\n")
+
+
+def test_an_answer_that_begins_with_a_known_thinking_tag_names_the_tags_that_read_it() -> None:
+    assert unsplit_tag("\n <thinking>B?</thinking>A") == ("<thinking>", "</thinking>")
+    assert unsplit_tag("[THINK]B?[/THINK]A") == ("[THINK]", "[/THINK]")
+    assert unsplit_tag("<seed:think>B?") == ("<seed:think>", "</seed:think>")
+    assert unsplit_tag("<|channel|>analysis<|message|>B?<|end|><|start|>assistant<|channel|>final<|message|>A") == (
+        "<|channel|>analysis<|message|>", "<|start|>assistant<|channel|>final<|message|>")
+    assert unsplit_tag("<think>B?", (("[THINK]", "[/THINK]"),)) == ("<think>", "</think>")  # tags given instead
+    assert unsplit_tag("[THINK]B?[/THINK]A", (("[THINK]", "[/THINK]"),)) is None  # named: split, said nothing
+    for answer in ("A", "", "<think>", "The <thinking> tag", "<table>"):
+        assert unsplit_tag(answer) is None
 
 
 def test_tag_pairs_are_checked() -> None:

@@ -79,6 +79,32 @@ def test_a_file_without_predictions_or_a_list_for_one_reply_is_refused(tmp_path:
     assert "error" not in voted.stderr
 
 
+def test_think_tags_and_an_opened_thought_say_where_each_outputs_thought_is(tmp_path: Path) -> None:
+    """A Magistral reply (``[THINK]…[/THINK]answer``) is scored on its answer with ``--think-tags``, as ``run`` reads
+    it; with ``--thought-opened`` an output with no closing tag is a thought cut off, never parsed."""
+    _toy_predictions(tmp_path, keep=4)
+    lines = _lines(tmp_path / "p.jsonl")
+    wrong = {"yes": "no", "no": "yes"}
+
+    def write(name: str, output: Any) -> None:
+        (tmp_path / name).write_text("".join(json.dumps(x | {"output": output(x["output"])}) + "\n" for x in lines))
+
+    write("magistral.jsonl", lambda gold: f"[THINK]Surely {wrong[gold]}.[/THINK]\n{gold}")
+    common = ("score", "toy", "--limit", "4", "--missing", "skip")
+    sb(tmp_path, *common, "-p", "magistral.jsonl", "--think-tags", "[THINK],[/THINK]", "--out", "tags.json")
+    entry = json.loads((tmp_path / "tags.json").read_text())["results"][0]
+    assert (entry["headline"]["value"], entry["reasoning_cut_off"]) == (1.0, 0)
+    sb(tmp_path, *common, "-p", "magistral.jsonl", "--out", "default.json")  # parsed from the thought
+    assert json.loads((tmp_path / "default.json").read_text())["results"][0]["headline"]["value"] == 0.0
+    write("opened.jsonl", lambda gold: f"Surely {wrong[gold]}. Let me check")
+    cut = sb(tmp_path, *common, "-p", "opened.jsonl", "--thought-opened", "--out", "opened.json")
+    entry = json.loads((tmp_path / "opened.json").read_text())["results"][0]
+    assert (entry["headline"]["value"], entry["reasoning_cut_off"]) == (0.0, 4)
+    assert "4 of 4 sample(s) got no answer" in cut.stderr
+    refused = sb(tmp_path, *common, "-p", "opened.jsonl", "--think-tags", "<t>,<t>", check=2)
+    assert "think-tag pair is two different non-blank tags" in refused.stderr
+
+
 def test_export_and_score_offline_never_download(tmp_path: Path) -> None:
     for command in (("export", "scitab", "--out", "x.jsonl"), ("score", "scitab", "-p", "e.jsonl")):
         if command[0] == "score":

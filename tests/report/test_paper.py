@@ -7,14 +7,16 @@ import math
 import shlex
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from structbench.report.api import ReportOptions, prepare
 from structbench.report.entries import StatsOptions, collect
-from structbench.report.paper import EMPTY, Filled, Gap, cell_text, fill_tables
+from structbench.report.paper import EMPTY, Filled, Gap, cell_text, fill_tables, run_notes
 from structbench.report.paper_sections import paper_sections
 from structbench.report.runs import BenchmarkCache, load_run
+from structbench.runfiles.runconfig import Reasoning
 from structbench.runner.store import read_records
 
 STATS = StatsOptions(resamples=300, seed=0)
@@ -123,7 +125,8 @@ def test_uncovered_partial_and_excluded(toy_paper_runs: dict[str, Path]) -> None
     assert "size=40" in next(iter(fill_c.excluded.values()))
 
 
-def test_fill_commands_run_the_way_the_runs_ran(tmp_path: Path) -> None:
+def _model_d_run(path: Path, **settings: Any) -> Path:
+    """A run of model-d's direct answers on papertoy with these ``RunConfig`` settings."""
     import papertoy  # noqa: F401
     from report.conftest import noisy_oracle  # type: ignore[import-not-found]
     from structbench.data.datasets import DataContext
@@ -131,16 +134,42 @@ def test_fill_commands_run_the_way_the_runs_ran(tmp_path: Path) -> None:
     from structbench.runner.run import Run
     from structbench.runner.selection import prepare as prepare_run
 
+    config = RunConfig(model="model-d", benches=["papertoy"], strategies=["direct"], **settings)
+    Run(path, config).execute(noisy_oracle(0.7, "model-d"), prepare_run(config, DataContext(offline=True)),
+                              cache=None, concurrency=4, progress=False)
+    return path
+
+
+def test_fill_commands_run_the_way_the_runs_ran(tmp_path: Path) -> None:
     (tmp_path / "data").mkdir()
-    config = RunConfig(model="model-d", benches=["papertoy"], strategies=["direct"], limit=30, seed=4, max_tokens=64,
-                       data_dir=str(tmp_path / "data"), model_options={"n_ctx": "4096"})
-    Run(tmp_path / "d", config).execute(noisy_oracle(0.7, "model-d"), prepare_run(config, DataContext(offline=True)),
-                                        cache=None, concurrency=4, progress=False)
+    _model_d_run(tmp_path / "d", limit=30, seed=4, max_tokens=64, data_dir=str(tmp_path / "data"),
+                 model_options={"n_ctx": "4096"},
+                 reasoning=Reasoning(budget=1000, tags=[("[THINK]", "[/THINK]")], opened=True))
     filled, _ = _filled([tmp_path / "d"])
     (_, row), = filled.rows
     vote = row.cells["vote"]
     assert isinstance(vote, Gap) and vote.command is not None
-    assert vote.command.endswith(f"--data-dir {tmp_path / 'data'} --limit 30 --max-tokens 64 --seed 4 -M n_ctx=4096")
+    flags = (f"--data-dir {tmp_path / 'data'} --limit 30 --seed 4 --max-tokens 64 --reasoning-budget 1000 "
+             "--think-tags '[THINK],[/THINK]' --thought-opened -M n_ctx=4096")
+    assert vote.command.endswith(flags)  # run against the same server, it reads the replies as the run did
+    whole = "structbench run --model model-d --preset papertoy-table1 " + flags
+    assert f"The whole table for model-d: {whole}" in run_notes(filled)
+    runs = [load_run(tmp_path / "d")]
+    (section,) = paper_sections(collect(runs, STATS, BenchmarkCache()), runs, STATS, figures=False)
+    assert section.children[0].title.endswith(f"the whole table: {whole}")
+
+
+def test_a_reasoning_budget_is_a_run_the_paper_did_not_make(tmp_path: Path) -> None:
+    """``--reasoning-budget`` raises every request's max_tokens above the paper's: noted under the table, as an option
+    that differs from the preset is; so are think tags and an opened thought, which change what is read."""
+    plain = _model_d_run(tmp_path / "plain", limit=30)
+    assert not any(" ran with " in line for line in run_notes(_filled([plain])[0]))
+    budget = _model_d_run(tmp_path / "budget", limit=30, reasoning=Reasoning(budget=1000))
+    assert f"model-d: {budget} ran with --reasoning-budget 1000, which the paper did not run with (it changes how " \
+           "replies are asked for or read)." in run_notes(_filled([budget])[0])
+    tags = _model_d_run(tmp_path / "tags", limit=30, reasoning=Reasoning(tags=[("[THINK]", "[/THINK]")], opened=True))
+    assert any(f"{tags} ran with --think-tags '[THINK],[/THINK]' --thought-opened, which" in line
+               for line in run_notes(_filled([tags])[0]))
 
 
 def test_rendered_section(toy_paper_runs: dict[str, Path]) -> None:

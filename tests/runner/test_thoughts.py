@@ -7,6 +7,7 @@ replies give a parsed answer or an unanswered sample, never an error. The data a
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -146,6 +147,32 @@ def test_the_record_keeps_the_thought_behind_the_output() -> None:
     assert not voted.cut_off and voted.replies_cut_off == 1
     assert thought_of(Attempt(output="A"), []) == thought_of(Attempt(output="A"), [Choice(text="A")])
     assert not thought_of(Attempt(output=""), [Choice(text="")]).cut_off  # an empty answer is not a cut-off thought
+
+
+def test_a_hidden_thought_keeps_its_count() -> None:
+    """OpenAI's o-series show no thought but count it: the record keeps the count (reasoning.md)."""
+    hidden = thought_of(Attempt(output="A"), [Choice(text="A", reasoning_tokens=64)])
+    assert (hidden.reasoning, hidden.tokens, hidden.cut_off) == (None, 64, False)
+
+
+def test_an_answer_that_begins_with_an_unsplit_thinking_tag_is_noted_once() -> None:
+    """A Magistral reply read with the default tags: its thought reaches the parser, so the run says, once, which
+    --think-tags would take it out; a run told the tags says nothing."""
+    from structbench.backends.base import Request
+    from structbench.backends.mock import MockBackend
+    from structbench.runner.calls import ModelCaller
+    from structbench.runner.control import RunControl
+
+    def notes(**params: Any) -> list[str]:
+        said: list[str] = []
+        caller = ModelCaller(MockBackend(default="[THINK]B?[/THINK]A"), None, RunControl(notify=said.append))
+        for question in ("q1", "q2", "q3"):
+            asyncio.run(caller(Request.chat(question, **params)))
+        return said
+
+    (note,) = notes()
+    assert note.startswith("note: a reply's answer begins with '[THINK]'") and "--think-tags '[THINK],[/THINK]'" in note
+    assert notes(think_tags=(("[THINK]", "[/THINK]"),)) == []
 
 
 def test_a_recorded_thought_is_redacted_then_cut() -> None:

@@ -194,17 +194,21 @@ def reply_choice(
 ) -> Choice:
     """A generated reply as a ``Choice``: the answer apart from the thought (``split_reasoning`` with the request's
     think tags; ``opened``: the prompt ended inside a thought). A reply without a thought is kept as it came. The
-    thought's tokens are ``reasoning_tokens`` when known, else counted with ``count_tokens`` when given. Log-
-    probabilities are kept only for a reply without a thought: their first token would be the thought's."""
+    thought's tokens are ``reasoning_tokens`` when known, else counted with ``count_tokens`` when given; a
+    hidden thought (a positive ``reasoning_tokens`` and no thought in the reply, OpenAI's o-series) keeps its count.
+    Log-probabilities are kept only for a reply without a thought: their first token would be the thought's."""
     split = split_reasoning(text, tags=params.think_tags, opened=opened or params.thought_opened, field=field,
                             finish_reason=finish_reason)
-    if split.reasoning is None and not split.cut_off:
-        return Choice(text=split.answer, logprobs=logprobs, finish_reason=finish_reason)
-    if split.reasoning is not None and reasoning_tokens is None and count_tokens is not None:
+    if split.reasoning is None:
+        reasoning_tokens = reasoning_tokens or None  # a count of 0 is a model that did not think
+    elif reasoning_tokens is None and count_tokens is not None:
         reasoning_tokens = count_tokens(split.reasoning)
+    if split.reasoning is None and not split.cut_off:
+        return Choice(text=split.answer, logprobs=logprobs, finish_reason=finish_reason,
+                      reasoning_tokens=reasoning_tokens)
     return Choice(text=split.answer, finish_reason=finish_reason, reasoning=split.reasoning,
-                  reasoning_tokens=reasoning_tokens if split.reasoning is not None else None,
-                  reasoning_cut_off=split.cut_off, raw=text if text != split.answer else None)
+                  reasoning_tokens=reasoning_tokens, reasoning_cut_off=split.cut_off,
+                  raw=text if text != split.answer else None)
 
 
 @dataclass(frozen=True)

@@ -272,7 +272,9 @@ class OpenAIBackend(Backend):
         details = usage.get("completion_tokens_details")
         thought = _count(details.get("reasoning_tokens")) if isinstance(details, dict) else None
         params = params or GenerationParams()
-        choices = tuple(_choice(c, chat, params, thought if len(raw) == 1 else None) for c in sorted(raw, key=_index))
+        # the count is a choice's own only when there is one choice; that the model thought holds for every choice
+        choices = tuple(_choice(c, chat, params, thought if len(raw) == 1 else None, thought=bool(thought))
+                        for c in sorted(raw, key=_index))
         prompt_details = usage.get("prompt_tokens_details")
         return Response(
             choices=choices,
@@ -459,9 +461,11 @@ REASONING_FIELDS = ("reasoning_content", "reasoning")
 reasoning parser, DeepSeek's API, llama.cpp's server), ``reasoning`` (newer vLLM, OpenRouter)."""
 
 
-def _choice(c: dict[str, Any], chat: bool, params: GenerationParams, thought_tokens: int | None) -> Choice:
+def _choice(c: dict[str, Any], chat: bool, params: GenerationParams, thought_tokens: int | None, *,
+            thought: bool = False) -> Choice:
     """One choice, its answer apart from its thought (``reply_choice``). ``thought_tokens``: the usage's
-    ``reasoning_tokens`` when the reply has this one choice."""
+    ``reasoning_tokens`` when the reply has this one choice; ``thought``: the usage counts reasoning tokens (of
+    any number of choices), so a choice that ran out of tokens with no answer spent them on a hidden thought."""
     finish = c.get("finish_reason")
     finish = finish if isinstance(finish, str) else None
     thoughts: list[str] = []
@@ -476,7 +480,7 @@ def _choice(c: dict[str, Any], chat: bool, params: GenerationParams, thought_tok
         content = message.get("content")
         calls = _tool_calls(message.get("tool_calls"))
         if content is None and message.get("refusal") is None and (
-                calls or thoughts or (finish == "length" and thought_tokens)):
+                calls or thoughts or (finish == "length" and thought)):
             content = ""  # it called tools, or thought (in the field, or hidden), and wrote no answer
         text = _content_text(content, message.get("refusal"), finish, params.max_tokens, thoughts)
         if calls:
@@ -489,7 +493,7 @@ def _choice(c: dict[str, Any], chat: bool, params: GenerationParams, thought_tok
         logprobs = _logprobs(c.get("logprobs"), chat)
     except (KeyError, TypeError, ValueError, AttributeError) as err:
         raise _UnusableReply(f"malformed logprobs ({type(err).__name__}: {err})") from None
-    if not thoughts and not text.strip() and finish == "length" and thought_tokens:
+    if not thoughts and not text.strip() and finish == "length" and thought:
         # hidden reasoning (OpenAI's o-series): the whole budget went to a thought the server does not show
         return Choice(text="", finish_reason=finish, reasoning_tokens=thought_tokens, reasoning_cut_off=True)
     return reply_choice(text, params, finish_reason=finish, logprobs=logprobs, field="\n\n".join(thoughts) or None,

@@ -13,6 +13,9 @@ A reasoning model's reply carries a thought before its answer: inline between th
   or, from a server with a reasoning parser, a thought in the field, no answer, ``finish_reason: length``)
   has no answer: its answer is empty and ``cut_off`` is set, so nothing is ever parsed from the thought.
 - A reply without any tag and without a field is returned unchanged.
+
+The default tags match in any case (``<THINK>``); other thinking tags (``KNOWN_THINK_TAGS``) are split on only when
+named, and ``unsplit_tag`` tells a run that an answer begins with one it was not told of.
 """
 
 from __future__ import annotations
@@ -26,7 +29,20 @@ ThinkTags = tuple[tuple[str, str], ...]
 """(opening, closing) tag pairs."""
 
 DEFAULT_THINK_TAGS: ThinkTags = (("<think>", "</think>"),)
-"""DeepSeek-R1, Qwen3, QwQ, Phi-4-reasoning and most open reasoning models write these."""
+"""DeepSeek-R1, Qwen3, QwQ, Phi-4-reasoning and most open reasoning models write these; matched in any case
+(``<Think>``, ``<THINK>``), unlike tags given with ``--think-tags``, which are matched as given."""
+
+KNOWN_THINK_TAGS: dict[str, tuple[str, str]] = {
+    "<think>": ("<think>", "</think>"),
+    "<thinking>": ("<thinking>", "</thinking>"),
+    "<seed:think>": ("<seed:think>", "</seed:think>"),
+    "[THINK]": ("[THINK]", "[/THINK]"),
+    "<|channel|>analysis": ("<|channel|>analysis<|message|>", "<|start|>assistant<|channel|>final<|message|>"),
+}
+"""Thinking tags models are known to write (open models, prompts in Claude's style, ByteDance's Seed-OSS, Mistral's
+Magistral, gpt-oss's analysis channel), by how a reply that thinks begins, with the pair ``--think-tags`` takes for
+them. Only ``<think>`` is a default: the others could begin an answer's own text, so a reply that begins with one
+is never split unasked (``unsplit_tag`` says so)."""
 
 
 @dataclass(frozen=True)
@@ -43,10 +59,18 @@ class Split:
 
 @lru_cache(maxsize=32)
 def _pattern(tags: ThinkTags) -> tuple[re.Pattern[str], frozenset[str]]:
-    """A pattern matching every tag of ``tags`` (longest first), and the set of opening tags."""
-    opening = frozenset(o for o, _ in tags)
+    """A pattern matching every tag of ``tags`` (longest first), and the set of opening tags; the default tags in
+    any case (the set then lower-cased: ``_opening`` looks a match up)."""
+    fold = tags == DEFAULT_THINK_TAGS
+    opening = frozenset(o.lower() if fold else o for o, _ in tags)
     every = sorted({t for pair in tags for t in pair}, key=len, reverse=True)
-    return re.compile("|".join(re.escape(t) for t in every)), opening
+    return re.compile("|".join(re.escape(t) for t in every), re.IGNORECASE if fold else 0), opening
+
+
+def _opening(match: re.Match[str], opening: frozenset[str]) -> bool:
+    """Whether a tag ``_pattern`` matched opens a thought."""
+    tag = match.group()
+    return (tag.lower() if match.re.flags & re.IGNORECASE else tag) in opening
 
 
 def check_tags(tags: Sequence[Sequence[str]]) -> ThinkTags:
@@ -79,7 +103,7 @@ def split_reasoning(
         tagged = True
         pieces.append((depth > 0, text[position:match.start()]))
         position = match.end()
-        if match.group() in opening:
+        if _opening(match, opening):
             depth += 1
         elif depth > 0:
             depth -= 1
@@ -109,4 +133,15 @@ def opens_thought(prompt: str, tags: ThinkTags | None = None) -> bool:
     last = None
     for match in pattern.finditer(prompt):
         last = match
-    return last is not None and last.group() in opening and not prompt[last.end():].strip()
+    return last is not None and _opening(last, opening) and not prompt[last.end():].strip()
+
+
+def unsplit_tag(answer: str, tags: ThinkTags | None = None) -> tuple[str, str] | None:
+    """The ``--think-tags`` pair of a known thinking tag (``KNOWN_THINK_TAGS``) that ``answer`` begins with though
+    ``tags`` do not name it, so the split left a thought in the answer; None when it begins with none."""
+    head = answer[:1000].lstrip()[:40].lower()
+    if not head:
+        return None
+    named = {o.lower() for o, _ in tags or DEFAULT_THINK_TAGS}
+    return next((pair for start, pair in KNOWN_THINK_TAGS.items()
+                 if head.startswith(start.lower()) and pair[0].lower() not in named), None)

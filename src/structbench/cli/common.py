@@ -47,6 +47,15 @@ LimitOpt = Annotated[
     int | None, typer.Option("--limit", "-n", help="Evaluate the first N (at least 1) samples of each benchmark.")
 ]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed for generators, shuffles and sampling.")]
+ThinkTagsOpt = Annotated[
+    list[str] | None,
+    typer.Option("--think-tags", help="OPEN,CLOSE tags around a thought (repeatable; default <think>,</think>)."),
+]
+ThoughtOpenedOpt = Annotated[
+    bool,
+    typer.Option("--thought-opened", help="The outputs begin inside a thought (the chat template opened it, as "
+                                          "DeepSeek-R1's does): one without a closing tag is all thought."),
+]
 LogToOpt = Annotated[
     str | None,
     typer.Option("--log-to", help="Log the finished run to experiment trackers: mlflow, wandb or mlflow,wandb "

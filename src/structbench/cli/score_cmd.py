@@ -6,7 +6,7 @@ import contextlib
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import IO, Annotated
+from typing import IO, TYPE_CHECKING, Annotated
 
 import typer
 
@@ -20,6 +20,8 @@ from structbench.cli.common import (
     PresetScoreOpt,
     SeedOpt,
     StrategyOpt,
+    ThinkTagsOpt,
+    ThoughtOpenedOpt,
     echo,
     echo_cut_off,
     echo_exclusions,
@@ -28,7 +30,10 @@ from structbench.cli.common import (
     print_markdown,
 )
 from structbench.contract.benchmark import Scored
-from structbench.core.errors import ExitCode
+from structbench.core.errors import ExitCode, UsageError
+
+if TYPE_CHECKING:
+    from structbench.backends.reasoning import ThinkTags
 
 
 class Missing(StrEnum):
@@ -76,15 +81,19 @@ def score(
                      "score and every per-sample metric value under 'values' (to compare query by query)."),
     ] = None,
     offline: OfflineOpt = False,
+    think_tags: ThinkTagsOpt = None,
+    thought_opened: ThoughtOpenedOpt = False,
 ) -> None:
     """Parse and score raw model outputs with the benchmark's own parser and metrics; with --preset, as the paper's
-    released code parsed and scored them (structbench's corrected scores are recorded beside)."""
+    released code parsed and scored them (structbench's corrected scores are recorded beside). A reasoning model's
+    thought is taken out of each output first, as a run takes it out (--think-tags, --thought-opened)."""
     from structbench.core.atomic import atomic_path, write_json_atomic
     from structbench.report.markdown import render
     from structbench.runfiles.results import MetricsFile
     from structbench.runner.export import read_predictions, sample_line, score_predictions
     from structbench.runner.failures import Failure, failure_summary
 
+    tags = _think_tags(think_tags)
     if preset is not None:
         bench, strategy, option = preset_entry(preset, bench, strategy, option)
     preds = read_predictions(predictions)
@@ -102,7 +111,8 @@ def score(
 
         entry = score_predictions(b, variant, samples, strat, preds, source=predictions, model=model,
                                   settings=settings, require_fingerprint=not unchecked, on_failure=failures.append,
-                                  missing=missing.value, on_scored=write)
+                                  missing=missing.value, on_scored=write, think_tags=tags,
+                                  thought_opened=thought_opened)
     metrics = MetricsFile(results=[entry])
     print_markdown(render(metrics, title=f"scores of {predictions}"))
     if entry.missing:
@@ -125,3 +135,17 @@ def score(
             err=True,
         )
         raise typer.Exit(ExitCode.FAILED_SAMPLES)
+
+
+def _think_tags(values: list[str] | None) -> ThinkTags | None:
+    """``--think-tags`` values as tag pairs, checked as ``run`` checks them (None: the default tags)."""
+    from structbench.backends.reasoning import check_tags
+    from structbench.runner.config import parse_think_tags
+
+    pairs = parse_think_tags(values or [])
+    if pairs is None:
+        return None
+    try:
+        return check_tags(pairs)
+    except ValueError as err:
+        raise UsageError(f"--think-tags: {err}") from None

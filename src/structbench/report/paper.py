@@ -32,6 +32,7 @@ from structbench.runfiles.cells import cell_options
 from structbench.runfiles.records import AnyRecord
 from structbench.runfiles.results import epoch_metrics
 from structbench.runfiles.rundir import RunFiles
+from structbench.runfiles.runflags import config_flags, request_flags
 from structbench.stats import MeanStatistic, Statistic, bootstrap_distribution, metric_statistic, percentile_interval
 from structbench.stats.baselines import label_baselines
 from structbench.stats.metric import design_of
@@ -265,22 +266,11 @@ class ModelRuns:
 
 
 def run_flags(sources: Sequence[Source]) -> list[str]:
-    """The ``run`` flags of the first of ``sources`` that a command filling more of its table must repeat to run the
-    same way: where the data is, the sample limit, seed and token cap, and the model's load options."""
+    """The ``run`` flags of the first of ``sources`` that a command filling more of its table must repeat to ask for
+    and read replies the same way (``runfiles.runflags``: data, samples, seeds, token caps, sampling, the reasoning
+    settings, the model's load options)."""
     config = next((s.run.config for s in sources if s.run.config is not None), None)
-    if config is None:
-        return []
-    flags = []
-    if config.data_dir:
-        flags.append(f"--data-dir {shlex.quote(config.data_dir)}")
-    if config.limit is not None:
-        flags.append(f"--limit {config.limit}")
-    if config.max_tokens is not None:
-        flags.append(f"--max-tokens {config.max_tokens}")
-    if config.seed:
-        flags.append(f"--seed {config.seed}")
-    flags += [f"-M {shlex.quote(f'{k}={v}')}" for k, v in config.model_options.items()]
-    return flags
+    return [] if config is None else config_flags(config)
 
 
 @dataclass
@@ -343,6 +333,13 @@ class TableFill:
         twin = s.bench.corrected() if self.corrected else None
         return twin or s.bench
 
+    def _model_flags(self) -> list[str]:
+        """``--model`` and ``--base-url`` of the model's runs."""
+        parts = [f"--model {shlex.quote(self.model.spec)}"]
+        if self.model.base_url:
+            parts.append(f"--base-url {shlex.quote(redact_url(self.model.base_url))}")
+        return parts
+
     def command(self, m: Measure, *, orders: Sequence[str] = ()) -> str:
         """The ``structbench run`` that fills a column: each value shell-quoted (a model named ``m; touch x`` runs no
         ``touch`` when the line is pasted), a base URL with its credentials redacted (an older run's manifest may
@@ -352,13 +349,16 @@ class TableFill:
         options = {**preset.options, **m.options}
         if m.orders is not None and orders:
             options[m.orders.option] = ",".join(orders)
-        parts = ["structbench run", f"--model {shlex.quote(self.model.spec)}"]
-        if self.model.base_url:
-            parts.append(f"--base-url {shlex.quote(redact_url(self.model.base_url))}")
-        parts += [f"--bench {shlex.quote(bench)}", f"--strategy {shlex.quote(m.strategy)}"]
+        parts = ["structbench run", *self._model_flags(), f"--bench {shlex.quote(bench)}",
+                 f"--strategy {shlex.quote(m.strategy)}"]
         parts += [f"--option {shlex.quote(f'{k}={v}')}" for k, v in options.items()]
         parts += run_flags(self.sources or self.model.sources)
         return " ".join(parts)
+
+    def whole_command(self) -> str:
+        """The ``structbench run`` of the table's preset, run as the model's runs ran."""
+        parts = ["structbench run", *self._model_flags(), f"--preset {shlex.quote(self.table.name)}"]
+        return " ".join(parts + run_flags(self.sources or self.model.sources))
 
     def _measure(self, m: Measure) -> tuple[list[Estimate], str] | Gap:
         cands = [
@@ -674,14 +674,22 @@ def run_notes(filled: FilledTable) -> list[str]:
             "answer is drawn uniformly from the options (mean of 200 seeded draws) or is the most frequent gold label, "
             f"on the samples of the runs of {' and '.join(sources)}."
         )
-    models = list(dict.fromkeys(f.model.spec for f in filled.fills)) or ["MODEL"]
-    lines += [f"The whole table for {m}: structbench run --model {shlex.quote(m)} --preset "
-              f"{shlex.quote(filled.table.name)}" for m in models]
+    lines += [f"The whole table for {m}: {command}" for m, command in whole_commands(filled).items()]
     return lines
 
 
+def whole_commands(filled: FilledTable) -> dict[str, str]:
+    """Per model of the runs, the command that runs the table's whole preset as its runs ran (``MODEL`` when none)."""
+    commands: dict[str, str] = {}
+    for fill in filled.fills:
+        commands.setdefault(fill.model.spec, fill.whole_command())
+    return commands or {"MODEL": f"structbench run --model MODEL --preset {shlex.quote(filled.table.name)}"}
+
+
 def _option_notes(fill: TableFill) -> list[str]:
-    """Run options that differ from the table's preset (beyond those that only select samples)."""
+    """Run options that differ from the table's preset (beyond those that only select samples), and the run's
+    settings that change how replies are asked for or read (``request_flags``: ``--reasoning-budget`` raises every
+    request's ``max_tokens`` above the paper's), which no paper's setting has."""
     preset = fill.table.preset
     measures = [c for r in fill.table.rows for c in r.cells.values() if isinstance(c, Measure)]
     skip = set(fill.table.selection) | {c.orders.option for c in measures if c.orders} | {
@@ -695,6 +703,10 @@ def _option_notes(fill: TableFill) -> list[str]:
         extra = [f"{k}={v}" for k, v in s.run.options.items() if "." not in k and k not in preset.options
                  and k not in skip and hasattr(s.bench.options, k)]
         unset = [f"{', '.join(extra)}, which the paper's setting does not set"] if extra else []
+        asked = request_flags(s.run.config) if s.run.config is not None else []
+        if asked:
+            unset.append(f"{' '.join(asked)}, which the paper did not run with (it changes how replies are asked for "
+                         "or read)")
         what = "; ".join([*differs, *unset])
         if what:
             out.append(f"{fill.model.model}: {s.run.path} ran with {what}.")

@@ -4,12 +4,11 @@ folded, its title saying how much they fill and how to fill the rest."""
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Sequence
 
 from structbench.report.document import Block, FigureBlock, Section, TextBlock, slug
 from structbench.report.entries import EntryView, StatsOptions
-from structbench.report.paper import Filled, FilledTable, fill_tables, run_notes, table_block
+from structbench.report.paper import Filled, FilledTable, fill_tables, run_notes, table_block, whole_commands
 from structbench.report.paper_plots import placement_figure
 from structbench.runfiles.rundir import RunFiles
 
@@ -43,8 +42,7 @@ def _fill_line(f: FilledTable) -> str:
     """``SciTab Table 4: the runs fill 2 of 12 cells; the whole table: structbench run --model M --preset NAME``."""
     cells = sum(len(f.data.columns) for _ in f.rows)
     done = sum(isinstance(c, Filled) for _, row in f.rows for c in row.cells.values())
-    models = list(dict.fromkeys(fill.model.spec for fill in f.fills)) or ["MODEL"]
-    command = f"structbench run --model {shlex.quote(models[0])} --preset {shlex.quote(f.table.name)}"
+    command = next(iter(whole_commands(f).values()))
     return f"{f.data.source}: the runs fill {done} of {cells} cells; the whole table: {command}"
 
 

@@ -29,6 +29,7 @@ from structbench.contract.benchmark import Generate, ToolSupport, other_models
 from structbench.runner.cache import CacheReadError, CacheWriteError, ResponseStore
 from structbench.runner.control import RunControl
 from structbench.runner.settings import RequestSettings
+from structbench.runner.thoughts import UnsplitThoughts
 
 if TYPE_CHECKING:
     from structbench.runner.batch.gate import StepGate
@@ -58,10 +59,13 @@ class ModelCaller:
         """Set when the backend answers in batches (``--batch``): told when a sample's call waits for the model, so
         the batch goes out once every sample waits (``structbench.runner.batch``)."""
         self.batched = bool(getattr(backend, "batched", False))
+        self.unsplit = UnsplitThoughts(self.control.notify)
+        """Notes, once, a reply whose answer begins with a thinking tag the run does not split on."""
 
     async def __call__(self, request: Request) -> Response:
         with self.gate.call() if self.gate is not None else contextlib.nullcontext():
             response = await self._answer(request)
+        self.unsplit.see(response.choices, request.params.think_tags)
         log = call_usage_log.get()
         if log is not None:
             log.append(CallUsage.of(self.backend, response, batch=self.batched))

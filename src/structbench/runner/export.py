@@ -22,7 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from structbench.backends.base import Request, Response, sampling_fields
-from structbench.backends.reasoning import split_reasoning
+from structbench.backends.reasoning import ThinkTags, split_reasoning
 from structbench.contract.benchmark import AS_WRITTEN, Attempt, Benchmark, Exclusion, Scored, Strategy
 from structbench.core.errors import DataError, UsageError
 from structbench.data.perturb import PerturbationOptions
@@ -308,6 +308,8 @@ def score_predictions(
     on_failure: Callable[[Failure], None] | None = None,
     missing: MissingPolicy = "wrong",
     on_scored: Callable[[Scored, bool], None] | None = None,
+    think_tags: ThinkTags | None = None,
+    thought_opened: bool = False,
 ) -> ResultEntry:
     """Check the predictions (``PredictionCheck``), then parse and score them with the benchmark's own parser.
     A sample without a prediction is, as ``missing`` says, scored as an empty reply (``wrong``: refused where the
@@ -316,6 +318,8 @@ def score_predictions(
     is a harness error: counted apart, handed to ``on_failure``, and left out of the metrics. Fingerprints are
     checked where the predictions carry them; ``require_fingerprint`` refuses predictions without one.
     ``on_scored`` gets each outcome that counts, and whether its prediction was missing (``score --samples``).
+    ``think_tags`` and ``thought_opened`` say how each output's thought is found, as ``run``'s ``--think-tags`` and
+    ``--thought-opened`` do (``answers_of``).
 
     The samples are read once, as a stream, and scored as they pass (the outcomes kept as columns,
     ``structbench.runfiles.outcomes``); a check that fails is raised after the last sample, before anything is
@@ -341,7 +345,7 @@ def score_predictions(
                     continue
                 attempt = Attempt(output="")
             else:
-                attempt, cut = answers_of(preds[sample.id].output)
+                attempt, cut = answers_of(preds[sample.id].output, tags=think_tags, opened=thought_opened)
                 replies_cut_off += cut
                 cut_off += cut > 0 and not any(t.strip() for t in (attempt.output, *attempt.outputs))
             try:
@@ -403,12 +407,14 @@ def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def answers_of(output: str | list[str]) -> tuple[Attempt, int]:
+def answers_of(output: str | list[str], *, tags: ThinkTags | None = None, opened: bool = False
+               ) -> tuple[Attempt, int]:
     """A prediction's raw output(s) as the attempt parsers read, each reply's thought taken out as a backend takes
-    it out (``<think>`` tags; one never closed leaves the reply without an answer), and how many replies ended
-    inside their thought. Where a thought was taken out, the output as written is kept under ``AS_WRITTEN``."""
+    it out (``tags``, default ``<think>``; one never closed leaves the reply without an answer; ``opened``: each
+    reply began inside its thought), and how many replies ended inside their thought. Where a thought was taken
+    out, the output as written is kept under ``AS_WRITTEN``."""
     texts = output if isinstance(output, list) else [output]
-    splits = [split_reasoning(text) for text in texts]
+    splits = [split_reasoning(text, tags=tags, opened=opened) for text in texts]
     answers = [split.answer for split in splits]
     attempt = Attempt.from_prediction(answers if isinstance(output, list) else answers[0])
     if answers != texts:

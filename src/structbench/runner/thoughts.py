@@ -3,10 +3,12 @@ because its replies ran out of tokens inside their thoughts (``backends.reasonin
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import shlex
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from structbench.backends.base import Choice
+from structbench.backends.reasoning import ThinkTags, unsplit_tag
 from structbench.contract.benchmark import Attempt
 from structbench.core.redact import redact
 
@@ -30,7 +32,7 @@ class Thought:
     reasoning: str | None
     """The thought behind the attempt's output: secrets redacted, then cut to ``MAX_REASONING_CHARS``."""
     tokens: int | None
-    """That thought's length in tokens, where the backend knew it."""
+    """That thought's length in tokens, where the backend knew it (a hidden thought's too: no text, a count)."""
     cut_off: bool
     """The sample has no answer because replies ran out of tokens inside their thoughts: no reply the attempt
     carries has an answer, and at least one of the sample's replies was cut off in its thought."""
@@ -45,7 +47,7 @@ NO_THOUGHT = Thought(reasoning=None, tokens=None, cut_off=False, replies_cut_off
 def thought_of(attempt: Attempt, replies: Sequence[Choice]) -> Thought:
     """The thought of the reply the attempt's output came from (the last reply with that text; else the last
     reply), and whether the sample was left unanswered by thoughts that never closed."""
-    if all(c.reasoning is None and not c.reasoning_cut_off for c in replies):
+    if all(c.reasoning is None and c.reasoning_tokens is None and not c.reasoning_cut_off for c in replies):
         return NO_THOUGHT
     cut = sum(c.reasoning_cut_off for c in replies)
     answered = any(text.strip() for text in (attempt.output, *attempt.outputs))
@@ -55,7 +57,30 @@ def thought_of(attempt: Attempt, replies: Sequence[Choice]) -> Thought:
     reasoning = source.reasoning if source is not None else None
     return Thought(
         reasoning=clip(redact(reasoning)) if reasoning is not None else None,
-        tokens=source.reasoning_tokens if source is not None and reasoning is not None else None,
+        tokens=source.reasoning_tokens if source is not None else None,  # a hidden thought has only its count
         cut_off=cut > 0 and not answered,
         replies_cut_off=cut,
     )
+
+
+
+class UnsplitThoughts:
+    """Says once, on ``notify``, that a reply's answer begins with a known thinking tag the run does not split on
+    (``backends.reasoning.unsplit_tag``): its thought is then parsed as the answer, and ``--think-tags`` would take
+    it out. Never splits unasked: such a tag could begin an answer's own text. The note names no sample, so worker
+    processes that each see such a reply give the run one note (the dispatcher drops a repeated one)."""
+
+    def __init__(self, notify: Callable[[str], None]) -> None:
+        self.notify = notify
+        self.said = False
+
+    def see(self, choices: Sequence[Choice], tags: ThinkTags | None) -> None:
+        """Look at a reply's answers (``tags``: the request's think tags, None for the default ones)."""
+        if self.said:
+            return
+        pair = next((p for c in choices if (p := unsplit_tag(c.text, tags)) is not None), None)
+        if pair is not None:
+            self.said = True
+            self.notify(f"note: a reply's answer begins with {pair[0]!r}, a thinking tag this run does not split on, "
+                        f"so a thought may be parsed as the answer; if the model thinks between {pair[0]} and "
+                        f"{pair[1]}, run with --think-tags {shlex.quote(','.join(pair))} (docs/usage/reasoning.md)")
