@@ -271,3 +271,18 @@ def test_samples_built_in_forked_children_are_those_built_here(oracle_run: Path)
         with patch.object(inspect_log, "fork_imap", side_effect=AssertionError("a child forked for one chunk")):
             alone = list(inspect_log.sample_members(run, entry))
         assert [name for name, _, _ in alone] == [name for name, _, _ in here]
+
+
+@pytest.mark.shared
+def test_a_sweeps_converted_logs_report_as_its_run_does(shared_datasets: Path, tmp_path: Path) -> None:
+    """Each cell of a sweep is a log of its own; ``report`` took two cells of one entry for the same log given twice
+    and refused them."""
+    sb(tmp_path, "run", "-m", "oracle", "-b", "scitab", "-n", str(LIMIT), "--sweep", "serialization=markdown,csv",
+       "--data-dir", str(shared_datasets), "--out", "run", "--no-progress")
+    sb_here(tmp_path, "convert", "run", "--to", "inspect", "--out", "logs")
+    sb_here(tmp_path, "report", "run", "--out", "a.md", "--json", "a.json")
+    sb_here(tmp_path, "report", "logs", "--out", "b.md", "--json", "b.json")
+    a, b = (json.loads((tmp_path / f).read_text())["results"] for f in ("a.json", "b.json"))
+    assert sorted(x["cell"] for x in a) == ["serialization=csv", "serialization=markdown"]
+    assert [{k: v for k, v in x.items() if k != "run"} for x in a] == [{k: v for k, v in y.items() if k != "run"}
+                                                                      for y in b]

@@ -253,8 +253,8 @@ def eval_header(run: RunData, entry: Entry) -> EvalLog:
         model_generate_config=generate_config(config),
         config=EvalConfig(limit=config.limit, epochs=max(len(epochs), 1), log_samples=True),
         packages={str(k): str(v) for k, v in run.manifest.get("packages", {}).items()},
-        metadata={"benchmark": r.benchmark, "variant": r.variant, "strategy": r.strategy, "seed": config.seed,
-                  "limit": config.limit, "options": options, "model": r.model, "run": run_info},
+        metadata={"benchmark": r.benchmark, "variant": r.variant, "strategy": r.strategy, "cell": r.cell,
+                  "seed": config.seed, "limit": config.limit, "options": options, "model": r.model, "run": run_info},
     )
     errors = entry.records.failures()
     results = EvalResults(

@@ -109,6 +109,14 @@ def sample_record(sample: EvalSample, benchmark: str, variant: str, strategy: st
         raise DataError(f"sample {sample.id}: not a structbench sample ({err})") from None
 
 
+def _kept_entry(log: EvalLog) -> dict[str, Any]:
+    """The result entry a converted log carries whole ({} for a log of ``inspect eval``)."""
+    from structbench.runfiles.inspect_schema import RESULT
+
+    kept = (log.results.metadata or {}).get(RESULT) if log.results is not None else None
+    return kept if isinstance(kept, dict) else {}
+
+
 def _entry(log: EvalLog, records: list[SampleRecord], benchmark: str, variant: str, strategy: str,
            model: str) -> ResultEntry:
     """The converted run's own result entry, or the benchmark's metrics over the records."""
@@ -175,7 +183,7 @@ def load_inspect_runs(path: Path) -> list[RunFiles]:
     logs = sorted(((file, _read(file)) for file in ([path] if path.is_file() else sorted(path.glob("*.eval")))),
                   key=_order)
     by_model: dict[str, tuple[dict[str, Any], list[ResultEntry], list[SampleRecord], Path]] = {}
-    seen: dict[tuple[str, str, str, str], Path] = {}
+    seen: dict[tuple[str, str, str, str, str], Path] = {}
     for file, log in logs:
         try:
             _add_log(file, log, by_model, seen)
@@ -196,7 +204,7 @@ def load_inspect_runs(path: Path) -> list[RunFiles]:
 
 def _add_log(file: Path, log: EvalLog,
              by_model: dict[str, tuple[dict[str, Any], list[ResultEntry], list[SampleRecord], Path]],
-             seen: dict[tuple[str, str, str, str], Path]) -> None:
+             seen: dict[tuple[str, str, str, str, str], Path]) -> None:
     """Read one log into ``by_model`` (its model's manifest, result entries and records)."""
     meta = log.eval.metadata or {}
     if not all(k in meta for k in ("benchmark", "variant", "strategy")):
@@ -207,10 +215,12 @@ def _add_log(file: Path, log: EvalLog,
                          "per sample")
     model = str(meta.get("model") or log.eval.model)
     key = (str(meta["benchmark"]), str(meta["variant"]), str(meta["strategy"]), model)
-    if key in seen:
-        raise UsageError(f"{file}: {key[0]}:{key[1]}/{key[2]} of {model} is also in {seen[key]}; give one log "
-                         "per benchmark, variant, strategy and model")
-    seen[key] = file
+    cell = str(meta.get("cell") or _kept_entry(log).get("cell") or "")  # a sweep's cell: a log of its own each
+    if (*key, cell) in seen:
+        where = f" (sweep cell {cell})" if cell else ""
+        raise UsageError(f"{file}: {key[0]}:{key[1]}/{key[2]}{where} of {model} is also in {seen[(*key, cell)]}; "
+                         "give one log per benchmark, variant, strategy, model and sweep cell")
+    seen[(*key, cell)] = file
     records = [sample_record(s, *key) for s in log.samples or []]
     if model in by_model:
         _merge(by_model[model][0], _manifest(log, model))
