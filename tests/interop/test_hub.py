@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 from typing import Any, ClassVar
 
+import pyarrow.parquet as pq
 import pytest
 
 from extras import require_extra
@@ -74,6 +75,12 @@ def test_the_folder_loads_with_datasets_and_holds_the_runs(oracle_run: Path, tmp
     manifest = json.loads((folder / "runs" / "second" / "manifest.json").read_text())
     assert manifest["config"]["benches"] == ["scitab", "structext"]
     assert MetricsFile.model_validate_json((folder / "runs" / "run" / "metrics.json").read_text()) == metrics
+    for info in header["dataset_info"]:  # rows and bytes, as the split's Arrow data holds them (num_bytes was 0)
+        files = sorted((folder / "data" / info["config_name"]).glob("*.parquet"))
+        arrow = sum(pq.read_table(f).nbytes for f in files)
+        (split,) = info["splits"]
+        assert split["num_examples"] == sum(pq.read_metadata(f).num_rows for f in files)
+        assert split["num_bytes"] == info["dataset_size"] == pytest.approx(arrow, rel=0.01)  # (buffers as written)
 
 
 @pytest.mark.shared

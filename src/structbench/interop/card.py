@@ -26,6 +26,8 @@ class Table:
     rows: int
     size: int
     """Bytes of its Parquet files."""
+    nbytes: int
+    """Bytes of its rows in memory (Arrow): what ``datasets`` calls the split's ``num_bytes``."""
 
 
 def _provenance(benchmark: str) -> tuple[str, Provenance | None]:
@@ -72,7 +74,8 @@ def _header(runs: Sequence[RunData], licenses: list[str], split: str, tables: Ma
     )
     DatasetInfosDict({
         c: DatasetInfo(config_name=c, features=Features.from_arrow_schema(t.schema), download_size=t.size,
-                       splits=SplitDict({split: SplitInfo(split, num_examples=t.rows)}))
+                       dataset_size=t.nbytes, splits=SplitDict({split: SplitInfo(split, num_bytes=t.nbytes,
+                                                                                  num_examples=t.rows)}))
         for c, t in tables.items()
     }).to_dataset_card_data(data)
     return f"---\n{data.to_yaml()}\n---\n"

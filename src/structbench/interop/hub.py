@@ -125,19 +125,20 @@ def result_rows(run: RunData, entry: Entry) -> list[dict[str, Any]]:
     return rows
 
 
-def _parquet(rows: Iterable[dict[str, Any]], schema: pa.Schema, path: Path) -> tuple[int, int]:
+def _parquet(rows: Iterable[dict[str, Any]], schema: pa.Schema, path: Path) -> tuple[int, int, int]:
     """Write the rows, a row group of ``ROW_GROUP`` at a time (a run of any size streams through); returns how many
-    rows and the file's size."""
+    rows, the file's size and the rows' size in memory (Arrow)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    count = 0
+    count = nbytes = 0
     with pq.ParquetWriter(path, schema) as writer:
         it = iter(rows)
         while batch := list(itertools.islice(it, ROW_GROUP)):
-            writer.write_table(pa.Table.from_pylist(batch, schema=schema))
-            count += len(batch)
+            table = pa.Table.from_pylist(batch, schema=schema)
+            writer.write_table(table)
+            count, nbytes = count + len(batch), nbytes + table.nbytes
         if not count:
             writer.write_table(schema.empty_table())
-    return count, path.stat().st_size
+    return count, path.stat().st_size, nbytes
 
 
 def _unique_names(runs: Sequence[RunData]) -> list[str]:
@@ -156,15 +157,15 @@ def write_folder(runs: Sequence[RunData], folder: Path, *, repo: str | None = No
 
     schema, as_json = sample_schema()
     names = _unique_names(runs)
-    counts = {"results": [0, 0], "samples": [0, 0]}
+    counts = {"results": [0, 0, 0], "samples": [0, 0, 0]}
     for run, name in zip(runs, names, strict=True):
-        rows, size = _parquet((dict(row, run=name) for row in sample_rows(run)), schema,
-                              folder / "data" / "samples" / f"{name}.parquet")
-        counts["samples"] = [counts["samples"][0] + rows, counts["samples"][1] + size]
+        made = _parquet((dict(row, run=name) for row in sample_rows(run)), schema,
+                        folder / "data" / "samples" / f"{name}.parquet")
+        counts["samples"] = [a + b for a, b in zip(counts["samples"], made, strict=True)]
         results = [dict(row, run=name) for entry in run.entries for row in result_rows(run, entry)]
         results = json.loads(redact(json.dumps(results)))
-        _, size = _parquet(results, RESULT_SCHEMA, folder / "data" / "results" / f"{name}.parquet")
-        counts["results"] = [counts["results"][0] + len(results), counts["results"][1] + size]
+        made = _parquet(results, RESULT_SCHEMA, folder / "data" / "results" / f"{name}.parquet")
+        counts["results"] = [a + b for a, b in zip(counts["results"], made, strict=True)]
         for file, data in (("manifest.json", run.manifest), ("metrics.json", run.metrics.model_dump(mode="json"))):
             write_text_atomic(folder / "runs" / name / file,
                               redact(json.dumps(data, indent=2, ensure_ascii=False, default=str)) + "\n")
