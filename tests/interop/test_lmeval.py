@@ -70,3 +70,23 @@ def test_lm_evals_readers_take_the_results_and_samples(oracle_run: Path, tmp_pat
             assert line["arguments"]["gen_args_0"]["arg_0"] == json.dumps(record["prompt"], ensure_ascii=False)
             assert all(isinstance(line[m], float) for m in per_sample)  # what Zeno and W&B read per metric
         assert results["task_hashes"][task]
+
+
+@pytest.mark.shared
+def test_a_documents_epochs_are_one_line_and_lm_evals_repeats(shared_datasets: Path, tmp_path: Path) -> None:
+    """Each epoch was a line of its own under a doc_id of its own, and the results said ``repeats: 1``: tools that
+    join on ``doc_id`` across models paired other rows."""
+    sb(tmp_path, "run", "-m", "oracle", "-b", "scitab", "-n", "3", "--epochs", "2", "--data-dir", str(shared_datasets),
+       "--out", "run", "--no-progress")
+    sb(tmp_path, "convert", "run", "--to", "lm-eval", "--out", "lm")
+    (results_path,) = (tmp_path / "lm").rglob("results_*.json")
+    results = json.loads(results_path.read_text())
+    task = "scitab_all_zero_shot"
+    assert results["configs"][task]["repeats"] == 2
+    assert results["n-samples"][task] == {"original": 3, "effective": 3}
+    (samples_path,) = (tmp_path / "lm").rglob(f"samples_{task}_*.jsonl")
+    lines = [json.loads(x) for x in samples_path.read_text().splitlines()]
+    assert [x["doc_id"] for x in lines] == [0, 1, 2] and len({x["doc"]["id"] for x in lines}) == 3
+    for line in lines:
+        TypeAdapter(SampleResult).validate_python(line)
+        assert len(line["resps"]) == len(line["filtered_resps"]) == 2 and line["score"] == 1.0

@@ -6,9 +6,10 @@ The layout and fields are lm-eval's (``lm_eval/loggers/evaluation_tracker.py``, 
 one result entry (``<benchmark>_<variant>_<strategy>``). Results are keyed ``<metric>,<filter>`` with the
 filter ``none``; the headline's ``_stderr`` is the standard error of structbench's bootstrap (the interval's
 bounds are in the task's config); the other metrics have none (``make_table`` leaves the column empty). Each
-sample line has the document (id, task, gold, breakdown keys), the prompt and request settings as ``arguments``, the
-raw replies as ``resps``, the parsed answer as ``filtered_resps``, the sample's ``score`` and per-sample values
-as its metrics, and lm-eval's three hashes.
+sample line (one a sample: its epochs are lm-eval's repeats) has the document (id, task, gold, breakdown keys), the
+prompt and request settings as ``arguments``, the raw replies of each epoch as ``resps``, their parsed answers as
+``filtered_resps``, the sample's ``score`` and per-sample values (means over its epochs) as its metrics, and
+lm-eval's three hashes.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -48,27 +50,47 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
-def sample_line(record: SampleRecord, doc_id: int, gen_kwargs: dict[str, Any]) -> dict[str, Any]:
-    """One line of a samples file: a generation request (``generate_until``) and its scored reply."""
-    doc = {"id": record.id, "task": record.task, "gold": record.gold, "meta": record.meta}
-    prompt = _text(record.prompt) if record.prompt is not None else ""
-    target = _text(record.gold)
-    per_sample = {"score": record.score, **record.values}
+def sample_line(records: Sequence[SampleRecord], doc_id: int, gen_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """One line of a samples file: a document's generation request (``generate_until``) and its scored replies, one
+    per epoch in order (lm-eval's repeats), its metrics their mean over the epochs (lm-eval's schema takes only
+    numbers beside its own fields)."""
+    first = records[0]
+    doc = {"id": first.id, "task": first.task, "gold": first.gold, "meta": first.meta}
+    prompt = _text(first.prompt) if first.prompt is not None else ""
+    target = _text(first.gold)
+    names = list(dict.fromkeys(k for r in records for k in ("score", *r.values)))
+    per_sample = {k: sum(_value(r, k) for r in records) / len(records) for k in names}
     line: dict[str, Any] = {
         "doc_id": doc_id,
         "doc": doc,
         "target": target,
         "arguments": {"gen_args_0": {"arg_0": prompt, "arg_1": gen_kwargs}},
-        "resps": [list(record.outputs or [record.output])],
-        "filtered_resps": [_text(record.parsed) if record.parsed is not None else ""],
+        "resps": [list(r.outputs or [r.output]) for r in records],
+        "filtered_resps": [_text(r.parsed) if r.parsed is not None else "" for r in records],
         "filter": FILTER,
-        "metrics": list(per_sample),
+        "metrics": names,
         "doc_hash": hash_string(json.dumps(doc, indent=2, ensure_ascii=False, default=str)),
         "prompt_hash": hash_string(prompt),
         "target_hash": hash_string(target),
     }
     line.update(per_sample)
     return line
+
+
+def _value(record: SampleRecord, name: str) -> float:
+    return record.score if name == "score" else record.values.get(name, 0.0)
+
+
+def documents(records: Iterable[SampleRecord]) -> Iterator[list[SampleRecord]]:
+    """An entry's records (in its order: a sample's epochs together), a sample's epochs at a time."""
+    group: list[SampleRecord] = []
+    for record in records:
+        if group and record.id != group[0].id:
+            yield group
+            group = []
+        group.append(record)
+    if group:
+        yield group
 
 
 def _gen_kwargs(run: RunData) -> dict[str, Any]:
@@ -101,7 +123,7 @@ def _task_config(run: RunData, entry: Entry, title: str) -> dict[str, Any]:
         "description": title,
         "output_type": "generate_until",
         "generation_kwargs": _gen_kwargs(run),
-        "repeats": 1,
+        "repeats": max(run.config.epochs, 1),
         "metric_list": [{"metric": m, "aggregation": "mean", "higher_is_better": True if m == "score" else None}
                         for m in per_sample],
         "metadata": {
@@ -137,7 +159,8 @@ def results_file(run: RunData, hashes: dict[str, str]) -> dict[str, Any]:
         configs[entry.task] = _task_config(run, entry, title)
         versions[entry.task] = run.written_by
         higher[entry.task] = {m: (True if m == r.headline.name else None) for m in r.metrics}
-        counts[entry.task] = {"original": len(entry.records), "effective": len(entry.records)}
+        docs = len({summary.id for summary in entry.records})  # a document's epochs are one line, lm-eval's repeats
+        counts[entry.task] = {"original": docs, "effective": docs}
     started = run.started
     return {
         "results": results,
@@ -183,8 +206,8 @@ def write_lmeval(run: RunData, out: Path) -> list[Path]:
                       "convert --out")
         digest = hashlib.sha256()  # lm-eval's hash of the joined hashes, fed a record at a time
         with atomic_path(path) as tmp, tmp.open("w", encoding="utf-8") as fh:
-            for i, rec in enumerate(entry.records.full()):  # one full record at a time
-                x = sample_line(rec, i, kwargs)
+            for i, group in enumerate(documents(entry.records.full())):  # a document's records at a time
+                x = sample_line(group, i, kwargs)
                 digest.update((x["doc_hash"] + x["prompt_hash"] + x["target_hash"]).encode("utf-8"))
                 fh.write(redact(json.dumps(x, ensure_ascii=False, default=str) + "\n"))
             fh.flush()
