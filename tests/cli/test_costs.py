@@ -173,6 +173,44 @@ def test_a_budget_stops_the_run_and_a_larger_one_resumes_it(tmp_path: Path) -> N
     assert (total["usage"]["calls"], total["reused"]["calls"]) == (11, 1)
 
 
+def test_a_budget_counts_what_earlier_sessions_paid_for_samples_not_recorded(tmp_path: Path,
+                                                                             batch_api: Served) -> None:
+    (tmp_path / "prices.yaml").write_text("mock: {input: 1, output: 2}\n")  # 92 µ$ a batched call
+    command = toy(batch_api.url + "/v1", "run", "--batch", "--batch-poll", "0.2", "--prices", "prices.yaml")
+    first = sb(tmp_path, *command, "--max-cost", "0.0005", check=ExitCode.BUDGET)  # step 1: 6 lines, 552 µ$
+    assert "spent 0.0006 USD) over 6 model calls" in first.stderr and batch_api.server.stats.batches == 1
+    # no sample was recorded (each waits for its second step), but the 6 calls were paid: the budget is spent
+    again = sb(tmp_path, *command, "--max-cost", "0.0005", check=ExitCode.BUDGET)
+    assert batch_api.server.stats.batches == 1 and "spent 0.0006 USD) over 6 model calls" in again.stderr
+    sb(tmp_path, *command, "--max-cost", "1")
+    assert batch_api.server.stats.batch_lines == 12  # every call once, over three sessions
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert [s["spent"]["calls"] for s in manifest["sessions"]] == [6, 0, 6]
+    assert manifest["usage"]["usage"]["calls"] == 12 and manifest["usage"]["cost_usd"] == pytest.approx(0.001104)
+
+
+def test_a_budget_and_the_manifest_count_the_calls_of_a_killed_session(tmp_path: Path) -> None:
+    (tmp_path / "prices.yaml").write_text("mock: {input: 1, output: 2}\n")
+    log = tmp_path / "requests.log"
+    with serve_in_thread(MockOpenAIServer(reply="yes", usage=USAGE, log_path=log)) as url:
+        command = toy(url, "run", "--prices", "prices.yaml", "-c", "1")
+        # three calls (426 tokens): the second sample's first call paid, the sample not recorded
+        sb(tmp_path, *command, "--max-tokens-total", "400", check=ExitCode.BUDGET)
+        path = tmp_path / "run" / "manifest.json"
+        manifest = json.loads(path.read_text())
+        manifest["sessions"][0]["spent"] = None  # as a session killed with -9 leaves it
+        path.write_text(json.dumps(manifest))
+        again = sb(tmp_path, *command, "--max-tokens-total", "400", check=ExitCode.BUDGET)
+        assert "(spent 426 tokens) over 3 model calls" in again.stderr and len(read_log(log)) == 3
+        sb(tmp_path, *command, "--max-cost", "1")
+    assert len(read_log(log)) == 12
+    manifest = json.loads(path.read_text())
+    assert [s["spent"]["calls"] for s in manifest["sessions"]] == [3, 0, 9]  # the killed session's filled in
+    assert manifest["usage"]["usage"]["calls"] == 12 and manifest["usage"]["cost_usd"] == pytest.approx(12 * 184e-6)
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())["usage"]  # the records: one call reused
+    assert (metrics["usage"]["calls"], metrics["reused"]["calls"]) == (11, 1)
+
+
 def test_batches_lists_and_cancels_a_runs_batches(tmp_path: Path, batch_api: Served) -> None:
     batch_api.server.complete_after = 600
     command = toy(batch_api.url + "/v1", "run", "--batch", "--batch-poll", "0.5", strategy="direct")
