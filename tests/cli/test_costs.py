@@ -177,10 +177,11 @@ def test_a_budget_counts_what_earlier_sessions_paid_for_samples_not_recorded(tmp
                                                                              batch_api: Served) -> None:
     (tmp_path / "prices.yaml").write_text("mock: {input: 1, output: 2}\n")  # 92 µ$ a batched call
     command = toy(batch_api.url + "/v1", "run", "--batch", "--batch-poll", "0.2", "--prices", "prices.yaml")
-    first = sb(tmp_path, *command, "--max-cost", "0.0005", check=ExitCode.BUDGET)  # step 1: 6 lines, 552 µ$
+    first = sb(tmp_path, *command, "--max-cost", "0.0003", check=ExitCode.BUDGET)  # step 1: 6 lines, 552 µ$
+    # reached at the fourth answer; the stop line counts the six the batch answered, as the manifest does
     assert "spent 0.0006 USD) over 6 model calls" in first.stderr and batch_api.server.stats.batches == 1
     # no sample was recorded (each waits for its second step), but the 6 calls were paid: the budget is spent
-    again = sb(tmp_path, *command, "--max-cost", "0.0005", check=ExitCode.BUDGET)
+    again = sb(tmp_path, *command, "--max-cost", "0.0003", check=ExitCode.BUDGET)
     assert batch_api.server.stats.batches == 1 and "spent 0.0006 USD) over 6 model calls" in again.stderr
     sb(tmp_path, *command, "--max-cost", "1")
     assert batch_api.server.stats.batch_lines == 12  # every call once, over three sessions
