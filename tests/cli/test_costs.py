@@ -245,6 +245,37 @@ def test_batches_lists_and_cancels_a_runs_batches(tmp_path: Path, batch_api: Ser
     assert sb(tmp_path, "batches", "nowhere", check=ExitCode.USAGE).stderr.startswith("error: nowhere: no such run")
 
 
+def test_a_batch_the_provider_no_longer_knows_is_abandoned_and_sent_again(tmp_path: Path, batch_api: Served) -> None:
+    batch_api.server.complete_after = 600
+    command = toy(batch_api.url + "/v1", "run", "--batch", "--batch-poll", "0.2", strategy="direct")
+    stderr = tmp_path / "first.err"
+    with stderr.open("w") as err:
+        first = subprocess.Popen([sys.executable, "-m", "structbench", *command], stdout=subprocess.DEVNULL,
+                                 stderr=err, env=env(tmp_path), cwd=tmp_path)
+        try:
+            for _ in range(600):
+                if "submitted" in stderr.read_text() or first.poll() is not None:
+                    break
+                time.sleep(0.05)
+            assert "submitted" in stderr.read_text(), stderr.read_text()
+        finally:
+            first.send_signal(signal.SIGKILL)
+            first.wait()
+    batch_api.server.batches.clear()  # restarted, or another key: it knows the batch no more
+    batch_api.server.complete_after = 0
+    for listing in (sb(tmp_path, "batches", "run"), sb(tmp_path, "batches", "run", "--cancel")):  # an answer: exit 0
+        assert "| submitted | not found (404) |" in listing.stdout
+        assert "the provider does not know it (404 Not Found" in listing.stderr
+    again = sb(tmp_path, *command)
+    assert "the provider does not know it (404 Not Found" in again.stderr
+    assert "sent again in a new batch" in again.stderr
+    assert batch_api.server.stats.batches == 2 and batch_api.server.stats.batch_lines == 6
+    ledger = json.loads((tmp_path / "run" / "batches" / "ledger.json").read_text())["batches"]
+    assert [e["state"] for e in ledger] == ["abandoned", "ended"] and "404 Not Found" in ledger[0]["notes"][0]
+    assert "| abandoned |" in sb(tmp_path, "batches", "run").stdout
+    sb(tmp_path, *toy(batch_api.url + "/v1", "run", strategy="direct"))  # nothing open: the run goes on without --batch
+
+
 def test_batch_needs_a_backend_with_a_batch_api(tmp_path: Path) -> None:
     proc = sb(tmp_path, "run", "-m", "mock", "-b", "toy", "--limit", "2", "--batch", check=ExitCode.USAGE)
     assert "--batch: the mock backend has no batch API (openai and anthropic have one)" in proc.stderr

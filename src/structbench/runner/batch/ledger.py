@@ -31,7 +31,8 @@ FOLDER, _, LEDGER = BATCH_LEDGER.partition("/")
 State = Literal["submitting", "submitted", "ended", "abandoned"]
 """``submitting``: written before the provider was asked (no id yet); ``submitted``: the provider has it (polled
 until it ends); ``ended``: its results are in ``output``; ``abandoned``: it was never created (a kill before the
-provider answered, and no batch of its tag exists), its requests were sent again in another."""
+provider answered, and no batch of its tag exists), or the provider no longer knows it (404: another API key or
+organization, or lost); its requests were sent again in another (its notes say which)."""
 
 
 class BatchEntry(BaseModel):
