@@ -55,7 +55,7 @@ from structbench.core.errors import RunStoppedError, StructbenchError
 from structbench.core.redact import redact
 from structbench.runner.batch.gate import Hold, StepGate
 from structbench.runner.batch.ledger import BatchEntry, Ledger
-from structbench.runner.batch.providers import BatchProvider, LineError, Outcome, Status, provider_for
+from structbench.runner.batch.providers import MALFORMED, BatchProvider, LineError, Outcome, Status, provider_for
 
 T = TypeVar("T")
 
@@ -311,6 +311,8 @@ class BatchedBackend(Backend):
         """Each id's outcome in the output of the ended batch ``entry`` (an answer wins over an error)."""
         outcomes: dict[str, Outcome] = {}
         for line in self.ledger.read_lines(entry.output_name):
+            if MALFORMED in line:
+                continue
             cid, outcome = self.provider.line_outcome(line)
             if cid not in outcomes or isinstance(outcomes[cid], LineError):
                 outcomes[cid] = outcome
@@ -421,6 +423,25 @@ class BatchedBackend(Backend):
                 self.ledger.write_lines(entry.output_name, lines)
                 self.ledger.update(entry, state="ended", ended=time.time(), notes=notes)
 
+    def _odd_lines(self, entry: BatchEntry) -> tuple[int, list[str]]:
+        """Of an ended batch's results: the lines that were not JSON objects, and the ids of a second answer that
+        differs from the first (the first is used)."""
+        malformed = 0
+        first: dict[str, Outcome] = {}
+        conflicting: list[str] = []
+        for line in self.ledger.read_lines(entry.output_name):
+            if MALFORMED in line:
+                malformed += 1
+                continue
+            cid, outcome = self.provider.line_outcome(line)
+            if not isinstance(outcome, dict):
+                continue
+            if cid not in first:
+                first[cid] = outcome
+            elif outcome != first[cid] and cid not in conflicting:
+                conflicting.append(cid)
+        return malformed, conflicting
+
     def _settle(self, entry: BatchEntry, group: Group) -> Group:
         """Hand out the answers of an ended batch; returns the calls to send again (retryable failures)."""
         outcomes = self._outcomes(entry)
@@ -462,6 +483,15 @@ class BatchedBackend(Backend):
             notes.append(f"{missing} request(s) missing from its results (sent again)")
             self.notify(f"warning: batch {entry.id}: {missing} request(s) have no line in its output or error file; "
                         "they are sent again in a new batch")
+        malformed, conflicting = self._odd_lines(entry)
+        if malformed:
+            notes.append(f"{malformed} result line(s) not JSON objects (skipped)")
+            self.notify(f"warning: batch {entry.id}: {malformed} line(s) of its results are not JSON objects; "
+                        "skipped (a request without an answer is sent again)")
+        if conflicting:
+            notes.append(f"{len(conflicting)} id(s) answered twice, differently (the first answer kept)")
+            self.notify(f"warning: batch {entry.id}: {len(conflicting)} id(s) have a second result line that differs "
+                        f"from the first (e.g. {conflicting[0][:70]!r}); the first answer is kept")
         if foreign:
             notes.append(f"{len(foreign)} result line(s) with ids it was never sent (ignored)")
             self.notify(f"warning: batch {entry.id}: {len(foreign)} line(s) of its results have ids this run never "

@@ -178,7 +178,7 @@ class Ledger:
         """The request ids a batch was sent with, read from its input file; from its results when the input file is
         missing (the ids of requests the batch left out of its results are then unknown)."""
         name = entry.input_name if self.file(entry.input_name).exists() else entry.output_name
-        return [str(line.get("custom_id")) for line in self.read_lines(name)]
+        return [str(line["custom_id"]) for line in self.read_lines(name) if "custom_id" in line]
 
 
 def _why(err: BaseException) -> str:
