@@ -173,6 +173,45 @@ def test_a_budget_stops_the_run_and_a_larger_one_resumes_it(tmp_path: Path) -> N
     assert (total["usage"]["calls"], total["reused"]["calls"]) == (11, 1)
 
 
+def test_a_budget_counts_what_earlier_sessions_paid_for_samples_not_recorded(tmp_path: Path,
+                                                                             batch_api: Served) -> None:
+    (tmp_path / "prices.yaml").write_text("mock: {input: 1, output: 2}\n")  # 92 µ$ a batched call
+    command = toy(batch_api.url + "/v1", "run", "--batch", "--batch-poll", "0.2", "--prices", "prices.yaml")
+    first = sb(tmp_path, *command, "--max-cost", "0.0003", check=ExitCode.BUDGET)  # step 1: 6 lines, 552 µ$
+    # reached at the fourth answer; the stop line counts the six the batch answered, as the manifest does
+    assert "spent 0.0006 USD) over 6 model calls" in first.stderr and batch_api.server.stats.batches == 1
+    # no sample was recorded (each waits for its second step), but the 6 calls were paid: the budget is spent
+    again = sb(tmp_path, *command, "--max-cost", "0.0003", check=ExitCode.BUDGET)
+    assert batch_api.server.stats.batches == 1 and "spent 0.0006 USD) over 6 model calls" in again.stderr
+    sb(tmp_path, *command, "--max-cost", "1")
+    assert batch_api.server.stats.batch_lines == 12  # every call once, over three sessions
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert [s["spent"]["calls"] for s in manifest["sessions"]] == [6, 0, 6]
+    assert manifest["usage"]["usage"]["calls"] == 12 and manifest["usage"]["cost_usd"] == pytest.approx(0.001104)
+
+
+def test_a_budget_and_the_manifest_count_the_calls_of_a_killed_session(tmp_path: Path) -> None:
+    (tmp_path / "prices.yaml").write_text("mock: {input: 1, output: 2}\n")
+    log = tmp_path / "requests.log"
+    with serve_in_thread(MockOpenAIServer(reply="yes", usage=USAGE, log_path=log)) as url:
+        command = toy(url, "run", "--prices", "prices.yaml", "-c", "1")
+        # three calls (426 tokens): the second sample's first call paid, the sample not recorded
+        sb(tmp_path, *command, "--max-tokens-total", "400", check=ExitCode.BUDGET)
+        path = tmp_path / "run" / "manifest.json"
+        manifest = json.loads(path.read_text())
+        manifest["sessions"][0]["spent"] = None  # as a session killed with -9 leaves it
+        path.write_text(json.dumps(manifest))
+        again = sb(tmp_path, *command, "--max-tokens-total", "400", check=ExitCode.BUDGET)
+        assert "(spent 426 tokens) over 3 model calls" in again.stderr and len(read_log(log)) == 3
+        sb(tmp_path, *command, "--max-cost", "1")
+    assert len(read_log(log)) == 12
+    manifest = json.loads(path.read_text())
+    assert [s["spent"]["calls"] for s in manifest["sessions"]] == [3, 0, 9]  # the killed session's filled in
+    assert manifest["usage"]["usage"]["calls"] == 12 and manifest["usage"]["cost_usd"] == pytest.approx(12 * 184e-6)
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())["usage"]  # the records: one call reused
+    assert (metrics["usage"]["calls"], metrics["reused"]["calls"]) == (11, 1)
+
+
 def test_batches_lists_and_cancels_a_runs_batches(tmp_path: Path, batch_api: Served) -> None:
     batch_api.server.complete_after = 600
     command = toy(batch_api.url + "/v1", "run", "--batch", "--batch-poll", "0.5", strategy="direct")
@@ -204,6 +243,37 @@ def test_batches_lists_and_cancels_a_runs_batches(tmp_path: Path, batch_api: Ser
     assert batch_api.server.stats.batches == 2 and batch_api.server.stats.batch_lines == 6
     assert "| ended | completed |" in sb(tmp_path, "batches", "run", "--offline").stdout
     assert sb(tmp_path, "batches", "nowhere", check=ExitCode.USAGE).stderr.startswith("error: nowhere: no such run")
+
+
+def test_a_batch_the_provider_no_longer_knows_is_abandoned_and_sent_again(tmp_path: Path, batch_api: Served) -> None:
+    batch_api.server.complete_after = 600
+    command = toy(batch_api.url + "/v1", "run", "--batch", "--batch-poll", "0.2", strategy="direct")
+    stderr = tmp_path / "first.err"
+    with stderr.open("w") as err:
+        first = subprocess.Popen([sys.executable, "-m", "structbench", *command], stdout=subprocess.DEVNULL,
+                                 stderr=err, env=env(tmp_path), cwd=tmp_path)
+        try:
+            for _ in range(600):
+                if "submitted" in stderr.read_text() or first.poll() is not None:
+                    break
+                time.sleep(0.05)
+            assert "submitted" in stderr.read_text(), stderr.read_text()
+        finally:
+            first.send_signal(signal.SIGKILL)
+            first.wait()
+    batch_api.server.batches.clear()  # restarted, or another key: it knows the batch no more
+    batch_api.server.complete_after = 0
+    for listing in (sb(tmp_path, "batches", "run"), sb(tmp_path, "batches", "run", "--cancel")):  # an answer: exit 0
+        assert "| submitted | not found (404) |" in listing.stdout
+        assert "the provider does not know it (404 Not Found" in listing.stderr
+    again = sb(tmp_path, *command)
+    assert "the provider does not know it (404 Not Found" in again.stderr
+    assert "sent again in a new batch" in again.stderr
+    assert batch_api.server.stats.batches == 2 and batch_api.server.stats.batch_lines == 6
+    ledger = json.loads((tmp_path / "run" / "batches" / "ledger.json").read_text())["batches"]
+    assert [e["state"] for e in ledger] == ["abandoned", "ended"] and "404 Not Found" in ledger[0]["notes"][0]
+    assert "| abandoned |" in sb(tmp_path, "batches", "run").stdout
+    sb(tmp_path, *toy(batch_api.url + "/v1", "run", strategy="direct"))  # nothing open: the run goes on without --batch
 
 
 def test_batch_needs_a_backend_with_a_batch_api(tmp_path: Path) -> None:

@@ -67,6 +67,7 @@ def batches(
 async def _ask(model: str, base_url: str | None, api_key_env: str, ledger: Any, cancel: bool) -> dict[str, str]:
     """Each open batch's status at the provider (tag -> status), cancelling it first with ``cancel``."""
     from structbench.backends.factory import BackendSpec, make_backend
+    from structbench.runner.batch.collector import not_found
     from structbench.runner.batch.providers import provider_for
 
     backend = make_backend(BackendSpec.parse(model, base_url=base_url, api_key_env=api_key_env,
@@ -82,12 +83,20 @@ async def _ask(model: str, base_url: str | None, api_key_env: str, ledger: Any, 
             if batch_id is None:
                 out[entry.tag] = "never created"
                 continue
-            if cancel:
-                out[entry.tag] = f"{await provider.cancel(batch_id)} (cancel asked)"
-                echo(f"cancel asked for batch {batch_id}", err=True)
-            else:
-                status = await provider.status(batch_id)
-                out[entry.tag] = f"{status.word}, {status.completed}/{status.total} done"
+            try:
+                if cancel:
+                    out[entry.tag] = f"{await provider.cancel(batch_id)} (cancel asked)"
+                    echo(f"cancel asked for batch {batch_id}", err=True)
+                else:
+                    status = await provider.status(batch_id)
+                    out[entry.tag] = f"{status.word}, {status.completed}/{status.total} done"
+            except Exception as err:
+                if not not_found(err):
+                    raise
+                out[entry.tag] = "not found (404)"
+                echo(f"warning: batch {batch_id}: the provider does not know it (404 Not Found: another API key or "
+                     "organization than the one that sent it, or the provider lost it); the run's next session with "
+                     "--batch marks it abandoned and sends its requests again", err=True)
     except Exception as err:  # the provider's API, however it fails (down, a refused key): one line
         where = backend.base_url or backend.backend
         raise RunStoppedError(redact(

@@ -30,6 +30,9 @@ METRICS = "metrics.json"
 PROGRESS = "progress.json"
 """What the running session is doing now (``heartbeat.Heartbeat``): advisory, rewritten about once a second, read by
 ``structbench view``; a reader that does not know it ignores it, so it needs no format version."""
+SPENT = "spent.jsonl"
+"""Every call the run paid for, a line each, appended as it returns (``runner.spending``): what its budget and the
+manifest's ``usage`` count, whatever became of the call's sample."""
 LOCK = ".lock"
 """Held (``flock``) by the process filling the run directory, for as long as it does."""
 BATCH_LEDGER = "batches/ledger.json"

@@ -3,8 +3,10 @@ tokens of the calls the run makes); ``max_cost`` and ``max_tokens_total`` in Pyt
 (``core.words``).
 
 What counts is what the run spends: calls answered by a model, directly or through a batch, over every session of
-the run (the records of earlier sessions, then each call of this one as it returns); calls answered from the
-response cache cost nothing. Once the budget is reached no further call goes out: the calls in flight finish (their
+the run (what earlier sessions paid for, as ``spent.jsonl`` has it whether or not their samples were recorded, then
+each call of this one as it returns, which it appends there: ``runner.spending``); an answer read from the response
+cache costs nothing more (its call is counted once, by the session of this run that paid for it, or by no one: another
+run paid for it). Once the budget is reached no further call goes out: the calls in flight finish (their
 answers are kept in the cache), the samples they belong to are recorded when they need no further call, and the
 run stops with ``BudgetError`` (exit 6). Budgets are not part of the run's configuration, so the same command with
 a larger budget resumes the run, its answered calls read back from the cache, never sent again.
@@ -19,6 +21,7 @@ from structbench.backends.prices import Prices
 from structbench.backends.usage import CallUsage, Usage, UsageKey
 from structbench.core.errors import BudgetError, UsageError
 from structbench.core.words import spelt, word
+from structbench.runner.spending import SpendLog
 
 Spent = dict[str, float | int]
 """What calls spent, as a session of the manifest records it: ``calls``, ``tokens`` and, with prices, ``cost_usd``."""
@@ -43,6 +46,8 @@ class Budget:
     spent_cost: float = 0.0
     spent_tokens: int = 0
     calls: int = 0
+    log: SpendLog | None = None
+    """Where each call counted is appended as it returns (None: nowhere, as for a count of another process's)."""
 
     def __post_init__(self) -> None:
         if self.max_cost is not None and self.prices is None:
@@ -54,7 +59,8 @@ class Budget:
         return self.max_cost is not None or self.max_tokens is not None
 
     def start(self, groups: Iterable[tuple[UsageKey, Usage]]) -> None:
-        """Count what earlier sessions of the run spent (their records' calls, reused ones aside)."""
+        """Count what earlier sessions of the run paid for (``runner.spending.read_spent``'s groups; a reused group, of
+        a run's records before the log existed, is left out)."""
         for key, usage in groups:
             if key[2]:
                 continue
@@ -64,13 +70,16 @@ class Budget:
                 self.spent_cost += self.prices.cost(key, usage) or 0.0
 
     def add(self, call: CallUsage) -> str | None:
-        """Count one call the run made; why the budget can no longer be kept (None while it can)."""
+        """Count one call the run made, and append it to the log (``StorageError`` when it cannot be); why the budget
+        can no longer be kept (None while it can)."""
         self.calls += 1
         self.spent_tokens += (call.prompt_tokens or 0) + (call.completion_tokens or 0)
         cost = None
         if self.prices is not None:
             cost = self.prices.cost((call.model, call.batch, False), Usage() + call)
             self.spent_cost += cost or 0.0
+        if self.log is not None:
+            self.log.add(call)
         if not self.active:
             return None
         if not call.known:

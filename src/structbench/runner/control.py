@@ -141,8 +141,13 @@ class RunControl:
             raise error
 
     def spend(self, call: CallUsage) -> None:
-        """Count a call the model answered; a budget that cannot be kept stops the run."""
-        problem = self.budget.add(call)
+        """Count a call the model answered; a budget that cannot be kept, or a spending that cannot be recorded,
+        stops the run (the call's answer is still kept)."""
+        try:
+            problem = self.budget.add(call)
+        except StorageError as err:
+            self.halt(err, cancel=False)
+            return
         if problem is not None:
             self.halt(BudgetError(f"stopped: {problem}; finished samples and every answer received are kept"),
                       cancel=False)

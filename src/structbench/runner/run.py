@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from structbench.backends.base import Backend
 from structbench.backends.factory import backend_packages
 from structbench.backends.stats import CallSnapshot
+from structbench.backends.usage import Usage
 from structbench.contract.benchmark import Strategy
 from structbench.core.collector import collect_less, resume
 from structbench.core.errors import BudgetError, RunStoppedError, StorageError, Terminated, UsageError
@@ -37,8 +38,8 @@ from structbench.runfiles.manifest import (
 )
 from structbench.runfiles.records import RecordSummary, SampleRecord
 from structbench.runfiles.runconfig import RunConfig
-from structbench.runfiles.runformat import BATCH_LEDGER, LOCK, MANIFEST, METRICS
-from structbench.runner.budget import spent_sum
+from structbench.runfiles.runformat import BATCH_LEDGER, LOCK, MANIFEST, METRICS, SPENT
+from structbench.runner.budget import Budget, spent_sum
 from structbench.runner.cache import CacheWriteError, ResponseCache, Spill
 from structbench.runner.calls import ModelCaller, ModelPool
 from structbench.runner.control import RunControl
@@ -323,6 +324,9 @@ class Run:
         workers = spread.processes(expected, concurrency, control.notify)
         session = Session(started=_now(), jobs=expected or 0)
         self._begin(session, store, backend, cache, concurrency, spread, workers, control)
+        from structbench.runner.spending import SpendLog
+
+        log = control.budget.log = SpendLog(self.run_dir, len(self.manifest.sessions) - 1)
         batched = self._batched(backend, control)
         caller = ModelCaller(batched or backend, cache, control)
         others = ModelPool(cache, control)
@@ -330,8 +334,12 @@ class Run:
         t0 = time.perf_counter()
         error = self._work(selections, store, backend, cache, concurrency, progress, progress_interval, control,
                            spread, workers, session, expected, caller, others, batched, totals, issued)
+        log.close()
         if error is not None and error is store.failure:  # say where the answers of the unrecorded samples are
             error = StorageError(f"{error} ({_answers_kept(cache, control)})")
+        reached = control.budget.reached()
+        if isinstance(error, BudgetError) and reached is not None:  # what the calls in flight at the stop added too
+            error = control.budget.error(reached)
         status, reason = _ending(error)
         if status == "complete":
             session.jobs = issued[0]
@@ -339,8 +347,25 @@ class Run:
         return self._conclude(selections, store, status, reason, error)
 
     def _start_budget(self, store: RunStore, control: RunControl) -> dict[str, float | int]:
-        """Count what earlier sessions spent against the budget; what was spent before this session."""
-        control.budget.start(store.usage_groups())
+        """Count what earlier sessions paid for against the budget (``spent.jsonl``; seeded with the records' calls
+        in a run written before it existed), and fill in the spending of a session killed before it could record
+        its own; what was spent before this session."""
+        from structbench.runner.spending import BEFORE_LOG, SpendLog, grouped, read_spent
+
+        lines = read_spent(self.run_dir)
+        if not (self.run_dir / SPENT).exists():
+            seed = SpendLog(self.run_dir, BEFORE_LOG)
+            try:
+                seed.write((key, usage) for key, usage in store.usage_groups() if not key[2])
+            finally:
+                seed.close()
+            lines = read_spent(self.run_dir)
+        for index, earlier in enumerate(self.manifest.sessions):
+            if earlier.spent is None and any(line[0] == index for line in lines):
+                counted = Budget(prices=self.prices)
+                counted.start(grouped(line for line in lines if line[0] == index).items())
+                earlier.spent = dict(counted.spent())
+        control.budget.start(grouped(lines).items())
         return control.budget.spent()
 
     def _begin(self, session: Session, store: RunStore, backend: Backend, cache: ResponseCache | None,
@@ -419,6 +444,9 @@ class Run:
 
                 def on_finished(finished: Finished) -> None:
                     store.add(finished.record, finished.line)
+                    if spread.cluster is not None and control.budget.log is not None:  # Ray actors log nothing
+                        control.budget.log.write((key, Usage(**counts._asdict()))
+                                                 for key, counts in finished.record.usage_by() if not key[2])
                     bar.advance(finished.record.error_kind)
 
                 if not spread_out:
@@ -458,10 +486,15 @@ class Run:
             metrics_of,
             usage_totals,
         )
+        from structbench.backends.prices import totals
+        from structbench.runner.spending import grouped, read_spent
 
         current = current_rows(selections, store.kept, self.config.model, self.config.epochs)
         entries = current_entries(current)
-        self.manifest.spent(usage_totals(entries, self.prices))
+        records = usage_totals(entries, self.prices)  # what the run paid: every call once, its sample recorded or not
+        paid = totals(grouped(read_spent(self.run_dir)).items(), self.prices)
+        self.manifest.spent(paid.model_copy(update={"reused": records.reused,
+                                                    "reused_cost_usd": records.reused_cost_usd}))
         failures = self._finish(store, status, reason)
         if error is not None:
             raise error
@@ -536,6 +569,7 @@ class Run:
             on_cache_error=control.on_cache_error,
             model_context=self.model_context,
             prices=self.prices,
+            session=len(self.manifest.sessions) - 1,
         )
 
     async def _dispatch(

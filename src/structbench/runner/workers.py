@@ -47,6 +47,7 @@ from structbench.runner.engine import Job, Outcome
 from structbench.runner.jobs import Finished, JobRef, JobRunner, Ticket
 from structbench.runner.pipeline import run_pipeline
 from structbench.runner.settings import RequestSettings
+from structbench.runner.spending import SpendLog
 
 if TYPE_CHECKING:
     from structbench.backends.prices import Prices
@@ -144,6 +145,9 @@ class WorkerSettings:
     """The model's context the run's samples were prepared for (a Ray worker prepares its own for it)."""
     prices: Prices | None = None
     """The run's prices (``--prices``): what a worker's calls cost, for the session's spending in the manifest."""
+    session: int | None = None
+    """The session's index in the manifest: a forked worker appends each call it paid for to the run's
+    ``spent.jsonl`` under it (``runner.spending``); a Ray actor, which may not see the run directory, does not."""
 
 
 class StopRequest(StructbenchError):
@@ -180,7 +184,8 @@ class Worker:
         self._outbox: Outbox | None = None
         self.control = RunControl(settings.max_consecutive_failures, settings.on_cache_error,
                                   Spill(settings.run_dir), notify=self._note, on_halt=self._halted,
-                                  budget=Budget(prices=settings.prices))
+                                  budget=Budget(prices=settings.prices, log=None if settings.session is None
+                                                else SpendLog(settings.run_dir, settings.session)))
         """Its budget has no limit (a run with one runs in one process): it counts what this worker's calls spent."""
 
     def _send(self, message: tuple[Any, ...]) -> None:

@@ -7,10 +7,11 @@ cancel, results). Every answer, direct or in a batch, comes from one ``MockOpenA
 seconds after it was created (at the first poll from then on); until then it is in progress.
 
 It misbehaves on demand (``FAULTS``, on the first ``fault_times`` batches, or all): ``drop-lines`` leaves the last
-line out of the output, ``foreign-ids`` adds two lines with ids never sent, ``fail-lines`` fails the first line with a
-500 (in the error file), ``refuse-lines`` fails every line for good (a 404: the model not found), ``expire`` runs half
-the lines and expires the rest, ``reject`` fails the whole batch (its input refused). ``stats`` counts what it was
-asked: batches created, files uploaded, direct calls.
+line out of the output, ``foreign-ids`` adds two lines with ids never sent, ``conflicting-lines`` adds a second
+line for the first id with another answer, ``malformed-lines`` (OpenAI) two lines that are not JSON, ``fail-lines``
+fails the first line with a 500 (in the error file), ``refuse-lines`` fails every line for good (a 404: the model not
+found), ``expire`` runs half the lines and expires the rest, ``reject`` fails the whole batch (its input refused).
+``stats`` counts what it was asked: batches created, files uploaded, direct calls.
 
     python -m structbench.testing.batch_server --complete-after 8 --port-file p.txt
 """
@@ -34,7 +35,8 @@ from aiohttp import web
 
 from structbench.testing.openai_server import MockOpenAIServer
 
-FAULTS = ("drop-lines", "foreign-ids", "fail-lines", "refuse-lines", "expire", "reject")
+FAULTS = ("drop-lines", "foreign-ids", "fail-lines", "refuse-lines", "expire", "reject", "conflicting-lines",
+          "malformed-lines")
 
 
 @dataclass
@@ -200,8 +202,14 @@ class BatchServer:
         if batch.fault == "foreign-ids":
             for i in range(2):
                 batch.output.append({**(batch.output[0] if batch.output else {}), "custom_id": f"foreign-{i}"})
+        if batch.fault == "conflicting-lines" and batch.output and batch.kind == "openai":
+            second = json.loads(json.dumps(batch.output[0]))
+            second["response"]["body"]["choices"][0]["message"]["content"] = "The answer is maybe."
+            batch.output.append(second)
         if batch.kind == "openai":
             batch.output_file_id = self._store(batch.output)
+            if batch.fault == "malformed-lines":
+                self.files[batch.output_file_id] += b"not json\n{\"custom_id\": \"torn\n"
             batch.error_file_id = self._store(batch.errors) if batch.errors else None
         batch.status = "expired" if batch.fault == "expire" else "completed" if batch.kind == "openai" else "ended"
 

@@ -140,6 +140,21 @@ def test_foreign_ids_are_ignored_and_said(tmp_path: Path, batch_api: Served) -> 
     assert "ids it was never sent" in Ledger(tmp_path / "r").entries[0].notes[0]
 
 
+@pytest.mark.parametrize(("fault", "said", "noted"), [
+    ("conflicting-lines", "1 id(s) have a second result line that differs from the first",
+     "1 id(s) answered twice, differently (the first answer kept)"),
+    ("malformed-lines", "2 line(s) of its results are not JSON objects", "2 result line(s) not JSON objects"),
+])
+def test_odd_result_lines_are_said_and_noted(tmp_path: Path, batch_api: Served, fault: str, said: str,
+                                             noted: str) -> None:
+    batch_api.server.fault = fault
+    notes: list[str] = []
+    the_run, _ = run(tmp_path, batch_api, "r", strategy="direct", notes=notes)
+    assert the_run.failures == [] and batch_api.server.stats.batches == 1
+    assert any(said in n for n in notes), notes
+    assert any(noted in n for n in Ledger(tmp_path / "r").entries[0].notes)
+
+
 def test_a_refused_batch_fails_its_samples_as_model_errors(tmp_path: Path, batch_api: Served) -> None:
     batch_api.server.fault = "reject"
     the_run, metrics = run(tmp_path, batch_api, "r", strategy="direct")
@@ -362,7 +377,7 @@ def test_a_batchs_results_may_be_larger_than_max_reply_mb(tmp_path: Path, model:
 def test_result_lines_are_read_a_capped_line_at_a_time() -> None:
     import asyncio
 
-    from structbench.runner.batch.providers import TOO_LARGE, capped_lines
+    from structbench.runner.batch.providers import MALFORMED, TOO_LARGE, capped_lines
 
     big = json.dumps({"custom_id": "k\"2", "body": "x" * 500})
     data = (json.dumps({"custom_id": "k1", "body": "ok"}) + "\n" + big + "\nnot json\n[1]\n\n"
@@ -376,7 +391,8 @@ def test_result_lines_are_read_a_capped_line_at_a_time() -> None:
 
     for size in (1, 7, 64, len(data)):
         assert asyncio.run(read(size)) == [{"custom_id": "k1", "body": "ok"},
-                                           {"custom_id": "k\"2", TOO_LARGE: len(big)}, {"custom_id": "k3"}], size
+                                           {"custom_id": "k\"2", TOO_LARGE: len(big)}, {MALFORMED: True},
+                                           {MALFORMED: True}, {"custom_id": "k3"}], size
 
 
 def test_a_run_with_a_batch_still_open_is_not_continued_without_batch(tmp_path: Path, batch_api: Served) -> None:

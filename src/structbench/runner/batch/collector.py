@@ -22,6 +22,10 @@ A batch of an earlier session that ended without answering some of its requests 
 it was cancelled or expired, their lines failed) is taken up for the answers it holds only: its other requests go
 into a new batch, as direct calls would be sent again, and the ledger keeps both. Only a prompt the provider found
 too long for the model's context is final, as it is for a direct call.
+
+A batch the provider answers it does not know (404 Not Found: another API key or organization than the one that sent
+it, or the provider lost it) is a definite answer, not an outage: it is marked ``abandoned`` in the ledger with a
+note, said in one line, and its requests are sent again in a new batch (paid again, so counted by the budget).
 """
 
 from __future__ import annotations
@@ -51,7 +55,7 @@ from structbench.core.errors import RunStoppedError, StructbenchError
 from structbench.core.redact import redact
 from structbench.runner.batch.gate import Hold, StepGate
 from structbench.runner.batch.ledger import BatchEntry, Ledger
-from structbench.runner.batch.providers import BatchProvider, LineError, Outcome, Status, provider_for
+from structbench.runner.batch.providers import MALFORMED, BatchProvider, LineError, Outcome, Status, provider_for
 
 T = TypeVar("T")
 
@@ -204,7 +208,8 @@ class BatchedBackend(Backend):
             await self._wait([w.entry for w in work])
             for w in work:
                 entry = w.entry
-                for key, waiters in self._settle(entry, w.group).items():
+                retry = w.group if entry.state == "abandoned" else self._settle(entry, w.group)  # lost: all again
+                for key, waiters in retry.items():
                     again = 0 if w.adopted else entry.round + 1
                     if again <= self.settings.rounds:
                         fresh[key] = (waiters, again)
@@ -306,6 +311,8 @@ class BatchedBackend(Backend):
         """Each id's outcome in the output of the ended batch ``entry`` (an answer wins over an error)."""
         outcomes: dict[str, Outcome] = {}
         for line in self.ledger.read_lines(entry.output_name):
+            if MALFORMED in line:
+                continue
             cid, outcome = self.provider.line_outcome(line)
             if cid not in outcomes or isinstance(outcomes[cid], LineError):
                 outcomes[cid] = outcome
@@ -387,7 +394,12 @@ class BatchedBackend(Backend):
             delay = min(delay * 2, self.settings.poll)
             for entry in list(running):
                 assert entry.id is not None
-                status: Status = await self._api(self.provider.status, entry.id)
+                try:
+                    status: Status = await self._api(self.provider.status, entry.id, lost_ok=True)
+                except _Lost as lost:
+                    running.remove(entry)
+                    self._lose(entry, lost.error)
+                    continue
                 counts = {"total": status.total, "completed": status.completed, "failed": status.failed}
                 if counts != entry.counts or status.word != entry.status:
                     waited = time.monotonic() - started
@@ -403,9 +415,32 @@ class BatchedBackend(Backend):
                     notes = [*notes, status.problem]
                     self.notify(f"warning: batch {entry.id}: {status.problem}; the answers it holds are kept"
                                 + ("" if status.word == "failed" else ", the rest are sent again"))
-                lines = await self._api(self.provider.results, entry.id)
+                try:
+                    lines = await self._api(self.provider.results, entry.id, lost_ok=True)
+                except _Lost as lost:
+                    self._lose(entry, lost.error)
+                    continue
                 self.ledger.write_lines(entry.output_name, lines)
                 self.ledger.update(entry, state="ended", ended=time.time(), notes=notes)
+
+    def _odd_lines(self, entry: BatchEntry) -> tuple[int, list[str]]:
+        """Of an ended batch's results: the lines that were not JSON objects, and the ids of a second answer that
+        differs from the first (the first is used)."""
+        malformed = 0
+        first: dict[str, Outcome] = {}
+        conflicting: list[str] = []
+        for line in self.ledger.read_lines(entry.output_name):
+            if MALFORMED in line:
+                malformed += 1
+                continue
+            cid, outcome = self.provider.line_outcome(line)
+            if not isinstance(outcome, dict):
+                continue
+            if cid not in first:
+                first[cid] = outcome
+            elif outcome != first[cid] and cid not in conflicting:
+                conflicting.append(cid)
+        return malformed, conflicting
 
     def _settle(self, entry: BatchEntry, group: Group) -> Group:
         """Hand out the answers of an ended batch; returns the calls to send again (retryable failures)."""
@@ -448,6 +483,15 @@ class BatchedBackend(Backend):
             notes.append(f"{missing} request(s) missing from its results (sent again)")
             self.notify(f"warning: batch {entry.id}: {missing} request(s) have no line in its output or error file; "
                         "they are sent again in a new batch")
+        malformed, conflicting = self._odd_lines(entry)
+        if malformed:
+            notes.append(f"{malformed} result line(s) not JSON objects (skipped)")
+            self.notify(f"warning: batch {entry.id}: {malformed} line(s) of its results are not JSON objects; "
+                        "skipped (a request without an answer is sent again)")
+        if conflicting:
+            notes.append(f"{len(conflicting)} id(s) answered twice, differently (the first answer kept)")
+            self.notify(f"warning: batch {entry.id}: {len(conflicting)} id(s) have a second result line that differs "
+                        f"from the first (e.g. {conflicting[0][:70]!r}); the first answer is kept")
         if foreign:
             notes.append(f"{len(foreign)} result line(s) with ids it was never sent (ignored)")
             self.notify(f"warning: batch {entry.id}: {len(foreign)} line(s) of its results have ids this run never "
@@ -456,21 +500,47 @@ class BatchedBackend(Backend):
             self.ledger.update(entry, notes=notes)
         return retry
 
-    async def _api(self, call: Callable[..., Awaitable[T]], *args: Any) -> T:
+    def _lose(self, entry: BatchEntry, error: BaseException) -> None:
+        """The provider does not know ``entry`` (404): abandoned in the ledger, with a note and one line said."""
+        self.ledger.update(entry, state="abandoned", notes=[*entry.notes, redact(
+            f"{LOST}: {type(error).__name__}: {str(error)[:200]}; its requests were sent again")])
+        self.notify(f"warning: batch {entry.id} ({self.provider.name}): {LOST}; marked abandoned in "
+                    f"{self.ledger.path}, its requests are sent again in a new batch")
+
+    async def _api(self, call: Callable[..., Awaitable[T]], *args: Any, lost_ok: bool = False) -> T:
         """A call to the batch API, tried again on failure (1, 2, 4 ... s); a failure that persists stops the run
-        (the batches are kept in the ledger)."""
+        (the batches are kept in the ledger). With ``lost_ok`` (a call about one batch), a 404 raises ``_Lost``."""
         for attempt in range(API_TRIES):
             try:
                 return await call(*args)
             except asyncio.CancelledError:
                 raise
             except Exception as err:
+                if lost_ok and not_found(err):
+                    raise _Lost(err) from None
                 if attempt == API_TRIES - 1 or _refused(err):
                     raise RunStoppedError(redact(
                         f"the batch API of {self.label} failed: {type(err).__name__}: {err}; the batches are kept in "
                         f"{self.ledger.path}: the same command takes them up again")) from None
                 await asyncio.sleep(2**attempt)
         raise AssertionError("unreachable")
+
+
+LOST = ("the provider does not know it (404 Not Found: another API key or organization than the one that sent it, or "
+        "the provider lost it)")
+
+
+class _Lost(Exception):
+    """The batch API answered that it does not know the batch asked about."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def not_found(err: BaseException) -> bool:
+    """Whether the API answered 404 Not Found (for a call about one batch: it does not know that batch)."""
+    return getattr(err, "status_code", None) == 404
 
 
 def _refused(err: BaseException) -> bool:

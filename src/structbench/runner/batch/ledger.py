@@ -31,7 +31,8 @@ FOLDER, _, LEDGER = BATCH_LEDGER.partition("/")
 State = Literal["submitting", "submitted", "ended", "abandoned"]
 """``submitting``: written before the provider was asked (no id yet); ``submitted``: the provider has it (polled
 until it ends); ``ended``: its results are in ``output``; ``abandoned``: it was never created (a kill before the
-provider answered, and no batch of its tag exists), its requests were sent again in another."""
+provider answered, and no batch of its tag exists), or the provider no longer knows it (404: another API key or
+organization, or lost); its requests were sent again in another (its notes say which)."""
 
 
 class BatchEntry(BaseModel):
@@ -177,7 +178,7 @@ class Ledger:
         """The request ids a batch was sent with, read from its input file; from its results when the input file is
         missing (the ids of requests the batch left out of its results are then unknown)."""
         name = entry.input_name if self.file(entry.input_name).exists() else entry.output_name
-        return [str(line.get("custom_id")) for line in self.read_lines(name)]
+        return [str(line["custom_id"]) for line in self.read_lines(name) if "custom_id" in line]
 
 
 def _why(err: BaseException) -> str:

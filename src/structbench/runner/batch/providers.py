@@ -38,6 +38,8 @@ Outcome = dict[str, Any] | LineError
 
 TOO_LARGE = "structbench_too_large"
 """The key of the line that stands for a result line larger than ``--max-reply-mb`` (its size), not read further."""
+MALFORMED = "structbench_malformed"
+"""The key of the line that stands for a result line that is not a JSON object (skipped, but counted)."""
 HEAD = 4096
 """Bytes kept of a line too large to read: its ``custom_id`` is near its start."""
 _CUSTOM_ID = re.compile(rb'"custom_id"\s*:\s*"((?:[^"\\]|\\.){1,200})"')
@@ -114,7 +116,8 @@ class BatchProvider(ABC):
 
     async def read_lines(self, chunks: AsyncIterable[bytes]) -> list[dict[str, Any]]:
         """The JSON lines of a results file as it streams in; a line larger than ``max_line_bytes`` is not kept
-        (a ``TOO_LARGE`` line with its ``custom_id`` stands for it), one that is not a JSON object is skipped."""
+        (a ``TOO_LARGE`` line with its ``custom_id`` stands for it), one that is not a JSON object is a ``MALFORMED``
+        line (skipped when read, counted in the batch's notes)."""
         return [line async for line in capped_lines(chunks, self.max_line_bytes)]
 
     @abstractmethod
@@ -161,8 +164,8 @@ async def capped_lines(chunks: AsyncIterable[bytes], limit: int) -> AsyncIterato
         try:
             line = json.loads(buffer)
         except ValueError:
-            return None
-        return line if isinstance(line, dict) else None
+            return {MALFORMED: True}
+        return line if isinstance(line, dict) else {MALFORMED: True}
 
     async for chunk in chunks:
         start = 0

@@ -1,0 +1,82 @@
+"""``spent.jsonl``: every call a run paid for, one line each, appended as it returns, by the process that made it.
+
+A call answered by the model is paid for by the run whatever happens next: its sample may be recorded in a later
+session (the answer read back from the response cache, where the record calls it reused), or never (the run
+stopped, was killed). So what a run spent is read from here, not from its records: ``Budget.start`` counts every
+earlier session's calls against the budget, the manifest's ``usage`` and each session's ``spent`` are summed from it
+(a session killed with -9 included), and an answer another run paid for, read from a shared cache, is in no line of
+this run's log: it stays free. Each line is one ``write`` to a file opened for appending, so a process killed at any
+moment leaves whole lines (a torn last line, from a crash of the machine, is skipped).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from structbench.backends.usage import CallUsage, Usage, UsageKey, summed
+from structbench.core.errors import StorageError
+from structbench.runfiles.runformat import SPENT
+
+BEFORE_LOG = -1
+"""The session of the lines a run written before the log existed is seeded with (its records' calls)."""
+
+
+class SpendLog:
+    """This session's lines of ``<run>/spent.jsonl`` (``session``: its index in the manifest's ``sessions``)."""
+
+    def __init__(self, run_dir: Path, session: int) -> None:
+        self.path = run_dir / SPENT
+        self.session = session
+        self._fd: int | None = None
+
+    def add(self, call: CallUsage) -> None:
+        """Append one paid call; a file that cannot be written is a ``StorageError`` (a budget must not be lost)."""
+        self.write([((call.model, call.batch, False), Usage() + call)])
+
+    def write(self, groups: Iterable[tuple[UsageKey, Usage]]) -> None:
+        """Append groups of paid calls (one line each)."""
+        text = "".join(json.dumps({"session": self.session, "model": key[0], "batch": key[1],
+                                   **usage.model_dump()}) + "\n" for key, usage in groups)
+        if not text:
+            return
+        data = text.encode()
+        try:
+            if self._fd is None:
+                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            if os.write(self._fd, data) != len(data):
+                raise OSError("short write")
+        except OSError as err:
+            raise StorageError(f"{self.path}: cannot be written ({err.strerror or err}): what the run spends could "
+                               "not be recorded") from err
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def read_spent(run_dir: Path) -> list[tuple[int, UsageKey, Usage]]:
+    """Each line of the run's log: (session, (model, batch, False), usage); none when there is no log."""
+    path = run_dir / SPENT
+    if not path.exists():
+        return []
+    out = []
+    for raw in path.read_bytes().splitlines():
+        try:
+            row = json.loads(raw)
+            session, key = int(row.pop("session")), (str(row.pop("model")), bool(row.pop("batch")), False)
+            out.append((session, key, Usage.model_validate(row)))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            continue
+    return out
+
+
+def grouped(lines: Iterable[tuple[int, UsageKey, Usage]]) -> dict[UsageKey, Usage]:
+    """Lines summed per (model, batch, False): what a cost is computed from."""
+    parts: dict[UsageKey, list[Usage]] = {}
+    for _, key, usage in lines:
+        parts.setdefault(key, []).append(usage)
+    return {key: summed(usages) for key, usages in parts.items()}
