@@ -223,3 +223,13 @@ def test_a_gold_tables_cells_are_normalized_once_across_calls() -> None:
     metrics._scalar_cell.cache_clear()
     uncached = metrics._normalize_rows(gold)
     assert uncached == [tuple(normalize_cell(v) for v in row) for row in gold]
+
+
+def test_attribute_names_in_any_script_are_matched_loosely_and_kept_apart() -> None:
+    """Only ASCII letters and digits were kept: every name in another script keyed as "", a table's columns
+    collided, and the oracle's own reply lost half its cells."""
+    columns = ["Größe", "Höhe", "название", "名前"]
+    row = {"größe": 1, "HÖHE": 2, "Название": 3, "名前": 4}
+    assert align_records([row], columns) == [[1, 2, 3, 4]]
+    assert align_records([dict(zip(columns, "abcd", strict=True))], columns) == [list("abcd")]
+    assert align_records([{"Model Name": "x", "model-name!": "y"}], ["model_name"]) == [["y"]]  # ASCII as before

@@ -50,14 +50,15 @@ METRICS = (
 )
 """Per-sample metric names; ``tuple_order`` is absent for queries without ORDER BY."""
 
-_KEY = re.compile(r"[^0-9a-z]+")
+_KEY = re.compile(r"[\W_]+")
 
 
 @functools.lru_cache(maxsize=4096)
 def attribute_key(name: str) -> str:
-    """An attribute name compared loosely: lower case, runs of non-alphanumerics as ``_`` (cached: the same few
-    names are keyed for every row of every round)."""
-    return _KEY.sub("_", str(name).strip().lower()).strip("_")
+    """An attribute name compared loosely: case folded, runs of what is not a letter or digit (of any script) as
+    ``_`` (cached: the same few names are keyed for every row of every round). Only ASCII letters and digits were
+    kept before: every name in another script keyed as "", so a table's columns collided."""
+    return _KEY.sub("_", str(name).strip().casefold()).strip("_")
 
 
 def align_records(records: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> list[list[Any]]:
