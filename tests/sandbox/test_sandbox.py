@@ -24,6 +24,7 @@ from structbench.sandbox import (
     SandboxError,
     SandboxResult,
     SandboxWarning,
+    probe,
     run_python,
 )
 from structbench.sandbox import runner as sandbox_runner
@@ -536,3 +537,24 @@ def test_a_launcher_that_never_starts_the_program_raises() -> None:
     """No isolation report means the program never ran: an error of the sandbox, not a program that failed."""
     with pytest.raises(SandboxError, match="the program could not be started: launcher exit status 1"):
         run_python("print(1)", python="/bin/false")
+
+
+HARD_LIMITED = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30))  # a hard ulimit -v the user set
+from structbench.sandbox import Limits, run_python
+r = run_python("import resource; print(resource.getrlimit(resource.RLIMIT_AS)[1])",
+               limits=Limits(memory_mb=8192), namespaces=sys.argv[1])
+print(r.ok, r.stdout.strip(), r.stderr.strip()[-200:])
+"""
+
+
+def test_a_hard_memory_limit_the_user_set_is_kept_not_raised(tmp_path: Path) -> None:
+    """Under a hard ``ulimit -v`` below a program's limit, setting that limit failed ("not allowed to raise maximum
+    limit") and every program of a run was a harness error; as root it was raised past the user's limit."""
+    namespaces = "require" if probe().complete else "off"
+    proc = subprocess.run([sys.executable, "-c", HARD_LIMITED, namespaces], capture_output=True, text=True,
+                          timeout=patience(60), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    ok, hard, *_ = proc.stdout.split()
+    assert ok == "True" and int(hard) <= 6 << 30, proc.stdout

@@ -307,6 +307,10 @@ def set_limits(limits: dict) -> None:
         if value is None:
             continue
         hard = value + 1 if key == "cpu_seconds" else value
+        _, ceiling = resource.getrlimit(which)  # a hard limit the user set (ulimit) cannot be raised: kept
+        if ceiling != resource.RLIM_INFINITY:
+            hard = min(hard, ceiling)
+            value = min(value, hard)
         resource.setrlimit(which, (value, hard))
 
 
