@@ -166,8 +166,10 @@ benchmarks: [scitab]
          "suite.yaml:4: key 'model' appears twice in this mapping"),
         ("models: [{model: oracle}]\nbenchmarks: [scitab]\nx: [" + ", ".join(["&a 1"] + ["*a"] * 300) + "]\n",
          "suite.yaml:3: more than 200 aliases"),
+        ("models: &m [{model: oracle, options: *m}]\nbenchmarks: [scitab]\n",  # was a RecursionError
+         "suite.yaml:1: the alias *m stands inside the value it names"),
     ],
-    ids=["billion-laughs", "5000-deep", "duplicate-key", "duplicate-nested-key", "many-aliases"],
+    ids=["billion-laughs", "5000-deep", "duplicate-key", "duplicate-nested-key", "many-aliases", "self-alias"],
 )
 def test_hostile_suite_files_are_refused_before_they_are_built(tmp_path: Path, text: str, says: str) -> None:
     started = time.perf_counter()

@@ -62,6 +62,8 @@ def check_shape(text: str, path: Path) -> None:
             aliases += 1
             if aliases > MAX_ALIASES:
                 raise UsageError(f"{path}:{line}: more than {MAX_ALIASES} aliases (*name): refused")
+            if any(anchor == event.anchor for _, anchor, _ in open_nodes):  # it would contain itself, for ever
+                raise UsageError(f"{path}:{line}: the alias *{event.anchor} stands inside the value it names: refused")
         if isinstance(event, yaml.NodeEvent):  # scalar, alias, or the start of a mapping or list
             if open_nodes and open_nodes[-1][2] is not None:
                 is_key = key_next[-1]
