@@ -83,3 +83,17 @@ def test_limit_never_cuts_a_tie_and_nulls_go_last(tmp_path: Path) -> None:
         assert k in (3, 4, 6, 7, 8, 9, 10), p.sql
     ordered = next(p for p in pairs if p.category == "order_by" and "points" in p.columns)
     assert ordered.rows[-1][ordered.columns.index("points")] is None
+
+
+def test_pairs_are_written_whole_into_a_new_folder_and_a_negative_seed_draws_its_own(tables: Path,
+                                                                                       tmp_path: Path) -> None:
+    """The file was opened and written in place (a failed write left a cut-off file that ``run`` refused), a missing
+    folder was a FileNotFoundError traceback, and seed -1 drew seed 1's pairs."""
+    out = tmp_path / "new" / "folder" / "pairs.jsonl"
+    done = invoke("generate", "rfqa", str(tables / "country.csv"), "--out", str(out), "--per-category", "1")
+    assert done.returncode == 0, done.stderr
+    assert read_pairs(out) == generate_pairs(tables / "country.csv", per_category=1)
+    assert generate_pairs(tables, per_category=2, seed=-1) != generate_pairs(tables, per_category=2, seed=1)
+    (tmp_path / "f").write_text("")
+    refused = invoke("generate", "rfqa", str(tables / "country.csv"), "--out", str(tmp_path / "f" / "x.jsonl"))
+    assert refused.returncode == 2 and "f is a file, not a folder" in refused.stderr, refused.stderr

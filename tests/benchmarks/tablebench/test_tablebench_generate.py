@@ -34,3 +34,18 @@ def test_the_command_writes_the_hub_layout(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     rows = [line for line in run.stdout.splitlines() if line.startswith("| tablebench | test |")]
     assert len(rows) == 2 and all("| overall | 1.0000 |" in row for row in rows), run.stdout
+
+
+def test_a_negative_seed_draws_its_own_set_and_a_failed_write_leaves_the_last_set_whole(tmp_path: Path) -> None:
+    """``random.Random`` takes an int's absolute value: -1 drew seed 1's set. The five files were written one by one,
+    so a write that failed partway left a set mixed from two seeds."""
+    assert items(-1) != items(1) and items(-1) == items(-1)
+    assert invoke("generate", "tablebench", "--out", str(tmp_path), "--seed", "0").returncode == 0
+    folder = tmp_path / "tablebench"
+    before = {n: (folder / n).read_bytes() for n in [QUESTIONS_FILE, *INSTRUCTION_FILES.values()]}
+    last = list(before)[-1]
+    (folder / last).unlink()
+    (folder / last).mkdir()  # a folder in the way of the last file
+    failed = invoke("generate", "tablebench", "--out", str(tmp_path), "--seed", "1")
+    assert failed.returncode == 2, failed.stderr
+    assert {n: (folder / n).read_bytes() for n in before if n != last} == {n: b for n, b in before.items() if n != last}

@@ -38,6 +38,7 @@ from sqlglot.errors import SqlglotError
 from structbench.benchmarks.rfqa.database import NUMERIC_TYPES, Database, column_key, load_table, new_connection
 from structbench.benchmarks.rfqa.engine import referenced_tables
 from structbench.benchmarks.rfqa.gold import json_value
+from structbench.core.atomic import write_text_atomic
 from structbench.core.errors import DataError
 
 CATEGORIES = (
@@ -357,7 +358,7 @@ def generate_from(
     unknown = [c for c in categories if c not in CATEGORIES]
     if unknown:
         raise DataError(f"unknown categories {unknown}; known: {', '.join(CATEGORIES)}")
-    rng = random.Random(seed)
+    rng = random.Random(seed if seed >= 0 else f"negative {seed}")  # (Random takes an int's absolute value)
     gen = _Generator(db, rng, max_attributes, max_rows)
     tables = sorted(db.tables)
     pairs: list[GeneratedPair] = []
@@ -399,10 +400,9 @@ def generate_from(
 
 
 def write_pairs(pairs: Sequence[GeneratedPair], path: Path) -> None:
-    """Write ``pairs`` as JSON lines (one ``GeneratedPair.to_json()`` per line)."""
-    with path.open("w", encoding="utf-8") as out:
-        for pair in pairs:
-            out.write(json.dumps(pair.to_json(), ensure_ascii=False) + "\n")
+    """Write ``pairs`` as JSON lines (one ``GeneratedPair.to_json()`` per line), whole or not at all, its folder made
+    where it is missing."""
+    write_text_atomic(path, "".join(json.dumps(pair.to_json(), ensure_ascii=False) + "\n" for pair in pairs))
 
 
 class _GoldLine(BaseModel):

@@ -28,7 +28,7 @@ from structbench.benchmarks.tablebench.taxonomy import (
     NUMERICAL_REASONING,
     VISUALIZATION,
 )
-from structbench.core.atomic import write_text_atomic
+from structbench.core.atomic import write_texts_atomic
 
 PARTS = ("Ash", "Brook", "Cal", "Dun", "Elm", "Fen", "Glen", "Hart", "Ivy", "Kings", "Lark", "Mill", "North", "Oak",
          "Pine", "Red", "Stone", "Thorn", "West", "Wick")
@@ -247,7 +247,7 @@ KINDS = (league, network, shop, readings)
 
 def items(seed: int, size: int = 1) -> list[Item]:
     """``size`` tables of each kind and their questions, drawn from ``seed``."""
-    rng = random.Random(seed)
+    rng = random.Random(seed if seed >= 0 else f"negative {seed}")  # (Random takes an int's absolute value)
     return [item for _ in range(size) for kind in KINDS for item in kind(rng)]
 
 
@@ -274,8 +274,6 @@ def write_set(out: Path, *, seed: int = 0, size: int = 1) -> list[str]:
              "instruction_type": itype, **{k: v for k, v in q.items() if k not in ("id", "qtype", "qsubtype")}}
             for q, it in zip(base, chosen, strict=True)
         ]
-    written = []
-    for name, lines in texts.items():
-        write_text_atomic(folder / name, "".join(_line(line) + "\n" for line in lines))
-        written.append(f"wrote {len(lines)} questions to {folder / name}")
-    return written
+    write_texts_atomic([(folder / name, "".join(_line(line) + "\n" for line in lines))  # all five or none
+                        for name, lines in texts.items()])
+    return [f"wrote {len(lines)} questions to {folder / name}" for name, lines in texts.items()]
