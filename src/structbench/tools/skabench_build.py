@@ -13,7 +13,7 @@ from structbench.benchmarks.skabench import build
 from structbench.benchmarks.skabench.instances import write_instances
 from structbench.benchmarks.skabench.units import Instance
 from structbench.core.atomic import atomic_path
-from structbench.core.errors import ExitCode, StructbenchError
+from structbench.core.errors import DataError, ExitCode, StructbenchError
 from structbench.data.datasets import cache_root
 from structbench.runner.cache import ResponseCache
 from structbench.runner.calls import ModelPool
@@ -54,6 +54,9 @@ def write_set(
     """Build the instances, add synthesized noisy rows when asked, and write them to ``out`` whole or not at all;
     returns how many. ``cache`` defaults to ``$STRUCTBENCH_CACHE/responses.sqlite``."""
     instances = build.build(source, shape)
+    if not instances:  # (an empty file: -b skabench refuses it as a set without questions)
+        raise DataError(f"{out}: no question could be built from the tables (too few rows or columns for the "
+                        "knowledge asked: --min-rows, --min-columns); nothing written")
     if synthesis is not None:
         cache_file = None if no_cache else cache or cache_root() / "responses.sqlite"
         try:

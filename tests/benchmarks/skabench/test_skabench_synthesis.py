@@ -235,3 +235,13 @@ def test_build_command_writes_nothing_when_a_model_fails(tmp_path: Path, monkeyp
     assert done.returncode == 3 and not out.exists()
     assert done.stderr.startswith("error: a synthesis model call failed for good: HTTP 500 after 6 retries")
     assert list(tmp_path.iterdir()) == [tmp_path / "players.csv"]  # no partial file left beside it
+
+
+def test_tables_that_give_no_question_write_nothing_and_exit_2(tmp_path: Path) -> None:
+    """An empty set was written with exit 0, which ``run -b skabench`` then refused."""
+    (tmp_path / "players.csv").write_text("name,team,goals\n" + "".join(f"P{i},T{i},{i}\n" for i in range(5)))
+    out = tmp_path / "built.jsonl"
+    done = invoke("generate", "skabench", "--csv", str(tmp_path), "--knowledge", "table", "--min-rows", "1000",
+                  "--out", str(out))
+    assert done.returncode == 2 and not out.exists(), done.stderr
+    assert done.stderr.startswith(f"error: {out}: no question could be built from the tables"), done.stderr
