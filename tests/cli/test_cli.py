@@ -385,3 +385,20 @@ def test_every_command_and_subcommand_shows_its_help() -> None:
     for path in every:
         proc = invoke(*path, "--help", env=dict(os.environ, COLUMNS="120"))
         assert proc.returncode == 0 and "Usage" in proc.stdout, (path, proc.stderr[-500:])
+
+
+def test_ctrl_c_that_duckdb_took_is_an_interruption_not_a_crash(monkeypatch: pytest.MonkeyPatch,
+                                                                 tmp_path: Path) -> None:
+    """DuckDB stops its query at Ctrl-C and raises ``RuntimeError: Query interrupted`` instead of KeyboardInterrupt:
+    ``generate skabench`` interrupted while it read its tables printed a traceback."""
+    from structbench.tools import skabench_build
+
+    def interrupted(*args: Any, **kwargs: Any) -> int:
+        raise RuntimeError("Query interrupted")
+
+    monkeypatch.setattr(skabench_build, "write_set", interrupted)
+    (tmp_path / "t.csv").write_text("a,b\n1,2\n")
+    done = invoke("generate", "skabench", "--csv", str(tmp_path), "--out", str(tmp_path / "s.jsonl"))
+    assert (done.returncode, done.stderr.strip()) == (130, "interrupted (Ctrl-C)")
+    monkeypatch.setattr(skabench_build, "write_set", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("other")))
+    assert invoke("generate", "skabench", "--csv", str(tmp_path), "--out", str(tmp_path / "s.jsonl")).returncode == 1

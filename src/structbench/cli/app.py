@@ -95,6 +95,8 @@ def __getattr__(name: str) -> typer.Typer:
 
 STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EFBIG})
 PATH_ERRNOS = frozenset({errno.ENAMETOOLONG, errno.EISDIR, errno.ENOTDIR})
+DUCKDB_INTERRUPTED = "Query interrupted"
+"""What DuckDB raises (a ``RuntimeError``) when Ctrl-C comes while it runs a query, in place of KeyboardInterrupt."""
 
 
 def _terminate(signum: int, frame: Any) -> None:
@@ -131,6 +133,11 @@ def main() -> None:
         sys.exit(err.exit_code)
     except (KeyboardInterrupt, typer.Abort):
         echo("interrupted (Ctrl-C)", err=True)
+        sys.exit(ExitCode.INTERRUPTED)
+    except RuntimeError as err:
+        if str(err) != DUCKDB_INTERRUPTED:
+            _crash()
+        echo("interrupted (Ctrl-C)", err=True)  # DuckDB took the SIGINT, stopped its query and raised this instead
         sys.exit(ExitCode.INTERRUPTED)
     except Terminated:
         echo("terminated (SIGTERM)", err=True)
