@@ -16,6 +16,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+import orjson
+
 from structbench.backends.usage import CallUsage, Usage, UsageKey, summed
 from structbench.core.errors import StorageError
 from structbench.runfiles.runformat import SPENT
@@ -33,16 +35,22 @@ class SpendLog:
         self._fd: int | None = None
 
     def add(self, call: CallUsage) -> None:
-        """Append one paid call; a file that cannot be written is a ``StorageError`` (a budget must not be lost)."""
-        self.write([((call.model, call.batch, False), Usage() + call)])
+        """Append one paid call (the line ``write`` gives ``Usage() + call``, without building it: every call of a
+        run passes here); a file that cannot be written is a ``StorageError`` (a budget must not be lost)."""
+        self._append(orjson.dumps({
+            "session": self.session, "model": call.model, "batch": call.batch, "calls": 1,
+            "prompt_tokens": call.prompt_tokens, "completion_tokens": call.completion_tokens,
+            "reasoning_tokens": call.reasoning_tokens, "cached_tokens": call.cached_tokens,
+            "unknown": int(not call.known)}) + b"\n")
 
     def write(self, groups: Iterable[tuple[UsageKey, Usage]]) -> None:
         """Append groups of paid calls (one line each)."""
-        text = "".join(json.dumps({"session": self.session, "model": key[0], "batch": key[1],
-                                   **usage.model_dump()}) + "\n" for key, usage in groups)
-        if not text:
+        self._append(b"".join(orjson.dumps({"session": self.session, "model": key[0], "batch": key[1],
+                                            **usage.model_dump()}) + b"\n" for key, usage in groups))
+
+    def _append(self, data: bytes) -> None:
+        if not data:
             return
-        data = text.encode()
         try:
             if self._fd is None:
                 self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
