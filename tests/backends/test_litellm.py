@@ -210,6 +210,34 @@ def test_litellms_prices_cost_a_run_given_none(tmp_path: Path) -> None:
     assert own["usage"]["cost_usd"] == pytest.approx((4 * 120 * 1 + 4 * 3 * 2) / 1e6)
 
 
+def test_a_server_without_usage_counts_unknown_and_stops_a_budget(tmp_path: Path) -> None:
+    """LiteLLM fills in zero usage where the server sent none: recorded as unknown (null), never 0, and a budget that
+    cannot be kept stops the run as it does through the openai backend."""
+    with serve_in_thread(MockOpenAIServer(reply="A", no_usage=True)) as url:
+        done = invoke("run", "-m", "litellm:openai/toy", "--base-url", url, "--limit", "3", "--no-progress",
+                      "--out", str(tmp_path / "run"), env=_env(tmp_path))
+        assert done.returncode == 0, done.stderr
+        prices = tmp_path / "prices.yaml"
+        prices.write_text("litellm:openai/toy: {input: 1, output: 2}\n")
+        budget = invoke("run", "-m", "litellm:openai/toy", "--base-url", url, "--limit", "3", "--no-progress",
+                        "--prices", str(prices), "--max-cost", "1", "--no-cache", "--out", str(tmp_path / "budget"),
+                        env=_env(tmp_path))
+    made = json.loads((tmp_path / "run" / "metrics.json").read_text())["usage"]["usage"]
+    assert made["calls"] > 0 and made["unknown"] == made["calls"] and made["prompt_tokens"] is None
+    calls = [c for r in read_records(tmp_path / "run" / "samples.jsonl") for c in r.call_usage]
+    assert calls and all(c.prompt_tokens is None and c.completion_tokens is None for c in calls)
+    assert budget.returncode == ExitCode.BUDGET, budget.stderr
+    assert "reported no token usage for a call" in budget.stderr
+
+
+def test_a_usage_of_zero_the_server_reported_is_kept() -> None:
+    zero = MockOpenAIServer(usage={"prompt_tokens": 0, "completion_tokens": 0})
+    response = _call(zero, Request.chat("x"))
+    assert (response.prompt_tokens, response.completion_tokens) == (0, 0)
+    assert _call(MockOpenAIServer(usage=USAGE), Request(prompt="x")).prompt_tokens == 120  # a completion prompt too
+    assert _call(MockOpenAIServer(no_usage=True), Request(prompt="x")).prompt_tokens is None
+
+
 def test_n_replies_drawn_one_per_call_are_one_reply() -> None:
     def reply(text: str, prompt: int) -> dict[str, Any]:
         return {"choices": [{"index": 0, "message": {"content": text}, "finish_reason": "stop"}],

@@ -3,9 +3,10 @@ Mistral, Groq ... and any OpenAI-compatible server (``litellm:openai/NAME --base
 extra.
 
 It is the ``openai`` backend with LiteLLM as its transport: the same request body, the same retries (429, 5xx,
-dropped connections, a timed-out request once), replicas, reply validation, thought splitting and redaction; only
-the attempt goes through ``litellm.acompletion`` (``atext_completion`` for a completion prompt) instead of an HTTP
-POST, with LiteLLM's own retries off, so ``--max-retries`` and ``--timeout`` mean what they mean for ``openai``.
+dropped connections, a timed-out request once), replicas, reply validation, thought splitting, redaction and usage
+(unknown where the provider reports none, never LiteLLM's filled-in zeros); only the attempt goes through
+``litellm.acompletion`` (``atext_completion`` for a completion prompt) instead of an HTTP POST, with LiteLLM's own
+retries off, so ``--max-retries`` and ``--timeout`` mean what they mean for ``openai``.
 LiteLLM's exceptions are read back as the HTTP status they stand for; a prompt LiteLLM reports as too long for the
 model's context (``ContextWindowExceededError``, whatever the provider's wording) is ``PROMPT_TOO_LONG``.
 Parameters a provider does not take (a seed, log-probabilities) are dropped by LiteLLM rather than refused, as the
@@ -122,13 +123,13 @@ class LiteLLMBackend(OpenAIBackend):
         n = int(kwargs.get("n", 1))
         try:
             if n == 1 or self.draws_n:
-                replies = [await call(**kwargs)]
+                replies = [await _call_reading_usage(call, kwargs)]
             else:
                 one = {**kwargs, "n": 1}
-                replies = list(await asyncio.gather(*(call(**one) for _ in range(n))))
+                replies = list(await asyncio.gather(*(_call_reading_usage(call, one) for _ in range(n))))
         except Exception as err:  # LiteLLM's exceptions, read as what they stand for below
             return self._failed(err)
-        reply = _merge([r.model_dump(mode="json") for r in replies])
+        reply = _merge(replies)
         payload = orjson.dumps(reply, default=str)
         if len(payload) > self.max_reply_bytes:
             raise _ReplyTooLarge(f"{len(payload)} bytes")
@@ -184,6 +185,40 @@ class LiteLLMBackend(OpenAIBackend):
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "provider": self.provider}
+
+
+async def _call_reading_usage(call: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """One LiteLLM call's reply as an OpenAI reply, without ``usage`` where the provider reported none: LiteLLM then
+    fills in zero counts, which would cost the call nothing and never stop a budget; an unknown count is null. The
+    provider's own reply, as LiteLLM hands it to ``logger_fn``, tells a filled-in usage from a reported one."""
+    raw: list[Any] = []
+
+    def keep(details: dict[str, Any]) -> None:
+        if details.get("log_event_type") == "post_api_call":
+            raw.append(details.get("original_response"))
+
+    response = await call(**kwargs, logger_fn=keep)
+    reply: dict[str, Any] = response.model_dump(mode="json")
+    usage = reply.get("usage")
+    zero = not isinstance(usage, dict) or not (usage.get("prompt_tokens") or usage.get("completion_tokens"))
+    if zero and not any(_reports_usage(r) for r in raw):
+        reply.pop("usage", None)
+    return reply
+
+
+def _reports_usage(original: Any) -> bool:
+    """Whether the provider's reply, as LiteLLM logged it (JSON text, a dict or a pydantic model), carries a usage
+    object (``usage``, Gemini's ``usageMetadata`` ...); a reply that cannot be read counts as carrying none."""
+    if isinstance(original, str | bytes):
+        try:
+            original = orjson.loads(original)
+        except orjson.JSONDecodeError:
+            return False
+    elif hasattr(original, "model_dump"):
+        original = original.model_dump()
+    if not isinstance(original, dict):
+        return False
+    return any("usage" in str(key).lower() and value for key, value in original.items())
 
 
 def _merge(replies: list[dict[str, Any]]) -> dict[str, Any]:
