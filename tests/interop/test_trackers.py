@@ -199,6 +199,48 @@ def test_an_unreachable_tracking_server_fails_at_once_in_one_line(logged_run: tu
     assert f"the tracking server http://127.0.0.1:{port}/ cannot be reached" in done.stderr  # (no retry's warnings)
 
 
+def test_an_unfinished_run_is_a_usage_error_and_nothing_is_logged(logged_run: tuple[Path, str, str],
+                                                                    tmp_path: Path) -> None:
+    """A run whose last session was killed (status running, an earlier session's metrics.json), stopped, or running
+    now is not logged: exit 2, one line naming the run and its state, and no tracker run is made."""
+    import fcntl
+    import shutil
+
+    run_dir = tmp_path / "stale"
+    shutil.copytree(logged_run[0], run_dir)
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    uri = f"file:{tmp_path / 'mlruns'}"
+
+    def log(status: str, reason: str | None = None) -> str:
+        (run_dir / "manifest.json").write_text(json.dumps({**manifest, "status": status, "stop_reason": reason}))
+        done = invoke("log", str(run_dir), "--to", "mlflow", "--log-option", f"tracking_uri={uri}",
+                      env=_env(tmp_path))
+        assert done.returncode == UsageError.exit_code and done.stderr.count("\n") == 1, done.stderr
+        assert done.stderr.startswith(f"error: {run_dir}: the run is not finished: ")
+        return done.stderr
+
+    assert "its last session was killed before it ended (status running)" in log("running")
+    assert f"`structbench run --resume {run_dir}` finishes it" in log("running")
+    assert "its last session ended stopped: every call failed" in log("stopped", "every call failed")
+    with (run_dir / ".lock").open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        assert "a structbench process is running it now" in log("complete")
+    assert not (tmp_path / "mlruns").exists()  # nothing reached the tracker
+    done = invoke("log", str(run_dir), "--to", "mlflow", "--log-option", f"tracking_uri={uri}", env=_env(tmp_path))
+    assert done.returncode == 0, done.stderr  # finished, the lock released: logged
+
+
+def test_a_run_that_finished_with_failures_is_logged_and_marked(tmp_path: Path) -> None:
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    with serve_in_thread(MockOpenAIServer(reply="A", fail_every=2, fail_status=400)) as url:
+        done = invoke("run", "-m", "openai:toy", "--base-url", url, "--limit", "4", "--no-progress", "--out",
+                      str(tmp_path / "run"), "--log-to", "mlflow", "--log-option", f"tracking_uri={uri}",
+                      env=_env(tmp_path), cwd=tmp_path)
+    assert done.returncode == 3 and "logged to mlflow: MLflow run " in done.stderr, done.stderr
+    _, run = _mlflow_run(uri, "structbench")
+    assert run.data.tags["structbench.status"] == "complete" and run.data.tags["structbench.failed_samples"] == "2"
+
+
 def test_settings_are_checked_before_anything_runs(tmp_path: Path) -> None:
     done = invoke("run", "-m", "mock", "--limit", "2", "--out", str(tmp_path / "run"), "--log-to", "mlfow",
                   env=_env(tmp_path))

@@ -40,7 +40,7 @@ def log(payload: Payload, options: Mapping[str, str]) -> str:
         "group": options.get("group"), "name": options.get("run_name") or payload.name,
         "dir": options.get("dir") or os.environ.get("WANDB_DIR"),
         "mode": mode, "config": dict(payload.params),
-        "job_type": "evaluation", "tags": ["structbench", *payload.config.benches][:20]}
+        "job_type": "evaluation", "tags": _tags(payload)}
     try:
         run = wandb.init(**init, settings=settings, reinit="create_new")
     except wandb.errors.UsageError as err:
@@ -70,6 +70,12 @@ def log(payload: Payload, options: Mapping[str, str]) -> str:
         run.finish(exit_code=1)
         raise
     return where
+
+
+def _tags(payload: Payload) -> list[str]:
+    """The W&B run's tags: ``structbench``, ``failed-samples`` for a run that finished with some, the benchmarks."""
+    failed = ["failed-samples"] if payload.failed_samples else []
+    return ["structbench", *failed, *payload.config.benches][:20]
 
 
 def _where(run: Any, project: str) -> str:
