@@ -167,6 +167,54 @@ def test_log_to_wandb_offline_writes_the_runs_files(logged_run: tuple[Path, str,
     assert data["columns"][:5] == ["benchmark", "variant", "strategy", "cell", "id"] and len(data["data"]) == 12
 
 
+def test_wandb_logs_run_directories_of_any_name(logged_run: tuple[Path, str, str], tmp_path: Path) -> None:
+    """Names W&B refuses for an artifact (another script, an emoji, over 128 characters) are logged under a slug and
+    a hash of the name: each its own artifact."""
+    import re
+    import shutil
+
+    names = ["résultats-日本語-😀", "é" * 120, "a" * 200, "a" * 201]
+    for name in names:
+        shutil.copytree(logged_run[0], tmp_path / "runs" / name)
+    done = invoke("log", *(str(tmp_path / "runs" / name) for name in names), "--to", "wandb", "--log-option",
+                  "mode=offline", env=_env(tmp_path))
+    assert done.returncode == 0, done.stderr
+    found = [records(folder) for folder in (tmp_path / "wandb").glob("offline-run-*")]
+    artifacts = [a.name for run in found for a in run.artifacts if a.type == "structbench-run"]
+    assert len(artifacts) == len(set(artifacts)) == len(names)
+    assert all(re.fullmatch(r"[A-Za-z0-9_.-]{1,128}", name) for name in artifacts), artifacts
+    assert {run.run.display_name for run in found} == set(names)
+
+
+def test_wandb_artifact_names_keep_a_valid_name_and_never_collide() -> None:
+    from structbench.interop.trackers.wandb_tracker import artifact_name
+
+    assert artifact_name("run") == "structbench-run"
+    assert artifact_name("résultats-日本語-😀").startswith("structbench-resultats-")
+    long = [artifact_name("a" * n) for n in (200, 201)]
+    assert long[0] != long[1] and all(len(name) <= 128 for name in long)
+    assert artifact_name("a b") != artifact_name("a-b")
+
+
+def test_a_wandb_run_is_not_started_when_the_run_cannot_be_read(logged_run: tuple[Path, str, str], tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """What can fail on structbench's side (the files, the names) fails before the W&B run starts: no half-logged
+    offline run is left."""
+    from structbench.interop.trackers import wandb_tracker
+
+    for key, value in _env(tmp_path).items():
+        if key.startswith("WANDB_"):
+            monkeypatch.setenv(key, value)
+
+    class Unreadable(Payload):
+        def files(self, folder: Path) -> list[Path]:
+            raise OSError("the report cannot be written")
+
+    with pytest.raises(OSError, match="the report cannot be written"):
+        wandb_tracker.log(Unreadable(logged_run[0]), {"mode": "offline"})
+    assert not list(tmp_path.rglob("offline-run-*"))
+
+
 def test_a_failing_tracker_is_a_warning_after_the_run(tmp_path: Path) -> None:
     (tmp_path / "a-file").write_text("not a folder")
     bad = f"tracking_uri=sqlite:///{tmp_path / 'a-file' / 'mlflow.db'}"  # a store that cannot be made
