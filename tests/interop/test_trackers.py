@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -287,6 +288,69 @@ def test_a_run_that_finished_with_failures_is_logged_and_marked(tmp_path: Path) 
     assert done.returncode == 3 and "logged to mlflow: MLflow run " in done.stderr, done.stderr
     _, run = _mlflow_run(uri, "structbench")
     assert run.data.tags["structbench.status"] == "complete" and run.data.tags["structbench.failed_samples"] == "2"
+
+
+@pytest.fixture
+def silent_server() -> Iterator[str]:
+    """The URL of a server that accepts connections and never answers."""
+    import socket
+
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen(16)
+        yield f"http://127.0.0.1:{listening.getsockname()[1]}"
+
+
+def test_a_tracking_server_that_never_answers_fails_promptly_in_one_line(logged_run: tuple[Path, str, str],
+                                                                         tmp_path: Path, silent_server: str) -> None:
+    """MLflow's client waited 120 s for each of seven tries at a server that took the connection and never answered;
+    W&B's waited 90 s for its run to start. Both are one line within seconds."""
+    for tracker, env, message in [
+        ("mlflow", {}, f"the tracking server {silent_server}/ accepts connections but does not answer"),
+        ("wandb", {"WANDB_BASE_URL": silent_server, "WANDB_API_KEY": "x" * 40, "WANDB_MODE": "online"},
+         f"the W&B server {silent_server} accepts connections but does not answer")]:
+        started = time.perf_counter()
+        options = ["--log-option", f"tracking_uri={silent_server}/"] if tracker == "mlflow" else []
+        done = invoke("log", str(logged_run[0]), "--to", tracker, *options, env=_env(tmp_path, **env))
+        assert done.returncode == UsageError.exit_code and done.stderr.count("\n") == 1, done.stderr
+        assert message in done.stderr and time.perf_counter() - started < 20
+
+
+def test_mlflows_retries_are_bounded_when_the_server_stops_answering(logged_run: tuple[Path, str, str],
+                                                                      tmp_path: Path) -> None:
+    """A server that answers its health check, then nothing: MLflow's few retries of the user's timeout (MLflow's
+    default: seven of 120 s each), and no urllib3 warning."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    release = threading.Event()
+
+    class HealthOnly(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if self.path != "/health":
+                release.wait(60)
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"OK")
+
+        do_POST = do_GET
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), HealthOnly)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    uri = f"http://127.0.0.1:{server.server_address[1]}"
+    started = time.perf_counter()
+    try:
+        done = invoke("log", str(logged_run[0]), "--to", "mlflow", "--log-option", f"tracking_uri={uri}",
+                      env=_env(tmp_path, MLFLOW_HTTP_REQUEST_TIMEOUT="1"))
+    finally:
+        release.set()
+        server.shutdown()
+    assert done.returncode == UsageError.exit_code and done.stderr.count("\n") == 1, done.stderr
+    assert time.perf_counter() - started < 30 and "MLFLOW_HTTP_REQUEST_MAX_RETRIES" not in os.environ
 
 
 def test_settings_are_checked_before_anything_runs(tmp_path: Path) -> None:

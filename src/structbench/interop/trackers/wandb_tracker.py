@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from structbench.interop.trackers.payload import Payload
+from structbench.interop.trackers.reach import check_answers
 from structbench.interop.trackers.registry import TrackerError
 
 DEFAULT_PROJECT = "structbench"
@@ -65,6 +66,7 @@ def log(payload: Payload, options: Mapping[str, str]) -> str:
             columns, rows = payload.sample_table()
             header: list[Any] = list(columns)
             logged["samples"] = wandb.Table(columns=header, data=rows)
+        _check_server(wandb, mode)
         try:
             run = wandb.init(**init, settings=settings, reinit="create_new")
         except wandb.errors.UsageError as err:
@@ -95,6 +97,17 @@ def artifact_name(run_name: str) -> str:
     slug = re.sub(r"-{2,}", "-", ARTIFACT_UNSAFE.sub("-", ascii_name)).strip("-.")
     digest = hashlib.sha256(run_name.encode("utf-8", "surrogatepass")).hexdigest()[:12]
     return f"{slug[: ARTIFACT_NAME_MAX - len(digest) - 1].rstrip('-.')}-{digest}"
+
+
+def _check_server(wandb: Any, mode: str | None) -> None:
+    """Online, the W&B server (``WANDB_BASE_URL``, W&B's settings) answers, or a ``ConnectionError`` in one line at
+    once: ``wandb.init`` would wait 90 s for it and print its own error."""
+    if mode in OFFLINE_MODES:
+        return
+    known = wandb.setup().settings
+    if mode is None and known.mode in OFFLINE_MODES:  # ``wandb offline`` was run here
+        return
+    check_answers(str(known.base_url), "/healthz", "the W&B server")
 
 
 def _tags(payload: Payload) -> list[str]:
