@@ -19,7 +19,7 @@ from extras import require_extra
 
 require_extra("litellm", "litellm")
 
-from structbench.backends.base import PROMPT_TOO_LONG, TIMEOUT, BackendError, Request  # noqa: E402
+from structbench.backends.base import CANNOT_CONNECT, PROMPT_TOO_LONG, TIMEOUT, BackendError, Request  # noqa: E402
 from structbench.backends.factory import BackendSpec, make_backend  # noqa: E402
 from structbench.backends.litellm import LiteLLMBackend, _merge  # noqa: E402
 from structbench.benchmarks import BENCHMARKS  # noqa: E402
@@ -186,6 +186,55 @@ def test_the_breaker_stops_a_run_whose_every_call_fails(tmp_path: Path) -> None:
     assert "HTTP 503" in done.stderr.splitlines()[-1]
 
 
+def test_nothing_listening_stops_the_run_at_once_as_for_openai(tmp_path: Path) -> None:
+    """LiteLLM reports a refused connection as HTTP 500; it is "cannot connect": one try, and the run stops (exit 4)
+    without a table of zeros."""
+    with pytest.raises(BackendError, match="gave up after 1 try") as err:
+        _call_at("http://127.0.0.1:1/v1", Request.chat("x"), max_retries=6)
+    assert err.value.cause == CANNOT_CONNECT and "ConnectionRefusedError" in str(err.value)
+    started = time.perf_counter()
+    done = invoke("run", "-m", "litellm:openai/toy", "--base-url", "http://127.0.0.1:1/v1", "--limit", "4",
+                  "--no-progress", "--out", str(tmp_path / "run"), env=_env(tmp_path))
+    assert done.returncode == ExitCode.STOPPED, done.stderr
+    assert "nothing answers there" in done.stderr and time.perf_counter() - started < 25
+    assert not (tmp_path / "run" / "metrics.json").exists()
+
+
+def test_a_connection_dropped_before_the_reply_is_retried_not_a_status() -> None:
+    accepted = []
+
+    async def drop(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        accepted.append(1)
+        await reader.read(1)
+        writer.close()
+
+    async def go() -> Any:
+        server = await asyncio.start_server(drop, "127.0.0.1", 0)
+        try:
+            return await _generate(f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1", Request.chat("x"),
+                                   max_retries=2)
+        finally:
+            server.close()
+
+    with pytest.raises(BackendError, match="gave up after 3 tries") as err:
+        asyncio.run(go())
+    assert err.value.cause not in (CANNOT_CONNECT, "HTTP 500") and "HTTP 500" not in str(err.value)
+    assert len(accepted) == 3
+
+
+def _call_at(url: str, request: Request, **kwargs: Any) -> Any:
+    return asyncio.run(_generate(url, request, **kwargs))
+
+
+async def _generate(url: str, request: Request, **kwargs: Any) -> Any:
+    backend = LiteLLMBackend("openai/toy", base_url=url, **{"timeout": 5.0, **kwargs})
+    backend.backoff_base = 0.001
+    try:
+        return await backend.generate(request)
+    finally:
+        await backend.aclose()
+
+
 def test_litellms_prices_cost_a_run_given_none(tmp_path: Path) -> None:
     from importlib.metadata import version
 
@@ -208,6 +257,34 @@ def test_litellms_prices_cost_a_run_given_none(tmp_path: Path) -> None:
     assert "at LiteLLM's prices" in done.stdout
     own = json.loads((tmp_path / "mine" / "metrics.json").read_text())
     assert own["usage"]["cost_usd"] == pytest.approx((4 * 120 * 1 + 4 * 3 * 2) / 1e6)
+
+
+def test_a_server_without_usage_counts_unknown_and_stops_a_budget(tmp_path: Path) -> None:
+    """LiteLLM fills in zero usage where the server sent none: recorded as unknown (null), never 0, and a budget that
+    cannot be kept stops the run as it does through the openai backend."""
+    with serve_in_thread(MockOpenAIServer(reply="A", no_usage=True)) as url:
+        done = invoke("run", "-m", "litellm:openai/toy", "--base-url", url, "--limit", "3", "--no-progress",
+                      "--out", str(tmp_path / "run"), env=_env(tmp_path))
+        assert done.returncode == 0, done.stderr
+        prices = tmp_path / "prices.yaml"
+        prices.write_text("litellm:openai/toy: {input: 1, output: 2}\n")
+        budget = invoke("run", "-m", "litellm:openai/toy", "--base-url", url, "--limit", "3", "--no-progress",
+                        "--prices", str(prices), "--max-cost", "1", "--no-cache", "--out", str(tmp_path / "budget"),
+                        env=_env(tmp_path))
+    made = json.loads((tmp_path / "run" / "metrics.json").read_text())["usage"]["usage"]
+    assert made["calls"] > 0 and made["unknown"] == made["calls"] and made["prompt_tokens"] is None
+    calls = [c for r in read_records(tmp_path / "run" / "samples.jsonl") for c in r.call_usage]
+    assert calls and all(c.prompt_tokens is None and c.completion_tokens is None for c in calls)
+    assert budget.returncode == ExitCode.BUDGET, budget.stderr
+    assert "reported no token usage for a call" in budget.stderr
+
+
+def test_a_usage_of_zero_the_server_reported_is_kept() -> None:
+    zero = MockOpenAIServer(usage={"prompt_tokens": 0, "completion_tokens": 0})
+    response = _call(zero, Request.chat("x"))
+    assert (response.prompt_tokens, response.completion_tokens) == (0, 0)
+    assert _call(MockOpenAIServer(usage=USAGE), Request(prompt="x")).prompt_tokens == 120  # a completion prompt too
+    assert _call(MockOpenAIServer(no_usage=True), Request(prompt="x")).prompt_tokens is None
 
 
 def test_n_replies_drawn_one_per_call_are_one_reply() -> None:

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -167,6 +168,54 @@ def test_log_to_wandb_offline_writes_the_runs_files(logged_run: tuple[Path, str,
     assert data["columns"][:5] == ["benchmark", "variant", "strategy", "cell", "id"] and len(data["data"]) == 12
 
 
+def test_wandb_logs_run_directories_of_any_name(logged_run: tuple[Path, str, str], tmp_path: Path) -> None:
+    """Names W&B refuses for an artifact (another script, an emoji, over 128 characters) are logged under a slug and
+    a hash of the name: each its own artifact."""
+    import re
+    import shutil
+
+    names = ["résultats-日本語-😀", "é" * 120, "a" * 200, "a" * 201]
+    for name in names:
+        shutil.copytree(logged_run[0], tmp_path / "runs" / name)
+    done = invoke("log", *(str(tmp_path / "runs" / name) for name in names), "--to", "wandb", "--log-option",
+                  "mode=offline", env=_env(tmp_path))
+    assert done.returncode == 0, done.stderr
+    found = [records(folder) for folder in (tmp_path / "wandb").glob("offline-run-*")]
+    artifacts = [a.name for run in found for a in run.artifacts if a.type == "structbench-run"]
+    assert len(artifacts) == len(set(artifacts)) == len(names)
+    assert all(re.fullmatch(r"[A-Za-z0-9_.-]{1,128}", name) for name in artifacts), artifacts
+    assert {run.run.display_name for run in found} == set(names)
+
+
+def test_wandb_artifact_names_keep_a_valid_name_and_never_collide() -> None:
+    from structbench.interop.trackers.wandb_tracker import artifact_name
+
+    assert artifact_name("run") == "structbench-run"
+    assert artifact_name("résultats-日本語-😀").startswith("structbench-resultats-")
+    long = [artifact_name("a" * n) for n in (200, 201)]
+    assert long[0] != long[1] and all(len(name) <= 128 for name in long)
+    assert artifact_name("a b") != artifact_name("a-b")
+
+
+def test_a_wandb_run_is_not_started_when_the_run_cannot_be_read(logged_run: tuple[Path, str, str], tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """What can fail on structbench's side (the files, the names) fails before the W&B run starts: no half-logged
+    offline run is left."""
+    from structbench.interop.trackers import wandb_tracker
+
+    for key, value in _env(tmp_path).items():
+        if key.startswith("WANDB_"):
+            monkeypatch.setenv(key, value)
+
+    class Unreadable(Payload):
+        def files(self, folder: Path) -> list[Path]:
+            raise OSError("the report cannot be written")
+
+    with pytest.raises(OSError, match="the report cannot be written"):
+        wandb_tracker.log(Unreadable(logged_run[0]), {"mode": "offline"})
+    assert not list(tmp_path.rglob("offline-run-*"))
+
+
 def test_a_failing_tracker_is_a_warning_after_the_run(tmp_path: Path) -> None:
     (tmp_path / "a-file").write_text("not a folder")
     bad = f"tracking_uri=sqlite:///{tmp_path / 'a-file' / 'mlflow.db'}"  # a store that cannot be made
@@ -197,6 +246,111 @@ def test_an_unreachable_tracking_server_fails_at_once_in_one_line(logged_run: tu
                   f"tracking_uri=http://127.0.0.1:{port}/", env=_env(tmp_path))
     assert done.returncode == UsageError.exit_code and done.stderr.count("\n") == 1, done.stderr
     assert f"the tracking server http://127.0.0.1:{port}/ cannot be reached" in done.stderr  # (no retry's warnings)
+
+
+def test_an_unfinished_run_is_a_usage_error_and_nothing_is_logged(logged_run: tuple[Path, str, str],
+                                                                    tmp_path: Path) -> None:
+    """A run whose last session was killed (status running, an earlier session's metrics.json), stopped, or running
+    now is not logged: exit 2, one line naming the run and its state, and no tracker run is made."""
+    import fcntl
+    import shutil
+
+    run_dir = tmp_path / "stale"
+    shutil.copytree(logged_run[0], run_dir)
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    uri = f"file:{tmp_path / 'mlruns'}"
+
+    def log(status: str, reason: str | None = None) -> str:
+        (run_dir / "manifest.json").write_text(json.dumps({**manifest, "status": status, "stop_reason": reason}))
+        done = invoke("log", str(run_dir), "--to", "mlflow", "--log-option", f"tracking_uri={uri}",
+                      env=_env(tmp_path))
+        assert done.returncode == UsageError.exit_code and done.stderr.count("\n") == 1, done.stderr
+        assert done.stderr.startswith(f"error: {run_dir}: the run is not finished: ")
+        return done.stderr
+
+    assert "its last session was killed before it ended (status running)" in log("running")
+    assert f"`structbench run --resume {run_dir}` finishes it" in log("running")
+    assert "its last session ended stopped: every call failed" in log("stopped", "every call failed")
+    with (run_dir / ".lock").open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        assert "a structbench process is running it now" in log("complete")
+    assert not (tmp_path / "mlruns").exists()  # nothing reached the tracker
+    done = invoke("log", str(run_dir), "--to", "mlflow", "--log-option", f"tracking_uri={uri}", env=_env(tmp_path))
+    assert done.returncode == 0, done.stderr  # finished, the lock released: logged
+
+
+def test_a_run_that_finished_with_failures_is_logged_and_marked(tmp_path: Path) -> None:
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    with serve_in_thread(MockOpenAIServer(reply="A", fail_every=2, fail_status=400)) as url:
+        done = invoke("run", "-m", "openai:toy", "--base-url", url, "--limit", "4", "--no-progress", "--out",
+                      str(tmp_path / "run"), "--log-to", "mlflow", "--log-option", f"tracking_uri={uri}",
+                      env=_env(tmp_path), cwd=tmp_path)
+    assert done.returncode == 3 and "logged to mlflow: MLflow run " in done.stderr, done.stderr
+    _, run = _mlflow_run(uri, "structbench")
+    assert run.data.tags["structbench.status"] == "complete" and run.data.tags["structbench.failed_samples"] == "2"
+
+
+@pytest.fixture
+def silent_server() -> Iterator[str]:
+    """The URL of a server that accepts connections and never answers."""
+    import socket
+
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen(16)
+        yield f"http://127.0.0.1:{listening.getsockname()[1]}"
+
+
+def test_a_tracking_server_that_never_answers_fails_promptly_in_one_line(logged_run: tuple[Path, str, str],
+                                                                         tmp_path: Path, silent_server: str) -> None:
+    """MLflow's client waited 120 s for each of seven tries at a server that took the connection and never answered;
+    W&B's waited 90 s for its run to start. Both are one line within seconds."""
+    for tracker, env, message in [
+        ("mlflow", {}, f"the tracking server {silent_server}/ accepts connections but does not answer"),
+        ("wandb", {"WANDB_BASE_URL": silent_server, "WANDB_API_KEY": "x" * 40, "WANDB_MODE": "online"},
+         f"the W&B server {silent_server} accepts connections but does not answer")]:
+        started = time.perf_counter()
+        options = ["--log-option", f"tracking_uri={silent_server}/"] if tracker == "mlflow" else []
+        done = invoke("log", str(logged_run[0]), "--to", tracker, *options, env=_env(tmp_path, **env))
+        assert done.returncode == UsageError.exit_code and done.stderr.count("\n") == 1, done.stderr
+        assert message in done.stderr and time.perf_counter() - started < 20
+
+
+def test_mlflows_retries_are_bounded_when_the_server_stops_answering(logged_run: tuple[Path, str, str],
+                                                                      tmp_path: Path) -> None:
+    """A server that answers its health check, then nothing: MLflow's few retries of the user's timeout (MLflow's
+    default: seven of 120 s each), and no urllib3 warning."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    release = threading.Event()
+
+    class HealthOnly(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if self.path != "/health":
+                release.wait(60)
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"OK")
+
+        do_POST = do_GET
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), HealthOnly)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    uri = f"http://127.0.0.1:{server.server_address[1]}"
+    started = time.perf_counter()
+    try:
+        done = invoke("log", str(logged_run[0]), "--to", "mlflow", "--log-option", f"tracking_uri={uri}",
+                      env=_env(tmp_path, MLFLOW_HTTP_REQUEST_TIMEOUT="1"))
+    finally:
+        release.set()
+        server.shutdown()
+    assert done.returncode == UsageError.exit_code and done.stderr.count("\n") == 1, done.stderr
+    assert time.perf_counter() - started < 30 and "MLFLOW_HTTP_REQUEST_MAX_RETRIES" not in os.environ
 
 
 def test_settings_are_checked_before_anything_runs(tmp_path: Path) -> None:

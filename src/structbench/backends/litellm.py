@@ -3,11 +3,14 @@ Mistral, Groq ... and any OpenAI-compatible server (``litellm:openai/NAME --base
 extra.
 
 It is the ``openai`` backend with LiteLLM as its transport: the same request body, the same retries (429, 5xx,
-dropped connections, a timed-out request once), replicas, reply validation, thought splitting and redaction; only
-the attempt goes through ``litellm.acompletion`` (``atext_completion`` for a completion prompt) instead of an HTTP
-POST, with LiteLLM's own retries off, so ``--max-retries`` and ``--timeout`` mean what they mean for ``openai``.
-LiteLLM's exceptions are read back as the HTTP status they stand for; a prompt LiteLLM reports as too long for the
-model's context (``ContextWindowExceededError``, whatever the provider's wording) is ``PROMPT_TOO_LONG``.
+dropped connections, a timed-out request once), replicas, reply validation, thought splitting, redaction and usage
+(unknown where the provider reports none, never LiteLLM's filled-in zeros); only the attempt goes through
+``litellm.acompletion`` (``atext_completion`` for a completion prompt) instead of an HTTP POST, with LiteLLM's own
+retries off, so ``--max-retries`` and ``--timeout`` mean what they mean for ``openai``.
+LiteLLM's exceptions are read back as the HTTP status they stand for, except a connection refused or dropped,
+which LiteLLM calls a 500: it is what the ``openai`` backend makes of it (nothing there stops a run at once); a
+prompt LiteLLM reports as too long for the model's context (``ContextWindowExceededError``, whatever the provider's
+wording) is ``PROMPT_TOO_LONG``.
 Parameters a provider does not take (a seed, log-probabilities) are dropped by LiteLLM rather than refused, as the
 ``anthropic`` backend's do not reach the model: they still key the cache. ``n`` replies from a provider that draws
 one per call are ``n`` calls, their usage summed.
@@ -122,13 +125,13 @@ class LiteLLMBackend(OpenAIBackend):
         n = int(kwargs.get("n", 1))
         try:
             if n == 1 or self.draws_n:
-                replies = [await call(**kwargs)]
+                replies = [await _call_reading_usage(call, kwargs)]
             else:
                 one = {**kwargs, "n": 1}
-                replies = list(await asyncio.gather(*(call(**one) for _ in range(n))))
+                replies = list(await asyncio.gather(*(_call_reading_usage(call, one) for _ in range(n))))
         except Exception as err:  # LiteLLM's exceptions, read as what they stand for below
             return self._failed(err)
-        reply = _merge([r.model_dump(mode="json") for r in replies])
+        reply = _merge(replies)
         payload = orjson.dumps(reply, default=str)
         if len(payload) > self.max_reply_bytes:
             raise _ReplyTooLarge(f"{len(payload)} bytes")
@@ -144,8 +147,11 @@ class LiteLLMBackend(OpenAIBackend):
         if isinstance(err, litellm.ContextWindowExceededError):
             raise BackendError(f"litellm {self.model}: the prompt does not fit the model's context: {message}",
                                cause=PROMPT_TOO_LONG) from None
-        if isinstance(err, litellm.APIConnectionError):
-            raise TransportError(f"{type(err).__name__}: {message}") from None
+        if isinstance(err, litellm.APIConnectionError) or _refused(err):
+            raise TransportError(f"{type(err).__name__}: {message}{_cause_of(err)}") from None
+        lost = _lost_connection(err)
+        if lost is not None:  # LiteLLM reports a dropped connection as a 500: retried as one, not as a status
+            raise TransportError(f"{type(err).__name__}: {message}{_cause_of(err)}", cause=lost) from None
         status = getattr(err, "status_code", None)
         if not isinstance(status, int):
             raise BackendError(f"litellm {self.model}: {type(err).__name__}: {message}",
@@ -186,6 +192,40 @@ class LiteLLMBackend(OpenAIBackend):
         return {**super().describe(), "provider": self.provider}
 
 
+async def _call_reading_usage(call: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """One LiteLLM call's reply as an OpenAI reply, without ``usage`` where the provider reported none: LiteLLM then
+    fills in zero counts, which would cost the call nothing and never stop a budget; an unknown count is null. The
+    provider's own reply, as LiteLLM hands it to ``logger_fn``, tells a filled-in usage from a reported one."""
+    raw: list[Any] = []
+
+    def keep(details: dict[str, Any]) -> None:
+        if details.get("log_event_type") == "post_api_call":
+            raw.append(details.get("original_response"))
+
+    response = await call(**kwargs, logger_fn=keep)
+    reply: dict[str, Any] = response.model_dump(mode="json")
+    usage = reply.get("usage")
+    zero = not isinstance(usage, dict) or not (usage.get("prompt_tokens") or usage.get("completion_tokens"))
+    if zero and not any(_reports_usage(r) for r in raw):
+        reply.pop("usage", None)
+    return reply
+
+
+def _reports_usage(original: Any) -> bool:
+    """Whether the provider's reply, as LiteLLM logged it (JSON text, a dict or a pydantic model), carries a usage
+    object (``usage``, Gemini's ``usageMetadata`` ...); a reply that cannot be read counts as carrying none."""
+    if isinstance(original, str | bytes):
+        try:
+            original = orjson.loads(original)
+        except orjson.JSONDecodeError:
+            return False
+    elif hasattr(original, "model_dump"):
+        original = original.model_dump()
+    if not isinstance(original, dict):
+        return False
+    return any("usage" in str(key).lower() and value for key, value in original.items())
+
+
 def _merge(replies: list[dict[str, Any]]) -> dict[str, Any]:
     """One reply of the choices of several calls (``n`` drawn one per call), their usage summed."""
     if len(replies) == 1:
@@ -211,6 +251,44 @@ def _sum_usage(usages: list[dict[str, Any]]) -> dict[str, Any]:
         elif all(isinstance(v, int) and not isinstance(v, bool) for v in values):
             out[key] = sum(v for v in values if isinstance(v, int))
     return out
+
+
+def _chain(err: BaseException) -> list[BaseException]:
+    """``err`` and what caused it, outermost first (each once)."""
+    seen: list[BaseException] = []
+    cause: BaseException | None = err
+    while cause is not None and cause not in seen:
+        seen.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    return seen
+
+
+def _refused(err: BaseException) -> bool:
+    """Whether ``err`` (LiteLLM reports it as an ``InternalServerError``, status 500) is a connection that could not be
+    made: nothing listening, an unknown host. The ``openai`` backend's "cannot connect", which ends a run at once."""
+    import httpx
+
+    from structbench.backends.http import aiohttp
+
+    refused = httpx.ConnectError | aiohttp.ClientConnectorError | ConnectionRefusedError
+    return any(isinstance(e, refused) for e in _chain(err))
+
+
+def _lost_connection(err: BaseException) -> str | None:
+    """The name of the failure where ``err`` stands for a connection made but dropped before a reply (the OpenAI
+    client's ``APIConnectionError``); None for a reply the server sent."""
+    import openai
+
+    chain = _chain(err)
+    if not any(isinstance(e, openai.APIConnectionError) for e in chain):
+        return None
+    return type(chain[-1]).__name__
+
+
+def _cause_of(err: BaseException) -> str:
+    """The innermost cause of ``err``, as `` (Type: first line)``; empty where there is none."""
+    inner = _chain(err)[-1]
+    return f" ({type(inner).__name__}: {redact(_first_line(inner))})" if inner is not err else ""
 
 
 def _first_line(err: BaseException) -> str:

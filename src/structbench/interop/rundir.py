@@ -28,7 +28,7 @@ from structbench.runfiles.manifest import Manifest, read_manifest
 from structbench.runfiles.results import MetricsFile, ResultEntry, read_metrics
 from structbench.runfiles.runconfig import RunConfig
 from structbench.runfiles.rundir import EntryRecords, RunFiles, read_entries
-from structbench.runfiles.runformat import MANIFEST, METRICS, SAMPLES
+from structbench.runfiles.runformat import LOCK, MANIFEST, METRICS, SAMPLES
 
 
 @dataclass(frozen=True)
@@ -135,9 +135,50 @@ def _manifest(path: Path) -> tuple[Manifest, RunConfig]:
 
 def read_results(path: Path) -> tuple[dict[str, Any], RunConfig, MetricsFile]:
     """A finished run directory's manifest (as JSON), configuration and ``metrics.json``, without its records (what
-    a tracker logs unless asked for the samples); ``UsageError`` (exit 2) with one clear line when it is not one."""
+    a tracker logs unless asked for the samples); ``UsageError`` (exit 2) with one clear line when it is not one, or
+    when its last session did not finish (``metrics.json`` is then an earlier session's) or one is running now."""
     manifest, config, metrics = _results(path)
+    _check_finished(path, manifest)
     return manifest.to_json(), config, metrics
+
+
+def _check_finished(path: Path, manifest: Manifest) -> None:
+    """``UsageError`` unless the run's last session ended ``complete`` (failed samples included) and no process
+    holds the run directory's lock: a tracker run is never made of a stale or half-written result."""
+    resume = f"`structbench run --resume {path}`"
+    if _locked(path):
+        raise UsageError(f"{path}: the run is not finished: a structbench process is running it now (log it once it "
+                         "ends)")
+    if manifest.status == "complete":
+        return
+    if manifest.status == "running":
+        state = "its last session was killed before it ended (status running)"
+    elif manifest.status is None:
+        state = "its manifest gives no status"
+    else:
+        reason = f": {manifest.stop_reason}" if manifest.stop_reason else ""
+        state = f"its last session ended {manifest.status}{reason}"
+    raise UsageError(f"{path}: the run is not finished: {state}; {resume} finishes it, then log it")
+
+
+def _locked(path: Path) -> bool:
+    """Whether a process holds the run directory's lock (``runner.run`` holds it while it fills the directory)."""
+    import fcntl
+    import os
+
+    try:
+        fd = os.open(path / LOCK, os.O_RDONLY)
+    except OSError:  # no lock file: no process ever ran here, or one that cannot have left it
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return False
 
 
 def _results(path: Path) -> tuple[Manifest, RunConfig, MetricsFile]:

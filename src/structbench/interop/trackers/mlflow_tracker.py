@@ -7,7 +7,8 @@ the directory and timed as the run's sessions were: the parameters, the metrics 
 parameters or thousand values, MLflow's limits), the tags, then the artifacts under ``structbench/``
 (``manifest.json``, ``metrics.json``, ``report/report.html``) and with ``--log-samples`` the per-sample table
 (``structbench/samples.json``, MLflow's table format: ``mlflow.load_table`` reads it). A run that fails halfway is
-marked ``FAILED``, never left ``RUNNING``.
+marked ``FAILED``, never left ``RUNNING``. A tracking server that does not answer is one line at once
+(``trackers.reach``), and MLflow's retries are bounded while a run is logged (``HTTP_LIMITS``).
 """
 
 from __future__ import annotations
@@ -16,13 +17,15 @@ import logging
 import os
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from structbench.core.redact import redact
 from structbench.interop.trackers.payload import Payload
+from structbench.interop.trackers.reach import check_answers
 
 DEFAULT_EXPERIMENT = "structbench"
 ARTIFACTS = "structbench"
@@ -40,30 +43,32 @@ def log(payload: Payload, options: Mapping[str, str]) -> str:
     level = logger.level
     logger.setLevel(max(level, logging.WARNING))
     try:
-        return _log(mlflow, payload, options)
+        with _bounded_requests():
+            return _log(mlflow, payload, options)
     finally:
         logger.setLevel(level)
 
 
-REACH_TIMEOUT = 10.0
-"""Seconds a tracking server has to accept a connection: MLflow's client retries an unreachable one for minutes."""
+HTTP_LIMITS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW_HTTP_REQUEST_TIMEOUT": "30"}
+"""MLflow's retries and per-request timeout while a run is logged, unless the user set them: its defaults (7 retries
+of 120 s each, with backoff) keep a server that stops answering halfway retried for a quarter of an hour."""
 
 
-def _check_reachable(uri: str) -> None:
-    """An ``http(s)`` tracking server that accepts no connection is a ``ConnectionError`` at once (MLflow's client
-    would retry it seven times with backoff, some four minutes, printing urllib3's warnings)."""
-    import socket
-
-    parts = urlsplit(uri)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return
+@contextmanager
+def _bounded_requests() -> Iterator[None]:
+    """``HTTP_LIMITS`` in the environment for the call (MLflow reads them at each request); urllib3's retry warnings
+    held back (the failure is one line)."""
+    added = {key: value for key, value in HTTP_LIMITS.items() if key not in os.environ}
+    os.environ.update(added)
+    pool = logging.getLogger("urllib3.connectionpool")
+    level = pool.level
+    pool.setLevel(max(level, logging.ERROR))
     try:
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-        with socket.create_connection((parts.hostname, port), timeout=REACH_TIMEOUT):
-            pass
-    except (OSError, ValueError) as err:
-        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err) or type(err).__name__
-        raise ConnectionError(f"the tracking server {redact(uri)} cannot be reached ({reason})") from None
+        yield
+    finally:
+        pool.setLevel(level)
+        for key in added:
+            os.environ.pop(key, None)
 
 
 def _log(mlflow: Any, payload: Payload, options: Mapping[str, str]) -> str:
@@ -71,7 +76,7 @@ def _log(mlflow: Any, payload: Payload, options: Mapping[str, str]) -> str:
     from mlflow.tracking import MlflowClient
 
     uri = options.get("tracking_uri") or mlflow.get_tracking_uri()
-    _check_reachable(uri)
+    check_answers(uri, "/health", "the tracking server")  # MLflow's client would retry one that does not answer
     if _file_store(uri):  # MLflow 3 refuses a folder store unless told: a folder is what was asked for
         os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
     client = MlflowClient(tracking_uri=uri)

@@ -143,12 +143,19 @@ class Payload:
             params["prices"] = self.metrics.prices
         return {key: _cut(redact(value)) for key, value in params.items()}
 
+    @property
+    def failed_samples(self) -> int:
+        """Samples whose model call failed for good or that a harness error kept from being scored: a finished run
+        with failures (exit 3) is logged, and marked by this count."""
+        return sum(entry.errors + entry.harness_errors for entry in self.metrics.results)
+
     @cached_property
     def tags(self) -> dict[str, str]:
-        """Short facts to find the run by: its directory, model, status."""
+        """Short facts to find the run by: its directory, model, status, failed samples."""
         return {key: redact(value) for key, value in {
             "structbench.run_dir": str(self.run_dir.resolve()), "structbench.model": self.config.model,
             "structbench.status": str(self.manifest.get("status")),
+            "structbench.failed_samples": str(self.failed_samples),
             "structbench.benchmarks": ",".join(self.config.benches)}.items()}
 
     @cached_property

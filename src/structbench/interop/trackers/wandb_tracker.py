@@ -5,23 +5,35 @@ One W&B run per structbench run directory: the configuration as its config, the 
 holds every value; an entry's ``.../epoch`` series has one step per epoch), the summary set to the step-0 values
 (so an epoch series does not stand for the headline), and an artifact of type ``structbench-run`` holding
 ``manifest.json``, ``metrics.json`` and ``report/report.html``; with ``--log-samples`` the per-sample table as a
-``wandb.Table`` under ``samples``. W&B neither captures the console nor samples the machine's statistics.
+``wandb.Table`` under ``samples``. W&B neither captures the console nor samples the machine's statistics. The
+artifact, its files and the table are made before the W&B run starts, so what fails on this side leaves no
+half-logged run.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import tempfile
+import unicodedata
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from structbench.interop.trackers.payload import Payload, segment
+from structbench.interop.trackers.payload import Payload
+from structbench.interop.trackers.reach import check_answers
 from structbench.interop.trackers.registry import TrackerError
 
 DEFAULT_PROJECT = "structbench"
 ARTIFACT_TYPE = "structbench-run"
 OFFLINE_MODES = ("offline", "disabled")
+ARTIFACT_PREFIX = "structbench-"
+ARTIFACT_NAME_MAX = 128
+"""W&B's longest artifact name."""
+ARTIFACT_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+"""What a W&B artifact name may hold."""
+ARTIFACT_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
 def log(payload: Payload, options: Mapping[str, str]) -> str:
@@ -40,13 +52,13 @@ def log(payload: Payload, options: Mapping[str, str]) -> str:
         "group": options.get("group"), "name": options.get("run_name") or payload.name,
         "dir": options.get("dir") or os.environ.get("WANDB_DIR"),
         "mode": mode, "config": dict(payload.params),
-        "job_type": "evaluation", "tags": ["structbench", *payload.config.benches][:20]}
-    try:
-        run = wandb.init(**init, settings=settings, reinit="create_new")
-    except wandb.errors.UsageError as err:
-        hint = "; or log offline, without an account: --log-option mode=offline" if "API key" in str(err) else ""
-        raise TrackerError(f"{str(err).strip().rstrip('.')}{hint}") from None
-    try:
+        "job_type": "evaluation", "tags": _tags(payload)}
+    with tempfile.TemporaryDirectory(prefix="structbench-wandb-") as tmp:
+        # everything that can fail on the run's side (names, files, the table) before the W&B run starts
+        artifact = wandb.Artifact(artifact_name(payload.name), type=ARTIFACT_TYPE,
+                                  metadata={"run_dir": payload.tags["structbench.run_dir"]})
+        for path in payload.files(Path(tmp)):
+            artifact.add_file(str(path), name=path.relative_to(tmp).as_posix())
         steps = payload.steps
         first = steps.pop(0, {})
         logged: dict[str, Any] = dict(first)
@@ -54,22 +66,54 @@ def log(payload: Payload, options: Mapping[str, str]) -> str:
             columns, rows = payload.sample_table()
             header: list[Any] = list(columns)
             logged["samples"] = wandb.Table(columns=header, data=rows)
-        run.log(logged, step=0)
-        for step, values in steps.items():
-            run.log(values, step=step)
-        run.summary.update(first)
-        with tempfile.TemporaryDirectory(prefix="structbench-wandb-") as tmp:
-            artifact = wandb.Artifact(segment(f"structbench-{payload.name}").replace("/", "-").replace(" ", "-"),
-                                      type=ARTIFACT_TYPE, metadata={"run_dir": payload.tags["structbench.run_dir"]})
-            for path in payload.files(Path(tmp)):
-                artifact.add_file(str(path), name=path.relative_to(tmp).as_posix())
+        _check_server(wandb, mode)
+        try:
+            run = wandb.init(**init, settings=settings, reinit="create_new")
+        except wandb.errors.UsageError as err:
+            hint = "; or log offline, without an account: --log-option mode=offline" if "API key" in str(err) else ""
+            raise TrackerError(f"{str(err).strip().rstrip('.')}{hint}") from None
+        try:
+            run.log(logged, step=0)
+            for step, values in steps.items():
+                run.log(values, step=step)
+            run.summary.update(first)
             run.log_artifact(artifact)
             where = _where(run, project)
             run.finish()  # uploads (or stages, offline) the artifact's files while they exist
-    except BaseException:
-        run.finish(exit_code=1)
-        raise
+        except BaseException:
+            run.finish(exit_code=1)
+            raise
     return where
+
+
+def artifact_name(run_name: str) -> str:
+    """The name of the run's artifact, ``structbench-RUN``, as W&B takes it: ASCII letters, digits, ``-``, ``_`` and
+    ``.``, at most 128 characters. A run name that does not fit (an accent, another script, an emoji, a long name) is
+    a slug of it and a short hash of the whole, so two such runs never share an artifact."""
+    name = f"{ARTIFACT_PREFIX}{run_name}"
+    if len(name) <= ARTIFACT_NAME_MAX and ARTIFACT_NAME.fullmatch(name):
+        return name
+    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+    slug = re.sub(r"-{2,}", "-", ARTIFACT_UNSAFE.sub("-", ascii_name)).strip("-.")
+    digest = hashlib.sha256(run_name.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{slug[: ARTIFACT_NAME_MAX - len(digest) - 1].rstrip('-.')}-{digest}"
+
+
+def _check_server(wandb: Any, mode: str | None) -> None:
+    """Online, the W&B server (``WANDB_BASE_URL``, W&B's settings) answers, or a ``ConnectionError`` in one line at
+    once: ``wandb.init`` would wait 90 s for it and print its own error."""
+    if mode in OFFLINE_MODES:
+        return
+    known = wandb.setup().settings
+    if mode is None and known.mode in OFFLINE_MODES:  # ``wandb offline`` was run here
+        return
+    check_answers(str(known.base_url), "/healthz", "the W&B server")
+
+
+def _tags(payload: Payload) -> list[str]:
+    """The W&B run's tags: ``structbench``, ``failed-samples`` for a run that finished with some, the benchmarks."""
+    failed = ["failed-samples"] if payload.failed_samples else []
+    return ["structbench", *failed, *payload.config.benches][:20]
 
 
 def _where(run: Any, project: str) -> str:
