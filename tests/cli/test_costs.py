@@ -91,9 +91,8 @@ def test_a_budget_cannot_be_kept_against_a_server_without_usage(tmp_path: Path) 
         in proc.stderr
 
 
-def test_batch_resumes_after_kill_9_and_scores_as_direct_calls(tmp_path: Path, batch_api: Served) -> None:
-    batch_api.server.complete_after = 8  # the batch completes 8 s after it was submitted
-    command = toy(batch_api.url + "/v1", "run", "--batch", "--batch-poll", "1", strategy="direct")
+def killed_once_submitted(tmp_path: Path, command: list[str]) -> subprocess.Popen[bytes]:
+    """The run of ``command`` killed with -9 as soon as it says its batch is submitted."""
     stderr = tmp_path / "first.err"
     with stderr.open("w") as err:
         first = subprocess.Popen([sys.executable, "-m", "structbench", *command], stdout=subprocess.DEVNULL,
@@ -107,6 +106,13 @@ def test_batch_resumes_after_kill_9_and_scores_as_direct_calls(tmp_path: Path, b
         finally:
             first.send_signal(signal.SIGKILL)
             first.wait()
+    return first
+
+
+def test_batch_resumes_after_kill_9_and_scores_as_direct_calls(tmp_path: Path, batch_api: Served) -> None:
+    batch_api.server.complete_after = 8  # the batch completes 8 s after it was submitted
+    command = toy(batch_api.url + "/v1", "run", "--batch", "--batch-poll", "1", strategy="direct")
+    first = killed_once_submitted(tmp_path, command)
     assert first.returncode == -signal.SIGKILL
     ledger = json.loads((tmp_path / "run" / "batches" / "ledger.json").read_text())["batches"]
     assert len(ledger) == 1 and ledger[0]["id"].startswith("batch_") and ledger[0]["state"] == "submitted"
@@ -130,7 +136,7 @@ def test_batch_resumes_after_kill_9_and_scores_as_direct_calls(tmp_path: Path, b
     written = [p for p in [*(tmp_path / "run").rglob("*"), *(tmp_path / "cache").rglob("*")] if p.is_file()]
     assert any(p.name.endswith(".input.jsonl") for p in written)
     assert all(KEY.encode() not in p.read_bytes() for p in written)
-    assert KEY not in second.stdout + second.stderr + stderr.read_text()
+    assert KEY not in second.stdout + second.stderr + (tmp_path / "first.err").read_text()
 
 
 @pytest.mark.parametrize(("prices", "message"), [
@@ -248,19 +254,7 @@ def test_batches_lists_and_cancels_a_runs_batches(tmp_path: Path, batch_api: Ser
 def test_a_batch_the_provider_no_longer_knows_is_abandoned_and_sent_again(tmp_path: Path, batch_api: Served) -> None:
     batch_api.server.complete_after = 600
     command = toy(batch_api.url + "/v1", "run", "--batch", "--batch-poll", "0.2", strategy="direct")
-    stderr = tmp_path / "first.err"
-    with stderr.open("w") as err:
-        first = subprocess.Popen([sys.executable, "-m", "structbench", *command], stdout=subprocess.DEVNULL,
-                                 stderr=err, env=env(tmp_path), cwd=tmp_path)
-        try:
-            for _ in range(600):
-                if "submitted" in stderr.read_text() or first.poll() is not None:
-                    break
-                time.sleep(0.05)
-            assert "submitted" in stderr.read_text(), stderr.read_text()
-        finally:
-            first.send_signal(signal.SIGKILL)
-            first.wait()
+    killed_once_submitted(tmp_path, command)
     batch_api.server.batches.clear()  # restarted, or another key: it knows the batch no more
     batch_api.server.complete_after = 0
     for listing in (sb(tmp_path, "batches", "run"), sb(tmp_path, "batches", "run", "--cancel")):  # an answer: exit 0
