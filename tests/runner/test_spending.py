@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
+import pytest
+
 from structbench.backends.usage import CallUsage, Usage
+from structbench.core.errors import DataError
 from structbench.runfiles.runformat import SPENT
 from structbench.runner.spending import BEFORE_LOG, SpendLog, read_spent
 
@@ -51,3 +55,9 @@ def test_the_log_is_read_summed_per_session_and_price_skipping_what_is_not_its_l
         key = (session, (call.model, call.batch, False))
         want[key] = want.get(key, Usage()) + call
     assert got == want
+
+
+def test_a_fifo_in_place_of_the_log_is_named_not_waited_on(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / SPENT)
+    with pytest.raises(DataError, match="a FIFO, not a regular file; not read"):
+        read_spent(tmp_path)

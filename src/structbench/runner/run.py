@@ -332,9 +332,11 @@ class Run:
         others = ModelPool(cache, control)
         totals, issued = Totals(), [0]
         t0 = time.perf_counter()
-        error = self._work(selections, store, backend, cache, concurrency, progress, progress_interval, control,
-                           spread, workers, session, expected, caller, others, batched, totals, issued)
-        log.close()
+        try:
+            error = self._work(selections, store, backend, cache, concurrency, progress, progress_interval, control,
+                               spread, workers, session, expected, caller, others, batched, totals, issued)
+        finally:
+            log.close()
         if error is not None and error is store.failure:  # say where the answers of the unrecorded samples are
             error = StorageError(f"{error} ({_answers_kept(cache, control)})")
         reached = control.budget.reached()

@@ -19,6 +19,7 @@ import orjson
 
 from structbench.backends.usage import TOKEN_FIELDS, CallUsage, Usage, UsageKey, summed
 from structbench.core.errors import StorageError
+from structbench.core.regular import read_regular
 from structbench.core.trusted import trusted
 from structbench.runfiles.runformat import SPENT
 
@@ -74,7 +75,7 @@ def read_spent(run_dir: Path) -> list[tuple[int, UsageKey, Usage]]:
     if not path.exists():
         return []
     parts: dict[tuple[int, UsageKey], list[Usage]] = {}
-    for raw in path.read_bytes().splitlines():
+    for raw in read_regular(path).splitlines():  # (a FIFO there is named, not waited on)
         try:
             row = orjson.loads(raw)
             session, key = row["session"], (row["model"], row["batch"], False)
