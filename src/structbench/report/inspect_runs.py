@@ -109,21 +109,19 @@ def sample_record(sample: EvalSample, benchmark: str, variant: str, strategy: st
         raise DataError(f"sample {sample.id}: not a structbench sample ({err})") from None
 
 
-def _kept_entry(log: EvalLog) -> dict[str, Any]:
-    """The result entry a converted log carries whole ({} for a log of ``inspect eval``)."""
+def _kept_entry(log: EvalLog) -> Any:
+    """The result entry a converted log carries whole, as JSON (None for a log of ``inspect eval``)."""
     from structbench.runfiles.inspect_schema import RESULT
 
-    kept = (log.results.metadata or {}).get(RESULT) if log.results is not None else None
-    return kept if isinstance(kept, dict) else {}
+    return (log.results.metadata or {}).get(RESULT) if log.results is not None else None
 
 
 def _entry(log: EvalLog, records: list[SampleRecord], benchmark: str, variant: str, strategy: str,
            model: str) -> ResultEntry:
     """The converted run's own result entry, or the benchmark's metrics over the records."""
     from structbench.benchmarks import BENCHMARKS
-    from structbench.runfiles.inspect_schema import RESULT
 
-    kept = (log.results.metadata or {}).get(RESULT) if log.results is not None else None
+    kept = _kept_entry(log)
     if kept is not None:
         return ResultEntry.model_validate(kept)
     options = (log.eval.metadata or {}).get("options") or {}
@@ -215,7 +213,9 @@ def _add_log(file: Path, log: EvalLog,
                          "per sample")
     model = str(meta.get("model") or log.eval.model)
     key = (str(meta["benchmark"]), str(meta["variant"]), str(meta["strategy"]), model)
-    cell = str(meta.get("cell") or _kept_entry(log).get("cell") or "")  # a sweep's cell: a log of its own each
+    kept = _kept_entry(log)
+    # a sweep's cell: a log of its own each
+    cell = str(meta.get("cell") or (kept.get("cell") if isinstance(kept, dict) else "") or "")
     if (*key, cell) in seen:
         where = f" (sweep cell {cell})" if cell else ""
         raise UsageError(f"{file}: {key[0]}:{key[1]}/{key[2]}{where} of {model} is also in {seen[(*key, cell)]}; "
