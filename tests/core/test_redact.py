@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from structbench.core import redact as redact_module
 from structbench.core.redact import redact, redact_url, register_secret, split_userinfo
+
+
+@pytest.fixture
+def no_registered_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    """None of the secrets other tests of this process registered: a test that compares ``redact`` with the pattern
+    alone would see their pieces masked too (``sk-...0123456789abcdef``), depending on which files ran before."""
+    monkeypatch.setattr(redact_module, "_secrets", set())
+    monkeypatch.setattr(redact_module, "_blocks", {})
 
 
 def test_registered_secrets_go_everywhere_they_appear() -> None:
@@ -46,6 +57,7 @@ def test_a_credential_in_a_urls_query_is_masked_and_registered() -> None:
     assert redact_url("http://h/v1?page=2&keyword=x") == "http://h/v1?page=2&keyword=x"
 
 
+@pytest.mark.usefixtures("no_registered_secrets")
 def test_the_quick_check_never_skips_a_credential() -> None:
     """``redact`` skips its pattern when no credential word is present: on texts mixing every trigger, it must
     give what the pattern alone gives."""
@@ -61,6 +73,7 @@ def test_the_quick_check_never_skips_a_credential() -> None:
         assert redact(text) == _CREDENTIALS.sub(_mask, text), text
 
 
+@pytest.mark.usefixtures("no_registered_secrets")
 def test_the_pattern_tried_where_a_match_may_start_gives_what_it_gives_over_the_whole_text() -> None:
     """``redact`` tries its pattern only where a match may start (``_match_starts``): on texts mixing the words in
     every case, the characters ``(?i)`` folds to them (dotless i, long s, the dotted capital I), URL schemes in runs
