@@ -218,6 +218,8 @@ def configure(model: str = DEFAULT_MODEL, bench: str | Sequence[str] | None = No
     order); ``sample_ids``: only the samples with these ids.
     ``temperature`` and ``top_p`` replace every request's own (the benchmarks' and strategies' sampling included).
     ``max_turns``: model calls a tool loop (``-s tools``) makes at most per sample (None: each strategy's own).
+    ``turn_limit``: ``"wrong"`` (a loop at that limit scored as a reply without an answer) or ``"apart"`` (left
+    out of n); None: each strategy's own.
     The rest are ``structbench run``'s flags of the same names."""
     from structbench.runner.arguments import FLAGS
     from structbench.runner.configure import run_config

@@ -57,7 +57,8 @@ def test_fingerprint_is_unchanged_for_runs_without_request_settings() -> None:
     base = RunConfig(model="oracle", benches=["toy"])
     legacy = {k: v for k, v in base.model_dump().items()
               if k not in ("system_prompt", "chat_template_args", "generation", "model_options", "reasoning",
-                           "allow_modified_data", "epochs", "sample", "sample_ids", "sweeps", "max_turns")}
+                           "allow_modified_data", "epochs", "sample", "sample_ids", "sweeps", "max_turns",
+                           "turn_limit")}
     assert base.fingerprint() == hashlib.sha256(json.dumps(legacy, sort_keys=True).encode()).hexdigest()[:10]
     changed = base.model_copy(update={"generation": Generation(temperature=0.6)})
     assert changed.fingerprint() != base.fingerprint()

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from structbench.backends.base import Choice, Message, Request, Response, ToolCall
-from structbench.contract.benchmark import DIRECT, ToolSupport
+from structbench.contract.benchmark import DIRECT, ToolSupport, TurnLimit
 from structbench.data.evidence import Table
 from structbench.data.sample import LabelGold, Sample
 from structbench.strategies import text_protocol
@@ -26,23 +26,24 @@ class Scripted:
     reply: Callable[[Request], Choice]
     native: bool = False
     max_turns: int | None = None
+    turn_limit: TurnLimit | None = None
     requests: list[Request] = field(default_factory=list)
 
     @property
     def tool_support(self) -> ToolSupport:
-        return ToolSupport(native=self.native, max_turns=self.max_turns)
+        return ToolSupport(native=self.native, max_turns=self.max_turns, turn_limit=self.turn_limit)
 
     async def __call__(self, request: Request) -> Response:
         self.requests.append(request)
         return Response(choices=(self.reply(request),))
 
 
-def loop(max_turns: int = 10, python: bool = False) -> ToolLoop:
+def loop(max_turns: int = 10, python: bool = False, count_turn_limit: bool = True) -> ToolLoop:
     def task(sample: Sample) -> ToolTask:
         workspace = table_workspace(sample.evidence, python=python)  # type: ignore[arg-type]
         return ToolTask((Message("user", f"{workspace.schema}\nQ: {sample.question}"),), workspace)
 
-    return ToolLoop("tools", task, answer=DIRECT, max_turns=max_turns)
+    return ToolLoop("tools", task, answer=DIRECT, max_turns=max_turns, count_turn_limit=count_turn_limit)
 
 
 def run(strategy: ToolLoop, generate: Scripted):
@@ -94,13 +95,29 @@ def test_native_calls_go_out_as_function_tools_and_come_back_as_tool_turns() -> 
     assert attempt.output == "9" and attempt.artifacts["tools"]["errors"] == 2
 
 
-def test_a_loop_at_the_turn_limit_has_no_answer() -> None:
-    always = Scripted(lambda r: Choice(text="```sql\nSELECT 1 AS one\n```"))
+def test_a_loop_at_the_turn_limit_has_no_answer_and_is_scored_as_one_by_default() -> None:
+    """A stalling loop reads as a reply without an answer (an empty output, in n), its last reply kept in the trace;
+    ``--max-turns`` wins over the strategy's limit."""
+    query = "```sql\nSELECT 1 AS one\n```"
+    always = Scripted(lambda r: Choice(text=query))
     attempt = run(loop(max_turns=3), always)
-    assert attempt.turn_limit and len(always.requests) == 3
-    assert attempt.artifacts["tools"]["turn_limit"] and attempt.artifacts["tools"]["turns"] == 3
-    limited = Scripted(lambda r: Choice(text="```sql\nSELECT 1 AS one\n```"), max_turns=2)  # --max-turns wins
-    assert run(loop(max_turns=3), limited).turn_limit and len(limited.requests) == 2
+    assert (attempt.output, attempt.turn_limit, len(always.requests)) == ("", False, 3)
+    tools = attempt.artifacts["tools"]
+    assert (tools["turn_limit"], tools["turns"], tools["last_reply"]) == (True, 3, query)
+    limited = Scripted(lambda r: Choice(text=query), max_turns=2)  # --max-turns wins
+    assert run(loop(max_turns=3), limited).artifacts["tools"]["turns"] == 2 and len(limited.requests) == 2
+
+
+def test_a_loop_at_the_turn_limit_is_counted_apart_by_the_strategy_or_the_run() -> None:
+    """``count_turn_limit=False`` (a benchmark's option) or ``--turn-limit apart`` leaves the sample apart, its last
+    reply the output; ``--turn-limit wrong`` overrides a strategy that counts apart, and ``apart`` one that scores."""
+    query = "```sql\nSELECT 1 AS one\n```"
+    apart = run(loop(max_turns=2, count_turn_limit=False), Scripted(lambda r: Choice(text=query)))
+    assert (apart.turn_limit, apart.output) == (True, query)
+    by_run = run(loop(max_turns=2), Scripted(lambda r: Choice(text=query), turn_limit="apart"))
+    assert (by_run.turn_limit, by_run.output) == (True, query)
+    scored = run(loop(max_turns=2, count_turn_limit=False), Scripted(lambda r: Choice(text=query), turn_limit="wrong"))
+    assert (scored.turn_limit, scored.output) == (False, "")
 
 
 def test_calls_beyond_the_per_reply_cap_are_answered_not_run() -> None:

@@ -43,6 +43,8 @@ class RecordCounts(Protocol):
     @property
     def turn_limit(self) -> int: ...
     @property
+    def turn_limit_scored(self) -> int: ...
+    @property
     def reasoning_cut_off(self) -> int: ...
     @property
     def replies_cut_off(self) -> int: ...
@@ -104,6 +106,7 @@ def entry_result(entry: CurrentEntry, model: str, prices: Prices | None = None) 
         harness_errors=counts.harness_errors if counts else 0,
         too_long=counts.too_long if counts else 0,
         turn_limit=counts.turn_limit if counts else 0,
+        turn_limit_scored=counts.turn_limit_scored if counts else 0,
         reasoning_cut_off=counts.reasoning_cut_off if counts else 0,
         replies_cut_off=counts.replies_cut_off if counts else 0,
         cell=entry.cell,

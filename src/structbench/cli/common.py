@@ -218,7 +218,12 @@ def interrupted(where: Path | Callable[[], Path]) -> Iterator[None]:
 def echo_exclusions(metrics: Any) -> None:
     """One stderr line per benchmark variant that left samples out, with the reasons (``extra.excluded``), and per
     entry whose prompts did not fit the model's context (``too_long``)."""
-    from structbench.runfiles.results import EXCLUDED, TOO_LONG_MEANING, TURN_LIMIT_MEANING
+    from structbench.runfiles.results import (
+        EXCLUDED,
+        TOO_LONG_MEANING,
+        TURN_LIMIT_MEANING,
+        TURN_LIMIT_SCORED_MEANING,
+    )
 
     for r in metrics.results:
         if r.too_long:
@@ -227,6 +232,9 @@ def echo_exclusions(metrics: Any) -> None:
         if r.turn_limit:
             echo(f"note: {_entry(r)}: {r.turn_limit} sample(s) {TURN_LIMIT_MEANING} "
                        "(metrics.json: turn_limit; samples.jsonl: error_kind turns)", err=True)
+        if r.turn_limit_scored:
+            echo(f"note: {_entry(r)}: {r.turn_limit_scored} of {r.n} sample(s) {TURN_LIMIT_SCORED_MEANING} "
+                 "(metrics.json: turn_limit_scored; samples.jsonl: turn_limit)", err=True)
     seen = set()
     for r in metrics.results:
         excluded = r.extra.get(EXCLUDED)

@@ -51,8 +51,9 @@ class Attempt:
     artifacts: dict[str, Any] = field(default_factory=dict)
     """Strategy-specific JSON-able results (executed program output, merged rows, a tool loop's trace ...)."""
     turn_limit: bool = False
-    """A tool loop reached its turn limit (``--max-turns``) still calling tools: no final answer. The sample is
-    counted apart, never scored as a wrong answer (``records.SampleRecord.error_kind`` ``turns``)."""
+    """A tool loop reached its turn limit (``--max-turns``) still calling tools and the run counts such a sample apart
+    (``--turn-limit apart``): no final answer, never scored (``records.SampleRecord.error_kind`` ``turns``). A loop
+    whose limit is scored (the default) returns an empty output instead, its trace saying it stopped there."""
 
     @property
     def as_written(self) -> str:
@@ -100,6 +101,11 @@ DEFAULT_MAX_TURNS = 10
 """Model calls a tool loop makes at most for one sample when neither the run (``--max-turns``) nor the strategy
 says otherwise."""
 
+TurnLimit = Literal["wrong", "apart"]
+"""What a tool loop at its turn limit still calling tools counts as: a reply without an answer, scored as the
+benchmark scores one (``wrong``, in ``n``), or a sample apart, not scored and out of ``n`` (``apart``). Either way
+the result counts such samples (``turn_limit``, ``turn_limit_scored``)."""
+
 
 @dataclass(frozen=True)
 class ToolSupport:
@@ -110,6 +116,9 @@ class ToolSupport:
     speaks the text protocol (fenced blocks)."""
     max_turns: int | None = None
     """``--max-turns``: model calls per sample at most; None: the strategy's own limit."""
+    turn_limit: TurnLimit | None = None
+    """``--turn-limit``: a loop at its limit is scored as a reply without an answer (``wrong``) or counted apart
+    (``apart``); None: the strategy's own choice."""
 
 
 def tool_support(generate: Generate) -> ToolSupport:

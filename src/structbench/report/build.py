@@ -31,7 +31,14 @@ from structbench.report.tables import (
     overview_table,
     unique,
 )
-from structbench.runfiles.results import EXCLUDED, TOO_LONG_MEANING, TURN_LIMIT_MEANING
+from structbench.runfiles.results import (
+    EXCLUDED,
+    TOO_LONG_MEANING,
+    TURN_LIMIT_MEANING,
+    TURN_LIMIT_SCORED_MEANING,
+    at_turn_limit,
+    turn_limit_cell,
+)
 
 
 def build_document(
@@ -132,12 +139,14 @@ def entry_section(v: EntryView) -> Section:
     section.blocks.append(
         TextBlock(f"run directory: {v.run}; n = {r.n}; errors = {r.errors}; harness errors = {r.harness_errors}"
                   + (f"; too long = {r.too_long}" if r.too_long else "")
-                  + (f"; at the turn limit = {r.turn_limit}" if r.turn_limit else ""))
+                  + (f"; at the turn limit = {turn_limit_cell(r)}" if at_turn_limit(r) else ""))
     )
     if r.too_long:
         section.blocks.append(TextBlock(f"{r.too_long} sample(s) {TOO_LONG_MEANING}."))
     if r.turn_limit:
         section.blocks.append(TextBlock(f"{r.turn_limit} sample(s) {TURN_LIMIT_MEANING}."))
+    if r.turn_limit_scored:
+        section.blocks.append(TextBlock(f"{r.turn_limit_scored} of {r.n} sample(s) {TURN_LIMIT_SCORED_MEANING}."))
     if v.no_interval is not None:
         section.blocks.append(TextBlock(f"no confidence interval for {r.headline.name}: {v.no_interval}"))
     note = cut_off_note(r)

@@ -132,6 +132,7 @@ def _entry(log: EvalLog, records: list[SampleRecord], benchmark: str, variant: s
         harness_errors=sum(r.error_kind == "harness" for r in records),
         too_long=sum(r.error_kind == "context" for r in records),
         turn_limit=sum(r.error_kind == "turns" for r in records),
+        turn_limit_scored=sum(r.turn_limit for r in records if r.counted),
         reasoning_cut_off=sum(r.reasoning_cut_off for r in records if r.counted),
         replies_cut_off=sum(r.replies_cut_off for r in records),
     )

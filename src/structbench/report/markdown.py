@@ -15,10 +15,13 @@ from structbench.runfiles.results import (
     EXCLUDED,
     TOO_LONG_MEANING,
     TURN_LIMIT_MEANING,
+    TURN_LIMIT_SCORED_MEANING,
     MetricsFile,
     ResultEntry,
     Robustness,
+    at_turn_limit,
     missing_left_out,
+    turn_limit_cell,
 )
 from structbench.stats.confusion import ConfusionMatrix
 
@@ -91,7 +94,7 @@ def headline_grid(metrics: MetricsFile) -> Grid:
     there are any), and the baselines to read it against."""
     confidence = next((r.headline.confidence for r in metrics.results if r.headline.confidence), 0.95)
     too_long = any(r.too_long for r in metrics.results)
-    turns = any(r.turn_limit for r in metrics.results)
+    turns = any(at_turn_limit(r) for r in metrics.results)
     cut = any_cut_off(metrics.results)
     usage = any_usage(metrics.results)
     cells = any(r.cell for r in metrics.results)
@@ -107,7 +110,7 @@ def headline_grid(metrics: MetricsFile) -> Grid:
         rows.append([
             r.benchmark, r.variant, r.strategy, *cell, r.model, r.headline.name, _fmt(r.headline.value),
             _interval(r), r.headline.resampled(_epochs(r)), str(r.n), str(r.errors), str(r.harness_errors),
-            *([str(r.too_long)] if too_long else []), *([str(r.turn_limit)] if turns else []),
+            *([str(r.too_long)] if too_long else []), *([turn_limit_cell(r)] if turns else []),
             *([str(r.reasoning_cut_off)] if cut else []), _baselines(r),
             *([totals_cell(r.usage)] if usage else []),
         ])
@@ -189,6 +192,8 @@ def entry_section(r: ResultEntry) -> str:
         out += ["", f"{r.too_long} sample(s) {TOO_LONG_MEANING}."]
     if r.turn_limit:
         out += ["", f"{r.turn_limit} sample(s) {TURN_LIMIT_MEANING}."]
+    if r.turn_limit_scored:
+        out += ["", f"{r.turn_limit_scored} of {r.n} sample(s) {TURN_LIMIT_SCORED_MEANING}."]
     note = cut_off_note(r)
     if note is not None:
         out += ["", note]

@@ -17,6 +17,7 @@ from structbench.report.document import Section, TableBlock
 from structbench.report.entries import EntryView
 from structbench.report.tables import fmt
 from structbench.runfiles.records import AnyRecord
+from structbench.runfiles.results import turn_limit_cell
 
 TOOLS = "tools"
 """The tool loop's strategy name in every benchmark that has one."""
@@ -76,7 +77,7 @@ def _row(reading: EntryView, querying: EntryView, stats: StatsOptions) -> list[s
         querying.label, reading.strategy, str(len(pairs)), metric, fmt(test.a), fmt(test.b), f"{test.delta:+.4f}",
         f"[{fmt(test.ci_low)}, {fmt(test.ci_high)}]", fmt(test.p_randomization), f"{better} / {same} / {worse}",
         f"{model_calls / count:.2f}", f"{calls / count:.2f}",
-        f"{errors} of {calls}" if calls else "0", str(querying.result.turn_limit),
+        f"{errors} of {calls}" if calls else "0", turn_limit_cell(querying.result),
     ]
 
 

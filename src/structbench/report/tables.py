@@ -12,7 +12,13 @@ from structbench.backends.usage import totals_cell
 from structbench.report.document import TableBlock
 from structbench.report.entries import EntryView
 from structbench.report.markdown import CUT_OFF, TOKENS, TURN_LIMIT, any_cut_off, any_usage
-from structbench.runfiles.results import EXCLUDED, TOO_LONG_MEANING, TURN_LIMIT_MEANING, plural
+from structbench.runfiles.results import (
+    EXCLUDED,
+    TOO_LONG_MEANING,
+    at_turn_limit,
+    plural,
+    turn_limit_cell,
+)
 from structbench.stats import Interval
 from structbench.stats.confusion import ConfusionMatrix
 
@@ -306,7 +312,7 @@ def overview_table(views: Sequence[EntryView]) -> TableBlock:
     (prompts too long for the model and samples cut off inside the model's thought, when there are any), and the
     baselines to read the headline against; the calls' tokens and cost, where the runs kept them."""
     too_long = any(v.result.too_long for v in views)
-    turns = any(v.result.turn_limit for v in views)
+    turns = any(at_turn_limit(v.result) for v in views)
     cut = any_cut_off([v.result for v in views])
     usage = any_usage([v.result for v in views])
     rows = []
@@ -327,7 +333,7 @@ def overview_table(views: Sequence[EntryView]) -> TableBlock:
                 str(r.errors),
                 str(r.harness_errors),
                 *([str(r.too_long)] if too_long else []),
-                *([str(r.turn_limit)] if turns else []),
+                *([turn_limit_cell(r)] if turns else []),
                 *([str(r.reasoning_cut_off)] if cut else []),
                 baselines_text(r.baselines),
                 *([totals_cell(r.usage)] if usage else []),
@@ -346,7 +352,9 @@ def overview_table(views: Sequence[EntryView]) -> TableBlock:
              "samples when every answer is drawn uniformly from the options (chance, mean of 200 seeded draws) or is "
              "the most frequent gold answer (majority); – where the answers are free text"
              + (f"; too long: samples that {TOO_LONG_MEANING}" if too_long else "")
-             + (f"; {TURN_LIMIT}: samples that {TURN_LIMIT_MEANING}" if turns else "")
+             + (f"; {TURN_LIMIT}: samples whose tool loop reached its turn limit (--max-turns) still calling tools, "
+                "in n (scored as replies without an answer) or apart (not scored, out of n: --turn-limit apart)"
+                if turns else "")
              + ("; tokens, cost: prompt (in) and completion (out) tokens of the calls the run made, their cost at the "
                 "run's prices (--prices), and the tokens answered from the response cache (reused, not paid again)"
                 if usage else ""),

@@ -116,6 +116,10 @@ class SampleRecord(_Outcome, BaseModel):
     without an answer (never parsed from the thought), and counted in the result's ``reasoning_cut_off``."""
     replies_cut_off: int = 0
     """How many of the sample's replies ended inside their thought (self-consistency draws each count)."""
+    turn_limit: bool = False
+    """The sample's tool loop reached its turn limit still calling tools and was scored as a reply without an answer
+    (``--turn-limit wrong``, the default since format 1.4): in ``n``, and counted in the result's
+    ``turn_limit_scored``. A loop at its limit counted apart is an ``error_kind`` ``turns`` instead."""
     error: str | None = None
     """Why the sample failed (the message; for a harness error, its traceback)."""
     error_kind: ErrorKind | None = None
@@ -123,8 +127,9 @@ class SampleRecord(_Outcome, BaseModel):
     ``harness``: a strategy, parser or scorer raised (a bug); the sample is not scored and takes no part
     in any metric. ``context``: the prompt does not fit the model's context (the server refused it as too long,
     or the backend checked); not scored, in no metric, counted apart (``too_long``) and never sent again.
-    ``turns``: a tool loop reached its turn limit (``--max-turns``) still calling tools; not scored, in no metric,
-    counted apart (``turn_limit``), its trace kept in ``artifacts``. None when the sample did not fail. Model and
+    ``turns``: a tool loop reached its turn limit (``--max-turns``) still calling tools under ``--turn-limit apart``
+    (and in every run of format 1.3 and earlier); not scored, in no metric, counted apart (``turn_limit``), its
+    trace kept in ``artifacts``. None when the sample did not fail. Model and
     harness errors are retried when the run resumes."""
     calls: int = 0
     """Model calls the strategy made, cache hits included."""
@@ -158,7 +163,7 @@ class SampleRecord(_Outcome, BaseModel):
             sys.intern(self.benchmark), sys.intern(self.variant), sys.intern(self.strategy), sys.intern(self.model),
             self.id, sys.intern(self.task), self.parsed, self.gold, self.score, self.values or _NO_VALUES,
             self.meta, self.cluster, self.epoch, self.error, self.error_kind, self.reasoning_cut_off,
-            self.replies_cut_off, self.usage_by() if self.call_usage else (), sys.intern(self.cell),
+            self.replies_cut_off, self.usage_by() if self.call_usage else (), sys.intern(self.cell), self.turn_limit,
         )
 
     def row(self) -> "SummaryRow":
@@ -166,7 +171,7 @@ class SampleRecord(_Outcome, BaseModel):
         record, pickled and unpickled in a fraction of a summary's time (#44)."""
         groups = tuple((key, UsageCounts(*_COUNTS(usage))) for key, usage in usage_groups(self.call_usage).items()) \
             if self.call_usage else ()
-        return SummaryRow._make((*_ROW_HEAD(self), groups, self.cell))
+        return SummaryRow._make((*_ROW_HEAD(self), groups, self.cell, self.turn_limit))
 
     def as_failed(self, error: str) -> "SampleRecord":
         """This sample as a failure with only its identity, prompt and gold: what is written when the full
@@ -208,6 +213,7 @@ class RecordSummary(_Outcome):
     usage_groups: tuple[tuple[UsageKey, Usage], ...] = ()
     """The record's calls summed per (model, batch, reused): what costs are computed from."""
     cell: str = ""
+    turn_limit: bool = False
 
     def usage_by(self) -> tuple[tuple[UsageKey, Usage], ...]:
         return self.usage_groups
@@ -270,6 +276,7 @@ class SummaryRow(NamedTuple):
     replies_cut_off: int
     usage_groups: tuple[tuple[UsageKey, UsageCounts], ...]
     cell: str
+    turn_limit: bool
 
     def usage_by(self) -> tuple[tuple[UsageKey, UsageCounts], ...]:
         return self.usage_groups

@@ -40,9 +40,26 @@ TOO_LONG_MEANING = ("do not fit the model's context (the server or backend refus
                     "scored, left out of n and of every metric, and not sent again when the run resumes")
 """What ``ResultEntry.too_long`` counts, as reports and notes say it."""
 TURN_LIMIT_MEANING = ("reached the tool loop's turn limit (--max-turns) still calling tools, with no final answer: "
-                      "not scored, left out of n and of every metric (never counted wrong), their traces in "
-                      "samples.jsonl")
+                      "counted apart (--turn-limit apart, or a run of format 1.3 or earlier), not scored, left out of "
+                      "n and of every metric, their traces in samples.jsonl")
 """What ``ResultEntry.turn_limit`` counts, as reports and notes say it."""
+TURN_LIMIT_SCORED_MEANING = ("reached the tool loop's turn limit (--max-turns) still calling tools, with no final "
+                             "answer: scored as replies without an answer, in n (--turn-limit apart leaves them out), "
+                             "their traces in samples.jsonl")
+"""What ``ResultEntry.turn_limit_scored`` counts, as reports and notes say it."""
+
+
+def at_turn_limit(entry: ResultEntry) -> int:
+    """Samples whose tool loop reached its turn limit, scored or counted apart."""
+    return entry.turn_limit + entry.turn_limit_scored
+
+
+def turn_limit_cell(entry: ResultEntry) -> str:
+    """The report's ``at turn limit`` cell: how many, and whether they are in ``n`` (``3 in n``, ``2 apart``; ``0``)."""
+    parts = [f"{entry.turn_limit_scored} in n"] if entry.turn_limit_scored else []
+    if entry.turn_limit:
+        parts.append(f"{entry.turn_limit} apart")
+    return ", ".join(parts) or "0"
 
 
 class Headline(BaseModel):
@@ -139,8 +156,12 @@ class ResultEntry(BaseModel):
     """Samples whose prompt does not fit the model's context (the server refused it as too long, or the backend
     checked): not scored, in no metric and not in ``n``, and never sent again when the run resumes."""
     turn_limit: int = 0
-    """Samples whose tool loop reached its turn limit (``--max-turns``) still calling tools: no final answer; not
-    scored, in no metric and not in ``n`` (never counted as wrong answers)."""
+    """Samples whose tool loop reached its turn limit (``--max-turns``) still calling tools, counted apart
+    (``--turn-limit apart``, and every such sample of a run of format 1.3 or earlier): no final answer; not scored, in
+    no metric and not in ``n``."""
+    turn_limit_scored: int = 0
+    """Samples whose tool loop reached its turn limit still calling tools, scored as replies without an answer
+    (``--turn-limit wrong``, the default since format 1.4): counted in ``n``, like any reply without an answer."""
     reasoning_cut_off: int = 0
     """Samples left without an answer because the model's replies ran out of tokens inside their thoughts
     (reasoning models); scored as replies without an answer (wrong), counted in ``n``."""
@@ -348,6 +369,7 @@ def compute_result(
     harness_errors: int = 0,
     too_long: int = 0,
     turn_limit: int = 0,
+    turn_limit_scored: int = 0,
     reasoning_cut_off: int = 0,
     replies_cut_off: int = 0,
     missing: Sequence[str] = (),
@@ -399,6 +421,7 @@ def compute_result(
         harness_errors=harness_errors,
         too_long=too_long,
         turn_limit=turn_limit,
+        turn_limit_scored=turn_limit_scored,
         reasoning_cut_off=reasoning_cut_off,
         replies_cut_off=replies_cut_off,
         missing=list(missing),

@@ -3,7 +3,7 @@ manifest). Part of the contract: the runner writes it, reports and ``--resume`` 
 
 import hashlib
 import json
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -62,7 +62,8 @@ class Reasoning(BaseModel):
 
 
 DEFAULTED_FIELDS = ("system_prompt", "chat_template_args", "generation", "model_options", "reasoning",
-                    "allow_modified_data", "epochs", "sample", "sample_ids", "sweeps", "max_turns")
+                    "allow_modified_data", "epochs", "sample", "sample_ids", "sweeps", "max_turns",
+                    "turn_limit")
 """``RunConfig`` fields added after run directories were first named; left out of the fingerprint while at their
 defaults, so such runs keep their directory names."""
 
@@ -114,8 +115,13 @@ class RunConfig(BaseModel):
     reasoning: Reasoning = Field(default_factory=Reasoning)
     """Thinking budget, effort and think tags for reasoning models."""
     max_turns: int | None = Field(default=None, ge=1, le=1000)
-    """``--max-turns``: model calls a tool loop (``-s tools``) makes at most per sample; a sample that reaches it still
-    calling tools is counted apart (``turn_limit``), never scored. None: each strategy's own limit."""
+    """``--max-turns``: model calls a tool loop (``-s tools``) makes at most per sample. None: each strategy's own
+    limit."""
+    turn_limit: Literal["wrong", "apart"] | None = None
+    """``--turn-limit``: a sample whose tool loop reaches its limit still calling tools is scored as a reply without an
+    answer (``wrong``, in ``n``, counted in ``turn_limit_scored``) or left out of ``n`` (``apart``: ``error_kind``
+    ``turns``, counted in ``turn_limit``). None: each strategy's own (``wrong`` but for ``-o turn_limit=apart``);
+    runs of format 1.3 and earlier counted every such sample apart."""
     epochs: int = Field(default=1, ge=1)
     """Answer every sample this many times (``--epochs``), epoch ``e`` with request seed (``generation.seed``,
     else ``seed``) + ``e``; metrics are the mean over the epochs, intervals a two-level bootstrap."""

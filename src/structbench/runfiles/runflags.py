@@ -39,6 +39,8 @@ def request_flags(config: RunConfig) -> list[str]:
         flags.append(f"--max-tokens {config.max_tokens}")
     if config.max_turns is not None:
         flags.append(f"--max-turns {config.max_turns}")
+    if config.turn_limit is not None:
+        flags.append(f"--turn-limit {config.turn_limit}")
     if config.generation.temperature is not None:
         flags.append(f"--temperature {config.generation.temperature}")
     if config.generation.top_p is not None:

@@ -54,6 +54,13 @@ class ExecutorChoice(StrEnum):
     ray = "ray"
 
 
+class TurnLimitChoice(StrEnum):
+    """``--turn-limit``."""
+
+    wrong = "wrong"
+    apart = "apart"
+
+
 class CacheErrorChoice(StrEnum):
     """``--on-cache-error``."""
 
@@ -244,9 +251,14 @@ class RunArguments(BaseModel):
         same=_is(lambda c: c.max_tokens))] = None
     max_turns: Annotated[int | None, _field("a number of model calls per sample (an int from 1 to 1000)", ge=1,
                                             le=1000), _flag(
-        "config", "Model calls a tool loop (-s tools) makes at most per sample; one that reaches it still calling "
-        "tools is counted apart, never as wrong (part of the config; default: the strategy's own, 10, ClaimDB's 20 as "
-        "in its paper).", names=("--max-turns",), suite=True, same=_is(lambda c: c.max_turns))] = None
+        "config", "Model calls a tool loop (-s tools) makes at most per sample (part of the config; default: the "
+        "strategy's own, 10, ClaimDB's 20 as in its paper); see --turn-limit.", names=("--max-turns",), suite=True,
+        same=_is(lambda c: c.max_turns))] = None
+    turn_limit: Annotated[Literal["wrong", "apart"] | None, _field("'wrong' or 'apart'"), _flag(
+        "config", "A tool loop that reaches --max-turns still calling tools: wrong scores it as a reply without an "
+        "answer, in n (the default); apart leaves it out of n, counted apart (part of the config).",
+        names=("--turn-limit",), cli=TurnLimitChoice | None, parse=lambda v: v.value if v is not None else None,
+        suite=True, same=_is(lambda c: c.turn_limit))] = None
     temperature: Annotated[float | None, _field("a number of at least 0", ge=0.0), _flag(
         "config", "Sampling temperature of every request, replacing the benchmark's and strategy's own" + CONFIG_HELP
         + ".", names=("--temperature",), suite=True, same=_is(lambda c: c.generation.temperature))] = None

@@ -202,9 +202,12 @@ class CallLog:
 
     @property
     def tool_support(self) -> ToolSupport:
-        """Whether the backend takes function tools, and the run's ``--max-turns`` (``benchmark.tool_support``)."""
+        """Whether the backend takes function tools, and the run's ``--max-turns`` and ``--turn-limit``
+        (``benchmark.tool_support``)."""
+        settings = self.settings
         return ToolSupport(native=self.caller.backend.supports_tools,
-                           max_turns=self.settings.max_turns if self.settings is not None else None)
+                           max_turns=settings.max_turns if settings is not None else None,
+                           turn_limit=settings.turn_limit if settings is not None else None)
 
     async def __call__(self, request: Request) -> Response:
         if self.settings is not None:

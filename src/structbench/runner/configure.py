@@ -117,4 +117,5 @@ def run_config(args: RunArguments, *, flags: bool = False, caller: str = "config
         generation=_generation(args, flags, caller),
         reasoning=_reasoning(args, flags, caller),
         max_turns=args.max_turns,
+        turn_limit=args.turn_limit,
     )

@@ -129,6 +129,7 @@ def finish_job(job: Job, outcome: Outcome, model: str) -> SampleRecord:
         reasoning_tokens=thought.tokens,
         reasoning_cut_off=thought.cut_off and kind is None,
         replies_cut_off=thought.replies_cut_off,
+        turn_limit=kind is None and _scored_at_turn_limit(attempt),
         error=error,
         error_kind=kind,
         calls=log.calls,
@@ -138,6 +139,14 @@ def finish_job(job: Job, outcome: Outcome, model: str) -> SampleRecord:
         reused_usage=reused,
         call_usage=list(log.usage),
     ))
+
+
+def _scored_at_turn_limit(attempt: Attempt) -> bool:
+    """A tool loop that stopped at its turn limit and is scored (an empty output: ``--turn-limit wrong``)."""
+    if attempt.turn_limit:
+        return False  # counted apart
+    tools = attempt.artifacts.get("tools")
+    return isinstance(tools, dict) and tools.get("turn_limit") is True
 
 
 async def run_job(job: Job, caller: ModelCaller, model: str, settings: RequestSettings | None = None) -> SampleRecord:

@@ -204,7 +204,8 @@ class RunProgress:
 
     def advance(self, error: bool | str | None = False) -> None:
         """One sample finished: ``error`` is its ``error_kind`` (or whether it failed); a prompt too long for the
-        model (``context``) is counted apart from errors."""
+        model (``context``) and a tool loop at its turn limit (``turns``, whether scored or apart) are counted apart
+        from errors."""
         self.done += 1
         if error in ("context", "turns"):
             self.too_long += error == "context"

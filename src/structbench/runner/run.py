@@ -442,14 +442,14 @@ class Run:
 
                 def on_record(record: SampleRecord) -> None:
                     stored = store.append(record)
-                    bar.advance(stored.error_kind)
+                    bar.advance("turns" if stored.turn_limit else stored.error_kind)
 
                 def on_finished(finished: Finished) -> None:
                     store.add(finished.record, finished.line)
                     if spread.cluster is not None and control.budget.log is not None:  # Ray actors log nothing
                         control.budget.log.write((key, Usage(**counts._asdict()))
                                                  for key, counts in finished.record.usage_by() if not key[2])
-                    bar.advance(finished.record.error_kind)
+                    bar.advance("turns" if finished.record.turn_limit else finished.record.error_kind)
 
                 if not spread_out:
                     store.prepare_columns()  # one process: before its requests, which its records would hold up

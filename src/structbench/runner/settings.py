@@ -10,6 +10,7 @@ from typing import Any
 
 from structbench.backends.base import Backend, Message, Request
 from structbench.backends.reasoning import ThinkTags
+from structbench.contract.benchmark import TurnLimit
 from structbench.core.errors import UsageError
 from structbench.runfiles.runconfig import RunConfig
 
@@ -32,6 +33,8 @@ class RequestSettings:
     thought_opened: bool = False
     max_turns: int | None = None
     """``--max-turns``: model calls a tool loop makes at most per sample (None: each strategy's own limit)."""
+    turn_limit: TurnLimit | None = None
+    """``--turn-limit``: what a tool loop at its limit counts as (None: each strategy's own)."""
     epoch_seed: int | None = None
     """With several epochs, the request seed of epoch 0; epoch ``e`` sends ``epoch_seed + e`` (so repeats differ
     and each is reproducible, local backends included). None: one epoch, requests keep their seed."""
@@ -44,7 +47,7 @@ class RequestSettings:
                    chat_template_args=dict(config.chat_template_args) or None, temperature=g.temperature,
                    top_p=g.top_p, seed=g.seed, reasoning_budget=r.budget, reasoning_effort=r.effort,
                    think_tags=tuple(r.tags) if r.tags is not None else None, thought_opened=r.opened,
-                   max_turns=config.max_turns, epoch_seed=epoch_seed)
+                   max_turns=config.max_turns, turn_limit=config.turn_limit, epoch_seed=epoch_seed)
 
     def check(self, backend: Backend) -> None:
         """Refuse settings the backend cannot honour (before any request is sent)."""

@@ -117,6 +117,8 @@ class Suite(BaseModel):
     """Answer every sample this many times (``structbench run --epochs``)."""
     max_turns: int | None = option_field("max_turns")
     """Model calls a tool loop makes at most per sample (``structbench run --max-turns``)."""
+    turn_limit: Literal["wrong", "apart"] | None = option_field("turn_limit")
+    """What a tool loop at its turn limit counts as (``structbench run --turn-limit``)."""
     data_dir: str | None = option_field("data_dir")
     allow_modified_data: bool = option_field("allow_modified_data")
     """Use ``data_dir`` files that differ from the public release (``--allow-modified-data``)."""
@@ -175,7 +177,7 @@ def runs(suite: Suite, out: Path, base: Path = Path()) -> list[PlannedRun]:
     ]
     shared = {
         "bench": benches, "strategy": strategies, "limit": suite.limit, "seed": suite.seed, "epochs": suite.epochs,
-        "max_turns": suite.max_turns, "allow_modified_data": suite.allow_modified_data,
+        "max_turns": suite.max_turns, "turn_limit": suite.turn_limit, "allow_modified_data": suite.allow_modified_data,
         "data_dir": str(base / suite.data_dir) if suite.data_dir else None,
         # as written in the file (str(True) is "True"): the configuration, and so its hash, stays as it was
         "options": {f"{b.bench}.{k}": str(v) for b in suite.benchmarks for k, v in b.options.items()},

@@ -65,7 +65,7 @@ def encode(message: tuple[Any, ...]) -> bytes:
     return _FRAME.pack(len(payload)) + payload
 
 
-assert SummaryRow._fields[-2:] == ("usage_groups", "cell")  # what ``done_message`` unpacks by position
+assert SummaryRow._fields[-3:] == ("usage_groups", "cell", "turn_limit")  # what ``done_message`` unpacks by position
 
 
 def done_message(finished: Finished) -> tuple[Any, ...]:
@@ -74,16 +74,16 @@ def done_message(finished: Finished) -> tuple[Any, ...]:
     worker); ``received`` makes it whole again."""
     row = finished.record
     usage = tuple((key, tuple(counts)) for key, counts in row.usage_groups)
-    return ("done", finished.ref, row[:-2], usage, row.cell, finished.line)
+    return ("done", finished.ref, row[:-3], usage, row.cell, row.turn_limit, finished.line)
 
 
 def received(message: tuple[Any, ...]) -> tuple[Any, ...]:
     """A worker's message as the dispatcher reads it: ``done_message``'s as ``("done", Finished)``."""
     if message[0] != "done":
         return message
-    _, ref, head, usage, cell, line = message
+    _, ref, head, usage, cell, turn_limit, line = message
     groups = tuple((key, UsageCounts._make(counts)) for key, counts in usage)
-    return ("done", Finished(ref, SummaryRow._make((*head, groups, cell)), line))
+    return ("done", Finished(ref, SummaryRow._make((*head, groups, cell, turn_limit)), line))
 
 
 async def read_message(reader: asyncio.StreamReader) -> tuple[Any, ...] | None:

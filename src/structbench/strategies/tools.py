@@ -6,7 +6,9 @@ completed turns again of the cache, not of the model) and every tool call of the
 OpenAI-compatible servers, Anthropic) gets the tools as function tools and returns ``tool_calls``; any other speaks the
 text protocol (``strategies.text_protocol``: fenced ``sql``/``python`` blocks). The final reply, a turn without a
 tool call, is the attempt's output, read by the benchmark's own parser (``answer``). A loop that reaches the turn
-limit still calling tools has no answer: ``Attempt.turn_limit``, counted apart from wrong answers.
+limit still calling tools has no answer: by default it is scored as a reply without an answer (an empty output, so
+a model that stalls on hard questions does not leave them out of ``n``), or, with ``--turn-limit apart`` (or a
+strategy built with ``count_turn_limit=False``), counted apart and not scored (``Attempt.turn_limit``).
 
 The record keeps the trace (``artifacts["tools"]``): each call's turn, tool, arguments, result (cut to
 ``TRACE_CHARS``), error and seconds, at most ``TRACE_CALLS`` of them; tokens and cost are summed over the turns by the
@@ -103,7 +105,7 @@ class ToolLoop(Strategy):
     """Query the data with tools, then answer: the benchmark builds each sample's ``ToolTask``."""
 
     def __init__(self, name: str, task: Callable[[Sample], ToolTask], description: str = "", *,
-                 answer: AnswerFormat, max_turns: int = DEFAULT_MAX_TURNS, count_turn_limit: bool = False) -> None:
+                 answer: AnswerFormat, max_turns: int = DEFAULT_MAX_TURNS, count_turn_limit: bool = True) -> None:
         self.name = name
         self.task = task
         self.description = description
@@ -111,8 +113,8 @@ class ToolLoop(Strategy):
         self.max_turns = max_turns
         """This strategy's turn limit (the paper's, where it states one); ``--max-turns`` overrides it."""
         self.count_turn_limit = count_turn_limit
-        """Score a loop at the turn limit as a reply without an answer (a paper's code that counts it wrong),
-        instead of counting it apart (``Attempt.turn_limit``)."""
+        """Score a loop at the turn limit as a reply without an answer (the default, and a paper's code that counts
+        it wrong), instead of counting it apart (``Attempt.turn_limit``); ``--turn-limit`` overrides it."""
 
     async def run(self, sample: Sample, generate: Generate) -> Attempt:
         support = tool_support(generate)
@@ -159,8 +161,9 @@ class ToolLoop(Strategy):
                 answered.append((call, result.text))
             messages += [Message("assistant", text), Message("user", text_protocol.results(answered))]
         trace.turn_limit = True
-        if self.count_turn_limit:  # no final answer: the parser reads none
-            return Attempt(output="", artifacts={"tools": trace.to_json()})
+        if (support.turn_limit or ("wrong" if self.count_turn_limit else "apart")) == "wrong":
+            # no final answer: the parser reads none; the last reply (a tool call) stays in the trace
+            return Attempt(output="", artifacts={"tools": {**trace.to_json(), "last_reply": _cut(text)}})
         return Attempt(output=text, artifacts={"tools": trace.to_json()}, turn_limit=True)
 
     @staticmethod

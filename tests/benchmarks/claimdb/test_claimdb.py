@@ -114,16 +114,22 @@ def test_the_papers_preset_reads_verdicts_as_its_code_did(tmp_path: Path, claimd
     assert entry["extra"]["corrected"]["metrics"]["accuracy"] == 1.0
 
 
-def test_a_loop_at_the_turn_limit_is_wrong_under_the_preset_and_apart_by_default(tmp_path: Path,
-                                                                                  claimdb: Path) -> None:
+def test_a_loop_at_the_turn_limit_is_wrong_by_default_and_apart_on_request(tmp_path: Path, claimdb: Path) -> None:
+    """Scored wrong (as the released code does) and counted by default; ``-o turn_limit=apart`` or the run's
+    ``--turn-limit apart`` leaves the claims out of n; the run's flag overrides the benchmark's option."""
     with serve_in_thread(MockOpenAIServer(tool_model=True, tool_arguments=TABLES)) as url:
-        apart = run(tmp_path, claimdb, "-m", "openai:mock", "--base-url", url, "--max-turns", "1", "--no-cache")
-        wrong = run(tmp_path, claimdb, "-m", "openai:mock", "--base-url", url, "--max-turns", "1", "--no-cache",
-                    "-o", "turn_limit=wrong", out="wrong")
-    assert apart.returncode == wrong.returncode == 0, apart.stderr + wrong.stderr
-    assert (result(tmp_path / "run")["turn_limit"], result(tmp_path / "run")["n"]) == (18, 0)
-    counted = result(tmp_path / "wrong")
-    assert (counted["turn_limit"], counted["n"], counted["headline"]["value"]) == (0, 18, 0.0)
+        common = ("-m", "openai:mock", "--base-url", url, "--max-turns", "1", "--no-cache")
+        wrong = run(tmp_path, claimdb, *common)
+        apart = run(tmp_path, claimdb, *common, "-o", "turn_limit=apart", out="apart")
+        by_run = run(tmp_path, claimdb, *common, "--turn-limit", "apart", out="by_run")
+        over = run(tmp_path, claimdb, *common, "-o", "turn_limit=apart", "--turn-limit", "wrong", out="over")
+    assert {p.returncode for p in (wrong, apart, by_run, over)} == {0}, wrong.stderr + apart.stderr
+    counted = result(tmp_path / "run")
+    assert (counted["turn_limit_scored"], counted["turn_limit"], counted["n"], counted["headline"]["value"]) == \
+        (18, 0, 18, 0.0)
+    for out in ("apart", "by_run"):
+        assert (result(tmp_path / out)["turn_limit"], result(tmp_path / out)["n"]) == (18, 0)
+    assert (result(tmp_path / "over")["turn_limit_scored"], result(tmp_path / "over")["n"]) == (18, 18)
 
 
 @pytest.mark.parametrize("text, strict, lenient", [

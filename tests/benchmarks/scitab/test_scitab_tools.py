@@ -90,17 +90,40 @@ def test_anthropic_tool_use_scores_the_same(tmp_path: Path, answers: dict[str, s
 
 
 @pytest.mark.usefixtures("data_env")
-def test_a_loop_at_the_turn_limit_is_counted_apart_never_wrong(tmp_path: Path, answers: dict[str, str]) -> None:
+def test_a_loop_at_the_turn_limit_is_scored_as_no_answer_by_default(tmp_path: Path, answers: dict[str, str]) -> None:
+    """A model that never stops querying keeps its samples in n, scored as replies without an answer (a stalling
+    model must not raise its score by leaving the hard questions out), and they are counted and noted."""
     with serve_in_thread(tool_model(answers)) as url:
         proc = run(tmp_path, url, "-s", "tools", "--max-turns", "1")
+    assert proc.returncode == 0, proc.stderr
     result = json.loads((tmp_path / "run" / "metrics.json").read_text())["results"][0]
-    assert (result["turn_limit"], result["n"], result["errors"], result["headline"]["value"]) == (12, 0, 0, None)
+    assert (result["turn_limit_scored"], result["turn_limit"], result["n"], result["errors"]) == (12, 0, 12, 0)
+    assert result["headline"]["value"] is not None and result["metrics"]["accuracy"] == 0.0
+    assert "12 of 12 sample(s) reached the tool loop's turn limit (--max-turns) still calling tools" in proc.stderr
+    assert "scored as replies without an answer" in proc.stderr
+    looped = records(tmp_path / "run")
+    assert all(r["turn_limit"] and r["error_kind"] is None and r["output"] == "" for r in looped)
+    assert all(r["artifacts"]["tools"]["trace"] and "last_reply" in r["artifacts"]["tools"] for r in looped)
+    report = invoke("report", str(tmp_path / "run"), "--out", str(tmp_path / "report.html"))
+    assert report.returncode == 0, report.stderr
+    markdown = (tmp_path / "report.md").read_text()
+    assert "| 12 in n |" in markdown and "12 of 12 sample(s) reached the tool loop's turn limit" in markdown
+
+
+@pytest.mark.usefixtures("data_env")
+def test_a_loop_at_the_turn_limit_is_counted_apart_with_turn_limit_apart(tmp_path: Path,
+                                                                         answers: dict[str, str]) -> None:
+    with serve_in_thread(tool_model(answers)) as url:
+        proc = run(tmp_path, url, "-s", "tools", "--max-turns", "1", "--turn-limit", "apart")
+    result = json.loads((tmp_path / "run" / "metrics.json").read_text())["results"][0]
+    assert (result["turn_limit"], result["turn_limit_scored"], result["n"], result["errors"],
+            result["headline"]["value"]) == (12, 0, 0, 0, None)
     assert "12 sample(s) reached the tool loop's turn limit (--max-turns) still calling tools" in proc.stderr
     looped = records(tmp_path / "run")
     assert all(r["error_kind"] == "turns" and r["artifacts"]["tools"]["turn_limit"] for r in looped)
     assert all(r["artifacts"]["tools"]["trace"] for r in looped)  # the calls it made are kept
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
-    assert manifest["config"]["max_turns"] == 1
+    assert (manifest["config"]["max_turns"], manifest["config"]["turn_limit"]) == (1, "apart")
     # resumed with its server gone: its samples are settled, so nothing is asked again
     again = invoke("run", "--resume", str(tmp_path / "run"), "--no-progress", "--no-cache")
     assert again.returncode == proc.returncode == 0, again.stderr

@@ -75,8 +75,9 @@ class ClaimDBOptions(BaseModel):
     verdicts: Literal["lenient", "strict"] = "lenient"
     """How the final reply's verdict is read: ``strict`` (the released code: a JSON object's ``verdict`` written as
     the labels are) or ``lenient`` (also another case, and the last label a reply in prose names)."""
-    turn_limit: Literal["apart", "wrong"] = "apart"
-    """A loop at the turn limit: counted apart (``turn_limit``, no answer) or, as the released code does, wrong."""
+    turn_limit: Literal["apart", "wrong"] = "wrong"
+    """A loop at the turn limit: scored as a reply without an answer (wrong, as the released code does, and as every
+    tool loop by default) or counted apart (``turn_limit``, out of ``n``); the run's ``--turn-limit`` overrides it."""
     structured: bool = True
     """Ask for the verdict object as structured output (``response_format``: the Agents SDK's ``output_type``)
     where the backend takes it."""
