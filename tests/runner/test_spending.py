@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import errno
 import json
 import os
 from pathlib import Path
@@ -9,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from structbench.backends.usage import CallUsage, Usage
-from structbench.core.errors import DataError
+from structbench.core.errors import DataError, StorageError
 from structbench.runfiles.runformat import SPENT
+from structbench.runner import spending
 from structbench.runner.spending import BEFORE_LOG, SpendLog, read_spent
 
 
@@ -31,6 +34,55 @@ def test_a_calls_line_is_the_line_of_its_usage(tmp_path: Path) -> None:
     assert [json.loads(x) for x in (tmp_path / "a" / SPENT).read_text().splitlines()] == \
         [json.loads(x) for x in (tmp_path / "b" / SPENT).read_text().splitlines()]
     assert read_spent(tmp_path / "a") == read_spent(tmp_path / "b")
+
+
+def test_every_line_is_synced_once_per_turn_of_the_event_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lines were only written, never synced: a power loss could lose the last paid calls, which a resumed run then
+    reused as free. Now the calls a turn of the event loop answers are synced together at its end, before the loop
+    waits for anything else (the cache's commit of their answers included); outside a loop, at once."""
+    synced: list[int] = []  # the file's size at each sync
+
+    def fsync(fd: int) -> None:
+        synced.append(os.fstat(fd).st_size)
+
+    monkeypatch.setattr(spending, "fsync_if_file", fsync)
+    call = CallUsage(model="m", prompt_tokens=3, completion_tokens=1)
+    log = SpendLog(tmp_path, 0)
+    log.add(call)
+    line = (tmp_path / SPENT).stat().st_size
+    assert synced == [line]  # no event loop: at once
+
+    async def calls() -> None:
+        for _ in range(3):
+            log.add(call)
+        assert synced == [line]  # not one a call
+        await asyncio.sleep(0)
+        assert synced == [line, 4 * line]  # the turn's three calls, together
+        log.add(call)
+        await asyncio.sleep(0)
+        assert synced == [line, 4 * line, 5 * line]
+
+    asyncio.run(calls())
+    log.write([(("m", False, False), Usage() + call)])
+    assert synced[-1] == 6 * line
+    log.close()
+    assert len(synced) == 4  # nothing left to sync at the close
+
+    def fails(fd: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(spending, "fsync_if_file", fails)
+    log = SpendLog(tmp_path, 1)
+
+    async def failing() -> None:
+        log.add(call)
+        await asyncio.sleep(0)
+        with pytest.raises(StorageError, match="cannot be synced"):  # the next call stops the run
+            log.add(call)
+
+    asyncio.run(failing())
+    with pytest.raises(StorageError, match="cannot be synced"):
+        log.close()
 
 
 def test_the_log_is_read_summed_per_session_and_price_skipping_what_is_not_its_line(tmp_path: Path) -> None:

@@ -4,9 +4,11 @@ carries its Content-Security-Policy, a run's text reaches the page as escaped JS
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.client
 import json
 import os
+import socket
 import subprocess
 import sys
 import urllib.error
@@ -15,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
@@ -23,6 +26,7 @@ from structbench.backends.mock import MockBackend
 from structbench.testing.cli import invoke
 from structbench.view.hub import Hub, find_runs
 from structbench.view.server import COOKIE, PAGE_POLICY, REPORT_POLICY, Access, make_app
+from structbench.view.server import serve as serve_view
 from view.conftest import make_run
 
 EVIL = "no </script><script>window.__pwned = 1</script>"
@@ -86,7 +90,7 @@ def test_another_address_needs_the_token(runs: Path) -> None:
         assert (await client.get("/api/state", params={"token": "wrong"})).status == 401
         link = await client.get("/", params={"token": "s3cret"}, allow_redirects=False)
         assert link.status == 303 and link.headers["Location"] == "/"  # the token leaves the address bar
-        cookie = link.cookies[COOKIE]
+        cookie = link.cookies[f"{COOKIE}_{client.port}"]
         assert cookie.value == "s3cret" and cookie["httponly"] and cookie["samesite"] == "Strict"
         assert (await client.get("/api/state")).status == 200  # the cookie jar now holds it
         client.session.cookie_jar.clear()
@@ -120,6 +124,53 @@ def test_the_link_redirects_only_to_this_server_and_bearer_is_any_case(runs: Pat
         assert (await client.get("/api/state", headers={"authorization": "Basic s3cret"})).status == 401
 
     serve(Hub([runs]), Access(token="s3cret", hosts=None), test)
+
+
+def test_each_port_keeps_its_own_token_cookie(runs: Path) -> None:
+    """A browser sends a host's cookies to all its ports: two views on one host, each opened by its link, overwrote one
+    cookie, and the first then refused the browser."""
+    async def main() -> None:
+        async with (TestServer(make_app(Hub([runs]), Access(token="first", hosts=None))) as one,
+                    TestServer(make_app(Hub([runs]), Access(token="second", hosts=None))) as two,
+                    aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as browser):
+            for server, token in ((one, "first"), (two, "second")):
+                link = await browser.get(server.make_url("/"), params={"token": token}, allow_redirects=False)
+                assert link.status == 303
+            assert {c.key for c in browser.cookie_jar} == {f"{COOKIE}_{one.port}", f"{COOKIE}_{two.port}"}
+            for server in (one, two):  # the jar sends both cookies to each port; each takes its own
+                assert (await browser.get(server.make_url("/api/state"))).status == 200
+            browser.cookie_jar.clear()
+            for server, other in ((one, two), (two, one)):  # the other view's cookie, under either name, is refused
+                token = "second" if server is one else "first"
+                for name in (f"{COOKIE}_{server.port}", f"{COOKIE}_{other.port}"):
+                    got = await browser.get(server.make_url("/api/state"), headers={"Cookie": f"{name}={token}"})
+                    assert got.status == 401, (server.port, name)
+
+    asyncio.run(main())
+
+
+def test_a_request_sent_slowly_is_cut_off_while_others_are_answered(runs: Path) -> None:
+    """A client that sent half a request line held its connection for an hour (aiohttp's default keep-alive)."""
+    async def main() -> None:
+        listening: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        server = asyncio.create_task(serve_view(Hub([runs]), host=None, port=0, token=None,
+                                                announce=listening.set_result, read_timeout=0.5))
+        try:
+            url = await asyncio.wait_for(listening, 60)
+            port = int(url.rsplit(":", 1)[1].strip("/"))
+            slow = socket.create_connection(("127.0.0.1", port), timeout=30)
+            with slow:
+                slow.sendall(b"GET /api/sta")  # and no more
+                async with aiohttp.ClientSession() as other:
+                    answer = await other.get(url + "api/state")
+                    assert answer.status == 200 and (await answer.json())["runs"]
+                assert await asyncio.to_thread(slow.recv, 1024) == b""  # closed by the server, not timed out here
+        finally:
+            server.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await server
+
+    asyncio.run(main())
 
 
 def test_bad_arguments_are_one_line(tmp_path: Path) -> None:

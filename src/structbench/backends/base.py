@@ -228,6 +228,9 @@ class Response:
     cached_tokens: int | None = None
     """Of ``prompt_tokens``, those the provider served from its prompt cache (OpenAI's ``prompt_tokens_details.
     cached_tokens``, Anthropic's ``cache_read_input_tokens``); None: not reported."""
+    batch: bool = False
+    """Answered through a batch API (``--batch``), at its price: kept with the answer in the response cache, so a copy
+    reused later is priced as it was paid."""
 
     def __post_init__(self) -> None:
         # whatever the backend (a plugin's too): a count no call can have is unknown, never added nor subtracted
@@ -260,6 +263,7 @@ class Response:
             "completion_tokens": self.completion_tokens,
             "reasoning_tokens": self.reasoning_tokens,
             "cached_tokens": self.cached_tokens,
+            **({"batch": True} if self.batch else {}),
         }
 
     @classmethod
@@ -288,6 +292,7 @@ class Response:
             completion_tokens=_count(data.get("completion_tokens")),
             reasoning_tokens=_count(data.get("reasoning_tokens")),
             cached_tokens=_count(data.get("cached_tokens")),
+            batch=data.get("batch") is True,
         )
 
 

@@ -48,7 +48,8 @@ class CallUsage(BaseModel):
     reused: bool = False
     """Answered from structbench's response cache: not paid for in this run."""
     batch: bool = False
-    """Answered through a batch API (``--batch``): priced at the batch rate."""
+    """Answered through a batch API (``--batch``): priced at the batch rate (a reused call: where its answer was paid
+    for through one, whatever the run reusing it does)."""
 
     @field_validator(*TOKEN_FIELDS)
     @classmethod
@@ -58,14 +59,15 @@ class CallUsage(BaseModel):
 
     @classmethod
     def of(cls, backend: Backend, response: Response, *, batch: bool = False) -> CallUsage:
-        """The usage ``response`` reports (``response.cached``: a reused call). Its counts are checked already
+        """The usage ``response`` reports (``response.cached``: a reused call, batched if its answer was paid for in a
+        batch; else ``batch``: the call went through one). Its counts are checked already
         (``backends.base``: non-negative integers or None), so the model is built without validating them again:
         every call of a run makes one."""
         return trusted(cls, {
             "model": model_label(backend), "prompt_tokens": response.prompt_tokens,
             "completion_tokens": response.completion_tokens, "reasoning_tokens": response.reasoning_tokens,
             "cached_tokens": response.cached_tokens, "reused": bool(response.cached),
-            "batch": bool(batch and not response.cached),
+            "batch": bool(response.batch if response.cached else batch),
         })
 
     @property

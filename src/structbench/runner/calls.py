@@ -127,6 +127,8 @@ class ModelCaller:
             stats.end(ticket)
             raise
         stats.end(ticket, response.completion_tokens, answered=True)
+        if self.batched:  # cached with the answer: a later run reusing it prices it as it was paid
+            response = replace(response, batch=True)
         self.control.call_succeeded()
         self.control.spend(CallUsage.of(self.backend, response, batch=self.batched))
         return response

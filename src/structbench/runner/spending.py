@@ -7,10 +7,18 @@ earlier session's calls against the budget, the manifest's ``usage`` and each se
 (a session killed with -9 included), and an answer another run paid for, read from a shared cache, is in no line of
 this run's log: it stays free. Each line is one ``write`` to a file opened for appending, so a process killed at any
 moment leaves whole lines (a torn last line, from a crash of the machine, is skipped).
+
+A crash of the machine (power lost) keeps what was synced to the disk, so the lines are synced too: on an event loop
+once per turn of it (``loop.call_soon`` when a turn's first line is written: one ``fdatasync`` for every call
+answered in that turn, before the loop waits for anything else), elsewhere at once. A call's line is written before
+its answer goes to the response cache, whose commit is queued (``call_soon``) after that sync: a crash cannot keep an
+answer whose line it lost, which a resumed run would reuse as free. A process killed at once after a sync loses
+nothing; what a crash of the machine can still lose is the lines of the turn it interrupts.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -18,6 +26,7 @@ from pathlib import Path
 import orjson
 
 from structbench.backends.usage import TOKEN_FIELDS, CallUsage, Usage, UsageKey, summed
+from structbench.core.atomic import fsync_if_file
 from structbench.core.errors import StorageError
 from structbench.core.regular import read_regular
 from structbench.core.trusted import trusted
@@ -34,20 +43,39 @@ class SpendLog:
         self.path = run_dir / SPENT
         self.session = session
         self._fd: int | None = None
+        self._unsynced = False
+        """Lines written since the last sync."""
+        self._sync_due = False
+        """A sync waits for the end of the event loop's turn."""
+        self._failed: StorageError | None = None
+        """Why a sync at the end of a turn failed (raised by the next ``add``)."""
 
     def add(self, call: CallUsage) -> None:
         """Append one paid call (the line ``write`` gives ``Usage() + call``, without building it: every call of a
-        run passes here); a file that cannot be written is a ``StorageError`` (a budget must not be lost)."""
+        run passes here), synced at the end of this turn of the event loop (at once outside one); a file that cannot be
+        written or synced is a ``StorageError`` (a budget must not be lost)."""
+        if self._failed is not None:
+            raise self._failed
         self._append(orjson.dumps({
             "session": self.session, "model": call.model, "batch": call.batch, "calls": 1,
             "prompt_tokens": call.prompt_tokens, "completion_tokens": call.completion_tokens,
             "reasoning_tokens": call.reasoning_tokens, "cached_tokens": call.cached_tokens,
             "unknown": int(not call.known)}) + b"\n")
+        if self._sync_due:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.sync()
+            return
+        self._sync_due = True
+        loop.call_soon(self._end_of_turn)
 
     def write(self, groups: Iterable[tuple[UsageKey, Usage]]) -> None:
-        """Append groups of paid calls (one line each)."""
+        """Append groups of paid calls (one line each), synced before it returns."""
         self._append(b"".join(orjson.dumps({"session": self.session, "model": key[0], "batch": key[1],
                                             **usage.model_dump()}) + b"\n" for key, usage in groups))
+        self.sync()
 
     def _append(self, data: bytes) -> None:
         if not data:
@@ -60,9 +88,33 @@ class SpendLog:
         except OSError as err:
             raise StorageError(f"{self.path}: cannot be written ({err.strerror or err}): what the run spends could "
                                "not be recorded") from err
+        self._unsynced = True
+
+    def sync(self) -> None:
+        """Sync the lines written so far to the disk (``StorageError`` when it cannot be)."""
+        if not self._unsynced or self._fd is None:
+            return
+        try:
+            fsync_if_file(self._fd)
+        except OSError as err:
+            raise StorageError(f"{self.path}: cannot be synced ({err.strerror or err}): what the run spent could "
+                               "be lost to a crash") from err
+        self._unsynced = False
+
+    def _end_of_turn(self) -> None:
+        self._sync_due = False
+        try:
+            self.sync()
+        except StorageError as err:
+            self._failed = err
 
     def close(self) -> None:
-        if self._fd is not None:
+        """Sync and close (``StorageError`` when the last lines cannot be synced; the file is closed all the same)."""
+        if self._fd is None:
+            return
+        try:
+            self.sync()
+        finally:
             os.close(self._fd)
             self._fd = None
 

@@ -3,9 +3,12 @@ reports.
 
 Private by default: it listens on 127.0.0.1 and answers only requests addressed to it by that name (a page of another
 site that points a name of its own at 127.0.0.1, DNS rebinding, is refused). Listening on another address needs a
-token, printed at start: the link it prints sets it in a cookie (HttpOnly, SameSite=Strict); scripts may send it as
-``Authorization: Bearer``. Every value from a run reaches the page as JSON, which the script places as text, never as
-markup; the page's Content-Security-Policy allows no script but its own and no connection but to this server.
+token, printed at start: the link it prints sets it in a cookie (HttpOnly, SameSite=Strict) named with the port the
+browser reached it on, since a browser shares a host's cookies among all its ports; scripts may send it as
+``Authorization: Bearer``. A connection is closed once it has waited ``READ_TIMEOUT`` seconds for a request, or for the
+rest of one (a client sending its headers slowly holds nothing for longer). Every value from a run reaches the page as
+JSON, which the script places as text, never as markup; the page's Content-Security-Policy allows no script but its
+own and no connection but to this server.
 """
 
 from __future__ import annotations
@@ -28,6 +31,10 @@ from structbench.view.hub import Hub
 from structbench.view.samples import OUTCOMES, PAGE, Query
 
 COOKIE = "structbench_view"
+"""The token cookie's name, before the port: ``structbench_view_8765``."""
+READ_TIMEOUT = 15.0
+"""Seconds a connection may wait for a request (its line and headers) before it is closed (aiohttp's keep-alive timer,
+which runs from the connection's start and after each answer until the next request is whole)."""
 LOOPBACK = "127.0.0.1"
 PAGE_POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "
                "frame-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
@@ -59,7 +66,13 @@ def _given_token(request: web.Request) -> str | None:
     scheme, _, credentials = request.headers.get("Authorization", "").strip().partition(" ")
     if scheme.lower() == "bearer":  # an auth scheme's name is case-insensitive (RFC 7235)
         return credentials.strip()
-    return request.query.get("token") or request.cookies.get(COOKIE)
+    return request.query.get("token") or request.cookies.get(cookie_name(request))
+
+
+def cookie_name(request: web.Request) -> str:
+    """The token's cookie on the port the request was addressed to: a browser sends a host's cookies to every port of
+    it (RFC 6265), so two views on one host (or another app there) would otherwise share or overwrite one cookie."""
+    return f"{COOKIE}_{request.url.port}"
 
 
 def _same_page(request: web.Request) -> str:
@@ -84,7 +97,7 @@ def guard(access: Access) -> Any:
                                      "when it started (open the link it printed)")
             if "token" in request.query:  # the printed link: keep the token in a cookie, not in the address bar
                 found = web.HTTPSeeOther(_same_page(request))
-                found.set_cookie(COOKIE, access.token, httponly=True, samesite="Strict", path="/")
+                found.set_cookie(cookie_name(request), access.token, httponly=True, samesite="Strict", path="/")
                 _secure(found, PAGE_POLICY)
                 raise found
         response = await handler(request)
@@ -213,12 +226,14 @@ def display_host(host: str) -> str:
 
 
 async def serve(hub: Hub, *, host: str | None, port: int, token: str | None,
-                announce: Callable[[str], None]) -> None:
+                announce: Callable[[str], None], read_timeout: float = READ_TIMEOUT) -> None:
     """Serve until cancelled; ``announce`` gets the URL to open (with the token, where one is needed) once listening.
-    ``host`` None: loopback, no token."""
+    ``host`` None: loopback, no token. A connection that has not sent a whole request ``read_timeout`` seconds after
+    it opened or after its last answer is closed."""
     bind = host or LOOPBACK
     access = Access(token=token if host is not None else None, hosts=set() if host is None else None)
-    runner = web.AppRunner(make_app(hub, access), access_log=None, handle_signals=False)
+    runner = web.AppRunner(make_app(hub, access), access_log=None, handle_signals=False,
+                           keepalive_timeout=read_timeout)
     await runner.setup()
     site = web.TCPSite(runner, bind, port)
     try:

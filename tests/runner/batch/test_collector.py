@@ -11,6 +11,7 @@ import pytest
 
 from runner.batch.conftest import Served
 from structbench.backends.factory import BackendSpec, make_backend
+from structbench.backends.prices import Price, Prices
 from structbench.core.errors import RunStoppedError
 from structbench.data.datasets import DataContext
 from structbench.runfiles.runconfig import RunConfig
@@ -30,7 +31,7 @@ FAST = BatchSettings(poll=0.05)
 
 def run(tmp_path: Path, served: Served, name: str, *, strategy: str = "refine", limit: int = 6,
         batch: BatchSettings | None = FAST, model: str = "openai:mock", cache: str = "cache.sqlite",
-        notes: list[str] | None = None) -> tuple[Run, object]:
+        notes: list[str] | None = None, prices: Prices | None = None) -> tuple[Run, object]:
     url = served.url + "/v1" if model.startswith("openai") else served.url
     config = RunConfig(model=model, base_url=url, benches=["toy:small"], strategies=[strategy], limit=limit)
     backend = make_backend(BackendSpec.parse(model, base_url=url))
@@ -38,7 +39,7 @@ def run(tmp_path: Path, served: Served, name: str, *, strategy: str = "refine", 
     cache_file = ResponseCache(tmp_path / cache)
     try:
         metrics = the_run.execute(backend, prepare(config, DataContext()), cache=cache_file, concurrency=8,
-                                  progress=False, batch=batch,
+                                  progress=False, batch=batch, prices=prices,
                                   control=RunControl(notify=(notes if notes is not None else []).append))
     finally:
         cache_file.close()
@@ -94,6 +95,25 @@ def test_a_call_two_strategies_share_waits_for_the_one_line_of_it(tmp_path: Path
     assert [r.n for r in metrics.results] == [6, 6]
     records = list(read_records(tmp_path / "r" / "samples.jsonl"))
     assert sum(c.reused for r in records for c in r.call_usage) == 6  # the second asker's answer is not paid twice
+
+
+def test_a_reused_answer_is_priced_as_it_was_paid(tmp_path: Path, batch_api: Served) -> None:
+    """An answer a batch paid for, reused by a later run (batched or not), was priced at the direct rate: twice what it
+    cost."""
+    prices = Prices({"openai:mock": Price(input=2.0, output=10.0)}, "test")  # a batch: half of each
+    per_call = (100 * 2.0 + 42 * 10.0) / 1e6 / 2  # USAGE, at the batch price
+    _, paid = run(tmp_path, batch_api, "batched", prices=prices)
+    assert paid.usage.cost_usd == pytest.approx(12 * per_call)  # type: ignore[attr-defined]
+    for name, batch in (("again", FAST), ("direct", None)):
+        _, again = run(tmp_path, batch_api, name, batch=batch, prices=prices)
+        assert again.usage.usage.calls == 0 and again.usage.reused.calls == 12  # type: ignore[attr-defined]
+        assert again.usage.reused_cost_usd == pytest.approx(12 * per_call), name  # type: ignore[attr-defined]
+        calls = [c for r in read_records(tmp_path / name / "samples.jsonl") for c in r.call_usage]
+        assert len(calls) == 12 and all(c.reused and c.batch for c in calls)
+    _, direct = run(tmp_path, batch_api, "paid-direct", batch=None, prices=prices, cache="fresh.sqlite", limit=3)
+    _, reused = run(tmp_path, batch_api, "reused-in-batch", prices=prices, cache="fresh.sqlite", limit=3)
+    assert reused.usage.reused_cost_usd == pytest.approx(6 * 2 * per_call)  # type: ignore[attr-defined]
+    assert direct.usage.cost_usd == reused.usage.reused_cost_usd  # type: ignore[attr-defined]
 
 
 def test_usage_totals_are_what_the_server_reported(tmp_path: Path, batch_api: Served) -> None:
