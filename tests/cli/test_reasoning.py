@@ -110,3 +110,7 @@ def test_reasoning_flags_are_the_runs_and_a_resume_keeps_them(tmp_path: Path) ->
     bad = sb(tmp_path, "run", "-m", "mock", "-b", "scitab", "--data-dir", str(DATA), "--allow-modified-data",
              "--reasoning-effort", "low", check=2)
     assert "the mock backend has no reasoning effort" in bad.stderr
+    bad = sb(tmp_path, "run", "-m", "anthropic:claude-x", "--base-url", "http://127.0.0.1:9", "-b", "scitab",
+             "--data-dir", str(DATA), "--allow-modified-data", "--reasoning-budget", "512", "--out", "claude", check=2)
+    assert "--reasoning-budget 512: Anthropic's extended thinking takes a budget of at least 1024" in bad.stderr
+    assert not (tmp_path / "claude").exists()
