@@ -134,6 +134,7 @@ def _entry(log: EvalLog, records: list[SampleRecord], benchmark: str, variant: s
         turn_limit=sum(r.error_kind == "turns" for r in records),
         reasoning_cut_off=sum(r.reasoning_cut_off for r in records if r.counted),
         replies_cut_off=sum(r.replies_cut_off for r in records),
+        replies_unclosed=sum(r.replies_unclosed for r in records),
     )
 
 

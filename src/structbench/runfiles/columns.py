@@ -60,6 +60,7 @@ class RecordColumns:
         """Codes into the shared error messages (``NONE``: no error)."""
         self.reasoning_cut_off = Growing(np.bool_)
         self.replies_cut_off = Growing(np.int32)
+        self.replies_unclosed = Growing(np.int32)
         self.usage: dict[UsageKey, dict[str, Growing]] = {}
         self._messages = messages
 
@@ -77,6 +78,8 @@ class RecordColumns:
             self.reasoning_cut_off.set(row, True)
         if record.replies_cut_off:
             self.replies_cut_off.set(row, record.replies_cut_off)
+        if record.replies_unclosed:
+            self.replies_unclosed.set(row, record.replies_unclosed)
         for group, usage in record.usage_by():
             columns = self._usage_columns(group)
             for name, column in columns.items():
@@ -91,7 +94,8 @@ class RecordColumns:
         start = len(self.outcomes)
         self.outcomes.extend(records)
         sparse: dict[Growing, tuple[list[int], list[Any]]] = {
-            column: ([], []) for column in (self.kind, self.error, self.reasoning_cut_off, self.replies_cut_off)}
+            column: ([], []) for column in (self.kind, self.error, self.reasoning_cut_off, self.replies_cut_off,
+                                            self.replies_unclosed)}
         usage: dict[tuple[UsageKey, str], tuple[list[int], list[Any]]] = {}
         code = self._messages.code
         for row, record in enumerate(records, start):
@@ -111,6 +115,10 @@ class RecordColumns:
                 at = sparse[self.replies_cut_off]
                 at[0].append(row)
                 at[1].append(record.replies_cut_off)
+            if record.replies_unclosed:
+                at = sparse[self.replies_unclosed]
+                at[0].append(row)
+                at[1].append(record.replies_unclosed)
             for group, calls in record.usage_by():
                 self._usage_columns(group)
                 for name in USAGE_FIELDS:
@@ -138,7 +146,7 @@ class RecordColumns:
         """Every column as long as the rows (a column grows only when a row sets it)."""
         n = len(self)
         for column in (self.outcomes.epoch, self.kind, self.error, self.reasoning_cut_off, self.replies_cut_off,
-                       *(c for columns in self.usage.values() for c in columns.values())):
+                       self.replies_unclosed, *(c for columns in self.usage.values() for c in columns.values())):
             column.grow_to(n)
 
     def _columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -201,6 +209,7 @@ class RecordColumns:
             turn_limit=int((kinds == KINDS.index("turns")).sum()),
             reasoning_cut_off=int(self.reasoning_cut_off.array()[rows][counted].sum()),
             replies_cut_off=int(self.replies_cut_off.array()[rows].sum()),
+            replies_unclosed=int(self.replies_unclosed.array()[rows].sum()),
         )
 
     def failed(self, rows: np.ndarray) -> np.ndarray:
@@ -247,6 +256,7 @@ class RecordColumns:
             chunk = rows[start:start + 4096]
             kinds, errors = self.kind.array()[chunk].tolist(), self.error.array()[chunk].tolist()
             cut, replies = self.reasoning_cut_off.array()[chunk].tolist(), self.replies_cut_off.array()[chunk].tolist()
+            unclosed = self.replies_unclosed.array()[chunk].tolist()
             calls = [(group, {name: c.array()[chunk].tolist() for name, c in columns.items()})
                      for group, columns in groups_of]
             for k, s in enumerate(self.outcomes.build(chunk)):
@@ -257,7 +267,7 @@ class RecordColumns:
                 yield RecordSummary(
                     bench, variant, strategy, model, s.id, s.task, s.parsed, s.gold, s.score, s.values, s.meta,
                     s.cluster, s.epoch, None if errors[k] == NONE else messages[errors[k]], KINDS[kinds[k]], cut[k],
-                    replies[k], groups, cell,
+                    replies[k], unclosed[k], groups, cell,
                 )
 
 
@@ -276,6 +286,7 @@ class Counts:
     turn_limit: int
     reasoning_cut_off: int
     replies_cut_off: int
+    replies_unclosed: int
 
 
 class EntryColumns(Generic[C]):

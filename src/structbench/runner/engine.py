@@ -129,6 +129,7 @@ def finish_job(job: Job, outcome: Outcome, model: str) -> SampleRecord:
         reasoning_tokens=thought.tokens,
         reasoning_cut_off=thought.cut_off and kind is None,
         replies_cut_off=thought.replies_cut_off,
+        replies_unclosed=log.unclosed,
         error=error,
         error_kind=kind,
         calls=log.calls,
