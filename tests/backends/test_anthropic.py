@@ -19,7 +19,7 @@ from aiohttp import web
 
 from faults import child_pythonpath
 from structbench.backends.anthropic import AnthropicBackend, from_spec
-from structbench.backends.base import PROMPT_TOO_LONG, BackendError, Request
+from structbench.backends.base import PROMPT_TOO_LONG, BackendError, Message, Request, Response, cache_fields
 from structbench.backends.factory import BackendSpec
 from structbench.core.errors import UsageError
 from structbench.testing.batch_server import BatchServer, serve_batches_in_thread
@@ -114,7 +114,7 @@ def test_a_tool_calls_arguments_that_do_not_parse_go_as_an_empty_input() -> None
     """The arguments are the model's text: one nested past Python's parser's limit, or no object, is sent back as
     ``{}`` (the tool said so already), never an error raised out of the conversation."""
     from structbench.backends.anthropic import api_messages
-    from structbench.backends.base import Message, ToolCall
+    from structbench.backends.base import ToolCall
 
     calls = (ToolCall("a", "sql", '{"query": ' + "[" * 5000 + "]" * 5000 + "}"), ToolCall("b", "sql", "[1]"),
              ToolCall("c", "sql", '{"query": "SELECT 1"}'))
@@ -211,3 +211,94 @@ def test_a_forked_run_imports_the_sdk_once_before_its_workers_fork(tmp_path: Pat
     assert len((tmp_path / "run" / "samples.jsonl").read_text().splitlines()) == 6
     imports = [line for line in done.stderr.splitlines() if re.search(r"\|\s+anthropic$", line)]
     assert len(imports) == 1, imports
+
+
+def test_a_reasoning_budget_turns_extended_thinking_on_and_keys_the_cache(
+        messages_api: tuple[BatchServer, str]) -> None:
+    """``--reasoning-budget`` is Claude's thinking budget (within ``max_tokens``, which the run raised by it), and a
+    request with it is another cache entry than one without (the same ``max_tokens`` without thinking)."""
+    from structbench.backends.openai_compat import OpenAIBackend
+    from structbench.runner.settings import RequestSettings
+
+    server, url = messages_api
+    request = RequestSettings(reasoning_budget=1024).apply(Request.chat("Is 4 in the table?", max_tokens=16))
+    generate(url, request)
+    assert server.messages_sent[0]["thinking"] == {"type": "enabled", "budget_tokens": 1024}
+    assert server.messages_sent[0]["max_tokens"] == 1040
+    backend = AnthropicBackend("claude-x", base_url=url)
+    without = Request.chat("Is 4 in the table?", max_tokens=1040)
+    assert json.loads(cache_fields(backend, request))["reasoning_budget"] == 1024
+    assert "reasoning_budget" not in json.loads(cache_fields(backend, without))
+    # a backend that only gets the larger max_tokens keeps the keys it had
+    assert "reasoning_budget" not in json.loads(cache_fields(OpenAIBackend("m", base_url=url), request))
+
+
+def test_a_reasoning_budget_the_api_refuses_is_refused_before_any_call() -> None:
+    from structbench.runner.settings import RequestSettings
+
+    backend = AnthropicBackend("claude-x", base_url="http://127.0.0.1:9")
+    with pytest.raises(UsageError, match=r"--reasoning-budget 512: .* at least 1024 tokens"):
+        RequestSettings(reasoning_budget=512).check(backend)
+    RequestSettings(reasoning_budget=1024).check(backend)
+
+
+class ThinkingToolModel(MockOpenAIServer):
+    """A tool model that thinks before each reply (a thinking block, signed by the loopback)."""
+
+    def completion(self, path: str, request: dict[str, Any], size: int = 0) -> dict[str, object]:
+        body = super().completion(path, request, size)
+        for choice in body["choices"]:  # type: ignore[attr-defined]
+            choice["message"]["reasoning_content"] = "The answer is Ants, surely; let me check with a query."
+        return body
+
+
+def test_a_tool_loop_with_thinking_sends_the_signed_thinking_blocks_back() -> None:
+    """While thinking is on, the API wants the assistant turn that called the tools back with its thinking blocks
+    first and their signatures unchanged (a 400 otherwise); the loop sends it as it came, through the cache's form,
+    and the answer it parses is still only the text."""
+    from structbench.contract.benchmark import DIRECT, ToolSupport
+    from structbench.data.evidence import Table
+    from structbench.data.sample import LabelGold, Sample
+    from structbench.runner.settings import RequestSettings
+    from structbench.strategies.tools import ToolLoop, ToolTask, table_workspace
+    from structbench.testing.batch_server import signature
+
+    table = Table(header=["team", "wins"], rows=[["Ants", "3"], ["Bees", "5"]], caption="League")
+    sample = Sample(id="s1", benchmark="toy", variant="v", task="t", question="Who won most?", evidence=[table],
+                    gold=LabelGold(label="Bees"))
+
+    def task(s: Sample) -> ToolTask:
+        workspace = table_workspace(s.evidence, python=False)  # type: ignore[arg-type]
+        return ToolTask((Message("user", f"{workspace.schema}\nQ: {s.question}"),), workspace, max_tokens=64)
+
+    model = ThinkingToolModel(tool_model=True, reply="Bees",
+                              tool_arguments={"sql": {"query": "SELECT team FROM t ORDER BY wins DESC LIMIT 1"}})
+    server = BatchServer(model)
+    settings = RequestSettings(reasoning_budget=2048)
+
+    async def main(url: str) -> Any:
+        backend = AnthropicBackend("claude-x", base_url=url, api_key="sk-ant-test-0123456789abcdef", max_retries=0)
+
+        class Generate:
+            tool_support = ToolSupport(native=True)
+
+            async def __call__(self, request: Request) -> Response:
+                response = await backend.generate(settings.apply(request))
+                return Response.from_json(response.to_json())  # as the response cache keeps it
+
+        try:
+            return await ToolLoop("tools", task, answer=DIRECT).run(sample, Generate())
+        finally:
+            await backend.aclose()
+
+    with serve_batches_in_thread(server) as url:
+        attempt = asyncio.run(main(url))
+    assert attempt.output == "Bees" and attempt.artifacts["tools"]["calls"] == 1
+    first, second = server.messages_sent
+    assert first["thinking"] == second["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    thought = "The answer is Ants, surely; let me check with a query."
+    turn = second["messages"][1]
+    assert turn["role"] == "assistant" and [b["type"] for b in turn["content"]] == ["thinking", "tool_use"]
+    assert turn["content"][0] == {"type": "thinking", "thinking": thought, "signature": signature(thought)}
+    assert model.tool_results == ["team\nBees\n(1 row)"]
+    assert "Ants" not in attempt.output

@@ -89,6 +89,23 @@ def test_a_reply_cut_off_inside_its_thought_is_counted_never_parsed(tmp_path: Pa
     for r in results:
         line = f"note: {r['benchmark']}:{r['variant']}/zero_shot: {r['n']} of {r['n']} sample(s) got no answer"
         assert line in proc.stderr and "--reasoning-budget" in proc.stderr
+    assert all(r["replies_unclosed"] == 0 for r in results)
+
+
+def test_a_thought_the_model_never_closed_is_not_blamed_on_the_budget(tmp_path: Path) -> None:
+    """A reply that ends (finish_reason stop) inside a thought it never closed has no answer either, but no budget
+    ran out: the note points at the tags and the template, not at --reasoning-budget."""
+    with thinker(tmp_path, "unclosed") as url:
+        proc = sb(tmp_path, "run", "-m", "openai:r1", "--base-url", url, *RUN, "--out", "run")
+    records = _records(tmp_path / "run")
+    assert records and all(r["output"] == "" and r["replies_unclosed"] == r["replies_cut_off"] == 1 for r in records)
+    results = _results(tmp_path / "run")
+    assert all(r["reasoning_cut_off"] == r["n"] == r["replies_unclosed"] for r in results)
+    for r in results:
+        line = (f"note: {r['benchmark']}:{r['variant']}/zero_shot: {r['n']} of {r['n']} sample(s) got no answer: "
+                f"{r['n']} of the model's replies ended (finish_reason stop) inside a thought the model never closed")
+        assert line in proc.stderr
+    assert "ran out of tokens" not in proc.stderr and "--reasoning-budget will not help" in proc.stderr
 
 
 def test_reasoning_flags_are_the_runs_and_a_resume_keeps_them(tmp_path: Path) -> None:
@@ -110,3 +127,7 @@ def test_reasoning_flags_are_the_runs_and_a_resume_keeps_them(tmp_path: Path) ->
     bad = sb(tmp_path, "run", "-m", "mock", "-b", "scitab", "--data-dir", str(DATA), "--allow-modified-data",
              "--reasoning-effort", "low", check=2)
     assert "the mock backend has no reasoning effort" in bad.stderr
+    bad = sb(tmp_path, "run", "-m", "anthropic:claude-x", "--base-url", "http://127.0.0.1:9", "-b", "scitab",
+             "--data-dir", str(DATA), "--allow-modified-data", "--reasoning-budget", "512", "--out", "claude", check=2)
+    assert "--reasoning-budget 512: Anthropic's extended thinking takes a budget of at least 1024" in bad.stderr
+    assert not (tmp_path / "claude").exists()

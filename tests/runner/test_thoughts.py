@@ -106,9 +106,16 @@ def test_a_reply_cut_off_inside_its_thought_is_unanswered(shape: str, answers: O
         assert record.reasoning is not None and "The answer is" in record.reasoning
         assert record.score == 0.0, (record.benchmark, record.strategy, record.parsed)
         assert record.parsed in (None, [], ""), (record.benchmark, record.strategy, record.parsed)
+        # the model ended an unclosed thought itself (finish_reason stop) only in ``unclosed``, where no budget ran
+        # out; but a request with stop strings (SciTab's ``------``) could have been ended by one
+        stops = record.benchmark == "scitab" and record.strategy in ("in_context", "cot", "pot")
+        assert record.replies_unclosed == (record.replies_cut_off if shape == "unclosed" and not stops else 0)
     for r in metrics.results:
         assert r.reasoning_cut_off == r.n == LIMIT and r.replies_cut_off >= LIMIT
+        assert r.replies_unclosed == sum(x.replies_unclosed for x in records if (x.benchmark, x.variant, x.strategy)
+                                         == (r.benchmark, r.variant, r.strategy))
         assert r.errors == r.harness_errors == 0
+    assert (sum(r.replies_unclosed for r in metrics.results) > 0) == (shape == "unclosed")
     stored = json.loads((tmp_path / "metrics.json").read_text())["results"]
     assert all(r["reasoning_cut_off"] == LIMIT for r in stored)
 

@@ -48,6 +48,8 @@ class RecordCounts(Protocol):
     def reasoning_cut_off(self) -> int: ...
     @property
     def replies_cut_off(self) -> int: ...
+    @property
+    def replies_unclosed(self) -> int: ...
 
 
 class EntryColumns(Protocol):
@@ -109,6 +111,7 @@ def entry_result(entry: CurrentEntry, model: str, prices: Prices | None = None) 
         turn_limit_scored=counts.turn_limit_scored if counts else 0,
         reasoning_cut_off=counts.reasoning_cut_off if counts else 0,
         replies_cut_off=counts.replies_cut_off if counts else 0,
+        replies_unclosed=counts.replies_unclosed if counts else 0,
         cell=entry.cell,
     )
     return result.model_copy(update={"usage": usage_totals([entry], prices)})

@@ -1,16 +1,20 @@
 """Anthropic's Messages API through the official ``anthropic`` SDK (``--model anthropic:claude-...``).
 
 OpenAI-compatible shims to Claude have neither log-probabilities nor batches, and their usage leaves out the prompt
-cache; this backend speaks the Messages API itself: system turns go to ``system``, a completion prompt is sent as
-one user turn, ``n`` replies are ``n`` calls (the API draws one per call). The Messages API of the SDK this is built
-on (2.x) takes no sampling parameters, so ``temperature``, ``top_p`` and ``seed`` do not reach the model (they still
-key the cache, so an epoch's request is its own call). The reply's ``text`` blocks are the answer; its ``thinking``
-blocks are the thought, kept apart (``reply_choice``); its ``tool_use`` blocks are the tools it calls
-(``Request.tools`` go out as the API's tools, results come back as ``tool_result`` blocks). Usage: prompt tokens are
-``input_tokens`` plus the cache's reads and writes (so they count the whole prompt, as OpenAI's do),
-``cached_tokens`` the cache reads, ``reasoning_tokens`` the thinking tokens where the API reports them. Retries
-(429, 5xx, dropped connections) are the SDK's, ``--max-retries`` of them; no reply is read past ``--max-reply-mb``
-(``backends.anthropic_http``). The key is read from ``ANTHROPIC_API_KEY``
+cache; this backend speaks the Messages API itself: system turns go to ``system``, a completion prompt is sent as one
+user turn, ``n`` replies are ``n`` calls (the API draws one per call). The Messages API of the SDK this is built on
+(2.x) takes no sampling parameters, so ``temperature``, ``top_p`` and ``seed`` do not reach the model (they still key
+the cache, so an epoch's request is its own call; nor can they clash with thinking, which wants the temperature
+unset). ``--reasoning-budget N`` turns extended thinking on (``thinking: {type: enabled, budget_tokens: N}``; N of at
+least 1024, refused before any call otherwise), within ``max_tokens`` (the run adds N to the answer's budget). The
+reply's ``text`` blocks are the answer; its ``thinking`` blocks are the thought, kept apart (``reply_choice``); its
+``tool_use`` blocks are the tools it calls (``Request.tools`` go out as the API's tools, results come back as
+``tool_result`` blocks). A reply that calls tools after thinking keeps its blocks as they came (``Choice.replay``),
+and a tool loop's next request sends them back unchanged, signatures and all, as the API requires while thinking is
+on; parsers still read only the text. Usage: prompt tokens are ``input_tokens`` plus the cache's reads and writes (so
+they count the whole prompt, as OpenAI's do), ``cached_tokens`` the cache reads, ``reasoning_tokens`` the thinking
+tokens where the API reports them. Retries (429, 5xx, dropped connections) are the SDK's, ``--max-retries`` of them;
+no reply is read past ``--max-reply-mb`` (``backends.anthropic_http``). The key is read from ``ANTHROPIC_API_KEY``
 (or ``--api-key-env``); it is registered for redaction and only ever sent in the SDK's ``x-api-key`` header. Message
 Batches: ``batch.anthropic``.
 """
@@ -49,9 +53,15 @@ from structbench.core.redact import redact, register_secret
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
+MIN_THINKING_BUDGET = 1024
+"""The smallest ``thinking.budget_tokens`` the Messages API takes (it must also be below ``max_tokens``, which holds:
+the run adds the budget to the answer's)."""
 STOP_REASONS = {"max_tokens": "length", "end_turn": "stop", "stop_sequence": "stop", "refusal": "refusal",
                 "tool_use": "tool_calls"}
 """Anthropic's ``stop_reason`` as the ``finish_reason`` parsers and thought splitting know."""
+THINKING_BLOCKS = ("thinking", "redacted_thinking")
+"""Content blocks of a thought: a reply that calls tools and holds one is kept whole (``Choice.replay``), to be sent
+back unchanged with the tools' results."""
 RETRY_TYPES = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
 """Error types of a batch line worth sending again."""
 
@@ -70,6 +80,7 @@ class AnthropicBackend(Backend):
     forkable = True
     model_options = ()
     supports_tools = True
+    supports_reasoning_budget = True
 
     def __init__(self, model: str, base_url: str = DEFAULT_BASE_URL, api_key: str | None = None,
                  concurrency: int = 8, timeout: float = DEFAULT_TIMEOUT, max_retries: int = 6,
@@ -104,8 +115,16 @@ class AnthropicBackend(Backend):
         """The SDK (1.7 s of imports in anthropic 2.x, which loads every type of the API at once) and its client."""
         import structbench.backends.anthropic_http  # noqa: F401  (imports anthropic)
 
+    def reasoning_budget_problem(self, budget: int) -> str | None:
+        if budget < MIN_THINKING_BUDGET:
+            return (f"Anthropic's extended thinking takes a budget of at least {MIN_THINKING_BUDGET} tokens "
+                    f"(thinking.budget_tokens); give --reasoning-budget {MIN_THINKING_BUDGET} or more, or none to run "
+                    "without thinking")
+        return None
+
     def params(self, request: Request) -> dict[str, Any]:
-        """The Messages API body of ``request`` (one reply: ``n`` is drawn by as many calls)."""
+        """The Messages API body of ``request`` (one reply: ``n`` is drawn by as many calls); a reasoning budget
+        turns extended thinking on with that budget (``thinking.budget_tokens``, part of ``max_tokens``)."""
         p = request.params
         system = [m.content for m in request.messages or () if m.role == "system"]
         if request.messages is not None:
@@ -120,6 +139,8 @@ class AnthropicBackend(Backend):
                              for t in request.tools]
         if p.stop:
             body["stop_sequences"] = list(p.stop)
+        if p.reasoning_budget:
+            body["thinking"] = {"type": "enabled", "budget_tokens": p.reasoning_budget}
         return body
 
     async def generate(self, request: Request) -> Response:
@@ -150,7 +171,7 @@ class AnthropicBackend(Backend):
                 raise BackendError(f"{where}: the prompt does not fit the model's context (with max_tokens "
                                    f"{body['max_tokens']}): {text}", cause=PROMPT_TOO_LONG) from None
             raise BackendError(f"{where}: HTTP {err.status_code}: {text}", cause=f"HTTP {err.status_code}") from None
-        data: dict[str, Any] = message.model_dump(mode="json")
+        data: dict[str, Any] = message.model_dump(mode="json", exclude_unset=True)  # the blocks as they came
         return data
 
     async def aclose(self) -> None:
@@ -160,9 +181,10 @@ class AnthropicBackend(Backend):
 
 
 def api_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
-    """Chat turns as the Messages API takes them: an assistant turn's tool calls as ``tool_use`` blocks after its
-    text, and tool results as ``tool_result`` blocks of one user turn (consecutive results together, as the API
-    wants turns to alternate)."""
+    """Chat turns as the Messages API takes them: an assistant turn that came with thinking blocks as it came
+    (``Message.replay``: the API wants them back unchanged in a tool loop), another's tool calls as ``tool_use``
+    blocks after its text, and tool results as ``tool_result`` blocks of one user turn (consecutive results together,
+    as the API wants turns to alternate)."""
     out: list[dict[str, Any]] = []
     for m in messages:
         if m.role == "system":
@@ -173,6 +195,8 @@ def api_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
                 out[-1]["content"].append(block)
             else:
                 out.append({"role": "user", "content": [block]})
+        elif m.role == "assistant" and m.replay is not None:  # its thinking blocks as they came, signed
+            out.append({"role": "assistant", "content": list(m.replay)})
         elif m.tool_calls:
             blocks: list[dict[str, Any]] = [{"type": "text", "text": m.content}] if m.content else []
             blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": _input(c.arguments)}
@@ -212,7 +236,10 @@ def message_choice(message: dict[str, Any], params: GenerationParams) -> Choice:
                   for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use")
     choice = reply_choice("".join(texts), params, finish_reason=finish, field="\n\n".join(thoughts) or None,
                           reasoning_tokens=thinking)
-    return replace(choice, tool_calls=calls) if calls else choice
+    if not calls:
+        return choice
+    signed = any(isinstance(b, dict) and b.get("type") in THINKING_BLOCKS for b in blocks)
+    return replace(choice, tool_calls=calls, replay=tuple(blocks) if signed else None)
 
 
 def message_usage(message: dict[str, Any]) -> tuple[int | None, int | None, int | None, int | None]:

@@ -58,6 +58,9 @@ class Message:
     content: str
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
+    replay: tuple[dict[str, Any], ...] | None = None
+    """An assistant turn's content as its backend returned it (``Choice.replay``), which that backend sends back as
+    it is; never in ``to_json`` (nor so in exports and cache keys: the turn's text and calls stand for it)."""
 
     def to_json(self) -> dict[str, Any]:
         """OpenAI's chat message form (tool fields only where present, so a plain turn's form never changes)."""
@@ -103,6 +106,10 @@ class GenerationParams:
     thought_opened: bool = False
     """The reply begins inside a thought (the chat template wrote the opening tag): a reply without a closing tag
     is all thought. Local backends see it in the rendered prompt themselves."""
+    reasoning_budget: int = 0
+    """Of ``max_tokens``, the tokens set aside for the thought (``--reasoning-budget``, which the run adds to the
+    answer's budget); 0: none. Backends with ``supports_reasoning_budget`` send it as the model's thinking budget
+    (Anthropic's extended thinking); the others only see the larger ``max_tokens``."""
 
 
 @dataclass(frozen=True)
@@ -174,6 +181,10 @@ class Choice:
     """The reply as the model wrote it, its inline thought included, where the answer was taken out of it (None:
     the same as ``text``): what a paper's released reader read (RelationalFactQA's ``reading=galois``), never
     structbench's parsers."""
+    replay: tuple[dict[str, Any], ...] | None = None
+    """The reply's content as the provider returned it, where a conversation's next request must send it back
+    unchanged (Anthropic's thinking blocks with their signatures, in a tool loop with thinking on): the backend's to
+    read, through ``Message.replay``, never a parser's. None for every other reply."""
 
     @property
     def as_written(self) -> str:
@@ -256,6 +267,7 @@ class Response:
                     "reasoning_cut_off": c.reasoning_cut_off,
                     **({"tool_calls": [t.to_json() for t in c.tool_calls]} if c.tool_calls else {}),
                     **({"raw": c.raw} if c.raw is not None else {}),
+                    **({"replay": list(c.replay)} if c.replay is not None else {}),
                 }
                 for c in self.choices
             ],
@@ -275,12 +287,13 @@ class Response:
             logprobs = None if c.get("logprobs") is None else tuple(TokenLogprob(**lp) for lp in c["logprobs"])
             finish = c.get("finish_reason")
             if "reasoning" in c:
-                raw = c.get("raw")
+                raw, replay = c.get("raw"), c.get("replay")
                 calls = tuple(ToolCall.from_json(t) for t in c.get("tool_calls") or ())
                 choices.append(Choice(text=c["text"], logprobs=logprobs, finish_reason=finish,
                                       reasoning=c["reasoning"], reasoning_tokens=c.get("reasoning_tokens"),
                                       reasoning_cut_off=bool(c.get("reasoning_cut_off")), tool_calls=calls,
-                                      raw=raw if isinstance(raw, str) else None))
+                                      raw=raw if isinstance(raw, str) else None,
+                                      replay=tuple(replay) if isinstance(replay, list) else None))
                 continue
             split = split_reasoning(c["text"], finish_reason=finish)
             choices.append(Choice(text=split.answer, logprobs=logprobs, finish_reason=finish, reasoning=split.reasoning,
@@ -385,6 +398,9 @@ class Backend(ABC):
     """Whether ``GenerationParams.chat_template_args`` reach the model (a run that sets them refuses others)."""
     supports_reasoning_effort: bool = False
     """Whether ``GenerationParams.reasoning_effort`` reaches the model (a run that sets it refuses others)."""
+    supports_reasoning_budget: bool = False
+    """Whether ``GenerationParams.reasoning_budget`` reaches the model as a thinking budget (Anthropic's extended
+    thinking): it then keys the cache, and ``reasoning_budget_problem`` says which budgets the model refuses."""
     supports_tools: bool = False
     """Whether the model is offered ``Request.tools`` as function tools and its calls come back as
     ``Choice.tool_calls``; without it a tool-using strategy speaks a text protocol (``strategies.tools``)."""
@@ -419,6 +435,11 @@ class Backend(ABC):
     async def aclose(self) -> None:  # noqa: B027  (optional hook; most backends hold nothing)
         """Release connections or model memory."""
 
+    def reasoning_budget_problem(self, budget: int) -> str | None:
+        """Why the model would refuse a ``--reasoning-budget`` of ``budget`` tokens (checked before any request is
+        sent), or None when it takes it."""
+        return None
+
     def before_fork(self) -> None:  # noqa: B027  (optional hook; most backends load nothing on first use)
         """Load, in the run's process just before its workers fork, what each worker would otherwise load on its first
         call (a client SDK's modules): the workers then share it, instead of each importing it with requests waiting."""
@@ -452,7 +473,8 @@ CACHE_KEY_FIELDS = (
     "response_format",
 )
 """Exactly the request fields that identify a cached response, plus ``min_tokens`` and ``choices`` when they
-are set and the backend enforces them, ``tools``, ``chat_template_args``, ``reasoning_effort``, ``think_tags`` and
+are set and the backend enforces them, ``reasoning_budget`` when it is set and reaches the model
+(``supports_reasoning_budget``), ``tools``, ``chat_template_args``, ``reasoning_effort``, ``think_tags`` and
 ``thought_opened`` when they are set (the last two decide how the stored reply is split), and the ``epoch`` of a
 repeat (``--epochs``) above 0 (so keys of requests without them never change). Left out on purpose: API keys,
 timeouts, retry settings, concurrency, and anything about the run (strategy name, sample id), so that the same
@@ -491,6 +513,8 @@ def cache_fields(backend: Backend, request: Request, *, epoch: int = 0) -> bytes
         fields["min_tokens"] = p.min_tokens
     if p.choices and backend.supports_choices:
         fields["choices"] = list(p.choices)
+    if p.reasoning_budget and backend.supports_reasoning_budget:
+        fields["reasoning_budget"] = p.reasoning_budget
     if request.tools:
         fields["tools"] = [t.to_json() for t in request.tools]
     if p.chat_template_args:

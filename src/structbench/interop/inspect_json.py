@@ -76,7 +76,7 @@ def _output(record: SampleRecord, model: str) -> Json:
     """``inspect_log.model_output``: every reply the record keeps as a choice, the thought with its reply."""
     texts = record.outputs or ([record.output] if record.output or record.error is None else [])
     thought_at = texts.index(record.output) if record.output in texts else None
-    stop = "max_tokens" if record.reasoning_cut_off else "stop"
+    stop = "max_tokens" if record.out_of_tokens else "stop"
     choices = [{"message": _reply(text, record.reasoning if i == thought_at else None, model), "stop_reason": stop}
                for i, text in enumerate(texts)]
     return {"model": model, "choices": choices, "completion": texts[0] if texts else ""}

@@ -122,7 +122,7 @@ def model_output(record: SampleRecord, model: str) -> ModelOutput:
     goes with the reply it came from."""
     texts = record.outputs or ([record.output] if record.output or record.error is None else [])
     thought_at = texts.index(record.output) if record.output in texts else None
-    stop: Literal["max_tokens", "stop"] = "max_tokens" if record.reasoning_cut_off else "stop"
+    stop: Literal["max_tokens", "stop"] = "max_tokens" if record.out_of_tokens else "stop"
     return ModelOutput(model=model, choices=[
         ChatCompletionChoice(message=_reply(text, record.reasoning if i == thought_at else None, model),
                              stop_reason=stop)

@@ -135,6 +135,7 @@ def _entry(log: EvalLog, records: list[SampleRecord], benchmark: str, variant: s
         turn_limit_scored=sum(r.turn_limit for r in records if r.counted),
         reasoning_cut_off=sum(r.reasoning_cut_off for r in records if r.counted),
         replies_cut_off=sum(r.replies_cut_off for r in records),
+        replies_unclosed=sum(r.replies_unclosed for r in records),
     )
 
 

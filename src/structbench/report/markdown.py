@@ -148,14 +148,31 @@ def robustness_grid(summaries: list[Robustness]) -> Grid:
     return Grid(columns, rows, ("benchmark", "strategy", "metric", "robustness (worst cell)"), names)
 
 
+UNCLOSED_MEANING = (
+    "ended (finish_reason stop) inside a thought the model never closed: no token budget ran out, so a larger "
+    "--reasoning-budget will not help; the model's closing tag is likely not the one split on (--think-tags), or the "
+    "chat template opened a thought the model did not think in (--thought-opened, a template's thinking switch)")
+"""What replies the model ended itself inside an unclosed thought mean (``replies_unclosed``)."""
+
+
 def cut_off_note(r: ResultEntry) -> str | None:
-    """What a result's replies cut off inside the model's thought mean, or None when there were none."""
+    """What a result's replies that ended inside the model's thought mean, or None when there were none: out of
+    tokens (raise ``--reasoning-budget``), or stopped by the model without closing the thought (``replies_unclosed``:
+    the tags or the template)."""
     if not r.reasoning_cut_off and not r.replies_cut_off:
         return None
-    replies = f" ({r.replies_cut_off} replies in all)" if r.replies_cut_off != r.reasoning_cut_off else ""
-    return (f"{r.reasoning_cut_off} of {r.n} sample(s) got no answer: the model's replies ran out of tokens inside "
-            f"its thought{replies}. They are scored as replies without an answer, never parsed from the thought; "
-            "give the model room to think with --reasoning-budget N.")
+    unclosed = min(r.replies_unclosed, r.replies_cut_off)
+    scored = "They are scored as replies without an answer, never parsed from the thought"
+    if not unclosed:
+        replies = f" ({r.replies_cut_off} replies in all)" if r.replies_cut_off != r.reasoning_cut_off else ""
+        return (f"{r.reasoning_cut_off} of {r.n} sample(s) got no answer: the model's replies ran out of tokens inside "
+                f"its thought{replies}. {scored}; give the model room to think with --reasoning-budget N.")
+    ran_out = r.replies_cut_off - unclosed
+    why = f"{unclosed} of the model's replies {UNCLOSED_MEANING}"
+    if ran_out:
+        why += (f"; {ran_out} more ran out of tokens inside the thought (give the model room to think with "
+                "--reasoning-budget N)")
+    return f"{r.reasoning_cut_off} of {r.n} sample(s) got no answer: {why}. {scored}."
 
 
 def confusion_markdown(name: str, cm: ConfusionMatrix) -> list[str]:

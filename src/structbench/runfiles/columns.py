@@ -62,6 +62,7 @@ class RecordColumns:
         self.replies_cut_off = Growing(np.int32)
         self.turn_limit = Growing(np.bool_)
         """Scored at the tool loop's turn limit (``SampleRecord.turn_limit``)."""
+        self.replies_unclosed = Growing(np.int32)
         self.usage: dict[UsageKey, dict[str, Growing]] = {}
         self._messages = messages
 
@@ -81,6 +82,8 @@ class RecordColumns:
             self.replies_cut_off.set(row, record.replies_cut_off)
         if record.turn_limit:
             self.turn_limit.set(row, True)
+        if record.replies_unclosed:
+            self.replies_unclosed.set(row, record.replies_unclosed)
         for group, usage in record.usage_by():
             columns = self._usage_columns(group)
             for name, column in columns.items():
@@ -96,7 +99,7 @@ class RecordColumns:
         self.outcomes.extend(records)
         sparse: dict[Growing, tuple[list[int], list[Any]]] = {
             column: ([], []) for column in (self.kind, self.error, self.reasoning_cut_off, self.replies_cut_off,
-                                            self.turn_limit)}
+                                            self.turn_limit, self.replies_unclosed)}
         usage: dict[tuple[UsageKey, str], tuple[list[int], list[Any]]] = {}
         code = self._messages.code
         for row, record in enumerate(records, start):
@@ -120,6 +123,10 @@ class RecordColumns:
                 at = sparse[self.turn_limit]
                 at[0].append(row)
                 at[1].append(True)
+            if record.replies_unclosed:
+                at = sparse[self.replies_unclosed]
+                at[0].append(row)
+                at[1].append(record.replies_unclosed)
             for group, calls in record.usage_by():
                 self._usage_columns(group)
                 for name in USAGE_FIELDS:
@@ -147,7 +154,8 @@ class RecordColumns:
         """Every column as long as the rows (a column grows only when a row sets it)."""
         n = len(self)
         for column in (self.outcomes.epoch, self.kind, self.error, self.reasoning_cut_off, self.replies_cut_off,
-                       self.turn_limit, *(c for columns in self.usage.values() for c in columns.values())):
+                       self.turn_limit, self.replies_unclosed,
+                       *(c for columns in self.usage.values() for c in columns.values())):
             column.grow_to(n)
 
     def _columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -211,6 +219,7 @@ class RecordColumns:
             turn_limit_scored=int(self.turn_limit.array()[rows][counted].sum()),
             reasoning_cut_off=int(self.reasoning_cut_off.array()[rows][counted].sum()),
             replies_cut_off=int(self.replies_cut_off.array()[rows].sum()),
+            replies_unclosed=int(self.replies_unclosed.array()[rows].sum()),
         )
 
     def failed(self, rows: np.ndarray) -> np.ndarray:
@@ -258,6 +267,7 @@ class RecordColumns:
             kinds, errors = self.kind.array()[chunk].tolist(), self.error.array()[chunk].tolist()
             cut, replies = self.reasoning_cut_off.array()[chunk].tolist(), self.replies_cut_off.array()[chunk].tolist()
             at_limit = self.turn_limit.array()[chunk].tolist()
+            unclosed = self.replies_unclosed.array()[chunk].tolist()
             calls = [(group, {name: c.array()[chunk].tolist() for name, c in columns.items()})
                      for group, columns in groups_of]
             for k, s in enumerate(self.outcomes.build(chunk)):
@@ -268,7 +278,7 @@ class RecordColumns:
                 yield RecordSummary(
                     bench, variant, strategy, model, s.id, s.task, s.parsed, s.gold, s.score, s.values, s.meta,
                     s.cluster, s.epoch, None if errors[k] == NONE else messages[errors[k]], KINDS[kinds[k]], cut[k],
-                    replies[k], groups, cell, at_limit[k],
+                    replies[k], unclosed[k], groups, cell, at_limit[k],
                 )
 
 
@@ -288,6 +298,7 @@ class Counts:
     turn_limit_scored: int
     reasoning_cut_off: int
     replies_cut_off: int
+    replies_unclosed: int
 
 
 class EntryColumns(Generic[C]):

@@ -116,6 +116,10 @@ class SampleRecord(_Outcome, BaseModel):
     without an answer (never parsed from the thought), and counted in the result's ``reasoning_cut_off``."""
     replies_cut_off: int = 0
     """How many of the sample's replies ended inside their thought (self-consistency draws each count)."""
+    replies_unclosed: int = 0
+    """Of ``replies_cut_off``, those the model ended itself (``finish_reason`` ``stop``) without closing the thought:
+    no budget ran out, the closing tag was never written (wrong ``--think-tags``, a chat template's thought). 0 in
+    records written before format 1.4."""
     turn_limit: bool = False
     """The sample's tool loop reached its turn limit still calling tools and was scored as a reply without an answer
     (``--turn-limit wrong``, the default since format 1.4): in ``n``, and counted in the result's
@@ -143,6 +147,12 @@ class SampleRecord(_Outcome, BaseModel):
     call_usage: list[CallUsage] = Field(default_factory=list)
     """Every model call of the sample, in order: its model, tokens, and whether it was reused or batched."""
 
+    @property
+    def out_of_tokens(self) -> bool:
+        """Whether the sample went unanswered for lack of tokens: cut off in its thought by the budget, not only by
+        replies the model ended without closing the thought (``replies_unclosed``)."""
+        return self.reasoning_cut_off and self.replies_unclosed < self.replies_cut_off
+
     def usage_by(self) -> tuple[tuple[UsageKey, Usage], ...]:
         """The record's calls summed per (model, batch, reused)."""
         return tuple(usage_groups(self.call_usage).items())
@@ -163,7 +173,8 @@ class SampleRecord(_Outcome, BaseModel):
             sys.intern(self.benchmark), sys.intern(self.variant), sys.intern(self.strategy), sys.intern(self.model),
             self.id, sys.intern(self.task), self.parsed, self.gold, self.score, self.values or _NO_VALUES,
             self.meta, self.cluster, self.epoch, self.error, self.error_kind, self.reasoning_cut_off,
-            self.replies_cut_off, self.usage_by() if self.call_usage else (), sys.intern(self.cell), self.turn_limit,
+            self.replies_cut_off, self.replies_unclosed, self.usage_by() if self.call_usage else (),
+            sys.intern(self.cell), self.turn_limit,
         )
 
     def row(self) -> "SummaryRow":
@@ -210,6 +221,7 @@ class RecordSummary(_Outcome):
     error_kind: ErrorKind | None
     reasoning_cut_off: bool = False
     replies_cut_off: int = 0
+    replies_unclosed: int = 0
     usage_groups: tuple[tuple[UsageKey, Usage], ...] = ()
     """The record's calls summed per (model, batch, reused): what costs are computed from."""
     cell: str = ""
@@ -274,6 +286,7 @@ class SummaryRow(NamedTuple):
     error_kind: ErrorKind | None
     reasoning_cut_off: bool
     replies_cut_off: int
+    replies_unclosed: int
     usage_groups: tuple[tuple[UsageKey, UsageCounts], ...]
     cell: str
     turn_limit: bool

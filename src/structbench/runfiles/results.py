@@ -167,6 +167,9 @@ class ResultEntry(BaseModel):
     (reasoning models); scored as replies without an answer (wrong), counted in ``n``."""
     replies_cut_off: int = 0
     """Replies that ended inside their thought, over all samples (each self-consistency draw counts)."""
+    replies_unclosed: int = 0
+    """Of ``replies_cut_off``, those the model ended itself (``finish_reason`` ``stop``) without closing the thought:
+    no budget ran out, so more ``--reasoning-budget`` would not help (format 1.4; 0 before)."""
     missing: list[str] = Field(default_factory=list)
     """Ids without a prediction (``score`` only): scored as wrong (empty replies, counted in ``n``), or left out of
     ``n`` and the metrics where ``extra.excluded`` lists them (``score --missing skip``, ``missing_left_out``)."""
@@ -372,6 +375,7 @@ def compute_result(
     turn_limit_scored: int = 0,
     reasoning_cut_off: int = 0,
     replies_cut_off: int = 0,
+    replies_unclosed: int = 0,
     missing: Sequence[str] = (),
     left_out: Sequence[Exclusion] = (),
     interval: bool = True,
@@ -424,6 +428,7 @@ def compute_result(
         turn_limit_scored=turn_limit_scored,
         reasoning_cut_off=reasoning_cut_off,
         replies_cut_off=replies_cut_off,
+        replies_unclosed=replies_unclosed,
         missing=list(missing),
         confusion_matrices=bench.confusion_matrices(outcomes) if len(outcomes) else {},
         extra=extra,

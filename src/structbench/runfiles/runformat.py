@@ -20,9 +20,10 @@ FORMAT_VERSION = "1.4"
 ``sweeps``, each record's and result entry's ``cell`` and metrics.json's ``robustness`` (absent: no sweep). 1.2 added
 the tool loop's: the configuration's ``max_turns``, a record's ``error_kind`` ``turns`` and a result entry's
 ``turn_limit``. 1.3 added the robustness figures' intervals and the drop's test (``drop``, ``intervals``, ``p_drop``,
-``drop_significant``, ``shared``). 1.4 scored the tool loop's turn limit by default: the configuration's
-``turn_limit``, a record's ``turn_limit`` and a result entry's ``turn_limit_scored`` (a 1.3 run's samples at the limit
-are all ``error_kind`` ``turns``, counted apart)."""
+``drop_significant``, ``shared``). 1.4 scored the tool loop's turn limit by default (the configuration's
+``turn_limit``, a record's ``turn_limit`` and a result entry's ``turn_limit_scored``; a 1.3 run's samples at the limit
+are all ``error_kind`` ``turns``, counted apart) and added a record's and a result entry's ``replies_unclosed``
+(replies the model ended without closing their thought)."""
 UNVERSIONED = "1.0"
 """The format of files written before ``format_version`` existed (the same fields as 1.0)."""
 

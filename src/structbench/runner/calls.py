@@ -29,7 +29,7 @@ from structbench.contract.benchmark import Generate, ToolSupport, other_models
 from structbench.runner.cache import CacheReadError, CacheWriteError, ResponseStore
 from structbench.runner.control import RunControl
 from structbench.runner.settings import RequestSettings
-from structbench.runner.thoughts import UnsplitThoughts
+from structbench.runner.thoughts import UnsplitThoughts, never_closed
 
 if TYPE_CHECKING:
     from structbench.runner.batch.gate import StepGate
@@ -199,6 +199,8 @@ class CallLog:
     cached: int = 0
     replies: list[Choice] = field(default_factory=list)
     """Every choice the strategy received, in order."""
+    unclosed: int = 0
+    """Of them, those that ended inside a thought the model never closed (``runner.thoughts.never_closed``)."""
     usage: list[CallUsage] = field(default_factory=list)
     """Every call made for the sample (``call_usage_log``), the strategy's and any other model's."""
 
@@ -220,4 +222,5 @@ class CallLog:
         response = await self.caller(request)
         self.cached += response.cached
         self.replies.extend(response.choices)
+        self.unclosed += sum(never_closed(c, request.params.stop) for c in response.choices)
         return response

@@ -129,6 +129,7 @@ def finish_job(job: Job, outcome: Outcome, model: str) -> SampleRecord:
         reasoning_tokens=thought.tokens,
         reasoning_cut_off=thought.cut_off and kind is None,
         replies_cut_off=thought.replies_cut_off,
+        replies_unclosed=log.unclosed,
         turn_limit=kind is None and _scored_at_turn_limit(attempt),
         error=error,
         error_kind=kind,

@@ -55,6 +55,10 @@ class RequestSettings:
             raise UsageError(f"chat_template_args: the {backend.backend} backend cannot pass arguments to a chat "
                              "template (the openai backend sends them to vLLM, SGLang and llama.cpp servers; the hf, "
                              "vllm and llamacpp backends render their own)")
+        if self.reasoning_budget and backend.supports_reasoning_budget:
+            problem = backend.reasoning_budget_problem(self.reasoning_budget)
+            if problem is not None:
+                raise UsageError(f"--reasoning-budget {self.reasoning_budget}: {problem}")
         if self.reasoning_effort is not None and not backend.supports_reasoning_effort:
             raise UsageError(f"--reasoning-effort: the {backend.backend} backend has no reasoning effort (the openai "
                              "backend sends it to servers that take it; a local model's template may take a "
@@ -68,6 +72,8 @@ class RequestSettings:
         budget = min(p.max_tokens, self.max_tokens) if self.max_tokens is not None else p.max_tokens
         if budget + self.reasoning_budget != p.max_tokens:
             changes["max_tokens"] = budget + self.reasoning_budget
+        if self.reasoning_budget:
+            changes["reasoning_budget"] = self.reasoning_budget
         if self.think_tags is not None:
             changes["think_tags"] = self.think_tags
         if self.thought_opened:

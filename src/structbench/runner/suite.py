@@ -302,7 +302,7 @@ def _check(suite: Suite, path: Path) -> list[tuple[tuple[Any, ...], str]]:
         except UsageError as err:
             text = str(err)
             key = ("options" if "--model-option" in text else "chat_template_args" if "chat_template" in text
-                   else "reasoning" if "--reasoning-effort" in text else "model")
+                   else "reasoning" if "--reasoning-" in text else "model")
             problems.append((("models", i, key), str(err).replace("--model-option ", "option ")))
     return problems
 

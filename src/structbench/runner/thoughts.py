@@ -1,5 +1,6 @@
 """What a sample's record keeps of its replies' thoughts, and whether the sample was left without an answer
-because its replies ran out of tokens inside their thoughts (``backends.reasoning``)."""
+because its replies ended inside their thoughts (``backends.reasoning``): out of tokens, or ended by the model
+without closing the thought (``never_closed``)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,13 @@ class Thought:
     replies_cut_off: int
     """How many of the sample's replies ended inside their thought."""
 
+
+def never_closed(choice: Choice, stop: Sequence[str]) -> bool:
+    """Whether a reply ended inside its thought because the model ended it there (``finish_reason`` ``stop``, the
+    request without stop strings, which could have ended it too): no token budget ran out, the thought's closing tag
+    was never written (it is not the one split on, or the chat template opened a thought the model did not think in).
+    A reply cut off by its budget ends with ``length``."""
+    return choice.reasoning_cut_off and choice.finish_reason == "stop" and not stop
 
 NO_THOUGHT = Thought(reasoning=None, tokens=None, cut_off=False, replies_cut_off=0)
 """The thought of an attempt whose replies had none (most of them): no need to look for its source."""

@@ -2,13 +2,15 @@
 
 Each turn is one model call through the runner's ``generate`` (so it is cached: a run killed mid-loop asks the
 completed turns again of the cache, not of the model) and every tool call of the reply is run on the sample's
-``Workspace``, whose results go back as the next turn. A backend with function calling (``ToolSupport.native``:
-OpenAI-compatible servers, Anthropic) gets the tools as function tools and returns ``tool_calls``; any other speaks the
-text protocol (``strategies.text_protocol``: fenced ``sql``/``python`` blocks). The final reply, a turn without a
-tool call, is the attempt's output, read by the benchmark's own parser (``answer``). A loop that reaches the turn
-limit still calling tools has no answer: by default it is scored as a reply without an answer (an empty output, so
-a model that stalls on hard questions does not leave them out of ``n``), or, with ``--turn-limit apart`` (or a
-strategy built with ``count_turn_limit=False``), counted apart and not scored (``Attempt.turn_limit``).
+``Workspace``, whose results go back as the next turn (with the reply as its backend returned it where it must see it
+again, ``Choice.replay``: Anthropic's signed thinking blocks; the loop itself reads only the answer). A backend with
+function calling (``ToolSupport.native``: OpenAI-compatible servers, Anthropic) gets the tools as function tools and
+returns ``tool_calls``; any other speaks the text protocol (``strategies.text_protocol``: fenced ``sql``/``python``
+blocks). The final reply, a turn without a tool call, is the attempt's output, read by the benchmark's own parser
+(``answer``). A loop that reaches the turn limit still calling tools has no answer: by default it is scored as a reply
+without an answer (an empty output, so a model that stalls on hard questions does not leave them out of ``n``), or,
+with ``--turn-limit apart`` (or a strategy built with ``count_turn_limit=False``), counted apart and not scored
+(``Attempt.turn_limit``).
 
 The record keeps the trace (``artifacts["tools"]``): each call's turn, tool, arguments, result (cut to
 ``TRACE_CHARS``), error and seconds, at most ``TRACE_CALLS`` of them; tokens and cost are summed over the turns by the
@@ -147,7 +149,7 @@ class ToolLoop(Strategy):
             choice = response.choices[0]
             text = choice.text
             if support.native and choice.tool_calls:
-                messages.append(Message("assistant", text, tool_calls=choice.tool_calls))
+                messages.append(Message("assistant", text, tool_calls=choice.tool_calls, replay=choice.replay))
                 messages += await self._native(workspace, choice.tool_calls, turn, trace)
                 continue
             found = [] if support.native else text_protocol.calls(text, kinds)
@@ -159,7 +161,8 @@ class ToolLoop(Strategy):
                           else _too_many())
                 trace.add(turn, call.tool, call.code, result)
                 answered.append((call, result.text))
-            messages += [Message("assistant", text), Message("user", text_protocol.results(answered))]
+            messages += [Message("assistant", text, replay=choice.replay),
+                         Message("user", text_protocol.results(answered))]
         trace.turn_limit = True
         if (support.turn_limit or ("wrong" if self.count_turn_limit else "apart")) == "wrong":
             # no final answer: the parser reads none; the last reply (a tool call) stays in the trace

@@ -13,6 +13,11 @@ fails the first line with a 500 (in the error file), ``refuse-lines`` fails ever
 found), ``expire`` runs half the lines and expires the rest, ``reject`` fails the whole batch (its input refused).
 ``stats`` counts what it was asked: batches created, files uploaded, direct calls.
 
+Its Messages API checks ``thinking`` as Anthropic's does: ``budget_tokens`` of at least 1024 and below
+``max_tokens``, no ``temperature`` but 1 beside it, and, while thinking is on, a tool loop's assistant turn sent back
+with its thinking blocks first and their signatures unchanged (a 400 otherwise). Its thinking blocks (the model's
+reasoning field) are signed with ``signature``; ``messages_sent`` keeps every Messages API body it was sent.
+
     python -m structbench.testing.batch_server --complete-after 8 --port-file p.txt
 """
 
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import secrets
 import threading
@@ -87,6 +93,8 @@ class BatchServer:
         self.fault_times = fault_times
         self.anthropic_usage = anthropic_usage
         self.stats = Stats()
+        self.messages_sent: list[dict[str, Any]] = []
+        """The Messages API bodies of direct calls, as sent."""
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, _Batch] = {}
         self.base = ""
@@ -294,7 +302,11 @@ class BatchServer:
 
     async def _message(self, params: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """A Messages API reply (status, body): the model's answer, its thought as a thinking block; a refusal of
-        the model's server as Anthropic's error (``prompt is too long`` for a context refusal)."""
+        the model's server as Anthropic's error (``prompt is too long`` for a context refusal); a request the API
+        refuses for its thinking (``thinking_problem``) as a 400."""
+        problem = thinking_problem(params)
+        if problem is not None:
+            return 400, {"type": "error", "error": {"type": "invalid_request_error", "message": problem}}
         messages = openai_messages(list(params.get("messages") or []))
         if params.get("system"):
             messages.insert(0, {"role": "system", "content": params["system"]})
@@ -315,7 +327,7 @@ class BatchServer:
         content: list[dict[str, Any]] = []
         for name in ("reasoning_content", "reasoning"):
             if isinstance(message.get(name), str):
-                content.append({"type": "thinking", "thinking": message[name], "signature": "sig"})
+                content.append({"type": "thinking", "thinking": message[name], "signature": signature(message[name])})
         if message.get("content") or not message.get("tool_calls"):
             content.append({"type": "text", "text": message.get("content") or ""})
         for call in message.get("tool_calls") or []:
@@ -330,7 +342,9 @@ class BatchServer:
 
     async def message(self, request: web.Request) -> web.Response:
         self.stats.direct += 1
-        status, body = await self._message(await request.json())
+        params = await request.json()
+        self.messages_sent.append(params)
+        status, body = await self._message(params)
         return web.json_response(body, status=status)
 
     def _anthropic(self, batch: _Batch) -> dict[str, Any]:
@@ -396,6 +410,42 @@ class BatchServer:
             response.enable_compression()
             self.stats.compressed += 1
         return response
+
+
+def signature(thinking: str) -> str:
+    """The loopback's signature of a thinking block's text (Anthropic's is opaque; a changed text fails it)."""
+    return hashlib.sha256(f"loopback thinking:{thinking}".encode()).hexdigest()
+
+
+def thinking_problem(params: dict[str, Any]) -> str | None:
+    """What Anthropic's Messages API says of a request whose thinking it refuses, or None."""
+    thinking = params.get("thinking")
+    messages = [m for m in params.get("messages") or [] if isinstance(m, dict)]
+    for i, m in enumerate(messages):
+        blocks = m.get("content")
+        for k, block in enumerate(blocks if isinstance(blocks, list) else []):
+            signed = isinstance(block, dict) and block.get("type") == "thinking"
+            if signed and block.get("signature") != signature(str(block.get("thinking"))):
+                return f"messages.{i}.content.{k}: Invalid `signature` in `thinking` block"
+    if not isinstance(thinking, dict) or thinking.get("type") != "enabled":
+        return None
+    budget, cap = thinking.get("budget_tokens"), params.get("max_tokens")
+    if not isinstance(budget, int) or budget < 1024:
+        return "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
+    if not isinstance(cap, int) or budget >= cap:
+        return "`max_tokens` must be greater than `thinking.budget_tokens`"
+    if params.get("temperature", 1) != 1:
+        return "`temperature` may only be set to 1 when thinking is enabled"
+    last = messages[-1] if messages else {}
+    results = isinstance(last.get("content"), list) and any(b.get("type") == "tool_result" for b in last["content"])
+    if results and len(messages) >= 2 and messages[-2].get("role") == "assistant":
+        content = messages[-2].get("content")
+        first = content[0].get("type") if isinstance(content, list) and content else "text"
+        if first not in ("thinking", "redacted_thinking"):
+            return (f"messages.{len(messages) - 2}.content.0.type: Expected `thinking` or `redacted_thinking`, but "
+                    f"found `{first}`. When `thinking` is enabled, a final `assistant` message must start with a "
+                    "thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks).")
+    return None
 
 
 def openai_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

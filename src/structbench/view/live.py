@@ -62,7 +62,8 @@ def compute(snapshot: Snapshot, bench: Benchmark, *, resamples: int, seed: int =
     c = snapshot.counts
     result = compute_result(bench, variant, strategy, model, snapshot.outcomes, errors=c.errors,
                             harness_errors=c.harness_errors, too_long=c.too_long, reasoning_cut_off=c.reasoning_cut_off,
-                            replies_cut_off=c.replies_cut_off, interval=False, cell=cell)
+                            replies_cut_off=c.replies_cut_off, replies_unclosed=c.replies_unclosed, interval=False,
+                            cell=cell)
     if result.headline.value is None:
         return result
     headline = with_interval(result.headline, bench, variant, snapshot.outcomes, resamples=resamples, seed=seed)

@@ -109,8 +109,8 @@ class BatchedBackend(Backend):
                  notify: Callable[[str], None] = _stderr) -> None:
         self.inner = inner
         for name in ("backend", "model", "base_url", "cacheable", "supports_logprobs", "supports_min_tokens",
-                     "supports_choices", "supports_chat_template_args", "supports_reasoning_effort", "model_options",
-                     "remote"):
+                     "supports_choices", "supports_chat_template_args", "supports_reasoning_effort",
+                     "supports_reasoning_budget", "model_options", "remote"):
             setattr(self, name, getattr(inner, name))
         self.provider: BatchProvider = provider_for(inner)
         self.ledger = Ledger(run_dir)
@@ -141,6 +141,9 @@ class BatchedBackend(Backend):
 
     def describe(self) -> dict[str, Any]:
         return self.inner.describe()
+
+    def reasoning_budget_problem(self, budget: int) -> str | None:
+        return self.inner.reasoning_budget_problem(budget)
 
     async def context_window(self) -> int | None:
         return await self.inner.context_window()
