@@ -34,7 +34,7 @@ def test_evaluate_the_oracle_on_scitab_scores_one_as_the_command_does(
     assert run.result("scitab", "zero_shot") is result
     assert run.run_dir == tmp_path / "api" and not run.failures and len(run.records) == 30
     assert run.config.limit == 30 and run.manifest.config == run.config and run.manifest.config.benches == ["scitab"]
-    assert run.manifest.status == "complete" and run.manifest.format_version == "1.3"
+    assert run.manifest.status == "complete" and run.manifest.format_version == "1.4"
     assert run.manifest.backend == {"backend": "oracle", "model": "oracle", "base_url": None}
     on_disk = json.loads((run.run_dir / "metrics.json").read_text())
     assert on_disk == run.metrics.model_dump(mode="json")
@@ -49,7 +49,7 @@ def test_evaluate_the_oracle_on_scitab_scores_one_as_the_command_does(
     assert by_cli == on_disk  # the same numbers, intervals included
     by_cli_manifest = json.loads((tmp_path / "cli" / "manifest.json").read_text())
     assert by_cli_manifest["config"] == run.manifest.config.model_dump(mode="json")
-    assert by_cli_manifest["format_version"] == on_disk["format_version"] == "1.3"
+    assert by_cli_manifest["format_version"] == on_disk["format_version"] == "1.4"
 
     again = structbench.evaluate(model="oracle", bench="scitab", limit=30, out=tmp_path / "api", progress=False,
                                  notify=notes.append)  # resumes: nothing left to do, the same results

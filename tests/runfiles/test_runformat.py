@@ -40,16 +40,17 @@ def rewrite(path: Path, **changes: object) -> None:
 
 def test_both_files_carry_the_format_version(tmp_path: Path) -> None:
     run = oracle_run(tmp_path / "run")
-    assert FORMAT_VERSION == "1.3"  # 1.1: a sweep's fields; 1.2: the tool loop's; 1.3: the robustness intervals
-    assert json.loads((run / "manifest.json").read_text())["format_version"] == "1.3"
-    assert json.loads((run / "metrics.json").read_text())["format_version"] == "1.3"
+    assert FORMAT_VERSION == "1.4"  # 1.1: a sweep's fields; 1.2: the tool loop's; 1.3: the robustness intervals;
+    # 1.4: the sandbox's isolation
+    assert json.loads((run / "manifest.json").read_text())["format_version"] == "1.4"
+    assert json.loads((run / "metrics.json").read_text())["format_version"] == "1.4"
 
 
 def test_versions_are_read_by_major_version(tmp_path: Path) -> None:
     where = tmp_path / "x.json"
     assert check_format(None, where) == (1, 0)  # written before versions: 1.0
     assert check_format("1.7", where) == (1, 7)
-    with pytest.raises(DataError, match=r"x.json: written in run format 2.0, newer than the 1.3 this structbench "
+    with pytest.raises(DataError, match=r"x.json: written in run format 2.0, newer than the 1.4 this structbench "
                                         r"reads; upgrade structbench"):
         check_format("2.0", where)
     with pytest.raises(DataError, match="format_version 'one': expected MAJOR.MINOR"):
@@ -65,7 +66,7 @@ def test_a_newer_major_version_is_refused_with_exit_2(tmp_path: Path, name: str)
             continue  # resuming reads the manifest, and writes metrics.json anew
         proc = sb(tmp_path, *args)
         assert proc.returncode == 2, proc.stderr
-        assert proc.stderr.strip() == (f"error: run/{name}: written in run format 2.0, newer than the 1.3 this "
+        assert proc.stderr.strip() == (f"error: run/{name}: written in run format 2.0, newer than the 1.4 this "
                                        "structbench reads; upgrade structbench (pip install -U structbench) to read it")
     assert json.loads((run / name).read_text())["format_version"] == "2.0"  # nothing overwritten
 
@@ -81,23 +82,23 @@ def test_an_unversioned_run_is_read_and_resumed(tmp_path: Path) -> None:
     assert report.returncode == 0 and "| structext | test |" in report.stdout, report.stderr
     resumed = sb(tmp_path, "run", "--resume", "run", "--no-progress")
     assert resumed.returncode == 0, resumed.stderr
-    assert json.loads((run / "manifest.json").read_text())["format_version"] == "1.3"  # written anew
+    assert json.loads((run / "manifest.json").read_text())["format_version"] == "1.4"  # written anew
 
 
 def test_a_newer_minor_version_keeps_its_manifest_fields(tmp_path: Path) -> None:
     run = oracle_run(tmp_path / "run")
-    rewrite(run / "manifest.json", format_version="1.4", carbon={"grams": 12})
+    rewrite(run / "manifest.json", format_version="1.5", carbon={"grams": 12})
     manifest = read_manifest(run)
     assert manifest is not None and manifest.model_extra == {"carbon": {"grams": 12}}
     again = structbench.api.resume(run, settings=structbench.api.RunSettings(progress=False))
     assert again.results[0].headline == 1.0
     assert json.loads((run / "manifest.json").read_text())["carbon"] == {"grams": 12}
     metrics = json.loads((run / "metrics.json").read_text())
-    metrics["format_version"] = "1.4"
+    metrics["format_version"] = "1.5"
     metrics["results"][0]["cost"] = 0.5
     (run / "metrics.json").write_text(json.dumps(metrics))
     with pytest.raises(DataError, match=r"metrics.json: not a metrics file \(results.0.cost: Extra inputs are not "
-                                        r"permitted\) \(written in run format 1.4, newer than the 1.3 this"):
+                                        r"permitted\) \(written in run format 1.5, newer than the 1.4 this"):
         read_metrics(run / "metrics.json")
 
 

@@ -15,12 +15,13 @@ from pathlib import Path
 
 from structbench.core.errors import DataError
 
-FORMAT_VERSION = "1.3"
+FORMAT_VERSION = "1.4"
 """The format this structbench writes, and the newest it reads. 1.1 added a sweep's fields: the configuration's
 ``sweeps``, each record's and result entry's ``cell`` and metrics.json's ``robustness`` (absent: no sweep). 1.2 added
 the tool loop's: the configuration's ``max_turns``, a record's ``error_kind`` ``turns`` and a result entry's
 ``turn_limit``. 1.3 added the robustness figures' intervals and the drop's test (``drop``, ``intervals``, ``p_drop``,
-``drop_significant``, ``shared``)."""
+``drop_significant``, ``shared``). 1.4 added the manifest's ``sandbox`` (the isolation its sandboxed programs got) and a
+session's ``sandbox``."""
 UNVERSIONED = "1.0"
 """The format of files written before ``format_version`` existed (the same fields as 1.0)."""
 
