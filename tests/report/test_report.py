@@ -15,7 +15,7 @@ import pytest
 from structbench.backends.usage import totals_cell
 from structbench.contract.benchmark import Scored
 from structbench.core.errors import UsageError
-from structbench.report.api import ReportOptions, write_report
+from structbench.report.api import ReportOptions, markdown_report, write_report
 from structbench.report.entries import StatsOptions, headline_interval
 from structbench.report.html import prompt_text, script_json
 from structbench.report.runs import load_run
@@ -225,6 +225,31 @@ def test_an_unloadable_benchmark_shows_no_interval_under_its_name(
     pivot = md_table(md, "macro_f1 by model and strategy, with 95% bootstrap confidence intervals")
     assert pivot[1][1].endswith("(no CI)")
     assert "no confidence interval for macro_f1: toylabels could not be loaded" in md
+
+
+def test_a_run_whose_programs_had_no_namespaces_says_so_in_a_note(
+    run_factory: Callable[..., Path], tmp_path: Path
+) -> None:
+    """Two runs compared, one on a laptop with namespaces and one in a container without: the report tells them
+    apart (the manifest's ``sandbox.isolation``); a run that ran no program, or had namespaces, gets no note."""
+    run = run_factory(tmp_path, "m", accuracy=1.0, strategies=("direct",))
+    path = run / "manifest.json"
+    manifest = json.loads(path.read_text())
+    notes = {}
+    for isolation in (None, "namespaces", "guard", "off", "none", "cage"):
+        if isolation is not None:
+            path.write_text(json.dumps({**manifest, "sandbox": {"isolation": isolation}}))
+        md = markdown_report([run], OPTIONS)
+        notes[isolation] = [line for line in md.splitlines() if "model-written code" in line]
+    assert notes[None] == notes["namespaces"] == []
+    assert notes["guard"] == [f"> {run}: model-written code ran without namespace isolation (the kernel refused "
+                              "namespaces: audit-hook guard only)."]
+    assert notes["off"] == [f"> {run}: model-written code ran without namespace isolation (sandbox=off: audit-hook "
+                            "guard only)."]
+    assert notes["none"] == [f"> {run}: model-written code ran without isolation (neither namespaces nor the "
+                             "audit-hook guard)."]
+    assert notes["cage"] == [f"> {run}: model-written code ran with isolation 'cage', which this structbench does "
+                             "not know."]
 
 
 def test_a_thinking_models_report_counts_cut_off_samples_and_carries_thoughts(thinking_run: Path,

@@ -41,7 +41,7 @@ def rewrite(path: Path, **changes: object) -> None:
 def test_both_files_carry_the_format_version(tmp_path: Path) -> None:
     run = oracle_run(tmp_path / "run")
     # 1.1: a sweep's fields; 1.2: the tool loop's; 1.3: the robustness intervals; 1.4: the turn limit scored,
-    # replies_unclosed
+    # replies_unclosed, the sandbox's isolation
     assert FORMAT_VERSION == "1.4"
     assert json.loads((run / "manifest.json").read_text())["format_version"] == "1.4"
     assert json.loads((run / "metrics.json").read_text())["format_version"] == "1.4"

@@ -20,7 +20,7 @@ from structbench.report.leaderboard import leaderboard_section
 from structbench.report.markdown import render_document
 from structbench.report.paper_sections import paper_sections
 from structbench.report.robustness import robustness_section
-from structbench.report.runs import BenchmarkCache, load_runs
+from structbench.report.runs import BenchmarkCache, isolation_note, load_runs
 
 HTML_SUFFIXES = (".html", ".htm")
 
@@ -70,6 +70,7 @@ def prepare(run_dirs: Sequence[Path], options: ReportOptions) -> tuple[Document,
         for v in views
         if len(v.scored_records) != (v.result.epochs.outcomes if v.result.epochs else v.result.n)
     ]
+    notes += [note for note in map(isolation_note, runs) if note is not None]
     title = options.title or "structbench report: " + ", ".join(str(p) for p in run_dirs)
     doc = build_document(views, title, notes, figures=options.figures)
     board = leaderboard_section(views, options.stats)

@@ -32,6 +32,18 @@ def load_run(path: Path) -> RunFiles:
     return read_run_files(path)
 
 
+def isolation_note(run: RunFiles) -> str | None:
+    """A line saying that the run's model-written code ran with less isolation than Linux namespaces give (the
+    manifest's ``sandbox.isolation``); None when it had them, or ran no such code."""
+    sandbox = run.manifest.sandbox if run.manifest is not None else None
+    if sandbox is None or sandbox.isolation == "namespaces":
+        return None
+    from structbench.sandbox.levels import LEVELS
+
+    how = LEVELS.get(sandbox.isolation, f"with isolation {sandbox.isolation!r}, which this structbench does not know")
+    return f"{run.path}: model-written code ran {how}."
+
+
 @dataclass
 class BenchmarkCache:
     """Benchmark instances for re-aggregation, built with each run's options; None when not importable."""

@@ -48,6 +48,8 @@ class Session(BaseModel):
     """What this session's calls cost and used (``cost_usd``, ``tokens`` ...: ``runner.budget.Budget.spent``)."""
     batches: dict[str, Any] | None = None
     """With ``--batch``: batches ``submitted`` by this session and ``taken_up`` from an earlier one (their ids)."""
+    sandbox: str | None = None
+    """The weakest isolation this session's sandboxed programs got (``Sandbox.isolation``); absent when it ran none."""
 
     def end(self, finished: str, seconds: float, *, model_calls: int, cache_hits: int, spent: dict[str, float],
             unsaved: int = 0, lost: int = 0, batches: dict[str, Any] | None = None) -> None:
@@ -70,6 +72,16 @@ class ModifiedData(BaseModel):
     path: str
     sha256: str
     release_sha256: str
+
+
+class Sandbox(BaseModel):
+    """How the run's model-written programs (tool calls, programs of thought) were isolated."""
+
+    model_config = ConfigDict(extra="allow")
+
+    isolation: str
+    """The weakest over every session's programs (``structbench.sandbox.levels``): ``namespaces`` (the kernel's),
+    ``guard`` (namespaces refused: audit-hook guard only), ``off`` (``sandbox=off``: guard only) or ``none``."""
 
 
 BATCH_FIELDS = frozenset({"tag", "id", "state", "status", "requests", "step", "round", "counts", "notes"})
@@ -118,6 +130,8 @@ class Manifest(BaseModel):
     """The last session's budget (``max_cost_usd``, ``max_tokens_total``), when it had one."""
     batches: list[dict[str, Any]] | None = None
     """With ``--batch``: every batch of the run (its ledger: tag, id, state, requests, step ...)."""
+    sandbox: Sandbox | None = None
+    """How its sandboxed programs were isolated; absent for a run that ran none (format 1.4)."""
 
     def begin(self, session: Session, *, config: RunConfig, structbench: str, backend: dict[str, Any],
               concurrency: int, workers: int | dict[str, Any], cache: str | None, platform: str,
@@ -162,6 +176,19 @@ class Manifest(BaseModel):
         """The token usage and cost of the run's current records."""
         self.usage = usage.model_dump(mode="json")
 
+    def isolated(self, session: Session, level: str | None) -> None:
+        """The weakest isolation ``session``'s sandboxed programs got (None: it ran none): the session's, and the run's
+        the weakest over its sessions."""
+        if level is None:
+            return
+        from structbench.sandbox.levels import weakest  # imported already: a program ran
+
+        session.sandbox = level
+        before = self.sandbox
+        run = weakest(level, before.isolation if before is not None else None)
+        assert run is not None
+        self.sandbox = Sandbox(isolation=run) if before is None else before.model_copy(update={"isolation": run})
+
     def end(self, status: Status, reason: str | None, packages: dict[str, str]) -> None:
         """The session ended with ``status`` (and ``reason``, kept from an earlier session when None); the installed
         ``packages`` it ran with."""
@@ -171,12 +198,15 @@ class Manifest(BaseModel):
         self.packages = packages
 
     def to_json(self) -> dict[str, Any]:
-        """What ``manifest.json`` holds: the optional parts (a stop reason, modified data, prices, a budget, batches)
-        only when there are some."""
+        """What ``manifest.json`` holds: the optional parts (a stop reason, modified data, prices, a budget, batches,
+        the sandbox's isolation, a session's) only when there are some."""
         data = self.model_dump(mode="json")
-        for key in ("stop_reason", "modified_data", "usage", "prices", "budget", "batches"):
+        for key in ("stop_reason", "modified_data", "usage", "prices", "budget", "batches", "sandbox"):
             if not data.get(key):
                 data.pop(key, None)
+        for session in data["sessions"]:
+            if session.get("sandbox") is None:
+                session.pop("sandbox", None)
         return data
 
 

@@ -23,7 +23,8 @@ the tool loop's: the configuration's ``max_turns``, a record's ``error_kind`` ``
 ``drop_significant``, ``shared``). 1.4 scored the tool loop's turn limit by default (the configuration's
 ``turn_limit``, a record's ``turn_limit`` and a result entry's ``turn_limit_scored``; a 1.3 run's samples at the limit
 are all ``error_kind`` ``turns``, counted apart) and added a record's and a result entry's ``replies_unclosed``
-(replies the model ended without closing their thought)."""
+(replies the model ended without closing their thought) and the manifest's and a session's ``sandbox`` (the isolation
+its sandboxed programs got)."""
 UNVERSIONED = "1.0"
 """The format of files written before ``format_version`` existed (the same fields as 1.0)."""
 

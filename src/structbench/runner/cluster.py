@@ -40,6 +40,7 @@ from structbench.runner.budget import Budget, Spent
 from structbench.runner.cache import CacheWriteError, ResponseCache, Spill
 from structbench.runner.calls import ModelCaller, ModelPool
 from structbench.runner.control import RunControl
+from structbench.runner.isolation import taken
 from structbench.runner.jobs import JobRef, JobRunner, Ticket, selections_digest
 from structbench.runner.workers import StopRequest, WorkerSettings, calls_snapshot, halt_kind, split
 
@@ -208,9 +209,10 @@ class RayWorker:
     def halt(self, cancel: bool, message: str) -> None:
         self.control.halt(StopRequest(message), cancel=cancel)
 
-    def stats(self) -> tuple[int, int, Spent]:
+    def stats(self) -> tuple[int, int, Spent, str | None]:
+        """Its calls, cache hits, what they spent and the weakest isolation its sandboxed programs got."""
         return (self.caller.model_calls + self.others.model_calls, self.cache.hits if self.cache else 0,
-                self.control.budget.spent())
+                self.control.budget.spent(), taken())
 
 
 class RayLink:
@@ -290,8 +292,8 @@ class RayLink:
 
     async def _report_exit(self, why: str) -> None:
         try:
-            calls, hits, spent = await self.actor.stats.remote()
-            self.stats = (calls, hits, 0, 0, spent)
+            calls, hits, spent, isolation = await self.actor.stats.remote()
+            self.stats = (calls, hits, 0, 0, spent, isolation)
         except Exception:  # a lost actor's counts are lost with it
             pass
         self._put(("exit", why))

@@ -23,6 +23,7 @@ from structbench.data.sample import Sample
 from structbench.runner.budget import Spent, spent_sum
 from structbench.runner.cache import CacheWriteError
 from structbench.runner.control import RunControl
+from structbench.runner.isolation import weakest
 from structbench.runner.jobs import Finished, JobRef, Ticket
 
 if TYPE_CHECKING:
@@ -41,8 +42,8 @@ class WorkerLink(Protocol):
     outstanding: dict[JobRef, Sample]
     """The jobs it holds (handed to it, not yet reported finished or lost), with their samples."""
     stats: WorkerStats | None
-    """(model calls, cache hits, answers kept in the spill file, answers lost, what its calls spent) once it has
-    ended."""
+    """(model calls, cache hits, answers kept in the spill file, answers lost, what its calls spent, the weakest
+    isolation its sandboxed programs got) once it has ended."""
     calls: CallSnapshot
     """Its calls' counters as last reported (for the progress line)."""
 
@@ -53,14 +54,14 @@ class WorkerLink(Protocol):
     async def close(self) -> None: ...
 
 
-WorkerStats = tuple[int, int, int, int, Spent]
+WorkerStats = tuple[int, int, int, int, Spent, str | None]
 """A worker's counts once it has ended (``WorkerLink.stats``)."""
 
 Events = asyncio.Queue[tuple[Any, tuple[Any, ...]]]
 """(link, message): ``("done", Finished)``, ``("halt", kind, message, cancel)``, ``("note", text)``,
-``("fatal", exit code, text)``, ``("stats", calls, hits, kept, lost, spent)``, ``("calls", CallSnapshot)`` (its calls'
-counters now), ``("lost", refs, why)`` (jobs a worker will not finish, to be handed to others) and ``("exit",
-why)`` (the worker has ended)."""
+``("fatal", exit code, text)``, ``("stats", calls, hits, kept, lost, spent, isolation)``, ``("calls",
+CallSnapshot)`` (its calls' counters now), ``("lost", refs, why)`` (jobs a worker will not finish, to be handed to
+others) and ``("exit", why)`` (the worker has ended)."""
 
 
 WIND_DOWN = 5.0
@@ -89,6 +90,8 @@ class Totals:
     cache_hits: int = 0
     spent: Spent = field(default_factory=dict)
     """What their calls spent (``Budget.spent``, summed)."""
+    isolation: str | None = None
+    """The weakest isolation their sandboxed programs got (``runner.isolation``; None: they ran none)."""
 
 
 def _stop_error(kind: str, message: str) -> StructbenchError:
@@ -281,10 +284,11 @@ class Dispatcher:
         for link in self.links:
             if link.stats is None:
                 continue
-            calls, hits, kept, lost, spent = link.stats
+            calls, hits, kept, lost, spent, isolation = link.stats
             totals.model_calls += calls
             totals.cache_hits += hits
             totals.spent = spent_sum(totals.spent, spent)
+            totals.isolation = weakest(totals.isolation, isolation)
             if spill is not None:
                 spill.kept += kept
                 spill.lost += lost

@@ -47,6 +47,7 @@ from structbench.runner.dispatch import Dispatcher, Totals, WorkerLink
 from structbench.runner.engine import Job, run_jobs
 from structbench.runner.failures import Failure, failures_of
 from structbench.runner.heartbeat import HeartbeatWriter
+from structbench.runner.isolation import taken, weakest
 from structbench.runner.jobs import Finished, Ticket, job_of
 from structbench.runner.loop import run_async
 from structbench.runner.progress import SLOW_CALL, ProgressMode, RunProgress
@@ -331,6 +332,7 @@ class Run:
         caller = ModelCaller(batched or backend, cache, control)
         others = ModelPool(cache, control)
         totals, issued = Totals(), [0]
+        taken()  # this session's programs are the ones its manifest records, not an earlier run's of this process
         t0 = time.perf_counter()
         try:
             error = self._work(selections, store, backend, cache, concurrency, progress, progress_interval, control,
@@ -466,7 +468,8 @@ class Run:
 
     def _end(self, session: Session, t0: float, before: _Before, cache: ResponseCache | None, control: RunControl,
              caller: ModelCaller, others: ModelPool, totals: Totals, batched: BatchedBackend | None) -> None:
-        """Close this session in the manifest: its time, calls, cache hits, spending, spilled answers and batches."""
+        """Close this session in the manifest: its time, calls, cache hits, spending, spilled answers, batches and the
+        isolation its sandboxed programs got."""
         spent = spent_sum(control.budget.spent(), totals.spent)  # this process's calls and its workers'
         session.end(
             _now(), round(time.perf_counter() - t0, 3),
@@ -477,6 +480,7 @@ class Run:
             lost=control.spill.lost if control.spill else 0,  # lost: the cache and the run directory refused
             batches={"submitted": batched.submitted, "taken_up": batched.adopted} if batched is not None else None,
         )
+        self.manifest.isolated(session, weakest(taken(), totals.isolation))  # this process's programs and its workers'
         if batched is not None:
             self.manifest.batched(batched.ledger.entries)
 
@@ -604,7 +608,7 @@ class Run:
                 await dispatcher.run()
             finally:  # an interrupted run counts the calls its workers made too
                 totals.model_calls, totals.cache_hits = dispatcher.totals.model_calls, dispatcher.totals.cache_hits
-                totals.spent = dispatcher.totals.spent
+                totals.spent, totals.isolation = dispatcher.totals.spent, dispatcher.totals.isolation
         finally:
             if spread.cluster is not None:
                 await spread.cluster.stop(control.spill)

@@ -44,6 +44,7 @@ from structbench.runner.cache import ResponseCache, Spill
 from structbench.runner.calls import ModelCaller, ModelPool
 from structbench.runner.control import CacheErrorPolicy, RunControl
 from structbench.runner.engine import Job, Outcome
+from structbench.runner.isolation import quietly, taken
 from structbench.runner.jobs import Finished, JobRef, JobRunner, Ticket
 from structbench.runner.pipeline import run_pipeline
 from structbench.runner.settings import RequestSettings
@@ -254,7 +255,7 @@ class Worker:
                 await cache.drain()
             spill = self.control.spill
             self._send(("stats", caller.model_calls + others.model_calls, cache.hits if cache else 0,
-                        spill.kept if spill else 0, spill.lost if spill else 0, self.control.budget.spent()))
+                        spill.kept if spill else 0, spill.lost if spill else 0, self.control.budget.spent(), taken()))
             if cache is not None:
                 cache.close()
 
@@ -449,7 +450,7 @@ def warm_up(selections: Sequence[Selection]) -> None:
     """Run each strategy once on its first sample against the oracle, quietly, before forking (no request,
     nothing recorded): code a strategy or scorer imports on first use (a metric library) is then loaded
     once here and shared, instead of stalling every worker's event loop, with requests in flight, when it
-    finishes its first sample."""
+    finishes its first sample. Programs it runs in the sandbox count neither among the run's nor as its warnings."""
     import logging
     import warnings
 
@@ -460,7 +461,7 @@ def warm_up(selections: Sequence[Selection]) -> None:
     oracle = ModelCaller(OracleBackend(), None, RunControl(max_consecutive_failures=0, notify=lambda text: None))
     logging.disable(logging.CRITICAL)
     try:
-        with warnings.catch_warnings():
+        with quietly(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for i, sel in enumerate(selections):
                 first = sel.samples.first

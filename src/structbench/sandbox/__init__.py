@@ -31,6 +31,9 @@ guards instead: sockets, process creation, ctypes, writes outside the private di
 outside it, the standard library and the given libraries raise PermissionError (the libraries named are
 imported before the guards, which would refuse the ctypes some of them load). Audit hooks are not a
 security boundary (native code can bypass them); ``namespaces="require"`` refuses to run without namespaces.
+
+Each program's isolation, in one word (``namespaces``, ``guard``, ``off`` or ``none``: ``levels``), is kept per
+process; a run takes the weakest its programs got into its manifest (``sandbox.isolation``).
 """
 
 from structbench.sandbox.config import (
@@ -48,6 +51,7 @@ from structbench.sandbox.runner import (
     SandboxWarning,
     interpreter,
     probe,
+    quietly,
     run_python,
 )
 
@@ -64,5 +68,6 @@ __all__ = [
     "SandboxWarning",
     "interpreter",
     "probe",
+    "quietly",
     "run_python",
 ]

@@ -15,12 +15,13 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from structbench.core.errors import StructbenchError
+from structbench.sandbox import levels
 from structbench.sandbox.config import GuardMode, Isolation, Limits, NamespaceMode, SandboxResult
 from structbench.sandbox.libraries import THREAD_ENV, resolve
 
@@ -267,8 +268,9 @@ def run_python(
             why = (f"not started within the wall-clock limit of {limits.wall_seconds:g} s" if timed_out else
                    stderr.strip().splitlines()[-1] if stderr.strip() else f"launcher exit status {proc.returncode}")
             raise SandboxError(f"sandbox: the program could not be started: {why}")
-        isolation = Isolation.from_report(report) if report is not None else None
-        if isolation is not None and namespaces != "require" and not isolation.complete:
+        isolation = Isolation.from_report(report)
+        levels.saw(levels.level_of(isolation, namespaces))  # what the run's manifest records (``levels.take``)
+        if namespaces != "require" and not isolation.complete:
             _warn_degraded(isolation, namespaces)
         return SandboxResult(
             stdout=stdout,
@@ -329,11 +331,26 @@ def _parse_report(raw: bytes) -> tuple[dict[str, Any], str | None]:
     return report, exec_error
 
 
+@contextlib.contextmanager
+def quietly() -> Iterator[None]:
+    """Programs run within are the harness's own trials (``probe``, the runner's warm-up), not a run's: they neither
+    count among the levels this process's programs got (``levels.take``) nor use up its once-a-process warning, which
+    the programs run after still give (their own ``SandboxWarning`` is not shown)."""
+    warned, seen = set(_warned), levels.seen()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SandboxWarning)
+            yield
+    finally:
+        _warned.clear()
+        _warned.update(warned)
+        levels.restore(seen)
+
+
 @cache
 def probe(namespaces: NamespaceMode = "auto", python: str | None = None) -> Isolation:
     """The isolation this machine gives (one trivial run, cached per process)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SandboxWarning)
+    with quietly():
         result = run_python("pass", namespaces=namespaces, limits=Limits(wall_seconds=30), python=python)
     if result.isolation is None:
         raise SandboxUnavailableError(f"the sandbox could not start a program: {result.stderr.strip()}")
