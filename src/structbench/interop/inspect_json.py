@@ -29,8 +29,8 @@ from inspect_ai.log._recorders.eval import SAMPLES_DIR
 from inspect_ai.log._util import MAX_TEXT_LENGTH, THIN_TEXT_SCAN, THIN_TEXT_WIDTH, thin_text, truncate_text
 from shortuuid import uuid
 
-from structbench.core.redact import redact
 from structbench.backends.usage import CallUsage, Usage, summed
+from structbench.core.redact import redact
 from structbench.runfiles.inspect_schema import ATTEMPT, RECORD, model_usage_fields
 from structbench.runfiles.records import SampleRecord
 
