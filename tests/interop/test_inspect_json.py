@@ -16,6 +16,7 @@ require_extra("inspect_ai", "inspect")
 
 from inspect_ai.log import read_eval_log  # noqa: E402
 
+from structbench.backends.usage import CallUsage, Usage  # noqa: E402
 from structbench.core.redact import register_secret  # noqa: E402
 from structbench.interop import inspect_log  # noqa: E402
 from structbench.interop.inspect_json import sample_member  # noqa: E402
@@ -34,17 +35,22 @@ def _records() -> list[SampleRecord]:
                             "meta": {"rows": 3, "kind": "x\n  spaced  out", "nested": {"a": [1, None, 2.5]},
                                      "none": None, "flag": True, "long": "w " * 700},
                             "gold": "yes"}
+    made = CallUsage(model="m", prompt_tokens=100, completion_tokens=42, reasoning_tokens=40, cached_tokens=60)
+    calls = [made, made.model_copy(update={"reused": True}),  # a reused call: not in Inspect's model_usage
+             CallUsage(model="openai:judge", prompt_tokens=30, completion_tokens=2)]
     chat = [{"role": "system", "content": "be brief"}, {"role": "user", "content": LONG},
             {"role": "assistant", "content": "ok"}, {"role": "user", "content": LONG}, {"role": "tool", "content": "é"}]
     return [
         SampleRecord(**base, id="thought", prompt=chat[:2], output="yes", outputs=["no", "yes", "yes"],
                      parsed="yes", score=1.0, values={"f1": 1.0}, confidence=0.75,
                      artifacts={"votes": {"yes": 2, "no": 1}}, reasoning="3 is in row 2", reasoning_tokens=5, calls=3,
-                     cached_calls=1, seconds=1.5),
+                     cached_calls=1, seconds=1.5, call_usage=calls, usage=Usage.total([calls[0], calls[2]]),
+                     reused_usage=Usage.total([calls[1]])),
         SampleRecord(**base, id="one-call-chat", prompt=chat, output="y" * 150, parsed={"answer": ["y", 1]},
-                     score=1, calls=1, seconds=0.5, reasoning="because " * 30),
+                     score=1, calls=1, seconds=0.5, reasoning="because " * 30,
+                     call_usage=[CallUsage(model="m")], usage=Usage(calls=1, unknown=1)),  # a server without usage
         SampleRecord(**base, id="text-prompt", prompt=LONG + " ünïcode ✓", output="no", parsed="no", score=0.0,
-                     calls=1, seconds=0.25),
+                     calls=1, seconds=0.25, usage=Usage(calls=1, prompt_tokens=7, completion_tokens=1)),
         SampleRecord(**{**base, "gold": ["a", "b"]}, id="list-gold", prompt="short", output="a", parsed="a",
                      score=0.5, calls=1),
         SampleRecord(**{**base, "gold": {"x": [1, 2]}}, id="dict-gold", prompt="short", output="z" * 6000,
@@ -114,6 +120,16 @@ def test_each_member_is_the_json_inspects_models_give() -> None:
             assert json.dumps(_without_random_ids(json.loads(mine))) == json.dumps(
                 _without_random_ids(json.loads(theirs))), record.id
             assert _id_places(json.loads(mine)) == _id_places(json.loads(theirs)), record.id
+        if record.id == "thought":  # Inspect's own usage fields: the calls made, per model, cached input apart
+            assert json.loads(direct[1])["model_usage"] == json.loads(direct[2])["model_usage"] == {
+                "structbench/m": {"input_tokens": 40, "output_tokens": 42, "total_tokens": 142,
+                                  "input_tokens_cache_read": 60, "reasoning_tokens": 40},
+                "structbench/openai:judge": {"input_tokens": 30, "output_tokens": 2, "total_tokens": 32}}
+        if record.id in ("one-call-chat", "too-long"):  # unknown usage: absent, never 0
+            assert json.loads(direct[1])["model_usage"] == {}
+        if record.id == "text-prompt":  # a record that kept only its sum: the run's model
+            assert json.loads(direct[1])["model_usage"] == {
+                "structbench/m": {"input_tokens": 7, "output_tokens": 1, "total_tokens": 8}}
         if record.id == "one-call-chat":
             condensed = json.loads(direct[1])
             assert condensed["events"][0]["input_refs"] == [[0, 3], [1, 2], [3, 4]]  # the repeated message once

@@ -16,7 +16,7 @@ from extras import require_extra
 require_extra("inspect_ai", "inspect")
 
 from inspect_ai import eval as inspect_eval  # noqa: E402
-from inspect_ai.log import EvalSample, read_eval_log  # noqa: E402
+from inspect_ai.log import EvalSample, read_eval_log, read_eval_log_sample_summaries  # noqa: E402
 
 from interop_runs import LIMIT, run_records, sb, sb_here  # noqa: E402
 from structbench.inspect_tasks import benchmark_task  # noqa: E402
@@ -286,3 +286,42 @@ def test_a_sweeps_converted_logs_report_as_its_run_does(shared_datasets: Path, t
     assert sorted(x["cell"] for x in a) == ["serialization=csv", "serialization=markdown"]
     assert [{k: v for k, v in x.items() if k != "run"} for x in a] == [{k: v for k, v in y.items() if k != "run"}
                                                                       for y in b]
+
+
+USAGE = {"prompt_tokens": 100, "completion_tokens": 42, "total_tokens": 142,
+         "prompt_tokens_details": {"cached_tokens": 60}, "completion_tokens_details": {"reasoning_tokens": 40}}
+"""What the loopback server reports for every call: 100 prompt tokens (60 from the prompt cache), 42 completion
+tokens (40 of them thinking)."""
+
+
+@pytest.mark.parametrize("usage", [USAGE, None], ids=["reported", "unknown"])
+def test_the_runs_token_usage_is_in_inspects_own_usage_fields(tmp_path: Path, usage: dict[str, Any] | None) -> None:
+    """``inspect view`` and Inspect's data frames read a log's tokens from ``stats.model_usage`` and each sample's
+    ``model_usage``; they were empty, the tokens only in structbench's metadata. Read back with Inspect's own reader:
+    Inspect's input tokens leave the cached ones out; a server that reported no usage leaves them absent, not 0."""
+    from structbench.testing.openai_server import MockOpenAIServer, serve_in_thread
+
+    (tmp_path / "prices.yaml").write_text("mock: {input: 1, output: 2}\n")  # per million tokens
+    env = {"STRUCTBENCH_PLUGINS": "toybench"}
+    with serve_in_thread(MockOpenAIServer(reply="yes", usage=usage, no_usage=usage is None)) as url:
+        sb(tmp_path, "run", "-m", "openai:mock", "--base-url", url, "-b", "toy", "-s", "direct", "--limit", "3",
+           "--prices", "prices.yaml", "--no-progress", "--out", "run", env=env)
+    sb_here(tmp_path, "convert", "run", "--to", "inspect", "--out", "logs", env=env)
+    (path,) = (tmp_path / "logs").glob("*.eval")
+    log = read_eval_log(str(path))
+    assert log.samples is not None and len(log.samples) == 3
+    if usage is None:
+        assert log.stats.model_usage == {} and all(s.model_usage == {} for s in log.samples)
+        return
+    per_call = {"input_tokens": 40, "output_tokens": 42, "total_tokens": 142, "input_tokens_cache_read": 60,
+                "reasoning_tokens": 40, "input_tokens_cache_write": None, "total_cost": None}
+    for sample in log.samples:
+        assert {k: u.model_dump() for k, u in sample.model_usage.items()} == {"structbench/openai:mock": per_call}
+    (total,) = log.stats.model_usage.values()
+    assert list(log.stats.model_usage) == ["structbench/openai:mock"] == [log.eval.model]
+    assert (total.input_tokens, total.output_tokens, total.total_tokens, total.input_tokens_cache_read,
+            total.reasoning_tokens) == (120, 126, 426, 180, 120)
+    assert total.total_cost == pytest.approx(3 * (100 + 2 * 42) / 1e6)
+    summaries = read_eval_log_sample_summaries(str(path))  # what ``inspect view`` lists the samples from
+    assert [{k: u.model_dump() for k, u in s.model_usage.items()} for s in summaries] == \
+        [{"structbench/openai:mock": per_call}] * 3

@@ -140,13 +140,14 @@ def backend_packages() -> list[str]:
     return list(dict.fromkeys(p for _, entry in BACKENDS.usable() for p in entry.packages))
 
 
-def make_backend(spec: BackendSpec) -> Backend:
-    """Construct the backend ``spec`` names; a ``--model-option`` it does not take is a usage error."""
+def make_backend(spec: BackendSpec, *, option_flag: str = "--model-option") -> Backend:
+    """Construct the backend ``spec`` names; an option it does not take is a usage error naming it as
+    ``option_flag`` gives it (Inspect's provider: ``-M``)."""
     backend = BACKENDS.get(spec.backend).load()(spec)
     if backend.model_options is None:
         return backend
     unknown = sorted(set(spec.options) - set(backend.model_options))
     if unknown:
         known = ", ".join(backend.model_options) or "none"
-        raise UsageError(f"--model-option {unknown[0]}: not an option of the {spec.backend} backend (known: {known})")
+        raise UsageError(f"{option_flag} {unknown[0]}: not an option of the {spec.backend} backend (known: {known})")
     return backend

@@ -29,8 +29,9 @@ from inspect_ai.log._recorders.eval import SAMPLES_DIR
 from inspect_ai.log._util import MAX_TEXT_LENGTH, THIN_TEXT_SCAN, THIN_TEXT_WIDTH, thin_text, truncate_text
 from shortuuid import uuid
 
+from structbench.backends.usage import CallUsage, Usage, summed
 from structbench.core.redact import redact
-from structbench.runfiles.inspect_schema import ATTEMPT, RECORD
+from structbench.runfiles.inspect_schema import ATTEMPT, RECORD, model_usage_fields
 from structbench.runfiles.records import SampleRecord
 
 Json = dict[str, Any]
@@ -108,6 +109,29 @@ def error_fields(record: SampleRecord) -> Json | None:
     return {"message": f"{record.error_kind} error: {message}", "traceback": traceback, "traceback_ansi": traceback}
 
 
+def usage_fields(usage: Usage) -> Json | None:
+    """``Usage`` as Inspect's ``ModelUsage`` fields (``inspect_schema.model_usage_fields``; None: unknown)."""
+    return model_usage_fields(usage.prompt_tokens, usage.completion_tokens, reasoning_tokens=usage.reasoning_tokens,
+                              cached_tokens=usage.cached_tokens)
+
+
+def sample_usage(record: SampleRecord, model: str) -> Json:
+    """The sample's ``model_usage``: the tokens of the calls made for it in this run, per model as Inspect names it
+    (``structbench/BACKEND:NAME``; ``model`` for a record that kept only its sum). Calls answered from the response
+    cache are left out, as Inspect leaves its own cache hits out of ``model_usage``; a model whose tokens are
+    unknown is left out whole."""
+    if record.call_usage:
+        calls: dict[str, list[CallUsage]] = {}
+        for call in record.call_usage:
+            if not call.reused:
+                calls.setdefault(f"structbench/{call.model}", []).append(call)
+        by_model = {name: summed(group) for name, group in calls.items()}
+    else:
+        by_model = {model: record.usage} if record.usage is not None else {}
+    fields = {name: usage_fields(usage) for name, usage in by_model.items()}
+    return {name: f for name, f in fields.items() if f is not None}
+
+
 def _depth(value: Any) -> int:
     if isinstance(value, dict):
         return 1 + max(map(_depth, value.values()), default=0)
@@ -177,7 +201,7 @@ def _summary(sample: Json, message_count: int) -> Json:
                                    "explanation": _thin(score["explanation"]),
                                    "metadata": _thin_metadata(score["metadata"]), "history": []}
                              for key, score in sample["scores"].items()}
-    summary["model_usage"], summary["role_usage"] = {}, {}
+    summary["model_usage"], summary["role_usage"] = sample["model_usage"], {}
     for key in ("total_time", "working_time"):
         if sample.get(key) is not None:
             summary[key] = sample[key]
@@ -260,7 +284,7 @@ def condensed(record: SampleRecord, model: str, epoch: int) -> Json:
                        "input_refs": _refs(at), "tools": [], "tool_choice": "none", "config": {},
                        "output": event_output})
     sample["events"] = events
-    sample["model_usage"], sample["role_usage"] = {}, {}
+    sample["model_usage"], sample["role_usage"] = sample_usage(record, model), {}
     if record.seconds is not None:
         sample["total_time"] = sample["working_time"] = record.seconds
     error = error_fields(record)

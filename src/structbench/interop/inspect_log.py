@@ -64,6 +64,7 @@ from inspect_ai.model import (
     ContentText,
     GenerateConfig,
     ModelOutput,
+    ModelUsage,
 )
 from inspect_ai.scorer import Score
 from pydantic import ValidationError
@@ -73,7 +74,15 @@ from structbench.core.errors import UsageError
 from structbench.core.forkmap import cpu_count, fork_imap
 from structbench.core.redact import redact
 from structbench.core.untrusted import file_name, inside
-from structbench.interop.inspect_json import PLACED, SCORED_PLACED, Member, error_fields, sample_member
+from structbench.interop.inspect_json import (
+    PLACED,
+    SCORED_PLACED,
+    Member,
+    error_fields,
+    sample_member,
+    sample_usage,
+    usage_fields,
+)
 from structbench.interop.rundir import Entry, RunData
 from structbench.runfiles.cells import cell_options, options_for
 from structbench.runfiles.inspect_schema import ATTEMPT, METRICS_GROUP, RECORD, RESULT
@@ -183,6 +192,7 @@ def eval_sample(record: SampleRecord, model: str, epoch: int) -> EvalSample:
         store={ATTEMPT: {"output": record.output, "outputs": record.outputs or [], "confidence": record.confidence,
                          "artifacts": record.artifacts, "calls": record.calls}},
         events=events,
+        model_usage={name: ModelUsage(**fields) for name, fields in sample_usage(record, model).items()},
         total_time=record.seconds,
         working_time=record.seconds,
         error=_error(record),
@@ -225,6 +235,24 @@ def _metrics(entry: Entry) -> dict[str, EvalMetric]:
                 name=f"{head.name}_{bound}", value=value,
                 metadata={"confidence": head.confidence, "method": "percentile bootstrap over the samples"})
     return metrics
+
+
+def entry_usage(entry: Entry, model: str) -> dict[str, ModelUsage]:
+    """The log's ``stats.model_usage``: the tokens of the entry's calls made in this run (``metrics.json``'s
+    ``usage``), per model as Inspect names it, with their cost where one model made them all and the run's prices
+    cost them; empty where ``metrics.json`` kept no usage (a run written before it did), and a model whose tokens
+    are unknown is left out."""
+    totals = entry.result.usage
+    if totals is None:
+        return {}
+    by_model = {f"structbench/{label}": usage for label, usage in totals.by_model.items()} or {model: totals.usage}
+    out = {}
+    for name, usage in by_model.items():
+        fields = usage_fields(usage)
+        if fields is not None:
+            cost = totals.cost_usd if len(by_model) == 1 else None
+            out[name] = ModelUsage(**fields, total_cost=cost)
+    return out
 
 
 def eval_header(run: RunData, entry: Entry) -> EvalLog:
@@ -278,7 +306,8 @@ def eval_header(run: RunData, entry: Entry) -> EvalLog:
         plan=EvalPlan(steps=[EvalPlanStep(solver=SOLVER, params={"bench": r.benchmark, "strategy": r.strategy})],
                       config=spec.model_generate_config),
         results=results,
-        stats=EvalStats(started_at=_stamp(run.started), completed_at=_stamp(run.finished) if run.finished else ""),
+        stats=EvalStats(started_at=_stamp(run.started), completed_at=_stamp(run.finished) if run.finished else "",
+                        model_usage=entry_usage(entry, model)),
         error=EvalError(message=str(stop), traceback="", traceback_ansi="") if stop and status != "success" else None,
     )
     return _redacted(log)

@@ -99,6 +99,17 @@ def torn_tail(path: Path) -> bool:
         return False
 
 
+def torn_line(path: Path) -> int | None:
+    """The number of ``path``'s last line where it has no newline (``torn_tail``), else None."""
+    if not torn_tail(path):
+        return None
+    lines = 1
+    with open_regular(path) as fh:
+        while chunk := fh.read(CHUNK):
+            lines += chunk.count(b"\n")
+    return lines
+
+
 UNREADABLE = "cannot be read as a run's records"
 
 
