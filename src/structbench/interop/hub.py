@@ -96,7 +96,8 @@ RESULT_SCHEMA = pa.schema([
     pa.field("ci_high", pa.float64()), pa.field("confidence", pa.float64()),
     pa.field("baseline_chance", pa.float64()), pa.field("baseline_majority", pa.float64()),
     pa.field("errors", pa.int64()), pa.field("harness_errors", pa.int64()), pa.field("too_long", pa.int64()),
-    pa.field("reasoning_cut_off", pa.int64()),
+    pa.field("reasoning_cut_off", pa.int64()), pa.field("turn_limit", pa.int64()),
+    pa.field("turn_limit_scored", pa.int64()),
 ])
 """``results`` columns: ``breakdown``/``group`` are null on the rows over all samples; ``ci_*``, ``confidence``
 and the baselines are set on the headline's row over all samples; the error counts on every row over all
@@ -110,7 +111,8 @@ def result_rows(run: RunData, entry: Entry) -> list[dict[str, Any]]:
     base = {"run": run.name, "model": r.model, "benchmark": r.benchmark, "variant": r.variant, "strategy": r.strategy,
             "cell": r.cell}
     counts = {"errors": r.errors, "harness_errors": r.harness_errors, "too_long": r.too_long,
-              "reasoning_cut_off": r.reasoning_cut_off}
+              "reasoning_cut_off": r.reasoning_cut_off, "turn_limit": r.turn_limit,
+              "turn_limit_scored": r.turn_limit_scored}
     head = r.headline
     rows = [{**base, "breakdown": None, "group": None, "metric": head.name, "value": head.value, "headline": True,
              "n": r.n, "ci_low": head.ci_low, "ci_high": head.ci_high, "confidence": head.confidence,
