@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import rich
 
 from extras import require_extra
 from faults import serve
@@ -80,6 +81,7 @@ def test_a_model_argument_it_does_not_take_is_one_line_naming_it(shared_datasets
     assert isinstance(result.exception, ModelArgError) and isinstance(result.exception, UsageError)
     assert str(result.exception) == says
     capsys.readouterr()
+    monkeypatch.setattr(rich, "_console", None)  # a console an earlier eval of this worker configured writes elsewhere
     exception_hook()(type(result.exception), result.exception, None)  # what the ``inspect`` command prints
     assert " ".join(capsys.readouterr().out.split()) == says  # rich wraps it at the console's width
 
