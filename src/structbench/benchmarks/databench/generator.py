@@ -20,8 +20,13 @@ from typing import Any
 
 from structbench.benchmarks.databench.answers import SEMANTICS
 from structbench.benchmarks.databench.source import ALL_FILE, DATA, NAME, QA_FILE, SAMPLE_FILE
+from structbench.core.bounds import at_most
 from structbench.core.errors import StorageError, UsageError
 
+MAX_DATASETS = 10_000
+"""The most datasets a set may hold (``core.bounds``): about 150 times the release's 65."""
+MAX_ROWS = 1_000_000
+"""The most rows of a whole table: above the release's largest tables, a hundred times most of them."""
 SAMPLE_ROWS = 20
 """DataBench Lite's sample size."""
 PER_TYPE = 4
@@ -389,6 +394,8 @@ def write_set(out: Path, *, count: int = 3, rows: int = 120, seed: int = 0) -> l
     """Write ``count`` datasets under ``out/databench/data/`` (whole or not at all); the lines saying what it holds."""
     import pandas as pd
 
+    at_most("--datasets", count, MAX_DATASETS)  # before anything is made
+    at_most("--rows", rows, MAX_ROWS)
     target = out / NAME
     if target.exists():
         raise UsageError(f"{target} already exists: choose another --out, or remove it")
