@@ -93,7 +93,7 @@ def databench(
         int, typer.Option("--datasets", min=1, help="Datasets (tables), 20 questions each (at most 10,000).")
     ] = 3,
     rows: Annotated[
-        int, typer.Option("--rows", min=20, help="Rows of each whole table (the sample has 20; at most 1,000,000).")
+        int, typer.Option("--rows", min=20, help="Rows of each whole table (the sample has 20; at most 100,000).")
     ] = 120,
     seed: GenSeedOpt = 0,
 ) -> None:
