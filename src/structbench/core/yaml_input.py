@@ -62,7 +62,7 @@ def scalar_value(event: yaml.ScalarEvent, loader: yaml.SafeLoader) -> Any:
         tag = loader.resolve(yaml.ScalarNode, event.value, event.implicit)
     if tag == MERGE_TAG:
         return MERGE_TAG
-    return loader.construct_object(yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark))
+    return loader.construct_object(yaml.ScalarNode(tag, event.value))
 
 
 def check_shape(text: str, path: Path) -> None:
