@@ -5,12 +5,14 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
 import pytest
 
-from structbench.core.atomic import FILE_MODE, atomic_path, write_text_atomic
+from structbench.core.atomic import FILE_MODE, HOST, atomic_path, remove_stale_drafts, staging_dir, write_text_atomic
 from structbench.core.errors import UsageError
 from structbench.runner.store import write_json_atomic
 
@@ -91,3 +93,32 @@ def test_errors_name_the_file_asked_for_not_its_draft(tmp_path: Path) -> None:
         write_text_atomic(tmp_path / "a.json", "x")
     assert err.value.filename == str(tmp_path / "a.json")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json"]
+
+
+def _dead_pid() -> int:
+    """The id of a process of this host that has ended."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_a_killed_writers_drafts_are_removed_by_the_next_write_of_the_target(tmp_path: Path) -> None:
+    """A SIGKILL left ``.t.json.XXXX.part`` (and a staging folder) beside the target for good."""
+    dead, live = _dead_pid(), os.getppid()
+    left = [tmp_path / f".t.json.{dead}@{HOST}.abc.part", tmp_path / f".t.json.{dead}@{HOST}.def"]
+    left[0].write_text("half")
+    (left[1] / "data").mkdir(parents=True)
+    kept = [tmp_path / f".t.json.{live}@{HOST}.ghi.part",  # a writer that still runs
+            tmp_path / f".t.json.{dead}@other-host.jkl.part",  # another host's, in a shared folder
+            tmp_path / f".t.json.bak.{dead}@{HOST}.mno.part"]  # another target's
+    for path in kept:
+        path.write_text("theirs")
+    write_text_atomic(tmp_path / "t.json", "{}")
+    assert sorted(tmp_path.iterdir()) == sorted([tmp_path / "t.json", *kept])
+    assert remove_stale_drafts(tmp_path / "t.json") == []
+
+
+def test_a_staging_folder_is_named_after_its_target_and_its_process(tmp_path: Path) -> None:
+    staging = staging_dir(tmp_path / "set")
+    assert staging.parent == tmp_path and staging.name.startswith(f".set.{os.getpid()}@{HOST}.")
+    assert remove_stale_drafts(tmp_path / "set") == [] and staging.is_dir()  # its own process runs

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from faults import child_pythonpath, fifo
-from hostile import hostile_run, no_escapes
+from hostile import checked_markdown, hostile_run, no_escapes
 from structbench.report.compare import compare_runs
 from structbench.report.entries import StatsOptions
 from structbench.report.runs import BenchmarkCache, load_run
@@ -232,3 +232,11 @@ def test_report_and_compare_print_no_escape_sequences_from_a_run(tmp_path: Path)
     assert "onerror" in report.stdout  # the name is printed, less its control characters
     compare = sb(tmp_path, "compare", str(run), str(run))
     no_escapes(compare.stdout + compare.stderr)
+
+
+def test_compare_shows_a_hostile_run_path_as_text(tmp_path: Path) -> None:
+    """``compare``'s Markdown wrote the runs' paths as they were: a ``|`` split its line, HTML and links rendered."""
+    run = hostile_run(tmp_path)
+    named = run.rename(tmp_path / "a|b\n# H <img src=x onerror=alert(1)> `c` [l](javascript:alert(1))")
+    out = checked_markdown(sb(tmp_path, "compare", str(named), str(named)).stdout, headings=0)
+    assert "<code>" not in out and "a|b # H" in out

@@ -16,7 +16,6 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from structbench.core.atomic import staging_dir
 from structbench.core.errors import UsageError
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".ckpt", ".h5", ".msgpack")
@@ -136,7 +136,7 @@ def embedded_checkpoint() -> Path:
     gguf = embedded_model_path()
     torch, transformers = import_transformers("hf:embedded")
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=".part-"))
+    tmp = staging_dir(target)
     try:
         with gguf_read_once():
             tokenizer = gguf_tokenizer(transformers, gguf)

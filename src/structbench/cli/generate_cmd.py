@@ -33,7 +33,9 @@ def structfact(
         typer.Option("--tables", help="rfqa (or rfqa/<dataset> or rfqa/<dataset>/<db>), scitab, synthetic, or CSV "
                      "files (comma-separated)."),
     ] = "rfqa",
-    per_task: Annotated[int, typer.Option("--per-task", min=1, help="Questions per task (five tasks).")] = 200,
+    per_task: Annotated[
+        int, typer.Option("--per-task", min=1, help="Questions per task (five tasks; at most 1,000,000).")
+    ] = 200,
     label_mix: Annotated[
         str, typer.Option("--label-mix", help="paper or balanced: the labels' proportions.")
     ] = "paper",
@@ -60,10 +62,16 @@ def structfact(
 def rfqa(
     data: Annotated[Path, typer.Argument(help="A CSV file or a folder of CSV files (one table each).")],
     out: OutFile,
-    per_category: Annotated[int, typer.Option("--per-category", min=1, help="Pairs per QATCH category.")] = 3,
+    per_category: Annotated[
+        int, typer.Option("--per-category", min=1, help="Pairs per QATCH category and table (at most 1,000).")
+    ] = 3,
     seed: GenSeedOpt = 0,
-    max_attributes: Annotated[int, typer.Option("--max-attributes", min=1)] = 3,
-    max_rows: Annotated[int, typer.Option("--max-rows", min=1)] = 1000,
+    max_attributes: Annotated[
+        int, typer.Option("--max-attributes", min=1, help="The most columns a projection draws (up to 1,000).")
+    ] = 3,
+    max_rows: Annotated[
+        int, typer.Option("--max-rows", min=1, help="The most rows a gold table keeps (up to 1,000,000).")
+    ] = 1000,
 ) -> None:
     """RelationalFactQA-style NL/SQL pairs with gold tables over any CSV tables, as JSON lines (read back with
     -b rfqa:generated -o path=FILE)."""
@@ -81,8 +89,12 @@ def rfqa(
 @generate_app.command("databench")
 def databench(
     out: Annotated[Path, typer.Option("--out", help="Folder to write DIR/databench/ into (whole or not at all).")],
-    datasets: Annotated[int, typer.Option("--datasets", min=1, help="Datasets (tables), 20 questions each.")] = 3,
-    rows: Annotated[int, typer.Option("--rows", min=20, help="Rows of each whole table (the sample has 20).")] = 120,
+    datasets: Annotated[
+        int, typer.Option("--datasets", min=1, help="Datasets (tables), 20 questions each (at most 10,000).")
+    ] = 3,
+    rows: Annotated[
+        int, typer.Option("--rows", min=20, help="Rows of each whole table (the sample has 20; at most 100,000).")
+    ] = 120,
     seed: GenSeedOpt = 0,
 ) -> None:
     """DataBench datasets of invented rows in the Hub's layout (data/<id>_<Name>/ with all.parquet,
@@ -111,7 +123,8 @@ def claimdb(
 def tablebench(
     out: Annotated[Path, typer.Option("--out", help="Folder to write tablebench/ into (each file whole or not at "
                                                     "all).")],
-    size: Annotated[int, typer.Option("--size", min=1, help="Tables of each kind (each asked its questions).")] = 1,
+    size: Annotated[int, typer.Option("--size", min=1, help="Tables of each kind (each asked its questions; at "
+                                                                 "most 4,000).")] = 1,
     seed: GenSeedOpt = 0,
 ) -> None:
     """TableBench questions of every subtype and chart type over invented tables, in the Hub repository's layout
@@ -139,7 +152,7 @@ def skabench(
     csv: Annotated[Path | None, typer.Option("--csv", metavar="DIR", help="A folder of CSV tables.")] = None,
     scitab: Annotated[Path | None, typer.Option("--scitab", metavar="FILE", help="SciTab's sci_tab.json.")] = None,
     data_dir: DataDirOpt = None,
-    questions: Annotated[int, typer.Option("--questions", min=1, help="Questions to build.")] = 30,
+    questions: Annotated[int, typer.Option("--questions", min=1, help="Questions to build (at most 100,000).")] = 30,
     knowledge: Annotated[
         str, typer.Option("--knowledge", help="all, or a comma list of kg, table, kg+text, table+text.")
     ] = "all",
@@ -152,7 +165,8 @@ def skabench(
         int, typer.Option("--min-columns", min=1, help="Tables with fewer columns are skipped (the paper kept 6+).")
     ] = 3,
     max_rows: Annotated[
-        int | None, typer.Option("--max-rows", min=1, help="Rows of a large table kept per instance (default 5000).")
+        int | None, typer.Option("--max-rows", min=1, help="Rows of a large table kept per instance (default 5000, "
+                                                                "at most 500,000).")
     ] = None,
     synthesize_model: Annotated[
         str | None,
@@ -166,11 +180,13 @@ def skabench(
     ] = None,
     base_url: Annotated[str | None, typer.Option("--base-url", help="The models' OpenAI-compatible server.")] = None,
     synthesize_rows: Annotated[
-        int, typer.Option("--synthesize-rows", min=1, help="Accepted rows to add per instance.")
+        int, typer.Option("--synthesize-rows", min=1, help="Accepted rows to add per instance (at most 200,000).")
     ] = 20,
-    per_call: Annotated[int, typer.Option("--per-call", min=1, help="Rows asked for per generation request.")] = 20,
+    per_call: Annotated[
+        int, typer.Option("--per-call", min=1, help="Rows asked for per generation request (at most 1,000).")
+    ] = 20,
     patience: Annotated[
-        int, typer.Option("--patience", min=1, help="Stop after this many rounds without a new row.")
+        int, typer.Option("--patience", min=1, help="Stop after this many rounds without a new row (at most 1,000).")
     ] = 5,
     check: Annotated[CheckChoice, typer.Option("--check", help="Check rows a batch or a row per call.")] = (
         CheckChoice.batch

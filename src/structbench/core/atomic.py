@@ -3,6 +3,11 @@
 The temporary file gets the mode an ordinary ``open`` would give it (``0o666`` less the umask), not
 ``mkstemp``'s owner-only ``0o600``, so results, manifests and exports stay readable by whoever can read the
 directory.
+
+A draft (a file, or a folder of ``staging_dir``) is named after its target and the process writing it,
+``.NAME.PID@HOST.XXXXXXXX``: Ctrl-C and SIGTERM remove it on their way out, and what a SIGKILL (or a power cut) left
+is removed by the next write of the same target on the same host, once its process is gone. A live writer's draft
+(another process, or a host sharing the folder) is never touched.
 """
 
 from __future__ import annotations
@@ -11,6 +16,9 @@ import contextlib
 import errno
 import json
 import os
+import re
+import shutil
+import socket
 import stat
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -59,6 +67,56 @@ def atomic_path(path: Path) -> Iterator[Path]:
         raise
 
 
+HOST = re.sub(r"[^\w.-]", "_", socket.gethostname()) or "host"
+"""This host's name as drafts carry it (a folder shared between hosts is cleaned by each of its own drafts only)."""
+
+
+def draft_prefix(path: Path) -> str:
+    """The start of the name of a draft of ``path`` made by this process (``mkstemp``/``mkdtemp``'s ``prefix``)."""
+    return f".{path.name}.{os.getpid()}@{HOST}."
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` of this host still runs (one of another user's counts: it cannot be signalled)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # (PermissionError: it runs, as someone else)
+        return True
+    return True
+
+
+def remove_stale_drafts(path: Path) -> list[Path]:
+    """Remove the drafts of ``path`` (files or folders beside it) whose process, on this host, is gone; the paths
+    removed. A process killed with SIGKILL cannot remove its own draft; its next write does."""
+    stale = re.compile(rf"{re.escape(f'.{path.name}.')}(\d+)@{re.escape(HOST)}\.[^/]+")
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:  # (no folder yet: nothing left there)
+        return []
+    removed = []
+    for entry in entries:
+        found = stale.fullmatch(entry.name)
+        if found is None or _alive(int(found.group(1))):
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            Path(entry.path).unlink(missing_ok=True)
+        removed.append(Path(entry.path))
+    return removed
+
+
+def staging_dir(path: Path) -> Path:
+    """A new empty folder beside ``path`` to build it in (renamed to ``path`` when whole), named as a draft of it,
+    once the drafts a killed process left are removed; the caller removes it if the build fails."""
+    remove_stale_drafts(path)
+    return Path(tempfile.mkdtemp(prefix=draft_prefix(path), dir=path.parent))
+
+
 def _through_links(path: Path) -> Path:
     """What ``path`` names once its symbolic links are followed (``path`` itself where they loop)."""
     if not path.is_symlink():
@@ -82,7 +140,8 @@ def _temporary(path: Path) -> str:
     """A new empty file beside ``path`` (its folder made if need be), with an ordinary file's mode."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+        remove_stale_drafts(path)
+        fd, name = tempfile.mkstemp(dir=path.parent, prefix=draft_prefix(path), suffix=".part")
     except OSError as err:
         blocked = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
         if blocked is not None:

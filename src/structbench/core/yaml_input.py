@@ -48,11 +48,32 @@ def field_name(loc: tuple[Any, ...]) -> str:
     return text
 
 
+_Seen = dict[Any, tuple[str, int]]
+"""A mapping's keys as they read -> (as written, line)."""
+MERGE_TAG = "tag:yaml.org,2002:merge"
+"""``<<``: not a key but a merge, which a mapping may hold several of."""
+
+
+def scalar_value(event: yaml.ScalarEvent, loader: yaml.SafeLoader) -> Any:
+    """What a scalar reads as, tagged as ``safe_load`` tags it (``1`` and ``0x1`` the int 1, ``'1'`` the text,
+    ``yes`` True); ``MERGE_TAG`` for ``<<``."""
+    tag = event.tag
+    if tag is None or tag == "!":
+        tag = loader.resolve(yaml.ScalarNode, event.value, event.implicit)
+    if tag == MERGE_TAG:
+        return MERGE_TAG
+    return loader.construct_object(yaml.ScalarNode(tag, event.value))
+
+
 def check_shape(text: str, path: Path) -> None:
     """Refuse, from the parser's events alone (no tree built, nothing expanded), a file nested deeper than
     ``MAX_DEPTH``, with more than ``MAX_ALIASES`` aliases, standing for more than ``MAX_VALUES`` values once its
-    aliases are expanded, or repeating a key of a mapping (YAML forbids it; a loader would keep the last)."""
-    open_nodes: list[tuple[int, str | None, set[str] | None]] = []  # (values before it, anchor, keys seen: mappings)
+    aliases are expanded, or repeating a key of a mapping (YAML forbids it; a loader would keep the last). Keys are
+    compared as they read (``scalar_value``), as the mapping loaded holds them: ``a`` and ``"a"``, ``1`` and ``0x1``,
+    ``1`` and ``true`` (Python's one key) are one key, ``1`` and ``'1'`` two."""
+    open_nodes: list[tuple[int, str | None, _Seen | None]] = []  # (values before it, anchor, keys seen: mappings)
+    keys_of: dict[str, Any] = {}  # anchor of a scalar -> its value, for a key that is its alias
+    loader = yaml.SafeLoader("")  # (its resolver and constructor only)
     key_next: list[bool] = []  # per open mapping: whether its next node is a key
     sizes: dict[str, int] = {}  # anchor -> values its node stands for
     total = aliases = 0
@@ -69,10 +90,8 @@ def check_shape(text: str, path: Path) -> None:
                 is_key = key_next[-1]
                 key_next[-1] = not is_key
                 keys = open_nodes[-1][2]
-                if is_key and isinstance(event, yaml.ScalarEvent):
-                    if event.value in keys:
-                        raise UsageError(f"{path}:{line}: key {event.value!r} appears twice in this mapping")
-                    keys.add(event.value)
+                if is_key and isinstance(event, (yaml.ScalarEvent, yaml.AliasEvent)):
+                    _new_key(event, keys, keys_of, loader, path, line)
             size = sizes.get(event.anchor or "", 1) if isinstance(event, yaml.AliasEvent) else 1
             total += size
             if total > MAX_VALUES:
@@ -82,17 +101,42 @@ def check_shape(text: str, path: Path) -> None:
                 if len(open_nodes) >= MAX_DEPTH:
                     raise UsageError(f"{path}:{line}: nested more than {MAX_DEPTH} levels deep: refused")
                 mapping = isinstance(event, yaml.MappingStartEvent)
-                open_nodes.append((total - 1, event.anchor, set() if mapping else None))
+                open_nodes.append((total - 1, event.anchor, {} if mapping else None))
                 if mapping:
                     key_next.append(True)
             elif isinstance(event, yaml.ScalarEvent) and event.anchor:
                 sizes[event.anchor] = 1
+                keys_of[event.anchor] = scalar_value(event, loader)
         elif isinstance(event, yaml.CollectionEndEvent):
             before, anchor, seen = open_nodes.pop()
             if seen is not None:
                 key_next.pop()
             if anchor:
                 sizes[anchor] = total - before
+
+
+def _new_key(event: yaml.ScalarEvent | yaml.AliasEvent, keys: _Seen, keys_of: dict[str, Any],
+             loader: yaml.SafeLoader, path: Path, line: int) -> None:
+    """Record a mapping's key; refuse one it holds already, as read (a key written another way names the first)."""
+    if isinstance(event, yaml.AliasEvent):
+        if event.anchor not in keys_of:  # (a collection's alias as a key: no loader reads it as a key)
+            return
+        value, written = keys_of[event.anchor], f"*{event.anchor}"
+    else:
+        try:
+            value, written = scalar_value(event, loader), event.value
+        except ValueError as err:  # (``!!int abc``, as safe_load would read it)
+            raise UsageError(f"{path}:{line}: key {event.value!r} is not its tag's value: {err}") from None
+    if value is MERGE_TAG:
+        return
+    try:
+        first = keys.get(value)
+    except TypeError:  # (unhashable: safe_load refuses the file itself)
+        return
+    if first is not None:
+        same = "" if first[0] == written else f" (read as the key {first[0]!r} of line {first[1]})"
+        raise UsageError(f"{path}:{line}: key {written!r} appears twice in this mapping{same}")
+    keys[value] = (written, line)
 
 
 def read_yaml(path: Path, *, kind: str, max_bytes: int) -> tuple[Any, dict[tuple[Any, ...], int]]:
@@ -114,6 +158,8 @@ def read_yaml(path: Path, *, kind: str, max_bytes: int) -> tuple[Any, dict[tuple
         mark = getattr(err, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
         raise UsageError(f"{path}{line}: not YAML (nor JSON): {getattr(err, 'problem', None) or err}") from None
+    except ValueError as err:  # a value its tag cannot read (``!!int abc``, ``!!timestamp 2001-99-99``)
+        raise UsageError(f"{path}: not YAML (nor JSON): a tagged value cannot be read: {err}") from None
     lines: dict[tuple[Any, ...], int] = {}
     if node is not None:
         key_lines(node, (), lines)

@@ -22,7 +22,6 @@ import itertools
 import json
 import os
 import shutil
-import tempfile
 import types
 import typing
 from collections.abc import Iterable, Iterator, Sequence
@@ -32,7 +31,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from structbench.core.atomic import write_text_atomic
+from structbench.core.atomic import staging_dir, write_text_atomic
 from structbench.core.errors import StructbenchError, UsageError
 from structbench.core.redact import redact, register_env_secrets
 from structbench.interop.rundir import Entry, RunData
@@ -191,7 +190,7 @@ def publish(runs: Sequence[RunData], out: Path, *, repo: str | None = None) -> P
                          "folder")
     register_env_secrets()
     out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.publish-"))
+    staging = staging_dir(out)
     try:
         write_folder(runs, staging, repo=repo)
         old = None

@@ -20,6 +20,7 @@ from typing import Any
 from structbench.analysis.paired import Pair, RecordPair, StatsOptions, paired_records_test, scored_pairs
 from structbench.contract.benchmark import Benchmark
 from structbench.core.errors import UsageError
+from structbench.core.mdtext import md_inline
 from structbench.report.crosstab import group_value
 from structbench.report.entries import signature
 from structbench.report.runs import BenchmarkCache
@@ -226,14 +227,15 @@ def small_notes(rows: Sequence[Comparison]) -> list[str]:
 
 def comparison_markdown(rows: Sequence[Comparison], label_a: str, label_b: str, *, notes: bool = True) -> str:
     """The comparison as a Markdown table, with a warning under it where some comparisons rest on few units (unless
-    ``notes`` is False: the command prints them once, on stderr)."""
+    ``notes`` is False: the command prints them once, on stderr). Every name in it (the runs' paths, benchmark,
+    variant, sweep cell, strategy, metric, breakdown, group) is text (``core.mdtext``), never Markdown or HTML."""
     first = rows[0].test if rows else None
     conf = first.confidence if first else 0.95
     unit = "" if first is None or first.unit == SAMPLE_UNIT else f", resampling and swapping whole {first.unit}s"
     lines = [
-        f"A = {label_a}, B = {label_b}; Δ = B − A; p-values: paired bootstrap and approximate randomization "
-        f"({first.resamples if first else 0} resamples, seed {first.seed if first else 0}{unit})."
-        + (" Entries of a sweep pair cell by cell." if any(c.cell for c in rows) else ""),
+        f"A = {md_inline(label_a)}, B = {md_inline(label_b)}; Δ = B − A; p-values: paired bootstrap and approximate "
+        f"randomization ({first.resamples if first else 0} resamples, seed {first.seed if first else 0}"
+        f"{md_inline(unit)})." + (" Entries of a sweep pair cell by cell." if any(c.cell for c in rows) else ""),
         "",
         f"| benchmark | strategy | metric | breakdown | group | n | A | B | Δ | {conf:.0%} CI of Δ | p boot | p rand |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
@@ -241,11 +243,12 @@ def comparison_markdown(rows: Sequence[Comparison], label_a: str, label_b: str, 
     for c in rows:
         t = c.test
         strategy = c.strategy_a if c.strategy_a == c.strategy_b else f"{c.strategy_a} vs {c.strategy_b}"
+        entry = f"{c.benchmark}:{c.variant}" + (f" [{cell_text(c.cell)}]" if c.cell else "")
+        cells = [entry, strategy, c.metric, c.breakdown, c.group, units_text(t)]
         lines.append(
-            f"| {c.benchmark}:{c.variant}{f' [{cell_text(c.cell)}]' if c.cell else ''} | {strategy} | {c.metric} | "
-            f"{c.breakdown} | {c.group} | {units_text(t)} | "
+            "| " + " | ".join(map(md_inline, cells)) + " | "
             f"{fmt(t.a)} | {fmt(t.b)} | {t.delta:+.4f} | [{fmt(t.ci_low)}, {fmt(t.ci_high)}] | "
             f"{p_bootstrap_text(t)} | {_p(t.p_randomization, t.resamples)} |"
         )
-    lines += ["", *(f"Note: {note}." for note in small_notes(rows))] if notes and small_notes(rows) else []
+    lines += ["", *(f"Note: {md_inline(note)}." for note in small_notes(rows))] if notes and small_notes(rows) else []
     return "\n".join(lines)

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
 from collections import Counter
 from pathlib import Path
 
 import pandas as pd
 
+from faults import child_pythonpath
+from patience import patience
 from structbench.benchmarks.databench.answers import SEMANTICS
-from structbench.benchmarks.databench.generator import PER_TYPE, SAMPLE_ROWS
+from structbench.benchmarks.databench.generator import PER_TYPE, SAMPLE_ROWS, THEMES, make_table
 from structbench.benchmarks.databench.source import ALL_FILE, DATA, NAME, QA_FILE, SAMPLE_FILE
 from structbench.testing.cli import invoke
 
@@ -61,3 +69,40 @@ def test_an_existing_set_is_kept_and_bad_sizes_are_usage_errors(tmp_path: Path) 
     assert again.returncode == 2 and "already exists" in again.stderr
     small = invoke("generate", "databench", "--out", str(tmp_path / "x"), "--rows", "10")
     assert small.returncode == 2 and not (tmp_path / "x" / NAME).exists()
+
+
+def _killed_midway(out: Path, signum: int) -> subprocess.CompletedProcess[str]:
+    """``generate databench`` into ``out``, sent ``signum`` once its staging folder holds a dataset."""
+    proc = subprocess.Popen([sys.executable, "-m", "structbench", "generate", "databench", "--out", str(out),
+                             "--datasets", "5000"], env=dict(os.environ, PYTHONPATH=child_pythonpath()),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + patience(120)
+    while not any(out.glob(f".{NAME}.*/{DATA}/*")) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert proc.poll() is None, "it ended before it was killed"
+    proc.send_signal(signum)
+    stdout, stderr = proc.communicate(timeout=patience(60))
+    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+
+
+def test_a_killed_generate_leaves_no_draft_for_long(tmp_path: Path) -> None:
+    """SIGTERM (as Ctrl-C) removes the staging folder on the way out; the one a SIGKILL left beside the output is
+    removed by the next generate into the same place, which writes the set whole."""
+    terminated = _killed_midway(tmp_path / "t", signal.SIGTERM)
+    assert terminated.returncode == 143 and terminated.stderr.strip() == "terminated (SIGTERM)"
+    assert list((tmp_path / "t").iterdir()) == []
+    killed = _killed_midway(tmp_path / "k", signal.SIGKILL)
+    assert killed.returncode == -signal.SIGKILL
+    (draft,) = (tmp_path / "k").iterdir()
+    assert draft.name.startswith(f".{NAME}.") and not (tmp_path / "k" / NAME).exists()
+    done = invoke("generate", "databench", "--out", str(tmp_path / "k"), "--datasets", "1")
+    assert done.returncode == 0, done.stderr
+    assert [p.name for p in (tmp_path / "k").iterdir()] == [NAME]
+
+
+def test_a_table_of_more_rows_than_three_syllables_can_name_is_made() -> None:
+    """Names of two or three of 15 syllables run out near 3,500 rows, and measures of two decimals up to 500 near
+    50,000: drawing distinct ones looped for ever (``--rows 5000`` never ended)."""
+    table = make_table(THEMES[0], 60_000, random.Random(0))
+    assert len(table) == 60_000 and table[THEMES[0].label].is_unique
+    assert table[THEMES[0].measure].dropna().is_unique

@@ -12,10 +12,10 @@ import hashlib
 import os
 import shutil
 import stat
-import tempfile
 import zipfile
 from pathlib import Path
 
+from structbench.core.atomic import staging_dir
 from structbench.core.errors import DataError
 from structbench.data.datasets import cache_root
 
@@ -81,7 +81,7 @@ def open_databases(zip_path: Path) -> dict[str, Path]:
 
 def _extract(zf: zipfile.ZipFile, members: dict[str, zipfile.ZipInfo], folder: Path, path: Path) -> None:
     folder.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=".extracting-", dir=folder.parent))
+    work = staging_dir(folder)
     try:
         for db, info in members.items():
             _copy(zf, info, work / f"{db}{SUFFIX}", path)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import random
 import shutil
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,8 +19,14 @@ from typing import Any
 
 from structbench.benchmarks.databench.answers import SEMANTICS
 from structbench.benchmarks.databench.source import ALL_FILE, DATA, NAME, QA_FILE, SAMPLE_FILE
+from structbench.core.atomic import staging_dir
+from structbench.core.bounds import at_most
 from structbench.core.errors import StorageError, UsageError
 
+MAX_DATASETS = 10_000
+"""The most datasets a set may hold (``core.bounds``): about 150 times the release's 65."""
+MAX_ROWS = 100_000
+"""The most rows of a whole table: 800 times the default, a hundred times most of the release's tables."""
 SAMPLE_ROWS = 20
 """DataBench Lite's sample size."""
 PER_TYPE = 4
@@ -67,11 +72,21 @@ THEMES = (
           "opened"),
 )
 
+def _room(n: int, made: Callable[[int], int], low: int) -> int:
+    """The least size from ``low`` up whose ``made(size)`` distinct values are four times ``n``: distinct draws among
+    them end soon (a table of more rows than the draws could tell apart looped for ever)."""
+    size = low
+    while made(size) < 4 * n:
+        size += 1
+    return size
+
+
 def _names(rng: random.Random, n: int) -> list[str]:
+    longest = _room(n, lambda k: sum(len(SYLLABLES) ** j for j in range(2, k + 1)), 3)
     seen: set[str] = set()
     names: list[str] = []
     while len(names) < n:
-        word = "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 3))).capitalize()
+        word = "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, longest))).capitalize()
         if word not in seen:
             seen.add(word)
             names.append(word)
@@ -82,10 +97,11 @@ def make_table(theme: Theme, rows: int, rng: random.Random) -> Any:
     """An invented table of ``rows`` rows (a pandas DataFrame with the release's kinds of columns)."""
     import pandas as pd
 
+    highest = _room(rows, lambda top: (top - 1) * 100 + 1, 500)  # (values of two decimals from 1 to ``highest``)
     measures: set[float] = set()
     values: list[float] = []
     while len(values) < rows:
-        value = round(rng.uniform(1, 500), 2)
+        value = round(rng.uniform(1, highest), 2)
         if value not in measures:
             measures.add(value)
             values.append(value)
@@ -389,13 +405,15 @@ def write_set(out: Path, *, count: int = 3, rows: int = 120, seed: int = 0) -> l
     """Write ``count`` datasets under ``out/databench/data/`` (whole or not at all); the lines saying what it holds."""
     import pandas as pd
 
+    at_most("--datasets", count, MAX_DATASETS)  # before anything is made
+    at_most("--rows", rows, MAX_ROWS)
     target = out / NAME
     if target.exists():
         raise UsageError(f"{target} already exists: choose another --out, or remove it")
     lines = []
     try:
         out.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{NAME}.", dir=out))
+        staging = staging_dir(target)  # (a killed generate's draft here is removed first)
         try:
             total = 0
             for folder, whole, sample, qa in datasets(count, rows, seed):

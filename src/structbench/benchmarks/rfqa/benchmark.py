@@ -26,6 +26,7 @@ from structbench.benchmarks.rfqa.complexity import CLASSES, has_order_by, shape
 from structbench.benchmarks.rfqa.cot import BaseQuery, plan
 from structbench.benchmarks.rfqa.database import Database, DatabaseCache, quote
 from structbench.benchmarks.rfqa.engine import referenced_tables
+from structbench.benchmarks.rfqa.generator import MAX_PER_CATEGORY
 from structbench.benchmarks.rfqa.gold import GoldReport, GoldResult, GoldTable, execute_gold, json_value
 from structbench.benchmarks.rfqa.matching import RULES, MatchRule
 from structbench.benchmarks.rfqa.metrics import METRICS, align_records, table_metrics
@@ -109,8 +110,8 @@ class RFQAOptions(BaseModel):
     path: str | None = None
     """``generated`` only: a JSONL file of generated pairs, or a CSV file or folder of CSV files to
     generate pairs from (with the run's seed)."""
-    per_category: int = Field(3, ge=1)
-    """``generated`` from CSV: pairs per query category and table."""
+    per_category: int = Field(3, ge=1, le=MAX_PER_CATEGORY)
+    """``generated`` from CSV: pairs per query category and table (at most ``generator.MAX_PER_CATEGORY``)."""
     data: str | None = None
     """``generated`` from JSONL: the source tables (CSV file or folder) for every line, instead of the
     ``data`` path each line records."""

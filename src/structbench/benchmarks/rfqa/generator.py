@@ -39,6 +39,7 @@ from structbench.benchmarks.rfqa.database import NUMERIC_TYPES, Database, column
 from structbench.benchmarks.rfqa.engine import referenced_tables
 from structbench.benchmarks.rfqa.gold import json_value
 from structbench.core.atomic import write_text_atomic
+from structbench.core.bounds import at_most
 from structbench.core.errors import DataError
 
 CATEGORIES = (
@@ -54,6 +55,12 @@ CATEGORIES = (
     "join",
 )
 """The kinds of query generated, as QATCH names its test categories."""
+MAX_PER_CATEGORY = 1_000
+"""The most pairs per category and table asked for (``core.bounds``; the paper's 696 queries hold a few per table)."""
+MAX_ATTRIBUTES = 1_000
+"""The most columns a projection may draw (``--max-attributes``)."""
+MAX_GOLD_ROWS = 1_000_000
+"""The most rows a gold table may keep (``--max-rows``): a thousand times the default."""
 
 _OPS = {
     "=": "is equal to",
@@ -329,6 +336,7 @@ def generate_pairs(
     ``source`` is a CSV file, a folder of CSV files (one table each, the file stem as its name) or a
     mapping from table names to CSV files. Deterministic for a given ``seed``.
     """
+    _bounded(per_category, max_attributes, max_rows)  # before any table is read
     src = Path(source) if isinstance(source, str) else source
     data = {k: str(Path(v).resolve()) for k, v in src.items()} if isinstance(src, Mapping) else str(src.resolve())
     return generate_from(
@@ -343,6 +351,12 @@ def generate_pairs(
     )
 
 
+def _bounded(per_category: int, max_attributes: int, max_rows: int) -> None:
+    at_most("--per-category", per_category, MAX_PER_CATEGORY)
+    at_most("--max-attributes", max_attributes, MAX_ATTRIBUTES)
+    at_most("--max-rows", max_rows, MAX_GOLD_ROWS)
+
+
 def generate_from(
     db: Database,
     *,
@@ -355,6 +369,7 @@ def generate_from(
     data: str | dict[str, str] | None = None,
 ) -> list[GeneratedPair]:
     """``generate_pairs`` over tables already loaded in ``db`` (``data`` is recorded in each pair)."""
+    _bounded(per_category, max_attributes, max_rows)
     unknown = [c for c in categories if c not in CATEGORIES]
     if unknown:
         raise DataError(f"unknown categories {unknown}; known: {', '.join(CATEGORIES)}")

@@ -25,7 +25,7 @@ from pydantic import ConfigDict, Field
 from structbench.backends.base import Message, Request
 from structbench.backends.tokens import CountTokens as TokenCounter
 from structbench.backends.tokens import token_counter
-from structbench.benchmarks.skabench.builder import MAX_ROWS, iter_instances
+from structbench.benchmarks.skabench.builder import MAX_KEPT_ROWS, MAX_QUESTIONS, MAX_ROWS, iter_instances
 from structbench.benchmarks.skabench.contexts import LaidOutContext, read_contexts
 from structbench.benchmarks.skabench.database import Database
 from structbench.benchmarks.skabench.instances import read_instances
@@ -106,7 +106,7 @@ class SkaOptions(PerturbationOptions):
     path: str | None = None
     """``csv`` variant: a folder of CSV tables; ``jsonl`` variant: an instance file; ``contexts`` variant: a
     file of laid-out contexts."""
-    questions: int = Field(30, ge=1)
+    questions: int = Field(30, ge=1, le=MAX_QUESTIONS)
     """Builder variants: how many questions to generate (each gives up to four instances)."""
     templates: str | None = None
     """Builder variants: comma list of question templates (default: all)."""
@@ -130,7 +130,7 @@ class SkaOptions(PerturbationOptions):
     """Builder variants: tables with fewer rows are not asked about (the paper keeps tables of 8+ rows)."""
     min_columns: int = Field(3, ge=1)
     """Builder variants: tables with fewer columns are not asked about (the paper's curation kept 6+)."""
-    max_rows: int = Field(MAX_ROWS, ge=1)
+    max_rows: int = Field(MAX_ROWS, ge=1, le=MAX_KEPT_ROWS)
     """Builder variants: a larger table contributes its lineage rows plus a seeded sample of the others."""
 
 

@@ -17,13 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from structbench.benchmarks.skabench.builder import MAX_ROWS, build_instances
+from structbench.benchmarks.skabench.builder import MAX_KEPT_ROWS, MAX_QUESTIONS, MAX_ROWS, build_instances
 from structbench.benchmarks.skabench.database import Database
 from structbench.benchmarks.skabench.sources import load_rfqa_database, load_scitab_database
 from structbench.benchmarks.skabench.synthesis import synthesize_noisy_rows, with_noisy_rows
 from structbench.benchmarks.skabench.templates import TEMPLATES
 from structbench.benchmarks.skabench.units import KNOWLEDGE_TYPES, Instance
 from structbench.contract.benchmark import other_model
+from structbench.core.bounds import at_most
 from structbench.core.errors import UsageError
 from structbench.data.datasets import DataContext
 
@@ -62,6 +63,18 @@ class Shape:
     min_columns: int = 3
     max_rows: int = MAX_ROWS
 
+    def __post_init__(self) -> None:
+        at_most("--questions", self.questions, MAX_QUESTIONS)
+        at_most("--max-rows", self.max_rows, MAX_KEPT_ROWS)
+
+
+MAX_SYNTHESIZED_ROWS = 200_000
+"""The most rows synthesized per instance (``core.bounds``): over a hundred times the paper's 1,522 on average."""
+MAX_PER_CALL = 1_000
+"""The most rows asked for per request: 50 times the paper's 20, more than a reply holds."""
+MAX_PATIENCE = 1_000
+"""The most fruitless rounds in a row before giving up."""
+
 
 @dataclass(frozen=True)
 class Synthesis:
@@ -75,6 +88,11 @@ class Synthesis:
     per_call: int = 20
     patience: int = 5
     check: Literal["batch", "row"] = "batch"
+
+    def __post_init__(self) -> None:
+        at_most("--synthesize-rows", self.rows, MAX_SYNTHESIZED_ROWS)
+        at_most("--per-call", self.per_call, MAX_PER_CALL)
+        at_most("--patience", self.patience, MAX_PATIENCE)
 
 
 def build(source: Source, shape: Shape) -> list[Instance]:

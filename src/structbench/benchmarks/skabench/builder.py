@@ -47,6 +47,11 @@ MAX_LINEAGE_CANDIDATES = 80
 MAX_ROWS = 5000
 """Rows of one table that make up an instance's knowledge base: enough for 128k-token contexts in every
 form (5,000 rows of 3+ columns), without materializing 10^5-row tables for each question."""
+MAX_KEPT_ROWS = 100 * MAX_ROWS
+"""The most rows ``max_rows`` may keep of a table (``core.bounds``)."""
+MAX_QUESTIONS = 100_000
+"""The most questions a build may ask (``core.bounds``): each gives up to four instances, some fifty times the
+paper's."""
 
 
 def format_value(value: Value) -> str:

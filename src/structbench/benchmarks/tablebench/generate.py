@@ -29,6 +29,7 @@ from structbench.benchmarks.tablebench.taxonomy import (
     VISUALIZATION,
 )
 from structbench.core.atomic import write_texts_atomic
+from structbench.core.bounds import at_most
 
 PARTS = ("Ash", "Brook", "Cal", "Dun", "Elm", "Fen", "Glen", "Hart", "Ivy", "Kings", "Lark", "Mill", "North", "Oak",
          "Pine", "Red", "Stone", "Thorn", "West", "Wick")
@@ -243,6 +244,8 @@ def readings(rng: random.Random) -> Iterator[Item]:
 
 
 KINDS = (league, network, shop, readings)
+MAX_SIZE = 4_000
+"""The most tables of each kind (``core.bounds``): 100,000 questions, over a hundred times the release's 886."""
 
 
 def items(seed: int, size: int = 1) -> list[Item]:
@@ -259,7 +262,7 @@ def write_set(out: Path, *, seed: int = 0, size: int = 1) -> list[str]:
     """Write the set under ``out/tablebench/`` (each file whole or not at all); returns what it wrote, one line
     per file."""
     folder = out / SOURCE.name
-    chosen = items(seed, size)
+    chosen = items(seed, at_most("--size", size, MAX_SIZE))
     ids = [hashlib.md5(f"structbench-tablebench:{seed}:{i}".encode()).hexdigest() for i in range(len(chosen))]
     base = [
         {"id": qid, "qtype": it.qtype, "qsubtype": it.qsubtype, "table": it.table, "question": it.question,

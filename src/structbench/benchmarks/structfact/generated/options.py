@@ -8,6 +8,8 @@ from pydantic import Field
 
 from structbench.benchmarks.structfact.options import StructFactOptions
 
+MAX_PER_TASK = 1_000_000
+"""The most questions per task (five tasks): 50 times the 20,000 of the 100,000-question scale runs."""
 GENERATION_OPTIONS = ("tables", "per_task", "label_mix", "questions_file")
 """The options that only ``structfact:generated`` reads."""
 
@@ -18,8 +20,8 @@ class GeneratedOptions(StructFactOptions):
     tables: str = "rfqa"
     """``generated``: where the tables come from, comma-separated: ``rfqa`` (or ``rfqa/<dataset>[/<db>]``),
     ``scitab``, or a CSV file or folder of CSV files."""
-    per_task: int = Field(200, ge=1)
-    """``generated``: questions per task."""
+    per_task: int = Field(200, ge=1, le=MAX_PER_TASK)
+    """``generated``: questions per task (at most ``MAX_PER_TASK``)."""
     label_mix: Literal["paper", "balanced"] = "paper"
     """``generated``: the Fact./Non-fact./NEI shares of the paper's Table 2 per task, or a third each."""
     questions_file: str | None = None

@@ -7,9 +7,11 @@ from pathlib import Path
 
 from structbench.backends.tokens import token_counter
 from structbench.benchmarks.structfact.generated.generator import BUDGET, LABEL_MIXES
+from structbench.benchmarks.structfact.generated.options import MAX_PER_TASK
 from structbench.benchmarks.structfact.generated.release import write_release
 from structbench.benchmarks.structfact.generated.variant import generate_set
 from structbench.benchmarks.structfact.loader import LABELS
+from structbench.core.bounds import at_most
 from structbench.core.errors import StorageError, UsageError
 from structbench.data.datasets import DataContext
 
@@ -27,6 +29,7 @@ def write_set(
     budget: int | None = None,
 ) -> list[str]:
     """Generate the set and write it whole to ``out``; the lines that say what it holds (per task, per label)."""
+    at_most("--per-task", per_task, MAX_PER_TASK)
     if label_mix not in LABEL_MIXES:
         raise UsageError(f"--label-mix {label_mix!r}: must be one of {', '.join(sorted(LABEL_MIXES))}")
     questions = generate_set(
