@@ -279,6 +279,32 @@ def test_an_unfinished_run_is_a_usage_error_and_nothing_is_logged(logged_run: tu
     assert done.returncode == 0, done.stderr  # finished, the lock released: logged
 
 
+def test_a_torn_last_line_is_refused_with_the_samples_and_nothing_is_logged(logged_run: tuple[Path, str, str],
+                                                                            tmp_path: Path) -> None:
+    """A crash mid-write leaves the last line of ``samples.jsonl`` without its newline: the per-sample table would not
+    hold the records the metrics count, so ``--log-samples`` refuses it as ``convert`` does (exit 2, one line naming
+    the file and line and the resume that mends it) before any tracker run is made; without the table the metrics
+    are logged."""
+    import shutil
+
+    run_dir = tmp_path / "torn"
+    shutil.copytree(logged_run[0], run_dir)
+    records = run_dir / "samples.jsonl"
+    lines = records.read_bytes().splitlines(keepends=True)
+    records.write_bytes(b"".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2])
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    command = ["log", str(run_dir), "--to", "mlflow", "--log-option", f"tracking_uri={uri}"]
+    done = invoke(*command, "--log-samples", env=_env(tmp_path), cwd=tmp_path)
+    assert done.returncode == UsageError.exit_code, done.stderr
+    assert done.stderr.splitlines() == [
+        f"error: {records}:{len(lines)}: the last line is incomplete (torn by a crash, or being written), so the "
+        f"records are not those metrics.json was computed from; `structbench run --resume {run_dir}` cuts it off and "
+        "runs that sample again (once no run is writing it), then log it"]
+    assert not (tmp_path / "mlflow.db").exists() and not (tmp_path / "mlruns").exists()  # no store, no run
+    done = invoke(*command, env=_env(tmp_path), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+
+
 def test_a_run_that_finished_with_failures_is_logged_and_marked(tmp_path: Path) -> None:
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     with serve_in_thread(MockOpenAIServer(reply="A", fail_every=2, fail_status=400)) as url:
