@@ -216,6 +216,43 @@ def test_a_wandb_run_is_not_started_when_the_run_cannot_be_read(logged_run: tupl
     assert not list(tmp_path.rglob("offline-run-*"))
 
 
+def test_the_offline_run_is_written_when_logging_returns(logged_run: tuple[Path, str, str], tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """``run.finish()`` returns before W&B's service writes the run's transaction log: the service writes it as it
+    closes the run's stream, on a message ``finish`` does not wait for (under load the summary was missing when a
+    test read the run right after ``evaluate``). Here the service never gets that message, as when it has not
+    reached it yet; the run's files are whole when ``log`` returns all the same."""
+    from wandb.sdk.lib.service.service_connection import ServiceConnection
+
+    from structbench.interop.trackers import wandb_tracker
+
+    for key, value in _env(tmp_path).items():
+        if key.startswith("WANDB_"):
+            monkeypatch.setenv(key, value)
+    monkeypatch.setattr(ServiceConnection, "inform_finish", lambda self, run_id: None)
+    wandb_tracker.log(Payload(logged_run[0]), {"mode": "offline"})
+    found = records(offline_run(tmp_path))
+    assert found.summary[f"{ENTRY}/n"] == 6 and found.artifacts
+
+
+def test_logging_leaves_another_active_wandb_run_running(logged_run: tuple[Path, str, str], tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """W&B is shut down after logging only where no other run of the process is active: a user's own run goes on."""
+    import wandb
+
+    from structbench.interop.trackers import wandb_tracker
+
+    for key, value in _env(tmp_path).items():
+        if key.startswith("WANDB_"):
+            monkeypatch.setenv(key, value)
+    mine = wandb.init(project="mine", mode="offline", dir=str(tmp_path), reinit="create_new",
+                      settings=wandb.Settings(console="off", x_disable_stats=True, silent=True))
+    wandb_tracker.log(Payload(logged_run[0]), {"mode": "offline"})
+    mine.log({"still": 1})
+    mine.finish()
+    assert len(list((tmp_path / "wandb").glob("offline-run-*"))) == 2
+
+
 def test_a_failing_tracker_is_a_warning_after_the_run(tmp_path: Path) -> None:
     (tmp_path / "a-file").write_text("not a folder")
     bad = f"tracking_uri=sqlite:///{tmp_path / 'a-file' / 'mlflow.db'}"  # a store that cannot be made
@@ -277,6 +314,32 @@ def test_an_unfinished_run_is_a_usage_error_and_nothing_is_logged(logged_run: tu
     assert not (tmp_path / "mlruns").exists()  # nothing reached the tracker
     done = invoke("log", str(run_dir), "--to", "mlflow", "--log-option", f"tracking_uri={uri}", env=_env(tmp_path))
     assert done.returncode == 0, done.stderr  # finished, the lock released: logged
+
+
+def test_a_torn_last_line_is_refused_with_the_samples_and_nothing_is_logged(logged_run: tuple[Path, str, str],
+                                                                            tmp_path: Path) -> None:
+    """A crash mid-write leaves the last line of ``samples.jsonl`` without its newline: the per-sample table would not
+    hold the records the metrics count, so ``--log-samples`` refuses it as ``convert`` does (exit 2, one line naming
+    the file and line and the resume that mends it) before any tracker run is made; without the table the metrics
+    are logged."""
+    import shutil
+
+    run_dir = tmp_path / "torn"
+    shutil.copytree(logged_run[0], run_dir)
+    records = run_dir / "samples.jsonl"
+    lines = records.read_bytes().splitlines(keepends=True)
+    records.write_bytes(b"".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2])
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    command = ["log", str(run_dir), "--to", "mlflow", "--log-option", f"tracking_uri={uri}"]
+    done = invoke(*command, "--log-samples", env=_env(tmp_path), cwd=tmp_path)
+    assert done.returncode == UsageError.exit_code, done.stderr
+    assert done.stderr.splitlines() == [
+        f"error: {records}:{len(lines)}: the last line is incomplete (torn by a crash, or being written), so the "
+        f"records are not those metrics.json was computed from; `structbench run --resume {run_dir}` cuts it off and "
+        "runs that sample again (once no run is writing it), then log it"]
+    assert not (tmp_path / "mlflow.db").exists() and not (tmp_path / "mlruns").exists()  # no store, no run
+    done = invoke(*command, env=_env(tmp_path), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
 
 
 def test_a_run_that_finished_with_failures_is_logged_and_marked(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from inspect_ai.model import (
     GenerateConfig,
     Model,
     ModelOutput,
+    ModelUsage,
     ResponseSchema,
 )
 from inspect_ai.util import JSONSchema
@@ -27,7 +28,11 @@ from structbench.backends.base import (
     Response,
     TokenLogprob,
     reply_choice,
+    token_count,
 )
+
+UsageCounts = tuple[int | None, int | None, int | None, int | None]
+"""(prompt, completion, reasoning, cached) tokens; None: unknown."""
 
 
 def chat_messages(request: Request) -> list[ChatMessage]:
@@ -67,6 +72,31 @@ def generate_config(request: Request, *, n: int, max_tokens: int | None) -> Gene
     )
 
 
+def usage_counts(usage: ModelUsage | None) -> UsageCounts:
+    """Inspect's usage of one call as structbench's (prompt, completion, reasoning, cached) tokens; all None without
+    usage. Inspect's ``input_tokens`` leave out the prompt cache's reads and writes; structbench's prompt tokens are
+    the whole prompt (as ``backends.anthropic`` counts it): ``input_tokens`` plus both, the reads being the cached
+    tokens. Output tokens include the reasoning ones in Inspect's providers, as in structbench."""
+    if usage is None:
+        return None, None, None, None
+    read, written = token_count(usage.input_tokens_cache_read), token_count(usage.input_tokens_cache_write)
+    impossible = any(v is not None and token_count(v) is None
+                     for v in (usage.input_tokens_cache_read, usage.input_tokens_cache_write))
+    uncached = token_count(usage.input_tokens)
+    prompt = None if uncached is None or impossible else uncached + (read or 0) + (written or 0)
+    return prompt, token_count(usage.output_tokens), token_count(usage.reasoning_tokens), read
+
+
+def summed_counts(counts: list[UsageCounts]) -> UsageCounts:
+    """The counts of several calls answering one request, summed; a count unknown for any call is unknown."""
+
+    def total(i: int) -> int | None:
+        values = [c[i] for c in counts]
+        return None if not values or any(v is None for v in values) else sum(v for v in values if v is not None)
+
+    return total(0), total(1), total(2), total(3)
+
+
 def _choices(output: ModelOutput, params: GenerationParams | None = None) -> list[Choice]:
     """Inspect's choices as structbench's: the answer apart from the thought, whether Inspect's provider put the
     thought in reasoning content parts or left it inline between think tags (``reply_choice``)."""
@@ -91,7 +121,8 @@ class InspectGenerate:
     """A strategy's ``generate`` that calls an Inspect ``Model``; keeps the first request and the last exchange.
 
     A request for ``n`` samples asks for ``num_choices=n``; providers that return fewer (Inspect's mock model, or
-    APIs without ``n``) are asked again until there are ``n``, so self-consistency always votes over ``n``."""
+    APIs without ``n``) are asked again until there are ``n``, so self-consistency always votes over ``n``. The
+    response's usage is those calls' (``usage_counts``), summed."""
 
     model: Model
     max_tokens: int | None = None
@@ -107,7 +138,7 @@ class InspectGenerate:
         messages = chat_messages(request)
         wanted = max(1, request.params.n)
         choices: list[Choice] = []
-        prompt_tokens = completion_tokens = 0
+        counts: list[UsageCounts] = []
         while len(choices) < wanted:
             config = generate_config(request, n=wanted - len(choices), max_tokens=self.max_tokens)
             output = await self.model.generate(messages, config=config)
@@ -116,9 +147,9 @@ class InspectGenerate:
             if not got:
                 raise BackendError(f"{self.model}: unusable reply: the reply has no choices", cause="unusable reply")
             choices.extend(got)
-            if output.usage is not None:
-                prompt_tokens += output.usage.input_tokens
-                completion_tokens += output.usage.output_tokens
+            counts.append(usage_counts(output.usage))
             self.last_output = output
         self.last_messages = messages
-        return Response(tuple(choices[:wanted]), prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+        prompt, completion, reasoning, cached = summed_counts(counts)
+        return Response(tuple(choices[:wanted]), prompt_tokens=prompt, completion_tokens=completion,
+                        reasoning_tokens=reasoning, cached_tokens=cached)

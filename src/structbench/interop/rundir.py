@@ -6,7 +6,7 @@ each full record read back from ``samples.jsonl`` when a converter writes it.
 All manifest reading of ``convert`` and ``publish`` happens in ``_manifest``. A directory written by an older
 structbench converts when these readers accept it (fields added since take their defaults); one they refuse is
 a ``DataError`` naming the file, the structbench version that wrote it and what to do. So is a ``samples.jsonl``
-whose last line is torn (``_check_whole``): what is written from a run holds every record its metrics count.
+whose last line is torn (``check_whole``): what is written from a run holds every record its metrics count.
 """
 
 from __future__ import annotations
@@ -209,10 +209,10 @@ def _other_version(manifest: Manifest) -> str:
 
 
 def read_run(path: Path) -> RunData:
-    """Read a finished run directory; ``UsageError`` (exit 2) with one clear line when it is not one (``_check_whole``
+    """Read a finished run directory; ``UsageError`` (exit 2) with one clear line when it is not one (``check_whole``
     among the reasons)."""
     manifest, config, metrics = _results(path)
-    _check_whole(path)
+    check_whole(path)
     try:
         entries = read_entries(path)
     except DataError as err:
@@ -223,17 +223,18 @@ def read_run(path: Path) -> RunData:
     return RunData(path, manifest.to_json(), config, metrics, RunFiles(path, manifest, metrics, entries))
 
 
-def _check_whole(path: Path) -> None:
+def check_whole(path: Path, then: str = "convert or publish") -> None:
     """``DataError`` naming the line when ``samples.jsonl`` ends in a torn line (a crash mid-write, or a run writing
     it now). ``report`` leaves such a line out with a warning and says where its records and ``metrics.json``
     disagree; a converted or published copy would carry the disagreement without the warning (samples that are
     not those the metrics were computed from), so it is refused and the run is mended first: ``--resume`` cuts the
-    line off, runs that sample again and writes ``metrics.json`` anew."""
+    line off, runs that sample again and writes ``metrics.json`` anew. ``then``: what the user does next (the
+    message's last words)."""
     line = torn_line(path / SAMPLES)
     if line is not None:
         raise DataError(f"{path / SAMPLES}:{line}: the last line is incomplete (torn by a crash, or being written), "
                         f"so the records are not those {METRICS} was computed from; `structbench run --resume {path}` "
-                        "cuts it off and runs that sample again (once no run is writing it), then convert or publish")
+                        f"cuts it off and runs that sample again (once no run is writing it), then {then}")
 
 
 def _check_names(metrics: MetricsFile, path: Path) -> None:

@@ -7,7 +7,8 @@ holds every value; an entry's ``.../epoch`` series has one step per epoch), the 
 ``manifest.json``, ``metrics.json`` and ``report/report.html``; with ``--log-samples`` the per-sample table as a
 ``wandb.Table`` under ``samples``. W&B neither captures the console nor samples the machine's statistics. The
 artifact, its files and the table are made before the W&B run starts, so what fails on this side leaves no
-half-logged run.
+half-logged run; and ``log`` returns once W&B's service has written the run's files (``_written``), so an offline
+run can be read or synced at once.
 """
 
 from __future__ import annotations
@@ -83,7 +84,28 @@ def log(payload: Payload, options: Mapping[str, str]) -> str:
         except BaseException:
             run.finish(exit_code=1)
             raise
+    _written()
     return where
+
+
+def _written() -> None:
+    """Return only once W&B's service has written the run's files. ``run.finish()`` returns when the service has
+    the run's last record, but the service writes the run's transaction log (``run-ID.wandb``: the offline run,
+    what ``wandb sync`` uploads) only as it closes the run's stream, on a message ``finish`` sends without waiting:
+    a process reading or syncing the offline run right after could find it incomplete (its summary missing, or
+    nothing past the header). ``wandb.teardown()`` closes every stream and waits for the service to exit; it is
+    called unless another W&B run of this process is still active (the service stays for it and writes this run's
+    files moments later, or when that session ends)."""
+    import wandb
+    from wandb.sdk import wandb_setup
+
+    if wandb_setup.singleton().most_recent_active_run is not None:
+        return
+    try:
+        wandb.teardown()
+    except SystemExit as stop:  # W&B exits the process when its service did not end well: this is one line instead
+        raise TrackerError(f"W&B's service ended with exit code {stop.code} as the run's files were written: they "
+                           "may be incomplete") from None
 
 
 def artifact_name(run_name: str) -> str:
