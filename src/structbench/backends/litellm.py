@@ -42,6 +42,7 @@ from structbench.core.errors import UsageError
 from structbench.core.redact import redact, redact_url, register_env_secrets
 
 if TYPE_CHECKING:
+    from structbench.backends.litellm_http import CappedClients
     from structbench.backends.prices import Prices
 
 OPENAI_COMPATIBLE = frozenset({"openai", "hosted_vllm", "openai_like", "text-completion-openai", "lm_studio",
@@ -97,6 +98,7 @@ class LiteLLMBackend(OpenAIBackend):
         self.draws_n = "n" in supported
         """Whether the provider draws ``n`` replies in one call (else ``n`` calls are made)."""
         self.supports_chat_template_args = provider in OPENAI_COMPATIBLE
+        self._capped: CappedClients | None = None
 
     def _where(self, replica: Replica, path: str) -> str:
         at = f" at {replica.shown}" if replica.url else ""
@@ -121,6 +123,9 @@ class LiteLLMBackend(OpenAIBackend):
     async def _send(self, replica: Replica, path: str, body: dict[str, Any], data: bytes
                     ) -> tuple[int, bytes, str | None]:
         kwargs = self._arguments(replica, body)
+        client = self._capped_client(replica, "chat" if "messages" in kwargs else "prompt", kwargs.get("api_key"))
+        if client is not None:
+            kwargs["client"] = client
         call = _litellm().acompletion if "messages" in kwargs else _litellm().atext_completion
         n = int(kwargs.get("n", 1))
         try:
@@ -133,13 +138,35 @@ class LiteLLMBackend(OpenAIBackend):
             return self._failed(err)
         reply = _merge(replies)
         payload = orjson.dumps(reply, default=str)
-        if len(payload) > self.max_reply_bytes:
+        if len(payload) > self.max_reply_bytes:  # a provider whose replies are not capped while read
             raise _ReplyTooLarge(f"{len(payload)} bytes")
         return 200, payload, None
+
+    def _capped_client(self, replica: Replica, route: str, api_key: str | None) -> Any:
+        """The client that reads no reply past ``max_reply_bytes`` (``backends.litellm_http``), for a server given by
+        ``--base-url`` of a provider LiteLLM reaches through a client it takes; None for any other (its reply is
+        checked once LiteLLM has read it)."""
+        from structbench.backends.litellm_http import CAPPED_PROVIDERS, CappedClients
+
+        if not replica.url or self.provider not in CAPPED_PROVIDERS:
+            return None
+        if self._capped is None:
+            self._capped = CappedClients(self.max_reply_bytes, self.timeout)
+        if api_key is None:  # the key LiteLLM would send the provider (its own variable, or a placeholder)
+            _, _, dynamic, _ = _litellm().get_llm_provider(self.model, api_base=replica.url)
+            api_key = dynamic or os.environ.get(DEFAULT_KEY_ENV) or NO_KEY
+        return self._capped.client(self.provider, route, replica.url, api_key)
 
     def _failed(self, err: Exception) -> tuple[int, bytes, str | None]:
         """A LiteLLM exception as the reply it stands for (status, body, ``Retry-After``), or raised as a timeout, a
         dropped connection or a prompt too long for the model."""
+        from structbench.backends.litellm_http import CompressedReply, ReplyOverCap
+
+        refused = next((e for e in _chain(err) if isinstance(e, ReplyOverCap | CompressedReply)), None)
+        if isinstance(refused, ReplyOverCap):  # the same body would come again: not retried
+            raise _ReplyTooLarge(str(refused)) from None
+        if refused is not None:
+            raise BackendError(f"litellm {self.model}: {refused}", cause="unusable reply") from None
         litellm = _litellm()
         message = redact(_first_line(err))
         if isinstance(err, litellm.Timeout | TimeoutError):
@@ -184,6 +211,9 @@ class LiteLLMBackend(OpenAIBackend):
 
     async def aclose(self) -> None:
         await super().aclose()
+        if self._capped is not None:
+            await self._capped.aclose()
+            self._capped = None
         from litellm.llms.custom_httpx.async_client_cleanup import close_litellm_async_clients
 
         await close_litellm_async_clients()  # LiteLLM keeps a client per event loop; this one's loop is ending

@@ -111,7 +111,7 @@ FAULTS: dict[str, Callable[[MockOpenAIServer, dict[str, str]], Reply]] = {
     "not-json": lambda server, headers: (200, b"<html><body>502 Bad Gateway</body></html>"),
     "truncated": _truncated,
     "huge": _set_content(lambda s: "A" * s.huge_bytes),
-    "huge-chunked": _set_content(lambda s: "A" * s.huge_bytes),
+    "huge-chunked": _set_content(lambda s: HUGE),
     "echo-key": _echo_key,
     "echo-key-cut": _echo_key_cut,
 }
@@ -141,6 +141,10 @@ CONTEXT_REFUSALS: dict[str, Callable[[int, int, int], tuple[int, dict[str, Any]]
 -> status and body, as each words it."""
 CHUNKED = "transfer-encoding: chunked\r\n"
 """The extra header of a reply sent in chunks, without a length (``huge-chunked``)."""
+HUGE = "<huge>"
+"""Where ``huge-chunked`` puts its content: written out chunk by chunk as it is sent, never held whole, so the
+server can send gigabytes and count how much the client took (``sent_bytes``)."""
+CHUNK = 2**16
 
 
 def request_digest(request: dict[str, object]) -> str:
@@ -230,6 +234,8 @@ class MockOpenAIServer:
         """The content of every tool message received (a tool model's: what its calls returned)."""
         self.log_fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644) if log_path else None
         self.requests = 0
+        self.sent_bytes = 0
+        """Bytes of reply bodies written to clients (a chunked body's as far as the client went on reading)."""
         self.authorization: list[str] = []
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -250,17 +256,29 @@ class MockOpenAIServer:
                 )
                 writer.write(header.encode())
                 if extra == CHUNKED:
-                    for start in range(0, len(data), 2**16):
-                        chunk = data[start : start + 2**16]
+                    for chunk in self._pieces(data):
                         writer.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
                         await writer.drain()
+                        self.sent_bytes += len(chunk)
                     data = b"0\r\n\r\n"
                 writer.write(data)
                 await writer.drain()
+                self.sent_bytes += len(data)
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError, asyncio.CancelledError):
             pass
         finally:
             writer.close()
+
+    def _pieces(self, data: bytes) -> Iterator[bytes]:
+        """A chunked body's chunks: ``data`` with ``huge_bytes`` of content made where ``HUGE`` stands."""
+        head, huge, tail = data.partition(HUGE.encode())
+        yield from (head[start : start + CHUNK] for start in range(0, len(head), CHUNK))
+        if huge:
+            whole, rest = divmod(self.huge_bytes, CHUNK)
+            yield from (b"A" * CHUNK for _ in range(whole))
+            if rest:
+                yield b"A" * rest
+        yield from (tail[start : start + CHUNK] for start in range(0, len(tail), CHUNK))
 
     async def respond(
         self, method: str, path: str, body: bytes, headers: dict[str, str] | None = None
