@@ -74,11 +74,12 @@ def rfqa(
     ] = 1000,
 ) -> None:
     """RelationalFactQA-style NL/SQL pairs with gold tables over any CSV tables, as JSON lines (read back with
-    -b rfqa:generated -o path=FILE)."""
+    -b rfqa:generated -o path=FILE). A table and category with fewer distinct questions than asked get what there
+    is, with one note on stderr saying how many and why."""
     from structbench.benchmarks.rfqa.generator import generate_pairs, write_pairs
 
     pairs = generate_pairs(data, per_category=per_category, seed=seed, max_attributes=max_attributes,
-                           max_rows=max_rows)
+                           max_rows=max_rows, note=lambda line: echo(f"note: {line}", err=True))
     if not pairs:  # (a file -b rfqa:generated refuses: "no pairs")
         raise DataError(f"{data}: no question could be asked of its tables (no rows, or no column a category needs); "
                         "nothing written")

@@ -216,3 +216,15 @@ def test_cli_run_and_export(small_tables: Path, tmp_path: Path) -> None:
     sb("export", "rfqa:generated", "-o", f"path={small_tables}", "--out", "items.jsonl")
     lines = [json.loads(line) for line in (tmp_path / "items.jsonl").read_text().splitlines()]
     assert lines and all({"sql", "question", "schema", "gold", "prompt", "meta"} <= set(line) for line in lines)
+
+
+def test_per_category_past_twenty_on_the_fly_with_a_warning_per_shortfall(
+    shared_datasets: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``-o per_category=30`` got at most 20 per category, silently, as ``generate rfqa`` did."""
+    country = shared_datasets / "relationalfactqa" / "dataset" / "data" / "galois" / "world_1" / "country.csv"
+    with caplog.at_level("WARNING", logger="structbench.benchmarks.rfqa.generated"):
+        samples = load(country, per_category="30")[1]
+    counts = {c: sum(s.task == c for s in samples) for c in CATEGORIES}
+    assert counts["select_numerical"] == counts["limit"] == 30, counts
+    assert any("category join: 0 of 30 pairs" in r.getMessage() for r in caplog.records)

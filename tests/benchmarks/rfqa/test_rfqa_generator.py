@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -97,3 +98,39 @@ def test_pairs_are_written_whole_into_a_new_folder_and_a_negative_seed_draws_its
     (tmp_path / "f").write_text("")
     refused = invoke("generate", "rfqa", str(tables / "country.csv"), "--out", str(tmp_path / "f" / "x.jsonl"))
     assert refused.returncode == 2 and "f is a file, not a folder" in refused.stderr, refused.stderr
+
+
+def test_per_category_past_twenty_is_made_and_a_shortfall_is_one_note(shared_datasets: Path, tmp_path: Path) -> None:
+    """Every category had 20 draws whatever ``--per-category`` asked, so 100 silently wrote at most 20; a table with
+    fewer distinct questions than asked now gives what it has, one stderr note per table and category, exit 0."""
+    country = shared_datasets / "relationalfactqa" / "dataset" / "data" / "galois" / "world_1" / "country.csv"
+    out = tmp_path / "pairs.jsonl"
+    done = invoke("generate", "rfqa", str(country), "--out", str(out), "--per-category", "30")
+    assert done.returncode == 0, done.stderr
+    counts = Counter(json.loads(line)["category"] for line in out.read_text().splitlines())
+    for category in ("project", "select_categorical", "select_numerical", "select_mixed", "order_by", "limit"):
+        assert counts[category] == 30, (category, counts)
+    notes = done.stderr.splitlines()
+    assert all(n.startswith("note: table country, category ") for n in notes), notes
+    assert sorted(n.split(",")[1].split()[1].rstrip(":") for n in notes) == sorted(
+        c for c in CATEGORIES if counts[c] < 30
+    )
+    # 15 columns: 15 DISTINCT questions; one table: no join
+    assert counts["distinct"] == 15 and "category distinct: 15 of 30 pairs: " in done.stderr
+    assert "distinct questions; the table allows no more" in done.stderr
+    assert "category join: 0 of 30 pairs: the table has no key-like column" in done.stderr
+    assert done.stdout == f"wrote {sum(counts.values())} pairs to {out}\n"
+
+
+def test_a_tied_or_empty_column_drawn_does_not_end_its_category(tmp_path: Path) -> None:
+    """A LIMIT key whose every cut is tied (``flag``), or a condition column with no value (``gone``), drew None,
+    which ended the category: whether it got its pairs hung on the seed."""
+    rows = "".join(f"n{i},1,{i},,c{i % 4}\n" for i in range(30))
+    (tmp_path / "t.csv").write_text("name,flag,points,gone,kind\n" + rows)
+    for seed in range(8):
+        notes: list[str] = []
+        pairs = generate_pairs(tmp_path / "t.csv", per_category=3, categories=["limit", "select_numerical"],
+                               seed=seed, note=notes.append)
+        assert Counter(p.category for p in pairs) == {"limit": 3, "select_numerical": 3}, (seed, notes)
+        assert all("flag" not in p.sql.split("ORDER BY")[-1] for p in pairs if p.category == "limit")
+        assert notes == []

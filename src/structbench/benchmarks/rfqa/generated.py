@@ -64,7 +64,13 @@ def load_items(path: Path, *, per_category: int, seed: int, data: str | None = N
         if data is not None:
             raise DataError(f"{path}: --option data applies only to a .jsonl file of pairs")
         db = load_tables(path)
-        pairs = generate_from(db, per_category=per_category, seed=seed, data=str(path.resolve()))
+        pairs = generate_from(
+            db,
+            per_category=per_category,
+            seed=seed,
+            data=str(path.resolve()),
+            note=lambda line: log.warning("rfqa: %s: %s", path, line),
+        )
         if not pairs:
             raise DataError(f"{path}: no pair could be generated from these tables")
         key = DB_PREFIX + path.resolve().stem

@@ -25,7 +25,8 @@ from __future__ import annotations
 import json
 import random
 import re
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -61,6 +62,22 @@ MAX_ATTRIBUTES = 1_000
 """The most columns a projection may draw (``--max-attributes``)."""
 MAX_GOLD_ROWS = 1_000_000
 """The most rows a gold table may keep (``--max-rows``): a thousand times the default."""
+TRIES_PER_PAIR = 6
+"""Draws allowed per pair asked for, beyond ``max_tries``: a category's draws are ``max(max_tries, TRIES_PER_PAIR *
+per_category)``, so a larger ``per_category`` gets the draws it needs (the default 3 keeps the 20 draws, and its
+seeded output) and the search still ends where a table holds fewer distinct questions than asked."""
+IMPOSSIBLE = {
+    "select_categorical": "no text column with a value",
+    "select_numerical": "no numeric column with a value",
+    "select_mixed": "not both a text and a numeric column with a value",
+    "order_by": "no numeric column",
+    "limit": "no numeric column whose top rows are not all tied",
+    "group_by": "no text column",
+    "aggregate": "no numeric column",
+    "join": "no key-like column (...id, ...code, ...key) shared with another table, unique in exactly one of the two, "
+    "with values in common",
+}
+"""Why a category cannot be asked of a table at all (``_Generator.make`` returned None)."""
 
 _OPS = {
     "=": "is equal to",
@@ -165,6 +182,8 @@ class _Generator:
         self.max_attributes = max_attributes
         self.max_rows = max_rows
         self._values: dict[tuple[str, str], list[Any]] = {}
+        self._unique: dict[tuple[str, str], bool] = {}
+        self._tied: dict[tuple[str, str, int], bool] = {}
 
     def numeric(self, table: str) -> list[str]:
         return [c for c, t in self.db.tables[table].items() if t in NUMERIC_TYPES]
@@ -188,7 +207,12 @@ class _Generator:
         return cols[:1] or [key]
 
     def unique(self, table: str, column: str) -> bool:
-        """Whether ``column`` has no NULL and no repeated value in ``table`` (a key)."""
+        """Whether ``column`` has no NULL and no repeated value in ``table`` (a key); computed once."""
+        if (table, column) not in self._unique:
+            self._unique[table, column] = self._is_unique(table, column)
+        return self._unique[table, column]
+
+    def _is_unique(self, table: str, column: str) -> bool:
         row = self.db.connection.execute(
             f"SELECT count(*) = count(DISTINCT {_ident(column)}) AND count(*) = count({_ident(column)}) "
             f"FROM {_ident(table)}"
@@ -197,7 +221,12 @@ class _Generator:
 
     def tied_cut(self, table: str, key: str, k: int) -> bool:
         """Whether ``ORDER BY key DESC NULLS LAST LIMIT k`` cuts between rows of equal key (an
-        ambiguous gold table)."""
+        ambiguous gold table); computed once."""
+        if (table, key, k) not in self._tied:
+            self._tied[table, key, k] = self._tied_cut(table, key, k)
+        return self._tied[table, key, k]
+
+    def _tied_cut(self, table: str, key: str, k: int) -> bool:
         rows = self.db.connection.execute(
             f"SELECT {_ident(key)} FROM {_ident(table)} ORDER BY 1 DESC NULLS LAST LIMIT {k + 1}"
         ).fetchall()
@@ -213,12 +242,11 @@ class _Generator:
 
     def condition(self, table: str, kind: str) -> tuple[str, str] | None:
         pool = self.numeric(table) if kind == "numerical" else self.categorical(table)
+        pool = [c for c in pool if self.values(table, c)]  # (an all-NULL column has no value to compare with)
         if not pool:
             return None
         column = self.rng.choice(pool)
         values = self.values(table, column)
-        if not values:
-            return None
         value = self.rng.choice(values)
         op = self.rng.choice(list(_OPS)) if kind == "numerical" else "="
         return f"{_ident(column)} {op} {_literal(value)}", f"{column} {_OPS[op]} {value}"
@@ -253,6 +281,8 @@ class _Generator:
             )
         if category in ("order_by", "limit"):
             numeric = self.numeric(table)
+            if category == "limit":  # (a key whose every cut is tied drew None, which ended the category)
+                numeric = [c for c in numeric if not all(self.tied_cut(table, c, k) for k in range(1, 11))]
             if not numeric:
                 return None
             key = self.rng.choice(numeric)
@@ -330,11 +360,14 @@ def generate_pairs(
     max_attributes: int = 3,
     max_rows: int = 1000,
     max_tries: int = 20,
+    note: Callable[[str], None] | None = None,
 ) -> list[GeneratedPair]:
     """Generate up to ``per_category`` items of each category for each table of ``source``.
 
     ``source`` is a CSV file, a folder of CSV files (one table each, the file stem as its name) or a
-    mapping from table names to CSV files. Deterministic for a given ``seed``.
+    mapping from table names to CSV files. Deterministic for a given ``seed``. Each category of a table gets
+    ``max(max_tries, TRIES_PER_PAIR * per_category)`` draws; where they find fewer distinct questions with a gold table
+    than asked, ``note`` is given one line saying how many and why (``shortfall``).
     """
     _bounded(per_category, max_attributes, max_rows)  # before any table is read
     src = Path(source) if isinstance(source, str) else source
@@ -348,6 +381,7 @@ def generate_pairs(
         max_rows=max_rows,
         max_tries=max_tries,
         data=data,
+        note=note,
     )
 
 
@@ -367,8 +401,10 @@ def generate_from(
     max_rows: int = 1000,
     max_tries: int = 20,
     data: str | dict[str, str] | None = None,
+    note: Callable[[str], None] | None = None,
 ) -> list[GeneratedPair]:
-    """``generate_pairs`` over tables already loaded in ``db`` (``data`` is recorded in each pair)."""
+    """``generate_pairs`` over tables already loaded in ``db`` (``data`` is recorded in each pair); ``note`` is
+    called with one line (``shortfall``) for each table and category that got fewer pairs than asked."""
     _bounded(per_category, max_attributes, max_rows)
     unknown = [c for c in categories if c not in CATEGORIES]
     if unknown:
@@ -378,24 +414,30 @@ def generate_from(
     tables = sorted(db.tables)
     pairs: list[GeneratedPair] = []
     seen: set[str] = set()
+    tries = max(max_tries, TRIES_PER_PAIR * per_category)
     for table in tables:
         for category in categories:
             made = 0
-            for _ in range(max_tries):
+            missed: Counter[str] = Counter()
+            for _ in range(tries):
                 if made >= per_category:
                     break
                 item = gen.make(category, table, tables)
                 if item is None:
+                    missed["impossible"] += 1
                     break
                 question, sql, used = item
                 if sql in seen:
+                    missed["repeated"] += 1
                     continue
                 seen.add(sql)
                 try:
                     columns, types, rows = db.execute(sql)
                 except duckdb.Error:
+                    missed["failed"] += 1
                     continue
                 if not rows or len(rows) > max_rows:
+                    missed["empty" if not rows else "too_long"] += 1
                     continue
                 made += 1
                 pairs.append(
@@ -411,7 +453,31 @@ def generate_from(
                         data=data,
                     )
                 )
+            if made < per_category and note is not None:
+                note(shortfall(table, category, made, per_category, missed, max_rows))
     return pairs
+
+
+def shortfall(table: str, category: str, made: int, asked: int, missed: Counter[str], max_rows: int) -> str:
+    """The line for a table and category that got ``made`` of ``asked`` pairs, from the draws that ``missed``
+    (counted by kind): whether the table has no such question, or how many distinct ones the draws found and why
+    the others were dropped, so that a user can tell a small table from a tight ``max_rows``."""
+    head = f"table {table}, category {category}: {made} of {asked} pairs"
+    if missed["impossible"]:
+        return f"{head}: the table has {IMPOSSIBLE[category]}"
+    draws = made + sum(missed.values())
+    distinct = draws - missed["repeated"]
+    kinds = {
+        "too_long": f"over {max_rows:,} rows (the gold table's limit, --max-rows)",
+        "empty": "no rows",
+        "failed": "an execution error",
+    }
+    dropped = ", ".join(f"{missed[k]} with {v}" for k, v in kinds.items() if missed[k])
+    return (
+        f"{head}: {draws:,} draws found only {distinct:,} distinct questions"
+        + (f", {dropped}" if dropped else "")
+        + "; the table allows no more"
+    )
 
 
 def write_pairs(pairs: Sequence[GeneratedPair], path: Path) -> None:
