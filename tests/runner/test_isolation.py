@@ -19,8 +19,8 @@ import structbench
 import threads
 from faults import child_pythonpath
 from patience import patience
-from sandbox.modes import degraded_python
-from structbench.sandbox import SandboxUnavailableError, probe
+from sandbox.modes import degraded_python, degraded_python_or_skip
+from structbench.sandbox import probe
 from structbench.sandbox import runner as sandbox_runner
 
 pytestmark = pytest.mark.shared
@@ -42,13 +42,8 @@ def run_pot(out: Path, data: Path, workers: int, strategy: str = "pot", **option
 def unprivileged_python(monkeypatch: pytest.MonkeyPatch) -> str | None:
     """An interpreter the sandbox can start without namespaces (as root, one an unprivileged uid can read), made the
     sandbox's own: forked workers inherit it. None: the default one can."""
-    python = degraded_python()
-    if python is None:
-        try:
-            probe("off")
-        except SandboxUnavailableError:
-            pytest.skip("no interpreter readable by an unprivileged uid for the degraded mode")
-    else:
+    python = degraded_python_or_skip()
+    if python is not None:
         monkeypatch.setattr(sandbox_runner, "interpreter", lambda: python)
     return python
 

@@ -7,8 +7,8 @@ import warnings
 
 import pytest
 
-from sandbox.modes import degraded_python
-from structbench.sandbox import Isolation, SandboxUnavailableError, SandboxWarning, probe, quietly, run_python
+from sandbox.modes import degraded_python_or_skip
+from structbench.sandbox import Isolation, SandboxWarning, probe, quietly, run_python
 from structbench.sandbox import runner as sandbox_runner
 from structbench.sandbox.levels import level_of, take, weakest
 
@@ -37,12 +37,7 @@ def test_the_weakest_level_wins_and_one_not_known_is_the_weakest() -> None:
 @pytest.fixture
 def degraded() -> dict[str, object]:
     """``run_python``'s keywords for a program without namespaces (``sandbox=off``)."""
-    python = degraded_python()
-    if python is None:
-        try:
-            probe("off")
-        except SandboxUnavailableError:
-            pytest.skip("no interpreter readable by an unprivileged uid for the degraded mode")
+    python = degraded_python_or_skip()
     return {"namespaces": "off", "python": python}
 
 
