@@ -100,6 +100,11 @@ def test_the_log_is_read_summed_per_session_and_price_skipping_what_is_not_its_l
         log.add(call)
         log.close()
     with (tmp_path / SPENT).open("a") as out:
+        whole = {"session": 0, "model": "m", "batch": False, "calls": 1, "unknown": 0, "prompt_tokens": 1,
+                 "completion_tokens": 1, "reasoning_tokens": None, "cached_tokens": None}
+        for wrong in ({"calls": -1}, {"calls": True}, {"unknown": None}, {"calls": None}, {"prompt_tokens": 1.5},
+                      {"cached_tokens": -3}, {"session": -2}, {"session": 1.0}, {"batch": 1}, {"model": 7}):
+            out.write(json.dumps({**whole, **wrong}) + "\n")
         out.write('{"session": 0, "model": "m", "batch": false, "calls": "1"}\n[1, 2]\n{"session": true}\n{"sess')
     got = {(session, key): usage for session, key, usage in read_spent(tmp_path)}
     want = {(-1, ("m", False, False)): Usage(calls=2, prompt_tokens=10, completion_tokens=4)}

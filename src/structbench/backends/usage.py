@@ -76,7 +76,8 @@ class CallUsage(BaseModel):
         return self.prompt_tokens is not None and self.completion_tokens is not None
 
 
-def _plus(a: int | None, b: int | None) -> int | None:
+def plus_counts(a: int | None, b: int | None) -> int | None:
+    """A sum of counts where None is one not reported."""
     if a is None:
         return b
     return a if b is None else a + b
@@ -99,12 +100,12 @@ class Usage(BaseModel):
         if isinstance(other, CallUsage):
             return summed((self, other))
         return trusted(Usage, {"calls": self.calls + other.calls, "unknown": self.unknown + other.unknown,
-                               **{k: _plus(getattr(self, k), getattr(other, k)) for k in TOKEN_FIELDS}})
+                               **{k: plus_counts(getattr(self, k), getattr(other, k)) for k in TOKEN_FIELDS}})
 
     @property
     def total_tokens(self) -> int | None:
         """Prompt plus completion tokens (None when neither is known)."""
-        return _plus(self.prompt_tokens, self.completion_tokens)
+        return plus_counts(self.prompt_tokens, self.completion_tokens)
 
     @property
     def complete(self) -> bool:
@@ -128,10 +129,10 @@ def summed(items: Iterable[Usage | CallUsage]) -> Usage:
         else:
             calls += item.calls
             unknown += item.unknown
-        prompt = _plus(prompt, item.prompt_tokens)
-        completion = _plus(completion, item.completion_tokens)
-        reasoning = _plus(reasoning, item.reasoning_tokens)
-        cached = _plus(cached, item.cached_tokens)
+        prompt = plus_counts(prompt, item.prompt_tokens)
+        completion = plus_counts(completion, item.completion_tokens)
+        reasoning = plus_counts(reasoning, item.reasoning_tokens)
+        cached = plus_counts(cached, item.cached_tokens)
     return trusted(Usage, {"calls": calls, "prompt_tokens": prompt, "completion_tokens": completion,
                            "reasoning_tokens": reasoning, "cached_tokens": cached, "unknown": unknown})
 
