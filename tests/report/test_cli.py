@@ -139,6 +139,37 @@ def test_compare_at_small_n_warns_and_shows_no_bootstrap_p(run_factory: Callable
     assert row["small"] and row["clusters"] == 3 and row["p_randomization"] >= 0.2
 
 
+def test_compare_notes_runs_whose_programs_ran_under_different_isolation(toy_runs: tuple[Path, Path],
+                                                                          tmp_path: Path) -> None:
+    """Model-written programs under namespaces in one run and the audit-hook guard alone in the other: a difference
+    the comparison did not say (the report says only each run's own); runs that do not name a level are not
+    compared on it."""
+
+    def isolated(name: str, source: Path, level: str | None) -> str:
+        run = Path(shutil.copytree(source, tmp_path / name))
+        manifest = json.loads((run / "manifest.json").read_text())
+        if level is not None:
+            manifest["sandbox"] = {"isolation": level}
+        (run / "manifest.json").write_text(json.dumps(manifest))
+        return name
+
+    weak, strong = toy_runs
+    caged, guarded = isolated("caged", weak, "namespaces"), isolated("guarded", strong, "off")
+    proc = sb(tmp_path, "compare", caged, guarded, "--out", "c.json", "--resamples", "50")
+    notes = [line for line in proc.stderr.splitlines() if "sandbox isolation" in line]
+    assert notes == [
+        "note: the runs' model-written code ran under different sandbox isolation: A (caged) in Linux namespaces "
+        "(network, filesystem and processes isolated by the kernel), B (guarded) without namespace isolation "
+        "(sandbox=off: audit-hook guard only); part of Δ may be the sandbox's"
+    ]
+    assert json.loads((tmp_path / "c.json").read_text())["notes"] == [notes[0].removeprefix("note: ")]
+    unnamed = isolated("unnamed", strong, None)  # ran no sandboxed program (or predates the field)
+    for a, b in ((caged, isolated("caged2", strong, "namespaces")), (caged, unnamed), (unnamed, guarded)):
+        quiet = sb(tmp_path, "compare", a, b, "--out", "q.json", "--resamples", "50")
+        assert "isolation" not in quiet.stderr
+        assert json.loads((tmp_path / "q.json").read_text())["notes"] == []
+
+
 def test_the_report_shows_the_interval_the_run_stored(toy_runs: tuple[Path, Path], tmp_path: Path) -> None:
     """One computation, stored once in metrics.json: the report shows it (here a marked value written into the
     file), and computes another only when asked for other resamples."""

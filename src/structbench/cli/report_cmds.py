@@ -112,7 +112,7 @@ def compare(
     """Paired bootstrap and approximate randomization of B against A on their shared samples, resampling and
     swapping the benchmark's clusters."""
     from structbench.core.atomic import write_json_atomic
-    from structbench.report.compare import compare_runs, comparison_markdown, small_notes
+    from structbench.report.compare import compare_runs, comparison_markdown, isolation_difference, small_notes
     from structbench.report.runs import BenchmarkCache, load_run
 
     stats = _stats(resamples, seed, confidence, resample)
@@ -124,6 +124,9 @@ def compare(
     skipped = [f"{name} {why}" for name, why in benches.notes.items()]
     for line in skipped:
         echo(f"note: left out {line}: its headline cannot be recomputed", err=True)
+    notes = [note for note in (isolation_difference(a, b),) if note is not None]
+    for note in notes:
+        echo(f"note: {note}", err=True)
     for note in small_notes(rows):
         echo(f"warning: {note}", err=True)
     if out is not None:
@@ -138,6 +141,7 @@ def compare(
                 "resample": stats.by,
                 "comparisons": [c.as_dict() for c in rows],
                 "skipped": skipped,
+                "notes": notes,
             },
         )
         echo(f"wrote {out}")

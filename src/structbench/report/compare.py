@@ -23,7 +23,7 @@ from structbench.core.errors import UsageError
 from structbench.core.mdtext import md_inline
 from structbench.report.crosstab import group_value
 from structbench.report.entries import signature
-from structbench.report.runs import BenchmarkCache
+from structbench.report.runs import BenchmarkCache, isolation_how, isolation_of
 from structbench.report.tables import fmt, group_order
 from structbench.runfiles.cells import cell_text
 from structbench.runfiles.records import RecordSummary
@@ -187,6 +187,18 @@ def _note_unshared(key: Key, a: RunFiles, b: RunFiles, n_a: int, n_b: int, share
            if differing else "")
     log.warning("warning: %s: %s holds %d samples and %s %d; compared on the %d they share%s", label, a.path, n_a,
                 b.path, n_b, shared, why)
+
+
+def isolation_difference(a: RunFiles, b: RunFiles) -> str | None:
+    """A line saying that the runs' model-written code (tool calls, programs of thought) ran under different sandbox
+    isolation (their manifests' ``sandbox.isolation``): a program one sandbox allowed the other may have refused, so
+    part of Δ may be the sandbox's. None when the levels agree, or either run does not name one (it ran no such code,
+    or its manifest predates the field)."""
+    level_a, level_b = isolation_of(a), isolation_of(b)
+    if level_a is None or level_b is None or level_a == level_b:
+        return None
+    return (f"the runs' model-written code ran under different sandbox isolation: A ({a.path}) {isolation_how(level_a)}"
+            f", B ({b.path}) {isolation_how(level_b)}; part of Δ may be the sandbox's")
 
 
 def _p(p: float, resamples: int) -> str:

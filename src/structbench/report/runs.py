@@ -32,16 +32,28 @@ def load_run(path: Path) -> RunFiles:
     return read_run_files(path)
 
 
+def isolation_of(run: RunFiles) -> str | None:
+    """The weakest isolation the run's model-written code got (the manifest's ``sandbox.isolation``); None when it
+    ran no such code, or its files do not say (no manifest, or one written before the field)."""
+    sandbox = run.manifest.sandbox if run.manifest is not None else None
+    return sandbox.isolation if sandbox is not None else None
+
+
+def isolation_how(level: str) -> str:
+    """How code at ``level`` ran, as a report says it (``sandbox.levels.LEVELS``; a level this structbench does not
+    know is named as it is)."""
+    from structbench.sandbox.levels import LEVELS
+
+    return LEVELS.get(level, f"with isolation {level!r}, which this structbench does not know")
+
+
 def isolation_note(run: RunFiles) -> str | None:
     """A line saying that the run's model-written code ran with less isolation than Linux namespaces give (the
     manifest's ``sandbox.isolation``); None when it had them, or ran no such code."""
-    sandbox = run.manifest.sandbox if run.manifest is not None else None
-    if sandbox is None or sandbox.isolation == "namespaces":
+    level = isolation_of(run)
+    if level is None or level == "namespaces":
         return None
-    from structbench.sandbox.levels import LEVELS
-
-    how = LEVELS.get(sandbox.isolation, f"with isolation {sandbox.isolation!r}, which this structbench does not know")
-    return f"{run.path}: model-written code ran {how}."
+    return f"{run.path}: model-written code ran {isolation_how(level)}."
 
 
 @dataclass
