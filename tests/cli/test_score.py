@@ -105,6 +105,23 @@ def test_think_tags_and_an_opened_thought_say_where_each_outputs_thought_is(tmp_
     assert "think-tag pair is two different non-blank tags" in refused.stderr
 
 
+def test_an_unclosed_thought_in_a_predictions_file_gets_no_reasoning_budget_advice(tmp_path: Path) -> None:
+    """A file has no finish reasons: an output ending inside ``<think>`` was told to raise ``--reasoning-budget``,
+    a flag of ``run`` that cannot change outputs already written; the note points at the tags and the template."""
+    _toy_predictions(tmp_path, keep=3)
+    lines = _lines(tmp_path / "p.jsonl")
+    (tmp_path / "open.jsonl").write_text(
+        "".join(json.dumps(x | {"output": "<think>Perhaps it is yes. Let me check the table"}) + "\n" for x in lines))
+    done = sb(tmp_path, "score", "toy", "-p", "open.jsonl", "--limit", "3", "--missing", "skip", "--out", "m.json")
+    assert json.loads((tmp_path / "m.json").read_text())["results"][0]["reasoning_cut_off"] == 3
+    note = next(line for line in done.stderr.splitlines() if "got no answer" in line)
+    assert note.startswith("note: toy:small/direct: 3 of 3 sample(s) got no answer: their outputs end inside a "
+                           "thought never closed")
+    assert "--think-tags" in note and "--thought-opened" in note
+    assert "reasoning-budget" not in done.stderr + done.stdout
+    assert "3 of 3 sample(s) got no answer: their outputs end inside" in done.stdout  # the Markdown's note too
+
+
 def test_export_and_score_offline_never_download(tmp_path: Path) -> None:
     for command in (("export", "scitab", "--out", "x.jsonl"), ("score", "scitab", "-p", "e.jsonl")):
         if command[0] == "score":

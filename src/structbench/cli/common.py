@@ -246,13 +246,14 @@ def echo_exclusions(metrics: Any) -> None:
         echo(f"note: {r.benchmark}:{r.variant} left out: {reasons} (metrics.json: extra.excluded)", err=True)
 
 
-def echo_cut_off(metrics: Any) -> None:
+def echo_cut_off(metrics: Any, *, finish_reasons: bool = True) -> None:
     """One stderr line per result whose samples got no answer because the replies ran out of tokens inside the
-    model's thought (``reasoning_cut_off``): a reasoning model given a non-reasoning model's budget."""
+    model's thought (``reasoning_cut_off``): a reasoning model given a non-reasoning model's budget
+    (``finish_reasons`` False: ``score``'s predictions, whose cause is unknown: ``cut_off_note``)."""
     from structbench.report.markdown import cut_off_note
 
     for r in metrics.results:
-        note = cut_off_note(r)
+        note = cut_off_note(r, finish_reasons=finish_reasons)
         if note is not None:
             echo(f"note: {_entry(r)}: {note} (metrics.json: reasoning_cut_off)", err=True)
 

@@ -114,12 +114,12 @@ def score(
                                   missing=missing.value, on_scored=write, think_tags=tags,
                                   thought_opened=thought_opened)
     metrics = MetricsFile(results=[entry])
-    print_markdown(render(metrics, title=f"scores of {predictions}"))
+    print_markdown(render(metrics, title=f"scores of {predictions}", finish_reasons=False))  # no finish reasons
     if entry.missing:
         echo(f"warning: {len(entry.missing)} sample(s) missing from {predictions}: "
                    f"{MISSING_HELP[missing]} (n = {entry.n}; --missing chooses)", err=True)
     echo_exclusions(metrics)
-    echo_cut_off(metrics)
+    echo_cut_off(metrics, finish_reasons=False)
     if out is not None:
         write_json_atomic(out, metrics.model_dump(mode="json"))
     if samples_out is not None:

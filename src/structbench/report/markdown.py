@@ -155,14 +155,28 @@ UNCLOSED_MEANING = (
 """What replies the model ended itself inside an unclosed thought mean (``replies_unclosed``)."""
 
 
-def cut_off_note(r: ResultEntry) -> str | None:
+UNCLOSED_UNKNOWN = (
+    "end inside a thought never closed, and a predictions file keeps no finish reasons to say why: the model's closing "
+    "tag may not be the one split on (--think-tags), the chat template may have opened a thought the model did not "
+    "think in (--thought-opened, a template's thinking switch), or the replies ran out of tokens where they were "
+    "generated")
+"""What outputs of a predictions file (``score``) that end inside an unclosed thought may mean: without finish
+reasons, a thought the model never closed cannot be told from one cut off by its budget."""
+
+
+def cut_off_note(r: ResultEntry, *, finish_reasons: bool = True) -> str | None:
     """What a result's replies that ended inside the model's thought mean, or None when there were none: out of
     tokens (raise ``--reasoning-budget``), or stopped by the model without closing the thought (``replies_unclosed``:
-    the tags or the template)."""
+    the tags or the template). ``finish_reasons`` False (``score``: outputs written elsewhere, without them): the
+    two cannot be told apart, and no run's budget can be raised."""
     if not r.reasoning_cut_off and not r.replies_cut_off:
         return None
     unclosed = min(r.replies_unclosed, r.replies_cut_off)
     scored = "They are scored as replies without an answer, never parsed from the thought"
+    if not finish_reasons:
+        replies = f" ({r.replies_cut_off} replies in all)" if r.replies_cut_off != r.reasoning_cut_off else ""
+        return (f"{r.reasoning_cut_off} of {r.n} sample(s) got no answer: their outputs{replies} {UNCLOSED_UNKNOWN}. "
+                f"{scored}.")
     if not unclosed:
         replies = f" ({r.replies_cut_off} replies in all)" if r.replies_cut_off != r.reasoning_cut_off else ""
         return (f"{r.reasoning_cut_off} of {r.n} sample(s) got no answer: the model's replies ran out of tokens inside "
@@ -185,8 +199,8 @@ def confusion_markdown(name: str, cm: ConfusionMatrix) -> list[str]:
     return out
 
 
-def entry_section(r: ResultEntry) -> str:
-    """All metrics of one entry and one table per breakdown."""
+def entry_section(r: ResultEntry, *, finish_reasons: bool = True) -> str:
+    """All metrics of one entry and one table per breakdown (``finish_reasons``: as ``cut_off_note`` takes it)."""
     cell = f" [{cell_text(r.cell)}]" if r.cell else ""
     out = [f"## {md_inline(f'{r.benchmark}:{r.variant} / {r.strategy}{cell} / {r.model}')}", ""]
     out.append("| metric | value |")
@@ -211,7 +225,7 @@ def entry_section(r: ResultEntry) -> str:
         out += ["", f"{r.turn_limit} sample(s) {TURN_LIMIT_MEANING}."]
     if r.turn_limit_scored:
         out += ["", f"{r.turn_limit_scored} of {r.n} sample(s) {TURN_LIMIT_SCORED_MEANING}."]
-    note = cut_off_note(r)
+    note = cut_off_note(r, finish_reasons=finish_reasons)
     if note is not None:
         out += ["", note]
     if r.usage is not None:
@@ -247,10 +261,10 @@ def _epoch_line(r: ResultEntry) -> str:
             f"samples answered alike in every epoch: {agree}.")
 
 
-def render(metrics: MetricsFile, title: str = "structbench report") -> str:
-    """The whole Markdown report."""
+def render(metrics: MetricsFile, title: str = "structbench report", *, finish_reasons: bool = True) -> str:
+    """The whole Markdown report (``finish_reasons`` False: of ``score``'s predictions, ``cut_off_note``)."""
     parts = [f"# {md_inline(title)}", "", headline_table(metrics), ""]
-    parts.extend(entry_section(r) + "\n" for r in metrics.results)
+    parts.extend(entry_section(r, finish_reasons=finish_reasons) + "\n" for r in metrics.results)
     return "\n".join(parts)
 
 
