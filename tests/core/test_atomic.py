@@ -12,7 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from structbench.core.atomic import FILE_MODE, HOST, atomic_path, remove_stale_drafts, staging_dir, write_text_atomic
+from structbench.core.atomic import (
+    FILE_MODE,
+    HOST,
+    atomic_path,
+    fsync_dir,
+    remove_stale_drafts,
+    staging_dir,
+    write_text_atomic,
+)
 from structbench.core.errors import UsageError
 from structbench.runner.store import write_json_atomic
 
@@ -122,3 +130,23 @@ def test_a_staging_folder_is_named_after_its_target_and_its_process(tmp_path: Pa
     staging = staging_dir(tmp_path / "set")
     assert staging.parent == tmp_path and staging.name.startswith(f".set.{os.getpid()}@{HOST}.")
     assert remove_stale_drafts(tmp_path / "set") == [] and staging.is_dir()  # its own process runs
+
+
+def test_a_folder_is_synced_and_one_the_file_system_cannot_sync_is_taken_as_it_is(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``fsync_dir`` syncs the folder itself (a new file's entry in it), closing what it opened; a file system that
+    refuses to sync a folder (EINVAL) is no error, a failing disk (EIO) is."""
+    synced: list[int] = []
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(os.fstat(fd).st_ino))
+    fsync_dir(tmp_path)
+    assert synced == [tmp_path.stat().st_ino]
+    for code, raises in ((errno.EINVAL, False), (errno.EIO, True)):
+        def refuse(fd: int, code: int = code) -> None:
+            raise OSError(code, os.strerror(code))
+
+        monkeypatch.setattr(os, "fsync", refuse)
+        if raises:
+            with pytest.raises(OSError, match="Input/output"):
+                fsync_dir(tmp_path)
+        else:
+            fsync_dir(tmp_path)

@@ -6,6 +6,7 @@ import asyncio
 import errno
 import json
 import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -83,6 +84,47 @@ def test_every_line_is_synced_once_per_turn_of_the_event_loop(tmp_path: Path, mo
     asyncio.run(failing())
     with pytest.raises(StorageError, match="cannot be synced"):
         log.close()
+
+
+def test_the_run_directory_is_synced_once_when_the_log_is_created(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lines were synced, the new file's entry in the run directory never: a power loss after the first paid
+    calls could lose the whole file, every line synced in it. The directory is synced once, at the first sync of the
+    log that created the file: not a line's cost, and not again by a later session that appends to it."""
+    synced: list[str] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append("dir" if stat.S_ISDIR(os.fstat(fd).st_mode) and os.fstat(fd).st_ino == run.stat().st_ino
+                      else "log" if os.fstat(fd).st_ino == (run / SPENT).stat().st_ino else "other")
+        real(fd)
+
+    run = tmp_path / "run"
+    run.mkdir()
+    monkeypatch.setattr(os, "fsync", fsync)
+    call = CallUsage(model="m", prompt_tokens=3, completion_tokens=1)
+    log = SpendLog(run, 0)
+
+    async def calls() -> None:
+        for _ in range(3):
+            log.add(call)
+        await asyncio.sleep(0)
+        assert synced == ["log", "dir"]  # the first turn's lines, then the new file's entry
+        log.add(call)
+        await asyncio.sleep(0)
+        assert synced == ["log", "dir", "log"]
+
+    asyncio.run(calls())
+    log.add(call)  # outside a loop: at once
+    log.close()
+    assert synced == ["log", "dir", "log", "log"]
+    synced.clear()
+    again = SpendLog(run, 1)  # the next session appends to the file it finds
+    for _ in range(2):
+        again.add(call)
+    again.close()
+    assert synced == ["log", "log"]
+    assert len(read_spent(run)) == 2
 
 
 def test_the_log_is_read_summed_per_session_and_price_skipping_what_is_not_its_line(tmp_path: Path) -> None:

@@ -169,6 +169,17 @@ def fsync_if_file(fd: int) -> None:
             raise
 
 
+def fsync_dir(path: Path) -> None:
+    """Sync the folder ``path``'s entries to the disk: a file created in it survives a crash of the machine (power
+    lost) only once its entry in the folder is synced too, whatever was synced of its lines. A file system that cannot
+    sync a folder refuses it as it refuses a pipe (``fsync_if_file``): taken as it is."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        fsync_if_file(fd)
+    finally:
+        os.close(fd)
+
+
 def write_text_atomic(path: Path, text: str) -> None:
     """Write ``text`` (UTF-8) to ``path`` durably (fsync before the rename)."""
     write_texts_atomic([(path, text)])

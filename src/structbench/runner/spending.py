@@ -10,10 +10,12 @@ moment leaves whole lines (a torn last line, from a crash of the machine, is ski
 
 A crash of the machine (power lost) keeps what was synced to the disk, so the lines are synced too: on an event loop
 once per turn of it (``loop.call_soon`` when a turn's first line is written: one ``fdatasync`` for every call
-answered in that turn, before the loop waits for anything else), elsewhere at once. A call's line is written before
-its answer goes to the response cache, whose commit is queued (``call_soon``) after that sync: a crash cannot keep an
-answer whose line it lost, which a resumed run would reuse as free. A process killed at once after a sync loses
-nothing; what a crash of the machine can still lose is the lines of the turn it interrupts.
+answered in that turn, before the loop waits for anything else), elsewhere at once; the first sync after a log
+creates the file syncs the run directory too (once a file: a new file's entry is lost to a crash until then, with
+every line synced in it). A call's line is written before its answer goes to the response cache, whose commit is
+queued (``call_soon``) after that sync: a crash cannot keep an answer whose line it lost, which a resumed run would
+reuse as free. A process killed at once after a sync loses nothing; what a crash of the machine can still lose is
+the lines of the turn it interrupts.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from pathlib import Path
 import orjson
 
 from structbench.backends.usage import TOKEN_FIELDS, CallUsage, Usage, UsageKey, plus_counts, summed
-from structbench.core.atomic import fsync_if_file
+from structbench.core.atomic import fsync_dir, fsync_if_file
 from structbench.core.errors import StorageError
 from structbench.core.regular import read_regular
 from structbench.core.trusted import trusted
@@ -45,6 +47,8 @@ class SpendLog:
         self._fd: int | None = None
         self._unsynced = False
         """Lines written since the last sync."""
+        self._created = False
+        """This log created the file, whose entry in the run directory the next sync syncs (once: not a line's cost)."""
         self._sync_due = False
         """A sync waits for the end of the event loop's turn."""
         self._failed: StorageError | None = None
@@ -82,7 +86,7 @@ class SpendLog:
             return
         try:
             if self._fd is None:
-                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                self._fd, self._created = _open(self.path)
             if os.write(self._fd, data) != len(data):
                 raise OSError("short write")
         except OSError as err:
@@ -96,6 +100,9 @@ class SpendLog:
             return
         try:
             fsync_if_file(self._fd)
+            if self._created:  # a new file: its lines are lost to a crash with it until its entry is synced too
+                fsync_dir(self.path.parent)
+                self._created = False
         except OSError as err:
             raise StorageError(f"{self.path}: cannot be synced ({err.strerror or err}): what the run spent could "
                                "be lost to a crash") from err
@@ -117,6 +124,17 @@ class SpendLog:
         finally:
             os.close(self._fd)
             self._fd = None
+
+
+def _open(path: Path) -> tuple[int, bool]:
+    """A descriptor appending to ``path``, and whether this call created the file (one more ``open`` only when a
+    session first writes to a log that exists: which process made the file, of a run's workers, is the one that
+    syncs its directory entry)."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+    try:
+        return os.open(path, flags | os.O_EXCL, 0o644), True
+    except FileExistsError:
+        return os.open(path, flags, 0o644), False
 
 
 def read_spent(run_dir: Path) -> list[tuple[int, UsageKey, Usage]]:
