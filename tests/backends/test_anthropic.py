@@ -242,6 +242,67 @@ def test_a_reasoning_budget_the_api_refuses_is_refused_before_any_call() -> None
     RequestSettings(reasoning_budget=1024).check(backend)
 
 
+def test_a_reasoning_effort_turns_adaptive_thinking_on_and_keys_the_cache(
+        messages_api: tuple[BatchServer, str]) -> None:
+    """``--reasoning-effort`` is adaptive thinking at Anthropic's effort (``output_config.effort``), the deprecated
+    ``enabled`` thinking the newest models warn of never sent beside it: a ``--reasoning-budget`` with it is only the
+    room it thinks in (``max_tokens``). Another effort is another cache entry."""
+    from structbench.runner.settings import RequestSettings
+
+    server, url = messages_api
+    asked = Request.chat("Is 4 in the table?", max_tokens=16)
+    high = RequestSettings(reasoning_budget=2048, reasoning_effort="high").apply(asked)
+    generate(url, high)
+    generate(url, RequestSettings(reasoning_effort="max").apply(asked))
+    (sent, alone) = server.messages_sent
+    assert (sent["thinking"], sent["output_config"], sent["max_tokens"]) == ({"type": "adaptive"}, {"effort": "high"},
+                                                                            2064)
+    assert (alone["thinking"], alone["output_config"], alone["max_tokens"]) == ({"type": "adaptive"},
+                                                                               {"effort": "max"}, 16)
+    backend = AnthropicBackend("claude-x", base_url=url)
+    low = RequestSettings(reasoning_budget=2048, reasoning_effort="low").apply(asked)
+    assert json.loads(cache_fields(backend, high))["reasoning_effort"] == "high"
+    assert cache_fields(backend, high) != cache_fields(backend, low)
+    # the Message Batches path sends the same body
+    from structbench.runner.batch.anthropic import AnthropicBatches
+
+    assert AnthropicBatches(backend).lines("k", high)[0]["params"] == backend.params(high)
+
+
+def test_the_efforts_sent_are_the_sdks() -> None:
+    """The levels the backend accepts are exactly those the installed SDK's ``output_config.effort`` declares."""
+    from typing import get_args, get_type_hints
+
+    from anthropic.types import OutputConfigParam
+
+    from structbench.backends.anthropic import EFFORTS
+    from structbench.runfiles.runconfig import REASONING_EFFORTS
+
+    declared = get_args(next(a for a in get_args(get_type_hints(OutputConfigParam)["effort"]) if get_args(a)))
+    assert AnthropicBackend.reasoning_efforts == EFFORTS == declared
+    assert set(EFFORTS) <= set(REASONING_EFFORTS)
+
+
+@pytest.mark.parametrize(("effort", "budget", "refusal"), [
+    ("none", 0, "--reasoning-effort none: the anthropic backend sends only low, medium, high, xhigh, max"),
+    ("minimal", 4096, "--reasoning-effort minimal: the anthropic backend sends only low, medium, high, xhigh, max"),
+    ("high", 512, "--reasoning-budget 512: Anthropic's extended thinking takes a budget of at least 1024"),
+    ("low", 0, None), ("xhigh", 1024, None), ("max", 0, None),
+])
+def test_an_effort_anthropic_does_not_take_is_refused_before_any_call(effort: str, budget: int,
+                                                                       refusal: str | None) -> None:
+    from structbench.runner.settings import RequestSettings
+
+    settings = RequestSettings(reasoning_effort=effort, reasoning_budget=budget)
+    backend = AnthropicBackend("claude-x", base_url="http://127.0.0.1:9")
+    if refusal is None:
+        settings.check(backend)
+    else:
+        with pytest.raises(UsageError) as err:
+            settings.check(backend)
+        assert str(err.value).startswith(refusal) and "\n" not in str(err.value)
+
+
 class ThinkingToolModel(MockOpenAIServer):
     """A tool model that thinks before each reply (a thinking block, signed by the loopback)."""
 
@@ -252,10 +313,13 @@ class ThinkingToolModel(MockOpenAIServer):
         return body
 
 
-def test_a_tool_loop_with_thinking_sends_the_signed_thinking_blocks_back() -> None:
-    """While thinking is on, the API wants the assistant turn that called the tools back with its thinking blocks
-    first and their signatures unchanged (a 400 otherwise); the loop sends it as it came, through the cache's form,
-    and the answer it parses is still only the text."""
+@pytest.mark.parametrize(("effort", "thinking"), [(None, {"type": "enabled", "budget_tokens": 2048}),
+                                                  ("medium", {"type": "adaptive"})])
+def test_a_tool_loop_with_thinking_sends_the_signed_thinking_blocks_back(effort: str | None,
+                                                                         thinking: dict[str, Any]) -> None:
+    """While thinking is on (extended or adaptive), the API wants the assistant turn that called the tools back with
+    its thinking blocks first and their signatures unchanged (a 400 otherwise); the loop sends it as it came, through
+    the cache's form, and the answer it parses is still only the text."""
     from structbench.contract.benchmark import DIRECT, ToolSupport
     from structbench.data.evidence import Table
     from structbench.data.sample import LabelGold, Sample
@@ -274,7 +338,7 @@ def test_a_tool_loop_with_thinking_sends_the_signed_thinking_blocks_back() -> No
     model = ThinkingToolModel(tool_model=True, reply="Bees",
                               tool_arguments={"sql": {"query": "SELECT team FROM t ORDER BY wins DESC LIMIT 1"}})
     server = BatchServer(model)
-    settings = RequestSettings(reasoning_budget=2048)
+    settings = RequestSettings(reasoning_budget=2048, reasoning_effort=effort)
 
     async def main(url: str) -> Any:
         backend = AnthropicBackend("claude-x", base_url=url, api_key="sk-ant-test-0123456789abcdef", max_retries=0)
@@ -295,7 +359,8 @@ def test_a_tool_loop_with_thinking_sends_the_signed_thinking_blocks_back() -> No
         attempt = asyncio.run(main(url))
     assert attempt.output == "Bees" and attempt.artifacts["tools"]["calls"] == 1
     first, second = server.messages_sent
-    assert first["thinking"] == second["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    assert first["thinking"] == second["thinking"] == thinking
+    assert first.get("output_config") == second.get("output_config") == (effort and {"effort": effort})
     thought = "The answer is Ants, surely; let me check with a query."
     turn = second["messages"][1]
     assert turn["role"] == "assistant" and [b["type"] for b in turn["content"]] == ["thinking", "tool_use"]

@@ -131,3 +131,53 @@ def test_reasoning_flags_are_the_runs_and_a_resume_keeps_them(tmp_path: Path) ->
              "--data-dir", str(DATA), "--allow-modified-data", "--reasoning-budget", "512", "--out", "claude", check=2)
     assert "--reasoning-budget 512: Anthropic's extended thinking takes a budget of at least 1024" in bad.stderr
     assert not (tmp_path / "claude").exists()
+
+
+def test_claude_thinks_adaptively_at_the_effort_asked_and_each_effort_is_its_own_cache_entry(tmp_path: Path) -> None:
+    """``--reasoning-effort`` with the anthropic backend: every call asks for adaptive thinking at that effort, the
+    manifest records it, the signed thinking blocks are the thought (never parsed: the answer scores the maximum), and
+    a run at another effort makes its own calls where a repeat of the first is answered from the cache."""
+    from structbench.testing.batch_server import BatchServer, serve_batches_in_thread
+    from structbench.testing.reasoning_server import OracleAnswers, ReasoningServer
+
+    answers = OracleAnswers()
+    answers.add_run(["scitab", "structfact"], strategies=["zero_shot"], limit=20, data_dir=str(DATA))
+    server = BatchServer(ReasoningServer("reasoning_content", answers=answers))
+    env = {**_env(tmp_path), "ANTHROPIC_API_KEY": "sk-ant-test-0123456789abcdef"}
+    cached = [a for a in RUN if a != "--no-cache"]
+
+    def run(out: str, *flags: str, check: int = 0, model: str = "anthropic:claude-x") -> Invocation:
+        proc = invoke("run", "-m", model, "--base-url", url, *cached, "--out", out, *flags, env=env, cwd=tmp_path)
+        assert proc.returncode == check, proc.stderr
+        return proc
+
+    with serve_batches_in_thread(server) as url:
+        run("low", "--reasoning-effort", "low", "--reasoning-budget", "2048")
+        first = list(server.messages_sent)
+        assert first and all(b["thinking"] == {"type": "adaptive"} and b["output_config"] == {"effort": "low"}
+                             for b in first)
+        assert sorted({b["max_tokens"] for b in first}) == [10 + 2048, 64 + 2048]  # StructFact's, SciTab's + room
+        config = json.loads((tmp_path / "low" / "manifest.json").read_text())["config"]
+        assert config["reasoning"] == {"budget": 2048, "effort": "low", "opened": False, "tags": None}
+        assert all(r["headline"]["value"] == 1.0 for r in _results(tmp_path / "low"))
+        records = _records(tmp_path / "low")
+        assert all("The answer is" in str(r["reasoning"]) and "The answer is" not in str(r["output"]) for r in records)
+        run("high", "--reasoning-effort", "high", "--reasoning-budget", "2048")
+        again = server.messages_sent[len(first):]
+        assert len(again) == len(first) and all(b["output_config"] == {"effort": "high"} for b in again)
+        run("low-again", "--reasoning-effort", "low", "--reasoning-budget", "2048")
+        assert len(server.messages_sent) == 2 * len(first)  # the first run's answers, from the cache
+        calls = len(server.messages_sent)
+        refused = [run("none", "--reasoning-effort", "none", check=2),
+                   run("minimal", "--reasoning-effort", "minimal", "--reasoning-budget", "4096", check=2),
+                   run("openai", "--reasoning-effort", "max", check=2, model="openai:claude-x")]
+        # (after the synthetic data's note) one line each
+        assert [[line for line in r.stderr.splitlines() if not line.startswith("note: ")] for r in refused] == [
+            ["error: --reasoning-effort none: the anthropic backend sends only low, medium, high, xhigh, max "
+             "(leave it out for the model's default)"],
+            ["error: --reasoning-effort minimal: the anthropic backend sends only low, medium, high, xhigh, max "
+             "(leave it out for the model's default)"],
+            ["error: --reasoning-effort max: the openai backend sends only none, minimal, low, medium, high, xhigh "
+             "(leave it out for the model's default)"]]
+        assert len(server.messages_sent) == calls and server.stats.direct == calls
+        assert not any((tmp_path / out).exists() for out in ("none", "minimal", "openai"))

@@ -6,17 +6,22 @@ user turn, ``n`` replies are ``n`` calls (the API draws one per call). The Messa
 (2.x) takes no sampling parameters, so ``temperature``, ``top_p`` and ``seed`` do not reach the model (they still key
 the cache, so an epoch's request is its own call; nor can they clash with thinking, which wants the temperature
 unset). ``--reasoning-budget N`` turns extended thinking on (``thinking: {type: enabled, budget_tokens: N}``; N of at
-least 1024, refused before any call otherwise), within ``max_tokens`` (the run adds N to the answer's budget). The
-reply's ``text`` blocks are the answer; its ``thinking`` blocks are the thought, kept apart (``reply_choice``); its
-``tool_use`` blocks are the tools it calls (``Request.tools`` go out as the API's tools, results come back as
-``tool_result`` blocks). A reply that calls tools after thinking keeps its blocks as they came (``Choice.replay``),
-and a tool loop's next request sends them back unchanged, signatures and all, as the API requires while thinking is
-on; parsers still read only the text. Usage: prompt tokens are ``input_tokens`` plus the cache's reads and writes (so
-they count the whole prompt, as OpenAI's do), ``cached_tokens`` the cache reads, ``reasoning_tokens`` the thinking
-tokens where the API reports them. Retries (429, 5xx, dropped connections) are the SDK's, ``--max-retries`` of them;
-no reply is read past ``--max-reply-mb`` (``backends.anthropic_http``). The key is read from ``ANTHROPIC_API_KEY``
-(or ``--api-key-env``); it is registered for redaction and only ever sent in the SDK's ``x-api-key`` header. Message
-Batches: ``batch.anthropic``.
+least 1024, refused before any call otherwise), within ``max_tokens`` (the run adds N to the answer's budget).
+``--reasoning-effort LEVEL`` turns adaptive thinking on instead, which the newest models want (the SDK warns that
+``enabled`` is deprecated for them): ``thinking: {type: adaptive}`` and ``output_config: {effort: LEVEL}``, Claude
+deciding how much to think within ``max_tokens`` (a ``--reasoning-budget`` beside it, still of at least 1024, is then
+only that room, not a ``budget_tokens``); Anthropic's levels are ``low`` to ``max``, others are refused before any call.
+The effort goes with chat requests only, as on every backend: a completion prompt (sent as a user turn) gets extended
+thinking from a budget, or none. The reply's ``text`` blocks are the answer; its ``thinking`` blocks are the thought,
+kept apart (``reply_choice``); its ``tool_use`` blocks are the tools it calls (``Request.tools`` go out as the API's
+tools, results come back as ``tool_result`` blocks). A reply that calls tools after thinking keeps its blocks as they
+came (``Choice.replay``), and a tool loop's next request sends them back unchanged, signatures and all, as the API
+requires while thinking is on; parsers still read only the text. Usage: prompt tokens are ``input_tokens`` plus the
+cache's reads and writes (so they count the whole prompt, as OpenAI's do), ``cached_tokens`` the cache reads,
+``reasoning_tokens`` the thinking tokens where the API reports them. Retries (429, 5xx, dropped connections) are the
+SDK's, ``--max-retries`` of them; no reply is read past ``--max-reply-mb`` (``backends.anthropic_http``). The key is
+read from ``ANTHROPIC_API_KEY`` (or ``--api-key-env``); it is registered for redaction and only ever sent in the SDK's
+``x-api-key`` header. Message Batches: ``batch.anthropic``.
 """
 
 from __future__ import annotations
@@ -53,6 +58,8 @@ from structbench.core.redact import redact, register_secret
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
+EFFORTS = ("low", "medium", "high", "xhigh", "max")
+"""The ``output_config.effort`` levels of the Messages API (``OutputConfigParam`` of the SDK)."""
 MIN_THINKING_BUDGET = 1024
 """The smallest ``thinking.budget_tokens`` the Messages API takes (it must also be below ``max_tokens``, which holds:
 the run adds the budget to the answer's)."""
@@ -81,6 +88,7 @@ class AnthropicBackend(Backend):
     model_options = ()
     supports_tools = True
     supports_reasoning_budget = True
+    reasoning_efforts = EFFORTS
 
     def __init__(self, model: str, base_url: str = DEFAULT_BASE_URL, api_key: str | None = None,
                  concurrency: int = 8, timeout: float = DEFAULT_TIMEOUT, max_retries: int = 6,
@@ -123,8 +131,9 @@ class AnthropicBackend(Backend):
         return None
 
     def params(self, request: Request) -> dict[str, Any]:
-        """The Messages API body of ``request`` (one reply: ``n`` is drawn by as many calls); a reasoning budget
-        turns extended thinking on with that budget (``thinking.budget_tokens``, part of ``max_tokens``)."""
+        """The Messages API body of ``request`` (one reply: ``n`` is drawn by as many calls): a reasoning effort turns
+        adaptive thinking on at that effort (``output_config.effort``), else a reasoning budget turns extended
+        thinking on with that budget (``thinking.budget_tokens``); either thinks within ``max_tokens``."""
         p = request.params
         system = [m.content for m in request.messages or () if m.role == "system"]
         if request.messages is not None:
@@ -139,7 +148,10 @@ class AnthropicBackend(Backend):
                              for t in request.tools]
         if p.stop:
             body["stop_sequences"] = list(p.stop)
-        if p.reasoning_budget:
+        if p.reasoning_effort is not None:
+            body["thinking"] = {"type": "adaptive"}
+            body["output_config"] = {"effort": p.reasoning_effort}
+        elif p.reasoning_budget:
             body["thinking"] = {"type": "enabled", "budget_tokens": p.reasoning_budget}
         return body
 

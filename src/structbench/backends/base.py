@@ -99,8 +99,9 @@ class GenerationParams:
     """Keyword arguments for the server's chat template (``chat_template_kwargs`` of vLLM, SGLang and the
     llama.cpp server, e.g. ``enable_thinking``); only backends with ``supports_chat_template_args`` take them."""
     reasoning_effort: str | None = None
-    """How hard a reasoning model should think (``reasoning_effort`` of OpenAI's API, vLLM and SGLang: ``low``,
-    ``medium``, ``high`` ...); only backends with ``supports_reasoning_effort`` take it."""
+    """How hard a reasoning model should think (``reasoning_effort`` of OpenAI's API, vLLM and SGLang; Anthropic's
+    adaptive thinking at ``output_config.effort``): ``low``, ``medium``, ``high`` ...; only backends whose
+    ``reasoning_efforts`` hold it take it."""
     think_tags: ThinkTags | None = None
     """The (opening, closing) tag pairs that delimit a thought in the reply; None: ``<think>``/``</think>``."""
     thought_opened: bool = False
@@ -396,8 +397,9 @@ class Backend(ABC):
     """Whether ``GenerationParams.choices`` is enforced (constrained decoding)."""
     supports_chat_template_args: bool = False
     """Whether ``GenerationParams.chat_template_args`` reach the model (a run that sets them refuses others)."""
-    supports_reasoning_effort: bool = False
-    """Whether ``GenerationParams.reasoning_effort`` reaches the model (a run that sets it refuses others)."""
+    reasoning_efforts: tuple[str, ...] = ()
+    """The ``GenerationParams.reasoning_effort`` levels that reach the model (a run that sets another is refused
+    before any call); empty: none do."""
     supports_reasoning_budget: bool = False
     """Whether ``GenerationParams.reasoning_budget`` reaches the model as a thinking budget (Anthropic's extended
     thinking): it then keys the cache, and ``reasoning_budget_problem`` says which budgets the model refuses."""

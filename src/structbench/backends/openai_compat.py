@@ -77,6 +77,8 @@ TIMEOUT_RETRIES = 1
 a reply longer than ``--timeout`` would only time out again."""
 MODELS_TIMEOUT = 10.0
 """Seconds to wait for the server's model list (``/models``), asked once before a run for the model's context."""
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
+"""The ``reasoning_effort`` values OpenAI's API takes (vLLM and SGLang pass them to the chat template)."""
 
 
 def retry_after_seconds(value: str | None) -> float | None:
@@ -171,7 +173,7 @@ class OpenAIBackend(Backend):
     forkable = True
     supports_chat_template_args = True
     model_options = ("n_ctx",)
-    supports_reasoning_effort = True
+    reasoning_efforts = REASONING_EFFORTS
     supports_tools = True
 
     def __init__(

@@ -27,8 +27,10 @@ class Generation(BaseModel):
     """The request seed sent to the model (not the run's ``seed``, which picks samples and shuffles)."""
 
 
-REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
-"""``reasoning_effort`` values servers accept (OpenAI's API; vLLM and SGLang pass them to the chat template)."""
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+"""Every backend's ``--reasoning-effort`` levels together: OpenAI's ``reasoning_effort`` (``none`` to ``xhigh``; vLLM
+and SGLang pass it to the chat template) and Anthropic's ``output_config.effort`` (``low`` to ``max``); a run refuses
+a level its backend does not send (``Backend.reasoning_efforts``) before any call."""
 
 
 class Reasoning(BaseModel):
@@ -41,7 +43,8 @@ class Reasoning(BaseModel):
     """Tokens added to every request's answer budget (its ``max_tokens``, after ``--max-tokens`` caps it) for the
     thought: the papers' budgets (StructFact's 10 tokens, SciTab's 64) leave a reasoning model no room to think."""
     effort: str | None = None
-    """``reasoning_effort`` sent with every chat request (servers that accept it: OpenAI, vLLM, SGLang)."""
+    """How hard the model thinks, sent with every chat request: ``reasoning_effort`` by the openai backend (OpenAI,
+    vLLM, SGLang), adaptive thinking at this ``output_config.effort`` by the anthropic backend."""
     tags: list[tuple[str, str]] | None = None
     """The (opening, closing) think-tag pairs to split replies on; None: ``<think>``/``</think>``."""
     opened: bool = False

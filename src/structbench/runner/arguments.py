@@ -276,7 +276,8 @@ class RunArguments(BaseModel):
         "config", "Tokens added to every request's answer budget for a reasoning model's thought.",
         names=("--reasoning-budget",), suite=True, same=_is(lambda c: c.reasoning.budget))] = 0
     reasoning_effort: Annotated[str | None, _field("a string"), _flag(
-        "config", "reasoning_effort sent with chat requests (none, minimal, low, medium, high, xhigh).",
+        "config", "How hard a reasoning model thinks: openai sends reasoning_effort (none, minimal, low, medium, "
+        "high, xhigh), anthropic adaptive thinking with output_config.effort (low, medium, high, xhigh, max).",
         names=("--reasoning-effort",), suite=True, same=_is(lambda c: c.reasoning.effort))] = None
     think_tags: Annotated[list[tuple[str, str]] | tuple[tuple[str, str], ...] | None,
                           _field("a list of (open, close) pairs of strings"), _flag(

@@ -59,10 +59,15 @@ class RequestSettings:
             problem = backend.reasoning_budget_problem(self.reasoning_budget)
             if problem is not None:
                 raise UsageError(f"--reasoning-budget {self.reasoning_budget}: {problem}")
-        if self.reasoning_effort is not None and not backend.supports_reasoning_effort:
+        effort, efforts = self.reasoning_effort, backend.reasoning_efforts
+        if effort is not None and not efforts:
             raise UsageError(f"--reasoning-effort: the {backend.backend} backend has no reasoning effort (the openai "
-                             "backend sends it to servers that take it; a local model's template may take a "
-                             "--chat-template-arg instead, e.g. enable_thinking=false)")
+                             "backend sends it to servers that take it, the anthropic backend to Claude's adaptive "
+                             "thinking; a local model's template may take a --chat-template-arg instead, e.g. "
+                             "enable_thinking=false)")
+        if effort is not None and effort not in efforts:
+            raise UsageError(f"--reasoning-effort {effort}: the {backend.backend} backend sends only "
+                             f"{', '.join(efforts)} (leave it out for the model's default)")
 
     def apply(self, request: Request, epoch: int = 0) -> Request:
         """``request`` with these settings (in ``epoch``): a chat request's system prompt goes first (one system

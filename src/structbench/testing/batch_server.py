@@ -13,9 +13,10 @@ fails the first line with a 500 (in the error file), ``refuse-lines`` fails ever
 found), ``expire`` runs half the lines and expires the rest, ``reject`` fails the whole batch (its input refused).
 ``stats`` counts what it was asked: batches created, files uploaded, direct calls.
 
-Its Messages API checks ``thinking`` as Anthropic's does: ``budget_tokens`` of at least 1024 and below
-``max_tokens``, no ``temperature`` but 1 beside it, and, while thinking is on, a tool loop's assistant turn sent back
-with its thinking blocks first and their signatures unchanged (a 400 otherwise). Its thinking blocks (the model's
+Its Messages API checks ``thinking`` as Anthropic's does: ``enabled`` with ``budget_tokens`` of at least 1024 and
+below ``max_tokens``, ``adaptive`` without one, an ``output_config.effort`` of Anthropic's levels, no ``temperature``
+but 1 beside thinking, and, while thinking is on, a tool loop's assistant turn sent back with its thinking blocks first
+and their signatures unchanged (a 400 otherwise). Its thinking blocks (the model's
 reasoning field) are signed with ``signature``; ``messages_sent`` keeps every Messages API body it was sent.
 
     python -m structbench.testing.batch_server --complete-after 8 --port-file p.txt
@@ -43,6 +44,8 @@ from structbench.testing.openai_server import MockOpenAIServer
 
 FAULTS = ("drop-lines", "foreign-ids", "fail-lines", "refuse-lines", "expire", "reject", "conflicting-lines",
           "malformed-lines")
+EFFORTS = ("low", "medium", "high", "xhigh", "max")
+"""The ``output_config.effort`` levels Anthropic's Messages API takes."""
 
 
 @dataclass
@@ -427,13 +430,19 @@ def thinking_problem(params: dict[str, Any]) -> str | None:
             signed = isinstance(block, dict) and block.get("type") == "thinking"
             if signed and block.get("signature") != signature(str(block.get("thinking"))):
                 return f"messages.{i}.content.{k}: Invalid `signature` in `thinking` block"
-    if not isinstance(thinking, dict) or thinking.get("type") != "enabled":
+    output = params.get("output_config")
+    if isinstance(output, dict) and "effort" in output and output["effort"] not in EFFORTS:
+        return f"output_config.effort: Input should be {', '.join(repr(e) for e in EFFORTS)}"
+    if not isinstance(thinking, dict) or thinking.get("type") not in ("enabled", "adaptive"):
         return None
     budget, cap = thinking.get("budget_tokens"), params.get("max_tokens")
-    if not isinstance(budget, int) or budget < 1024:
-        return "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
-    if not isinstance(cap, int) or budget >= cap:
-        return "`max_tokens` must be greater than `thinking.budget_tokens`"
+    if thinking["type"] == "adaptive" and budget is not None:
+        return "thinking.adaptive.budget_tokens: Extra inputs are not permitted"
+    if thinking["type"] == "enabled":
+        if not isinstance(budget, int) or budget < 1024:
+            return "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
+        if not isinstance(cap, int) or budget >= cap:
+            return "`max_tokens` must be greater than `thinking.budget_tokens`"
     if params.get("temperature", 1) != 1:
         return "`temperature` may only be set to 1 when thinking is enabled"
     last = messages[-1] if messages else {}

@@ -109,7 +109,7 @@ class BatchedBackend(Backend):
                  notify: Callable[[str], None] = _stderr) -> None:
         self.inner = inner
         for name in ("backend", "model", "base_url", "cacheable", "supports_logprobs", "supports_min_tokens",
-                     "supports_choices", "supports_chat_template_args", "supports_reasoning_effort",
+                     "supports_choices", "supports_chat_template_args", "reasoning_efforts",
                      "supports_reasoning_budget", "model_options", "remote"):
             setattr(self, name, getattr(inner, name))
         self.provider: BatchProvider = provider_for(inner)
