@@ -316,29 +316,34 @@ def test_an_unfinished_run_is_a_usage_error_and_nothing_is_logged(logged_run: tu
     assert done.returncode == 0, done.stderr  # finished, the lock released: logged
 
 
-def test_a_torn_last_line_is_refused_with_the_samples_and_nothing_is_logged(logged_run: tuple[Path, str, str],
-                                                                            tmp_path: Path) -> None:
-    """A crash mid-write leaves the last line of ``samples.jsonl`` without its newline: the per-sample table would not
-    hold the records the metrics count, so ``--log-samples`` refuses it as ``convert`` does (exit 2, one line naming
-    the file and line and the resume that mends it) before any tracker run is made; without the table the metrics
-    are logged."""
+def test_a_torn_last_line_is_refused_and_nothing_is_logged(logged_run: tuple[Path, str, str], tmp_path: Path) -> None:
+    """A crash mid-write leaves the last line of ``samples.jsonl`` without its newline: the records (the per-sample
+    table, and the report logged beside the metrics) are not those the metrics count, so ``log`` refuses it as
+    ``convert`` does, with ``--log-samples`` or without, to either tracker (exit 2, one line naming the file and line
+    and the resume that mends it) before any tracker run is made; mended, it is logged."""
     import shutil
 
     run_dir = tmp_path / "torn"
     shutil.copytree(logged_run[0], run_dir)
     records = run_dir / "samples.jsonl"
-    lines = records.read_bytes().splitlines(keepends=True)
-    records.write_bytes(b"".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2])
+    whole = records.read_bytes()
+    lines = whole.splitlines(keepends=True)
+    records.write_bytes(whole + lines[-1][: len(lines[-1]) // 2])
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     command = ["log", str(run_dir), "--to", "mlflow", "--log-option", f"tracking_uri={uri}"]
-    done = invoke(*command, "--log-samples", env=_env(tmp_path), cwd=tmp_path)
-    assert done.returncode == UsageError.exit_code, done.stderr
-    assert done.stderr.splitlines() == [
-        f"error: {records}:{len(lines)}: the last line is incomplete (torn by a crash, or being written), so the "
-        f"records are not those metrics.json was computed from; `structbench run --resume {run_dir}` cuts it off and "
-        "runs that sample again (once no run is writing it), then log it"]
+    for tracker, option in [("mlflow", f"tracking_uri={uri}"), ("wandb", "mode=offline")]:
+        for samples in ([], ["--log-samples"]):
+            done = invoke("log", str(run_dir), "--to", tracker, "--log-option", option, *samples, env=_env(tmp_path),
+                          cwd=tmp_path)
+            assert done.returncode == UsageError.exit_code, (tracker, samples, done.stdout, done.stderr)
+            assert done.stderr.splitlines() == [
+                f"error: {records}:{len(lines) + 1}: the last line is incomplete (torn by a crash, or being written), "
+                f"so the records are not those metrics.json was computed from; `structbench run --resume {run_dir}` "
+                "cuts it off and runs that sample again (once no run is writing it), then log it"]
     assert not (tmp_path / "mlflow.db").exists() and not (tmp_path / "mlruns").exists()  # no store, no run
-    done = invoke(*command, env=_env(tmp_path), cwd=tmp_path)
+    assert not (tmp_path / "wandb").exists()
+    records.write_bytes(whole)  # the torn line cut off, as ``--resume`` does
+    done = invoke(*command, "--log-samples", env=_env(tmp_path), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
 
 
