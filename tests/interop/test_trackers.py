@@ -237,7 +237,8 @@ def test_the_offline_run_is_written_when_logging_returns(logged_run: tuple[Path,
 
 def test_logging_leaves_another_active_wandb_run_running(logged_run: tuple[Path, str, str], tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    """W&B is shut down after logging only where no other run of the process is active: a user's own run goes on."""
+    """W&B is shut down after logging only where the logging set it up and no other run of the process is active: a
+    user's own run goes on."""
     import wandb
 
     from structbench.interop.trackers import wandb_tracker
@@ -251,6 +252,52 @@ def test_logging_leaves_another_active_wandb_run_running(logged_run: tuple[Path,
     mine.log({"still": 1})
     mine.finish()
     assert len(list((tmp_path / "wandb").glob("offline-run-*"))) == 2
+
+
+def test_logging_keeps_the_wandb_setup_the_caller_made(logged_run: tuple[Path, str, str], tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A caller who set W&B up before logging (``wandb.setup``, as ``wandb.login`` does) keeps it: its settings and
+    credentials are there after, the same setup; ``wandb.teardown()`` is only for a W&B session structbench's
+    logging began. The logged run's files are whole when logging returns all the same."""
+    import wandb
+
+    from structbench.interop.trackers import wandb_tracker
+
+    for key, value in _env(tmp_path).items():
+        if key.startswith("WANDB_"):
+            monkeypatch.setenv(key, value)
+    key = "k" * 40
+    theirs = wandb.setup(settings=wandb.Settings(project="theirs", api_key=key, silent=True))
+    wandb_tracker.log(Payload(logged_run[0]), {"mode": "offline"})
+    assert wandb.setup() is theirs and (theirs.settings.project, theirs.settings.api_key) == ("theirs", key)
+    found = records(offline_run(tmp_path))
+    assert found.summary[f"{ENTRY}/n"] == 6 and found.artifacts
+
+
+def test_runs_are_written_when_waited_for_without_tearing_wandb_down(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the caller set W&B up, ``_stream_closed`` waits for a finished run's files in place of
+    ``wandb.teardown()``: a request the service answers only once it has closed the run's stream. Not waited for,
+    most such runs were still being written when ``finish`` returned (the log's last block, with the history step
+    and the exit record, not yet written); here each is whole at once."""
+    import wandb
+
+    from structbench.interop.trackers.wandb_tracker import _stream_closed
+
+    for key, value in _env(tmp_path).items():
+        if key.startswith("WANDB_"):
+            monkeypatch.setenv(key, value)
+    theirs = wandb.setup(settings=wandb.Settings(mode="offline", silent=True))
+    values = {f"m{k}": k for k in range(2000)}
+    for _ in range(5):
+        run = wandb.init(project="theirs", reinit="create_new",
+                         settings=wandb.Settings(console="off", x_disable_stats=True, silent=True))
+        run.log(values, step=0)
+        run.summary.update(values)
+        run.finish()
+        _stream_closed(theirs)
+        found = records(Path(run.dir).parent)  # the log's last block (the history step, here) is written last
+        assert [step.get("m1999") for step in found.history] == [1999] and found.summary.get("m1999") == 1999
 
 
 def test_a_failing_tracker_is_a_warning_after_the_run(tmp_path: Path) -> None:
