@@ -237,7 +237,8 @@ def test_the_offline_run_is_written_when_logging_returns(logged_run: tuple[Path,
 
 def test_logging_leaves_another_active_wandb_run_running(logged_run: tuple[Path, str, str], tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    """W&B is shut down after logging only where no other run of the process is active: a user's own run goes on."""
+    """W&B is shut down after logging only where the logging set it up and no other run of the process is active: a
+    user's own run goes on."""
     import wandb
 
     from structbench.interop.trackers import wandb_tracker
@@ -251,6 +252,52 @@ def test_logging_leaves_another_active_wandb_run_running(logged_run: tuple[Path,
     mine.log({"still": 1})
     mine.finish()
     assert len(list((tmp_path / "wandb").glob("offline-run-*"))) == 2
+
+
+def test_logging_keeps_the_wandb_setup_the_caller_made(logged_run: tuple[Path, str, str], tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A caller who set W&B up before logging (``wandb.setup``, as ``wandb.login`` does) keeps it: its settings and
+    credentials are there after, the same setup; ``wandb.teardown()`` is only for a W&B session structbench's
+    logging began. The logged run's files are whole when logging returns all the same."""
+    import wandb
+
+    from structbench.interop.trackers import wandb_tracker
+
+    for key, value in _env(tmp_path).items():
+        if key.startswith("WANDB_"):
+            monkeypatch.setenv(key, value)
+    key = "k" * 40
+    theirs = wandb.setup(settings=wandb.Settings(project="theirs", api_key=key, silent=True))
+    wandb_tracker.log(Payload(logged_run[0]), {"mode": "offline"})
+    assert wandb.setup() is theirs and (theirs.settings.project, theirs.settings.api_key) == ("theirs", key)
+    found = records(offline_run(tmp_path))
+    assert found.summary[f"{ENTRY}/n"] == 6 and found.artifacts
+
+
+def test_runs_are_written_when_waited_for_without_tearing_wandb_down(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the caller set W&B up, ``_stream_closed`` waits for a finished run's files in place of
+    ``wandb.teardown()``: a request the service answers only once it has closed the run's stream. Not waited for,
+    most such runs were still being written when ``finish`` returned (the log's last block, with the history step
+    and the exit record, not yet written); here each is whole at once."""
+    import wandb
+
+    from structbench.interop.trackers.wandb_tracker import _stream_closed
+
+    for key, value in _env(tmp_path).items():
+        if key.startswith("WANDB_"):
+            monkeypatch.setenv(key, value)
+    theirs = wandb.setup(settings=wandb.Settings(mode="offline", silent=True))
+    values = {f"m{k}": k for k in range(2000)}
+    for _ in range(5):
+        run = wandb.init(project="theirs", reinit="create_new",
+                         settings=wandb.Settings(console="off", x_disable_stats=True, silent=True))
+        run.log(values, step=0)
+        run.summary.update(values)
+        run.finish()
+        _stream_closed(theirs)
+        found = records(Path(run.dir).parent)  # the log's last block (the history step, here) is written last
+        assert [step.get("m1999") for step in found.history] == [1999] and found.summary.get("m1999") == 1999
 
 
 def test_a_failing_tracker_is_a_warning_after_the_run(tmp_path: Path) -> None:
@@ -316,29 +363,34 @@ def test_an_unfinished_run_is_a_usage_error_and_nothing_is_logged(logged_run: tu
     assert done.returncode == 0, done.stderr  # finished, the lock released: logged
 
 
-def test_a_torn_last_line_is_refused_with_the_samples_and_nothing_is_logged(logged_run: tuple[Path, str, str],
-                                                                            tmp_path: Path) -> None:
-    """A crash mid-write leaves the last line of ``samples.jsonl`` without its newline: the per-sample table would not
-    hold the records the metrics count, so ``--log-samples`` refuses it as ``convert`` does (exit 2, one line naming
-    the file and line and the resume that mends it) before any tracker run is made; without the table the metrics
-    are logged."""
+def test_a_torn_last_line_is_refused_and_nothing_is_logged(logged_run: tuple[Path, str, str], tmp_path: Path) -> None:
+    """A crash mid-write leaves the last line of ``samples.jsonl`` without its newline: the records (the per-sample
+    table, and the report logged beside the metrics) are not those the metrics count, so ``log`` refuses it as
+    ``convert`` does, with ``--log-samples`` or without, to either tracker (exit 2, one line naming the file and line
+    and the resume that mends it) before any tracker run is made; mended, it is logged."""
     import shutil
 
     run_dir = tmp_path / "torn"
     shutil.copytree(logged_run[0], run_dir)
     records = run_dir / "samples.jsonl"
-    lines = records.read_bytes().splitlines(keepends=True)
-    records.write_bytes(b"".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2])
+    whole = records.read_bytes()
+    lines = whole.splitlines(keepends=True)
+    records.write_bytes(whole + lines[-1][: len(lines[-1]) // 2])
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     command = ["log", str(run_dir), "--to", "mlflow", "--log-option", f"tracking_uri={uri}"]
-    done = invoke(*command, "--log-samples", env=_env(tmp_path), cwd=tmp_path)
-    assert done.returncode == UsageError.exit_code, done.stderr
-    assert done.stderr.splitlines() == [
-        f"error: {records}:{len(lines)}: the last line is incomplete (torn by a crash, or being written), so the "
-        f"records are not those metrics.json was computed from; `structbench run --resume {run_dir}` cuts it off and "
-        "runs that sample again (once no run is writing it), then log it"]
+    for tracker, option in [("mlflow", f"tracking_uri={uri}"), ("wandb", "mode=offline")]:
+        for samples in ([], ["--log-samples"]):
+            done = invoke("log", str(run_dir), "--to", tracker, "--log-option", option, *samples, env=_env(tmp_path),
+                          cwd=tmp_path)
+            assert done.returncode == UsageError.exit_code, (tracker, samples, done.stdout, done.stderr)
+            assert done.stderr.splitlines() == [
+                f"error: {records}:{len(lines) + 1}: the last line is incomplete (torn by a crash, or being written), "
+                f"so the records are not those metrics.json was computed from; `structbench run --resume {run_dir}` "
+                "cuts it off and runs that sample again (once no run is writing it), then log it"]
     assert not (tmp_path / "mlflow.db").exists() and not (tmp_path / "mlruns").exists()  # no store, no run
-    done = invoke(*command, env=_env(tmp_path), cwd=tmp_path)
+    assert not (tmp_path / "wandb").exists()
+    records.write_bytes(whole)  # the torn line cut off, as ``--resume`` does
+    done = invoke(*command, "--log-samples", env=_env(tmp_path), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
 
 

@@ -6,7 +6,8 @@ each full record read back from ``samples.jsonl`` when a converter writes it.
 All manifest reading of ``convert`` and ``publish`` happens in ``_manifest``. A directory written by an older
 structbench converts when these readers accept it (fields added since take their defaults); one they refuse is
 a ``DataError`` naming the file, the structbench version that wrote it and what to do. So is a ``samples.jsonl``
-whose last line is torn (``check_whole``): what is written from a run holds every record its metrics count.
+whose last line is torn (``check_whole``), for a tracker too: what is written or logged from a run holds every
+record its metrics count.
 """
 
 from __future__ import annotations
@@ -137,10 +138,13 @@ def _manifest(path: Path) -> tuple[Manifest, RunConfig]:
 
 def read_results(path: Path) -> tuple[dict[str, Any], RunConfig, MetricsFile]:
     """A finished run directory's manifest (as JSON), configuration and ``metrics.json``, without its records (what
-    a tracker logs unless asked for the samples); ``UsageError`` (exit 2) with one clear line when it is not one, or
-    when its last session did not finish (``metrics.json`` is then an earlier session's) or one is running now."""
+    a tracker logs); ``UsageError`` (exit 2) with one clear line when it is not one, or when its last session did not
+    finish (``metrics.json`` is then an earlier session's) or one is running now, and ``check_whole``'s ``DataError``
+    when ``samples.jsonl`` ends in a torn line, per-sample table asked for or not: the report logged beside the
+    metrics is made from the records."""
     manifest, config, metrics = _results(path)
     _check_finished(path, manifest)
+    check_whole(path, then="log it")
     return manifest.to_json(), config, metrics
 
 

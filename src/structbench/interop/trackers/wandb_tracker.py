@@ -8,7 +8,8 @@ holds every value; an entry's ``.../epoch`` series has one step per epoch), the 
 ``wandb.Table`` under ``samples``. W&B neither captures the console nor samples the machine's statistics. The
 artifact, its files and the table are made before the W&B run starts, so what fails on this side leaves no
 half-logged run; and ``log`` returns once W&B's service has written the run's files (``_written``), so an offline
-run can be read or synced at once.
+run can be read or synced at once. W&B set up in the process before (a caller's ``wandb.setup()``, ``wandb.login()``
+or run) is left as it was: only a W&B session this logging began is shut down.
 """
 
 from __future__ import annotations
@@ -44,7 +45,9 @@ def log(payload: Payload, options: Mapping[str, str]) -> str:
     if mode in OFFLINE_MODES:  # offline sends nothing: not even W&B's own error reports (its OpenTelemetry threads)
         os.environ.setdefault("WANDB_ERROR_REPORTING", "false")
     import wandb
+    from wandb.sdk import wandb_setup
 
+    theirs = _set_up_before(wandb_setup)  # before anything here sets W&B up (``_check_server`` may)
     project = options.get("project") or os.environ.get("WANDB_PROJECT") or DEFAULT_PROJECT
     settings = wandb.Settings(console="off", x_disable_stats=True, x_disable_machine_info=True, save_code=False,
                               disable_git=True, silent=True, x_save_requirements=False)
@@ -84,28 +87,56 @@ def log(payload: Payload, options: Mapping[str, str]) -> str:
         except BaseException:
             run.finish(exit_code=1)
             raise
-    _written()
+    _written(wandb, wandb_setup, ours=not theirs)
     return where
 
 
-def _written() -> None:
+def _set_up_before(wandb_setup: Any) -> bool:
+    """Whether W&B is set up in this process already (its library state, W&B's "singleton", made by a caller's
+    ``wandb.setup()``, ``wandb.login()`` or run): its settings and login are the caller's, and stay."""
+    state = getattr(wandb_setup, "_singleton", None)  # ``wandb_setup.singleton()`` would make one
+    return state is not None and getattr(state, "_pid", None) == os.getpid()  # a forked child's is not its own
+
+
+def _written(wandb: Any, wandb_setup: Any, *, ours: bool) -> None:
     """Return only once W&B's service has written the run's files. ``run.finish()`` returns when the service has
     the run's last record, but the service writes the run's transaction log (``run-ID.wandb``: the offline run,
     what ``wandb sync`` uploads) only as it closes the run's stream, on a message ``finish`` sends without waiting:
     a process reading or syncing the offline run right after could find it incomplete (its summary missing, or
-    nothing past the header). ``wandb.teardown()`` closes every stream and waits for the service to exit; it is
-    called unless another W&B run of this process is still active (the service stays for it and writes this run's
-    files moments later, or when that session ends)."""
-    import wandb
-    from wandb.sdk import wandb_setup
-
-    if wandb_setup.singleton().most_recent_active_run is not None:
-        return
+    nothing past the header). Where this logging set W&B up (``ours``) and no other W&B run of the process is
+    active, ``wandb.teardown()`` closes every stream and waits for the service to exit. Otherwise W&B stays as the
+    caller has it (``teardown`` would end their runs, settings and login) and ``_stream_closed`` waits instead."""
+    setup = wandb_setup.singleton()
     try:
-        wandb.teardown()
+        if ours and setup.most_recent_active_run is None:
+            wandb.teardown()
+        else:
+            _stream_closed(setup)
     except SystemExit as stop:  # W&B exits the process when its service did not end well: this is one line instead
         raise TrackerError(f"W&B's service ended with exit code {stop.code} as the run's files were written: they "
                            "may be incomplete") from None
+
+
+BARRIER_ID = "structbench-files-written"
+"""The sync operation ``_stream_closed`` asks about: none has this id, so the service answers at once."""
+
+
+def _stream_closed(setup: Any) -> None:
+    """Wait until W&B's service has closed the streams of runs finished on this process's connection, leaving the
+    service and the caller's W&B as they are. The service handles a connection's requests one after the other, and
+    handles ``finish``'s message by closing the run's stream, which waits for its writer: a request sent after it
+    on the same connection (the status of a sync operation, answered at once) is answered only once the run's files
+    are written (wandb-core's ``handleIncomingRequests``, ``handleInformFinish``)."""
+    from wandb.sdk.mailbox import HandleAbandonedError, MailboxClosedError
+
+    try:
+        service = setup.assert_service()
+    except AssertionError:  # no service (W&B disabled): no files to wait for
+        return
+    try:
+        setup.asyncer.run(lambda: service.sync_status(BARRIER_ID)).wait_or(timeout=None)
+    except (HandleAbandonedError, MailboxClosedError):
+        raise TrackerError("W&B's service stopped as the run's files were written: they may be incomplete") from None
 
 
 def artifact_name(run_name: str) -> str:
