@@ -367,7 +367,8 @@ def test_a_torn_last_line_is_refused_and_nothing_is_logged(logged_run: tuple[Pat
     """A crash mid-write leaves the last line of ``samples.jsonl`` without its newline: the records (the per-sample
     table, and the report logged beside the metrics) are not those the metrics count, so ``log`` refuses it as
     ``convert`` does, with ``--log-samples`` or without, to either tracker (exit 2, one line naming the file and line
-    and the resume that mends it) before any tracker run is made; mended, it is logged."""
+    and the resume that mends it) before any tracker run is made, and before a good run named before it is logged;
+    mended, it is logged."""
     import shutil
 
     run_dir = tmp_path / "torn"
@@ -389,6 +390,10 @@ def test_a_torn_last_line_is_refused_and_nothing_is_logged(logged_run: tuple[Pat
                 "cuts it off and runs that sample again (once no run is writing it), then log it"]
     assert not (tmp_path / "mlflow.db").exists() and not (tmp_path / "mlruns").exists()  # no store, no run
     assert not (tmp_path / "wandb").exists()
+    done = invoke("log", str(logged_run[0]), str(run_dir), "--to", "mlflow", "--log-option", f"tracking_uri={uri}",
+                  env=_env(tmp_path), cwd=tmp_path)  # every run is read before the first is logged
+    assert done.returncode == UsageError.exit_code and f"{records}:{len(lines) + 1}" in done.stderr, done.stderr
+    assert "logged to" not in done.stdout and not (tmp_path / "mlflow.db").exists()
     records.write_bytes(whole)  # the torn line cut off, as ``--resume`` does
     done = invoke(*command, "--log-samples", env=_env(tmp_path), cwd=tmp_path)
     assert done.returncode == 0, done.stderr

@@ -28,7 +28,11 @@ class Outcome:
 def log_each(run_dir: Path, tracking: Tracking) -> list[Outcome]:
     """Log the run in ``run_dir`` to every tracker of ``tracking``; a run directory that is not a finished run is a
     ``UsageError`` (nothing is logged)."""
-    payload = Payload(run_dir, samples=tracking.samples)
+    return log_payload(Payload(run_dir, samples=tracking.samples), tracking)
+
+
+def log_payload(payload: Payload, tracking: Tracking) -> list[Outcome]:
+    """Log a run already read (``Payload``) to every tracker of ``tracking``, each failure one ``Outcome``."""
     outcomes = []
     for name in tracking.to:
         try:
