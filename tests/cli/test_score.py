@@ -122,6 +122,21 @@ def test_an_unclosed_thought_in_a_predictions_file_gets_no_reasoning_budget_advi
     assert "3 of 3 sample(s) got no answer: their outputs end inside" in done.stdout  # the Markdown's note too
 
 
+def test_a_note_names_the_file_score_wrote_and_none_when_it_wrote_none(tmp_path: Path) -> None:
+    """The note pointed at ``metrics.json: reasoning_cut_off`` whatever ``--out`` was, and without one, at a file that
+    was never written."""
+    _toy_predictions(tmp_path, keep=3)
+    (tmp_path / "open.jsonl").write_text("".join(json.dumps(x | {"output": "<think>Perhaps yes. Let me check"}) + "\n"
+                                                 for x in _lines(tmp_path / "p.jsonl")))
+    common = ("score", "toy", "-p", "open.jsonl", "--limit", "3", "--missing", "skip")
+    notes = []
+    for out in (("--out", "m.json"), ()):
+        done = sb(tmp_path, *common, *out)
+        notes.append(next(line for line in done.stderr.splitlines() if "got no answer" in line))
+        assert "metrics.json" not in done.stderr and not (tmp_path / "metrics.json").exists()
+    assert notes[0] == f"{notes[1]} (m.json: reasoning_cut_off)" and not notes[1].endswith(")")
+
+
 def test_export_and_score_offline_never_download(tmp_path: Path) -> None:
     for command in (("export", "scitab", "--out", "x.jsonl"), ("score", "scitab", "-p", "e.jsonl")):
         if command[0] == "score":

@@ -17,9 +17,11 @@ from structbench.core.atomic import (
     HOST,
     atomic_path,
     fsync_dir,
+    move_into_place,
     remove_stale_drafts,
     staging_dir,
     write_text_atomic,
+    write_texts_atomic,
 )
 from structbench.core.errors import UsageError
 from structbench.runner.store import write_json_atomic
@@ -150,3 +152,87 @@ def test_a_folder_is_synced_and_one_the_file_system_cannot_sync_is_taken_as_it_i
                 fsync_dir(tmp_path)
         else:
             fsync_dir(tmp_path)
+
+
+def _record_syncs(monkeypatch: pytest.MonkeyPatch, watched: Path) -> list[tuple[str, bool]]:
+    """Each path ``os.fsync`` is given (the file behind its descriptor), with whether ``watched`` then exists."""
+    synced: list[tuple[str, bool]] = []
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append((os.readlink(f"/proc/self/fd/{fd}"), watched.exists())))
+    return synced
+
+
+def _is_draft(name: str, target: Path) -> bool:
+    return Path(name).parent == target.parent and Path(name).name.startswith(f".{target.name}.{os.getpid()}@")
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="no /proc/self/fd")
+def test_a_file_is_synced_then_renamed_then_its_folder_synced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the folder's sync after the rename, a power cut could bring back the old manifest or lose metrics.json
+    after the command said it was written."""
+    def through_the_block(path: Path) -> None:  # as a caller writing its own file does
+        with atomic_path(path) as tmp:
+            tmp.write_text("x")
+
+    for write in (lambda p: write_text_atomic(p, "x"), lambda p: write_json_atomic(p, {"a": 1}), through_the_block):
+        target = tmp_path / "run" / "metrics.json"
+        target.unlink(missing_ok=True)
+        synced = _record_syncs(monkeypatch, target)
+        write(target)
+        assert len(synced) == 2 and _is_draft(synced[0][0], target) and not synced[0][1]  # the draft, before
+        assert synced[1] == (str(tmp_path / "run"), True)  # then the folder, after the rename
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="no /proc/self/fd")
+def test_several_files_sync_each_folder_once_after_every_rename(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b, c = tmp_path / "r" / "a.md", tmp_path / "r" / "b.md", tmp_path / "s" / "c.md"
+    synced = _record_syncs(monkeypatch, a)
+    write_texts_atomic([(a, "1"), (b, "2"), (c, "3")])
+    drafts, folders = synced[:3], synced[3:]
+    assert [any(_is_draft(name, t) for t in (a, b, c)) for name, _ in drafts] == [True] * 3
+    assert not any(there for _, there in drafts)  # every draft synced before the first rename
+    assert sorted(folders) == [(str(tmp_path / "r"), True), (str(tmp_path / "s"), True)]
+    assert (a.read_text(), b.read_text(), c.read_text()) == ("1", "2", "3")
+
+
+def test_a_failing_folder_sync_names_the_file_and_one_that_cannot_sync_a_folder_is_taken(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """EIO (a failing disk) after the rename raises as the file's own sync would, naming the file asked for; EINVAL
+    (a file system that cannot sync a folder) is taken as it is."""
+    target = tmp_path / "manifest.json"
+    real = os.fsync
+    for code in (errno.EIO, errno.EINVAL):
+        def refuse_folders(fd: int, code: int = code) -> None:
+            if stat.S_ISDIR(os.fstat(fd).st_mode):
+                raise OSError(code, os.strerror(code))
+            real(fd)
+
+        monkeypatch.setattr(os, "fsync", refuse_folders)
+        for write in (lambda: write_text_atomic(target, "new"), lambda: write_texts_atomic([(target, "new")])):
+            target.write_text("old")
+            if code == errno.EIO:
+                with pytest.raises(OSError) as err:
+                    write()
+                assert err.value.errno == errno.EIO and err.value.filename == str(target)
+            else:
+                write()
+            assert target.read_text() == "new"  # (renamed: only its durability is in doubt)
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="no /proc/self/fd")
+def test_a_staged_folder_is_synced_whole_then_moved_then_its_parent_synced(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A generated set (or a converted checkpoint) renamed into place unsynced could be found after a power cut as a
+    folder of empty files, and taken as complete."""
+    target = tmp_path / "set"
+    staging = staging_dir(target)
+    (staging / "data").mkdir()
+    (staging / "data" / "qa.parquet").write_text("rows")
+    (staging / "README.md").write_text("card")
+    (staging / "link").symlink_to(staging / "README.md")
+    synced = _record_syncs(monkeypatch, target)
+    move_into_place(staging, target)
+    names = [name.replace(str(staging), "S") for name, _ in synced]
+    assert names == ["S/data/qa.parquet", "S/data", "S/README.md", "S", str(tmp_path)]  # deepest first, no link
+    assert [there for _, there in synced] == [False] * 4 + [True]  # all of it before the rename, the parent after
+    assert (target / "data" / "qa.parquet").read_text() == "rows" and not staging.exists()

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from structbench.core.atomic import staging_dir
+from structbench.core.atomic import move_into_place, staging_dir
 from structbench.core.errors import UsageError
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".ckpt", ".h5", ".msgpack")
@@ -153,7 +153,7 @@ def embedded_checkpoint() -> Path:
         model.save_pretrained(tmp)
         (tmp / "SOURCE.json").write_text(json.dumps({"converted_from": gguf.name, "by": "transformers gguf_file"}))
         try:
-            os.replace(tmp, target)
+            move_into_place(tmp, target)
         except OSError:  # another process finished first: keep its copy
             if not (target / "config.json").is_file():
                 raise

@@ -13,6 +13,7 @@ import typer
 
 from structbench.core.errors import ExitCode, Terminated, UsageError
 from structbench.core.printable import printable
+from structbench.runfiles.runformat import METRICS, SAMPLES
 
 if TYPE_CHECKING:
     from structbench.runner.failures import Failure
@@ -184,7 +185,6 @@ def shown_urls(base_url: str) -> str:
 
 def echo_failures(failures: Sequence[Failure], run_dir: Path, samples: int) -> None:
     """The failed samples of a run, summed up on stderr."""
-    from structbench.runfiles.runformat import SAMPLES
     from structbench.runner.failures import failure_summary
 
     echo(
@@ -215,9 +215,10 @@ def interrupted(where: Path | Callable[[], Path]) -> Iterator[None]:
         raise typer.Exit(ExitCode.TERMINATED) from None
 
 
-def echo_exclusions(metrics: Any) -> None:
+def echo_exclusions(metrics: Any, *, metrics_file: str | None = METRICS, samples_file: str | None = SAMPLES) -> None:
     """One stderr line per benchmark variant that left samples out, with the reasons (``extra.excluded``), and per
-    entry whose prompts did not fit the model's context (``too_long``)."""
+    entry whose prompts did not fit the model's context (``too_long``); each names the fields of ``metrics_file``
+    and ``samples_file`` that hold what it counts (``score``'s are not a run's, or not written)."""
     from structbench.runfiles.results import (
         EXCLUDED,
         TOO_LONG_MEANING,
@@ -227,14 +228,14 @@ def echo_exclusions(metrics: Any) -> None:
 
     for r in metrics.results:
         if r.too_long:
-            echo(f"note: {_entry(r)}: {r.too_long} sample(s) {TOO_LONG_MEANING} "
-                       "(metrics.json: too_long; samples.jsonl: error_kind context)", err=True)
+            echo(f"note: {_entry(r)}: {r.too_long} sample(s) {TOO_LONG_MEANING}"
+                 f"{_held(metrics_file, 'too_long', samples_file, 'error_kind context')}", err=True)
         if r.turn_limit:
-            echo(f"note: {_entry(r)}: {r.turn_limit} sample(s) {TURN_LIMIT_MEANING} "
-                       "(metrics.json: turn_limit; samples.jsonl: error_kind turns)", err=True)
+            echo(f"note: {_entry(r)}: {r.turn_limit} sample(s) {TURN_LIMIT_MEANING}"
+                 f"{_held(metrics_file, 'turn_limit', samples_file, 'error_kind turns')}", err=True)
         if r.turn_limit_scored:
-            echo(f"note: {_entry(r)}: {r.turn_limit_scored} of {r.n} sample(s) {TURN_LIMIT_SCORED_MEANING} "
-                 "(metrics.json: turn_limit_scored; samples.jsonl: turn_limit)", err=True)
+            echo(f"note: {_entry(r)}: {r.turn_limit_scored} of {r.n} sample(s) {TURN_LIMIT_SCORED_MEANING}"
+                 f"{_held(metrics_file, 'turn_limit_scored', samples_file, 'turn_limit')}", err=True)
     seen = set()
     for r in metrics.results:
         excluded = r.extra.get(EXCLUDED)
@@ -243,19 +244,29 @@ def echo_exclusions(metrics: Any) -> None:
             continue
         seen.add(key)
         reasons = "; ".join(f"{e['count']} {e['reason']}" for e in excluded)
-        echo(f"note: {r.benchmark}:{r.variant} left out: {reasons} (metrics.json: extra.excluded)", err=True)
+        echo(f"note: {r.benchmark}:{r.variant} left out: {reasons}{_held(metrics_file, 'extra.excluded')}",
+             err=True)
 
 
-def echo_cut_off(metrics: Any, *, finish_reasons: bool = True) -> None:
+def echo_cut_off(metrics: Any, *, finish_reasons: bool = True, metrics_file: str | None = METRICS) -> None:
     """One stderr line per result whose samples got no answer because the replies ran out of tokens inside the
     model's thought (``reasoning_cut_off``): a reasoning model given a non-reasoning model's budget
-    (``finish_reasons`` False: ``score``'s predictions, whose cause is unknown: ``cut_off_note``)."""
+    (``finish_reasons`` False: ``score``'s predictions, whose cause is unknown: ``cut_off_note``). Each names the
+    field of ``metrics_file`` that counts them (None: no file was written)."""
     from structbench.report.markdown import cut_off_note
 
     for r in metrics.results:
         note = cut_off_note(r, finish_reasons=finish_reasons)
         if note is not None:
-            echo(f"note: {_entry(r)}: {note} (metrics.json: reasoning_cut_off)", err=True)
+            echo(f"note: {_entry(r)}: {note}{_held(metrics_file, 'reasoning_cut_off')}", err=True)
+
+
+def _held(metrics_file: str | None, field: str, samples_file: str | None = None, sample_field: str = "") -> str:
+    """`` (FILE: field; ...)``: where a note's count is written, naming only the files the command wrote."""
+    places = [f"{metrics_file}: {field}"] if metrics_file is not None else []
+    if samples_file is not None and sample_field:
+        places.append(f"{samples_file}: {sample_field}")
+    return f" ({'; '.join(places)})" if places else ""
 
 
 def _entry(r: Any) -> str:

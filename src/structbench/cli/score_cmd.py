@@ -118,8 +118,9 @@ def score(
     if entry.missing:
         echo(f"warning: {len(entry.missing)} sample(s) missing from {predictions}: "
                    f"{MISSING_HELP[missing]} (n = {entry.n}; --missing chooses)", err=True)
-    echo_exclusions(metrics)
-    echo_cut_off(metrics, finish_reasons=False)
+    written = str(out) if out is not None else None  # (the notes name a file only where one is written)
+    echo_exclusions(metrics, metrics_file=written, samples_file=None)
+    echo_cut_off(metrics, finish_reasons=False, metrics_file=written)
     if out is not None:
         write_json_atomic(out, metrics.model_dump(mode="json"))
     if samples_out is not None:

@@ -1,4 +1,5 @@
-"""Files that appear whole or not at all: written under a temporary name beside the target, then renamed.
+"""Files that appear whole or not at all: written under a temporary name beside the target, then renamed; the file
+is synced before the rename and its folder after, so a crash of the machine keeps the old file or the new one whole.
 
 The temporary file gets the mode an ordinary ``open`` would give it (``0o666`` less the umask), not
 ``mkstemp``'s owner-only ``0o600``, so results, manifests and exports stay readable by whoever can read the
@@ -43,10 +44,23 @@ FILE_MODE = 0o666 & ~_umask()
 def atomic_path(path: Path) -> Iterator[Path]:
     """A temporary path beside ``path`` to write to; renamed over ``path`` if the block succeeds, removed if not.
 
-    A symbolic link is written through (its target replaced, as ``open`` would write it), and a path that is not a
-    regular file (a FIFO, ``/dev/stdout``, ``/dev/null``) is written in place: it cannot appear whole, and renaming
-    over it would destroy it. Where no file can be made beside it, the error names ``path``: ``UsageError`` when a
-    file stands where a folder is needed."""
+    The draft is synced before the rename and the folder after it (``fsync_dir``), so what a crash of the machine
+    (power lost) leaves is the old file or the new one whole: unsynced, the rename could be lost (the old file back,
+    or none) or kept over a file whose lines were not. A symbolic link is written through (its target replaced, as
+    ``open`` would write it), and a path that is not a regular file (a FIFO, ``/dev/stdout``, ``/dev/null``) is
+    written in place: it cannot appear whole, and renaming over it would destroy it. Where no file can be made beside
+    it, the error names ``path``: ``UsageError`` when a file stands where a folder is needed."""
+    renamed: dict[Path, Path] = {}
+    with _draft(path, renamed) as tmp:
+        yield tmp
+    _sync_folders(renamed)
+
+
+@contextlib.contextmanager
+def _draft(path: Path, renamed: dict[Path, Path], *, synced: bool = False) -> Iterator[Path]:
+    """``atomic_path`` but for the folder's sync: the folder of a file renamed into place is added to ``renamed``
+    (mapped to the path asked for), for the caller to sync once all its files are in place. ``synced``: the caller
+    syncs the draft itself."""
     target = _through_links(path)
     try:
         if _special(target):
@@ -55,16 +69,38 @@ def atomic_path(path: Path) -> Iterator[Path]:
         tmp = Path(_temporary(target))
         try:
             yield tmp
+            if not synced:
+                _sync_file(tmp)
             try:
                 os.replace(tmp, target)
             except OSError as err:  # (a folder there): named by the file asked for, not its draft
                 raise type(err)(err.errno, err.strerror, str(path)) from err
+            renamed.setdefault(target.parent, path)
         finally:
             tmp.unlink(missing_ok=True)
     except OSError as err:
         if err.filename is None:  # a write's error (a full disk) names no file: this one
             raise type(err)(err.errno, err.strerror, str(path)) from err
         raise
+
+
+def _sync_file(path: Path) -> None:
+    """Sync the file ``path``'s lines to the disk (``fsync`` acts on the file, whichever descriptor wrote them):
+    renamed into place unsynced, a crash could leave it empty under the target's name."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fsync_if_file(fd)
+    finally:
+        os.close(fd)
+
+
+def _sync_folders(renamed: dict[Path, Path]) -> None:
+    """``fsync_dir`` each folder a file was renamed into; a failure names the file asked for, as a write's does."""
+    for folder, path in renamed.items():
+        try:
+            fsync_dir(folder)
+        except OSError as err:
+            raise type(err)(err.errno, err.strerror, str(path)) from err
 
 
 HOST = re.sub(r"[^\w.-]", "_", socket.gethostname()) or "host"
@@ -115,6 +151,25 @@ def staging_dir(path: Path) -> Path:
     once the drafts a killed process left are removed; the caller removes it if the build fails."""
     remove_stale_drafts(path)
     return Path(tempfile.mkdtemp(prefix=draft_prefix(path), dir=path.parent))
+
+
+def move_into_place(staging: Path, path: Path) -> None:
+    """Rename the folder ``staging`` (``staging_dir``'s, built whole) to ``path`` durably: every file and folder in
+    it is synced first, ``path``'s folder after the rename, so a crash of the machine leaves no folder there or this
+    one whole, never one of empty files. Like ``os.replace``, an empty folder at ``path`` is replaced and a non-empty
+    one raises ``OSError`` (one that names no file names ``path``)."""
+    try:
+        for root, _, files in os.walk(staging, topdown=False):
+            for name in files:
+                if not os.path.islink(file := os.path.join(root, name)):
+                    _sync_file(Path(file))
+            fsync_dir(Path(root))
+        os.replace(staging, path)
+        fsync_dir(path.parent)
+    except OSError as err:
+        if err.filename is None:  # (a failing sync)
+            raise type(err)(err.errno, err.strerror, str(path)) from err
+        raise
 
 
 def _through_links(path: Path) -> Path:
@@ -181,21 +236,23 @@ def fsync_dir(path: Path) -> None:
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` durably (fsync before the rename)."""
+    """Write ``text`` (UTF-8) to ``path`` durably (the file synced before the rename, its folder after)."""
     write_texts_atomic([(path, text)])
 
 
 def write_texts_atomic(texts: Sequence[tuple[Path, str]]) -> None:
     """Write each (path, text) as ``write_text_atomic`` does, all or none: every draft is made and written before the
     first is renamed into place, so a path that cannot be written (a file where a folder is needed, a full disk)
-    leaves none of them behind."""
+    leaves none of them behind. Each folder is synced once, after the last rename."""
+    renamed: dict[Path, Path] = {}
     with contextlib.ExitStack() as stack:
-        drafts = [(stack.enter_context(atomic_path(path)), text) for path, text in texts]
-        for draft, text in drafts:
+        drafts = [(stack.enter_context(_draft(path, renamed, synced=True)), text) for path, text in texts]
+        for draft, text in drafts:  # each synced before the first rename: a failing disk leaves none renamed
             with draft.open("w", encoding="utf-8") as out:
                 out.write(text)
                 out.flush()
                 fsync_if_file(out.fileno())
+    _sync_folders(renamed)  # once a folder, after every rename
 
 
 def _dumps(data: Any) -> str:

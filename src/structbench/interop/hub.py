@@ -31,7 +31,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from structbench.core.atomic import staging_dir, write_text_atomic
+from structbench.core.atomic import move_into_place, staging_dir, write_text_atomic
 from structbench.core.errors import StructbenchError, UsageError
 from structbench.core.redact import redact, register_env_secrets
 from structbench.interop.rundir import Entry, RunData
@@ -197,7 +197,7 @@ def publish(runs: Sequence[RunData], out: Path, *, repo: str | None = None) -> P
         if out.exists():
             old = out.parent / f"{staging.name}.old"
             os.replace(out, old)
-        os.replace(staging, out)
+        move_into_place(staging, out)
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
     finally:

@@ -9,13 +9,12 @@ A folder beside the zip named as it (``test_databases/``, the zip unpacked by ha
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import stat
 import zipfile
 from pathlib import Path
 
-from structbench.core.atomic import staging_dir
+from structbench.core.atomic import move_into_place, staging_dir
 from structbench.core.errors import DataError
 from structbench.data.datasets import cache_root
 
@@ -87,7 +86,7 @@ def _extract(zf: zipfile.ZipFile, members: dict[str, zipfile.ZipInfo], folder: P
             _copy(zf, info, work / f"{db}{SUFFIX}", path)
         work.chmod(0o755)  # the sandbox's uid reads the files in place
         try:
-            os.replace(work, folder)
+            move_into_place(work, folder)
         except OSError:
             if not folder.is_dir():  # not another run that extracted the same zip first
                 raise

@@ -19,7 +19,7 @@ from typing import Any
 
 from structbench.benchmarks.databench.answers import SEMANTICS
 from structbench.benchmarks.databench.source import ALL_FILE, DATA, NAME, QA_FILE, SAMPLE_FILE
-from structbench.core.atomic import staging_dir
+from structbench.core.atomic import move_into_place, staging_dir
 from structbench.core.bounds import at_most
 from structbench.core.errors import StorageError, UsageError
 
@@ -424,7 +424,7 @@ def write_set(out: Path, *, count: int = 3, rows: int = 120, seed: int = 0) -> l
                 pd.DataFrame(qa).to_parquet(where / QA_FILE, index=False)
                 total += len(qa)
                 lines.append(f"{folder}: {len(whole)} rows x {whole.shape[1]} columns, {len(qa)} questions")
-            staging.rename(target)
+            move_into_place(staging, target)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
     except OSError as err:
