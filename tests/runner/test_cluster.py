@@ -1,5 +1,5 @@
 """The Ray executor's address check: an address where nothing listens fails at once (Ray would retry it for
-minutes), before Ray is even imported."""
+minutes), before Ray is even imported; and an actor's stop when the machine cannot run a strategy."""
 
 from __future__ import annotations
 
@@ -52,3 +52,28 @@ def test_the_run_stops_with_one_line_and_exit_2(tmp_path: Path) -> None:
     assert proc.stderr.strip().splitlines()[-1].startswith(f"error: --ray-address 127.0.0.1:{port}: nothing answers")
     assert time.monotonic() - started < patience(60)
     assert not (tmp_path / "r").exists()  # nothing written
+
+
+def test_a_ray_actor_that_meets_a_machine_error_stops_the_run_with_no_record() -> None:
+    """The actor halts (the driver hears ``halt`` of kind ``machine`` and raises it as a ``MachineError``, exit 2),
+    and sends no ``done``: the job is left for the next run, never recorded as a harness error."""
+    import asyncio
+
+    from structbench.core.errors import MachineError
+    from structbench.runner.cluster import RayWorker
+    from structbench.runner.control import RunControl
+    from structbench.runner.dispatch import _stop_error
+
+    class Broken:
+        async def run(self, ticket: object) -> object:
+            raise MachineError("sandbox: cannot start the interpreter /x/python: Permission denied")
+
+    actor = RayWorker.__new__(RayWorker)  # (without Ray: the actor's own state, as __init__ sets it)
+    actor.messages, actor.tasks, actor.others, actor.runner = [], set(), None, Broken()
+    actor.control = RunControl(notify=lambda text: None, on_halt=actor._halted)
+    messages = asyncio.run(actor.run((0, 0, 0, 0), None))  # type: ignore[arg-type]
+    assert messages == [("halt", "machine", "sandbox: cannot start the interpreter /x/python: Permission denied",
+                         False)]
+    assert actor.control.stopped
+    stop = _stop_error(*messages[0][1:3])
+    assert isinstance(stop, MachineError) and stop.exit_code == 2

@@ -11,7 +11,7 @@ import pytest
 from structbench.backends.base import BackendError, Request, Response
 from structbench.backends.mock import MockBackend
 from structbench.backends.oracle import OracleBackend
-from structbench.core.errors import StorageError, UsageError
+from structbench.core.errors import ExitCode, MachineError, StorageError, UsageError
 from structbench.data.datasets import DataContext
 from structbench.runfiles.runconfig import RunConfig
 from structbench.runner.cache import ResponseCache
@@ -285,6 +285,31 @@ def test_a_strategy_bug_is_a_harness_error_never_a_wrong_answer(tmp_path: Path) 
     assert entry.harness_errors == len(harness) and entry.n == 20 - len(harness) and entry.errors == 0
     scored = [r for r in records if r.error is None]
     assert entry.metrics["accuracy"] == pytest.approx(sum(r.score for r in scored) / len(scored))
+
+
+def test_a_machine_that_cannot_run_a_strategy_stops_the_run_with_no_harness_error(tmp_path: Path) -> None:
+    """A ``MachineError`` (a sandbox that cannot start programs) is the same for every sample: the run stops at the
+    first, which is not recorded (nor any after it), and the same run continues once the machine is fixed."""
+    calls: list[str] = []
+
+    def broken(request: Request) -> str:
+        calls.append(str(request.messages))
+        if len(calls) > 5:
+            raise MachineError("sandbox: cannot start the interpreter /x/python: Permission denied")
+        return "yes"
+
+    with pytest.raises(MachineError, match="cannot start the interpreter") as stopped:
+        _run(tmp_path, MockBackend(reply=broken), _config())
+    assert stopped.value.exit_code == ExitCode.USAGE
+    assert len(calls) < 12  # stopped at the first failing sample, with the slots in flight
+    run_dir = tmp_path / "run"
+    records = list(read_records(run_dir / "samples.jsonl"))
+    assert len(records) == 5 and all(r.error is None for r in records)  # completed samples kept; none a harness error
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "stopped" and "cannot start the interpreter" in manifest["stop_reason"]
+    metrics = _run(tmp_path, MockBackend(default="yes"), _config())
+    assert metrics.results[0].n == 20 and metrics.results[0].harness_errors == 0
+    assert len(list(read_records(run_dir / "samples.jsonl"))) == 20
 
 
 def test_model_and_harness_errors_are_counted_apart_and_both_retried(tmp_path: Path) -> None:

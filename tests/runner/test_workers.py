@@ -12,7 +12,7 @@ import pytest
 import threads
 from structbench.backends.mock import MockBackend
 from structbench.backends.oracle import OracleBackend
-from structbench.core.errors import RunStoppedError
+from structbench.core.errors import MachineError, RunStoppedError
 from structbench.data.datasets import DataContext
 from structbench.runfiles.runconfig import RunConfig
 from structbench.runner import selection
@@ -133,6 +133,30 @@ def test_the_breaker_in_one_worker_stops_them_all(tmp_path: Path) -> None:
     manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
     assert manifest["status"] == "stopped" and not (tmp_path / "r" / "metrics.json").exists()
     assert len(_lines(tmp_path / "r")) < 60  # the other worker stopped too, long before the 200
+
+
+_BROKEN_AFTER = 4
+
+
+def _machine_breaks(request: Any, calls: list[int] = []) -> str:  # noqa: B006  (each worker process counts its own)
+    calls.append(1)
+    if len(calls) > _BROKEN_AFTER:
+        raise MachineError("sandbox: cannot start the interpreter /x/python: Permission denied")
+    return "The answer is yes."
+
+
+def test_a_machine_error_in_one_worker_stops_them_all_with_no_harness_error(tmp_path: Path) -> None:
+    """The worker that meets it passes the stop to the driver (``halt_kind`` ``machine``), which raises it as itself
+    (exit 2); the samples it hit are not recorded, so the same run, on a machine that can, finishes them."""
+    config = _config(strategies=["direct"], limit=200)
+    with pytest.raises(MachineError, match="cannot start the interpreter /x/python"):
+        _run(tmp_path / "r", MockBackend(reply=_machine_breaks), config, 2)
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    assert manifest["status"] == "stopped" and not (tmp_path / "r" / "metrics.json").exists()
+    stopped = _lines(tmp_path / "r")
+    assert 0 < len(stopped) <= 2 * _BROKEN_AFTER and all(r["error"] is None for r in stopped)
+    again = _run(tmp_path / "r", MockBackend(default="The answer is yes."), config, 2)
+    assert again.results[0].n == 200 and again.results[0].harness_errors == 0
 
 
 def test_worker_count_defaults_and_limits(capsys: pytest.CaptureFixture[str]) -> None:

@@ -13,7 +13,8 @@ class ExitCode(IntEnum):
     INTERNAL = 1
     """A bug in structbench (an unexpected exception, printed with its traceback)."""
     USAGE = 2
-    """Bad arguments, unknown names, malformed or missing data; nothing was run."""
+    """Bad arguments, unknown names, malformed or missing data; nothing was run. Also a machine that cannot run what
+    the run needs (``MachineError``): the run stops at the first sample that needs it."""
     FAILED_SAMPLES = 3
     """The run finished, but some samples failed (model errors after retries, or harness errors);
     running the same command again retries exactly those."""
@@ -49,6 +50,14 @@ class DataError(UsageError):
 
 class DatasetUnavailableError(DataError):
     """A dataset is neither cached nor downloadable; the message says what to fetch and where."""
+
+
+class MachineError(StructbenchError):
+    """This machine cannot run what the run needs (a sandbox that cannot start its programs): the same for every
+    sample, so the run stops at the first that meets it (exit code 2), which is not recorded; the message says what
+    to change, and the same command then continues the run. The core knows what it means, never who raises it."""
+
+    exit_code = ExitCode.USAGE
 
 
 class StorageError(StructbenchError):

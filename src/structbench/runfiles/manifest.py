@@ -114,7 +114,8 @@ class Manifest(BaseModel):
     """The model's context in tokens, where the benchmarks needed it before loading."""
     status: Status | None = None
     """``running`` while a session runs (or after one was killed), then ``complete``, ``stopped`` (the circuit
-    breaker) or ``interrupted`` (Ctrl-C, SIGTERM, a storage failure)."""
+    breaker, a budget, a machine that cannot run the run's programs) or ``interrupted`` (Ctrl-C, SIGTERM, a storage
+    failure)."""
     stop_reason: str | None = None
     """Why the last session ended early."""
     sessions: list[Session] = Field(default_factory=list)

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from structbench.backends.base import Response
 from structbench.backends.factory import BackendSpec, make_backend
 from structbench.backends.stats import CallSnapshot
-from structbench.core.errors import StorageError, StructbenchError, UsageError
+from structbench.core.errors import MachineError, StorageError, StructbenchError, UsageError
 from structbench.core.words import spelt, word
 from structbench.data.sample import Sample
 from structbench.runfiles.runconfig import RunConfig
@@ -193,6 +193,9 @@ class RayWorker:
         try:
             finished = await self.runner.run((tuple(ref), sample))  # type: ignore[arg-type]
         except asyncio.CancelledError:  # the breaker abandoned it
+            return self._drain()
+        except MachineError as err:  # this machine cannot run the strategy: the run stops, the job left for the next
+            self.control.halt(err, cancel=False)
             return self._drain()
         except StorageError as err:
             return [*self._drain(), ("fatal", err.exit_code, str(err))]

@@ -6,8 +6,9 @@ report events. The driver reads the jobs from a stream as it needs them (so it h
 all of them of a stream too large to hold before the fork), keeps each worker's share of the concurrency busy
 plus a small prefetch, hands the next jobs to whichever worker finished one, and appends each finished job to the
 run directory exactly once (a job re-run after its worker died, or re-tried by Ray, is written only if it was
-not already). A stop seen by any worker (the circuit breaker, the response cache failing) or by the driver
-(``samples.jsonl`` failing) stops them all. The jobs of a worker that died go to the others.
+not already). A stop seen by any worker (the circuit breaker, the response cache failing, a machine that cannot
+run a strategy) or by the driver (``samples.jsonl`` failing) stops them all. The jobs of a worker that died go to
+the others.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from structbench.core.errors import ExitCode, RunStoppedError, StorageError, StructbenchError
+from structbench.core.errors import ExitCode, MachineError, RunStoppedError, StorageError, StructbenchError
 from structbench.data.sample import Sample
 from structbench.runner.budget import Spent, spent_sum
 from structbench.runner.cache import CacheWriteError
@@ -94,10 +95,12 @@ class Totals:
     """The weakest isolation their sandboxed programs got (``runner.isolation``; None: they ran none)."""
 
 
+STOPS: dict[str, type[StructbenchError]] = {"cache": CacheWriteError, "storage": StorageError, "machine": MachineError}
+"""A worker's stop as the driver raises it, by its kind (``workers.halt_kind``); any other kind is the breaker's."""
+
+
 def _stop_error(kind: str, message: str) -> StructbenchError:
-    if kind == "cache":
-        return CacheWriteError(message)
-    return StorageError(message) if kind == "storage" else RunStoppedError(message)
+    return STOPS.get(kind, RunStoppedError)(message)
 
 
 class Dispatcher:

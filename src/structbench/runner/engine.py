@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from structbench.backends.base import BackendError
 from structbench.backends.usage import split_usage
 from structbench.contract.benchmark import Attempt, Benchmark, Scored, Strategy, bind_sample
-from structbench.core.errors import BudgetError, RunStoppedError, StorageError
+from structbench.core.errors import BudgetError, MachineError, RunStoppedError, StorageError
 from structbench.core.trusted import trusted
 from structbench.data.sample import Sample
 from structbench.runfiles.records import UNSCORED_KINDS, ErrorKind, SampleRecord
@@ -58,7 +58,8 @@ async def attempt_job(job: Job, caller: ModelCaller, settings: RequestSettings |
     A model call that failed for good is a ``model`` error (``context`` when the prompt does not fit the model's
     context); any other exception in the strategy is a
     ``harness`` error (a bug), a ``CancelledError`` too unless this task is being cancelled. A ``StorageError``
-    (the cache failed) is raised: not this sample's fault."""
+    (the cache failed) or a ``MachineError`` (this machine cannot run the strategy: a sandbox that cannot start its
+    programs) is raised: not this sample's fault."""
     log = CallLog(caller, settings, epoch=job.epoch)
     bind_sample(job.bench, job.sample)
     current_epoch.set(job.epoch)
@@ -69,8 +70,9 @@ async def attempt_job(job: Job, caller: ModelCaller, settings: RequestSettings |
             return Outcome(await job.strategy.run(job.sample, log), log, started)
     except BackendError as err:
         return Outcome(Attempt(output=""), log, started, str(err), "context" if err.prompt_too_long else "model")
-    except (StorageError, BudgetError, RunStoppedError):  # the cache failed, the budget is spent, a batch stopped:
-        raise  # not this sample's fault; the run stops and the sample is tried again
+    except (StorageError, BudgetError, RunStoppedError, MachineError):  # the cache failed, the budget is spent, a
+        raise  # batch stopped, the machine cannot run the strategy: not this sample's fault; the run stops, and the
+        # sample is tried again
     except asyncio.CancelledError as err:
         task = asyncio.current_task()
         if task is None or task.cancelling():
@@ -87,11 +89,11 @@ async def attempt_job(job: Job, caller: ModelCaller, settings: RequestSettings |
 def finish_job(job: Job, outcome: Outcome, model: str) -> SampleRecord:
     """Parse and score an attempt into the job's record: CPU work only, no model call.
 
-    A sample whose model call failed is scored as wrong; a scorer that raises is a ``harness`` error and
-    the sample is recorded unscored, left out of the metrics, as is one whose prompt does not fit the model. The
-    record keeps the thought behind the output apart from it; a sample whose replies all ended inside their thoughts
-    has an empty output (no parser ever reads a thought), is scored as the benchmark scores a reply without an
-    answer, and is marked ``reasoning_cut_off``."""
+    A sample whose model call failed is scored as wrong; a scorer that raises is a ``harness`` error (a
+    ``MachineError`` is raised, as from ``attempt_job``) and the sample is recorded unscored, left out of the
+    metrics, as is one whose prompt does not fit the model. The record keeps the thought behind the output apart
+    from it; a sample whose replies all ended inside their thoughts has an empty output (no parser ever reads a
+    thought), is scored as the benchmark scores a reply without an answer, and is marked ``reasoning_cut_off``."""
     attempt, error, kind, log = outcome.attempt, outcome.error, outcome.kind, outcome.log
     if attempt.turn_limit and kind is None:
         turns = (attempt.artifacts.get("tools") or {}).get("turns", log.calls)
@@ -102,6 +104,8 @@ def finish_job(job: Job, outcome: Outcome, model: str) -> SampleRecord:
     if kind not in UNSCORED_KINDS:
         try:
             scored = job.bench.outcome(job.sample, attempt, job.strategy, epoch=job.epoch)
+        except MachineError:  # a scorer that needs what this machine cannot run: the run stops, as in the strategy
+            raise
         except Exception as err:
             after = f" (after a model error: {error})" if error else ""
             error, kind = harness_error(err, f"scoring{after}"), "harness"
@@ -171,8 +175,8 @@ async def run_jobs(
     A job's strategy runs in one of ``concurrency`` slots (``runner.pipeline``); its scoring and record wait
     for a finisher task that takes one finished attempt per turn of the event loop, so a slot sends its next
     request before the CPU work of the last one. Slots take no new job once the caller's ``RunControl`` says
-    stop; a record that cannot be stored (``StorageError`` from ``on_record``) stops the run the same way.
-    Raises why the run stopped."""
+    stop; a record that cannot be stored (``StorageError`` from ``on_record``), or a machine that cannot run a
+    strategy (``MachineError``), stops the run the same way. Raises why the run stopped."""
     control = caller.control
     source = iter(jobs)
 
@@ -187,7 +191,7 @@ async def run_jobs(
 
     slots = min(concurrency, len(jobs)) if isinstance(jobs, Sized) else concurrency
     await run_pipeline(max(1, slots), next_job, attempt, finish, control,
-                       halt_on=(StorageError, BudgetError))
+                       halt_on=(StorageError, BudgetError, MachineError))
     error = control.final_error()
     if error is not None:
         raise error

@@ -23,7 +23,7 @@ from structbench.backends.stats import CallSnapshot
 from structbench.backends.usage import Usage
 from structbench.contract.benchmark import Strategy
 from structbench.core.collector import collect_less, resume
-from structbench.core.errors import BudgetError, RunStoppedError, StorageError, Terminated, UsageError
+from structbench.core.errors import BudgetError, MachineError, RunStoppedError, StorageError, Terminated, UsageError
 from structbench.core.forkmap import can_fork
 from structbench.core.version import __version__
 from structbench.core.words import spelt, word
@@ -664,7 +664,7 @@ def _ending(error: BaseException | None) -> tuple[Status, str | None]:
     """The manifest's ``status`` and ``stop_reason`` for a session that ended with ``error`` (None: finished)."""
     if error is None:
         return "complete", None
-    if isinstance(error, RunStoppedError | BudgetError):
+    if isinstance(error, RunStoppedError | BudgetError | MachineError):
         return "stopped", str(error)
     if isinstance(error, Terminated):
         return "interrupted", TERMINATED

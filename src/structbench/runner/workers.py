@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from structbench.backends.base import Backend
 from structbench.backends.stats import CallSnapshot
-from structbench.core.errors import ExitCode, StorageError, StructbenchError
+from structbench.core.errors import ExitCode, MachineError, StorageError, StructbenchError
 from structbench.core.words import spelt
 from structbench.data.sample import Sample
 from structbench.runfiles.records import SummaryRow, UsageCounts
@@ -156,11 +156,13 @@ class StopRequest(StructbenchError):
 
 
 def halt_kind(error: BaseException) -> str:
-    """How a stop travels between processes: ``stopped`` (the breaker), ``cache`` or ``storage``."""
+    """How a stop travels between processes: ``stopped`` (the breaker), ``cache``, ``storage`` or ``machine``."""
     from structbench.runner.cache import CacheReadError, CacheWriteError
 
     if isinstance(error, CacheWriteError | CacheReadError):
         return "cache"
+    if isinstance(error, MachineError):
+        return "machine"
     return "storage" if isinstance(error, StorageError) else "stopped"
 
 
@@ -246,7 +248,8 @@ class Worker:
         reporting = asyncio.create_task(self._report_calls(caller, others))
         try:
             async with others:
-                await run_pipeline(self.concurrency, self._next, runner.attempt, finish, self.control)
+                await run_pipeline(self.concurrency, self._next, runner.attempt, finish, self.control,
+                                   halt_on=(MachineError,))
         finally:
             reporting.cancel()
             self._send(("calls", calls_snapshot(caller, others)))  # the last counters: none left in flight
@@ -450,7 +453,8 @@ def warm_up(selections: Sequence[Selection]) -> None:
     """Run each strategy once on its first sample against the oracle, quietly, before forking (no request,
     nothing recorded): code a strategy or scorer imports on first use (a metric library) is then loaded
     once here and shared, instead of stalling every worker's event loop, with requests in flight, when it
-    finishes its first sample. Programs it runs in the sandbox count neither among the run's nor as its warnings."""
+    finishes its first sample. Programs it runs in the sandbox count neither among the run's nor as its warnings.
+    A ``MachineError`` (a sandbox that cannot start programs) is raised: the run stops before any model call."""
     import logging
     import warnings
 
@@ -467,8 +471,12 @@ def warm_up(selections: Sequence[Selection]) -> None:
                 first = sel.samples.first
                 for j in range(len(sel.strategies)):
                     if first is not None:
-                        with contextlib.suppress(Exception):
+                        try:
                             asyncio.run(run_job(job_of(selections, ((i, j, 0, 0), first)), oracle, "warm-up"))
+                        except MachineError:  # every sample would meet it: the run stops before its first call
+                            raise
+                        except Exception:
+                            continue
     finally:
         logging.disable(logging.NOTSET)
 

@@ -32,6 +32,11 @@ outside it, the standard library and the given libraries raise PermissionError (
 imported before the guards, which would refuse the ctypes some of them load). Audit hooks are not a
 security boundary (native code can bypass them); ``namespaces="require"`` refuses to run without namespaces.
 
+A sandbox that cannot run programs on this machine at all raises ``SandboxUnavailableError``, a ``MachineError`` (the
+run stops at its first sample, exit 2): namespaces required and refused, or, as root without namespaces, an
+interpreter, library or mounted file the program's fresh uid cannot run or read (under ``/root``, say); its message
+says what to change (``remedy``).
+
 Each program's isolation, in one word (``namespaces``, ``guard``, ``off`` or ``none``: ``levels``), is kept per
 process; a run takes the weakest its programs got into its manifest (``sandbox.isolation``).
 """

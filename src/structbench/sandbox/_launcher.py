@@ -477,12 +477,23 @@ def main() -> None:
                                                                              *cfg["mounts"]],
                             "libraries": bool(libraries), "preload": cfg["preload"], "tables": cfg["tables"]})
     argv = [cfg["python"], "-I", "-S", "-B", "-X", "utf8", "-c", BOOTSTRAP, guard_cfg, cfg["program"]]
+    for action, paths in (("import", libraries), ("read", cfg["mounts"])):  # what the program would fail to open
+        for path in paths:
+            if not os.access(path, os.R_OK | (os.X_OK if os.path.isdir(path) else 0)):
+                cannot(report_fd, action, path, "Permission denied", f"cannot read {path} as uid {os.geteuid()}")
     try:
         os.execve(cfg["python"], argv, env)
     except OSError as err:
-        message = f"cannot start {cfg['python']} as uid {os.geteuid()}: {err}"
-        os.write(report_fd, json.dumps({"exec_error": message}).encode() + b"\n")
-        os._exit(SETUP_FAILED)
+        cannot(report_fd, "run", cfg["python"], err.strerror or str(err),
+               f"cannot start {cfg['python']} as uid {os.geteuid()}: {err}")
+
+
+def cannot(report_fd: int, action: str, path: str, reason: str, message: str) -> NoReturn:
+    """The program cannot be started as this uid (the interpreter not run, a library or mount not read): say so on
+    the report pipe and exit without running it."""
+    failure = {"exec_error": message, "action": action, "path": path, "reason": reason, "uid": os.geteuid()}
+    os.write(report_fd, json.dumps(failure).encode() + b"\n")
+    os._exit(SETUP_FAILED)
 
 
 if __name__ == "__main__":

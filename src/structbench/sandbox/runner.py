@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import keyword
 import logging
@@ -20,10 +21,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from structbench.core.errors import StructbenchError
+from structbench.core.errors import MachineError, StructbenchError
 from structbench.sandbox import levels
 from structbench.sandbox.config import GuardMode, Isolation, Limits, NamespaceMode, SandboxResult
 from structbench.sandbox.libraries import THREAD_ENV, resolve
+from structbench.sandbox.remedy import cannot_start, refused
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +35,9 @@ SETUP_FAILED = 125
 
 SYSTEM_RO_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/ld.so.cache", "/etc/localtime")
 """Read-only in the sandbox's root; the launcher adds the interpreter's own prefix."""
+
+UNRUNNABLE = frozenset({errno.EACCES, errno.EPERM, errno.ENOENT, errno.ENOTDIR, errno.ENOEXEC, errno.ELOOP})
+"""Why ``exec`` of the interpreter fails every time (not a passing shortage of processes or memory)."""
 
 UID_BASE = 1_500_000_000
 """As root, each run gets a uid in [UID_BASE, UID_BASE + 10**8): owned by no account, unique per run, so
@@ -44,8 +49,11 @@ class SandboxError(StructbenchError):
     harness or the machine, never an outcome of the program."""
 
 
-class SandboxUnavailableError(SandboxError):
-    """Isolation was required (``namespaces="require"``) but the kernel refused it."""
+class SandboxUnavailableError(SandboxError, MachineError):
+    """The sandbox cannot run programs on this machine: isolation was required (``namespaces="require"``) but the
+    kernel refused it, or the interpreter, a library or a mounted file cannot be run or read as the program's uid.
+    The same for every program, so a run stops at the first (``MachineError``, exit 2); the message says what to
+    change."""
 
 
 class SandboxWarning(UserWarning):
@@ -141,7 +149,8 @@ def run_python(
     program read-only at those paths of its directory, without a copy (a database too large to copy per run).
     See the package docstring for what is isolated. ``python`` overrides the interpreter (default: this one's
     base interpreter; with ``libraries`` it must be the same Python version). As root without namespaces, the
-    interpreter and the mounted files must be readable by an unprivileged uid.
+    interpreter, the libraries and the mounted files must be readable by an unprivileged uid; where they are not, or
+    the interpreter cannot be started at all, ``SandboxUnavailableError`` says which folder is closed and what to do.
     """
     limits = limits or Limits()
     python = os.path.realpath(python) if python else interpreter()
@@ -241,6 +250,11 @@ def run_python(
                     start_new_session=True,
                     pass_fds=(report_w,),
                 )
+            except OSError as err:
+                if err.errno not in UNRUNNABLE:
+                    raise
+                raise SandboxUnavailableError(f"sandbox: cannot start the interpreter {python}: "
+                                              f"{err.strerror or err}") from err  # no program ever will
             finally:
                 os.close(report_w)
             try:
@@ -255,15 +269,14 @@ def run_python(
             seconds = time.perf_counter() - started
             if raw_report is None:
                 raw_report = _drain(report_pipe.fileno())
-        parsed, exec_error = _parse_report(raw_report)
+        parsed, failure = _parse_report(raw_report)
         report = parsed or None
         stdout, out_cut = _read_capped(out_path, limits.max_output_bytes)
         stderr, err_cut = _read_capped(err_path, limits.max_output_bytes)
-        if exec_error is not None:
-            raise SandboxUnavailableError(f"sandbox: {exec_error}")
+        if failure is not None:
+            raise SandboxUnavailableError(cannot_start(failure, parsed, namespaces))
         if report is None and proc.returncode == SETUP_FAILED:
-            reason = stderr.strip() or "sandbox setup failed"
-            raise SandboxUnavailableError(f"{reason} (namespaces={namespaces!r}; 'auto' would degrade)")
+            raise SandboxUnavailableError(refused(stderr.strip() or "sandbox setup failed"))
         if report is None:  # the launcher never reached the program: nothing here is the program's doing
             why = (f"not started within the wall-clock limit of {limits.wall_seconds:g} s" if timed_out else
                    stderr.strip().splitlines()[-1] if stderr.strip() else f"launcher exit status {proc.returncode}")
@@ -315,20 +328,21 @@ def _drain(fd: int) -> bytes:
     return b"".join(chunks)
 
 
-def _parse_report(raw: bytes) -> tuple[dict[str, Any], str | None]:
-    """The launcher's isolation report ({} if none), and its error when ``exec`` of the interpreter failed."""
+def _parse_report(raw: bytes) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The launcher's isolation report ({} if none), and its ``exec_error`` line when the program could not be started
+    (the interpreter not run, a library or mount not readable as the program's uid)."""
     report: dict[str, Any] = {}
-    exec_error: str | None = None
+    failure: dict[str, Any] | None = None
     for line in raw.splitlines():
         try:
             obj = json.loads(line)
         except ValueError:
             continue
         if isinstance(obj, dict) and "exec_error" in obj:
-            exec_error = str(obj["exec_error"])
+            failure = obj
         elif isinstance(obj, dict):
             report = obj
-    return report, exec_error
+    return report, failure
 
 
 @contextlib.contextmanager
