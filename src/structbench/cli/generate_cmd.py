@@ -198,7 +198,9 @@ def skabench(
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Call the synthesis models without the cache.")] = False,
 ) -> None:
     """SKA-Bench instances (knowledge graphs, tables, and either with text) built from a database, optionally with
-    LLM-synthesized noisy rows (--synthesize-model), as JSON lines (read back with -b skabench:jsonl -o path=FILE).
+    LLM-synthesized noisy rows (--synthesize-model), as JSON lines (read back with -b skabench:jsonl -o path=FILE),
+    each written as it is built. Tables that hold fewer distinct questions than --questions give what they hold, with
+    one note on stderr saying how many and why.
     A model call that fails for good writes nothing and exits with code 3; completed calls are cached, so running
     the command again retries only what failed."""
     from structbench.benchmarks.skabench import build
