@@ -50,11 +50,13 @@ def structfact(
     ] = None,
 ) -> None:
     """StructFact questions over tables, verified, in the release's JSON format (read back with
-    -b structfact:generated -o questions_file=FILE)."""
+    -b structfact:generated -o questions_file=FILE). A task that gets fewer questions than asked (the tables cannot
+    ask it, or some questions no draw made) gets what there is, with one note on stderr saying how many and why."""
     from structbench.benchmarks.structfact.generated.writer import write_set
 
     for line in write_set(out, tables=tables, per_task=per_task, label_mix=label_mix, seed=seed, data_dir=data_dir,
-                         offline=offline, counter_spec=token_counter, budget=max_evidence_tokens):
+                         offline=offline, counter_spec=token_counter, budget=max_evidence_tokens,
+                         note=lambda line: echo(f"note: {line}", err=True)):
         echo(line)
 
 
@@ -198,7 +200,9 @@ def skabench(
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Call the synthesis models without the cache.")] = False,
 ) -> None:
     """SKA-Bench instances (knowledge graphs, tables, and either with text) built from a database, optionally with
-    LLM-synthesized noisy rows (--synthesize-model), as JSON lines (read back with -b skabench:jsonl -o path=FILE).
+    LLM-synthesized noisy rows (--synthesize-model), as JSON lines (read back with -b skabench:jsonl -o path=FILE),
+    each written as it is built. Tables that hold fewer distinct questions than --questions give what they hold, with
+    one note on stderr saying how many and why.
     A model call that fails for good writes nothing and exits with code 3; completed calls are cached, so running
     the command again retries only what failed."""
     from structbench.benchmarks.skabench import build

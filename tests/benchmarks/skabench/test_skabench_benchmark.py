@@ -216,6 +216,21 @@ def test_csv_variant_builds_from_any_folder(tmp_path: Path) -> None:
     assert all(s.extra["source"]["database"] == tmp_path.name for s in samples)
 
 
+def test_more_questions_than_the_tables_hold_is_one_warning(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """``-o questions=N`` past what the tables hold built fewer, silently, as ``generate skabench`` did."""
+    rows = "".join(f"P{i},T{i % 3},{i * 7 % 11}\n" for i in range(8))
+    (tmp_path / "players.csv").write_text("name,team,goals\n" + rows)
+    bench = SkaBench({"path": str(tmp_path), "questions": "40", "templates": "lookup", "knowledge": "table",
+                      "tokenizer": "regex"})
+    with caplog.at_level("WARNING", logger="structbench.benchmarks.skabench.benchmark"):
+        instances = bench.instances("csv", DataContext(), seed=0)
+    assert len(instances) == 32
+    assert [r.getMessage() for r in caplog.records] == [
+        "skabench: 32 of 40 questions: 2,400 draws (60 per question asked) over table players found only 32 distinct "
+        "questions; the others were 2,368 repeats"
+    ]
+
+
 def test_option_errors(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="unknown testbed"):
         SkaBench({"testbed": "speed"}).testbeds()

@@ -4,6 +4,7 @@ question's conditions select, and the unit forms are right."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from structbench.benchmarks.skabench.builder import BuiltQuestion, build_instances, generate_questions
+from structbench.benchmarks.skabench.builder import BuiltQuestion, build_instances, generate_questions, shortfall
 from structbench.benchmarks.skabench.database import Database
 from structbench.benchmarks.skabench.metrics import normalize
 from structbench.benchmarks.skabench.sources import load_rfqa_database, load_scitab_database
@@ -19,6 +20,7 @@ from structbench.benchmarks.skabench.templates import TEMPLATES
 from structbench.benchmarks.skabench.units import Instance, Passage, Row, Triple
 from structbench.core.errors import DataError
 from structbench.data.datasets import DataContext
+from structbench.testing.cli import invoke
 
 DATABASES = ["galois/world_1", "bird/disney", "qatch/nobel_prize", "galois/presidents", "spider1/geo"]
 NULLS = ["", "null", "NULL", "Null", "nan", "NaN", "Nan", "NAN"]
@@ -237,3 +239,39 @@ def test_large_tables_are_sampled_around_the_lineage(world: Database) -> None:
             shown = [u.order for u in [*table_i.positive_units, *table_i.noisy_units] if isinstance(u, Row)]
             kg_subjects = {u.subject for u in [*kg_i.positive_units, *kg_i.noisy_units] if isinstance(u, Triple)}
             assert len(kg_subjects) == len(shown)
+
+
+EIGHT_PLAYERS = "name,team,goals\n" + "".join(f"Player {i},Team {i % 3},{i * 7 % 11}\n" for i in range(8))
+"""8 rows: ``lookup`` asks at most 32 questions (2 keys with unique values, name and goals, x 8 rows x 2 targets)."""
+
+
+def test_more_questions_than_the_tables_hold_are_one_note(tmp_path: Path) -> None:
+    """``generate skabench --questions N`` past what the tables hold silently wrote fewer (``--questions 2000`` over
+    a 12-row table: 784 questions, exit 0, nothing said); it writes what there is and says so in one stderr line."""
+    (tmp_path / "tables").mkdir()
+    (tmp_path / "tables" / "players.csv").write_text(EIGHT_PLAYERS)
+    out = tmp_path / "built.jsonl"
+    lookups = ("generate", "skabench", "--csv", str(tmp_path / "tables"), "--templates", "lookup", "--out", str(out))
+    done = invoke(*lookups, "--knowledge", "table,kg", "--questions", "40")
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    questions = Counter(line["meta"]["question"] for line in lines)
+    assert len(questions) == len({line["question"] for line in lines}) == 32 and set(questions.values()) == {2}
+    assert done.stderr.splitlines() == [
+        "note: 32 of 40 questions: 2,400 draws (60 per question asked) over table players found only 32 distinct "
+        "questions; the others were 2,368 repeats"
+    ]
+    assert done.stdout == f"wrote 64 instances to {out}\n"
+    enough = invoke(*lookups, "--knowledge", "table", "--questions", "32")
+    assert enough.returncode == 0 and enough.stderr == "" and len(out.read_text().splitlines()) == 32
+
+
+def test_the_shortfall_says_why_the_draws_gave_no_question() -> None:
+    missed = Counter(repeated=1_000, unanswered=20, no_lineage=3, impossible=7)
+    line = shortfall(5, 20, missed, ["b", "a", "c"])
+    assert line == (
+        "5 of 20 questions: 1,035 draws (60 per question asked) over tables a, b, c found only 5 distinct questions; "
+        "the others were 1,000 repeats, 20 with no answer, 3 with no lineage (over 80 candidate rows, or not decided "
+        "by a few of them), 7 of a template the drawn table cannot ask"
+    )
+    assert "over 4 tables found" in shortfall(5, 20, missed, ["a", "b", "c", "d"])

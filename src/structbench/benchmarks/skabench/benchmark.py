@@ -206,7 +206,8 @@ class SkaBench(Benchmark[SkaOptions]):
 
     def stream_instances(self, variant: str, data: DataContext, *, seed: int) -> Iterator[Instance]:
         """``instances``, a built variant's each built when it is read (a whole table's units, a question's SQL);
-        the options are checked and the database or the file read at once."""
+        the options are checked and the database or the file read at once. Fewer questions than ``questions``: one
+        warning once the last is read (``builder.shortfall``)."""
         kinds = self.knowledge_types()
         if variant == "jsonl":
             return iter([i for i in read_instances(self._path("an instance JSONL file")) if i.knowledge_type in kinds])
@@ -225,6 +226,7 @@ class SkaBench(Benchmark[SkaOptions]):
             min_rows=self.options.min_rows,
             min_columns=self.options.min_columns,
             max_rows=self.options.max_rows,
+            note=lambda line: log.warning("skabench: %s", line),
         )
 
     def take_load(self, loaded: Benchmark) -> None:

@@ -12,12 +12,12 @@ opens one of its own (``structbench.tools.skabench_build``), as a benchmark neve
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from structbench.benchmarks.skabench.builder import MAX_KEPT_ROWS, MAX_QUESTIONS, MAX_ROWS, build_instances
+from structbench.benchmarks.skabench.builder import MAX_KEPT_ROWS, MAX_QUESTIONS, MAX_ROWS, iter_instances
 from structbench.benchmarks.skabench.database import Database
 from structbench.benchmarks.skabench.sources import load_rfqa_database, load_scitab_database
 from structbench.benchmarks.skabench.synthesis import synthesize_noisy_rows, with_noisy_rows
@@ -95,8 +95,10 @@ class Synthesis:
         at_most("--patience", self.patience, MAX_PATIENCE)
 
 
-def build(source: Source, shape: Shape) -> list[Instance]:
-    """The instances of ``shape`` over ``source``'s database."""
+def build(source: Source, shape: Shape, note: Callable[[str], None] | None = None) -> Iterator[Instance]:
+    """The instances of ``shape`` over ``source``'s database, each built as it is read (each holds a whole table's
+    units: thousands of questions are gigabytes); the options are checked and the database read at once. Fewer
+    questions than asked: one line to ``note`` once the last is read (``builder.shortfall``)."""
     kinds = [k.strip() for k in shape.knowledge.split(",")] if shape.knowledge != "all" else list(KNOWLEDGE_TYPES)
     unknown = [k for k in kinds if k not in KNOWLEDGE_TYPES]
     if unknown:
@@ -104,7 +106,7 @@ def build(source: Source, shape: Shape) -> list[Instance]:
     templates = shape.templates.split(",") if shape.templates else None
     for name in templates or []:
         TEMPLATES.get(name)
-    return build_instances(
+    return iter_instances(
         source.database(),
         shape.questions,
         knowledge_types=[k for k in KNOWLEDGE_TYPES if k in kinds],
@@ -113,6 +115,7 @@ def build(source: Source, shape: Shape) -> list[Instance]:
         min_rows=shape.min_rows,
         min_columns=shape.min_columns,
         max_rows=shape.max_rows,
+        note=note,
     )
 
 
@@ -123,15 +126,16 @@ def _models(text: str) -> list[str]:
     return specs
 
 
-async def synthesize(instances: list[Instance], synthesis: Synthesis, note: Callable[[str], None]) -> list[Instance]:
-    """Every Table and Table+Text instance with synthesized noisy rows, its models taken from the active
-    model pool (``other_model``); ``note`` gets one line per instance."""
+async def synthesize(
+    instances: Iterable[Instance], synthesis: Synthesis, note: Callable[[str], None]
+) -> AsyncIterator[Instance]:
+    """Every Table and Table+Text instance with synthesized noisy rows, as each is done (a stream), its models taken
+    from the active model pool (``other_model``); ``note`` gets one line per instance."""
     generators = [other_model(spec, synthesis.base_url) for spec in _models(synthesis.models)]
     checker = other_model(synthesis.check_model, synthesis.base_url) if synthesis.check_model else generators[0]
-    out = []
     for instance in instances:
         if instance.knowledge_type not in ("table", "table+text"):
-            out.append(instance)
+            yield instance
             continue
         report = await synthesize_noisy_rows(
             instance,
@@ -148,5 +152,4 @@ async def synthesize(instances: list[Instance], synthesis: Synthesis, note: Call
             f"{report.rejected} rejected, {report.malformed} malformed, {report.calls} calls"
             + (" (stopped: no new row for a while)" if report.stalled else "")
         )
-        out.append(with_noisy_rows(instance, report.rows))
-    return out
+        yield with_noisy_rows(instance, report.rows)

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import random
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from structbench.benchmarks.skabench.database import Database, Value, quote
@@ -52,6 +53,16 @@ MAX_KEPT_ROWS = 100 * MAX_ROWS
 MAX_QUESTIONS = 100_000
 """The most questions a build may ask (``core.bounds``): each gives up to four instances, some fifty times the
 paper's."""
+DRAWS_PER_QUESTION = 60
+"""Draws (a template over a table picked at random) allowed per question asked: where the tables hold fewer distinct
+questions than asked, the search ends there, with the shortfall noted (``shortfall``)."""
+MISSES = {
+    "repeated": "repeats",
+    "unanswered": "with no answer",
+    "no_lineage": f"with no lineage (over {MAX_LINEAGE_CANDIDATES} candidate rows, or not decided by a few of them)",
+    "impossible": "of a template the drawn table cannot ask",
+}
+"""Why a draw that was not a repeat gave no question (``iter_questions``), as the shortfall note says it."""
 
 
 def format_value(value: Value) -> str:
@@ -124,8 +135,11 @@ def iter_questions(
     templates: Sequence[str] | None = None,
     min_rows: int = 8,
     min_columns: int = 3,
+    note: Callable[[str], None] | None = None,
 ) -> Iterator[BuiltQuestion]:
-    """``generate_questions``, each question made when it is read (the SQL of its answer and lineage runs then)."""
+    """``generate_questions``, each question made when it is read (the SQL of its answer and lineage runs then). The
+    draws end at ``DRAWS_PER_QUESTION`` per question asked; where they made fewer than ``n``, ``note`` is given one
+    line saying how many and why (``shortfall``) once the last is read."""
     names = list(templates) if templates else TEMPLATES.names()
     tables = [
         profile(rel) for rel in db.relations.values() if len(rel.cells) >= min_rows and len(rel.columns) >= min_columns
@@ -135,23 +149,44 @@ def iter_questions(
     rng = random.Random(seed)
     built = 0
     seen: set[str] = set()
+    missed: Counter[str] = Counter()
     attempts = 0
-    while built < n and attempts < 60 * n:
+    while built < n and attempts < DRAWS_PER_QUESTION * n:
         template = TEMPLATES.get(names[attempts % len(names)])
         attempts += 1
         query = template(rng.choice(tables), rng)
         if query is None or query.question in seen:
+            missed["impossible" if query is None else "repeated"] += 1
             continue
         answers = run_query(db, query)
         if not answers:
+            missed["unanswered"] += 1
             continue
         candidates = candidate_rows(db, query)
         rows = lineage(db, query, answers, candidates)
         if rows is None or not set(rows) <= set(candidates):
+            missed["no_lineage"] += 1
             continue
         seen.add(query.question)
         built += 1
         yield BuiltQuestion(query=query, answers=answers, lineage=rows, candidates=candidates)
+    if built < n and note is not None:
+        note(shortfall(built, n, missed, [t.relation.name for t in tables]))
+
+
+def shortfall(made: int, asked: int, missed: Counter[str], tables: Sequence[str]) -> str:
+    """The line for a build that made ``made`` of ``asked`` questions, from the draws that ``missed`` (counted by
+    kind): how many distinct questions the draws found over which tables, and why the others gave none, so that a
+    user can tell small tables from a narrow ``--templates`` or a strict ``--min-rows``."""
+    draws = made + sum(missed.values())
+    why = ", ".join(f"{missed[k]:,} {v}" for k, v in MISSES.items() if missed[k])
+    over = f"{len(tables)} tables" if len(tables) > 3 else ("table " if len(tables) == 1 else "tables ") + ", ".join(
+        sorted(tables)
+    )
+    return (
+        f"{made:,} of {asked:,} questions: {draws:,} draws ({DRAWS_PER_QUESTION} per question asked) over {over} "
+        f"found only {made:,} distinct questions; the others were {why}"
+    )
 
 
 def _text_columns(table: TableProfile, query: Query, rng: random.Random) -> list[int] | None:
@@ -286,12 +321,14 @@ def build_instances(
     min_rows: int = 8,
     min_columns: int = 3,
     max_rows: int | None = MAX_ROWS,
+    note: Callable[[str], None] | None = None,
 ) -> list[Instance]:
-    """Instances of every requested knowledge type for up to ``questions`` generated questions."""
+    """Instances of every requested knowledge type for up to ``questions`` generated questions (a shortfall: one line
+    to ``note``, see ``iter_questions``)."""
     return list(
         iter_instances(
             db, questions, knowledge_types=knowledge_types, seed=seed, templates=templates, min_rows=min_rows,
-            min_columns=min_columns, max_rows=max_rows,
+            min_columns=min_columns, max_rows=max_rows, note=note,
         )
     )
 
@@ -306,6 +343,7 @@ def iter_instances(
     min_rows: int = 8,
     min_columns: int = 3,
     max_rows: int | None = MAX_ROWS,
+    note: Callable[[str], None] | None = None,
 ) -> Iterator[Instance]:
     """``build_instances``, question by question as they are read: a load that takes the first few samples builds
     the first few instances (each holds a whole table's units), not all of them. The same instances in the same
@@ -314,7 +352,9 @@ def iter_instances(
     prefix = db.name.replace("/", "_")
     profiles: dict[str, TableProfile] = {}
     for k, built in enumerate(
-        iter_questions(db, questions, seed=seed, templates=templates, min_rows=min_rows, min_columns=min_columns)
+        iter_questions(
+            db, questions, seed=seed, templates=templates, min_rows=min_rows, min_columns=min_columns, note=note
+        )
     ):
         name = built.query.relation
         table = profiles.get(name)

@@ -27,11 +27,16 @@ def read_instances(path: Path) -> list[Instance]:
 
 
 def write_instances(instances: Iterable[Instance], path: Path) -> int:
-    """Write ``instances`` as JSONL (the format ``read_instances`` reads); returns how many."""
+    """Write ``instances`` as JSONL (the format ``read_instances`` reads), each as it is read; returns how many."""
     count = 0
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as fh:
         for instance in instances:
-            fh.write(instance.model_dump_json(exclude_none=True) + "\n")
+            fh.write(instance_line(instance))
             count += 1
     return count
+
+
+def instance_line(instance: Instance) -> str:
+    """``instance`` as a line of the JSONL file, its newline included."""
+    return instance.model_dump_json(exclude_none=True) + "\n"

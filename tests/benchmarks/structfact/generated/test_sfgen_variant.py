@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +91,46 @@ def test_export_and_reload_a_checked_set(atlas: Path, tmp_path: Path) -> None:
     assert [s.gold for s in full] == [s.gold for s in reloaded]
     with pytest.raises(UsageError, match="cannot be used with questions_file=FILE"):
         load(questions_file=str(out), per_task=3)
+
+
+def test_a_task_that_came_out_short_is_one_note(atlas: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+                                               ) -> None:
+    """``generate structfact`` printed each task's counts without what was asked: a task that came out short (here
+    its evidence over a 90-token budget) was a bare logged warning without why, beside the counts on stdout."""
+    out = tmp_path / "atlas.json"
+    done = invoke("generate", "structfact", "--tables", str(atlas), "--per-task", "10", "--max-evidence-tokens", "90",
+                  "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    made = Counter(r["CHALLENGE"] for r in json.loads(out.read_text(encoding="utf-8")))
+    assert made == {"Arithmetic Calculation": 4, "Spatiotemporal Cognition": 10, "Multi-hop Reasoning": 10,
+                    "Composition Understanding": 10, "Combining Structural and Unstructural": 9}
+    assert done.stderr.splitlines() == [
+        "note: task Arithmetic Calculation: 4 of 10 questions: for 6 (3 YES, 3 NO) none of 200 draws made one: 21 "
+        "drafted no claim for the label, 1,179 had evidence over the 90-token budget (--max-evidence-tokens)",
+        "note: task Combining Structural and Unstructural: 9 of 10 questions: for 1 (1 YES) none of 200 draws made "
+        "one: 200 had evidence over the 90-token budget (--max-evidence-tokens)",
+    ]
+    assert done.stdout.splitlines()[-1] == f"wrote 43 questions to {out}"
+    with caplog.at_level("WARNING", logger="structbench.benchmarks.structfact.generated.generator"):
+        samples = load(tables=str(atlas), per_task=10, max_evidence_tokens=90)
+    assert len(samples) == 43
+    notes = [f"structfact:generated: {line.removeprefix('note: ')}" for line in done.stderr.splitlines()]
+    assert [r.getMessage() for r in caplog.records] == notes
+
+
+def test_a_task_the_tables_cannot_ask_is_one_note(tmp_path: Path) -> None:
+    """Tables without dates or places: Spatiotemporal Cognition is left out, in a note like a short task's."""
+    names = ["France", "Germany", "Japan", "Brazil", "Kenya"]
+    rows = "".join(f"{n},{n[:3].upper()},{i * 17 + 5},{i * 101 + 7}\n" for i, n in enumerate(names))
+    (tmp_path / "t.csv").write_text("name,code,population,area\n" + rows, encoding="utf-8")
+    out = tmp_path / "o.json"
+    done = invoke("generate", "structfact", "--tables", str(tmp_path), "--per-task", "3", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [
+        "note: task Spatiotemporal Cognition: 0 of 3 questions: these tables support no such question; the task is "
+        "left out"
+    ]
+    assert len(json.loads(out.read_text(encoding="utf-8"))) == 12
 
 
 def test_a_tampered_set_is_refused(atlas: Path, tmp_path: Path) -> None:

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import logging
 import random
-from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections import Counter, deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from structbench.backends.tokens import TokenCounter
@@ -69,6 +69,23 @@ DRAFTED_HERE = 200
 """The most questions a reader may want (``first``) for them to be drafted in this process even under
 ``forkmap.forking``: a question takes about 4 ms, a fork 20-50 ms (more in a process that holds much), so
 ``export -n 10`` is quicker without children."""
+
+
+MISSES = {
+    "no_draft": "drafted no claim for the label",
+    "unrenderable": "had evidence that would not read back unchanged",
+    "over_budget": "had evidence over the {budget:,}-token budget (--max-evidence-tokens)",
+    "other_label": "executed to another label",
+}
+"""Why a draw gave no question (``Generator.one``), as a task's shortfall note says it."""
+
+
+@dataclass(frozen=True)
+class Missed:
+    """A question no draw made (``Generator.one``): the label it aimed at, and what each of its draws gave."""
+
+    label: str
+    draws: Counter[str] = field(default_factory=Counter)
 
 
 class LabelMismatch(RuntimeError):
@@ -167,18 +184,22 @@ class Generator:
         """``per_task`` questions for every task the tables allow, interleaved task by task."""
         return list(self.stream(per_task, label_mix, seed=seed))
 
-    def stream(self, per_task: int, label_mix: str = "paper", *, seed: int = 0, first: int | None = None
-               ) -> Iterator[Question]:
+    def stream(self, per_task: int, label_mix: str = "paper", *, seed: int = 0, first: int | None = None,
+               note: Callable[[str], None] | None = None) -> Iterator[Question]:
         """``generate``'s questions in its order, each made when it is read: the first question of every task, then
-        the second ... (a task that runs out of questions drops out), so a set of any size is never held. Under
+        the second ... (a task that runs out of questions drops out), so a set of any size is never held. A task that
+        gets fewer than ``per_task`` (left out, or questions no draw made) is one line to ``note`` (default: a logged
+        warning) once its last question is read (``shortfall``). Under
         ``forkmap.forking`` (``export``) the questions are drafted ``CHUNK`` at a time in forked children, a few
         chunks ahead of the reader, or fewer where the reader wants only the ``first`` questions (``export -n 10``
         drafted 500 of each task's questions to show two), and here where it wants no more than ``DRAFTED_HERE``;
         each question is seeded on its own, so they are the same questions whatever the chunks."""
+        say = note or (lambda line: log.warning("structfact:generated: %s", line))
         wanted: dict[str, list[str]] = {}
         for task in TASKS:
             if not self.pools[task]:
-                log.warning("structfact:generated: these tables support no %s question; the task is left out", task)
+                say(f"task {task}: 0 of {per_task:,} questions: these tables support no such question; the task is "
+                    "left out")
                 continue
             wanted[task] = self._wanted(task, per_task, label_mix, seed)
 
@@ -187,7 +208,7 @@ class Generator:
         size = min(CHUNK, -(-first // max(1, len(order)))) if first else CHUNK
         size = size if ahead() and children is None else 1  # in process: one question at a time, as it is read
 
-        def draft(chunk: tuple[str, int]) -> list[Question | None]:
+        def draft(chunk: tuple[str, int]) -> list[Question | Missed]:
             task, start = chunk
             return [self.one(task, i, want, seed) for i, want in enumerate(wanted[task][start:start + size], start)]
 
@@ -198,6 +219,7 @@ class Generator:
         ready: dict[str, deque[Question]] = {task: deque() for task in order}
         left = {task: len(w) for task, w in wanted.items()}  # questions not yet drafted
         made = dict.fromkeys(order, 0)
+        missed: dict[str, list[Missed]] = {task: [] for task in order}
 
         def fill(task: str) -> None:
             """Read drafted chunks, in the order they were handed out, until ``task`` has a question or none left."""
@@ -205,7 +227,8 @@ class Generator:
                 owner, _ = next(handed)
                 questions = next(drafted)
                 left[owner] -= len(questions)
-                ready[owner].extend(q for q in questions if q is not None)
+                ready[owner].extend(q for q in questions if isinstance(q, Question))
+                missed[owner].extend(q for q in questions if isinstance(q, Missed))
 
         tasks = order
         while tasks:
@@ -219,7 +242,7 @@ class Generator:
             tasks = going
         for task in order:
             if made[task] < per_task:
-                log.warning("structfact:generated: %s: %d of %d questions could be made", task, made[task], per_task)
+                say(shortfall(task, made[task], per_task, missed[task], self.budget))
 
     def _wanted(self, task: str, per_task: int, label_mix: str, seed: int) -> list[str]:
         """The label each question of ``task`` aims at, in order."""
@@ -231,15 +254,17 @@ class Generator:
         random.Random(f"{seed}:{task}:labels").shuffle(wanted)
         return wanted
 
-    def one(self, task: str, index: int, want: str, seed: int) -> Question | None:
-        """Question ``index`` of ``task`` with label ``want`` (None when no draw makes one)."""
+    def one(self, task: str, index: int, want: str, seed: int) -> Question | Missed:
+        """Question ``index`` of ``task`` with label ``want`` (``Missed`` when no draw makes one)."""
         rng = random.Random(f"{seed}:{task}:{index}")
         categories = list(self.pools[task].values())
+        missed = Missed(want)
         for _ in range(MAX_ATTEMPTS):
             pools = categories[rng.randrange(len(categories))]
             pool = pools[rng.randrange(len(pools))]
             draft = pool.template.draft(pool.draw(rng), rng, want)
             if draft is None:
+                missed.draws["no_draft"] += 1
                 continue
             whole = tables_read_whole(draft.claim)
             asked = draft.evidence.views[0]  # the table the question is about (a distractor may go first)
@@ -248,15 +273,18 @@ class Generator:
             try:
                 strings = draft.evidence.strings()
             except Unrenderable:
+                missed.draws["unrenderable"] += 1
                 continue
             if any(sum(v.name == t for v in draft.evidence.views) != 1 for t in whole) or any(
                 v.form != "table" for v in draft.evidence.views if v.name in whole
             ):
                 raise ValueError(f"{pool.template.name}: an aggregate must read exactly one table-form view")
             if not self.counter.fits("\n".join(s.strip() for s in strings), self.budget):
+                missed.draws["over_budget"] += 1
                 continue
             label = self.executor.label(draft.claim, draft.evidence)
             if label != want:
+                missed.draws["other_label"] += 1
                 continue
             query = to_json(draft.claim)
             if self.check:
@@ -279,8 +307,7 @@ class Generator:
                 template=pool.template.name,
                 query=query,
             )
-        return None
-
+        return missed
 
     def distract(self, evidence: Evidence, rng: random.Random) -> None:
         """Add some rows of another table of the same database that the claim does not read."""
@@ -293,3 +320,18 @@ class Generator:
         rows = pick_rows(other, rng, rng.randint(3, 8))
         view = table_view(other, rng, rows, [], rng.randint(2, 4))
         evidence.views.insert(rng.randint(0, len(evidence.views)), view)
+
+
+def shortfall(task: str, made: int, asked: int, missed: Sequence[Missed], budget: int) -> str:
+    """The line for a task that got ``made`` of ``asked`` questions: which labels fell short, and what the draws of
+    the questions no draw made gave, so that a user can tell a tight budget from tables that cannot ask for a label."""
+    short = Counter(m.label for m in missed)
+    draws: Counter[str] = Counter()
+    for m in missed:
+        draws.update(m.draws)
+    labels = ", ".join(f"{short[label]:,} {label}" for label in LABELS if short[label])
+    why = ", ".join(f"{draws[k]:,} {v.format(budget=budget)}" for k, v in MISSES.items() if draws[k])
+    return (
+        f"task {task}: {made:,} of {asked:,} questions: for {len(missed):,} ({labels}) none of {MAX_ATTEMPTS} draws "
+        f"made one: {why}"
+    )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from structbench.backends.tokens import TokenCounter, token_counter
@@ -30,10 +30,12 @@ def generate_set(
     counter: TokenCounter | None = None,
     budget: int = BUDGET,
     check: bool = True,
+    note: Callable[[str], None] | None = None,
 ) -> list[Question]:
-    """Questions from the tables named by ``tables`` (see ``tables.py``), every label checked."""
+    """Questions from the tables named by ``tables`` (see ``tables.py``), every label checked; a task that got fewer
+    than ``per_task`` is one line to ``note`` (``Generator.stream``)."""
     return list(stream_set(tables, data, per_task=per_task, label_mix=label_mix, seed=seed, counter=counter,
-                           budget=budget, check=check)[0])
+                           budget=budget, check=check, note=note)[0])
 
 
 def stream_set(
@@ -47,6 +49,7 @@ def stream_set(
     budget: int = BUDGET,
     check: bool = True,
     first: int | None = None,
+    note: Callable[[str], None] | None = None,
 ) -> tuple[Iterator[Question], int]:
     """``generate_set``'s questions, each made when it is read, and how many are asked for (``per_task`` for each
     task the tables allow); ``first``: how many the reader means to read, if it knows (``Generator.stream``). The
@@ -61,7 +64,7 @@ def stream_set(
 
     def questions() -> Iterator[Question]:
         made = False
-        for question in generator.stream(per_task, label_mix, seed=seed, first=first):
+        for question in generator.stream(per_task, label_mix, seed=seed, first=first, note=note):
             made = True
             yield question
         if not made:

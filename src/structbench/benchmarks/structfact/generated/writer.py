@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from structbench.backends.tokens import token_counter
@@ -27,8 +28,10 @@ def write_set(
     offline: bool = False,
     counter_spec: str = "regex",
     budget: int | None = None,
+    note: Callable[[str], None] | None = None,
 ) -> list[str]:
-    """Generate the set and write it whole to ``out``; the lines that say what it holds (per task, per label)."""
+    """Generate the set and write it whole to ``out``; the lines that say what it holds (per task, per label). A task
+    that got fewer than ``per_task`` questions is one line to ``note`` (``generator.shortfall``)."""
     at_most("--per-task", per_task, MAX_PER_TASK)
     if label_mix not in LABEL_MIXES:
         raise UsageError(f"--label-mix {label_mix!r}: must be one of {', '.join(sorted(LABEL_MIXES))}")
@@ -40,6 +43,7 @@ def write_set(
         seed=seed,
         counter=token_counter(counter_spec),
         budget=budget or BUDGET,
+        note=note,
     )
     try:
         write_release([q.record() for q in questions], out)
