@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, field_validator
 
-from structbench.benchmarks.skabench.jsonl import read_models
+from structbench.benchmarks.skabench.jsonl import iter_models, read_models
 from structbench.core.errors import DataError
 
 
@@ -52,3 +52,16 @@ def test_a_bad_file_names_file_line_and_field(tmp_path: Path, lines: tuple[str, 
 def test_an_unreadable_file_is_a_data_error(tmp_path: Path) -> None:
     with pytest.raises(DataError, match=r"missing\.jsonl: cannot read items \("):
         read_models(tmp_path / "missing.jsonl", Item, "item", key=lambda i: i.id)
+
+
+def test_models_are_read_one_at_a_time(tmp_path: Path) -> None:
+    """A file of large objects is never held whole: each line is read when its model is, so a bad line further on
+    raises only when the reading reaches it (naming its line), and a file that cannot be opened raises at once."""
+    path = tmp_path / "items.jsonl"
+    path.write_bytes(b'{"id": "a", "size": 1}\n\n{"id": "b", "size": 2}\n{"id": "\xff"}\n')
+    items = iter_models(path, Item, "item", key=lambda i: i.id)
+    assert [next(items).id, next(items).id] == ["a", "b"]
+    with pytest.raises(DataError, match=r"items\.jsonl:4: not UTF-8 text \(byte 0xff at offset 55: invalid start "):
+        next(items)
+    with pytest.raises(DataError, match=r"missing\.jsonl: cannot read items \("):
+        iter_models(tmp_path / "missing.jsonl", Item, "item", key=lambda i: i.id)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import json
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ from structbench.backends.mock import MockBackend, prompt_text
 from structbench.backends.oracle import OracleBackend
 from structbench.benchmarks import BENCHMARKS
 from structbench.benchmarks.skabench import SkaBench, builder
+from structbench.benchmarks.skabench.benchmark import READ_AHEAD
 from structbench.benchmarks.skabench.instances import write_instances
 from structbench.benchmarks.skabench.testbeds import NEGATIVE, PAPER_BREAKDOWNS, TESTBEDS
 from structbench.benchmarks.skabench.units import Instance, Row, Triple
@@ -262,16 +265,88 @@ def test_model_tokenizer_as_callable(shared_data: DataContext) -> None:
         assert 1900 <= len(knowledge.split()) <= 2000
 
 
-def test_a_load_announces_how_many_contexts_it_will_build(shared_data: DataContext) -> None:
-    """The testbed contexts stream (each built when read), yet their number is planned up front without building any,
-    so a run's progress has a total from the first sample; a build that leaves one out makes it an upper bound."""
-    bench = SkaBench(FAST)
-    loaded = bench.load("rfqa", shared_data, seed=0, limit=None)
+def _planned_exactly(bench: SkaBench, loaded: Iterable[Sample]) -> None:
+    """``loaded`` announced the contexts it built, and those a build left out (the plan cannot foresee them)."""
     expected = getattr(loaded, "expected", None)
     built = list(loaded)
     unbuilt = sum(bench.skipped[reason] for reason in ("positives over budget", "too little noise"))
-    assert expected is not None and expected == len(built) + unbuilt  # only a build's own left-outs are unplanned
+    assert expected is not None and expected == len(built) + unbuilt
+
+
+def test_a_load_announces_how_many_contexts_it_will_build(shared_data: DataContext, tmp_path: Path) -> None:
+    """The testbed contexts stream (each built when read), yet their number is planned without building any, so a
+    run's progress has a total from the first sample: a file's by a first pass over it, a build's where the build (or
+    the limit) ends within the instances read ahead; a longer build has none rather than be held or built twice."""
+    one = SkaBench({**FAST, "questions": "1"})  # 4 instances
+    _planned_exactly(one, one.load("rfqa", shared_data, seed=0, limit=None))
+    path = tmp_path / "instances.jsonl"
+    assert write_instances(SkaBench(FAST).stream_instances("rfqa", shared_data, seed=0), path) > READ_AHEAD
+    from_file = SkaBench({**FAST, "path": str(path)})
+    _planned_exactly(from_file, from_file.load("jsonl", DataContext(), seed=0, limit=None))
+    assert getattr(SkaBench(FAST).load("rfqa", shared_data, seed=0, limit=None), "expected", 0) is None
     assert getattr(SkaBench(FAST).load("rfqa", shared_data, seed=0, limit=5), "expected", None) == 5
+    assert getattr(from_file.load("jsonl", DataContext(), seed=0, limit=5), "expected", None) == 5
+
+
+def test_a_load_gives_the_samples_of_every_instance_held(
+    loaded: tuple[SkaBench, list[Sample]], shared_data: DataContext, tmp_path: Path
+) -> None:
+    """Streaming the instances (built, or read from a file) changes no sample and no order: the samples are those of
+    every instance held in a list first, as ``load`` had them."""
+    bench, streamed = loaded
+    held = bench.instances("rfqa", shared_data, seed=0)
+    assert len(held) > READ_AHEAD  # past the instances read ahead for the total
+    assert [s.model_dump() for s in streamed] == [s.model_dump() for s in bench.samples(held, "rfqa")]
+    limited = list(SkaBench(FAST).load("rfqa", shared_data, seed=0, limit=40))
+    assert [s.model_dump() for s in limited] == [s.model_dump() for s in bench.samples(held, "rfqa", limit=40)]
+    path = tmp_path / "instances.jsonl"
+    write_instances(held, path)
+    from_file = SkaBench({**FAST, "path": str(path)})
+    read = list(from_file.load("jsonl", DataContext(), seed=0, limit=None))
+    assert [s.model_dump() for s in read] == [s.model_dump() for s in from_file.samples(held, "jsonl")]
+    assert [(s.id, from_file.prompt(s)) for s in read] == [(s.id, bench.prompt(s)) for s in streamed]
+
+
+def _big_instance(k: int) -> Instance:
+    return Instance(
+        id=f"i{k}",
+        knowledge_type="table",
+        question=f"Who scored {k} goals?",
+        answers=[f"Player {k}"],
+        header=["Name", "Goals"],
+        positive_units=[Row((f"Player {k}", str(k)), 0)],
+        noisy_units=[Row((f"Other {i}", str(1000 + i)), i + 1) for i in range(300)],
+    )
+
+
+def _alive() -> int:
+    return sum(type(o) is Instance for o in gc.get_objects())
+
+
+@pytest.mark.parametrize("variant", ["jsonl", "csv"])
+def test_a_load_holds_one_instance_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variant: str) -> None:
+    """Each instance holds a whole table's units (about 2 MB of JSON over galois/world_1): a run of thousands held
+    them all when the progress total was counted over a ``tee`` of the stream before the first sample, whether read
+    from a file or built. Now a file's are read one at a time (twice: counted, then laid out), and a build holds at
+    most the instances read ahead for the total."""
+    count = 3 * READ_AHEAD
+    path = tmp_path / "instances.jsonl"
+    write_instances((_big_instance(k) for k in range(count)), path)
+    if variant == "csv":  # a build: the same instances, made as they are read
+
+        def built(self: SkaBench, *args: Any, **kwargs: Any) -> Iterator[Instance]:
+            return (_big_instance(k) for k in range(count))
+
+        monkeypatch.setattr(SkaBench, "stream_instances", built)
+    bench = SkaBench({"path": str(path), "testbed": "noise", "budget": "1k", "tokenizer": "regex"})
+    gc.collect()
+    before = _alive()
+    loaded = bench.load(variant, DataContext(), seed=0, limit=None)
+    alive = [_alive() - before for _ in loaded]
+    assert len(alive) == count
+    most = 2 if variant == "jsonl" else READ_AHEAD + 1  # the one laid out and the next read (a build: read ahead)
+    assert max(alive) <= most, alive
+    assert max(alive[READ_AHEAD + 1:]) <= 2, alive
 
 
 def test_a_limited_load_builds_only_the_instances_it_reads(

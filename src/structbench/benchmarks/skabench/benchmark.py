@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -28,7 +28,7 @@ from structbench.backends.tokens import token_counter
 from structbench.benchmarks.skabench.builder import MAX_KEPT_ROWS, MAX_QUESTIONS, MAX_ROWS, iter_instances
 from structbench.benchmarks.skabench.contexts import LaidOutContext, read_contexts
 from structbench.benchmarks.skabench.database import Database
-from structbench.benchmarks.skabench.instances import read_instances
+from structbench.benchmarks.skabench.instances import iter_instance_file
 from structbench.benchmarks.skabench.metrics import answer_f1, mean, normalize, paper_metrics
 from structbench.benchmarks.skabench.paper import ROBUSTNESS, TABLES
 from structbench.benchmarks.skabench.parsing import parse_answer_list, parse_rejection
@@ -85,6 +85,11 @@ from structbench.strategies.vote import majority
 from structbench.toolbox import Workspace
 
 log = logging.getLogger(__name__)
+
+READ_AHEAD = 8
+"""Instances a built variant's ``load`` reads ahead to count its contexts for the run's progress total (each holds a
+whole table's units, and building them is what takes time): a build that ends, or a limit that its planned contexts
+reach, within these has a total; a longer one has none, rather than be held or built twice to count it."""
 
 
 class SkaOptions(PerturbationOptions):
@@ -205,12 +210,14 @@ class SkaBench(Benchmark[SkaOptions]):
         return list(self.stream_instances(variant, data, seed=seed))
 
     def stream_instances(self, variant: str, data: DataContext, *, seed: int) -> Iterator[Instance]:
-        """``instances``, a built variant's each built when it is read (a whole table's units, a question's SQL);
-        the options are checked and the database or the file read at once. Fewer questions than ``questions``: one
-        warning once the last is read (``builder.shortfall``)."""
+        """``instances``, each built (a whole table's units, a question's SQL) or read from the file when it is read;
+        the options are checked and the database read, or the file opened, at once (a malformed line of the file
+        raises when the reading reaches it). Fewer questions than ``questions``: one warning once the last is read
+        (``builder.shortfall``)."""
         kinds = self.knowledge_types()
         if variant == "jsonl":
-            return iter([i for i in read_instances(self._path("an instance JSONL file")) if i.knowledge_type in kinds])
+            read = iter_instance_file(self._path("an instance JSONL file"))
+            return (i for i in read if i.knowledge_type in kinds)
         db = (
             load_rfqa_database(self.options.db, data)
             if variant == "rfqa"
@@ -242,15 +249,47 @@ class SkaBench(Benchmark[SkaOptions]):
     def load(self, variant: str, data: DataContext, *, seed: int, limit: int | None) -> Iterable[Sample]:
         """The variant's samples: laid-out contexts read whole (``contexts``), or the instances (built, or read) and
         then their testbed contexts, each built as it is read (a stream: a context is up to the budget's tokens, and
-        a run of many never holds them all). Instances are built as they are read too, so ``limit`` builds only the
-        first few (with ``-n 5``, one or two of 120)."""
+        a run of many never holds them all). Instances are built (or read) as they are read too, so a run holds one
+        at a time, and ``limit`` builds only the first few (with ``-n 5``, one or two of 120).
+
+        The number of contexts (the progress total) is planned without building any: for a file, by a first pass
+        over it that also checks every line (so a malformed one stops the run before it starts); for a build, over
+        the first ``READ_AHEAD`` instances, where the build or the limit ends within them (else no total)."""
         variant = self.check_variant(variant)
         if variant == "contexts":
             return self.laid_out(read_contexts(self._path("a file of laid-out contexts")), variant, limit=limit)
-        counted, instances = itertools.tee(self.stream_instances(variant, data, seed=seed))
-        # No context built, and only the instances the first ``limit`` planned contexts need: progress has a total.
-        expected = sum(1 for _ in itertools.islice(self.planned(counted, Counter()), limit))
+        if variant == "jsonl":
+            expected: int | None = self._planned_count(self.stream_instances(variant, data, seed=seed), limit)
+            instances = self.stream_instances(variant, data, seed=seed)
+        else:
+            instances, expected = self._read_ahead(self.stream_instances(variant, data, seed=seed), limit)
         return Samples(self.stream(instances, variant, limit=limit), expected=expected)
+
+    def _planned_count(self, instances: Iterable[Instance], limit: int | None) -> int:
+        """How many contexts ``planned`` asks of ``instances`` (the first ``limit``), reading them one at a time."""
+        return sum(1 for _ in itertools.islice(self.planned(instances, Counter()), limit))
+
+    def _read_ahead(self, instances: Iterator[Instance], limit: int | None) -> tuple[Iterator[Instance], int | None]:
+        """``instances`` unchanged, and their planned contexts (the first ``limit``) where the stream or the limit
+        ends within the first ``READ_AHEAD`` instances (None otherwise); those read ahead are let go as they pass."""
+        ahead: deque[Instance] = deque()
+        planned = 0
+        ended = False
+        while len(ahead) < READ_AHEAD and (limit is None or planned < limit):
+            instance = next(instances, None)
+            if instance is None:
+                ended = True
+                break
+            ahead.append(instance)
+            planned += self._planned_count([instance], None)
+
+        def passed() -> Iterator[Instance]:
+            while ahead:
+                yield ahead.popleft()
+            yield from instances
+
+        known = ended or (limit is not None and planned >= limit)
+        return passed(), (planned if limit is None else min(planned, limit)) if known else None
 
     def laid_out(self, contexts: Iterable[LaidOutContext], variant: str, limit: int | None = None) -> list[Sample]:
         """Samples of contexts given unit by unit, in their order, for the selected testbeds, knowledge

@@ -14,16 +14,22 @@ given explicitly; ``group`` is optional (see ``units``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from structbench.benchmarks.skabench.jsonl import read_models
+from structbench.benchmarks.skabench.jsonl import iter_models, read_models
 from structbench.benchmarks.skabench.units import Instance
 
 
 def read_instances(path: Path) -> list[Instance]:
     """All instances in ``path``; a malformed line raises ``DataError`` naming the file, line and field."""
     return read_models(path, Instance, "instance", key=lambda i: i.id)
+
+
+def iter_instance_file(path: Path) -> Iterator[Instance]:
+    """``read_instances``, each instance made when it is read (each holds a whole table's units: a file of thousands
+    is gigabytes); the file is opened at once, a malformed line raises when the reading reaches it."""
+    return iter_models(path, Instance, "instance", key=lambda i: i.id)
 
 
 def write_instances(instances: Iterable[Instance], path: Path) -> int:
