@@ -21,7 +21,6 @@ USER_NAMESPACES = ("enable unprivileged user namespaces (sysctl kernel.unprivile
                    "user.max_user_namespaces above 0, and on Ubuntu 23.10 and later "
                    "kernel.apparmor_restrict_unprivileged_userns=0; in Docker, --privileged)")
 
-WHAT = {"run": "run", "import": "import", "read": "read"}
 FIX = {
     "run": "use a Python other users can run (e.g. a virtual environment made with /usr/bin/python3 -m venv{outside})",
     "import": "install the libraries where other users can read them (e.g. a virtual environment made with "
@@ -67,7 +66,7 @@ def cannot_start(failure: Mapping[str, Any], report: Mapping[str, Any], namespac
     outside = f", outside {folder}" if folder and folder != path else ""
     reason = failure.get("reason") or "refused"
     return (f"sandbox: as root without namespaces ({without}), each program runs as a fresh unprivileged uid "
-            f"({uid}), which cannot {WHAT.get(action, action)} {path} ({reason}){why}. Run structbench "
+            f"({uid}), which cannot {action} {path} ({reason}){why}. Run structbench "
             f"as a non-root user, or {allow}, or {FIX.get(action, FIX['read']).format(outside=outside)}")
 
 
