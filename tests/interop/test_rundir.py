@@ -46,3 +46,21 @@ def test_a_torn_last_line_is_refused_naming_it_and_the_resume_that_mends_it(orac
         for log in logs:
             assert log.samples is not None and log.results is not None
             assert len(log.samples) == log.results.scores[0].scored_samples == LIMIT
+
+
+@pytest.mark.shared
+def test_a_run_whose_last_session_did_not_finish_is_refused(oracle_run: Path, tmp_path: Path) -> None:
+    """A finished run resumed (its failed samples retried) and killed keeps the earlier session's ``metrics.json``
+    beside records the later one added: ``convert`` and ``publish`` wrote those records under the stale metrics. Now
+    they refuse it as ``log`` does (exit 2, one line, nothing written), and a run being filled now too."""
+    stale = tmp_path / "stale"
+    shutil.copytree(oracle_run, stale)
+    manifest = json.loads((stale / "manifest.json").read_text())
+    manifest["status"] = "running"  # what a session killed with -9 leaves
+    (stale / "manifest.json").write_text(json.dumps(manifest))
+    for command in (["convert", "stale", "--to", "lm-eval", "--out", "out"], ["publish", "stale", "--out", "out"]):
+        proc = sb_here(tmp_path, *command, check=2)
+        assert proc.stderr.strip().splitlines() == [
+            "error: stale: the run is not finished: its last session was killed before it ended (status running); "
+            "`structbench run --resume stale` finishes it, then convert or publish it"]
+        assert not (tmp_path / "out").exists()

@@ -143,18 +143,20 @@ def read_results(path: Path) -> tuple[dict[str, Any], RunConfig, MetricsFile]:
     when ``samples.jsonl`` ends in a torn line, per-sample table asked for or not: the report logged beside the
     metrics is made from the records."""
     manifest, config, metrics = _results(path)
-    _check_finished(path, manifest)
+    _check_finished(path, manifest, then="log it")
     check_whole(path, then="log it")
     return manifest.to_json(), config, metrics
 
 
-def _check_finished(path: Path, manifest: Manifest) -> None:
+def _check_finished(path: Path, manifest: Manifest, then: str) -> None:
     """``UsageError`` unless the run's last session ended ``complete`` (failed samples included) and no process
-    holds the run directory's lock: a tracker run is never made of a stale or half-written result."""
+    holds the run directory's lock: a tracker run, a converted log or a published dataset is never made of a stale
+    result (``metrics.json`` an earlier session's, beside records a later one added) or a half-written one. ``then``:
+    what the user does next (the message's last words)."""
     resume = f"`structbench run --resume {path}`"
     if _locked(path):
-        raise UsageError(f"{path}: the run is not finished: a structbench process is running it now (log it once it "
-                         "ends)")
+        raise UsageError(f"{path}: the run is not finished: a structbench process is running it now ({then} once "
+                         "it ends)")
     if manifest.status == "complete":
         return
     if manifest.status == "running":
@@ -164,7 +166,7 @@ def _check_finished(path: Path, manifest: Manifest) -> None:
     else:
         reason = f": {manifest.stop_reason}" if manifest.stop_reason else ""
         state = f"its last session ended {manifest.status}{reason}"
-    raise UsageError(f"{path}: the run is not finished: {state}; {resume} finishes it, then log it")
+    raise UsageError(f"{path}: the run is not finished: {state}; {resume} finishes it, then {then}")
 
 
 def _locked(path: Path) -> bool:
@@ -213,9 +215,11 @@ def _other_version(manifest: Manifest) -> str:
 
 
 def read_run(path: Path) -> RunData:
-    """Read a finished run directory; ``UsageError`` (exit 2) with one clear line when it is not one (``check_whole``
-    among the reasons)."""
+    """Read a finished run directory; ``UsageError`` (exit 2) with one clear line when it is not one, or when its
+    last session did not finish or one is running now (``_check_finished``, as for a tracker), and ``check_whole``'s
+    ``DataError`` for a torn last line."""
     manifest, config, metrics = _results(path)
+    _check_finished(path, manifest, then="convert or publish it")
     check_whole(path)
     try:
         entries = read_entries(path)
