@@ -33,12 +33,12 @@ from structbench.runner.configure import (
     preset_config,
     sweep_values,
 )
+from structbench.runner.notes import notes_from_logs
 from structbench.runner.session import (
     Costs,
     Notify,
     RunSettings,
     execute,
-    notes_from_logs,
     to_stderr,
 )
 

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import os
+import threading
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -12,13 +16,14 @@ import pytest
 import threads
 from structbench.backends.mock import MockBackend
 from structbench.backends.oracle import OracleBackend
-from structbench.core.errors import MachineError, RunStoppedError
+from structbench.core.errors import LoggedWarning, MachineError, RunStoppedError
 from structbench.data.datasets import DataContext
 from structbench.runfiles.runconfig import RunConfig
 from structbench.runner import selection
 from structbench.runner import workers as processes
 from structbench.runner.cache import ResponseCache
 from structbench.runner.control import RunControl
+from structbench.runner.notes import notes_from_logs
 from structbench.runner.run import Run
 from structbench.runner.selection import prepare
 from structbench.runner.workers import split, worker_count
@@ -157,6 +162,36 @@ def test_a_machine_error_in_one_worker_stops_them_all_with_no_harness_error(tmp_
     assert 0 < len(stopped) <= 2 * _BROKEN_AFTER and all(r["error"] is None for r in stopped)
     again = _run(tmp_path / "r", MockBackend(default="The answer is yes."), config, 2)
     assert again.results[0].n == 200 and again.results[0].harness_errors == 0
+
+
+def _warns(request: Any, warned: set[int] = set()) -> str:  # noqa: B006  (each worker process has its own)
+    """A reply that, as the sandbox does for weaker isolation, logs a warning once a process (here from a thread, as
+    a tool's program runs) and raises it as a ``LoggedWarning``."""
+    if os.getpid() in warned:
+        return "The answer is yes."
+    warned.add(os.getpid())
+    note = "structbench sandbox: weaker isolation (a test)"
+    thread = threading.Thread(target=logging.getLogger("structbench.sandbox.runner").warning, args=(note,))
+    thread.start()
+    thread.join()
+    warnings.warn(note, LoggedWarning, stacklevel=1)
+    return "The answer is yes."
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_warning_logged_in_every_worker_is_one_note_a_run(tmp_path: Path, workers: int,
+                                                            capfd: pytest.CaptureFixture[str]) -> None:
+    """Each worker logged it once: the user saw it once per worker, and again as a Python warning. A worker's logged
+    warnings now go to the driver, which says each once; a ``LoggedWarning`` is not shown a second time."""
+    notes: list[str] = []
+    control = RunControl(notify=notes.append)
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")  # (the command's own: Python's default shows each warning once a place)
+        with notes_from_logs(notes.append):
+            _run(tmp_path / "r", MockBackend(reply=_warns), _config(strategies=["direct"]), workers, control=control)
+    assert notes == ["structbench sandbox: weaker isolation (a test)"]
+    assert not [w for w in shown if issubclass(w.category, LoggedWarning)]
+    assert "weaker isolation" not in capfd.readouterr().err
 
 
 def test_worker_count_defaults_and_limits(capsys: pytest.CaptureFixture[str]) -> None:

@@ -89,3 +89,8 @@ class Terminated(SystemExit):
 
     def __init__(self) -> None:
         super().__init__(ExitCode.TERMINATED)
+
+
+class LoggedWarning(UserWarning):
+    """A warning structbench also logs (for a caller of the library, both): within a run, where its logged warnings
+    become the run's notes (``runner.session.notes_from_logs``), it is not shown a second time."""

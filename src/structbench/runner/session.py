@@ -4,14 +4,14 @@ then ``Run.execute``. What ``structbench.evaluate`` (and so the ``run`` command)
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
 
 from structbench.core.errors import StorageError, UsageError
 from structbench.runner.arguments import MAX_CONSECUTIVE_FAILURES
+from structbench.runner.notes import Notify
 
 if TYPE_CHECKING:
     from structbench.backends import BackendSpec
@@ -26,33 +26,6 @@ if TYPE_CHECKING:
 
 Executor = Literal["local", "ray"]
 """``local``: this process, or worker processes forked from it; ``ray``: actors on a Ray cluster."""
-
-Notify = Callable[[str], None]
-"""Where a run's notes and warnings go (one line each): the command prints them to stderr."""
-
-
-@contextmanager
-def notes_from_logs(note: Notify) -> Iterator[None]:
-    """Within the block, what structbench's modules log as warnings (a benchmark's while it loads its data: queries it
-    left out, a file it read oddly) goes to ``note`` with the run's other notes (``EvalResult.notes``, a ``notify=``),
-    instead of straight to stderr."""
-    import logging
-
-    from structbench.core.redact import redact
-
-    class ToNotes(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            note(redact(record.getMessage()))
-
-    logger = logging.getLogger("structbench")
-    handler, propagated = ToNotes(logging.WARNING), logger.propagate
-    logger.addHandler(handler)
-    logger.propagate = False  # (the command's own handler would print it a second time)
-    try:
-        yield
-    finally:
-        logger.removeHandler(handler)
-        logger.propagate = propagated
 
 
 def to_stderr(line: str) -> None:

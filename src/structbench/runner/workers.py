@@ -46,6 +46,7 @@ from structbench.runner.control import CacheErrorPolicy, RunControl
 from structbench.runner.engine import Job, Outcome
 from structbench.runner.isolation import quietly, taken
 from structbench.runner.jobs import Finished, JobRef, JobRunner, Ticket
+from structbench.runner.notes import notes_to
 from structbench.runner.pipeline import run_pipeline
 from structbench.runner.settings import RequestSettings
 from structbench.runner.spending import SpendLog
@@ -221,6 +222,12 @@ class Worker:
     async def main(self, sock: socket.socket) -> None:
         reader, writer = await asyncio.open_unix_connection(sock=sock)
         self._outbox = Outbox(writer)
+        loop = asyncio.get_running_loop()
+
+        def note(text: str) -> None:  # a logged warning (the sandbox's weaker isolation), from a tool's thread too
+            loop.call_soon_threadsafe(self._note, text)
+
+        notes_to(note)  # to the driver, which says each once a run
         reading = asyncio.create_task(self._read(reader))
         try:
             await self._serve()

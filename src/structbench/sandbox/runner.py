@@ -21,7 +21,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from structbench.core.errors import MachineError, StructbenchError
+from structbench.core.errors import LoggedWarning, MachineError, StructbenchError
 from structbench.sandbox import levels
 from structbench.sandbox.config import GuardMode, Isolation, Limits, NamespaceMode, SandboxResult
 from structbench.sandbox.libraries import THREAD_ENV, resolve
@@ -56,8 +56,8 @@ class SandboxUnavailableError(SandboxError, MachineError):
     change."""
 
 
-class SandboxWarning(UserWarning):
-    """The sandbox runs with weaker isolation than namespaces give (see ``Isolation``)."""
+class SandboxWarning(LoggedWarning):
+    """The sandbox runs with weaker isolation than namespaces give (see ``Isolation``); logged too."""
 
 
 def interpreter() -> str:
