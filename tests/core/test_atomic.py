@@ -4,20 +4,25 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import stat
 import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from structbench.core import atomic
 from structbench.core.atomic import (
     FILE_MODE,
     HOST,
     atomic_path,
     fsync_dir,
+    make_folders,
     move_into_place,
+    placed_by_another,
     remove_stale_drafts,
     staging_dir,
     write_text_atomic,
@@ -173,6 +178,7 @@ def test_a_file_is_synced_then_renamed_then_its_folder_synced(tmp_path: Path, mo
         with atomic_path(path) as tmp:
             tmp.write_text("x")
 
+    (tmp_path / "run").mkdir()  # (a folder made for the file is synced in its parent too: tested below)
     for write in (lambda p: write_text_atomic(p, "x"), lambda p: write_json_atomic(p, {"a": 1}), through_the_block):
         target = tmp_path / "run" / "metrics.json"
         target.unlink(missing_ok=True)
@@ -186,6 +192,7 @@ def test_a_file_is_synced_then_renamed_then_its_folder_synced(tmp_path: Path, mo
 def test_several_files_sync_each_folder_once_after_every_rename(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     a, b, c = tmp_path / "r" / "a.md", tmp_path / "r" / "b.md", tmp_path / "s" / "c.md"
+    a.parent.mkdir(), c.parent.mkdir()  # (folders made for the files are synced in their parent too: tested below)
     synced = _record_syncs(monkeypatch, a)
     write_texts_atomic([(a, "1"), (b, "2"), (c, "3")])
     drafts, folders = synced[:3], synced[3:]
@@ -236,3 +243,106 @@ def test_a_staged_folder_is_synced_whole_then_moved_then_its_parent_synced(
     assert names == ["S/data/qa.parquet", "S/data", "S/README.md", "S", str(tmp_path)]  # deepest first, no link
     assert [there for _, there in synced] == [False] * 4 + [True]  # all of it before the rename, the parent after
     assert (target / "data" / "qa.parquet").read_text() == "rows" and not staging.exists()
+
+
+def _spy_folder_syncs(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Each folder ``fsync_dir`` is given (the real sync still done)."""
+    synced: list[Path] = []
+    real = atomic.fsync_dir
+
+    def spy(path: Path) -> None:
+        synced.append(Path(path))
+        real(path)
+
+    monkeypatch.setattr(atomic, "fsync_dir", spy)
+    return synced
+
+
+def test_made_folders_have_their_entries_synced_once_and_a_folder_there_costs_no_sync(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new folder whose parent is not synced can vanish in a power cut with every file synced into it."""
+    synced = _spy_folder_syncs(monkeypatch)
+    make_folders(tmp_path / "a" / "b" / "run")
+    assert (tmp_path / "a" / "b" / "run").is_dir()
+    assert synced == [tmp_path, tmp_path / "a", tmp_path / "a" / "b"]  # the parent of each folder made, once
+    synced.clear()
+    make_folders(tmp_path / "a" / "b" / "run")
+    make_folders(tmp_path / "a" / "b" / "run" / "more")
+    assert synced == [tmp_path / "a" / "b" / "run"]  # only the one made
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(FileExistsError):
+        make_folders(tmp_path / "file")
+
+
+def test_an_atomic_write_into_a_new_folder_syncs_the_folder_s_entry(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    synced = _spy_folder_syncs(monkeypatch)
+    write_text_atomic(tmp_path / "report" / "figures" / "a.md", "x")
+    assert synced == [tmp_path, tmp_path / "report", tmp_path / "report" / "figures"]  # the last after the rename
+    synced.clear()
+    write_text_atomic(tmp_path / "report" / "figures" / "b.md", "x")
+    assert synced == [tmp_path / "report" / "figures"]
+
+
+def test_a_folder_that_cannot_be_read_is_not_synced_and_other_errors_raise(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder of mode 0o300 (written and searched, not read) cannot be opened to sync it: a write into it succeeds
+    with the sync skipped; a failing disk (EIO) while opening it still raises."""
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o300)
+    real_open = os.open
+
+    def refuse(code: int) -> None:
+        def opener(path: Any, flags: int, *args: Any, **kw: Any) -> int:
+            if Path(path) == locked and not flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT):
+                raise OSError(code, os.strerror(code), str(path))
+            return real_open(path, flags, *args, **kw)
+
+        monkeypatch.setattr(os, "open", opener)
+
+    try:
+        if os.geteuid() == 0:  # (root reads any folder: the refusal is simulated)
+            refuse(errno.EACCES)
+        fsync_dir(locked)
+        write_text_atomic(locked / "metrics.json", "{}")
+        assert (locked / "metrics.json").read_text() == "{}"
+        refuse(errno.EPERM)
+        fsync_dir(locked)
+        refuse(errno.EIO)
+        with pytest.raises(OSError) as err:
+            write_text_atomic(locked / "metrics.json", "{}")
+        assert err.value.errno == errno.EIO and err.value.filename == str(locked / "metrics.json")
+    finally:
+        locked.chmod(0o700)
+
+
+def test_a_failing_sync_after_the_move_is_no_rival_s_copy_but_a_refused_rename_is(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``placed_by_another``: ENOTEMPTY from the rename (another process moved its copy first) is taken once the
+    copy is complete; EIO from syncing the parent after this process's own rename is not."""
+    target = tmp_path / "set"
+    theirs = staging_dir(target)
+    (theirs / "done").write_text("theirs")
+    mine = staging_dir(target)
+    (mine / "done").write_text("mine")
+    move_into_place(theirs, target)
+    with pytest.raises(OSError) as refused:
+        move_into_place(mine, target)
+    assert placed_by_another(refused.value, target / "done") and not placed_by_another(refused.value, target / "x")
+    assert (target / "done").read_text() == "theirs"
+
+    shutil.rmtree(target)
+    real = atomic.fsync_dir
+
+    def failing_parent(path: Path) -> None:
+        if Path(path) == tmp_path:
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        real(path)
+
+    monkeypatch.setattr(atomic, "fsync_dir", failing_parent)
+    with pytest.raises(OSError) as failed:
+        move_into_place(mine, target)
+    assert failed.value.errno == errno.EIO and failed.value.filename == str(target)
+    assert (target / "done").read_text() == "mine"  # renamed: only its durability is in doubt
+    assert not placed_by_another(failed.value, target / "done")

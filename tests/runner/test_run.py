@@ -509,3 +509,28 @@ def test_the_collector_runs_less_often_while_requests_run_and_is_restored(tmp_pa
     with pytest.raises(StorageError):
         _run(tmp_path / "other", Failing(), _config(limit=3))
     assert gc.get_threshold() == before
+
+
+def test_a_new_run_directory_s_entry_is_synced_once_and_an_existing_one_s_not(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unsynced, the entry of a new run directory (and of each folder made above it) could vanish in a power cut with
+    every record synced into it."""
+    from structbench.core import atomic
+
+    synced: list[Path] = []
+    real = atomic.fsync_dir
+
+    def spy(path: Path) -> None:
+        synced.append(Path(path))
+        real(path)
+
+    monkeypatch.setattr(atomic, "fsync_dir", spy)
+    config = _config()
+    run_dir = tmp_path / "runs" / "first"
+    for session in range(2):
+        synced.clear()
+        Run(run_dir, config).execute(MockBackend(default="yes"), prepare(config, DataContext()), cache=None,
+                                     concurrency=2, progress=False)
+        made = [path for path in synced if path in (tmp_path, tmp_path / "runs")]
+        assert made == ([tmp_path, tmp_path / "runs"] if session == 0 else [])  # the parents of the folders made
+        assert run_dir in synced  # (the run's own files' entries, after their renames)

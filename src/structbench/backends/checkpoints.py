@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from structbench.core.atomic import move_into_place, staging_dir
+from structbench.core.atomic import make_folders, move_into_place, placed_by_another, staging_dir
 from structbench.core.errors import UsageError
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".ckpt", ".h5", ".msgpack")
@@ -135,7 +135,7 @@ def embedded_checkpoint() -> Path:
         return target
     gguf = embedded_model_path()
     torch, transformers = import_transformers("hf:embedded")
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_folders(target.parent)
     tmp = staging_dir(target)
     try:
         with gguf_read_once():
@@ -154,8 +154,8 @@ def embedded_checkpoint() -> Path:
         (tmp / "SOURCE.json").write_text(json.dumps({"converted_from": gguf.name, "by": "transformers gguf_file"}))
         try:
             move_into_place(tmp, target)
-        except OSError:  # another process finished first: keep its copy
-            if not (target / "config.json").is_file():
+        except OSError as err:
+            if not placed_by_another(err, target / "config.json"):  # (then another process finished first: its copy)
                 raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

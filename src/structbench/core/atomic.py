@@ -172,6 +172,31 @@ def move_into_place(staging: Path, path: Path) -> None:
         raise
 
 
+def placed_by_another(err: OSError, done: Path) -> bool:
+    """Whether ``move_into_place``'s ``err`` means that another process moved its own copy to the target first (the
+    rename refused: a non-empty folder there) and that copy is complete (``done``, a file written last or the folder,
+    exists): the caller keeps that copy. Any other error is the caller's to raise: a failing sync after the rename
+    (the folder in place, but not durable), a full disk while syncing the staged files, a file at the target."""
+    return err.errno in (errno.ENOTEMPTY, errno.EEXIST) and done.exists()
+
+
+def make_folders(path: Path) -> None:
+    """``path.mkdir(parents=True, exist_ok=True)``, durably: the folder holding each folder it makes is synced (once,
+    after all are made), so a crash of the machine cannot lose the new folder, and every file synced into it since,
+    with an entry its parent never had on the disk. A folder already there costs one ``stat``."""
+    made: list[Path] = []
+    probe = path
+    while not os.path.lexists(probe) and probe != probe.parent:
+        made.append(probe)
+        probe = probe.parent
+    path.mkdir(parents=True, exist_ok=True)
+    for folder in reversed(made):
+        try:
+            fsync_dir(folder.parent)
+        except OSError as err:
+            raise type(err)(err.errno, err.strerror, str(path)) from err
+
+
 def _through_links(path: Path) -> Path:
     """What ``path`` names once its symbolic links are followed (``path`` itself where they loop)."""
     if not path.is_symlink():
@@ -194,7 +219,7 @@ def _special(path: Path) -> bool:
 def _temporary(path: Path) -> str:
     """A new empty file beside ``path`` (its folder made if need be), with an ordinary file's mode."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_folders(path.parent)
         remove_stale_drafts(path)
         fd, name = tempfile.mkstemp(dir=path.parent, prefix=draft_prefix(path), suffix=".part")
     except OSError as err:
@@ -227,8 +252,15 @@ def fsync_if_file(fd: int) -> None:
 def fsync_dir(path: Path) -> None:
     """Sync the folder ``path``'s entries to the disk: a file created in it survives a crash of the machine (power
     lost) only once its entry in the folder is synced too, whatever was synced of its lines. A file system that cannot
-    sync a folder refuses it as it refuses a pipe (``fsync_if_file``): taken as it is."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    sync a folder refuses it as it refuses a pipe (``fsync_if_file``): taken as it is.
+
+    A folder its user may write in but not read (mode ``0o300``) cannot be opened to be synced (EACCES, EPERM): the
+    sync is skipped, as the write it follows succeeded and failing it would report an error for data now in place;
+    the entry reaches the disk when the file system next writes its metadata back. Any other error (EIO) raises."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except PermissionError:  # (EACCES, EPERM)
+        return
     try:
         fsync_if_file(fd)
     finally:

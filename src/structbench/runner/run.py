@@ -22,6 +22,7 @@ from structbench.backends.factory import backend_packages
 from structbench.backends.stats import CallSnapshot
 from structbench.backends.usage import Usage
 from structbench.contract.benchmark import Strategy
+from structbench.core.atomic import make_folders
 from structbench.core.collector import collect_less, resume
 from structbench.core.errors import BudgetError, MachineError, RunStoppedError, StorageError, Terminated, UsageError
 from structbench.core.forkmap import can_fork
@@ -142,7 +143,7 @@ def _lock(run_dir: Path) -> int:
     import fcntl
 
     try:
-        run_dir.mkdir(parents=True, exist_ok=True)
+        make_folders(run_dir)  # a new run directory's entry synced: what is synced into it survives a crash
         fd = os.open(run_dir / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as err:
         raise StorageError(f"--out {run_dir}: cannot be written: {err.strerror or err}") from err

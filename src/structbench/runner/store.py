@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from pydantic import ValidationError
 
-from structbench.core.atomic import json_text
+from structbench.core.atomic import json_text, make_folders
 from structbench.core.atomic import write_json_atomic as write_json_atomic  # the runner writes metrics.json with it
 from structbench.core.errors import StorageError
 from structbench.core.redact import HOLE, redact, redact_around
@@ -118,7 +118,7 @@ class RunStore:
 
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = run_dir
-        run_dir.mkdir(parents=True, exist_ok=True)
+        make_folders(run_dir)
         self.samples_path = run_dir / SAMPLES
         self._kept: KeptRecords | None = None
         for record in read_records(self.samples_path, repair=True):

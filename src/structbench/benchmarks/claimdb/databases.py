@@ -14,8 +14,8 @@ import stat
 import zipfile
 from pathlib import Path
 
-from structbench.core.atomic import move_into_place, staging_dir
-from structbench.core.errors import DataError
+from structbench.core.atomic import make_folders, move_into_place, placed_by_another, staging_dir
+from structbench.core.errors import DataError, StorageError
 from structbench.data.datasets import cache_root
 
 SUFFIX = ".sqlite"
@@ -79,7 +79,7 @@ def open_databases(zip_path: Path) -> dict[str, Path]:
 
 
 def _extract(zf: zipfile.ZipFile, members: dict[str, zipfile.ZipInfo], folder: Path, path: Path) -> None:
-    folder.parent.mkdir(parents=True, exist_ok=True)
+    make_folders(folder.parent)
     work = staging_dir(folder)
     try:
         for db, info in members.items():
@@ -87,8 +87,9 @@ def _extract(zf: zipfile.ZipFile, members: dict[str, zipfile.ZipInfo], folder: P
         work.chmod(0o755)  # the sandbox's uid reads the files in place
         try:
             move_into_place(work, folder)
-        except OSError:
-            if not folder.is_dir():  # not another run that extracted the same zip first
-                raise
+        except OSError as err:
+            if not placed_by_another(err, folder):  # (then another run extracted the same zip first: its copy)
+                raise StorageError(f"{folder}: cannot be written ({err.strerror or err}): the databases of "
+                                   f"{path} are extracted there") from err
     finally:
         shutil.rmtree(work, ignore_errors=True)
