@@ -1,15 +1,16 @@
-"""Cluster and two-level (clusters, then epochs) bootstraps against loop references written out here."""
+"""Cluster bootstraps (each drawn sample with its epochs) against loop references written out here."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
 
 from structbench.stats import Design, FunctionStatistic, MeanStatistic, statistic_interval
 from structbench.stats import bootstrap as bootstrap_module
-from structbench.stats.bootstrap import RatioStatistic, counts_of, percentile_interval
+from structbench.stats.bootstrap import RatioStatistic, counts_of, percentile_interval, ratio
 from structbench.stats.classification import LabelStatistic
 from structbench.stats.design import bootstrap_distribution
 
@@ -124,13 +125,47 @@ def test_epochs_average_their_metrics_and_resample_within_samples() -> None:
     assert (repeated.low, repeated.high) == pytest.approx((once.low, once.high), abs=1e-12)
 
 
-def test_two_level_resampling_counts_disagreeing_epochs() -> None:
-    """Samples right in one epoch of two: a slot draws either, so resamples vary even with one cluster each."""
-    values = np.array([1.0, 0.0] * 30)
-    ids = [s for s in range(30) for _ in range(2)]
-    design = Design.of("sample", ids, ids, [0, 1] * 30)
-    dist = bootstrap_distribution(MeanStatistic(values), design, resamples=500, seed=0)
-    assert np.mean(dist) == pytest.approx(0.5, abs=0.02) and np.std(dist) > 0.03
+def test_a_drawn_sample_keeps_its_epochs_so_epochs_count_once() -> None:
+    """Questions whose epochs disagree: a resample is the mean of the drawn questions' means over their epochs, the
+    bootstrap of the questions with their epochs (redrawing the epochs as well made the interval ~17% wider)."""
+    rng = np.random.default_rng(7)
+    questions, epochs = 60, 3
+    right = (rng.random((questions, epochs)) < rng.beta(2, 2, questions)[:, None]).astype(float)
+    ids = np.repeat(np.arange(questions), epochs)
+    design = Design.of("sample", ids, ids, np.tile(np.arange(epochs), questions))
+    dist = bootstrap_distribution(MeanStatistic(right.ravel()), design, resamples=500, seed=4)
+    means = bootstrap_distribution(MeanStatistic(right.mean(axis=1)), questions, resamples=500, seed=4)
+    assert dist == pytest.approx(means, abs=1e-12)
+    # each question right in one epoch of two: every question's mean is 0.5, so no resample differs
+    half = Design.of("sample", np.repeat(np.arange(30), 2), np.repeat(np.arange(30), 2), [0, 1] * 30)
+    assert np.ptp(bootstrap_distribution(MeanStatistic(np.array([1.0, 0.0] * 30)), half, resamples=300)) < 1e-12
+
+
+@dataclass
+class Recorder:
+    """A statistic that keeps the weights it was evaluated on (the general path: outcome weights)."""
+
+    values: np.ndarray
+    seen: list[np.ndarray] = field(default_factory=list)
+
+    def weighted(self, weights: np.ndarray) -> np.ndarray:
+        self.seen.append(weights.copy())
+        return ratio(weights @ self.values, weights.sum(axis=1))
+
+
+def test_slot_k_holds_epoch_k_of_every_drawn_sample_as_often_as_its_cluster() -> None:
+    keys = [s // 2 for s in range(8) for _ in range(3)]
+    ids = [s for s in range(8) for _ in range(3)]
+    which = [e for _ in range(8) for e in range(3)]
+    design = Design.of("table", keys, ids, which)
+    stat = Recorder(np.random.default_rng(3).random(len(ids)))
+    bootstrap_distribution(stat, design, resamples=50, seed=1)
+    draws = np.random.default_rng(1).integers(0, design.clusters, size=(50, design.clusters))
+    counts = np.stack([np.bincount(row, minlength=design.clusters) for row in draws])
+    assert len(stat.seen) == 3
+    for epoch, weights in enumerate(stat.seen):
+        expected = counts[:, design.cluster] * (np.array(which) == epoch)[None, :]
+        assert np.array_equal(weights, expected)
 
 
 def test_a_ratio_over_a_subset_is_nan_where_the_subset_is_not_drawn() -> None:
@@ -142,12 +177,18 @@ def test_a_ratio_over_a_subset_is_nan_where_the_subset_is_not_drawn() -> None:
     assert (low, high) == pytest.approx((0.205, 0.395))
 
 
-def test_a_sample_missing_an_epoch_draws_from_the_epochs_it_has() -> None:
-    """Sample 1 lost its epoch 1 (a harness error): each slot draws it from its one outcome."""
+def test_a_sample_missing_an_epoch_is_left_out_of_that_epochs_metric() -> None:
+    """Sample 1 lost its epoch 1 (a killed run): like the headline, each resample's epoch 1 is the mean over the
+    drawn samples that have it, and a resample that drew none of them is the mean of epoch 0 alone."""
     values = np.array([1.0, 0.0, 1.0, 1.0, 0.0])  # samples 0 (two epochs), 1 (one), 2 (two)
     design = Design.of("sample", [0, 0, 1, 2, 2], [0, 0, 1, 2, 2], [0, 1, 0, 0, 1])
-    assert [ids.tolist() for ids, _ in design.members] == [[1], [0, 2]]
     iv = statistic_interval(MeanStatistic(values), design, resamples=300, seed=2)
     assert iv.estimate == pytest.approx(np.mean([values[[0, 2, 3]].mean(), values[[1, 4]].mean()]))
     dist = bootstrap_distribution(MeanStatistic(values), design, resamples=300, seed=2)
-    assert np.all((dist >= 0) & (dist <= 1)) and np.isfinite(dist).all()
+    by_epoch = {0: {0: 1.0, 1: 1.0, 2: 1.0}, 1: {0: 0.0, 2: 0.0}}  # epoch -> sample -> its value in that epoch
+    expected = []
+    for row in np.random.default_rng(2).integers(0, 3, size=(300, 3)):
+        means = [np.mean([v[int(s)] for s in row if int(s) in v]) for v in by_epoch.values() if set(v) & set(row)]
+        expected.append(np.mean(means))
+    assert dist == pytest.approx(expected, abs=1e-12)
+    assert {1.0, 0.5} <= set(dist.tolist())  # some resamples drew only sample 1

@@ -127,7 +127,8 @@ class RunConfig(BaseModel):
     runs of format 1.3 and earlier counted every such sample apart."""
     epochs: int = Field(default=1, ge=1)
     """Answer every sample this many times (``--epochs``), epoch ``e`` with request seed (``generation.seed``,
-    else ``seed``) + ``e``; metrics are the mean over the epochs, intervals a two-level bootstrap."""
+    else ``seed``) + ``e``; metrics are the mean over the epochs, intervals a cluster bootstrap in which each drawn
+    sample keeps its epochs."""
 
     @field_validator("sweeps")
     @classmethod

@@ -4,7 +4,7 @@ A resample is a vector of weights over a pool of outcomes (how many times each o
 ``Statistic`` maps a (resamples, outcomes) array of weights to one value per resample; a ``Linear`` one is a
 function of weighted sums of per-outcome features (counts of label pairs, sums of scores), so the sums of a
 whole cluster can be added once and a resample costs one matrix product over clusters. What is drawn
-(clusters, then epochs) is ``stats.design``'s; this module holds the statistics and the interval.
+(clusters, each sample with its epochs) is ``stats.design``'s; this module holds the statistics and the interval.
 """
 
 from __future__ import annotations
@@ -167,7 +167,7 @@ class Interval:
     clusters: int = 0
     """How many units there were to resample (the samples themselves, or e.g. 208 tables)."""
     epochs: int = 1
-    """Epochs per sample (above 1: a two-level bootstrap, clusters then epochs)."""
+    """Epochs per sample (above 1: clusters resampled, each drawn sample with its epochs as answered)."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

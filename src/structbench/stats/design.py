@@ -1,12 +1,14 @@
-"""What a bootstrap resamples: clusters of samples (questions sharing a table), then a sample's epochs.
+"""What a bootstrap resamples: clusters of samples (questions sharing a table), with each sample's epochs.
 
 A pool holds N outcomes; outcome ``i`` answers sample ``sample[i]`` in epoch ``epoch[i]``, and every sample
 belongs to one cluster. A resample draws the C clusters with replacement (row ``b`` of
 ``default_rng(seed).integers(0, C, (resamples, C))``, drawn a chunk of rows at a time, which yields the same
 rows as one big draw), so a cluster's samples come and go together. Where samples were answered in several
-epochs, each of K slots then draws, for every drawn copy of a sample, one of its epochs with replacement
-(the two-level bootstrap), and the metric of a resample is the mean of its K slot metrics, as the headline
-is the mean of the K epochs' metrics.
+epochs, a drawn sample brings its epochs as answered (the epochs are repeated measures of it): the metric of a
+resample is the mean over epochs of each epoch's metric on the drawn samples, as the headline is on the pool.
+The model's sampling spread is carried once, by each drawn question's own epochs; redrawing the epochs as well
+(the two-level bootstrap this replaced) counted it twice, and its 95% interval held the truth ~98.5 times in 100.
+A sample without an outcome in some epoch (a killed run) is missing from that epoch's metric, as in the headline.
 
 With every sample its own cluster and one epoch, this is the ordinary bootstrap over independent questions.
 """
@@ -98,29 +100,20 @@ class Design:
         """Whether the outcomes come from several epochs (a metric per epoch, averaged)."""
         return len(self.epochs) > 1
 
-    @cached_property
-    def sample_cluster(self) -> np.ndarray:
-        """(samples,) the cluster of each sample."""
-        out = np.zeros(self.samples, dtype=np.int64)
-        out[self.sample] = self.cluster
+    def cluster_sums(self, features: np.ndarray, epoch: int | None = None) -> np.ndarray:
+        """(clusters, F) the features of each cluster's outcomes added up (of its outcomes of ``epoch`` if given)."""
+        out = np.zeros((self.clusters, features.shape[1]))
+        if epoch is None:
+            np.add.at(out, self.cluster, features)
+        else:
+            mask = self.epoch == epoch
+            np.add.at(out, self.cluster[mask], features[mask])
         return out
 
-    @cached_property
-    def members(self) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Samples grouped by how many outcomes they have: (sample codes (S_m,), outcome positions (S_m, m))."""
-        order = np.lexsort((self.epoch, self.sample))
-        counts = np.bincount(self.sample, minlength=self.samples)
-        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-        groups = []
-        for m in np.unique(counts[counts > 0]):
-            ids = np.flatnonzero(counts == m)
-            groups.append((ids, order[starts[ids][:, None] + np.arange(m)[None, :]]))
-        return groups
-
-    def cluster_sums(self, features: np.ndarray) -> np.ndarray:
-        """(clusters, F) the features of each cluster's outcomes added up."""
-        out = np.zeros((self.clusters, features.shape[1]))
-        np.add.at(out, self.cluster, features)
+    def answered_in(self, epoch: int) -> np.ndarray:
+        """(clusters,) 1.0 for a cluster with an outcome of ``epoch``, else 0.0."""
+        out = np.zeros(self.clusters)
+        out[self.cluster[self.epoch == epoch]] = 1.0
         return out
 
 
@@ -148,32 +141,19 @@ class Part:
 
     design: Design
     offset: int = 0
-    _sums: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
+    _sums: dict[tuple[int, int | None], np.ndarray] = field(default_factory=dict, repr=False)
 
     @property
     def positions(self) -> slice:
         return slice(self.offset, self.offset + self.design.n)
 
-    def totals(self, stat: Linear) -> np.ndarray:
-        """(clusters, F) each cluster's feature sums over this part's outcomes (cached per statistic)."""
-        key = id(stat)
+    def totals(self, stat: Linear, epoch: int | None = None) -> np.ndarray:
+        """(clusters, F) each cluster's feature sums over this part's outcomes, or over those of ``epoch`` (cached
+        per statistic and epoch)."""
+        key = (id(stat), epoch)
         if key not in self._sums:
-            self._sums[key] = self.design.cluster_sums(stat.features[self.positions])
+            self._sums[key] = self.design.cluster_sums(stat.features[self.positions], epoch)
         return self._sums[key]
-
-    def drawn(self, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """(rows, N) outcome weights of one epoch slot: each drawn copy of a sample (``counts`` of its cluster)
-        picks one of the sample's epochs at random."""
-        per_sample = counts[:, self.design.sample_cluster]
-        weights = np.zeros((len(counts), self.design.n))
-        for ids, positions in self.design.members:
-            m = positions.shape[1]
-            if m == 1:
-                weights[:, positions[:, 0]] = per_sample[:, ids]
-            else:
-                picks = rng.multinomial(per_sample[:, ids], np.full(m, 1.0 / m))  # (rows, S_m, m)
-                weights[:, positions] = picks
-        return weights
 
     def in_epoch(self, counts: np.ndarray, epoch: int) -> np.ndarray:
         """(rows, N) outcome weights of the outcomes of ``epoch``, each as heavy as its cluster in ``counts``."""
@@ -219,13 +199,23 @@ def mean_of_slots(values: list[np.ndarray]) -> np.ndarray:
     return out
 
 
-def resampled(stat: Statistic, pool: int, part: Part, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One system's metric on resamples whose clusters were drawn ``counts`` times: averaged over as many
-    epoch slots as it has epochs, each drawing an epoch per sample copy."""
+def epoch_metric(stat: Statistic, pool: int, part: Part, counts: np.ndarray, epoch: int) -> np.ndarray:
+    """The metric of ``epoch``'s outcomes of the clusters drawn ``counts`` times (a linear statistic: from the
+    clusters' sums over that epoch, one product); NaN in a resample that drew no sample answered in ``epoch``."""
+    if isinstance(stat, Linear):
+        with one_thread():
+            value = stat.finish(counts @ part.totals(stat, epoch))
+    else:
+        value = evaluate(stat, pool, outcomes=[(part, part.in_epoch(counts, epoch))])
+    return np.where(counts @ part.design.answered_in(epoch) > 0, value, np.nan)
+
+
+def resampled(stat: Statistic, pool: int, part: Part, counts: np.ndarray) -> np.ndarray:
+    """One system's metric on resamples whose clusters were drawn ``counts`` times; with several epochs, the mean
+    over epochs of each epoch's metric on the drawn samples, each keeping its epochs as answered (as ``observed``)."""
     if not part.design.repeated:
         return evaluate(stat, pool, clusters=[(part, counts)])
-    return mean_of_slots([evaluate(stat, pool, outcomes=[(part, part.drawn(counts, rng))])
-                          for _ in part.design.epochs])
+    return mean_of_slots([epoch_metric(stat, pool, part, counts, e) for e in part.design.epochs])
 
 
 def observed(stat: Statistic, pool: int, part: Part) -> float:
@@ -240,8 +230,8 @@ def observed(stat: Statistic, pool: int, part: Part) -> float:
 def bootstrap_distribution(
     stat: Statistic, design: Design | int, *, resamples: int, seed: int = 0
 ) -> np.ndarray:
-    """The statistic on each of ``resamples`` cluster (then epoch) bootstrap resamples of ``design``'s pool
-    (an ``int`` n: n independent samples answered once)."""
+    """The statistic on each of ``resamples`` cluster bootstrap resamples of ``design``'s pool, each drawn sample
+    with its epochs (an ``int`` n: n independent samples answered once)."""
     design = Design.independent(design) if isinstance(design, int) else design
     if design.n < 1:
         raise ValueError("bootstrap needs at least one sample")
@@ -249,7 +239,7 @@ def bootstrap_distribution(
     if isinstance(stat, Linear) and design.independent_samples:  # sums of drawn rows: no (R, N) weights
         return np.concatenate([stat.finish(stat.on_rows(idx)) for idx in index_draws(rng, design.n, resamples)])
     part = Part(design)
-    return np.concatenate([resampled(stat, design.n, part, counts, rng)
+    return np.concatenate([resampled(stat, design.n, part, counts)
                            for counts in cluster_draws(rng, design.clusters, resamples, width(stat, [design]))])
 
 

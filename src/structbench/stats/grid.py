@@ -113,7 +113,7 @@ def grid_bootstrap(stat: Statistic, design: GridDesign, *, resamples: int, seed:
     parts = design.parts()
     out = []
     for counts in cluster_draws(rng, design.clusters, resamples, width(stat, list(design.cells))):
-        out.append(np.column_stack([resampled(stat, design.pool, part, counts, rng) for part in parts]))
+        out.append(np.column_stack([resampled(stat, design.pool, part, counts) for part in parts]))
     return np.vstack(out)
 
 

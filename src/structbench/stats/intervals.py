@@ -28,9 +28,9 @@ def statistic_interval(
     method: str = "aggregate",
 ) -> Interval:
     """The statistic on the whole pool (the mean over epochs of each epoch's value), the bootstrap standard
-    error and the percentile interval, resampling ``design``'s clusters, then epochs (an ``int`` n: n
-    independent samples). An estimate that is undefined (NaN: a NaN outcome, a metric with nothing to measure)
-    gets a NaN interval and no standard error, never one from the resamples that happened to miss the cause."""
+    error and the percentile interval, resampling ``design``'s clusters, each drawn sample with its epochs (an
+    ``int`` n: n independent samples). An estimate that is undefined (NaN: a NaN outcome, a metric with nothing to
+    measure) gets a NaN interval and no standard error, never one from the resamples that happened to miss the cause."""
     design = Design.independent(design) if isinstance(design, int) else design
     if design.n < 1:
         raise ValueError("bootstrap needs at least one sample")

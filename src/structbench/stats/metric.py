@@ -179,8 +179,8 @@ def metric_interval(
     seed: int = 0,
 ) -> Interval:
     """Estimate, standard error and bootstrap CI of one benchmark metric over ``scored`` (with epochs: the mean of
-    the epochs' metrics, by a two-level bootstrap), resampling clusters (``by="cluster"``, where the outcomes
-    carry them) or samples."""
+    the epochs' metrics, each drawn sample keeping its epochs), resampling clusters (``by="cluster"``, where the
+    outcomes carry them) or samples."""
     if isinstance(scored, Table):
         pool, design = table_design(scored, bench, variant, by)
     else:

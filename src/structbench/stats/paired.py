@@ -4,7 +4,7 @@ Both tests work on a *pool*: system A's outcomes, then system B's (``PairedDesig
 code the same clusters, so a ``Statistic`` over the pool serves any metric, and the pairs are clusters:
 
 - Paired cluster bootstrap (Efron & Tibshirani 1993; Berg-Kirkpatrick et al. 2012; Field & Welsh 2007 for
-  clusters): draw clusters with replacement (``stats.design``; each system then draws its own epochs); the
+  clusters): draw clusters with replacement (``stats.design``; each system's drawn samples keep their epochs); the
   deltas centred on the observed delta approximate its null distribution: ``p = mean(|delta* - delta| >=
   |delta|)``.
 - Approximate randomization (Noreen 1989), by cluster: swap the two systems' outputs on every sample of a
@@ -111,8 +111,7 @@ def bootstrap_deltas(
             out.append(stat.finish(stat.on_rows(idx + design.a.n)) - stat.finish(stat.on_rows(idx)))
         return np.concatenate(out)
     for counts in cluster_draws(rng, design.clusters, resamples, width(stat, [design.a, design.b])):
-        value_a = resampled(stat, design.pool, a, counts, rng)
-        out.append(resampled(stat, design.pool, b, counts, rng) - value_a)
+        out.append(resampled(stat, design.pool, b, counts) - resampled(stat, design.pool, a, counts))
     return np.concatenate(out)
 
 
