@@ -8,6 +8,7 @@ import gzip
 import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Iterator
@@ -19,7 +20,7 @@ from aiohttp import web
 
 from faults import child_pythonpath
 from structbench.backends.anthropic import AnthropicBackend, from_spec
-from structbench.backends.base import PROMPT_TOO_LONG, BackendError, Message, Request, Response, cache_fields
+from structbench.backends.base import PROMPT_TOO_LONG, BackendError, Message, Request, Response, cache_fields, cache_key
 from structbench.backends.factory import BackendSpec
 from structbench.core.errors import UsageError
 from structbench.testing.batch_server import BatchServer, serve_batches_in_thread
@@ -367,3 +368,80 @@ def test_a_tool_loop_with_thinking_sends_the_signed_thinking_blocks_back(effort:
     assert turn["content"][0] == {"type": "thinking", "thinking": thought, "signature": signature(thought)}
     assert model.tool_results == ["team\nBees\n(1 row)"]
     assert "Ants" not in attempt.output
+
+
+class ChangingMind(MockOpenAIServer):
+    """A tool model that thinks something new on every call, and whose every reply says which call it was."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.calls = 0
+
+    def completion(self, path: str, request: dict[str, Any], size: int = 0) -> dict[str, object]:
+        self.calls += 1
+        body = super().completion(path, request, size)
+        for choice in body["choices"]:  # type: ignore[attr-defined]
+            message = choice["message"]
+            message["reasoning_content"] = f"Thought number {self.calls}."
+            if message.get("content"):
+                message["content"] = f"{message['content']} (call {self.calls})"
+        return body
+
+
+def test_a_tool_loop_whose_thought_differs_is_not_answered_from_the_other_thoughts_cache_entry(tmp_path: Path) -> None:
+    """Two loops through one response cache whose first turns came back with the same call but another signed thought
+    (here: the first turn's entry lost in between, so the model is asked again): the second turns differ only in the
+    thinking blocks sent back, so the second loop's is the model's to answer, never the first loop's cached reply."""
+    from structbench.contract.benchmark import DIRECT, ToolSupport
+    from structbench.data.evidence import Table
+    from structbench.data.sample import LabelGold, Sample
+    from structbench.runner.cache import ResponseCache
+    from structbench.runner.calls import ModelCaller
+    from structbench.runner.settings import RequestSettings
+    from structbench.strategies.tools import ToolLoop, ToolTask, table_workspace
+
+    table = Table(header=["team", "wins"], rows=[["Ants", "3"], ["Bees", "5"]], caption="League")
+    sample = Sample(id="s1", benchmark="toy", variant="v", task="t", question="Who won most?", evidence=[table],
+                    gold=LabelGold(label="Bees"))
+
+    def task(s: Sample) -> ToolTask:
+        workspace = table_workspace(s.evidence, python=False)  # type: ignore[arg-type]
+        return ToolTask((Message("user", f"{workspace.schema}\nQ: {s.question}"),), workspace, max_tokens=64)
+
+    model = ChangingMind(tool_model=True, reply="Bees",
+                         tool_arguments={"sql": {"query": "SELECT team FROM t ORDER BY wins DESC LIMIT 1"}})
+    server = BatchServer(model)
+    settings = RequestSettings(reasoning_budget=2048)
+    cache = ResponseCache(tmp_path / "responses.sqlite")
+    first_turns: list[Request] = []
+
+    async def loop(url: str) -> Any:
+        backend = AnthropicBackend("claude-x", base_url=url, api_key="sk-ant-test-0123456789abcdef", max_retries=0)
+        caller = ModelCaller(backend, cache)
+
+        class Generate:
+            tool_support = ToolSupport(native=True)
+
+            async def __call__(self, request: Request) -> Response:
+                request = settings.apply(request)
+                if len(request.messages or ()) == 1:
+                    first_turns.append(request)
+                return await caller(request)
+
+        try:
+            return await ToolLoop("tools", task, answer=DIRECT).run(sample, Generate()), backend
+        finally:
+            await cache.drain()
+            await backend.aclose()
+
+    with serve_batches_in_thread(server) as url:
+        first, backend = asyncio.run(loop(url))
+        lost = cache_key(backend, first_turns[0])
+        with sqlite3.connect(tmp_path / "responses.sqlite") as db:
+            assert db.execute("DELETE FROM responses WHERE key = ?", (lost,)).rowcount == 1
+        second, _ = asyncio.run(loop(url))
+    cache.close()
+    assert (first.output, second.output) == ("Bees (call 2)", "Bees (call 4)")  # not call 2's reply again
+    assert model.calls == 4 and len(server.messages_sent) == 4
+    replayed = [body["messages"][1]["content"][0]["thinking"] for body in server.messages_sent[1::2]]
+    assert replayed == ["Thought number 1.", "Thought number 3."]

@@ -1,12 +1,16 @@
 """``run``'s flags as users of other harnesses type them: ``--output-dir`` (``--out``), ``-o`` given a path,
 ``--temperature``/``--top-p``/``--system-prompt`` reaching every request, ``--sample-id``, the seeded ``--sample``
-(each command in this process, ``structbench.testing.cli.invoke``)."""
+(each command in this process, ``structbench.testing.cli.invoke``), and what the backend refuses, refused before any
+data is read."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 from pathlib import Path
+
+import pytest
 
 from structbench.api import configure
 from structbench.backends.base import Request
@@ -126,3 +130,36 @@ def test_every_run_option_is_a_flag_with_its_help_and_a_suite_file_refuses_its_o
                      cwd=tmp_path)
     assert refused.returncode == 2
     assert "--option, --sample-id, --model-option, --device cannot be given with a suite file" in refused.stderr
+
+
+WITH_LITELLM = pytest.mark.skipif(importlib.util.find_spec("litellm") is None, reason="the [litellm] extra")
+
+
+@pytest.mark.parametrize(("model", "flags", "said"), [
+    pytest.param("litellm:nosuchprovider/x", (), "--model litellm:nosuchprovider/x: LiteLLM does not know which "
+                 "provider serves it", marks=WITH_LITELLM, id="litellm-unknown-provider"),
+    pytest.param("litellm:gemini/gemini-2.5-flash", ("--chat-template-arg", "enable_thinking=false"),
+                 "chat_template_args: the litellm backend cannot pass arguments to a chat template", marks=WITH_LITELLM,
+                 id="litellm-provider-without-chat-templates"),
+    pytest.param("openai:x", ("--base-url", "http://127.0.0.1:9/v1", "-M", "foo=1"),
+                 "--model-option foo: not an option of the openai backend (known: n_ctx)", id="model-option"),
+    pytest.param("anthropic:claude-x", ("--base-url", "http://127.0.0.1:9", "--reasoning-effort", "none"),
+                 "--reasoning-effort none: the anthropic backend sends only", id="reasoning-effort"),
+])
+def test_what_the_backend_refuses_is_refused_before_any_data_is_read(
+        model: str, flags: tuple[str, ...], said: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A usage error comes before any work: the backend is built, and the run's settings checked against it, before the
+    benchmark's data is read (a missing dataset would otherwise be said first, or a large one read for nothing); exit
+    2, one line, no run directory."""
+    reads: list[object] = []
+    from_env = DataContext.from_env
+
+    def counted(*args: object, **kwargs: object) -> DataContext:
+        reads.append(args)
+        return from_env(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(DataContext, "from_env", staticmethod(counted))
+    proc = sb(tmp_path, "-m", model, "-b", "structext:test", *flags, "--out", "r")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith(f"error: {said}")
+    assert reads == [] and not (tmp_path / "r").exists()

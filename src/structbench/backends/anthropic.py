@@ -16,12 +16,12 @@ thinking from a budget, or none. The reply's ``text`` blocks are the answer; its
 kept apart (``reply_choice``); its ``tool_use`` blocks are the tools it calls (``Request.tools`` go out as the API's
 tools, results come back as ``tool_result`` blocks). A reply that calls tools after thinking keeps its blocks as they
 came (``Choice.replay``), and a tool loop's next request sends them back unchanged, signatures and all, as the API
-requires while thinking is on; parsers still read only the text. Usage: prompt tokens are ``input_tokens`` plus the
-cache's reads and writes (so they count the whole prompt, as OpenAI's do), ``cached_tokens`` the cache reads,
-``reasoning_tokens`` the thinking tokens where the API reports them. Retries (429, 5xx, dropped connections) are the
-SDK's, ``--max-retries`` of them; no reply is read past ``--max-reply-mb`` (``backends.anthropic_http``). The key is
-read from ``ANTHROPIC_API_KEY`` (or ``--api-key-env``); it is registered for redaction and only ever sent in the SDK's
-``x-api-key`` header. Message Batches: ``batch.anthropic``.
+requires while thinking is on (the blocks sent key the response cache); parsers still read only the text. Usage:
+prompt tokens are ``input_tokens`` plus the cache's reads and writes (so they count the whole prompt, as OpenAI's do),
+``cached_tokens`` the cache reads, ``reasoning_tokens`` the thinking tokens where the API reports them. Retries (429,
+5xx, dropped connections) are the SDK's, ``--max-retries`` of them; no reply is read past ``--max-reply-mb``
+(``backends.anthropic_http``). The key is read from ``ANTHROPIC_API_KEY`` (or ``--api-key-env``); it is registered
+for redaction and only ever sent in the SDK's ``x-api-key`` header. Message Batches: ``batch.anthropic``.
 """
 
 from __future__ import annotations

@@ -60,7 +60,8 @@ class Message:
     tool_call_id: str | None = None
     replay: tuple[dict[str, Any], ...] | None = None
     """An assistant turn's content as its backend returned it (``Choice.replay``), which that backend sends back as
-    it is; never in ``to_json`` (nor so in exports and cache keys: the turn's text and calls stand for it)."""
+    it is; never in ``to_json`` (so exports show the turn's text and calls), but in the cache key
+    (``cache_fields``): two turns of the same text can carry other thoughts and signatures."""
 
     def to_json(self) -> dict[str, Any]:
         """OpenAI's chat message form (tool fields only where present, so a plain turn's form never changes)."""
@@ -477,10 +478,11 @@ CACHE_KEY_FIELDS = (
 """Exactly the request fields that identify a cached response, plus ``min_tokens`` and ``choices`` when they
 are set and the backend enforces them, ``reasoning_budget`` when it is set and reaches the model
 (``supports_reasoning_budget``), ``tools``, ``chat_template_args``, ``reasoning_effort``, ``think_tags`` and
-``thought_opened`` when they are set (the last two decide how the stored reply is split), and the ``epoch`` of a
-repeat (``--epochs``) above 0 (so keys of requests without them never change). Left out on purpose: API keys,
-timeouts, retry settings, concurrency, and anything about the run (strategy name, sample id), so that the same
-request from another run or strategy is a cache hit."""
+``thought_opened`` when they are set (the last two decide how the stored reply is split), ``replays`` when a turn
+carries one (``Message.replay``: what is sent in that turn's place, one entry per message, null for the others),
+and the ``epoch`` of a repeat (``--epochs``) above 0 (so keys of requests without them never change). Left out on
+purpose: API keys, timeouts, retry settings, concurrency, and anything about the run (strategy name, sample id), so
+that the same request from another run or strategy is a cache hit."""
 
 
 def sampling_fields(p: GenerationParams) -> dict[str, Any]:
@@ -527,6 +529,9 @@ def cache_fields(backend: Backend, request: Request, *, epoch: int = 0) -> bytes
         fields["think_tags"] = [list(pair) for pair in p.think_tags]
     if p.thought_opened:
         fields["thought_opened"] = True
+    replays = [None if m.replay is None else list(m.replay) for m in request.messages or ()]
+    if any(r is not None for r in replays):  # sent in those turns' place: their text alone does not say what was sent
+        fields["replays"] = replays
     if epoch:
         fields["epoch"] = epoch
     return orjson.dumps(fields, option=orjson.OPT_SORT_KEYS)

@@ -170,6 +170,7 @@ def execute(
     from structbench.runner.control import RunControl, unreachable
     from structbench.runner.run import Run, model_context
     from structbench.runner.selection import needs_model_context, prepare, sweep_plan
+    from structbench.runner.settings import RequestSettings
     from structbench.runner.workers import worker_count
 
     if backend is None:
@@ -177,9 +178,13 @@ def execute(
     costs = with_backend_prices(settings.costs or Costs(), spec)
     budget = budget_of(costs, spec, settings, notify)  # so do prices without the model, a budget in several processes
     the_run = Run(run_dir, config)  # so does a run directory holding another configuration, or an unwritable one
+    # and so does what the backend refuses (a model option, a LiteLLM provider it cannot place, a setting it cannot
+    # send), as a suite checks its models: built now, it loads nothing before its first request
+    backend = backend or make_backend(spec)
+    the_run.check_backend(backend)
+    RequestSettings.of(config).check(backend)
     context = None
     if needs_model_context(config):  # a benchmark leaves out what cannot fit the model's context: ask first
-        backend = backend or make_backend(spec)
         try:
             context = model_context(backend)
         except BackendError as err:  # nothing answers where the model should be: said before any data is loaded
@@ -204,7 +209,6 @@ def execute(
         files += " ..." if len(data.modified) > 3 else ""
         notify(f"note: {len(data.modified)} data file(s) differ from their release and are used as given "
                f"(--allow-modified-data): {files}; manifest.json lists them (modified_data)")
-    backend = backend or make_backend(spec)
     workers = settings.workers
     cluster = None
     if settings.executor == "ray":
