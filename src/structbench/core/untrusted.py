@@ -5,10 +5,15 @@ The readers of run directories (``interop.rundir``) and of Inspect logs (``repor
 as the writers of files named after what they read (``convert``): a strategy called ``../../x`` in a crafted
 ``metrics.json`` never names a file outside ``--out``, and a small ``.eval`` whose ``header.json`` inflates to
 gigabytes is refused unread.
+
+What a model wrote is untrusted too: its replies and its tool calls' arguments are read as JSON through ``loads``,
+``raw_decode`` and ``repaired`` here, which give a ``ValueError`` (``TooDeep``) for a value nested past what a caller
+can walk instead of a ``RecursionError`` or a value that breaks whatever reads it next.
 """
 
 from __future__ import annotations
 
+import json
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -116,6 +121,55 @@ def too_deep(value: Any, limit: int = MAX_NESTING) -> bool:
         level = [v for item in level for v in (item.values() if isinstance(item, dict) else item)
                  if isinstance(v, dict | list)]
     return False
+
+
+class TooDeep(ValueError):
+    """A JSON text nested more than ``MAX_NESTING`` levels deep, or past what Python's parser reads."""
+
+
+def loads(text: str | bytes, *, max_depth: int | None = MAX_NESTING) -> Any:
+    """``json.loads(text)``; ``TooDeep`` for a value nested more than ``max_depth`` levels deep (None: only past
+    the parser's limit, for a caller that cuts the value itself, as ``writable`` does)."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise TooDeep("nested past the parser's limit") from None
+    return _shallow(value, max_depth)
+
+
+_DECODER = json.JSONDecoder()
+
+
+def raw_decode(text: str, decoder: json.JSONDecoder = _DECODER) -> tuple[Any, int]:
+    """``decoder.raw_decode(text)``: the JSON value at the start of ``text`` and where it ends (what follows is left
+    to the caller); ``TooDeep`` for one nested more than ``MAX_NESTING`` levels deep."""
+    try:
+        value, end = decoder.raw_decode(text)
+    except RecursionError:
+        raise TooDeep("nested past the parser's limit") from None
+    return _shallow(value, MAX_NESTING), end
+
+
+def repaired(text: str) -> Any:
+    """``json_repair.loads(text)``: ``text`` read as JSON once what models commonly break is mended (quotes, trailing
+    commas, brackets left open), ``""`` where nothing is recovered; ``TooDeep`` for a value nested more than
+    ``MAX_NESTING`` levels deep, a ``ValueError`` for any other failure of json-repair (it raises assorted errors on
+    hopeless input, ``ValueError`` and ``RecursionError`` on deep input)."""
+    import json_repair
+
+    try:
+        value = json_repair.loads(text)
+    except Exception as err:
+        if isinstance(err, RecursionError) or isinstance(err.__cause__, RecursionError):
+            raise TooDeep("nested past the parser's limit") from None
+        raise ValueError(f"json-repair: {type(err).__name__}: {err}") from None
+    return _shallow(value, MAX_NESTING)
+
+
+def _shallow(value: Any, max_depth: int | None) -> Any:
+    if max_depth is not None and too_deep(value, max_depth):
+        raise TooDeep(f"nested more than {max_depth} levels deep")
+    return value
 
 
 def writable(value: Any, max_depth: int = MAX_NESTING) -> tuple[Any, bool]:
