@@ -117,10 +117,11 @@ def test_a_tool_calls_arguments_that_do_not_parse_go_as_an_empty_input() -> None
     from structbench.backends.anthropic import api_messages
     from structbench.backends.base import ToolCall
 
-    calls = (ToolCall("a", "sql", '{"query": ' + "[" * 5000 + "]" * 5000 + "}"), ToolCall("b", "sql", "[1]"),
-             ToolCall("c", "sql", '{"query": "SELECT 1"}'))
+    calls = (ToolCall("a", "sql", '{"query": ' + "[" * 100_000 + "]" * 100_000 + "}"), ToolCall("b", "sql", "[1]"),
+             ToolCall("c", "sql", '{"query": "SELECT 1"}'),
+             ToolCall("d", "sql", '{"query": "SELECT 1", "x": ' + "[" * 150 + "]" * 150 + "}"))  # past MAX_NESTING
     turn = api_messages((Message("assistant", "", tool_calls=calls),))[0]
-    assert [block["input"] for block in turn["content"]] == [{}, {}, {"query": "SELECT 1"}]
+    assert [block["input"] for block in turn["content"]] == [{}, {}, {"query": "SELECT 1"}, {}]
 
 
 MESSAGE = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-x", "stop_reason": "end_turn",

@@ -13,6 +13,7 @@ from structbench.backends.openai_compat import (
     OpenAIBackend,
     Replica,
     backoff_delay,
+    reply_json,
     retry_after_seconds,
 )
 from structbench.testing.openai_server import MockOpenAIServer
@@ -232,3 +233,15 @@ def test_a_base_url_with_a_port_or_none_is_taken(url: str) -> None:
     from structbench.backends.factory import BackendSpec, make_backend
 
     assert make_backend(BackendSpec.parse("openai:m", base_url=url)).backend == "openai"
+
+
+def test_a_body_with_a_lone_surrogate_is_read_and_cut_where_it_nests_too_deep() -> None:
+    """orjson refuses ``"\\udcff"``; Python's parser reads the body, ``writable`` cuts what nests past a record's
+    depth, and a body nested past the parser's limit fails with orjson's own error (the call is retried as any)."""
+    import orjson
+
+    body = '{"c": "\\udcff", "x": ' + "[" * 150 + "]" * 150 + "}"
+    value = reply_json(body.encode())
+    assert value["c"] == "\ufffd" and orjson.dumps(value)
+    with pytest.raises(orjson.JSONDecodeError, match="surrogate"):
+        reply_json(('{"c": "\\udcff", "x": ' + "[" * 100_000 + "]" * 100_000 + "}").encode())

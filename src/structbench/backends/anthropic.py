@@ -53,6 +53,7 @@ from structbench.backends.factory import (
     BackendSpec,
     reply_too_large,
 )
+from structbench.core import untrusted
 from structbench.core.errors import UsageError
 from structbench.core.redact import redact, register_secret
 
@@ -222,8 +223,8 @@ def api_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
 def _input(arguments: str) -> dict[str, Any]:
     """A call's arguments as the ``input`` object of a ``tool_use`` block ({} where they are not a JSON object)."""
     try:
-        value = json.loads(arguments)
-    except (ValueError, RecursionError):  # (nested past the parser's limit)
+        value = untrusted.loads(arguments)
+    except ValueError:  # (not JSON, or nested deeper than ``untrusted.MAX_NESTING``)
         return {}
     return value if isinstance(value, dict) else {}
 

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from structbench.core import untrusted
 from structbench.sandbox import SandboxError
 
 if TYPE_CHECKING:
@@ -213,8 +214,8 @@ class Workspace:
 def parse_arguments(text: str) -> dict[str, Any]:
     """A function call's arguments (a JSON object as text); {} when they are not one (the call then fails)."""
     try:
-        parsed = json.loads(text) if text.strip() else {}
-    except (ValueError, RecursionError):  # (nested past the parser's limit)
+        parsed = untrusted.loads(text) if text.strip() else {}
+    except ValueError:  # (not JSON, or nested deeper than ``untrusted.MAX_NESTING``)
         return {}
     return parsed if isinstance(parsed, dict) else {}
 

@@ -147,9 +147,12 @@ def test_verdicts(text: str, strict: str | None, lenient: str | None) -> None:
 
 
 def test_an_object_nested_past_the_parsers_limit_gives_no_verdict() -> None:
-    deep = '{"verdict": ' + "[" * 5000 + "]" * 5000 + "}"
+    deep = '{"verdict": ' + "[" * 100_000 + "]" * 100_000 + "}"
     assert parse_verdict(deep) is None and parse_verdict(deep, strict=True) is None
     assert parse_verdict(deep + ' {"verdict": "ENTAILED"}', strict=True) == "ENTAILED"
+    # past MAX_NESTING, where json still reads it: no verdict from that object either (the prose names it)
+    deeper = '{"verdict": "ENTAILED", "x": ' + "[" * 150 + "]" * 150 + "}"
+    assert parse_verdict(deeper, strict=True) is None and parse_verdict(deeper) == "ENTAILED"
 
 
 def test_metrics_follow_scikit_learn_over_the_three_labels() -> None:

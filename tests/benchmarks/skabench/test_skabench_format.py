@@ -123,7 +123,7 @@ def test_parse_answer_list(reply: str, expected: list[str] | None) -> None:
 def test_an_answer_nested_past_a_hundred_levels_is_no_answer() -> None:
     """Python's parser raises past some thousand levels, whole or cut off, and a value it reads from further up
     would fail when written as text; an answer before it still counts."""
-    for nested in ("[" * 5000 + "]" * 5000, "[" * 5000, "[" * 300 + '"x"' + "]" * 300):
+    for nested in ("[" * 100_000 + "]" * 100_000, "[" * 5000, "[" * 300 + '"x"' + "]" * 300, "[" * 500):
         assert parse_answer_list('{"answer": ' + nested + "}") is None, nested[:5]
         assert parse_answer_list('{"answer": ["a"]}\n{"answer": ' + nested + "}") == ["a"]
     inner = "[" * 48 + '"x"' + "]" * 48  # 50 levels: read, its inner list written as Python writes it

@@ -8,10 +8,10 @@ without structured output often answers in prose)."""
 
 from __future__ import annotations
 
-import json
 import re
 
 from structbench.benchmarks.claimdb.claims import LABELS
+from structbench.core import untrusted
 
 _OBJECT = re.compile(r"\{[^{}]*\}", re.DOTALL)
 _LABEL = re.compile(r"NOT\s+ENOUGH\s+INFO(?:RMATION)?|ENTAILED|CONTRADICTED", re.IGNORECASE)
@@ -22,8 +22,8 @@ def _verdicts(text: str) -> list[str]:
     found = []
     for match in _OBJECT.finditer(text):
         try:
-            obj = json.loads(match.group(0))
-        except (ValueError, RecursionError):  # (lists nested a thousand deep inside the object: no verdict)
+            obj = untrusted.loads(match.group(0))
+        except ValueError:  # (not JSON, or lists nested deeper than ``untrusted.MAX_NESTING`` inside: no verdict)
             continue
         if isinstance(obj, dict) and isinstance(obj.get("verdict"), str):
             found.append(obj["verdict"])

@@ -45,7 +45,7 @@ from typing import Any
 
 from structbench.benchmarks.rfqa.database import NUMERIC_TYPES
 from structbench.benchmarks.rfqa.normalize import ABSENT
-from structbench.core.untrusted import MAX_NESTING, too_deep
+from structbench.core.untrusted import TooDeep, raw_decode
 
 MAX_MESSAGES = 10
 """LangChain4j's default chat memory: the last 10 messages are sent."""
@@ -136,20 +136,17 @@ def _lenient(text: str) -> str:
 
 def _decode(text: str) -> Any:
     """Jackson's ``readValue``: leading whitespace skipped, text after the value ignored. A value nested more than
-    ``MAX_NESTING`` levels deep is unreadable here (Jackson reads up to 1,000; a table nests three)."""
+    ``core.untrusted.MAX_NESTING`` levels deep is unreadable here (Jackson reads up to 1,000; a table nests three)."""
     text = text.lstrip()
     try:
         try:
-            value = _DECODER.raw_decode(text)[0]
+            return raw_decode(text, _DECODER)[0]
+        except TooDeep:
+            raise
         except ValueError:
-            value = _DECODER.raw_decode(_lenient(text).lstrip())[0]
-    except ValueError as err:
+            return raw_decode(_lenient(text).lstrip(), _DECODER)[0]
+    except ValueError as err:  # TooDeep too
         raise Unreadable(str(err)) from None
-    except RecursionError:
-        raise Unreadable("nested too deep") from None
-    if too_deep(value):
-        raise Unreadable(f"nested more than {MAX_NESTING} levels deep")
-    return value
 
 
 def parse_rows(reply: str) -> list[dict[str, Any] | None]:

@@ -20,10 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from json_repair import repair_json
-
 from structbench.benchmarks.rfqa.metrics import attribute_key
-from structbench.core.untrusted import too_deep
+from structbench.core import untrusted
 
 _FENCE = re.compile(r"```[a-zA-Z]*")
 
@@ -85,39 +83,26 @@ def complete_truncated(text: str) -> str | None:
     return head + "".join(reversed(stack[:depth_at_good]))
 
 
-def _loaded(text: str) -> Any:
-    """``json.loads``; ``ValueError`` for a value nested more than ``core.untrusted.MAX_NESTING`` levels deep too
-    (a table nests three; a model's reply may nest thousands of brackets, which Python's parser and everything
-    reading the value walk by recursion)."""
-    try:
-        value = json.loads(text)
-    except RecursionError:
-        raise ValueError("nested too deep") from None
-    if too_deep(value):
-        raise ValueError("nested too deep")
-    return value
-
-
 def recover_json(reply: str) -> Recovered:
     """Recover the JSON value of a model reply (see the module docstring)."""
     body = outermost(reply)
     if body is None:
         return Recovered(None, "invalid")
-    try:
-        return Recovered(_loaded(body), "json")
+    try:  # (a value nested more than ``untrusted.MAX_NESTING`` levels deep is a ValueError: a table nests three)
+        return Recovered(untrusted.loads(body), "json")
     except ValueError:
         pass
     completed = complete_truncated(body)
     if completed is not None:
         try:
-            return Recovered(_loaded(completed), "truncated")
+            return Recovered(untrusted.loads(completed), "truncated")
         except ValueError:
             pass
     try:
-        repaired = repair_json(body, return_objects=True)
-    except Exception:  # json-repair raises assorted errors on hopeless input (a RecursionError among them)
+        repaired = untrusted.repaired(body)
+    except ValueError:
         repaired = None
-    if isinstance(repaired, dict | list) and (repaired or body.strip() in ("{}", "[]")) and not too_deep(repaired):
+    if isinstance(repaired, dict | list) and (repaired or body.strip() in ("{}", "[]")):
         return Recovered(repaired, "repaired")
     return Recovered(None, "invalid")
 

@@ -7,13 +7,10 @@ object is repaired with ``json-repair``. QA answers become a list of strings; a 
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
-import json_repair
-
-from structbench.core.untrusted import too_deep
+from structbench.core import untrusted
 
 _ANSWER_OBJECT = re.compile(r"""\{\s*["']answer["']\s*:\s*""")
 _VALUE_START = re.compile(r"""[\["'\d.+-]|true|false|null""")
@@ -24,18 +21,18 @@ def _last_answer_value(text: str) -> tuple[bool, Any]:
     for match in reversed(list(_ANSWER_OBJECT.finditer(text))):
         tail = text[match.start() :]
         try:
-            obj, _ = json.JSONDecoder().raw_decode(tail)
-        except RecursionError:  # nested past the parser's limit: no answer
+            obj, _ = untrusted.raw_decode(tail)
+        except untrusted.TooDeep:  # nested deeper than an answer (its text would recurse): no answer
             continue
         except ValueError:
             if not _VALUE_START.match(text, match.end()):
                 continue  # e.g. the prompt's own placeholder {"answer": <YOUR ANSWER LIST>} echoed back
             line = tail.split("\n", 1)[0]
             try:
-                obj = json_repair.loads(line.replace("'", '"') if '"' not in line else line)
-            except RecursionError:
+                obj = untrusted.repaired(line.replace("'", '"') if '"' not in line else line)
+            except ValueError:
                 continue
-        if isinstance(obj, dict) and "answer" in obj and not too_deep(obj):  # (deeper: its text would recurse)
+        if isinstance(obj, dict) and "answer" in obj:
             return True, obj["answer"]
     return False, None
 
