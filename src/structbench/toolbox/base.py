@@ -88,7 +88,7 @@ def query_report(result: SandboxResult, marker: str, limits: ToolLimits, output_
         return (f"the result is larger than the {output_bytes >> 20} MiB a query may return; select fewer rows, fewer "
                 "columns or shorter values")
     try:
-        out = json.loads(line)
+        out = untrusted.loads(line)  # (a model's query shapes it: SQL builds nested lists)
     except ValueError:
         return "the query's result could not be read"
     return out if isinstance(out, dict) else "the query's result could not be read"

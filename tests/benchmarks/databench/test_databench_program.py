@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from structbench.benchmarks.databench import DataBench
-from structbench.benchmarks.databench.program import extract_program
+from structbench.benchmarks.databench.program import MARKER, extract_program
 from structbench.contract.benchmark import Attempt
 from structbench.data.datasets import DataContext
 from structbench.data.sample import Sample
@@ -84,3 +84,21 @@ def test_the_program_cannot_reach_outside_its_sandbox(data: DataContext, tmp_pat
     outcome = DataBench().execute(sample, f"int(open({str(secret)!r}).read())")
     assert outcome.status == "error" and outcome.answer is None
     assert "FileNotFoundError" in (outcome.error or "") or "PermissionError" in (outcome.error or "")
+
+
+@pytest.mark.parametrize("depth", [2, 100_000])
+def test_a_report_the_program_prints_itself_is_its_failure_not_a_crash(depth: int, data: DataContext) -> None:
+    """The program prints the harness's marker and a report of its own, then ends before the harness's: the harness
+    reports a text, so a nested answer is forged, and one nested past Python's parser raised RecursionError out of
+    the scorer (a harness error, tried again on every run). Both are the program's failure."""
+    sample = _samples(data, "lite")["How many orchards are there?"]
+    forged = '{"answer": ' + "[" * depth + "]" * depth + "}"
+    reply = ("def answer(df):\n    import os, sys\n"
+             f"    sys.stdout.write('\\n{MARKER}' + {forged!r} + '\\n')\n    sys.stdout.flush()\n    os._exit(0)\n")
+    outcome = DataBench().execute(sample, reply)
+    if depth == 2:  # a shallow one reads as its text: the program's own (wrong) answer
+        assert outcome.status == "ok" and outcome.answer == "[[]]"
+    else:
+        assert (outcome.status, outcome.answer, outcome.error) == ("error", None, "unreadable report")
+    scored = DataBench().score(sample, Attempt(output=reply), DataBench().strategy("pot"))
+    assert scored.score == 0.0

@@ -133,3 +133,11 @@ def test_a_report_the_program_prints_itself_is_no_label_not_a_crash(forged: str)
                "os._exit(0)")
     outcome = run_program(program)
     assert outcome.label is None and outcome.status == "ok"
+
+
+def test_a_report_nested_past_the_parsers_limit_is_unreadable_not_a_crash() -> None:
+    """A report the program prints, nested deeper than Python's parser reads: a RecursionError raised out of the
+    scorer (a harness error, retried on every run); it is the program's failure."""
+    program = ("import sys, os\nprint('\\n__SCITAB_ANSWER__' + '[' * 100_000)\nsys.stdout.flush()\nos._exit(0)")
+    outcome = run_program(program)
+    assert (outcome.label, outcome.status, outcome.error) == (None, "error", "unreadable report")

@@ -223,7 +223,7 @@ def test_a_deterministic_program_runs_once_per_way_and_process(monkeypatch: pyte
 
 
 @pytest.mark.parametrize("forged", ['{"harness_error": "forged by the model"}', '{"modes": {"isolated": 5}}',
-                                    '{"modes": 5}', '[1]'])
+                                    '{"modes": 5}', '[1]', '[' * 100_000])  # (the last: past json's recursion)
 def test_a_report_the_program_prints_itself_is_its_failure_not_a_harness_error(forged: str) -> None:
     """A program that prints the harness's report and ends the process before the real one: a harness error would
     leave its sample out of the metrics (a model could drop the samples it gets wrong); it is a failed program."""

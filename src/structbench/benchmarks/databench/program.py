@@ -22,12 +22,12 @@ empty too) and the reason is kept with the attempt.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from structbench.core import untrusted
 from structbench.core.errors import DataError
 from structbench.sandbox import Limits, NamespaceMode, run_python
 
@@ -146,7 +146,7 @@ def run_program(
     error = result.stderr.strip()[-800:] or None
     if result.ok and marker:
         try:
-            answer = json.loads(last.splitlines()[0])["answer"]
+            answer = untrusted.loads(last.splitlines()[0])["answer"]  # (the program may print it)
         except (ValueError, IndexError, KeyError, TypeError):
             return ProgramOutcome(None, "error", program.source, program.how, "unreadable report")
         return ProgramOutcome(str(answer), "ok", program.source, program.how, error)
