@@ -3,6 +3,7 @@ the release's fields, the evidence budget, order invariance, and determinism."""
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import random
@@ -23,6 +24,9 @@ from structbench.benchmarks.structfact.generated.generator import (
     label_counts,
 )
 from structbench.benchmarks.structfact.generated.profile import World
+from structbench.benchmarks.structfact.generated.release import write_release
+from structbench.benchmarks.structfact.generated.synthetic import synthetic_tables
+from structbench.benchmarks.structfact.generated.tables import csv_tables
 from structbench.benchmarks.structfact.generated.templates import TASKS
 from structbench.benchmarks.structfact.generated.verify import verify
 from structbench.benchmarks.structfact.generated.views import pipe_table
@@ -225,3 +229,98 @@ def test_a_reader_of_the_first_questions_gets_them_drafted_in_small_chunks(atlas
     few, sizes, children = read(10)
     assert children == {0} and set(sizes) == {1}
     assert records(few) == records(here[:10])
+
+
+FIVE_ROWS = "name,code,population\nFrance,FRA,5\nGermany,GER,22\nJapan,JAP,39\nBrazil,BRA,56\nKenya,KEN,73\n"
+"""A table small enough that a few hundred questions per task exhaust it (no dates or places: four tasks)."""
+
+
+@pytest.fixture(scope="module")
+def five_rows(tmp_path_factory: pytest.TempPathFactory) -> World:
+    folder = tmp_path_factory.mktemp("tables") / "m5"  # the folder names the source (``csv/m5``): pinned below
+    folder.mkdir()
+    (folder / "t.csv").write_text(FIVE_ROWS, encoding="utf-8")
+    return World.of(csv_tables(folder))
+
+
+def pairs(questions: list[Question]) -> set[tuple[str, tuple[str, ...]]]:
+    return {(q.question, tuple(q.evidence)) for q in questions}
+
+
+def release_sha256(questions: list[Question], path: Path) -> str:
+    """The sha256 of the file ``generate structfact`` writes for ``questions``."""
+    write_release([q.record() for q in questions], path)
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+MAIN_SHA256 = {
+    ("synthetic", 100, "paper", 0): "1a80dd91410d16d8e8fc5b3c9647a8eb4f57a2e0070cbe5d2e32489d92337b85",
+    ("synthetic", 100, "balanced", 7): "4da35a3a717d0a152f9c7bf704913094f3eb9ff97e8c9485d990c98859e725ef",
+    ("atlas", 70, "balanced", 3): "692d396088178e8b8675b39758380f1d761a0b9d270fffb77f43685d90d76642",
+    ("atlas", 40, "paper", 2): "bc4c9d4901d7b7e80b49edc90d915df44b319bf98d5f96737b3073c676c8e22d",
+    ("m5", 400, "paper", 0): "2bf69c074204d9b0cc8c57215c58ea28b598c2669ecbf5561bd2785e9079325c",
+}
+"""sha256 of the release file of ``Generator(World.of(tables), token_counter("regex")).generate(per_task, mix,
+seed=seed)`` (``write_release``'s text: ``json.dumps(records, ensure_ascii=False, indent=1) + "\\n"``), computed
+with the generator of commit d27ceb8, before repeats were skipped; ``tables``: ``load_tables("synthetic")``, the
+``atlas`` fixture's folder, or ``five_rows``'s. The first four drew no repeat; ``m5`` drew 456 (1,144 distinct
+questions of 1,600)."""
+
+
+@pytest.mark.parametrize(("tables", "per_task", "mix", "seed"), [k for k in MAIN_SHA256 if k[0] != "m5"])
+def test_a_set_that_drew_no_repeat_is_byte_identical_to_before(atlas_world: World, tmp_path: Path, tables: str,
+                                                               per_task: int, mix: str, seed: int) -> None:
+    """Skipping repeats uses the generator's seeded draws only where a draw repeats, so a seed's set that never drew
+    one is the same file as before: same questions, order and ids."""
+    world = World.of(synthetic_tables()) if tables == "synthetic" else atlas_world
+    questions = Generator(world, token_counter("regex")).generate(per_task, mix, seed=seed)
+    assert len(pairs(questions)) == len(questions)
+    assert release_sha256(questions, tmp_path / "set.json") == MAIN_SHA256[tables, per_task, mix, seed]
+
+
+def test_only_the_questions_that_repeated_one_change(five_rows: World, tmp_path: Path) -> None:
+    """A large set over one small table repeated a third of its questions (the same question and evidence under two
+    ids, counted twice as if independent): now every question is distinct, and the only ones that changed are those
+    whose first draw repeated a question of the set. With every draw unique (as before), the set is the one pinned."""
+    before_skipping = itertools.count()
+    with patch.object(generator, "pair_key", lambda *_: next(before_skipping)):
+        before = Generator(five_rows, token_counter("regex")).generate(400, seed=0)
+    assert release_sha256(before, tmp_path / "before.json") == MAIN_SHA256["m5", 400, "paper", 0]
+    assert len(pairs(before)) == 1144 < len(before) == 1600
+
+    after = Generator(five_rows, token_counter("regex")).generate(400, seed=0)
+    assert len(pairs(after)) == len(after) == 1600 and len({q.id for q in after}) == 1600
+    now = {q.id: q for q in after}
+    settled: set[tuple[str, tuple[str, ...]]] = set()  # in the order questions are settled: every task's first ...
+    changed = 0
+    for old in sorted(before, key=lambda q: (int(q.id.rsplit("-", 1)[1]), TASKS.index(q.task))):
+        repeats = (old.question, tuple(old.evidence)) in settled
+        assert (now[old.id] != old) == repeats, old.id
+        changed += repeats
+        settled.add((now[old.id].question, tuple(now[old.id].evidence)))
+    assert changed == 515  # the 456 repeats, and questions that drew one of the questions drawn in their place
+
+
+def test_repeats_are_skipped_alike_in_forked_children(five_rows: World) -> None:
+    """Chunks drafted in forked children know only the questions settled when they were handed out: a draft that
+    repeats a question settled since is drafted again, so the set is the one drafted one at a time here."""
+    here = Generator(five_rows, token_counter("regex")).generate(150, "balanced", seed=3)
+    with patch.object(generator, "CHUNK", 16), forkmap.forking(2):
+        forked = Generator(five_rows, token_counter("regex")).generate(150, "balanced", seed=3)
+    assert records(forked) == records(here)
+    assert len(pairs(here)) == len(here) == 600
+
+
+def test_a_task_the_table_cannot_fill_without_repeats_is_short_and_says_so(five_rows: World) -> None:
+    """Where the draws of a question find only repeats, the question is not made: its task comes out short, in one
+    note that counts the repeats among what the draws gave."""
+    notes: list[str] = []
+    with patch.object(generator, "MAX_ATTEMPTS", 5):
+        questions = list(Generator(five_rows, token_counter("regex")).stream(300, seed=0, note=notes.append))
+    assert len(pairs(questions)) == len(questions) == 1151
+    assert notes[1:] == [
+        "task Arithmetic Calculation: 281 of 300 questions: for 19 (19 YES) none of 5 draws made one: 1 drafted no "
+        "claim for the label, 94 repeated a question already in the set (same question and evidence)",
+        "task Multi-hop Reasoning: 270 of 300 questions: for 30 (25 YES, 5 NO) none of 5 draws made one: 150 repeated "
+        "a question already in the set (same question and evidence)",
+    ]

@@ -133,6 +133,22 @@ def test_a_task_the_tables_cannot_ask_is_one_note(tmp_path: Path) -> None:
     assert len(json.loads(out.read_text(encoding="utf-8"))) == 12
 
 
+def test_a_large_set_over_one_small_table_has_no_repeated_question(tmp_path: Path) -> None:
+    """``generate structfact --per-task 300`` over a five-row table wrote 1,200 records of which 889 were distinct
+    (the same question and evidence under two ids); the run's samples likewise. Now every record is distinct."""
+    rows = "".join(f"{n},{n[:3].upper()},{i * 17 + 5}\n" for i, n in enumerate(["France", "Germany", "Japan",
+                                                                             "Brazil", "Kenya"]))
+    (tmp_path / "t.csv").write_text("name,code,population\n" + rows, encoding="utf-8")
+    out = tmp_path / "o.json"
+    done = invoke("generate", "structfact", "--tables", str(tmp_path), "--per-task", "300", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    written = json.loads(out.read_text(encoding="utf-8"))
+    assert len(written) == len({(r["QUESTION"], tuple(r["EVIDENCE"])) for r in written}) == 1200
+    samples = load(tables=str(tmp_path), per_task=300)
+    assert [s.id for s in samples] == [r["ID"] for r in written]
+    assert len({s.model_dump_json(include={"question", "evidence", "gold"}) for s in samples}) == 1200
+
+
 def test_a_tampered_set_is_refused(atlas: Path, tmp_path: Path) -> None:
     out = tmp_path / "atlas.json"
     done = invoke("generate", "structfact", "--tables", str(atlas), "--per-task", "4", "--out", str(out))

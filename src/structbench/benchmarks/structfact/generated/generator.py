@@ -6,18 +6,24 @@ candidate, and drafts a question aiming at that question's label; a share of dra
 another table of the same database as a distractor (never when the claim reads a whole table, whose
 "entries listed" must be unambiguous). The draft is kept when its evidence renders so that it reads
 back unchanged, fits ``budget`` tokens (the paper's 2,500 by default, counted as the run truncates, so
-nothing is ever cut), and its claim, executed on the evidence (``execute.py``), gives the wanted label;
-else the next draw is tried. With ``check`` the independent evaluator (``verify.py``) re-derives every
+nothing is ever cut), its claim, executed on the evidence (``execute.py``), gives the wanted label, and
+its question and evidence are not those of a question already in the set (a repeat would count one
+question twice); else the next draw is tried. Which questions are already in the set is decided in one
+order whatever the chunks (``Generator.stream``), so the set is the same under forking; a draw that is
+not a repeat consumes the generator exactly as before repeats were skipped, so a seed whose set never drew
+a repeat gives the same set as then. With ``check`` the independent evaluator (``verify.py``) re-derives every
 label from the EVIDENCE strings; a disagreement is a bug and raises ``LabelMismatch``. The same tables,
 seed and settings give the same questions.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import random
 from collections import Counter, deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,6 +82,7 @@ MISSES = {
     "unrenderable": "had evidence that would not read back unchanged",
     "over_budget": "had evidence over the {budget:,}-token budget (--max-evidence-tokens)",
     "other_label": "executed to another label",
+    "repeated": "repeated a question already in the set (same question and evidence)",
 }
 """Why a draw gave no question (``Generator.one``), as a task's shortfall note says it."""
 
@@ -124,6 +131,28 @@ class Question:
             out["NEW_EVIDENCE"] = self.new_evidence
         out |= {"ID": self.id, "DIFFICULTY": self.difficulty, "TEMPLATE": self.template, "QUERY": self.query}
         return out
+
+
+@dataclass(frozen=True)
+class _Drafted:
+    """What ``Generator.drafted`` gave for one question, with what its check against the set needs."""
+
+    result: Question | Missed
+    key: bytes | None
+    """The question's ``pair_key`` (None for ``Missed``)."""
+    repeats: tuple[bytes, ...]
+    """The keys of the draws skipped as repeats: the result stands for a set that holds them all and not ``key``."""
+
+    def stands(self, made: Container[bytes]) -> bool:
+        """Whether the same draws, checked against the questions ``made`` before this one, give the same result."""
+        return all(k in made for k in self.repeats) and (self.key is None or self.key not in made)
+
+
+def pair_key(question: str, evidence: Sequence[str]) -> bytes:
+    """A 16-byte digest of a question and its evidence: two questions are the same when these are (their label,
+    executed on the evidence, is then the same too)."""
+    text = json.dumps([question, list(evidence)], ensure_ascii=False)
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
 
 
 def label_counts(total: int, weights: Sequence[int]) -> list[int]:
@@ -188,8 +217,15 @@ class Generator:
                note: Callable[[str], None] | None = None) -> Iterator[Question]:
         """``generate``'s questions in its order, each made when it is read: the first question of every task, then
         the second ... (a task that runs out of questions drops out), so a set of any size is never held. A task that
-        gets fewer than ``per_task`` (left out, or questions no draw made) is one line to ``note`` (default: a logged
-        warning) once its last question is read (``shortfall``). Under
+        gets fewer than ``per_task`` (left out, or questions no draw made, repeats included) is one line to ``note``
+        (default: a logged warning) once its last question is read (``shortfall``).
+
+        A draw that repeats a question already in the set is skipped: which are already in it is settled question by
+        question in one order, every task's first, then every task's second ... (``settle``), whatever the chunks.
+        A chunk is drafted against the questions settled when it is (a forked child's copy of them) and its own; a
+        question whose skipped repeats are not all among those settled before it, or that repeats one of them
+        (``_Drafted.stands``), is drafted again here against them. The set of settled keys costs about 80 bytes a
+        question (16-byte digests: some 8 MB for 100,000). Under
         ``forkmap.forking`` (``export``) the questions are drafted ``CHUNK`` at a time in forked children, a few
         chunks ahead of the reader, or fewer where the reader wants only the ``first`` questions (``export -n 10``
         drafted 500 of each task's questions to show two), and here where it wants no more than ``DRAFTED_HERE``;
@@ -208,27 +244,51 @@ class Generator:
         size = min(CHUNK, -(-first // max(1, len(order)))) if first else CHUNK
         size = size if ahead() and children is None else 1  # in process: one question at a time, as it is read
 
-        def draft(chunk: tuple[str, int]) -> list[Question | Missed]:
+        def draft(chunk: tuple[str, int]) -> list[_Drafted]:
             task, start = chunk
-            return [self.one(task, i, want, seed) for i, want in enumerate(wanted[task][start:start + size], start)]
+            own: set[bytes] = set()  # the chunk's own questions, after those settled when it was handed out
+            mine = _Either(settled, own)
+            out = []
+            for i, want in enumerate(wanted[task][start:start + size], start):
+                one = self.drafted(task, i, want, seed, mine)
+                if one.key is not None:
+                    own.add(one.key)
+                out.append(one)
+            return out
 
         def chunks() -> Iterator[tuple[str, int]]:
             return ((task, start) for start in range(0, per_task, size) for task in order if start < len(wanted[task]))
 
         handed, drafted = chunks(), fork_imap(draft, chunks(), children)  # whose each drafted chunk is, and the chunks
+        settled: set[bytes] = set()  # the keys of the questions in the set so far (``pair_key``)
+        turns = ((task, i) for i in range(per_task) for task in order if i < len(wanted[task]))
+        pending: dict[str, deque[_Drafted]] = {task: deque() for task in order}
         ready: dict[str, deque[Question]] = {task: deque() for task in order}
-        left = {task: len(w) for task, w in wanted.items()}  # questions not yet drafted
+        left = {task: len(w) for task, w in wanted.items()}  # questions not yet settled
         made = dict.fromkeys(order, 0)
         missed: dict[str, list[Missed]] = {task: [] for task in order}
 
-        def fill(task: str) -> None:
-            """Read drafted chunks, in the order they were handed out, until ``task`` has a question or none left."""
-            while not ready[task] and left[task]:
+        def settle() -> None:
+            """Settle the next question in turn (every task's first, then every task's second ...): its draft, read
+            from the chunks in the order they were handed out, or drafted again here if it does not stand."""
+            task, index = next(turns)
+            while not pending[task]:
                 owner, _ = next(handed)
-                questions = next(drafted)
-                left[owner] -= len(questions)
-                ready[owner].extend(q for q in questions if isinstance(q, Question))
-                missed[owner].extend(q for q in questions if isinstance(q, Missed))
+                pending[owner].extend(next(drafted))
+            one = pending[task].popleft()
+            if not one.stands(settled):
+                one = self.drafted(task, index, wanted[task][index], seed, settled)
+            left[task] -= 1
+            if isinstance(one.result, Question) and one.key is not None:
+                settled.add(one.key)
+                ready[task].append(one.result)
+            elif isinstance(one.result, Missed):
+                missed[task].append(one.result)
+
+        def fill(task: str) -> None:
+            """Settle questions in turn until ``task`` has one ready or none left."""
+            while not ready[task] and left[task]:
+                settle()
 
         tasks = order
         while tasks:
@@ -254,11 +314,18 @@ class Generator:
         random.Random(f"{seed}:{task}:labels").shuffle(wanted)
         return wanted
 
-    def one(self, task: str, index: int, want: str, seed: int) -> Question | Missed:
-        """Question ``index`` of ``task`` with label ``want`` (``Missed`` when no draw makes one)."""
+    def one(self, task: str, index: int, want: str, seed: int, made: Container[bytes] = frozenset()
+            ) -> Question | Missed:
+        """Question ``index`` of ``task`` with label ``want``, none of ``made`` (``pair_key``s) again (``Missed`` when
+        no draw makes one)."""
+        return self.drafted(task, index, want, seed, made).result
+
+    def drafted(self, task: str, index: int, want: str, seed: int, made: Container[bytes]) -> _Drafted:
+        """``one``'s result, with its key and the keys of the draws it skipped as repeats (``_Drafted``)."""
         rng = random.Random(f"{seed}:{task}:{index}")
         categories = list(self.pools[task].values())
         missed = Missed(want)
+        repeats: list[bytes] = []
         for _ in range(MAX_ATTEMPTS):
             pools = categories[rng.randrange(len(categories))]
             pool = pools[rng.randrange(len(pools))]
@@ -286,6 +353,11 @@ class Generator:
             if label != want:
                 missed.draws["other_label"] += 1
                 continue
+            key = pair_key(draft.question, strings)
+            if key in made:  # after every use of ``rng``, so a draw that is not a repeat goes on as before
+                missed.draws["repeated"] += 1
+                repeats.append(key)
+                continue
             query = to_json(draft.claim)
             if self.check:
                 checked = verify(strings, query)
@@ -294,7 +366,7 @@ class Generator:
                     raise LabelMismatch(f"{where}: executed {label}, re-derived {checked}: {draft.question}")
             views = draft.evidence.views
             has_text = any(v.form == "text" for v in views)
-            return Question(
+            return _Drafted(Question(
                 id=f"{CODES[task]}-{index:05d}",
                 task=task,
                 label=label,
@@ -306,8 +378,8 @@ class Generator:
                 difficulty=pool.template.category,
                 template=pool.template.name,
                 query=query,
-            )
-        return missed
+            ), key, tuple(repeats))
+        return _Drafted(missed, None, tuple(repeats))
 
     def distract(self, evidence: Evidence, rng: random.Random) -> None:
         """Add some rows of another table of the same database that the claim does not read."""
@@ -320,6 +392,16 @@ class Generator:
         rows = pick_rows(other, rng, rng.randint(3, 8))
         view = table_view(other, rng, rows, [], rng.randint(2, 4))
         evidence.views.insert(rng.randint(0, len(evidence.views)), view)
+
+
+class _Either:
+    """Keys in either of two sets (those settled, a chunk's own), without copying them into one."""
+
+    def __init__(self, first: Container[bytes], second: Container[bytes]) -> None:
+        self.first, self.second = first, second
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.first or key in self.second
 
 
 def shortfall(task: str, made: int, asked: int, missed: Sequence[Missed], budget: int) -> str:
