@@ -12,7 +12,14 @@ from typing import Any
 import duckdb
 import pytest
 
-from structbench.benchmarks.skabench.builder import BuiltQuestion, build_instances, generate_questions, shortfall
+from structbench.benchmarks.skabench import builder
+from structbench.benchmarks.skabench.builder import (
+    BuiltQuestion,
+    build_instances,
+    generate_questions,
+    iter_questions,
+    shortfall,
+)
 from structbench.benchmarks.skabench.database import Database
 from structbench.benchmarks.skabench.metrics import normalize
 from structbench.benchmarks.skabench.sources import load_rfqa_database, load_scitab_database
@@ -275,3 +282,54 @@ def test_the_shortfall_says_why_the_draws_gave_no_question() -> None:
         "by a few of them), 7 of a template the drawn table cannot ask"
     )
     assert "over 4 tables found" in shortfall(5, 20, missed, ["a", "b", "c", "d"])
+
+
+def test_a_huge_ask_over_a_small_table_stops_once_the_draws_find_nothing_new(tmp_path: Path) -> None:
+    """``--questions 100000`` over an 8-row table drew 6,000,000 times (60 per question asked) for its 32 questions,
+    minutes of CPU; the draws stop after ``STALL_MIN`` in a row find no new question, and the note says so."""
+    (tmp_path / "players.csv").write_text(EIGHT_PLAYERS)
+    notes: list[str] = []
+    made = list(iter_questions(Database.from_csv_folder(tmp_path), 100_000, templates=["lookup"], note=notes.append))
+    assert len(made) == 32
+    assert notes == [
+        "32 of 100,000 questions: 10,238 draws (stopped early: the last 10,000 found no new question; budget "
+        "6,000,000, 60 per question asked) over table players found only 32 distinct questions; the others were "
+        "10,206 repeats"
+    ]
+
+
+TWELVE_PLAYERS = "name,team,position,goals,assists\n" + "".join(
+    f"Player {i},Team {i % 3},{'FW' if i % 4 == 3 else ['FW', 'MF', 'DF'][i % 4]},{i * 7 % 11},{i * 5 % 13}\n"
+    for i in range(12)
+)
+"""12 rows of 5 columns: 743 distinct questions over all templates; with seed 3 the last comes 27,366 draws in, after
+4,290 in a row that found none new (within the budget of 44,580 for 743)."""
+
+
+@pytest.mark.parametrize(
+    ("table", "templates", "seeds", "asks"),
+    [
+        (EIGHT_PLAYERS, ["lookup"], range(5), [1, 31, 32]),
+        (TWELVE_PLAYERS, None, [0], [300]),
+        (TWELVE_PLAYERS, None, [3], [743]),
+    ],
+)
+def test_the_stop_never_changes_an_ask_the_budget_fills(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    table: str,
+    templates: list[str] | None,
+    seeds: range | list[int],
+    asks: range | list[int],
+) -> None:
+    """Every ask here is one the budget alone fills, and the stop leaves its seeded questions as they were: those of
+    the draws without the stop (``STALL_MIN`` past any budget), question by question."""
+    (tmp_path / "players.csv").write_text(table)
+    db = Database.from_csv_folder(tmp_path)
+    for seed in seeds:
+        for n in asks:
+            now = [q.query.question for q in generate_questions(db, n, seed=seed, templates=templates)]
+            with monkeypatch.context() as budget_only:
+                budget_only.setattr(builder, "STALL_MIN", 10**12)
+                before = [q.query.question for q in generate_questions(db, n, seed=seed, templates=templates)]
+            assert len(before) == n and now == before

@@ -55,7 +55,9 @@ MAX_QUESTIONS = 100_000
 paper's."""
 DRAWS_PER_QUESTION = 60
 """Draws (a template over a table picked at random) allowed per question asked: where the tables hold fewer distinct
-questions than asked, the search ends there, with the shortfall noted (``shortfall``)."""
+questions than asked, the search ends there (or at ``stall_limit``), with the shortfall noted (``shortfall``)."""
+STALL_MIN = 10_000
+"""The fewest draws in a row without a new question that end the draws, however few were found (``stall_limit``)."""
 MISSES = {
     "repeated": "repeats",
     "unanswered": "with no answer",
@@ -138,8 +140,9 @@ def iter_questions(
     note: Callable[[str], None] | None = None,
 ) -> Iterator[BuiltQuestion]:
     """``generate_questions``, each question made when it is read (the SQL of its answer and lineage runs then). The
-    draws end at ``DRAWS_PER_QUESTION`` per question asked; where they made fewer than ``n``, ``note`` is given one
-    line saying how many and why (``shortfall``) once the last is read."""
+    draws end at ``DRAWS_PER_QUESTION`` per question asked, or earlier after ``stall_limit`` draws in a row without a
+    new question; where they made fewer than ``n``, ``note`` is given one line saying how many and why
+    (``shortfall``) once the last is read."""
     names = list(templates) if templates else TEMPLATES.names()
     tables = [
         profile(rel) for rel in db.relations.values() if len(rel.cells) >= min_rows and len(rel.columns) >= min_columns
@@ -150,10 +153,11 @@ def iter_questions(
     built = 0
     seen: set[str] = set()
     missed: Counter[str] = Counter()
-    attempts = 0
-    while built < n and attempts < DRAWS_PER_QUESTION * n:
+    attempts = stalled = 0
+    while built < n and attempts < DRAWS_PER_QUESTION * n and stalled < stall_limit(built, len(names) * len(tables)):
         template = TEMPLATES.get(names[attempts % len(names)])
         attempts += 1
+        stalled += 1
         query = template(rng.choice(tables), rng)
         if query is None or query.question in seen:
             missed["impossible" if query is None else "repeated"] += 1
@@ -169,23 +173,45 @@ def iter_questions(
             continue
         seen.add(query.question)
         built += 1
+        stalled = 0
         yield BuiltQuestion(query=query, answers=answers, lineage=rows, candidates=candidates)
     if built < n and note is not None:
-        note(shortfall(built, n, missed, [t.relation.name for t in tables]))
+        stopped = stalled if attempts < DRAWS_PER_QUESTION * n else 0
+        note(shortfall(built, n, missed, [t.relation.name for t in tables], stalled=stopped))
 
 
-def shortfall(made: int, asked: int, missed: Counter[str], tables: Sequence[str]) -> str:
+def stall_limit(found: int, pairs: int) -> int:
+    """Draws in a row without a new question after which the draws stop: ``DRAWS_PER_QUESTION`` for each question
+    found so far in each of the ``pairs`` (templates x tables), at least ``STALL_MIN``.
+
+    The draws do not depend on the ask, so the stop only ends a build sooner than its budget, with the same questions
+    so far: it changes a set the budget fills only if a new question was still to come after such a run. A question
+    still to come, of a pair whose questions are mostly found (else that pair's others come sooner), is drawn about
+    once in ``pairs * found * h`` draws (the pair once in ``pairs``, its questions near uniformly: ``h`` a small
+    factor), so the run misses it with a chance near ``exp(-DRAWS_PER_QUESTION / h)``. Measured over small tables,
+    the longest run before a question still to come was a thirtieth of the limit (docs/benchmarks/skabench.md)."""
+    return max(STALL_MIN, DRAWS_PER_QUESTION * pairs * found)
+
+
+def shortfall(made: int, asked: int, missed: Counter[str], tables: Sequence[str], *, stalled: int = 0) -> str:
     """The line for a build that made ``made`` of ``asked`` questions, from the draws that ``missed`` (counted by
-    kind): how many distinct questions the draws found over which tables, and why the others gave none, so that a
-    user can tell small tables from a narrow ``--templates`` or a strict ``--min-rows``."""
+    kind): how many distinct questions the draws found over which tables, whether they stopped early (the last
+    ``stalled`` in a row found no new question, ``stall_limit``) or spent the budget, and why the others gave none,
+    so that a user can tell small tables from a narrow ``--templates`` or a strict ``--min-rows``."""
     draws = made + sum(missed.values())
     why = ", ".join(f"{missed[k]:,} {v}" for k, v in MISSES.items() if missed[k])
     over = f"{len(tables)} tables" if len(tables) > 3 else ("table " if len(tables) == 1 else "tables ") + ", ".join(
         sorted(tables)
     )
+    spent = (
+        f"{draws:,} draws (stopped early: the last {stalled:,} found no new question; budget "
+        f"{DRAWS_PER_QUESTION * asked:,}, {DRAWS_PER_QUESTION} per question asked)"
+        if stalled
+        else f"{draws:,} draws ({DRAWS_PER_QUESTION} per question asked)"
+    )
     return (
-        f"{made:,} of {asked:,} questions: {draws:,} draws ({DRAWS_PER_QUESTION} per question asked) over {over} "
-        f"found only {made:,} distinct questions; the others were {why}"
+        f"{made:,} of {asked:,} questions: {spent} over {over} found only {made:,} distinct questions; the others "
+        f"were {why}"
     )
 
 
