@@ -200,3 +200,18 @@ def fifo(path: Path) -> Iterator[list[int]]:
     finally:
         done.set()
         thread.join()
+
+
+def spy_folder_syncs(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Each folder ``core.atomic.fsync_dir`` is given, in order (the real sync still done)."""
+    from structbench.core import atomic
+
+    synced: list[Path] = []
+    real = atomic.fsync_dir
+
+    def spy(path: Path) -> None:
+        synced.append(Path(path))
+        real(path)
+
+    monkeypatch.setattr(atomic, "fsync_dir", spy)
+    return synced

@@ -305,6 +305,27 @@ def test_an_effort_anthropic_does_not_take_is_refused_before_any_call(effort: st
         assert str(err.value).startswith(refusal) and "\n" not in str(err.value)
 
 
+WINNER_QUERY = {"sql": {"query": "SELECT team FROM t ORDER BY wins DESC LIMIT 1"}}
+"""The tool call the loops' model makes first."""
+
+
+def _league() -> tuple[Any, Any]:
+    """A sample over a two-team table, and the tool task (SQL only) a loop asks of it."""
+    from structbench.data.evidence import Table
+    from structbench.data.sample import LabelGold, Sample
+    from structbench.strategies.tools import ToolTask, table_workspace
+
+    table = Table(header=["team", "wins"], rows=[["Ants", "3"], ["Bees", "5"]], caption="League")
+    sample = Sample(id="s1", benchmark="toy", variant="v", task="t", question="Who won most?", evidence=[table],
+                    gold=LabelGold(label="Bees"))
+
+    def task(s: Sample) -> ToolTask:
+        workspace = table_workspace(s.evidence, python=False)  # type: ignore[arg-type]
+        return ToolTask((Message("user", f"{workspace.schema}\nQ: {s.question}"),), workspace, max_tokens=64)
+
+    return sample, task
+
+
 class ThinkingToolModel(MockOpenAIServer):
     """A tool model that thinks before each reply (a thinking block, signed by the loopback)."""
 
@@ -323,22 +344,13 @@ def test_a_tool_loop_with_thinking_sends_the_signed_thinking_blocks_back(effort:
     its thinking blocks first and their signatures unchanged (a 400 otherwise); the loop sends it as it came, through
     the cache's form, and the answer it parses is still only the text."""
     from structbench.contract.benchmark import DIRECT, ToolSupport
-    from structbench.data.evidence import Table
-    from structbench.data.sample import LabelGold, Sample
     from structbench.runner.settings import RequestSettings
-    from structbench.strategies.tools import ToolLoop, ToolTask, table_workspace
+    from structbench.strategies.tools import ToolLoop
     from structbench.testing.batch_server import signature
 
-    table = Table(header=["team", "wins"], rows=[["Ants", "3"], ["Bees", "5"]], caption="League")
-    sample = Sample(id="s1", benchmark="toy", variant="v", task="t", question="Who won most?", evidence=[table],
-                    gold=LabelGold(label="Bees"))
+    sample, task = _league()
 
-    def task(s: Sample) -> ToolTask:
-        workspace = table_workspace(s.evidence, python=False)  # type: ignore[arg-type]
-        return ToolTask((Message("user", f"{workspace.schema}\nQ: {s.question}"),), workspace, max_tokens=64)
-
-    model = ThinkingToolModel(tool_model=True, reply="Bees",
-                              tool_arguments={"sql": {"query": "SELECT team FROM t ORDER BY wins DESC LIMIT 1"}})
+    model = ThinkingToolModel(tool_model=True, reply="Bees", tool_arguments=WINNER_QUERY)
     server = BatchServer(model)
     settings = RequestSettings(reasoning_budget=2048, reasoning_effort=effort)
 
@@ -394,23 +406,14 @@ def test_a_tool_loop_whose_thought_differs_is_not_answered_from_the_other_though
     (here: the first turn's entry lost in between, so the model is asked again): the second turns differ only in the
     thinking blocks sent back, so the second loop's is the model's to answer, never the first loop's cached reply."""
     from structbench.contract.benchmark import DIRECT, ToolSupport
-    from structbench.data.evidence import Table
-    from structbench.data.sample import LabelGold, Sample
     from structbench.runner.cache import ResponseCache
     from structbench.runner.calls import ModelCaller
     from structbench.runner.settings import RequestSettings
-    from structbench.strategies.tools import ToolLoop, ToolTask, table_workspace
+    from structbench.strategies.tools import ToolLoop
 
-    table = Table(header=["team", "wins"], rows=[["Ants", "3"], ["Bees", "5"]], caption="League")
-    sample = Sample(id="s1", benchmark="toy", variant="v", task="t", question="Who won most?", evidence=[table],
-                    gold=LabelGold(label="Bees"))
+    sample, task = _league()
 
-    def task(s: Sample) -> ToolTask:
-        workspace = table_workspace(s.evidence, python=False)  # type: ignore[arg-type]
-        return ToolTask((Message("user", f"{workspace.schema}\nQ: {s.question}"),), workspace, max_tokens=64)
-
-    model = ChangingMind(tool_model=True, reply="Bees",
-                         tool_arguments={"sql": {"query": "SELECT team FROM t ORDER BY wins DESC LIMIT 1"}})
+    model = ChangingMind(tool_model=True, reply="Bees", tool_arguments=WINNER_QUERY)
     server = BatchServer(model)
     settings = RequestSettings(reasoning_budget=2048)
     cache = ResponseCache(tmp_path / "responses.sqlite")

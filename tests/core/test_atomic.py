@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from faults import spy_folder_syncs
 from structbench.core import atomic
 from structbench.core.atomic import (
     FILE_MODE,
@@ -245,23 +246,10 @@ def test_a_staged_folder_is_synced_whole_then_moved_then_its_parent_synced(
     assert (target / "data" / "qa.parquet").read_text() == "rows" and not staging.exists()
 
 
-def _spy_folder_syncs(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
-    """Each folder ``fsync_dir`` is given (the real sync still done)."""
-    synced: list[Path] = []
-    real = atomic.fsync_dir
-
-    def spy(path: Path) -> None:
-        synced.append(Path(path))
-        real(path)
-
-    monkeypatch.setattr(atomic, "fsync_dir", spy)
-    return synced
-
-
 def test_made_folders_have_their_entries_synced_once_and_a_folder_there_costs_no_sync(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A new folder whose parent is not synced can vanish in a power cut with every file synced into it."""
-    synced = _spy_folder_syncs(monkeypatch)
+    synced = spy_folder_syncs(monkeypatch)
     make_folders(tmp_path / "a" / "b" / "run")
     assert (tmp_path / "a" / "b" / "run").is_dir()
     assert synced == [tmp_path, tmp_path / "a", tmp_path / "a" / "b"]  # the parent of each folder made, once
@@ -276,7 +264,7 @@ def test_made_folders_have_their_entries_synced_once_and_a_folder_there_costs_no
 
 def test_an_atomic_write_into_a_new_folder_syncs_the_folder_s_entry(tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    synced = _spy_folder_syncs(monkeypatch)
+    synced = spy_folder_syncs(monkeypatch)
     write_text_atomic(tmp_path / "report" / "figures" / "a.md", "x")
     assert synced == [tmp_path, tmp_path / "report", tmp_path / "report" / "figures"]  # the last after the rename
     synced.clear()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from faults import spy_folder_syncs
 from structbench.backends.base import BackendError, Request, Response
 from structbench.backends.mock import MockBackend
 from structbench.backends.oracle import OracleBackend
@@ -515,16 +516,7 @@ def test_a_new_run_directory_s_entry_is_synced_once_and_an_existing_one_s_not(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Unsynced, the entry of a new run directory (and of each folder made above it) could vanish in a power cut with
     every record synced into it."""
-    from structbench.core import atomic
-
-    synced: list[Path] = []
-    real = atomic.fsync_dir
-
-    def spy(path: Path) -> None:
-        synced.append(Path(path))
-        real(path)
-
-    monkeypatch.setattr(atomic, "fsync_dir", spy)
+    synced = spy_folder_syncs(monkeypatch)
     config = _config()
     run_dir = tmp_path / "runs" / "first"
     for session in range(2):
