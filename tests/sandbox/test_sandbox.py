@@ -212,6 +212,57 @@ def test_huge_file_and_output_are_capped(mode: dict[str, Any]) -> None:
     assert len(flood.stdout) <= limits.max_output_bytes
 
 
+FILL = """
+import os
+written = 0
+try:
+    for i in range(COUNT):
+        with open(f"f{i}", "wb") as fh:
+            fh.write(b"x" * SIZE)
+        written += SIZE
+finally:
+    print("WRITTEN", written)
+"""
+"""Writes COUNT files of SIZE bytes; an error of the program's own (ENOSPC) ends it with a traceback."""
+
+
+def test_the_total_written_is_capped_by_disk_mb(mode: dict[str, Any]) -> None:
+    """Files each under ``file_size_mb`` filled the host's disk without bound (3 GB within the default limits); past
+    ``disk_mb`` the program now gets ENOSPC, its own error, not the harness's (in namespaces from the tmpfs, in the
+    degraded mode from the guard when it opens one more file)."""
+    limits = Limits(file_size_mb=1, disk_mb=4, wall_seconds=10)
+    result = run(FILL.replace("COUNT", "40").replace("SIZE", str(1 << 20)), mode, limits)
+    assert result.returncode == 1 and "No space left on device" in result.stderr, result.stderr
+    written = int(result.stdout.split()[-1])
+    assert 3 << 20 <= written <= 5 << 20  # the guard looks at each open: the last file may add file_size_mb
+
+
+def test_writing_under_disk_mb_succeeds_and_what_it_was_given_does_not_count(mode: dict[str, Any]) -> None:
+    limits = Limits(file_size_mb=1, disk_mb=3, wall_seconds=10)
+    given = {f"given/{i}.bin": b"y" * (1 << 20) for i in range(5)}  # 5 MiB given, more than disk_mb
+    code = FILL.replace("COUNT", "2").replace("SIZE", str(1 << 20)) + "print(os.path.getsize('given/4.bin'))\n"
+    result = run(code, mode, limits, files=given)
+    assert result.ok, result.stderr
+    assert result.stdout.split() == ["WRITTEN", str(2 << 20), str(1 << 20)]
+
+
+def test_the_number_of_files_is_capped_by_max_files(mode: dict[str, Any]) -> None:
+    code = """
+    import errno, os
+    made = 0
+    try:
+        for i in range(1000):
+            open(f"f{i}", "w").close()
+            made += 1
+    except OSError as err:
+        print(errno.errorcode[err.errno], made)
+    """
+    result = run(code, mode, Limits(max_files=50, wall_seconds=10))
+    assert result.ok, result.stderr
+    reason, made = result.stdout.split()
+    assert reason == "ENOSPC" and 45 <= int(made) <= 50
+
+
 def test_network_is_unreachable(mode: dict[str, Any]) -> None:
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.bind(("127.0.0.1", 0))
@@ -527,7 +578,8 @@ def test_one_warning_a_process_for_programs_without_namespaces(monkeypatch) -> N
 
 @pytest.mark.parametrize("field, value", [("wall_seconds", 1e308), ("wall_seconds", float("nan")), ("wall_seconds", 0),
                                           ("cpu_seconds", 10**20), ("memory_mb", 1 << 44), ("max_processes", 0),
-                                          ("file_size_mb", 2.5)])
+                                          ("file_size_mb", 2.5), ("disk_mb", 0), ("disk_mb", 1 << 21),
+                                          ("max_files", 0), ("max_files", True)])
 def test_limits_the_kernel_would_refuse_are_refused_when_made(field: str, value: float) -> None:
     with pytest.raises(ValueError, match=f"sandbox limit {field}="):
         Limits(**{field: value})

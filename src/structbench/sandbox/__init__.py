@@ -8,7 +8,9 @@ hands it tables, loaded as pandas DataFrames before it starts; ``mounts={"db.sql
 read-only without a copy:
 
 - **Resources**: RLIMIT_CPU, RLIMIT_AS (memory), RLIMIT_FSIZE (file size, captured output included),
-  RLIMIT_NPROC (processes), RLIMIT_NOFILE, no core dumps; a wall-clock timeout kills the process group.
+  RLIMIT_NPROC (processes), RLIMIT_NOFILE, no core dumps; a wall-clock timeout kills the process group. In
+  namespaces the private directory is a tmpfs of ``disk_mb`` and ``max_files`` beyond what the program was given:
+  writing past them fails with ENOSPC (the program's own ``OSError``), never on the host's disk.
 - **Processes**: the program is PID 1 of its own PID namespace, so everything it forks dies with it;
   no-new-privileges is set. The launcher's supervisor, which stays outside, dies with the process that
   called ``run_python`` (parent-death signal, ``kill -9`` included), kills the program, waits for its
@@ -17,8 +19,8 @@ read-only without a copy:
 - **Network**: an empty network namespace (loopback down): every connect fails, host loopback included.
 - **Filesystem**: a mount namespace whose root is a read-only tmpfs with read-only binds of ``/usr``,
   ``/bin``, ``/lib*``, two files of ``/etc``, the interpreter's prefix, the given libraries' files and mounts,
-  ``/dev/{null,zero,full,random,urandom}``, and the private directory read-write at ``/sandbox``
-  (``pivot_root``, old root detached).
+  ``/dev/{null,zero,full,random,urandom}``, and a copy of the private directory read-write at ``/sandbox`` (the
+  size-limited tmpfs; ``pivot_root``, old root detached). Captured stdout and stderr stay outside it, on the host.
   Nothing else of the host (``/tmp``, ``/home``, ``/root``, the repository, ``/proc``) is visible.
 - **Identity**: as root the program runs as a fresh unprivileged uid/gid per run (no account, no
   capabilities); as a normal user, inside a user namespace that maps the user's own uid, so it keeps no
@@ -31,6 +33,8 @@ guards instead: sockets, process creation, ctypes, writes outside the private di
 outside it, the standard library and the given libraries raise PermissionError (the libraries named are
 imported before the guards, which would refuse the ctypes some of them load). Audit hooks are not a
 security boundary (native code can bypass them); ``namespaces="require"`` refuses to run without namespaces.
+Without namespaces the program writes to the private directory on the host's disk: the guard refuses to open a file
+for writing (ENOSPC) once it holds ``disk_mb`` or ``max_files``, which bounds Python's writes but not native code's.
 
 A sandbox that cannot run programs on this machine at all raises ``SandboxUnavailableError``, a ``MachineError`` (the
 run stops at its first sample, exit 2): namespaces required and refused, or, as root without namespaces, an

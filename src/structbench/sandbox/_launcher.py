@@ -16,7 +16,8 @@ The child's steps, each recorded in a JSON report written to ``report_fd`` just 
 2. ``fork`` so that the program is PID 1 of the new PID namespace (when it dies, the kernel kills
    every process left in it) and relay its exit status;
 3. build a minimal read-only root (tmpfs with read-only binds of the system and Python directories,
-   a few device nodes, and the work directory read-write at ``/sandbox``) and ``pivot_root`` into it;
+   a few device nodes, and at ``/sandbox`` a size-limited tmpfs holding a copy of the work directory) and
+   ``pivot_root`` into it;
 4. as root, switch to an unprivileged per-run uid/gid; set resource limits, no-new-privileges and
    parent-death signal (every process on the way to the program dies with the one before it);
 5. ``exec`` the interpreter with a bootstrap that installs in-process guards (audit hooks) when asked.
@@ -106,6 +107,7 @@ def _sandbox_guard(cfg):
     blocked_modules = frozenset({"_posixsubprocess", "_ctypes", "ctypes", "_xxsubinterpreters", "_testcapi"})
     guard_net, guard_fs = bool(cfg["net"]), bool(cfg["fs"])  # plain locals: nothing to mutate later
     wflags = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+    disk_bytes, disk_files = int(cfg["disk"]["bytes"]), int(cfg["disk"]["inodes"])
     realpath, fspath, isabs, join, sep = os.path.realpath, os.fspath, os.path.isabs, os.path.join, os.sep
 
     def resolve(p):
@@ -119,6 +121,20 @@ def _sandbox_guard(cfg):
 
     def deny(event):
         raise PermissionError(f"sandbox: {event} is not allowed")
+
+    def full():
+        # Whether the work directory holds its limit, walked at each open for writing: files opened before may still
+        # grow to the file-size limit each and native code is not watched, but file after file no longer fills the disk.
+        used, count, folders = 0, 1, [work]
+        while folders:
+            with os.scandir(folders.pop()) as entries:
+                for entry in entries:
+                    count += 1
+                    info = entry.stat(follow_symlinks=False)
+                    used += info.st_blocks * 512
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.path)
+        return used >= disk_bytes or count >= disk_files
 
     def hook(event, args):
         if event in introspection_events or event.startswith("ctypes."):
@@ -139,6 +155,8 @@ def _sandbox_guard(cfg):
             writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or bool((flags or 0) & wflags)
             if not inside(resolve(path), (work,) if writing else reads):
                 deny(f"open({fspath(path)!r})")
+            if writing and full():
+                raise OSError(28, "No space left on device (sandbox: the program's directory is full)", fspath(path))
         elif event in write_events or event in list_events:
             roots = (work,) if event in write_events else reads
             for a in args:
@@ -265,7 +283,8 @@ def readonly_paths(system: list[str]) -> list[str]:
 
 
 def build_root(cfg: dict, report: dict) -> None:
-    """A minimal read-only root with the work directory read-write at ``/sandbox``; then pivot into it."""
+    """A minimal read-only root with a copy of the work directory read-write at ``/sandbox`` (``private_dir``); then
+    pivot into it."""
     root = cfg["rootdir"]
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
@@ -277,7 +296,7 @@ def build_root(cfg: dict, report: dict) -> None:
     for name in DEVICES:
         if os.path.exists(f"/dev/{name}"):
             _bind(f"/dev/{name}", f"{root}/dev/{name}", readonly=False, extra=MS_NOSUID)
-    _bind(cfg["workdir"], f"{root}/sandbox", readonly=False, extra=MS_NOSUID | MS_NODEV)
+    private_dir(cfg["workdir"], f"{root}/sandbox", cfg["disk"], cfg.get("drop_to"))
     os.chdir(root)
     number = SYS_PIVOT_ROOT.get(platform.machine().lower())
     if number is not None:
@@ -290,6 +309,28 @@ def build_root(cfg: dict, report: dict) -> None:
     os.chdir("/")
     _mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
     os.chdir("/sandbox")
+
+
+def private_dir(src: str, dst: str, disk: dict, owner: list | None) -> None:
+    """The program's directory at ``dst``: a tmpfs of ``disk["bytes"]`` and ``disk["inodes"]`` holding a copy of
+    ``src`` (links kept as links), owned by ``owner`` (uid, gid) as root. What the program writes past it fails with
+    ENOSPC: the host's disk never sees it, and the memory it takes is bounded."""
+    os.makedirs(dst, exist_ok=True)
+    ids = (int(owner[0]), int(owner[1])) if owner and os.geteuid() == 0 else None
+    options = f"size={disk['bytes']},nr_inodes={disk['inodes']},mode=0700"
+    _mount("tmpfs", dst, "tmpfs", MS_NOSUID | MS_NODEV, options + (f",uid={ids[0]},gid={ids[1]}" if ids else ""))
+    for dirpath, dirnames, filenames in os.walk(src):
+        target = os.path.join(dst, os.path.relpath(dirpath, src))
+        for name in [*dirnames, *filenames]:
+            path, copy = os.path.join(dirpath, name), os.path.join(target, name)
+            if os.path.islink(path):
+                os.symlink(os.readlink(path), copy)
+            elif os.path.isdir(path):
+                os.mkdir(copy, os.stat(path).st_mode & 0o7777)
+            else:
+                shutil.copy2(path, copy, follow_symlinks=False)
+            if ids:
+                os.chown(copy, *ids, follow_symlinks=False)
 
 
 def set_limits(limits: dict) -> None:
@@ -475,7 +516,8 @@ def main() -> None:
     libraries = cfg["libraries"]
     guard_cfg = json.dumps({"net": net_guard, "fs": fs_guard, "read_roots": [*interpreter_paths(), "/dev", *libraries,
                                                                              *cfg["mounts"]],
-                            "libraries": bool(libraries), "preload": cfg["preload"], "tables": cfg["tables"]})
+                            "libraries": bool(libraries), "preload": cfg["preload"], "tables": cfg["tables"],
+                            "disk": cfg["disk"]})
     argv = [cfg["python"], "-I", "-S", "-B", "-X", "utf8", "-c", BOOTSTRAP, guard_cfg, cfg["program"]]
     for action, paths in (("import", libraries), ("read", cfg["mounts"])):  # what the program would fail to open
         for path in paths:

@@ -17,9 +17,9 @@ GuardMode = Literal["auto", "on", "off"]
 MAX_SECONDS = 86_400
 """The longest CPU or wall-clock limit a program may get (a day)."""
 MAX_MEGABYTES = 1 << 20
-"""The largest memory or file-size limit (1 TiB): a larger one overflows what ``setrlimit`` takes."""
+"""The largest memory, file-size or disk limit (1 TiB): a larger one overflows what ``setrlimit`` takes."""
 MAX_COUNT = 1 << 20
-"""The most processes or open files (Linux refuses more open files than this by default)."""
+"""The most processes, open files or files written (Linux refuses more open files than this by default)."""
 
 
 @dataclass(frozen=True)
@@ -43,11 +43,21 @@ class Limits:
     """Open file descriptors (RLIMIT_NOFILE)."""
     max_output_bytes: int = 1 << 20
     """How much of stdout and of stderr is read back (the rest is reported as truncated)."""
+    disk_mb: int = 128
+    """All the program may write in its directory together, beyond what it was given (``main.py``, files, tables):
+    in namespaces its directory is a tmpfs of that size, so writing past it fails with ENOSPC (an ``OSError`` of the
+    program's own). tmpfs pages are the host's memory: the worst case of a run is ``memory_mb * max_processes +
+    disk_mb``. Without namespaces the audit-hook guard refuses to open a file for writing (ENOSPC) once the directory
+    holds this much: files opened before may still grow to ``file_size_mb`` each, and native code is not watched."""
+    max_files: int = 4096
+    """Files and folders the program may create in its directory (the tmpfs's inodes; the guard counts them the same
+    way as ``disk_mb``)."""
 
     def __post_init__(self) -> None:
         bounds: dict[str, tuple[float, float]] = {
             "cpu_seconds": (1, MAX_SECONDS), "memory_mb": (1, MAX_MEGABYTES), "file_size_mb": (0, MAX_MEGABYTES),
             "max_processes": (1, MAX_COUNT), "max_open_files": (3, MAX_COUNT), "max_output_bytes": (0, 1 << 40),
+            "disk_mb": (1, MAX_MEGABYTES), "max_files": (1, MAX_COUNT),
         }
         for name, (low, high) in bounds.items():
             value = getattr(self, name)

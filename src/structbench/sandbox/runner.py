@@ -11,6 +11,7 @@ import os
 import secrets
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -38,6 +39,9 @@ SYSTEM_RO_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32
 
 UNRUNNABLE = frozenset({errno.EACCES, errno.EPERM, errno.ENOENT, errno.ENOTDIR, errno.ENOEXEC, errno.ELOOP})
 """Why ``exec`` of the interpreter fails every time (not a passing shortage of processes or memory)."""
+
+PAGE = os.sysconf("SC_PAGE_SIZE")
+"""tmpfs counts a file's size in whole pages."""
 
 UID_BASE = 1_500_000_000
 """As root, each run gets a uid in [UID_BASE, UID_BASE + 10**8): owned by no account, unique per run, so
@@ -90,6 +94,18 @@ def _chown_tree(root: Path, uid: int, gid: int) -> None:
     for dirpath, dirnames, filenames in os.walk(root):
         for name in [*dirnames, *filenames]:
             os.chown(os.path.join(dirpath, name), uid, gid, follow_symlinks=False)  # never a library's own files
+
+
+def _private_disk(work: Path, limits: Limits) -> dict[str, int]:
+    """The tmpfs the program's directory becomes in namespaces (``_launcher.private_dir``): ``disk_mb`` and
+    ``max_files`` beyond what ``work`` holds already (each entry a page, and each file's own pages)."""
+    pages = entries = 0
+    for dirpath, dirnames, filenames in os.walk(work):
+        for name in [*dirnames, *filenames]:
+            info = os.lstat(os.path.join(dirpath, name))
+            entries += 1
+            pages += 1 + (-(-info.st_size // PAGE) if stat.S_ISREG(info.st_mode) else 0)
+    return {"bytes": (limits.disk_mb << 20) + pages * PAGE, "inodes": limits.max_files + entries + 1}
 
 
 def _link_libraries(folder: Path, paths: Sequence[str]) -> None:
@@ -215,6 +231,7 @@ def run_python(
             "guard": guard,
             "drop_to": drop_to,
             "limits": limits.rlimits(extra_procs),
+            "disk": _private_disk(work, limits),
             "report_fd": report_w,
             "parent_pid": os.getpid(),
             "env": {

@@ -5,7 +5,8 @@ A database of millions of rows is queried where it lies: the file is mounted rea
 it read-only and immutable, runs the one statement under an authorizer that allows reading and nothing else (no
 ``ATTACH``, no writing ``PRAGMA``, no temporary tables, no extension loading), stops it at the time limit, and
 prints at most ``max_rows`` rows and their count. A huge cross join runs out of time or memory inside the sandbox,
-never in the run's process; sorts that spill go to the sandbox's own directory, deleted after the call.
+never in the run's process; sorts that spill go to the sandbox's own directory (at most ``SPILL_MB``: in namespaces a
+tmpfs, host memory), deleted after the call.
 
 A query's result is kept in the process (a ``core.memo.Memo``) and given again without a sandbox when the same query is
 asked of the same file (its identity: path, device, inode, size and modification time) under the same limits, if it
@@ -42,6 +43,8 @@ from structbench.toolbox.base import (
 
 MARKER = "\x1estructbench-sql\x1e"
 """Precedes the program's one JSON line of results (anything else it printed is the engine's noise)."""
+SPILL_MB = 1024
+"""What a query's sorts may spill to the sandbox's directory, in MiB (its ``file_size_mb`` and ``disk_mb``)."""
 VOLATILE = r"random|changes|last_insert_rowid|date|time|julianday|strftime|unixepoch|current_|now"
 """Text naming a function of SQLite whose value may differ between two runs of one query over one file (randomness,
 the clock, the connection's counters); matched anywhere, case aside, so a column called ``birth_date`` counts too: a
@@ -159,7 +162,8 @@ class SqliteDatabase(Tool):
         the failure the model is told of when the sandbox reported nothing."""
         limits = self.limits
         sandbox = Limits(cpu_seconds=max(1, int(-(-limits.seconds // 1))) + 1, wall_seconds=limits.seconds + 5,
-                         memory_mb=limits.memory_mb, max_processes=1, file_size_mb=1024)
+                         memory_mb=limits.memory_mb, max_processes=1, file_size_mb=SPILL_MB,
+                         disk_mb=SPILL_MB)
         config = {"query": argument, "seconds": limits.seconds, "max_rows": limits.max_rows, "volatile": VOLATILE}
         result = run_python(PROGRAM.replace("MARKER", repr(MARKER)), stdin=json.dumps(config), limits=sandbox,
                             mounts={"database.sqlite": os.fspath(self.path)}, namespaces=self.namespaces)
