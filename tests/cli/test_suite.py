@@ -92,6 +92,8 @@ def test_a_bad_suite_exits_2_and_writes_nothing(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
     flags = sb(tmp_path, "run", "suite.yaml", "--model", "oracle", "--limit", "3")
     assert flags.returncode == 2 and "--model, --limit cannot be given with a suite file" in flags.stderr
+    preset = sb(tmp_path, "run", "suite.yaml", "--preset", "scitab-table4")  # (it was ignored: a suite ran as written)
+    assert preset.returncode == 2 and "--preset cannot be given with a suite file" in preset.stderr
     model = sb(tmp_path, "run", "oracle", "--bench", "scitab")  # a model named where a suite file goes
     assert model.returncode == 2
     assert model.stderr.strip() == "error: oracle: no such suite file (a model is named with --model, e.g. `-m oracle`)"
