@@ -593,6 +593,8 @@ def evaluate_suite(
         settings = replace(settings, costs=replace(settings.costs or Costs(), prices=prices))
     root = Path(out) if out is not None else (path.parent / suite.out if suite.out else Path("runs") / path.stem)
     planned = runs(suite, root, path.parent)
+    if settings.costs is not None and settings.costs.prices is not None:  # every model priced before any runs
+        settings.costs.prices.require([plan.spec.label for plan in planned])
     done: list[SuiteRun] = []
     for i, plan in enumerate(planned, start=1):
         if on_start is not None:

@@ -92,9 +92,23 @@ def test_a_bad_suite_exits_2_and_writes_nothing(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
     flags = sb(tmp_path, "run", "suite.yaml", "--model", "oracle", "--limit", "3")
     assert flags.returncode == 2 and "--model, --limit cannot be given with a suite file" in flags.stderr
+    preset = sb(tmp_path, "run", "suite.yaml", "--preset", "scitab-table4")  # (it was ignored: a suite ran as written)
+    assert preset.returncode == 2 and "--preset cannot be given with a suite file" in preset.stderr
     model = sb(tmp_path, "run", "oracle", "--bench", "scitab")  # a model named where a suite file goes
     assert model.returncode == 2
     assert model.stderr.strip() == "error: oracle: no such suite file (a model is named with --model, e.g. `-m oracle`)"
+
+
+def test_a_suite_whose_prices_miss_a_model_is_refused_before_any_model_runs(tmp_path: Path) -> None:
+    """The prices are checked for every model up front: the first model's run is not made, then the second refused."""
+    (tmp_path / "suite.yaml").write_text("models:\n  - model: oracle\n  - model: mock\n    name: echo\n"
+                                         "benchmarks: [structext:test]\nlimit: 2\nout: out\n"
+                                         "prices: {oracle: {input: 0, output: 0}}\n")
+    proc = sb(tmp_path, "run", "suite.yaml", "--no-progress")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == ("error: suite.yaml: no price for the model mock (the file prices: oracle); add "
+                                   "'mock: {input: USD, output: USD}' (per million tokens)")
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_billion_laughs_suite_is_one_line_not_gigabytes(tmp_path: Path) -> None:

@@ -225,7 +225,7 @@ class RunArguments(BaseModel):
         cli=str | None, suite=True, same=_is(lambda c: c.strategies, _names))] = None
     preset: Annotated[str | None, _field("a preset's name, a string"), _flag(
         "config", "Run one paper table's configuration, or a robustness grid (robust-<bench>; structbench list shows "
-        "them).", names=("--preset", "-p"), same=_preset)] = None
+        "them).", names=("--preset", "-p"), suite=True, same=_preset)] = None
     options: Annotated[dict[str, Scalar | list[Scalar] | tuple[Scalar, ...]] | None,
                        _field("a mapping of option names to values (strings, numbers, booleans or lists of them)"),
                        _flag("config", "Benchmark run option KEY=VALUE or BENCH.KEY=VALUE (repeatable).",
