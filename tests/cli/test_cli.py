@@ -49,6 +49,19 @@ def test_list_shows_benchmarks_and_backends(tmp_path: Path) -> None:
     assert "openai" in out and "llamacpp" in out and "oracle" in out
 
 
+def test_output_whose_reader_went_away_exits_141_quietly(tmp_path: Path) -> None:
+    """``structbench list | head -1``: the reader closes the pipe; the command ends as one killed by SIGPIPE would
+    (141, nothing printed), not with 1, the code of a bug, which typer gives a broken pipe."""
+    read, write = os.pipe()
+    os.close(read)  # before the command writes a line: its first write meets the closed pipe
+    try:
+        proc = subprocess.run([sys.executable, "-m", "structbench", "list"], stdout=write, stderr=subprocess.PIPE,
+                              env=_env(tmp_path), cwd=tmp_path, text=True, timeout=120)
+    finally:
+        os.close(write)
+    assert (proc.returncode, proc.stderr) == (141, "")
+
+
 def test_run_oracle_then_report(tmp_path: Path) -> None:
     proc = sb(tmp_path, "run", "--model", "oracle", "--bench", "toy", "--strategy", "all", "--out", "r")
     row = "| toy | small | vote | oracle | accuracy | 1.0000 | [1.0000, 1.0000] | 40 samples | 40 | 0 | 0 |"

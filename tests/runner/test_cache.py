@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from patience import patience
 from structbench.backends.base import CACHE_KEY_FIELDS, Choice, Request, Response, cache_fields, cache_key
 from structbench.backends.openai_compat import OpenAIBackend
@@ -508,3 +510,21 @@ def test_the_event_loops_connection_leaves_checkpoints_to_the_write_thread(tmp_p
         asyncio.run(go())
     cache.close()  # waits for the checkpoints asked for
     assert len(threads) >= 3 and all(name.startswith("cache-write") for name in threads)
+
+
+def test_a_cache_that_cannot_be_opened_is_called_full_only_on_a_full_disk(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """``/proc`` reports no size at all (0 free of 0): a cache there cannot be opened, but not for want of space."""
+    import shutil
+    from collections import namedtuple
+
+    from structbench.core.errors import StorageError
+
+    usage = namedtuple("usage", "total used free")
+    target = tmp_path / "not-a-folder"
+    target.write_text("")
+    for total, free, said in ((0, 0, False), (2**30, 2**10, True), (2**30, 2**29, False)):
+        monkeypatch.setattr(shutil, "disk_usage", lambda _path, t=total, f=free: usage(t, t - f, f))
+        with pytest.raises(StorageError) as err:
+            ResponseCache(target / "responses.sqlite")
+        assert ("no space left on the device" in str(err.value)) is said, (total, free, str(err.value))

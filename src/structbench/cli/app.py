@@ -142,6 +142,10 @@ def main() -> None:
     except Terminated:
         echo("terminated (SIGTERM)", err=True)
         sys.exit(ExitCode.TERMINATED)
+    except SystemExit as stop:  # typer ends with 1, the code of a bug, where its output's reader went away (EPIPE)
+        if stop.code == ExitCode.INTERNAL and _output_closed():
+            sys.exit(ExitCode.OUTPUT_CLOSED)
+        raise
     except StructbenchError as err:
         echo(redact(f"error: {err}"), err=True)
         sys.exit(err.exit_code)
@@ -160,6 +164,18 @@ def main() -> None:
         flag_words.reset(words)  # an in-process invocation (testing.cli) leaves Python's words to the library
         resume()  # and its collector as it was
         gc.set_threshold(*thresholds)
+
+
+def _output_closed() -> bool:
+    """Whether standard output is a pipe whose reader has closed it (``| head``): the kernel reports an error on it."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(sys.__stdout__.fileno() if sys.__stdout__ is not None else 1, select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (OSError, ValueError):
+        return False
 
 
 def usage_line(err: Exception) -> str:

@@ -30,6 +30,9 @@ class ExitCode(IntEnum):
     """Ctrl-C (SIGINT)."""
     TERMINATED = 143
     """SIGTERM."""
+    OUTPUT_CLOSED = 141
+    """What reads the output closed it before the end (``structbench list | head -1``): as a command ended by SIGPIPE,
+    with no message; the files the command writes are not affected."""
 
 
 class StructbenchError(Exception):

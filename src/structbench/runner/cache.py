@@ -98,10 +98,12 @@ def _reason(err: sqlite3.Error) -> str:
 
 
 def _disk_full(folder: Path) -> bool:
+    """Whether ``folder``'s file system is (nearly) full; not one that reports no size at all (``/proc``)."""
     try:
-        return shutil.disk_usage(folder).free < 2**16
+        usage = shutil.disk_usage(folder)
     except OSError:
         return False
+    return usage.total > 0 and usage.free < 2**16
 
 
 def _busy(err: sqlite3.Error) -> bool:
