@@ -8,6 +8,7 @@ import itertools
 import json
 import random
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from unittest.mock import patch
@@ -324,3 +325,61 @@ def test_a_task_the_table_cannot_fill_without_repeats_is_short_and_says_so(five_
         "task Multi-hop Reasoning: 270 of 300 questions: for 30 (25 YES, 5 NO) none of 5 draws made one: 150 repeated "
         "a question already in the set (same question and evidence)",
     ]
+
+
+@dataclass(frozen=True)
+class Exhausted:
+    """A build that asks the five-row table for more Multi-hop YES questions than it holds."""
+
+    questions: list[Question]
+    notes: list[str]
+    drawn: list[int]
+    """The indices of the Multi-hop YES questions drawn (``Generator.drafted``), in order."""
+    wanted: list[int]
+    """The indices of every Multi-hop YES question asked, in order."""
+
+
+@pytest.fixture(scope="module")
+def exhausted(five_rows: World) -> Exhausted:
+    """1,200 per task, the paper's mix, seed 0, drafted here one question at a time."""
+    drawn: list[int] = []
+    draft = Generator.drafted
+
+    def spy(self: Generator, task: str, index: int, want: str, *args: Any) -> Any:
+        if (task, want) == ("Multi-hop Reasoning", "YES"):
+            drawn.append(index)
+        return draft(self, task, index, want, *args)
+
+    notes: list[str] = []
+    made = Generator(five_rows, token_counter("regex"))
+    with patch.object(Generator, "drafted", spy):
+        questions = list(made.stream(1200, seed=0, note=notes.append))
+    wanted = [i for i, label in enumerate(made._wanted("Multi-hop Reasoning", 1200, "paper", 0)) if label == "YES"]
+    return Exhausted(questions, notes, drawn, wanted)
+
+
+def test_the_search_for_a_label_the_tables_hold_no_more_of_stops(exhausted: Exhausted) -> None:
+    """Past the Multi-hop YES questions the table holds, every further one would spend its 200 draws on repeats:
+    after ``STOP_AFTER`` such questions in a row, the rest are not drawn, and the task's note says so."""
+    made = {int(q.id.rsplit("-", 1)[1]) for q in exhausted.questions if (q.task, q.label) == ("Multi-hop Reasoning",
+                                                                                                "YES")}
+    assert len(exhausted.wanted) == 599 and len(made) == 429
+    assert exhausted.drawn == exhausted.wanted[:472]  # drawn once each, in order, up to the stop; none after it
+    assert made.isdisjoint(exhausted.drawn[-generator.STOP_AFTER:])  # the run that stopped it: none made
+    assert exhausted.notes[1:] == [
+        "task Multi-hop Reasoning: 1,030 of 1,200 questions: for 43 (43 YES) none of 200 draws made one: 8,600 "
+        "repeated a question already in the set (same question and evidence); for 127 more (127 YES) none was "
+        "drawn: the search for YES stopped after 20 questions of the label in a row whose draws found only questions "
+        "already in the set"
+    ]
+    assert len(pairs(exhausted.questions)) == len(exhausted.questions) == 4 * 1200 - 43 - 127
+
+
+def test_the_search_stops_alike_in_forked_children(five_rows: World, exhausted: Exhausted) -> None:
+    """The stop is settled in the order questions are settled: chunks drafted ahead in forked children, before or
+    after it, give the set drafted one at a time here, and the same note."""
+    notes: list[str] = []
+    with patch.object(generator, "CHUNK", 100), forkmap.forking(2):
+        forked = list(Generator(five_rows, token_counter("regex")).stream(1200, seed=0, note=notes.append))
+    assert records(forked) == records(exhausted.questions)
+    assert notes == exhausted.notes
