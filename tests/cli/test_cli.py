@@ -98,6 +98,7 @@ def test_export_then_score(tmp_path: Path) -> None:
     result = json.loads((tmp_path / "m.json").read_text())["results"][0]
     assert result["headline"]["value"] == pytest.approx(0.8)
     assert result["missing"] == [lines[8]["id"], lines[9]["id"]]
+    assert proc.stderr.splitlines()[-1] == "wrote m.json"  # as every command that writes a file says
     assert "2 sample(s) missing" in proc.stderr
     # The export file itself, with an output added to each line, is a predictions file too.
     full = [{**x, "output": x["gold"]["label"]} for x in lines]

@@ -123,6 +123,7 @@ def score(
     echo_cut_off(metrics, finish_reasons=False, metrics_file=written)
     if out is not None:
         write_json_atomic(out, metrics.model_dump(mode="json"))
+        echo(f"wrote {out}", err=True)
     if samples_out is not None:
         echo(f"wrote {entry.n} scored sample(s) to {samples_out}", err=True)
     if failures:
