@@ -12,6 +12,9 @@ from structbench.backends.base import CACHE_KEY_FIELDS, Choice, Request, Respons
 from structbench.backends.openai_compat import OpenAIBackend
 from structbench.runner.cache import ResponseCache
 
+OLD_INSERT = "INSERT OR REPLACE INTO responses (key, model, request, response, created) VALUES (?, 'm', ?, ?, 0)"
+"""A row as a structbench before the payer columns stored it."""
+
 
 def test_key_depends_on_exactly_the_documented_fields() -> None:
     a = OpenAIBackend("m", base_url="http://127.0.0.1:1/v1", api_key="sk-secret-1", timeout=5, max_retries=1)
@@ -81,7 +84,7 @@ def test_only_usable_replies_are_stored_and_unusable_entries_read_as_misses(tmp_
         cache.put(key, "m", fields, Response(choices=()))
     # What an older version stored for `choices: []` and for a list of content parts: misses now.
     for stored in ({"choices": []}, {"choices": [{"text": [{"type": "text", "text": "A"}]}]}, {"oops": 1}):
-        cache._writer.execute("INSERT OR REPLACE INTO responses VALUES (?, 'm', ?, ?, 0)",
+        cache._writer.execute(OLD_INSERT,
                               (key, fields, orjson.dumps(stored).decode()))
         assert cache.get(key) is None
     assert cache.hits == 0
@@ -230,7 +233,7 @@ def test_a_thought_is_cached_apart_and_older_entries_are_split_when_read(tmp_pat
     assert got.choices[0].reasoning == "B? my key is [REDACTED], no: A."
     # what a version that kept thoughts inline stored: it still reads, with the thought taken out
     old = {"choices": [{"text": "<think>B?</think>A", "logprobs": None, "finish_reason": "stop"}]}
-    cache._writer.execute("INSERT OR REPLACE INTO responses VALUES (?, 'm', ?, ?, 0)",
+    cache._writer.execute(OLD_INSERT,
                           (key, fields, orjson.dumps(old).decode()))
     got = cache.get(key)
     assert got is not None and (got.text, got.choices[0].reasoning) == ("A", "B?")
@@ -528,3 +531,39 @@ def test_a_cache_that_cannot_be_opened_is_called_full_only_on_a_full_disk(tmp_pa
         with pytest.raises(StorageError) as err:
             ResponseCache(target / "responses.sqlite")
         assert ("no space left on the device" in str(err.value)) is said, (total, free, str(err.value))
+
+
+def test_an_answer_is_stored_with_who_paid_and_an_older_cache_gains_the_columns(tmp_path: Path) -> None:
+    """A cache an older structbench made (five columns) gains the payer's columns and their index when opened, its rows
+    still read; ``paid_lines`` gives the key and line of the answers the sessions asked for paid for, and no other."""
+    import asyncio
+
+    from structbench.runner.spending import Paid
+
+    path = tmp_path / "c.sqlite"
+    old = sqlite3.connect(path)
+    old.execute("CREATE TABLE responses (key TEXT PRIMARY KEY, model TEXT NOT NULL, request BLOB NOT NULL, "
+                "response TEXT NOT NULL, created REAL NOT NULL)")
+    old.execute(OLD_INSERT.replace("?, 'm'", "'old', 'm'"), (b"{}", '{"choices": [{"text": "B"}]}'))
+    old.commit()
+    old.close()
+    cache = ResponseCache(path)
+    again = ResponseCache(path)  # a second process opening it after: nothing to add
+    answer = Response(choices=(Choice(text="A"),))
+
+    async def store() -> None:
+        await cache.aput("k1", "m", b"{}", answer, Paid("s1", b'{"key":"k1"}'))
+        await cache.aput("k2", "m", b"{}", answer, Paid("s2", b'{"key":"k2"}'))
+        await cache.aput("k3", "m", b"{}", answer)
+
+    asyncio.run(store())
+    got = cache.get("old")
+    assert got is not None and got.text == "B"
+    assert again.paid_lines(["s1", "s9"]) == [("k1", b'{"key":"k1"}')]
+    assert sorted(cache.paid_lines(["s1", "s2"])) == [("k1", b'{"key":"k1"}'), ("k2", b'{"key":"k2"}')]
+    assert cache.paid_lines([]) == []
+    plan = " ".join(str(row) for row in cache._reader.execute(
+        "EXPLAIN QUERY PLAN SELECT key FROM responses WHERE paid_by IN ('s1') AND paid_line IS NOT NULL"))
+    assert "responses_paid_by" in plan  # found by the index, not a scan of a shared cache
+    cache.close()
+    again.close()

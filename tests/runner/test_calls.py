@@ -78,47 +78,31 @@ def test_every_backend_is_closed_when_one_fails_to(tmp_path: Path, monkeypatch: 
     assert sorted(closed) == ["mock:False.json", "mock:True.json"]
 
 
-def test_an_answer_reaches_the_cache_only_once_its_calls_line_is_synced(tmp_path: Path,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    """A power cut must never keep an answer whose cost the spend log lost (a resumed run would reuse it as free): the
-    answers of a turn's calls are committed to the response cache after the sync of their lines."""
-    import os
-    import time
-
+def test_an_answer_is_cached_with_its_calls_line_which_is_written_first(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A crash must never keep an answer whose cost the spend log lost (a resumed run would reuse it as free). The
+    answer's commit no longer waits for the line's sync (a sync once a call held the event loop, #44): each call's
+    line is written before its answer is stored (a killed process keeps it), and the cache stores the answer with
+    the session that paid and that line, which a later session adds back to a log a crash of the machine cut short
+    (``runner.spending.restore``)."""
     from structbench.runfiles.runformat import SPENT
-    from structbench.runner import spending
     from structbench.runner.budget import Budget
     from structbench.runner.calls import ModelCaller
     from structbench.runner.control import RunControl
     from structbench.runner.spending import SpendLog
 
-    lines_synced = [0]
+    written_before: dict[str, bool] = {}
+    real_put = ResponseCache._put
 
-    def slow_fsync(fd: int) -> None:
-        size = os.fstat(fd).st_size
-        time.sleep(0.005)  # a slow disk
-        lines_synced[0] = max(lines_synced[0], size)
-
-    line_end: dict[str, int] = {}  # a call's key: where its line ends in the log (written before its answer is stored)
-    real_store, real_put = ModelCaller._store, ResponseCache._put
-
-    async def store(self: ModelCaller, cache: object, key: str, fields: bytes, response: object) -> None:
-        line_end[key] = (tmp_path / "run" / SPENT).stat().st_size
-        await real_store(self, cache, key, fields, response)  # type: ignore[arg-type]
-
-    committed: list[int] = []  # how many answers each commit stores
-
-    def put(self: ResponseCache, conn: object, rows: list[tuple[str, ...]]) -> int:
-        late = [row[0] for row in rows if line_end[row[0]] > lines_synced[0]]
-        assert not late, "an answer committed before its call's line was synced"
-        committed.append(len(rows))
+    def put(self: ResponseCache, conn: object, rows: list[tuple[object, ...]]) -> int:
+        log = (tmp_path / "run" / SPENT).read_bytes()
+        for row in rows:
+            written_before[str(row[0])] = isinstance(row[6], bytes) and row[6] + b"\n" in log
         return real_put(self, conn, rows)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(spending, "fsync_if_file", slow_fsync)
-    monkeypatch.setattr(ModelCaller, "_store", store)
     monkeypatch.setattr(ResponseCache, "_put", put)
     (tmp_path / "run").mkdir()
-    log = SpendLog(tmp_path / "run", 0)
+    log = SpendLog(tmp_path / "run", 0, payer="session-0")
     cache = ResponseCache(tmp_path / "cache.sqlite")
     caller = ModelCaller(MockBackend(default="A"), cache, RunControl(budget=Budget(log=log)))
 
@@ -129,5 +113,8 @@ def test_an_answer_reaches_the_cache_only_once_its_calls_line_is_synced(tmp_path
         asyncio.run(calls())
     finally:
         log.close()
-        cache.close()
-    assert sum(committed) == 12 and lines_synced[0] == (tmp_path / "run" / SPENT).stat().st_size
+    paid = dict(cache.paid_lines(["session-0"]))
+    cache.close()
+    assert len(written_before) == 12 and all(written_before.values())
+    lines = (tmp_path / "run" / SPENT).read_bytes().splitlines()
+    assert sorted(paid.values()) == sorted(lines) and {json.loads(line)["key"] for line in lines} == set(paid)

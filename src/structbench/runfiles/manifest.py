@@ -31,6 +31,10 @@ class Session(BaseModel):
 
     started: str
     """When it started (UTC, ISO 8601)."""
+    id: str | None = None
+    """A random name: the response cache stores it with each answer the session paid for, so a later session can
+    add back the spend-log lines a crash of the machine lost (``runner.spending.restore``); absent in sessions an
+    older structbench ran."""
     jobs: int
     """(Sample, strategy, epoch) jobs it had to do: the ones no earlier session finished."""
     finished: str | None = None

@@ -21,7 +21,7 @@ from structbench.backends.prices import Prices
 from structbench.backends.usage import CallUsage, Usage, UsageKey
 from structbench.core.errors import BudgetError, UsageError
 from structbench.core.words import spelt, word
-from structbench.runner.spending import SpendLog
+from structbench.runner.spending import Paid, SpendLog
 
 Spent = dict[str, float | int]
 """What calls spent, as a session of the manifest records it: ``calls``, ``tokens`` and, with prices, ``cost_usd``."""
@@ -69,17 +69,20 @@ class Budget:
             if self.prices is not None:
                 self.spent_cost += self.prices.cost(key, usage) or 0.0
 
-    def add(self, call: CallUsage) -> str | None:
-        """Count one call the run made, and append it to the log (``StorageError`` when it cannot be); why the budget
-        can no longer be kept (None while it can)."""
+    def add(self, call: CallUsage, key: str | None = None) -> tuple[str | None, Paid | None]:
+        """Count one call the run made, and append it to the log (``StorageError`` when it cannot be; ``key``: its
+        answer's in the response cache): why the budget can no longer be kept (None while it can), and what the cache
+        stores with the answer (``SpendLog.add``)."""
         self.calls += 1
         self.spent_tokens += (call.prompt_tokens or 0) + (call.completion_tokens or 0)
         cost = None
         if self.prices is not None:
             cost = self.prices.cost((call.model, call.batch, False), Usage() + call)
             self.spent_cost += cost or 0.0
-        if self.log is not None:
-            self.log.add(call)
+        paid = self.log.add(call, key) if self.log is not None else None
+        return self._problem(call, cost), paid
+
+    def _problem(self, call: CallUsage, cost: float | None) -> str | None:
         if not self.active:
             return None
         if not call.known:

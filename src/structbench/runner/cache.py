@@ -1,21 +1,23 @@
 """The response cache: SQLite in WAL mode, keyed by ``backends.base.cache_key``.
 
-Each response is committed as soon as it arrives and before the strategy sees it, so a response that
-was used is never lost to a crash or ``kill -9`` (WAL with ``synchronous=NORMAL`` survives process
-death; only an OS crash can lose the last commits). ``aget`` and ``aput`` never make the event loop wait for a
-lock. The lookups, and the responses to store, that come in one turn of the event loop go together: at the end of
-the turn, one read transaction looks them all up, and one transaction commits them all (a wave of replies is one
-commit and one lock, not one each, #44). Each batch is first tried on a connection that does not wait (a lookup in
-WAL mode, or a commit while no other connection holds the write lock: tens of microseconds, where handing it to a
-thread and back cost several times that in CPU), and goes to a thread of its own when SQLite says it would have to
-wait (another process holding the write lock delays this process's writes, never its requests); what comes while
-that thread is busy goes in its next batch. Other processes may read and write the same file; SQLite serializes
-them, and a write waits up to ``lock_wait`` seconds for the lock before it counts as failed.
+Each response is committed as soon as it arrives and before the strategy sees it, so a response that was used is
+never lost to a crash or ``kill -9`` (WAL with ``synchronous=NORMAL`` survives process death; only an OS crash can
+lose the last commits). An answer the run paid for is stored with the session that paid and its call's line in the
+run's spend log (``runner.spending.Paid``): a later session of that run adds back the lines a crash of the machine
+took from the log (``paid_lines``, ``runner.spending.restore``), so the commit need not wait for the log's sync.
+``aget`` and ``aput`` never make the event loop wait for a lock. The lookups, and the responses to store, that come
+in one turn of the event loop go together: at the end of the turn, one read transaction looks them all up, and one
+transaction commits them all (a wave of replies is one commit and one lock, not one each, #44). Each batch is first
+tried on a connection that does not wait (a lookup in WAL mode, or a commit while no other connection holds the
+write lock: tens of microseconds, where handing it to a thread and back cost several times that in CPU), and goes to
+a thread of its own when SQLite says it would have to wait (another process holding the write lock delays this
+process's writes, never its requests); what comes while that thread is busy goes in its next batch. Other processes
+may read and write the same file; SQLite serializes them, and a write waits up to ``lock_wait`` seconds for the lock
+before it counts as failed.
 
-Only usable responses are stored, and an entry that is not usable (written by an older version) reads
-as a miss, so a bad reply can never become permanent. Responses that could not be stored are kept in a
-``Spill`` file in the run directory and added to the cache by the next run that can write it.
-"""
+Only usable responses are stored, and an entry that is not usable (written by an older version) reads as a miss, so
+a bad reply can never become permanent. Responses that could not be stored are kept in a ``Spill`` file in the run
+directory and added to the cache by the next run that can write it."""
 
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 import orjson
 
@@ -37,18 +39,27 @@ from structbench.backends.base import Response, unusable_reason
 from structbench.core.errors import StorageError
 from structbench.core.redact import redact
 
+if TYPE_CHECKING:
+    from structbench.runner.spending import Paid
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
     key TEXT PRIMARY KEY,
     model TEXT NOT NULL,
     request BLOB NOT NULL,
     response TEXT NOT NULL,
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    paid_by TEXT,
+    paid_line BLOB
 )
 """
+_PAID_COLUMNS = {"paid_by": "TEXT", "paid_line": "BLOB"}
+"""Who paid for an answer (``runner.spending.Paid``), added to a cache an older structbench made."""
+_PAID_INDEX = "CREATE INDEX IF NOT EXISTS responses_paid_by ON responses (paid_by) WHERE paid_by IS NOT NULL"
 T = TypeVar("T")
 R = TypeVar("R")
-_INSERT = "INSERT OR REPLACE INTO responses (key, model, request, response, created) VALUES (?, ?, ?, ?, ?)"
+_INSERT = ("INSERT OR REPLACE INTO responses (key, model, request, response, created, paid_by, paid_line) "
+           "VALUES (?, ?, ?, ?, ?, ?, ?)")
 
 CHECKPOINT_BYTES = 4 * 2**20
 """Bytes of responses committed on the event loop's connection between two checkpoints, which the write thread runs:
@@ -57,16 +68,18 @@ LOCK_WAIT = 300.0
 """Seconds a cache write waits for another process's write lock before it counts as a storage failure."""
 
 
-_Row = tuple[str, str, bytes, str, float]
-"""A response as the cache stores it: key, model, request fields, the response's JSON (redacted), when."""
+_Row = tuple[str, str, bytes, str, float, str | None, bytes | None]
+"""A response as the cache stores it: key, model, request fields, the response's JSON (redacted), when, the session
+that paid for it and its call's line in that run's spend log (None, None: not known)."""
 
 
-def _row(key: str, model: str, request_fields: bytes, response: Response) -> _Row:
+def _row(key: str, model: str, request_fields: bytes, response: Response, paid: Paid | None = None) -> _Row:
     """``response`` as stored; a ``ValueError`` for an unusable one, which is never cached."""
     problem = unusable_reason(response)
     if problem is not None:
         raise ValueError(f"an unusable response is never cached: {problem}")
-    return key, model, request_fields, redact(orjson.dumps(response.to_json()).decode()), time.time()
+    return (key, model, request_fields, redact(orjson.dumps(response.to_json()).decode()), time.time(),
+            None if paid is None else paid.payer, None if paid is None else paid.line)
 
 
 class _WouldWait(Exception):
@@ -81,7 +94,8 @@ class ResponseStore(Protocol):
 
     async def aget(self, key: str) -> Response | None: ...
 
-    async def aput(self, key: str, model: str, request_fields: bytes, response: Response) -> None: ...
+    async def aput(self, key: str, model: str, request_fields: bytes, response: Response,
+                   paid: Paid | None = None) -> None: ...
 
 
 class CacheReadError(StorageError):
@@ -106,6 +120,20 @@ def _disk_full(folder: Path) -> bool:
     return usage.total > 0 and usage.free < 2**16
 
 
+def _add_paid_columns(conn: sqlite3.Connection) -> None:
+    """Add the columns of who paid for an answer, and their index, to a cache an older structbench made (another
+    process may add them at the same moment)."""
+    have = {row[1] for row in conn.execute("PRAGMA table_info(responses)")}
+    for name, kind in _PAID_COLUMNS.items():
+        if name not in have:
+            try:
+                conn.execute(f"ALTER TABLE responses ADD COLUMN {name} {kind}")
+            except sqlite3.OperationalError as err:
+                if "duplicate column" not in str(err):
+                    raise
+    conn.execute(_PAID_INDEX)
+
+
 def _busy(err: sqlite3.Error) -> bool:
     return str(getattr(err, "sqlite_errorname", "")).startswith(("SQLITE_BUSY", "SQLITE_LOCKED"))
 
@@ -121,6 +149,7 @@ class ResponseCache:
             self._writer = self._connect()
             self._writer.execute("PRAGMA journal_mode=WAL")
             self._writer.execute(_SCHEMA)
+            _add_paid_columns(self._writer)
             self._reader = self._connect()
             self._now = self._connect(wait=False)
             """The event loop's connection: it never waits for a lock (``aget``, ``aput``), nor checkpoints."""
@@ -226,12 +255,13 @@ class ResponseCache:
             raise CacheReadError(f"response cache {self.path} cannot be read: {_reason(err)}") from err
         return [self._counted(response) for response in found]
 
-    async def aput(self, key: str, model: str, request_fields: bytes, response: Response) -> None:
-        """``put``, returning once committed, in one transaction with the other responses stored in this turn of the
-        event loop (group commit): on the loop where no other connection holds the write lock, else on the cache's
-        write thread, where the event loop goes on while it waits for the lock and responses that arrive meanwhile are
-        committed together next."""
-        row = _row(key, model, request_fields, response)  # one that cannot be written fails here, alone, not its batch
+    async def aput(self, key: str, model: str, request_fields: bytes, response: Response,
+                   paid: Paid | None = None) -> None:
+        """``put`` (with who ``paid`` for the answer), returning once committed, in one transaction with the other
+        responses stored in this turn of the event loop (group commit): on the loop where no other connection holds
+        the write lock, else on the cache's write thread, where the event loop goes on while it waits for the lock and
+        responses that arrive meanwhile are committed together next."""
+        row = _row(key, model, request_fields, response, paid)  # one that cannot be written fails alone, not its batch
         await self._write_batch.submit(row)
 
     def _put_now(self, rows: list[_Row]) -> list[None]:
@@ -249,6 +279,20 @@ class ResponseCache:
         """Copy the WAL into the database as far as no reader needs it (on the write thread; never waits)."""
         with contextlib.suppress(sqlite3.Error):  # a failed checkpoint leaves the WAL longer, nothing lost
             self._writer.execute("PRAGMA wal_checkpoint(PASSIVE)")
+
+    def paid_lines(self, payers: list[str]) -> list[tuple[str, bytes]]:
+        """The key and spend-log line of each answer these sessions (``Session.id``) paid for
+        (``runner.spending.restore``)."""
+        if not payers:
+            return []
+        marks = ", ".join("?" * len(payers))
+        try:
+            rows = self._reader.execute(
+                f"SELECT key, paid_line FROM responses WHERE paid_by IN ({marks}) AND paid_line IS NOT NULL",
+                payers).fetchall()
+        except sqlite3.Error as err:
+            raise CacheReadError(f"response cache {self.path} cannot be read: {_reason(err)}") from err
+        return [(key, bytes(line)) for key, line in rows]
 
     def count(self) -> int:
         """Number of stored responses (a full table scan: for tests and tools, not for every run)."""

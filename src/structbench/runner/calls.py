@@ -29,6 +29,7 @@ from structbench.contract.benchmark import Generate, ToolSupport, other_models
 from structbench.runner.cache import CacheReadError, CacheWriteError, ResponseStore
 from structbench.runner.control import RunControl
 from structbench.runner.settings import RequestSettings
+from structbench.runner.spending import Paid
 from structbench.runner.thoughts import UnsplitThoughts, never_closed
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ class ModelCaller:
     async def _answer(self, request: Request) -> Response:
         cache = self.cache if self.control.cache_usable else None
         if cache is None:
-            return await self._generate(request)
+            return (await self._generate(request))[0]
         fields = cache_fields(self.backend, request, epoch=current_epoch.get())
         key = cache_key(self.backend, request, fields)
         try:
@@ -91,8 +92,8 @@ class ModelCaller:
         future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         try:
-            response = await self._generate(request)
-            await self._store(cache, key, fields, response)
+            response, paid = await self._generate(request, key)
+            await self._store(cache, key, fields, response, paid)
             future.set_result(response)
             return response
         except BaseException as err:
@@ -102,10 +103,10 @@ class ModelCaller:
         finally:
             del self._inflight[key]
 
-    async def _generate(self, request: Request) -> Response:
-        """One model call, checked, counted by the circuit breaker and by the backend's live counters. A prompt
-        that does not fit the model's context is the sample's, not the server's fault: it resets the breaker's
-        count like an answer."""
+    async def _generate(self, request: Request, key: str | None = None) -> tuple[Response, Paid | None]:
+        """One model call, checked, counted by the circuit breaker and by the backend's live counters, and what the
+        response cache stores with its answer under ``key`` (``RunControl.spend``). A prompt that does not fit the
+        model's context is the sample's, not the server's fault: it resets the breaker's count like an answer."""
         self.control.before_call()  # the budget: no call goes out once it is reached
         self.model_calls += 1
         stats = self.backend.stats
@@ -130,14 +131,15 @@ class ModelCaller:
         if self.batched:  # cached with the answer: a later run reusing it prices it as it was paid
             response = replace(response, batch=True)
         self.control.call_succeeded()
-        self.control.spend(CallUsage.of(self.backend, response, batch=self.batched))
-        return response
+        return response, self.control.spend(CallUsage.of(self.backend, response, batch=self.batched), key)
 
-    async def _store(self, cache: ResponseStore, key: str, fields: bytes, response: Response) -> None:
-        """Commit ``response`` before anyone uses it; if the cache fails, keep it as the run's policy says."""
+    async def _store(self, cache: ResponseStore, key: str, fields: bytes, response: Response,
+                     paid: Paid | None = None) -> None:
+        """Commit ``response`` (with who ``paid`` for it) before anyone uses it; if the cache fails, keep it as the
+        run's policy says."""
         if self.control.cache_usable:
             try:
-                await cache.aput(key, self.backend.model, fields, response)
+                await cache.aput(key, self.backend.model, fields, response, paid)
                 return
             except CacheWriteError as err:
                 self.control.cache_failed(err)

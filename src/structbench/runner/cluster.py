@@ -47,6 +47,7 @@ from structbench.runner.workers import StopRequest, WorkerSettings, calls_snapsh
 if TYPE_CHECKING:
     from structbench.runner.dispatch import Events, WorkerStats
     from structbench.runner.selection import Selection
+    from structbench.runner.spending import Paid
 
 MAX_RESTARTS = 3
 """Times Ray restarts a worker actor that died (then its jobs go to the others)."""
@@ -105,7 +106,9 @@ class RemoteCache:
         self.hits += 1
         return Response.from_json(stored)
 
-    async def aput(self, key: str, model: str, request_fields: bytes, response: Response) -> None:
+    async def aput(self, key: str, model: str, request_fields: bytes, response: Response,
+                   paid: Paid | None = None) -> None:
+        """(``paid`` is None here: an actor's calls are counted at the session's end, in no spend log.)"""
         refused = await self.keeper.put.remote(key, model, request_fields, response.to_json())
         if refused is not None:
             raise CacheWriteError(refused)

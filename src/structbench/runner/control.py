@@ -25,6 +25,7 @@ from structbench.backends.usage import CallUsage
 from structbench.core.errors import BudgetError, RunStoppedError, StorageError, StructbenchError
 from structbench.runner.budget import Budget
 from structbench.runner.cache import CacheReadError, Spill
+from structbench.runner.spending import Paid
 
 CacheErrorPolicy = Literal["stop", "continue"]
 MAX_CONSECUTIVE_FAILURES = 10
@@ -140,21 +141,23 @@ class RunControl:
             self.halt(error, cancel=False)
             raise error
 
-    def spend(self, call: CallUsage) -> None:
-        """Count a call the model answered; a budget that cannot be kept, or a spending that cannot be recorded,
-        stops the run (the call's answer is still kept)."""
+    def spend(self, call: CallUsage, key: str | None = None) -> Paid | None:
+        """Count a call the model answered (``key``: its answer's in the response cache); a budget that cannot be kept,
+        or a spending that cannot be recorded, stops the run (the call's answer is still kept). Returns what the cache
+        stores with the answer (``runner.spending.Paid``)."""
         try:
-            problem = self.budget.add(call)
+            problem, paid = self.budget.add(call, key)
         except StorageError as err:
             self.halt(err, cancel=False)
-            return
+            return None
         if problem is not None:
             self.halt(BudgetError(f"stopped: {problem}; finished samples and every answer received are kept"),
                       cancel=False)
-            return
+            return paid
         reason = self.budget.reached()
         if reason is not None:  # no new sample starts; those in flight finish if they need no further call
             self.halt(self.budget.error(reason), cancel=False)
+        return paid
 
     # -- response-cache failures ---------------------------------------------------------------------
 
@@ -172,8 +175,14 @@ class RunControl:
             raise err
 
     def keep_unstored(self, key: str, model: str, request_fields: bytes, response: Response) -> None:
-        """An answer the cache did not take: kept in the spill file unless the user chose to go on without."""
+        """An answer the cache did not take: kept in the spill file unless the user chose to go on without (after its
+        call's line is synced: the next session adds a spilled answer to the cache as one no session paid for)."""
         if self.on_cache_error == "stop" and self.spill is not None:
+            if self.budget.log is not None:
+                try:
+                    self.budget.log.sync()
+                except StorageError as err:
+                    self.halt(err, cancel=False)
             self.spill.keep(key, model, request_fields, response)
 
     def final_error(self) -> StructbenchError | None:

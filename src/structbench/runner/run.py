@@ -11,6 +11,7 @@ import platform
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -41,7 +42,7 @@ from structbench.runfiles.records import RecordSummary, SampleRecord
 from structbench.runfiles.runconfig import RunConfig
 from structbench.runfiles.runformat import BATCH_LEDGER, LOCK, MANIFEST, METRICS, SPENT
 from structbench.runner.budget import Budget, spent_sum
-from structbench.runner.cache import CacheWriteError, ResponseCache, Spill
+from structbench.runner.cache import CacheReadError, CacheWriteError, ResponseCache, Spill
 from structbench.runner.calls import ModelCaller, ModelPool
 from structbench.runner.control import RunControl
 from structbench.runner.dispatch import Dispatcher, Totals, WorkerLink
@@ -321,14 +322,14 @@ class Run:
         if cache is not None:
             self._absorb_spill(cache, control)
         store = RunStore(self.run_dir)
-        before = _Before(cache.hits if cache is not None else 0, self._start_budget(store, control))
+        before = _Before(cache.hits if cache is not None else 0, self._start_budget(store, cache, control))
         expected = expected_jobs(selections, store, self.config.model, self.config.epochs)
         workers = spread.processes(expected, concurrency, control.notify)
-        session = Session(started=_now(), jobs=expected or 0)
+        session = Session(started=_now(), jobs=expected or 0, id=uuid.uuid4().hex)
         self._begin(session, store, backend, cache, concurrency, spread, workers, control)
         from structbench.runner.spending import SpendLog
 
-        log = control.budget.log = SpendLog(self.run_dir, len(self.manifest.sessions) - 1)
+        log = control.budget.log = SpendLog(self.run_dir, len(self.manifest.sessions) - 1, session.id)
         batched = self._batched(backend, control)
         caller = ModelCaller(batched or backend, cache, control)
         others = ModelPool(cache, control)
@@ -351,12 +352,24 @@ class Run:
         self._end(session, t0, before, cache, control, caller, others, totals, batched)
         return self._conclude(selections, store, status, reason, error)
 
-    def _start_budget(self, store: RunStore, control: RunControl) -> dict[str, float | int]:
-        """Count what earlier sessions paid for against the budget (``spent.jsonl``; seeded with the records' calls
-        in a run written before it existed), and fill in the spending of a session killed before it could record
-        its own; what was spent before this session."""
-        from structbench.runner.spending import BEFORE_LOG, SpendLog, grouped, read_spent
+    def _start_budget(self, store: RunStore, cache: ResponseCache | None,
+                      control: RunControl) -> dict[str, float | int]:
+        """Count what earlier sessions paid for against the budget (``spent.jsonl``, with the lines of the answers they
+        paid for that the cache kept and a crash of the machine lost from it; seeded with the records' calls in a run
+        written before it existed), and fill in the spending of a session killed before it could record its own; what
+        was spent before this session."""
+        from structbench.runner.spending import BEFORE_LOG, SpendLog, grouped, read_spent, restore
 
+        payers = [earlier.id for earlier in self.manifest.sessions if earlier.id is not None]
+        if cache is not None and payers:
+            try:
+                restored = restore(self.run_dir, cache.paid_lines(payers))
+            except CacheReadError as err:
+                control.cache_failed(err)  # raises unless the user chose to go on without the cache
+                restored = 0
+            if restored:
+                control.notify(f"note: {restored} paid call(s) of an earlier session were missing from {SPENT} (a "
+                               "crash of the machine): added back from the response cache, which kept their answers")
         lines = read_spent(self.run_dir)
         if not (self.run_dir / SPENT).exists():
             seed = SpendLog(self.run_dir, BEFORE_LOG)
@@ -577,6 +590,7 @@ class Run:
             model_context=self.model_context,
             prices=self.prices,
             session=len(self.manifest.sessions) - 1,
+            payer=self.manifest.sessions[-1].id,
         )
 
     async def _dispatch(

@@ -5,17 +5,18 @@ session (the answer read back from the response cache, where the record calls it
 stopped, was killed). So what a run spent is read from here, not from its records: ``Budget.start`` counts every
 earlier session's calls against the budget, the manifest's ``usage`` and each session's ``spent`` are summed from it
 (a session killed with -9 included), and an answer another run paid for, read from a shared cache, is in no line of
-this run's log: it stays free. Each line is one ``write`` to a file opened for appending, so a process killed at any
-moment leaves whole lines (a torn last line, from a crash of the machine, is skipped).
+this run's log: it stays free. Each line is one ``write`` to a file opened for appending, before the call's answer
+goes to the response cache, so a process killed at any moment leaves whole lines and never an answer without its
+line (a torn last line, from a crash of the machine, is skipped).
 
-A crash of the machine (power lost) keeps what was synced to the disk, so the lines are synced too: on an event loop
-once per turn of it (``loop.call_soon`` when a turn's first line is written: one ``fdatasync`` for every call
-answered in that turn, before the loop waits for anything else), elsewhere at once; the first sync after a log
-creates the file syncs the run directory too (once a file: a new file's entry is lost to a crash until then, with
-every line synced in it). A call's line is written before its answer goes to the response cache, whose commit is
-queued (``call_soon``) after that sync: a crash cannot keep an answer whose line it lost, which a resumed run would
-reuse as free. A process killed at once after a sync loses nothing; what a crash of the machine can still lose is
-the lines of the turn it interrupts.
+A crash of the machine (power lost) keeps only what was synced to the disk. The lines are synced every
+``SYNC_EVERY`` seconds while calls come (on an event loop, ``loop.call_later``; elsewhere at once) and when the log
+is closed, not once a call: a sync on the event loop took 100–150 µs, once a call, and the disk's journal more (#44).
+The first sync after a log creates the file syncs the run directory too. The response cache commits an answer
+without waiting for that sync, but with the session that paid for it (``Session.id``) and its call's line; a later
+session of the run appends the lines of the answers its earlier sessions paid for that the cache kept and the log
+lost (``restore``), so a crash never makes a paid answer free to a resumed run. What a crash can still lose is the
+lines of the last ``SYNC_EVERY`` seconds whose answers the cache lost too (asked for, and paid for, again).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
@@ -36,44 +38,56 @@ from structbench.runfiles.runformat import SPENT
 
 BEFORE_LOG = -1
 """The session of the lines a run written before the log existed is seeded with (its records' calls)."""
+SYNC_EVERY = 0.1
+"""Seconds between two syncs of the lines written on an event loop."""
+
+
+@dataclass(frozen=True)
+class Paid:
+    """Who paid for an answer the response cache stores: the session's ``id`` and the call's line in the log."""
+
+    payer: str
+    line: bytes
 
 
 class SpendLog:
     """This session's lines of ``<run>/spent.jsonl`` (``session``: its index in the manifest's ``sessions``)."""
 
-    def __init__(self, run_dir: Path, session: int) -> None:
+    def __init__(self, run_dir: Path, session: int, payer: str | None = None) -> None:
         self.path = run_dir / SPENT
         self.session = session
+        self.payer = payer
+        """The session's ``id`` the response cache marks its answers with (None: they are not marked)."""
         self._fd: int | None = None
         self._unsynced = False
         """Lines written since the last sync."""
         self._created = False
         """This log created the file, whose entry in the run directory the next sync syncs (once: not a line's cost)."""
         self._sync_due = False
-        """A sync waits for the end of the event loop's turn."""
+        """A sync is scheduled on the event loop."""
         self._failed: StorageError | None = None
         """Why a sync at the end of a turn failed (raised by the next ``add``)."""
 
-    def add(self, call: CallUsage) -> None:
+    def add(self, call: CallUsage, key: str | None = None) -> Paid | None:
         """Append one paid call (the line ``write`` gives ``Usage() + call``, without building it: every call of a
-        run passes here), synced at the end of this turn of the event loop (at once outside one); a file that cannot be
-        written or synced is a ``StorageError`` (a budget must not be lost)."""
+        run passes here; ``key``: its answer's key in the response cache), synced within ``SYNC_EVERY`` seconds on an
+        event loop (at once outside one); a file that cannot be written or synced is a ``StorageError`` (a budget must
+        not be lost). Returns what the cache stores with the answer (None for a log without a ``payer``)."""
         if self._failed is not None:
             raise self._failed
-        self._append(orjson.dumps({
-            "session": self.session, "model": call.model, "batch": call.batch, "calls": 1,
-            "prompt_tokens": call.prompt_tokens, "completion_tokens": call.completion_tokens,
-            "reasoning_tokens": call.reasoning_tokens, "cached_tokens": call.cached_tokens,
-            "unknown": int(not call.known)}) + b"\n")
+        line = _line(self.session, call, key)
+        self._append(line)
+        paid = Paid(self.payer, line.rstrip(b"\n")) if self.payer is not None and key is not None else None
         if self._sync_due:
-            return
+            return paid
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             self.sync()
-            return
+            return paid
         self._sync_due = True
-        loop.call_soon(self._end_of_turn)
+        loop.call_later(SYNC_EVERY, self._scheduled)
+        return paid
 
     def write(self, groups: Iterable[tuple[UsageKey, Usage]]) -> None:
         """Append groups of paid calls (one line each), synced before it returns."""
@@ -108,7 +122,7 @@ class SpendLog:
                                "be lost to a crash") from err
         self._unsynced = False
 
-    def _end_of_turn(self) -> None:
+    def _scheduled(self) -> None:
         self._sync_due = False
         try:
             self.sync()
@@ -129,12 +143,68 @@ class SpendLog:
 def _open(path: Path) -> tuple[int, bool]:
     """A descriptor appending to ``path``, and whether this call created the file (one more ``open`` only when a
     session first writes to a log that exists: which process made the file, of a run's workers, is the one that
-    syncs its directory entry)."""
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+    syncs its directory entry). A log that ends in a torn line (a crash of the machine mid-write) is ended first, so
+    the torn line does not swallow the next."""
+    flags = os.O_APPEND | os.O_CREAT
     try:
-        return os.open(path, flags | os.O_EXCL, 0o644), True
+        return os.open(path, flags | os.O_WRONLY | os.O_EXCL, 0o644), True
     except FileExistsError:
-        return os.open(path, flags, 0o644), False
+        fd = os.open(path, flags | os.O_RDWR, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            os.write(fd, b"\n")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, False
+
+
+def _line(session: int, call: CallUsage, key: str | None) -> bytes:
+    """A call's line: its ``Usage() + call`` as ``write`` gives it, and its answer's cache key where it has one."""
+    row = {"session": session, "model": call.model, "batch": call.batch, "calls": 1,
+           "prompt_tokens": call.prompt_tokens, "completion_tokens": call.completion_tokens,
+           "reasoning_tokens": call.reasoning_tokens, "cached_tokens": call.cached_tokens,
+           "unknown": int(not call.known)}
+    if key is not None:
+        row["key"] = key
+    return orjson.dumps(row) + b"\n"
+
+
+def restore(run_dir: Path, paid: Iterable[tuple[str, bytes]]) -> int:
+    """Append the lines of calls whose answers the response cache kept but the log lost (``paid``: each answer's key and
+    its line, as ``ResponseCache.paid_lines`` gives them for the run's earlier sessions): a crash of the machine
+    after the cache committed them and before the log's sync. Synced before it returns; how many it appended."""
+    rows = list(paid)
+    if not rows:
+        return 0
+    logged = logged_keys(run_dir)
+    missing = [line for key, line in rows if key not in logged]
+    if missing:
+        log = SpendLog(run_dir, BEFORE_LOG)
+        try:
+            log._append(b"".join(line + b"\n" for line in missing))
+        finally:
+            log.close()
+    return len(missing)
+
+
+def logged_keys(run_dir: Path) -> set[str]:
+    """The cache keys of the calls the log holds a line of."""
+    path = run_dir / SPENT
+    if not path.exists():
+        return set()
+    keys = set()
+    for raw in read_regular(path).splitlines():
+        if b'"key"' not in raw:
+            continue
+        try:
+            key = orjson.loads(raw).get("key")
+        except (orjson.JSONDecodeError, AttributeError):
+            continue
+        if type(key) is str:
+            keys.add(key)
+    return keys
 
 
 def read_spent(run_dir: Path) -> list[tuple[int, UsageKey, Usage]]:

@@ -150,6 +150,8 @@ class WorkerSettings:
     session: int | None = None
     """The session's index in the manifest: a forked worker appends each call it paid for to the run's
     ``spent.jsonl`` under it (``runner.spending``); a Ray actor, which may not see the run directory, does not."""
+    payer: str | None = None
+    """The session's ``id``, which the response cache stores with each answer a worker paid for."""
 
 
 class StopRequest(StructbenchError):
@@ -189,7 +191,7 @@ class Worker:
         self.control = RunControl(settings.max_consecutive_failures, settings.on_cache_error,
                                   Spill(settings.run_dir), notify=self._note, on_halt=self._halted,
                                   budget=Budget(prices=settings.prices, log=None if settings.session is None
-                                                else SpendLog(settings.run_dir, settings.session)))
+                                                else SpendLog(settings.run_dir, settings.session, settings.payer)))
         """Its budget has no limit (a run with one runs in one process): it counts what this worker's calls spent."""
 
     def _send(self, message: tuple[Any, ...]) -> None:
