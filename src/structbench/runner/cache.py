@@ -283,15 +283,16 @@ class ResponseCache:
     def paid_lines(self, payers: list[str]) -> list[tuple[str, bytes]]:
         """The key and spend-log line of each answer these sessions (``Session.id``) paid for
         (``runner.spending.restore``)."""
-        if not payers:
-            return []
-        marks = ", ".join("?" * len(payers))
-        try:
-            rows = self._reader.execute(
-                f"SELECT key, paid_line FROM responses WHERE paid_by IN ({marks}) AND paid_line IS NOT NULL",
-                payers).fetchall()
-        except sqlite3.Error as err:
-            raise CacheReadError(f"response cache {self.path} cannot be read: {_reason(err)}") from err
+        rows = []
+        for start in range(0, len(payers), 500):  # (an older SQLite takes at most 999 parameters)
+            part = payers[start:start + 500]
+            marks = ", ".join("?" * len(part))
+            try:
+                rows += self._reader.execute(
+                    f"SELECT key, paid_line FROM responses WHERE paid_by IN ({marks}) AND paid_line IS NOT NULL",
+                    part).fetchall()
+            except sqlite3.Error as err:
+                raise CacheReadError(f"response cache {self.path} cannot be read: {_reason(err)}") from err
         return [(key, bytes(line)) for key, line in rows]
 
     def count(self) -> int:
