@@ -244,3 +244,44 @@ def test_a_finished_job_travels_as_plain_tuples_and_arrives_whole() -> None:
     assert globals_named == []  # nothing pickle calls back into Python for
     assert processes.received(pickle.loads(wire)) == ("done", finished)
     assert processes.received(("note", "text")) == ("note", "text")
+
+
+
+IMPORTS_AFTER_FORK = """
+import os, sys
+into, forked = sys.argv[1], []
+os.register_at_fork(after_in_child=lambda: forked.append(1))
+
+def hook(event, args):
+    if forked and event == "import":
+        with open(into, "a") as out:
+            out.write(f"{os.getpid()} {args[0]}\\n")
+
+sys.addaudithook(hook)
+sys.argv = ["structbench", *sys.argv[2:]]
+import runpy
+runpy.run_module("structbench", run_name="__main__")
+"""
+
+
+def test_a_forked_workers_first_calls_import_nothing(tmp_path: Path) -> None:
+    """What a worker would load on its first call (the codec the event loop encodes a connection's host with, ctypes
+    for ``PR_SET_PDEATHSIG``) is loaded before the fork: once a run, not again in each worker with requests waiting."""
+    import subprocess
+    import sys
+
+    from faults import child_pythonpath
+    from structbench.testing.batch_server import BatchServer, serve_batches_in_thread
+    from structbench.testing.openai_server import MockOpenAIServer
+
+    imported = tmp_path / "imported.txt"
+    with serve_batches_in_thread(BatchServer(MockOpenAIServer(reply="A"))) as url:
+        env = {**os.environ, "PYTHONPATH": child_pythonpath(), "OPENAI_API_KEY": "sk-test-0123456789",
+               "STRUCTBENCH_PLUGINS": "toybench", "STRUCTBENCH_CACHE": str(tmp_path / "cache")}
+        done = subprocess.run(
+            [sys.executable, "-c", IMPORTS_AFTER_FORK, str(imported), "run", "-m", "openai:m", "--base-url",
+             f"{url}/v1", "-b", "toy:small", "--limit", "6", "-c", "4", "--workers", "2", "--out",
+             str(tmp_path / "run"), "--no-progress"], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert len((tmp_path / "run" / "samples.jsonl").read_text().splitlines()) == 6
+    assert not imported.exists(), imported.read_text()

@@ -147,10 +147,13 @@ class Dispatcher:
         return batch
 
     def _top_up(self, link: WorkerLink) -> None:
+        """Hand ``link`` jobs up to its slots and prefetch, once half its prefetch is free (at least one job): a
+        worker still holds a quarter of its slots' worth of queued jobs, and takes its next jobs a few to a message
+        (one write by the driver, one wake-up and read of the worker) instead of one message a finished job."""
         if self.halted:
             return
         want = link.capacity + link.prefetch - len(link.outstanding)
-        if want > 0:
+        if want >= max(1, link.prefetch // 2):
             batch = self._take(want)
             if batch:
                 self.issued.update(ref for ref, _ in batch)

@@ -322,22 +322,31 @@ def calls_snapshot(caller: ModelCaller, others: ModelPool) -> CallSnapshot:
     return total
 
 
-def _die_with_parent() -> None:
-    """Ask Linux to kill this process when its parent dies (``kill -9`` of the driver included)."""
+def _libc() -> Any:
+    """The C library (None: not Linux, or not found), loaded by the driver before it forks: ``ctypes``' import and the
+    lookup took each worker 3 ms."""
     if not sys.platform.startswith("linux"):
-        return
+        return None
     import ctypes
 
-    with contextlib.suppress(OSError, AttributeError):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
 
 
-def _child(worker: Worker, sock: socket.socket, parent: int, close_fds: Sequence[int]) -> NoReturn:
+def _die_with_parent(libc: Any) -> None:
+    """Ask Linux to kill this process when its parent dies (``kill -9`` of the driver included)."""
+    if libc is not None:
+        with contextlib.suppress(OSError, AttributeError):
+            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _child(worker: Worker, sock: socket.socket, parent: int, close_fds: Sequence[int], libc: Any) -> NoReturn:
     """The forked process: run the worker, then leave without running the driver's cleanup code."""
     code = 1
     try:
-        _die_with_parent()
+        _die_with_parent(libc)
         if os.getppid() != parent:  # the driver died before the request above took effect
             os._exit(1)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -513,6 +522,9 @@ def fork_workers(
     ``hold_streams``) go to them without their samples."""
     with contextlib.suppress(ImportError):
         import uvloop  # noqa: F401  (imported once here rather than in each worker)
+    import encodings.idna  # noqa: F401  (the event loop encodes a connection's host with it: each worker's first call)
+
+    libc = _libc()
     links: list[ProcessLink] = []
     held = [sel.samples.held is not None for sel in selections]
     parent = os.getpid()
@@ -526,7 +538,7 @@ def fork_workers(
                 ours.close()
                 for link in links:
                     link._sock.close()
-                _child(Worker(selections, backend, settings, share), theirs, parent, close_fds)
+                _child(Worker(selections, backend, settings, share), theirs, parent, close_fds, libc)
             theirs.close()
             links.append(ProcessLink(index, pid, ours, share, held))
     except BaseException:
