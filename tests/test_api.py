@@ -309,6 +309,7 @@ def test_the_lower_level_calls_check_their_arguments_too(tmp_path: Path, monkeyp
         (lambda: api.run(config, connection={}), "run(connection={}): give a structbench.api.Connection"),
         (lambda: api.run(config, backend="oracle"), "run(backend='oracle'): give a structbench.backends.base.Backend"),
         (lambda: api.run(config, out=3), "run(out=3): give a directory"),  # type: ignore[arg-type]
+        (lambda: api.run(config, tracking="mlflow"), "run(tracking='mlflow'): give a Tracking"),  # type: ignore[arg-type]
         (lambda: api.run(config, backend=MockBackend(reply="x", model="other")),
          "run(backend=...): the backend object is mock:other, but the configuration's model is oracle"),
         (lambda: api.resume(3), "resume(3): give the run directory"),  # type: ignore[arg-type]

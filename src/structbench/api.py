@@ -247,7 +247,6 @@ def _check_objects(caller: str, **given: Any) -> None:
     """``UsageError`` naming the first of ``given`` (by argument name) that is not the kind of object it must be (None
     is the default): a plain value where an object is asked for failed deep inside, as an ``AttributeError``."""
     from structbench.backends.base import Backend
-    from structbench.interop.trackers import Tracking
     from structbench.runfiles.runconfig import RunConfig
 
     kinds: dict[str, tuple[Any, str]] = {
@@ -256,11 +255,16 @@ def _check_objects(caller: str, **given: Any) -> None:
         "connection": (Connection, "a structbench.api.Connection"),
         "settings": (RunSettings, "a structbench.api.RunSettings"),
         "backend": (Backend, "a structbench.backends.base.Backend object (a model named by a string goes in config)"),
-        "tracking": (Tracking, "a Tracking (structbench.api.log_settings makes one)"),
     }
+    if given.get("tracking") is not None:  # the trackers' registry is imported only by a run that logs to one
+        from structbench.interop.trackers import Tracking
+
+        kinds["tracking"] = (Tracking, "a Tracking (structbench.api.log_settings makes one)")
     for name, value in given.items():
+        if value is None and name != "config":
+            continue
         kind, what = kinds[name]
-        if (value is not None or name == "config") and not isinstance(value, kind):
+        if not isinstance(value, kind):
             raise UsageError(f"{caller}({name}={value!r:.60}): give {what}")
 
 

@@ -5,8 +5,8 @@ through Holm's correction, took longer than the rest of the start-up). Nor numpy
 columns records are kept in (numpy) are made while the first requests are out, yaml is read only for a YAML file
 (a suite, a prices file) or a benchmark that parses YAML (StrucText-Eval's generator checks its YAML texts with
 libyaml, so the overhead run has it), and duckdb only for a strategy with an SQL tool; the default run reads no YAML,
-and its llama.cpp backend brings numpy itself. Nor structbench's batch collector, which only ``--batch`` needs, nor
-the other commands' modules.
+and its llama.cpp backend brings numpy itself. Nor structbench's batch collector, which only ``--batch`` needs, its
+papers' tables and experiment trackers, nor the other commands' modules.
 
 Each run goes in a fresh interpreter (modules another test imported would hide an import), through the command line
 (``structbench.testing.cli.invoke``), with a hook on the model caller that writes the modules of the process making the
@@ -29,11 +29,12 @@ HEAVY = ("scipy", "pandas", "pyarrow", "matplotlib", "transformers", "torch", "r
 LATER = ("numpy", "yaml", "duckdb")
 """Not heavy, but not needed before a run's first request either (0.1-0.3 s of imports each): numpy for the columns
 records are kept in, yaml for a YAML file, duckdb for a strategy's SQL tool."""
-OWN = ("structbench.runner.batch", *(f"structbench.cli.{name}" for name in (
-    "batches_cmd", "export_cmd", "generate_cmd", "interop_cmds", "list_cmd", "log_cmd", "report_cmds", "score_cmd",
-    "view_cmd")))
+OWN = ("structbench.runner.batch", "structbench.papers", "structbench.interop.trackers", *(
+    f"structbench.cli.{name}" for name in ("batches_cmd", "export_cmd", "generate_cmd", "interop_cmds", "list_cmd",
+                                           "log_cmd", "report_cmds", "score_cmd", "view_cmd")))
 """structbench's own modules that only some runs need, off the path of the others: the batch collector (``--batch``),
-and the other commands' modules (``cli.app`` imports only the command's own)."""
+the papers' tables (``paper``, the report's paper sections), the experiment trackers (``--log-to``), and the other
+commands' modules (``cli.app`` imports only the command's own)."""
 
 SCRIPT = r"""
 import json, os, sys

@@ -4,16 +4,22 @@ generic in its own options model."""
 from __future__ import annotations
 
 import inspect
+import os
 import re
+import subprocess
+import sys
+from operator import eq
 from typing import get_args
 
 import pytest
 
+from faults import child_pythonpath
 from structbench.backends.base import Request
 from structbench.benchmarks import BENCHMARKS
 from structbench.benchmarks.scitab import SciTab
 from structbench.benchmarks.structfact import StructFact
-from structbench.contract.benchmark import DIRECT, REASONED, AnswerFormat, Attempt, Benchmark
+from structbench.contract.benchmark import DIRECT, REASONED, AnswerFormat, Attempt, Benchmark, PaperParts, SequenceAt
+from structbench.core.errors import UsageError
 from structbench.data.sample import LabelGold, Sample
 from structbench.strategies import SingleTurn
 
@@ -89,3 +95,32 @@ def test_the_optional_parts_are_grouped_declarations() -> None:
     assert "serialization" in SciTab.loading.prompt_options
     assert BENCHMARKS.get("skabench").loading.fits_context and not SciTab.loading.fits_context
     assert BENCHMARKS.get("rfqa").loading.variant_parts["all"]
+
+
+def test_tables_named_by_a_target_read_compare_and_print_as_the_tuple() -> None:
+    from structbench.benchmarks.structext.paper import TABLES
+
+    tables = SequenceAt("structbench.benchmarks.structext.paper:TABLES")
+    assert list(tables) == list(TABLES) and len(tables) == len(TABLES) and tables[0] is TABLES[0]
+    assert tables[1:] == TABLES[1:] and TABLES[2] in tables and tables.index(TABLES[1]) == 1
+    assert tables == TABLES and eq(TABLES, tables) and tables != TABLES[:1]  # eq: the tuple on the left
+    assert repr(tables) == repr(TABLES)
+    assert PaperParts(tables=tables) == PaperParts(tables=TABLES)
+    with pytest.raises(UsageError, match=r"^the paper.s parts failed to load from structbench\.nowhere:TABLES: "):
+        list(SequenceAt("structbench.nowhere:TABLES"))
+
+
+def test_a_benchmarks_paper_tables_are_imported_when_first_read() -> None:
+    """StrucText-Eval's tables (and ``structbench.papers``, which they are built from) are not imported with the
+    benchmark: a run never reads them (issue 44's start-up)."""
+    script = (
+        "import sys\n"
+        "from structbench.benchmarks.structext import StrucTextEval\n"
+        "assert not [m for m in sys.modules if m.startswith('structbench.papers')], 'imported with the benchmark'\n"
+        "assert StrucTextEval.paper.scoring and 'structbench.papers' not in sys.modules\n"
+        "assert [t.name for t in StrucTextEval.paper.tables][0].startswith('structext')\n"
+        "assert 'structbench.papers.spec' in sys.modules\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], env=dict(os.environ, PYTHONPATH=child_pythonpath()),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]

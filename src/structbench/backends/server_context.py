@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-CONTEXT_REFUSALS: tuple[re.Pattern[str], ...] = tuple(re.compile(p, re.IGNORECASE) for p in (
+CONTEXT_REFUSALS: tuple[str, ...] = (
     # OpenAI, vLLM's OpenAI server and llama-cpp-python's server: "This model's maximum context length is 8192
     # tokens. However, you requested 14937 tokens ..." (vLLM >= 0.10: "... is 8192 tokens and your request has")
     r"maximum context length is (\d+)",
@@ -29,8 +29,10 @@ CONTEXT_REFUSALS: tuple[re.Pattern[str], ...] = tuple(re.compile(p, re.IGNORECAS
     # the error codes of OpenAI and of the llama.cpp server
     r"context_length_exceeded",
     r"exceed_context_size_error",
-))
-N_CTX_FIELD = re.compile(r'"n_ctx"\s*:\s*(\d+)')
+)
+"""The refusals' wordings, searched case-insensitively; ``re`` compiles them on the first error reply (its cache keeps
+them), so a run that gets none does not compile them at start-up."""
+N_CTX_FIELD = r'"n_ctx"\s*:\s*(\d+)'
 """The llama.cpp server's error body also gives the context as a field."""
 
 
@@ -40,11 +42,11 @@ def context_refusal(status: int, body: str) -> int | bool | None:
     if status < 400:
         return False
     for pattern in CONTEXT_REFUSALS:
-        match = pattern.search(body)
+        match = re.search(pattern, body, re.IGNORECASE)
         if match is not None:
             number = match.group(1) if match.groups() else None
             if number is None:
-                field = N_CTX_FIELD.search(body)
+                field = re.search(N_CTX_FIELD, body)
                 number = field.group(1) if field else None
             return int(number) if number else None
     return False

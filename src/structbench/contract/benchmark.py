@@ -11,8 +11,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
-from functools import partial
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, cast, get_args
+from functools import cached_property, partial
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, cast, get_args, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -216,6 +216,50 @@ class NoOptions(BaseModel):
 
 
 OptionsT = TypeVar("OptionsT", bound=BaseModel)
+ItemT = TypeVar("ItemT")
+
+
+class SequenceAt(Sequence[ItemT]):
+    """A part of ``PaperParts`` (its tables, its robustness presets) named by a ``"package.module:attr"`` target and
+    imported when first read: a run never reads them, and building them (published numbers, ``structbench.papers``'
+    models) was a part of every run's start-up (issue 44). It reads, compares, hashes and prints as the tuple it
+    names."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+
+    @cached_property
+    def _items(self) -> tuple[ItemT, ...]:
+        from structbench.core.registry import load_target
+
+        return tuple(cast("Iterable[ItemT]", load_target(self.target, "the paper's parts")))
+
+    @overload
+    def __getitem__(self, index: int) -> ItemT: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[ItemT, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> ItemT | tuple[ItemT, ...]:
+        return self._items[index]
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[ItemT]:
+        return iter(self._items)
+
+    def __contains__(self, item: object) -> bool:
+        return item in self._items
+
+    def __eq__(self, other: object) -> bool:
+        return self._items == (other._items if isinstance(other, SequenceAt) else other)
+
+    def __hash__(self) -> int:
+        return hash(self._items)
+
+    def __repr__(self) -> str:
+        return repr(self._items)
 
 
 @dataclass(frozen=True)

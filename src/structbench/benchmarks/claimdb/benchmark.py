@@ -28,10 +28,18 @@ from structbench.benchmarks.claimdb.metrics import (
     verdict_of,
     verdict_values,
 )
-from structbench.benchmarks.claimdb.paper import TABLES
 from structbench.benchmarks.claimdb.parse import parse_verdict
 from structbench.benchmarks.claimdb.source import SPLITS, source
-from structbench.contract.benchmark import AnswerFormat, Attempt, Benchmark, PaperParts, Samples, Scored, Strategy
+from structbench.contract.benchmark import (
+    AnswerFormat,
+    Attempt,
+    Benchmark,
+    PaperParts,
+    Samples,
+    Scored,
+    SequenceAt,
+    Strategy,
+)
 from structbench.contract.provenance import Provenance
 from structbench.core.errors import DataError
 from structbench.data.sample import LabelGold, Sample
@@ -106,7 +114,7 @@ class ClaimDB(Benchmark[ClaimDBOptions]):
                                                "no_verdict_rate")
     breakdown_keys: ClassVar[tuple[str, ...]] = ("label", "category", "db_name")
     cluster_unit: ClassVar[str | None] = "database"
-    paper = PaperParts(scoring=("verdicts",), tables=TABLES)
+    paper = PaperParts(scoring=("verdicts",), tables=SequenceAt("structbench.benchmarks.claimdb.paper:TABLES"))
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)

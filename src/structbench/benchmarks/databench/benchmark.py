@@ -14,7 +14,6 @@ from pydantic import ConfigDict, Field
 from structbench.backends.base import PROMPT_TOO_LONG, BackendError, GenerationParams, Message, Request
 from structbench.benchmarks.databench import prompts, tables
 from structbench.benchmarks.databench.answers import is_correct
-from structbench.benchmarks.databench.paper import ROBUSTNESS
 from structbench.benchmarks.databench.parse import parse_answer
 from structbench.benchmarks.databench.program import (
     ProgramOutcome,
@@ -36,6 +35,7 @@ from structbench.contract.benchmark import (
     PaperParts,
     Samples,
     Scored,
+    SequenceAt,
     Strategy,
 )
 from structbench.core.errors import UsageError
@@ -116,7 +116,7 @@ class DataBench(Benchmark[DataBenchOptions]):
     headline_label: ClassVar[str] = "accuracy"
     metric_names: ClassVar[tuple[str, ...]] = ("accuracy",)
     cluster_unit: ClassVar[str | None] = "dataset"
-    paper = PaperParts(robustness=ROBUSTNESS)
+    paper = PaperParts(robustness=SequenceAt("structbench.benchmarks.databench.paper:ROBUSTNESS"))
     loading = Loading(prompt_options=frozenset(
         {"serialization", "max_cells", "pot_request", "pot_reply", "pot_render", "pot_timeout", "pot_memory_mb",
          "sandbox", *PERTURBATION_OPTIONS}

@@ -30,13 +30,21 @@ from structbench.benchmarks.rfqa.generator import MAX_PER_CATEGORY
 from structbench.benchmarks.rfqa.gold import GoldReport, GoldResult, GoldTable, execute_gold, json_value
 from structbench.benchmarks.rfqa.matching import RULES, MatchRule
 from structbench.benchmarks.rfqa.metrics import METRICS, align_records, table_metrics
-from structbench.benchmarks.rfqa.paper import TABLES
 from structbench.benchmarks.rfqa.parsing import parse_table
 from structbench.benchmarks.rfqa.provenance import PROVENANCE
 from structbench.benchmarks.rfqa.queries import Query, read_queries
 from structbench.benchmarks.rfqa.source import QUERIES_FILE, dataset_source
 from structbench.benchmarks.rfqa.strategies import Reading, RetrievalSettings, build_strategies, replay, run_query
-from structbench.contract.benchmark import Attempt, Benchmark, Exclusion, Loading, PaperParts, Scored, Strategy
+from structbench.contract.benchmark import (
+    Attempt,
+    Benchmark,
+    Exclusion,
+    Loading,
+    PaperParts,
+    Scored,
+    SequenceAt,
+    Strategy,
+)
 from structbench.core.errors import UsageError
 from structbench.core.memo import Memo
 from structbench.data.datasets import DataContext
@@ -135,7 +143,7 @@ class RFQABenchmark(Benchmark[RFQAOptions]):
     )
     breakdown_keys: ClassVar[tuple[str, ...]] = ("task", "attrs", "cells", "output_type")
     cluster_unit: ClassVar[str | None] = "database"
-    paper = PaperParts(scoring=("reading", "scorer"), tables=TABLES)
+    paper = PaperParts(scoring=("reading", "scorer"), tables=SequenceAt("structbench.benchmarks.rfqa.paper:TABLES"))
     loading = Loading(variant_parts={"all": SOURCES})
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:

@@ -14,7 +14,6 @@ from structbench.backends.base import Message, Request
 from structbench.benchmarks.scitab import prompts
 from structbench.benchmarks.scitab.markup import Markup
 from structbench.benchmarks.scitab.metrics import TWO_CLASS, confusion, macro_f1, macro_f1_batch, per_class, two_class
-from structbench.benchmarks.scitab.paper import ROBUSTNESS, TABLES
 from structbench.benchmarks.scitab.parse import parse_label
 from structbench.benchmarks.scitab.pool import POOL_TABLES
 from structbench.benchmarks.scitab.program import EqualMode, ProgramOutcome, extract_program, run_program
@@ -31,6 +30,7 @@ from structbench.contract.benchmark import (
     Loading,
     PaperParts,
     Scored,
+    SequenceAt,
     Strategy,
 )
 from structbench.core.errors import UsageError
@@ -127,7 +127,8 @@ class SciTab(Benchmark[SciTabOptions]):
     )
     breakdown_keys: ClassVar[tuple[str, ...]] = ()
     cluster_unit: ClassVar[str | None] = "table"
-    paper = PaperParts(scoring=("pot_equal",), tables=TABLES, robustness=ROBUSTNESS)
+    paper = PaperParts(scoring=("pot_equal",), tables=SequenceAt("structbench.benchmarks.scitab.paper:TABLES"),
+                       robustness=SequenceAt("structbench.benchmarks.scitab.paper:ROBUSTNESS"))
     loading = Loading(prompt_options=frozenset({"serialization", *PERTURBATION_OPTIONS}))
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:

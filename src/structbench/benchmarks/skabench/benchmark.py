@@ -30,7 +30,6 @@ from structbench.benchmarks.skabench.contexts import LaidOutContext, read_contex
 from structbench.benchmarks.skabench.database import Database
 from structbench.benchmarks.skabench.instances import iter_instance_file
 from structbench.benchmarks.skabench.metrics import answer_f1, mean, normalize, paper_metrics
-from structbench.benchmarks.skabench.paper import ROBUSTNESS, TABLES
 from structbench.benchmarks.skabench.parsing import parse_answer_list, parse_rejection
 from structbench.benchmarks.skabench.prompts import (
     PAPER_FORMAT,
@@ -70,6 +69,7 @@ from structbench.contract.benchmark import (
     PaperParts,
     Samples,
     Scored,
+    SequenceAt,
     Strategy,
 )
 from structbench.core.errors import UsageError
@@ -177,7 +177,8 @@ class SkaBench(Benchmark[SkaOptions]):
     )
     breakdown_keys = ("testbed", "knowledge_type", "budget", "position", "positive_units", *PAPER_BREAKDOWNS.values())
     cluster_unit = "instance"
-    paper = PaperParts(tables=TABLES, robustness=ROBUSTNESS)
+    paper = PaperParts(tables=SequenceAt("structbench.benchmarks.skabench.paper:TABLES"),
+                       robustness=SequenceAt("structbench.benchmarks.skabench.paper:ROBUSTNESS"))
     loading = Loading(prompt_options=frozenset({"serialization", "max_tokens", "temperature", *PERTURBATION_OPTIONS}),
                       fits_context=True)
 

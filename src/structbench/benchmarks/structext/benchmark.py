@@ -27,7 +27,6 @@ from structbench.benchmarks.structext.metrics import (
     rouge_l_parts,
     thresholded,
 )
-from structbench.benchmarks.structext.paper import TABLES
 from structbench.benchmarks.structext.provenance import PROVENANCE
 from structbench.benchmarks.structext.suites import (
     Item,
@@ -44,6 +43,7 @@ from structbench.contract.benchmark import (
     PaperParts,
     Samples,
     Scored,
+    SequenceAt,
     Strategy,
     check_model,
     content_key,
@@ -139,7 +139,8 @@ class StrucTextEval(Benchmark[StructextOptions]):
     metric_names = ("rougeL", "rougeL_raw", "exact_match", "bleu")
     breakdown_keys = ("language", "task", "template", "depth", "width")
     cluster_unit = "document"
-    paper = PaperParts(scoring=("scorer", "parse", "empty"), tables=TABLES)
+    paper = PaperParts(scoring=("scorer", "parse", "empty"),
+                       tables=SequenceAt("structbench.benchmarks.structext.paper:TABLES"))
 
     # --- data ---------------------------------------------------------------------------------------
 

@@ -34,13 +34,21 @@ from structbench.benchmarks.structfact.option_maps import (
     per_map,
 )
 from structbench.benchmarks.structfact.options import OPTION_MAPS
-from structbench.benchmarks.structfact.paper import ROBUSTNESS, TABLES
 from structbench.benchmarks.structfact.parser import find_option, majority, raw_majority
 from structbench.benchmarks.structfact.prompts import Prompter
 from structbench.benchmarks.structfact.provenance import PROVENANCE
 from structbench.benchmarks.structfact.source import DEMO, DEMO_PATH, locate_full
 from structbench.benchmarks.structfact.strategies import build_strategies
-from structbench.contract.benchmark import Attempt, Benchmark, Loading, PaperParts, Scored, Strategy, content_key
+from structbench.contract.benchmark import (
+    Attempt,
+    Benchmark,
+    Loading,
+    PaperParts,
+    Scored,
+    SequenceAt,
+    Strategy,
+    content_key,
+)
 from structbench.core.errors import DataError, UsageError
 from structbench.data.datasets import DataContext, read_data_text
 from structbench.data.perturb import PERTURBATION_OPTIONS
@@ -85,7 +93,8 @@ class StructFact(Benchmark[GeneratedOptions]):
     metric_names = METRIC_NAMES
     breakdown_keys = ("task", "source", "structure", "difficulty", MAP_KEY)
     cluster_unit = "table"
-    paper = PaperParts(tables=TABLES, robustness=ROBUSTNESS)
+    paper = PaperParts(tables=SequenceAt("structbench.benchmarks.structfact.paper:TABLES"),
+                       robustness=SequenceAt("structbench.benchmarks.structfact.paper:ROBUSTNESS"))
     loading = Loading(prompt_options=frozenset({"serialization", "shuffle", "shots", "temperature", "top_p",
                                                 "max_tokens", "max_tokens_cot", "answer", *PERTURBATION_OPTIONS}))
 

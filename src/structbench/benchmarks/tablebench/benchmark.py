@@ -12,7 +12,6 @@ from pydantic import ConfigDict, Field
 
 from structbench.backends.base import Request
 from structbench.benchmarks.tablebench import oracle, prompts
-from structbench.benchmarks.tablebench.paper import ROBUSTNESS, TABLES
 from structbench.benchmarks.tablebench.parse import final_answer, python_block
 from structbench.benchmarks.tablebench.program import Execution, ProgramOutcome, run_programs
 from structbench.benchmarks.tablebench.prompts import PAPER_FORMAT
@@ -38,6 +37,7 @@ from structbench.contract.benchmark import (
     PaperParts,
     Samples,
     Scored,
+    SequenceAt,
     Strategy,
 )
 from structbench.core.errors import UsageError
@@ -134,7 +134,8 @@ class TableBench(Benchmark[TableBenchOptions]):
     )
     breakdown_keys: ClassVar[tuple[str, ...]] = ("task", "qsubtype")
     cluster_unit: ClassVar[str | None] = "table"
-    paper = PaperParts(scoring=("scorer",), tables=TABLES, robustness=ROBUSTNESS)
+    paper = PaperParts(scoring=("scorer",), tables=SequenceAt("structbench.benchmarks.tablebench.paper:TABLES"),
+                       robustness=SequenceAt("structbench.benchmarks.tablebench.paper:ROBUSTNESS"))
     loading = Loading(prompt_options=frozenset({"serialization", *PERTURBATION_OPTIONS}))
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
