@@ -201,5 +201,7 @@ def test_restore_appends_only_the_lines_the_log_lost(tmp_path: Path) -> None:
     assert spending.restore(tmp_path, paid) == 2
     assert spending.logged_keys(tmp_path) == {"k0", "k1", "k2"}
     assert spending.restore(tmp_path, paid) == 0  # nothing twice
+    damaged = [("k7", b'{"key":"k7"}\n{"session":0,"model":"m","calls":99}'), ("k8", b'{"key":"k9"}'), ("k9", b"\xff")]
+    assert spending.restore(tmp_path, damaged) == 0  # a damaged cache's value is never written into the log
     ((session, _, usage),) = read_spent(tmp_path)
     assert (session, usage.calls, usage.prompt_tokens) == (0, 3, 9)

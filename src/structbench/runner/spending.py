@@ -179,7 +179,7 @@ def restore(run_dir: Path, paid: Iterable[tuple[str, bytes]]) -> int:
     if not rows:
         return 0
     logged = logged_keys(run_dir)
-    missing = [line for key, line in rows if key not in logged]
+    missing = [line for key, line in rows if key not in logged and _line_of(line, key)]
     if missing:
         log = SpendLog(run_dir, BEFORE_LOG)
         try:
@@ -187,6 +187,18 @@ def restore(run_dir: Path, paid: Iterable[tuple[str, bytes]]) -> int:
         finally:
             log.close()
     return len(missing)
+
+
+def _line_of(line: bytes, key: str) -> bool:
+    """Whether ``line`` is one line of the log, the line of the call whose answer ``key`` names (a damaged cache's
+    value is left out, never written into the log)."""
+    if b"\n" in line or b"\r" in line:
+        return False
+    try:
+        row = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(row, dict) and row.get("key") == key
 
 
 def logged_keys(run_dir: Path) -> set[str]:
