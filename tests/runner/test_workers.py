@@ -285,3 +285,31 @@ def test_a_forked_workers_first_calls_import_nothing(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     assert len((tmp_path / "run" / "samples.jsonl").read_text().splitlines()) == 6
     assert not imported.exists(), imported.read_text()
+
+
+def test_every_worker_syncs_its_spend_log_lines_before_it_exits(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The spend log's lines are synced every ``SYNC_EVERY`` seconds while a process runs; a worker that left without
+    closing its log left its last lines to the kernel's write-back (a power cut then could lose them). Every worker now
+    syncs and closes its log at its end, after its last call."""
+    import os
+
+    from structbench.runner import spending
+    from structbench.runner.spending import SpendLog
+
+    closed = tmp_path / "closed"
+    real_close = SpendLog.close
+
+    def close(self: SpendLog) -> None:
+        unsynced = self._unsynced
+        real_close(self)
+        with closed.open("a") as out:  # each process appends its own line: pid, and whether it had lines to sync
+            out.write(f"{os.getpid()} {int(unsynced)}\n")
+
+    monkeypatch.setattr(SpendLog, "close", close)
+    monkeypatch.setattr(spending, "SYNC_EVERY", 3600.0)  # no sync while the run lasts: only the close syncs
+    _run(tmp_path / "r", MockBackend(default="The answer is yes."), _config(strategies=["direct"]), 2)
+    rows = [line.split() for line in closed.read_text().splitlines()]
+    workers = {pid for pid, _ in rows if int(pid) != os.getpid()}
+    assert len(workers) == 2 and all(unsynced == "1" for pid, unsynced in rows if pid in workers)
+    assert sum(json.loads(line)["calls"] for line in (tmp_path / "r" / "spent.jsonl").read_text().splitlines()) == 60

@@ -66,7 +66,7 @@ class SpendLog:
         self._sync_due = False
         """A sync is scheduled on the event loop."""
         self._failed: StorageError | None = None
-        """Why a sync at the end of a turn failed (raised by the next ``add``)."""
+        """Why a scheduled sync failed (raised by the next ``add``)."""
 
     def add(self, call: CallUsage, key: str | None = None) -> Paid | None:
         """Append one paid call (the line ``write`` gives ``Usage() + call``, without building it: every call of a
@@ -181,7 +181,7 @@ def restore(run_dir: Path, paid: Iterable[tuple[str, bytes]]) -> int:
     logged = logged_keys(run_dir)
     missing = [line for key, line in rows if key not in logged and _line_of(line, key)]
     if missing:
-        log = SpendLog(run_dir, BEFORE_LOG)
+        log = SpendLog(run_dir, BEFORE_LOG)  # (a writer only: each line keeps the session it names)
         try:
             log._append(b"".join(line + b"\n" for line in missing))
         finally:

@@ -265,11 +265,23 @@ class Worker:
             await self.backend.aclose()
             if cache is not None:
                 await cache.drain()
+            self._close_log()
             spill = self.control.spill
             self._send(("stats", caller.model_calls + others.model_calls, cache.hits if cache else 0,
                         spill.kept if spill else 0, spill.lost if spill else 0, self.control.budget.spent(), taken()))
             if cache is not None:
                 cache.close()
+
+    def _close_log(self) -> None:
+        """Sync and close this worker's lines of the spend log (synced every ``SYNC_EVERY`` seconds while it runs:
+        the last ones would otherwise wait for the kernel); one that cannot be synced stops the run."""
+        log = self.control.budget.log
+        if log is None:
+            return
+        try:
+            log.close()
+        except StorageError as err:
+            self.control.halt(err, cancel=False)
 
     async def _report_calls(self, caller: ModelCaller, others: ModelPool) -> None:
         """Send the calls' counters (``("calls", CallSnapshot)``) every ``CALLS_EVERY`` seconds they changed."""
