@@ -563,6 +563,9 @@ def test_an_answer_is_stored_with_who_paid_and_an_older_cache_gains_the_columns(
     assert sorted(cache.paid_lines(["s1", "s2"])) == [("k1", b'{"key":"k1"}'), ("k2", b'{"key":"k2"}')]
     assert cache.paid_lines([]) == []
     assert cache.paid_lines([f"s{i}" for i in range(3, 2000)] + ["s2"]) == [("k2", b'{"key":"k2"}')]  # 4 queries
+    cache._writer.execute("INSERT INTO responses VALUES ('k4', 'm', x'', '{}', 0, 's-edited', 'a text')")
+    cache._writer.execute("INSERT INTO responses VALUES ('k5', 'm', x'', '{}', 0, 's-edited', 5)")
+    assert cache.paid_lines(["s-edited"]) == [("k4", b"a text")]  # a hand-edited cache's values: read, or left out
     plan = " ".join(str(row) for row in cache._reader.execute(
         "EXPLAIN QUERY PLAN SELECT key FROM responses WHERE paid_by IN ('s1') AND paid_line IS NOT NULL"))
     assert "responses_paid_by" in plan  # found by the index, not a scan of a shared cache

@@ -293,7 +293,8 @@ class ResponseCache:
                     part).fetchall()
             except sqlite3.Error as err:
                 raise CacheReadError(f"response cache {self.path} cannot be read: {_reason(err)}") from err
-        return [(key, bytes(line)) for key, line in rows]
+        return [(key, line.encode() if isinstance(line, str) else line) for key, line in rows
+                if isinstance(key, str) and isinstance(line, bytes | str)]  # (a value of another type: not one)
 
     def count(self) -> int:
         """Number of stored responses (a full table scan: for tests and tools, not for every run)."""
