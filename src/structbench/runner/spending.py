@@ -34,6 +34,7 @@ from structbench.core.atomic import fsync_dir, fsync_if_file
 from structbench.core.errors import StorageError
 from structbench.core.regular import read_regular
 from structbench.core.trusted import trusted
+from structbench.runfiles.recordlines import torn_tail
 from structbench.runfiles.runformat import SPENT
 
 BEFORE_LOG = -1
@@ -91,8 +92,12 @@ class SpendLog:
 
     def write(self, groups: Iterable[tuple[UsageKey, Usage]]) -> None:
         """Append groups of paid calls (one line each), synced before it returns."""
-        self._append(b"".join(orjson.dumps({"session": self.session, "model": key[0], "batch": key[1],
-                                            **usage.model_dump()}) + b"\n" for key, usage in groups))
+        self.write_lines(b"".join(orjson.dumps({"session": self.session, "model": key[0], "batch": key[1],
+                                                **usage.model_dump()}) + b"\n" for key, usage in groups))
+
+    def write_lines(self, data: bytes) -> None:
+        """Append whole lines as they are (each keeps the session it names), synced before it returns."""
+        self._append(data)
         self.sync()
 
     def _append(self, data: bytes) -> None:
@@ -145,18 +150,17 @@ def _open(path: Path) -> tuple[int, bool]:
     session first writes to a log that exists: which process made the file, of a run's workers, is the one that
     syncs its directory entry). A log that ends in a torn line (a crash of the machine mid-write) is ended first, so
     the torn line does not swallow the next."""
-    flags = os.O_APPEND | os.O_CREAT
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
     try:
-        return os.open(path, flags | os.O_WRONLY | os.O_EXCL, 0o644), True
+        return os.open(path, flags | os.O_EXCL, 0o644), True
     except FileExistsError:
-        fd = os.open(path, flags | os.O_RDWR, 0o644)
-    try:
-        size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
+        fd = os.open(path, flags, 0o644)
+    if torn_tail(path):
+        try:
             os.write(fd, b"\n")
-    except BaseException:
-        os.close(fd)
-        raise
+        except BaseException:
+            os.close(fd)
+            raise
     return fd, False
 
 
@@ -181,9 +185,9 @@ def restore(run_dir: Path, paid: Iterable[tuple[str, bytes]]) -> int:
     logged = logged_keys(run_dir)
     missing = [line for key, line in rows if key not in logged and _line_of(line, key)]
     if missing:
-        log = SpendLog(run_dir, BEFORE_LOG)  # (a writer only: each line keeps the session it names)
+        log = SpendLog(run_dir, BEFORE_LOG)
         try:
-            log._append(b"".join(line + b"\n" for line in missing))
+            log.write_lines(b"".join(line + b"\n" for line in missing))
         finally:
             log.close()
     return len(missing)
