@@ -108,6 +108,7 @@ def main() -> None:
     prints its traceback (redacted too) and exits 1; SIGTERM ends like Ctrl-C, with 143."""
     from typer.exceptions import TyperException
 
+    from structbench.core.blas_threads import sleep_when_idle
     from structbench.core.collector import collect_less, freeze_at_exit, pause, resume
     from structbench.core.plugins import skip_pydantic_plugin_scan
     from structbench.core.words import flag_words
@@ -116,6 +117,7 @@ def main() -> None:
     pause()
     freeze_at_exit()
     skip_pydantic_plugin_scan()
+    sleep_when_idle()  # before numpy's import
     signal.signal(signal.SIGTERM, _terminate)
     _redact_logs()
     words = flag_words.set(True)  # errors deep in a run name its options as this command's flags
