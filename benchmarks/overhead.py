@@ -23,14 +23,21 @@ that process after it, and the workers with any other process the run started. I
 memory, the kernel's share (system calls, page faults, switching processes) and several processes sharing cores
 count for nothing there, so the CPU time stays the figure the target is set in.
 
+``--by-process`` splits the CPU time as ``--instructions`` splits the instructions: the run is started through a
+small wrapper (``BY_PROCESS``: ``python -m structbench`` that notes its own CPU time at each fork and at its end), and
+each run's CPU is also printed as the seconds up to the workers' fork, of the run's process after it, and of the
+workers (with the run's other children). It found OpenBLAS's spinning threads in the run's process after the fork (#44).
+
     python benchmarks/overhead.py --requests 2000 --latency 0.05 --concurrency 64 --repeat 5
     git worktree add /tmp/before HEAD~3 && python benchmarks/overhead.py --repeat 10 --against /tmp/before
     python benchmarks/overhead.py --requests 600 --instructions --against /tmp/before
+    python benchmarks/overhead.py --repeat 3 --by-process
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import resource
@@ -52,6 +59,40 @@ INSTRUCTION_FIGURES = {"instr": ("instructions", "thousands per request", 0),
                        "instr_driver": ("the run's process after it", "millions", 0),
                        "instr_children": ("workers and other children", "millions", 0)}
 """The figures of ``--instructions``, which ``--against`` compares instead."""
+PROCESS_FIGURES = {"cpu_start": ("CPU up to the workers' fork", "s", 3),
+                   "cpu_driver": ("CPU of the run's process after it", "s", 3),
+                   "cpu_children": ("CPU of the workers and other children", "s", 3)}
+"""What ``--by-process`` adds: the harness's CPU time split as ``--instructions`` splits its instructions."""
+BY_PROCESS = """
+import atexit, json, os, resource, runpy, sys, time
+
+pid, at_fork = os.getpid(), []
+
+
+def cpu(usage):
+    return usage.ru_utime + usage.ru_stime
+
+
+def before_fork():
+    if os.getpid() == pid:
+        at_fork.append((time.time(), cpu(resource.getrusage(resource.RUSAGE_SELF))))
+
+
+def write():
+    if os.getpid() == pid:
+        own = cpu(resource.getrusage(resource.RUSAGE_SELF))
+        with open(os.environ["OVERHEAD_BY_PROCESS"], "w") as f:
+            json.dump({"forks": at_fork, "own": own, "children": cpu(resource.getrusage(resource.RUSAGE_CHILDREN))}, f)
+
+
+os.register_at_fork(before=before_fork)
+atexit.register(write)
+sys.argv = ["structbench", *sys.argv[1:]]
+runpy.run_module("structbench", run_name="__main__", alter_sys=True)
+"""
+"""``python -c`` this, then ``structbench``'s arguments: ``python -m structbench`` that writes to
+``$OVERHEAD_BY_PROCESS`` the time and its CPU time at each fork, its CPU time at its end, and its children's (reaped
+by then)."""
 CALLGRIND = ["valgrind", "--tool=callgrind", "--trace-children=yes", "--dump-before=fork", "-q"]
 """Counts every process's instructions; the run's process writes what it counted before each fork separately."""
 _OUT_FILE = re.compile(r"cg\.(\d+)(?:\.(\d+))?$")
@@ -71,7 +112,8 @@ def measure(args: argparse.Namespace, tree: Path | None = None) -> dict[str, flo
             while not port_file.exists():
                 time.sleep(0.01)
             url = f"http://127.0.0.1:{port_file.read_text()}/v1"
-            cmd = [sys.executable, "-m", "structbench", "run", "-m", "openai:overhead", "--base-url", url,
+            launch = ["-c", BY_PROCESS] if args.by_process else ["-m", "structbench"]
+            cmd = [sys.executable, *launch, "run", "-m", "openai:overhead", "--base-url", url,
                    "-b", args.bench, "--limit", str(args.requests), "-c", str(args.concurrency),
                    "--out", str(tmp / "run"), "--no-progress"]
             if args.workers is not None:
@@ -82,7 +124,7 @@ def measure(args: argparse.Namespace, tree: Path | None = None) -> dict[str, flo
                 cmd += ["-o", option]
             if args.instructions:
                 cmd = [*CALLGRIND, f"--callgrind-out-file={tmp / 'cg.%p'}", *cmd]
-            env = dict(os.environ, STRUCTBENCH_CACHE=str(tmp / "cache"))
+            env = dict(os.environ, STRUCTBENCH_CACHE=str(tmp / "cache"), OVERHEAD_BY_PROCESS=str(tmp / "by-process"))
             if tree is not None:
                 env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tree / "src"), env.get("PYTHONPATH")]))
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -99,6 +141,7 @@ def measure(args: argparse.Namespace, tree: Path | None = None) -> dict[str, flo
         rows = read_log(log)
         if args.instructions:
             return {"n": len(rows), **instructions(tmp, proc.pid, len(rows))}
+        split = by_process(tmp / "by-process", min(r.received for r in rows)) if args.by_process else {}
     received = [r.received for r in rows]
     answered = [r.answered for r in rows]
     n = len(rows)
@@ -115,7 +158,18 @@ def measure(args: argparse.Namespace, tree: Path | None = None) -> dict[str, flo
         "total": end - start,
         "hold": 1000 * sum(a - r for a, r in zip(answered, received, strict=True)) / n,
         "cpu": 1e6 * (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) / n,
+        **split,
     }
+
+
+def by_process(path: Path, first_request: float) -> dict[str, float]:
+    """``BY_PROCESS``'s figures: CPU seconds up to the workers' fork (the run's last fork before ``first_request``;
+    none, 0, in a run of one process), of the run's process after it, of its children."""
+    if not path.exists():
+        sys.exit(f"the run wrote no CPU split ({path.name}): did it end before its exit handlers ran?")
+    got = json.loads(path.read_text())
+    start = max((cpu for at, cpu in got["forks"] if at < first_request), default=0.0)
+    return {"cpu_start": start, "cpu_driver": got["own"] - start, "cpu_children": got["children"]}
 
 
 def instructions(tmp: Path, pid: int, n: int) -> dict[str, float]:
@@ -152,7 +206,12 @@ def main() -> None:
                         help="Another source tree to compare with, run in turn with this one (repeatable).")
     parser.add_argument("--instructions", action="store_true",
                         help="Count the instructions executed (valgrind's callgrind) instead of timing the run.")
+    parser.add_argument("--by-process", action="store_true",
+                        help="Also split the harness's CPU time: up to the workers' fork, the run's process after it, "
+                             "the workers (the run is started through a wrapper that reads its own usage).")
     args = parser.parse_args()
+    if args.by_process and args.instructions:
+        parser.error("--by-process splits CPU time, which --instructions does not measure")
     if args.instructions and shutil.which("valgrind") is None:
         parser.error("--instructions counts with valgrind, which is not installed (apt-get install valgrind)")
     for tree in args.against:
@@ -173,7 +232,7 @@ def main() -> None:
         if args.repeat > 1:
             print(f"run {i + 1}: start-up {r['startup']:.3f} s, request phase {r['phase']:.3f} s = {r['share']:.1f}% "
                   f"of ideal, tail {r['tail']:.3f} s, total {r['total']:.3f} s, server hold {r['hold']:.2f} ms, "
-                  f"harness CPU {r['cpu']:.0f} us/request "
+                  f"harness CPU {r['cpu']:.0f} us/request{split_of(r)} "
                   f"(load average before: {load:.1f})")
 
     def span(key: str, fmt: str = ".3f") -> str:
@@ -189,6 +248,16 @@ def main() -> None:
     print(f"server hold         {span('hold', '.2f')} ms per request (the latency asked: {1000 * args.latency:g} ms)")
     print(f"harness CPU         {span('cpu', '.0f')} us per request (every structbench process, start-up included)   "
           "(target < 1000 us)")
+    if args.by_process:
+        print(f"  of it (s)         up to the workers' fork {span('cpu_start')}, the run's process after it "
+              f"{span('cpu_driver')}, the workers and other children {span('cpu_children')}")
+
+
+def split_of(r: dict[str, float]) -> str:
+    """``--by-process``'s split of one run, for its line (empty without it)."""
+    if "cpu_start" not in r:
+        return ""
+    return f" = {r['cpu_start']:.3f} + {r['cpu_driver']:.3f} + {r['cpu_children']:.3f} s"
 
 
 def count(args: argparse.Namespace) -> None:
@@ -219,8 +288,9 @@ def compare(args: argparse.Namespace) -> None:
                 print(f"round {i + 1} {tree}: {r['instr']:,.0f} thousand instructions a request", flush=True)
             else:
                 print(f"round {i + 1} {tree}: start-up {r['startup']:.3f} s, request phase {r['share']:.1f}%, "
-                      f"total {r['total']:.3f} s, harness CPU {r['cpu']:.0f} us/request", flush=True)
-    for key, (label, unit, places) in (INSTRUCTION_FIGURES if args.instructions else FIGURES).items():
+                      f"total {r['total']:.3f} s, harness CPU {r['cpu']:.0f} us/request{split_of(r)}", flush=True)
+    figures = INSTRUCTION_FIGURES if args.instructions else FIGURES | (PROCESS_FIGURES if args.by_process else {})
+    for key, (label, unit, places) in figures.items():
         print(f"{label} ({unit}), median (range) over {args.repeat} rounds:")
         for n, (tree, kept) in enumerate(zip(trees, runs, strict=True)):
             values = [r[key] for r in kept]
